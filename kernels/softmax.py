@@ -1,0 +1,151 @@
+"""Fused row softmax over the last dim: ``y = exp(x - max(x)) / sum(exp(x - max(x)))``.
+
+What it computes
+    softmax along the last dim of ``x`` (any number of leading dims; the last dim contiguous), as
+    ``torch.softmax(x, dim=-1)``. ``y`` is a new contiguous tensor of x's shape and dtype.
+
+Design
+    One program per row (leading dims flattened into M rows; the grid is (M,)).
+    - Rows with ``next_power_of_2(N) <= max_block_n`` (default 16384 columns) live in registers:
+      ``softmax_kernel`` reads x once, writes y once (the minimum HBM traffic), one exp per element.
+    - Longer rows take ``softmax_looped_kernel`` (online softmax, Milakov & Gimelshein 2018): pass 1 walks
+      the row in chunks of ``max_block_n`` columns keeping a running max ``m`` and a running sum ``s``
+      rescaled by ``exp(m_old - m_new)`` when the max grows (one exp per element plus two block
+      reductions per chunk, so the MUFU is not the limit); pass 2 re-reads the row (from L2; loads of
+      pass 1 hint ``evict_last``) and writes ``exp(x - m) / s``.
+    - num_warps grows with the block (about 32 elements per thread, 4..16 warps); loads are contiguous
+      and 16-byte aligned, so they vectorise to 128-bit accesses.
+    Measured on an H200 (Triton 3.6, fp16, % of the 4.27 TB/s device copy): 8192x8192 and 16384x4096
+    ~91%, online 2048x65536 ~76%; 4096x1024 (16 MiB) is bound by the host's launch time.
+    Limits: any N >= 1 (long rows loop); row offsets in int64.
+
+Numerics
+    fp16/bf16 are upcast to fp32 before any arithmetic; max, exp and sum are fp32; the row max is
+    subtracted before exp (no overflow for |x| up to fp32 range). Padded lanes load -inf, so they add
+    exp(-inf) = 0 to the sum. A row of all -inf gives NaN, as torch does. Output is rounded once to
+    x's dtype.
+"""
+import torch
+import triton
+import triton.language as tl
+
+_SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
+# Largest row (columns) held in registers by one program; longer rows take the looped kernel.
+MAX_FUSED_BLOCK_N = 16384
+
+
+def _num_warps(block_n: int) -> int:
+    # ~32 elements per thread: 1024..4096 -> 4, 8192 -> 8, 16384 -> 16 warps. Measured on an H200
+    # (fp16, Triton 3.6): 8192 columns run at 85-91% of copy bandwidth with 8 warps, 68% (layernorm)
+    # with 16; 4096 columns at 89-90% with 4 warps, 74-76% with 16.
+    return min(16, max(4, block_n // 1024))
+
+
+@triton.jit
+def softmax_kernel(
+    x_ptr,  # *T, input (M, N), last dim contiguous
+    y_ptr,  # *T, output (M, N), contiguous
+    stride_x_row,  # elements between rows of x
+    stride_y_row,  # elements between rows of y
+    N,  # columns (softmax length)
+    BLOCK_N: tl.constexpr,  # next_power_of_2(N): the whole row in one block
+):
+    row = tl.program_id(0).to(tl.int64)  # int64: M * stride can pass 2**31
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < N
+    # padded lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum
+    x = tl.load(x_ptr + row * stride_x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
+    m = tl.max(x, axis=0)
+    e = tl.exp(x - m)
+    inv_s = 1.0 / tl.sum(e, axis=0)
+    y = e * inv_s
+    tl.store(y_ptr + row * stride_y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def softmax_looped_kernel(
+    x_ptr,  # *T, input (M, N), last dim contiguous
+    y_ptr,  # *T, output (M, N), contiguous
+    stride_x_row,  # elements between rows of x
+    stride_y_row,  # elements between rows of y
+    N,  # columns (> BLOCK_N here)
+    BLOCK_N: tl.constexpr,  # chunk of columns per loop step; power of two
+):
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * stride_x_row
+    y_row = y_ptr + row * stride_y_row
+    cols = tl.arange(0, BLOCK_N)
+
+    # Pass 1: online max and rescaled sum.
+    m = -float("inf")  # running max
+    s = 0.0  # running sum of exp(x - m)
+    for start in range(0, N, BLOCK_N):
+        offs = start + cols
+        mask = offs < N
+        x = tl.load(x_row + offs, mask=mask, other=-float("inf"), eviction_policy="evict_last").to(tl.float32)
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        # while every value so far is -inf, m_new is -inf and (-inf) - (-inf) would be NaN: shift by 0
+        m_shift = tl.where(m_new == -float("inf"), 0.0, m_new)
+        s = s * tl.exp(m - m_shift) + tl.sum(tl.exp(x - m_shift), axis=0)
+        m = m_new
+    inv_s = 1.0 / s
+
+    # Pass 2: normalise and write (x comes back from L2).
+    for start in range(0, N, BLOCK_N):
+        offs = start + cols
+        mask = offs < N
+        x = tl.load(x_row + offs, mask=mask, other=-float("inf"), eviction_policy="evict_first").to(tl.float32)
+        y = tl.exp(x - m) * inv_s
+        tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N) -> torch.Tensor:
+    """Softmax over the last dim of ``x``; returns a contiguous tensor of x's shape and dtype.
+
+    ``max_block_n`` (a power of two) is the largest row held in registers; rows with
+    ``next_power_of_2(N) > max_block_n`` loop in chunks of ``max_block_n`` columns. Lower it to force
+    the looped path on small rows (tests).
+    """
+    if not isinstance(x, torch.Tensor) or x.dim() < 1:
+        raise ValueError(f"softmax: x must be a tensor with at least 1 dim, got {getattr(x, 'shape', type(x))}")
+    if x.dtype not in _SUPPORTED:
+        raise ValueError(f"softmax: x dtype {x.dtype} not supported; use one of {[str(d) for d in _SUPPORTED]}")
+    if max_block_n < 1 or max_block_n & (max_block_n - 1):
+        raise ValueError(f"softmax: max_block_n must be a power of two, got {max_block_n}")
+    N = x.shape[-1]
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if x.numel() == 0:
+        return y
+    if x.dim() == 2:
+        x2 = x
+    elif x.is_contiguous():
+        x2 = x.reshape(-1, N)
+    else:
+        raise ValueError("softmax: x with other than 2 dims must be contiguous (call .contiguous() first)")
+    if N > 1 and x2.stride(1) != 1:
+        raise ValueError(f"softmax: x's last dim must be contiguous (stride 1), got strides {x.stride()}")
+    y2 = y.view(-1, N)
+    M = x2.shape[0]
+    block_n = triton.next_power_of_2(N)
+    if block_n <= max_block_n:
+        softmax_kernel[(M,)](x2, y2, x2.stride(0), y2.stride(0), N, BLOCK_N=block_n, num_warps=_num_warps(block_n))
+    else:
+        softmax_looped_kernel[(M,)](
+            x2, y2, x2.stride(0), y2.stride(0), N, BLOCK_N=max_block_n, num_warps=_num_warps(max_block_n)
+        )
+    return y
+
+
+def reference(x, max_block_n=None):
+    """torch.softmax in fp32 (``max_block_n`` is the kernel's tiling; ignored)."""
+    return torch.softmax(x.float(), dim=-1)
+
+
+def flops(M: int, N: int, **_params) -> float:
+    """Per element: max, subtract, exp, sum, multiply: ~5 flops (exp counted as one)."""
+    return 5.0 * M * N
+
+
+def bytes_moved(M: int, N: int, dtype: torch.dtype, **_params) -> float:
+    """Read x and write y once each."""
+    return 2.0 * M * N * torch.empty((), dtype=dtype).element_size()

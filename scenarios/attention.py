@@ -1,0 +1,80 @@
+"""Scenario for kernels/attention.py: flash-attention prefill and flash-decoding (decode cases override
+launch/reference with ``attention_decode`` / ``reference_decode``)."""
+import torch
+
+from tritondbg import Case, Scenario
+from tritondbg.kernels import attention as K
+
+
+def make_inputs(case, dtype, device, generator):
+    p = case.params
+    B, H, D = p["B"], p["H"], p["D"]
+    h_kv = p.get("H_KV", H)
+
+    def randn(*shape):
+        return torch.randn(*shape, generator=generator, device="cpu").to(device=device, dtype=dtype)
+
+    if "S" in p:  # decode: one query per sequence over a (B, H_KV, S, D) cache
+        seq_lens = p.get("seq_lens")
+        return dict(
+            q=randn(B, H, D),
+            k_cache=randn(B, h_kv, p["S"], D),
+            v_cache=randn(B, h_kv, p["S"], D),
+            seq_lens=None if seq_lens is None else torch.tensor(seq_lens, dtype=torch.int32, device=device),
+            num_splits=p.get("num_splits"),
+        )
+    n_kv = p.get("N_KV", p["N"])
+    return dict(
+        q=randn(B, H, p["N"], D),
+        k=randn(B, h_kv, n_kv, D),
+        v=randn(B, h_kv, n_kv, D),
+        causal=p.get("causal", False),
+    )
+
+
+def _decode(name, params, dtypes, config=None, interpret=True, description=""):
+    return Case(name, params=params, dtypes=dtypes, config=config, interpret=interpret,
+                launch=K.attention_decode, reference=K.reference_decode, description=description)
+
+
+SCENARIO = Scenario(
+    name="attention",
+    description="flash-attention forward (prefill, causal or not) and flash-decoding over a KV cache",
+    make_inputs=make_inputs,
+    launch=K.attention,
+    reference=K.reference,
+    kernels=[K._attn_fwd_kernel, K._attn_decode_split_kernel, K._attn_decode_reduce_kernel],
+    flops=lambda case, dtype: K.flops(**case.params),
+    bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),
+    cases=[
+        # ---- prefill, CPU interpreter: N=77 leaves a 13-row query tail and a 13-key KV tail with 16x16 tiles
+        Case("tiny", params=dict(B=1, H=2, N=77, D=64, causal=False),
+             dtypes=("float16", "bfloat16", "float32"), config=dict(BLOCK_M=16, BLOCK_N=16),
+             description="non-causal, N not a multiple of the tile"),
+        Case("tiny_causal", params=dict(B=1, H=2, N=77, D=64, causal=True),
+             dtypes=("float16", "bfloat16", "float32"), config=dict(BLOCK_M=16, BLOCK_N=16),
+             description="causal: unmasked body, diagonal tiles and the KV tail"),
+        Case("tiny_d128", params=dict(B=1, H=2, N=33, D=128, causal=True),
+             dtypes=("float16",), config=dict(BLOCK_M=16, BLOCK_N=16),
+             description="head dim 128, causal, N=33 (one-row tail tile)"),
+        Case("tiny_cross_gqa", params=dict(B=2, H=4, H_KV=2, N=40, N_KV=21, D=32, causal=True),
+             dtypes=("float16", "bfloat16"), config=dict(BLOCK_M=16, BLOCK_N=16),
+             description="N_Q > N_KV causal (bottom-right: the first 19 query rows see no key, output 0), "
+                         "grouped-query heads"),
+        # ---- decode, CPU interpreter
+        _decode("decode_tiny", dict(B=2, H=3, S=1000, D=64, seq_lens=[1000, 513], num_splits=4),
+                ("float16", "bfloat16", "float32"), config=dict(BLOCK_N=32),
+                description="4 splits, odd cache length, one shorter sequence"),
+        _decode("decode_tiny_ragged", dict(B=4, H=4, H_KV=2, S=301, D=128, seq_lens=[301, 40, 1, 0], num_splits=5),
+                ("float16", "bfloat16"), config=dict(BLOCK_N=32),
+                description="5 splits (non-power-of-two merge), empty splits, a length-0 sequence (output 0), GQA"),
+        # ---- realistic H200 shapes (compiled only)
+        Case("prefill_b4_h32_n4k_d128", params=dict(B=4, H=32, N=4096, D=128, causal=False),
+             dtypes=("bfloat16",), interpret=False),
+        Case("prefill_b4_h32_n4k_d128_causal", params=dict(B=4, H=32, N=4096, D=128, causal=True),
+             dtypes=("bfloat16",), interpret=False),
+        _decode("decode_b1_h32_kv8k_d128", dict(B=1, H=32, S=8192, D=128), ("bfloat16",), interpret=False),
+        _decode("decode_b8_h32_kv32k_d128", dict(B=8, H=32, S=32768, D=128), ("bfloat16",), interpret=False),
+        _decode("decode_b32_h32_kv4k_d128", dict(B=32, H=32, S=4096, D=128), ("bfloat16",), interpret=False),
+    ],
+)

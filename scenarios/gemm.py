@@ -1,0 +1,50 @@
+from tritondbg import Case, Scenario
+from tritondbg.kernels import gemm as K
+
+import torch
+
+# The tiny cases pin the 16x16x32 (GROUP_M=4) config under the interpreter: M=67 -> 5 tile-rows (one full
+# group of 4 and a partial group of 1), N=45 -> 3 tile-cols with a 13-column tail, K=91 -> 3 K-steps with
+# a 27-deep tail. 15 programs x 3 steps run in well under a second on the CPU.
+_TINY = dict(M=67, N=45, K=91)
+_TINY_CONFIG = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+
+
+def make_inputs(case, dtype, device, generator):
+    p = case.params
+    M, N, Kd = p["M"], p["N"], p["K"]
+    a = torch.randn(M, Kd, generator=generator, device="cpu").to(device=device, dtype=dtype)
+    if p.get("b_transposed", False):
+        # b as a (K, N) view of an (N, K) row-major tensor (an nn.Linear weight): strides (1, K).
+        b = torch.randn(N, Kd, generator=generator, device="cpu").to(device=device, dtype=dtype).t()
+    else:
+        b = torch.randn(Kd, N, generator=generator, device="cpu").to(device=device, dtype=dtype)
+    return dict(a=a, b=b, activation=p.get("activation"))
+
+
+SCENARIO = Scenario(
+    name="gemm",
+    description="c = act(a @ b), fp16/bf16 with fp32 accumulation, grouped tile ordering, fused gelu/silu",
+    make_inputs=make_inputs,
+    launch=K.gemm,
+    reference=K.reference,
+    kernels=[K.gemm_kernel],
+    flops=lambda case, dtype: K.flops(**case.params),
+    bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),
+    cases=[
+        Case("tiny", params=dict(_TINY), dtypes=("float16", "bfloat16"), config=_TINY_CONFIG,
+             description="odd M/N/K: masks on M, N and the K tail, a partial GROUP_M group"),
+        Case("tiny_gelu", params=dict(_TINY, activation="gelu"), dtypes=("float16",), config=_TINY_CONFIG,
+             description="fused tanh-approximation GELU epilogue"),
+        Case("tiny_silu", params=dict(_TINY, activation="silu"), dtypes=("float16",), config=_TINY_CONFIG,
+             description="fused SiLU epilogue"),
+        Case("tiny_bt", params=dict(_TINY, b_transposed=True), dtypes=("float16", "bfloat16"),
+             config=_TINY_CONFIG, description="b passed as a .t() view (strides (1, K)): explicit strides"),
+        Case("square_4096", params=dict(M=4096, N=4096, K=4096), dtypes=("bfloat16", "float16"),
+             interpret=False),
+        Case("square_8192", params=dict(M=8192, N=8192, K=8192), dtypes=("bfloat16", "float16"),
+             interpret=False),
+        Case("square_8192_gelu", params=dict(M=8192, N=8192, K=8192, activation="gelu"), dtypes=("bfloat16",),
+             interpret=False, description="MLP up-projection with fused GELU"),
+    ],
+)

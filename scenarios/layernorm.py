@@ -1,0 +1,53 @@
+"""Scenario: row LayerNorm forward (kernels/layernorm.py), single-block and looped (long-row) paths."""
+import torch
+
+from tritondbg import Case, Scenario
+from tritondbg.kernels import layernorm as K
+
+
+def make_inputs(case, dtype, device, generator):
+    p = case.params
+    M, N = p["M"], p["N"]
+    # offset: a row mean far from 0 checks that the variance is centred (no E[x^2] - E[x]^2 cancellation)
+    x = torch.randn(M, N, generator=generator, device="cpu") * 2.0 + p.get("offset", 0.0)
+    weight = 1.0 + 0.1 * torch.randn(N, generator=generator, device="cpu")
+    bias = 0.1 * torch.randn(N, generator=generator, device="cpu")
+    inputs = dict(
+        x=x.to(device=device, dtype=dtype),
+        weight=weight.to(device=device, dtype=dtype),
+        bias=bias.to(device=device, dtype=dtype) if p.get("bias", True) else None,
+        eps=1e-5,
+    )
+    if "max_block_n" in p:  # forces the looped kernel on a short row
+        inputs["max_block_n"] = p["max_block_n"]
+    return inputs
+
+
+_ALL = ("float32", "float16", "bfloat16")
+_HALF = ("float16", "bfloat16")
+
+SCENARIO = Scenario(
+    name="layernorm",
+    description="row LayerNorm forward, fp32 statistics; one program per row, looped (Welford) for long rows",
+    make_inputs=make_inputs,
+    launch=K.layernorm,
+    reference=K.reference,
+    kernels=[K.layernorm_fwd_kernel, K.layernorm_fwd_looped_kernel],
+    flops=lambda case, dtype: K.flops(**case.params),
+    bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),
+    cases=[
+        # 777 columns in a 1024 block: 247 padded lanes must stay out of mean and variance.
+        Case("tiny", params=dict(M=7, N=777, offset=3.0), dtypes=_ALL,
+             description="single-block path, N not a power of 2, row mean 3"),
+        Case("tiny_no_bias", params=dict(M=3, N=100, bias=False), dtypes=_ALL, description="bias=None"),
+        # max_block_n=128: 777 = 6 * 128 + 9, six full chunks and a 9-column tail; offset 50 checks Welford.
+        Case("tiny_looped", params=dict(M=5, N=777, max_block_n=128, offset=50.0), dtypes=_ALL,
+             description="looped path (forced by max_block_n), tail chunk, large row mean"),
+        Case("h200_8192x8192", params=dict(M=8192, N=8192), dtypes=_HALF, interpret=False),
+        Case("h200_16384x4096", params=dict(M=16384, N=4096), dtypes=_HALF, interpret=False),
+        Case("h200_4096x1024", params=dict(M=4096, N=1024), dtypes=_HALF, interpret=False),
+        # 65536 columns > 16384: the looped kernel at full size (4 chunks per row, pass 2 from L2).
+        Case("h200_long_rows", params=dict(M=1024, N=65536), dtypes=("bfloat16",), interpret=False,
+             description="looped path at H200 scale"),
+    ],
+)

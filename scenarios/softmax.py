@@ -1,0 +1,47 @@
+"""Scenario: fused row softmax (kernels/softmax.py), single-block and online (long-row) paths."""
+import torch
+
+from tritondbg import Case, Scenario
+from tritondbg.kernels import softmax as K
+
+
+def make_inputs(case, dtype, device, generator):
+    p = case.params
+    # scale 50: |x| up to ~250, exp(250) overflows fp32, so a missing max subtraction gives inf/NaN
+    x = torch.randn(p["M"], p["N"], generator=generator, device="cpu") * p.get("scale", 1.0)
+    inputs = dict(x=x.to(device=device, dtype=dtype))
+    if "max_block_n" in p:  # forces the looped (online) kernel on a short row
+        inputs["max_block_n"] = p["max_block_n"]
+    return inputs
+
+
+_ALL = ("float32", "float16", "bfloat16")
+
+SCENARIO = Scenario(
+    name="softmax",
+    description="fused row softmax over the last dim (max-subtracted, fp32 math); online softmax for long rows",
+    make_inputs=make_inputs,
+    launch=K.softmax,
+    reference=K.reference,
+    kernels=[K.softmax_kernel, K.softmax_looped_kernel],
+    flops=lambda case, dtype: K.flops(**case.params),
+    bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),
+    cases=[
+        # 333 columns in a 512 block: padded lanes load -inf.
+        Case("tiny", params=dict(M=9, N=333), dtypes=_ALL, description="single-block path"),
+        Case("tiny_large", params=dict(M=9, N=333, scale=50.0), dtypes=_ALL,
+             description="|x| ~ 250: needs the max subtraction"),
+        # max_block_n=64: 333 = 5 * 64 + 13, five full chunks and a 13-column tail.
+        Case("tiny_looped", params=dict(M=9, N=333, max_block_n=64), dtypes=_ALL,
+             description="online-softmax path (forced by max_block_n), tail chunk"),
+        # large values: the running max jumps between chunks, so the rescaling of the sum matters.
+        Case("tiny_looped_large", params=dict(M=5, N=1000, max_block_n=128, scale=50.0), dtypes=_ALL,
+             description="online path with |x| ~ 250"),
+        Case("h200_8192x8192", params=dict(M=8192, N=8192), dtypes=("float16",), interpret=False),
+        Case("h200_16384x4096", params=dict(M=16384, N=4096), dtypes=("float16",), interpret=False),
+        Case("h200_4096x1024", params=dict(M=4096, N=1024), dtypes=("float16",), interpret=False),
+        # 65536 columns > 16384: the online kernel at full size (4 chunks per row, pass 2 from L2).
+        Case("h200_long_rows", params=dict(M=2048, N=65536), dtypes=("float16",), interpret=False,
+             description="online path at H200 scale"),
+    ],
+)

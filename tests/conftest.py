@@ -1,0 +1,60 @@
+"""Test tiers (markers in pyproject): plain CPU tests, `interpreter` tests (TRITON_INTERPRET=1, CPU) and
+`gpu` tests (compiled, need CUDA; skipped without it).
+
+The interpreter is chosen here, before any kernel module is imported: TRITON_INTERPRET is read when
+@triton.jit is applied, so this test session runs every in-process kernel under the interpreter.
+GPU tests run `tritondbg run` in subprocesses (compiled mode needs its own process).
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ["TRITON_INTERPRET"] = "1"
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+from tritondbg import runner  # noqa: E402  (after the env is set)
+
+runner.set_mode("interpret")
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (run on the GPU machine: pytest -m gpu)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    import torch
+
+    torch.manual_seed(0)
+
+
+@pytest.fixture
+def cli_env(tmp_path):
+    """Environment for running the `tritondbg` CLI in a subprocess, writing records under tmp_path."""
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)  # the CLI must set it itself
+    env["TRITONDBG_OUT"] = str(tmp_path / "traces")
+    return env
+
+
+def run_cli(args, env, cwd=None, input=None, timeout=300):
+    """Run `python -m tritondbg ARGS`; returns CompletedProcess with text output."""
+    return subprocess.run([sys.executable, "-m", "tritondbg", *args], env=env, cwd=cwd, input=input,
+                          capture_output=True, text=True, timeout=timeout)

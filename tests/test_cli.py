@@ -1,0 +1,74 @@
+"""The CLI: help of every command, no torch at import, one-line errors with exit status 2."""
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import DATA, run_cli
+from tritondbg.cli import cli
+
+COMMANDS = sorted(cli.commands)
+
+
+def test_every_command_has_help():
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    for name in COMMANDS:
+        assert name in result.output
+        sub = runner.invoke(cli, [name, "--help"])
+        assert sub.exit_code == 0, (name, sub.output)
+        assert "Usage:" in sub.output and name in sub.output
+
+
+def test_cli_import_and_help_do_not_load_torch_or_triton():
+    code = ("import sys\nfrom tritondbg.cli import cli\n"
+            "from click.testing import CliRunner\nr = CliRunner().invoke(cli, ['--help'])\n"
+            "assert r.exit_code == 0\n"
+            "print(sorted(m for m in ('torch', 'triton', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["interpret", "no_such_kernel"], "unknown kernel 'no_such_kernel'; choose from: add, attention"),
+    (["interpret", "add", "--case", "nope"], "unknown case 'nope' for add; choose from: tiny"),
+    (["interpret", "add", "--dtype", "float64"], "has no dtype 'float64'"),
+    (["interpret", "gemm", "--config", "BLOCK_M=7"], "no config of gemm_kernel has BLOCK_M=7; its configs:"),
+    (["interpret", "gemm", "--config", "NOPE=1"], "unknown config key(s) NOPE"),
+    (["interpret", "gemm", "--config", "BLOCK_M"], "bad --config item 'BLOCK_M'"),
+    (["interpret", "missing_file.py"], "no such scenario file: missing_file.py"),
+    (["interpret", str(DATA / "user_kernels" / "my_cases.py") + "::nope"], "no scenario 'nope'"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, needle, cli_env):
+    p = run_cli(args, cli_env)
+    assert p.returncode == 2, p.stderr
+    assert needle in p.stderr
+    assert "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_list_shows_every_kernel_cases_and_configs(cli_env):
+    p = run_cli(["list", "--json"], cli_env)
+    assert p.returncode == 0, p.stderr
+    entries = {e["name"]: e for e in json.loads(p.stdout)}
+    assert set(entries) == {"add", "layernorm", "softmax", "attention", "gemm", "fp8_gemm"}
+    for e in entries.values():
+        assert any(c["name"] == "tiny" and c["interpret"] for c in e["cases"]), e["name"]
+        assert any(not c["interpret"] for c in e["cases"]), f"{e['name']} has no GPU-size case"
+    assert len(entries["gemm"]["configs"]["gemm_kernel"]) >= 3
+    assert entries["fp8_gemm"]["configs"], "fp8_gemm is autotuned"
+    p = run_cli(["list"], cli_env)
+    assert p.returncode == 0 and "attention" in p.stdout
+
+
+def test_run_compiled_without_gpu_says_so(cli_env):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    p = run_cli(["run", "add"], cli_env)
+    assert p.returncode == 2
+    assert "needs a CUDA GPU" in p.stderr

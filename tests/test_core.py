@@ -1,0 +1,85 @@
+"""Record, comparison, config parsing and pinning: the pieces every command builds on."""
+import pytest
+import torch
+
+from tritondbg import configs, loader, runner
+from tritondbg.compare import TOLERANCES, compare
+from tritondbg.errors import ModeError, UsageError
+from tritondbg.record import RunRecord
+
+
+def test_compare_counts_mismatches_and_nan():
+    ref = torch.zeros(4, 5)
+    out = ref.clone()
+    out[1, 2] = 0.5
+    out[3, 4] = float("nan")
+    (s,) = compare(out, ref, atol=1e-3, rtol=0.0)
+    assert s.mismatched == 2 and s.nonfinite == 1 and not s.passed
+    assert s.worst_index == [3, 4]  # NaN is the worst violation
+    (s,) = compare(ref.clone(), ref, atol=1e-3, rtol=0.0)
+    assert s.passed and s.max_abs == 0
+
+
+def test_compare_shape_mismatch_raises():
+    with pytest.raises(ValueError, match="shape"):
+        compare(torch.zeros(3), torch.zeros(4), 1e-3, 1e-3)
+
+
+def test_tolerances_cover_every_dtype():
+    from tritondbg.scenario import DTYPES
+
+    assert set(TOLERANCES) == set(DTYPES)
+
+
+def test_parse_config():
+    assert configs.parse_config("BLOCK_M=64, num_warps=4,name=x") == {"BLOCK_M": 64, "num_warps": 4, "name": "x"}
+    assert configs.parse_config(None) == {}
+    with pytest.raises(UsageError):
+        configs.parse_config("BLOCK_M")
+
+
+def test_record_roundtrip(tmp_path):
+    record = runner.run("add", mode="interpret", dtype="float32")
+    assert record.passed and record.results[0].mode == "interpret"
+    assert record.environment["triton"] and record.environment["torch"]
+    path = record.save(tmp_path / "run" / "record.json")
+    again = RunRecord.load(path)
+    assert again.to_dict() == record.to_dict()
+    assert again.results[0].errors[0].max_abs == record.results[0].errors[0].max_abs
+    assert not list(tmp_path.rglob("*.part"))
+
+
+def test_record_rejects_other_schema(tmp_path):
+    p = tmp_path / "r.json"
+    p.write_text('{"schema": 99, "command": "x"}')
+    with pytest.raises(ValueError, match="schema"):
+        RunRecord.load(p)
+
+
+def test_mode_switch_in_one_process_is_refused():
+    with pytest.raises(ModeError):
+        runner.set_mode("compiled")
+
+
+def test_autotuned_kernel_runs_pinned_config_and_records_it():
+    scenario = loader.load("gemm")
+    tuner = configs.autotuners(scenario.kernels)
+    (name, at), = tuner.items()
+    second = configs.config_dict(at.configs[1])
+    wanted = {k: v for k, v in second.items() if k.startswith("BLOCK")}
+    record = runner.run("gemm", mode="interpret", dtype="float16", config=wanted)
+    r = record.results[0]
+    assert r.status == "pass", r.message
+    assert all(r.config[name][k] == v for k, v in wanted.items())
+    assert r.config_source[name] == "--config"
+    assert len(at.configs) > 1, "pinning must restore the autotuner's config list"
+
+
+def test_default_config_comes_from_case():
+    scenario = loader.load("gemm")
+    record = runner.run("gemm", mode="interpret", dtype="float16")
+    r = record.results[0]
+    (name,) = r.config
+    assert r.config_source[name] == "case"
+    for k, v in (scenario.case("tiny").config or {}).items():
+        assert r.config[name][k] == v

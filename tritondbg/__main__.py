@@ -1,0 +1,3 @@
+from tritondbg.cli import main
+
+main()

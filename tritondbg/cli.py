@@ -1,0 +1,71 @@
+"""The `tritondbg` command line.
+
+Each command is a thin Click command in ``tritondbg/commands/<module>.py``; this module only maps names to
+them (a lazy group, from the Click docs) so that `tritondbg --help` imports neither torch nor triton, and the
+runner, not the CLI, decides when kernel modules (and so @triton.jit) are imported.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from tritondbg import __version__
+from tritondbg.errors import ModeError, UsageError
+
+# command name -> "module:attribute" of its click.Command. One line per command.
+COMMANDS = {
+    "list": "tritondbg.commands.catalog:list_cmd",
+    "interpret": "tritondbg.commands.execute:interpret_cmd",
+    "run": "tritondbg.commands.execute:run_cmd",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, _, attr = target.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="tritondbg")
+def cli():
+    """Debug and profile Triton kernels: run them on the CPU interpreter, read their IR for any GPU,
+    profile them, gate them in CI.
+
+    KERNEL is a bundled kernel (see `tritondbg list`) or your own scenario file: path/to/cases.py[::name].
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: bad input and kernel failures become one line and an exit status, never a traceback."""
+    from tritondbg import settings
+
+    try:
+        cli.main(args=argv, prog_name="tritondbg", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except (UsageError, ModeError) as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001 - the tool's own bug: one line, full traceback on request
+        if settings.get().debug:
+            raise
+        click.echo(f"error: {type(e).__name__}: {e} (set TRITONDBG_DEBUG=1 for the traceback)", err=True)
+        sys.exit(1)

@@ -1,0 +1,104 @@
+"""Compare kernel outputs with the reference; the per-dtype tolerances live here, in one place."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# (atol, rtol) per dtype of the run, applied elementwise as |out - ref| <= atol + rtol * |ref| on fp32 copies.
+# fp16: 10 bits of mantissa (eps 9.8e-4) -> 1e-2 leaves room for fp32-accumulated sums of a few thousand terms.
+# bf16: 7 bits (eps 7.8e-3) -> 2e-2 is ~2.5 ulp. fp8 e4m3 inputs: results are stored in bf16/fp16, same idea.
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "float32": (1e-4, 1e-4),
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (2e-2, 2e-2),
+    "float8_e4m3fn": (3e-2, 3e-2),
+}
+
+
+def tolerance(dtype_name: str, atol: float | None = None, rtol: float | None = None) -> tuple[float, float]:
+    d_atol, d_rtol = TOLERANCES[dtype_name]
+    return (d_atol if atol is None else atol, d_rtol if rtol is None else rtol)
+
+
+@dataclass
+class ErrorStats:
+    """How far one output is from its reference."""
+
+    name: str
+    shape: list[int]
+    max_abs: float
+    max_rel: float
+    mismatched: int          # elements outside atol + rtol*|ref| (NaN/Inf where the reference is finite count)
+    numel: int
+    atol: float
+    rtol: float
+    nonfinite: int           # NaN/Inf in the output where the reference is finite
+    worst_index: list[int]   # index of the largest violation (or of the largest abs error when all pass)
+    worst_out: float
+    worst_ref: float
+
+    @property
+    def passed(self) -> bool:
+        return self.mismatched == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["passed"] = self.passed
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ErrorStats":
+        d = {k: v for k, v in d.items() if k != "passed"}
+        return cls(**d)
+
+
+def _as_list(x) -> list:
+    if isinstance(x, (tuple, list)):
+        return list(x)
+    if isinstance(x, dict):
+        return list(x.values())
+    return [x]
+
+
+def _names(x, n: int) -> list[str]:
+    if isinstance(x, dict):
+        return list(x.keys())
+    return ["out"] if n == 1 else [f"out{i}" for i in range(n)]
+
+
+def compare(out, ref, atol: float, rtol: float) -> list[ErrorStats]:
+    """Compare (possibly nested) outputs against the reference; one ErrorStats per output tensor."""
+    import torch  # heavy; only once a run happened
+
+    outs, refs = _as_list(out), _as_list(ref)
+    if len(outs) != len(refs):
+        raise ValueError(f"kernel returned {len(outs)} output(s), reference {len(refs)}")
+    stats = []
+    for name, o, r in zip(_names(out, len(outs)), outs, refs):
+        o = o.detach().to("cpu", torch.float32)
+        r = r.detach().to("cpu", torch.float32)
+        if o.shape != r.shape:
+            raise ValueError(f"output {name}: shape {tuple(o.shape)} but reference has {tuple(r.shape)}")
+        finite_ref = torch.isfinite(r)
+        nonfinite = int((~torch.isfinite(o) & finite_ref).sum())
+        diff = (o - r).abs()
+        # where both are the same non-finite value (inf == inf), count as equal
+        same = (o == r) | (torch.isnan(o) & torch.isnan(r))
+        diff = torch.where(same, torch.zeros_like(diff), diff)
+        diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+        allowed = atol + rtol * r.abs()
+        violation = diff - allowed
+        bad = violation > 0
+        mismatched = int(bad.sum())
+        if o.numel() == 0:
+            stats.append(ErrorStats(name, list(o.shape), 0.0, 0.0, 0, 0, atol, rtol, 0, [], 0.0, 0.0))
+            continue
+        flat = int(torch.argmax(violation if mismatched else diff))
+        idx = [int(i) for i in torch.unravel_index(torch.tensor(flat), o.shape)] if o.dim() else []
+        rel = diff / r.abs().clamp_min(atol if atol > 0 else 1e-12)
+        stats.append(ErrorStats(
+            name=name, shape=list(o.shape), max_abs=float(diff.max()), max_rel=float(rel.max()),
+            mismatched=mismatched, numel=o.numel(), atol=atol, rtol=rtol, nonfinite=nonfinite,
+            worst_index=idx, worst_out=float(o.reshape(-1)[flat]), worst_ref=float(r.reshape(-1)[flat]),
+        ))
+    return stats

@@ -1,0 +1,193 @@
+"""Autotune configs: find autotuners, parse ``--config K=V,...``, match and pin one config per kernel.
+
+Under the interpreter the autotuner cannot benchmark ("0 active drivers" on a CPU-only machine), so the
+runner pins exactly one config: the one asked for, else the case's, else the first one left after the
+kernel's own early pruning. The choice is recorded and printed. On a GPU, configs are pinned only when asked.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+from typing import Any, Iterator
+
+from tritondbg.errors import UsageError
+
+# Launch options a triton.Config carries besides its kwargs.
+CONFIG_ATTRS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+def parse_config(text: str | None) -> dict[str, Any]:
+    """``"BLOCK_M=64,num_warps=4"`` -> ``{"BLOCK_M": 64, "num_warps": 4}``; values parsed as Python literals."""
+    if not text:
+        return {}
+    out: dict[str, Any] = {}
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"bad --config item {item!r}: expected KEY=VALUE[,KEY=VALUE...]")
+        try:
+            out[key.strip()] = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError):
+            out[key.strip()] = value.strip()
+    return out
+
+
+def config_dict(config) -> dict[str, Any]:
+    """A triton.Config as a flat dict: its kwargs plus the launch options that are set."""
+    d = dict(config.kwargs)
+    for attr in CONFIG_ATTRS:
+        value = getattr(config, attr, None)
+        if value is not None and not (attr == "num_ctas" and value == 1):  # 1 CTA is the norm: keep it quiet
+            d[attr] = value
+    return d
+
+
+def config_str(d: dict[str, Any]) -> str:
+    return ",".join(f"{k}={v}" for k, v in d.items())
+
+
+def find_autotuner(obj):
+    """The Autotuner inside a kernel object (through @triton.heuristics wrappers), or None."""
+    from triton.runtime.autotuner import Autotuner
+
+    seen = 0
+    while obj is not None and seen < 8:
+        if isinstance(obj, Autotuner):
+            return obj
+        obj = getattr(obj, "fn", None)
+        seen += 1
+    return None
+
+
+def kernel_name(obj) -> str:
+    """The name of the @triton.jit function at the bottom of a kernel object."""
+    seen = 0
+    while hasattr(obj, "fn") and seen < 8:
+        obj = obj.fn
+        seen += 1
+    return getattr(obj, "__name__", repr(obj))
+
+
+def autotuners(kernels) -> dict[str, Any]:
+    """kernel name -> Autotuner, for the kernels of a scenario that are autotuned."""
+    out = {}
+    for k in kernels:
+        tuner = find_autotuner(k)
+        if tuner is not None:
+            out[kernel_name(k)] = tuner
+    return out
+
+
+def _matches(config, wanted: dict[str, Any]) -> bool:
+    d = config_dict(config)
+    return all(k in d and d[k] == v for k, v in wanted.items())
+
+
+def known_keys(tuner) -> set[str]:
+    keys = set(CONFIG_ATTRS)
+    for c in tuner.configs:
+        keys.update(c.kwargs)
+    return keys
+
+
+def choose(tuner, name: str, wanted: dict[str, Any], *, strict: bool):
+    """The config of ``tuner`` matching the ``wanted`` values (those of its keys).
+
+    strict (``--config`` from the user): no listed config matches -> UsageError naming the valid ones.
+    not strict (a case's config): build the config from the first listed one updated with the values.
+    Returns None when ``wanted`` names none of this kernel's keys.
+    """
+    import triton
+
+    mine = {k: v for k, v in wanted.items() if k in known_keys(tuner)}
+    if not mine:
+        return None
+    for c in tuner.configs:
+        if _matches(c, mine):
+            return c
+    if strict:
+        listed = "; ".join(config_str(config_dict(c)) for c in tuner.configs)
+        raise UsageError(f"no config of {name} has {config_str(mine)}; its configs: {listed}")
+    base = config_dict(tuner.configs[0])
+    base.update(mine)
+    kwargs = {k: v for k, v in base.items() if k not in CONFIG_ATTRS}
+    attrs = {k: v for k, v in base.items() if k in CONFIG_ATTRS}
+    return triton.Config(kwargs, **attrs)
+
+
+def check_keys(tuners: dict[str, Any], wanted: dict[str, Any]) -> None:
+    """Every key of ``--config`` must belong to at least one autotuned kernel of the scenario."""
+    if not wanted:
+        return
+    if not tuners:
+        raise UsageError("--config given but this scenario has no autotuned kernel")
+    all_keys = set().union(*(known_keys(t) for t in tuners.values()))
+    unknown = sorted(set(wanted) - all_keys)
+    if unknown:
+        raise UsageError(f"unknown config key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(all_keys))}")
+
+
+class Pinning:
+    """Patches Autotuner.run for the duration of a run: pinned kernels run their one chosen config; under the
+    interpreter every other autotuned kernel runs its first config after pruning. Records what ran."""
+
+    def __init__(self, pins: dict[int, tuple[Any, str]], pin_all: bool):
+        self.pins = pins                 # id(autotuner) -> (Config, source)
+        self.pin_all = pin_all           # interpreter: never benchmark
+        self.used: dict[str, dict[str, Any]] = {}
+        self.sources: dict[str, str] = {}
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator["Pinning"]:
+        from triton.runtime.autotuner import Autotuner
+
+        original = Autotuner.run
+        pinning = self
+
+        def run(tuner, *args, **kwargs):
+            name = kernel_name(tuner)
+            chosen, source = pinning.pins.get(id(tuner), (None, ""))
+            if chosen is None and pinning.pin_all and len(tuner.configs) > 1:
+                tuner.nargs = dict(zip(tuner.arg_names, args))
+                pruned = tuner.prune_configs(kwargs)
+                chosen, source = pruned[0], "default"
+            if chosen is None:
+                result = original(tuner, *args, **kwargs)
+                if tuner.best_config is not None:
+                    pinning.used[name] = config_dict(tuner.best_config)
+                    pinning.sources[name] = "autotuned" if len(tuner.configs) > 1 else "only"
+                return result
+            saved = tuner.configs
+            tuner.configs = [chosen]
+            try:
+                return original(tuner, *args, **kwargs)
+            finally:
+                tuner.configs = saved
+                pinning.used[name] = config_dict(chosen)
+                pinning.sources[name] = source
+
+        Autotuner.run = run
+        try:
+            yield self
+        finally:
+            Autotuner.run = original
+
+
+def plan(kernels, case_config: dict[str, Any] | None, requested: dict[str, Any], *, interpret: bool) -> Pinning:
+    """Decide which config each autotuned kernel of a scenario runs with."""
+    tuners = autotuners(kernels)
+    check_keys(tuners, requested)
+    pins: dict[int, tuple[Any, str]] = {}
+    for name, tuner in tuners.items():
+        chosen = choose(tuner, name, requested, strict=True) if requested else None
+        if chosen is not None:
+            pins[id(tuner)] = (chosen, "--config")
+            continue
+        if interpret and case_config:
+            chosen = choose(tuner, name, dict(case_config), strict=False)
+            if chosen is not None:
+                pins[id(tuner)] = (chosen, "case")
+    return Pinning(pins, pin_all=interpret)

@@ -1,0 +1,1 @@
+"""Everything that runs kernels under Triton's CPU interpreter: shims, (later) stepper and sanitizers."""

@@ -1,0 +1,125 @@
+"""The record of a run: one object from capture to every exporter (console, JSON, and later traces, JUnit).
+
+Saved as JSON and loaded back, so an old run can be rendered again without re-running it.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import socket
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tritondbg.compare import ErrorStats
+
+SCHEMA = 1
+
+
+@dataclass
+class CaseResult:
+    """One kernel launch (scenario x case x dtype) in one mode, against its reference."""
+
+    kernel: str
+    case: str
+    dtype: str
+    mode: str                      # "interpret" (CPU interpreter) or "compiled" (GPU)
+    device: str
+    seed: int
+    params: dict[str, Any]
+    config: dict[str, dict[str, Any]] = field(default_factory=dict)  # autotuned kernel -> config used
+    config_source: dict[str, str] = field(default_factory=dict)      # kernel -> "--config", "case", "default", "autotuned"
+    status: str = "pass"           # "pass" | "fail" (mismatch) | "error" (exception)
+    message: str = ""
+    errors: list[ErrorStats] = field(default_factory=list)
+    wall_s: float = 0.0            # launch wall time (interpreter: the whole run of all programs)
+    reference_s: float = 0.0
+    flops: float | None = None
+    bytes: float | None = None
+    findings: list[dict[str, Any]] = field(default_factory=list)     # sanitizers, stepper (later issues)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["errors"] = [e.to_dict() for e in self.errors]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "CaseResult":
+        d = dict(d)
+        d["errors"] = [ErrorStats.from_dict(e) for e in d.get("errors", [])]
+        return cls(**d)
+
+
+def environment() -> dict[str, Any]:
+    """Versions and machine facts, read without initialising CUDA when it is absent."""
+    env: dict[str, Any] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "host": socket.gethostname(),
+        "TRITON_INTERPRET": os.environ.get("TRITON_INTERPRET", ""),
+    }
+    for mod in ("torch", "triton"):
+        m = sys.modules.get(mod)
+        env[mod] = getattr(m, "__version__", None) if m else None
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        env["gpu"] = torch.cuda.get_device_name()
+        env["cuda"] = torch.version.cuda
+    else:
+        env["gpu"] = None
+    return env
+
+
+@dataclass
+class RunRecord:
+    """A command's run: what was asked, where, and one CaseResult per launch."""
+
+    command: str
+    started: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    environment: dict[str, Any] = field(default_factory=dict)
+    results: list[CaseResult] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    schema: int = SCHEMA
+    tool_version: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(r.passed for r in self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["results"] = [r.to_dict() for r in self.results]
+        d["passed"] = self.passed
+        return d
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent, default=str)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "RunRecord":
+        d = {k: v for k, v in d.items() if k != "passed"}
+        if d.get("schema") != SCHEMA:
+            raise ValueError(f"run record schema {d.get('schema')!r}, this tritondbg reads {SCHEMA}")
+        d["results"] = [CaseResult.from_dict(r) for r in d.get("results", [])]
+        return cls(**d)
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write atomically (temp file + rename), so an interrupted run never leaves half a record."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".part")
+        tmp.write_text(self.to_json())
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "RunRecord":
+        return cls.from_dict(json.loads(Path(path).read_text()))

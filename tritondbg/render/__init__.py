@@ -1,0 +1,1 @@
+"""Renderers of a RunRecord: one module per output format."""

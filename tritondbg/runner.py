@@ -1,0 +1,193 @@
+"""The runner: owns interpreted vs compiled execution, runs a scenario's cases, returns a RunRecord.
+
+TRITON_INTERPRET is read when ``@triton.jit`` is *applied*, i.e. when a kernel module is imported. So the
+runner sets the mode before it imports any scenario (``set_mode``), and refuses to switch modes in a process
+that already imported kernels the other way (the CLI runs one mode per process; tests use one per session).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from typing import Any, Sequence
+
+from tritondbg import loader
+from tritondbg.compare import compare, tolerance
+from tritondbg.configs import parse_config, plan
+from tritondbg.errors import ModeError, UsageError
+from tritondbg.record import CaseResult, RunRecord, environment
+from tritondbg.scenario import Case, Scenario
+
+MODES = ("interpret", "compiled")
+_mode: str | None = None
+
+
+def set_mode(mode: str) -> None:
+    """Choose interpreted or compiled execution for this process, before any kernel module is imported."""
+    global _mode
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+    current = _mode or _mode_from_env_if_loaded()
+    if current is not None and current != mode:
+        raise ModeError(f"this process already runs kernels in {current} mode; "
+                        f"{mode} mode needs a fresh process (TRITON_INTERPRET is read at import)")
+    os.environ["TRITON_INTERPRET"] = "1" if mode == "interpret" else "0"
+    # Triton 3.9 warns when unset (its default flips in 3.10); pin today's default so runs are comparable.
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    _mode = mode
+    if mode == "interpret":
+        from tritondbg.interp import shims
+
+        shims.install()
+
+
+def _mode_from_env_if_loaded() -> str | None:
+    """If kernel modules were already imported (by a test or a user's script), the env decided their mode."""
+    loaded = any(name.startswith(("tritondbg.kernels.", "tritondbg.scenarios.", "tritondbg_user_"))
+                 for name in sys.modules)
+    if not loaded:
+        return None
+    return "interpret" if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") else "compiled"
+
+
+def current_mode() -> str | None:
+    return _mode
+
+
+def torch_dtype(name: str):
+    import torch
+
+    return getattr(torch, name)
+
+
+def select_cases(scenario: Scenario, case: str | None, *, interpret: bool) -> list[Case]:
+    """The cases to run: the named one ("all" for every runnable case), else ``tiny``, else the first runnable."""
+    runnable = [c for c in scenario.cases if c.interpret or not interpret]
+    if case == "all":
+        return runnable
+    if case is not None:
+        try:
+            chosen = scenario.case(case)
+        except KeyError:
+            raise UsageError(f"unknown case {case!r} for {scenario.name}; choose from: "
+                             f"{', '.join(scenario.case_names)}, all") from None
+        if interpret and not chosen.interpret:
+            raise UsageError(f"case {case!r} is a GPU-size case (interpret=False); under the interpreter choose "
+                             f"from: {', '.join(c.name for c in runnable)}")
+        return [chosen]
+    for c in runnable:
+        if c.name == "tiny":
+            return [c]
+    if not runnable:
+        raise UsageError(f"{scenario.name} has no case that runs {'under the interpreter' if interpret else ''}")
+    return [runnable[0]]
+
+
+def select_dtypes(case: Case, dtype: str | None) -> list[str]:
+    if dtype is None:
+        return list(case.dtypes)
+    if dtype not in case.dtypes:
+        raise UsageError(f"case {case.name!r} has no dtype {dtype!r}; choose from: {', '.join(case.dtypes)}")
+    return [dtype]
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
+    """One line for an exception raised while launching: the innermost frame in a kernel or scenario file."""
+    files = {os.path.realpath(scenario.source)} if scenario.source else set()
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        fname = os.path.realpath(frame.filename)
+        if fname in files or "/kernels/" in fname or fname.endswith(("_kernel.py", "_kernels.py")):
+            where = f"{frame.filename}:{frame.lineno}: "
+            break
+    cause = exc
+    while cause.__cause__ is not None:
+        cause = cause.__cause__
+    text = str(cause).strip().splitlines()
+    return f"{where}{type(cause).__name__}: {text[0] if text else ''}".strip()
+
+
+def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: int,
+             config: dict[str, Any] | None = None) -> CaseResult:
+    """Build inputs, run the reference and the kernel, compare. Never raises for a kernel failure."""
+    import torch
+
+    interpret = _mode == "interpret"
+    tdtype = torch_dtype(dtype)
+    pinning = plan(scenario.kernels, case.config, config or {}, interpret=interpret)
+    result = CaseResult(kernel=scenario.name, case=case.name, dtype=dtype, mode=_mode or "?", device=device,
+                        seed=seed, params=dict(case.params))
+    if scenario.flops:
+        result.flops = float(scenario.flops(case, tdtype))
+    if scenario.bytes:
+        result.bytes = float(scenario.bytes(case, tdtype))
+    generator = torch.Generator().manual_seed(seed)
+    inputs = scenario.make_inputs(case, tdtype, device, generator)
+
+    t0 = time.perf_counter()
+    expected = scenario.reference_for(case)(**inputs)
+    result.reference_s = time.perf_counter() - t0
+    try:
+        with pinning.active():
+            t0 = time.perf_counter()
+            out = scenario.launch_for(case)(**inputs)
+            _sync(device)
+            result.wall_s = time.perf_counter() - t0
+    except Exception as exc:  # a kernel failure is a result, not a crash of the tool
+        result.status, result.message = "error", kernel_error_message(exc, scenario)
+        result.config, result.config_source = pinning.used, pinning.sources
+        return result
+    result.config, result.config_source = pinning.used, pinning.sources
+    atol, rtol = tolerance(dtype, case.atol, case.rtol)
+    try:
+        result.errors = compare(out, expected, atol, rtol)
+    except ValueError as exc:
+        result.status, result.message = "error", str(exc)
+        return result
+    if not all(e.passed for e in result.errors):
+        result.status = "fail"
+        worst = max(result.errors, key=lambda e: e.mismatched)
+        result.message = (f"{worst.mismatched}/{worst.numel} elements of {worst.name} outside "
+                          f"atol={worst.atol:g} rtol={worst.rtol:g}")
+    return result
+
+
+def default_device(mode: str) -> str:
+    if mode == "interpret":
+        return "cpu"
+    import torch
+
+    if not torch.cuda.is_available():
+        raise UsageError("compiled mode needs a CUDA GPU and none is visible; use `tritondbg interpret` on a CPU")
+    return "cuda"
+
+
+def run(target: str, *, mode: str = "interpret", cases: str | None = None, dtype: str | None = None,
+        config: str | dict | None = None, seed: int = 0, command: str = "") -> RunRecord:
+    """Run a scenario's selected cases x dtypes in one mode and return the record of the run."""
+    set_mode(mode)
+    device = default_device(mode)
+    scenario = loader.load(target)
+    requested = parse_config(config) if isinstance(config, str) or config is None else dict(config)
+    selected = select_cases(scenario, cases, interpret=(mode == "interpret"))
+    plan_checks = [(c, select_dtypes(c, dtype)) for c in selected]  # validate all names before running
+    # validate --config keys and values up front (one clear line, exit 2)
+    plan(scenario.kernels, None, requested, interpret=(mode == "interpret"))
+    record = RunRecord(command=command or f"{mode} {target}")
+    for case, dtypes in plan_checks:
+        for dt in dtypes:
+            record.results.append(run_case(scenario, case, dt, device=device, seed=seed, config=requested))
+    record.environment = environment()
+    record.extra["scenario_source"] = scenario.source
+    from tritondbg import __version__
+
+    record.tool_version = __version__
+    return record

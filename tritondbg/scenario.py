@@ -1,0 +1,88 @@
+"""Scenarios: a kernel's runnable cases (shapes x dtypes x config), for bundled and users' kernels.
+
+A scenario file is a plain Python module that defines one or more ``Scenario`` objects at module level.
+It is imported by the runner *after* the runner has chosen interpreted or compiled execution, so the file
+may import torch and triton and define ``@triton.jit`` kernels at top level.
+
+This module itself imports neither torch nor triton: the CLI imports it to resolve names cheaply.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+# dtype names a case may list; the runner maps them to torch dtypes.
+DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One shape setting of a scenario, run once per dtype it lists.
+
+    ``params`` go to the scenario's ``make_inputs`` (and ``flops``/``bytes``); ``config`` is the autotune
+    config (a partial ``{name: value}`` dict) used when the kernel cannot be autotuned (interpreter);
+    ``atol``/``rtol`` override the per-dtype defaults of ``tritondbg.compare.TOLERANCES``.
+    ``interpret=False`` keeps a case off the CPU interpreter (a realistic GPU shape would take hours there).
+    ``launch``/``reference`` override the scenario's for this case (e.g. attention's decode variant).
+    """
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    dtypes: Sequence[str] = ("float32",)
+    config: Mapping[str, Any] | None = None
+    atol: float | None = None
+    rtol: float | None = None
+    interpret: bool = True
+    launch: Callable[..., Any] | None = None
+    reference: Callable[..., Any] | None = None
+    description: str = ""
+
+    def __post_init__(self):
+        bad = [d for d in self.dtypes if d not in DTYPES]
+        if bad:
+            raise ValueError(f"case {self.name!r}: unknown dtype(s) {bad}; choose from {', '.join(DTYPES)}")
+
+
+@dataclass
+class Scenario:
+    """A kernel under test: how to build inputs, launch it, and compute the torch reference.
+
+    - ``make_inputs(case, dtype, device, generator) -> dict``: keyword arguments for launch and reference.
+    - ``launch(**inputs) -> Tensor | tuple[Tensor, ...]``: the Triton launch wrapper.
+    - ``reference(**inputs) -> Tensor | tuple``: plain torch; compared in fp32 against the launch's outputs.
+    - ``flops(case, dtype) / bytes(case, dtype) -> float``: work and minimal DRAM traffic of one launch
+      (optional; ``dtype`` is the torch dtype of the run).
+    - ``kernels``: the ``@triton.jit`` / ``@triton.autotune`` objects the launch uses (for list, ir, configs).
+    """
+
+    name: str
+    make_inputs: Callable[..., dict]
+    launch: Callable[..., Any]
+    reference: Callable[..., Any]
+    cases: Sequence[Case]
+    kernels: Sequence[Any] = ()
+    flops: Callable[[Case, Any], float] | None = None
+    bytes: Callable[[Case, Any], float] | None = None
+    description: str = ""
+    source: str = ""  # filled by the loader: the file the scenario came from
+
+    def case(self, name: str) -> Case:
+        for c in self.cases:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def case_names(self) -> list[str]:
+        return [c.name for c in self.cases]
+
+    def launch_for(self, case: Case) -> Callable[..., Any]:
+        return case.launch or self.launch
+
+    def reference_for(self, case: Case) -> Callable[..., Any]:
+        return case.reference or self.reference
+
+
+def replace_case(case: Case, **changes) -> Case:
+    return dataclasses.replace(case, **changes)
