@@ -17,22 +17,27 @@ Design:
 - SPLIT_K = 1 (large M): the main kernel applies the scales and writes ``c`` directly; no workspace.
 - Any M, N, K: loads are masked on M, N and on the end of each split's K slice (``other=0.0``), stores on
   M and N. Strides are explicit, so ``b`` may be a transposed view. On Hopper, fp8 wgmma wants both operands
-  K-major: pass ``b`` as ``w.t()`` for a row-major (N, K) weight ``w`` (strides (1, K)) for the fast path; a
-  row-major (K, N) ``b`` works but makes the compiler transpose tiles in shared memory.
+  K-major: pass ``b`` as ``w.t()`` for a row-major (N, K) weight ``w`` (strides (1, K)) for the fast path. A
+  row-major (K, N) ``b`` is correct but measured 5x slower on an H200 at 8192^3 (6.7 ms vs 1.3 ms; the
+  compiler has to bring the tiles to K-major order itself); the ``square_8192_kn`` case shows it.
 - Autotuned over (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K, num_warps, num_stages), keyed on (M, N, K);
   ``early_config_prune`` keeps the configs that suit M (no 128-row tiles for M=1, no split-K for M > 64).
+  ``FAST_ACCUM`` is part of the key.
   The wrapper reads the chosen config (``best_config``) to size the workspace and launch the reduction.
 
 Numerics: products of e4m3 values are exact in fp32 and accumulate in fp32. Hopper's fp8 wgmma accumulates
 in reduced precision (~14 mantissa bits), so by default each BLOCK_K-deep tile product is promoted to the
-fp32 accumulator (``max_num_imprecise_acc=BLOCK_K``); ``fast_accum=True`` skips that (measured max error
-0.56 vs 0.13 at 8192^3 with unit-variance inputs and scale 1/8). The scales multiply the fp32 sum; one
-rounding to ``out_dtype``. The split-K sum adds SPLIT_K fp32 partials in order 0..SPLIT_K-1. Reference: ``(a.float()
-@ b.float()) * scale_a * scale_b`` in fp32.
+fp32 accumulator (``max_num_imprecise_acc=BLOCK_K``); ``fast_accum=True`` skips that (measured on an H200
+at 8192^3, unit-variance inputs, scale 1/8: max error 0.564 with fast accumulation, 0.228 precise, the same
+two numbers as torch._scaled_mm with use_fast_accum True / False; precise costs ~25% at 8192^3 and nothing
+measurable for decode, where 16/32-row tiles use mma.sync). The scales multiply the fp32 sum; one
+rounding to ``out_dtype``. The split-K sum adds SPLIT_K fp32 partials in order 0..SPLIT_K-1.
+Reference: ``(a.float() @ b.float()) * scale_a * scale_b`` in fp32.
 
-Limits: int32 element offsets, so M*K, K*N and SPLIT_K*M*N must stay below 2^31. The workspace costs
-SPLIT_K*M*N*4 bytes and 2*SPLIT_K*M*N*4 bytes of extra DRAM traffic (M=16, N=8192, SPLIT_K=8: 4 MiB, about
-13% on top of the 64 MiB of ``b``); ``bytes_moved`` counts the minimal traffic (inputs + output) only.
+Limits: int32 element offsets, so M*K, K*N and SPLIT_K*M*N must stay below 2^31. The workspace takes
+SPLIT_K*M*N*4 bytes and adds 2*SPLIT_K*M*N*4 bytes of DRAM traffic (M=16, N=8192, SPLIT_K=8: a 4 MiB
+workspace, 8 MiB written and read back, 12.5% on top of the 64 MiB of ``b``); ``bytes_moved`` counts the
+minimal traffic (inputs + output) only.
 """
 from __future__ import annotations
 
@@ -45,11 +50,15 @@ OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Autotune configs. fp8 is 1 byte, so BLOCK_K=128 is a 128-byte row per operand tile (full TMA/cp.async
-# lines). Shared memory per stage = (BLOCK_M + BLOCK_N) * BLOCK_K bytes:
-#   128x256x128: 48 KiB x 3 stages = 144 KiB;  128x128x128: 32 KiB x 4 = 128 KiB;  16x64x256: 20 KiB x 4 = 80 KiB.
-# Decode (M <= 64, N = K = 8192, b = 64 MiB) is memory-bound: ~14 us at 4.8 TB/s if enough bytes are in
-# flight, so the decode configs aim for 256-512 programs (2-4 per SM) each with >= 64 KiB in flight.
+# Autotune configs. fp8 is 1 byte, so BLOCK_K=128 is a 128-byte row per operand tile (full cp.async lines).
+# Shared memory per stage = (BLOCK_M + BLOCK_N) * BLOCK_K bytes: 256x128x128: 48 KiB x 3 stages = 144 KiB;
+# 128x128x256: 64 KiB x 3 = 192 KiB; 128x128x128: 32 KiB x 4 = 128 KiB.
+# Measured on an H200 (Triton 3.6, CUDA-graph timing, default precise accumulation, b K-major):
+#   8192^3: 256x128x128 w8 s3 912 TF/s, 128x128x256 w8 s3 899, 128x128x128 w8 s4 837 (torch._scaled_mm:
+#   ~1280); 128x256x128 only 425-446 (probably register spills: its accumulator plus the promotion
+#   partial are 256 fp32 registers a thread): not listed.
+#   Decode N = K = 8192 (b = 64 MiB, memory-bound): 22-24 us (2.8-3.0 TB/s) for each decode config below
+#   (torch._scaled_mm: 19 us); split-K with 256-512 programs (2-4 per SM).
 # ---------------------------------------------------------------------------------------------------------
 def _cfg(bm, bn, bk, gm, sk, warps, stages):
     return triton.Config(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, SPLIT_K=sk), num_warps=warps,
@@ -57,18 +66,18 @@ def _cfg(bm, bn, bk, gm, sk, warps, stages):
 
 
 CONFIGS = [
-    # Large M (prefill / training, M >= 256): compute-bound, big tiles, no split.
-    _cfg(128, 256, 128, 8, 1, 8, 3),
+    # Large M (prefill / training, M > 128): compute-bound, big tiles, no split.
+    _cfg(256, 128, 128, 8, 1, 8, 3),
+    _cfg(128, 128, 256, 8, 1, 8, 3),
     _cfg(128, 128, 128, 8, 1, 8, 4),
-    _cfg(128, 128, 128, 8, 1, 4, 4),
-    # Mid M (33..256): 64-row tiles.
+    # Mid M (65..256): 64-row tiles.
     _cfg(64, 128, 128, 8, 1, 4, 4),
-    # Decode M in 33..64: N/64 = 128 tiles x 2 splits = 256 programs at N = 8192.
+    # Decode / small M (<= 64): N/64 = 128 tiles x 2 splits = 256 programs at N = 8192 (21.9 us at M=1).
     _cfg(64, 64, 128, 8, 2, 4, 4),
-    # Decode M in 17..32: 128 tiles x 4 splits = 512 programs.
+    # 128 tiles x 4 splits = 512 programs (22.9 us at M=1).
     _cfg(32, 64, 128, 8, 4, 4, 4),
-    # Decode M <= 16: 16-row tiles (the smallest mma M), 512 programs each.
-    _cfg(16, 64, 256, 8, 4, 4, 4),
+    # 16-row tiles (the smallest mma M): 64 tiles x 4 / x 8 splits (22.3 / 23.1 us at M=1).
+    _cfg(16, 128, 256, 8, 4, 4, 4),
     _cfg(16, 128, 128, 8, 8, 4, 4),
     # Narrow problems (N <= 2048, e.g. small heads or tests): small tiles, with and without split-K. GROUP_M=4
     # so a 37-row test (3 tile-rows) sits in one partial group. The tiny test cases pin these two.
@@ -80,7 +89,9 @@ CONFIGS = [
 def _prune_configs(configs, named_args, **kwargs):
     """Keep the configs suited to (M, N, K); always returns at least one.
 
-    - BLOCK_M <= max(16, next_pow2(M)): no 128-row tile (127 of 128 rows masked) for M = 1;
+    - BLOCK_M <= max(64, next_pow2(M)): no 128/256-row tiles for small M (M = 1 would mask 255 of 256
+      rows; up to 64 rows cost nothing measurable when b's bandwidth is the limit: 21.9 us with 64 rows vs
+      23.1 us with 16 at M = 1);
     - SPLIT_K > 1 only for M <= 64: for larger M there are enough output tiles to fill the SMs, and the
       workspace round trip (2 * SPLIT_K * M * N * 4 bytes) would cost more than it hides;
     - BLOCK_M >= 64 for M >= 256: small row tiles re-read b M/BLOCK_M times;
@@ -89,7 +100,7 @@ def _prune_configs(configs, named_args, **kwargs):
     """
     args = {**named_args, **kwargs}
     M, N, K = int(args["M"]), int(args["N"]), int(args["K"])
-    max_bm = max(16, triton.next_power_of_2(M))
+    max_bm = max(64, triton.next_power_of_2(M))
     kept = []
     for c in configs:
         bm, bn, bk, sk = (c.kwargs[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K"))
@@ -107,7 +118,9 @@ def _prune_configs(configs, named_args, **kwargs):
     return kept
 
 
-@triton.autotune(configs=CONFIGS, key=["M", "N", "K"], prune_configs_by={"early_config_prune": _prune_configs})
+# FAST_ACCUM is in the key so that precise and fast calls on one shape keep separate tuned configs.
+@triton.autotune(configs=CONFIGS, key=["M", "N", "K", "FAST_ACCUM"],
+                 prune_configs_by={"early_config_prune": _prune_configs})
 @triton.jit
 def fp8_gemm_kernel(
     a_ptr,        # (M, K) float8e4nv, strides (stride_am, stride_ak)
@@ -161,7 +174,8 @@ def fp8_gemm_kernel(
             acc = tl.dot(a, b, acc)
         else:
             # Hopper's fp8 wgmma keeps only ~14 mantissa bits in its running accumulator; chained over
-            # K = 8192 that gave max errors of 0.56 (4x the bf16 output rounding) in the 8192^3 case.
+            # K = 8192 that gave a max error of 0.56 in the 8192^3 case (0.23 with promotion, which is the
+            # bf16 output rounding of values up to ~90) and failed the 3e-2 tolerance.
             # max_num_imprecise_acc=BLOCK_K makes each tile's dot accumulate into a fresh partial that is
             # then added to acc in full fp32 (promotion every BLOCK_K = 64..256 products, as DeepSeek-V3
             # does every 128). No effect on mma.sync (16/32-row tiles) or other GPUs.

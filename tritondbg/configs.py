@@ -176,12 +176,18 @@ class Pinning:
             Autotuner.run = original
 
 
-def plan(kernels, case_config: dict[str, Any] | None, requested: dict[str, Any], *, interpret: bool) -> Pinning:
-    """Decide which config each autotuned kernel of a scenario runs with."""
+def plan(kernels, case_config: dict[str, Any] | None, requested: dict[str, Any], *, interpret: bool,
+         exact: dict[str, Any] | None = None) -> Pinning:
+    """Decide which config each autotuned kernel of a scenario runs with.
+
+    ``exact``: kernel name -> triton.Config to run as is (an all-configs sweep), overriding the rest."""
     tuners = autotuners(kernels)
     check_keys(tuners, requested)
     pins: dict[int, tuple[Any, str]] = {}
     for name, tuner in tuners.items():
+        if exact and name in exact:
+            pins[id(tuner)] = (exact[name], "sweep")
+            continue
         chosen = choose(tuner, name, requested, strict=True) if requested else None
         if chosen is not None:
             pins[id(tuner)] = (chosen, "--config")

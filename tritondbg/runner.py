@@ -115,14 +115,52 @@ def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
     return f"{where}{type(cause).__name__}: {text[0] if text else ''}".strip()
 
 
+class Instrument:
+    """Something that watches a launch (sanitizers, the stepper, the profiler) and adds findings to the result.
+
+    ``active(scenario, case, inputs)`` is entered around the launch (after the reference ran);
+    ``finish(result, out, expected)`` runs after the comparison (``out`` is None when the launch raised) and
+    may append to ``result.findings`` (dicts with at least ``kind`` and ``message``) or ``result.extra``.
+    A finding with ``"severity": "error"`` (the default) makes the case fail.
+    """
+
+    name = "instrument"
+
+    def active(self, scenario: Scenario, case: Case, inputs: dict):
+        import contextlib
+
+        return contextlib.nullcontext()
+
+    def finish(self, result: CaseResult, out, expected) -> None:
+        pass
+
+
+def _enter_all(stack, instruments, scenario, case, inputs):
+    for inst in instruments:
+        stack.enter_context(inst.active(scenario, case, inputs))
+
+
+def _apply_findings(result: CaseResult) -> None:
+    errors = [f for f in result.findings if f.get("severity", "error") == "error"]
+    if errors and result.status == "pass":
+        result.status = "fail"
+        kinds = sorted({f.get("kind", "?") for f in errors})
+        result.message = f"{len(errors)} finding(s): {', '.join(kinds)}"
+
+
 def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: int,
-             config: dict[str, Any] | None = None) -> CaseResult:
-    """Build inputs, run the reference and the kernel, compare. Never raises for a kernel failure."""
+             config: dict[str, Any] | None = None, instruments: Sequence[Instrument] = (),
+             pinned: Any = None) -> CaseResult:
+    """Build inputs, run the reference and the kernel, compare. Never raises for a kernel failure.
+
+    ``pinned``: an exact triton.Config to run for every autotuned kernel (all-configs sweeps)."""
+    import contextlib
+
     import torch
 
     interpret = _mode == "interpret"
     tdtype = torch_dtype(dtype)
-    pinning = plan(scenario.kernels, case.config, config or {}, interpret=interpret)
+    pinning = plan(scenario.kernels, case.config, config or {}, interpret=interpret, exact=pinned)
     result = CaseResult(kernel=scenario.name, case=case.name, dtype=dtype, mode=_mode or "?", device=device,
                         seed=seed, params=dict(case.params))
     if scenario.flops:
@@ -135,29 +173,39 @@ def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: i
     t0 = time.perf_counter()
     expected = scenario.reference_for(case)(**inputs)
     result.reference_s = time.perf_counter() - t0
+    out = None
     try:
-        with pinning.active():
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(pinning.active())
+            _enter_all(stack, instruments, scenario, case, inputs)
             t0 = time.perf_counter()
             out = scenario.launch_for(case)(**inputs)
             _sync(device)
             result.wall_s = time.perf_counter() - t0
     except Exception as exc:  # a kernel failure is a result, not a crash of the tool
         result.status, result.message = "error", kernel_error_message(exc, scenario)
-        result.config, result.config_source = pinning.used, pinning.sources
-        return result
+        out = None
     result.config, result.config_source = pinning.used, pinning.sources
+    if out is not None:
+        _compare_into(result, out, expected, dtype, case)
+    for inst in instruments:
+        inst.finish(result, out, expected)
+    _apply_findings(result)
+    return result
+
+
+def _compare_into(result: CaseResult, out, expected, dtype: str, case: Case) -> None:
     atol, rtol = tolerance(dtype, case.atol, case.rtol)
     try:
         result.errors = compare(out, expected, atol, rtol)
     except ValueError as exc:
         result.status, result.message = "error", str(exc)
-        return result
+        return
     if not all(e.passed for e in result.errors):
         result.status = "fail"
         worst = max(result.errors, key=lambda e: e.mismatched)
         result.message = (f"{worst.mismatched}/{worst.numel} elements of {worst.name} outside "
                           f"atol={worst.atol:g} rtol={worst.rtol:g}")
-    return result
 
 
 def default_device(mode: str) -> str:
@@ -171,7 +219,8 @@ def default_device(mode: str) -> str:
 
 
 def run(target: str, *, mode: str = "interpret", cases: str | None = None, dtype: str | None = None,
-        config: str | dict | None = None, seed: int = 0, command: str = "") -> RunRecord:
+        config: str | dict | None = None, seed: int = 0, command: str = "",
+        instruments: Sequence[Instrument] = ()) -> RunRecord:
     """Run a scenario's selected cases x dtypes in one mode and return the record of the run."""
     set_mode(mode)
     device = default_device(mode)
@@ -184,7 +233,8 @@ def run(target: str, *, mode: str = "interpret", cases: str | None = None, dtype
     record = RunRecord(command=command or f"{mode} {target}")
     for case, dtypes in plan_checks:
         for dt in dtypes:
-            record.results.append(run_case(scenario, case, dt, device=device, seed=seed, config=requested))
+            record.results.append(run_case(scenario, case, dt, device=device, seed=seed, config=requested,
+                                           instruments=instruments))
     record.environment = environment()
     record.extra["scenario_source"] = scenario.source
     from tritondbg import __version__
