@@ -23,7 +23,8 @@ Design:
 - Autotuned over (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K, num_warps, num_stages), keyed on (M, N, K);
   ``early_config_prune`` keeps the configs that suit M (no 128-row tiles for M=1, no split-K for M > 64).
   ``FAST_ACCUM`` is part of the key.
-  The wrapper reads the chosen config (``best_config``) to size the workspace and launch the reduction.
+  The wrapper sizes the workspace for the splits the autotuner may run (each config's ``pre_hook`` grows it
+  if a config pinned from outside needs more) and reads ``best_config`` to launch the reduction.
 
 Numerics: products of e4m3 values are exact in fp32 and accumulate in fp32. Hopper's fp8 wgmma accumulates
 in reduced precision (~14 mantissa bits), so by default each BLOCK_K-deep tile product is promoted to the
@@ -60,17 +61,31 @@ OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 #   Decode N = K = 8192 (b = 64 MiB, memory-bound): 22-24 us (2.8-3.0 TB/s) for each decode config below
 #   (torch._scaled_mm: 19 us); split-K with 256-512 programs (2-4 per SM).
 # ---------------------------------------------------------------------------------------------------------
+def _grow_workspace(nargs):
+    """Config pre_hook, run right before every launch of a config (benchmark runs included): make the fp32
+    workspace hold this config's SPLIT_K partial tiles. The wrapper sizes it for the configs it expects;
+    this covers a config pinned from outside (e.g. a split config forced on a large M). ``resize_`` keeps
+    the tensor object that is already bound as the ``ws_ptr`` argument, so the launch sees the new memory."""
+    split = nargs["SPLIT_K"]
+    if split > 1:
+        ws = nargs["ws_ptr"]
+        need = split * nargs["M"] * nargs["N"]
+        if ws.numel() < need:
+            ws.resize_(need)
+
+
 def _cfg(bm, bn, bk, gm, sk, warps, stages):
     return triton.Config(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, SPLIT_K=sk), num_warps=warps,
-                         num_stages=stages)
+                         num_stages=stages, pre_hook=_grow_workspace)
 
 
 CONFIGS = [
-    # Large M (prefill / training, M > 128): compute-bound, big tiles, no split.
+    # Large M (prefill / training; the prune admits 128-row tiles from M = 65, 256-row from M = 129):
+    # compute-bound, big tiles, no split.
     _cfg(256, 128, 128, 8, 1, 8, 3),
     _cfg(128, 128, 256, 8, 1, 8, 3),
     _cfg(128, 128, 128, 8, 1, 8, 4),
-    # Mid M (65..256): 64-row tiles.
+    # Mid M (65..256), or small M when N alone gives enough tiles: 64-row tiles, no split.
     _cfg(64, 128, 128, 8, 1, 4, 4),
     # Decode / small M (<= 64): N/64 = 128 tiles x 2 splits = 256 programs at N = 8192 (21.9 us at M=1).
     _cfg(64, 64, 128, 8, 2, 4, 4),
@@ -126,7 +141,7 @@ def fp8_gemm_kernel(
     a_ptr,        # (M, K) float8e4nv, strides (stride_am, stride_ak)
     b_ptr,        # (K, N) float8e4nv, strides (stride_bk, stride_bn); K-major (stride_bk == 1) is fastest
     c_ptr,        # (M, N) out_dtype, strides (stride_cm, stride_cn); written only when SPLIT_K == 1
-    ws_ptr,       # (SPLIT_K, M, N) fp32 contiguous partials; written only when SPLIT_K > 1
+    ws_ptr,       # (SPLIT_K, M, N) fp32 contiguous partials (flat, >= SPLIT_K*M*N); written if SPLIT_K > 1
     scale_a_ptr,  # fp32: 1 value (per-tensor) or M values (SCALE_A_ROWS); read only when SPLIT_K == 1
     scale_b_ptr,  # fp32: 1 value (per-tensor) or N values (SCALE_B_COLS); read only when SPLIT_K == 1
     M, N, K,
@@ -260,7 +275,8 @@ def _scale_vector(scale, length, name, axis_name, device):
 
 def _max_split(M, N, K):
     """Largest SPLIT_K the autotuner may run for this shape (it benchmarks every candidate into the
-    workspace). A pinned single config is never pruned; otherwise the prune admits splits for M <= 64 only."""
+    workspace): all listed configs for M <= 64 (at most 8 * 64 * N * 4 bytes), the pruned ones (no split)
+    above. A config pinned from outside with a larger split is handled by ``_grow_workspace``."""
     configs = fp8_gemm_kernel.configs
     if len(configs) > 1 and M > 64:
         configs = _prune_configs(configs, dict(M=M, N=N, K=K))
@@ -297,9 +313,10 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
     if K == 0:
         return c.zero_()
 
-    # Workspace for the largest split the autotuner may try (it benchmarks every candidate into it).
+    # fp32 workspace, flat: (split, M, N) partials. Sized here for the splits the autotuner may try; the
+    # configs' pre_hook grows it if a larger split is run. Never aliased with c (the hook may resize it).
     max_split = _max_split(M, N, K)
-    ws = torch.empty((max_split, M, N), device=a.device, dtype=torch.float32) if max_split > 1 else c
+    ws = torch.empty(max_split * M * N if max_split > 1 else 1, device=a.device, dtype=torch.float32)
 
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), meta["SPLIT_K"])
@@ -311,8 +328,11 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
         c.stride(0), c.stride(1),
         SCALE_A_ROWS=sa_rows, SCALE_B_COLS=sb_cols, FAST_ACCUM=bool(fast_accum),
     )
-    split_k = fp8_gemm_kernel.best_config.kwargs["SPLIT_K"]
+    split_k = fp8_gemm_kernel.best_config.kwargs["SPLIT_K"]  # the config that just ran
     if split_k > 1:
+        if ws.numel() < split_k * M * N:  # a split config without the pre_hook wrote past ws: fail loudly
+            raise RuntimeError(f"fp8_gemm: SPLIT_K={split_k} ran with a workspace of {ws.numel()} floats "
+                               f"< {split_k}*{M}*{N}; split-K configs need pre_hook=_grow_workspace")
         splitk_reduce_kernel[(triton.cdiv(M * N, _REDUCE_BLOCK),)](
             ws, c, sa, sb, M, N, split_k,
             c.stride(0), c.stride(1),

@@ -12,12 +12,18 @@ def make_inputs(case, dtype, device, generator):
     return dict(x=x.to(device=device, dtype=dtype), y=y.to(device=device, dtype=dtype))
 
 
+def baseline(x, y):
+    """torch x + y"""
+    return x + y
+
+
 SCENARIO = Scenario(
     name="add",
     description="masked element-wise vector add out = x + y (1-D grid, one program per BLOCK elements)",
     make_inputs=make_inputs,
     launch=K.add,
     reference=K.reference,
+    baseline=baseline,
     kernels=[K.add_kernel],
     flops=lambda case, dtype: K.flops(**case.params),
     bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),

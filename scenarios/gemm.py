@@ -22,12 +22,23 @@ def make_inputs(case, dtype, device, generator):
     return dict(a=a, b=b, activation=p.get("activation"))
 
 
+def baseline(a, b, activation=None):
+    """torch.matmul (+ activation) at the input dtype"""
+    c = a @ b
+    if activation == "gelu":
+        return torch.nn.functional.gelu(c, approximate="tanh")
+    if activation == "silu":
+        return torch.nn.functional.silu(c)
+    return c
+
+
 SCENARIO = Scenario(
     name="gemm",
     description="c = act(a @ b), fp16/bf16 with fp32 accumulation, grouped tile ordering, fused gelu/silu",
     make_inputs=make_inputs,
     launch=K.gemm,
     reference=K.reference,
+    baseline=baseline,
     kernels=[K.gemm_kernel],
     flops=lambda case, dtype: K.flops(**case.params),
     bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),

@@ -23,6 +23,11 @@ def make_inputs(case, dtype, device, generator):
     return inputs
 
 
+def baseline(x, weight, bias, eps=1e-5, **_):
+    """torch F.layer_norm"""
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, eps)
+
+
 _ALL = ("float32", "float16", "bfloat16")
 _HALF = ("float16", "bfloat16")
 
@@ -32,6 +37,7 @@ SCENARIO = Scenario(
     make_inputs=make_inputs,
     launch=K.layernorm,
     reference=K.reference,
+    baseline=baseline,
     kernels=[K.layernorm_fwd_kernel, K.layernorm_fwd_looped_kernel],
     flops=lambda case, dtype: K.flops(**case.params),
     bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),

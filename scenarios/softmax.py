@@ -15,6 +15,11 @@ def make_inputs(case, dtype, device, generator):
     return inputs
 
 
+def baseline(x, **_):
+    """torch.softmax"""
+    return torch.softmax(x, dim=-1)
+
+
 _ALL = ("float32", "float16", "bfloat16")
 
 SCENARIO = Scenario(
@@ -23,6 +28,7 @@ SCENARIO = Scenario(
     make_inputs=make_inputs,
     launch=K.softmax,
     reference=K.reference,
+    baseline=baseline,
     kernels=[K.softmax_kernel, K.softmax_looped_kernel],
     flops=lambda case, dtype: K.flops(**case.params),
     bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),

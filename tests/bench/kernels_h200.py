@@ -1,0 +1,172 @@
+"""Bundled kernels against their vendor baselines on the local GPU, in the same run (issue 7's table).
+
+    python tests/bench/kernels_h200.py [--only gemm,attention] [--json out.json]
+
+For every GPU-size case of every bundled scenario: our launch and the baseline(s), median of
+triton.testing.do_bench on fresh random inputs (the scenario's make_inputs, seed 0), the ratio
+baseline_time / our_time (> 1: we are faster), TFLOP/s or TB/s. Prints a markdown table.
+Needs a CUDA GPU; runs each kernel compiled and autotuned as a user's first call would.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+
+os.environ.setdefault("TRITON_INTERPRET", "0")
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import triton  # noqa: E402
+from triton.testing import do_bench  # noqa: E402
+
+from tritondbg import loader, runner  # noqa: E402
+
+
+def _copy_baseline(inputs):
+    x = next(v for v in inputs.values() if isinstance(v, torch.Tensor))
+    out = torch.empty_like(x)
+    return {"copy": lambda: out.copy_(x)}
+
+
+def _sdpa(q, k, v, causal, backend=None):
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def call():
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    if backend is None:
+        return call
+    be = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[backend]
+
+    def with_backend():
+        with sdpa_kernel(be):
+            return call()
+    return with_backend
+
+
+def baselines(kernel: str, inputs: dict) -> dict:
+    """name -> zero-argument callable: the vendor baseline(s) for one scenario's inputs."""
+    if kernel == "gemm":
+        a, b, act = inputs["a"], inputs["b"], inputs.get("activation")
+        fn = {None: lambda x: x, "gelu": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu}[act]
+        return {"torch.matmul" + (f"+{act}" if act else ""): lambda: fn(torch.matmul(a, b))}
+    if kernel == "fp8_gemm":
+        a, b = inputs["a"], inputs["b"]
+        bt = b.t().contiguous().t()  # _scaled_mm wants b column-major
+        sa = inputs["scale_a"].reshape(()).float()
+        sb = inputs["scale_b"].reshape(()).float()
+        return {"torch._scaled_mm": lambda: torch._scaled_mm(a, bt, scale_a=sa, scale_b=sb,
+                                                             out_dtype=inputs["out_dtype"])}
+    if kernel == "attention":
+        if "q" in inputs and inputs["q"].dim() == 3:  # decode
+            q = inputs["q"].unsqueeze(2)
+            k, v = inputs["k_cache"], inputs["v_cache"]
+            return {"sdpa default": _sdpa(q, k, v, False), "sdpa flash": _sdpa(q, k, v, False, "flash")}
+        q, k, v, causal = inputs["q"], inputs["k"], inputs["v"], inputs["causal"]
+        return {"sdpa flash": _sdpa(q, k, v, causal, "flash"), "sdpa cudnn": _sdpa(q, k, v, causal, "cudnn")}
+    if kernel == "layernorm":
+        x, w, b, eps = inputs["x"], inputs["weight"], inputs["bias"], inputs["eps"]
+        return {**_copy_baseline(inputs), "F.layer_norm": lambda: F.layer_norm(x, x.shape[-1:], w, b, eps)}
+    if kernel == "softmax":
+        x = inputs["x"]
+        return {**_copy_baseline(inputs), "torch.softmax": lambda: torch.softmax(x, -1)}
+    if kernel == "add":
+        x, y = inputs["x"], inputs["y"]
+        return {"torch.add": lambda: torch.add(x, y)}
+    return {}
+
+
+def bench_case(scenario, case, dtype_name):
+    dtype = getattr(torch, dtype_name)
+    gen = torch.Generator().manual_seed(0)
+    inputs = scenario.make_inputs(case, dtype, "cuda", gen)
+    launch = scenario.launch_for(case)
+    launch(**inputs)  # autotune + compile outside the timing
+    torch.cuda.synchronize()
+    ours = do_bench(lambda: launch(**inputs), warmup=100, rep=500)
+    flops = scenario.flops(case, dtype) if scenario.flops else None
+    nbytes = scenario.bytes(case, dtype) if scenario.bytes else None
+    row = {"kernel": scenario.name, "case": case.name, "dtype": dtype_name, "ours_ms": ours,
+           "tflops": flops / ours / 1e9 if flops else None, "tbps": nbytes / ours / 1e9 if nbytes else None,
+           "baselines": {}}
+    for name, fn in baselines(scenario.name, inputs).items():
+        try:
+            fn()
+            torch.cuda.synchronize()
+            t = do_bench(fn, warmup=100, rep=500)
+        except Exception as e:  # a backend missing for this shape is a row note, not a crash
+            row["baselines"][name] = {"error": f"{type(e).__name__}: {str(e)[:80]}"}
+            continue
+        entry = {"ms": t, "ratio": t / ours}
+        if name == "copy":  # copy of x: read + write of x's bytes; ours as % of copy bandwidth
+            x_bytes = 2 * next(v for v in inputs.values() if isinstance(v, torch.Tensor)).nbytes
+            entry["copy_tbps"] = x_bytes / t / 1e9
+            entry["pct_of_copy"] = 100 * (nbytes / ours) / (x_bytes / t) if nbytes else None
+        row["baselines"][name] = entry
+    from tritondbg.configs import autotuners, config_dict
+    row["configs"] = {k: config_dict(t.best_config) for k, t in autotuners(scenario.kernels).items()
+                      if getattr(t, "best_config", None) is not None}
+    return row
+
+
+def markdown(rows, meta) -> str:
+    lines = [f"Date {meta['date']}, GPU {meta['gpu']}, Triton {meta['triton']}, torch {meta['torch']}.",
+             f"Command: `{meta['command']}`", "",
+             "| kernel | case | dtype | ours | TFLOP/s | TB/s | baseline | baseline time | ratio (base/ours) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        for i, (name, b) in enumerate(r["baselines"].items() or [("-", {})]):
+            first = i == 0
+            cells = [r["kernel"] if first else "", r["case"] if first else "", r["dtype"] if first else "",
+                     f"{r['ours_ms'] * 1e3:.1f} µs" if first else "",
+                     f"{r['tflops']:.0f}" if first and r["tflops"] else "",
+                     f"{r['tbps']:.2f}" if first and r["tbps"] else "", name]
+            if "error" in b:
+                cells += [b["error"], ""]
+            elif b:
+                extra = f" ({b['pct_of_copy']:.0f}% of copy)" if b.get("pct_of_copy") else ""
+                cells += [f"{b['ms'] * 1e3:.1f} µs", f"{b['ratio']:.2f}×{extra}"]
+            else:
+                cells += ["", ""]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="comma-separated kernels (default: all)")
+    ap.add_argument("--cases", default="", help="comma-separated case names (default: every GPU case)")
+    ap.add_argument("--json", default=None, help="also write the rows as JSON here")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("needs a CUDA GPU", file=sys.stderr)
+        return 2
+    runner.set_mode("compiled")
+    only = [k for k in args.only.split(",") if k] or loader.bundled_names()
+    wanted_cases = [c for c in args.cases.split(",") if c]
+    rows = []
+    for name in only:
+        scenario = loader.load(name)
+        for case in scenario.cases:
+            if case.interpret or (wanted_cases and case.name not in wanted_cases):
+                continue
+            for dtype_name in case.dtypes:
+                row = bench_case(scenario, case, dtype_name)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                torch.cuda.empty_cache()
+    meta = {"date": dt.date.today().isoformat(), "gpu": torch.cuda.get_device_name(),
+            "triton": triton.__version__, "torch": torch.__version__,
+            "command": "python " + " ".join(sys.argv)}
+    print(markdown(rows, meta))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
