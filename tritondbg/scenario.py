@@ -54,6 +54,9 @@ class Scenario:
     - ``flops(case, dtype) / bytes(case, dtype) -> float``: work and minimal DRAM traffic of one launch
       (optional; ``dtype`` is the torch dtype of the run).
     - ``kernels``: the ``@triton.jit`` / ``@triton.autotune`` objects the launch uses (for list, ir, configs).
+    - ``baseline(**inputs)``: optional, torch's own fast way to do the same work at the run's dtype (e.g.
+      ``torch.matmul`` in bf16, not the fp32 reference); ``profile`` times it for the speed ratio and never
+      compares its output. Without it, ``profile`` times ``reference`` and says so.
     """
 
     name: str
@@ -65,6 +68,7 @@ class Scenario:
     flops: Callable[[Case, Any], float] | None = None
     bytes: Callable[[Case, Any], float] | None = None
     description: str = ""
+    baseline: Callable[..., Any] | None = None
     source: str = ""  # filled by the loader: the file the scenario came from
 
     def case(self, name: str) -> Case:
