@@ -69,6 +69,8 @@ class Scenario:
     bytes: Callable[[Case, Any], float] | None = None
     description: str = ""
     baseline: Callable[..., Any] | None = None
+    deterministic: bool = True   # claims bitwise-equal outputs for equal inputs (the determinism gate checks it)
+    limits: Mapping[str, Any] | None = None  # resources gate: max_spills (0), max_shared, max_regs overrides
     source: str = ""  # filled by the loader: the file the scenario came from
 
     def case(self, name: str) -> Case:

@@ -1,0 +1,328 @@
+"""The gates. Each takes a Scenario and a GateContext and returns a GateOutcome (pass / FAIL / skipped).
+
+A gate whose machinery needs the other execution mode (the sanitizers need the interpreter, IR stats need
+compiled mode without a launch) runs it through the `tritondbg` CLI in a subprocess: TRITON_INTERPRET is
+fixed per process. A gate that cannot run here says skipped with the reason, never passed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from tritondbg import runner
+from tritondbg.check.outcome import FAIL, PASS, SKIP, GateOutcome
+from tritondbg.configs import autotuners, config_dict, config_str
+
+# Three-way check for low precision (flash-attention's test_layer_norm habit): the kernel's error against the
+# fp32 reference may be at most K times torch-at-the-same-dtype's error, plus atol.
+THREE_WAY_K = 2.0
+LOW_PRECISION = ("float16", "bfloat16", "float8_e4m3fn")
+
+
+@dataclass
+class GateContext:
+    device: str = "cpu"                      # "cpu": interpreter; "cuda": compiled on the local GPU
+    seed: int = 0
+    arch: str | None = None                  # resources gate target (default: local GPU, else sm_90)
+    baseline_file: str = "tritondbg-baseline.json"
+    update_baseline: bool = False
+    perf_margin: float = 0.10                # perf gate: allowed slow-down against the recorded baseline
+    perf_min_ratio: float = 0.5              # perf gate: torch_time / our_time must be at least this
+    target: str = ""                         # how the scenario was named (bundled name or file::name)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def interpret(self) -> bool:
+        return self.device == "cpu"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# instruments used by the gates
+# ---------------------------------------------------------------------------------------------------------
+
+class Capture(runner.Instrument):
+    """Keeps the inputs and the kernel's outputs (CPU copies) of each launch."""
+
+    name = "capture"
+
+    def __init__(self):
+        self.inputs: dict | None = None
+        self.outputs: list = []
+
+    def active(self, scenario, case, inputs):
+        import contextlib
+
+        self.inputs = inputs
+        return contextlib.nullcontext()
+
+    def finish(self, result, out, expected) -> None:
+        import torch
+
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        self.outputs.append([o.detach().to("cpu").clone() if isinstance(o, torch.Tensor) else o for o in outs])
+
+
+class ThreeWay(runner.Instrument):
+    """Low precision: kernel error vs the fp32 reference <= K * torch-at-same-dtype error + atol."""
+
+    name = "three_way"
+
+    def __init__(self, scenario):
+        self.scenario = scenario
+        self.inputs = None
+
+    def active(self, scenario, case, inputs):
+        import contextlib
+
+        self.inputs, self.case = inputs, case
+        return contextlib.nullcontext()
+
+    def finish(self, result, out, expected) -> None:
+        import torch
+
+        from tritondbg.compare import _as_list, tolerance
+
+        if out is None or result.dtype not in LOW_PRECISION or self.scenario.baseline is None:
+            return
+        try:
+            base = self.scenario.baseline(**self.inputs)
+        except Exception as e:  # e.g. torch._scaled_mm has no CPU kernel: say so, the tolerance check stands
+            result.extra["three_way"] = f"skipped: torch baseline failed on {result.device}: {type(e).__name__}"
+            return
+        atol, _ = tolerance(result.dtype, self.case.atol, self.case.rtol)
+        rows = []
+        for o, b, r in zip(_as_list(out), _as_list(base), _as_list(expected)):
+            r = r.detach().to("cpu", torch.float32)
+            e_kernel = float((o.detach().to("cpu", torch.float32) - r).abs().nan_to_num(float("inf")).max())
+            e_torch = float((b.detach().to("cpu", torch.float32) - r).abs().nan_to_num(float("inf")).max())
+            rows.append({"kernel_err": e_kernel, "torch_err": e_torch, "bound": THREE_WAY_K * e_torch + atol})
+        result.extra["three_way"] = rows
+        for row in rows:
+            if row["kernel_err"] > row["bound"]:
+                result.findings.append({
+                    "kind": "three_way", "severity": "error",
+                    "message": (f"kernel error {row['kernel_err']:.3g} > {THREE_WAY_K:g} x torch {result.dtype} "
+                                f"error {row['torch_err']:.3g} + atol {atol:g}")})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------------------
+
+def _cases(scenario, ctx: GateContext):
+    """Cases a gate runs here: interpretable ones on the CPU, every case on a GPU."""
+    return [c for c in scenario.cases if c.interpret or not ctx.interpret]
+
+
+def _device(ctx: GateContext) -> str:
+    return "cpu" if ctx.interpret else "cuda"
+
+
+def _first_failure(results) -> str:
+    for r in results:
+        if r.status != "pass":
+            return f"{r.case}/{r.dtype}: {r.message}"
+    return ""
+
+
+def _cli(args: list[str], timeout: int = 900) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    env["TRITONDBG_SAVE"] = "0"
+    return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def _bitwise_equal(x, y) -> bool:
+    import torch
+
+    if x.shape != y.shape or x.dtype != y.dtype:
+        return False
+    return torch.equal(x.contiguous().reshape(-1).view(torch.uint8), y.contiguous().reshape(-1).view(torch.uint8))
+
+
+def _count_differ(x, y) -> int:
+    a, b = x.float(), y.float()
+    return int((~((a == b) | (a.isnan() & b.isnan()))).sum())
+
+
+def _json_or_none(text: str):
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# gates
+# ---------------------------------------------------------------------------------------------------------
+
+def correctness(scenario, ctx: GateContext) -> GateOutcome:
+    """Every case and dtype against the reference (+ the three-way check for low precision)."""
+    results = []
+    for case in _cases(scenario, ctx):
+        for dtype in case.dtypes:
+            results.append(runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
+                                           instruments=[ThreeWay(scenario)]))
+    failed = [r for r in results if r.status != "pass"]
+    if failed:
+        return GateOutcome(scenario.name, "correctness", FAIL, _first_failure(results), {"failed": len(failed)},
+                           results)
+    skipped_3w = sorted({r.extra["three_way"] for r in results if isinstance(r.extra.get("three_way"), str)})
+    summary = f"{len(results)} case x dtype runs match" + (f" ({'; '.join(skipped_3w)})" if skipped_3w else "")
+    return GateOutcome(scenario.name, "correctness", PASS, summary, {}, results)
+
+
+def all_configs(scenario, ctx: GateContext) -> GateOutcome:
+    """Every autotune config of every autotuned kernel is correct, not only the winner."""
+    tuners = autotuners(scenario.kernels)
+    if not tuners:
+        return GateOutcome(scenario.name, "all-configs", SKIP, "no autotuned kernel")
+    results, bad = [], []
+    cases = [c for c in _cases(scenario, ctx) if c.interpret]  # small shapes: configs x cases runs
+    for name, tuner in tuners.items():
+        for cfg in tuner.configs:
+            for case in cases:
+                r = runner.run_case(scenario, case, case.dtypes[0], device=_device(ctx), seed=ctx.seed,
+                                    pinned={name: cfg})
+                if name not in r.config:  # this case does not launch this kernel (e.g. prefill vs decode)
+                    continue
+                r.extra["swept"] = {"kernel": name, "config": config_dict(cfg)}
+                results.append(r)
+                if r.status != "pass":
+                    bad.append(f"{name} {config_str(config_dict(cfg))} on {case.name}: {r.message}")
+    if bad:
+        return GateOutcome(scenario.name, "all-configs", FAIL, f"{len(bad)} config run(s) wrong; first: {bad[0]}",
+                           {"wrong": bad}, results)
+    n = sum(len(t.configs) for t in tuners.values())
+    return GateOutcome(scenario.name, "all-configs", PASS, f"{n} configs correct on {len(results)} runs", {}, results)
+
+
+def sanitize(scenario, ctx: GateContext) -> GateOutcome:
+    """No out-of-bounds access, cross-program race, NaN/Inf born in the kernel, or read of undefined lanes."""
+    try:
+        from tritondbg.interp.sanitize import Sanitizer
+    except ImportError as e:
+        return GateOutcome(scenario.name, "sanitize", SKIP, f"sanitizers not available: {e}")
+    if runner.current_mode() != "interpret":
+        p = _cli(["interpret", ctx.target or scenario.name, "--case", "all", "--json"])
+        record = _json_or_none(p.stdout)
+        if record is None:
+            return GateOutcome(scenario.name, "sanitize", FAIL, (p.stderr.strip().splitlines() or ["no output"])[-1])
+        from tritondbg.record import RunRecord
+
+        results = RunRecord.from_dict(record).results
+    else:
+        results = []
+        for case in _cases(scenario, ctx):
+            for dtype in case.dtypes:
+                results.append(runner.run_case(scenario, case, dtype, device="cpu", seed=ctx.seed,
+                                               instruments=[Sanitizer()]))
+    findings = [(r, f) for r in results for f in r.findings if f.get("severity", "error") == "error"]
+    if findings:
+        r, f = findings[0]
+        where = f"{f.get('file', '?')}:{f.get('line', '?')}"
+        return GateOutcome(scenario.name, "sanitize", FAIL,
+                           f"{f.get('kind')} at {where} ({r.case}/{r.dtype}): {f.get('message', '')}",
+                           {"findings": [f for _, f in findings]}, results)
+    errors = [r for r in results if r.status == "error"]
+    if errors:
+        return GateOutcome(scenario.name, "sanitize", FAIL, _first_failure(errors), {}, results)
+    return GateOutcome(scenario.name, "sanitize", PASS, f"no finding on {len(results)} runs", {}, results)
+
+
+def resources(scenario, ctx: GateContext) -> GateOutcome:
+    """Compiled for the target (no GPU needed): no register spills, shared memory within the limit."""
+    limits = {"max_spills": 0, "max_shared": None, "max_regs": None, **(getattr(scenario, "limits", None) or {})}
+    args = ["ir", ctx.target or scenario.name, "--stats", "--json", "--all-configs"]
+    if ctx.arch:
+        args += ["--arch", ctx.arch]
+    p = _cli(args)
+    data = _json_or_none(p.stdout)
+    if data is None:
+        msg = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        if "No such command" in p.stderr:
+            return GateOutcome(scenario.name, "resources", SKIP, "`tritondbg ir` not available")
+        return GateOutcome(scenario.name, "resources", FAIL, f"could not compile: {msg}")
+    from tritondbg.check.resources import judge
+
+    return judge(scenario.name, data, limits)
+
+
+def determinism(scenario, ctx: GateContext) -> GateOutcome:
+    """Two runs with the same inputs give bitwise-equal outputs (where the scenario claims it)."""
+    import torch
+
+    if not getattr(scenario, "deterministic", True):
+        return GateOutcome(scenario.name, "determinism", SKIP, "scenario does not claim bitwise determinism")
+    results, differ = [], []
+    for case in _cases(scenario, ctx):
+        dtype = case.dtypes[0]
+        grabs = []
+        for _ in range(2):
+            cap = Capture()
+            results.append(runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
+                                           instruments=[cap]))
+            grabs.append(cap.outputs[0] if cap.outputs else None)
+        a, b = grabs
+        if a is None or b is None:
+            continue
+        for i, (x, y) in enumerate(zip(a, b)):
+            if isinstance(x, torch.Tensor) and not _bitwise_equal(x, y):
+                differ.append(f"{case.name}/{dtype} output {i}: {_count_differ(x, y)} elements differ "
+                              "between two identical runs")
+    errors = [r for r in results if r.status == "error"]
+    if differ:
+        return GateOutcome(scenario.name, "determinism", FAIL, differ[0], {"differ": differ}, results)
+    if errors:
+        return GateOutcome(scenario.name, "determinism", FAIL, _first_failure(errors), {}, results)
+    return GateOutcome(scenario.name, "determinism", PASS, f"{len(results) // 2} cases bitwise equal twice", {},
+                       results)
+
+
+def perf(scenario, ctx: GateContext) -> GateOutcome:
+    """GPU: median time vs torch (ratio floor) and vs the recorded baseline file (within the margin)."""
+    if ctx.interpret:
+        return GateOutcome(scenario.name, "perf", SKIP, "needs a GPU (--device cuda)")
+    from tritondbg.check.perf import perf_gate
+
+    return perf_gate(scenario, ctx)
+
+
+def agreement(scenario, ctx: GateContext) -> GateOutcome:
+    """GPU: the interpreter's result and the compiled GPU result agree within the case tolerance."""
+    if ctx.interpret:
+        return GateOutcome(scenario.name, "agreement", SKIP, "needs a GPU (--device cuda)")
+    from tritondbg.check.perf import agreement_gate
+
+    return agreement_gate(scenario, ctx)
+
+
+GATES: dict[str, Callable[[Any, GateContext], GateOutcome]] = {
+    "correctness": correctness,
+    "all-configs": all_configs,
+    "sanitize": sanitize,
+    "resources": resources,
+    "perf": perf,
+    "agreement": agreement,
+    "determinism": determinism,
+}
+DEFAULT_GATES = tuple(GATES)
+
+
+def run_gate(gate: str, scenario, ctx: GateContext) -> GateOutcome:
+    """Run one gate; an exception inside the gate is that gate's FAIL with the one-line reason."""
+    try:
+        return GATES[gate](scenario, ctx)
+    except Exception as e:  # noqa: BLE001 - a broken gate must fail loudly, not pass or crash the run
+        return GateOutcome(scenario.name, gate, FAIL, f"gate crashed: {type(e).__name__}: {e}")
+
+
+def tmpdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="tritondbg-check-"))

@@ -1,0 +1,117 @@
+"""GPU gates: perf (time vs torch and vs a recorded baseline file) and agreement (interpreter vs GPU)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tritondbg import runner
+from tritondbg.check.outcome import FAIL, PASS, GateOutcome
+
+
+def _key(scenario, case, dtype) -> str:
+    return f"{scenario.name}/{case.name}/{dtype}"
+
+
+def load_baseline(path: str) -> dict:
+    p = Path(path)
+    if not p.is_file():
+        return {}
+    data = json.loads(p.read_text())
+    return data.get("times_ms", {})
+
+
+def save_baseline(path: str, times: dict, meta: dict) -> None:
+    p = Path(path)
+    old = json.loads(p.read_text()) if p.is_file() else {}
+    merged = {**old.get("times_ms", {}), **times}
+    tmp = p.with_name(p.name + ".part")
+    tmp.write_text(json.dumps({"meta": meta, "times_ms": merged}, indent=1, sort_keys=True))
+    os.replace(tmp, p)
+
+
+def judge_perf(key: str, ours_ms: float, torch_ms: float | None, recorded_ms: float | None,
+               margin: float, min_ratio: float) -> str | None:
+    """The failure reason for one timed case, or None when it passes."""
+    if torch_ms is not None and torch_ms / ours_ms < min_ratio:
+        return f"{key}: {ours_ms * 1e3:.1f} us is {torch_ms / ours_ms:.2f}x torch ({torch_ms * 1e3:.1f} us), below {min_ratio:g}x"
+    if recorded_ms is not None and ours_ms > recorded_ms * (1 + margin):
+        return (f"{key}: {ours_ms * 1e3:.1f} us is {100 * (ours_ms / recorded_ms - 1):.0f}% slower than the "
+                f"recorded {recorded_ms * 1e3:.1f} us (margin {100 * margin:.0f}%)")
+    return None
+
+
+def perf_gate(scenario, ctx) -> GateOutcome:
+    import torch
+    from triton.testing import do_bench
+
+    recorded = load_baseline(ctx.baseline_file)
+    timings, reasons, missing = {}, [], []
+    for case in scenario.cases:
+        for dtype in case.dtypes:
+            key = _key(scenario, case, dtype)
+            inputs = scenario.make_inputs(case, getattr(torch, dtype), "cuda", torch.Generator().manual_seed(ctx.seed))
+            launch = scenario.launch_for(case)
+            launch(**inputs)  # autotune and compile outside the timing
+            ours = do_bench(lambda: launch(**inputs))
+            base = None
+            if scenario.baseline is not None:
+                scenario.baseline(**inputs)
+                base = do_bench(lambda: scenario.baseline(**inputs))
+            timings[key] = {"ours_ms": ours, "torch_ms": base, "recorded_ms": recorded.get(key)}
+            if key not in recorded:
+                missing.append(key)
+            reason = judge_perf(key, ours, base, recorded.get(key), ctx.perf_margin, ctx.perf_min_ratio)
+            if reason:
+                reasons.append(reason)
+            del inputs
+            torch.cuda.empty_cache()
+    if ctx.update_baseline:
+        save_baseline(ctx.baseline_file, {k: v["ours_ms"] for k, v in timings.items()},
+                      {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__})
+    if reasons and not ctx.update_baseline:
+        return GateOutcome(scenario.name, "perf", FAIL, reasons[0], {"timings": timings, "slow": reasons})
+    note = f"; no recorded baseline for {len(missing)} (--update-baseline)" if missing and not ctx.update_baseline else ""
+    return GateOutcome(scenario.name, "perf", PASS, f"{len(timings)} timed{note}", {"timings": timings})
+
+
+def agreement_gate(scenario, ctx) -> GateOutcome:
+    """Interpreter outputs (a subprocess dumps them) against this process's compiled outputs."""
+    import tempfile
+
+    import torch
+
+    from tritondbg.check.gates import Capture
+    from tritondbg.compare import compare, tolerance
+
+    results, bad = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        dump = Path(tmp) / "interp.pt"
+        env = dict(os.environ, TRITON_INTERPRET="1")
+        p = subprocess.run([sys.executable, "-m", "tritondbg.check.dump", ctx.target or scenario.name, str(dump),
+                            str(ctx.seed)], capture_output=True, text=True, env=env, timeout=1800)
+        if p.returncode != 0 or not dump.exists():
+            return GateOutcome(scenario.name, "agreement", FAIL,
+                               f"interpreter run failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
+        interp = torch.load(dump)
+        for case in scenario.cases:
+            if not case.interpret:
+                continue
+            for dtype in case.dtypes:
+                cap = Capture()
+                r = runner.run_case(scenario, case, dtype, device="cuda", seed=ctx.seed, instruments=[cap])
+                results.append(r)
+                other = interp.get(f"{case.name}/{dtype}")
+                if not cap.outputs or other is None:
+                    bad.append(f"{case.name}/{dtype}: no output to compare ({r.message})")
+                    continue
+                atol, rtol = tolerance(dtype, case.atol, case.rtol)
+                for s in compare(cap.outputs[0], other, atol, rtol):
+                    if not s.passed:
+                        bad.append(f"{case.name}/{dtype}: GPU and interpreter differ on {s.mismatched}/{s.numel} "
+                                   f"elements of {s.name} (max abs {s.max_abs:.3g})")
+    if bad:
+        return GateOutcome(scenario.name, "agreement", FAIL, bad[0], {"differ": bad}, results)
+    return GateOutcome(scenario.name, "agreement", PASS, f"{len(results)} runs agree", {}, results)

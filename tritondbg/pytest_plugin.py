@@ -1,0 +1,151 @@
+"""pytest plugin: the `tritondbg check` gates as pytest items and a fixture, for users' own test suites.
+
+    pytest --tritondbg path/to/my_cases.py --tritondbg-gates correctness,sanitize
+    def test_my_kernel(tritondbg_check):
+        tritondbg_check("path/to/my_cases.py::axpy", gates=["correctness", "determinism"])
+
+Registered through the ``pytest11`` entry point; it stays inert (no torch/triton import) unless used.
+`tritondbg check` itself runs these items through pytest (and pytest-xdist for workers).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("tritondbg", "tritondbg quality gates")
+    group.addoption("--tritondbg", action="append", default=[], metavar="TARGET",
+                    help="bundled kernel or scenario file[::name] to check (repeatable)")
+    group.addoption("--tritondbg-gates", default=None, metavar="LIST", help="comma-separated gates (default: all)")
+    group.addoption("--tritondbg-device", default=None, choices=("cpu", "cuda"),
+                    help="cpu: interpreter; cuda: compiled (default: cuda when available)")
+    group.addoption("--tritondbg-arch", default=None, help="target of the resources gate (default: local GPU or sm_90)")
+    group.addoption("--tritondbg-baseline", default="tritondbg-baseline.json", help="perf gate baseline file")
+    group.addoption("--tritondbg-update-baseline", action="store_true", help="perf gate: rewrite the baseline")
+    group.addoption("--tritondbg-outdir", default=None, help="write one JSON outcome per gate item here")
+
+
+def _device(value: str | None) -> str:
+    if value:
+        return value
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """Choose interpreted or compiled mode before any conftest can import a kernel (@triton.jit reads it)."""
+    known = parser.parse_known_args(args)
+    if getattr(known, "tritondbg", None):
+        from tritondbg import runner
+
+        device = _device(known.tritondbg_device)
+        if runner.current_mode() is None:
+            runner.set_mode("interpret" if device == "cpu" else "compiled")
+
+
+def _gates(config) -> list[str]:
+    from tritondbg.check.gates import DEFAULT_GATES, GATES
+
+    raw = config.getoption("tritondbg_gates")
+    gates = [g.strip() for g in raw.split(",") if g.strip()] if raw else list(DEFAULT_GATES)
+    unknown = [g for g in gates if g not in GATES]
+    if unknown:
+        raise pytest.UsageError(f"unknown gate(s) {', '.join(unknown)}; choose from: {', '.join(GATES)}")
+    return gates
+
+
+def pytest_collection_modifyitems(session, config, items):
+    targets = config.getoption("tritondbg")
+    if not targets:
+        return
+    from tritondbg import loader
+    from tritondbg.errors import UsageError
+
+    gates = _gates(config)
+    for target in targets:
+        try:
+            scenario = loader.load(target)
+        except UsageError as e:
+            raise pytest.UsageError(str(e)) from None
+        for gate in gates:
+            items.append(GateItem.from_parent(session, name=f"{scenario.name}::{gate}", target=target, gate=gate))
+
+
+class GateFailed(Exception):
+    pass
+
+
+class GateItem(pytest.Item):
+    """One gate on one scenario."""
+
+    def __init__(self, *, target: str, gate: str, **kwargs):
+        super().__init__(**kwargs)
+        self.target, self.gate = target, gate
+
+    def runtest(self):
+        from tritondbg import loader
+        from tritondbg.check.gates import GateContext, run_gate
+        from tritondbg.check.outcome import FAIL, SKIP
+
+        config = self.config
+        device = _device(config.getoption("tritondbg_device"))
+        _pick_gpu(device)
+        ctx = GateContext(device=device, arch=config.getoption("tritondbg_arch"), target=self.target,
+                          baseline_file=config.getoption("tritondbg_baseline"),
+                          update_baseline=config.getoption("tritondbg_update_baseline"))
+        outcome = run_gate(self.gate, loader.load(self.target), ctx)
+        self.user_properties.append(("tritondbg_status", outcome.status))
+        self.user_properties.append(("tritondbg_reason", outcome.reason))
+        outdir = config.getoption("tritondbg_outdir")
+        if outdir:
+            path = Path(outdir) / f"{outcome.kernel}--{self.gate}.json"
+            path.write_text(json.dumps(outcome.to_dict(), default=str))
+        if outcome.status == SKIP:
+            pytest.skip(outcome.reason)
+        if outcome.status == FAIL:
+            raise GateFailed(outcome.reason)
+
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, GateFailed):
+            return f"{self.name}: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self):
+        return self.target, None, f"tritondbg {self.name}"
+
+
+def _pick_gpu(device: str) -> None:
+    """One worker process per GPU: xdist worker gwN uses GPU N mod count."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if device != "cuda" or not worker.startswith("gw"):
+        return
+    import torch
+
+    torch.cuda.set_device(int(worker[2:]) % max(1, torch.cuda.device_count()))
+
+
+@pytest.fixture
+def tritondbg_check(request):
+    """Run gates on a scenario in this test; fails the test with each failing gate's reason."""
+    def check(target: str, gates=("correctness", "sanitize", "determinism"), device: str | None = None, **ctx_args):
+        from tritondbg import loader, runner
+        from tritondbg.check.gates import GateContext, run_gate
+        from tritondbg.check.outcome import FAIL
+
+        dev = device or ("cpu" if runner.current_mode() in (None, "interpret") else "cuda")
+        if runner.current_mode() is None:
+            runner.set_mode("interpret" if dev == "cpu" else "compiled")
+        scenario = loader.load(target)
+        ctx = GateContext(device=dev, target=target, **ctx_args)
+        outcomes = [run_gate(g, scenario, ctx) for g in gates]
+        failed = [o for o in outcomes if o.status == FAIL]
+        if failed:
+            pytest.fail("\n".join(f"{o.kernel} {o.gate}: {o.reason}" for o in failed), pytrace=False)
+        return outcomes
+    return check
