@@ -1,0 +1,116 @@
+"""`tritondbg profile` on a GPU (run on the H200: `pytest -m gpu tests/gpu/test_profile_gpu.py`).
+
+- `profile --all`: every trace has the Triton kernels as CUDA `kernel` events with grid, registers and
+  occupancy; every autotuned kernel that was really tuned lists every config with p50/p20/p80 (or
+  pruned/failed); the summary has a time, a % of peak and a ratio to torch for every case.
+- NVTX ranges are real: `ncu --nvtx --nvtx-include "tritondbg@<message>/"` profiles exactly the kernels
+  launched inside that range (skipped when ncu is absent).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def profile_all(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gpu_profile")
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    env["TRITONDBG_CACHE_DIR"] = str(out / "cache")  # measure the peaks in this run
+    p = run_cli(["profile", "--all", "--iters", "5", "--warmup", "2", "--out", str(out / "traces"), "--json"],
+                env, timeout=1500)
+    assert p.stdout, p.stderr
+    return json.loads(p.stdout), p
+
+
+def test_profile_all_summary(profile_all):
+    js, p = profile_all
+    assert js["mode"] == "compiled" and js["timing"] == "gpu" and not js["note"]
+    assert js["peaks"]["source"] == "measured" and js["peaks"]["figures"]["bandwidth"] > 1e12
+    failures = [(r["kernel"], r["case"], r["dtype"], r["message"]) for r in js["summary"] if r["status"] != "pass"]
+    assert not failures, failures
+    kernels = {r["kernel"] for r in js["summary"]}
+    assert kernels == {"add", "layernorm", "softmax", "attention", "gemm", "fp8_gemm"}
+    for r in js["summary"]:
+        assert r["median_ms"] > 0 and r["p20_ms"] <= r["median_ms"] <= r["p80_ms"], r
+        assert r["timing"] == "triton.testing.do_bench"
+        assert r["pct_of_peak"] is not None and 0 < r["pct_of_peak"] < 150, r
+        assert r["speedup_vs_torch"] is not None and r["torch_ms"] > 0, r
+    assert p.returncode == 0
+
+
+def test_traces_show_cuda_kernels_with_grid_registers_occupancy(profile_all):
+    js, _ = profile_all
+    run_dir = Path(js["run_dir"])
+    traces = sorted(run_dir.glob("*.pt.trace.json"))
+    assert len(traces) == len(js["summary"])
+    for t in traces:
+        trace = json.loads(t.read_text())
+        kernels = [e for e in trace["traceEvents"] if e.get("cat") == "kernel"]
+        triton_kernels = [e for e in kernels if "_kernel" in e["name"]]
+        assert triton_kernels, (t.name, sorted({e["name"] for e in kernels}))
+        args = triton_kernels[0]["args"]
+        assert "grid" in args and "registers per thread" in args, args
+        assert any("occupancy" in k for k in args), args
+        meta = trace["tritondbg"]
+        assert meta["timing"] == "gpu" and meta["kernel_time_ms"]["median_ms"] > 0
+        names = [e.get("name") for e in trace["traceEvents"]]
+        rf = f"{meta['kernel']}:{meta['case']}:{meta['dtype']}"
+        assert names.count(rf) >= 5  # --iters 5 (cpu_op + gpu_user_annotation events)
+
+
+def test_every_autotune_config_has_its_timing(profile_all):
+    js, _ = profile_all
+    tuned = [d for d in js["autotune"] if d["source"] == "benchmark"]
+    assert {d["kernel"] for d in tuned} >= {"gemm_kernel", "add_kernel"}, [(d["kernel"], d["source"]) for d in js["autotune"]]
+    for d in tuned:
+        assert d["timed"] and d["cache_hit"] is False and d["key"]
+        statuses = [c["status"] for c in d["configs"]]
+        assert set(statuses) <= {"timed", "failed", "pruned"}
+        timed = [c for c in d["configs"] if c["status"] == "timed"]
+        assert len(timed) >= 2 or d["pruned"], d
+        for c in timed:
+            assert 0 < c["p20_ms"] <= c["p50_ms"] <= c["p80_ms"], c
+        best = min(timed, key=lambda c: c["p50_ms"])
+        assert best["winner"] and d["winner"] == best["config"]
+        assert len(d["pruned"]) == statuses.count("pruned")
+
+
+def _ncu() -> str | None:
+    return shutil.which("ncu") or next((p for p in ("/usr/local/cuda/bin/ncu",) if os.path.exists(p)), None)
+
+
+@pytest.mark.skipif(_ncu() is None, reason="ncu (Nsight Compute) not installed")
+def test_ncu_nvtx_include_profiles_exactly_the_kernels_in_the_range(tmp_path, cli_env):
+    # pin the config so the range message (it names the config) is the same in both runs
+    args = ["profile", "add", "--case", "h200_64M", "--dtype", "float32", "--config", "BLOCK=4096",
+            "--iters", "3", "--warmup", "0", "--peak", "spec", "--json"]
+    p = run_cli(args, cli_env, timeout=600)
+    assert p.returncode == 0, p.stderr
+    js = json.loads(p.stdout)
+    record = json.loads(Path(js["record"]).read_text())
+    nvtx = record["results"][0]["extra"]["profile"]["nvtx"]
+    assert nvtx["domain"] == "tritondbg"
+    filt = nvtx["ncu_filter"]  # "tritondbg@<message>/": push/pop range <message> of domain tritondbg
+
+    def ncu(include: str) -> tuple[list[str], subprocess.CompletedProcess]:
+        cmd = [_ncu(), "--nvtx", "--nvtx-include", include, "--metrics", "gpu__time_duration.sum",
+               sys.executable, "-m", "tritondbg", *args]
+        q = subprocess.run(cmd, env=cli_env, capture_output=True, text=True, timeout=900)
+        profiled = re.findall(r'==PROF== Profiling "([^"]+)"', q.stdout + q.stderr)
+        return profiled, q
+
+    profiled, q = ncu(filt)
+    assert profiled == ["add_kernel"] * 3, (profiled, q.stdout[-3000:], q.stderr[-3000:])
+    nothing, q = ncu("tritondbg@no such range/")
+    assert nothing == [], nothing

@@ -1,0 +1,137 @@
+"""Autotune capture without a GPU: a real @triton.autotune kernel under the interpreter, benchmarked by a
+wall-clock ``do_bench`` (the default one needs a GPU driver), watched the way `profile` watches a launch."""
+import time
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from tritondbg.profile import autotune as at
+
+pytestmark = pytest.mark.interpreter
+
+
+def _bench(fn, quantiles=None, **_):
+    """Wall-clock 'benchmark': a config with a bigger BLOCK runs fewer programs, so it is faster here."""
+    t0 = time.perf_counter()
+    fn()
+    ms = (time.perf_counter() - t0) * 1e3
+    return [ms, ms * 0.9, ms * 1.1]
+
+
+def _prune(configs, named_args, **_):
+    return [c for c in configs if c.kwargs["BLOCK"] <= 256]
+
+
+CONFIGS = [triton.Config({"BLOCK": 32}, num_warps=4), triton.Config({"BLOCK": 256}, num_warps=4),
+           triton.Config({"BLOCK": 1024}, num_warps=8)]
+
+
+def _make_kernel():
+    @triton.autotune(configs=CONFIGS, key=["n"], do_bench=_bench, prune_configs_by={"early_config_prune": _prune})
+    @triton.jit
+    def double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+    return double_kernel
+
+
+def _launch(kernel, n):
+    x = torch.randn(n)
+    y = torch.empty_like(x)
+    kernel[lambda m: (triton.cdiv(n, m["BLOCK"]),)](x, y, n)
+    assert torch.equal(y, 2 * x)
+
+
+def test_timed_decision_then_in_memory_cache_hit():
+    kernel = _make_kernel()
+    watch = at.AutotuneWatch([kernel])
+    with watch.watching(listen=False):
+        _launch(kernel, 2000)
+    [d] = watch.decisions({}, {"double_kernel": "autotuned"}, interpret=True)
+    assert d["timed"] and d["source"] == "benchmark" and d["cache_hit"] is False
+    assert d["key"] == ["2000", "torch.float32", "torch.float32"] and d["key_names"] == ["n"]
+    by_block = {e["config"]["BLOCK"]: e for e in d["configs"]}
+    assert by_block[1024]["status"] == "pruned" and d["pruned"] == [by_block[1024]["config"]]
+    timed = [e for e in d["configs"] if e["status"] == "timed"]
+    assert len(timed) == 2
+    for e in timed:
+        assert e["p20_ms"] < e["p50_ms"] < e["p80_ms"]
+    winner = min(timed, key=lambda e: e["p50_ms"])
+    assert winner["winner"] and d["winner"] == winner["config"]
+    assert d["bench_s"] > 0
+
+    # same key again: the autotuner answers from its cache; the decision keeps the timings it was made on
+    again = at.AutotuneWatch([kernel])
+    with again.watching(listen=False):
+        _launch(kernel, 2000)
+    [hit] = again.decisions({}, {"double_kernel": "autotuned"}, interpret=True)
+    assert hit["cache_hit"] is True and hit["source"] == "in-memory cache"
+    assert hit["configs"] == d["configs"] and hit["winner"] == d["winner"]
+
+
+def test_watch_chains_with_another_tools_wrapper_and_restores_it():
+    kernel = _make_kernel()
+    seen = []
+    original_run = kernel.run
+
+    def other_tool(*args, **kwargs):  # e.g. a tracer that wrapped this autotuner before us
+        seen.append(args[2])
+        return original_run(*args, **kwargs)
+
+    kernel.run = other_tool
+    watch = at.AutotuneWatch([kernel])
+    with watch.watching(listen=False):
+        _launch(kernel, 600)
+        assert kernel.run is not other_tool
+    assert kernel.run is other_tool  # put back exactly
+    assert seen == [600]
+    assert watch.decisions({}, {"double_kernel": "autotuned"}, interpret=True)[0]["timed"]
+    del kernel.run
+    assert "run" not in vars(kernel)
+
+
+def test_pinned_decision_is_untimed_with_the_config_that_ran():
+    kernel = _make_kernel()
+    watch = at.AutotuneWatch([kernel])
+    used = {"BLOCK": 256, "num_warps": 4, "num_stages": 3}
+    [d] = watch.decisions({"double_kernel": used}, {"double_kernel": "case"}, interpret=True)
+    assert d["timed"] is False and d["source"] == "pinned (case)" and d["winner"] == used
+    assert "cannot benchmark without a GPU" in d["note"]
+    assert [e["status"] for e in d["configs"]] == ["not run", "ran", "not run"]
+
+
+def test_listener_is_chained_and_restored():
+    from triton import knobs
+
+    if not hasattr(knobs.autotuning, "listener"):
+        pytest.skip("Triton < 3.8 has no autotuning listener (the attributes are read instead)")
+    theirs = []
+
+    def their_listener(**kw):
+        theirs.append(kw["key"])
+
+    old = knobs.autotuning.listener
+    knobs.autotuning.listener = their_listener
+    try:
+        events = []
+        kernel = _make_kernel()
+        with at._listening(events):
+            assert knobs.autotuning.listener is not their_listener
+            knobs.autotuning.listener(fn=kernel.fn, key=(7, "torch.float32"), best_config=CONFIGS[0],
+                                      configs_timings={CONFIGS[0]: [1.0, 0.9, 1.1]}, duration=0.5, cache_hit=False)
+        assert knobs.autotuning.listener is their_listener
+        assert theirs == [(7, "torch.float32")]
+        assert events == [{"fn": "double_kernel", "key": (7, "torch.float32"), "cache_hit": False, "duration": 0.5}]
+    finally:
+        knobs.autotuning.listener = old
+
+
+def test_timing_entry_marks_failed_configs():
+    e = at.timing_entry(CONFIGS[0], [float("inf"), float("inf"), float("inf")], CONFIGS[1])
+    assert e["status"] == "failed" and e["p50_ms"] is None and e["winner"] is False
+    e = at.timing_entry(CONFIGS[1], 0.25, CONFIGS[1])
+    assert e["status"] == "timed" and e["p50_ms"] == 0.25 and e["p20_ms"] is None and e["winner"]

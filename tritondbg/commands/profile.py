@@ -1,0 +1,70 @@
+"""`tritondbg profile`: time and trace kernels, keep every autotune decision, export for TensorBoard."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from tritondbg import options
+
+
+def profile_kernels(kernels=(), *, all_kernels: bool = False, case: str | None = None, dtype: str | None = None,
+                    iters: int | None = None, warmup: int | None = None, out_dir: str | None = None,
+                    config: str | None = None, seed: int = 0, cuda_graph: bool = False,
+                    peak_source: str = "measured", force_interpret: bool = False, as_json: bool = False) -> int:
+    """Profile, print the summary (or JSON); returns the exit status (0 every output matched, 1 otherwise)."""
+    from tritondbg.profile import pipeline, summary
+
+    command = "profile " + " ".join([*kernels] + (["--all"] if all_kernels else []))
+    record = pipeline.profile(kernels, all_kernels=all_kernels, case=case, dtype=dtype, iters=iters,
+                              warmup=warmup, out_dir=out_dir, config=config, seed=seed, cuda_graph=cuda_graph,
+                              peak_source=peak_source, force_interpret=force_interpret, command=command.strip())
+    info = record.extra["profile"]
+    if as_json:
+        print(json.dumps({
+            "run_dir": info["run_dir"], "record": record.extra.get("record_path"), "mode": info["mode"],
+            "timing": info["timing"], "note": info["note"], "peaks": info["peaks"],
+            "summary": summary.rows(record),
+            "autotune": [{"scenario": r.kernel, "case": r.case, "dtype": r.dtype, **d}
+                         for r in record.results for d in r.extra.get("profile", {}).get("autotune", [])],
+            "passed": record.passed,
+        }, indent=2, default=str))
+    else:
+        from tritondbg.profile.console import print_profile
+
+        print_profile(record)
+    return 0 if record.passed else 1
+
+
+@click.command("profile")
+@click.argument("kernels", nargs=-1, metavar="[KERNEL]...")
+@click.option("--all", "all_kernels", is_flag=True, help="Profile every bundled kernel.")
+@options.case
+@options.dtype
+@click.option("--iters", type=click.IntRange(1), default=None, metavar="N",
+              help="Launches recorded in the trace per case [default: 20 on a GPU, 3 under the interpreter].")
+@click.option("--warmup", type=click.IntRange(0), default=None, metavar="N",
+              help="Launches before the trace starts [default: 10 on a GPU, 1 under the interpreter].")
+@click.option("--out", "out_dir", metavar="DIR", default=None,
+              help="Folder that holds the run folders; point TensorBoard at it [default: $TRITONDBG_OUT or ./traces].")
+@options.config
+@options.seed
+@click.option("--cuda-graph", is_flag=True,
+              help="Time by replaying a CUDA graph (do_bench_cudagraph): no launch overhead, for tiny kernels.")
+@click.option("--peak", "peak_source", type=click.Choice(["measured", "spec"]), default="measured", show_default=True,
+              help="GPU peaks for '% of peak': measured once per machine (cached) or the spec sheet.")
+@click.option("--interpret", "force_interpret", is_flag=True, help="Use the CPU interpreter even with a GPU.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary and the run folder as JSON.")
+def profile_cmd(kernels, all_kernels, case, dtype, iters, warmup, out_dir, config, seed, cuda_graph, peak_source,
+                force_interpret, as_json):
+    """Profile KERNELs: median time, TFLOP/s or GB/s, % of peak, ratio to torch; every autotune config's
+    timing; a torch.profiler trace per case with NVTX ranges (domain tritondbg); TensorBoard HParams,
+    scalars and a roofline image. All in a new run folder: `tensorboard --logdir traces`.
+
+    Without a GPU it runs under the interpreter and says so: interpreter timings are not GPU performance.
+    Default case: the first GPU-size case on a GPU, `tiny` under the interpreter (--case all for every one).
+    """
+    sys.exit(profile_kernels(kernels, all_kernels=all_kernels, case=case, dtype=dtype, iters=iters, warmup=warmup,
+                             out_dir=out_dir, config=config, seed=seed, cuda_graph=cuda_graph,
+                             peak_source=peak_source, force_interpret=force_interpret, as_json=as_json))

@@ -1,0 +1,71 @@
+"""The profile run on screen: the interpreter warning, autotune decisions, the summary table, where to look."""
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from tritondbg.configs import config_str
+from tritondbg.profile import peaks as peaks_mod
+from tritondbg.profile.summary import HEADERS, fmt_time, rows, table_cells
+from tritondbg.record import RunRecord
+
+
+def _decision_lines(d: dict[str, Any]) -> list[str]:
+    key = f" key=({', '.join(d['key'])})" if d.get("key") else ""
+    head = f"autotune {d['kernel']}{key}: {d['source']}"
+    if not d["timed"]:
+        return [f"{head}; ran {config_str(d['winner'])} [dim](untimed: {d['note']})[/]"]
+    timed = [e for e in d["configs"] if e["status"] == "timed"]
+    failed = [e for e in d["configs"] if e["status"] == "failed"]
+    lines = [f"{head}; {len(timed)} timed, {len(failed)} failed, {len(d['pruned'])} pruned"
+             + (f", {d['bench_s']:.1f} s" if d.get("bench_s") else "") + (" (cache hit)" if d["cache_hit"] else "")]
+    for e in sorted(d["configs"], key=lambda e: (e["p50_ms"] is None, e["p50_ms"] or 0)):
+        if e["status"] == "timed":
+            t = f"{fmt_time(e['p50_ms'])} (p20 {fmt_time(e['p20_ms'])}, p80 {fmt_time(e['p80_ms'])})"
+        else:
+            t = e["status"]
+        mark = "[green]*[/]" if e["winner"] else " "
+        lines.append(f"  {mark} {config_str(e['config'])}: {t}")
+    return lines
+
+
+def print_profile(record: RunRecord) -> None:
+    """Everything a person needs after `tritondbg profile`."""
+    con = Console(highlight=False)
+    if not con.is_terminal:  # piped or captured: rich would squeeze the table into 80 columns
+        con = Console(highlight=False, width=200)
+    info = record.extra.get("profile", {})
+    if info.get("note"):
+        con.print(f"[bold yellow]Note: {info['note']}.[/]")
+    decisions: dict[str, list[str]] = {}  # decision text -> the dtypes it was made for (one line for all)
+    for r in record.results:
+        for d in r.extra.get("profile", {}).get("autotune", []):
+            text = "\n".join(_decision_lines(d))
+            decisions.setdefault(f"{r.kernel}:{r.case}\0{text}", []).append(r.dtype)
+    for k, dtypes in decisions.items():
+        where, text = k.split("\0", 1)
+        con.print(f"[bold]{where}:{','.join(dtypes)}[/] {text}")
+    for r in record.results:
+        prof = r.extra.get("profile", {})
+        if r.status != "pass":
+            con.print(f"[red]{r.kernel}:{r.case}:{r.dtype} {r.status}: {r.message}[/]")
+        if prof.get("torch", {}).get("baseline_error"):
+            con.print(f"[dim]{r.kernel}:{r.case}:{r.dtype}: torch baseline failed "
+                      f"({prof['torch']['baseline_error']}); timed the reference instead[/]")
+    table = Table(title="interpreter timings (not GPU performance)" if info.get("note") else "profile")
+    for h in HEADERS:
+        table.add_column(h, justify="right" if h in ("median", "throughput", "% of peak", "vs torch", "torch")
+                         else "left")
+    for row in rows(record):
+        table.add_row(*table_cells(row))
+    con.print(table)
+    con.print(f"[dim]{peaks_mod.describe(info.get('peaks'))}; 'vs torch' = torch time / kernel time[/]")
+    run_dir = info.get("run_dir")
+    if run_dir:
+        from pathlib import Path
+
+        con.print(f"run folder: {run_dir}  (traces, TensorBoard summaries, roofline.png, record.json)")
+        con.print(f"view: tensorboard --logdir {Path(run_dir).parent}   (PyTorch Profiler, HParams, Scalars, "
+                  f"Images tabs); the .pt.trace.json files open in ui.perfetto.dev")

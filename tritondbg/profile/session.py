@@ -1,0 +1,166 @@
+"""The run folder and the torch.profiler session that writes a trace into it.
+
+A run folder is built under a hidden name, ``<out>/.<name>.partial``, and renamed to ``<out>/<name>`` only
+when the whole run is done, so ``tensorboard --logdir <out>`` never shows a half-written run. TensorBoard
+and torch-tb-profiler both walk hidden folders too (checked: tensorboard 2.21 io_wrapper, torch-tb-profiler
+0.4.3 plugin.py), so the hidden name alone is not enough:
+- traces are written as ``<worker>.<ns>.pt.trace.json.partial`` (the plugin lists ``*.pt.trace.json``
+  only) and get their final name at commit;
+- TensorBoard event files are written last, in the second before the commit;
+- Ctrl-C and SIGTERM remove the partial folder; a folder left by a killed run (SIGKILL) is removed by the
+  next profile run in the same output folder (its process id, the last part of the name, is gone).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+PARTIAL = ".partial"
+_TRACE_SUFFIX = ".pt.trace.json"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def sweep_stale(base: Path) -> list[Path]:
+    """Remove ``.<name>-<pid>.partial`` folders under ``base`` whose process is gone; returns them."""
+    removed = []
+    if not base.is_dir():
+        return removed
+    for p in base.iterdir():
+        m = re.fullmatch(r"\..*-(\d+)" + re.escape(PARTIAL), p.name)
+        if p.is_dir() and m and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
+            shutil.rmtree(p, ignore_errors=True)
+            removed.append(p)
+    return removed
+
+
+class RunFolder:
+    """A run folder written atomically: use as a context manager, call ``commit()`` when complete."""
+
+    def __init__(self, final: Path):
+        self.final = Path(final)
+        self.partial = self.final.parent / f".{self.final.name}{PARTIAL}"
+        self.committed = False
+        self._old_term = None
+
+    @property
+    def path(self) -> Path:
+        """Where files go now: the partial folder until committed, then the final one."""
+        return self.final if self.committed else self.partial
+
+    def __enter__(self) -> "RunFolder":
+        self.final.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale(self.final.parent)
+        if self.final.exists():
+            raise FileExistsError(f"run folder {self.final} already exists")
+        self.partial.mkdir()
+        if threading.current_thread() is threading.main_thread():
+            # SIGTERM (kill, a CI timeout) becomes KeyboardInterrupt so __exit__ removes the partial folder.
+            self._old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+        return self
+
+    def commit(self) -> Path:
+        """Give traces their final names, then rename the folder: the run appears in one step."""
+        for p in self.partial.rglob("*" + PARTIAL):
+            os.replace(p, p.with_name(p.name[: -len(PARTIAL)]))
+        os.replace(self.partial, self.final)
+        self.committed = True
+        return self.final
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._old_term is not None:
+            signal.signal(signal.SIGTERM, self._old_term)
+        if not self.committed:
+            shutil.rmtree(self.partial, ignore_errors=True)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def cuda_tool_attached() -> bool:
+    """True under ncu/compute-sanitizer/nsys: they inject through CUDA_INJECTION64_PATH and hold CUPTI."""
+    return bool(os.environ.get("CUDA_INJECTION64_PATH"))
+
+
+def activities(cuda: bool) -> list:
+    """CPU always; CUDA when the run is on a GPU and no other CUDA tool holds CUPTI (it takes one subscriber)."""
+    from torch.profiler import ProfilerActivity
+
+    acts = [ProfilerActivity.CPU]
+    if cuda and not cuda_tool_attached():
+        acts.append(ProfilerActivity.CUDA)
+    return acts
+
+
+def _handler(folder: Path, worker: str, written: list[str]):
+    """tensorboard_trace_handler's naming (``<worker>.<ns>.pt.trace.json``) plus ``.partial`` until commit."""
+
+    def handler(prof) -> None:
+        name = f"{worker}.{time.time_ns()}{_TRACE_SUFFIX}"
+        prof.export_chrome_trace(str(folder / (name + PARTIAL)))
+        written.append(name)
+
+    return handler
+
+
+def worker_name(*parts: str) -> str:
+    """A worker name the profiler plugin shows as is: no dots (its file-name pattern splits on them)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", "-".join(parts))
+
+
+@contextlib.contextmanager
+def trace_session(folder: Path, worker: str, *, cuda: bool) -> Iterator["TraceSession"]:
+    """A torch.profiler session (record_shapes) whose trace lands in ``folder`` when the block ends."""
+    import torch
+
+    written: list[str] = []
+    prof = torch.profiler.profile(activities=activities(cuda), record_shapes=True,
+                                  on_trace_ready=_handler(folder, worker, written))
+    session = TraceSession(prof, written)
+    with prof:
+        yield session
+    session.file = written[-1] if written else None
+
+
+class TraceSession:
+    """The live profiler plus, after the block, the trace's file name (relative to the run folder)."""
+
+    def __init__(self, prof, written: list[str]):
+        self.prof = prof
+        self._written = written
+        self.file: str | None = None
+
+    def add_metadata(self, key: str, value) -> None:
+        """Embed JSON-able ``value`` at the top level of the trace (Perfetto and the plugin keep it)."""
+        import json
+
+        self.prof.add_metadata_json(key, json.dumps(finite(value), default=str, allow_nan=False))
+
+
+def finite(value):
+    """``value`` with every NaN/inf float replaced by None: strict JSON (the trace viewers reject NaN)."""
+    import math
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
