@@ -1,0 +1,36 @@
+"""GPU gates (perf, agreement) on their planted bugs and twins, and every gate on the bundled kernels.
+
+Subprocesses of `tritondbg check --device cuda`; skipped without CUDA (run on the GPU machine: pytest -m gpu).
+"""
+import pytest
+
+from conftest import REPO, run_cli
+from tritondbg.record import RunRecord
+
+pytestmark = pytest.mark.gpu
+ZOO = REPO / "tests" / "zoo"
+
+
+def _gates(args, cli_env, tmp_path):
+    out = tmp_path / "r.json"
+    p = run_cli(["check", *args, "--device", "cuda", "--json", str(out)], cli_env, cwd=tmp_path, timeout=1800)
+    assert out.exists(), p.stdout + p.stderr
+    return p, {(g["kernel"], g["gate"]): g for g in RunRecord.load(out).extra["gates"]}
+
+
+@pytest.mark.parametrize("gate, file, word", [("perf", "slow_copy.py", "x torch"),
+                                              ("agreement", "tf32_dot.py", "GPU and interpreter differ")])
+def test_gpu_gate_zoo(gate, file, word, cli_env, tmp_path):
+    p, g = _gates([f"{ZOO / file}::buggy", f"{ZOO / file}::twin", "--gates", gate], cli_env, tmp_path)
+    assert g[("buggy", gate)]["status"] == "FAIL" and word in g[("buggy", gate)]["reason"], g
+    assert g[("twin", gate)]["status"] == "pass", g
+    assert p.returncode == 1
+
+
+def test_every_gate_passes_on_bundled_kernels_gpu(cli_env, tmp_path):
+    baseline = tmp_path / "baseline.json"
+    _gates(["--all", "--gates", "perf", "--baseline", str(baseline), "--update-baseline"], cli_env, tmp_path)
+    p, g = _gates(["--all", "--baseline", str(baseline)], cli_env, tmp_path)
+    bad = {k: v["reason"] for k, v in g.items() if v["status"] != "pass"}
+    assert not bad, bad
+    assert p.returncode == 0

@@ -1,0 +1,148 @@
+"""`tritondbg cache ls | show | clear` on private copies of the Triton cache `tritondbg ir` filled for the
+session (every bundled kernel for sm_90, sm_80 and gfx942; see ir_shared.py)."""
+import json
+import re
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from ir_shared import ir_env, shared, snapshot_dir  # noqa: F401  (shared is a fixture)
+
+
+def _env(cache: Path, tmp: Path) -> dict:
+    return ir_env(cache, tmp / "traces")
+
+
+@pytest.fixture
+def cache(shared, tmp_path):
+    """A private copy of the session's shared cache as the helper left it (every bundled kernel; tests delete
+    and corrupt entries)."""
+    env, _ = shared
+    copy = tmp_path / "cache"
+    shutil.copytree(snapshot_dir(env), copy, symlinks=True)
+    return copy
+
+
+def _ls(cache: Path, *extra) -> list[dict]:
+    p = run_cli(["cache", "--cache-dir", str(cache), "ls", "--json", *extra], _env(cache, cache.parent))
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["entries"]
+
+
+def _kernel_entries(entries):
+    return sorted((e["kernel"], e["target"]) for e in entries if e["kind"] == "kernel")
+
+
+def test_ls_lists_kernels_targets_and_stages(cache, shared):
+    _, compiled = shared
+    entries = _ls(cache)
+    expected = sorted({(r["item"]["name"], {"sm_90": "cuda:90", "sm_80": "cuda:80", "gfx942": "hip:gfx942"}[
+        r["item"]["arch"]], Path(r["item"]["entry"]).name) for r in compiled["results"]})
+    listed = {(e["kernel"], e["target"], e["key"]) for e in entries if e["kind"] == "kernel"}
+    assert set(expected) <= listed   # the helper also compiled tiny cases it then did not need (same kernels)
+    assert {e[0] for e in listed} == {e[0] for e in expected}
+    for e in entries:
+        assert e["ok"], e
+        if e["kind"] != "kernel":
+            continue
+        common = {"source", "ttir", "ttgir", "llir"}
+        assert common | ({"amdgcn", "hsaco"} if e["target"].startswith("hip") else {"ptx", "cubin"}) <= set(e["stages"])
+        assert e["size"] > 1000 and len(e["key"]) == 52
+    adds = _kernel_entries(_ls(cache, "--kernel", "add*"))
+    assert adds == [("add_kernel", "cuda:80"), ("add_kernel", "cuda:90"), ("add_kernel", "hip:gfx942")]
+    table = run_cli(["cache", "--cache-dir", str(cache), "ls"], _env(cache, cache.parent))
+    assert table.returncode == 0 and "softmax_kernel" in table.stdout and f"{len(entries)} entries" in table.stdout
+
+
+def test_ls_reports_corrupt_and_partial_entries(cache):
+    entries = {(e["kernel"], e["target"]): e for e in _ls(cache)}
+    add80, add90, soft = (Path(entries[k]["path"]) for k in
+                          [("add_kernel", "cuda:80"), ("add_kernel", "cuda:90"), ("softmax_kernel", "cuda:90")])
+    (add80 / "__grp__add_kernel.json").write_text("{not json")
+    (add90 / "add_kernel.cubin").unlink()
+    (soft / "tmp.pid_123_abc").mkdir()
+    (cache / ("A" * 52)).mkdir()
+    (cache / "stray.txt").write_text("x")
+    by_path = {}
+    for e in _ls(cache):
+        by_path.setdefault(e["path"], []).append(e)
+    assert by_path[str(add80)][0]["problem"].startswith("corrupt group file __grp__add_kernel.json")
+    assert by_path[str(add90)][0]["problem"] == "partial: missing add_kernel.cubin"
+    assert by_path[str(soft)][0]["problem"] == "unfinished write (tmp.pid_123_abc)"
+    assert by_path[str(cache / ("A" * 52))][0]["problem"] == "empty folder"
+    assert by_path[str(cache / "stray.txt")][0]["problem"] == "stray file"
+    table = run_cli(["cache", "--cache-dir", str(cache), "ls"], _env(cache, cache.parent))
+    assert table.returncode == 0 and "Traceback" not in table.stderr and "incomplete or corrupt" in table.stdout
+
+
+def test_show_summary_and_stage(cache):
+    entry = next(e for e in _ls(cache) if e["target"] == "cuda:90" and e["kernel"] == "add_kernel")
+    env = _env(cache, cache.parent)
+    p = run_cli(["cache", "--cache-dir", str(cache), "show", entry["key"][:8]], env)
+    assert p.returncode == 0, p.stderr
+    assert "add_kernel" in p.stdout and "target  cuda:90" in p.stdout and "num_warps=4" in p.stdout
+    p = run_cli(["cache", "--cache-dir", str(cache), "show", entry["key"], "--stage", "ptx"], env)
+    assert p.stdout == Path(entry["files"]["ptx"]).read_text()
+    p = run_cli(["cache", "--cache-dir", str(cache), "show", entry["key"], "--stage", "sass"], env)
+    assert p.returncode == 0 and "EXIT" in p.stdout
+    p = run_cli(["cache", "--cache-dir", str(cache), "show", "ZZZZ"], env)
+    assert p.returncode == 2 and "no cache entry 'ZZZZ'" in p.stderr
+
+
+def _index_keys(cache: Path) -> dict[str, set]:
+    return {p.name: {Path(i["entry"]).name for i in json.loads(p.read_text())["items"]}
+            for p in (cache / "tritondbg-ir-index").glob("*.json")}
+
+
+def test_clear_removes_only_that_kernels_entries(cache):
+    env = _env(cache, cache.parent)
+    before = _ls(cache)
+    add_keys = {e["key"] for e in before if e["kernel"] == "add_kernel"}
+    assert len(add_keys) == 3
+    index_before = _index_keys(cache)
+    p = run_cli(["cache", "--cache-dir", str(cache), "clear", "--kernel", "add_kernel"], env)
+    assert p.returncode == 0, p.stderr
+    assert "removed 3 entries" in p.stdout
+    after = _ls(cache)
+    assert sorted(e["key"] for e in after) == sorted(e["key"] for e in before if e["key"] not in add_keys)
+    assert all(Path(e["path"]).is_dir() for e in after)
+    # index records that pointed at an add entry are gone, the others stay
+    index_after = _index_keys(cache)
+    assert set(index_after) == {name for name, keys in index_before.items() if not keys & add_keys}
+    assert len(index_after) < len(index_before)
+
+
+def test_clear_refuses_anything_outside_the_cache(cache, tmp_path):
+    env = _env(cache, cache.parent)
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    link = cache / ("B" * 52)
+    link.symlink_to(outside, target_is_directory=True)
+    for target in (str(outside), str(cache / ".." / "precious"), str(link), "B" * 52):
+        p = run_cli(["cache", "--cache-dir", str(cache), "clear", target], env)
+        assert p.returncode == 2, (target, p.stdout, p.stderr)
+        assert "refusing" in p.stderr and "Traceback" not in p.stderr
+    p = run_cli(["cache", "--cache-dir", str(cache), "clear", "--all"], env)
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"removed \d+ entries", p.stdout) and f"skipped {link}: a symlink" in p.stderr
+    assert (outside / "keep.txt").read_text() == "keep" and link.is_symlink()
+    assert _kernel_entries(_ls(cache)) == []
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["clear"], "cache clear needs --kernel NAME, KEY... or --all"),
+    (["clear", "--kernel", "nothing_kernel"], "no cache entry for kernel 'nothing_kernel'"),
+])
+def test_clear_needs_a_real_selection(cache, args, needle):
+    p = run_cli(["cache", "--cache-dir", str(cache), *args], _env(cache, cache.parent))
+    assert p.returncode == 2 and needle in p.stderr
+
+
+def test_clear_refuses_a_root_that_is_not_a_cache(tmp_path):
+    for root in ("/", os.path.expanduser("~")):
+        p = run_cli(["cache", "--cache-dir", root, "clear", "--all", "--dry-run"], _env(tmp_path, tmp_path))
+        assert p.returncode == 2 and "does not look like a Triton cache directory" in p.stderr

@@ -1,0 +1,283 @@
+"""`tritondbg ir`: every bundled kernel compiled on the CPU for sm_90, sm_80 and gfx942; Hopper/Ampere matrix
+instructions; stats against ptxas' own report; source maps; cache hits; config decisions; diff.
+
+Compiled mode needs its own process, so everything runs in subprocesses: one helper process compiles all the
+kernels into a Triton cache shared by the whole session (and by both xdist workers, behind a file lock), and CLI
+calls that ask for the same requests then come straight from the cache.
+"""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli
+from ir_shared import HELPER, ir_env, shared  # noqa: F401  (shared is a fixture)
+from tritondbg.ir.sourcemap import map_lines
+PTX_TARGET = {"sm_90": ".target sm_90a", "sm_80": ".target sm_80"}
+TTGIR_TARGET = {"sm_90": 'ttg.target = "cuda:90"', "sm_80": 'ttg.target = "cuda:80"',
+                "gfx942": 'ttg.target = "hip:gfx942"'}
+
+
+def _env(cache: Path, out: Path) -> dict:
+    return ir_env(cache, out)
+
+
+def _results(compiled, arch=None, scenario=None, case=None, kernel=None):
+    return [r for r in compiled["results"]
+            if (arch is None or r["item"]["arch"] == arch) and (scenario is None or r["item"]["scenario"] == scenario)
+            and (case is None or r["item"]["case"] == case) and (kernel is None or r["item"]["kernel"] == kernel)]
+
+
+def test_every_bundled_kernel_every_stage_every_target(shared):
+    from tritondbg.commands.catalog import catalog
+
+    env, compiled = shared
+    kernels = {e["name"]: set(e["kernels"]) for e in catalog()}   # what each scenario declares it launches
+    assert not any(compiled["uncovered"].values()), compiled["uncovered"]
+    for arch in ("sm_90", "sm_80", "gfx942"):
+        for scenario, names in kernels.items():
+            got = {r["item"]["kernel"] for r in _results(compiled, arch, scenario)}
+            if scenario == "fp8_gemm" and arch == "sm_80":
+                continue  # e4m3 needs sm_89+: checked below as a clear error
+            assert got == names, (arch, scenario, got, names)
+    for r in compiled["results"]:
+        item, st = r["item"], r["stages"]
+        text = {s: Path(p).read_text(errors="replace") for s, p in st.items()}
+        name, arch = item["kernel"], item["arch"]
+        assert f"tt.func public @{name}" in text["source"] and f"tt.func public @{name}" in text["ttir"]
+        assert TTGIR_TARGET[arch] in text["ttgir"], (name, arch)
+        assert re.search(rf"define .*@{name}\(", text["llir"]), (name, arch)
+        if arch == "gfx942":
+            assert set(st) == {"source", "ttir", "ttgir", "llir", "amdgcn"}
+            assert re.search(r'\.amdgcn_target "[^"]*gfx942', text["amdgcn"]) and f"{name}:" in text["amdgcn"]
+        else:
+            assert PTX_TARGET[arch] in text["ptx"] and f".entry {name}(" in text["ptx"], (name, arch)
+            assert "EXIT" in text["sass"] and "/*0000*/" in text["sass"], (name, arch)
+
+
+def test_fp8_on_ampere_is_a_clear_error(shared):
+    _, compiled = shared
+    errs = [e for e in compiled["errors"] if e["arch"] == "sm_80"]
+    assert {e["scenario"] for e in errs} == {"fp8_gemm"}
+    assert all("fp8e4nv not supported" in e["error"] and e["error"].startswith("compiling fp8_gemm_kernel for cuda:80")
+               for e in errs)
+    assert not [e for e in compiled["errors"] if e["arch"] != "sm_80"]
+
+
+def test_gemm_uses_wgmma_on_hopper_and_mma_on_ampere(shared):
+    _, compiled = shared
+    (h,), (a,) = _results(compiled, "sm_90", "gemm", "square_4096"), _results(compiled, "sm_80", "gemm", "square_4096")
+    assert h["item"]["config"]["BLOCK_M"] >= 64, h["item"]["config"]
+    hopper_ptx, hopper_sass = (Path(h["stages"][s]).read_text() for s in ("ptx", "sass"))
+    ampere_ptx, ampere_sass = (Path(a["stages"][s]).read_text() for s in ("ptx", "sass"))
+    assert "wgmma.mma_async" in hopper_ptx and "HGMMA" in hopper_sass
+    assert "mma.sync" in ampere_ptx and "HMMA" in ampere_sass
+    assert "wgmma" not in ampere_ptx and "HGMMA" not in ampere_sass
+    assert h["stats"]["instruction_mix"]["ptx"]["wgmma (warpgroup mma)"] == hopper_ptx.count("wgmma.mma_async")
+    assert a["stats"]["instruction_mix"]["sass"]["HMMA (mma)"] == len(re.findall(r"\bHMMA\.", ampere_sass))
+
+
+def _ptxas_report(log: str, kernel: str, arch: str) -> dict:
+    """What ptxas itself printed for one kernel (TRITON_DUMP_PTXAS_LOG=1)."""
+    sm = "sm_90a" if arch == "sm_90" else arch
+    m = re.search(rf"Compiling entry function '{re.escape(kernel)}' for '{sm}'.*?\n(.*?)Used (\d+) registers",
+                  log, re.S)
+    assert m, (kernel, arch, log[-2000:])
+    frame = re.search(r"(\d+) bytes stack frame", m.group(1))
+    return {"regs": int(m.group(2)), "stack": int(frame.group(1)) if frame else 0}
+
+
+def test_stats_match_ptxas_and_triton_metadata(shared):
+    _, compiled = shared
+    checked = 0
+    for r in compiled["results"]:
+        item, stats = r["item"], r["stats"]
+        meta = json.loads(Path(item["metadata_file"]).read_text())
+        assert (stats["shared"], stats["num_warps"], stats["num_stages"]) == \
+            (meta["shared"], meta["num_warps"], meta["num_stages"])
+        if item["arch"] == "gfx942":
+            amdgcn = Path(r["stages"]["amdgcn"]).read_text()
+            total = re.search(r"; TotalNumVgprs: (\d+)", amdgcn) or re.search(r"; NumVgprs: (\d+)", amdgcn)
+            assert stats["n_regs"] == int(total.group(1))   # arch + accumulation VGPRs (gfx942 unified file)
+            continue
+        report = _ptxas_report(r["ptxas_log"], item["kernel"], item["arch"])
+        assert stats["n_regs"] == report["regs"], (item["kernel"], item["arch"], stats["n_regs"], report)
+        assert stats["local_bytes"] == report["stack"] and stats["n_spills"] == report["stack"] // 4
+        checked += 1
+    assert checked >= 20
+
+
+def test_source_map_points_at_real_kernel_lines(shared):
+    _, compiled = shared
+    for r in compiled["results"]:
+        kernel_file = r["item"]["kernel_file"]
+        lines = Path(kernel_file).read_text().splitlines()
+        for stage, path in r["stages"].items():
+            mapped = [m for m in map_lines(stage, Path(path).read_text()) if m.frame]
+            assert mapped, (r["item"]["kernel"], stage)
+            in_kernel = [m for m in mapped if m.frame[0] == kernel_file]
+            assert len(in_kernel) > len(mapped) / 2, (r["item"]["kernel"], stage)
+            assert all(1 <= m.frame[1] <= len(lines) for m in in_kernel), (stage, r["item"]["kernel"])
+            # Triton itself places a rare location on a blank line (e.g. attention.py `.loc 1 330 9` for the
+            # multiply on line 329); nearly all must be code lines
+            blank = [m for m in in_kernel if not lines[m.frame[1] - 1].strip()]
+            assert len(blank) <= 0.02 * len(in_kernel), (stage, r["item"]["kernel"], blank[:3])
+    (h,) = _results(compiled, "sm_90", "gemm", "square_4096")
+    dot_lines = {i + 1 for i, s in enumerate(Path(h["item"]["kernel_file"]).read_text().splitlines()) if "tl.dot(" in s}
+    for stage, needle in (("ttgir", "warp_group_dot "), ("ptx", "wgmma.mma_async"), ("sass", "HGMMA"),
+                          ("llir", "wgmma.mma_async")):
+        hits = [m for m in map_lines(stage, Path(h["stages"][stage]).read_text()) if needle in m.text]
+        on_dot = [m for m in hits if m.frame and m.frame[1] in dot_lines]
+        # ptxas may attribute a scheduled HGMMA to a neighbouring line of the loop (Triton 3.6: 2 of 4)
+        assert hits and len(on_dot) >= len(hits) / 2, (stage, hits[:2])
+
+
+def test_cli_prints_the_ir_from_the_cache(shared):
+    env, compiled = shared
+    (h,) = _results(compiled, "sm_90", "gemm", "square_4096")
+    p = run_cli(["ir", "gemm", "--case", "square_4096", "--arch", "sm_90"], env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == Path(h["stages"]["ptx"]).read_text()   # piped: plain, exactly the cached file
+    assert f"cache hit: {h['stages']['ptx']}" in p.stderr and h["item"]["entry"].rsplit("/", 1)[1] in p.stderr
+    assert "config BLOCK_M=" in p.stderr and "first of the" in p.stderr   # which config, and why
+
+
+def test_cli_source_map_and_out_file(shared, tmp_path):
+    env, _ = shared
+    out = tmp_path / "g.ptx"
+    p = run_cli(["ir", "gemm", "--case", "square_4096", "--arch", "sm_90", "--source-map", "--out", str(out)], env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == "" and f"wrote {out}" in p.stderr
+    kernel = (REPO / "kernels" / "gemm.py").read_text().splitlines()
+    notes = re.findall(r"^// gemm\.py:(\d+)  (.*)$", out.read_text(), re.M)
+    assert len(notes) > 10
+    assert all(kernel[int(n) - 1].strip() == text for n, text in notes)
+    assert any("tl.dot(" in text for _, text in notes)
+
+
+def test_cli_diff_between_archs(shared):
+    env, _ = shared
+    p = run_cli(["ir", "gemm", "--case", "square_4096", "--diff", "arch=sm_80", "arch=sm_90"], env)
+    assert p.returncode == 0, p.stderr
+    minus = [line for line in p.stdout.splitlines() if line.startswith("-")]
+    plus = [line for line in p.stdout.splitlines() if line.startswith("+")]
+    assert any("mma.sync" in line for line in minus) and any("wgmma.mma_async" in line for line in plus)
+    assert re.search(r"n_regs\s+\d+\s+\d+", p.stdout)
+    assert not any(re.search(r"%r\d", line) for line in minus + plus)   # register numbering normalised away
+
+
+def test_cli_stats_json(shared):
+    env, compiled = shared
+    (h,) = _results(compiled, "sm_90", "gemm", "square_4096")
+    p = run_cli(["ir", "gemm", "--case", "square_4096", "--arch", "sm_90", "--stats", "--json"], env)
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads(p.stdout)
+    for key in ("n_regs", "n_spills", "shared", "num_warps", "num_stages", "instruction_mix", "config"):
+        assert row[key] == h["stats"][key], key
+
+
+def test_cli_kernel_picks_one_of_several(shared):
+    env, _ = shared
+    p = run_cli(["ir", "attention", "--case", "decode_tiny", "--arch", "sm_90", "--kernel", "reduce",
+                 "--stage", "ttir"], env)
+    assert p.returncode == 0, p.stderr
+    assert "tt.func public @_attn_decode_reduce_kernel" in p.stdout and "_attn_decode_split_kernel" not in p.stdout
+    both = run_cli(["ir", "attention", "--case", "decode_tiny", "--arch", "sm_90", "--stage", "ttir"], env)
+    assert both.stdout.count("// ==== _attn_decode_") == 2
+    bad = run_cli(["ir", "attention", "--case", "decode_tiny", "--arch", "sm_90", "--kernel", "nope"], env)
+    assert bad.returncode == 2 and "choose from: _attn_decode_split_kernel, _attn_decode_reduce_kernel" in bad.stderr
+
+
+def test_warm_call_imports_neither_torch_nor_triton(shared):
+    env, _ = shared
+    code = ("import sys\nfrom tritondbg.cli import main\n"
+            "try:\n    main(['ir', 'gemm', '--case', 'square_4096', '--arch', 'sm_90'])\nexcept SystemExit as e:\n"
+            "    assert e.code == 0, e.code\n"
+            "print(sorted(m for m in ('torch', 'triton') if m in sys.modules), file=sys.stderr)")
+    p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.strip().endswith("[]") and "cache hit:" in p.stderr
+
+
+def test_second_call_is_a_cache_hit(tmp_path):
+    env = _env(tmp_path / "cache", tmp_path / "traces")
+    first = run_cli(["ir", "add", "--arch", "sm_90"], env)
+    assert first.returncode == 0, first.stderr
+    m = re.search(r"cache miss: compiled for sm_90 in [\d.]+ s, stored in (\S+)", first.stderr)
+    assert m, first.stderr
+    entry = m.group(1)
+    second = run_cli(["ir", "add", "--arch", "sm_90"], env)
+    assert f"cache hit: {entry}/add_kernel.ptx" in second.stderr and "tritondbg index" in second.stderr
+    assert second.stdout == first.stdout == Path(entry, "add_kernel.ptx").read_text()
+    # without the index, the key is recomputed from the real arguments: Triton's own cache answers
+    third = run_cli(["ir", "add", "--arch", "sm_90", "--no-index"], env)
+    assert f"cache hit: {entry}/add_kernel.ptx (entry {Path(entry).name}; Triton cache)" in third.stderr
+    assert len([d for d in (tmp_path / "cache").iterdir() if d.name != "tritondbg-ir-index"]) == 1
+
+
+def test_default_config_comes_from_a_run_record(shared, tmp_path):
+    env, _ = shared
+    env = dict(env, TRITONDBG_OUT=str(tmp_path / "traces"))
+    args = ["ir", "gemm", "--case", "square_4096", "--arch", "sm_90", "--stats", "--json"]
+    (before,) = json.loads(run_cli(args, env).stdout)
+    assert before["config_source"].startswith("first of the")
+    record = tmp_path / "traces" / "20260101-000000-compiled-gemm-1" / "record.json"
+    record.parent.mkdir(parents=True)
+    tuned = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 4}
+    record.write_text(json.dumps({"schema": 1, "command": "run gemm", "environment": {"gpu": "NVIDIA H200"},
+                                  "results": [{"kernel": "gemm", "case": "square_4096", "dtype": "bfloat16",
+                                               "mode": "compiled", "config": {"gemm_kernel": tuned},
+                                               "config_source": {"gemm_kernel": "autotuned"}}]}))
+    p = run_cli(args, env)   # the index entry of the first call relied on there being no record: not reused
+    (after,) = json.loads(p.stdout)
+    assert after["config"] == tuned
+    assert after["config_source"] == f"autotuned on NVIDIA H200 (run record {record})"
+
+
+def test_default_config_comes_from_tritons_autotune_record(shared):
+    # float16: its own autotune key (the dtypes are part of it), so the bfloat16 requests of other tests keep
+    # their default; the record lands in the shared cache, as Triton's autotuner would write it on a GPU
+    env, _ = shared
+    out = Path(env["TRITONDBG_OUT"]).parent / "autotune-winner.json"
+    p = subprocess.run([sys.executable, str(HELPER), "record-autotune", "sm_90", "square_4096", "float16", str(out)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    winner = json.loads(out.read_text())
+    assert winner["pruned"] > 1
+    args = ["ir", "gemm", "--case", "square_4096", "--dtype", "float16", "--stats", "--json"]
+    p = run_cli([*args, "--arch", "sm_90"], env)
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads(p.stdout)
+    assert row["config"] == winner["winner"]
+    assert row["config_source"] == f"recorded autotune decision {winner['path']}"
+    assert Path(winner["path"]).is_file() and winner["path"].startswith(env["TRITON_CACHE_DIR"])
+    # the decision is per target: sm_80 has no record, so it falls back to the first pruned config
+    p = run_cli([*args, "--arch", "sm_80"], env)
+    assert json.loads(p.stdout)[0]["config_source"].startswith("first of the")
+
+
+def test_all_configs_emits_one_per_config(shared):
+    env, _ = shared
+    p = run_cli(["ir", "add", "--arch", "sm_90", "--all-configs", "--stats", "--json"], env)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)
+    assert [r["config"]["BLOCK"] for r in rows] == [1024, 2048, 4096]
+    assert [r["config_source"] for r in rows] == [f"--all-configs: config {i} of 3" for i in (1, 2, 3)]
+    assert len({r["cache_entry"] for r in rows}) == 3
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["ir", "gemm", "--arch", "sm_9x"], "unknown --arch 'sm_9x'"),
+    (["ir", "add", "--arch", "gfx942", "--stage", "sass"], "--stage sass does not exist for gfx942"),
+    (["ir", "add", "--config", "BLOCK=1024", "--all-configs"], "--config and --all-configs exclude each other"),
+    (["ir", "gemm", "--diff", "arch=sm_80", "colour=red"], "bad --diff side 'colour=red'"),
+    (["ir", "gemm", "--config", "BLOCK_M=7"], "no config of gemm_kernel has BLOCK_M=7"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
+    p = run_cli(args, _env(tmp_path / "cache", tmp_path / "traces"))
+    assert p.returncode == 2, p.stderr
+    assert needle in p.stderr and "Traceback" not in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1

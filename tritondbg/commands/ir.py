@@ -1,0 +1,180 @@
+"""`tritondbg ir KERNEL`: a compile stage of the kernel(s) a scenario launches, for any GPU target, from the
+compile cache or compiled on the CPU; with a source map, stats or a diff."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from tritondbg.errors import UsageError
+
+STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
+
+
+def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: str | None = None,
+       dtype: str | None = None, config: str | None = None, all_configs: bool = False, kernel: str | None = None,
+       source_map: bool = False, diff: tuple[str, str] | None = None, stats: bool = False, as_json: bool = False,
+       out_file: str | None = None, use_index: bool = True) -> int:
+    """Resolve, then print the IR / stats / diff; returns the exit status (0, or 1 when a stage cannot be made)."""
+    from tritondbg.ir.request import Request, pick, resolve
+    from tritondbg.ir.stages import StageError, check_stage
+    from tritondbg.ir.targets import resolve_arch
+
+    if config and all_configs:
+        raise UsageError("--config and --all-configs exclude each other")
+    if diff and (all_configs or as_json):
+        raise UsageError("--diff compares two single requests: drop --all-configs / --json")
+    the_arch, arch_source = resolve_arch(arch)
+    stage = check_stage(stage, the_arch)
+    req = Request(target, the_arch, arch_source, case=case, dtype=dtype, config=config, all_configs=all_configs)
+    try:
+        if diff:
+            return _diff(req, diff, stage, kernel, use_index)
+        items, _ = resolve(req, use_index=use_index)
+        items = pick(items, kernel)
+        if stats or as_json:
+            return _stats(items, as_json, out_file)
+        return _show(items, stage, source_map, out_file)
+    except StageError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return 1
+    except _capture_error() as exc:
+        click.echo(f"error: {exc}", err=True)
+        return 1
+
+
+def _capture_error():
+    from tritondbg.ir.capture import CaptureError
+
+    return CaptureError
+
+
+def _show(items, stage, source_map, out_file) -> int:
+    from tritondbg.ir import render
+    from tritondbg.ir.sourcemap import interleave
+    from tritondbg.ir.stages import stage_text
+
+    if out_file and os.path.exists(out_file):
+        os.remove(out_file)   # emit_text appends one kernel after the other
+    several = len(items) > 1
+    for item in items:
+        text, path = stage_text(item, stage, line_info=source_map)
+        render.describe(item, stage, path)
+        if source_map:
+            text = interleave(stage, text)
+        if several:
+            text = render.separator(item, stage) + "\n" + text
+        render.emit_text(text, stage, out_file)
+    if out_file:
+        render.wrote(out_file)
+    return 0
+
+
+def _stats(items, as_json, out_file) -> int:
+    from tritondbg.ir import render
+    from tritondbg.ir.stats import compute
+
+    rows = []
+    for item in items:
+        row = compute(item)
+        row.update({"config_source": item.config_source, "cache": item.source, "grid": item.grid,
+                    "specialization": item.specialization})
+        rows.append(row)
+        if not as_json:
+            render.describe(item, "stats", item.metadata_file)
+    if as_json:
+        text = json.dumps(rows, indent=2, default=str)
+        if out_file:
+            with open(out_file, "w") as f:
+                f.write(text + "\n")
+            render.wrote(out_file)
+        else:
+            print(text)
+    else:
+        render.stats_table(rows, out_file)
+        if out_file:
+            render.wrote(out_file)
+    return 0
+
+
+def _diff(req, sides, stage, kernel, use_index) -> int:
+    from tritondbg.ir import render
+    from tritondbg.ir.diff import parse_side, stats_rows, unified
+    from tritondbg.ir.request import pick, resolve
+    from tritondbg.ir.stages import stage_text
+    from tritondbg.ir.stats import compute
+    from tritondbg.ir.targets import parse_arch
+
+    resolved = []
+    for side, changes in [(side, parse_side(side)) for side in sides]:   # both sides checked before compiling
+        r = req
+        if "arch" in changes:
+            a = parse_arch(changes["arch"])
+            if stage not in a.stages():
+                raise UsageError(f"--stage {stage} does not exist for {a.name}; diff a stage both targets have")
+            r = r.with_changes(arch=a, arch_source="--diff")
+        for key in ("case", "dtype", "config"):
+            if key in changes:
+                r = r.with_changes(**{key: changes[key]})
+        items, _ = resolve(r, use_index=use_index)
+        resolved.append((side, pick(items, kernel)))
+    (a_label, a_items), (b_label, b_items) = resolved
+    b_by_name = {i.kernel: i for i in b_items}
+    shown = 0
+    for a in a_items:
+        b = b_by_name.get(a.kernel)
+        if b is None:
+            continue
+        a_text, a_path = stage_text(a, stage)
+        b_text, b_path = stage_text(b, stage)
+        render.describe(a, stage, a_path)
+        render.describe(b, stage, b_path)
+        rows = stats_rows(compute(a), compute(b))
+        lines = unified(stage, a_text, b_text, f"{a.kernel} {a_label}", f"{a.kernel} {b_label}")
+        render.diff_output(f"{a.kernel}: {stage}, {a_label} vs {b_label}", rows, lines, a_label, b_label)
+        shown += 1
+    if not shown:
+        raise UsageError(f"the two sides launch no common kernel ({', '.join(i.kernel for i in a_items)} vs "
+                         f"{', '.join(i.kernel for i in b_items)})")
+    return 0
+
+
+@click.command("ir")
+@click.argument("target", metavar="KERNEL")
+@click.option("--stage", type=click.Choice(STAGES, case_sensitive=False), default=None,
+              help="Compile stage: source (raw TTIR), ttir, ttgir, llir, ptx, sass, amdgcn "
+                   "[default: ptx on NVIDIA, amdgcn on AMD].")
+@click.option("--arch", metavar="ARCH", default=None,
+              help="Target: sm_80, sm_90, sm_100, gfx942, ... [default: the local GPU, else sm_90].")
+@click.option("--case", "case", metavar="NAME", default=None,
+              help="Case of the scenario whose arguments specialise the kernel [default: tiny]; GPU-size cases "
+                   "work too (their inputs are built in CPU memory).")
+@click.option("--dtype", metavar="DTYPE", default=None, help="Dtype of the case [default: its first].")
+@click.option("--config", "config", metavar="K=V,...", default=None,
+              help="Autotune config to compile (must match a listed config) [default: the recorded autotune "
+                   "decision, else the case's config, else the first config left after pruning].")
+@click.option("--all-configs", is_flag=True, help="One output per listed config of each autotuned kernel.")
+@click.option("--kernel", "kernel", metavar="NAME", default=None,
+              help="Only this kernel of the scenario's launch (e.g. a split-K reduce); exact or unique substring.")
+@click.option("--source-map", is_flag=True, help="Interleave the Python kernel lines with the IR they produced.")
+@click.option("--diff", nargs=2, metavar="A B", default=None,
+              help="Diff the stage between two variants, each KEY=VALUE[;KEY=VALUE] with KEY in arch, case, "
+                   "dtype, config (e.g. --diff arch=sm_80 arch=sm_90).")
+@click.option("--stats", is_flag=True, help="Registers, spills, shared memory, warps/stages, instruction mix.")
+@click.option("--json", "as_json", is_flag=True, help="Stats (and what was compiled) as JSON.")
+@click.option("--out", "out_file", metavar="FILE", default=None, help="Write the IR (or --json) to FILE.")
+@click.option("--no-index", is_flag=True,
+              help="Recompute Triton's cache key from the real arguments (imports torch) instead of the index.")
+def ir_cmd(target, stage, arch, case, dtype, config, all_configs, kernel, source_map, diff, stats, as_json,
+           out_file, no_index):
+    """Show what the compiler made of KERNEL's launch, for any GPU target, without a GPU.
+
+    Reads Triton's compile cache first ($TRITON_CACHE_DIR); a miss compiles on the CPU and fills it. The
+    kernel is specialised on the case's real arguments, as a GPU launch would be. Info goes to stderr, the IR
+    to stdout (coloured on a terminal).
+    """
+    sys.exit(ir(target, stage=stage, arch=arch, case=case, dtype=dtype, config=config, all_configs=all_configs,
+                kernel=kernel, source_map=source_map, diff=tuple(diff) if diff else None, stats=stats,
+                as_json=as_json, out_file=out_file, use_index=not no_index))

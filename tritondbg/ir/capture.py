@@ -1,0 +1,204 @@
+"""Run a scenario's launch wrapper on CPU tensors and compile every kernel it launches for a GPU target.
+
+Nothing is launched and no GPU is needed. While the wrapper runs:
+- Triton's active driver is a stub that reports the requested target (``driver.set_active``, in 3.6 and 3.9),
+  so ``JITFunction.run`` builds its binder for that target;
+- ``JITFunction.run`` is called with ``warmup=True``: Triton itself binds the real arguments, specialises them
+  (dtypes, 16-byte divisibility of pointers and ints, ints equal to 1 become constexprs), packs the options and
+  compiles through the compile cache, exactly as a GPU launch does, then returns before launching;
+- ``Autotuner.run`` runs the one config that ``decision.Decider`` picked (no benchmark), so wrappers that read
+  ``best_config`` afterwards (fp8_gemm's split-K reduce) see it.
+The grid is evaluated with the bound arguments, as Triton would before launching.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from tritondbg.configs import config_dict, kernel_name
+from tritondbg.errors import UsageError
+
+
+class CaptureError(Exception):
+    """The launch wrapper or the compiler failed; the message is one readable paragraph."""
+
+
+@dataclass
+class Launch:
+    """One kernel launch the wrapper made, compiled for the target (``compiled`` None when not selected)."""
+
+    kernel: str
+    fn: Any
+    grid: list[int] | None
+    config: dict[str, Any] | None          # autotuned: the config run; else the launch options passed
+    config_source: str
+    compiled: Any = None                   # triton CompiledKernel
+    cache_hit: bool | None = None          # Triton's compile cache answered (None: its in-process cache did)
+    compile_s: float = 0.0
+    events: list[dict] = field(default_factory=list)
+
+
+class StubDriver:
+    """Stands in for Triton's active driver: reports the chosen target, has no device and no stream."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def get_current_device(self):
+        # a key of its own in JITFunction.device_caches, so binders of different targets never mix
+        return f"tritondbg-ir:{self.target.backend}:{self.target.arch}"
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def get_current_target(self):
+        return self.target
+
+    def is_active(self):
+        return True
+
+    def __getattr__(self, name):
+        raise CaptureError(f"the launch asked Triton's driver for {name!r}, which needs a GPU; `tritondbg ir` only "
+                           "compiles (no launch, no benchmark)")
+
+
+def _bound(fn, args, kwargs) -> dict[str, Any]:
+    """The kernel's parameters by name, as JITFunction.run passes them to a grid callable."""
+    named = {p.name: p.default for p in fn.params if p.has_default}
+    named.update(zip(fn.arg_names, args))
+    named.update({k: v for k, v in kwargs.items() if k in named or k in fn.arg_names})
+    return named
+
+
+def _grid(fn, grid, args, kwargs) -> list[int] | None:
+    try:
+        g = grid(_bound(fn, args, kwargs)) if callable(grid) else grid
+        g = [int(x) for x in g]
+    except Exception:  # noqa: BLE001 - the grid is informative only
+        return None
+    return g + [1] * (3 - len(g))
+
+
+_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+@contextlib.contextmanager
+def intercepted(target, decider, launches: list[Launch], select: Callable[[str], bool] | None) -> Iterator[None]:
+    """Patch Triton for the duration of one capture (see the module docstring); restores everything after."""
+    from triton import knobs
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.driver import driver
+    from triton.runtime.jit import JITFunction
+
+    tuned: list[tuple[str, dict, str]] = []   # stack: (kernel name, config dict, source) of the running autotuner
+    events: list[dict] = []
+
+    original_jit_run, original_tuner_run = JITFunction.run, Autotuner.run
+    previous_listener = getattr(knobs.compilation, "listener", None)
+
+    def listener(*, src, metadata, metadata_group, times, cache_hit, **kw):
+        events.append({"cache_hit": bool(cache_hit), "group": dict(metadata_group)})
+        if previous_listener is not None:  # a single slot other tools use too: chain, never overwrite
+            previous_listener(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
+                              cache_hit=cache_hit, **kw)
+
+    def tuner_run(tuner, *args, **kwargs):
+        name = kernel_name(tuner)
+        chosen, source = decider.decide(tuner, name, args, kwargs)
+        saved = tuner.configs
+        tuner.configs = [chosen]   # one config: the autotuner runs it without benchmarking (3.6 and 3.9)
+        tuned.append((name, config_dict(chosen), source))
+        try:
+            return original_tuner_run(tuner, *args, **kwargs)
+        finally:
+            tuner.configs = saved
+            tuned.pop()
+
+    def jit_run(fn, *args, grid, warmup, **kwargs):
+        name = fn.__name__
+        if tuned and tuned[-1][0] == name:
+            config, source = tuned[-1][1], tuned[-1][2]
+        else:
+            config = {k: kwargs[k] for k in _LAUNCH_OPTIONS if kwargs.get(k) is not None}
+            source = "launch options of the wrapper" if config else "Triton's defaults (not autotuned)"
+        launch = Launch(kernel=name, fn=fn, grid=_grid(fn, grid, args, kwargs), config=config, config_source=source)
+        launches.append(launch)
+        if select is not None and not select(name):
+            return None
+        del events[:]
+        t0 = time.perf_counter()
+        captured = io.StringIO()
+        try:
+            # Triton prints the whole PTX on a ptxas failure; keep stdout for the IR and put it in the error.
+            with contextlib.redirect_stdout(captured):
+                kernel = original_jit_run(fn, *args, grid=grid, warmup=True, **kwargs)
+        except CaptureError:
+            raise
+        except Exception as exc:
+            raise CaptureError(_compile_error(name, target, exc, captured.getvalue())) from exc
+        if captured.getvalue():   # e.g. TRITON_DUMP_PTXAS_LOG=1: pass it on, to stderr
+            sys.stderr.write(captured.getvalue())
+        launch.compile_s = time.perf_counter() - t0
+        launch.compiled = kernel
+        launch.events = list(events)
+        launch.cache_hit = events[-1]["cache_hit"] if events else None
+        return kernel
+
+    saved_driver = driver._active
+    driver.set_active(StubDriver(target))
+    JITFunction.run, Autotuner.run = jit_run, tuner_run
+    knobs.compilation.listener = listener
+    try:
+        yield
+    finally:
+        JITFunction.run, Autotuner.run = original_jit_run, original_tuner_run
+        knobs.compilation.listener = previous_listener
+        driver._active = saved_driver   # not reset_active(): that would create the real driver (none on a CPU)
+
+
+def _compile_error(name: str, target, exc: BaseException, printed: str) -> str:
+    text = str(exc).strip()
+    lines = text.splitlines()
+    if len(lines) > 30:  # ptxas errors carry the repro command and the log; the PTX itself went to `printed`
+        text = "\n".join(lines[:30] + [f"... ({len(lines) - 30} more lines)"])
+    return f"compiling {name} for {target.backend}:{target.arch} failed: {type(exc).__name__}: {text}"
+
+
+def _entries(cache_dir: str) -> set[str]:
+    try:
+        return set(os.listdir(cache_dir))
+    except OSError:
+        return set()
+
+
+def capture(scenario, case, dtype: str, arch, decider, select: Callable[[str], bool] | None = None) -> list[Launch]:
+    """Build the case's inputs on the CPU, run its launch wrapper under ``intercepted``, return the launches."""
+    import torch
+
+    from tritondbg.runner import kernel_error_message, torch_dtype
+
+    target = arch.gpu_target()
+    generator = torch.Generator().manual_seed(0)
+    inputs = scenario.make_inputs(case, torch_dtype(dtype), "cpu", generator)
+    launches: list[Launch] = []
+    before = _entries(decider.cache_dir)
+    with intercepted(target, decider, launches, select):
+        try:
+            scenario.launch_for(case)(**inputs)
+        except BaseException as exc:
+            # a failed compile leaves the empty key folder Triton made for it: remove only such new, empty ones
+            for name in _entries(decider.cache_dir) - before:
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.join(decider.cache_dir, name))
+            if isinstance(exc, (CaptureError, UsageError)) or not isinstance(exc, Exception):
+                raise
+            raise CaptureError(f"the launch wrapper of {scenario.name} (case {case.name}, {dtype}) failed on CPU "
+                               f"tensors: {kernel_error_message(exc, scenario)}") from exc
+    if not launches:
+        raise CaptureError(f"{scenario.name} case {case.name} ({dtype}) launched no Triton kernel")
+    return launches

@@ -1,0 +1,149 @@
+"""One `ir` request (kernel, case, dtype, config, arch) -> the IRItems it compiles to.
+
+The fast index answers first (no torch import); otherwise the scenario is imported in compiled mode, its launch
+wrapper is captured on CPU tensors and every launch compiled for the target (Triton's compile cache decides hit
+or miss), and the result is stored in the index for next time.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from typing import Any
+
+from tritondbg import settings
+from tritondbg.errors import UsageError
+from tritondbg.ir import index
+from tritondbg.ir.item import COMPILED, IN_PROCESS, TRITON_HIT, IRItem, specialization
+from tritondbg.ir.targets import Arch
+
+
+@dataclass(frozen=True)
+class Request:
+    target: str                 # bundled scenario name or path/to/cases.py[::name]
+    arch: Arch
+    arch_source: str
+    case: str | None = None
+    dtype: str | None = None
+    config: str | None = None   # --config K=V,...
+    all_configs: bool = False
+
+    def key(self) -> dict[str, Any]:
+        """What identifies the request in the index (the target as an absolute path for user files)."""
+        from tritondbg.loader import is_path_target
+
+        target = self.target
+        if is_path_target(target):
+            file, sep, name = target.partition("::")
+            target = os.path.realpath(os.path.expanduser(file)) + sep + name
+        return {"target": target, "arch": self.arch.name, "case": self.case, "dtype": self.dtype,
+                "config": self.config, "all_configs": self.all_configs,
+                "records": os.path.abspath(settings.get().out_dir), "tool": _version()}
+
+    def with_changes(self, **changes) -> "Request":
+        return replace(self, **changes)
+
+
+def _version() -> str:
+    from tritondbg import __version__
+
+    return __version__
+
+
+def resolve(req: Request, *, use_index: bool = True) -> tuple[list[IRItem], str]:
+    """The request's items and, when the index could not answer, why (printed on a miss)."""
+    key = req.key()
+    env = index.env_snapshot()   # before set_mode adds its defaults: what lookup() will compare against
+    if use_index:
+        items, why = index.lookup(key)
+        if items is not None:
+            for item in items:
+                item.arch_source = req.arch_source
+            return items, ""
+    else:
+        why = "--no-index"
+    items, watch = _capture_all(req)
+    index.store(key, items, watch, env)
+    return items, why
+
+
+def _capture_all(req: Request):
+    from tritondbg import loader, runner
+    from tritondbg.configs import autotuners, check_keys, choose, parse_config
+    from tritondbg.ir.capture import capture
+    from tritondbg.ir.decision import Decider, recorded_runs, run_record_pattern
+
+    runner.set_mode("compiled")
+    scenario = loader.load(req.target)
+    case = runner.select_cases(scenario, req.case, interpret=False)
+    if req.case == "all" or len(case) != 1:
+        raise UsageError("`ir` compiles one case at a time; name one with --case")
+    case = case[0]
+    dtype = runner.select_dtypes(case, req.dtype)[0]  # the case's first dtype unless --dtype
+    requested = parse_config(req.config)
+    tuners = autotuners(scenario.kernels)
+    check_keys(tuners, requested)
+    for name, tuner in tuners.items():   # a value no listed config has: one line now, before any compile
+        choose(tuner, name, requested, strict=True) if requested else None
+    out_dir = settings.get().out_dir
+    decider = Decider(requested=requested, case_name=case.name, case_config=dict(case.config or {}) or None,
+                      records=recorded_runs(out_dir, scenario.name, case.name, dtype),
+                      cache_dir=index.triton_cache_dir(), record_pattern=run_record_pattern(out_dir))
+    launches = capture(scenario, case, dtype, req.arch, decider)
+    items = [_item(la, scenario, case, dtype, req) for la in launches]
+    if req.all_configs:
+        items = _sweep(scenario, case, dtype, req, decider, launches, tuners) + \
+            [i for i in items if i.kernel not in tuners]
+    return items, decider.watch
+
+
+def _sweep(scenario, case, dtype, req, decider, launches, tuners) -> list[IRItem]:
+    """One item per listed config of every autotuned kernel the case launches (pruned ones included: the
+    printed source says whether the pruning would keep it)."""
+    from tritondbg.ir.capture import capture
+
+    out = []
+    for name in dict.fromkeys(la.kernel for la in launches if la.kernel in tuners):
+        tuner = tuners[name]
+        for i, config in enumerate(tuner.configs):
+            decider.pins = {name: config}
+            got = capture(scenario, case, dtype, req.arch, decider, select=lambda n, name=name: n == name)
+            for la in got:
+                if la.kernel == name and la.compiled is not None:
+                    item = _item(la, scenario, case, dtype, req)
+                    item.config_source = f"--all-configs: config {i + 1} of {len(tuner.configs)}"
+                    out.append(item)
+                    break
+    decider.pins = {}
+    return out
+
+
+def _item(launch, scenario, case, dtype: str, req: Request) -> IRItem:
+    kernel = launch.compiled
+    group = dict(kernel.metadata_group)
+    metadata_file = next(p for c, p in group.items() if c.endswith(".json"))
+    files = {c.rsplit(".", 1)[1]: p for c, p in group.items() if not c.endswith(".json")}
+    if launch.cache_hit is None:
+        source = IN_PROCESS
+    else:
+        source = TRITON_HIT if launch.cache_hit else COMPILED
+    fn = launch.fn
+    return IRItem(
+        scenario=scenario.name, case=case.name, dtype=dtype, arch=req.arch.name, arch_source=req.arch_source,
+        kernel=launch.kernel, kernel_file=os.path.realpath(fn.fn.__code__.co_filename),
+        config=dict(launch.config or {}), config_source=launch.config_source, grid=launch.grid,
+        specialization=specialization(fn, kernel.src), entry=os.path.dirname(metadata_file), files=files,
+        metadata_file=metadata_file, name=os.path.basename(metadata_file)[:-len(".json")], source=source,
+        compile_s=round(launch.compile_s, 3),
+    )
+
+
+def pick(items: list[IRItem], wanted: str | None) -> list[IRItem]:
+    """Items of the kernel named ``wanted`` (exact name, else a unique substring); all when None."""
+    if not wanted:
+        return items
+    names = list(dict.fromkeys(i.kernel for i in items))
+    chosen = [n for n in names if n == wanted] or [n for n in names if wanted in n]
+    if len(chosen) != 1:
+        what = "matches several kernels" if chosen else "is not a kernel this case launches"
+        raise UsageError(f"--kernel {wanted} {what}; choose from: {', '.join(names)}")
+    return [i for i in items if i.kernel == chosen[0]]
