@@ -16,9 +16,13 @@ from tritondbg.errors import ModeError, UsageError
 
 # command name -> "module:attribute" of its click.Command. One line per command.
 COMMANDS = {
+    "check": "tritondbg.commands.check:check_cmd",
     "list": "tritondbg.commands.catalog:list_cmd",
     "interpret": "tritondbg.commands.execute:interpret_cmd",
     "run": "tritondbg.commands.execute:run_cmd",
+    "ir": "tritondbg.commands.ir:ir_cmd",
+    "cache": "tritondbg.commands.cache:cache_cmd",
+    "profile": "tritondbg.commands.profile:profile_cmd",
 }
 
 
