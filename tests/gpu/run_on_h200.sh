@@ -15,14 +15,14 @@ install) log install
   python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())" ;;
 kernels) log kernels   # issue 2: every bundled kernel, every case, compiled on the GPU vs its reference
   for k in add layernorm softmax attention gemm fp8_gemm; do
-    timeout 150 python3 -m tritondbg run $k --case all --json > "$W/run_$k.json" 2> "$W/run_$k.err"
+    timeout 100 python3 -m tritondbg run $k --case all --json > "$W/run_$k.json" 2> "$W/run_$k.err"
     python3 -c "import json,sys; r=json.load(open('$W/run_$k.json')); print('$k', sum(x['status']=='pass' for x in r['results']), '/', len(r['results']), [(x['case'],x['dtype'],x['message']) for x in r['results'] if x['status']!='pass'])" || tail -3 "$W/run_$k.err"
   done ;;
 ir) log ir   # issue 4: default arch picks the local GPU on Triton 3.6
   timeout 120 python3 -m tritondbg ir gemm --stage sass --stats 2>&1 | head -40
   timeout 60 python3 -m tritondbg ir gemm --stage ptx --stats --json > "$W/ir_gemm.json" 2>&1; head -c 600 "$W/ir_gemm.json" ;;
 profile) log profile   # issue 5
-  timeout 240 python3 -m tritondbg profile --all --json > "$OUT/profile.json" 2> "$W/profile.err"; tail -5 "$W/profile.err"
+  timeout 180 python3 -m tritondbg profile --all --json > "$OUT/profile.json" 2> "$W/profile.err"; tail -5 "$W/profile.err"
   python3 - "$OUT/profile.json" <<'PY'
 import json, sys, glob
 d = json.load(open(sys.argv[1])); print(json.dumps(d.get("summary", d), indent=0)[:3000])
@@ -31,13 +31,13 @@ PY
   [ -n "$f" ] && python3 -c "import json; t=json.load(open('$f')); k=[e for e in t['traceEvents'] if e.get('cat')=='kernel']; print(len(k), 'kernel events; first args:', k[0]['args'] if k else None)" ;;
 ncu) log ncu
   NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-  timeout 150 $NCU --nvtx --nvtx-include "tritondbg@add:h200_64M:float32 | add_kernel BLOCK=4096 num_warps=8 num_stages=3 | x=f32[67108864] y=f32[67108864]/" \
+  timeout 100 $NCU --nvtx --nvtx-include "tritondbg@add:h200_64M:float32 | add_kernel BLOCK=4096 num_warps=8 num_stages=3 | x=f32[67108864] y=f32[67108864]/" \
     python3 -m tritondbg profile add --case h200_64M --dtype float32 --config BLOCK=4096 --iters 3 --warmup 0 --peak spec 2>&1 | grep -E "add_kernel|==PROF==|No kernels" | head -12 ;;
 overhead) log overhead
-  timeout 120 python3 tests/bench/profile_overhead.py 2>&1 | tail -30 ;;
+  timeout 60 python3 tests/bench/profile_overhead.py 2>&1 | tail -30 ;;
 check) log check   # issue 6: GPU gates on the zoo and the bundled kernels
-  timeout 200 python3 -m tritondbg check tests/zoo/slow_copy.py::buggy tests/zoo/slow_copy.py::twin tests/zoo/tf32_dot.py::buggy tests/zoo/tf32_dot.py::twin --gates perf,agreement --device cuda 2>&1 | tail -14
-  timeout 300 python3 -m tritondbg check --all --gates correctness,perf,agreement,determinism --device cuda --baseline "$OUT/baseline.json" --update-baseline --json "$OUT/check_gpu.json" 2>&1 | tail -30 ;;
+  timeout 120 python3 -m tritondbg check tests/zoo/slow_copy.py::buggy tests/zoo/slow_copy.py::twin tests/zoo/tf32_dot.py::buggy tests/zoo/tf32_dot.py::twin --gates perf,agreement --device cuda 2>&1 | tail -14
+  timeout 180 python3 -m tritondbg check --all --gates correctness,perf,agreement,determinism --device cuda --baseline "$OUT/baseline.json" --update-baseline --json "$OUT/check_gpu.json" 2>&1 | tail -30 ;;
 bench) log bench   # issue 7
   timeout 300 python3 tests/bench/kernels_h200.py --json "$OUT/bench.json" 2>&1 | grep -v '^{' | tail -60 ;;
 esac; done
