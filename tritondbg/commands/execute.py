@@ -22,15 +22,42 @@ def run_folder(out_dir: str | None, mode: str, target: str) -> Path:
 
 
 def execute(target: str, *, mode: str, case: str | None = None, dtype: str | None = None,
-            config: str | None = None, seed: int = 0, as_json: bool = False, out_dir: str | None = None) -> int:
-    """Run, print, save; returns the exit status (0 all match, 1 otherwise)."""
-    from tritondbg import runner
+            config: str | None = None, seed: int = 0, as_json: bool = False, out_dir: str | None = None,
+            sanitize: bool = True, pid: str | None = None, trace: bool = False, watch=(), breaks=(),
+            all_configs: bool = False) -> int:
+    """Run, print, save; returns the exit status (0 all match and no finding, 1 otherwise).
 
-    record = runner.run(target, mode=mode, cases=case, dtype=dtype, config=config, seed=seed,
-                        command=f"{'interpret' if mode == 'interpret' else 'run'} {target}")
+    Interpreter runs carry the instruments: error/print attribution, sanitizers (``sanitize``), the stepper
+    (``pid``/``trace``/``watch``/``breaks``), and ``all_configs`` runs every autotune config."""
+    from tritondbg import runner
+    from tritondbg.errors import UsageError
+
+    save = settings.get().save_records or bool(out_dir)
+    folder = run_folder(out_dir, mode, target) if save else None
+    command = f"{'interpret' if mode == 'interpret' else 'run'} {target}"
+    instruments = []
+    if mode == "interpret":
+        from tritondbg.interp import instruments as build
+        from tritondbg.interp import shims
+
+        instruments = build.build(target, sanitize=sanitize, pid=pid, trace=trace, watch=watch, breaks=breaks,
+                                  out_dir=folder)
+        # with --json stdout is the record: kernel prints go to stderr
+        shims.set_print_stream(sys.stderr if as_json else None)
+    if all_configs:
+        if config:
+            raise UsageError("--all-configs runs every config: leave out --config")
+        from tritondbg.interp.sweep import run_all_configs
+
+        record = run_all_configs(target, cases=case, dtype=dtype, seed=seed, command=command + " --all-configs",
+                                 instruments=instruments)
+    else:
+        record = runner.run(target, mode=mode, cases=case, dtype=dtype, config=config, seed=seed,
+                            command=command, instruments=instruments)
+    _check_pid_reached(record, pid)
     path = None
-    if settings.get().save_records or out_dir:
-        path = record.save(run_folder(out_dir, mode, target) / "record.json")
+    if folder is not None:
+        path = record.save(folder / "record.json")
         record.extra["record_path"] = str(path)
     if as_json:
         print(record.to_json())
@@ -41,6 +68,34 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
     return 0 if record.passed else 1
 
 
+def _check_pid_reached(record, pid: str | None) -> None:
+    """A --pid outside every launch's grid is bad usage (exit 2), said after the run that showed the grid."""
+    from tritondbg.errors import UsageError
+
+    notes = [r.extra.get("trace_note") for r in record.results if "trace_pid" in r.extra]
+    if pid is not None and notes and all(notes):
+        raise UsageError(f"--pid {pid}: {notes[0]}")
+
+
+def _interpret_options(fn):
+    """The interpreter-only options of `tritondbg interpret`."""
+    fn = click.option("--all-configs", "all_configs", is_flag=True,
+                      help="Run every config of each autotuned kernel; report the ones that disagree.")(fn)
+    fn = click.option("--break", "breaks", metavar="[FILE:]LINE", multiple=True,
+                      help="Stop the --pid program at this kernel line in pdb (`show NAME` prints a block). "
+                           "Repeatable.")(fn)
+    fn = click.option("--watch", "watch", metavar="EXPR", multiple=True,
+                      help="Evaluate EXPR in the kernel's frame at every line of the --pid program. Repeatable.")(fn)
+    fn = click.option("--trace", is_flag=True,
+                      help="Print a step log of the --pid program: each kernel line and the values it assigns "
+                           "(also written as JSON beside the run record).")(fn)
+    fn = click.option("--pid", "pid", metavar="X[,Y[,Z]]", default=None,
+                      help="Program instance to trace/watch/break in [default: 0,0,0].")(fn)
+    fn = click.option("--sanitize/--no-sanitize", "sanitize", default=True, show_default=True,
+                      help="Out-of-bounds, race, NaN/Inf, masked-lane (poison) and padded-reduction checks.")(fn)
+    return fn
+
+
 @click.command("interpret")
 @click.argument("kernel")
 @options.case
@@ -49,13 +104,19 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
 @options.seed
 @options.as_json
 @options.out
-def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir):
+@_interpret_options
+def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize, pid, trace, watch, breaks,
+                  all_configs):
     """Run KERNEL under the Triton interpreter on the CPU and compare it with its torch reference.
 
-    Exit status: 0 when every output matches, 1 on a mismatch or a kernel error, 2 on bad usage.
+    Sanitizers are on: an out-of-bounds access, a race between programs, undefined masked lanes reaching an
+    output, padding lanes that change a reduction, or the first NaN/Inf behind a non-finite output is a
+    finding (kernel file:line, pid, tensor, offsets). Exit status: 0 when every output matches and there is
+    no finding, 1 otherwise (mismatch, finding, kernel error), 2 on bad usage.
     """
     sys.exit(execute(kernel, mode="interpret", case=case, dtype=dtype, config=config, seed=seed,
-                     as_json=as_json, out_dir=out_dir))
+                     as_json=as_json, out_dir=out_dir, sanitize=sanitize, pid=pid, trace=trace, watch=watch,
+                     breaks=breaks, all_configs=all_configs))
 
 
 @click.command("run")

@@ -1,10 +1,64 @@
 """Shims that let real kernels run under TRITON_INTERPRET=1 the way they run on a GPU.
 
 Installed by the runner once interpreter mode is on; each is idempotent and reversible (``uninstall``).
+All of them wrap names that exist in Triton 3.6 and 3.9 (``InterpreterBuilder.create_dot/create_print/
+create_assert/set_grid_dim``, module functions ``_convert_float``, ``_implicit_cvt``, ``_patch_lang``,
+``_patch_lang_tensor``); a name that is missing in some version leaves that one shim out.
 """
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 _saved: dict[str, object] = {}
+
+# device_print / static_print output: where it goes (None: stdout) and what was printed (for the record)
+_prints: dict[str, Any] = {"stream": None, "records": [], "limit": 1000, "epoch": 0, "static_seen": set()}
+
+
+class DeviceAssertError(AssertionError):
+    """A ``tl.device_assert`` that failed in some lanes of a program."""
+
+    def __init__(self, message: str, *, file: str, line: int, pid, lanes: int, total: int, first):
+        self.file, self.line, self.pid = file, line, pid
+        self.lanes, self.total, self.first = lanes, total, first
+        self.assert_message = message
+        where = f"{file}:{line}" if line else "?"
+        super().__init__(f"device_assert failed at {where} in pid {tuple(pid)}: {message} "
+                         f"({lanes} of {total} lanes; first at lane {first})")
+
+
+def set_print_stream(stream) -> None:
+    """Send kernel prints to ``stream`` (None: stdout at print time)."""
+    _prints["stream"] = stream
+
+
+def take_prints() -> list[dict]:
+    """The prints recorded since the last call (file, line, pid, text)."""
+    out, _prints["records"] = _prints["records"], []
+    return out
+
+
+def _emit(record: dict) -> None:
+    stream = _prints["stream"] or sys.stdout
+    print(record["text"], file=stream, flush=True)
+    if len(_prints["records"]) < _prints["limit"]:
+        _prints["records"].append(record)
+
+
+def _decode(handle):
+    """A TensorHandle's values for printing: bf16 (uint16 storage) and fp8 (uint8) shown as floats."""
+    import numpy as np
+    import triton.language as tl
+
+    data, ty = handle.data, getattr(handle.dtype, "scalar", handle.dtype)
+    if ty == tl.bfloat16:
+        return (data.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    if getattr(ty, "primitive_bitwidth", 0) == 8 and ty.is_floating():
+        from triton.runtime import interpreter as I
+
+        return I._convert_float(data, ty, tl.float32, None).view(np.float32)
+    return data
 
 
 def _bf16_dot():
@@ -33,7 +87,8 @@ def _bf16_dot():
 
 def _bf16_round():
     """fp32 -> bf16 casts: the interpreter truncates (up to 1 ulp low); the GPU rounds to nearest even.
-    Round the same way here, so CPU results match the GPU bit for bit on stores of bf16 outputs."""
+    Round the same way here, so CPU results match the GPU bit for bit on stores of bf16 outputs. A NaN keeps
+    the top 6 bits of its payload (quiet bit set), so the sanitizers' poison marks survive the cast."""
     import numpy as np
     import triton.language as tl
     from triton.runtime import interpreter as I
@@ -45,7 +100,7 @@ def _bf16_round():
             u = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
             rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
             nan = np.isnan(data.view(np.float32) if data.dtype == np.float32 else data)
-            out = np.where(nan, np.uint32(0x7FC0), rounded).astype(np.uint16)
+            out = np.where(nan, (u >> np.uint32(16)) | np.uint32(0x0040), rounded).astype(np.uint16)
             return out.reshape(np.shape(data))
         return original(data, input_dtype, output_dtype, rounding_mode)
 
@@ -53,16 +108,166 @@ def _bf16_round():
     return lambda: setattr(I, "_convert_float", original)
 
 
-_SHIMS = {"bf16_dot": _bf16_dot, "bf16_round": _bf16_round}
+def _float_args():
+    """Scalar float arguments become fp32 scalar tensors, as on the GPU (the interpreter leaves them Python
+    floats, so ``eps.to(tl.float32)`` raises AttributeError; Liger-Kernel's rms_norm does exactly that)."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as I
+
+    original = I._implicit_cvt
+
+    def implicit_cvt(arg):
+        if isinstance(arg, float):
+            return tl.tensor(I.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+        return original(arg)
+
+    I._implicit_cvt = implicit_cvt
+    return lambda: setattr(I, "_implicit_cvt", original)
+
+
+def _tensor_index():
+    """``range(tensor)`` in a kernel: Triton 3.6 converts with ``int(handle.data)``, which numpy >= 2.4
+    refuses for a 1-element 1-D array; convert its single element instead (3.9 already does)."""
+    import numpy as np
+    from triton.runtime import interpreter as I
+
+    original = I._patch_lang_tensor
+
+    def patch_lang_tensor(tensor, scope):
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(np.asarray(self.handle.data).reshape(-1)[0]))
+
+    I._patch_lang_tensor = patch_lang_tensor
+    return lambda: setattr(I, "_patch_lang_tensor", original)
+
+
+def _lang_extras():
+    """Per launch (``_patch_lang``): libdevice stubs -> numpy, and ``tl.static_print`` printed once per
+    line and launch (on the GPU it prints once, at compile time) with the kernel line."""
+    import triton.language as tl
+    from triton.runtime import interpreter as I
+
+    from tritondbg.interp import frames, libdevice
+
+    original = I._patch_lang
+
+    def static_print(*args, **kwargs):
+        file, line, _ = frames.site(sys._getframe(1))
+        key = (_prints["epoch"], file, line)
+        if key in _prints["static_seen"]:
+            return
+        _prints["static_seen"].add(key)
+        text = " ".join(str(getattr(a, "value", a)) for a in args)
+        _emit({"kind": "static_print", "file": file, "line": line, "pid": None,
+               "text": f"[{frames.short_path(file)}:{line} static_print] {text}"})
+
+    def patch_lang(fn):
+        scope = original(fn)
+        try:
+            libdevice.patch(scope, fn)
+            for mod in (tl, tl.core):
+                if hasattr(mod, "static_print"):
+                    scope.set_attr(mod, "static_print", static_print)
+        except Exception:  # a Triton whose scope differs: keep the plain interpreter behaviour
+            pass
+        return scope
+
+    I._patch_lang = patch_lang
+    return lambda: setattr(I, "_patch_lang", original)
+
+
+def _print_assert():
+    """tl.device_print and tl.device_assert attributed to the kernel line and the program id."""
+    import numpy as np
+    from triton.runtime import interpreter as I
+
+    from tritondbg.interp import frames
+
+    B = I.InterpreterBuilder
+    orig_print, orig_assert, orig_dim = B.create_print, B.create_assert, B.set_grid_dim
+
+    def create_print(self, prefix, hex, values, *args, **kwargs):
+        file, line, _ = frames.site(sys._getframe(1))
+        pid = tuple(int(i) for i in self.grid_idx)
+        parts = []
+        for v in values:
+            data = _decode(v)
+            if hex:
+                width = data.dtype.itemsize * 2
+                parts.append(np.array2string(np.asarray(data).view(f"u{data.dtype.itemsize}"),
+                                             formatter={"all": lambda x: f"0x{int(x):0{width}x}"}))
+            else:
+                parts.append(np.array2string(np.asarray(data).reshape(-1) if data.size == 1 else data,
+                                             threshold=1 << 30, max_line_width=1 << 30))
+        text = f"[{frames.short_path(file)}:{line} pid {pid}] {prefix.strip()} {' '.join(parts)}".rstrip()
+        _emit({"kind": "device_print", "file": file, "line": line, "pid": list(pid), "text": text})
+
+    def create_assert(self, condition, message, *args, **kwargs):
+        ok = np.asarray(condition.data if hasattr(condition, "data") else condition).astype(bool)
+        if ok.all():
+            return
+        file, line, _ = frames.site(sys._getframe(1))
+        flat = ok.reshape(-1)
+        first = int(np.argmin(flat))
+        first_idx = tuple(int(i) for i in np.unravel_index(first, ok.shape)) if ok.ndim > 1 else first
+        raise DeviceAssertError(str(message), file=file, line=line, pid=tuple(int(i) for i in self.grid_idx),
+                                lanes=int((~flat).sum()), total=int(flat.size), first=first_idx)
+
+    def set_grid_dim(self, *dims):
+        orig_dim(self, *dims)
+        _prints["epoch"] += 1  # a new launch: static_print prints again
+        _prints["static_seen"].clear()
+
+    B.create_print, B.create_assert, B.set_grid_dim = create_print, create_assert, set_grid_dim
+
+    # tl.device_assert is a no-op unless the options say debug (TRITON_DEBUG=1 on the GPU); the interpreter's
+    # options are frozen with debug=False, so asserts never fired. A debugger checks them: debug is switched
+    # on for the assert alone (switching it on globally would also add Triton's integer-overflow checks).
+    # Patched on the class: Triton 3.6 makes a new TritonSemantic for every patched builtin of every launch
+    # (3.9 shares one); only semantics over the interpreter's builder are affected.
+    import dataclasses
+
+    sem_cls = type(I.interpreter_semantic)
+    orig_sem_assert = sem_cls.__dict__["device_assert"]
+
+    def device_assert(self, cond, msg, mask=None):
+        if not isinstance(self.builder, B):
+            return orig_sem_assert(self, cond, msg, mask)
+        saved = self.builder.options
+        self.builder.options = dataclasses.replace(saved, debug=True)
+        try:
+            return orig_sem_assert(self, cond, msg, mask)
+        finally:
+            self.builder.options = saved
+
+    sem_cls.device_assert = device_assert
+
+    def undo():
+        B.create_print, B.create_assert, B.set_grid_dim = orig_print, orig_assert, orig_dim
+        sem_cls.device_assert = orig_sem_assert
+
+    return undo
+
+
+_SHIMS = {"bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "float_args": _float_args,
+          "tensor_index": _tensor_index, "lang_extras": _lang_extras, "print_assert": _print_assert}
 
 
 def install() -> None:
-    """Install every shim (no-op for those already installed)."""
+    """Install every shim (no-op for those already installed; one that does not fit this Triton is skipped)."""
     for name, make in _SHIMS.items():
         if name not in _saved:
-            _saved[name] = make()
+            try:
+                _saved[name] = make()
+            except AttributeError:  # the internal it wraps does not exist in this Triton version
+                continue
+
+
+def installed() -> list[str]:
+    return list(_saved)
 
 
 def uninstall() -> None:
-    for name in list(_saved):
+    for name in reversed(list(_saved)):
         _saved.pop(name)()

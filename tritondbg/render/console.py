@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from tritondbg.configs import config_str
 from tritondbg.record import RunRecord
@@ -20,6 +21,7 @@ def _fmt_time(s: float) -> str:
 def print_record(record: RunRecord, path: Path | None = None) -> None:
     con = _console()
     for r in record.results:
+        print_steps(con, r)
         mark = {"pass": "[green]PASS[/]", "fail": "[red]FAIL[/]", "error": "[red]ERROR[/]"}[r.status]
         head = f"{mark} {r.kernel} case={r.case} dtype={r.dtype} mode={r.mode}"
         if r.mode == "interpret":
@@ -36,8 +38,10 @@ def print_record(record: RunRecord, path: Path | None = None) -> None:
             if not e.passed:
                 con.print(f"    worst at {tuple(e.worst_index)}: got {e.worst_out:.6g}, expected {e.worst_ref:.6g}"
                           + (f"; {e.nonfinite} NaN/Inf where the reference is finite" if e.nonfinite else ""))
+        print_findings(con, r)
         if r.message and r.status != "pass":
-            con.print(f"  [red]{r.message}[/]")
+            con.print(f"  [red]{escape(r.message)}[/]")
+    print_sweep(con, record)
     n_pass = sum(r.passed for r in record.results)
     summary = f"{n_pass}/{len(record.results)} passed"
     con.print(("[green]" if record.passed else "[red]") + summary + "[/]"
@@ -59,3 +63,112 @@ def print_catalog(entries: list[dict]) -> None:
             for c in cs:
                 con.print(f"    {config_str(c)}")
         con.print()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# interpreter debugging: findings, the step log, all-configs sweeps
+# ---------------------------------------------------------------------------------------------------------
+
+def _where(f: dict) -> str:
+    import os
+
+    file = f.get("file") or "?"
+    try:
+        rel = os.path.relpath(file)
+        file = file if rel.startswith("..") else rel
+    except ValueError:
+        pass
+    return f"{file}:{f.get('line')}"
+
+
+def print_findings(con: Console, r) -> None:
+    """One block per finding: kind, kernel file:line, pid, tensor, the source line and the message."""
+    for f in r.findings:
+        pid = f.get("pid")
+        pid_txt = f" pid {tuple(pid)}" if pid else ""
+        tensor = f" {f['tensor']}" if f.get("tensor") else ""
+        con.print(f"  [red]{f.get('kind')}[/] {escape(_where(f))}{pid_txt}{escape(tensor)}")
+        if f.get("source"):
+            con.print(f"    [dim]{escape(f['source'])}[/]")
+        con.print(f"    {escape(f.get('message', ''))}")
+    for key in ("trace_note", "break_note"):
+        if r.extra.get(key):
+            con.print(f"  [yellow]note:[/] {escape(r.extra[key])}")
+
+
+def _load_steps(r) -> dict | None:
+    import json
+
+    if "steps" in r.extra:
+        return r.extra["steps"]
+    path = r.extra.get("step_log")
+    if not path:
+        return None
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def print_steps(con: Console, r) -> None:
+    """The step log of the traced program: each kernel line, its iteration, the values it assigned. A line
+    that calls a kernel function shows its values after the call's own steps (when they were assigned)."""
+    from tritondbg.interp import values
+
+    log = _load_steps(r)
+    if not log or not log.get("steps"):
+        return
+    pid = tuple(log["pid"])
+    steps = log["steps"]
+    current = None
+    deferred: list[tuple[int, list[str]]] = []  # (depth, value lines) of calls still running
+
+    def flush(depth: int) -> None:
+        while deferred and deferred[-1][0] >= depth:
+            for line in deferred.pop()[1]:
+                con.print(line)
+
+    for i, st in enumerate(steps):
+        depth = st.get("depth") or 0
+        flush(depth)
+        if st["launch"] != current:
+            current = st["launch"]
+            con.print(f"[bold]trace[/] {st['kernel']} (launch {current}) pid {pid}  [dim]{escape(st['file'])}[/]")
+        pad = "  " * depth
+        if st["event"] == "call":
+            args = ", ".join(f"{k}={values.text(v)}" for k, v in st["values"].items())
+            con.print(f"  {pad}[cyan]call {st['function']}[/]({escape(args)})")
+            continue
+        if st["event"] == "return":
+            con.print(f"  {pad}[cyan]return[/] {escape(values.text(st['values']['<return>']))}")
+            continue
+        hit = f" [dim](iter {st['hit']})[/]" if st.get("hit") and st["hit"] > 1 else ""
+        con.print(f"  {pad}[bold]{st['line']:>4}[/]{hit}  {escape(st['source'])}")
+        lines = [f"  {pad}        {escape(name)} = {escape(values.text(v))}" for name, v in st["values"].items()]
+        lines += [f"  {pad}        [magenta]watch[/] {escape(expr)} = {escape(values.text(v))}"
+                  for expr, v in (st.get("watch") or {}).items()]
+        nxt = steps[i + 1] if i + 1 < len(steps) else None
+        if nxt is not None and (nxt.get("depth") or 0) > depth and nxt["launch"] == st["launch"]:
+            deferred.append((depth, lines))
+        else:
+            for line in lines:
+                con.print(line)
+    flush(0)
+    if log.get("truncated"):
+        con.print(f"  [yellow]step log truncated at {len(steps)} steps[/]")
+    if r.extra.get("step_log"):
+        con.print(f"  [dim]step log: {escape(r.extra['step_log'])}[/]")
+
+
+def print_sweep(con: Console, record: RunRecord) -> None:
+    """After an --all-configs run: which configs disagree with the reference (or a sanitizer)."""
+    sweep = record.extra.get("sweep")
+    if not sweep:
+        return
+    fails = sweep.get("failures", [])
+    if not fails:
+        con.print(f"[green]all {sweep['runs']} config runs agree with the reference[/]")
+        return
+    con.print(f"[red]{len(fails)} of {sweep['runs']} config runs disagree:[/]")
+    for f in fails:
+        con.print(f"  {f['kernel']} {f['config']}  case={f['case']} dtype={f['dtype']}: {escape(f['message'])}")

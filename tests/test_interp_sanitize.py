@@ -1,0 +1,168 @@
+"""Sanitizers: every zoo bug is reported at its `# BUG:` line, its twin and every bundled case report nothing."""
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tritondbg import loader, runner
+from tritondbg.interp import instruments, sanitize
+
+ZOO = Path(__file__).resolve().parent / "zoo"
+# numpy warns about the overflow the zoo's overflow kernel is there to make
+pytestmark = [pytest.mark.interpreter, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+
+def bug_line(path: Path) -> tuple[int, str]:
+    """The line number and kind of the `# BUG: <kind>` marker of a zoo file."""
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        m = re.search(r"# BUG: (\w+)", line)
+        if m:
+            return i, m.group(1)
+    raise AssertionError(f"{path.name} has no '# BUG:' marker")
+
+
+# the zoo files whose bug a sanitizer finds (other zoo files plant GPU-side bugs for other gates)
+ZOO_FILES = sorted(p for p in ZOO.glob("*.py") if bug_line(p)[1] in sanitize.KINDS)
+
+
+def run(target: str, sanitize_on: bool = True, **kw):
+    insts = instruments.build(target, sanitize=sanitize_on)
+    return runner.run(target, mode="interpret", instruments=insts, **kw)
+
+
+def test_zoo_has_the_seven_bugs():
+    kinds = sorted(bug_line(p)[1] for p in ZOO_FILES)
+    assert kinds == sorted(["out_of_bounds", "out_of_bounds", "race", "nan_inf", "masked_reduction",
+                            "out_of_bounds", "poison"]), kinds
+    for p in ZOO_FILES:  # each defines a buggy scenario and its twin
+        assert loader.load(f"{p}::buggy").name == "buggy" and loader.load(f"{p}::twin").name == "twin"
+
+
+@pytest.mark.parametrize("path", [p for p in ZOO_FILES if p.stem != "config_bug"], ids=lambda p: p.stem)
+def test_zoo_bug_reported_at_its_line(path):
+    line, kind = bug_line(path)
+    rec = run(f"{path}::buggy")
+    assert not rec.passed
+    findings = [f for r in rec.results for f in r.findings]
+    hits = [f for f in findings if f["kind"] == kind and f["line"] == line and Path(f["file"]) == path]
+    assert hits, f"no {kind} finding at {path.name}:{line}; got {[(f['kind'], f['line']) for f in findings]}"
+    f = hits[0]
+    assert f["severity"] == "error" and len(f["pid"]) == 3 and f["message"]
+    for r in rec.results:  # one finding per bug and run, not one per program or per lane
+        assert len([x for x in r.findings if x["line"] == line]) == 1, r.findings
+
+
+@pytest.mark.parametrize("path", ZOO_FILES, ids=lambda p: p.stem)
+def test_zoo_twin_is_clean(path):
+    rec = run(f"{path}::twin", cases="all")
+    assert rec.passed, [(r.dtype, r.message) for r in rec.results]
+    assert [f for r in rec.results for f in r.findings] == []
+
+
+def test_missing_mask_passes_the_plain_interpreter_and_fails_sanitized():
+    target = f"{ZOO / 'missing_mask.py'}::buggy"
+    assert run(target, sanitize_on=False).passed  # the reason the sanitizer exists
+    rec = run(target)
+    f = rec.results[0].findings[0]
+    assert f["tensor"] == "x_ptr" and f["pid"] == [3, 0, 0]       # 1000 = 3 * 256 + 232: the 4th program
+    assert f["offsets"][0] == 1000 and f["lanes"] == 24
+    assert "past the end" in f["message"]
+
+
+def test_race_names_both_programs_and_the_element():
+    rec = run(f"{ZOO / 'race.py'}::buggy")
+    f = next(f for f in rec.results[0].findings if f["kind"] == "race")
+    assert f["pid"] != f["other_pid"] and f["tensor"] == "out_ptr" and f["offsets"] == [0]
+    assert "out_ptr[0]" in f["message"]
+
+
+def test_poison_in_bf16_is_a_nan_bit_pattern_and_reaches_the_output():
+    rec = run(f"{ZOO / 'undefined_lanes.py'}::buggy", dtype="bfloat16")
+    f = rec.results[0].findings[0]
+    assert f["kind"] == "poison" and f["tensor"] == "out"
+    import triton.language as tl
+
+    p = sanitize.poison_array((4,), tl.bfloat16, np.uint16, 5)
+    assert p.dtype == np.uint16 and int(p[0]) == 0x7FC0 | 5
+    as_f32 = (p.astype(np.uint32) << 16).view(np.float32)
+    assert np.isnan(as_f32).all()
+    assert (sanitize.payload_ids(p, "bf16") == 5).all()
+
+
+@pytest.mark.parametrize("kind, np_dtype", [("fp32", np.float32), ("fp16", np.float16), ("fp64", np.float64)])
+def test_poison_payload_survives_arithmetic_and_casts(kind, np_dtype):
+    import triton.language as tl
+
+    ty = {"fp32": tl.float32, "fp16": tl.float16, "fp64": tl.float64}[kind]
+    p = sanitize.poison_array((3,), ty, np_dtype, 17)
+    assert np.isnan(p).all() and (sanitize.payload_ids(p, kind) == 17).all()
+    moved = (p * np_dtype(2.0) + np_dtype(1.0)).astype(np.float32).astype(np_dtype)
+    assert (sanitize.payload_ids(moved, kind) == 17).all()
+
+
+def test_config_bug_only_some_configs_fail():
+    from tritondbg.interp.sweep import run_all_configs
+
+    line, _ = bug_line(ZOO / "config_bug.py")
+    rec = run_all_configs(f"{ZOO / 'config_bug.py'}::buggy", instruments=instruments.build("add"))  # no --break: the target is not loaded
+    assert len(rec.results) == 3
+    failed = [r for r in rec.results if not r.passed]
+    assert [r.extra["sweep"]["config"]["BLOCK"] for r in failed] == [128]      # 128 does not divide 192
+    oob = [f for f in failed[0].findings if f["kind"] == "out_of_bounds"]
+    assert oob and oob[0]["line"] == line and oob[0]["pid"] == [3, 0, 0]        # the last row reads past x
+    assert rec.extra["sweep"]["failures"][0]["config"].startswith("BLOCK=128")
+    twin = run_all_configs(f"{ZOO / 'config_bug.py'}::twin", instruments=instruments.build("add"))  # no --break: the target is not loaded
+    assert twin.passed and not twin.extra["sweep"]["failures"]
+
+
+@pytest.mark.parametrize("name", loader.bundled_names())
+def test_no_false_alarm_on_bundled_kernels(name):
+    rec = run(name, cases="all")
+    assert rec.results
+    findings = [(r.case, r.dtype, f["kind"], f["line"], f["message"]) for r in rec.results for f in r.findings]
+    assert findings == []
+    assert rec.passed, [(r.case, r.dtype, r.message) for r in rec.results if not r.passed]
+
+
+def test_no_false_alarm_on_the_user_scenario():
+    rec = run(str(Path(__file__).parent / "data" / "user_kernels" / "my_cases.py"), cases="all")
+    assert rec.passed and not [f for r in rec.results for f in r.findings]
+
+
+def test_wild_pointers_are_masked_not_dereferenced():
+    path = Path(__file__).parent / "interp_data" / "shim_cases.py"
+    rec = run(f"{path}::wild")
+    kinds = {(f["kind"], f["op"], f["tensor"]) for f in rec.results[0].findings}
+    assert kinds == {("out_of_bounds", "load", "x_ptr"), ("out_of_bounds", "store", "y_ptr")}
+    store = next(f for f in rec.results[0].findings if f["op"] == "store")
+    assert store["offsets"][0] == -1_000_000_000 and "before the start" in store["message"]
+
+
+def test_masked_max_with_defined_padding_is_flagged_only_when_it_changes_the_max():
+    from tritondbg.interp.shadow import check_reduce
+
+    x = np.array([[-3.0, -2.0, 0.0, 0.0], [5.0, 1.0, 0.0, 0.0]])
+    pad = np.array([[0, 0, 2, 2], [0, 0, 2, 2]], dtype=np.uint8)  # other=0.0 in the last two lanes
+    defined, undefined = check_reduce("max", x, pad, 1)
+    assert defined[0].tolist() == [False, False, True, True]       # 0 > -2: padding wins the max of row 0
+    assert not defined[1].any() and not undefined.any()            # row 1's max is 5 either way
+    assert check_reduce("sum", x, pad, 1) is None                  # zeros add nothing
+    full = np.array([[2, 2, 2, 2]], dtype=np.uint8)                # a row of padding only: its result is padding
+    assert check_reduce("sum", np.ones((1, 4)), full, 1) is None
+
+
+def test_buffer_knows_views_with_gaps():
+    from tritondbg.interp.memory import buffer_of
+
+    base = torch.zeros(4, 6)
+    view = base[:, 1:3]                      # 2 of every 6 elements: addresses in between are not elements
+    b = buffer_of("v", view)
+    assert not b.dense
+    addrs = np.array([view.data_ptr(), view.data_ptr() + 4, view.data_ptr() + 8, view.data_ptr() + 24],
+                     dtype=np.uint64)
+    assert b.contains(addrs, 4).tolist() == [True, True, False, True]
+    assert b.where(view.data_ptr() + 24) == "v[1, 0]"
+    t = buffer_of("t", torch.zeros(3, 5).t())  # a transpose is dense
+    assert t.dense and t.where(t.data_ptr + 4) == "t[1, 0]"  # strides (1, 5): one element down dim 0

@@ -1,0 +1,129 @@
+"""Shims and reporting of `tritondbg interpret`: scalar args as tensors, libdevice, prints/asserts/errors
+attributed to pid and line, --all-configs, --json findings, exit statuses, a real third-party kernel."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+pytestmark = pytest.mark.interpreter
+
+HERE = Path(__file__).resolve().parent
+CASES = HERE / "interp_data" / "shim_cases.py"
+ZOO = HERE / "zoo"
+
+
+def mark(path: Path, name: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if f"# MARK: {name}" in ln)
+
+
+def execute(target, capsys, tmp_path, **kw):
+    from tritondbg.commands.execute import execute as run
+
+    status = run(target, mode="interpret", out_dir=str(tmp_path), **kw)
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_scalar_args_are_tensors_and_libdevice_runs(capsys, tmp_path):
+    # eps.to(tl.float32) on a float argument and libdevice.rsqrt: both fail under the plain interpreter
+    status, out, _ = execute(f"{CASES}::scalar_args", capsys, tmp_path)
+    assert status == 0, out
+    assert "PASS scalar_args" in out
+
+
+def test_prints_are_attributed_to_pid_and_line(capsys, tmp_path):
+    status, out, _ = execute(f"{CASES}::prints", capsys, tmp_path)
+    assert status == 0, out
+    dp, sp = mark(CASES, "device_print"), mark(CASES, "static_print")
+    assert f"shim_cases.py:{dp} pid (1, 0, 0)] first: [4 5 6 7]" in out     # n=10, BLOCK=4: 3 programs
+    assert f"shim_cases.py:{dp} pid (2, 0, 0)] first: [ 8  9 10 11]" in out
+    assert out.count(f"shim_cases.py:{sp} static_print] BLOCK = 4") == 1   # once, as at compile time
+    rec = json.loads(next(Path(tmp_path).glob("*/record.json")).read_text())
+    prints = rec["results"][0]["extra"]["prints"]
+    assert [p["pid"] for p in prints if p["kind"] == "device_print"] == [[0, 0, 0], [1, 0, 0], [2, 0, 0]]
+
+
+def test_prints_go_to_stderr_with_json(capsys, tmp_path):
+    status, out, err = execute(f"{CASES}::prints", capsys, tmp_path, as_json=True)
+    assert status == 0
+    assert json.loads(out)["passed"] is True                              # stdout is the record alone
+    assert "first: [0 1 2 3]" in err
+
+
+def test_device_assert_is_a_finding_with_pid_and_line(capsys, tmp_path):
+    status, out, _ = execute(f"{CASES}::device_assert", capsys, tmp_path, as_json=True)
+    assert status == 1
+    res = json.loads(out)["results"][0]
+    (f,) = res["findings"]
+    assert (f["kind"], f["line"], f["pid"]) == ("device_assert", mark(CASES, "device_assert"), [1, 0, 0])
+    assert "offs out of range (2 of 4 lanes" in f["message"]               # offs 4..7: lanes 6 and 7 fail
+    assert f"shim_cases.py:{mark(CASES, 'device_assert')}: pid (1, 0, 0): device_assert failed" in res["message"]
+
+
+def test_kernel_exception_is_one_line_with_file_line_and_pid(capsys, tmp_path):
+    status, out, err = execute(f"{CASES}::kernel_error", capsys, tmp_path)
+    assert status == 1
+    line = mark(CASES, "kernel_error")
+    assert f"shim_cases.py:{line}: pid (0, 0, 0): ValueError: Cannot make_shape_compatible" in out
+    assert "Traceback" not in out + err and "InterpreterError" not in out + err
+
+
+def test_json_carries_every_finding_and_exit_1(cli_env):
+    p = run_cli(["interpret", f"{ZOO / 'off_by_one_store.py'}::buggy", "--json"], cli_env)
+    assert p.returncode == 1, p.stderr
+    (f,) = json.loads(p.stdout)["results"][0]["findings"]
+    line = next(i for i, ln in enumerate((ZOO / "off_by_one_store.py").read_text().splitlines(), 1) if "# BUG" in ln)
+    assert {k: f[k] for k in ("kind", "line", "pid", "tensor", "offsets", "op", "severity")} == dict(
+        kind="out_of_bounds", line=line, pid=[2, 0, 0], tensor="y_ptr", offsets=[300], op="store", severity="error")
+    assert Path(f["file"]).name == "off_by_one_store.py"
+
+
+def test_no_sanitize_gives_the_plain_interpreter_verdict(capsys, tmp_path):
+    status, out, _ = execute(f"{ZOO / 'missing_mask.py'}::buggy", capsys, tmp_path, sanitize=False)
+    assert status == 0 and "PASS" in out
+    status, out, _ = execute(f"{ZOO / 'missing_mask.py'}::buggy", capsys, tmp_path)
+    assert status == 1 and "out_of_bounds" in out
+
+
+def test_all_configs_reports_the_configs_that_disagree(capsys, tmp_path):
+    status, out, _ = execute(f"{ZOO / 'config_bug.py'}::buggy", capsys, tmp_path, all_configs=True)
+    assert status == 1
+    assert "1 of 3 config runs disagree:" in out
+    assert "rowsum_buggy BLOCK=128" in out.split("disagree:")[1]
+    status, out, _ = execute(f"{ZOO / 'config_bug.py'}::twin", capsys, tmp_path, all_configs=True)
+    assert status == 0 and "all 3 config runs agree with the reference" in out
+
+
+def test_all_configs_usage_errors(capsys, tmp_path):
+    from tritondbg.errors import UsageError
+
+    with pytest.raises(UsageError, match="leave out --config"):
+        execute(f"{ZOO / 'config_bug.py'}::buggy", capsys, tmp_path, all_configs=True, config="BLOCK=64")
+    with pytest.raises(UsageError, match="has no autotuned kernel"):
+        execute(f"{ZOO / 'race.py'}::buggy", capsys, tmp_path, all_configs=True)
+
+
+# ---- a third-party kernel from PyPI: Liger-Kernel's rms_norm forward --------------------------------------
+
+LIGER = HERE / "interp_data" / "liger_rms_norm.py"
+
+
+def test_liger_rms_norm_runs_under_tritondbg(capsys, tmp_path):
+    pytest.importorskip("liger_kernel.ops.rms_norm")
+    status, out, _ = execute(str(LIGER), capsys, tmp_path, case="all")
+    assert status == 0, out
+    assert out.count("PASS rms_norm") == 3
+
+
+def test_liger_rms_norm_fails_under_plain_triton_interpret():
+    pytest.importorskip("liger_kernel.ops.rms_norm")
+    code = ("import os\nos.environ['TRITON_INTERPRET'] = '1'\nimport torch\n"
+            "from liger_kernel.ops.rms_norm import rms_norm_forward\n"
+            "rms_norm_forward(torch.randn(3, 64), torch.ones(64), 1e-6, 0.0, 'llama', False)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0
+    assert "'float' object has no attribute 'to'" in p.stderr

@@ -1,0 +1,105 @@
+"""The stepper through the CLI: --trace (console and the JSON step log), --watch, --break with pdb on stdin."""
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, run_cli
+
+pytestmark = pytest.mark.interpreter
+
+AXPY = str(DATA / "user_kernels" / "my_cases.py") + "::axpy"
+KERNEL_FILE = DATA / "user_kernels" / "my_kernels.py"
+LOOP = str(Path(__file__).parent / "zoo" / "config_bug.py") + "::twin"
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
+
+
+def record_path(env) -> Path:
+    """The run record the CLI saved under TRITONDBG_OUT."""
+    (path,) = Path(env["TRITONDBG_OUT"]).glob("*/record.json")
+    return path
+
+
+def record_of(env) -> dict:
+    return json.loads(record_path(env).read_text())
+
+
+def test_trace_prints_each_line_and_writes_the_step_log(cli_env):
+    # axpy's tiny case: n=1000, BLOCK=128, so pid 7 is the tail program (offsets 896..1023, 104 live)
+    p = run_cli(["interpret", AXPY, "--dtype", "float32", "--pid", "7", "--trace"], cli_env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = p.stdout
+    assert "trace axpy_kernel (launch 0) pid (7, 0, 0)" in out
+    assert "offs = int32[128]  min 896 max 1023" in out
+    assert "mask = int1[128]  104 of 128 true" in out
+    assert "masked lanes: 24 undefined" in out  # the loads without other=: poisoned, not counted in min/max
+    rec = record_of(cli_env)
+    res = rec["results"][0]
+    log_path = Path(res["extra"]["step_log"])
+    assert log_path.parent == record_path(cli_env).parent  # beside the run record
+    log = json.loads(log_path.read_text())
+    assert log["pid"] == [7, 0, 0]
+    lines = [s["line"] for s in log["steps"] if s["event"] == "line"]
+    assert lines == [line_of(KERNEL_FILE, "offs = tl.program_id"), line_of(KERNEL_FILE, "mask = offs < n"),
+                     line_of(KERNEL_FILE, "x = tl.load"), line_of(KERNEL_FILE, "y = tl.load"),
+                     line_of(KERNEL_FILE, "tl.store(out_ptr")]
+    offs = next(s for s in log["steps"] if "offs" in s["values"])["values"]["offs"]
+    assert (offs["min"], offs["max"], offs["values"][:2]) == (896, 1023, [896, 897])
+
+
+def test_trace_shows_each_loop_iteration(cli_env):
+    # rowsum twin: N=192, BLOCK=64 pinned -> the loop body runs 3 times in every program
+    p = run_cli(["interpret", LOOP, "--pid", "2", "--trace", "--watch", "tl.sum(acc, 0)"], cli_env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    body = line_of(Path(LOOP.split("::")[0]), "acc += tl.load(x_ptr + row * N + start + cols, mask")
+    log = json.loads(Path(record_of(cli_env)["results"][0]["extra"]["step_log"]).read_text())
+    hits = [s["hit"] for s in log["steps"] if s["event"] == "line" and s["line"] == body]
+    assert hits == [1, 2, 3]
+    assert f"{body:>4} (iter 3)" in p.stdout
+    sums = [s["watch"]["tl.sum(acc, 0)"] for s in log["steps"] if s["event"] == "line" and s["line"] == body]
+    assert all(w["kind"] == "scalar" for w in sums)
+    assert len({w["value"] for w in sums}) == 3  # the running row sum changes every iteration
+    start = [s["values"]["start"]["value"] for s in log["steps"] if "start" in s.get("values", {})]
+    assert start == [0, 64, 128]
+
+
+def test_break_opens_pdb_with_block_helpers(cli_env):
+    line = line_of(KERNEL_FILE, "y = tl.load")
+    commands = "pid\nshow offs\nsummary mask\nptr x_ptr + offs\nn\nshow y\nc\n"
+    p = run_cli(["interpret", AXPY, "--dtype", "float32", "--pid", "7", "--break", str(line)], cli_env,
+                input=commands)
+    assert p.returncode == 0, p.stdout + p.stderr
+    out = p.stdout
+    assert f"my_kernels.py({line})axpy_kernel()" in out
+    assert "pid (7, 0, 0), grid (8, 1, 1)" in out
+    assert "[ 896  897  898" in out and "1023]" in out            # `show offs`: the block as an array
+    assert "mask: int1[128]  104 of 128 true" in out
+    assert "x_ptr + offs: x_ptr[896] .." in out                 # pointer lanes named by tensor and index
+    assert f"my_kernels.py({line + 1})axpy_kernel()" in out     # `n` stopped at the next kernel line
+    assert "y: fp32[128]" in out and "PASS axpy" in out
+
+
+def test_break_quit_stops_the_kernel(cli_env):
+    line = line_of(KERNEL_FILE, "x = tl.load")
+    p = run_cli(["interpret", AXPY, "--dtype", "float32", "--break", str(line)], cli_env, input="q\n")
+    assert p.returncode == 1
+    assert f"stopped in the debugger at line {line}" in p.stdout
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    (dict(breaks=("3",)), "--break 3 is not a line of a @triton.jit function of this scenario"),
+    (dict(breaks=("x",)), "bad --break 'x'"),
+    (dict(pid="a,b"), "bad --pid 'a,b'"),
+    (dict(pid="99", trace=True), "--pid 99: pid (99, 0, 0) is outside every launch's grid (axpy_kernel grid (8, 1, 1))"),
+])
+def test_bad_stepper_usage_is_a_usage_error(kwargs, needle, tmp_path, capsys):
+    # in-process (the CLI turns UsageError into one line and exit 2: test_cli.py checks that path)
+    from tritondbg.commands.execute import execute
+    from tritondbg.errors import UsageError
+
+    with pytest.raises(UsageError) as err:
+        execute(AXPY, mode="interpret", dtype="float32", out_dir=str(tmp_path), **kwargs)
+    assert needle in str(err.value)

@@ -1,0 +1,48 @@
+"""Zoo: softmax without subtracting the row max: exp overflows to inf for |x| ~ 100, inf / inf = NaN."""
+import torch
+import triton
+import triton.language as tl
+
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def softmax_buggy(x_ptr,  # *fp32 (M, N), read
+                  y_ptr,  # *fp32 (M, N), written
+                  N, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_N)
+    x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=-float("inf"))
+    e = tl.exp(x)  # BUG: nan_inf
+    tl.store(y_ptr + row * N + cols, e / tl.sum(e, axis=0), mask=cols < N)
+
+
+@triton.jit
+def softmax_twin(x_ptr, y_ptr, N, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_N)
+    x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(y_ptr + row * N + cols, e / tl.sum(e, axis=0), mask=cols < N)
+
+
+def _launch(kernel):
+    def launch(x):
+        y = torch.empty_like(x)
+        kernel[(x.shape[0],)](x, y, x.shape[1], BLOCK_N=triton.next_power_of_2(x.shape[1]))
+        return y
+    return launch
+
+
+def make_inputs(case, dtype, device, generator):
+    p = case.params
+    return dict(x=(torch.randn(p["M"], p["N"], generator=generator) * 60.0).to(device=device, dtype=dtype))
+
+
+def reference(x):
+    return torch.softmax(x.float(), dim=-1)
+
+
+_CASES = [Case("tiny", params=dict(M=4, N=50))]  # |x| up to ~200: exp(x) > 3.4e38 = inf in fp32
+buggy = Scenario("buggy", make_inputs, _launch(softmax_buggy), reference, _CASES, kernels=[softmax_buggy])
+twin = Scenario("twin", make_inputs, _launch(softmax_twin), reference, _CASES, kernels=[softmax_twin])

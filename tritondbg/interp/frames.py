@@ -1,0 +1,122 @@
+"""Which kernel line is running: the innermost frame of a user's ``@triton.jit`` function.
+
+The interpreter rewrites each jit function's AST and compiles it with the kernel's own file name and line
+numbers (``FunctionRewriter``), so a frame of that rewritten code *is* the kernel line. Jit functions of
+Triton's own library (``tl.sum``, ``tl.cdiv``...) are skipped: a finding points at the user's line.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+_state = {"n": -1, "codes": frozenset()}
+_TRITON_DIR: list[str] = []
+
+
+def _triton_dir() -> str:
+    if not _TRITON_DIR:
+        import triton
+
+        _TRITON_DIR.append(os.path.dirname(os.path.abspath(triton.__file__)) + os.sep)
+    return _TRITON_DIR[0]
+
+
+def kernel_codes() -> frozenset:
+    """Code objects of every rewritten user jit function (refreshed when the interpreter rewrites more).
+    Called for every Python call while the stepper traces a program: the fast path is one dict length."""
+    fns = _state.get("fns")
+    if fns is None:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        fns = _state["fns"] = InterpretedFunction.rewritten_fn
+    if len(fns) != _state["n"]:
+        tdir = _triton_dir()
+        codes = set()
+        for fn in list(fns.values()):
+            code = getattr(fn, "__code__", None)
+            if code is not None and not os.path.abspath(code.co_filename).startswith(tdir):
+                codes.add(code)
+        _state["codes"], _state["n"] = frozenset(codes), len(fns)
+    return _state["codes"]
+
+
+def is_kernel_code(code) -> bool:
+    return code in kernel_codes()
+
+
+def kernel_frame(frame=None):
+    """The innermost frame running user kernel code, or None (outside a launch)."""
+    codes = kernel_codes()
+    f = frame if frame is not None else sys._getframe(1)
+    while f is not None:
+        if f.f_code in codes:
+            return f
+        f = f.f_back
+    return None
+
+
+def site(frame=None) -> tuple[str, int, str]:
+    """(file, line, function) of the running kernel line; ("?", 0, "?") outside kernel code."""
+    f = kernel_frame(frame if frame is not None else sys._getframe(1))
+    if f is None:
+        return ("?", 0, "?")
+    return (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+
+
+def traceback_site(exc: BaseException) -> tuple[str, int, str] | None:
+    """The innermost user kernel frame in an exception's traceback chain (``__cause__``/``__context__``)."""
+    codes = kernel_codes()
+    found = None
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code in codes:
+                found = (tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_frame.f_code.co_name)
+            tb = tb.tb_next
+        exc = exc.__cause__ or exc.__context__
+    return found
+
+
+_STATEMENTS: dict[str, dict[int, int]] = {}
+
+
+def statement_lines(file: str) -> dict[int, int]:
+    """line -> first line of the statement it belongs to (for a compound statement, of its header), so a
+    call spread over several lines is one step, not one per line Python reports while evaluating it."""
+    if file not in _STATEMENTS:
+        import ast
+        import linecache
+
+        mapping: dict[int, int] = {}
+        try:
+            tree = ast.parse("".join(linecache.getlines(file)))
+        except (SyntaxError, ValueError):
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if not isinstance(node, ast.stmt):
+                continue
+            body = getattr(node, "body", None)
+            end = (body[0].lineno - 1) if isinstance(body, list) and body and isinstance(body[0], ast.stmt) \
+                else (node.end_lineno or node.lineno)
+            for ln in range(node.lineno, max(end, node.lineno) + 1):
+                # ast.walk visits outer statements first: inner ones overwrite their own lines
+                mapping[ln] = node.lineno
+        _STATEMENTS[file] = mapping
+    return _STATEMENTS[file]
+
+
+def source_line(file: str, line: int) -> str:
+    import linecache
+
+    return linecache.getline(file, line).strip()
+
+
+def short_path(file: str) -> str:
+    """A path relative to the working directory when it is under it (shorter messages), else absolute."""
+    try:
+        rel = os.path.relpath(file)
+    except ValueError:
+        return file
+    return file if rel.startswith("..") else rel

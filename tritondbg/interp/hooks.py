@@ -1,0 +1,143 @@
+"""Launch and program-instance events of Triton's interpreter, for instruments (sanitizers, the stepper).
+
+The interpreter runs a launch in ``GridExecutor.__call__``: it copies tensor arguments to the host
+(``_init_args_hst``; on a CPU device the host copy shares the tensor's memory), sets the grid
+(``set_grid_dim``) and runs each program after ``set_grid_idx(x, y, z)``. Wrapping those four (same names in
+Triton 3.6 and 3.9) gives every listener ``launch_begin`` / ``program`` / ``launch_end`` without touching
+the kernels. The patches are installed while at least one listener is registered, so a run with no
+instrument is the plain interpreter.
+"""
+from __future__ import annotations
+
+import contextlib
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Launch:
+    """One kernel launch under the interpreter."""
+
+    index: int                       # 0, 1, ... within the process
+    kernel: str                      # the jit function's name
+    file: str
+    args: dict[str, Any]             # argument name -> host value (tensors share memory on a CPU device)
+    grid: tuple[int, int, int] = (1, 1, 1)
+    programs: int = 0                # programs started so far
+    memory: Any = None               # memory.ArgMap, built on demand
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def argmap(self):
+        if self.memory is None:
+            from tritondbg.interp.memory import ArgMap
+
+            self.memory = ArgMap.from_args(self.args)
+        return self.memory
+
+
+class Listener:
+    """Receives launch events; override what you need."""
+
+    def launch_begin(self, launch: Launch) -> None:
+        pass
+
+    def program(self, launch: Launch, pid: tuple[int, int, int]) -> None:
+        pass
+
+    def launch_end(self, launch: Launch, error: BaseException | None) -> None:
+        pass
+
+
+_listeners: list[Listener] = []
+_saved: dict[str, Any] = {}
+_state: dict[str, Any] = {"launch": None, "count": 0, "pid": None}
+
+
+def current_launch() -> Launch | None:
+    return _state["launch"]
+
+
+def current_pid() -> tuple[int, int, int] | None:
+    """The program instance running now (read from the interpreter's builder)."""
+    from triton.runtime import interpreter as I
+
+    idx = getattr(I.interpreter_builder, "grid_idx", None)
+    return tuple(int(i) for i in idx) if idx is not None else None
+
+
+def _install() -> None:
+    from triton.runtime import interpreter as I
+
+    GE, B = I.GridExecutor, I.InterpreterBuilder
+    _saved.update(call=GE.__call__, init=GE._init_args_hst, dim=B.set_grid_dim, idx=B.set_grid_idx)
+    orig_call, orig_init, orig_dim, orig_idx = _saved["call"], _saved["init"], _saved["dim"], _saved["idx"]
+
+    def _init_args_hst(self, args_dev, kwargs):
+        args_hst, kwargs_hst = orig_init(self, args_dev, kwargs)
+        try:
+            bound = inspect.getcallargs(self.fn, *args_hst, **kwargs_hst)
+        except TypeError:
+            bound = dict(zip(self.arg_names, args_hst), **kwargs_hst)
+        code = getattr(self.fn, "__code__", None)
+        launch = Launch(index=_state["count"], kernel=getattr(self.fn, "__name__", "?"),
+                        file=code.co_filename if code else "?", args=bound)
+        _state["count"] += 1
+        _state["launch"] = launch
+        for lst in list(_listeners):
+            lst.launch_begin(launch)
+        return args_hst, kwargs_hst
+
+    def __call__(self, *args, **kwargs):
+        _state["launch"] = None
+        error = None
+        try:
+            return orig_call(self, *args, **kwargs)
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            launch = _state["launch"]
+            if launch is not None:
+                for lst in list(_listeners):
+                    lst.launch_end(launch, error)
+            _state["launch"] = None
+
+    def set_grid_dim(self, nx, ny, nz):
+        orig_dim(self, nx, ny, nz)
+        if _state["launch"] is not None:
+            _state["launch"].grid = (int(nx), int(ny), int(nz))
+
+    def set_grid_idx(self, x, y, z):
+        orig_idx(self, x, y, z)
+        launch = _state["launch"]
+        if launch is not None:
+            launch.programs += 1
+            pid = (int(x), int(y), int(z))
+            for lst in list(_listeners):
+                lst.program(launch, pid)
+
+    GE.__call__, GE._init_args_hst = __call__, _init_args_hst
+    B.set_grid_dim, B.set_grid_idx = set_grid_dim, set_grid_idx
+
+
+def _uninstall() -> None:
+    from triton.runtime import interpreter as I
+
+    GE, B = I.GridExecutor, I.InterpreterBuilder
+    GE.__call__, GE._init_args_hst = _saved.pop("call"), _saved.pop("init")
+    B.set_grid_dim, B.set_grid_idx = _saved.pop("dim"), _saved.pop("idx")
+
+
+@contextlib.contextmanager
+def listening(listener: Listener):
+    """Register ``listener`` for the duration of the block (installs the patches for the first one)."""
+    if not _listeners:
+        _install()
+    _listeners.append(listener)
+    try:
+        yield listener
+    finally:
+        _listeners.remove(listener)
+        if not _listeners:
+            _uninstall()

@@ -1,0 +1,132 @@
+"""``triton.language.extra.libdevice`` under the interpreter.
+
+The libdevice module a kernel imports holds empty stubs (``def rsqrt(arg0): ...``); the compiler swaps in
+the CUDA/HIP implementation, the interpreter does not, so a stub returns None and the kernel fails later
+with "cannot convert None to tensor" (Liger-Kernel's rms_norm does ``from ...libdevice import rsqrt``).
+Here the stubs a kernel can see are replaced, for one launch, by numpy versions of the same math.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+STUB_MODULE = "triton.language.extra.libdevice"
+
+
+def _vec(f):
+    return np.vectorize(f, otypes=[np.float64])
+
+
+def _round_half_away(x):
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+# name -> (numpy function, result kind: "float" keeps the input float type, "int32"/"int64" for integers)
+_UNARY = {
+    "abs": np.abs, "fabs": np.abs, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+    "rint": np.rint, "nearbyint": np.rint, "round": _round_half_away,
+    "sqrt": np.sqrt, "sqrt_rn": np.sqrt, "sqrt_rz": np.sqrt, "sqrt_rd": np.sqrt, "sqrt_ru": np.sqrt,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x), "rsqrt_rn": lambda x: 1.0 / np.sqrt(x),
+    "rcp_rn": lambda x: 1.0 / x, "rcp_rz": lambda x: 1.0 / x, "rcp_rd": lambda x: 1.0 / x,
+    "rcp_ru": lambda x: 1.0 / x, "cbrt": np.cbrt, "rcbrt": lambda x: 1.0 / np.cbrt(x),
+    "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "expm1": np.expm1,
+    "fast_expf": np.exp, "fast_exp10f": lambda x: np.power(10.0, x),
+    "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+    "fast_logf": np.log, "fast_log2f": np.log2, "fast_log10f": np.log10,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "fast_sinf": np.sin, "fast_cosf": np.cos, "fast_tanf": np.tan,
+    "sinpi": lambda x: np.sin(np.pi * x), "cospi": lambda x: np.cos(np.pi * x),
+    "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "fast_tanhf": np.tanh,
+    "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "erf": _vec(math.erf), "erfc": _vec(math.erfc), "lgamma": _vec(math.lgamma), "tgamma": _vec(math.gamma),
+    "saturatef": lambda x: np.clip(x, 0.0, 1.0), "logb": lambda x: np.floor(np.log2(np.abs(x))),
+}
+_UNARY_INT = {
+    "isnan": np.isnan, "isinf": np.isinf, "finitef": np.isfinite, "isfinited": np.isfinite,
+    "signbit": np.signbit, "ilogb": lambda x: np.floor(np.log2(np.abs(x))),
+    "float2int_rn": np.rint, "float2int_rz": np.trunc, "float2int_rd": np.floor, "float2int_ru": np.ceil,
+    "double2int_rn": np.rint, "double2int_rz": np.trunc, "double2int_rd": np.floor, "double2int_ru": np.ceil,
+}
+_UNARY_INT64 = {"llrint": np.rint, "llround": _round_half_away, "float2ll_rn": np.rint, "float2ll_rz": np.trunc,
+                "double2ll_rn": np.rint, "double2ll_rz": np.trunc}
+_BINARY = {
+    "pow": np.power, "fast_powf": np.power, "atan2": np.arctan2, "hypot": np.hypot,
+    "rhypot": lambda x, y: 1.0 / np.hypot(x, y), "fmod": np.fmod, "remainder": np.remainder,
+    "fmin": np.fmin, "fmax": np.fmax, "fdim": lambda x, y: np.maximum(x - y, 0.0),
+    "copysign": np.copysign, "nextafter": np.nextafter, "fast_dividef": np.divide,
+    "div_rn": np.divide, "div_rz": np.divide, "div_rd": np.divide, "div_ru": np.divide,
+    "add_rn": np.add, "add_rz": np.add, "add_rd": np.add, "add_ru": np.add,
+    "sub_rn": np.subtract, "sub_rz": np.subtract, "sub_rd": np.subtract, "sub_ru": np.subtract,
+    "mul_rn": np.multiply, "mul_rz": np.multiply, "mul_rd": np.multiply, "mul_ru": np.multiply,
+    "ldexp": lambda x, e: np.ldexp(x, e.astype(np.int32)), "scalbn": lambda x, e: np.ldexp(x, e.astype(np.int32)),
+}
+_TERNARY = {"fma": lambda x, y, z: x * y + z, "fma_rn": lambda x, y, z: x * y + z,
+            "fma_rz": lambda x, y, z: x * y + z, "fma_rd": lambda x, y, z: x * y + z,
+            "fma_ru": lambda x, y, z: x * y + z}
+
+SUPPORTED = frozenset(_UNARY) | frozenset(_UNARY_INT) | frozenset(_UNARY_INT64) | frozenset(_BINARY) | frozenset(_TERNARY)
+
+
+def _decode(t):
+    """A tl.tensor's values as a float/int numpy array (bf16 is stored as uint16 by the interpreter)."""
+    import triton.language as tl
+
+    data = t.handle.data
+    if t.dtype.scalar == tl.bfloat16:
+        return (data.astype(np.uint32) << np.uint32(16)).view(np.float32), tl.float32
+    return data, t.dtype.scalar
+
+
+def _make(name: str):
+    import triton.language as tl
+
+    fn = _UNARY.get(name) or _UNARY_INT.get(name) or _UNARY_INT64.get(name) or _BINARY.get(name) or _TERNARY[name]
+    kind = "int32" if name in _UNARY_INT else "int64" if name in _UNARY_INT64 else "float"
+
+    def impl(*args, _semantic=None, _builder=None, **kwargs):
+        from triton.runtime import interpreter as I
+
+        tensors = [a if isinstance(a, tl.tensor) else I.interpreter_semantic.to_tensor(a) for a in args]
+        decoded = [_decode(t) for t in tensors]
+        floats = [ty for _, ty in decoded if ty.is_floating()]
+        out_ty = {"int32": tl.int32, "int64": tl.int64}.get(kind) or (floats[0] if floats else tl.float32)
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(*[d for d, _ in decoded]))
+        out = out.astype(I._get_np_dtype(out_ty))
+        is_block = any(t.type.is_block() for t in tensors)
+        if is_block:
+            return tl.tensor(I.TensorHandle(out, out_ty), tl.block_type(out_ty, list(out.shape)))
+        return tl.tensor(I.TensorHandle(out.reshape(1), out_ty), out_ty)
+
+    impl.__name__ = name
+    return impl
+
+
+_impls: dict[str, object] = {}
+
+
+def implementation(name: str):
+    if name not in _impls:
+        _impls[name] = _make(name)
+    return _impls[name]
+
+
+def patch(scope, fn) -> None:
+    """Inside an interpreter patch scope: replace the libdevice stubs visible to ``fn`` (imported names in
+    its module and the stub module's attributes) by numpy implementations; the scope restores them."""
+    import sys
+
+    stub = sys.modules.get(STUB_MODULE)
+    if stub is not None:
+        for name in SUPPORTED:
+            if hasattr(stub, name) and getattr(getattr(stub, name), "__module__", "") == STUB_MODULE:
+                scope.set_attr(stub, name, implementation(name))
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    if module is None:
+        return
+    for key, value in list(fn.__globals__.items()):
+        if getattr(value, "__module__", "") == STUB_MODULE and callable(value):
+            name = getattr(value, "__name__", key)
+            if name in SUPPORTED:
+                scope.set_attr(module, key, implementation(name))

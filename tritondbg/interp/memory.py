@@ -1,0 +1,164 @@
+"""The argument tensors of a launch as address ranges: address -> (tensor, element index), vectorised.
+
+Under the interpreter a pointer is a plain uint64 address into the host copy of an argument (on a CPU
+device, the tensor's own memory). A Buffer is one tensor argument: its byte extent [lo, hi) and its
+shape/strides, so an address can be named ``x[3, 5]`` or "12 elements past the end of x".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Buffer:
+    """One tensor argument of a launch."""
+
+    name: str
+    data_ptr: int                 # address of element [0, ..., 0]
+    itemsize: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]      # in elements
+    dtype: str                    # torch dtype name without "torch."
+    lo: int                       # byte extent of the view's elements: [lo, hi)
+    hi: int
+    dense: bool                   # every aligned address in [lo, hi) is an element of the view
+
+    @property
+    def numel(self) -> int:
+        return int(np.prod(self.shape)) if self.shape else 1
+
+    def label(self) -> str:
+        dims = ", ".join(str(s) for s in self.shape)
+        return f"{self.name} ({self.dtype}[{dims}])"
+
+    def offsets(self, addrs: np.ndarray) -> np.ndarray:
+        """Element offsets of addresses from element [0, ...] (floor division: misaligned ones round down)."""
+        diff = addrs.astype(np.int64) - np.int64(self.data_ptr)
+        return diff // self.itemsize
+
+    def contains(self, addrs: np.ndarray, width: int) -> np.ndarray:
+        """Which addresses are (the start of) an element of this view."""
+        a = addrs.astype(np.uint64, copy=False)
+        inside = (a >= np.uint64(self.lo)) & (a + np.uint64(width) <= np.uint64(self.hi))
+        if not inside.any():
+            return inside
+        diff = a.astype(np.int64) - np.int64(self.data_ptr)
+        inside &= (diff % self.itemsize) == 0
+        if not self.dense:
+            inside &= self._is_element(diff // self.itemsize)
+        return inside
+
+    def _is_element(self, off: np.ndarray) -> np.ndarray:
+        """Greedy decomposition over dims by decreasing stride (exact for views of dense storage:
+        transposes, slices, broadcast dims with stride 0)."""
+        off = off.copy()
+        ok = np.ones(off.shape, dtype=bool)
+        dims = sorted((s, n) for s, n in zip(self.strides, self.shape) if s > 0 and n > 1)
+        for stride, size in reversed(dims):
+            q = off // stride
+            ok &= (q >= 0) & (q < size)
+            off -= np.clip(q, 0, size - 1) * stride
+        return ok & (off == 0)
+
+    def index(self, offset: int) -> tuple[int, ...] | None:
+        """The index of the element at ``offset`` elements from element 0, or None if it is not one."""
+        if not self.shape:
+            return () if offset == 0 else None
+        dims = sorted(((s, n, d) for d, (s, n) in enumerate(zip(self.strides, self.shape)) if s > 0 and n > 1),
+                      reverse=True)
+        idx = [0] * len(self.shape)
+        rest = offset
+        for stride, size, d in dims:
+            q = rest // stride
+            if q < 0 or q >= size:
+                return None
+            idx[d] = q
+            rest -= q * stride
+        return tuple(idx) if rest == 0 else None
+
+    def where(self, addr: int) -> str:
+        """A short description of an address relative to this buffer: ``x[3, 5]`` or how far outside."""
+        off = (int(addr) - self.data_ptr) // self.itemsize
+        if self.lo <= int(addr) < self.hi:
+            idx = self.index(off)
+            if idx is not None:
+                return f"{self.name}[{', '.join(str(i) for i in idx)}]"
+            return f"{self.name} (offset {off}, between the view's elements)"
+        if int(addr) < self.lo:
+            return f"{(self.lo - int(addr) + self.itemsize - 1) // self.itemsize} element(s) before the start of {self.name}"
+        return f"{(int(addr) - self.hi) // self.itemsize + 1} element(s) past the end of {self.name}"
+
+
+def _layout(shape, strides) -> tuple[int, int, bool]:
+    """(min offset, max offset, dense) of a strided view, in elements."""
+    lo = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0 and n > 0)
+    hi = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0 and n > 0)
+    dims = sorted((abs(s), n) for n, s in zip(shape, strides) if n > 1)
+    expect, dense = 1, True
+    for s, n in dims:
+        if s != expect:
+            dense = False
+            break
+        expect = s * n
+    return lo, hi, dense
+
+
+def buffer_of(name: str, t) -> Buffer | None:
+    """A Buffer for a torch tensor (or Triton TensorWrapper); None for anything else."""
+    base = getattr(t, "base", None) if type(t).__name__ == "TensorWrapper" else t
+    if not hasattr(base, "data_ptr") or not hasattr(base, "stride"):
+        return None
+    shape, strides = tuple(int(s) for s in base.shape), tuple(int(s) for s in base.stride())
+    itemsize = int(base.element_size())
+    ptr = int(base.data_ptr())
+    if base.numel() == 0:
+        return Buffer(name, ptr, itemsize, shape, strides, str(base.dtype).replace("torch.", ""), ptr, ptr, True)
+    lo, hi, dense = _layout(shape, strides)
+    return Buffer(name, ptr, itemsize, shape, strides, str(base.dtype).replace("torch.", ""),
+                  ptr + lo * itemsize, ptr + (hi + 1) * itemsize, dense)
+
+
+class ArgMap:
+    """The tensor arguments of one launch."""
+
+    def __init__(self, buffers: list[Buffer]):
+        self.buffers = buffers
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> "ArgMap":
+        buffers = []
+        for name, value in args.items():
+            items = [(f"{name}[{i}]", v) for i, v in enumerate(value)] if isinstance(value, tuple) else [(name, value)]
+            for n, v in items:
+                if hasattr(v, "block_shape") and hasattr(v, "base"):  # a TensorDescriptor: its base tensor
+                    v = v.base
+                b = buffer_of(n, v)
+                if b is not None:
+                    buffers.append(b)
+        return cls(buffers)
+
+    def by_base(self, addr: int) -> list[Buffer]:
+        """Buffers whose element 0 is at ``addr`` (a pointer argument as passed)."""
+        return [b for b in self.buffers if b.data_ptr == addr]
+
+    def owner(self, addrs: np.ndarray, width: int) -> np.ndarray:
+        """Index into ``buffers`` of the first buffer each address is an element of; -1 for none."""
+        own = np.full(addrs.shape, -1, dtype=np.int64)
+        for i, b in enumerate(self.buffers):
+            hit = (own < 0) & b.contains(addrs, width)
+            own[hit] = i
+        return own
+
+    def describe(self, addr: int, width: int = 1) -> tuple[Buffer | None, str]:
+        """The buffer holding ``addr`` and a description; else the nearest buffer and how far outside."""
+        a = np.array([addr], dtype=np.uint64)
+        for b in self.buffers:
+            if b.contains(a, width)[0]:
+                return b, b.where(addr)
+        if not self.buffers:
+            return None, f"address 0x{int(addr):x} (the launch has no tensor argument)"
+        near = min(self.buffers, key=lambda b: min(abs(int(addr) - b.lo), abs(int(addr) - b.hi)))
+        return None, f"address 0x{int(addr):x}, in no argument tensor ({near.where(addr)})"

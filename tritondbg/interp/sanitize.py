@@ -1,0 +1,653 @@
+"""Sanitizers for ``tritondbg interpret`` (on by default): an Instrument for the runner.
+
+- out_of_bounds: a load/store/atomic lane outside the argument tensor its pointer derives from (or outside
+  every argument). The lane is masked off before the interpreter touches memory: never a segfault, never
+  a silent read of a neighbour's memory. Reports line, pid, tensor, element offsets, how far outside.
+- race: two programs of one launch writing the same element with plain (non-atomic) stores.
+- poison: lanes a masked load leaves undefined (no ``other``) are filled with NaN carrying the load's
+  id in its payload (ints: the type's min, unsigned max), so code that reads them fails the reference
+  check; reported at the load's line when such a NaN reaches an output (or a reduction that skips NaN).
+- masked_reduction: padding lanes (``other``) that change a sum/max/min/dot (see shadow.py).
+- nan_inf: when an output holds NaN/Inf where the reference is finite, the first op (line, pid) that
+  made a NaN/Inf its inputs did not hold.
+
+Checks are vectorised numpy on each memory op's block; findings are aggregated per (kind, line, tensor) so
+a missing mask reports once with the first pid and a count, not once per program.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import numpy as np
+
+from tritondbg.interp import frames, hooks, shadow
+from tritondbg.runner import Instrument
+
+KINDS = ("out_of_bounds", "race", "poison", "masked_reduction", "nan_inf")
+_MAX_SAMPLE = 8
+_MAX_NONFINITE_EVENTS = 64
+_MAX_RACE_ELEMENTS = 1 << 26  # stop recording stores past 64M elements (memory), say so in the finding
+_active: dict[str, Any] = {"san": None}
+_saved: dict[str, Any] = {}
+_scratch = np.zeros(64, dtype=np.uint64)  # CAS lanes that point outside every tensor are redirected here
+
+
+@contextlib.contextmanager
+def suspended():
+    """No sanitizer checks for the block (watch expressions, pdb commands: the user's code, not the kernel's)."""
+    san, sink = _active["san"], shadow._sink["san"]
+    _active["san"] = None
+    shadow.set_sink(None)
+    try:
+        yield
+    finally:
+        _active["san"] = san
+        shadow.set_sink(sink)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# poison values
+# ---------------------------------------------------------------------------------------------------------
+
+def poison_array(shape, tl_ty, np_dtype, site_id: int) -> np.ndarray:
+    """A block of poison for undefined lanes: a NaN whose payload carries ``site_id`` (1..63) in bits
+    that survive fp32 <-> fp16/bf16 conversions; the min (signed) or max (unsigned) integer; fp8: its NaN."""
+    import triton.language as tl
+
+    sid = int(site_id) & 0x3F
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype == np.float32:
+        return np.full(shape, 0x7FC00000 | (sid << 16), dtype=np.uint32).view(np.float32)
+    if np_dtype == np.float64:
+        return np.full(shape, 0x7FF8000000000000 | (sid << 45), dtype=np.uint64).view(np.float64)
+    if np_dtype == np.float16:
+        return np.full(shape, 0x7E00 | (sid << 3), dtype=np.uint16).view(np.float16)
+    if tl_ty == tl.bfloat16:
+        return np.full(shape, 0x7FC0 | sid, dtype=np.uint16)
+    if np_dtype == np.uint8 and tl_ty.is_floating():
+        fnuz = tl_ty in (getattr(tl, "float8e4b8", None), getattr(tl, "float8e5b16", None))
+        return np.full(shape, 0x80 if fnuz else 0x7F, dtype=np.uint8)
+    if np_dtype == np.bool_:
+        return np.zeros(shape, dtype=np.bool_)
+    info = np.iinfo(np_dtype)
+    return np.full(shape, info.min if info.min < 0 else info.max, dtype=np_dtype)
+
+
+def payload_ids(values: np.ndarray, kind: str) -> np.ndarray:
+    """Poison ids (0 = none) of the NaN lanes of raw float storage; ``kind`` is fp32/fp64/fp16/bf16."""
+    if kind == "fp32":
+        bits = values.view(np.uint32)
+        return np.where(np.isnan(values.view(np.float32)), (bits >> np.uint32(16)) & np.uint32(0x3F), 0)
+    if kind == "fp64":
+        bits = values.view(np.uint64)
+        return np.where(np.isnan(values.view(np.float64)), (bits >> np.uint64(45)) & np.uint64(0x3F), 0)
+    if kind == "fp16":
+        bits = values.view(np.uint16)
+        return np.where(np.isnan(values.view(np.float16)), (bits >> np.uint16(3)) & np.uint16(0x3F), 0)
+    if kind == "bf16":
+        bits = values.view(np.uint16)
+        nan = ((bits & np.uint16(0x7F80)) == np.uint16(0x7F80)) & ((bits & np.uint16(0x7F)) != 0)
+        return np.where(nan, bits & np.uint16(0x3F), 0)
+    return np.zeros(values.shape, dtype=np.int64)
+
+
+def _handle_kind(h) -> str | None:
+    import triton.language as tl
+
+    ty = shadow._scalar_ty(h)
+    return {tl.float32: "fp32", tl.float64: "fp64", tl.float16: "fp16", tl.bfloat16: "bf16"}.get(ty)
+
+
+def _torch_payload_ids(t):
+    """(poison ids, NaN mask) of a torch tensor's elements, or None for dtypes without payload."""
+    import torch
+
+    t = t.detach().cpu().contiguous()
+    views = {torch.float32: (torch.int32, "fp32"), torch.float64: (torch.int64, "fp64"),
+             torch.float16: (torch.int16, "fp16"), torch.bfloat16: (torch.int16, "bf16")}
+    if t.dtype not in views:
+        return None
+    as_int, kind = views[t.dtype]
+    raw = t.view(as_int).numpy()
+    unsigned = raw.view({"fp32": np.float32, "fp64": np.float64, "fp16": np.float16, "bf16": np.uint16}[kind])
+    return payload_ids(unsigned, kind), torch.isnan(t.float()).numpy()
+
+
+def _outputs(out, ref):
+    """(name, out tensor, reference tensor) for each output, named as compare.py names them."""
+    from tritondbg.compare import _as_list, _names
+
+    outs, refs = _as_list(out), _as_list(ref)
+    if len(outs) != len(refs):
+        return []
+    return list(zip(_names(out, len(outs)), outs, refs))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the instrument
+# ---------------------------------------------------------------------------------------------------------
+
+class Sanitizer(Instrument, hooks.Listener):
+    """All sanitizers at once (they share the per-op bookkeeping)."""
+
+    name = "sanitizer"
+
+    def __init__(self):
+        self.check_nonfinite = True
+        self._reset()
+
+    def _reset(self) -> None:
+        self.agg: dict[tuple, dict] = {}
+        self.nonfinite: list[dict] = []
+        self.poison_sites: dict[tuple, int] = {}
+        self.poison_info: dict[int, dict] = {}
+        self.poison_used = False
+        self.poison_stores: dict[int, dict] = {}
+        self.launch = None
+        self.pid = (0, 0, 0)
+        self.pids: list[tuple] = []
+        self.sites: list[tuple] = []
+        self.site_index: dict[tuple, int] = {}
+        self.writes: list[tuple] = []
+        self.write_count = 0
+        self.atomic_depth = 0
+        self.seq = 0
+
+    # -- instrument -------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def active(self, scenario, case, inputs):
+        self._reset()
+        _active["san"] = self
+        shadow.set_sink(self)
+        with hooks.listening(self):
+            _install_memory()
+            shadow.install()
+            try:
+                yield self
+            finally:
+                shadow.uninstall()
+                _uninstall_memory()
+                shadow.set_sink(None)
+                _active["san"] = None
+
+    def finish(self, result, out, expected) -> None:
+        if out is not None and expected is not None:
+            self._check_outputs(out, expected)
+        oob_sites = {(i["file"], i["line"]) for i in self.poison_info.values() if i.get("oob_only")}
+        for entry in self.agg.values():
+            if entry["kind"] == "poison" and (entry["file"], entry["line"]) in oob_sites:
+                continue  # lanes masked off as out of bounds: the out_of_bounds finding says it
+            result.findings.append(_finding(entry))
+
+    # -- launch events ----------------------------------------------------------------------------------
+    def launch_begin(self, launch) -> None:
+        self.launch = launch
+        self.pids, self.writes, self.write_count = [], [], 0
+
+    def program(self, launch, pid) -> None:
+        self.pid = pid
+        self.pids.append(pid)
+
+    def launch_end(self, launch, error) -> None:
+        try:
+            self._races(launch)
+        finally:
+            self.writes = []
+            self.launch = None
+
+    # -- bookkeeping ------------------------------------------------------------------------------------
+    def _entry(self, kind: str, site: tuple, tensor: str | None, op: str, **first) -> dict:
+        key = (kind, site[0], site[1], tensor if kind != "poison" else None, op if kind != "poison" else "")
+        e = self.agg.get(key)
+        if e is None:
+            e = self.agg[key] = dict(kind=kind, file=site[0], line=site[1], function=site[2], tensor=tensor, op=op,
+                                     pid=list(self.pid), kernel=self.launch.kernel if self.launch else "?",
+                                     programs=set(), lanes=0, offsets=[], notes=[], **first)
+        if len(e["programs"]) < 100000:
+            e["programs"].add(self.pid)
+        return e
+
+    def _site_id(self, site: tuple) -> int:
+        i = self.site_index.get(site)
+        if i is None:
+            i = self.site_index[site] = len(self.sites)
+            self.sites.append(site)
+        return i
+
+    # -- memory ops -------------------------------------------------------------------------------------
+    def check_access(self, op: str, ptrs, mask) -> np.ndarray | None:
+        """None when every live lane is inside its tensor; else the mask with the bad lanes off."""
+        if self.launch is None:
+            return None
+        p = ptrs.data
+        live = None if mask is None else np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
+        addrs = p.reshape(-1) if live is None else p[live]
+        if addrs.size == 0:
+            return None
+        addrs = addrs.astype(np.uint64, copy=False)
+        width = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+        argmap = self.launch.argmap()
+        base = shadow.base_of(ptrs)
+        cands = argmap.by_base(base) if base is not None else []
+        if cands:
+            ok = cands[0].contains(addrs, width)
+            for b in cands[1:]:
+                ok |= b.contains(addrs, width)
+        else:
+            ok = argmap.owner(addrs, width) >= 0
+        if ok.all():
+            return None
+        self._record_oob(op, cands, addrs[~ok], width, int(addrs.size))
+        bad_full = np.zeros(p.shape, dtype=bool)
+        if live is None:
+            bad_full = ~ok.reshape(p.shape)
+            return ~bad_full
+        bad_full[live] = ~ok
+        return live & ~bad_full
+
+    def _record_oob(self, op, cands, bad, width, n_live) -> None:
+        site = frames.site()
+        argmap = self.launch.argmap()
+        buf = cands[0] if cands else None
+        e = self._entry("out_of_bounds", site, buf.name if buf else None, op, buffer=buf.label() if buf else None,
+                        past=0, before=0, gap=0, misaligned=0, lands=None, live=n_live)
+        e["lanes"] += int(bad.size)
+        if buf is not None:
+            off = buf.offsets(bad)
+            past = bad >= np.uint64(buf.hi)
+            before = bad < np.uint64(buf.lo)
+            if past.any():
+                e["past"] = max(e["past"], int(((bad[past] - np.uint64(buf.hi)) // np.uint64(buf.itemsize)).max()) + 1)
+                e.setdefault("past_min", int(((bad[past] - np.uint64(buf.hi)) // np.uint64(buf.itemsize)).min()) + 1)
+            if before.any():
+                far = (np.uint64(buf.lo) - bad[before] + np.uint64(buf.itemsize - 1)) // np.uint64(buf.itemsize)
+                e["before"] = max(e["before"], int(far.max()))
+            inside = ~past & ~before
+            if inside.any():
+                mis = ((bad[inside].astype(np.int64) - buf.data_ptr) % buf.itemsize) != 0
+                e["misaligned"] += int(mis.sum())
+                e["gap"] += int((~mis).sum())
+            if len(e["offsets"]) < _MAX_SAMPLE:
+                e["offsets"] = sorted(set(e["offsets"]) | set(int(o) for o in off[:_MAX_SAMPLE]))[:_MAX_SAMPLE]
+        elif len(e["offsets"]) < _MAX_SAMPLE:
+            e["offsets"] = [f"0x{int(a):x}" for a in bad[:_MAX_SAMPLE]]
+        if e["lands"] is None:
+            other, desc = argmap.describe(int(bad[0]), width)
+            if buf is None or (other is not None and other is not buf):
+                e["lands"] = desc
+
+    def poison_for(self, ptrs, np_dtype, oob_only: bool = False):
+        """Poison for the undefined lanes of a masked load at the current kernel line: (array, id).
+        ``oob_only``: the only masked lanes are the out-of-bounds ones this sanitizer masked off (already
+        an out_of_bounds finding at this line: no poison finding of its own)."""
+        site = frames.site()
+        sid = self.poison_sites.get(site[:2])
+        if sid is None:
+            sid = min(len(self.poison_sites) + 1, 63)
+            self.poison_sites[site[:2]] = sid
+            self.poison_info.setdefault(sid, dict(file=site[0], line=site[1], function=site[2], pid=list(self.pid),
+                                                  kernel=self.launch.kernel if self.launch else "?",
+                                                  oob_only=True))
+        if not oob_only:
+            self.poison_info[sid]["oob_only"] = False
+        self.poison_used = True
+        return poison_array(ptrs.data.shape, ptrs.get_element_ty(), np_dtype, sid), sid
+
+    def record_store(self, ptrs, value, mask) -> None:
+        if self.atomic_depth or self.launch is None:
+            return
+        p = ptrs.data
+        live = np.broadcast_to(np.asarray(mask, dtype=bool), p.shape) if mask is not None else None
+        addrs = (p.reshape(-1) if live is None else p[live]).astype(np.uint64, copy=False)
+        if addrs.size == 0:
+            return
+        site = frames.site()
+        if self.write_count < _MAX_RACE_ELEMENTS:
+            self.writes.append((np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site)))
+            self.write_count += int(addrs.size)
+        if self.poison_used:
+            self._poison_store(value, live, site)
+
+    def _poison_store(self, value, live, site) -> None:
+        kind = _handle_kind(value)
+        if kind is None:
+            return
+        data = np.broadcast_to(value.data, live.shape if live is not None else value.data.shape)
+        vals = data if live is None else data[live]
+        ids = payload_ids(np.ascontiguousarray(vals), kind)
+        for sid in np.unique(ids[ids > 0]):
+            self.poison_stores.setdefault(int(sid), dict(pid=list(self.pid), file=site[0], line=site[1]))
+
+    def _races(self, launch) -> None:
+        if len(self.writes) < 2:
+            return
+        A = np.concatenate([w[0] for w in self.writes])
+        P = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in self.writes])
+        S = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in self.writes])
+        order = np.lexsort((P, A))
+        A, P, S = A[order], P[order], S[order]
+        dup = (A[1:] == A[:-1]) & (P[1:] != P[:-1])
+        if not dup.any():
+            return
+        i = int(np.argmax(dup))
+        n_elems = int(np.unique(A[1:][dup]).size)
+        addr = int(A[i])
+        site_a, site_b = self.sites[int(S[i])], self.sites[int(S[i + 1])]
+        pid_a, pid_b = self.pids[int(P[i])], self.pids[int(P[i + 1])]
+        buf, desc = launch.argmap().describe(addr)
+        saved = self.pid
+        self.pid = pid_a
+        e = self._entry("race", site_b, buf.name if buf else None, "store", other_pid=list(pid_b),
+                        other_line=site_a[1], element=desc, elements=0)
+        self.pid = saved
+        e["elements"] += n_elems
+        e["lanes"] += n_elems
+        e["programs"].add(pid_b)
+        if buf is not None and len(e["offsets"]) < _MAX_SAMPLE:
+            e["offsets"].append(int((addr - buf.data_ptr) // buf.itemsize))
+        if self.write_count >= _MAX_RACE_ELEMENTS:
+            e["notes"].append(f"only the first {_MAX_RACE_ELEMENTS} stored elements of the launch were checked")
+
+    # -- value events (from shadow.py) ------------------------------------------------------------------
+    def nonfinite_event(self, name, out, ins, new, frame) -> None:
+        if len(self.nonfinite) >= _MAX_NONFINITE_EVENTS:
+            return
+        site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
+        idx = tuple(int(i) for i in np.argwhere(new)[0]) if new.ndim else ()
+        vals = []
+        for h in ins:
+            f = shadow.as_float(h) if hasattr(h, "data") else None
+            if f is None:
+                continue
+            try:
+                vals.append(float(np.broadcast_to(f, new.shape)[idx]))
+            except (ValueError, IndexError):
+                pass
+        res = shadow.as_float(out)
+        value = float(res[idx]) if res is not None else float("nan")
+        self.seq += 1
+        self.nonfinite.append(dict(seq=self.seq, file=site[0], line=site[1], function=site[2], pid=list(self.pid),
+                                   op=name, lanes=int(new.sum()), value=value, inputs=vals,
+                                   kernel=self.launch.kernel if self.launch else "?"))
+
+    def reduction_event(self, kind, x, defined_bad, undefined_bad, p, frame) -> None:
+        site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
+        if defined_bad.any():
+            e = self._entry("masked_reduction", site, None, kind, example=None)
+            e["lanes"] += int(defined_bad.sum())
+            if e["example"] is None:
+                idx = tuple(int(i) for i in np.argwhere(defined_bad)[0])
+                e["example"] = (list(idx), float(x[idx]))
+        if undefined_bad.any():
+            self._poison_reached(p[undefined_bad], f"tl.{kind} at line {site[1]}"
+                                 + (" (which skips NaN, so the interpreter hides it)" if kind != "sum" else ""))
+
+    def dot_event(self, bad, frame) -> None:
+        def_a, def_b, und_a, und_b, pa, pb = bad
+        site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
+        n_def = int(def_a.sum() + def_b.sum())
+        if n_def:
+            e = self._entry("masked_reduction", site, None, "dot", example=None)
+            e["lanes"] += n_def
+        for und, p in ((und_a, pa), (und_b, pb)):
+            if und.any():
+                self._poison_reached(p[und], f"tl.dot at line {site[1]}")
+
+    def _poison_reached(self, pad_values, where: str) -> None:
+        ids = pad_values.astype(np.int64) - 2
+        for sid in np.unique(ids):
+            info = self.poison_info.get(int(sid))
+            if info is None:
+                continue
+            e = self._poison_entry(info)
+            e["lanes"] += int((ids == sid).sum())
+            if where not in e["reaches"]:
+                e["reaches"].append(where)
+
+    def _poison_entry(self, info) -> dict:
+        saved = self.pid
+        self.pid = tuple(info["pid"])
+        e = self._entry("poison", (info["file"], info["line"], info["function"]), None, "load", reaches=[], output=None)
+        self.pid = saved
+        return e
+
+    # -- at the end of the case -------------------------------------------------------------------------
+    def _check_outputs(self, out, expected) -> None:
+        import torch
+
+        bad_nonfinite = 0
+        first_bad = None
+        for name, o, r in _outputs(out, expected):
+            if not isinstance(o, torch.Tensor) or not o.dtype.is_floating_point:
+                continue
+            r32 = r.detach().float().cpu()
+            o32 = o.detach().float().cpu()
+            if r32.shape != o32.shape:
+                continue
+            ids = _torch_payload_ids(o) if self.poison_used else None
+            poisoned = np.zeros(tuple(o.shape), dtype=bool)
+            if ids is not None:
+                pid_ids, nan = ids
+                hit = (pid_ids > 0) & ~torch.isnan(r32).numpy()
+                poisoned = hit
+                for sid in np.unique(pid_ids[hit]):
+                    info = self.poison_info.get(int(sid))
+                    if info is None:
+                        continue
+                    e = self._poison_entry(info)
+                    sel = hit & (pid_ids == sid)
+                    e["lanes"] += int(sel.sum())
+                    store = self.poison_stores.get(int(sid))
+                    if store is not None:
+                        e["pid"] = store["pid"]
+                        e["stored_at"] = store["line"]
+                    if e["output"] is None:
+                        first = tuple(int(i) for i in np.argwhere(sel)[0])
+                        e["output"] = f"{name}[{', '.join(str(i) for i in first)}]"
+                        e["output_count"] = int(sel.sum())
+                        e["tensor"] = name
+                        e["offsets"] = [int(np.ravel_multi_index(first, sel.shape))] if sel.ndim else [0]
+            nf = (~torch.isfinite(o32) & torch.isfinite(r32)).numpy() & ~poisoned
+            if nf.any():
+                bad_nonfinite += int(nf.sum())
+                if first_bad is None:
+                    first = tuple(int(i) for i in np.argwhere(nf)[0])
+                    first_bad = (name, first)
+        if bad_nonfinite and self.nonfinite:
+            ev = min(self.nonfinite, key=lambda d: d["seq"])
+            saved = self.pid
+            self.pid = tuple(ev["pid"])
+            e = self._entry("nan_inf", (ev["file"], ev["line"], ev["function"]), first_bad[0], ev["op"], event=ev,
+                            output_count=bad_nonfinite,
+                            output=f"{first_bad[0]}[{', '.join(str(i) for i in first_bad[1])}]")
+            self.pid = saved
+            e["lanes"] += ev["lanes"]
+            e["kernel"] = ev["kernel"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# findings
+# ---------------------------------------------------------------------------------------------------------
+
+def _fmt_pid(pid) -> str:
+    return "(" + ", ".join(str(i) for i in pid) + ")"
+
+
+def _range(offsets) -> str:
+    if not offsets:
+        return ""
+    if all(isinstance(o, int) for o in offsets):
+        return str(offsets[0]) if len(offsets) == 1 else f"{offsets[0]}..{offsets[-1]}"
+    return ", ".join(str(o) for o in offsets[:3])
+
+
+def _message(e: dict) -> str:
+    kind, n_prog = e["kind"], len(e["programs"])
+    progs = f"{n_prog} program{'s' if n_prog != 1 else ''}"
+    if kind == "out_of_bounds":
+        what = {"load": "load", "store": "store", "atomic": "atomic"}.get(e["op"], e["op"])
+        if e["tensor"] is None:
+            text = (f"{what}: {e['lanes']} lane(s) in {progs} point into no argument tensor "
+                    f"({e['lands']})")
+        else:
+            how = []
+            if e["past"]:
+                lo = e.get("past_min", 1)
+                how.append(f"{lo}..{e['past']} element(s) past the end" if lo != e["past"] else
+                           f"{e['past']} element(s) past the end")
+            if e["before"]:
+                how.append(f"up to {e['before']} element(s) before the start")
+            if e["gap"]:
+                how.append(f"{e['gap']} between the elements of the view")
+            if e["misaligned"]:
+                how.append(f"{e['misaligned']} misaligned")
+            text = (f"{what} through {e['tensor']}: {e['lanes']} lane(s) in {progs} outside {e['buffer']}: "
+                    f"element offsets {_range(e['offsets'])} ({'; '.join(how)})")
+            if e.get("lands"):
+                text += f"; lands in {e['lands']}"
+        return text + " (masked off here; on the GPU: garbage reads or corrupted memory)"
+    if kind == "race":
+        return (f"plain stores from pid {_fmt_pid(e['pid'])} (line {e['other_line']}) and pid "
+                f"{_fmt_pid(e['other_pid'])} (line {e['line']}) write the same element {e['element']}; "
+                f"{e['elements']} element(s) of this launch are written by more than one program "
+                f"(the result depends on program order: use tl.atomic_* or give each program its own elements)")
+    if kind == "poison":
+        text = "lanes this masked load leaves undefined (mask without other=) are read"
+        parts = []
+        if e.get("output"):
+            parts.append(f"{e['output_count']} element(s) of output {e['tensor']} hold them, first {e['output']}"
+                         + (f" (stored at line {e['stored_at']} by pid {_fmt_pid(e['pid'])})" if e.get("stored_at") else ""))
+        if e.get("reaches"):
+            parts.append("they enter " + ", ".join(e["reaches"]))
+        return (text + ": " + "; ".join(parts) + ". The interpreter returns 0 there, the GPU garbage: "
+                "give the load other= or keep those lanes out of the result")
+    if kind == "masked_reduction":
+        ex = e.get("example")
+        example = f"; e.g. lane {tuple(ex[0])} holds {ex[1]:.6g}" if ex else ""
+        return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) (filled by a masked load's other=) whose "
+                f"values change the result{example}: mask them out first (tl.where(mask, x, 0))")
+    if kind == "nan_inf":
+        ev = e["event"]
+        label = "NaN" if ev["value"] != ev["value"] else ("Inf" if ev["value"] in (float("inf"), float("-inf")) else "NaN/Inf")
+        args = ", ".join(f"{v:.6g}" for v in ev["inputs"])
+        return (f"first {label} that its inputs did not hold: {ev['op']}({args}) = {ev['value']:.6g} "
+                f"in {ev['lanes']} lane(s); {e['output_count']} element(s) of the outputs are NaN/Inf where the "
+                f"reference is finite, first {e['output']}")
+    return kind
+
+
+def _finding(e: dict) -> dict:
+    """The record's form of an aggregated entry: kind, file, line, pid, tensor, offsets, message, severity."""
+    f = dict(kind=e["kind"], severity="error", file=e["file"], line=e["line"], function=e["function"],
+             kernel=e["kernel"], pid=list(e["pid"]), tensor=e["tensor"], offsets=list(e["offsets"]),
+             op=e["op"], programs=len(e["programs"]), lanes=e["lanes"], message=_message(e),
+             source=frames.source_line(e["file"], e["line"]))
+    if e["kind"] == "race":
+        f["other_pid"] = e["other_pid"]
+        f["other_line"] = e["other_line"]
+    if e.get("notes"):
+        f["notes"] = e["notes"]
+    return f
+
+
+# ---------------------------------------------------------------------------------------------------------
+# memory-op wrappers (Triton 3.6: load(ptrs, mask, other, cache_modifier, eviction_policy, is_volatile);
+# 3.9: load(ptrs, mask, other, cache_policy, is_volatile); both reach here through *rest)
+# ---------------------------------------------------------------------------------------------------------
+
+def _install_memory() -> None:
+    import triton.language as tl
+    from triton.runtime import interpreter as I
+
+    B = I.InterpreterBuilder
+    if _saved:
+        return
+    names = ("create_masked_load", "create_masked_store", "create_atomic_rmw", "create_atomic_cas",
+             "create_atomic_store", "create_atomic_load")
+    for n in names:
+        if n in B.__dict__:
+            _saved[n] = B.__dict__[n]
+    orig = dict(_saved)
+
+    def _mask_handle(m):
+        return I.TensorHandle(np.ascontiguousarray(m), tl.int1)
+
+    def create_masked_load(self, ptrs, mask, other, *rest, **kw):
+        san = _active["san"]
+        if san is None:
+            return orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
+        user_partial = mask is not None and not np.asarray(mask.data).all()
+        new = san.check_access("atomic" if san.atomic_depth else "load", ptrs,
+                               None if mask is None else mask.data)
+        if new is not None:
+            mask = _mask_handle(new)
+        sid = 0
+        m = None if mask is None else np.broadcast_to(np.asarray(mask.data, dtype=bool), ptrs.data.shape)
+        partial = m is not None and not m.all()
+        if other is None and partial and not san.atomic_depth:
+            dtype_tt = ptrs.get_element_ty()
+            poison, sid = san.poison_for(ptrs, I._get_np_dtype(dtype_tt), oob_only=not user_partial)
+            other = I.TensorHandle(poison, dtype_tt)
+        out = orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
+        if partial:
+            fill = sid + 2 if sid else 2  # shadow.py: 2 padding, 2 + poison id undefined
+            out.attr[shadow.PAD] = np.where(m, 0, fill).astype(np.uint8)
+        return out
+
+    def create_masked_store(self, ptrs, value, mask, *rest, **kw):
+        san = _active["san"]
+        if san is not None:
+            new = san.check_access("atomic" if san.atomic_depth else "store", ptrs,
+                                   None if mask is None else mask.data)
+            if new is not None:
+                mask = _mask_handle(new)
+            san.record_store(ptrs, value, None if mask is None else mask.data)
+        return orig["create_masked_store"](self, ptrs, value, mask, *rest, **kw)
+
+    def create_atomic_rmw(self, rmw_op, ptr, val, mask, *rest, **kw):
+        san = _active["san"]
+        if san is not None:
+            new = san.check_access("atomic", ptr, None if mask is None else mask.data)
+            if new is not None:
+                mask = _mask_handle(new)
+        return orig["create_atomic_rmw"](self, rmw_op, ptr, val, mask, *rest, **kw)
+
+    def create_atomic_cas(self, ptr, cmp, val, *rest, **kw):
+        san = _active["san"]
+        if san is not None:
+            new = san.check_access("atomic", ptr, None)
+            if new is not None:  # CAS has no mask: point the bad lanes at a scratch word instead
+                data = np.array(ptr.data, dtype=np.uint64, copy=True)
+                data[~np.broadcast_to(new, data.shape)] = np.uint64(_scratch.ctypes.data)
+                ptr = I.TensorHandle(data, ptr.dtype)
+        return orig["create_atomic_cas"](self, ptr, cmp, val, *rest, **kw)
+
+    def _atomic(name):
+        def wrapper(self, *args, **kw):
+            san = _active["san"]
+            if san is not None:
+                san.atomic_depth += 1
+            try:
+                return orig[name](self, *args, **kw)
+            finally:
+                if san is not None:
+                    san.atomic_depth -= 1
+        return wrapper
+
+    B.create_masked_load, B.create_masked_store = create_masked_load, create_masked_store
+    if "create_atomic_rmw" in orig:
+        B.create_atomic_rmw = create_atomic_rmw
+    if "create_atomic_cas" in orig:
+        B.create_atomic_cas = create_atomic_cas
+    for n in ("create_atomic_store", "create_atomic_load"):  # 3.9: these call the masked load/store
+        if n in orig:
+            setattr(B, n, _atomic(n))
+
+
+def _uninstall_memory() -> None:
+    from triton.runtime import interpreter as I
+
+    for n, f in _saved.items():
+        setattr(I.InterpreterBuilder, n, f)
+    _saved.clear()

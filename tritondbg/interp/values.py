@@ -1,0 +1,153 @@
+"""Interpreter values as numbers a person can read: decoded arrays and one-line summaries.
+
+The interpreter keeps bf16 as uint16 and fp8 as uint8 storage; ``array`` decodes them to float32 so a
+block prints as the values the kernel computes with.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+_SHOW = 6  # values shown from the start of a block (and 2 from its end)
+
+
+def _tl():
+    import triton.language as tl
+
+    return tl
+
+
+def array(value) -> np.ndarray | None:
+    """The values of a tl.tensor (or TensorHandle) as a numpy array, bf16/fp8 decoded; None otherwise."""
+    tl = _tl()
+    handle = getattr(value, "handle", value)
+    data = getattr(handle, "data", None)
+    if data is None or not isinstance(data, np.ndarray):
+        return None
+    ty = getattr(handle.dtype, "scalar", handle.dtype)
+    if ty == tl.bfloat16 and data.dtype == np.uint16:
+        out = (data.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    elif getattr(ty, "primitive_bitwidth", 0) == 8 and ty.is_floating() and data.dtype == np.uint8:
+        from triton.runtime import interpreter as I
+
+        out = I._convert_float(data, ty, tl.float32, None).view(np.float32)
+    else:
+        out = data
+    if isinstance(value, tl.tensor) and not value.type.is_block():
+        return out.reshape(())
+    return out
+
+
+def _num(x) -> Any:
+    """A JSON-safe number: non-finite floats as strings."""
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (np.integer, int)):
+        return int(x)
+    x = float(x)
+    return x if math.isfinite(x) else str(x)
+
+
+def summarize(value, argmap=None) -> dict:
+    """A JSON-safe summary: tensors (dtype, shape, min/max/mean of finite values, NaN/Inf counts, a few
+    values), masks (lanes on), pointers (the argument elements they point at), scalars and constexprs."""
+    tl = _tl()
+    if isinstance(value, tl.tensor):
+        return _summarize_tensor(value, argmap)
+    if isinstance(value, tl.constexpr):
+        return {"kind": "constexpr", "value": repr(value.value)}
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return {"kind": "python", "value": _num(value) if isinstance(value, (int, float)) else repr(value)}
+    if isinstance(value, (tuple, list)):
+        return {"kind": "tuple", "items": [summarize(v, argmap) for v in value][:8]}
+    return {"kind": type(value).__name__}
+
+
+def _summarize_tensor(t, argmap) -> dict:
+    tl = _tl()
+    ty = t.dtype
+    shape = [int(getattr(d, "value", d)) for d in t.shape] if t.type.is_block() else []
+    data = t.handle.data
+    if isinstance(ty, tl.pointer_type) or (hasattr(ty, "element_ty") and isinstance(ty, tl.pointer_type)):
+        out = {"kind": "pointer", "dtype": str(ty), "shape": shape}
+        if argmap is not None and data.size:
+            flat = np.asarray(data).reshape(-1)
+            width = max(1, ty.element_ty.primitive_bitwidth // 8)
+            first = argmap.describe(int(flat[0]), width)[1]
+            last = argmap.describe(int(flat[-1]), width)[1]
+            out["points_to"] = first if flat.size == 1 else f"{first} .. {last}"
+        return out
+    arr = array(t)
+    if ty == tl.int1:
+        out = {"kind": "mask", "dtype": "int1", "shape": shape, "true": int(np.count_nonzero(arr)),
+               "size": int(arr.size)}
+        if not shape:
+            out["value"] = bool(arr.reshape(-1)[0])
+        return out
+    if not shape:
+        return {"kind": "scalar", "dtype": str(ty), "value": _num(arr.reshape(-1)[0])}
+    flat = np.asarray(arr).reshape(-1)
+    out = {"kind": "tensor", "dtype": str(ty), "shape": shape}
+    real = np.ones(flat.shape, dtype=bool)
+    pad = t.handle.attr.get("tdbg_pad") if getattr(t.handle, "attr", None) else None
+    if pad is not None and pad.size:
+        # the sanitizers' shadow (shadow.py): lanes a masked load filled (other=) or left undefined (poison)
+        p = np.broadcast_to(pad, np.shape(arr)).reshape(-1)
+        out["padding"] = int((p == 2).sum())
+        out["undefined"] = int((p >= 3).sum())
+        real = p < 2
+    if flat.dtype.kind == "f":
+        fin = np.isfinite(flat)
+        out["nan"] = int((np.isnan(flat) & real).sum())
+        out["inf"] = int((~fin & real).sum()) - out["nan"]
+        good = flat[fin & real].astype(np.float64)
+    else:
+        good = flat[real].astype(np.float64)
+    if good.size:
+        out.update(min=_num(good.min()), max=_num(good.max()), mean=_num(good.mean()))
+    head = [_num(v) for v in flat[:_SHOW]]
+    out["values"] = head if flat.size <= _SHOW + 2 else head + ["..."] + [_num(v) for v in flat[-2:]]
+    return out
+
+
+def _fmt(x) -> str:
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return str(x)
+
+
+def text(s: dict) -> str:
+    """One line for a summary."""
+    kind = s.get("kind")
+    if kind == "tensor":
+        dims = "x".join(str(d) for d in s["shape"])
+        parts = [f"{s['dtype']}[{dims}]"]
+        if "min" in s:
+            parts.append(f"min {_fmt(s['min'])} max {_fmt(s['max'])} mean {_fmt(s['mean'])}")
+        if s.get("nan") or s.get("inf"):
+            parts.append(f"NaN {s.get('nan', 0)} Inf {s.get('inf', 0)}")
+        masked = [f"{s[k]} {k}" for k in ("padding", "undefined") if s.get(k)]
+        if masked:
+            parts.append(f"masked lanes: {', '.join(masked)}")
+        parts.append("[" + ", ".join(_fmt(v) for v in s["values"]) + "]")
+        return "  ".join(parts)
+    if kind == "mask":
+        if not s["shape"]:
+            return f"{s.get('value')} (int1)"
+        dims = "x".join(str(d) for d in s["shape"])
+        return f"int1[{dims}]  {s['true']} of {s['size']} true"
+    if kind == "pointer":
+        dims = "x".join(str(d) for d in s["shape"]) if s["shape"] else ""
+        where = f"  -> {s['points_to']}" if s.get("points_to") else ""
+        return f"{s['dtype']}{'[' + dims + ']' if dims else ''}{where}"
+    if kind == "scalar":
+        return f"{_fmt(s['value'])} ({s['dtype']})"
+    if kind in ("constexpr", "python"):
+        return f"{s['value']}" + (" (constexpr)" if kind == "constexpr" else "")
+    if kind == "tuple":
+        return "(" + "; ".join(text(i) for i in s["items"]) + ")"
+    if kind == "error":
+        return f"<{s['error']}>"
+    return f"<{kind}>"
