@@ -50,6 +50,10 @@ SCENARIO = Scenario(
     reference=K.reference,
     baseline=baseline,
     kernels=[K.fp8_gemm_kernel, K.splitk_reduce_kernel],
+    # The 256x128x128 config spills 4 registers (16 B stack, 3 LDL + 3 STL in the sm_90 SASS at 255 registers,
+    # `tritondbg ir fp8_gemm --case square_8192 --config BLOCK_M=256,BLOCK_N=128,BLOCK_K=128,SPLIT_K=1 --stats`)
+    # and is still the fastest at 8192^3 on the H200 (982 TFLOP/s, tritondbg profile, 2026-11-29): tolerate it.
+    limits={"max_spills": 4},
     flops=lambda case, dtype: K.flops(**case.params),
     bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),
     cases=[

@@ -9,6 +9,7 @@ Registered through the ``pytest11`` entry point; it stays inert (no torch/triton
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -60,6 +61,16 @@ def _gates(config) -> list[str]:
     return gates
 
 
+def label(target: str, scenario) -> str:
+    """How a checked scenario is named in tables and records: the bundled name, or file stem::name (two
+    files may both define a scenario called `buggy`)."""
+    from tritondbg import loader
+
+    if not loader.is_path_target(target):
+        return scenario.name
+    return f"{Path(target.split('::')[0]).stem}::{scenario.name}"
+
+
 def pytest_collection_modifyitems(session, config, items):
     targets = config.getoption("tritondbg")
     if not targets:
@@ -74,7 +85,8 @@ def pytest_collection_modifyitems(session, config, items):
         except UsageError as e:
             raise pytest.UsageError(str(e)) from None
         for gate in gates:
-            items.append(GateItem.from_parent(session, name=f"{scenario.name}::{gate}", target=target, gate=gate))
+            items.append(GateItem.from_parent(session, name=f"{label(target, scenario)}::{gate}", target=target,
+                                              gate=gate))
 
 
 class GateFailed(Exception):
@@ -99,12 +111,15 @@ class GateItem(pytest.Item):
         ctx = GateContext(device=device, arch=config.getoption("tritondbg_arch"), target=self.target,
                           baseline_file=config.getoption("tritondbg_baseline"),
                           update_baseline=config.getoption("tritondbg_update_baseline"))
-        outcome = run_gate(self.gate, loader.load(self.target), ctx)
+        scenario = loader.load(self.target)
+        outcome = run_gate(self.gate, scenario, ctx)
+        outcome.kernel = label(self.target, scenario)
         self.user_properties.append(("tritondbg_status", outcome.status))
         self.user_properties.append(("tritondbg_reason", outcome.reason))
         outdir = config.getoption("tritondbg_outdir")
         if outdir:
-            path = Path(outdir) / f"{outcome.kernel}--{self.gate}.json"
+            digest = hashlib.sha1(self.nodeid.encode()).hexdigest()[:12]
+            path = Path(outdir) / f"{digest}.json"
             path.write_text(json.dumps(outcome.to_dict(), default=str))
         if outcome.status == SKIP:
             pytest.skip(outcome.reason)

@@ -80,7 +80,8 @@ def _stats(items, as_json, out_file) -> int:
     for item in items:
         row = compute(item)
         row.update({"config_source": item.config_source, "cache": item.source, "grid": item.grid,
-                    "specialization": item.specialization})
+                    "specialization": item.specialization,
+                    "kept_by_pruning": item.extra.get("kept_by_pruning", True)})
         rows.append(row)
         if not as_json:
             render.describe(item, "stats", item.metadata_file)

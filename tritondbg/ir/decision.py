@@ -141,9 +141,13 @@ class Decider:
     record_pattern: str
     pins: dict[str, Any] = field(default_factory=dict)   # kernel name -> exact triton.Config (--all-configs)
     watch: Watch = field(default_factory=Watch)
+    kept: dict[str, list[dict]] = field(default_factory=dict)  # kernel -> configs its pruning keeps (swept)
 
     def decide(self, tuner, name: str, args, kwargs) -> tuple[Any, str]:
         if name in self.pins:
+            # what the kernel's own pruning keeps for these arguments: a pruned config never runs for them
+            tuner.nargs = dict(zip(tuner.arg_names, args))
+            self.kept[name] = [config_dict(c) for c in tuner.prune_configs(kwargs)]
             return self.pins[name], "--all-configs"
         if self.requested:
             chosen = choose(tuner, name, self.requested, strict=True)

@@ -6,6 +6,8 @@ or miss), and the result is stored in the index for next time.
 """
 from __future__ import annotations
 
+from tritondbg.configs import config_dict
+
 import os
 from dataclasses import dataclass, replace
 from typing import Any
@@ -110,7 +112,10 @@ def _sweep(scenario, case, dtype, req, decider, launches, tuners) -> list[IRItem
             for la in got:
                 if la.kernel == name and la.compiled is not None:
                     item = _item(la, scenario, case, dtype, req)
-                    item.config_source = f"--all-configs: config {i + 1} of {len(tuner.configs)}"
+                    kept = config_dict(config) in decider.kept.get(name, [config_dict(config)])
+                    item.config_source = (f"--all-configs: config {i + 1} of {len(tuner.configs)}"
+                                          + ("" if kept else " (pruned for this case: never runs here)"))
+                    item.extra["kept_by_pruning"] = kept
                     out.append(item)
                     break
     decider.pins = {}

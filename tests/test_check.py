@@ -1,0 +1,149 @@
+"""`tritondbg check`: every gate fails its planted bug with the right reason and passes the correct twin;
+JUnit XML read by a maintained JUnit library; the JSON is a loadable run record; the pytest plugin."""
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli
+from tritondbg import loader
+from tritondbg.check.gates import GateContext, run_gate
+from tritondbg.check.outcome import FAIL, PASS, SKIP
+from tritondbg.check.perf import judge_perf
+from tritondbg.record import RunRecord
+
+ZOO = REPO / "tests" / "zoo"
+
+
+def _bug_line(file: str) -> int:
+    for i, line in enumerate((ZOO / file).read_text().splitlines(), 1):
+        if "# BUG:" in line:
+            return i
+    raise AssertionError(f"no BUG marker in {file}")
+
+
+# (gate, zoo file, words the FAIL reason must contain); the file's twin must pass the same gate.
+CPU_ZOO = [
+    ("correctness", "masked_variance.py", ["tiny/float32", "outside"]),
+    ("all-configs", "config_bug.py", ["BLOCK=128", "rowsum_buggy"]),
+    ("sanitize", "missing_mask.py", ["out_of_bounds", "missing_mask.py:{line}"]),
+    ("sanitize", "race.py", ["race", "race.py:{line}"]),
+    ("sanitize", "undefined_lanes.py", ["poison", "undefined_lanes.py:{line}"]),
+    ("resources", "spills.py", ["spill", "rownorm_kernel"]),
+    ("determinism", "nondeterministic.py", ["differ between two identical runs"]),
+]
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("gate, file, words", CPU_ZOO, ids=[f"{g}-{f[:-3]}" for g, f, _ in CPU_ZOO])
+def test_gate_fails_planted_bug_and_passes_twin(gate, file, words):
+    ctx = GateContext(device="cpu", target=str(ZOO / file) + "::buggy")
+    bad = run_gate(gate, loader.load(ctx.target), ctx)
+    assert bad.status == FAIL, bad.reason
+    for w in words:
+        w = w.format(line=_bug_line(file))
+        assert w in bad.reason, f"{w!r} not in {bad.reason!r}"
+    ctx = GateContext(device="cpu", target=str(ZOO / file) + "::twin")
+    good = run_gate(gate, loader.load(ctx.target), ctx)
+    assert good.status == PASS, good.reason
+
+
+@pytest.mark.interpreter
+def test_gpu_gates_skip_with_reason_on_cpu():
+    scenario = loader.load("add")
+    for gate in ("perf", "agreement"):
+        out = run_gate(gate, scenario, GateContext(device="cpu"))
+        assert out.status == SKIP and "GPU" in out.reason
+
+
+def test_perf_judgement():
+    assert judge_perf("k", ours_ms=1.0, torch_ms=1.0, recorded_ms=1.0, margin=0.1, min_ratio=0.5) is None
+    slow = judge_perf("k", ours_ms=1.2, torch_ms=None, recorded_ms=1.0, margin=0.1, min_ratio=0.5)
+    assert slow and "20% slower" in slow
+    behind = judge_perf("k", ours_ms=3.0, torch_ms=1.0, recorded_ms=None, margin=0.1, min_ratio=0.5)
+    assert behind and "0.33x torch" in behind
+
+
+def test_check_cli_junit_json_and_exit_status(cli_env, tmp_path):
+    junit, record = tmp_path / "check.xml", tmp_path / "check.json"
+    p = run_cli(["check", "add", f"{ZOO / 'missing_mask.py'}::buggy", "--gates", "correctness,sanitize,perf",
+                 "--junit", str(junit), "--json", str(record)], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "FAIL" in p.stdout and "out_of_bounds" in p.stdout
+
+    junitparser = pytest.importorskip("junitparser")
+    xml = junitparser.JUnitXml.fromfile(str(junit))
+    cases = [c for suite in xml for c in suite]
+    assert len(cases) == 6
+    by_name = {(c.classname, c.name): c for c in cases}
+    failed = [k for k, c in by_name.items() if c.result and isinstance(c.result[0], junitparser.Failure)]
+    skipped = [k for k, c in by_name.items() if c.result and isinstance(c.result[0], junitparser.Skipped)]
+    assert [k[1] for k in failed] == ["sanitize"] and "missing_mask" in failed[0][0]
+    assert sorted(k[1] for k in skipped) == ["perf", "perf"]
+    assert "out_of_bounds" in by_name[failed[0]].result[0].message
+
+    loaded = RunRecord.load(record)
+    gates = {(g["kernel"], g["gate"]): g["status"] for g in loaded.extra["gates"]}
+    assert gates[("add", "correctness")] == PASS and gates[("missing_mask::buggy", "sanitize")] == FAIL
+    assert gates[("add", "perf")] == SKIP
+    assert any(f["kind"] == "out_of_bounds" for r in loaded.results for f in r.findings)
+
+
+def test_scenarios_with_the_same_name_in_two_files_stay_apart(cli_env, tmp_path):
+    record = tmp_path / "r.json"
+    p = run_cli(["check", f"{ZOO / 'missing_mask.py'}::buggy", f"{ZOO / 'race.py'}::buggy", "--gates", "sanitize",
+                 "-n", "1", "--json", str(record)], cli_env, cwd=tmp_path)
+    assert p.returncode == 1
+    gates = {g["kernel"]: g for g in RunRecord.load(record).extra["gates"]}
+    assert set(gates) == {"missing_mask::buggy", "race::buggy"}
+    assert "out_of_bounds" in gates["missing_mask::buggy"]["reason"] and "race" in gates["race::buggy"]["reason"]
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["check", "add", "--gates", "nope"], "unknown gate(s) nope"),
+    (["check"], "name kernels, a scenario file, or --all"),
+    (["check", "nokernel"], "unknown kernel 'nokernel'"),
+    (["check", "add", "--device", "tpu"], "Invalid value for '--device'"),
+])
+def test_check_bad_usage(args, needle, cli_env):
+    p = run_cli(args, cli_env)
+    assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr
+
+
+def test_pytest_plugin_option_and_fixture(tmp_path):
+    """A user's pytest run applies the gates: --tritondbg collects scenario files; the fixture checks inline."""
+    twin, buggy = f"{ZOO / 'missing_mask.py'}::twin", f"{ZOO / 'missing_mask.py'}::buggy"
+    (tmp_path / "test_mine.py").write_text(textwrap.dedent(f"""
+        def test_twin_is_clean(tritondbg_check):
+            outcomes = tritondbg_check({twin!r}, gates=["correctness", "sanitize"])
+            assert [o.status for o in outcomes] == ["pass", "pass"]
+
+        def test_buggy_is_caught(tritondbg_check):
+            tritondbg_check({buggy!r}, gates=["sanitize"])
+    """))
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path)]
+    env_cmd = dict(capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    p = subprocess.run(base + ["test_mine.py", "--tritondbg-device", "cpu", "--tritondbg", twin,
+                               "--tritondbg-gates", "sanitize"], **env_cmd)
+    out = p.stdout + p.stderr
+    assert "1 failed, 2 passed" in out, out         # fixture twin + collected twin::sanitize pass; buggy fails
+    assert "out_of_bounds" in out and "missing_mask.py" in out
+
+
+def test_check_all_cpu_gates_pass_on_bundled_kernels(cli_env, tmp_path):
+    """Every bundled kernel passes every gate that applies on a CPU (perf/agreement skip with a reason)."""
+    record = tmp_path / "all.json"
+    p = run_cli(["check", "--all", "--json", str(record)], cli_env, cwd=tmp_path, timeout=1500)
+    loaded = RunRecord.load(record)
+    bad = [(g["kernel"], g["gate"], g["reason"]) for g in loaded.extra["gates"] if g["status"] == FAIL]
+    assert not bad, bad
+    assert p.returncode == 0, p.stdout + p.stderr
+    statuses = {(g["kernel"], g["gate"]): g["status"] for g in loaded.extra["gates"]}
+    assert len(statuses) == 6 * 7
+    for kernel in ("add", "layernorm", "softmax", "attention", "gemm", "fp8_gemm"):
+        for gate in ("correctness", "sanitize", "resources", "determinism"):
+            assert statuses[(kernel, gate)] == PASS, (kernel, gate)
+        assert statuses[(kernel, "perf")] == SKIP and statuses[(kernel, "agreement")] == SKIP
