@@ -238,7 +238,8 @@ def test_nvtx_message_names_kernel_case_config_and_shapes():
                    "path=a|batc")
     with LaunchRange("gemm:tiny:float16", msg) as rng:  # no NVTX tool attached: a no-op that must not fail
         pass
-    assert rng.describe()["ncu_filter"] == f"tritondbg@{msg}/"
+    # the regex form on the case prefix (the literal whole-message form profiled nothing under ncu on the H200)
+    assert rng.describe()["ncu_filter"] == "regex:tritondbg@gemm:tiny:float16.*/"
 
 
 def test_launch_range_shows_in_a_torch_trace(tmp_path):

@@ -3,7 +3,7 @@
 - `profile --all`: every trace has the Triton kernels as CUDA `kernel` events with grid, registers and
   occupancy; every autotuned kernel that was really tuned lists every config with p50/p20/p80 (or
   pruned/failed); the summary has a time, a % of peak and a ratio to torch for every case.
-- NVTX ranges are real: `ncu --nvtx --nvtx-include "tritondbg@<message>/"` profiles exactly the kernels
+- NVTX ranges are real: `ncu --nvtx --nvtx-include "regex:tritondbg@<kernel:case:dtype>.*/"` profiles exactly the kernels
   launched inside that range (skipped when ncu is absent).
 """
 import json
@@ -101,7 +101,7 @@ def test_ncu_nvtx_include_profiles_exactly_the_kernels_in_the_range(tmp_path, cl
     record = json.loads(Path(js["record"]).read_text())
     nvtx = record["results"][0]["extra"]["profile"]["nvtx"]
     assert nvtx["domain"] == "tritondbg"
-    filt = nvtx["ncu_filter"]  # "tritondbg@<message>/": push/pop range <message> of domain tritondbg
+    filt = nvtx["ncu_filter"]  # "regex:tritondbg@add:h200_64M:float32.*/": this case's push/pop ranges
 
     def ncu(include: str) -> tuple[list[str], subprocess.CompletedProcess]:
         cmd = [_ncu(), "--nvtx", "--nvtx-include", include, "--metrics", "gpu__time_duration.sum",
@@ -111,6 +111,7 @@ def test_ncu_nvtx_include_profiles_exactly_the_kernels_in_the_range(tmp_path, cl
         return profiled, q
 
     profiled, q = ncu(filt)
-    assert profiled == ["add_kernel"] * 3, (profiled, q.stdout[-3000:], q.stderr[-3000:])
+    # the 3 traced launches and the first (checked) launch, which runs in its own range of the case
+    assert profiled == ["add_kernel"] * 4, (profiled, q.stdout[-3000:], q.stderr[-3000:])
     nothing, q = ncu("tritondbg@no such range/")
     assert nothing == [], nothing

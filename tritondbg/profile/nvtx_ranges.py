@@ -1,5 +1,5 @@
 """The range around every profiled launch: an NVTX push/pop range in domain ``tritondbg`` (for Nsight:
-``ncu --nvtx --nvtx-include "tritondbg@<message>/"``) and a torch ``record_function`` (for the torch trace;
+``ncu --nvtx --nvtx-include "regex:tritondbg@<kernel:case:dtype>.*/"``) and a torch ``record_function`` (for the torch trace;
 Kineto does not record NVTX).
 
 The NVTX attributes are built once per case, so a launch pays only push + pop (0.1 us with no NVTX tool
@@ -10,6 +10,8 @@ would record nothing anyway (measured in tests/bench/profile.md).
 Messages contain no ``/`` (ncu reads ``/`` as the separator of nested push/pop ranges) and no ``@``.
 """
 from __future__ import annotations
+
+import re
 
 from typing import Any, Mapping
 
@@ -126,4 +128,14 @@ class LaunchRange:
     def describe(self) -> dict[str, Any]:
         """What the record keeps about this range."""
         return {"domain": DOMAIN, "message": self.message, "record_function": self.name,
-                "ncu_filter": f"{DOMAIN}@{self.message}/"}
+                "ncu_filter": ncu_filter(self.message)}
+
+
+def ncu_filter(message: str) -> str:
+    """An ``ncu --nvtx-include`` filter for this case's ranges (the first launch's and the traced ones).
+
+    The literal form ``tritondbg@<message>/`` profiled nothing on the H200 (ncu 2025.3, 2026-11-29: the message
+    holds ``|``, ``[`` and ``=``); the regex form on the ``kernel:case:dtype`` prefix profiled exactly the
+    case's launches (``--iters 2``: 3 add_kernel launches, the first one included)."""
+    prefix = message.split(" ", 1)[0]
+    return f"regex:{DOMAIN}@{re.escape(prefix)}.*/"
