@@ -55,6 +55,7 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
         record = runner.run(target, mode=mode, cases=case, dtype=dtype, config=config, seed=seed,
                             command=command, instruments=instruments)
     _check_pid_reached(record, pid)
+    record.extra["sanitizers"] = mode == "interpret" and sanitize
     path = None
     if folder is not None:
         path = record.save(folder / "record.json")

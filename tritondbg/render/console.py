@@ -44,6 +44,9 @@ def print_record(record: RunRecord, path: Path | None = None) -> None:
     print_sweep(con, record)
     n_pass = sum(r.passed for r in record.results)
     summary = f"{n_pass}/{len(record.results)} passed"
+    if record.extra.get("sanitizers"):
+        n = sum(len(r.findings) for r in record.results)
+        summary += f", sanitizers on: {n} finding(s)" if n else ", sanitizers on: no finding"
     con.print(("[green]" if record.passed else "[red]") + summary + "[/]"
               + (f"  record: {path}" if path else ""))
 
