@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from tritondbg import runner
 from tritondbg.check.outcome import FAIL, PASS, SKIP, GateOutcome
-from tritondbg.configs import autotuners, config_dict, config_str
+from tritondbg.configs import autotuners
 
 # Three-way check for low precision (flash-attention's test_layer_norm habit): the kernel's error against the
 # fp32 reference may be at most K times torch-at-the-same-dtype's error, plus atol.
@@ -181,22 +181,16 @@ def correctness(scenario, ctx: GateContext) -> GateOutcome:
 
 def all_configs(scenario, ctx: GateContext) -> GateOutcome:
     """Every autotune config of every autotuned kernel is correct, not only the winner."""
+    from tritondbg.interp.sweep import sweep
+
     tuners = autotuners(scenario.kernels)
     if not tuners:
         return GateOutcome(scenario.name, "all-configs", SKIP, "no autotuned kernel")
-    results, bad = [], []
-    cases = [c for c in _cases(scenario, ctx) if c.interpret]  # small shapes: configs x cases runs
-    for name, tuner in tuners.items():
-        for cfg in tuner.configs:
-            for case in cases:
-                r = runner.run_case(scenario, case, case.dtypes[0], device=_device(ctx), seed=ctx.seed,
-                                    pinned={name: cfg})
-                if name not in r.config:  # this case does not launch this kernel (e.g. prefill vs decode)
-                    continue
-                r.extra["swept"] = {"kernel": name, "config": config_dict(cfg)}
-                results.append(r)
-                if r.status != "pass":
-                    bad.append(f"{name} {config_str(config_dict(cfg))} on {case.name}: {r.message}")
+    # small shapes only (configs x cases runs), first dtype of each
+    runs = [(c, c.dtypes[0]) for c in _cases(scenario, ctx) if c.interpret]
+    swept, failures = sweep(scenario, runs, device=_device(ctx), seed=ctx.seed)
+    results = [r for r in swept if r.extra["sweep"]["used"]]  # runs where the swept kernel was launched
+    bad = [f"{f['kernel']} {f['config']} on {f['case']}: {f['message']}" for f in failures]
     if bad:
         return GateOutcome(scenario.name, "all-configs", FAIL, f"{len(bad)} config run(s) wrong; first: {bad[0]}",
                            {"wrong": bad}, results)
