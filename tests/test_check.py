@@ -67,6 +67,15 @@ def test_perf_judgement():
     assert behind and "0.33x torch" in behind
 
 
+def test_perf_times_gpu_size_cases_when_there_are_some():
+    from tritondbg.check.perf import perf_cases
+
+    assert [c.name for c in perf_cases(loader.load("gemm"))] == \
+        [c.name for c in loader.load("gemm").cases if not c.interpret]
+    zoo = loader.load(f"{ZOO / 'tf32_dot.py'}::buggy")  # only a tiny case: that one is timed
+    assert [c.name for c in perf_cases(zoo)] == ["tiny"]
+
+
 def test_check_cli_junit_json_and_exit_status(cli_env, tmp_path):
     junit, record = tmp_path / "check.xml", tmp_path / "check.json"
     p = run_cli(["check", "add", f"{ZOO / 'missing_mask.py'}::buggy", "--gates", "correctness,sanitize,perf",
