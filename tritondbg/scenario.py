@@ -8,7 +8,6 @@ This module itself imports neither torch nor triton: the CLI imports it to resol
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -88,7 +87,3 @@ class Scenario:
 
     def reference_for(self, case: Case) -> Callable[..., Any]:
         return case.reference or self.reference
-
-
-def replace_case(case: Case, **changes) -> Case:
-    return dataclasses.replace(case, **changes)

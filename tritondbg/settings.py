@@ -1,7 +1,6 @@
 """Typed settings read from the environment, in one place (after Triton's knobs.py)."""
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 
@@ -30,22 +29,3 @@ class Settings:
 
 def get() -> Settings:
     return Settings.from_env()
-
-
-@contextlib.contextmanager
-def env_scope(**values: str | None):
-    """Set environment variables for the duration of a block, restoring them after (knobs.scope() style)."""
-    old = {k: os.environ.get(k) for k in values}
-    try:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v

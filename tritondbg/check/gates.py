@@ -10,9 +10,7 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from tritondbg import runner
@@ -35,7 +33,6 @@ class GateContext:
     perf_margin: float = 0.10                # perf gate: allowed slow-down against the recorded baseline
     perf_min_ratio: float = 0.5              # perf gate: torch_time / our_time must be at least this
     target: str = ""                         # how the scenario was named (bundled name or file::name)
-    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def interpret(self) -> bool:
@@ -348,7 +345,3 @@ def run_gate(gate: str, scenario, ctx: GateContext) -> GateOutcome:
         return GATES[gate](scenario, ctx)
     except Exception as e:  # noqa: BLE001 - a broken gate must fail loudly, not pass or crash the run
         return GateOutcome(scenario.name, gate, FAIL, f"gate crashed: {type(e).__name__}: {e}")
-
-
-def tmpdir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="tritondbg-check-"))
