@@ -251,8 +251,10 @@ def test_launch_range_shows_in_a_torch_trace(tmp_path):
     rng = LaunchRange("k:c:d", "k:c:d | cfg")
     with trace_session(tmp_path, "w", cuda=False) as s:
         for _ in range(3):
-            with rng:
+            with rng.recording():
                 torch.ones(4) + 1
+        with rng:  # the plain range (NVTX only) never enters torch's record_function
+            torch.ones(4) + 1
         s.add_metadata("tritondbg", {"x": float("inf"), "y": [1.5, float("nan")]})
     trace = json.loads((tmp_path / (s.file + ".partial")).read_text())
     assert sum(e.get("name") == "k:c:d" for e in trace["traceEvents"]) == 3

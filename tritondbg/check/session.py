@@ -42,10 +42,13 @@ def resolve_gates(text: str | None) -> list[str]:
 
 
 class _Progress:
-    """pytest plugin living in the controller: a progress bar fed by each gate item's report."""
+    """pytest plugin living in the controller: a progress bar fed by each gate item's report; without a
+    terminal (CI logs, a job killed by its time limit) one line per finished item on stderr instead, so a
+    run cut short still shows what it got through."""
 
-    def __init__(self, total: int, show: bool):
+    def __init__(self, total: int, show: bool, lines: bool = False):
         self.total, self.show, self.bar, self.task = total, show, None, None
+        self.lines, self.done = lines and not show, 0
 
     def pytest_sessionstart(self, session):
         if self.show:
@@ -57,8 +60,16 @@ class _Progress:
             self.task = self.bar.add_task("", total=self.total)
 
     def pytest_runtest_logreport(self, report):
-        if self.bar is not None and (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
-            self.bar.update(self.task, advance=1, description=report.nodeid.split("::", 1)[-1])
+        if not (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
+            return
+        self.done += 1
+        item = report.nodeid.split("::", 1)[-1]
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, description=item)
+        elif self.lines:
+            outcome = "FAIL" if report.outcome == "failed" else report.outcome
+            print(f"[{self.done}/{self.total}] {item}: {outcome} ({report.duration:.1f} s)", file=sys.stderr,
+                  flush=True)
 
     def pytest_sessionfinish(self, session):
         if self.bar is not None:
@@ -103,7 +114,7 @@ def check(targets: list[str], gates: list[str], *, device: str, workers: int | N
         if junit:
             args += ["--junitxml", str(Path(junit).resolve()), "-o", "junit_suite_name=tritondbg"]
         args.append(str(tmp / "empty"))
-        bar = _Progress(len(targets) * len(gates), progress and sys.stderr.isatty())
+        bar = _Progress(len(targets) * len(gates), progress and sys.stderr.isatty(), lines=progress)
         rc = pytest.main(args, plugins=[bar])
         outcomes = [GateOutcome.from_dict(json.loads(p.read_text())) for p in sorted(outdir.glob("*.json"))]
     finally:

@@ -2,15 +2,16 @@
 ``ncu --nvtx --nvtx-include "regex:tritondbg@<kernel:case:dtype>.*/"``) and a torch ``record_function`` (for the torch trace;
 Kineto does not record NVTX).
 
-The NVTX attributes are built once per case, so a launch pays only push + pop (0.1 us with no NVTX tool
-attached: the calls return at once). ``record_function`` costs 8-17 us a call on a 2-core VM even when no
-profiler runs (the torch.ops dispatch), so it is entered only while a profiler is active: outside one it
-would record nothing anyway (measured in tests/bench/profile.md).
+The NVTX attributes are built once per case, so a launch pays only push + pop (0.1 us on the dev VM, 1.3 us
+on the H200 VM, with no NVTX tool attached). ``record_function`` costs 8-30 us a call even when no profiler
+runs (the torch.ops dispatch), so only the launches traced inside the profiler session enter it
+(``LaunchRange.recording()``): outside one it would record nothing anyway (tests/bench/profile.md).
 
 Messages contain no ``/`` (ncu reads ``/`` as the separator of nested push/pop ranges) and no ``@``.
 """
 from __future__ import annotations
 
+import copy
 import re
 
 from typing import Any, Mapping
@@ -86,34 +87,35 @@ def nvtx_state() -> dict[str, bool]:
     return {"available": available, "tool_attached": bool(os.environ.get("NVTX_INJECTION64_PATH"))}
 
 
-def _profiler_enabled():
-    """A cheap check (0.1 us) that a torch profiler is recording."""
-    import torch
-
-    check = getattr(getattr(torch._C, "_autograd", None), "_profiler_enabled", None)
-    return check if check is not None else (lambda: True)
-
-
 class LaunchRange:
-    """``with rng: launch()``: NVTX push/pop (domain tritondbg) around a torch record_function."""
+    """``with rng: launch()``: an NVTX push/pop (domain tritondbg) around the launch; ``with
+    rng.recording(): launch()`` also enters a torch ``record_function``, for launches inside a torch.profiler
+    session. The caller knows whether it is inside one, so no launch pays for asking the profiler (that
+    query cost ~9 us a launch on the H200 VM, 2026-11-29; tests/bench/profile.md)."""
 
-    def __init__(self, name: str, message: str, payload: int | None = None):
+    def __init__(self, name: str, message: str, payload: int | None = None, record: bool = False):
         import torch
 
         self.name = name
         self.message = message
         self._record_function = torch.autograd.profiler.record_function
-        self._profiling = _profiler_enabled()
+        self._record = record
         self._domain = _domain()
         self._attrs = None
         if self._domain is not None:
             self._attrs = self._domain.get_event_attributes(message=message, payload=payload)
         self._rf = None
 
+    def recording(self) -> "LaunchRange":
+        """The same range, also recorded as a torch ``record_function`` (use inside a profiler session)."""
+        twin = copy.copy(self)
+        twin._record, twin._rf = True, None
+        return twin
+
     def __enter__(self) -> "LaunchRange":
         if self._attrs is not None:
             self._domain.push_range(self._attrs)
-        if self._profiling():
+        if self._record:
             self._rf = self._record_function(self.name)
             self._rf.__enter__()
         return self

@@ -181,9 +181,10 @@ def _time_and_trace(scenario: Scenario, case: Case, dtype: str, result: CaseResu
     _sync(device)
     kclock, tclock = WallClock(), WallClock()
     torch_range = f"torch: {range_name(scenario.name, case.name, dtype)} ({prof['torch']['label']})"
+    traced = rng.recording()  # inside the session: NVTX range + record_function
     with trace_session(folder.path, worker_name(scenario.name, case.name, dtype), cuda=not interpret) as session:
         for _ in range(opts.iters):
-            with kclock, rng:
+            with kclock, traced:
                 kernel_fn()
         _sync(device)
         if torch_fn is not None:
