@@ -1,0 +1,41 @@
+"""The H200 bench script's CPU-side logic: which baseline a variant scenario is measured against, and the
+table it prints (the timings themselves need a GPU: tests/gpu)."""
+import dataclasses
+import importlib.util
+
+from conftest import REPO
+
+
+def _bench_module():
+    spec = importlib.util.spec_from_file_location("kernels_h200", REPO / "tests/bench/kernels_h200.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # TRITON_INTERPRET is already 1 here (conftest); setdefault keeps it
+    return mod
+
+
+def test_variant_scenario_is_measured_against_its_bundled_base():
+    from tritondbg import loader
+
+    bench = _bench_module()
+    gemm = loader.load("gemm")
+    variant = dataclasses.replace(gemm, name="gemm_variant_x")
+    assert bench.base_kind(gemm) == "gemm"
+    assert bench.base_kind(variant) == "gemm"
+    other = dataclasses.replace(gemm, name="mine", make_inputs=lambda *a: {})
+    assert bench.base_kind(other) == "mine"  # no bundled base: no baselines, not a wrong one
+
+
+def test_markdown_has_do_bench_and_graph_columns():
+    bench = _bench_module()
+    rows = [{"kernel": "gemm", "case": "square_4096", "dtype": "bfloat16", "ours_ms": 0.2, "ours_graph_ms": 0.19,
+             "tflops": 687.2, "tbps": None,
+             "baselines": {"torch.matmul": {"ms": 0.19, "ratio": 0.95, "graph_ms": 0.18, "graph_ratio": 0.947},
+                           "broken": {"error": "RuntimeError: no"}}}]
+    meta = {"date": "2026-11-29", "gpu": "G", "triton": "3.6.0", "torch": "2.11", "command": "python x"}
+    text = bench.markdown(rows, meta)
+    lines = [line for line in text.splitlines() if line.startswith("| gemm") or line.startswith("|  |")]
+    header = next(line for line in text.splitlines() if line.startswith("| kernel"))
+    assert header.count("|") == lines[0].count("|") == lines[1].count("|")  # every row fills every column
+    assert "200.0 µs" in lines[0] and "190.0 µs" in lines[0] and "0.95×" in lines[0] and "0.95×" in lines[0]
+    assert "180.0 µs" in lines[0] and lines[0].rstrip(" |").endswith("0.95×")
+    assert "RuntimeError: no" in lines[1]
