@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU evidence in one go, on a CUDA machine with torch and triton installed (the H200 of the device tool).
 # Run records and traces go to /tmp; the JSON results worth keeping go to $OUT (default ./gpu-out). Each step is time-boxed so one slow step cannot eat the others.
-# Usage: bash tests/gpu/run_on_h200.sh [step ...]   steps: install kernels ir profile ncu overhead check bench
+# Usage: bash tests/gpu/run_on_h200.sh [step ...]   steps: install kernels ir profile ncu overhead check check_some variants bench
 set -uo pipefail
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TRITONDBG_OUT=/tmp/tdbg-traces; W=/tmp/tdbg-work; mkdir -p $W
@@ -46,6 +46,12 @@ check) log check   # issue 6: GPU gates on the zoo and the bundled kernels
   # every bundled kernel, every GPU gate: autotuning every GPU-size case (attention decode B=32 KV=32k among
   # them) took more than 180 s on 2026-11-29
   timeout 420 python3 -m tritondbg check --all --gates correctness,perf,agreement,determinism --device cuda --baseline "$OUT/baseline.json" --update-baseline --json "$OUT/check_gpu.json" --junit "$OUT/check_gpu.xml" > "$OUT/check_all.txt" 2>&1; echo "exit $?"; tail -40 "$OUT/check_all.txt" | cut -c1-120 ;;
+variants) log variants   # issue 7: candidate kernels beside the ones they would replace, same run, do_bench + graph
+  V=tests/bench/variants
+  timeout ${VARIANTS_TIMEOUT:-540} python3 tests/bench/kernels_h200.py \
+    --only gemm,$V/gemm_tma.py::gemm_tma,fp8_gemm,$V/fp8_decode.py::fp8_decode,attention,$V/attention_prefill.py::attention_fast \
+    --cases square_4096,square_8192,square_8192_gelu,decode_m1,decode_m16,prefill_b4_h32_n4k_d128,prefill_b4_h32_n4k_d128_causal \
+    --json "$OUT/variants.json" 2>&1 | grep -v '^{' | tail -40 ;;
 bench) log bench   # issue 7
   timeout 300 python3 tests/bench/kernels_h200.py --json "$OUT/bench.json" 2>&1 | grep -v '^{' | tail -60 ;;
 esac; done
