@@ -1,6 +1,7 @@
 """`tritondbg check`: every gate fails its planted bug with the right reason and passes the correct twin;
 JUnit XML read by a maintained JUnit library; the JSON is a loadable run record; the pytest plugin."""
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -82,6 +83,12 @@ def test_check_cli_junit_json_and_exit_status(cli_env, tmp_path):
                  "--junit", str(junit), "--json", str(record)], cli_env, cwd=tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "FAIL" in p.stdout and "out_of_bounds" in p.stdout
+    # no terminal (a CI log): one line per finished gate item, so a run cut short still shows its progress
+    progress = re.findall(r"^\[(\d+)/6\] (\S+): (passed|FAIL|skipped) \(", p.stderr, re.M)
+    assert sorted(int(n) for n, _, _ in progress) == [1, 2, 3, 4, 5, 6], p.stderr
+    assert [item for _, item, outcome in progress if outcome == "FAIL"] == ["missing_mask::buggy::sanitize"]
+    assert sorted(item for _, item, outcome in progress if outcome == "skipped") == ["add::perf",
+                                                                                    "missing_mask::buggy::perf"]
 
     junitparser = pytest.importorskip("junitparser")
     xml = junitparser.JUnitXml.fromfile(str(junit))
