@@ -51,8 +51,8 @@ variants) log variants   # issue 7: candidate kernels beside the ones they would
   timeout ${VARIANTS_TIMEOUT:-540} python3 tests/bench/kernels_h200.py \
     --only gemm,$V/gemm_tma.py::gemm_tma,fp8_gemm,$V/fp8_decode.py::fp8_decode,attention,$V/attention_prefill.py::attention_fast \
     --cases square_4096,square_8192,square_8192_gelu,decode_m1,decode_m16,prefill_b4_h32_n4k_d128,prefill_b4_h32_n4k_d128_causal \
-    --json "$OUT/variants.json" 2>&1 | grep -v '^{' | tail -40 ;;
+    --json "$OUT/variants.json" 2>&1 | tee "$OUT/variants.log" | grep -v '^{' | tail -40 ;;  # rows stay in the log if cut short
 bench) log bench   # issue 7
-  timeout 300 python3 tests/bench/kernels_h200.py --json "$OUT/bench.json" 2>&1 | grep -v '^{' | tail -60 ;;
+  timeout ${BENCH_TIMEOUT:-540} python3 tests/bench/kernels_h200.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" | grep -v '^{' | tail -60 ;;
 esac; done
 log done
