@@ -39,3 +39,6 @@ def test_markdown_has_do_bench_and_graph_columns():
     assert "200.0 µs" in lines[0] and "190.0 µs" in lines[0] and "0.95×" in lines[0] and "0.95×" in lines[0]
     assert "180.0 µs" in lines[0] and lines[0].rstrip(" |").endswith("0.95×")
     assert "RuntimeError: no" in lines[1]
+    assert "FAIL" not in text
+    rows[0].update(check="fail", check_message="out: max abs err 3.2")
+    assert "200.0 µs (FAIL: out: max abs err 3.2)" in bench.markdown(rows, meta)  # a wrong kernel never looks fast

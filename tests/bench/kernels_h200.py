@@ -109,6 +109,10 @@ def _graph_ms(fn):
 
 
 def bench_case(scenario, case, dtype_name):
+    # Correct first: the launch (autotuned, as a user's first call) against the fp32 reference on these
+    # inputs; a wrong result is timed anyway but its row says so (a miscompiled variant must not look fast).
+    check = runner.run_case(scenario, case, dtype_name, device="cuda", seed=0)
+    torch.cuda.empty_cache()
     dtype = getattr(torch, dtype_name)
     gen = torch.Generator().manual_seed(0)
     inputs = scenario.make_inputs(case, dtype, "cuda", gen)
@@ -120,7 +124,8 @@ def bench_case(scenario, case, dtype_name):
     flops = scenario.flops(case, dtype) if scenario.flops else None
     nbytes = scenario.bytes(case, dtype) if scenario.bytes else None
     row = {"kernel": scenario.name, "case": case.name, "dtype": dtype_name, "ours_ms": ours,
-           "ours_graph_ms": ours_graph,
+           "ours_graph_ms": ours_graph, "check": check.status,
+           "check_message": check.message or "; ".join(f"{e.name}: max abs err {e.max_abs:.3g}" for e in check.errors),
            "tflops": flops / ours / 1e9 if flops else None, "tbps": nbytes / ours / 1e9 if nbytes else None,
            "baselines": {}}
     for name, fn in baselines(base_kind(scenario), inputs).items():
@@ -159,8 +164,9 @@ def markdown(rows, meta) -> str:
         for i, (name, b) in enumerate(r["baselines"].items() or [("-", {})]):
             first = i == 0
             g = r.get("ours_graph_ms")
+            wrong = f" ({r['check'].upper()}: {r.get('check_message', '')})" if r.get("check", "pass") != "pass" else ""
             cells = [r["kernel"] if first else "", r["case"] if first else "", r["dtype"] if first else "",
-                     f"{r['ours_ms'] * 1e3:.1f} µs" if first else "",
+                     f"{r['ours_ms'] * 1e3:.1f} µs{wrong}" if first else "",
                      (f"{g * 1e3:.1f} µs" if g else "-") if first else "",
                      f"{r['tflops']:.0f}" if first and r["tflops"] else "",
                      f"{r['tbps']:.2f}" if first and r["tbps"] else "", name]
