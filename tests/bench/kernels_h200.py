@@ -58,6 +58,10 @@ def base_kind(scenario) -> str:
     for name in names:
         if loader.load(name).make_inputs is scenario.make_inputs:
             return name
+    # a variant that wraps its base's make_inputs (extra layouts for its own cases): named after its base
+    for name in sorted(names, key=len, reverse=True):
+        if scenario.name.startswith(name + "_"):
+            return name
     return scenario.name
 
 
