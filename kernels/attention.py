@@ -229,8 +229,9 @@ def _check_common(name, t, ndim):
         raise ValueError(f"{name} must be contiguous in its last (head) dim, got strides {t.stride()}")
 
 
-def attention(q, k, v, causal=False, sm_scale=None):
-    """Flash-attention forward. q (B, H, N_Q, D), k/v (B, H_KV, N_KV, D) -> o (B, H, N_Q, D)."""
+def check_prefill_args(q, k, v):
+    """Validate prefill arguments (shapes, GQA heads, dtypes, devices, head dim); returns (B, H, N_Q, D, H_KV,
+    N_KV). Shared with the prefill variants under trial in tests/bench/variants/."""
     _check_common("q", q, 4)
     _check_common("k", k, 4)
     _check_common("v", v, 4)
@@ -248,6 +249,12 @@ def attention(q, k, v, causal=False, sm_scale=None):
         raise ValueError(f"q, k, v devices differ: {q.device}, {k.device}, {v.device}")
     if D not in _SUPPORTED_HEAD_DIMS:
         raise ValueError(f"head dim {D} not supported; use one of {_SUPPORTED_HEAD_DIMS}")
+    return B, H, N_Q, D, H_KV, N_KV
+
+
+def attention(q, k, v, causal=False, sm_scale=None):
+    """Flash-attention forward. q (B, H, N_Q, D), k/v (B, H_KV, N_KV, D) -> o (B, H, N_Q, D)."""
+    B, H, N_Q, D, H_KV, N_KV = check_prefill_args(q, k, v)
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(D)
     o = torch.empty((B, H, N_Q, D), device=q.device, dtype=q.dtype)

@@ -438,23 +438,7 @@ def attention_fast(q, k, v, causal=False, sm_scale=None, use_tma=None):
     """Flash-attention forward. q (B, H, N_Q, D), k/v (B, H_KV, N_KV, D) -> o (B, H, N_Q, D).
 
     use_tma: None = TMA on Hopper and newer (and under the interpreter); False forces the pointer path."""
-    _K._check_common("q", q, 4)
-    _K._check_common("k", k, 4)
-    _K._check_common("v", v, 4)
-    B, H, N_Q, D = q.shape
-    Bk, H_KV, N_KV, Dk = k.shape
-    if k.shape != v.shape:
-        raise ValueError(f"k and v shapes differ: {tuple(k.shape)} vs {tuple(v.shape)}")
-    if Bk != B or Dk != D:
-        raise ValueError(f"k/v shape {tuple(k.shape)} does not match q shape {tuple(q.shape)} (batch, head dim)")
-    if H_KV == 0 or H % H_KV != 0:
-        raise ValueError(f"query heads H={H} must be a multiple of kv heads H_KV={H_KV}")
-    if not (q.dtype == k.dtype == v.dtype):
-        raise ValueError(f"q, k, v dtypes differ: {q.dtype}, {k.dtype}, {v.dtype}")
-    if not (q.device == k.device == v.device):
-        raise ValueError(f"q, k, v devices differ: {q.device}, {k.device}, {v.device}")
-    if D not in _K._SUPPORTED_HEAD_DIMS:
-        raise ValueError(f"head dim {D} not supported; use one of {_K._SUPPORTED_HEAD_DIMS}")
+    B, H, N_Q, D, H_KV, N_KV = _K.check_prefill_args(q, k, v)
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(D)
     o = torch.empty((B, H, N_Q, D), device=q.device, dtype=q.dtype)
