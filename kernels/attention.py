@@ -9,42 +9,60 @@ Prefill: ``attention(q, k, v, causal=False, sm_scale=None) -> o``
     causal: query i sees keys j <= i + (N_KV - N_Q) (bottom-right aligned, as flash-attn >= 2.1; with
     N_Q == N_KV the usual lower triangle). A query row that sees no key at all (causal with N_Q > N_KV)
     gets an output of 0, as in flash-attn, never NaN.
-    One program per (BLOCK_M query rows, batch*head); the KV loop is split into an unmasked body (blocks
-    every row of the tile fully sees) and a masked part (the causal diagonal and the N_KV tail), so the
-    body carries no mask arithmetic.
 
 Decode: ``attention_decode(q, k_cache, v_cache, seq_lens=None, sm_scale=None, num_splits=None) -> o``
     q: (B, H, D); k_cache, v_cache: (B, H_KV, S_max, D), any strides with a contiguous last dim (a
-    (B, S_max, H_KV, D) cache can be passed as ``cache.transpose(1, 2)``); seq_lens: optional (B,) int
+    (B, S_max, H_KV, D) cache can be passed as ``cache.transpose(1, 2)``); seq_lens: optional (B,) integer
     tensor, sequence b attends to cache positions [0, seq_lens[b]) (values are clamped to [0, S_max]; a
-    length of 0 gives an output of 0); o: (B, H, D), dtype of q.
-    Stage 1 splits each sequence's KV range into NUM_SPLITS chunks (chunk = cdiv(seq_len, NUM_SPLITS)
-    rounded up to BLOCK_N, so short sequences keep every split busy and trailing splits may be empty);
-    program (b*h, split) writes the chunk's normalised partial output (fp32) and its log-sum-exp (log2
-    units, -inf for an empty chunk) to a workspace of B*H*NUM_SPLITS*(D+1) fp32. Stage 2 merges the
-    splits with weights exp2(lse_s - max_s lse_s); empty splits get weight 0 (no -inf - -inf).
-    With NUM_SPLITS == 1, stage 1 writes o directly and stage 2 is skipped.
-    num_splits=None picks a split count that fills the GPU with ~4 waves of programs
-    (see ``_decode_num_splits``).
+    length of 0 gives an output of 0); num_splits: KV chunks per sequence (None: ``_decode_num_splits``);
+    o: (B, H, D) contiguous, dtype of q.
 
-Design limits: head dim D must be a power of two in 16..128 (a constexpr); fp16, bf16 and fp32 inputs
-(fp32 uses IEEE fp32 dots in prefill, not TF32, so it matches an fp32 reference to ~1e-5). Prefill
-tiles keep a BLOCK_M x D query tile and K/V BLOCK_N x D tiles on chip (<= 224 KB shared memory for
-128 x 128 x D=128 bf16 with 3 stages). Offsets of batch/head bases are 64-bit, so caches over 2^31
-elements are fine.
+Limits: head dim D a power of two in 16..128 (a constexpr); fp16, bf16 and fp32 (fp32 uses IEEE fp32 dots,
+not TF32, so it matches an fp32 reference to ~1e-5). Batch/head offsets are 64-bit.
 
-Measured on an H200 (Triton 3.6, torch 2.11, bf16, D=128): prefill B=4 H=32 N=4096 runs at 484 TFLOP/s
-(non-causal, 2.27 ms) and 424 TFLOP/s (causal, 1.30 ms), 0.80x torch SDPA (cuDNN/flash); both pick
-BLOCK 128x128, 8 warps, 3 stages. Decode: 2.6-3.9 TB/s against cuDNN's 3.7-4.6 TB/s (numbers at
-``_decode_num_splits``); eager calls also pay ~100 us of Python/launch overhead (2 launches + autotuner),
-so time decode inside a CUDA graph.
+Prefill design. One program per (BLOCK_M query rows, batch*head); online softmax in exp2 with sm_scale*log2(e)
+folded into one multiplier, applied to the row max of the raw scores (so ``s * scale - m`` is one FFMA per
+score; ``tl.min`` when sm_scale < 0). Hidden keys get -inf (+inf for a negative scale) BEFORE the max, with
+one compare + one select per score (no branch); a max still -inf is replaced by 0 where it is subtracted,
+so rows with no visible key give l = 0 and o = 0.
+- Loads: on Hopper and newer (and under the interpreter, which emulates descriptors) tiles move by TMA.
+  LOADS=1: rank-4 host descriptors over the (B, H, N, D) tensors, block [1, 1, BLOCK, D] (set per config by
+  an autotune pre-hook); TMA zero-fills rows past N and clips the O store, so tails need no mask. LOADS=2:
+  per-program rank-2 device descriptors (``tl.make_tensor_descriptor``), used only by the warp-specialised
+  loop (with host descriptors Triton 3.6 miscompiles the Q load of a warp-specialised kernel and 3.9
+  rejects it); they need ``triton.set_allocator`` (set here when the caller has none). LOADS=0: plain
+  pointers, for GPUs without TMA (sm < 90, AMD) and as the fallback for inputs TMA cannot read (base or
+  strides not 16-byte aligned).
+- KV loop: an unmasked body (keys every row of the tile sees) and a masked part (the causal diagonal and the
+  N_KV tail). Causal programs run longest first (pid_m reversed, m still the fastest grid axis so one head's
+  tiles share its K/V in L2).
+- Warp specialisation (``tl.range(..., warp_specialize=True)``, configs with WARP_SPEC and 4 warps): Triton's
+  Hopper pass builds 1 producer (TMA) + 2 consumer warpgroups of 64 rows. The pass accepts only ONE loop
+  with dots in the kernel, so a warp-specialised program runs a single loop. It is used ONLY when that loop
+  is unmasked (non-causal and N_KV % BLOCK_N == 0, constexpr EVEN_KV): the masked single loop compiled
+  but gave wrong results on the H200 (Triton 3.6, 2026-11-29: causal B4 H32 N4096 D128 bf16, 2,154,377 of
+  67,108,864 outputs outside atol = rtol = 0.02; the interpreter ignores warp_specialize and cannot see it).
+  ``_prune_prefill_configs`` drops WARP_SPEC configs for causal or uneven N_KV, and the kernel itself runs
+  the two-loop path when such a config is pinned, so every config is correct for every shape.
 
-Numerics: scores, softmax statistics and the output accumulator are fp32. sm_scale (default 1/sqrt(D))
-is folded with log2(e) into a single multiplier so the softmax uses exp2. Keys outside the sequence (or
-above the causal diagonal) are set to -inf BEFORE the row max; running maxima that are still -inf are
-replaced by 0 only where they are subtracted, so fully masked rows give p = 0, l = 0 and o = 0.
-In prefill, P is cast to V's dtype (fp16/bf16) before the P @ V dot, as flash-attn does (the tensor cores
-take 16-bit operands; the rounding error of P is <= 2^-9 relative for bf16).
+Decode design (flash-decoding in ONE launch). Grid (B * H_KV, NUM_SPLITS): program (b, hk, split) handles
+all G = H // H_KV query heads of KV head hk over one chunk of the sequence, so K/V are read once per KV head.
+G == 1: CUDA-core FMA + tl.sum (ROW_STATE configs keep a running max/sum per row slot of the tile: no
+reduction over rows inside the loop); G >= 2: tl.dot with the group padded to 16 rows. The K/V loop is a
+``tl.range(..., num_stages=LOOP_STAGES)`` (16-byte cp.async). NUM_SPLITS > 1: each split writes its
+normalised fp32 partial and log2-sum-exp2 to a cached workspace, then bumps a per-(b, hk) counter with an
+acq_rel gpu-scope atomic after a CTA barrier; the last arrival merges the splits in the fixed order
+0..NUM_SPLITS-1 (deterministic, nobody waits) and resets the counter. The host caches a plan per call
+signature; once a call has gone through the autotuner with nothing patching the launch path, later calls
+launch the compiled kernel directly (``_runner``: no autotuner, no argument binding).
+
+Measured on an H200 (Triton 3.6, torch 2.11, bf16, D=128, 2026-11-29, as tests/bench/variants/ before the
+merge): prefill B4 H32 N4096 non-causal 2079 us = 529 TFLOP/s, 1.59x SDPA flash (previous kernel 2285 us,
+1.45x); the causal figure of that run came from the warp-specialised masked loop, now excluded (above),
+so causal is not yet measured. Decode, H32: B8 KV32k 961 us (1.01x SDPA default = cuDNN, 1.81x flash),
+B32 KV4k 489 us (1.00x / 1.81x), B1 KV8k 40.8 us in a CUDA graph (previous kernel 50.5 us); B1 KV8k eager
+took 90.9 us there because the direct launcher was never kept after a first call under tritondbg's config
+pinning (fixed since: ``attention_decode``; not re-measured).
 """
 from __future__ import annotations
 
@@ -54,168 +72,19 @@ import math
 import torch
 import triton
 import triton.language as tl
+from triton.runtime.autotuner import Autotuner
+from triton.runtime.jit import JITFunction
+
+try:  # Triton >= 3.4
+    from triton.tools.tensor_descriptor import TensorDescriptor
+except ImportError:  # pragma: no cover - older Triton: pointer path only
+    TensorDescriptor = None
 
 LOG2E = 1.4426950408889634  # log2(e): exp(x) == exp2(x * LOG2E)
 
 _SUPPORTED_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 _SUPPORTED_HEAD_DIMS = (16, 32, 64, 128)
-
-# --------------------------------------------------------------------------------------------------------
-# Prefill
-# --------------------------------------------------------------------------------------------------------
-
-# Hopper (H100/H200) heuristics: BLOCK_M 128 lets two warpgroups (num_warps=8) each issue 64-row wgmma;
-# BLOCK_N 64..128 amortises the online-softmax rescale; with D=128 bf16 a 128x128 tile of K or V is 32 KB,
-# so 3 stages of K and V plus Q is ~224 KB (fits the 227 KB limit), 128x64 allows 4 stages. The 64-row
-# configs help short sequences / few heads (more programs for 132 SMs). The 16x16 config is for very
-# short sequences (N <= 128, where big tiles are mostly padding) and for the CPU interpreter; it is pruned
-# for longer sequences.
-_PREFILL_CONFIGS = [
-    triton.Config({"BLOCK_M": 128, "BLOCK_N": 128}, num_warps=8, num_stages=3),
-    triton.Config({"BLOCK_M": 128, "BLOCK_N": 128}, num_warps=8, num_stages=2),
-    triton.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=8, num_stages=3),
-    triton.Config({"BLOCK_M": 128, "BLOCK_N": 64}, num_warps=4, num_stages=4),
-    triton.Config({"BLOCK_M": 64, "BLOCK_N": 64}, num_warps=4, num_stages=3),
-    triton.Config({"BLOCK_M": 64, "BLOCK_N": 32}, num_warps=4, num_stages=4),
-    triton.Config({"BLOCK_M": 16, "BLOCK_N": 16}, num_warps=2, num_stages=2),
-]
-
-
 _SMEM_LIMIT = 232448  # bytes of shared memory one program may use on H100/H200 (227 KB)
-
-
-def _prune_prefill_configs(configs, named_args, **kwargs):
-    """Autotune-time pruning (correctness never depends on it: every config is correct for any shape).
-    - Sequences longer than 128: drop the 16x16 config (cannot win there; timing it costs autotune time).
-    - D > 64: drop 128-row tiles on 4 warps (acc + scores need > 255 registers/thread: measured 224 B of
-      spills at D=128 for 128x64).
-    - Drop configs whose Q tile + num_stages K/V tiles exceed shared memory (fp32 with D=128), which would
-      only fail to launch; smem = elt * D * (BLOCK_M + 2 * BLOCK_N * num_stages) (matches the compiler's
-      229376 B for bf16 D=128 128x128x3)."""
-    args = dict(named_args)
-    args.update(kwargs)
-    n_q = args.get("N_Q", 0)
-    d = args.get("HEAD_DIM", 128)
-    q = args.get("Q")
-    elt = q.element_size() if hasattr(q, "element_size") else 2
-    kept = []
-    for c in configs:
-        bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        if n_q > 128 and bm < 64:
-            continue
-        if d > 64 and bm >= 128 and c.num_warps < 8:
-            continue
-        if elt * d * (bm + 2 * bn * c.num_stages) > _SMEM_LIMIT:
-            continue
-        kept.append(c)
-    return kept or [min(configs, key=lambda c: c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"])]
-
-
-@triton.jit
-def _attn_fwd_inner(acc, l_i, m_i, q,
-                    k_base,  # *K of this (batch, kv head): row n at k_base + n * stride_kn
-                    v_base,  # *V of this (batch, kv head)
-                    stride_kn, stride_vn,
-                    offs_m, offs_n, offs_d,
-                    lo, hi,  # KV positions [lo, hi) processed here; lo is a multiple of BLOCK_N
-                    N_KV, diag_off, qk_scale,
-                    BLOCK_N: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr,
-                    DOT_PRECISION: tl.constexpr):
-    for start_n in range(lo, hi, BLOCK_N):
-        start_n = tl.multiple_of(start_n, BLOCK_N)
-        cols = start_n + offs_n
-        k_ptrs = k_base + cols[:, None] * stride_kn + offs_d[None, :]
-        v_ptrs = v_base + cols[:, None] * stride_vn + offs_d[None, :]
-        if MASKED:
-            k = tl.load(k_ptrs, mask=cols[:, None] < N_KV, other=0.0)
-        else:
-            k = tl.load(k_ptrs)  # unmasked body: every key of the block is < N_KV
-        qk = tl.dot(q, tl.trans(k), input_precision=DOT_PRECISION)  # [BLOCK_M, BLOCK_N] fp32
-        if MASKED:
-            keep = cols[None, :] < N_KV
-            if CAUSAL:
-                keep = keep & (cols[None, :] <= offs_m[:, None] + diag_off)
-            # -inf BEFORE the max, so padded / future keys never raise the running max
-            qk = tl.where(keep, qk * qk_scale, float("-inf"))
-        else:
-            qk = qk * qk_scale
-        m_new = tl.maximum(m_i, tl.max(qk, 1))
-        # a row with no visible key yet keeps m = -inf; subtract 0 there instead (p = 0, alpha = 0, no NaN)
-        m_sub = tl.where(m_new == float("-inf"), 0.0, m_new)
-        p = tl.math.exp2(qk - m_sub[:, None])
-        alpha = tl.math.exp2(m_i - m_sub)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
-        if MASKED:
-            v = tl.load(v_ptrs, mask=cols[:, None] < N_KV, other=0.0)
-        else:
-            v = tl.load(v_ptrs)
-        acc = tl.dot(p.to(v.dtype), v, acc, input_precision=DOT_PRECISION)
-        m_i = m_new
-    return acc, l_i, m_i
-
-
-@triton.autotune(configs=_PREFILL_CONFIGS, key=["N_Q", "N_KV", "HEAD_DIM", "CAUSAL"],
-                 prune_configs_by={"early_config_prune": _prune_prefill_configs})
-@triton.jit
-def _attn_fwd_kernel(Q,  # *q (B, H, N_Q, D), read; last dim contiguous
-                     K,  # *k (B, H_KV, N_KV, D), read; last dim contiguous
-                     V,  # *v (B, H_KV, N_KV, D), read; last dim contiguous
-                     O,  # *o (B, H, N_Q, D), written
-                     stride_qb, stride_qh, stride_qm,
-                     stride_kb, stride_kh, stride_kn,
-                     stride_vb, stride_vh, stride_vn,
-                     stride_ob, stride_oh, stride_om,
-                     H, GROUP,  # query heads; query heads per kv head (H // H_KV)
-                     N_Q, N_KV,
-                     qk_scale,  # sm_scale * log2(e)
-                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, DOT_PRECISION: tl.constexpr,
-                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_bh = tl.program_id(1)
-    b = (pid_bh // H).to(tl.int64)
-    h = pid_bh % H
-    hk = (h // GROUP).to(tl.int64)
-    h = h.to(tl.int64)
-    q_base = Q + b * stride_qb + h * stride_qh
-    k_base = K + b * stride_kb + hk * stride_kh
-    v_base = V + b * stride_vb + hk * stride_vh
-    o_base = O + b * stride_ob + h * stride_oh
-
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, HEAD_DIM)
-    row_ok = offs_m[:, None] < N_Q
-    q = tl.load(q_base + offs_m[:, None] * stride_qm + offs_d[None, :], mask=row_ok, other=0.0)
-
-    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-
-    if CAUSAL:
-        diag_off = N_KV - N_Q  # row i sees keys j <= i + diag_off
-        m_first = pid_m * BLOCK_M
-        m_last = tl.minimum(m_first + BLOCK_M, N_Q) - 1  # last real row of the tile
-        # keys [0, full_hi) are visible to every row of the tile: no mask needed there
-        full_hi = tl.maximum(tl.minimum(m_first + diag_off + 1, N_KV), 0)
-        full_hi = (full_hi // BLOCK_N) * BLOCK_N
-        # keys [full_hi, hi) straddle the diagonal or the N_KV tail; keys >= hi are invisible to all rows
-        hi = tl.maximum(tl.minimum(m_last + diag_off + 1, N_KV), 0)
-    else:
-        diag_off = 0
-        full_hi = (N_KV // BLOCK_N) * BLOCK_N
-        hi = N_KV
-
-    acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn,
-                                    offs_m, offs_n, offs_d, 0, full_hi, N_KV, diag_off, qk_scale,
-                                    BLOCK_N, False, CAUSAL, DOT_PRECISION)
-    acc, l_i, m_i = _attn_fwd_inner(acc, l_i, m_i, q, k_base, v_base, stride_kn, stride_vn,
-                                    offs_m, offs_n, offs_d, full_hi, hi, N_KV, diag_off, qk_scale,
-                                    BLOCK_N, True, CAUSAL, DOT_PRECISION)
-
-    l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # rows that saw no key: acc == 0, output 0
-    o = acc / l_safe[:, None]
-    tl.store(o_base + offs_m[:, None] * stride_om + offs_d[None, :], o.to(O.dtype.element_ty), mask=row_ok)
 
 
 def _check_common(name, t, ndim):
@@ -229,9 +98,296 @@ def _check_common(name, t, ndim):
         raise ValueError(f"{name} must be contiguous in its last (head) dim, got strides {t.stride()}")
 
 
+# --------------------------------------------------------------------------------------------------------
+# Prefill
+# --------------------------------------------------------------------------------------------------------
+
+def _set_block_shapes(nargs):
+    """Autotune pre-hook: the host descriptors' block shape must match the config's tile sizes (it is part
+    of the kernel's specialisation, tensordesc<bf16[1, 1, 128, 128]>)."""
+    bm, bn, d = nargs["BLOCK_M"], nargs["BLOCK_N"], nargs["HEAD_DIM"]
+    for name, rows in (("QD", bm), ("OD", bm), ("KD", bn), ("VD", bn)):
+        desc = nargs[name]
+        if TensorDescriptor is not None and isinstance(desc, TensorDescriptor):
+            desc.block_shape = [1, 1, rows, d]
+
+
+def _prefill_cfg(bm, bn, warps, stages, ws=False):
+    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "WARP_SPEC": ws}, num_warps=warps, num_stages=stages,
+                         pre_hook=_set_block_shapes)
+
+
+# Registers per thread (Triton 3.6 / 3.9) and shared memory for sm_90, bf16, B4 H32 N4096 D128 (non-causal; causal
+# within 10 registers); no config spills where pruning keeps it. `tritondbg ir` without a recorded decision shows
+# the first config left after pruning.
+_PREFILL_CONFIGS = [
+    # warp-specialised: 1 producer + 2 consumer warpgroups (BLOCK_M=128 split 2 x 64 rows, 12 warps launched);
+    # 168 registers at launch, consumers raised to 232 (setmaxnreg); unmasked loop only (module docstring)
+    _prefill_cfg(128, 128, 4, 2, ws=True),  # 168 / 168, 197,024 B
+    _prefill_cfg(128, 64, 4, 3, ws=True),   # 168 / 168, 164,376 B
+    _prefill_cfg(128, 64, 4, 4, ws=True),   # 168 / 168, 197,152 B
+    # two warpgroups x 64 rows, loads issued by all warps
+    _prefill_cfg(128, 128, 8, 3),           # 231 / 223, 230,400 B
+    _prefill_cfg(128, 128, 8, 2),           # 231 / 211, 164,864 B
+    _prefill_cfg(128, 64, 8, 4),            # 151 / 151, 164,864 B
+    # short sequences / many small programs
+    _prefill_cfg(64, 64, 4, 3),             # 151 / 151, 115,712 B
+    # N <= 128 and the CPU interpreter; the WARP_SPEC twin runs the device-descriptor single loop there
+    # (warp_specialize itself is ignored with 2 warps and by the interpreter)
+    _prefill_cfg(16, 16, 2, 2),
+    _prefill_cfg(16, 16, 2, 2, ws=True),
+]
+
+
+def _prune_prefill_configs(configs, named_args, **kwargs):
+    """Autotune-time pruning. Correctness never depends on it (the kernel falls back to the two-loop path
+    whenever a WARP_SPEC config meets a masked loop); it drops what cannot win, cannot launch, or would be
+    unsafe to time:
+    - WARP_SPEC configs unless the single loop is unmasked: TMA, not CAUSAL and N_KV % BLOCK_N == 0 (the same
+      test as the EVEN_KV heuristic). Masked, the warp-specialised loop was measured wrong on the H200 with
+      Triton 3.6 (module docstring); elsewhere such a config would only duplicate its non-WS twin.
+    - 4-warp WARP_SPEC configs also need 16-bit inputs and D >= 64 (the pass splits the tile over two wgmma
+      consumer warpgroups; fp32 uses IEEE dots, not wgmma). Pinned on a masked shape anyway, they run the
+      two-loop path on 4 warps, which spills at D=128 (12-180 words on sm_90): correct, but slow.
+    - N_Q > 128: tiles under 64 rows. fp32: tiles up to 64x64 (fp32 operands: 1362 spilled words at
+      128x128, D=64).
+    - Q tile + num_stages K/V tiles must fit shared memory: elt * D * (BLOCK_M + 2 * BLOCK_N * stages); the
+      warp-specialised kernel also keeps a BLOCK_M x D staging tile for the O store."""
+    args = dict(named_args)
+    args.update(kwargs)
+    n_q, n_kv = args.get("N_Q", 0), args.get("N_KV", 0)
+    d = args.get("HEAD_DIM", 128)
+    tma, causal = args.get("TMA", True), args.get("CAUSAL", False)
+    q = args.get("Q")
+    elt = q.element_size() if hasattr(q, "element_size") else 2
+    kept = []
+    for c in configs:
+        bm, bn, ws = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["WARP_SPEC"]
+        if ws and (not tma or causal or n_kv % bn != 0):
+            continue
+        if ws and c.num_warps == 4 and (elt != 2 or d < 64):
+            continue
+        if n_q > 128 and bm < 64:
+            continue
+        if elt == 4 and bm * bn > 64 * 64:
+            continue
+        if elt * d * ((2 if ws else 1) * bm + 2 * bn * c.num_stages) > _SMEM_LIMIT:
+            continue
+        kept.append(c)
+    return kept or [min(configs, key=lambda c: (c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"], c.kwargs["WARP_SPEC"]))]
+
+
+@triton.jit
+def _load_tile(src,  # LOADS 0: *T of row 0 of this (b, h); 1: host 4-D descriptor; 2: device 2-D descriptor
+               b, h, row,  # batch, head, first row of the tile
+               stride_n, offs_r, offs_d, n_rows,
+               BLOCK: tl.constexpr, HEAD_DIM: tl.constexpr, LOADS: tl.constexpr, MASKED: tl.constexpr):
+    """One [BLOCK, HEAD_DIM] tile of rows row..row+BLOCK-1; rows >= n_rows read as 0 (TMA zero-fills)."""
+    if LOADS == 1:
+        x = src.load([b, h, row, 0]).reshape(BLOCK, HEAD_DIM)
+    elif LOADS == 2:
+        x = src.load([row, 0])
+    else:
+        rows = row + offs_r
+        ptrs = src + rows[:, None] * stride_n + offs_d[None, :]
+        if MASKED:
+            x = tl.load(ptrs, mask=rows[:, None] < n_rows, other=0.0)
+        else:
+            x = tl.load(ptrs)  # unmasked body: every row of the tile is < n_rows
+    return x
+
+
+@triton.jit
+def _attn_inner(acc, l_i, m_i, q, k_src, v_src, b, hk, stride_kn, stride_vn,
+                offs_m, offs_n, offs_d,
+                lo, hi,  # KV positions [lo, hi) processed here; lo is a multiple of BLOCK_N
+                N_KV, diag_off, qk_scale,
+                BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr,
+                NEG_SCALE: tl.constexpr, LOADS: tl.constexpr, WARP_SPEC: tl.constexpr,
+                DOT_PRECISION: tl.constexpr):
+    """Online softmax over KV blocks [lo, hi). MASKED: apply the N_KV tail (and causal) mask to every block.
+    The body has no runtime branch on purpose: Triton's Hopper warp specialisation gives up on a loop
+    holding an scf.if."""
+    # Masking works on the raw scores: a hidden key gets -inf (+inf when sm_scale < 0, so that scaling
+    # turns it into -inf), which never raises the row max; then p = exp2(s * scale - m) is 0 there.
+    if NEG_SCALE:
+        MASK_VALUE: tl.constexpr = float("inf")
+    else:
+        MASK_VALUE: tl.constexpr = float("-inf")
+    if MASKED:
+        # last visible key of each row (the N_KV tail folded in): one compare + one select per score
+        if CAUSAL:
+            last_key = tl.minimum(offs_m + diag_off, N_KV - 1)
+        else:
+            last_key = tl.zeros_like(offs_m) + (N_KV - 1)
+    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPEC):
+        start_n = tl.multiple_of(start_n, BLOCK_N)
+        k = _load_tile(k_src, b, hk, start_n, stride_kn, offs_n, offs_d, N_KV, BLOCK_N, HEAD_DIM, LOADS, MASKED)
+        qk = tl.dot(q, k.T, input_precision=DOT_PRECISION)  # [BLOCK_M, BLOCK_N] fp32, raw scores
+        if MASKED:
+            qk = tl.where(offs_n[None, :] <= (last_key - start_n)[:, None], qk, MASK_VALUE)
+        # Row max of the raw scores, scaled once per row; then qk * scale - m is one FFMA per score.
+        if NEG_SCALE:
+            m_new = tl.maximum(m_i, tl.min(qk, 1) * qk_scale)
+        else:
+            m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        if MASKED:
+            # a row with no visible key yet keeps m = -inf; subtract 0 there (p = 0, alpha = 0, no NaN)
+            m_sub = tl.where(m_new == float("-inf"), 0.0, m_new)
+        else:
+            m_sub = m_new  # every key visible to every row: finite from the first block on
+        p = tl.math.exp2(qk * qk_scale - m_sub[:, None])
+        alpha = tl.math.exp2(m_i - m_sub)  # first block: exp2(-inf) = 0
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = _load_tile(v_src, b, hk, start_n, stride_vn, offs_n, offs_d, N_KV, BLOCK_N, HEAD_DIM, LOADS, MASKED)
+        acc = tl.dot(p.to(v.dtype), v, acc, input_precision=DOT_PRECISION)
+        m_i = m_new
+    return acc, l_i, m_i
+
+
+@triton.autotune(configs=_PREFILL_CONFIGS, key=["N_Q", "N_KV", "HEAD_DIM", "CAUSAL", "TMA"],
+                 prune_configs_by={"early_config_prune": _prune_prefill_configs})
+@triton.heuristics({"EVEN_KV": lambda args: args["N_KV"] % args["BLOCK_N"] == 0})
+@triton.jit
+def _attn_fwd_kernel(Q,  # *q (B, H, N_Q, D), read; last dim contiguous (LOADS 0 and 2)
+                     K,  # *k (B, H_KV, N_KV, D), read (LOADS 0 and 2)
+                     V,  # *v (B, H_KV, N_KV, D), read (LOADS 0 and 2)
+                     O,  # *o (B, H, N_Q, D), written (LOADS 0 and 2)
+                     QD, KD, VD, OD,  # host TMA descriptors of q, k, v, o (LOADS 1; else unused)
+                     stride_qb, stride_qh, stride_qm,
+                     stride_kb, stride_kh, stride_kn,
+                     stride_vb, stride_vh, stride_vn,
+                     stride_ob, stride_oh, stride_om,
+                     H, GROUP,  # query heads; query heads per kv head (H // H_KV)
+                     N_Q, N_KV,
+                     qk_scale,  # sm_scale * log2(e)
+                     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, NEG_SCALE: tl.constexpr,
+                     DOT_PRECISION: tl.constexpr, TMA: tl.constexpr,
+                     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, WARP_SPEC: tl.constexpr,
+                     EVEN_KV: tl.constexpr):  # N_KV % BLOCK_N == 0 (heuristic)
+    # The warp-specialised single loop only where it needs no mask (module docstring: masked, it was wrong on
+    # the H200 with Triton 3.6); a WARP_SPEC config pinned on a masked shape runs the two-loop path below.
+    WS_LOOP: tl.constexpr = WARP_SPEC and TMA and EVEN_KV and not CAUSAL
+    # device descriptors for the warp-specialised loop, host descriptors otherwise, pointers without TMA
+    LOADS: tl.constexpr = (2 if WS_LOOP else 1) if TMA else 0
+    n_m = tl.cdiv(N_Q, BLOCK_M)
+    pid_m = tl.program_id(0)
+    if CAUSAL:
+        pid_m = n_m - 1 - pid_m  # longest tiles first
+    pid_bh = tl.program_id(1)
+    b = pid_bh // H
+    h = pid_bh % H
+    hk = h // GROUP
+    # 64-bit (batch, head) offsets: caches over 2^31 elements are fine
+    q_base = Q + b.to(tl.int64) * stride_qb + h.to(tl.int64) * stride_qh
+    k_base = K + b.to(tl.int64) * stride_kb + hk.to(tl.int64) * stride_kh
+    v_base = V + b.to(tl.int64) * stride_vb + hk.to(tl.int64) * stride_vh
+    o_base = O + b.to(tl.int64) * stride_ob + h.to(tl.int64) * stride_oh
+    if LOADS == 2:
+        # per-(b, h) 2-D descriptors: rows past N_Q / N_KV read 0 and are not stored
+        q_src = tl.make_tensor_descriptor(q_base, shape=[N_Q, HEAD_DIM], strides=[stride_qm, 1],
+                                          block_shape=[BLOCK_M, HEAD_DIM])
+        k_src = tl.make_tensor_descriptor(k_base, shape=[N_KV, HEAD_DIM], strides=[stride_kn, 1],
+                                          block_shape=[BLOCK_N, HEAD_DIM])
+        v_src = tl.make_tensor_descriptor(v_base, shape=[N_KV, HEAD_DIM], strides=[stride_vn, 1],
+                                          block_shape=[BLOCK_N, HEAD_DIM])
+        o_dst = tl.make_tensor_descriptor(o_base, shape=[N_Q, HEAD_DIM], strides=[stride_om, 1],
+                                          block_shape=[BLOCK_M, HEAD_DIM])
+    elif LOADS == 1:
+        q_src, k_src, v_src, o_dst = QD, KD, VD, OD
+    else:
+        q_src, k_src, v_src, o_dst = q_base, k_base, v_base, o_base
+
+    m_first = pid_m * BLOCK_M
+    offs_m = m_first + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q = _load_tile(q_src, b, h, m_first, stride_qm, tl.arange(0, BLOCK_M), offs_d, N_Q, BLOCK_M, HEAD_DIM,
+                   LOADS, True)
+
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+
+    if CAUSAL:
+        diag_off = N_KV - N_Q  # row i sees keys j <= i + diag_off
+        m_last = tl.minimum(m_first + BLOCK_M, N_Q) - 1  # last real row of the tile
+        # keys [0, full_hi) are visible to every row of the tile: no mask needed there
+        full_hi = tl.maximum(tl.minimum(m_first + diag_off + 1, N_KV), 0)
+        full_hi = (full_hi // BLOCK_N) * BLOCK_N
+        # keys [full_hi, hi) straddle the diagonal or the N_KV tail; keys >= hi are invisible to all rows
+        hi = tl.maximum(tl.minimum(m_last + diag_off + 1, N_KV), 0)
+    else:
+        diag_off = 0
+        full_hi = (N_KV // BLOCK_N) * BLOCK_N
+        hi = N_KV
+
+    if WS_LOOP:
+        # ONE unmasked loop over [0, N_KV): the Hopper WS pass handles a single specialised loop and nothing
+        # with dots outside it (a second loop crashes it)
+        acc, l_i, m_i = _attn_inner(acc, l_i, m_i, q, k_src, v_src, b, hk, stride_kn, stride_vn,
+                                    offs_m, offs_n, offs_d, 0, N_KV, N_KV, diag_off, qk_scale,
+                                    BLOCK_N, HEAD_DIM, False, CAUSAL, NEG_SCALE, LOADS, True, DOT_PRECISION)
+    else:
+        # unmasked body, then the masked diagonal / tail blocks
+        acc, l_i, m_i = _attn_inner(acc, l_i, m_i, q, k_src, v_src, b, hk, stride_kn, stride_vn,
+                                    offs_m, offs_n, offs_d, 0, full_hi, N_KV, diag_off, qk_scale,
+                                    BLOCK_N, HEAD_DIM, False, CAUSAL, NEG_SCALE, LOADS, False, DOT_PRECISION)
+        acc, l_i, m_i = _attn_inner(acc, l_i, m_i, q, k_src, v_src, b, hk, stride_kn, stride_vn,
+                                    offs_m, offs_n, offs_d, full_hi, hi, N_KV, diag_off, qk_scale,
+                                    BLOCK_N, HEAD_DIM, True, CAUSAL, NEG_SCALE, LOADS, False, DOT_PRECISION)
+
+    l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # rows that saw no key: acc == 0, output 0
+    o = (acc * (1.0 / l_safe)[:, None]).to(q.dtype)
+    if LOADS == 1:
+        o_dst.store([b, h, m_first, 0], o.reshape(1, 1, BLOCK_M, HEAD_DIM))
+    elif LOADS == 2:
+        o_dst.store([m_first, 0], o)
+    else:
+        tl.store(o_dst + offs_m[:, None] * stride_om + offs_d[None, :], o, mask=offs_m[:, None] < N_Q)
+
+
+
+def _interpreting() -> bool:
+    return bool(getattr(triton.knobs.runtime, "interpret", False))
+
+
+def _tma_target() -> bool:
+    """Whether the launch target has TMA: Hopper or newer NVIDIA (also under `tritondbg ir`, whose stub
+    driver reports the requested arch); the interpreter emulates descriptors."""
+    if TensorDescriptor is None or not hasattr(tl, "make_tensor_descriptor"):
+        return False
+    if _interpreting():
+        return True
+    try:
+        target = triton.runtime.driver.active.get_current_target()
+    except Exception:  # noqa: BLE001 - no driver: no TMA
+        return False
+    return target.backend == "cuda" and isinstance(target.arch, int) and target.arch >= 90
+
+
+def _tma_ok(t: torch.Tensor) -> bool:
+    """TMA needs a 16-byte aligned base and 16-byte multiples for every stride but the last."""
+    es = t.element_size()
+    return t.data_ptr() % 16 == 0 and all((s * es) % 16 == 0 for s in t.stride()[:-1])
+
+
+def _ensure_allocator(device) -> None:
+    """Device-side descriptors need 128 B of global scratch per descriptor and program; Triton asks the
+    allocator set with ``triton.set_allocator`` (a ContextVar). Set one only if the caller has none."""
+    try:
+        from triton.runtime import _allocation
+        if not isinstance(_allocation._allocator.get(), _allocation.NullAllocator):
+            return
+    except (ImportError, AttributeError):  # pragma: no cover - other Triton layouts: set ours
+        pass
+    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device=device, dtype=torch.int8))
+
+
 def check_prefill_args(q, k, v):
     """Validate prefill arguments (shapes, GQA heads, dtypes, devices, head dim); returns (B, H, N_Q, D, H_KV,
-    N_KV). Shared with the prefill variants under trial in tests/bench/variants/."""
+    N_KV)."""
     _check_common("q", q, 4)
     _check_common("k", k, 4)
     _check_common("v", v, 4)
@@ -254,6 +410,17 @@ def check_prefill_args(q, k, v):
 
 def attention(q, k, v, causal=False, sm_scale=None):
     """Flash-attention forward. q (B, H, N_Q, D), k/v (B, H_KV, N_KV, D) -> o (B, H, N_Q, D)."""
+    return _attention(q, k, v, causal, sm_scale, use_tma=None)
+
+
+def _attention_ptr(q, k, v, causal=False, sm_scale=None):
+    """``attention`` forced onto the pointer path (GPUs without TMA), so the interpreter checks it too."""
+    return _attention(q, k, v, causal, sm_scale, use_tma=False)
+
+
+def _attention(q, k, v, causal, sm_scale, use_tma):
+    """use_tma None: TMA on Hopper and newer (and under the interpreter) when TMA can read q, k and v (else
+    the pointer path; o is allocated here, contiguous); False: the pointer path."""
     B, H, N_Q, D, H_KV, N_KV = check_prefill_args(q, k, v)
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(D)
@@ -262,66 +429,120 @@ def attention(q, k, v, causal=False, sm_scale=None):
         return o
     if N_KV == 0:
         return o.zero_()
+    tma = use_tma is not False and _tma_target() and _tma_ok(q) and _tma_ok(k) and _tma_ok(v) and _tma_ok(o)
+    if tma:
+        # block shapes are placeholders: the autotune pre-hook sets them per config
+        qd, kd, vd, od = (TensorDescriptor.from_tensor(t, [1, 1, 16, D]) for t in (q, k, v, o))
+        if q.is_cuda:
+            _ensure_allocator(q.device)
+    else:
+        qd, kd, vd, od = q, k, v, o  # unused by the pointer path
+    qk_scale = float(sm_scale) * LOG2E
+    if qk_scale == 0.0:
+        # masked scores are +-inf before scaling, and inf * 0 is NaN: a scale of 1e-30 gives the same fp32
+        # result as 0 (|s| * 1e-30 is far below half an ulp of 1, so every exp2 is exactly 1)
+        qk_scale = 1e-30
     grid = lambda meta: (triton.cdiv(N_Q, meta["BLOCK_M"]), B * H)
     _attn_fwd_kernel[grid](
-        q, k, v, o,
+        q, k, v, o, qd, kd, vd, od,
         q.stride(0), q.stride(1), q.stride(2),
         k.stride(0), k.stride(1), k.stride(2),
         v.stride(0), v.stride(1), v.stride(2),
         o.stride(0), o.stride(1), o.stride(2),
-        H, H // H_KV, N_Q, N_KV, float(sm_scale) * LOG2E,
-        HEAD_DIM=D, CAUSAL=bool(causal), DOT_PRECISION="ieee" if q.dtype == torch.float32 else "tf32",
+        H, H // H_KV, N_Q, N_KV, qk_scale,
+        HEAD_DIM=D, CAUSAL=bool(causal), NEG_SCALE=qk_scale < 0,
+        DOT_PRECISION="ieee" if q.dtype == torch.float32 else "tf32", TMA=tma,
     )
     return o
 
 
 # --------------------------------------------------------------------------------------------------------
-# Decode (flash-decoding)
+# Decode (flash-decoding, one launch)
 # --------------------------------------------------------------------------------------------------------
 
-# Decode is memory-bound (1 FMA per loaded K/V element): a [BLOCK_N, D] tile per iteration gives 16-byte
-# vector loads along D and BLOCK_N*D*2*2 bytes per tile pair (32 KB for 64 x 128 bf16). LOOP_STAGES > 1
-# prefetches the next LOOP_STAGES-1 tile pairs into shared memory with cp.async (64 x 128 bf16, 3 stages:
-# 65 KB of smem measured, so 3 programs per SM); LOOP_STAGES = 1 keeps plain register loads (1 KB smem,
-# ~96 registers: more programs per SM hide the latency instead). 32-token tiles suit short chunks; 128-token tiles with 8
-# warps suit long chunks (fewer loop iterations).
+def _decode_cfg(bn, stages, warps, rows=False):
+    return triton.Config(dict(BLOCK_N=bn, LOOP_STAGES=stages, ROW_STATE=rows), num_warps=warps,
+                         num_stages=stages)
+
+
+# BLOCK_N keys per step; LOOP_STAGES = the K/V loop's pipelining depth (cp.async prefetch of LOOP_STAGES - 1
+# K+V tile pairs, 32 KiB per pair at 64 x 128 bf16). Registers (Triton 3.6 / 3.9) and shared memory (3.6) for
+# sm_90, G == 1, B8 KV32k D128 bf16; no config spills (GQA, G=4: 78-116 registers, HMMA, no spills).
 _DECODE_CONFIGS = [
-    triton.Config({"BLOCK_N": 32, "LOOP_STAGES": 4}, num_warps=4, num_stages=4),
-    triton.Config({"BLOCK_N": 64, "LOOP_STAGES": 3}, num_warps=4, num_stages=3),
-    triton.Config({"BLOCK_N": 64, "LOOP_STAGES": 1}, num_warps=4, num_stages=1),
-    triton.Config({"BLOCK_N": 128, "LOOP_STAGES": 2}, num_warps=8, num_stages=2),
-    triton.Config({"BLOCK_N": 128, "LOOP_STAGES": 1}, num_warps=8, num_stages=1),
+    _decode_cfg(64, 3, 4),    # F1:  80 /  89, 67,584 B -> 3 programs per SM
+    _decode_cfg(128, 2, 8),   # F2:  80 /  87, 69,632 B, half the loop trips
+    _decode_cfg(64, 4, 4),    # F3:  95 /  94, 100,352 B, deeper prefetch
+    _decode_cfg(128, 1, 8),   # F4:  79 / 109, 4,096 B: no cp.async, 16-byte loads into registers
+    _decode_cfg(32, 3, 4),    # F5:  64 /  64, 34,816 B: short chunks / small D (tests, B=1 with many splits)
+    # G == 1 only: per-row softmax state (no reduction over rows inside the loop; see the kernel)
+    _decode_cfg(64, 3, 4, True),   # R1: 184 / 184, 65,536 B
+    _decode_cfg(128, 2, 8, True),  # R2: 185 / 149, 65,536 B
 ]
 
 
-@triton.autotune(configs=_DECODE_CONFIGS, key=["S_MAX", "HEAD_DIM", "NUM_SPLITS"])
+def _prune_decode_configs(configs, named_args, **kwargs):
+    """Keep configs whose tile is no longer than a typical chunk and whose pipelined smem fits (~220 KiB);
+    ROW_STATE only on the CUDA-core path (G == 1)."""
+    args = {**named_args, **kwargs}
+    s_max, ns = int(args["S_MAX"]), max(1, int(args["NUM_SPLITS"]))
+    d, es = int(args["HEAD_DIM"]), int(args["ELEM_BYTES"])
+    chunk = triton.cdiv(s_max, ns)
+    kept = []
+    for c in configs:
+        bn, st = c.kwargs["BLOCK_N"], c.kwargs["LOOP_STAGES"]
+        if c.kwargs["ROW_STATE"] and int(args["GP"]) != 1:  # the tensor-core path has no row variant
+            continue
+        if 2 * bn * d * es * max(st, 1) > 220 * 1024:
+            continue
+        if bn > 32 and chunk < 4 * bn:  # fewer than 4 steps per split: the small tile
+            continue
+        if bn == 32 and chunk >= 2048:
+            continue
+        kept.append(c)
+    return kept or [min(configs, key=lambda c: c.kwargs["BLOCK_N"])]
+
+
+# Memory ordering of the one-launch merge (why the last split reads complete partials):
+# - publish: every thread stores its part of the partial, ``tl.debug_barrier()`` (bar.sync orders them at CTA
+#   scope), then one scalar ``atomic_add(sem="acq_rel", scope="gpu")``; its release is cumulative, so it
+#   publishes the whole CTA's partial (CUTLASS split-K semaphore pattern).
+# - acquire: the last arrival's RMW reads the previous RMW's value (RMWs extend release sequences), so it
+#   synchronises with every earlier split; the atomic's result reaches all threads through shared memory +
+#   bar.sync, ordering the acquire before every thread's partial loads, which use ".cg" (L2, no stale L1).
+# - reset: the last split stores 0 into its counter; kernel boundaries on one stream order it before the next
+#   launch's atomics. Launches sharing a device must not overlap on two streams (shared workspace/counters).
+# Under the interpreter programs run one after another and the wrapper checks the counters after each launch.
+
+
+@triton.autotune(configs=_DECODE_CONFIGS, key=["S_MAX", "HEAD_DIM", "GP", "NUM_SPLITS", "ELEM_BYTES"],
+                 prune_configs_by={"early_config_prune": _prune_decode_configs})
 @triton.jit
-def _attn_decode_split_kernel(Q,  # *q (B, H, D), read; last dim contiguous
-                              K,  # *k_cache (B, H_KV, S_MAX, D), read; last dim contiguous
-                              V,  # *v_cache (B, H_KV, S_MAX, D), read; last dim contiguous
-                              SEQ_LENS,  # *int32 (B,), read if HAS_SEQ_LENS
-                              O_PART,  # *fp32 (B*H, NUM_SPLITS, D) workspace, written (unless SINGLE_SPLIT)
-                              LSE_PART,  # *fp32 (B*H, NUM_SPLITS) workspace, written (unless SINGLE_SPLIT)
-                              O,  # *o (B, H, D), written only if SINGLE_SPLIT
-                              stride_qb, stride_qh,
-                              stride_kb, stride_kh, stride_ks,
-                              stride_vb, stride_vh, stride_vs,
-                              stride_ob, stride_oh,
-                              H, GROUP, S_MAX, NUM_SPLITS,
-                              qk_scale,  # sm_scale * log2(e)
-                              HEAD_DIM: tl.constexpr, HAS_SEQ_LENS: tl.constexpr, SINGLE_SPLIT: tl.constexpr,
-                              BLOCK_N: tl.constexpr, LOOP_STAGES: tl.constexpr):
-    pid_bh = tl.program_id(0)
+def _attn_decode_kernel(
+    Q, K, V,            # q (B, H, D); k/v cache (B, H_KV, S_MAX, D); last dims contiguous
+    SEQ_LENS,           # int32 (B,) if HAS_SEQ_LENS
+    O,                  # o (B, H, D), written by the last split (or the only one)
+    WS_O,               # fp32 workspace: partial of (b, h, split) at ((b*H + h)*NUM_SPLITS + split)*D
+    WS_LSE,             # fp32 workspace: lse of (b, h, split) at (b*H + h)*NUM_SPLITS + split
+    CNT,                # int32 counters, one per (b, hk); 0 on entry and on exit
+    stride_qb, stride_qh,
+    stride_kb, stride_kh, stride_ks,
+    stride_vb, stride_vh, stride_vs,
+    stride_ob, stride_oh,
+    H, H_KV, GROUP, S_MAX, NUM_SPLITS,
+    qk_scale,           # sm_scale * log2(e)
+    HEAD_DIM: tl.constexpr, GP: tl.constexpr, ELEM_BYTES: tl.constexpr,
+    HAS_SEQ_LENS: tl.constexpr, USE_DOT: tl.constexpr, SINGLE_SPLIT: tl.constexpr, FP32_DOT: tl.constexpr,
+    BLOCK_N: tl.constexpr, LOOP_STAGES: tl.constexpr, ROW_STATE: tl.constexpr,
+):
+    tile = tl.program_id(0)  # b * H_KV + hk
     split = tl.program_id(1)
-    b = pid_bh // H
-    h = pid_bh % H
-    hk = h // GROUP
+    b = tile // H_KV
+    hk = tile % H_KV
     if HAS_SEQ_LENS:
         seq_len = tl.load(SEQ_LENS + b)
         seq_len = tl.minimum(tl.maximum(seq_len, 0), S_MAX)
     else:
         seq_len = S_MAX
-    # chunk per split, rounded up to whole tiles: trailing splits of short sequences may be empty
     chunk = tl.cdiv(tl.cdiv(seq_len, NUM_SPLITS), BLOCK_N) * BLOCK_N
     start = split * chunk
     end = tl.minimum(start + chunk, seq_len)
@@ -332,68 +553,129 @@ def _attn_decode_split_kernel(Q,  # *q (B, H, D), read; last dim contiguous
     v_base = V + b64 * stride_vb + hk64 * stride_vh
     offs_n = tl.arange(0, BLOCK_N)
     offs_d = tl.arange(0, HEAD_DIM)
-    q = tl.load(Q + b64 * stride_qb + h.to(tl.int64) * stride_qh + offs_d).to(tl.float32)
-    q = q * qk_scale  # fold scale and log2(e) into q once: D multiplies instead of one per key
+    offs_g = tl.arange(0, GP)
+    g_ok = offs_g < GROUP
+    h64 = hk64 * GROUP + offs_g  # query heads of this program (GP, rows >= GROUP masked)
 
-    m_i = tl.max(tl.full([BLOCK_N], float("-inf"), dtype=tl.float32), 0)  # fp32 scalar -inf
-    l_i = tl.sum(tl.zeros([BLOCK_N], dtype=tl.float32), 0)  # fp32 scalar 0
-    acc = tl.zeros([HEAD_DIM], dtype=tl.float32)
-    # loop_stages > 1 asks the software pipeliner to prefetch K/V tiles with cp.async; a loop without
-    # tl.dot is not pipelined unless asked per loop like this
-    for start_n in tl.range(start, end, BLOCK_N, num_stages=LOOP_STAGES):
-        cols = start_n + offs_n
-        kv_ok = cols < end
-        k = tl.load(k_base + cols[:, None] * stride_ks + offs_d[None, :], mask=kv_ok[:, None], other=0.0)
-        s = tl.sum(q[None, :] * k.to(tl.float32), 1)  # [BLOCK_N] scores, log2 units
-        s = tl.where(kv_ok, s, float("-inf"))  # before the max
-        # every iteration has >= 1 valid key (start_n < end), so m_new is finite: no -inf - -inf
-        m_new = tl.maximum(m_i, tl.max(s, 0))
-        p = tl.math.exp2(s - m_new)
-        alpha = tl.math.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, 0)
-        v = tl.load(v_base + cols[:, None] * stride_vs + offs_d[None, :], mask=kv_ok[:, None], other=0.0)
-        acc = acc * alpha + tl.sum(p[:, None] * v.to(tl.float32), 0)
-        m_i = m_new
-
-    l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # empty chunk: acc == 0, partial output 0
-    o = acc / l_safe
-    if SINGLE_SPLIT:
-        tl.store(O + b64 * stride_ob + h.to(tl.int64) * stride_oh + offs_d, o.to(O.dtype.element_ty))
+    if USE_DOT:
+        # ---- tensor cores: the GROUP query rows padded to GP >= 16 -------------------------------------
+        q = tl.load(Q + b64 * stride_qb + h64[:, None] * stride_qh + offs_d[None, :], mask=g_ok[:, None],
+                    other=0.0)
+        m_i = tl.full([GP], float("-inf"), dtype=tl.float32)
+        l_i = tl.zeros([GP], dtype=tl.float32)
+        acc = tl.zeros([GP, HEAD_DIM], dtype=tl.float32)
+        for start_n in tl.range(start, end, BLOCK_N, num_stages=LOOP_STAGES):
+            cols = start_n + offs_n
+            kv_ok = cols < end
+            k = tl.load(k_base + cols[:, None] * stride_ks + offs_d[None, :], mask=kv_ok[:, None], other=0.0)
+            if FP32_DOT:
+                s = tl.dot(q, tl.trans(k), input_precision="ieee")
+            else:
+                s = tl.dot(q, tl.trans(k))
+            s = tl.where(kv_ok[None, :], s * qk_scale, float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(s, 1))  # finite: every step has >= 1 valid key
+            p = tl.math.exp2(s - m_new[:, None])
+            alpha = tl.math.exp2(m_i - m_new)
+            l_i = l_i * alpha + tl.sum(p, 1)
+            v = tl.load(v_base + cols[:, None] * stride_vs + offs_d[None, :], mask=kv_ok[:, None], other=0.0)
+            if FP32_DOT:
+                pv = tl.dot(p, v, input_precision="ieee")
+            else:
+                pv = tl.dot(p.to(v.dtype), v)
+            acc = acc * alpha[:, None] + pv
+            m_i = m_new
+    elif ROW_STATE:
+        # ---- CUDA cores, one query head (GROUP == GP == 1), per-row softmax state ----------------------------
+        q1 = tl.load(Q + b64 * stride_qb + hk64 * stride_qh + offs_d).to(tl.float32) * qk_scale
+        # Per-row softmax state: row slot r of the tile keeps its own running max m_r, sum l_r and a
+        # (BLOCK_N, D) fp32 accumulator, so the loop has no cross-warp reduction (no tl.max/tl.sum over the
+        # rows, which go through shared memory and a barrier every step): only the in-warp sum over D for
+        # the scores. The rows are combined once after the loop. Costs D more FMULs per row per step.
+        m_r = tl.full([BLOCK_N], float("-inf"), dtype=tl.float32)
+        l_r = tl.zeros([BLOCK_N], dtype=tl.float32)
+        acc2 = tl.zeros([BLOCK_N, HEAD_DIM], dtype=tl.float32)
+        for start_n in tl.range(start, end, BLOCK_N, num_stages=LOOP_STAGES):
+            cols = start_n + offs_n
+            kv_ok = cols < end
+            k = tl.load(k_base + cols[:, None] * stride_ks + offs_d[None, :], mask=kv_ok[:, None], other=0.0)
+            s2 = tl.sum(q1[None, :] * k.to(tl.float32), 1)
+            s2 = tl.where(kv_ok, s2, float("-inf"))
+            m_new2 = tl.maximum(m_r, s2)
+            m_use2 = tl.where(m_new2 == float("-inf"), 0.0, m_new2)  # row slot not yet valid: weights 0
+            alpha2 = tl.math.exp2(m_r - m_use2)
+            p2 = tl.math.exp2(s2 - m_use2)
+            l_r = l_r * alpha2 + p2
+            v = tl.load(v_base + cols[:, None] * stride_vs + offs_d[None, :], mask=kv_ok[:, None], other=0.0)
+            acc2 = acc2 * alpha2[:, None] + p2[:, None] * v.to(tl.float32)
+            m_r = m_new2
+        m_all = tl.max(m_r, 0)
+        m_all_use = tl.where(m_all == float("-inf"), 0.0, m_all)  # empty chunk: every weight 0
+        w_r = tl.math.exp2(m_r - m_all_use)
+        acc = tl.sum(acc2 * w_r[:, None], 0)[None, :]  # (1, D)
+        l_i = tl.zeros([GP], dtype=tl.float32) + tl.sum(l_r * w_r, 0)
+        m_i = tl.zeros([GP], dtype=tl.float32) + m_all
     else:
-        part = pid_bh.to(tl.int64) * NUM_SPLITS + split
-        tl.store(O_PART + part * HEAD_DIM + offs_d, o)
-        lse = tl.where(l_i > 0.0, m_i + tl.math.log2(l_safe), float("-inf"))  # log2-sum-exp2 of the chunk
-        tl.store(LSE_PART + part, lse)
+        # ---- CUDA cores, one query head (GROUP == GP == 1), one running max per tile -----------------------
+        q1 = tl.load(Q + b64 * stride_qb + hk64 * stride_qh + offs_d).to(tl.float32) * qk_scale
+        m1 = tl.max(tl.full([BLOCK_N], float("-inf"), dtype=tl.float32), 0)
+        l1 = tl.sum(tl.zeros([BLOCK_N], dtype=tl.float32), 0)
+        acc1 = tl.zeros([HEAD_DIM], dtype=tl.float32)
+        for start_n in tl.range(start, end, BLOCK_N, num_stages=LOOP_STAGES):
+            cols = start_n + offs_n
+            kv_ok = cols < end
+            k = tl.load(k_base + cols[:, None] * stride_ks + offs_d[None, :], mask=kv_ok[:, None], other=0.0)
+            s1 = tl.sum(q1[None, :] * k.to(tl.float32), 1)
+            s1 = tl.where(kv_ok, s1, float("-inf"))
+            m_new1 = tl.maximum(m1, tl.max(s1, 0))
+            p1 = tl.math.exp2(s1 - m_new1)
+            alpha1 = tl.math.exp2(m1 - m_new1)
+            l1 = l1 * alpha1 + tl.sum(p1, 0)
+            v = tl.load(v_base + cols[:, None] * stride_vs + offs_d[None, :], mask=kv_ok[:, None], other=0.0)
+            acc1 = acc1 * alpha1 + tl.sum(p1[:, None] * v.to(tl.float32), 0)
+            m1 = m_new1
+        acc = acc1[None, :]          # (1, D)
+        l_i = tl.zeros([GP], dtype=tl.float32) + l1
+        m_i = tl.zeros([GP], dtype=tl.float32) + m1
+
+    l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # empty chunk: acc == 0 -> partial 0
+    o = acc / l_safe[:, None]
+    o_ptrs = O + b64 * stride_ob + h64[:, None] * stride_oh + offs_d[None, :]
+    if SINGLE_SPLIT:
+        tl.store(o_ptrs, o.to(O.dtype.element_ty), mask=g_ok[:, None])
+    else:
+        row = (b64 * H + h64) * NUM_SPLITS  # (GP,) workspace row of split 0 of each head
+        lse = tl.where(l_i > 0.0, m_i + tl.math.log2(l_safe), float("-inf"))
+        tl.store(WS_O + (row + split)[:, None] * HEAD_DIM + offs_d[None, :], o, mask=g_ok[:, None])
+        tl.store(WS_LSE + row + split, lse, mask=g_ok)
+        # publish (see the module docstring): CTA barrier, then one thread's gpu-scope acq_rel RMW
+        tl.debug_barrier()
+        arrived = tl.atomic_add(CNT + tile, 1, sem="acq_rel", scope="gpu")
+        if arrived == NUM_SPLITS - 1:
+            # last split of (b, hk): merge all splits in the fixed order 0..NUM_SPLITS-1
+            m = tl.full([GP], float("-inf"), dtype=tl.float32)
+            den = tl.zeros([GP], dtype=tl.float32)
+            num = tl.zeros([GP, HEAD_DIM], dtype=tl.float32)
+            for s_idx in range(0, NUM_SPLITS):
+                lse_s = tl.load(WS_LSE + row + s_idx, mask=g_ok, other=float("-inf"), cache_modifier=".cg")
+                o_s = tl.load(WS_O + (row + s_idx)[:, None] * HEAD_DIM + offs_d[None, :], mask=g_ok[:, None],
+                              other=0.0, cache_modifier=".cg")
+                m_new = tl.maximum(m, lse_s)
+                m_use = tl.where(m_new == float("-inf"), 0.0, m_new)  # all empty so far: weights 0
+                alpha = tl.math.exp2(m - m_use)
+                w = tl.math.exp2(lse_s - m_use)
+                den = den * alpha + w
+                num = num * alpha[:, None] + w[:, None] * o_s
+                m = m_new
+            den = tl.where(den == 0.0, 1.0, den)  # every split empty (seq_len 0): output 0
+            tl.store(o_ptrs, (num / den[:, None]).to(O.dtype.element_ty), mask=g_ok[:, None])
+            tl.store(CNT + tile, 0)  # reset for the next launch
 
 
-@triton.jit
-def _attn_decode_reduce_kernel(O_PART,  # *fp32 (B*H, NUM_SPLITS, D) workspace, read
-                               LSE_PART,  # *fp32 (B*H, NUM_SPLITS) workspace, read
-                               O,  # *o (B, H, D), written
-                               stride_ob, stride_oh,
-                               H, NUM_SPLITS,
-                               HEAD_DIM: tl.constexpr, SPLITS_P2: tl.constexpr):  # SPLITS_P2 >= NUM_SPLITS
-    pid_bh = tl.program_id(0)
-    b = (pid_bh // H).to(tl.int64)
-    h = (pid_bh % H).to(tl.int64)
-    offs_s = tl.arange(0, SPLITS_P2)
-    offs_d = tl.arange(0, HEAD_DIM)
-    s_ok = offs_s < NUM_SPLITS
-    part = pid_bh.to(tl.int64) * NUM_SPLITS + offs_s
-    lse = tl.load(LSE_PART + part, mask=s_ok, other=float("-inf"))
-    m = tl.max(lse, 0)
-    m = tl.where(m == float("-inf"), 0.0, m)  # all splits empty (seq_len 0): weights 0, output 0
-    w = tl.math.exp2(lse - m)  # empty split: exp2(-inf) = 0
-    o_s = tl.load(O_PART + part[:, None] * HEAD_DIM + offs_d[None, :], mask=s_ok[:, None], other=0.0)
-    num = tl.sum(w[:, None] * o_s, 0)
-    den = tl.sum(w, 0)
-    den = tl.where(den == 0.0, 1.0, den)
-    tl.store(O + b * stride_ob + h * stride_oh + offs_d, (num / den).to(O.dtype.element_ty))
 
 
 def _num_sms(device) -> int:
     """Streaming multiprocessors of the device (132 on an H200; also the stand-in on the CPU)."""
-    if device.type == "cpu":
+    if device.type != "cuda":
         return 132
     return _num_sms_of(device.type, device.index or 0)
 
@@ -409,27 +691,124 @@ def _num_sms_of(device_type: str, index: int) -> int:
         return 132
 
 
-def _decode_num_splits(batch_heads: int, kv_len: int, num_sms: int, waves: int = 4,
-                       min_chunk: int = 256, max_splits: int = 64) -> int:
-    """Splits per (batch, head) so that batch_heads * splits ~= waves * num_sms programs, each chunk
-    keeping >= min_chunk tokens (below that the partial write and the merge cost more than they save).
-    E.g. H200 (132 SMs), H=32, D=128 bf16: B=1 -> 17 splits, B=8 -> 3, B=32 -> 1 (1024 programs already).
-    Measured on an H200 (CUDA-graph timing, Triton 3.6): B=1/8k: 51 us at 17 splits (best 45 us at 12,
-    213 us at 1; cuDNN 36 us); B=1/32k: 169 us (best 147 at 12); B=8/32k: 1094 us (best 1086 at 24,
-    1251 at 1; cuDNN 925); B=32/4k: 566 us (best at 1 split; cuDNN 465)."""
-    if batch_heads <= 0 or kv_len <= 0:
+def _decode_num_splits(tiles: int, s_max: int, num_sms: int) -> int:
+    """Splits per (b, hk) for ``tiles`` = B * H_KV. 1 when the tiles alone give >= 4 programs per SM.
+    Otherwise the smallest split count giving >= 4*SMs programs whose last wave is >= 94% full both for 2
+    and for 3 resident programs per SM (the configs' occupancy); failing that, the fullest last wave up to
+    16*SMs programs; chunks >= 512 tokens and <= 64 splits always (if no count reaches 4*SMs programs: the
+    largest allowed). H200 (132 SMs), H=32: B=1/8k -> 16 splits, B=8/32k -> 3, B=32/4k -> 1, B=1/32k -> 24,
+    B=8/32k with H_KV=8 -> 12."""
+    if tiles <= 0 or s_max <= 0 or tiles >= 4 * num_sms:
         return 1
-    want = triton.cdiv(waves * num_sms, batch_heads)
-    return max(1, min(want, kv_len // min_chunk, max_splits))
+    hi = max(1, min(s_max // 512, 64))
+    best, best_loss = hi, None
+    for ns in range(1, hi + 1):
+        p = tiles * ns
+        if p < 4 * num_sms:
+            continue
+        if p > 16 * num_sms and best_loss is not None:
+            break
+        loss = max((triton.cdiv(p, r) * r - p) / p for r in (2 * num_sms, 3 * num_sms))
+        if loss <= 0.065:
+            return ns
+        if best_loss is None or loss < best_loss - 1e-9:
+            best, best_loss = ns, loss
+    return best
 
 
-def attention_decode(q, k_cache, v_cache, seq_lens=None, sm_scale=None, num_splits=None):
-    """Flash-decoding. q (B, H, D), k/v cache (B, H_KV, S_max, D), seq_lens (B,) or None -> o (B, H, D)."""
+_BUFFERS: dict = {}   # device -> (ws_o, ws_lse, cnt): split workspace and arrival counters, grown on demand
+_PLANS: dict = {}     # call signature -> _Plan
+_MAX_PLANS = 4096     # a server with ever-changing shapes must not grow the cache without bound
+
+
+def _buffers(device, n_rows: int, d: int, tiles: int):
+    cur = _BUFFERS.get(device)
+    need_o, need_l, need_c = n_rows * d, n_rows, tiles
+    if cur is None or cur[0].numel() < need_o or cur[1].numel() < need_l or cur[2].numel() < need_c:
+        p2 = triton.next_power_of_2
+        old = cur or (torch.empty(0), torch.empty(0), torch.empty(0))
+        cur = (torch.empty(max(p2(need_o), old[0].numel()), device=device, dtype=torch.float32),
+               torch.empty(max(p2(need_l), old[1].numel()), device=device, dtype=torch.float32),
+               torch.zeros(max(p2(need_c), old[2].numel()), device=device, dtype=torch.int32))
+        _BUFFERS[device] = cur
+    return cur
+
+
+class _Plan:
+    """What one call signature needs: grid, scalars, constexprs, workspace; ``runner`` once a pristine call
+    has compiled the kernel; ``checked``: the configs whose direct launcher has already been run once."""
+    __slots__ = ("grid", "out_shape", "ws_o", "ws_lse", "cnt", "scalars", "consts", "cpu", "device", "dtype",
+                 "runner", "checked")
+
+
+_SCALAR_NAMES = ("stride_qb", "stride_qh", "stride_kb", "stride_kh", "stride_ks", "stride_vb", "stride_vh",
+                 "stride_vs", "stride_ob", "stride_oh", "H", "H_KV", "GROUP", "S_MAX", "NUM_SPLITS", "qk_scale")
+_TENSOR_ARGS = ("Q", "K", "V", "SEQ_LENS", "O", "WS_O", "WS_LSE", "CNT")
+_TUNER_RUN, _JIT_RUN = Autotuner.run, JITFunction.run
+
+
+def _pristine() -> bool:
+    """No tool patched the launch path (tritondbg's config pinning, the ir capture, an autotune watcher):
+    only then may a call skip the autotuner and JITFunction.run."""
+    k = _attn_decode_kernel
+    return type(k).run is _TUNER_RUN and "run" not in vars(k) and JITFunction.run is _JIT_RUN
+
+
+def _runner(plan, compiled, config):
+    """``CompiledKernel[grid]`` (what JITFunction.run calls: current device/stream, launch hooks) and the
+    arguments after the 8 tensors in the kernel's parameter order (= JITFunction.run's bound_args)."""
+    if hasattr(compiled, "result"):  # Triton 3.6 asynchronous compilation: a future
+        compiled = compiled.result()
+    names = list(_attn_decode_kernel.fn.arg_names)
+    if tuple(names[:len(_TENSOR_ARGS)]) != _TENSOR_ARGS:
+        raise RuntimeError(f"attention_decode: unexpected kernel signature {names}")
+    values = {**dict(zip(_SCALAR_NAMES, plan.scalars)), **plan.consts, **config.kwargs}
+    tail = tuple(values[n] for n in names[len(_TENSOR_ARGS):])
+    run = compiled[plan.grid + (1,)]
+    return lambda q, k, v, sl, o, ws_o, ws_lse, cnt: run(q, k, v, sl, o, ws_o, ws_lse, cnt, *tail)
+
+
+def _make_plan(q, k_cache, v_cache, seq_lens, sm_scale, num_splits):
+    B, H, D = q.shape
+    _, H_KV, S_MAX, _ = k_cache.shape
+    G = H // H_KV
+    tiles = B * H_KV
+    if num_splits is None:
+        num_splits = _decode_num_splits(tiles, S_MAX, _num_sms(q.device))
+    num_splits = int(num_splits)
+    if num_splits < 1:
+        raise ValueError(f"num_splits must be >= 1, got {num_splits}")
+    use_dot = G > 1
+    gp = max(16, triton.next_power_of_2(G)) if use_dot else 1
+    single = num_splits == 1
+    plan = _Plan()
+    plan.runner, plan.checked = None, set()
+    plan.grid = (tiles, num_splits)
+    plan.out_shape = (B, H, D)
+    plan.device, plan.dtype, plan.cpu = q.device, q.dtype, q.device.type == "cpu"
+    if single:
+        plan.ws_o = plan.ws_lse = plan.cnt = None
+    else:
+        plan.ws_o, plan.ws_lse, plan.cnt = _buffers(q.device, B * H * num_splits, D, tiles)
+    scale = 1.0 / math.sqrt(D) if sm_scale is None else float(sm_scale)
+    plan.scalars = (q.stride(0), q.stride(1),
+                    k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+                    v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
+                    H * D, D,  # o is contiguous
+                    H, H_KV, G, S_MAX, num_splits, scale * LOG2E)
+    plan.consts = dict(HEAD_DIM=D, GP=gp, ELEM_BYTES=q.element_size(), HAS_SEQ_LENS=seq_lens is not None,
+                       USE_DOT=use_dot, SINGLE_SPLIT=single, FP32_DOT=q.dtype == torch.float32)
+    return plan
+
+
+def check_decode_args(q, k_cache, v_cache, seq_lens=None):
+    """Validate decode arguments (shapes, GQA heads, dtypes, devices, head dim, seq_lens); returns seq_lens
+    as an int32 contiguous tensor on q's device (or None)."""
     _check_common("q", q, 3)
     _check_common("k_cache", k_cache, 4)
     _check_common("v_cache", v_cache, 4)
     B, H, D = q.shape
-    Bk, H_KV, S_MAX, Dk = k_cache.shape
+    Bk, H_KV, _, Dk = k_cache.shape
     if k_cache.shape != v_cache.shape:
         raise ValueError(f"k_cache and v_cache shapes differ: {tuple(k_cache.shape)} vs {tuple(v_cache.shape)}")
     if Bk != B or Dk != D:
@@ -443,50 +822,89 @@ def attention_decode(q, k_cache, v_cache, seq_lens=None, sm_scale=None, num_spli
         raise ValueError(f"q, k_cache, v_cache devices differ: {q.device}, {k_cache.device}, {v_cache.device}")
     if D not in _SUPPORTED_HEAD_DIMS:
         raise ValueError(f"head dim {D} not supported; use one of {_SUPPORTED_HEAD_DIMS}")
-    if seq_lens is not None:
-        if not isinstance(seq_lens, torch.Tensor):
-            seq_lens = torch.tensor(list(seq_lens), dtype=torch.int32, device=q.device)
-        if seq_lens.shape != (B,):
-            raise ValueError(f"seq_lens must have shape ({B},), got {tuple(seq_lens.shape)}")
-        if seq_lens.dtype.is_floating_point or seq_lens.dtype.is_complex or seq_lens.dtype == torch.bool:
-            raise ValueError(f"seq_lens must be an integer tensor, got {seq_lens.dtype}")
-        if seq_lens.device != q.device:
-            raise ValueError(f"seq_lens is on {seq_lens.device}, q on {q.device}")
+    if seq_lens is None:
+        return None
+    if not isinstance(seq_lens, torch.Tensor):
+        seq_lens = torch.tensor(list(seq_lens), dtype=torch.int32, device=q.device)
+    if seq_lens.shape != (B,):
+        raise ValueError(f"seq_lens must have shape ({B},), got {tuple(seq_lens.shape)}")
+    if seq_lens.dtype.is_floating_point or seq_lens.dtype.is_complex or seq_lens.dtype == torch.bool:
+        raise ValueError(f"seq_lens must be an integer tensor, got {seq_lens.dtype}")
+    if seq_lens.device != q.device:
+        raise ValueError(f"seq_lens is on {seq_lens.device}, q on {q.device}")
+    if seq_lens.dtype != torch.int32 or not seq_lens.is_contiguous():
         seq_lens = seq_lens.to(torch.int32).contiguous()
-    if sm_scale is None:
-        sm_scale = 1.0 / math.sqrt(D)
-    if num_splits is None:
-        num_splits = _decode_num_splits(B * H, S_MAX, _num_sms(q.device))
-    num_splits = int(num_splits)
-    if num_splits < 1:
-        raise ValueError(f"num_splits must be >= 1, got {num_splits}")
+    return seq_lens
 
-    o = torch.empty((B, H, D), device=q.device, dtype=q.dtype)
-    if o.numel() == 0:
+
+def _aligned(q, k_cache, v_cache, seq_lens) -> bool:
+    """16-byte aligned input pointers: the compiled kernel was specialised on that alignment."""
+    return not ((q.data_ptr() | k_cache.data_ptr() | v_cache.data_ptr()
+                 | (0 if seq_lens is None else seq_lens.data_ptr())) & 15)
+
+
+def attention_decode(q, k_cache, v_cache, seq_lens=None, sm_scale=None, num_splits=None):
+    """Flash-decoding. q (B, H, D), k/v cache (B, H_KV, S_max, D), seq_lens (B,) or None -> o (B, H, D)."""
+    try:
+        sl_sig = None if seq_lens is None else (seq_lens.shape, seq_lens.dtype, seq_lens.device,
+                                                seq_lens.is_contiguous())
+        sig = (q.shape, q.stride(), q.dtype, q.device, k_cache.shape, k_cache.stride(), k_cache.dtype,
+               k_cache.device, v_cache.stride(), v_cache.shape, v_cache.dtype, v_cache.device, sl_sig,
+               sm_scale, num_splits)
+        plan = _PLANS.get(sig)
+    except (AttributeError, TypeError):  # not tensors (or a list of lengths): the full path
+        sig = plan = None
+    if plan is None:
+        seq_lens = check_decode_args(q, k_cache, v_cache, seq_lens)
+        B, H, D = q.shape
+        if B * H * D == 0:
+            return torch.empty((B, H, D), device=q.device, dtype=q.dtype)
+        if k_cache.shape[2] == 0:
+            return torch.zeros((B, H, D), device=q.device, dtype=q.dtype)
+        plan = _make_plan(q, k_cache, v_cache, seq_lens, sm_scale, num_splits)
+        if sig is not None and sl_sig is not None and (seq_lens.dtype != sl_sig[1] or not sl_sig[3]):
+            sig = None  # seq_lens needed a conversion: do not skip it next time
+        if sig is not None:
+            if len(_PLANS) >= _MAX_PLANS:
+                _PLANS.clear()
+            _PLANS[sig] = plan
+    elif plan.runner is not None and _pristine() and _aligned(q, k_cache, v_cache, seq_lens):
+        # ---- steady state on CUDA: one dict lookup, torch.empty, the compiled kernel's launcher ----------
+        o = torch.empty(plan.out_shape, device=plan.device, dtype=plan.dtype)
+        plan.runner(q, k_cache, v_cache, o if seq_lens is None else seq_lens, o,
+                    o if plan.ws_o is None else plan.ws_o, o if plan.ws_lse is None else plan.ws_lse,
+                    o if plan.cnt is None else plan.cnt)
         return o
-    if S_MAX == 0:
-        return o.zero_()
-    single = num_splits == 1
-    if single:  # stage 1 writes o directly; the workspace pointers are unused
-        o_part, lse_part = o, o
-    else:
-        o_part = torch.empty((B * H, num_splits, D), device=q.device, dtype=torch.float32)
-        lse_part = torch.empty((B * H, num_splits), device=q.device, dtype=torch.float32)
-    seq_arg = seq_lens if seq_lens is not None else o  # dummy pointer when HAS_SEQ_LENS is False
-    _attn_decode_split_kernel[(B * H, num_splits)](
-        q, k_cache, v_cache, seq_arg, o_part, lse_part, o,
-        q.stride(0), q.stride(1),
-        k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
-        v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
-        o.stride(0), o.stride(1),
-        H, H // H_KV, S_MAX, num_splits, float(sm_scale) * LOG2E,
-        HEAD_DIM=D, HAS_SEQ_LENS=seq_lens is not None, SINGLE_SPLIT=single,
-    )
-    if not single:
-        _attn_decode_reduce_kernel[(B * H,)](
-            o_part, lse_part, o, o.stride(0), o.stride(1), H, num_splits,
-            HEAD_DIM=D, SPLITS_P2=triton.next_power_of_2(num_splits), num_warps=4,
-        )
+    o = torch.empty(plan.out_shape, device=plan.device, dtype=plan.dtype)
+    args = (q, k_cache, v_cache, o if seq_lens is None else seq_lens, o,
+            o if plan.ws_o is None else plan.ws_o, o if plan.ws_lse is None else plan.ws_lse,
+            o if plan.cnt is None else plan.cnt)
+    compiled = _attn_decode_kernel[plan.grid](*args, *plan.scalars, **plan.consts)
+    if plan.cpu:
+        if plan.cnt is not None and bool(plan.cnt.any()):
+            plan.cnt.zero_()
+            raise RuntimeError("attention_decode: the launch left arrival counters non-zero")
+        return o
+    if compiled is None or sig is None or plan is not _PLANS.get(sig) or not _aligned(q, k_cache, v_cache, seq_lens):
+        return o
+    config = _attn_decode_kernel.best_config  # the config that just ran (autotuned or pinned)
+    key = (tuple(sorted(config.kwargs.items())), config.num_warps, config.num_stages)
+    if key in plan.checked:
+        # This config's launcher already ran once (below), maybe while a tool had patched the launch path
+        # (tritondbg pins configs in run/check): keep it now that nothing is patched, or every later call
+        # would pay the autotuner and JITFunction.run (~60-90 us of Python on the H200 VM) forever.
+        if plan.runner is None and _pristine():
+            plan.runner = _runner(plan, compiled, config)
+        return o
+    # First call of this plan and config: launch once more through the launcher the steady state uses, into a
+    # NaN-filled o, and return that, so a single-call correctness check (tritondbg run/check pin configs and
+    # never reach the steady state) covers the cached launcher too.
+    runner = _runner(plan, compiled, config)
+    plan.checked.add(key)
+    o.fill_(float("nan"))
+    runner(*args)  # args[4] is o
+    if _pristine():
+        plan.runner = runner
     return o
 
 

@@ -1,135 +1,138 @@
-"""FP8 (e4m3) matrix multiply with scales and split-K: ``c = (a @ b) * scale_a * scale_b``.
+"""FP8 (e4m3) scaled matrix multiply: ``c = (a @ b) * scale_a * scale_b``.
 
 Computes ``c[m, n] = scale_a[m] * scale_b[n] * sum_k a[m, k] * b[k, n]`` for ``a`` (M, K) and ``b`` (K, N) in
 ``torch.float8_e4m3fn`` (Triton's ``float8e4nv``), with fp32 scales that are either per-tensor (shape () or
 (1,)) or per-row of ``a`` (shape (M,) or (M, 1)) / per-column of ``b`` (shape (N,) or (1, N)). ``c`` is
-written in ``out_dtype`` (bfloat16 by default; float16 and float32 also accepted).
+written in ``out_dtype`` (bfloat16 by default; float16 and float32 also accepted). Bitwise deterministic.
 
-Design:
-- ``tl.dot`` on fp8 operands with an fp32 accumulator (Hopper: wgmma e4m3 for 64+-row tiles, mma.sync
-  m16n8k32 for the 16/32-row decode tiles). The scales are applied once, in fp32, in the epilogue.
-- Split-K for small M (decode: M in 1..64 with N = K = 8192 has only N/BLOCK_N = 64-128 output tiles for
-  132 SMs, and each tile is a long, latency-bound walk over K). Grid = (output tiles, SPLIT_K); split ``s``
-  reduces the contiguous K slice [s*K_SPLIT, (s+1)*K_SPLIT), K_SPLIT = cdiv(K, BLOCK_K*SPLIT_K)*BLOCK_K, and
-  writes its fp32 partial tile to a workspace of shape (SPLIT_K, M, N). A second small kernel sums the
-  SPLIT_K partials in a fixed order (deterministic: same bits on every run, unlike atomics), applies the
-  scales and casts to ``out_dtype``. Splits whose slice starts past K (possible when K is small) write zeros.
-- SPLIT_K = 1 (large M): the main kernel applies the scales and writes ``c`` directly; no workspace.
-- Any M, N, K: loads are masked on M, N and on the end of each split's K slice (``other=0.0``), stores on
-  M and N. Strides are explicit, so ``b`` may be a transposed view. On Hopper, fp8 wgmma wants both operands
-  K-major: pass ``b`` as ``w.t()`` for a row-major (N, K) weight ``w`` (strides (1, K)) for the fast path. A
-  row-major (K, N) ``b`` is correct but measured 5x slower on an H200 at 8192^3 (6.7 ms vs 1.3 ms; the
-  compiler has to bring the tiles to K-major order itself); the ``square_8192_kn`` case shows it.
-- Autotuned over (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K, num_warps, num_stages), keyed on (M, N, K);
-  ``early_config_prune`` keeps the configs that suit M (no 128-row tiles for M=1, no split-K for M > 64).
-  ``FAST_ACCUM`` is part of the key.
-  The wrapper sizes the workspace for the splits the autotuner may run (each config's ``pre_hook`` grows it
-  if a config pinned from outside needs more) and reads ``best_config`` to launch the reduction.
+Two kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice by M):
+
+- M > 64 (prefill / training), ``fp8_gemm_kernel``: one program per (BLOCK_M, BLOCK_N) tile of c in grouped
+  (GROUP_M) order, ``tl.dot`` on fp8 with an fp32 accumulator over all of K (Hopper: wgmma e4m3), scales in
+  fp32 in the epilogue. Autotuned over (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages), keyed on
+  (M, N, K, FAST_ACCUM); ``_prune_configs`` keeps the tiles that suit M and N.
+- M <= 64 (decode), ``fp8_gemm_decode_kernel``: split-K in ONE launch. Grid = (output tiles, SPLIT_K);
+  split s reduces the K slice [s*k_per_split, ...) of one tile, writes its fp32 partial to a cached
+  workspace and bumps the tile's arrival counter (``tl.atomic_add``, acq_rel, gpu scope). The split that
+  arrives last sums the SPLIT_K partials in the fixed order 0..SPLIT_K-1 (so the bits of c do not depend on
+  which split is last), applies the scales, writes c and resets the counter for the next launch; nobody
+  waits for anybody (no spinning). Swapped product for the tensor cores: acc (N tile, M tile) += w @ a^T
+  with w = b^T, so the weight rows are wgmma's 64/128-row side and the 1..64 tokens its 16..64-wide side.
+  A CUDA-core GEMV variant of the loop (``USE_DOT=False``) is offered to the autotuner for M = 1.
+  Autotuned over (DEC_BLOCK_M, DEC_BLOCK_N, DEC_BLOCK_K, SPLIT_K, USE_DOT, num_warps, num_stages), keyed on
+  (M, N, K); the decode parameters have names of their own so that a ``--config`` (or a case's config)
+  names one kernel only.
+  Host side: the workspace (fp32, SPLIT_K*M*N for the largest listed split) and the counters (int32, one
+  per tile, zero between launches) are cached per (device, power-of-two size) for the process's life (a
+  CUDA graph that captured a launch keeps valid pointers). On CUDA the first call of a call signature goes
+  through the autotuner, then builds a launcher bound to the compiled kernel of the config that ran
+  (``CompiledKernel[grid]``, the call ``JITFunction.run`` makes, launch hooks included), launches it once
+  more into a NaN-filled c and returns that, so a single-call correctness check covers the cached path.
+  Later calls with the same signature (shapes, strides, dtypes, devices, out_dtype, fp32 contiguous
+  scales) and 16-byte aligned pointers skip the checks, the autotuner and the binder: a dict lookup,
+  ``torch.empty`` and that launch. Whenever a tool has patched the launch path (tritondbg's config pinning
+  in run/check, ``ir``'s capture, an autotune watcher) every call goes through the autotuner instead, so
+  pinned configs are honoured; a signature first seen under a tool gets its launcher on its first
+  unpatched call. Launches that share a device must not overlap on two streams (shared workspace and
+  counters).
+
+Memory ordering of the decode reduction: every thread stores its part of the partial, ``tl.debug_barrier()``
+(bar.sync) orders those stores before the one thread's ``atom.acq_rel.gpu`` (its release is cumulative:
+the CUTLASS split-K semaphore pattern); the last arrival's acquire synchronises with every earlier split's
+release (RMWs continue release sequences), Triton broadcasts the atomic's result through shared memory and
+a barrier, and the partials are re-read with ``.cg`` (L2, never a stale L1 line). sm_90 SASS: BAR.SYNC;
+MEMBAR.ALL.GPU; ATOMG.E.ADD.STRONG.GPU; CCTL.IVALL; the re-reads are LDG.E.STRONG.GPU. Under the
+interpreter programs run one after another; the wrapper checks that every counter is back at 0.
+
+Measured on an H200 (2026-11-29, Triton 3.6, torch 2.11, b K-major; times with do_bench, "graph" = CUDA-graph
+timing, ratio = torch._scaled_mm's do_bench time / ours): decode N = K = 8192, M = 1: 28.9 us (graph 20.1) =
+0.96x, M = 16: 29.9 us (graph 21.9) = 0.93x with this one-launch path; the split-K design it replaced
+(partials, then a second reduction kernel, no cached launcher) took 83.4 us (graph 21.9) = 0.33x and 55.5 us
+(graph 22.8) = 0.50x. 8192^3: 1240 us = 0.74x (measured before the large-M kernel lost its unused split-K
+branch; same loop, the sm_90 SASS differs a little in register allocation). A warp-specialised TMA kernel for
+large M was tried the same day (same H200, Triton 3.6): 1035.5 us = 0.89x, but wrong on the GPU (38282720 of
+67108864 outputs outside 3e-2; the interpreter ignores warp_specialize, so the CPU checks could not see it),
+so it is not used.
+
+Layout: strides are explicit, so ``b`` may be a transposed view. Hopper's fp8 wgmma wants both operands
+K-major: pass ``b`` as ``w.t()`` for a row-major (N, K) weight ``w`` (strides (1, K)). A row-major (K, N)
+``b`` is correct but measured 5x slower on an H200 at 8192^3 (6.7 ms vs 1.3 ms); ``square_8192_kn`` shows it.
+Loads are masked on M, N and K's tail (``other=0.0``: exact zeros in the dot), stores on M and N.
 
 Numerics: products of e4m3 values are exact in fp32 and accumulate in fp32. Hopper's fp8 wgmma accumulates
-in reduced precision (~14 mantissa bits), so by default each BLOCK_K-deep tile product is promoted to the
-fp32 accumulator (``max_num_imprecise_acc=BLOCK_K``); ``fast_accum=True`` skips that (measured on an H200
-at 8192^3, unit-variance inputs, scale 1/8: max error 0.564 with fast accumulation, 0.228 precise, the same
-two numbers as torch._scaled_mm with use_fast_accum True / False; precise costs ~25% at 8192^3 and nothing
-measurable for decode, where 16/32-row tiles use mma.sync). The scales multiply the fp32 sum; one
-rounding to ``out_dtype``. The split-K sum adds SPLIT_K fp32 partials in order 0..SPLIT_K-1.
-Reference: ``(a.float() @ b.float()) * scale_a * scale_b`` in fp32.
+in reduced precision (~14 mantissa bits), so by default each BLOCK_K-deep step is promoted to the fp32
+accumulator (``max_num_imprecise_acc=BLOCK_K``); ``fast_accum=True`` lets the large-M kernel skip that
+(measured on an H200 at 8192^3, unit-variance inputs, scale 1/8: max error 0.564 with fast accumulation,
+0.228 precise, the same two numbers as torch._scaled_mm with use_fast_accum True / False; precise costs
+~25% there). The decode path always promotes (it is bound by reading b; the figures above are with
+promotion); its GEMV variant sums in fp32 on the CUDA cores. The scales multiply the fp32 sum; one rounding
+to ``out_dtype``. Reference: ``(a.float() @ b.float()) * scale_a * scale_b`` in fp32.
 
-Limits: int32 element offsets, so M*K, K*N and SPLIT_K*M*N must stay below 2^31. The workspace takes
-SPLIT_K*M*N*4 bytes and adds 2*SPLIT_K*M*N*4 bytes of DRAM traffic (M=16, N=8192, SPLIT_K=8: a 4 MiB
-workspace, 8 MiB written and read back, 12.5% on top of the 64 MiB of ``b``); ``bytes_moved`` counts the
-minimal traffic (inputs + output) only.
+Limits: int32 element offsets, so M*K, K*N and SPLIT_K*M*N must stay below 2^31. The decode workspace adds
+up to 2*SPLIT_K*M*N*4 bytes of DRAM traffic (M=16, N=8192, SPLIT_K=8: 4 MiB written, ~3.5 MiB read back,
+on top of the 64 MiB of ``b``); ``bytes_moved`` counts the minimal traffic (inputs + output) only. A decode
+launch killed midway leaves counters non-zero (on the CPU the next call repairs them with a warning).
 """
 from __future__ import annotations
+
+import warnings
 
 import torch
 import triton
 import triton.language as tl
+from triton.runtime.autotuner import Autotuner
+from triton.runtime.jit import JITFunction
 
 FP8_DTYPE = torch.float8_e4m3fn
 OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
+DECODE_MAX_M = 64  # M <= this: the one-launch split-K decode kernel; above: fp8_gemm_kernel, no split
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Autotune configs. fp8 is 1 byte, so BLOCK_K=128 is a 128-byte row per operand tile (full cp.async lines).
+# Large M (> 64): autotune configs. fp8 is 1 byte, so BLOCK_K=128 is a 128-byte row per operand tile.
 # Shared memory per stage = (BLOCK_M + BLOCK_N) * BLOCK_K bytes: 256x128x128: 48 KiB x 3 stages = 144 KiB;
 # 128x128x256: 64 KiB x 3 = 192 KiB; 128x128x128: 32 KiB x 4 = 128 KiB.
 # Measured on an H200 (Triton 3.6, CUDA-graph timing, default precise accumulation, b K-major):
 #   8192^3: 256x128x128 w8 s3 912 TF/s, 128x128x256 w8 s3 899, 128x128x128 w8 s4 837 (torch._scaled_mm:
 #   ~1280); 128x256x128 only 425-446 (probably register spills: its accumulator plus the promotion
 #   partial are 256 fp32 registers a thread): not listed.
-#   Decode N = K = 8192 (b = 64 MiB, memory-bound): 22-24 us (2.8-3.0 TB/s) for each decode config below
-#   (torch._scaled_mm: 19 us); split-K with 256-512 programs (2-4 per SM).
 # ---------------------------------------------------------------------------------------------------------
-def _grow_workspace(nargs):
-    """Config pre_hook, run right before every launch of a config (benchmark runs included): make the fp32
-    workspace hold this config's SPLIT_K partial tiles. The wrapper sizes it for the configs it expects;
-    this covers a config pinned from outside (e.g. a split config forced on a large M). ``resize_`` keeps
-    the tensor object that is already bound as the ``ws_ptr`` argument, so the launch sees the new memory."""
-    split = nargs["SPLIT_K"]
-    if split > 1:
-        ws = nargs["ws_ptr"]
-        need = split * nargs["M"] * nargs["N"]
-        if ws.numel() < need:
-            ws.resize_(need)
-
-
-def _cfg(bm, bn, bk, gm, sk, warps, stages):
-    return triton.Config(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, SPLIT_K=sk), num_warps=warps,
-                         num_stages=stages, pre_hook=_grow_workspace)
+def _cfg(bm, bn, bk, gm, warps, stages):
+    return triton.Config(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm), num_warps=warps,
+                         num_stages=stages)
 
 
 CONFIGS = [
-    # Large M (prefill / training; the prune admits 128-row tiles from M = 65, 256-row from M = 129):
-    # compute-bound, big tiles, no split.
-    _cfg(256, 128, 128, 8, 1, 8, 3),
-    _cfg(128, 128, 256, 8, 1, 8, 3),
-    _cfg(128, 128, 128, 8, 1, 8, 4),
-    # Mid M (65..256), or small M when N alone gives enough tiles: 64-row tiles, no split.
-    _cfg(64, 128, 128, 8, 1, 4, 4),
-    # Decode / small M (<= 64): N/64 = 128 tiles x 2 splits = 256 programs at N = 8192 (21.9 us at M=1).
-    _cfg(64, 64, 128, 8, 2, 4, 4),
-    # 128 tiles x 4 splits = 512 programs (22.9 us at M=1).
-    _cfg(32, 64, 128, 8, 4, 4, 4),
-    # 16-row tiles (the smallest mma M): 64 tiles x 4 / x 8 splits (22.3 / 23.1 us at M=1).
-    _cfg(16, 128, 256, 8, 4, 4, 4),
-    _cfg(16, 128, 128, 8, 8, 4, 4),
-    # Narrow problems (N <= 2048, e.g. small heads or tests): small tiles, with and without split-K. GROUP_M=4
-    # so a 37-row test (3 tile-rows) sits in one partial group. The tiny test cases pin these two.
-    _cfg(16, 32, 64, 4, 1, 4, 3),
-    _cfg(16, 32, 64, 4, 4, 4, 3),
+    # compute-bound, big tiles (the prune admits 128-row tiles from M = 65, 256-row from M = 129)
+    _cfg(256, 128, 128, 8, 8, 3),
+    _cfg(128, 128, 256, 8, 8, 3),
+    _cfg(128, 128, 128, 8, 8, 4),
+    # mid M (65..255), or when N alone gives enough tiles: 64-row tiles
+    _cfg(64, 128, 128, 8, 4, 4),
+    # narrow problems (N <= 2048, e.g. small heads or tests); GROUP_M=4 so the 97-row tiny case (7 tile-rows)
+    # has a full and a partial group. The tiny cases pin this one.
+    _cfg(16, 32, 64, 4, 4, 3),
 ]
 
 
 def _prune_configs(configs, named_args, **kwargs):
     """Keep the configs suited to (M, N, K); always returns at least one.
 
-    - BLOCK_M <= max(64, next_pow2(M)): no 128/256-row tiles for small M (M = 1 would mask 255 of 256
-      rows; up to 64 rows cost nothing measurable when b's bandwidth is the limit: 21.9 us with 64 rows vs
-      23.1 us with 16 at M = 1);
-    - SPLIT_K > 1 only for M <= 64: for larger M there are enough output tiles to fill the SMs, and the
-      workspace round trip (2 * SPLIT_K * M * N * 4 bytes) would cost more than it hides;
+    - BLOCK_M <= max(64, next_pow2(M)): no 256-row tiles for M <= 128 (mostly masked rows);
     - BLOCK_M >= 64 for M >= 256: small row tiles re-read b M/BLOCK_M times;
-    - BLOCK_N < 64 only for N <= 2048 (narrow tiles: short rows of b per load);
-    - no split whose K slice would be empty (SPLIT_K * BLOCK_K > K rounds up to idle programs).
+    - BLOCK_N < 64 only for N <= 2048 (narrow tiles: short rows of b per load).
     """
     args = {**named_args, **kwargs}
-    M, N, K = int(args["M"]), int(args["N"]), int(args["K"])
+    M, N = int(args["M"]), int(args["N"])
     max_bm = max(64, triton.next_power_of_2(M))
     kept = []
     for c in configs:
-        bm, bn, bk, sk = (c.kwargs[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K"))
-        if bm > max_bm:
-            continue
-        if sk > 1 and (M > 64 or sk * bk > K):
-            continue
-        if bm < 64 and M >= 256:
-            continue
-        if bn < 64 and N > 2048:
+        bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
+        if bm > max_bm or (bm < 64 and M >= 256) or (bn < 64 and N > 2048):
             continue
         kept.append(c)
-    if not kept:  # a user-edited list: fall back to the smallest no-split tile
-        kept = [min(configs, key=lambda c: (c.kwargs["SPLIT_K"], c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"]))]
+    if not kept:  # a user-edited list: fall back to the smallest tile
+        kept = [min(configs, key=lambda c: c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"])]
     return kept
 
 
@@ -140,10 +143,9 @@ def _prune_configs(configs, named_args, **kwargs):
 def fp8_gemm_kernel(
     a_ptr,        # (M, K) float8e4nv, strides (stride_am, stride_ak)
     b_ptr,        # (K, N) float8e4nv, strides (stride_bk, stride_bn); K-major (stride_bk == 1) is fastest
-    c_ptr,        # (M, N) out_dtype, strides (stride_cm, stride_cn); written only when SPLIT_K == 1
-    ws_ptr,       # (SPLIT_K, M, N) fp32 contiguous partials (flat, >= SPLIT_K*M*N); written if SPLIT_K > 1
-    scale_a_ptr,  # fp32: 1 value (per-tensor) or M values (SCALE_A_ROWS); read only when SPLIT_K == 1
-    scale_b_ptr,  # fp32: 1 value (per-tensor) or N values (SCALE_B_COLS); read only when SPLIT_K == 1
+    c_ptr,        # (M, N) out_dtype, strides (stride_cm, stride_cn)
+    scale_a_ptr,  # fp32: 1 value (per-tensor) or M values (SCALE_A_ROWS)
+    scale_b_ptr,  # fp32: 1 value (per-tensor) or N values (SCALE_B_COLS)
     M, N, K,
     stride_am, stride_ak,
     stride_bk, stride_bn,
@@ -152,12 +154,10 @@ def fp8_gemm_kernel(
     SCALE_B_COLS: tl.constexpr,  # scale_b has one value per column of b
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,  # tile-rows per super-group (L2 reuse of b's column panel)
-    SPLIT_K: tl.constexpr,  # programs along K per output tile (grid axis 1)
     FAST_ACCUM: tl.constexpr,  # True: let Hopper's fp8 wgmma accumulate the whole K imprecisely (see below)
 ):
-    # ---- grouped ordering over output tiles; axis 1 is the K split ------------------------------------
+    # ---- grouped ordering over output tiles ----------------------------------------------------------------
     pid = tl.program_id(0)
-    pid_k = tl.program_id(1)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     num_pid_in_group = GROUP_M * num_pid_n
@@ -167,22 +167,17 @@ def fp8_gemm_kernel(
     pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
     pid_n = (pid % num_pid_in_group) // group_size_m
 
-    # ---- this split's K slice: [k_start, k_end), a whole number of BLOCK_K steps except at K's end -----
-    k_per_split = tl.cdiv(K, BLOCK_K * SPLIT_K) * BLOCK_K
-    k_start = pid_k * k_per_split
-    k_end = min(k_start + k_per_split, K)  # may be <= k_start: an empty slice, all loads masked off
-
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = k_start + tl.arange(0, BLOCK_K)
+    offs_k = tl.arange(0, BLOCK_K)
     mask_m = offs_m < M
     mask_n = offs_n < N
     a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
     b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, k_per_split // BLOCK_K):
-        k_ok = offs_k < k_end - k * BLOCK_K  # slice end and K tail; other=0.0 adds nothing to the dot
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_ok = offs_k < K - k * BLOCK_K  # K tail; other=0.0 adds nothing to the dot
         a = tl.load(a_ptrs, mask=mask_m[:, None] & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & mask_n[None, :], other=0.0)
         if FAST_ACCUM:
@@ -193,68 +188,330 @@ def fp8_gemm_kernel(
             # bf16 output rounding of values up to ~90) and failed the 3e-2 tolerance.
             # max_num_imprecise_acc=BLOCK_K makes each tile's dot accumulate into a fresh partial that is
             # then added to acc in full fp32 (promotion every BLOCK_K = 64..256 products, as DeepSeek-V3
-            # does every 128). No effect on mma.sync (16/32-row tiles) or other GPUs.
+            # does every 128). No effect on mma.sync or other GPUs.
             acc = tl.dot(a, b, acc, max_num_imprecise_acc=BLOCK_K)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
-    mask_c = mask_m[:, None] & mask_n[None, :]
-    if SPLIT_K == 1:
-        # ---- direct epilogue: scales in fp32, one rounding to out_dtype ---------------------------------
-        if SCALE_A_ROWS:
-            sa = tl.load(scale_a_ptr + offs_m, mask=mask_m, other=0.0)[:, None]
-        else:
-            sa = tl.load(scale_a_ptr)
-        if SCALE_B_COLS:
-            sb = tl.load(scale_b_ptr + offs_n, mask=mask_n, other=0.0)[None, :]
-        else:
-            sb = tl.load(scale_b_ptr)
-        acc = acc * sa * sb
-        c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
-        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_c)
-    else:
-        # ---- split-K: unscaled fp32 partial to workspace[pid_k], reduced by splitk_reduce_kernel --------
-        ws_ptrs = ws_ptr + pid_k * M * N + offs_m[:, None] * N + offs_n[None, :]
-        tl.store(ws_ptrs, acc, mask=mask_c)
-
-
-@triton.jit
-def splitk_reduce_kernel(
-    ws_ptr,       # (split_k, M, N) fp32 contiguous partials from fp8_gemm_kernel
-    c_ptr,        # (M, N) out_dtype, strides (stride_cm, stride_cn)
-    scale_a_ptr,  # fp32: 1 value or M values (SCALE_A_ROWS)
-    scale_b_ptr,  # fp32: 1 value or N values (SCALE_B_COLS)
-    M, N, split_k,
-    stride_cm, stride_cn,
-    SCALE_A_ROWS: tl.constexpr,
-    SCALE_B_COLS: tl.constexpr,
-    BLOCK: tl.constexpr,  # flat elements of c per program; 1024 with 4 warps = 8 fp32 per thread (2x16 B)
-):
-    # Flat over the M*N outputs, so M = 1 still uses full, coalesced vectors (a 2-D tile would mask 15/16).
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < M * N
-    acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for s in range(0, split_k):  # fixed order 0..split_k-1: deterministic
-        acc += tl.load(ws_ptr + s * M * N + offs, mask=mask, other=0.0)
-    row = offs // N
-    col = offs % N
+    # ---- epilogue: scales in fp32, one rounding to out_dtype ---------------------------------------------
     if SCALE_A_ROWS:
-        sa = tl.load(scale_a_ptr + row, mask=mask, other=0.0)
+        sa = tl.load(scale_a_ptr + offs_m, mask=mask_m, other=0.0)[:, None]
     else:
         sa = tl.load(scale_a_ptr)
     if SCALE_B_COLS:
-        sb = tl.load(scale_b_ptr + col, mask=mask, other=0.0)
+        sb = tl.load(scale_b_ptr + offs_n, mask=mask_n, other=0.0)[None, :]
     else:
         sb = tl.load(scale_b_ptr)
     acc = acc * sa * sb
-    tl.store(c_ptr + row * stride_cm + col * stride_cn, acc.to(c_ptr.dtype.element_ty), mask=mask)
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
-_REDUCE_BLOCK = 1024
+# ---------------------------------------------------------------------------------------------------------
+# Decode (M <= 64): autotune configs. A step is DEC_BLOCK_N rows of w = b^T x DEC_BLOCK_K bytes; the mma path
+# computes the swapped product c^T = b^T a^T, so DEC_BLOCK_N (64/128) is the mma's M side and DEC_BLOCK_M
+# (16..64, the tokens) its N side. Shared memory per stage (mma path) = (DEC_BLOCK_N + DEC_BLOCK_M) *
+# DEC_BLOCK_K bytes. Programs at N = K = 8192 (132 SMs on an H200): N / DEC_BLOCK_N tiles (one M tile for
+# M <= DEC_BLOCK_M) x SPLIT_K.
+# ---------------------------------------------------------------------------------------------------------
+def _dcfg(bm, bn, bk, sk, dot, warps, stages):
+    return triton.Config(dict(DEC_BLOCK_M=bm, DEC_BLOCK_N=bn, DEC_BLOCK_K=bk, SPLIT_K=sk, USE_DOT=dot),
+                         num_warps=warps, num_stages=stages, pre_hook=_check_buffers)
 
 
-def _scale_vector(scale, length, name, axis_name, device):
-    """Validate a scale; return (fp32 contiguous 1-D tensor, per_axis: bool)."""
+def _check_buffers(nargs):
+    """Config pre_hook (run before every launch through the autotuner): the cached workspace and counters must
+    hold this config's partials and tiles. They are sized for every listed config; this catches a config
+    built from outside the list (a pinned dict) that needs more, before the kernel writes out of bounds."""
+    M, N = nargs["M"], nargs["N"]
+    need_ws = nargs["SPLIT_K"] * M * N
+    need_cnt = triton.cdiv(M, nargs["DEC_BLOCK_M"]) * triton.cdiv(N, nargs["DEC_BLOCK_N"])
+    if nargs["ws_ptr"].numel() < need_ws or nargs["cnt_ptr"].numel() < need_cnt:
+        raise RuntimeError(f"fp8_gemm: config SPLIT_K={nargs['SPLIT_K']}, DEC_BLOCK_M={nargs['DEC_BLOCK_M']}, "
+                           f"DEC_BLOCK_N={nargs['DEC_BLOCK_N']} needs {need_ws} workspace floats and {need_cnt} "
+                           f"counters; the cached buffers hold {nargs['ws_ptr'].numel()} and "
+                           f"{nargs['cnt_ptr'].numel()} (sized for the listed configs only)")
+
+
+DECODE_CONFIGS = [
+    # ---- tensor-core path (tl.dot on fp8, swapped: w tile (N, K) @ a^T tile (K, M)) --------------------
+    # M <= 16 (one 16-column mma tile; M = 1 wastes 15/16 of the mma, which has ~50x headroom here):
+    # 64 tiles x 4 splits = 256 programs of 128 x 2048 B; 36 KiB/stage x 3 = 108 KiB smem: 2 per SM (264 slots).
+    _dcfg(16, 128, 256, 4, True, 4, 3),
+    # 128 tiles x 4 = 512 programs of 64 x 2048 B; 20 KiB x 4 = 80 KiB: 2 per SM -> ~2 waves.
+    _dcfg(16, 64, 256, 4, True, 4, 4),
+    # 128 tiles x 8 = 1024 programs of 64 x 1024 B (4 K-steps each); 20 KiB x 3 = 60 KiB: 3 per SM.
+    _dcfg(16, 64, 256, 8, True, 4, 3),
+    # 64 tiles x 8 = 512 programs of 128 x 1024 B; 18 KiB x 4 = 72 KiB: 3 per SM.
+    _dcfg(16, 128, 128, 8, True, 4, 4),
+    # 16 < M <= 32 and 32 < M <= 64: the same streaming shape with 32/64 token columns.
+    _dcfg(32, 64, 256, 4, True, 4, 3),
+    _dcfg(64, 64, 256, 4, True, 4, 3),
+    # ---- CUDA-core GEMV path (M = 1 only): fp8 -> fp32, times a's row, fp32 sums over K -------------------
+    # 256 tiles x 4 = 1024 programs of 32 x 2048 B; per step 32 x 256 B = 64 B (4 x 16 B) a thread, 2 steps
+    # in flight (register double buffering), 64 fp32 partial sums a thread.
+    _dcfg(1, 32, 256, 4, False, 4, 1),
+    # 128 tiles x 8 = 1024 programs of 64 x 1024 B; per step 64 x 128 B, same per-thread figures.
+    _dcfg(1, 64, 128, 8, False, 4, 1),
+    # ---- narrow problems (N <= 2048: tests, small heads): the tiny cases pin these ----------------------
+    _dcfg(16, 32, 64, 4, True, 4, 2),
+    _dcfg(64, 32, 64, 4, True, 4, 2),
+    _dcfg(1, 32, 64, 4, False, 4, 1),
+]
+
+
+def _prune_decode_configs(configs, named_args, **kwargs):
+    """Keep the configs suited to (M, N, K); always returns at least one.
+
+    - mma path: DEC_BLOCK_M = the smallest of 16/32/64 that holds M (one M tile: b is streamed exactly once);
+    - GEMV path only for M = 1 (it would re-read b once per row);
+    - steps of < 8 KiB of b (the narrow test configs) only for N <= 2048;
+    - no split whose K slice would be empty (SPLIT_K * DEC_BLOCK_K > K).
+    """
+    args = {**named_args, **kwargs}
+    M, N, K = int(args["M"]), int(args["N"]), int(args["K"])
+    bm_dot = max(16, triton.next_power_of_2(M))
+    kept = []
+    for c in configs:
+        bm, bn, bk, sk, dot = (c.kwargs[k] for k in ("DEC_BLOCK_M", "DEC_BLOCK_N", "DEC_BLOCK_K", "SPLIT_K",
+                                                     "USE_DOT"))
+        if dot and bm != bm_dot:
+            continue
+        if not dot and M > 1:
+            continue
+        if bn * bk < 8192 and N > 2048:
+            continue
+        if sk * bk > K:
+            continue
+        kept.append(c)
+    if not kept:  # e.g. K < 256 with N > 2048: the narrow mma config with enough rows, else the widest one
+        dots = [c for c in configs if c.kwargs["USE_DOT"]]
+        fit = [c for c in dots if c.kwargs["DEC_BLOCK_M"] >= M] or dots
+        kept = [min(fit, key=lambda c: (c.kwargs["DEC_BLOCK_M"],
+                                        c.kwargs["DEC_BLOCK_N"] * c.kwargs["DEC_BLOCK_K"]))]
+    return kept
+
+
+@triton.autotune(configs=DECODE_CONFIGS, key=["M", "N", "K"],
+                 prune_configs_by={"early_config_prune": _prune_decode_configs})
+@triton.jit
+def fp8_gemm_decode_kernel(
+    a_ptr,        # (M, K) float8e4nv, strides (stride_am, stride_ak); K-contiguous is fastest
+    b_ptr,        # (K, N) float8e4nv, strides (stride_bk, stride_bn); K-major (stride_bk == 1, b = w.t()) is fastest
+    c_ptr,        # (M, N) out_dtype, strides (stride_cm, stride_cn); written by the last-arriving split of a tile
+    ws_ptr,       # fp32 workspace, flat, >= SPLIT_K*M*N: partial s of element (m, n) at s*M*N + m*N + n
+    cnt_ptr,      # int32 arrival counters, one per output tile, 0 on entry and (reset by the kernel) on exit
+    scale_a_ptr,  # fp32: 1 value (per-tensor) or M values (SCALE_A_ROWS)
+    scale_b_ptr,  # fp32: 1 value (per-tensor) or N values (SCALE_B_COLS)
+    M, N, K,
+    stride_am, stride_ak,
+    stride_bk, stride_bn,
+    stride_cm, stride_cn,
+    SCALE_A_ROWS: tl.constexpr,  # scale_a has one value per row of a
+    SCALE_B_COLS: tl.constexpr,  # scale_b has one value per column of b
+    DEC_BLOCK_M: tl.constexpr,   # tokens per tile (mma path: 16/32/64; GEMV path: 1)
+    DEC_BLOCK_N: tl.constexpr,   # output columns per tile = rows of w = b^T streamed per step
+    DEC_BLOCK_K: tl.constexpr,   # K per step (bytes per row of w per step)
+    SPLIT_K: tl.constexpr,       # programs along K per output tile (grid axis 1)
+    USE_DOT: tl.constexpr,       # True: tensor cores (tl.dot); False: fp32 FMA GEMV (DEC_BLOCK_M == 1)
+):
+    # ---- which output tile, which K slice -------------------------------------------------------------
+    tile = tl.program_id(0)   # output tile: pid_m fastest (one M tile for M <= DEC_BLOCK_M)
+    pid_k = tl.program_id(1)  # K split
+    num_pid_m = tl.cdiv(M, DEC_BLOCK_M)
+    pid_m = tile % num_pid_m
+    pid_n = tile // num_pid_m
+
+    # Split s reduces K slice [s*k_per_split, min((s+1)*k_per_split, K)); k_per_split is a whole number of
+    # DEC_BLOCK_K steps, so the slice is n_full unmasked steps plus, at K's end only, one masked k_tail step.
+    # A split whose slice starts past K (small K) has k_len = 0: it contributes a zero partial.
+    k_per_split = tl.cdiv(K, DEC_BLOCK_K * SPLIT_K) * DEC_BLOCK_K
+    k_start = pid_k * k_per_split
+    k_len = tl.maximum(tl.minimum(K - k_start, k_per_split), 0)
+    n_full = k_len // DEC_BLOCK_K
+    k_tail = k_len - n_full * DEC_BLOCK_K
+
+    offs_m = pid_m * DEC_BLOCK_M + tl.arange(0, DEC_BLOCK_M)
+    offs_n = pid_n * DEC_BLOCK_N + tl.arange(0, DEC_BLOCK_N)
+    offs_k = tl.arange(0, DEC_BLOCK_K)
+    mask_m = offs_m < M
+    mask_n = offs_n < N
+
+    # w = b^T tile (DEC_BLOCK_N, DEC_BLOCK_K): K is the contiguous axis for a K-major b, so each thread loads
+    # 16 consecutive bytes of a row (LDG/LDGSTS .128). The main loop masks only on N (constant along K), which
+    # keeps the 16-byte vectors; the K mask exists only in the tail step.
+    w_ptrs = b_ptr + offs_n[:, None] * stride_bn + (k_start + offs_k)[None, :] * stride_bk
+    acc = tl.zeros((DEC_BLOCK_N, DEC_BLOCK_M), dtype=tl.float32)  # c^T tile: acc[n, m] = sum_k b[k,n] a[m,k]
+    if USE_DOT:
+        # ---- tensor cores: acc += w (DEC_BLOCK_N, DEC_BLOCK_K) @ a^T (DEC_BLOCK_K, DEC_BLOCK_M), K-major ---
+        # max_num_imprecise_acc=DEC_BLOCK_K: Hopper's fp8 wgmma keeps a reduced-precision running sum; each
+        # step's product goes to a fresh accumulator and is added to acc in full fp32 (as fp8_gemm_kernel's
+        # precise mode). No effect on mma.sync or other GPUs.
+        x_ptrs = a_ptr + (k_start + offs_k)[:, None] * stride_ak + offs_m[None, :] * stride_am
+        for _ in range(0, n_full):
+            w = tl.load(w_ptrs, mask=mask_n[:, None], other=0.0)
+            x = tl.load(x_ptrs, mask=mask_m[None, :], other=0.0)
+            acc = tl.dot(w, x, acc, max_num_imprecise_acc=DEC_BLOCK_K)
+            w_ptrs += DEC_BLOCK_K * stride_bk
+            x_ptrs += DEC_BLOCK_K * stride_ak
+        if k_tail > 0:
+            k_ok = offs_k < k_tail  # other=0.0 lanes add exact zeros to the dot
+            w = tl.load(w_ptrs, mask=mask_n[:, None] & k_ok[None, :], other=0.0)
+            x = tl.load(x_ptrs, mask=k_ok[:, None] & mask_m[None, :], other=0.0)
+            acc = tl.dot(w, x, acc, max_num_imprecise_acc=DEC_BLOCK_K)
+    else:
+        # ---- CUDA cores, M = 1 per program: fp8 -> fp32 (exact), products exact in fp32, fp32 sums ---------
+        # The products accumulate elementwise in a (DEC_BLOCK_N, DEC_BLOCK_K) fp32 block (no cross-lane traffic
+        # in the loop); one tl.sum over K at the end. Its summation order differs from the mma path's but is
+        # fixed: deterministic. Triton's pipeliner only pipelines loads that feed tl.dot, so this loop double-
+        # buffers in registers by hand: step i+1's loads are issued before step i's math.
+        tl.static_assert(DEC_BLOCK_M == 1, "the GEMV path computes one row of a per program (DEC_BLOCK_M = 1)")
+        x_ptrs = a_ptr + offs_m[:, None] * stride_am + (k_start + offs_k)[None, :] * stride_ak  # (1, BLOCK_K)
+        acc2 = tl.zeros((DEC_BLOCK_N, DEC_BLOCK_K), dtype=tl.float32)
+        if n_full > 0:
+            w = tl.load(w_ptrs, mask=mask_n[:, None], other=0.0)
+            x = tl.load(x_ptrs, mask=mask_m[:, None], other=0.0)
+            for _ in range(1, n_full):
+                w_ptrs += DEC_BLOCK_K * stride_bk
+                x_ptrs += DEC_BLOCK_K * stride_ak
+                w_next = tl.load(w_ptrs, mask=mask_n[:, None], other=0.0)
+                x_next = tl.load(x_ptrs, mask=mask_m[:, None], other=0.0)
+                acc2 += w.to(tl.float32) * x.to(tl.float32)
+                w = w_next
+                x = x_next
+            acc2 += w.to(tl.float32) * x.to(tl.float32)
+        if k_tail > 0:
+            offs_kt = k_start + n_full * DEC_BLOCK_K + offs_k
+            k_ok = offs_k < k_tail
+            w = tl.load(b_ptr + offs_n[:, None] * stride_bn + offs_kt[None, :] * stride_bk,
+                        mask=mask_n[:, None] & k_ok[None, :], other=0.0)
+            x = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_kt[None, :] * stride_ak,
+                        mask=mask_m[:, None] & k_ok[None, :], other=0.0)
+            acc2 += w.to(tl.float32) * x.to(tl.float32)
+        acc += tl.sum(acc2, axis=1)[:, None]
+
+    # ---- publish this split's partial, count arrivals -----------------------------------------------------
+    mask_c = mask_n[:, None] & mask_m[None, :]
+    ws_tile = ws_ptr + offs_m[None, :] * N + offs_n[:, None]  # partial s of this tile at ws_tile + s*M*N
+    tl.store(ws_tile + pid_k * M * N, acc, mask=mask_c)
+    # Memory ordering (see the module docstring): the partial stores above are made by every thread of the
+    # program, the counter bump below by one thread. The CTA barrier orders all threads' stores before that
+    # thread's atomic (bar.sync: CTA-scope ordering), and the atomic's release at gpu scope is cumulative: it
+    # publishes everything the thread has observed, so the whole partial tile, to whoever acquires the count.
+    tl.debug_barrier()
+    arrived = tl.atomic_add(cnt_ptr + tile, 1, sem="acq_rel", scope="gpu")  # count of splits before this one
+    if arrived == SPLIT_K - 1:
+        # ---- last split of this tile: every other partial is published (acquired through the counter's
+        # release sequence; Triton hands the atomic's result to all threads through shared memory and a
+        # barrier, which orders the loads below after the acquire). Sum in the fixed order 0..SPLIT_K-1, this
+        # program's own partial taken from registers (the same bits it stored): the result does not depend
+        # on which split arrives last. .cg: read from L2, never from a stale L1 line. -------------------
+        total = tl.zeros((DEC_BLOCK_N, DEC_BLOCK_M), dtype=tl.float32)
+        # pid_k as a block: Triton 3.9's interpreter rejects `mask & scalar_bool` ("mask has unsupported dtype")
+        own = tl.zeros((DEC_BLOCK_N, DEC_BLOCK_M), dtype=tl.int32) + pid_k
+        for s in tl.static_range(SPLIT_K):
+            part = tl.load(ws_tile + s * M * N, mask=mask_c & (own != s), other=0.0, cache_modifier=".cg")
+            total += tl.where(own == s, acc, part)
+        # scales in fp32, one rounding to out_dtype
+        if SCALE_A_ROWS:
+            sa = tl.load(scale_a_ptr + offs_m, mask=mask_m, other=0.0)[None, :]
+        else:
+            sa = tl.load(scale_a_ptr)
+        if SCALE_B_COLS:
+            sb = tl.load(scale_b_ptr + offs_n, mask=mask_n, other=0.0)[:, None]
+        else:
+            sb = tl.load(scale_b_ptr)
+        total = total * sa * sb
+        c_ptrs = c_ptr + offs_m[None, :] * stride_cm + offs_n[:, None] * stride_cn
+        tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=mask_c)
+        # All SPLIT_K splits have arrived: nobody touches this counter again in this launch. Zero it for the
+        # next launch (kernel boundaries on one stream order this store before the next launch's atomics).
+        tl.store(cnt_ptr + tile, 0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Host side: cached workspace/counters and a cached launcher, so a steady-state call is a few attribute
+# checks, one torch.empty and one launch of an already-compiled kernel.
+# ---------------------------------------------------------------------------------------------------------
+_BUFFERS: dict[tuple, torch.Tensor] = {}  # (kind, device, size class) -> tensor; kept for the process's life
+_PLANS: dict[tuple, "_Plan"] = {}          # call signature (see fp8_gemm) -> cached launcher (CUDA)
+_CHECKED: set[tuple] = set()               # (signature, config) whose launcher ran once into a NaN-filled c
+_TENSOR_ARGS = ("a_ptr", "b_ptr", "c_ptr", "ws_ptr", "cnt_ptr", "scale_a_ptr", "scale_b_ptr")
+# The pristine launch entry points: when a tool has patched either (tritondbg's config pinning, the ir
+# capture, an autotune watcher), every call goes through them, never through the cached launcher. Captured
+# at import; should this module be imported while a tool's patch is in place (tritondbg imports kernels
+# before it patches), the captured functions are not Triton's and the cached launcher stays off.
+_TUNER_RUN = Autotuner.run
+_JIT_RUN = JITFunction.run
+_GENUINE = all((getattr(f, "__module__", None) or "").startswith("triton.") and not hasattr(f, "__wrapped__")
+               for f in (_TUNER_RUN, _JIT_RUN))
+
+
+def _buffer(kind: str, device: torch.device, numel: int, dtype: torch.dtype) -> torch.Tensor:
+    """A zero-initialised buffer of at least ``numel`` elements, cached per (device, power-of-two size).
+
+    Buffers are never freed or replaced: a CUDA graph that captured a launch keeps using the same pointers.
+    The counters must be all zero between launches; each launch leaves them so (the last split of each tile
+    resets its counter). The workspace needs no initialisation (every partial is written before it is read)."""
+    size = triton.next_power_of_2(max(int(numel), 1))
+    key = (kind, device, size)
+    buf = _BUFFERS.get(key)
+    if buf is None:
+        buf = _BUFFERS[key] = torch.zeros(size, device=device, dtype=dtype)
+    return buf
+
+
+def _buffers_for(M: int, N: int, device: torch.device):
+    """Workspace and counters big enough for every listed config at this (M, N) (so any config the autotuner
+    benchmarks, or a tool pins, fits)."""
+    configs = fp8_gemm_decode_kernel.configs
+    n_ws = max(c.kwargs["SPLIT_K"] for c in configs) * M * N
+    n_cnt = max(triton.cdiv(M, c.kwargs["DEC_BLOCK_M"]) * triton.cdiv(N, c.kwargs["DEC_BLOCK_N"])
+                for c in configs)
+    ws = _buffer("ws", device, n_ws, torch.float32)
+    cnt = _buffer("cnt", device, n_cnt, torch.int32)
+    if cnt.device.type != "cuda" and bool(cnt.any()):
+        # Only an interrupted launch leaves a counter non-zero (e.g. an exception or a debugger quit inside
+        # the interpreter); on the CPU, repair it rather than compute garbage on every later call.
+        warnings.warn("fp8_gemm: arrival counters were left non-zero by an interrupted launch; "
+                      "zeroing them", RuntimeWarning, stacklevel=3)
+        cnt.zero_()
+    return ws, cnt
+
+
+class _Plan:
+    """A compiled kernel bound to one call signature: launches with no binding, specialisation or autotuning.
+
+    ``tail`` holds every argument after the tensors, in the kernel's parameter order (sizes, strides and the
+    constexprs, as ``JITFunction.run`` passes them to the launcher)."""
+
+    __slots__ = ("runner", "ws", "cnt", "tail", "out_shape", "device")
+
+    def __init__(self, compiled, config, ws, cnt, scalars: dict, device):
+        if hasattr(compiled, "result"):  # Triton 3.6 with asynchronous compilation: a future
+            compiled = compiled.result()
+        names = list(fp8_gemm_decode_kernel.fn.arg_names)
+        if tuple(names[:len(_TENSOR_ARGS)]) != _TENSOR_ARGS:
+            raise RuntimeError(f"fp8_gemm: unexpected kernel signature {names}")
+        values = {**scalars, **config.kwargs}
+        self.tail = tuple(values[n] for n in names[len(_TENSOR_ARGS):])
+        M, N = scalars["M"], scalars["N"]
+        k = config.kwargs
+        grid = (triton.cdiv(M, k["DEC_BLOCK_M"]) * triton.cdiv(N, k["DEC_BLOCK_N"]), k["SPLIT_K"], 1)
+        self.runner = compiled[grid]  # CompiledKernel.__getitem__: current device/stream, launch hooks, launch
+        self.ws, self.cnt = ws, cnt
+        self.out_shape, self.device = (M, N), device
+
+    def launch(self, a, b, c, sa, sb) -> None:
+        self.runner(a, b, c, self.ws, self.cnt, sa, sb, *self.tail)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The wrapper: one argument check, then the decode kernel (M <= 64) or the large-M kernel.
+# ---------------------------------------------------------------------------------------------------------
+def _scale(scale, length: int, name: str, axis_name: str, device) -> tuple[torch.Tensor, bool]:
+    """Validate a scale; return (fp32 tensor whose flat memory holds the values, per_axis). An fp32
+    contiguous scale is returned as is (no copy, no view): the kernels only need its pointer."""
     if not isinstance(scale, torch.Tensor):
         raise ValueError(f"fp8_gemm: {name} must be a torch tensor (fp32), got {type(scale).__name__}")
     if not scale.dtype.is_floating_point:
@@ -262,25 +519,23 @@ def _scale_vector(scale, length, name, axis_name, device):
     if scale.device != device:
         raise ValueError(f"fp8_gemm: {name} is on {scale.device}, a is on {device}")
     n = scale.numel()
-    squeezed = [d for d in scale.shape if d != 1]
     if n == 1 and scale.ndim <= 2:
         per_axis = False
-    elif n == length and len(squeezed) == 1 and scale.ndim <= 2:
+    elif n == length and scale.ndim <= 2 and sum(d != 1 for d in scale.shape) == 1:
         per_axis = True
     else:
         raise ValueError(f"fp8_gemm: {name} must have shape () or (1,) (per-tensor) or {length} values "
                          f"(per-{axis_name}), got {tuple(scale.shape)}")
-    return scale.reshape(-1).to(torch.float32).contiguous(), per_axis
+    if scale.dtype != torch.float32 or not scale.is_contiguous():
+        scale = scale.reshape(-1).to(torch.float32).contiguous()
+    return scale, per_axis
 
 
-def _max_split(M, N, K):
-    """Largest SPLIT_K the autotuner may run for this shape (it benchmarks every candidate into the
-    workspace): all listed configs for M <= 64 (at most 8 * 64 * N * 4 bytes), the pruned ones (no split)
-    above. A config pinned from outside with a larger split is handled by ``_grow_workspace``."""
-    configs = fp8_gemm_kernel.configs
-    if len(configs) > 1 and M > 64:
-        configs = _prune_configs(configs, dict(M=M, N=N, K=K))
-    return max(c.kwargs["SPLIT_K"] for c in configs)
+def _pristine() -> bool:
+    """No tool has patched the launch path (tritondbg's config pinning in run/check, the ir capture, an
+    autotune watcher): only then may a call skip the autotuner and JITFunction.run."""
+    return (_GENUINE and type(fp8_gemm_decode_kernel).run is _TUNER_RUN
+            and "run" not in vars(fp8_gemm_decode_kernel) and JITFunction.run is _JIT_RUN)
 
 
 def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
@@ -288,7 +543,27 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
     """``(a @ b) * scale_a * scale_b`` for fp8 e4m3 a (M, K), b (K, N); returns a new (M, N) ``out_dtype``.
 
     ``fast_accum=True`` (like ``torch._scaled_mm(use_fast_accum=True)``) lets Hopper's fp8 tensor cores
-    accumulate all of K in their reduced-precision accumulator: faster, but not within fp32 accuracy."""
+    accumulate all of K in their reduced-precision accumulator for M > 64: faster, but not within fp32
+    accuracy (decode shapes, M <= 64, always accumulate precisely). Deterministic. Decode launches are not
+    safe to run concurrently on two streams of one device (they share the cached workspace/counters)."""
+    # ---- steady state (decode, CUDA): a signature seen and fully checked before. The signature holds every
+    # property the checks and Triton's specialisation depend on except the pointers' 16-byte alignment,
+    # checked here; the scales were fp32 and contiguous (passed as they are). Cost: ~17 attribute reads,
+    # one dict lookup, torch.empty and the launch of the already-compiled kernel. ---------------------------
+    try:
+        sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, out_dtype,
+               scale_a.shape, scale_a.dtype, scale_a.device, scale_a.is_contiguous(),
+               scale_b.shape, scale_b.dtype, scale_b.device, scale_b.is_contiguous())
+        plan = _PLANS.get(sig)
+    except (AttributeError, TypeError):  # not tensors, unhashable out_dtype: the checks below say what
+        sig = plan = None
+    if (plan is not None and not ((a.data_ptr() | b.data_ptr() | scale_a.data_ptr() | scale_b.data_ptr()) & 15)
+            and _pristine()):
+        c = torch.empty(plan.out_shape, device=plan.device, dtype=out_dtype)
+        plan.launch(a, b, c, scale_a, scale_b)
+        return c
+
+    # ---- every check, then one of the two kernels --------------------------------------------------------
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
         raise ValueError("fp8_gemm: a and b must be torch tensors")
     if a.ndim != 2 or b.ndim != 2:
@@ -305,39 +580,77 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
         raise ValueError("fp8_gemm: negative strides are not supported")
     M, K = a.shape
     N = b.shape[1]
-    sa, sa_rows = _scale_vector(scale_a, M, "scale_a", "row of a", a.device)
-    sb, sb_cols = _scale_vector(scale_b, N, "scale_b", "column of b", a.device)
+    sa, sa_rows = _scale(scale_a, M, "scale_a", "row of a", a.device)
+    sb, sb_cols = _scale(scale_b, N, "scale_b", "column of b", a.device)
     c = torch.empty((M, N), device=a.device, dtype=out_dtype)
     if M == 0 or N == 0:
         return c
     if K == 0:
         return c.zero_()
-
-    # fp32 workspace, flat: (split, M, N) partials. Sized here for the splits the autotuner may try; the
-    # configs' pre_hook grows it if a larger split is run. Never aliased with c (the hook may resize it).
-    max_split = _max_split(M, N, K)
-    ws = torch.empty(max_split * M * N if max_split > 1 else 1, device=a.device, dtype=torch.float32)
+    if M <= DECODE_MAX_M:
+        return _decode(a, b, c, sa, sa_rows, sb, sb_cols, sig, scale_a, scale_b)
 
     def grid(meta):
-        return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]), meta["SPLIT_K"])
+        return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
 
     fp8_gemm_kernel[grid](
-        a, b, c, ws, sa, sb, M, N, K,
+        a, b, c, sa, sb, M, N, K,
         a.stride(0), a.stride(1),
         b.stride(0), b.stride(1),
         c.stride(0), c.stride(1),
         SCALE_A_ROWS=sa_rows, SCALE_B_COLS=sb_cols, FAST_ACCUM=bool(fast_accum),
     )
-    split_k = fp8_gemm_kernel.best_config.kwargs["SPLIT_K"]  # the config that just ran
-    if split_k > 1:
-        if ws.numel() < split_k * M * N:  # a split config without the pre_hook wrote past ws: fail loudly
-            raise RuntimeError(f"fp8_gemm: SPLIT_K={split_k} ran with a workspace of {ws.numel()} floats "
-                               f"< {split_k}*{M}*{N}; split-K configs need pre_hook=_grow_workspace")
-        splitk_reduce_kernel[(triton.cdiv(M * N, _REDUCE_BLOCK),)](
-            ws, c, sa, sb, M, N, split_k,
-            c.stride(0), c.stride(1),
-            SCALE_A_ROWS=sa_rows, SCALE_B_COLS=sb_cols, BLOCK=_REDUCE_BLOCK, num_warps=4,
-        )
+    return c
+
+
+def _decode(a, b, c, sa, sa_rows, sb, sb_cols, sig, scale_a, scale_b):
+    """Checked arguments, 1 <= M <= 64, K >= 1: one launch of fp8_gemm_decode_kernel through the autotuner;
+    on CUDA, also build (and on a signature's first call with a config, run once) the cached launcher."""
+    M, K = a.shape
+    N = b.shape[1]
+    device = a.device
+    ws, cnt = _buffers_for(M, N, device)
+    scalars = dict(M=M, N=N, K=K, stride_am=a.stride(0), stride_ak=a.stride(1), stride_bk=b.stride(0),
+                   stride_bn=b.stride(1), stride_cm=c.stride(0), stride_cn=c.stride(1),
+                   SCALE_A_ROWS=sa_rows, SCALE_B_COLS=sb_cols)
+
+    def grid(meta):
+        return (triton.cdiv(M, meta["DEC_BLOCK_M"]) * triton.cdiv(N, meta["DEC_BLOCK_N"]), meta["SPLIT_K"])
+
+    compiled = fp8_gemm_decode_kernel[grid](a, b, c, ws, cnt, sa, sb, M, N, K,
+                                            a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                            c.stride(0), c.stride(1),
+                                            SCALE_A_ROWS=sa_rows, SCALE_B_COLS=sb_cols)
+    if not a.is_cuda:
+        # The CPU (interpreter) runs the launch synchronously: check the protocol's invariant right here.
+        if bool(cnt.any()):
+            cnt.zero_()
+            raise RuntimeError("fp8_gemm: the decode launch left arrival counters non-zero (a tile's last "
+                               "split did not reset its counter)")
+        return c
+    aligned = not ((a.data_ptr() | b.data_ptr() | sa.data_ptr() | sb.data_ptr()) & 15)
+    if not aligned or compiled is None or sig is None:
+        return c
+    config = fp8_gemm_decode_kernel.best_config  # the config that just ran (autotuned or pinned by a tool)
+    checked = (sig, tuple(sorted(config.kwargs.items())), config.num_warps, config.num_stages)
+    # The launcher is kept for the steady state only when nothing is patched and the scales went in as is.
+    # A signature first checked under a tool (``checked`` already in _CHECKED, no plan) gets its plan here,
+    # on its first unpatched call with that config.
+    keep = _pristine() and sa is scale_a and sb is scale_b
+    if checked in _CHECKED:  # its launcher already ran once (see below): one launch per call
+        if keep:
+            _PLANS[sig] = _Plan(compiled, config, ws, cnt, scalars, device)
+        return c
+    # First call of this signature and config: launch it once more, through the launcher the steady state
+    # uses, into a NaN-filled c, and return that. So a correctness check of a single call (tritondbg run and
+    # check pin configs: they never reach the steady state) covers the cached launcher, and it also checks
+    # that the first launch left every counter at zero.
+    plan = _Plan(compiled, config, ws, cnt, scalars, device)
+    if keep:
+        _PLANS[sig] = plan
+    _CHECKED.add(checked)
+    c.fill_(float("nan"))
+    plan.launch(a, b, c, sa, sb)
     return c
 
 
@@ -358,8 +671,8 @@ def flops(M: int, N: int, K: int, **_) -> float:
 
 
 def bytes_moved(M: int, N: int, K: int, dtype=FP8_DTYPE, out_dtype=torch.bfloat16, **_) -> float:
-    """Minimal DRAM traffic: fp8 a and b read once (1 byte each), c written once in out_dtype. Split-K's
-    workspace round trip (2*SPLIT_K*M*N*4 bytes) is not counted; see the module docstring."""
+    """Minimal DRAM traffic: fp8 a and b read once (1 byte each), c written once in out_dtype. The decode
+    path's workspace round trip (up to 2*SPLIT_K*M*N*4 bytes) is not counted; see the module docstring."""
     in_size = torch.empty((), dtype=dtype).element_size()
     out_size = torch.empty((), dtype=out_dtype).element_size()
     return float((M * K + K * N) * in_size + M * N * out_size)

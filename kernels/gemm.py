@@ -8,27 +8,78 @@ float16 or both bfloat16; ``c`` has the inputs' dtype. ``act`` is one of
   ``torch.nn.functional.gelu(x, approximate="tanh")`` (NOT the exact erf form),
 - ``"silu"``: ``x * sigmoid(x)``.
 
-Design (after the Triton matmul tutorial):
-- One program computes one BLOCK_M x BLOCK_N tile of ``c``, walking K in BLOCK_K steps with ``tl.dot``
-  (wgmma on Hopper for the 64+-row tiles, mma.sync otherwise).
-- Grouped program ordering: consecutive program ids sweep GROUP_M tile-rows of ``c`` column by column, so
-  the GROUP_M row-panels of ``a`` and the current column-panel of ``b`` stay hot in L2 (50 MB on H100,
-  60 MB on H200) instead of re-reading all of ``b`` for every tile-row.
-- Any M, N, K: loads are masked on M, N and the K tail (``other=0.0``, so padded lanes add 0 to the dot),
-  stores are masked on M and N. Strides are passed explicitly, so transposed / non-contiguous views work
-  (e.g. ``b = w.t()`` for an nn.Linear weight ``w`` of shape (N, K)); no copy is made.
-- Autotuned over a handful of Hopper-style configs keyed on (M, N, K) (plus the dtypes, which the autotuner
-  adds); ``early_config_prune`` drops tiles that do not suit the problem size.
+Two kernels; ``gemm`` picks one per call (``tma_plan``):
+
+- ``gemm_tma_kernel`` (Hopper path): when Triton's target is NVIDIA sm_90 or newer (or the interpreter, which
+  implements tensor descriptors) and both operands can be TMA descriptors: 16-byte aligned base, unit stride
+  in one dimension and a positive 16-byte aligned stride in the other (fp16/bf16: a multiple of 8 elements;
+  for contiguous operands, K % 8 == 0 and N % 8 == 0), plus N % 8 == 0 for the rows of ``c``.
+- ``gemm_kernel`` (pointer path): everything else: AMD, pre-Hopper NVIDIA, and operands TMA cannot describe
+  (an odd K or N, no unit stride, a broadcast operand).
+
+Measured on an H200 (2026-11-29, Triton 3.6, torch 2.11, both kernels in one run, do_bench median with L2
+flushed; ratio = cuBLAS (torch.matmul) time / ours; all correct; tests/bench/kernels_h200.md, session 3):
+
+    case              dtype   pointer kernel     TMA kernel
+    square_4096       bf16     204.9 us 0.95x    199.2 us 0.98x
+    square_4096       fp16     216.5 us 0.95x    211.1 us 0.98x
+    square_8192       bf16    1652.8 us 1.02x   1623.3 us 1.04x
+    square_8192       fp16    1734.6 us 1.00x   1672.5 us 1.04x
+    square_8192_gelu  bf16    1727.2 us 1.02x   1680.9 us 1.05x
+
+Shared by both kernels: grouped tile ordering (``_tile_coords``: consecutive tiles sweep GROUP_M tile-rows of
+``c`` column by column, so a few row-panels of ``a`` and the current column-panel of ``b`` stay hot in L2,
+50 MB on H100, 60 MB on H200), the activation epilogue (``_apply_activation``), the config pruning
+(``_prune_configs``) and the argument check (``_check_args``).
+
+Pointer kernel (after the Triton matmul tutorial): one program per BLOCK_M x BLOCK_N tile of ``c``, walking
+K in BLOCK_K steps with ``tl.dot`` (wgmma on Hopper for the 64+-row tiles, mma.sync otherwise). Any M, N, K:
+loads are masked on M, N and the K tail (``other=0.0``, so padded lanes add 0 to the dot), stores are masked
+on M and N. Strides are passed explicitly, so transposed / non-contiguous views work without a copy.
+
+TMA kernel (after Triton's persistent-matmul tutorial):
+- Persistent: ``min(#SMs, #tiles)`` programs; program ``p`` computes tiles ``p, p + #SMs, ...`` (H200, 132
+  SMs, 128x256 tiles: 4096^3 is 512 tiles in 4 rounds, 8192^3 2048 in 16).
+- TMA through device-side tensor descriptors (``tl.make_tensor_descriptor``): one ``cp.async.bulk.tensor``
+  (SASS ``UTMALDG``) per operand tile per K step; the tile lands in shared memory swizzled for wgmma
+  (``HGMMA``), with out-of-bounds rows/columns (M, N and the K tail) zero-filled, so no masks. The output
+  leaves through a TMA store (``UTMASTG``), clipped at M and N.
+- The (tile, k) loop nest is flattened (``tl.range(..., flatten=True)``) and software-pipelined over
+  ``num_stages`` buffers: the next tile's first loads are in flight during this tile's epilogue.
+- Epilogue subtiling (``EPILOGUE_SUBTILE``): the accumulator is activated, rounded and stored as two
+  BLOCK_M x BLOCK_N/2 halves, which halves the store's staging buffer so 128x256x64 keeps 4 stages
+  (4 x 48 KiB + 32 KiB = 224 KiB of the 227 KiB an H200 SM allows).
+- Operand layouts: ``a`` row-major or the ``.t()`` view of a (K, M) row-major tensor, ``b`` row-major or the
+  ``.t()`` view of an (N, K) one (an nn.Linear weight): the descriptor is built on the contiguous storage and
+  the tile is ``.T``-viewed; wgmma reads either major order from shared memory, no copy (A_TRANS, B_TRANS).
+- Device-side descriptors need global scratch (128 B per descriptor per program) from the allocator of
+  ``triton.set_allocator``; ``gemm`` installs a torch one unless one is set (~50 KB per launch from torch's
+  caching allocator at 132 programs).
+- Under the interpreter the persistent grid is ``_INTERP_NUM_SMS`` = 4 programs, so each walks several tiles;
+  the scenario's ``tiny_tma*`` cases (8-aligned K and N) run this kernel, its ``tiny*`` cases (K = 91) the
+  pointer kernel.
+- Not used: ``tl.range(..., warp_specialize=True)`` compiles for sm_90 (Triton 3.6 and 3.9) but makes no
+  partitions there (automatic warp specialization targets Blackwell), so the epilogue, GELU included, does
+  not overlap the next tile's wgmmas; host-side ``TensorDescriptor`` arguments would avoid the scratch
+  allocator and the per-program descriptor creation.
+
+Both are autotuned over Hopper-style configs keyed on (M, N, K) (plus the dtypes, which the autotuner adds;
+the TMA kernel also on the layouts and the activation); ``_prune_configs`` drops tiles that do not suit the
+problem size.
 
 Numerics: fp32 accumulation in ``tl.dot``; the activation is evaluated in fp32 on the accumulator and the
 result is rounded once to the output dtype. The reference (``reference``) is ``a.float() @ b.float()``
 followed by the same activation in fp32. Expected error: one rounding of the output dtype
-(fp16: 2^-11 relative, bf16: 2^-8) plus fp32 reordering error (~K * 2^-24 relative to sum |a||b|).
+(fp16: 2^-11 relative, bf16: 2^-8) plus fp32 reordering error (~K * 2^-24 relative to sum |a||b|). Bitwise
+deterministic for one config (no split-K, no atomics); the two kernels may differ in the last bit.
 
-Limits: element offsets are int32, so M*K, K*N and M*N (in elements, times the strides) must stay below
-2^31 (8192 x 8192 is 2^26: fine; a 65536 x 65536 operand is not). M, N, K of 0 are handled in the wrapper.
+Limits: the pointer kernel's element offsets are int32, so M*K, K*N and M*N (in elements, times the strides)
+must stay below 2^31 (8192 x 8192 is 2^26: fine; a 65536 x 65536 operand is not); TMA coordinates are int32
+tile corners (operands above 2^31 elements are untested). M, N, K of 0 are handled in the wrapper.
 """
 from __future__ import annotations
+
+import functools
 
 import torch
 import triton
@@ -42,15 +93,17 @@ ACTIVATIONS = (None, "gelu", "silu")
 #   128x256x64: 48 KiB/stage x 4 stages = 192 KiB   (Hopper has up to 227 KiB per SM)
 #   128x128x64: 32 KiB/stage x 4 stages = 128 KiB
 #    64x128x64: 24 KiB/stage x 4 stages =  96 KiB
+# plus, for the TMA kernel, the store's staging buffer: BLOCK_M x BLOCK_N x 2 B, halved by EPILOGUE_SUBTILE
+# (128x256 s4 subtiled: 192 + 32 = 224 KiB; s3: 176; s3 whole-tile: 208).
 # Accumulator registers: 128x256 fp32 over 8 warps = 128 regs/thread (the standard Hopper wgmma tile:
 # two warpgroups each own 64x256); 128x128 over 4 warps = 128 regs/thread as well.
 # ---------------------------------------------------------------------------------------------------------
-def _cfg(bm, bn, bk, gm, warps, stages):
-    return triton.Config(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm), num_warps=warps,
+def _cfg(bm, bn, bk, gm, warps, stages, **extra):
+    return triton.Config(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, **extra), num_warps=warps,
                          num_stages=stages)
 
 
-CONFIGS = [
+CONFIGS = [  # the pointer kernel's
     # Large square problems (>= 4096^3): the 128x256 wgmma tile (two warpgroups of 64x256). Measured on an
     # H200 (Triton 3.6, bf16, CUDA-graph timing): 4 stages 645-669 TF/s at 8192^3 and 626-646 at 4096^3,
     # 3 stages 606-640 / 578-594 (torch.matmul: 669-703 / 658-677). 256x128x64 was slower (571-584): dropped.
@@ -68,11 +121,30 @@ CONFIGS = [
     _cfg(16, 16, 32, 4, 4, 3),
 ]
 
+TMA_CONFIGS = [  # the same tiles plus EPILOGUE_SUBTILE (store the tile in two halves)
+    # Large problems: the 128x256 tile; subtiling is what makes 4 stages fit. The whole-tile s3 entry is
+    # kept to measure what subtiling buys on its own.
+    _cfg(128, 256, 64, 8, 8, 4, EPILOGUE_SUBTILE=True),
+    _cfg(128, 256, 64, 8, 8, 3, EPILOGUE_SUBTILE=True),
+    _cfg(128, 256, 64, 8, 8, 3, EPILOGUE_SUBTILE=False),
+    # Mid-size problems: 128x128 (more tiles per SM round when 128x256 would leave SMs idle).
+    _cfg(128, 128, 64, 8, 8, 4, EPILOGUE_SUBTILE=True),
+    _cfg(128, 128, 64, 8, 4, 4, EPILOGUE_SUBTILE=True),
+    # Skinny problems (M or N of a few hundred).
+    _cfg(64, 128, 64, 8, 4, 4, EPILOGUE_SUBTILE=True),
+    _cfg(128, 64, 64, 8, 4, 4, EPILOGUE_SUBTILE=True),
+    # Small problems and the interpreter (the tiny cases pin 16x16x32). Subtiled: the store halves are 16x8
+    # (16 bytes wide, TMA's minimum box width), so the interpreter also runs the split epilogue.
+    _cfg(16, 16, 32, 4, 4, 3, EPILOGUE_SUBTILE=True),
+]
+
 _SMALL_TILE = 32 * 32  # configs with BLOCK_M*BLOCK_N at or below this are for small problems only
+_INTERP_NUM_SMS = 4    # TMA kernel's persistent programs under the interpreter: several tiles each
+_CPU_NUM_SMS = 132     # compile-only capture (`tritondbg ir`, CPU tensors): the H200's SM count as stand-in
 
 
 def _prune_configs(configs, named_args, **kwargs):
-    """Drop configs that do not suit (M, N); always returns at least one config.
+    """Drop configs that do not suit (M, N); always returns at least one config (both kernels).
 
     - small tiles (<= 32x32) only when M*N <= 256*256 (elsewhere they re-read the operands 4-8x more);
     - tiles much larger than the problem: BLOCK_M > max(64, next_pow2(M)) or BLOCK_N > max(64,
@@ -90,7 +162,7 @@ def _prune_configs(configs, named_args, **kwargs):
         if bm > max_bm or bn > max_bn:
             continue
         kept.append(c)
-    if not kept:  # cannot happen with CONFIGS above, but a user-edited list must still launch
+    if not kept:  # cannot happen with the lists above, but a user-edited list must still launch
         kept = [min(configs, key=lambda c: c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"])]
     return kept
 
@@ -116,6 +188,18 @@ def _apply_activation(x, ACTIVATION: tl.constexpr):
     return x
 
 
+@triton.jit
+def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    """Grouped ordering: tile index -> (pid_m, pid_n), GROUP_M tile-rows swept column by column (L2 reuse)."""
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = tile_id // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)  # the last group may have fewer tile-rows
+    pid_m = first_pid_m + ((tile_id % num_pid_in_group) % group_size_m)
+    pid_n = (tile_id % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
 @triton.autotune(configs=CONFIGS, key=["M", "N", "K"], prune_configs_by={"early_config_prune": _prune_configs})
 @triton.jit
 def gemm_kernel(
@@ -130,17 +214,7 @@ def gemm_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,  # tile-rows per super-group (L2 reuse)
 ):
-    # ---- grouped ordering: program id -> (pid_m, pid_n) -----------------------------------------------
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)  # the last group may have fewer tile-rows
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-
+    pid_m, pid_n = _tile_coords(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
@@ -160,14 +234,100 @@ def gemm_kernel(
         b_ptrs += BLOCK_K * stride_bk
 
     # ---- epilogue: activation in fp32, one rounding to the output dtype, masked store -----------------
-    acc = _apply_activation(acc, ACTIVATION)
-    c = acc.to(c_ptr.dtype.element_ty)
+    c = _apply_activation(acc, ACTIVATION).to(c_ptr.dtype.element_ty)
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, c, mask=mask_m[:, None] & mask_n[None, :])
 
 
-def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:
-    """``act(a @ b)`` for a (M, K) and b (K, N), fp16 or bf16 (same dtype); returns a new (M, N) tensor."""
+@triton.autotune(configs=TMA_CONFIGS, key=["M", "N", "K", "A_TRANS", "B_TRANS", "ACTIVATION"],
+                 prune_configs_by={"early_config_prune": _prune_configs})
+@triton.jit
+def gemm_tma_kernel(
+    a_ptr,  # (M, K) fp16/bf16; A_TRANS=False: row-major, stride_a = row stride; True: the (M, K) view of a
+            # (K, M) row-major tensor, stride_a = its row stride. 16-byte aligned, stride_a % 8 == 0.
+    b_ptr,  # (K, N) same dtype; B_TRANS=False: row-major, stride_b = row stride; True: the (K, N) view of an
+            # (N, K) row-major tensor (nn.Linear weight .t()), stride_b = its row stride. Same alignment.
+    c_ptr,  # (M, N) output, contiguous (row stride N, N % 8 == 0), same dtype
+    M, N, K,
+    stride_a, stride_b,
+    A_TRANS: tl.constexpr, B_TRANS: tl.constexpr,
+    ACTIVATION: tl.constexpr,  # None, "gelu" or "silu": fused into the epilogue, one specialization each
+    NUM_SMS: tl.constexpr,     # number of persistent programs (the grid is min(NUM_SMS, #tiles))
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,           # tile-rows per super-group (L2 reuse)
+    EPILOGUE_SUBTILE: tl.constexpr,  # store the tile as two BLOCK_M x BLOCK_N/2 halves (half the store smem)
+):
+    dtype = c_ptr.dtype.element_ty
+    start_pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    num_tiles = num_pid_m * num_pid_n
+
+    # ---- TMA descriptors, built once per program on the contiguous storage of each operand -------------
+    # Out-of-bounds parts of a box read as 0 (the K tail adds nothing to the dot) and are not written.
+    if A_TRANS:
+        a_desc = tl.make_tensor_descriptor(a_ptr, shape=[K, M], strides=[stride_a, 1],
+                                           block_shape=[BLOCK_K, BLOCK_M])
+    else:
+        a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_a, 1],
+                                           block_shape=[BLOCK_M, BLOCK_K])
+    if B_TRANS:
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_b, 1],
+                                           block_shape=[BLOCK_N, BLOCK_K])
+    else:
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_b, 1],
+                                           block_shape=[BLOCK_K, BLOCK_N])
+    if EPILOGUE_SUBTILE:
+        c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1],
+                                           block_shape=[BLOCK_M, BLOCK_N // 2])
+    else:
+        c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1],
+                                           block_shape=[BLOCK_M, BLOCK_N])
+
+    # The epilogue recomputes its tile from a counter of its own (tile_id_c) rather than reusing the
+    # main loop's pid_m/pid_n: after flattening, the pipeliner hoists the next tile's prologue above this
+    # tile's epilogue, and a value used by both would have to be kept alive across the software-pipeline
+    # stages (Triton's persistent-matmul tutorial does the same).
+    tile_id_c = start_pid - NUM_SMS
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
+        pid_m, pid_n = _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        offs_m = pid_m * BLOCK_M
+        offs_n = pid_n * BLOCK_N
+
+        # ---- main loop: one TMA box per operand per K step, wgmma into an fp32 accumulator -------------
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for ki in range(k_tiles):
+            offs_k = ki * BLOCK_K
+            if A_TRANS:
+                a = a_desc.load([offs_k, offs_m]).T  # (BLOCK_K, BLOCK_M) box: wgmma reads it M-major
+            else:
+                a = a_desc.load([offs_m, offs_k])
+            if B_TRANS:
+                b = b_desc.load([offs_n, offs_k]).T  # (BLOCK_N, BLOCK_K) box: wgmma reads it K-major
+            else:
+                b = b_desc.load([offs_k, offs_n])
+            acc = tl.dot(a, b, acc)
+
+        # ---- epilogue: activation in fp32, one rounding, TMA store (clipped at M and N) ----------------
+        tile_id_c += NUM_SMS
+        pid_m_c, pid_n_c = _tile_coords(tile_id_c, num_pid_m, num_pid_n, GROUP_M)
+        offs_cm = pid_m_c * BLOCK_M
+        offs_cn = pid_n_c * BLOCK_N
+        if EPILOGUE_SUBTILE:
+            # (BLOCK_M, BLOCK_N) -> (BLOCK_M, 2, BLOCK_N/2) -> (BLOCK_M, BLOCK_N/2, 2) -> two column halves
+            halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+            acc0, acc1 = tl.split(halves)
+            c_desc.store([offs_cm, offs_cn], _apply_activation(acc0, ACTIVATION).to(dtype))
+            c_desc.store([offs_cm, offs_cn + BLOCK_N // 2], _apply_activation(acc1, ACTIVATION).to(dtype))
+        else:
+            c_desc.store([offs_cm, offs_cn], _apply_activation(acc, ACTIVATION).to(dtype))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Launch: argument check, path choice (tma_plan), one launcher per kernel
+# ---------------------------------------------------------------------------------------------------------
+def _check_args(a, b, activation) -> None:
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
         raise ValueError("gemm: a and b must be torch tensors")
     if a.ndim != 2 or b.ndim != 2:
@@ -184,13 +344,109 @@ def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> tor
         raise ValueError(f"gemm: activation must be one of {ACTIVATIONS}, got {activation!r}")
     if min(a.stride()) < 0 or min(b.stride()) < 0:
         raise ValueError("gemm: negative strides are not supported")
+
+
+def _interpreted() -> bool:
+    """Whether the kernels were built for the interpreter (TRITON_INTERPRET is read when @triton.jit runs):
+    the object under the autotuner is then an InterpretedFunction instead of a JITFunction."""
+    from triton.runtime.interpreter import InterpretedFunction
+
+    return isinstance(gemm_tma_kernel.fn, InterpretedFunction)
+
+
+def _hopper_target() -> bool:
+    """Triton's active target is NVIDIA sm_90+ (TMA). Under `tritondbg ir` the active driver is a stub that
+    reports the requested --arch; on a machine without a GPU and outside it, there is no target at all."""
+    try:
+        target = triton.runtime.driver.active.get_current_target()
+    except Exception:  # noqa: BLE001 - no driver (CPU-only machine): no TMA
+        return False
+    return target.backend == "cuda" and isinstance(target.arch, int) and target.arch >= 90
+
+
+def _tma_layout(t: torch.Tensor) -> bool | None:
+    """How a 2-D fp16/bf16 tensor can be a TMA descriptor: False = row-major (last dim contiguous), True =
+    transposed (first dim contiguous), None = neither (base or other stride not 16-byte aligned, or 0)."""
+    if t.data_ptr() % 16 != 0:
+        return None
+    s0, s1 = t.stride()
+    elem = t.element_size()
+    if s1 == 1 and s0 > 0 and (s0 * elem) % 16 == 0:
+        return False
+    if s0 == 1 and s1 > 0 and (s1 * elem) % 16 == 0:
+        return True
+    return None
+
+
+def tma_plan(a: torch.Tensor, b: torch.Tensor) -> tuple[bool, bool] | None:
+    """(A_TRANS, B_TRANS) when gemm_tma_kernel can run on these (checked) operands, else None (pointer kernel).
+
+    Needs: Triton's target NVIDIA sm_90+ (or the interpreter, which implements descriptors), a 16-byte aligned
+    base and leading stride for a and b, N % 8 == 0 (the output's row stride), M, N, K > 0."""
     M, K = a.shape
     N = b.shape[1]
-    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    if M == 0 or N == 0:
-        return c
-    if K == 0:  # empty sum: act(0) == 0 for all three activations
-        return c.zero_()
+    if min(M, N, K) == 0 or (N * a.element_size()) % 16 != 0:
+        return None
+    if not (_interpreted() or _hopper_target()):
+        return None
+    a_trans, b_trans = _tma_layout(a), _tma_layout(b)
+    if a_trans is None or b_trans is None:
+        return None
+    return a_trans, b_trans
+
+
+def _num_sms(device: torch.device) -> int:
+    if _interpreted():
+        return _INTERP_NUM_SMS
+    if device.type != "cuda":  # only `tritondbg ir` compiles for a GPU from CPU tensors
+        return _CPU_NUM_SMS
+    return _num_sms_of(device.index if device.index is not None else torch.cuda.current_device())
+
+
+@functools.lru_cache(maxsize=None)
+def _num_sms_of(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
+
+
+def _torch_scratch(size: int, alignment: int, stream):
+    """Triton's allocator protocol: global scratch for the device-side TMA descriptors (torch's caching
+    allocator; its blocks are 512-byte aligned, more than the 128 bytes a descriptor needs)."""
+    return torch.empty(size, device="cuda", dtype=torch.int8)
+
+
+def _ensure_allocator() -> None:
+    """Install _torch_scratch unless an allocator is set already (3.6 and 3.9 keep it in a ContextVar)."""
+    try:
+        from triton.runtime import _allocation
+
+        if not isinstance(_allocation._allocator.get(), _allocation.NullAllocator):
+            return
+    except (ImportError, AttributeError):  # private module moved: set ours
+        pass
+    triton.set_allocator(_torch_scratch)
+
+
+def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation) -> None:
+    M, K = a.shape
+    N = b.shape[1]
+    num_sms = _num_sms(a.device)
+    if a.device.type == "cuda":
+        _ensure_allocator()
+
+    def grid(meta):
+        return (min(num_sms, triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])),)
+
+    gemm_tma_kernel[grid](
+        a, b, c, M, N, K,
+        a.stride(1) if a_trans else a.stride(0),
+        b.stride(1) if b_trans else b.stride(0),
+        A_TRANS=a_trans, B_TRANS=b_trans, ACTIVATION=activation, NUM_SMS=num_sms,
+    )
+
+
+def _launch_pointer(a, b, c, activation) -> None:
+    M, K = a.shape
+    N = b.shape[1]
 
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
@@ -202,6 +458,24 @@ def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> tor
         c.stride(0), c.stride(1),
         ACTIVATION=activation,
     )
+
+
+def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:
+    """``act(a @ b)`` for a (M, K) and b (K, N), fp16 or bf16 (same dtype); returns a new (M, N) tensor.
+    Runs gemm_tma_kernel where ``tma_plan`` allows it, else gemm_kernel (see the module docstring)."""
+    _check_args(a, b, activation)
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+    if M == 0 or N == 0:
+        return c
+    if K == 0:  # empty sum: act(0) == 0 for all three activations
+        return c.zero_()
+    plan = tma_plan(a, b)
+    if plan is not None:
+        _launch_tma(a, b, c, *plan, activation)
+    else:
+        _launch_pointer(a, b, c, activation)
     return c
 
 

@@ -1,5 +1,6 @@
 """Scenario for kernels/attention.py: flash-attention prefill and flash-decoding (decode cases override
-launch/reference with ``attention_decode`` / ``reference_decode``)."""
+launch/reference with ``attention_decode`` / ``reference_decode``; ``tiny_ptr`` launches the prefill's pointer
+path, which GPUs without TMA run)."""
 import torch
 
 from tritondbg import Case, Scenario
@@ -55,7 +56,7 @@ SCENARIO = Scenario(
     launch=K.attention,
     reference=K.reference,
     baseline=baseline,
-    kernels=[K._attn_fwd_kernel, K._attn_decode_split_kernel, K._attn_decode_reduce_kernel],
+    kernels=[K._attn_fwd_kernel, K._attn_decode_kernel],
     flops=lambda case, dtype: K.flops(**case.params),
     bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),
     cases=[
@@ -73,6 +74,13 @@ SCENARIO = Scenario(
              dtypes=("float16", "bfloat16"), config=dict(BLOCK_M=16, BLOCK_N=16),
              description="N_Q > N_KV causal (bottom-right: the first 19 query rows see no key, output 0), "
                          "grouped-query heads"),
+        Case("tiny_even_ws", params=dict(B=1, H=4, H_KV=2, N=45, N_KV=64, D=64, causal=False),
+             dtypes=("bfloat16",), config=dict(BLOCK_M=16, BLOCK_N=16, WARP_SPEC=True),
+             description="non-causal, N_KV a multiple of the tile: the warp-specialised configs' single unmasked "
+                         "loop (device-side TMA descriptors), a 13-row query tail"),
+        Case("tiny_ptr", params=dict(B=1, H=2, N=77, D=64, causal=True),
+             dtypes=("float16",), config=dict(BLOCK_M=16, BLOCK_N=16), launch=K._attention_ptr,
+             description="the pointer path (GPUs without TMA): causal, query and key tails"),
         # ---- decode, CPU interpreter
         _decode("decode_tiny", dict(B=2, H=3, S=1000, D=64, seq_lens=[1000, 513], num_splits=4),
                 ("float16", "bfloat16", "float32"), config=dict(BLOCK_N=64, LOOP_STAGES=3),
@@ -80,13 +88,34 @@ SCENARIO = Scenario(
         _decode("decode_tiny_ragged", dict(B=4, H=4, H_KV=2, S=301, D=128, seq_lens=[301, 40, 1, 0], num_splits=5),
                 ("float16", "bfloat16"), config=dict(BLOCK_N=64, LOOP_STAGES=3),
                 description="5 splits (non-power-of-two merge), empty splits, a length-0 sequence (output 0), GQA"),
+        _decode("decode_tiny_gqa4_single", dict(B=2, H=8, H_KV=2, S=100, D=32, seq_lens=[100, 0], num_splits=1),
+                ("float32", "bfloat16"), config=dict(BLOCK_N=32, LOOP_STAGES=3),
+                description="GQA group of 4 (tensor-core path, padded to 16 rows), one split (direct store), "
+                            "a length-0 sequence"),
         # ---- realistic H200 shapes (compiled only)
         Case("prefill_b4_h32_n4k_d128", params=dict(B=4, H=32, N=4096, D=128, causal=False),
              dtypes=("bfloat16",), interpret=False),
         Case("prefill_b4_h32_n4k_d128_causal", params=dict(B=4, H=32, N=4096, D=128, causal=True),
              dtypes=("bfloat16",), interpret=False),
+        # odd D=128 shapes for what the interpreter cannot reach (128-row TMA tails, GQA, warp specialisation
+        # next to masked shapes); small, ~1 ms each on the H200
+        Case("prefill_gqa_odd_d128", params=dict(B=2, H=8, H_KV=2, N=1000, N_KV=777, D=128, causal=False),
+             dtypes=("bfloat16",), interpret=False,
+             description="GQA 4:1, N_Q=1000 / N_KV=777: query and key tails"),
+        Case("prefill_gqa_ws_tail_d128", params=dict(B=2, H=8, H_KV=2, N=1000, N_KV=1024, D=128, causal=False),
+             dtypes=("bfloat16",), interpret=False,
+             description="GQA, N_KV a multiple of every BLOCK_N: the warp-specialised configs with a query tail "
+                         "(TMA-clipped O store)"),
+        Case("prefill_gqa_odd_d128_causal", params=dict(B=2, H=8, H_KV=2, N=1000, N_KV=1100, D=128, causal=True),
+             dtypes=("bfloat16",), interpret=False,
+             description="GQA, causal with N_KV > N_Q (diagonal offset 100, not a multiple of the tile)"),
+        Case("prefill_cross_d128_causal", params=dict(B=1, H=16, N=1100, N_KV=1000, D=128, causal=True),
+             dtypes=("bfloat16", "float16"), interpret=False,
+             description="causal with N_Q > N_KV: the first 100 query rows see no key (output 0)"),
         _decode("decode_b1_h32_kv8k_d128", dict(B=1, H=32, S=8192, D=128), ("bfloat16",), interpret=False),
         _decode("decode_b8_h32_kv32k_d128", dict(B=8, H=32, S=32768, D=128), ("bfloat16",), interpret=False),
         _decode("decode_b32_h32_kv4k_d128", dict(B=32, H=32, S=4096, D=128), ("bfloat16",), interpret=False),
+        _decode("decode_b8_h32_hkv8_kv32k_d128", dict(B=8, H=32, H_KV=8, S=32768, D=128), ("bfloat16",),
+                interpret=False, description="GQA group 4 (padded to 16 mma rows): K/V of a KV head read once"),
     ],
 )

@@ -5,15 +5,26 @@ import torch
 
 # The tiny cases pin the 16x16x32 (GROUP_M=4) config under the interpreter: M=67 -> 5 tile-rows (one full
 # group of 4 and a partial group of 1), N=45 -> 3 tile-cols with a 13-column tail, K=91 -> 3 K-steps with
-# a 27-deep tail. 15 programs x 3 steps run in well under a second on the CPU.
+# a 27-deep tail. 15 programs x 3 steps run in well under a second on the CPU. K=91 and N=45 are not
+# multiples of 8 (strides not 16-byte aligned): these run the pointer kernel gemm_kernel.
 _TINY = dict(M=67, N=45, K=91)
 _TINY_CONFIG = dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
+# The tiny_tma cases have 8-aligned K and N, so they run the persistent TMA kernel gemm_tma_kernel (the
+# interpreter implements tensor descriptors): M=67 -> 5 tile-rows (a full and a partial GROUP_M group, a
+# 3-row tail), N=40 -> 3 tile-cols (an 8-column tail: the second store half of the last column is entirely
+# outside and clipped), K=88 -> 3 K steps with a 24-deep tail (zero-filled by the descriptor). 15 tiles on
+# the interpreter's 4 persistent programs.
+_TINY_TMA = dict(M=67, N=40, K=88)
 
 
 def make_inputs(case, dtype, device, generator):
     p = case.params
     M, N, Kd = p["M"], p["N"], p["K"]
-    a = torch.randn(M, Kd, generator=generator, device="cpu").to(device=device, dtype=dtype)
+    if p.get("a_transposed", False):
+        # a as an (M, K) view of a (K, M) row-major tensor: strides (1, M).
+        a = torch.randn(Kd, M, generator=generator, device="cpu").to(device=device, dtype=dtype).t()
+    else:
+        a = torch.randn(M, Kd, generator=generator, device="cpu").to(device=device, dtype=dtype)
     if p.get("b_transposed", False):
         # b as a (K, N) view of an (N, K) row-major tensor (an nn.Linear weight): strides (1, K).
         b = torch.randn(N, Kd, generator=generator, device="cpu").to(device=device, dtype=dtype).t()
@@ -34,12 +45,13 @@ def baseline(a, b, activation=None):
 
 SCENARIO = Scenario(
     name="gemm",
-    description="c = act(a @ b), fp16/bf16 with fp32 accumulation, grouped tile ordering, fused gelu/silu",
+    description="c = act(a @ b), fp16/bf16 with fp32 accumulation, grouped tile ordering, fused gelu/silu; "
+                "persistent TMA kernel on sm_90+ for aligned operands, pointer kernel otherwise",
     make_inputs=make_inputs,
     launch=K.gemm,
     reference=K.reference,
     baseline=baseline,
-    kernels=[K.gemm_kernel],
+    kernels=[K.gemm_kernel, K.gemm_tma_kernel],
     flops=lambda case, dtype: K.flops(**case.params),
     bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),
     cases=[
@@ -51,6 +63,17 @@ SCENARIO = Scenario(
              description="fused SiLU epilogue"),
         Case("tiny_bt", params=dict(_TINY, b_transposed=True), dtypes=("float16", "bfloat16"),
              config=_TINY_CONFIG, description="b passed as a .t() view (strides (1, K)): explicit strides"),
+        Case("tiny_tma", params=dict(_TINY_TMA), dtypes=("float16", "bfloat16"), config=_TINY_CONFIG,
+             description="8-aligned K and N: TMA kernel; odd M, N and K tails, partial GROUP_M group, 4 programs"),
+        Case("tiny_tma_gelu", params=dict(_TINY_TMA, activation="gelu"), dtypes=("float16", "bfloat16"),
+             config=_TINY_CONFIG, description="TMA kernel, fused tanh-approximation GELU on the subtiled epilogue"),
+        Case("tiny_tma_silu", params=dict(_TINY_TMA, activation="silu"), dtypes=("float16",), config=_TINY_CONFIG,
+             description="TMA kernel, fused SiLU epilogue"),
+        Case("tiny_tma_bt", params=dict(_TINY_TMA, b_transposed=True), dtypes=("float16", "bfloat16"),
+             config=_TINY_CONFIG, description="TMA kernel, b as the .t() view of an (N, K) tensor: B_TRANS"),
+        Case("tiny_tma_at", params=dict(M=72, N=40, K=88, a_transposed=True, b_transposed=True),
+             dtypes=("bfloat16",), config=_TINY_CONFIG,
+             description="TMA kernel, a and b both transposed views (M=72: 8-aligned leading stride of a.t())"),
         Case("square_4096", params=dict(M=4096, N=4096, K=4096), dtypes=("bfloat16", "float16"),
              interpret=False),
         Case("square_8192", params=dict(M=8192, N=8192, K=8192), dtypes=("bfloat16", "float16"),

@@ -42,6 +42,8 @@ def test_every_bundled_kernel_every_stage_every_target(shared):
             got = {r["item"]["kernel"] for r in _results(compiled, arch, scenario)}
             if scenario == "fp8_gemm" and arch == "sm_80":
                 continue  # e4m3 needs sm_89+: checked below as a clear error
+            if scenario == "gemm" and arch != "sm_90":
+                names = names - {"gemm_tma_kernel"}  # TMA path: NVIDIA sm_90+ only; the pointer kernel elsewhere
             assert got == names, (arch, scenario, got, names)
     for r in compiled["results"]:
         item, st = r["item"], r["stages"]
@@ -62,8 +64,10 @@ def test_fp8_on_ampere_is_a_clear_error(shared):
     _, compiled = shared
     errs = [e for e in compiled["errors"] if e["arch"] == "sm_80"]
     assert {e["scenario"] for e in errs} == {"fp8_gemm"}
-    assert all("fp8e4nv not supported" in e["error"] and e["error"].startswith("compiling fp8_gemm_kernel for cuda:80")
-               for e in errs)
+    assert all("fp8e4nv not supported" in e["error"] for e in errs)
+    # both fp8 kernels (large M and decode) are refused, each naming itself and the target
+    failing = {m.group(1) for e in errs if (m := re.match(r"compiling (\w+) for cuda:80", e["error"]))}
+    assert failing == {"fp8_gemm_kernel", "fp8_gemm_decode_kernel"}, [e["error"][:120] for e in errs]
     assert not [e for e in compiled["errors"] if e["arch"] != "sm_80"]
 
 
@@ -71,9 +75,13 @@ def test_gemm_uses_wgmma_on_hopper_and_mma_on_ampere(shared):
     _, compiled = shared
     (h,), (a,) = _results(compiled, "sm_90", "gemm", "square_4096"), _results(compiled, "sm_80", "gemm", "square_4096")
     assert h["item"]["config"]["BLOCK_M"] >= 64, h["item"]["config"]
+    # aligned operands: the persistent TMA kernel on Hopper, the pointer kernel on Ampere
+    assert (h["item"]["kernel"], a["item"]["kernel"]) == ("gemm_tma_kernel", "gemm_kernel")
     hopper_ptx, hopper_sass = (Path(h["stages"][s]).read_text() for s in ("ptx", "sass"))
     ampere_ptx, ampere_sass = (Path(a["stages"][s]).read_text() for s in ("ptx", "sass"))
     assert "wgmma.mma_async" in hopper_ptx and "HGMMA" in hopper_sass
+    assert "cp.async.bulk.tensor" in hopper_ptx and "UTMALDG" in hopper_sass and "UTMASTG" in hopper_sass
+    assert "cp.async.bulk.tensor" not in ampere_ptx
     assert "mma.sync" in ampere_ptx and "HMMA" in ampere_sass
     assert "wgmma" not in ampere_ptx and "HGMMA" not in ampere_sass
     assert h["stats"]["instruction_mix"]["ptx"]["wgmma (warpgroup mma)"] == hopper_ptx.count("wgmma.mma_async")
@@ -92,6 +100,11 @@ def _ptxas_report(log: str, kernel: str, arch: str) -> dict:
 
 def test_stats_match_ptxas_and_triton_metadata(shared):
     _, compiled = shared
+    # ptxas reports a kernel once, when it is compiled: a later case with the same specialization is a cache hit
+    # (gemm's tiny and tiny_tma both run the pointer kernel on sm_80), so look the report up by cache entry
+    logs = {}
+    for r in compiled["results"]:
+        logs[r["item"]["entry"]] = logs.get(r["item"]["entry"], "") + r["ptxas_log"]
     checked = 0
     for r in compiled["results"]:
         item, stats = r["item"], r["stats"]
@@ -103,7 +116,7 @@ def test_stats_match_ptxas_and_triton_metadata(shared):
             total = re.search(r"; TotalNumVgprs: (\d+)", amdgcn) or re.search(r"; NumVgprs: (\d+)", amdgcn)
             assert stats["n_regs"] == int(total.group(1))   # arch + accumulation VGPRs (gfx942 unified file)
             continue
-        report = _ptxas_report(r["ptxas_log"], item["kernel"], item["arch"])
+        report = _ptxas_report(logs[item["entry"]], item["kernel"], item["arch"])
         assert stats["n_regs"] == report["regs"], (item["kernel"], item["arch"], stats["n_regs"], report)
         assert stats["local_bytes"] == report["stack"] and stats["n_spills"] == report["stack"] // 4
         checked += 1
@@ -160,7 +173,10 @@ def test_cli_source_map_and_out_file(shared, tmp_path):
 
 def test_cli_diff_between_archs(shared):
     env, _ = shared
-    p = run_cli(["ir", "gemm", "--case", "square_4096", "--diff", "arch=sm_80", "arch=sm_90"], env)
+    # the odd-K tiny case runs the pointer kernel on both targets (square_4096 runs the TMA kernel on sm_90);
+    # a 64x128 tile makes it wgmma on sm_90
+    p = run_cli(["ir", "gemm", "--case", "tiny", "--config", "BLOCK_M=64,BLOCK_N=128", "--diff", "arch=sm_80",
+                 "arch=sm_90"], env)
     assert p.returncode == 0, p.stderr
     minus = [line for line in p.stdout.splitlines() if line.startswith("-")]
     plus = [line for line in p.stdout.splitlines() if line.startswith("+")]
@@ -179,16 +195,48 @@ def test_cli_stats_json(shared):
         assert row[key] == h["stats"][key], key
 
 
-def test_cli_kernel_picks_one_of_several(shared):
+_TWO_KERNELS = """
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def scale_kernel(X, Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(Y + offs, tl.load(X + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+
+@triton.jit
+def shift_kernel(Y, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(Y + offs, tl.load(Y + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+def launch(x):  # one launch wrapper, two kernels
+    y = torch.empty_like(x)
+    scale_kernel[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
+    shift_kernel[(triton.cdiv(x.numel(), 64),)](y, x.numel(), BLOCK=64)
+    return y
+
+
+SCENARIO = Scenario("two", lambda case, dtype, device, gen: dict(x=torch.randn(100, generator=gen).to(device, dtype)),
+                    launch, lambda x: 2 * x.float() + 1, [Case("tiny", params=dict(n=100), dtypes=("float32",))],
+                    kernels=[scale_kernel, shift_kernel])
+"""
+
+
+def test_cli_kernel_picks_one_of_several(shared, tmp_path):
+    # no bundled case launches two kernels any more (attention decode is one launch): a user scenario that does
     env, _ = shared
-    p = run_cli(["ir", "attention", "--case", "decode_tiny", "--arch", "sm_90", "--kernel", "reduce",
-                 "--stage", "ttir"], env)
+    (tmp_path / "two.py").write_text(_TWO_KERNELS)
+    target = f"{tmp_path / 'two.py'}::two"
+    p = run_cli(["ir", target, "--case", "tiny", "--arch", "sm_90", "--kernel", "shift", "--stage", "ttir"], env)
     assert p.returncode == 0, p.stderr
-    assert "tt.func public @_attn_decode_reduce_kernel" in p.stdout and "_attn_decode_split_kernel" not in p.stdout
-    both = run_cli(["ir", "attention", "--case", "decode_tiny", "--arch", "sm_90", "--stage", "ttir"], env)
-    assert both.stdout.count("// ==== _attn_decode_") == 2
-    bad = run_cli(["ir", "attention", "--case", "decode_tiny", "--arch", "sm_90", "--kernel", "nope"], env)
-    assert bad.returncode == 2 and "choose from: _attn_decode_split_kernel, _attn_decode_reduce_kernel" in bad.stderr
+    assert "tt.func public @shift_kernel" in p.stdout and "scale_kernel" not in p.stdout
+    both = run_cli(["ir", target, "--case", "tiny", "--arch", "sm_90", "--stage", "ttir"], env)
+    assert both.stdout.count("// ==== ") == 2 and "// ==== scale_kernel" in both.stdout
+    bad = run_cli(["ir", target, "--case", "tiny", "--arch", "sm_90", "--kernel", "nope"], env)
+    assert bad.returncode == 2 and "choose from: scale_kernel, shift_kernel" in bad.stderr
 
 
 def test_warm_call_imports_neither_torch_nor_triton(shared):
@@ -226,11 +274,12 @@ def test_default_config_comes_from_a_run_record(shared, tmp_path):
     assert before["config_source"].startswith("first of the")
     record = tmp_path / "traces" / "20260101-000000-compiled-gemm-1" / "record.json"
     record.parent.mkdir(parents=True)
-    tuned = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, "num_stages": 4}
+    tuned = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "EPILOGUE_SUBTILE": True,
+             "num_warps": 4, "num_stages": 4}
     record.write_text(json.dumps({"schema": 1, "command": "run gemm", "environment": {"gpu": "NVIDIA H200"},
                                   "results": [{"kernel": "gemm", "case": "square_4096", "dtype": "bfloat16",
-                                               "mode": "compiled", "config": {"gemm_kernel": tuned},
-                                               "config_source": {"gemm_kernel": "autotuned"}}]}))
+                                               "mode": "compiled", "config": {"gemm_tma_kernel": tuned},
+                                               "config_source": {"gemm_tma_kernel": "autotuned"}}]}))
     p = run_cli(args, env)   # the index entry of the first call relied on there being no record: not reused
     (after,) = json.loads(p.stdout)
     assert after["config"] == tuned
@@ -239,24 +288,27 @@ def test_default_config_comes_from_a_run_record(shared, tmp_path):
 
 def test_default_config_comes_from_tritons_autotune_record(shared):
     # float16: its own autotune key (the dtypes are part of it), so the bfloat16 requests of other tests keep
-    # their default; the record lands in the shared cache, as Triton's autotuner would write it on a GPU
+    # their default; the record lands in the shared cache, as Triton's autotuner would write it on a GPU.
+    # sm_80: the helper records gemm_kernel, the kernel square_4096 runs there (sm_90 runs gemm_tma_kernel)
     env, _ = shared
     out = Path(env["TRITONDBG_OUT"]).parent / "autotune-winner.json"
-    p = subprocess.run([sys.executable, str(HELPER), "record-autotune", "sm_90", "square_4096", "float16", str(out)],
+    p = subprocess.run([sys.executable, str(HELPER), "record-autotune", "sm_80", "square_4096", "float16", str(out)],
                        env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     winner = json.loads(out.read_text())
     assert winner["pruned"] > 1
     args = ["ir", "gemm", "--case", "square_4096", "--dtype", "float16", "--stats", "--json"]
-    p = run_cli([*args, "--arch", "sm_90"], env)
+    p = run_cli([*args, "--arch", "sm_80"], env)
     assert p.returncode == 0, p.stderr
     (row,) = json.loads(p.stdout)
-    assert row["config"] == winner["winner"]
+    assert row["kernel"] == "gemm_kernel" and row["config"] == winner["winner"]
     assert row["config_source"] == f"recorded autotune decision {winner['path']}"
     assert Path(winner["path"]).is_file() and winner["path"].startswith(env["TRITON_CACHE_DIR"])
-    # the decision is per target: sm_80 has no record, so it falls back to the first pruned config
-    p = run_cli([*args, "--arch", "sm_80"], env)
-    assert json.loads(p.stdout)[0]["config_source"].startswith("first of the")
+    # the decision is per target: gfx942 runs the same kernel with the same key but has no record, so it
+    # falls back to the first pruned config
+    p = run_cli([*args, "--arch", "gfx942"], env)
+    (row,) = json.loads(p.stdout)
+    assert row["kernel"] == "gemm_kernel" and row["config_source"].startswith("first of the")
 
 
 def test_all_configs_emits_one_per_config(shared):

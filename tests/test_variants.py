@@ -35,9 +35,8 @@ def _params():
     return out
 
 
-def test_variants_exist_and_each_file_has_a_gpu_case():
-    targets = _targets()
-    assert VARIANTS and targets, "tests/bench/variants/ holds no variant"
+def test_each_variant_file_has_a_cpu_and_a_gpu_case():
+    targets = _targets()  # none under trial is fine (tests/bench/variants/README.md)
     for path in VARIANTS:
         scenarios = [loader.load(t) for t in targets if t.split("::")[0] == str(path)]
         assert scenarios, f"{path.name} defines no variant scenario"

@@ -1,7 +1,7 @@
 """Bundled kernels against their vendor baselines on the local GPU, in the same run (issue 7's table).
 
     python tests/bench/kernels_h200.py [--only gemm,attention] [--cases square_4096] [--json out.json]
-    python tests/bench/kernels_h200.py --only gemm,tests/bench/variants/gemm_tma.py::gemm_tma  # a variant beside
+    python tests/bench/kernels_h200.py --only gemm,tests/bench/variants/my_gemm.py::my_gemm  # a variant beside
 
 For every GPU-size case of every bundled scenario: our launch and the baseline(s), median of
 triton.testing.do_bench on fresh random inputs (the scenario's make_inputs, seed 0), the ratio

@@ -47,17 +47,11 @@ check) log check   # issue 6: GPU gates on the zoo and the bundled kernels
   # them) took more than 180 s on 2026-11-29
   timeout 420 python3 -m tritondbg check --all --gates correctness,perf,agreement,determinism --device cuda --baseline "$OUT/baseline.json" --update-baseline --json "$OUT/check_gpu.json" --junit "$OUT/check_gpu.xml" > "$OUT/check_all.txt" 2>&1; echo "exit $?"; tail -40 "$OUT/check_all.txt" | cut -c1-120 ;;
 variants) log variants   # issue 7: candidate kernels beside the ones they would replace, same run, do_bench + graph
-  # two groups (each fits one call): VARIANT_GROUP=gemm (gemm, fp8) or VARIANT_GROUP=attention
-  V=tests/bench/variants
-  if [ "${VARIANT_GROUP:-gemm}" = gemm ]; then
-    only=gemm,$V/gemm_tma.py::gemm_tma,fp8_gemm,$V/fp8_decode.py::fp8_decode,$V/fp8_ws.py::fp8_ws
-    cases=square_4096,square_8192,square_8192_gelu,decode_m1,decode_m16
-  else
-    only=attention,$V/attention_prefill.py::attention_fast,$V/attention_decode.py::attention_decode_fast
-    cases=prefill_b4_h32_n4k_d128,prefill_b4_h32_n4k_d128_causal,decode_b1_h32_kv8k_d128,decode_b8_h32_kv32k_d128,decode_b32_h32_kv4k_d128
-  fi
-  timeout ${VARIANTS_TIMEOUT:-540} python3 tests/bench/kernels_h200.py --only "${VARIANTS_ONLY:-$only}" \
-    --cases "${VARIANTS_CASES:-$cases}" --json "$OUT/variants.json" 2>&1 | tee "$OUT/variants.log" | grep -v '^{' | tail -40 ;;  # rows stay in the log if cut short
+  # VARIANTS_ONLY=gemm,path/to/variant.py::name VARIANTS_CASES=square_4096,... (the 2026-11-29 variants were
+  # merged into kernels/ or dropped: tests/bench/kernels_h200.md, session 3)
+  [ -n "${VARIANTS_ONLY:-}" ] || { echo "variants: set VARIANTS_ONLY (and VARIANTS_CASES)"; continue; }
+  timeout ${VARIANTS_TIMEOUT:-540} python3 tests/bench/kernels_h200.py --only "$VARIANTS_ONLY" \
+    ${VARIANTS_CASES:+--cases "$VARIANTS_CASES"} --json "$OUT/variants.json" 2>&1 | tee "$OUT/variants.log" | grep -v '^{' | tail -40 ;;  # rows stay in the log if cut short
 bench) log bench   # issue 7
   timeout ${BENCH_TIMEOUT:-540} python3 tests/bench/kernels_h200.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" | grep -v '^{' | tail -60 ;;
 esac; done
