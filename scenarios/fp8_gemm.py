@@ -96,6 +96,7 @@ SCENARIO = Scenario(
         Case("square_8192", params=dict(M=8192, N=8192, K=8192, b_layout="nk"), dtypes=_FP8, interpret=False,
              description="compute-bound, b K-major (nn.Linear weight layout)"),
         Case("square_8192_kn", params=dict(M=8192, N=8192, K=8192), dtypes=_FP8, interpret=False,
+             perf_floor=0.2,  # 0.29x _scaled_mm on the H200 (2026-11-29): kept to show the layout's cost
              description="same with a row-major (K, N) b: shows the cost of the non-K-major layout"),
         Case("decode_m1", params=dict(M=1, N=8192, K=8192, b_layout="nk"), dtypes=_FP8, interpret=False,
              description="single-token decode: memory-bound on b (64 MiB), one-launch split-K"),

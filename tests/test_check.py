@@ -68,6 +68,22 @@ def test_perf_judgement():
     assert behind and "0.33x torch" in behind
 
 
+def test_update_baseline_rewrites_the_record_but_keeps_the_torch_floor():
+    from tritondbg.check.perf import judge_case
+    from tritondbg.scenario import Case
+
+    case, kept = Case("c"), Case("slow_layout", perf_floor=0.2)
+    # slower than recorded: fails a normal run, passes when the baseline is being rewritten
+    assert "slower than the recorded" in judge_case(case, "k", 1.5, 1.5, 1.0, GateContext(device="cuda"))
+    assert judge_case(case, "k", 1.5, 1.5, 1.0, GateContext(device="cuda", update_baseline=True)) is None
+    # 0.29x torch: below the gate's 0.5x floor, even with --update-baseline ...
+    for ctx in (GateContext(device="cuda"), GateContext(device="cuda", update_baseline=True)):
+        assert "0.29x torch" in judge_case(case, "k", 3.45, 1.0, None, ctx)
+    # ... unless the case lowers its own floor (a documented slow path)
+    assert judge_case(kept, "k", 3.45, 1.0, None, GateContext(device="cuda", update_baseline=True)) is None
+    assert "0.14x torch" in judge_case(kept, "k", 7.0, 1.0, None, GateContext(device="cuda"))
+
+
 def test_perf_times_gpu_size_cases_when_there_are_some():
     from tritondbg.check.perf import perf_cases
 

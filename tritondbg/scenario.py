@@ -24,6 +24,9 @@ class Case:
     ``atol``/``rtol`` override the per-dtype defaults of ``tritondbg.compare.TOLERANCES``.
     ``interpret=False`` keeps a case off the CPU interpreter (a realistic GPU shape would take hours there).
     ``launch``/``reference`` override the scenario's for this case (e.g. attention's decode variant).
+    ``perf_floor`` overrides the perf gate's minimum torch_time / our_time for this case (default: the gate's
+    0.5); say why in ``description`` (a known slow layout kept to show its cost, a GPU-only correctness case
+    at a launch-bound size). The recorded-baseline margin applies either way.
     """
 
     name: str
@@ -36,6 +39,7 @@ class Case:
     launch: Callable[..., Any] | None = None
     reference: Callable[..., Any] | None = None
     description: str = ""
+    perf_floor: float | None = None
 
     def __post_init__(self):
         bad = [d for d in self.dtypes if d not in DTYPES]

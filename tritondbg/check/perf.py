@@ -43,6 +43,14 @@ def judge_perf(key: str, ours_ms: float, torch_ms: float | None, recorded_ms: fl
     return None
 
 
+def judge_case(case, key: str, ours_ms: float, torch_ms: float | None, recorded_ms: float | None, ctx) -> str | None:
+    """One timed case against the torch floor (the case's ``perf_floor``, else the gate's) and, unless the
+    baseline is being rewritten (``--update-baseline``), against its recorded time. The torch floor applies
+    even then: rewriting the baseline must not wave a slow kernel through."""
+    floor = ctx.perf_min_ratio if case.perf_floor is None else case.perf_floor
+    return judge_perf(key, ours_ms, torch_ms, None if ctx.update_baseline else recorded_ms, ctx.perf_margin, floor)
+
+
 def perf_cases(scenario) -> list:
     return [c for c in scenario.cases if not c.interpret] or list(scenario.cases)
 
@@ -69,7 +77,7 @@ def perf_gate(scenario, ctx) -> GateOutcome:
             timings[key] = {"ours_ms": ours, "torch_ms": base, "recorded_ms": recorded.get(key)}
             if key not in recorded:
                 missing.append(key)
-            reason = judge_perf(key, ours, base, recorded.get(key), ctx.perf_margin, ctx.perf_min_ratio)
+            reason = judge_case(case, key, ours, base, recorded.get(key), ctx)
             if reason:
                 reasons.append(reason)
             del inputs
@@ -77,7 +85,7 @@ def perf_gate(scenario, ctx) -> GateOutcome:
     if ctx.update_baseline:
         save_baseline(ctx.baseline_file, {k: v["ours_ms"] for k, v in timings.items()},
                       {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__})
-    if reasons and not ctx.update_baseline:
+    if reasons:
         return GateOutcome(scenario.name, "perf", FAIL, reasons[0], {"timings": timings, "slow": reasons})
     note = f"; no recorded baseline for {len(missing)} (--update-baseline)" if missing and not ctx.update_baseline else ""
     return GateOutcome(scenario.name, "perf", PASS, f"{len(timings)} timed{note}", {"timings": timings})
