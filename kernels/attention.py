@@ -56,13 +56,12 @@ acq_rel gpu-scope atomic after a CTA barrier; the last arrival merges the splits
 signature; once a call has gone through the autotuner with nothing patching the launch path, later calls
 launch the compiled kernel directly (``_runner``: no autotuner, no argument binding).
 
-Measured on an H200 (Triton 3.6, torch 2.11, bf16, D=128, 2026-11-29, as tests/bench/variants/ before the
-merge): prefill B4 H32 N4096 non-causal 2079 us = 529 TFLOP/s, 1.59x SDPA flash (previous kernel 2285 us,
-1.45x); the causal figure of that run came from the warp-specialised masked loop, now excluded (above),
-so causal is not yet measured. Decode, H32: B8 KV32k 961 us (1.01x SDPA default = cuDNN, 1.81x flash),
-B32 KV4k 489 us (1.00x / 1.81x), B1 KV8k 40.8 us in a CUDA graph (previous kernel 50.5 us); B1 KV8k eager
-took 90.9 us there because the direct launcher was never kept after a first call under tritondbg's config
-pinning (fixed since: ``attention_decode``; not re-measured).
+Measured on an H200 after the merge (Triton 3.6, torch 2.11, bf16, D=128, H=32, 2026-11-29;
+tests/bench/kernels_h200.md): prefill B4 N4096 2041 us = 539 TFLOP/s, 1.59x SDPA flash (previous kernel 1.45x);
+causal 1223 us, 1.45x flash (non-specialised TMA configs; previous 1.40x). Decode B8 KV32k 956 us = 4.49 TB/s
+(0.98x SDPA default = cuDNN, 1.76x flash), B32 KV4k 487 us (1.00x / 1.77x), B1 KV8k 50.9 us under do_bench
+(40.5 us of GPU time; launch-bound on that VM). Small prefill shapes are launch-bound too: ~110 us of Python
+per call (autotuner, argument binding, four host descriptors) against ~20 us of GPU at B2 H8 N1000.
 """
 from __future__ import annotations
 

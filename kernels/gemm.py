@@ -27,6 +27,10 @@ flushed; ratio = cuBLAS (torch.matmul) time / ours; all correct; tests/bench/ker
     square_8192       fp16    1734.6 us 1.00x   1672.5 us 1.04x
     square_8192_gelu  bf16    1727.2 us 1.02x   1680.9 us 1.05x
 
+After the merge, the perf gate of ``tritondbg check gemm --device cuda`` (same GPU, same day) timed the TMA
+kernel at 187.5 / 197.3 us (4096^3 bf16 / fp16: 1.04x / 1.00x), 1455.8 / 1571.5 us (8192^3: 1.08x / 1.05x) and
+1592.0 us with GELU (1.04x): a tensor-core-bound do_bench moves by several % between runs (GPU power state).
+
 Shared by both kernels: grouped tile ordering (``_tile_coords``: consecutive tiles sweep GROUP_M tile-rows of
 ``c`` column by column, so a few row-panels of ``a`` and the current column-panel of ``b`` stay hot in L2,
 50 MB on H100, 60 MB on H200), the activation epilogue (``_apply_activation``), the config pruning
