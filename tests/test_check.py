@@ -84,6 +84,53 @@ def test_update_baseline_rewrites_the_record_but_keeps_the_torch_floor():
     assert "0.14x torch" in judge_case(kept, "k", 7.0, 1.0, None, GateContext(device="cuda"))
 
 
+def test_launch_bound_cases_are_timed_on_the_gpu_alone_and_keyed_apart():
+    from tritondbg.check.perf import _key
+    from tritondbg.scenario import Case
+
+    with pytest.raises(ValueError, match="perf_timing"):
+        Case("c", perf_timing="wall")
+    ln = loader.load("layernorm")
+    graph, eager = ln.case("h200_4096x1024"), ln.case("h200_8192x8192")
+    assert graph.perf_timing == "graph" and eager.perf_timing == "do_bench"
+    # a GPU-time baseline entry is never compared with a do_bench one
+    assert _key(ln, graph, "float16") == "layernorm/h200_4096x1024/float16@graph"
+    assert _key(ln, eager, "float16") == "layernorm/h200_8192x8192/float16"
+
+
+def test_perf_gate_times_each_case_its_way_and_fails_what_it_cannot_time(monkeypatch, tmp_path):
+    """The gate's loop without a GPU: time_ms is replaced by fixed figures (the GPU timing itself runs on the
+    H200, tests/gpu)."""
+    import dataclasses
+
+    from tritondbg.check import perf
+    from tritondbg.scenario import Case
+
+    times = {("ours", "do_bench"): 3.0, ("torch", "do_bench"): 1.0,   # do_bench: 0.33x, below the floor
+             ("ours", "graph"): 1.0, ("torch", "graph"): 0.8}          # graph: 0.8x
+    def fake_time(fn, how):
+        who = fn()
+        if who == "broken":
+            raise RuntimeError("operation not permitted when stream is capturing")
+        return times[(who, how)]
+
+    monkeypatch.setattr(perf, "time_ms", fake_time)
+    scenario = dataclasses.replace(
+        loader.load("add"), make_inputs=lambda case, dtype, device, gen: {"case": case.name},
+        launch=lambda case: "broken" if case == "uncapturable" else "ours", baseline=lambda case: "torch",
+        cases=[Case("launch_bound", dtypes=("float16",), interpret=False, perf_timing="graph"),
+               Case("uncapturable", dtypes=("float16",), interpret=False, perf_timing="graph")])
+    ctx = GateContext(device="cuda", baseline_file=str(tmp_path / "b.json"), update_baseline=True)
+    out = perf.perf_gate(scenario, ctx)
+    assert out.status == FAIL and "add/uncapturable/float16@graph: cannot be timed with graph" in out.reason
+    assert out.details["timings"]["add/launch_bound/float16@graph"]["timing"] == "graph"
+    assert json.loads((tmp_path / "b.json").read_text())["times_ms"] == {"add/launch_bound/float16@graph": 1.0}
+    # the same case timed with do_bench is 0.33x torch: the floor fails it, --update-baseline or not
+    scenario.cases = [dataclasses.replace(scenario.cases[0], perf_timing="do_bench")]
+    out = perf.perf_gate(scenario, ctx)
+    assert out.status == FAIL and "0.33x torch" in out.reason
+
+
 def test_perf_times_gpu_size_cases_when_there_are_some():
     from tritondbg.check.perf import perf_cases
 

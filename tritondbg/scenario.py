@@ -15,6 +15,9 @@ from typing import Any, Callable, Mapping, Sequence
 DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn")
 
 
+PERF_TIMINGS = ("do_bench", "graph")
+
+
 @dataclass(frozen=True)
 class Case:
     """One shape setting of a scenario, run once per dtype it lists.
@@ -27,6 +30,9 @@ class Case:
     ``perf_floor`` overrides the perf gate's minimum torch_time / our_time for this case (default: the gate's
     0.5); say why in ``description`` (a known slow layout kept to show its cost, a GPU-only correctness case
     at a launch-bound size). The recorded-baseline margin applies either way.
+    ``perf_timing``: how the perf gate times this case and its torch baseline: ``"do_bench"`` (default: each
+    call as a user's Python makes it, L2 flushed) or ``"graph"`` (``do_bench_cudagraph``: GPU time only, for
+    launch-bound shapes, where do_bench measures the machine's Python rather than the kernel; no L2 flush).
     """
 
     name: str
@@ -40,8 +46,11 @@ class Case:
     reference: Callable[..., Any] | None = None
     description: str = ""
     perf_floor: float | None = None
+    perf_timing: str = "do_bench"
 
     def __post_init__(self):
+        if self.perf_timing not in PERF_TIMINGS:
+            raise ValueError(f"case {self.name!r}: perf_timing {self.perf_timing!r}; choose from {', '.join(PERF_TIMINGS)}")
         bad = [d for d in self.dtypes if d not in DTYPES]
         if bad:
             raise ValueError(f"case {self.name!r}: unknown dtype(s) {bad}; choose from {', '.join(DTYPES)}")

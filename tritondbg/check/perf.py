@@ -12,7 +12,8 @@ from tritondbg.check.outcome import FAIL, PASS, GateOutcome
 
 
 def _key(scenario, case, dtype) -> str:
-    return f"{scenario.name}/{case.name}/{dtype}"
+    """Baseline-file key; GPU-time (graph) timings get their own, never compared with do_bench ones."""
+    return f"{scenario.name}/{case.name}/{dtype}" + ("@graph" if case.perf_timing == "graph" else "")
 
 
 def load_baseline(path: str) -> dict:
@@ -51,13 +52,24 @@ def judge_case(case, key: str, ours_ms: float, torch_ms: float | None, recorded_
     return judge_perf(key, ours_ms, torch_ms, None if ctx.update_baseline else recorded_ms, ctx.perf_margin, floor)
 
 
+def time_ms(fn, how: str) -> float:
+    """Median ms of ``fn``: ``do_bench`` (host cost included once it exceeds the GPU time, L2 flushed) or, for
+    ``how == "graph"``, ``do_bench_cudagraph`` on a side stream (GPU time only, no L2 flush)."""
+    import torch
+    from triton.testing import do_bench, do_bench_cudagraph
+
+    if how == "graph":
+        with torch.cuda.stream(torch.cuda.Stream()):
+            return do_bench_cudagraph(fn, return_mode="median")
+    return do_bench(fn)
+
+
 def perf_cases(scenario) -> list:
     return [c for c in scenario.cases if not c.interpret] or list(scenario.cases)
 
 
 def perf_gate(scenario, ctx) -> GateOutcome:
     import torch
-    from triton.testing import do_bench
 
     recorded = load_baseline(ctx.baseline_file)
     timings, reasons, missing = {}, [], []
@@ -69,12 +81,17 @@ def perf_gate(scenario, ctx) -> GateOutcome:
             inputs = scenario.make_inputs(case, getattr(torch, dtype), "cuda", torch.Generator().manual_seed(ctx.seed))
             launch = scenario.launch_for(case)
             launch(**inputs)  # autotune and compile outside the timing
-            ours = do_bench(lambda: launch(**inputs))
-            base = None
-            if scenario.baseline is not None:
-                scenario.baseline(**inputs)
-                base = do_bench(lambda: scenario.baseline(**inputs))
-            timings[key] = {"ours_ms": ours, "torch_ms": base, "recorded_ms": recorded.get(key)}
+            how = case.perf_timing
+            try:
+                ours = time_ms(lambda: launch(**inputs), how)
+                base = None
+                if scenario.baseline is not None:
+                    scenario.baseline(**inputs)
+                    base = time_ms(lambda: scenario.baseline(**inputs), how)
+            except Exception as e:  # noqa: BLE001 - e.g. a launch that cannot be captured in a CUDA graph
+                reasons.append(f"{key}: cannot be timed with {how}: {type(e).__name__}: {str(e)[:120]}")
+                continue
+            timings[key] = {"ours_ms": ours, "torch_ms": base, "recorded_ms": recorded.get(key), "timing": how}
             if key not in recorded:
                 missing.append(key)
             reason = judge_case(case, key, ours, base, recorded.get(key), ctx)
@@ -84,7 +101,7 @@ def perf_gate(scenario, ctx) -> GateOutcome:
             torch.cuda.empty_cache()
     if ctx.update_baseline:
         save_baseline(ctx.baseline_file, {k: v["ours_ms"] for k, v in timings.items()},
-                      {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__})
+                      {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None, "torch": torch.__version__})
     if reasons:
         return GateOutcome(scenario.name, "perf", FAIL, reasons[0], {"timings": timings, "slow": reasons})
     note = f"; no recorded baseline for {len(missing)} (--update-baseline)" if missing and not ctx.update_baseline else ""
