@@ -105,9 +105,10 @@ def _graph_ms(fn):
     one replay to the next, so its bandwidth figures for small shapes are L2-warm (the ratio is still fair:
     both sides replay the same way). do_bench's flush, for its part, leaves ~50 MB of dirty lines that the
     timed kernel's reads evict (a floor of ~12 us on any kernel, the fp8 decode helper's reading of FACTS)."""
+    from tritondbg.check.perf import time_ms
+
     try:
-        with torch.cuda.stream(torch.cuda.Stream()):
-            return triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median")
+        return time_ms(fn, "graph", rep=100)
     except Exception:  # noqa: BLE001 - a wrapper that cannot be captured just has no graph column
         return None
 

@@ -52,16 +52,17 @@ def judge_case(case, key: str, ours_ms: float, torch_ms: float | None, recorded_
     return judge_perf(key, ours_ms, torch_ms, None if ctx.update_baseline else recorded_ms, ctx.perf_margin, floor)
 
 
-def time_ms(fn, how: str) -> float:
+def time_ms(fn, how: str, **bench_kw) -> float:
     """Median ms of ``fn``: ``do_bench`` (host cost included once it exceeds the GPU time, L2 flushed) or, for
-    ``how == "graph"``, ``do_bench_cudagraph`` on a side stream (GPU time only, no L2 flush)."""
+    ``how == "graph"``, ``do_bench_cudagraph`` on a side stream (GPU time only, no L2 flush). ``bench_kw``
+    (e.g. ``rep``) goes to the triton.testing function."""
     import torch
     from triton.testing import do_bench, do_bench_cudagraph
 
     if how == "graph":
         with torch.cuda.stream(torch.cuda.Stream()):
-            return do_bench_cudagraph(fn, return_mode="median")
-    return do_bench(fn)
+            return do_bench_cudagraph(fn, return_mode="median", **bench_kw)
+    return do_bench(fn, **bench_kw)
 
 
 def perf_cases(scenario) -> list:
