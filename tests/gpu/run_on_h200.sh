@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU evidence in one go, on a CUDA machine with torch and triton installed (the H200 of the device tool).
 # Run records and traces go to /tmp; the JSON results worth keeping go to $OUT (default ./gpu-out). Each step is time-boxed so one slow step cannot eat the others.
-# Usage: bash tests/gpu/run_on_h200.sh [step ...]   steps: install kernels ir profile ncu overhead check check_some variants bench
+# Usage: bash tests/gpu/run_on_h200.sh [step ...]   steps: install kernels ir profile ncu overhead zoo check check_some recheck variants bench
 set -uo pipefail
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TRITONDBG_OUT=/tmp/tdbg-traces; W=/tmp/tdbg-work; mkdir -p $W
@@ -40,12 +40,15 @@ overhead) log overhead
   timeout 120 python3 tests/bench/profile_overhead.py --part 2 2>&1 | tail -20
   timeout ${OVERHEAD1_TIMEOUT:-300} python3 tests/bench/profile_overhead.py --part 1 --repeats 3 2>&1 | tail -20 ;;
 check_some) log "check ${CHECK_KERNELS:-}"   # issue 6: the GPU gates on some kernels (one line per finished item)
-  timeout ${CHECK_TIMEOUT:-250} python3 -m tritondbg check ${CHECK_KERNELS:-layernorm softmax} --gates correctness,perf,agreement,determinism --device cuda --baseline "$OUT/baseline.json" --update-baseline --json "$OUT/check_some.json" > "$OUT/check_some.txt" 2>&1; echo "exit $?"; grep -vE "^\s*$" "$OUT/check_some.txt" | cut -c1-120 | tail -45 ;;
-check) log check   # issue 6: GPU gates on the zoo and the bundled kernels
+  timeout ${CHECK_TIMEOUT:-250} python3 -m tritondbg check ${CHECK_KERNELS:-layernorm softmax} --gates correctness,perf,agreement,determinism --device cuda --baseline "$OUT/baseline.json" --update-baseline --json "$OUT/check_some.json" > "$OUT/check_some.txt" 2>&1; echo "exit $?"; grep -vE "^\s*$" "$OUT/check_some.txt" | cut -c1-120 | tail -45; python3 tests/gpu/perf_rows.py "$OUT/check_some.json" ;;
+zoo|check) log zoo   # issue 6: the GPU gates' planted bugs must fail them, their twins pass
   timeout 120 python3 -m tritondbg check tests/zoo/slow_copy.py::buggy tests/zoo/slow_copy.py::twin tests/zoo/tf32_dot.py::buggy tests/zoo/tf32_dot.py::twin --gates perf,agreement --device cuda > "$OUT/check_zoo.txt" 2>&1; echo "exit $?"; grep -E "FAIL|pass" "$OUT/check_zoo.txt" | cut -c1-110
+  [ $s = zoo ] && continue; log check
   # every bundled kernel, every GPU gate: autotuning every GPU-size case (attention decode B=32 KV=32k among
   # them) took more than 180 s on 2026-11-29
   timeout 420 python3 -m tritondbg check --all --gates correctness,perf,agreement,determinism --device cuda --baseline "$OUT/baseline.json" --update-baseline --json "$OUT/check_gpu.json" --junit "$OUT/check_gpu.xml" > "$OUT/check_all.txt" 2>&1; echo "exit $?"; tail -40 "$OUT/check_all.txt" | cut -c1-120 ;;
+recheck) log "recheck ${CHECK_KERNELS:-}"   # issue 6: perf gate again, against the baseline check_some just recorded
+  timeout ${RECHECK_TIMEOUT:-150} python3 -m tritondbg check ${CHECK_KERNELS:-layernorm softmax} --gates perf --device cuda --baseline "$OUT/baseline.json" --json "$OUT/recheck.json" > "$OUT/recheck.txt" 2>&1; echo "exit $?"; grep -vE "^\s*$" "$OUT/recheck.txt" | cut -c1-160 | tail -20; python3 tests/gpu/perf_rows.py "$OUT/recheck.json" ;;
 variants) log variants   # issue 7: candidate kernels beside the ones they would replace, same run, do_bench + graph
   # VARIANTS_ONLY=gemm,path/to/variant.py::name VARIANTS_CASES=square_4096,... (the 2026-11-29 variants were
   # merged into kernels/ or dropped: tests/bench/kernels_h200.md, session 3)
