@@ -153,7 +153,15 @@ def bench_case(scenario, case, dtype_name):
     from tritondbg.configs import autotuners, config_dict
     row["configs"] = {k: config_dict(t.best_config) for k, t in autotuners(scenario.kernels).items()
                       if getattr(t, "best_config", None) is not None}
+    # every benchmarked config's median (ms), so one run shows how far the runners-up were
+    row["config_timings"] = {k: {", ".join(f"{a}={b}" for a, b in config_dict(c).items()): _p50(v)
+                                 for c, v in (getattr(t, "configs_timings", None) or {}).items()}
+                             for k, t in autotuners(scenario.kernels).items()}
     return row
+
+
+def _p50(v):
+    return v[0] if isinstance(v, (list, tuple)) else v
 
 
 def markdown(rows, meta) -> str:
