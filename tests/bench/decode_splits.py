@@ -1,0 +1,74 @@
+"""Decode attention: time attention_decode for several split counts beside SDPA (issue 7, split heuristic).
+
+    python tests/bench/decode_splits.py [--splits 1,2,4,...]
+
+For each decode shape of the issue (H=32, D=128, bf16) prints, per split count, do_bench and CUDA-graph
+medians, with the count ``_decode_num_splits`` picks marked, and SDPA's default (cuDNN) and flash backends.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from triton.testing import do_bench
+
+from tritondbg.check.perf import time_ms
+
+SHAPES = [(1, 32, 32, 8192), (8, 32, 32, 32768), (32, 32, 32, 4096), (8, 32, 8, 32768)]  # B, H, H_KV, S
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--splits", default="1,2,3,4,6,8,12,16,24,32")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("needs a CUDA GPU", file=sys.stderr)
+        return 2
+    from tritondbg.kernels.attention import _decode_num_splits, _num_sms, attention_decode
+
+    dev = torch.device("cuda")
+    for B, H, HKV, S in SHAPES:
+        g = torch.Generator(device="cuda").manual_seed(0)
+        q = torch.randn(B, H, 128, device=dev, dtype=torch.bfloat16, generator=g)
+        k = torch.randn(B, HKV, S, 128, device=dev, dtype=torch.bfloat16, generator=g)
+        v = torch.randn(B, HKV, S, 128, device=dev, dtype=torch.bfloat16, generator=g)
+        picked = _decode_num_splits(B * HKV, S, _num_sms(dev))
+        kv_bytes = 2 * k.numel() * k.element_size()
+        q4 = q[:, :, None, :]
+        rows = []
+        for name, backend in (("sdpa default", None), ("sdpa flash", SDPBackend.FLASH_ATTENTION)):
+            def fn(backend=backend):
+                if backend is None:
+                    return F.scaled_dot_product_attention(q4, k, v, enable_gqa=HKV != H)
+                with sdpa_kernel(backend):
+                    return F.scaled_dot_product_attention(q4, k, v, enable_gqa=HKV != H)
+            try:
+                fn()
+                rows.append((name, do_bench(fn), time_ms(fn, "graph")))
+            except Exception as e:  # noqa: BLE001
+                rows.append((f"{name} ({type(e).__name__})", float("nan"), float("nan")))
+        ref = None
+        for ns in [int(s) for s in args.splits.split(",")]:
+            if ns > max(1, S // 64):
+                continue
+            fn = lambda ns=ns: attention_decode(q, k, v, num_splits=ns)
+            o = fn()
+            o = fn()  # the steady-state launcher
+            ref = o if ref is None else ref
+            bad = (o.float() - ref.float()).abs().max().item()
+            rows.append((f"ours splits={ns}{' (picked)' if ns == picked else ''}{'' if bad < 2e-2 else f' DIFFERS {bad:.3g}'}",
+                         do_bench(fn), time_ms(fn, "graph")))
+        print(f"\nB={B} H={H} H_KV={HKV} S={S}: KV {kv_bytes / 2**20:.0f} MiB, picked splits={picked}")
+        print("| call | do_bench | graph | TB/s (graph) |\n|---|---|---|---|")
+        for name, t, tg in rows:
+            print(f"| {name} | {t * 1e3:.1f} us | {tg * 1e3:.1f} us | {kv_bytes / tg / 1e9:.2f} |", flush=True)
+        del q, k, v
+        torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
