@@ -131,6 +131,26 @@ def test_perf_gate_times_each_case_its_way_and_fails_what_it_cannot_time(monkeyp
     assert out.status == FAIL and "0.33x torch" in out.reason
 
 
+def test_perf_baseline_keeps_the_configs_and_a_slower_run_names_a_changed_pick(tmp_path):
+    """The baseline file records which configs ran; a run slower than the record whose autotuner picked
+    differently says so (on the H200 a launch-bound attention case was picked 64x64 in one process and
+    128x128 in the next, 28% slower)."""
+    from tritondbg.check.perf import config_change, load_baseline, save_baseline
+
+    f = str(tmp_path / "b.json")
+    small = {"_attn_fwd_kernel": {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4}}
+    big = {"_attn_fwd_kernel": {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8}}
+    save_baseline(f, {"attention/odd/bfloat16@graph": 0.0178}, {"gpu": "x"}, {"attention/odd/bfloat16@graph": small})
+    save_baseline(f, {"add/big/float32": 0.19}, {"gpu": "x"}, {"add/big/float32": {}})  # merged, not replaced
+    assert load_baseline(f) == {"attention/odd/bfloat16@graph": 0.0178, "add/big/float32": 0.19}
+    recorded = load_baseline(f, "configs")["attention/odd/bfloat16@graph"]
+    assert recorded == small
+    assert config_change(small, recorded) == ""
+    assert config_change(big, recorded) == ("; autotuner picked _attn_fwd_kernel BLOCK_M=128,BLOCK_N=128,num_warps=8"
+                                            " (recorded run: BLOCK_M=64,BLOCK_N=64,num_warps=4)")
+    assert config_change(big, None) == ""  # an old baseline file without configs: nothing to compare
+
+
 def test_perf_times_gpu_size_cases_when_there_are_some():
     from tritondbg.check.perf import perf_cases
 

@@ -17,7 +17,7 @@ from triton.testing import do_bench
 
 from tritondbg.check.perf import time_ms
 
-SHAPES = [(1, 32, 32, 8192), (8, 32, 32, 32768), (32, 32, 32, 4096), (8, 32, 8, 32768)]  # B, H, H_KV, S
+SHAPES = [(1, 32, 32, 8192), (1, 32, 32, 32768), (8, 32, 32, 32768), (32, 32, 32, 4096), (8, 32, 8, 32768)]  # B, H, H_KV, S
 
 
 def main() -> int:

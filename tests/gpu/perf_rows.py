@@ -21,4 +21,6 @@ for path in sys.argv[1:]:
         ours, base, rec = v["ours_ms"] * 1e3, v.get("torch_ms"), v.get("recorded_ms")
         ratio = f"{base / v['ours_ms']:.2f}x" if base else "-"
         recs = f" recorded {rec * 1e3:.1f} us ({100 * (v['ours_ms'] / rec - 1):+.1f}%)" if rec else ""
-        print(f"{key:55s} {ours:9.1f} us  torch {base * 1e3 if base else float('nan'):9.1f} us  {ratio}{recs}")
+        cfg = " | ".join(f"{k}: " + ",".join(f"{a}={b}" for a, b in c.items() if a in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages"))
+                         for k, c in (v.get("configs") or {}).items())
+        print(f"{key:55s} {ours:9.1f} us  torch {base * 1e3 if base else float('nan'):9.1f} us  {ratio}{recs}  [{cfg}]")

@@ -16,21 +16,34 @@ def _key(scenario, case, dtype) -> str:
     return f"{scenario.name}/{case.name}/{dtype}" + ("@graph" if case.perf_timing == "graph" else "")
 
 
-def load_baseline(path: str) -> dict:
+def load_baseline(path: str, part: str = "times_ms") -> dict:
+    """One part of a baseline file: ``times_ms`` (key -> ms) or ``configs`` (key -> the configs that ran)."""
     p = Path(path)
     if not p.is_file():
         return {}
     data = json.loads(p.read_text())
-    return data.get("times_ms", {})
+    return data.get(part, {})
 
 
-def save_baseline(path: str, times: dict, meta: dict) -> None:
+def save_baseline(path: str, times: dict, meta: dict, configs: dict | None = None) -> None:
     p = Path(path)
     old = json.loads(p.read_text()) if p.is_file() else {}
-    merged = {**old.get("times_ms", {}), **times}
+    data = {"meta": meta, "times_ms": {**old.get("times_ms", {}), **times},
+            "configs": {**old.get("configs", {}), **(configs or {})}}
     tmp = p.with_name(p.name + ".part")
-    tmp.write_text(json.dumps({"meta": meta, "times_ms": merged}, indent=1, sort_keys=True))
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
     os.replace(tmp, p)
+
+
+def config_change(now: dict, recorded: dict | None) -> str:
+    """``; autotuner picked ... (recorded run: ...)`` when this run's configs differ from the recorded run's."""
+    from tritondbg.configs import config_str
+
+    if not recorded or now == recorded:
+        return ""
+    diff = sorted(k for k in set(now) | set(recorded) if now.get(k) != recorded.get(k))
+    return "; " + "; ".join(f"autotuner picked {k} {config_str(now.get(k) or {})} (recorded run: "
+                            f"{config_str(recorded.get(k) or {})})" for k in diff)
 
 
 def judge_perf(key: str, ours_ms: float, torch_ms: float | None, recorded_ms: float | None,
@@ -72,7 +85,10 @@ def perf_cases(scenario) -> list:
 def perf_gate(scenario, ctx) -> GateOutcome:
     import torch
 
+    from tritondbg.configs import Pinning
+
     recorded = load_baseline(ctx.baseline_file)
+    recorded_configs = load_baseline(ctx.baseline_file, "configs")
     timings, reasons, missing = {}, [], []
     # GPU-size cases only when the scenario has them: a tiny case times Python launch overhead (the autotuner's
     # run path, the wrapper), not the kernel, and would fail the torch-ratio floor for the wrong reason.
@@ -81,7 +97,9 @@ def perf_gate(scenario, ctx) -> GateOutcome:
             key = _key(scenario, case, dtype)
             inputs = scenario.make_inputs(case, getattr(torch, dtype), "cuda", torch.Generator().manual_seed(ctx.seed))
             launch = scenario.launch_for(case)
-            launch(**inputs)  # autotune and compile outside the timing
+            watch = Pinning({}, pin_all=False)  # pins nothing: records the configs this launch runs
+            with watch.active():
+                launch(**inputs)  # autotune and compile outside the timing
             how = case.perf_timing
             try:
                 ours = time_ms(lambda: launch(**inputs), how)
@@ -92,17 +110,20 @@ def perf_gate(scenario, ctx) -> GateOutcome:
             except Exception as e:  # noqa: BLE001 - e.g. a launch that cannot be captured in a CUDA graph
                 reasons.append(f"{key}: cannot be timed with {how}: {type(e).__name__}: {str(e)[:120]}")
                 continue
-            timings[key] = {"ours_ms": ours, "torch_ms": base, "recorded_ms": recorded.get(key), "timing": how}
+            timings[key] = {"ours_ms": ours, "torch_ms": base, "recorded_ms": recorded.get(key), "timing": how,
+                            "configs": watch.used}
             if key not in recorded:
                 missing.append(key)
             reason = judge_case(case, key, ours, base, recorded.get(key), ctx)
             if reason:
-                reasons.append(reason)
+                # a slower run whose autotuner chose differently says so: the kernel or the tuning?
+                reasons.append(reason + config_change(watch.used, recorded_configs.get(key)))
             del inputs
             torch.cuda.empty_cache()
     if ctx.update_baseline:
         save_baseline(ctx.baseline_file, {k: v["ours_ms"] for k, v in timings.items()},
-                      {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None, "torch": torch.__version__})
+                      {"gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None, "torch": torch.__version__},
+                      {k: v["configs"] for k, v in timings.items()})
     if reasons:
         return GateOutcome(scenario.name, "perf", FAIL, reasons[0], {"timings": timings, "slow": reasons})
     note = f"; no recorded baseline for {len(missing)} (--update-baseline)" if missing and not ctx.update_baseline else ""
