@@ -58,10 +58,12 @@ launch the compiled kernel directly (``_runner``: no autotuner, no argument bind
 
 Measured on an H200 after the merge (Triton 3.6, torch 2.11, bf16, D=128, H=32, 2026-11-29;
 tests/bench/kernels_h200.md): prefill B4 N4096 2041 us = 539 TFLOP/s, 1.59x SDPA flash (previous kernel 1.45x);
-causal 1223 us, 1.45x flash (non-specialised TMA configs; previous 1.40x). Decode B8 KV32k 956 us = 4.49 TB/s
-(0.98x SDPA default = cuDNN, 1.76x flash), B32 KV4k 487 us (1.00x / 1.77x), B1 KV8k 50.9 us under do_bench
-(40.5 us of GPU time; launch-bound on that VM). Small prefill shapes are launch-bound too: ~110 us of Python
-per call (autotuner, argument binding, four host descriptors) against ~20 us of GPU at B2 H8 N1000.
+causal 1223 us, 1.45x flash (non-specialised TMA configs; previous 1.40x). Decode, 2026-11-30 with the split
+rule of ``_decode_num_splits``: B8 KV32k 963 us = 4.46 TB/s (1.00x SDPA default = cuDNN, 1.81x flash), B32 KV4k
+488 us (1.00x / 1.80x), B1 KV8k 47.7 us under do_bench, 35.8 us of GPU time (1.05x / 1.22x; 50.9 / 40.5 us with
+the earlier 16 splits). Small prefill shapes are launch-bound: ~110 us of Python per call (autotuner,
+argument binding, four host descriptors) against ~20 us of GPU at B2 H8 N1000; the prefill autotuner
+therefore times configs on the GPU alone (``_gpu_time_bench``).
 """
 from __future__ import annotations
 

@@ -36,8 +36,10 @@ def _copy_baseline(inputs):
 def _sdpa(q, k, v, causal, backend=None):
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
+    gqa = q.shape[1] != k.shape[1]  # grouped-query heads: SDPA must be told (else a shape error)
+
     def call():
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, **({"enable_gqa": True} if gqa else {}))
     if backend is None:
         return call
     be = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION}[backend]
