@@ -76,6 +76,8 @@ import triton.language as tl
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
+from ._autotune import autotune_bench
+
 try:  # Triton >= 3.4
     from triton.tools.tensor_descriptor import TensorDescriptor
 except ImportError:  # pragma: no cover - older Triton: pointer path only
@@ -252,8 +254,8 @@ def _gpu_time_bench(kernel_call, quantiles):
     no per-call Python). Small prefill shapes are launch-bound: under plain do_bench every config measures
     the same ~50-100 us of host work (argument binding, descriptors) and the pick is noise. On the H200
     (2026-11-30, Triton 3.6) two processes picked 64x64 and 128x128 for the same B2 H8 N1000 GQA case, whose
-    GPU times are 17.8 and 22.8 us. Large shapes rank the same either way (inputs far beyond the L2). Without
-    CUDA (the interpreter) or where a graph cannot be captured: Triton's default benchmarker."""
+    GPU times are 17.8 and 22.8 us. Large shapes rank the same either way (inputs far beyond the L2). Under the
+    interpreter, without CUDA or where a graph cannot be captured: ``autotune_bench`` (kernels/_autotune.py)."""
     from triton.testing import do_bench_cudagraph
 
     if torch.cuda.is_available() and not _interpreting() and not torch.cuda.is_current_stream_capturing():
@@ -261,7 +263,7 @@ def _gpu_time_bench(kernel_call, quantiles):
             return do_bench_cudagraph(kernel_call, rep=50, quantiles=quantiles)
         except Exception:  # noqa: BLE001 - e.g. out of resources at compile time: the default path says it
             torch.cuda.synchronize()
-    return triton.runtime.driver.active.get_benchmarker()(kernel_call, quantiles=quantiles)
+    return autotune_bench(kernel_call, quantiles)
 
 
 @triton.autotune(configs=_PREFILL_CONFIGS, key=["N_Q", "N_KV", "HEAD_DIM", "CAUSAL", "TMA"],
@@ -533,7 +535,7 @@ def _prune_decode_configs(configs, named_args, **kwargs):
 
 
 @triton.autotune(configs=_DECODE_CONFIGS, key=["S_MAX", "HEAD_DIM", "GP", "NUM_SPLITS", "ELEM_BYTES"],
-                 prune_configs_by={"early_config_prune": _prune_decode_configs})
+                 prune_configs_by={"early_config_prune": _prune_decode_configs}, do_bench=autotune_bench)
 @triton.jit
 def _attn_decode_kernel(
     Q, K, V,            # q (B, H, D); k/v cache (B, H_KV, S_MAX, D); last dims contiguous

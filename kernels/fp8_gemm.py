@@ -85,6 +85,8 @@ import triton.language as tl
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
+from ._autotune import autotune_bench
+
 FP8_DTYPE = torch.float8_e4m3fn
 OUT_DTYPES = (torch.bfloat16, torch.float16, torch.float32)
 DECODE_MAX_M = 64  # M <= this: the one-launch split-K decode kernel; above: fp8_gemm_kernel, no split
@@ -140,7 +142,7 @@ def _prune_configs(configs, named_args, **kwargs):
 
 # FAST_ACCUM is in the key so that precise and fast calls on one shape keep separate tuned configs.
 @triton.autotune(configs=CONFIGS, key=["M", "N", "K", "FAST_ACCUM"],
-                 prune_configs_by={"early_config_prune": _prune_configs})
+                 prune_configs_by={"early_config_prune": _prune_configs}, do_bench=autotune_bench)
 @triton.jit
 def fp8_gemm_kernel(
     a_ptr,        # (M, K) float8e4nv, strides (stride_am, stride_ak)
@@ -295,7 +297,7 @@ def _prune_decode_configs(configs, named_args, **kwargs):
 
 
 @triton.autotune(configs=DECODE_CONFIGS, key=["M", "N", "K"],
-                 prune_configs_by={"early_config_prune": _prune_decode_configs})
+                 prune_configs_by={"early_config_prune": _prune_decode_configs}, do_bench=autotune_bench)
 @triton.jit
 def fp8_gemm_decode_kernel(
     a_ptr,        # (M, K) float8e4nv, strides (stride_am, stride_ak); K-contiguous is fastest

@@ -89,6 +89,8 @@ import torch
 import triton
 import triton.language as tl
 
+from ._autotune import autotune_bench
+
 ACTIVATIONS = (None, "gelu", "silu")
 
 
@@ -204,7 +206,8 @@ def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     return pid_m, pid_n
 
 
-@triton.autotune(configs=CONFIGS, key=["M", "N", "K"], prune_configs_by={"early_config_prune": _prune_configs})
+@triton.autotune(configs=CONFIGS, key=["M", "N", "K"], prune_configs_by={"early_config_prune": _prune_configs},
+                 do_bench=autotune_bench)
 @triton.jit
 def gemm_kernel(
     a_ptr,  # (M, K) fp16/bf16, any strides (stride_am, stride_ak)
@@ -244,7 +247,7 @@ def gemm_kernel(
 
 
 @triton.autotune(configs=TMA_CONFIGS, key=["M", "N", "K", "A_TRANS", "B_TRANS", "ACTIVATION"],
-                 prune_configs_by={"early_config_prune": _prune_configs})
+                 prune_configs_by={"early_config_prune": _prune_configs}, do_bench=autotune_bench)
 @triton.jit
 def gemm_tma_kernel(
     a_ptr,  # (M, K) fp16/bf16; A_TRANS=False: row-major, stride_a = row stride; True: the (M, K) view of a
