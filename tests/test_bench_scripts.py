@@ -49,3 +49,33 @@ def test_markdown_has_do_bench_and_graph_columns():
     assert "FAIL" not in text
     rows[0].update(check="fail", check_message="out: max abs err 3.2")
     assert "200.0 µs (FAIL: out: max abs err 3.2)" in bench.markdown(rows, meta)  # a wrong kernel never looks fast
+
+
+def test_gpu_bench_scripts_say_they_need_a_gpu_in_one_line(cli_env):
+    """Without CUDA the H200 scripts exit 2 with one line, not a traceback."""
+    import subprocess
+    import sys
+
+    for script in ("tests/bench/read_floor.py", "tests/bench/decode_splits.py", "tests/bench/kernels_h200.py"):
+        p = subprocess.run([sys.executable, str(REPO / script)], env=dict(cli_env, CUDA_VISIBLE_DEVICES=""),
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 2 and p.stderr.strip() == "needs a CUDA GPU", (script, p.stderr[-500:])
+
+
+def test_perf_rows_prints_each_timed_row_with_ratio_drift_and_config(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    record = {"extra": {"gates": [{"kernel": "attention", "gate": "perf", "details": {"timings": {
+        "attention/odd/bfloat16@graph": {"ours_ms": 0.0175, "torch_ms": 0.0179, "recorded_ms": 0.0176,
+                                         "timing": "graph",
+                                         "configs": {"_attn_fwd_kernel": {"BLOCK_M": 64, "BLOCK_N": 64,
+                                                                          "WARP_SPEC": False, "num_warps": 4}}}}}}]}}
+    f = tmp_path / "check.json"
+    f.write_text(json.dumps(record))
+    p = subprocess.run([sys.executable, str(REPO / "tests/gpu/perf_rows.py"), str(f)], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "attention/odd/bfloat16@graph" in p.stdout and "17.5 us" in p.stdout and "1.02x" in p.stdout
+    assert "(-0.6%)" in p.stdout and "_attn_fwd_kernel: BLOCK_M=64,BLOCK_N=64,num_warps=4" in p.stdout
