@@ -76,7 +76,7 @@ import triton.language as tl
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
-from ._autotune import autotune_bench
+from ._autotune import autotune_bench, interpreting as _interpreting
 
 try:  # Triton >= 3.4
     from triton.tools.tensor_descriptor import TensorDescriptor
@@ -367,10 +367,6 @@ def _attn_fwd_kernel(Q,  # *q (B, H, N_Q, D), read; last dim contiguous (LOADS 0
     else:
         tl.store(o_dst + offs_m[:, None] * stride_om + offs_d[None, :], o, mask=offs_m[:, None] < N_Q)
 
-
-
-def _interpreting() -> bool:
-    return bool(getattr(triton.knobs.runtime, "interpret", False))
 
 
 def _tma_target() -> bool:

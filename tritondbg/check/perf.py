@@ -16,18 +16,21 @@ def _key(scenario, case, dtype) -> str:
     return f"{scenario.name}/{case.name}/{dtype}" + ("@graph" if case.perf_timing == "graph" else "")
 
 
-def load_baseline(path: str, part: str = "times_ms") -> dict:
-    """One part of a baseline file: ``times_ms`` (key -> ms) or ``configs`` (key -> the configs that ran)."""
+def read_baseline(path: str) -> dict:
+    """A baseline file's content ({} when there is none): ``times_ms`` (key -> ms), ``configs`` (key -> the
+    configs that ran), ``meta``."""
     p = Path(path)
-    if not p.is_file():
-        return {}
-    data = json.loads(p.read_text())
-    return data.get(part, {})
+    return json.loads(p.read_text()) if p.is_file() else {}
+
+
+def load_baseline(path: str, part: str = "times_ms") -> dict:
+    """One part of a baseline file: ``times_ms`` or ``configs``."""
+    return read_baseline(path).get(part, {})
 
 
 def save_baseline(path: str, times: dict, meta: dict, configs: dict | None = None) -> None:
     p = Path(path)
-    old = json.loads(p.read_text()) if p.is_file() else {}
+    old = read_baseline(path)
     data = {"meta": meta, "times_ms": {**old.get("times_ms", {}), **times},
             "configs": {**old.get("configs", {}), **(configs or {})}}
     tmp = p.with_name(p.name + ".part")
@@ -87,8 +90,8 @@ def perf_gate(scenario, ctx) -> GateOutcome:
 
     from tritondbg.configs import Pinning
 
-    recorded = load_baseline(ctx.baseline_file)
-    recorded_configs = load_baseline(ctx.baseline_file, "configs")
+    baseline = read_baseline(ctx.baseline_file)
+    recorded, recorded_configs = baseline.get("times_ms", {}), baseline.get("configs", {})
     timings, reasons, missing = {}, [], []
     # GPU-size cases only when the scenario has them: a tiny case times Python launch overhead (the autotuner's
     # run path, the wrapper), not the kernel, and would fail the torch-ratio floor for the wrong reason.
