@@ -266,7 +266,7 @@ def _gpu_time_bench(kernel_call, quantiles):
     return autotune_bench(kernel_call, quantiles)
 
 
-@triton.autotune(configs=_PREFILL_CONFIGS, key=["N_Q", "N_KV", "HEAD_DIM", "CAUSAL", "TMA"],
+@triton.autotune(configs=_PREFILL_CONFIGS, key=["N_Q", "N_KV", "HEAD_DIM", "CAUSAL", "TMA", "HEAD_GROUP"],
                  prune_configs_by={"early_config_prune": _prune_prefill_configs}, do_bench=_gpu_time_bench)
 @triton.heuristics({"EVEN_KV": lambda args: args["N_KV"] % args["BLOCK_N"] == 0})
 @triton.jit
@@ -284,6 +284,7 @@ def _attn_fwd_kernel(Q,  # *q (B, H, N_Q, D), read; last dim contiguous (LOADS 0
                      qk_scale,  # sm_scale * log2(e)
                      HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, NEG_SCALE: tl.constexpr,
                      DOT_PRECISION: tl.constexpr, TMA: tl.constexpr,
+                     HEAD_GROUP: tl.constexpr,  # causal launch order (0: per head; see below)
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, WARP_SPEC: tl.constexpr,
                      EVEN_KV: tl.constexpr):  # N_KV % BLOCK_N == 0 (heuristic)
     # The warp-specialised single loop only where it needs no mask (module docstring: masked, it was wrong on
@@ -293,9 +294,19 @@ def _attn_fwd_kernel(Q,  # *q (B, H, N_Q, D), read; last dim contiguous (LOADS 0
     LOADS: tl.constexpr = (2 if WS_LOOP else 1) if TMA else 0
     n_m = tl.cdiv(N_Q, BLOCK_M)
     pid_m = tl.program_id(0)
-    if CAUSAL:
-        pid_m = n_m - 1 - pid_m  # longest tiles first
     pid_bh = tl.program_id(1)
+    if CAUSAL:
+        if HEAD_GROUP > 0:
+            # launch order (m fastest) -> (tile, head) in groups of HEAD_GROUP heads: the longest tile of each
+            # head of the group, then the next longest, ... (longest-first over the group's tiles; the group's
+            # K/V stay in L2)
+            lin = pid_m + pid_bh * n_m
+            first = (lin // (HEAD_GROUP * n_m)) * HEAD_GROUP
+            size = tl.minimum(tl.num_programs(1) - first, HEAD_GROUP)
+            r = lin - first * n_m
+            pid_bh = first + r % size
+            pid_m = r // size
+        pid_m = n_m - 1 - pid_m  # longest tiles first
     b = pid_bh // H
     h = pid_bh % H
     hk = h // GROUP
@@ -424,6 +435,10 @@ def check_prefill_args(q, k, v):
     return B, H, N_Q, D, H_KV, N_KV
 
 
+# Causal launch order: 0 = each head's tiles longest first, head after head.
+_HEAD_GROUP = 0
+
+
 def attention(q, k, v, causal=False, sm_scale=None):
     """Flash-attention forward. q (B, H, N_Q, D), k/v (B, H_KV, N_KV, D) -> o (B, H, N_Q, D)."""
     return _attention(q, k, v, causal, sm_scale, use_tma=None)
@@ -434,7 +449,7 @@ def _attention_ptr(q, k, v, causal=False, sm_scale=None):
     return _attention(q, k, v, causal, sm_scale, use_tma=False)
 
 
-def _attention(q, k, v, causal, sm_scale, use_tma):
+def _attention(q, k, v, causal, sm_scale, use_tma, head_group=_HEAD_GROUP):
     """use_tma None: TMA on Hopper and newer (and under the interpreter) when TMA can read q, k and v (else
     the pointer path; o is allocated here, contiguous); False: the pointer path."""
     B, H, N_Q, D, H_KV, N_KV = check_prefill_args(q, k, v)
@@ -467,7 +482,7 @@ def _attention(q, k, v, causal, sm_scale, use_tma):
         o.stride(0), o.stride(1), o.stride(2),
         H, H // H_KV, N_Q, N_KV, qk_scale,
         HEAD_DIM=D, CAUSAL=bool(causal), NEG_SCALE=qk_scale < 0,
-        DOT_PRECISION="ieee" if q.dtype == torch.float32 else "tf32", TMA=tma,
+        DOT_PRECISION="ieee" if q.dtype == torch.float32 else "tf32", TMA=tma, HEAD_GROUP=head_group,
     )
     return o
 

@@ -1,4 +1,4 @@
-"""How fast can anything read a 64 MiB weight under do_bench? (issue 7: the fp8 decode target)
+"""How fast can anything read a 64 / 128 MiB input under do_bench? (issue 7: the fp8 decode and B1 decode-attention targets)
 
 Times, on one CUDA GPU, the same calls three ways:
   do_bench      triton.testing.do_bench (the issue's method): before each call it zeroes a 256 MB buffer to
@@ -7,7 +7,9 @@ Times, on one CUDA GPU, the same calls three ways:
                 lines: the call still starts cold, without write-backs to pay;
   graph         do_bench_cudagraph (no flush: part of the input may stay in the 50 MB L2 between replays).
 Rows: an empty launch (1 program, one store), a plain Triton read of 64 MiB (per-program partial sums),
-torch._scaled_mm and tritondbg's fp8_gemm at M = 1 and 16, N = K = 8192 (b K-major, 64 MiB of e4m3).
+torch._scaled_mm and tritondbg's fp8_gemm at M = 1 and 16, N = K = 8192 (b K-major, 64 MiB of e4m3); then a
+plain read of 128 MiB beside decode attention B1 H32 KV8k D128 bf16 (128 MiB of K + V): tritondbg's
+attention_decode, SDPA's default backend and SDPA's flash backend.
 
     python tests/bench/read_floor.py
 """
@@ -77,6 +79,24 @@ def main() -> int:
         a = (torch.randn(m, 8192, device="cuda", generator=gen) / 4).to(torch.float8_e4m3fn)
         rows.append((f"torch._scaled_mm M={m}", lambda a=a: torch._scaled_mm(a, w.t(), one, one, out_dtype=torch.bfloat16), w_bytes))
         rows.append((f"tritondbg fp8_gemm M={m}", lambda a=a: fp8_gemm(a, w.t(), one, one), w_bytes))
+    x2 = torch.randint(-100, 100, (2 * w_bytes // 4,), dtype=torch.int32, device="cuda")  # 128 MiB
+    rows.append(("Triton read of 128 MiB", lambda: _read_sum[(triton.cdiv(x2.numel(), BLOCK),)](
+        x2, out, x2.numel(), BLOCK=BLOCK, num_warps=8), 2 * w_bytes))
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    from tritondbg.kernels.attention import attention_decode
+
+    q = torch.randn(1, 32, 128, device="cuda", generator=gen, dtype=torch.bfloat16)
+    kc, vc = (torch.randn(1, 32, 8192, 128, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in "kv")
+
+    def flash():
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            return sdpa(q[:, :, None], kc, vc)
+
+    rows += [("tritondbg attention_decode B1 KV8k", lambda: attention_decode(q, kc, vc), 2 * w_bytes),
+             ("SDPA default B1 KV8k", lambda: sdpa(q[:, :, None], kc, vc), 2 * w_bytes),
+             ("SDPA flash B1 KV8k", flash, 2 * w_bytes)]
     print(f"{torch.cuda.get_device_name()}, Triton {triton.__version__}, torch {torch.__version__}")
     print(f"| call | do_bench | clean-cold | graph | do_bench TB/s | clean-cold TB/s |\n|---|---|---|---|---|---|")
     for name, fn, nbytes in rows:
