@@ -175,8 +175,11 @@ def test_run_folder_removed_when_the_run_raises(tmp_path):
 
 
 _HOLD = """
-import sys, time
+import signal, sys, time
 from pathlib import Path
+# a shell's background job (`pytest ... &`) starts with SIGINT ignored, and Python keeps it so; a terminal's
+# Ctrl-C reaches a foreground run with Python's handler in place, which is what this test is about
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from tritondbg.profile.session import RunFolder
 with RunFolder(Path(sys.argv[1]) / "run-{pid}".format(pid=__import__("os").getpid())) as f:
     (f.path / "w.1.pt.trace.json.partial").write_text("{}")

@@ -4,8 +4,9 @@
     python tests/bench/kernels_h200.py --only gemm,tests/bench/variants/my_gemm.py::my_gemm  # a variant beside
 
 For every GPU-size case of every bundled scenario: our launch and the baseline(s), median of
-triton.testing.do_bench on fresh random inputs (the scenario's make_inputs, seed 0), the ratio
-baseline_time / our_time (> 1: we are faster), TFLOP/s or TB/s. Prints a markdown table.
+triton.testing.do_bench on fresh random inputs (the scenario's make_inputs, seed 0), in ROUNDS interleaved
+rounds (ours, each baseline, ours, ...: the same GPU history on both sides; each side's time is the median of
+its rounds), the ratio baseline_time / our_time (> 1: we are faster), TFLOP/s or TB/s. Prints a markdown table.
 Needs a CUDA GPU; runs each kernel compiled and autotuned as a user's first call would.
 """
 from __future__ import annotations
@@ -14,10 +15,13 @@ import argparse
 import datetime as dt
 import json
 import os
+import statistics
 import sys
 
 os.environ.setdefault("TRITON_INTERPRET", "0")
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+ROUNDS = 3  # interleaved do_bench rounds per side (bench_case)
+REP_MS = 200  # do_bench's rep (ms of timing) per round
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -126,23 +130,35 @@ def bench_case(scenario, case, dtype_name):
     launch = scenario.launch_for(case)
     launch(**inputs)  # autotune + compile outside the timing
     torch.cuda.synchronize()
-    ours = do_bench(lambda: launch(**inputs), warmup=100, rep=500)
-    ours_graph = _graph_ms(lambda: launch(**inputs))
+    ours_fn = lambda: launch(**inputs)  # noqa: E731
+    fns = {}
+    errors = {}
+    for name, fn in baselines(base_kind(scenario), inputs).items():
+        try:
+            fn()
+            torch.cuda.synchronize()
+            fns[name] = fn
+        except Exception as e:  # a backend missing for this shape is a row note, not a crash
+            errors[name] = {"error": f"{type(e).__name__}: {str(e)[:80]}"}
+    # Interleaved rounds: ours, each baseline, ours, ... A tensor-core-bound kernel's do_bench moves by up to
+    # ~7% with what the GPU did in the seconds before (tests/bench/profile.md); alternating gives both sides
+    # the same history. Each side's time is the median of its rounds' medians.
+    runs = {"ours": [], **{name: [] for name in fns}}
+    for _ in range(ROUNDS):
+        runs["ours"].append(do_bench(ours_fn, warmup=25, rep=REP_MS))
+        for name, fn in fns.items():
+            runs[name].append(do_bench(fn, warmup=25, rep=REP_MS))
+    ours = statistics.median(runs["ours"])
+    ours_graph = _graph_ms(ours_fn)
     flops = scenario.flops(case, dtype) if scenario.flops else None
     nbytes = scenario.bytes(case, dtype) if scenario.bytes else None
     row = {"kernel": scenario.name, "case": case.name, "dtype": dtype_name, "ours_ms": ours,
            "ours_graph_ms": ours_graph, "check": check.status,
            "check_message": check.message or "; ".join(f"{e.name}: max abs err {e.max_abs:.3g}" for e in check.errors),
            "tflops": flops / ours / 1e9 if flops else None, "tbps": nbytes / ours / 1e9 if nbytes else None,
-           "baselines": {}}
-    for name, fn in baselines(base_kind(scenario), inputs).items():
-        try:
-            fn()
-            torch.cuda.synchronize()
-            t = do_bench(fn, warmup=100, rep=500)
-        except Exception as e:  # a backend missing for this shape is a row note, not a crash
-            row["baselines"][name] = {"error": f"{type(e).__name__}: {str(e)[:80]}"}
-            continue
+           "rounds_ms": runs, "baselines": dict(errors)}
+    for name, fn in fns.items():
+        t = statistics.median(runs[name])
         entry = {"ms": t, "ratio": t / ours}
         tg = _graph_ms(fn)
         if tg is not None and ours_graph is not None:
@@ -169,7 +185,8 @@ def _p50(v):
 def markdown(rows, meta) -> str:
     lines = [f"Date {meta['date']}, GPU {meta['gpu']}, Triton {meta['triton']}, torch {meta['torch']}.",
              f"Command: `{meta['command']}`", "",
-             "do_bench: plain `triton.testing.do_bench` (L2 flushed before each call; the per-call host cost "
+             f"do_bench: plain `triton.testing.do_bench` in {ROUNDS} interleaved rounds per side (ours, baselines, "
+             "ours, ...; median of the rounds; L2 flushed before each call; the per-call host cost "
              "shows once it exceeds the GPU time); graph: `do_bench_cudagraph` (replayed launches, no host cost, "
              "no L2 flush: inputs under ~50 MB are L2-warm).", "",
              "| kernel | case | dtype | ours | ours (graph) | TFLOP/s | TB/s | baseline | baseline time | ratio "

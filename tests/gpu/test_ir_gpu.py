@@ -20,7 +20,8 @@ runner.set_mode("compiled")
 scenario = loader.load("gemm")
 case = scenario.case("square_4096")
 result = runner.run_case(scenario, case, "bfloat16", device="cuda", seed=0, config=json.loads(sys.argv[1]))
-jit = scenario.kernels[0].fn
+# the kernel ir reported (gemm has two: the pointer kernel and, on Hopper, the TMA one)
+jit = next(k.fn for k in scenario.kernels if k.fn.__name__ == sys.argv[2])
 kernels = [k for caches in jit.device_caches.values() for k in caches[0].values()]
 k = kernels[-1]
 meta = next(p for c, p in k.metadata_group.items() if c.endswith(".json"))
@@ -38,8 +39,8 @@ def test_ir_entry_and_stats_are_the_real_launchs(tmp_path):
     (row,) = json.loads(p.stdout)
     major, minor = torch.cuda.get_device_capability()
     assert row["arch"] == f"sm_{major}{minor}"
-    launch = subprocess.run([sys.executable, "-c", LAUNCH, json.dumps(row["config"])], env=env, capture_output=True,
-                            text=True, timeout=600)
+    launch = subprocess.run([sys.executable, "-c", LAUNCH, json.dumps(row["config"]), row["kernel"]], env=env,
+                            capture_output=True, text=True, timeout=600)
     assert launch.returncode == 0, launch.stderr
     real = json.loads(launch.stdout.strip().splitlines()[-1])
     assert real["status"] == "pass", real["message"]

@@ -27,6 +27,7 @@ def profile_all(tmp_path_factory):
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     env["TRITONDBG_CACHE_DIR"] = str(out / "cache")  # measure the peaks in this run
+    env.pop("TRITON_CACHE_AUTOTUNING", None)  # and tune here: decisions served from Triton's disk cache have no timings
     p = run_cli(["profile", "--all", "--iters", "5", "--warmup", "2", "--out", str(out / "traces"), "--json"],
                 env, timeout=1500)
     assert p.stdout, p.stderr
