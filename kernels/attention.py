@@ -453,7 +453,7 @@ def _attention_ptr(q, k, v, causal=False, sm_scale=None):
     return _attention(q, k, v, causal, sm_scale, use_tma=False)
 
 
-def _attention(q, k, v, causal, sm_scale, use_tma, head_group=_HEAD_GROUP):
+def _attention(q, k, v, causal, sm_scale, use_tma):
     """use_tma None: TMA on Hopper and newer (and under the interpreter) when TMA can read q, k and v (else
     the pointer path; o is allocated here, contiguous); False: the pointer path."""
     B, H, N_Q, D, H_KV, N_KV = check_prefill_args(q, k, v)
@@ -486,7 +486,7 @@ def _attention(q, k, v, causal, sm_scale, use_tma, head_group=_HEAD_GROUP):
         o.stride(0), o.stride(1), o.stride(2),
         H, H // H_KV, N_Q, N_KV, qk_scale,
         HEAD_DIM=D, CAUSAL=bool(causal), NEG_SCALE=qk_scale < 0,
-        DOT_PRECISION="ieee" if q.dtype == torch.float32 else "tf32", TMA=tma, HEAD_GROUP=head_group,
+        DOT_PRECISION="ieee" if q.dtype == torch.float32 else "tf32", TMA=tma, HEAD_GROUP=_HEAD_GROUP,
     )
     return o
 

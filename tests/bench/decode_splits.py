@@ -11,8 +11,7 @@ import argparse
 import sys
 
 import torch
-import torch.nn.functional as F
-from torch.nn.attention import SDPBackend, sdpa_kernel
+from kernels_h200 import baselines  # the SDPA calls the kernel table times (tests/bench/kernels_h200.py)
 from triton.testing import do_bench
 
 from tritondbg.check.perf import time_ms
@@ -37,14 +36,8 @@ def main() -> int:
         v = torch.randn(B, HKV, S, 128, device=dev, dtype=torch.bfloat16, generator=g)
         picked = _decode_num_splits(B * HKV, S, _num_sms(dev))
         kv_bytes = 2 * k.numel() * k.element_size()
-        q4 = q[:, :, None, :]
         rows = []
-        for name, backend in (("sdpa default", None), ("sdpa flash", SDPBackend.FLASH_ATTENTION)):
-            def fn(backend=backend):
-                if backend is None:
-                    return F.scaled_dot_product_attention(q4, k, v, enable_gqa=HKV != H)
-                with sdpa_kernel(backend):
-                    return F.scaled_dot_product_attention(q4, k, v, enable_gqa=HKV != H)
+        for name, fn in baselines("attention", {"q": q, "k_cache": k, "v_cache": v}).items():
             try:
                 fn()
                 rows.append((name, do_bench(fn), time_ms(fn, "graph")))

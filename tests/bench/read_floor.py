@@ -82,21 +82,15 @@ def main() -> int:
     x2 = torch.randint(-100, 100, (2 * w_bytes // 4,), dtype=torch.int32, device="cuda")  # 128 MiB
     rows.append(("Triton read of 128 MiB", lambda: _read_sum[(triton.cdiv(x2.numel(), BLOCK),)](
         x2, out, x2.numel(), BLOCK=BLOCK, num_warps=8), 2 * w_bytes))
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-    from torch.nn.functional import scaled_dot_product_attention as sdpa
+    from kernels_h200 import baselines  # the SDPA calls the kernel table times (tests/bench/kernels_h200.py)
 
     from tritondbg.kernels.attention import attention_decode
 
     q = torch.randn(1, 32, 128, device="cuda", generator=gen, dtype=torch.bfloat16)
     kc, vc = (torch.randn(1, 32, 8192, 128, device="cuda", generator=gen, dtype=torch.bfloat16) for _ in "kv")
-
-    def flash():
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            return sdpa(q[:, :, None], kc, vc)
-
-    rows += [("tritondbg attention_decode B1 KV8k", lambda: attention_decode(q, kc, vc), 2 * w_bytes),
-             ("SDPA default B1 KV8k", lambda: sdpa(q[:, :, None], kc, vc), 2 * w_bytes),
-             ("SDPA flash B1 KV8k", flash, 2 * w_bytes)]
+    rows.append(("tritondbg attention_decode B1 KV8k", lambda: attention_decode(q, kc, vc), 2 * w_bytes))
+    for name, fn in baselines("attention", {"q": q, "k_cache": kc, "v_cache": vc}).items():
+        rows.append((f"{name.replace('sdpa', 'SDPA')} B1 KV8k", fn, 2 * w_bytes))
     print(f"{torch.cuda.get_device_name()}, Triton {triton.__version__}, torch {torch.__version__}")
     print(f"| call | do_bench | clean-cold | graph | do_bench TB/s | clean-cold TB/s |\n|---|---|---|---|---|---|")
     for name, fn, nbytes in rows:
