@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import frames, hooks, shadow
+from tritondbg.interp import frames, guard, hooks, shadow
 from tritondbg.runner import Instrument
 
 KINDS = ("out_of_bounds", "race", "poison", "masked_reduction", "nan_inf")
@@ -30,7 +30,6 @@ _MAX_NONFINITE_EVENTS = 64
 _MAX_RACE_ELEMENTS = 1 << 26  # stop recording stores past 64M elements (memory), say so in the finding
 _active: dict[str, Any] = {"san": None}
 _saved: dict[str, Any] = {}
-_scratch = np.zeros(64, dtype=np.uint64)  # CAS lanes that point outside every tensor are redirected here
 
 
 @contextlib.contextmanager
@@ -619,7 +618,7 @@ def _install_memory() -> None:
             new = san.check_access("atomic", ptr, None)
             if new is not None:  # CAS has no mask: point the bad lanes at a scratch word instead
                 data = np.array(ptr.data, dtype=np.uint64, copy=True)
-                data[~np.broadcast_to(new, data.shape)] = np.uint64(_scratch.ctypes.data)
+                data[~np.broadcast_to(new, data.shape)] = np.uint64(guard.SCRATCH.ctypes.data)
                 ptr = I.TensorHandle(data, ptr.dtype)
         return orig["create_atomic_cas"](self, ptr, cmp, val, *rest, **kw)
 
