@@ -95,3 +95,29 @@ def test_fp8_elementwise_add_rounds_in_fp32():
     o = torch.zeros(16, dtype=torch.float8_e4m3fn)
     add8[(1,)](x, y, o, N=16)
     assert torch.equal(o.view(torch.uint8), (x.float() + y.float()).to(torch.float8_e4m3fn).view(torch.uint8))
+
+
+def test_shadow_decodes_signalling_nan_patterns_quietly():
+    import warnings
+
+    import triton.language as tl
+    from triton.runtime import interpreter as I
+
+    from tritondbg.interp import shadow
+
+    bf16 = I.TensorHandle(np.array([0x7F81, 0xFF81, 0x3F80], dtype=np.uint16), tl.bfloat16)
+    fp32 = I.TensorHandle(np.array([0x7F800001], dtype=np.uint32).view(np.float32), tl.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's "invalid value encountered in cast" would raise here
+        got = shadow.as_float(bf16)
+        assert np.isnan(got[:2]).all() and got[2] == 1.0
+        assert np.isnan(shadow.as_float(fp32)).all()
+
+
+def test_bf16_run_prints_no_runtime_warning(cli_env):
+    pytest.importorskip("liger_kernel")
+    from conftest import run_cli
+
+    p = run_cli(["interpret", f"{CASES}::swiglu", "--dtype", "bfloat16"], cli_env)
+    assert p.returncode == 0, p.stdout[-2000:]
+    assert "Warning" not in p.stderr, p.stderr[-2000:]
