@@ -16,7 +16,8 @@ reproduce (the results differ by the storage type's rounding, within the compari
 
 Names wrapped exist in Triton 3.6 and 3.9 (``binary_op``, ``ternary_op``, ``unary_op``, ``create_fma``,
 ``create_erf``, ``create_rsqrt``, ``cast_impl``, ``create_fp_to_fp``, ``create_atomic_rmw``,
-``ReduceOps/ScanOps.apply_impl``); one that is missing is skipped.
+``ReduceOps/ScanOps.apply_impl``); one that is missing is skipped. Triton 3.6's builder also lacks
+``get_bf16`` (a bf16 scalar constant, e.g. ``tl.where(mask, x_bf16, 0.0)``): added when missing.
 """
 from __future__ import annotations
 
@@ -337,6 +338,13 @@ def _patches():
     return out
 
 
+def _get_bf16(self, value):
+    """A bf16 scalar constant (``tl.where(m, x_bf16, 0.0)``); Triton 3.6's builder lacks it (3.9 has it)."""
+    import triton.language as tl
+
+    return self.create_fp_trunc(self.get_fp32(value), tl.bfloat16)
+
+
 def install():
     """Wrap the builder's value ops (idempotent); returns the function that undoes it."""
     if not _saved:
@@ -346,10 +354,17 @@ def install():
                 continue
             _saved[(owner, name)] = (orig,)
             setattr(owner, name, factory(orig))
+        B = _I().InterpreterBuilder
+        if not hasattr(B, "get_bf16") and hasattr(B, "get_fp32") and hasattr(B, "create_fp_trunc"):
+            B.get_bf16 = _get_bf16
+            _saved[(B, "get_bf16")] = (None,)
     return uninstall
 
 
 def uninstall() -> None:
     for (owner, name), (orig,) in list(_saved.items()):
-        setattr(owner, name, orig)
+        if orig is None:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, orig)
     _saved.clear()
