@@ -66,7 +66,7 @@ def driver_properties(arch: Arch) -> dict[str, Any]:
              "warpSize": arch.warp_size, "sm_clock_rate": s["clock"], "mem_clock_rate": s["mem_clock"],
              "mem_bus_width": s["bus"]}
     if not arch.is_cuda:
-        props["arch"] = arch.arch
+        props.update(arch=arch.arch, max_threads_per_sm=s["threads_per_sm"])
     return props
 
 
