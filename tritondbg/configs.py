@@ -140,6 +140,7 @@ class Pinning:
         self.used: dict[str, dict[str, Any]] = {}
         self.sources: dict[str, str] = {}
         self.tried: dict[str, list] = {}  # kernel name -> the configs its autotuner would try (after pruning)
+        self.skipped: dict[str, list[str]] = {}  # kernel name -> default candidates that were not applicable
 
     @contextlib.contextmanager
     def active(self) -> Iterator["Pinning"]:
@@ -156,22 +157,34 @@ class Pinning:
                 tuner.nargs = dict(zip(tuner.arg_names, args))
                 pinning.tried[name] = list(tuner.prune_configs(kwargs))
                 _LAST_TRIED[name] = pinning.tried[name]
+            candidates = [chosen]
             if chosen is None and pinning.pin_all and len(tuner.configs) > 1:
-                chosen, source = pinning.tried[name][0], "default"
-            if chosen is None:
+                # the first config the autotuner would try that can run at all: like Triton's benchmark, skip
+                # the ones that fail their own tl.static_assert (they would time as inf)
+                candidates, source = pinning.tried[name], "default"
+            if candidates[0] is None:
                 result = original(tuner, *args, **kwargs)
                 if tuner.best_config is not None:
                     pinning.used[name] = config_dict(tuner.best_config)
                     pinning.sources[name] = "autotuned" if len(tuner.configs) > 1 else "only"
                 return result
             saved = tuner.configs
-            tuner.configs = [chosen]
-            try:
-                return original(tuner, *args, **kwargs)
-            finally:
-                tuner.configs = saved
-                pinning.used[name] = config_dict(chosen)
-                pinning.sources[name] = source
+            for i, chosen in enumerate(candidates):
+                tuner.configs = [chosen]
+                try:
+                    return original(tuner, *args, **kwargs)
+                except Exception as exc:
+                    reason = not_applicable_reason(exc) if source == "default" else None
+                    if reason is None:
+                        raise
+                    if i + 1 == len(candidates):
+                        raise RuntimeError(f"none of the {len(candidates)} configs the autotuner of {name} would try "
+                                           f"can run here; the last: {reason}") from exc
+                    pinning.skipped.setdefault(name, []).append(f"{config_str(config_dict(chosen))}: {reason}")
+                finally:
+                    tuner.configs = saved
+                    pinning.used[name] = config_dict(chosen)
+                    pinning.sources[name] = source
 
         Autotuner.run = run
         try:

@@ -194,6 +194,8 @@ def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: i
             result.extra["not_applicable"] = reason
         out = None
     result.config, result.config_source = pinning.used, pinning.sources
+    if pinning.skipped:  # default configs passed over because they fail their own tl.static_assert
+        result.extra["configs_not_applicable"] = pinning.skipped
     if out is not None:
         _compare_into(result, out, expected, dtype, case)
     for inst in instruments:
