@@ -17,8 +17,11 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
+import tempfile
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -136,16 +139,18 @@ def intercepted(target, decider, launches: list[Launch], select: Callable[[str],
         del events[:]
         t0 = time.perf_counter()
         captured = io.StringIO()
+        native: list[str] = []
         try:
-            # Triton prints the whole PTX on a ptxas failure; keep stdout for the IR and put it in the error.
-            with contextlib.redirect_stdout(captured):
+            # Triton prints the whole PTX on a ptxas failure and MLIR/LLVM print diagnostics on fd 2: keep both
+            # out of the way; on a failure they go to a log file, on success they are passed on to stderr.
+            with contextlib.redirect_stdout(captured), _fd2_captured(native):
                 kernel = original_jit_run(fn, *args, grid=grid, warmup=True, **kwargs)
         except CaptureError:
             raise
         except Exception as exc:
-            raise CaptureError(_compile_error(name, target, exc, captured.getvalue())) from exc
-        if captured.getvalue():   # e.g. TRITON_DUMP_PTXAS_LOG=1: pass it on, to stderr
-            sys.stderr.write(captured.getvalue())
+            raise CaptureError(_compile_error(fn, target, exc, captured.getvalue(), "".join(native))) from exc
+        if captured.getvalue() or native:   # e.g. TRITON_DUMP_PTXAS_LOG=1: pass it on, to stderr
+            sys.stderr.write(captured.getvalue() + "".join(native))
         launch.compile_s = time.perf_counter() - t0
         launch.compiled = kernel
         launch.events = list(events)
@@ -192,12 +197,73 @@ def checked_group(manager, filename: str, group: dict[str, str]) -> dict[str, st
     return None
 
 
-def _compile_error(name: str, target, exc: BaseException, printed: str) -> str:
-    text = str(exc).strip()
-    lines = text.splitlines()
-    if len(lines) > 30:  # ptxas errors carry the repro command and the log; the PTX itself went to `printed`
-        text = "\n".join(lines[:30] + [f"... ({len(lines) - 30} more lines)"])
-    return f"compiling {name} for {target.backend}:{target.arch} failed: {type(exc).__name__}: {text}"
+@contextlib.contextmanager
+def _fd2_captured(sink: list[str]) -> Iterator[None]:
+    """Redirect file descriptor 2 (what C++ code such as MLIR and LLVM writes to) into ``sink``."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):   # no real fd 2 (embedded): capture nothing
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            sink.append(tmp.read().decode("utf-8", errors="replace"))
+
+
+# lines that say only that something failed; the first other error line says what
+_GENERIC = ("Failures have been detected while processing an MLIR pass pipeline", "PassManager::run failed",
+            "Internal Triton PTX codegen error", "please share the reproducer")
+_ERROR_LINE = re.compile(r"(?:^|\W)(?:error|fatal)\s*:", re.IGNORECASE)
+
+
+def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
+    """One line saying why a compile failed: ``file:line: message`` for a Triton CompilationError, else the
+    first error/fatal line of the exception or of what the compiler printed, else the exception's first line."""
+    node, message = getattr(exc, "node", None), getattr(exc, "error_message", None)
+    if message and node is not None and hasattr(node, "lineno"):
+        return _def_line(fn, node.lineno) + str(message).strip().splitlines()[-1]
+    for line in (str(exc) + "\n" + log).splitlines():
+        line = line.strip()
+        if _ERROR_LINE.search(line) and not any(g in line for g in _GENERIC):
+            return line
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+def _def_line(fn, lineno: int) -> str:
+    """``file:line: `` of line ``lineno`` (1 = the ``def`` line, as Triton counts) of a kernel, or ""."""
+    import inspect
+
+    try:
+        lines, start = inspect.getsourcelines(fn.fn)
+        offset = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
+        return f"{inspect.getsourcefile(fn.fn)}:{start + offset + lineno - 1}: "
+    except (OSError, TypeError, StopIteration, AttributeError):
+        return ""
+
+
+def _compile_error(fn, target, exc: BaseException, printed: str, native: str) -> str:
+    """One line for a failed compile, naming a file that keeps everything it printed."""
+    name = fn.__name__
+    where = f"{target.backend}:{target.arch}"
+    log = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)) + "\n" + native + "\n" + printed
+    try:
+        fd, path = tempfile.mkstemp(prefix=f"tritondbg-compile-{name}-", suffix=".log")
+        with os.fdopen(fd, "w") as f:
+            f.write(f"compiling {name} for {where}\n\n{log}")
+        kept = f" (full log: {path})"
+    except OSError:
+        kept = ""
+    return f"compiling {name} for {where} failed: {first_meaningful_line(fn, exc, native + printed)}{kept}"
 
 
 def _entries(cache_dir: str) -> set[str]:
