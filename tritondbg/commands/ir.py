@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from tritondbg import options
 from tritondbg.errors import UsageError
 
 STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
@@ -143,7 +144,7 @@ def _diff(req, sides, stage, kernel, use_index) -> int:
 
 
 @click.command("ir")
-@click.argument("target", metavar="KERNEL")
+@click.argument("target", metavar="KERNEL", callback=options.check_kernel)
 @click.option("--stage", type=click.Choice(STAGES, case_sensitive=False), default=None,
               help="Compile stage: source (raw TTIR), ttir, ttgir, llir, ptx, sass, amdgcn "
                    "[default: ptx on NVIDIA, amdgcn on AMD].")
