@@ -33,7 +33,7 @@ def writable_dir_problem(path: str) -> str:
         with tempfile.TemporaryFile(dir=probe):
             pass
     except OSError as exc:
-        return f"is not writable ({exc.strerror or exc} in {probe})"
+        return f"is not writable (cannot create a file in {probe}: {exc.strerror or exc})"
     return ""
 
 
@@ -50,7 +50,8 @@ def _check_out(ctx, param, value):
                                                              os.environ.get("TRITONDBG_OUT") else "./traces")
     why = writable_dir_problem(path)
     if why:
-        raise UsageError(f"{what} {path}: {why}; run records go there (--out DIR, or TRITONDBG_SAVE=0 for none)")
+        fix = "give a writable folder" if value is not None else "set --out DIR, or TRITONDBG_SAVE=0 for no record"
+        raise UsageError(f"{what} {path}: {why}; run records go there ({fix})")
     return value
 
 
