@@ -213,3 +213,28 @@ def test_truncated_stage_and_metadata_are_flagged_and_recompiled(cache):
     assert "Traceback" not in p.stderr and "cache miss: compiled for sm_90" in p.stderr
     assert ptx.read_text() == whole_ptx   # the fresh compile wrote the whole PTX again, in the same entry
     assert all(e["ok"] for e in _ls(cache) if e["kernel"] == "add_kernel"), _ls(cache)
+
+
+def test_stage_checks_see_truncation_not_braces_in_strings(tmp_path):
+    import struct
+
+    from tritondbg.ir.integrity import stage_problem
+
+    ptx = ('.version 8.7\n.target sm_90a\n.file 1 "odd{name}.py"\n.visible .entry k(\n)\n{\n'
+           '  .global .b8 fmt[2] = {123, 0}; // "{"\n  ret;\n}\n')
+    f = tmp_path / "k.ptx"
+    f.write_text(ptx)
+    assert stage_problem("ptx", str(f)) == ""
+    f.write_text(ptx[:-3])
+    assert stage_problem("ptx", str(f)).startswith("truncated")
+    f.write_text(ptx.replace(".entry", ".func"))
+    assert stage_problem("ptx", str(f)).startswith("no .entry")
+    elf = bytearray(64)
+    elf[:6] = b"\x7fELF\x02\x01"
+    struct.pack_into("<Q", elf, 0x28, 4096)      # section table at byte 4096 ...
+    struct.pack_into("<HH", elf, 0x3A, 64, 10)   # ... 10 entries of 64 bytes: the file must hold 4736 bytes
+    f = tmp_path / "k.cubin"
+    f.write_bytes(bytes(elf) + bytes(4672))
+    assert stage_problem("cubin", str(f)) == ""
+    f.write_bytes(bytes(elf) + bytes(1000))
+    assert stage_problem("cubin", str(f)).startswith("truncated (1064 bytes")

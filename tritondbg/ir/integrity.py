@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import struct
 from pathlib import Path
 
@@ -23,6 +24,7 @@ _MARKERS = {
     "amdgcn": (".amdgcn_target", ".end_amdgpu_metadata"),
 }
 _ELF = ("cubin", "hsaco")
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _METADATA_KEYS = ("hash", "target", "name")   # what Triton's compile() writes in every {name}.json
 
 
@@ -71,8 +73,10 @@ def stage_problem(stage: str, path: str) -> str:
     missing = [m.strip() for m in markers if m not in text]
     if missing:
         return f"no {', '.join(missing)} (truncated or not {stage})"
-    if stage != "amdgcn" and text.count("{") != text.count("}"):
-        return f"truncated ({text.count('{')} '{{' but {text.count('}')} '}}')"
+    if stage != "amdgcn":
+        code = _STRING.sub('""', text)   # a brace inside a string (a device_print format) is not structure
+        if code.count("{") != code.count("}"):
+            return f"truncated ({code.count('{')} '{{' but {code.count('}')} '}}')"
     return ""
 
 
@@ -127,10 +131,10 @@ def ownership(folder: Path) -> tuple[bool, str]:
             explained.add(n)
         elif n.endswith(".autotune.json"):
             try:
-                json.loads(p.read_text())
-                explained.add(n)
-                found.append(n)
-            except (OSError, ValueError):
+                if "configs_timings" in json.loads(p.read_text()):   # what Triton's autotuner writes
+                    explained.add(n)
+                    found.append(n)
+            except (OSError, ValueError, TypeError):
                 pass
         elif n.endswith(".json") and p.is_file() and not metadata_problem(str(p)):
             explained.add(n)   # metadata of a partial entry (Triton stopped before its group file)
