@@ -146,3 +146,95 @@ def test_clear_refuses_a_root_that_is_not_a_cache(tmp_path):
     for root in ("/", os.path.expanduser("~")):
         p = run_cli(["cache", "--cache-dir", root, "clear", "--all", "--dry-run"], _env(tmp_path, tmp_path))
         assert p.returncode == 2 and "does not look like a Triton cache directory" in p.stderr
+
+
+def test_clear_all_on_a_folder_that_is_not_a_triton_cache_deletes_nothing(tmp_path):
+    """Key-named folders holding the user's files are not Triton entries: refused, one line, exit 2."""
+    root = tmp_path / "not-a-cache"
+    keep = {root / ("A" * 52) / "notes.txt": "mine", root / ("B" * 52) / "data.json": '{"a": 1}',
+            root / ("C" * 52) / "x.ptx": ".version 8.0", root / ("D" * 52) / "__grp__x.json": "{not json"}
+    for path, text in keep.items():
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    for extra in ((), ("--dry-run",)):
+        p = run_cli(["cache", "--cache-dir", str(root), "clear", "--all", *extra], _env(tmp_path, tmp_path))
+        assert p.returncode == 2, (p.stdout, p.stderr)
+        assert "refusing to clear" in p.stderr and "holds no Triton cache entry" in p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+        assert all(path.read_text() == text for path, text in keep.items())
+
+
+def test_clear_all_keeps_a_user_folder_among_real_entries_and_dry_run_lists_each(cache):
+    env = _env(cache, cache.parent)
+    entries = [e for e in _ls(cache) if e["kind"] == "kernel"]
+    mine = cache / ("Q" * 52)
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    # a real entry with one extra user file is not Triton's either
+    mixed = Path(entries[0]["path"])
+    (mixed / "todo.txt").write_text("mine too")
+    p = run_cli(["cache", "--cache-dir", str(cache), "clear", "--all", "--dry-run"], env)
+    assert p.returncode == 0, p.stderr
+    listed = [ln.split() for ln in p.stdout.splitlines() if ln.startswith("  would remove ")]
+    by_key = {parts[2]: parts for parts in listed}
+    for e in entries[1:]:
+        assert e["key"] in by_key and e["kernel"] in by_key[e["key"]], (e["key"], p.stdout)
+        assert by_key[e["key"]][-1] in ("KiB", "MiB")   # each line ends with the folder's size
+    assert mixed.name not in by_key and mine.name not in by_key
+    assert f"skipped {mine}: holds 'notes.txt', which Triton did not write" in p.stderr
+    assert all(Path(e["path"]).is_dir() for e in entries)   # dry run: nothing gone
+    p = run_cli(["cache", "--cache-dir", str(cache), "clear", "--all"], env)
+    assert p.returncode == 0, p.stderr
+    assert (mine / "notes.txt").read_text() == "mine" and (mixed / "todo.txt").read_text() == "mine too"
+    assert not any(Path(e["path"]).exists() for e in entries[1:])
+
+
+def test_truncated_stage_and_metadata_are_flagged_and_recompiled(cache):
+    """A cut PTX (Triton serves it as a hit) and a cut metadata json (Triton dies in json.loads): `cache ls`
+    names the file, `ir` says which file is damaged and compiles a fresh entry."""
+    env = _env(cache, cache.parent)
+    entries = {(e["kernel"], e["target"]): e for e in _ls(cache)}
+    ptx = Path(entries[("add_kernel", "cuda:90")]["files"]["ptx"])
+    meta = Path(entries[("add_kernel", "cuda:80")]["files"]["json"])
+    for folder in (ptx.parent, meta.parent):   # the copy's group files still name the shared cache's files
+        group = folder / "__grp__add_kernel.json"
+        children = json.loads(group.read_text())["child_paths"]
+        group.write_text(json.dumps({"child_paths": {c: str(folder / c) for c in children}}))
+    whole_ptx = ptx.read_text()
+    ptx.write_text(whole_ptx[:len(whole_ptx) // 2])
+    meta.write_text(meta.read_text()[:300])
+    status = {e["path"]: e["problem"] for e in _ls(cache)}
+    assert status[str(ptx.parent)].startswith("damaged: add_kernel.ptx: truncated"), status
+    assert status[str(meta.parent)].startswith("corrupt metadata add_kernel.json"), status
+    p = run_cli(["ir", "add", "--diff", "arch=sm_80", "arch=sm_90", "--stage", "ptx"], env)
+    assert p.returncode == 0, p.stderr
+    assert f"damaged cache entry: {ptx}: truncated" in p.stderr
+    assert f"damaged cache entry: {meta}: not valid JSON" in p.stderr
+    assert "Traceback" not in p.stderr and "cache miss: compiled for sm_90" in p.stderr
+    assert ptx.read_text() == whole_ptx   # the fresh compile wrote the whole PTX again, in the same entry
+    assert all(e["ok"] for e in _ls(cache) if e["kernel"] == "add_kernel"), _ls(cache)
+
+
+def test_stage_checks_see_truncation_not_braces_in_strings(tmp_path):
+    import struct
+
+    from tritondbg.ir.integrity import stage_problem
+
+    ptx = ('.version 8.7\n.target sm_90a\n.file 1 "odd{name}.py"\n.visible .entry k(\n)\n{\n'
+           '  .global .b8 fmt[2] = {123, 0}; // "{"\n  ret;\n}\n')
+    f = tmp_path / "k.ptx"
+    f.write_text(ptx)
+    assert stage_problem("ptx", str(f)) == ""
+    f.write_text(ptx[:-3])
+    assert stage_problem("ptx", str(f)).startswith("truncated")
+    f.write_text(ptx.replace(".entry", ".func"))
+    assert stage_problem("ptx", str(f)).startswith("no .entry")
+    elf = bytearray(64)
+    elf[:6] = b"\x7fELF\x02\x01"
+    struct.pack_into("<Q", elf, 0x28, 4096)      # section table at byte 4096 ...
+    struct.pack_into("<HH", elf, 0x3A, 64, 10)   # ... 10 entries of 64 bytes: the file must hold 4736 bytes
+    f = tmp_path / "k.cubin"
+    f.write_bytes(bytes(elf) + bytes(4672))
+    assert stage_problem("cubin", str(f)) == ""
+    f.write_bytes(bytes(elf) + bytes(1000))
+    assert stage_problem("cubin", str(f)).startswith("truncated (1064 bytes")

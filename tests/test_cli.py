@@ -72,3 +72,17 @@ def test_run_compiled_without_gpu_says_so(cli_env):
     p = run_cli(["run", "add"], cli_env)
     assert p.returncode == 2
     assert "needs a CUDA GPU" in p.stderr
+
+
+@pytest.mark.parametrize("script, args", [("gemm_power_state.py", []), ("host_cost.py", ["add", "tiny"])])
+def test_gpu_bench_scripts_on_a_cpu_say_so_in_one_line(script, args, cli_env):
+    """(the other GPU scripts: test_bench_scripts.py) - torch's AssertionError traceback before."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    from conftest import REPO
+
+    p = subprocess.run([sys.executable, str(REPO / "tests" / "bench" / script), *args], env=cli_env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and p.stderr.strip() == "needs a CUDA GPU", p.stderr[-500:]

@@ -65,6 +65,11 @@ def test_fp8_on_ampere_is_a_clear_error(shared):
     errs = [e for e in compiled["errors"] if e["arch"] == "sm_80"]
     assert {e["scenario"] for e in errs} == {"fp8_gemm"}
     assert all("fp8e4nv not supported" in e["error"] for e in errs)
+    for e in errs:   # one line naming the kernel's def line; the whole compiler output kept in a named file
+        assert len(e["error"].splitlines()) == 1, e["error"]
+        assert re.search(r"fp8_gemm\.py:\d+: ValueError", e["error"]), e["error"]
+        log = re.search(r"\(full log: (\S+\.log)\)$", e["error"])
+        assert log and "Traceback" in Path(log.group(1)).read_text(), e["error"]
     # both fp8 kernels (large M and decode) are refused, each naming itself and the target
     failing = {m.group(1) for e in errs if (m := re.match(r"compiling (\w+) for cuda:80", e["error"]))}
     assert failing == {"fp8_gemm_kernel", "fp8_gemm_decode_kernel"}, [e["error"][:120] for e in errs]

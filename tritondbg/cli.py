@@ -56,6 +56,10 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="tritondbg", standalone_mode=False)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except click.UsageError as e:   # click's own usage errors too: one line, with where to read more
+        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
+        click.echo(f"error: {e.format_message()}{hint}", err=True)
+        sys.exit(e.exit_code)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

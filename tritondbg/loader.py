@@ -35,6 +35,51 @@ def is_path_target(target: str) -> bool:
     return "::" in target or path.endswith(".py") or "/" in path or Path(path).is_file()
 
 
+def check_target(target: str) -> None:
+    """Reject a KERNEL argument that cannot be loaded, without importing anything (UsageError, exit 2): an
+    unknown bundled name, a missing or non-.py file, a file that does not compile (``file:line``)."""
+    if not is_path_target(target):
+        names = bundled_names()
+        if target not in names:
+            raise UsageError(f"unknown kernel {target!r}; choose from: {', '.join(names)} (or path/to/cases.py::name)")
+        return
+    file = target.partition("::")[0]
+    path = Path(file).expanduser()
+    if not path.is_file():
+        raise UsageError(f"no such scenario file: {file}" + (" (a folder)" if path.is_dir() else ""))
+    if path.suffix != ".py":
+        raise UsageError(f"{file} is not a Python file: a scenario file is path/to/cases.py[::name]")
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read scenario file {file}: {exc.strerror or exc}") from None
+    try:
+        compile(source, str(path), "exec")
+    except SyntaxError as exc:
+        raise UsageError(_syntax_line(exc, file)) from None
+    except ValueError as exc:   # e.g. null bytes
+        raise UsageError(f"{file}: not Python source ({exc})") from None
+
+
+def _syntax_line(exc: SyntaxError, file: str | None = None) -> str:
+    where = exc.filename or file or "?"
+    return f"{where}:{exc.lineno or '?'}: SyntaxError: {exc.msg}"
+
+
+def _import_error_line(exc: BaseException, path: Path) -> str:
+    """One line for an exception raised while importing a user's scenario file (or a module it imports)."""
+    import traceback
+
+    if isinstance(exc, SyntaxError):
+        return _syntax_line(exc)
+    frames = traceback.extract_tb(exc.__traceback__)
+    user = [f for f in frames if "importlib" not in f.filename and "<frozen" not in f.filename]
+    last = user[-1] if user else None
+    where = f"{last.filename}:{last.lineno}: " if last else ""
+    text = str(exc).strip().splitlines()
+    return f"importing {path.name} failed: {where}{type(exc).__name__}: {text[0] if text else ''}"
+
+
 def _scenarios_in(module) -> list[Scenario]:
     found, seen = [], set()
     for value in vars(module).values():
@@ -70,11 +115,16 @@ def _import_file(path: Path):
     if folder not in sys.path:
         sys.path.insert(0, folder)
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"{path} is not a Python file: a scenario file is path/to/cases.py[::name]")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         with _outside_pytest():
             spec.loader.exec_module(module)
+    except (SyntaxError, ImportError) as exc:   # the user's code, not the tool: one line naming file:line
+        sys.modules.pop(name, None)
+        raise UsageError(_import_error_line(exc, path)) from exc
     except Exception:
         sys.modules.pop(name, None)
         raise
@@ -85,9 +135,8 @@ def load(target: str) -> Scenario:
     """Resolve a bundled name or ``file.py[::name]`` to its Scenario (imports the file: mode must be set)."""
     if is_path_target(target):
         file, _, wanted = target.partition("::")
+        check_target(target)
         path = Path(file).expanduser().resolve()
-        if not path.is_file():
-            raise UsageError(f"no such scenario file: {file}")
         module = _import_file(path)
         scenarios = _scenarios_in(module)
         if not scenarios:

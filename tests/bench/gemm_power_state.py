@@ -10,6 +10,7 @@ reported 194-204 us on the H200 (tests/bench/profile.md); memory-bound kernels a
 from __future__ import annotations
 
 import argparse
+import sys
 import os
 import statistics
 import time
@@ -23,6 +24,10 @@ def main() -> None:
     ap.add_argument("--idle", type=float, default=8.0)
     a = ap.parse_args()
     import torch
+
+    if not torch.cuda.is_available():
+        print("needs a CUDA GPU", file=sys.stderr)
+        sys.exit(2)
     import triton
     import triton.testing
 

@@ -24,6 +24,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype")
     ap.add_argument("--calls", type=int, default=300)
     args = ap.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("needs a CUDA GPU", file=sys.stderr)
+        return 2
     scenario = loader.load(args.kernel)
     case = scenario.case(args.case)
     dtype = args.dtype or case.dtypes[0]

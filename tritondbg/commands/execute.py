@@ -110,7 +110,7 @@ def _interpret_options(fn):
 
 
 @click.command("interpret")
-@click.argument("kernel")
+@options.kernel
 @options.case
 @options.dtype
 @options.config
@@ -133,7 +133,7 @@ def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize,
 
 
 @click.command("run")
-@click.argument("kernel")
+@options.kernel
 @options.case
 @options.dtype
 @options.config

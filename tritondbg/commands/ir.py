@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from tritondbg import options
 from tritondbg.errors import UsageError
 
 STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
@@ -106,19 +107,23 @@ def _diff(req, sides, stage, kernel, use_index) -> int:
     from tritondbg.ir.request import pick, resolve
     from tritondbg.ir.stages import stage_text
     from tritondbg.ir.stats import compute
-    from tritondbg.ir.targets import parse_arch
+    from tritondbg.ir.targets import check_supported, parse_arch
 
-    resolved = []
+    requests = []
     for side, changes in [(side, parse_side(side)) for side in sides]:   # both sides checked before compiling
         r = req
         if "arch" in changes:
             a = parse_arch(changes["arch"])
             if stage not in a.stages():
                 raise UsageError(f"--stage {stage} does not exist for {a.name}; diff a stage both targets have")
+            check_supported(a)
             r = r.with_changes(arch=a, arch_source="--diff")
         for key in ("case", "dtype", "config"):
             if key in changes:
                 r = r.with_changes(**{key: changes[key]})
+        requests.append((side, r))
+    resolved = []
+    for side, r in requests:
         items, _ = resolve(r, use_index=use_index)
         resolved.append((side, pick(items, kernel)))
     (a_label, a_items), (b_label, b_items) = resolved
@@ -143,7 +148,7 @@ def _diff(req, sides, stage, kernel, use_index) -> int:
 
 
 @click.command("ir")
-@click.argument("target", metavar="KERNEL")
+@click.argument("target", metavar="KERNEL", callback=options.check_kernel)
 @click.option("--stage", type=click.Choice(STAGES, case_sensitive=False), default=None,
               help="Compile stage: source (raw TTIR), ttir, ttgir, llir, ptx, sass, amdgcn "
                    "[default: ptx on NVIDIA, amdgcn on AMD].")

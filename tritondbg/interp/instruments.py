@@ -15,6 +15,10 @@ def build(target: str, *, sanitize: bool = True, pid: str | None = None, trace: 
     runner.set_mode("interpret")  # before the scenario (and its @triton.jit kernels) is imported
     chosen = parse_pid(pid)
     parsed = [parse_break(b) for b in breaks]
+    if pid is not None and not (trace or watch or parsed):
+        from tritondbg.errors import UsageError
+
+        raise UsageError(f"--pid {pid} alone does nothing: it picks the program for --trace, --watch or --break")
     if parsed:
         check_breaks(parsed, loader.load(target).kernels)
     instruments = [KernelReport()]

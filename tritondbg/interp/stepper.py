@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -20,8 +21,11 @@ from tritondbg.runner import Instrument
 MAX_STEPS = 20000  # per case: ~150 bytes of JSON a step; a loop that long is better read with --watch
 
 
-class DebuggerQuit(RuntimeError):
-    """The user quit pdb: the kernel stops here."""
+class DebuggerQuit(SystemExit):
+    """The user quit pdb: the whole run ends here (exit status 1, the message on stderr).
+
+    A SystemExit, not an Exception: the runner records an Exception from a launch as a kernel error and
+    goes on with the next case, which would stop at the breakpoint again."""
 
 
 class Stepper(Instrument, hooks.Listener):
@@ -31,7 +35,7 @@ class Stepper(Instrument, hooks.Listener):
                  max_steps: int = MAX_STEPS, stdin=None, stdout=None):
         self.pid = tuple(pid) + (0,) * (3 - len(pid))
         self.trace = trace
-        self.watch = list(watch)
+        self.watch = [check_watch(w) for w in watch]
         self.breaks = list(breaks)      # (file or None, line)
         self.out_dir = Path(out_dir) if out_dir else None
         self.max_steps = max_steps
@@ -247,7 +251,9 @@ class Stepper(Instrument, hooks.Listener):
             self.busy = False
         if self.dbg.quit_requested:
             self.dbg.quit_requested = False
-            raise DebuggerQuit(f"stopped in the debugger at line {frame.f_lineno}")
+            where = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+            self.dbg.message(f"stopped in the debugger at line {frame.f_lineno}: the run ends here")
+            raise DebuggerQuit(f"quit at breakpoint {where} in pid {tuple(self.pid)}: run stopped, no verdict")
 
 
 def _same_file(wanted: str, actual: str) -> bool:
@@ -270,6 +276,18 @@ def parse_pid(text: str | None) -> tuple[int, int, int]:
     if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
         raise UsageError(f"bad --pid {text!r}: expected 1 to 3 non-negative integers, e.g. 3 or 3,1")
     return tuple(parts + [0] * (3 - len(parts)))
+
+
+def check_watch(expr: str) -> str:
+    """A --watch expression that compiles (it is evaluated at every line: a typo is refused up front)."""
+    from tritondbg.errors import UsageError
+
+    try:
+        compile(str(expr), "<--watch>", "eval")
+    except SyntaxError as exc:
+        raise UsageError(f"bad --watch {expr!r}: {exc.msg} (column {exc.offset}); expected a Python expression "
+                         f"such as 'tl.sum(acc, 0)'") from None
+    return expr
 
 
 def parse_break(text: str):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from tritondbg.errors import UsageError
 from tritondbg.ir.index import INDEX_DIRNAME, forget_entries
+from tritondbg.ir.integrity import ownership, stage_problem
 
 KIND_KERNEL, KIND_AUTOTUNE, KIND_MODULE, KIND_OTHER = "kernel", "autotune", "module", "other"
 _KEY = re.compile(r"^[A-Z2-7]{52}$|^[0-9a-f]{64}$")   # base32 (3.x) or hex sha256 keys
@@ -149,13 +150,18 @@ def _kernel_entry(folder: Path, group_name: str, names: list[str], base: Entry) 
                     "json", "source", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco"))
     if missing:
         e.problem = f"partial: missing {', '.join(sorted(missing))}"
+    for stage, path in e.files.items():   # each stage parsed: Triton itself would serve a truncated one
+        why = "" if e.problem or stage in ("json", "sass") else stage_problem(stage, path)
+        if why:
+            e.problem = f"damaged: {os.path.basename(path)}: {why}"
+            break
     if "json" in e.files:
         try:
             e.metadata = json.loads(Path(e.files["json"]).read_text())
             e.target = _target(e.metadata)
             e.kernel = e.metadata.get("name", stem) or stem
         except (OSError, ValueError) as exc:
-            e.problem = e.problem or f"corrupt metadata: {exc}"
+            e.problem = e.problem or f"corrupt metadata {os.path.basename(e.files['json'])}: {exc}"
     elif not missing:
         e.problem = "partial: no metadata json"
     return e
@@ -220,23 +226,32 @@ def _safe_root(cache_dir: str) -> str:
 
 
 def _deletable(folder: Path, root: str) -> str:
-    """Why ``folder`` must not be deleted ("" when it may)."""
+    """Why ``folder`` must not be deleted ("" when it may): only a key folder every file of which Triton wrote
+    (read from their content: see integrity.ownership)."""
     if folder.is_symlink():
         return "a symlink"
     if os.path.dirname(os.path.realpath(folder)) != root:
         return f"not directly inside {root}"
+    if not folder.is_dir():
+        return "not a folder"
     if not _KEY.match(folder.name):
         return f"{folder.name!r} is not a Triton cache key"
-    return ""
+    owned, why = ownership(folder)
+    return "" if owned else why
+
+
+def _is_triton_entry(e: Entry) -> bool:
+    return e.kind in (KIND_KERNEL, KIND_AUTOTUNE, KIND_MODULE)
 
 
 def clear(cache_dir: str, *, kernel: str | None = None, keys: tuple[str, ...] = (), everything: bool = False,
-          dry_run: bool = False) -> tuple[list[Entry], int, list[str]]:
+          dry_run: bool = False) -> tuple[list[tuple[str, list[Entry], int]], int, list[str]]:
     """Delete entries (whole key folders) of ``kernel`` (a name or glob), of ``keys``, or all.
 
-    Only direct, non-symlink children of the cache directory whose names look like Triton keys are deleted:
-    an explicit KEY/path that is anything else is refused before anything is deleted; with --kernel/--all such
-    folders are skipped. Returns (removed entries, bytes, skipped "path: why")."""
+    Only direct, non-symlink children of the cache directory named like Triton keys and holding only files
+    Triton writes (checked by content) are deleted: an explicit KEY/path that is anything else is refused
+    before anything is deleted; with --kernel/--all such folders are skipped, and a directory with no Triton
+    entry at all is refused. Returns ([(folder, its entries, bytes)], total bytes, skipped "path: why")."""
     if not (kernel or keys or everything):
         raise UsageError("cache clear needs --kernel NAME, KEY... or --all")
     root = _safe_root(cache_dir)
@@ -257,19 +272,24 @@ def clear(cache_dir: str, *, kernel: str | None = None, keys: tuple[str, ...] = 
                 if not why and not everything and not all(matches(o, kernel) for o in read_entry(Path(e.path))):
                     why = "the folder also holds another kernel's files"
                 if why:
-                    skipped.append(f"{e.path}: {why}")
+                    if f"{e.path}: {why}" not in skipped:
+                        skipped.append(f"{e.path}: {why}")
                 else:
                     targets.setdefault(e.path, []).append(e)
+    if everything and skipped and not any(_is_triton_entry(e) for es in targets.values() for e in es):
+        raise UsageError(f"refusing to clear {root}: it holds no Triton cache entry ({len(skipped)} other "
+                         f"item(s), e.g. {skipped[0]})")
     if kernel and not targets and not keys:
         known = sorted({e.kernel for e in scan(root) if e.kernel and e.kind == KIND_KERNEL})
         raise UsageError(f"no cache entry for kernel {kernel!r}; kernels in {root}: {', '.join(known) or 'none'}")
     removed, total = [], 0
     for path, entries in sorted(targets.items()):
         folder = Path(path)
-        total += _size(folder) if folder.is_dir() else 0
+        size = _size(folder) if folder.is_dir() else 0
+        total += size
         if not dry_run:
             shutil.rmtree(folder)
-        removed.extend(entries)
+        removed.append((path, entries, size))
     if removed and not dry_run:
         forget_entries({os.path.basename(p) for p in targets}, root)
     return removed, total, skipped

@@ -7,7 +7,9 @@ Nothing is launched and no GPU is needed. While the wrapper runs:
   (dtypes, 16-byte divisibility of pointers and ints, ints equal to 1 become constexprs), packs the options and
   compiles through the compile cache, exactly as a GPU launch does, then returns before launching;
 - ``Autotuner.run`` runs the one config that ``decision.Decider`` picked (no benchmark), so wrappers that read
-  ``best_config`` afterwards (fp8_gemm's split-K reduce) see it.
+  ``best_config`` afterwards (fp8_gemm's split-K reduce) see it;
+- the cache's ``get_group`` checks each file of a hit (``integrity``): a damaged entry (a truncated PTX, a cut
+  metadata json) is named on stderr, its files removed and the kernel compiled again into a fresh entry.
 The grid is evaluated with the bound arguments, as Triton would before launching.
 """
 from __future__ import annotations
@@ -15,8 +17,11 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
+import tempfile
 import time
+import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -77,6 +82,7 @@ def intercepted(target, decider, launches: list[Launch], select: Callable[[str],
     """Patch Triton for the duration of one capture (see the module docstring); restores everything after."""
     from triton import knobs
     from triton.runtime.autotuner import Autotuner
+    from triton.runtime.cache import FileCacheManager
     from triton.runtime.jit import JITFunction
 
     tuned: list[tuple[str, dict, str]] = []   # stack: (kernel name, config dict, source) of the running autotuner
@@ -117,38 +123,129 @@ def intercepted(target, decider, launches: list[Launch], select: Callable[[str],
         del events[:]
         t0 = time.perf_counter()
         captured = io.StringIO()
+        native: list[str] = []
         try:
-            # Triton prints the whole PTX on a ptxas failure; keep stdout for the IR and put it in the error.
-            with contextlib.redirect_stdout(captured):
+            # Triton prints the whole PTX on a ptxas failure and MLIR/LLVM print diagnostics on fd 2: keep both
+            # out of the way; on a failure they go to a log file, on success they are passed on to stderr.
+            with contextlib.redirect_stdout(captured), _fd2_captured(native):
                 kernel = original_jit_run(fn, *args, grid=grid, warmup=True, **kwargs)
         except CaptureError:
             raise
         except Exception as exc:
-            raise CaptureError(_compile_error(name, target, exc, captured.getvalue())) from exc
-        if captured.getvalue():   # e.g. TRITON_DUMP_PTXAS_LOG=1: pass it on, to stderr
-            sys.stderr.write(captured.getvalue())
+            raise CaptureError(_compile_error(fn, target, exc, captured.getvalue(), "".join(native))) from exc
+        if captured.getvalue() or native:   # e.g. TRITON_DUMP_PTXAS_LOG=1: pass it on, to stderr
+            sys.stderr.write(captured.getvalue() + "".join(native))
         launch.compile_s = time.perf_counter() - t0
         launch.compiled = kernel
         launch.events = list(events)
         launch.cache_hit = events[-1]["cache_hit"] if events else None
         return kernel
 
+    original_get_group = FileCacheManager.get_group
+
+    def get_group(manager, filename):
+        group = original_get_group(manager, filename)
+        return group if group is None else checked_group(manager, filename, group)
+
     JITFunction.run, Autotuner.run = jit_run, tuner_run
+    FileCacheManager.get_group = get_group
     knobs.compilation.listener = listener
     try:
         with driver_swapped(StubDriver(target)):
             yield
     finally:
         JITFunction.run, Autotuner.run = original_jit_run, original_tuner_run
+        FileCacheManager.get_group = original_get_group
         knobs.compilation.listener = previous_listener
 
 
-def _compile_error(name: str, target, exc: BaseException, printed: str) -> str:
-    text = str(exc).strip()
-    lines = text.splitlines()
-    if len(lines) > 30:  # ptxas errors carry the repro command and the log; the PTX itself went to `printed`
-        text = "\n".join(lines[:30] + [f"... ({len(lines) - 30} more lines)"])
-    return f"compiling {name} for {target.backend}:{target.arch} failed: {type(exc).__name__}: {text}"
+def checked_group(manager, filename: str, group: dict[str, str]) -> dict[str, str] | None:
+    """``group`` if every file of the cache entry is whole; else say which file is damaged, remove the entry's
+    files (the group file first, so a crash midway leaves a miss, not a hit) and return None: Triton compiles
+    the kernel again into the same key folder."""
+    from tritondbg.ir.integrity import group_problem
+
+    bad = group_problem(group)
+    if bad is None:
+        return group
+    path, why = bad
+    sys.stderr.write(f"damaged cache entry: {path}: {why}; removing the entry and compiling it again\n")
+    folder = os.path.realpath(manager.cache_dir)
+    stem = filename[:-len(".json")]
+    for victim in [os.path.join(folder, f"__grp__{filename}"), *group.values(), os.path.join(folder, f"{stem}.sass")]:
+        if os.path.dirname(os.path.realpath(victim)) == folder:   # only files of this entry's own folder
+            with contextlib.suppress(OSError):
+                os.remove(victim)
+    return None
+
+
+@contextlib.contextmanager
+def _fd2_captured(sink: list[str]) -> Iterator[None]:
+    """Redirect file descriptor 2 (what C++ code such as MLIR and LLVM writes to) into ``sink``."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):   # no real fd 2 (embedded): capture nothing
+        yield
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            sink.append(tmp.read().decode("utf-8", errors="replace"))
+
+
+# lines that say only that something failed; the first other error line says what
+_GENERIC = ("Failures have been detected while processing an MLIR pass pipeline", "PassManager::run failed",
+            "Internal Triton PTX codegen error", "please share the reproducer")
+_ERROR_LINE = re.compile(r"(?:^|\W)(?:error|fatal)\s*:", re.IGNORECASE)
+
+
+def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
+    """One line saying why a compile failed: ``file:line: message`` for a Triton CompilationError, else the
+    first error/fatal line of the exception or of what the compiler printed, else the exception's first line."""
+    node, message = getattr(exc, "node", None), getattr(exc, "error_message", None)
+    if message and node is not None and hasattr(node, "lineno"):
+        return _def_line(fn, node.lineno) + str(message).strip().splitlines()[-1]
+    for line in (str(exc) + "\n" + log).splitlines():
+        line = line.strip()
+        if _ERROR_LINE.search(line) and not any(g in line for g in _GENERIC):
+            return line
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+def _def_line(fn, lineno: int) -> str:
+    """``file:line: `` of line ``lineno`` (1 = the ``def`` line, as Triton counts) of a kernel, or ""."""
+    import inspect
+
+    try:
+        lines, start = inspect.getsourcelines(fn.fn)
+        offset = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
+        return f"{inspect.getsourcefile(fn.fn)}:{start + offset + lineno - 1}: "
+    except (OSError, TypeError, StopIteration, AttributeError):
+        return ""
+
+
+def _compile_error(fn, target, exc: BaseException, printed: str, native: str) -> str:
+    """One line for a failed compile, naming a file that keeps everything it printed."""
+    name = fn.__name__
+    where = f"{target.backend}:{target.arch}"
+    log = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)) + "\n" + native + "\n" + printed
+    try:
+        fd, path = tempfile.mkstemp(prefix=f"tritondbg-compile-{name}-", suffix=".log")
+        with os.fdopen(fd, "w") as f:
+            f.write(f"compiling {name} for {where}\n\n{log}")
+        kept = f" (full log: {path})"
+    except OSError:
+        kept = ""
+    return f"compiling {name} for {where} failed: {first_meaningful_line(fn, exc, native + printed)}{kept}"
 
 
 def _entries(cache_dir: str) -> set[str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tritondbg.ir.decision import Watch
+from tritondbg.ir.integrity import group_problem
 from tritondbg.ir.item import INDEX_HIT, IRItem
 
 INDEX_DIRNAME = "tritondbg-ir-index"
@@ -157,6 +158,9 @@ def lookup(request: dict[str, Any], cache_dir: str | None = None) -> tuple[list[
         needed = [item.metadata_file, *item.files.values()]
         if not all(os.path.isfile(p) for p in needed):
             return None, f"cache entry {item.key} is gone or incomplete"
+        damaged = group_problem({os.path.basename(p): p for p in needed})
+        if damaged:   # the capture's cache check says which file and compiles a fresh entry
+            return None, f"cache entry {item.key} is damaged ({os.path.basename(damaged[0])}: {damaged[1]})"
         item.source = INDEX_HIT
     return (items or None), ("" if items else "empty index entry")
 

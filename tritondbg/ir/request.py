@@ -73,7 +73,9 @@ def _capture_all(req: Request):
     from tritondbg.configs import autotuners, check_keys, choose, parse_config
     from tritondbg.ir.capture import capture
     from tritondbg.ir.decision import Decider, recorded_runs, run_record_pattern
+    from tritondbg.ir.targets import check_supported
 
+    check_supported(req.arch)   # one line before any work, not a compiler's wall of text
     runner.set_mode("compiled")
     scenario = loader.load(req.target)
     case = runner.select_cases(scenario, req.case, interpret=False)

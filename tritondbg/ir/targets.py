@@ -63,6 +63,61 @@ def parse_arch(text: str) -> Arch:
     raise UsageError(f"unknown --arch {text!r}; examples: sm_80, sm_90, sm_100, gfx942")
 
 
+_AMD_EXAMPLES = ("gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1200")
+
+
+def cuda_capabilities() -> set[int]:
+    """Compute capabilities the ptxas binaries in Triton's wheel accept (``--gpu-name`` values, ~50 ms);
+    empty when none is found (then nothing is refused up front)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.origin:
+        return set()
+    found: set[int] = set()
+    folder = os.path.join(os.path.dirname(spec.origin), "backends", "nvidia", "bin")
+    for tool in (os.environ.get("TRITON_PTXAS_PATH"), os.path.join(folder, "ptxas"),
+                 os.path.join(folder, "ptxas-blackwell"), os.environ.get("TRITON_PTXAS_BLACKWELL_PATH")):
+        if not tool or not os.access(tool, os.X_OK):
+            continue
+        try:
+            text = subprocess.run([tool, "--help"], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        found.update(int(m) for m in re.findall(r"'sm_(\d+)[a-z]?'", text))
+    return found
+
+
+def check_supported(arch: Arch) -> None:
+    """UsageError (one line naming valid targets) when the installed Triton cannot compile for ``arch``:
+    NVIDIA from its ptxas' list of GPU names, AMD from its LLVM (``amd.get_target_triple``, Triton 3.9)."""
+    if arch.is_cuda:
+        caps = cuda_capabilities()
+        if caps and arch.arch not in caps:
+            valid = ", ".join(f"sm_{c}" for c in sorted(c for c in caps if c >= 75))
+            raise UsageError(f"--arch {arch.name}: not a target this Triton's ptxas knows; valid: {valid}")
+        return
+    try:
+        from triton._C.libtriton import amd
+    except ImportError:
+        return
+    triple = getattr(amd, "get_target_triple", None)   # not in every Triton version: then the compile says it
+    if triple is None:
+        return
+    try:
+        triple(arch.arch)
+    except (ValueError, RuntimeError):
+        valid = []
+        for gfx in _AMD_EXAMPLES:
+            try:
+                triple(gfx)
+                valid.append(gfx)
+            except (ValueError, RuntimeError):
+                pass
+        raise UsageError(f"--arch {arch.name}: not an AMD target this Triton knows; valid: "
+                         f"{', '.join(valid) or ', '.join(_AMD_EXAMPLES)}, ...") from None
+
+
 def local_arch() -> tuple[Arch | None, str]:
     """The first visible local GPU and how it was found, without importing torch when possible.
 

@@ -1,0 +1,128 @@
+"""Every bad input of tests/bad_inputs.md: one line on stderr, no traceback, the exit status it documents.
+
+In-process through ``tritondbg.cli.main`` (a subprocess costs ~5 s of torch import each): all of these fail
+before any kernel runs, except ``--pid 99 --trace`` (the grid is known once the kernel launched) and pdb's
+``q``. ``ir`` inputs that need the scenario compiled (compiled mode needs its own process) are in test_ir.py.
+"""
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tritondbg.cli import main
+
+FAKE_KEY = "A" * 52
+
+
+@pytest.fixture
+def bad(tmp_path):
+    """A folder of bad scenario files and a fake cache folder (key-named folders holding user files)."""
+    files = {"syn.py": "def f(:\n    pass\n", "cases.txt": "not python\n", "empty.py": "",
+             "noscen.py": "x = 1\n", "imp.py": "import nonexistent_module_xyz\n", "afile": "a file\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "fake" / FAKE_KEY).mkdir(parents=True)
+    (tmp_path / "fake" / FAKE_KEY / "notes.txt").write_text("mine")
+    (tmp_path / "cache").mkdir()
+    return tmp_path
+
+
+def invoke(args, env, monkeypatch, capsys, stdin=None):
+    """(exit status, stdout, stderr) of `tritondbg ARGS` run in this process."""
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = 0
+    try:
+        main(list(args))
+    except SystemExit as exc:
+        code = exc.code
+        if isinstance(code, str):   # as the interpreter does for sys.exit("message")
+            print(code, file=sys.stderr)
+            code = 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _amd_checked() -> bool:
+    from triton._C.libtriton import amd
+
+    return hasattr(amd, "get_target_triple")
+
+
+# (args, extra env, exit status, what the one line says); {tmp} is the fixture's folder
+ROWS = [
+    (["interpret", "{tmp}/cases.txt"], {}, 2, "cases.txt is not a Python file"),
+    (["interpret", "{tmp}/syn.py"], {}, 2, "syn.py:1: SyntaxError: invalid syntax"),
+    (["ir", "{tmp}/syn.py"], {}, 2, "syn.py:1: SyntaxError: invalid syntax"),
+    (["interpret", "{tmp}/empty.py"], {}, 2, "empty.py defines no Scenario"),
+    (["interpret", "{tmp}/noscen.py"], {}, 2, "noscen.py defines no Scenario"),
+    (["interpret", "{tmp}/imp.py"], {}, 2, "imp.py:1: ModuleNotFoundError: No module named 'nonexistent_module_xyz'"),
+    (["interpret", "{tmp}/missing.py"], {}, 2, "no such scenario file"),
+    (["run", "UNKNOWN"], {}, 2, "unknown kernel 'UNKNOWN'; choose from: add, attention"),
+    (["ir", "UNKNOWN"], {}, 2, "unknown kernel 'UNKNOWN'"),
+    (["interpret", "add", "--watch", "x+"], {}, 2, "bad --watch 'x+': invalid syntax"),
+    (["interpret", "add", "--watch", ""], {}, 2, "bad --watch ''"),
+    (["interpret", "add", "--out", "{tmp}/afile"], {}, 2, "--out {tmp}/afile: is a file, not a folder"),
+    (["interpret", "add", "--out", "{tmp}/afile/sub"], {}, 2, "cannot be created: {tmp}/afile is a file"),
+    (["interpret", "add", "--out", "/proc/tritondbg-records"], {}, 2, "is not writable"),
+    (["interpret", "add"], {"TRITONDBG_OUT": "{tmp}/afile", "TRITONDBG_SAVE": "1"}, 2,
+     "TRITONDBG_OUT {tmp}/afile: is a file"),
+    (["interpret", "add", "--dtype", "float64"], {}, 2, "case 'tiny' has no dtype 'float64'"),
+    (["interpret", "add", "--case", "nope"], {}, 2, "unknown case 'nope' for add"),
+    (["interpret", "gemm", "--config", "NOPE=1"], {}, 2, "unknown config key(s) NOPE"),
+    (["interpret", "add", "--pid", "3"], {}, 2, "--pid 3 alone does nothing"),
+    (["interpret", "add", "--pid", "-1", "--trace"], {}, 2, "bad --pid '-1'"),
+    (["interpret", "add", "--pid", "99", "--trace", "--dtype", "float32"], {}, 2,
+     "--pid 99: pid (99, 0, 0) is outside every launch's grid"),
+    (["interpret", "add", "--break", "9999"], {}, 2, "--break 9999 is not a line of a @triton.jit function"),
+    (["interpret", "add", "--break", "x"], {}, 2, "bad --break 'x'"),
+    (["interpret", "add", "--seed", "x"], {}, 2, "Invalid value for '--seed'"),
+    (["ir", "add", "--arch", "sm_999"], {}, 2, "--arch sm_999: not a target this Triton's ptxas knows; valid: "),
+    (["ir", "add", "--arch", "gfx9999"], {}, 2, "--arch gfx9999: not an AMD target this Triton knows; valid: "),
+    (["ir", "add", "--diff", "arch=sm_90", "arch=sm_999"], {}, 2, "--arch sm_999: not a target"),
+    (["ir", "add", "--arch", "sm_9x"], {}, 2, "unknown --arch 'sm_9x'"),
+    (["ir", "add", "--stage", "bogus"], {}, 2, "Invalid value for '--stage'"),
+    (["ir", "add", "--arch", "gfx942", "--stage", "ptx"], {}, 2, "--stage ptx does not exist for gfx942"),
+    (["cache", "--cache-dir", "{tmp}/fake", "clear", "--all"], {}, 2, "holds no Triton cache entry"),
+    (["cache", "--cache-dir", "{tmp}/fake", "clear", FAKE_KEY], {}, 2, "which Triton did not write"),
+    (["cache", "--cache-dir", "{tmp}/nothere", "clear", "--all"], {}, 2, "no Triton cache directory at"),
+    (["cache", "--cache-dir", "{tmp}/cache", "show", "ZZZZ"], {}, 2, "no cache entry 'ZZZZ'"),
+    (["cache", "--cache-dir", "{tmp}/cache", "clear"], {}, 2, "cache clear needs --kernel NAME, KEY... or --all"),
+    (["list", "extra"], {}, 2, "Got unexpected extra argument (extra)"),
+    (["nope"], {}, 2, "No such command 'nope'"),
+]
+
+
+@pytest.mark.parametrize("args, env, status, needle", ROWS, ids=[" ".join(r[0]) for r in ROWS])
+def test_bad_input_is_one_line(args, env, status, needle, bad, monkeypatch, capsys):
+    if "gfx9999" in args and not _amd_checked():
+        pytest.skip("this Triton has no amd.get_target_triple: the compile itself reports the target")
+    tmp = str(bad)
+    base = {"TRITON_CACHE_DIR": f"{tmp}/cache", "TRITONDBG_OUT": f"{tmp}/traces", "TRITONDBG_SAVE": "0"}
+    base.update({k: v.replace("{tmp}", tmp) for k, v in env.items()})
+    monkeypatch.chdir(bad)
+    code, out, err = invoke([a.replace("{tmp}", tmp) for a in args], base, monkeypatch, capsys)
+    assert code == status, (code, err)
+    assert needle.replace("{tmp}", tmp) in err, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert list(Path(bad / "fake" / FAKE_KEY).iterdir()), "the fake cache folder lost its file"
+    assert not (bad / "traces").exists(), "a bad input left a run record"
+
+
+def test_pdb_quit_at_a_breakpoint_ends_the_run(bad, monkeypatch, capsys):
+    """`q` at a --break ends the whole run: not one kernel error per case, each stopping at the breakpoint."""
+    import tritondbg.kernels.add as add
+
+    line = 1 + next(i for i, text in enumerate(Path(add.__file__).read_text().splitlines()) if "tl.load(x_ptr" in text)
+    env = {"TRITON_CACHE_DIR": f"{bad}/cache", "TRITONDBG_OUT": f"{bad}/traces", "TRITONDBG_SAVE": "0"}
+    code, out, err = invoke(["interpret", "add", "--break", str(line)], env, monkeypatch, capsys,
+                            stdin="q\nq\nq\nq\n")   # add's tiny case has 3 dtypes: today's code stops 3 times
+    assert code == 1, (code, out, err)
+    assert out.count("tritondbg: line") == 1, out
+    assert f"quit at breakpoint {os.path.basename(add.__file__)}:{line}" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "PASS" not in out and "passed" not in out
