@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tritondbg import runner
-from tritondbg.check.outcome import FAIL, PASS, SKIP, GateOutcome
+from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome
 from tritondbg.configs import autotuners
 
 # Three-way check for low precision (flash-attention's test_layer_norm habit): the kernel's error against the
@@ -33,6 +33,7 @@ class GateContext:
     perf_margin: float = 0.10                # perf gate: allowed slow-down against the recorded baseline
     perf_min_ratio: float = 0.5              # perf gate: torch_time / our_time must be at least this
     target: str = ""                         # how the scenario was named (bundled name or file::name)
+    case: str | None = None                  # --case: only this case (default: every case that runs here)
 
     @property
     def interpret(self) -> bool:
@@ -61,6 +62,8 @@ class Capture(runner.Instrument):
     def finish(self, result, out, expected) -> None:
         import torch
 
+        if out is None:  # the launch failed or returned nothing: no output to keep
+            return
         outs = out if isinstance(out, (tuple, list)) else [out]
         self.outputs.append([o.detach().to("cpu").clone() if isinstance(o, torch.Tensor) else o for o in outs])
 
@@ -77,7 +80,10 @@ class ThreeWay(runner.Instrument):
     def active(self, scenario, case, inputs):
         import contextlib
 
-        self.inputs, self.case = inputs, case
+        # torch's baseline gets its own copy, taken before the launch: an in-place kernel (Liger's rope) must
+        # not hand it already-changed inputs
+        wanted = self.scenario.baseline is not None and any(d in LOW_PRECISION for d in case.dtypes)
+        self.inputs, self.case = (runner.copy_inputs(inputs) if wanted else None), case
         return contextlib.nullcontext()
 
     def finish(self, result, out, expected) -> None:
@@ -85,7 +91,7 @@ class ThreeWay(runner.Instrument):
 
         from tritondbg.compare import _as_list, tolerance
 
-        if out is None or result.dtype not in LOW_PRECISION or self.scenario.baseline is None:
+        if out is None or result.dtype not in LOW_PRECISION or self.scenario.baseline is None or self.inputs is None:
             return
         try:
             base = self.scenario.baseline(**self.inputs)
@@ -113,8 +119,8 @@ class ThreeWay(runner.Instrument):
 # ---------------------------------------------------------------------------------------------------------
 
 def _cases(scenario, ctx: GateContext):
-    """Cases a gate runs here: interpretable ones on the CPU, every case on a GPU."""
-    return [c for c in scenario.cases if c.interpret or not ctx.interpret]
+    """Cases a gate runs here: interpretable ones on the CPU, every case on a GPU (only ``ctx.case`` if set)."""
+    return [c for c in scenario.cases if (c.interpret or not ctx.interpret) and ctx.case in (None, c.name)]
 
 
 def _device(ctx: GateContext) -> str:
@@ -128,7 +134,11 @@ def _first_failure(results) -> str:
     return ""
 
 
-def _cli(args: list[str], timeout: int = 900) -> subprocess.CompletedProcess:
+def _cli(args: list[str], timeout: float = 900) -> subprocess.CompletedProcess:
+    """`tritondbg ARGS` in a subprocess, within what is left of the gate item's deadline."""
+    from tritondbg import watchdog
+
+    timeout = watchdog.remaining(timeout)
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     env["TRITONDBG_SAVE"] = "0"
@@ -202,7 +212,7 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
     except ImportError as e:
         return GateOutcome(scenario.name, "sanitize", SKIP, f"sanitizers not available: {e}")
     if runner.current_mode() != "interpret":
-        p = _cli(["interpret", ctx.target or scenario.name, "--case", "all", "--json"])
+        p = _cli(["interpret", ctx.target or scenario.name, "--case", ctx.case or "all", "--json"])
         record = _json_or_none(p.stdout)
         if record is None:
             return GateOutcome(scenario.name, "sanitize", FAIL, (p.stderr.strip().splitlines() or ["no output"])[-1])
@@ -343,5 +353,8 @@ def run_gate(gate: str, scenario, ctx: GateContext) -> GateOutcome:
     """Run one gate; an exception inside the gate is that gate's FAIL with the one-line reason."""
     try:
         return GATES[gate](scenario, ctx)
+    except subprocess.TimeoutExpired as e:
+        cmd = " ".join(str(a) for a in (e.cmd or [])[2:]) if isinstance(e.cmd, (list, tuple)) else str(e.cmd)
+        return GateOutcome(scenario.name, gate, ERROR, f"timed out after {e.timeout:g} s waiting for `{cmd}`")
     except Exception as e:  # noqa: BLE001 - a broken gate must fail loudly, not pass or crash the run
         return GateOutcome(scenario.name, gate, FAIL, f"gate crashed: {type(e).__name__}: {e}")
