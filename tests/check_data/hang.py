@@ -38,3 +38,16 @@ def launch_sleeps(x):
 _CASES = [Case("tiny", params=dict(n=100))]
 loop = Scenario("loop", make_inputs, launch_spin, reference, _CASES, kernels=[spin])
 sleeps = Scenario("sleeps", make_inputs, launch_sleeps, reference, _CASES, kernels=[add_one])
+
+
+def launch_deaf(x):
+    """Stuck where no Python handler can run (as a compiled kernel spinning on the GPU keeps the main thread in
+    C): SIGALRM is blocked, then the launch sleeps."""
+    import signal
+
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    time.sleep(120)
+    return launch(x)
+
+
+deaf = Scenario("deaf", make_inputs, launch_deaf, reference, _CASES, kernels=[add_one])

@@ -252,40 +252,91 @@ def _input_bytes(scenario, case) -> float:
     return float(scenario.bytes(case, getattr(torch, case.dtypes[0])))
 
 
-def _resource_cases(scenario) -> list:
+def _resource_cases(scenario, ctx: GateContext | None = None) -> list:
     """Every GPU-size case (the specialization that runs: aligned strides, real sizes, and the configs the
-    kernel's pruning keeps for them), else the first case of each launch wrapper. Tiny odd shapes specialise
-    differently and can spill where the real launch does not (gemm 128x256 at M=67: 134 spills; at 4096^3:
-    none). Cases with the same specialization hit the compile cache."""
-    gpu = [c for c in scenario.cases if not c.interpret and _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES]
-    if gpu:
-        return gpu
-    chosen: dict[int, Any] = {}
-    for case in scenario.cases:
-        chosen.setdefault(id(scenario.launch_for(case)), case)
-    return list(chosen.values())
+    kernel's pruning keeps for them; cases with the same specialization hit the compile cache), plus the first
+    case of each launch wrapper not covered yet. ``resources`` then adds cases until every kernel the scenario
+    lists was compiled (a wrapper with several code paths launches different kernels for different cases)."""
+    cases = [c for c in scenario.cases if ctx is None or ctx.case in (None, c.name)]
+    chosen = [c for c in cases if not c.interpret and _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES]
+    wrappers = {id(scenario.launch_for(c)) for c in chosen}
+    for case in cases:
+        if id(scenario.launch_for(case)) not in wrappers and (case.interpret or
+                                                              _input_bytes(scenario, case) <= RESOURCE_CASE_MAX_BYTES):
+            wrappers.add(id(scenario.launch_for(case)))
+            chosen.append(case)
+    return chosen
+
+
+def _kernel_names(scenario) -> set[str]:
+    names = set()
+    for k in scenario.kernels:
+        while hasattr(k, "fn") and not hasattr(k, "__code__"):
+            k = k.fn
+        names.add(getattr(k, "__name__", None) or str(k))
+    return names
+
+
+def _recorded_picks(scenario, ctx: GateContext) -> dict:
+    """{(case, dtype, kernel): config} the perf baseline file recorded for this scenario (the configs a GPU
+    run's autotuner picked)."""
+    from tritondbg.check.perf import load_baseline
+
+    picks = {}
+    try:
+        recorded = load_baseline(ctx.baseline_file, "configs")
+    except Exception:  # noqa: BLE001 - no or unreadable baseline: nothing recorded
+        return picks
+    for key, configs in (recorded or {}).items():
+        parts = key.split("@")[0].split("/")
+        if len(parts) == 3 and parts[0] == scenario.name:
+            for kernel, cfg in (configs or {}).items():
+                picks[(parts[1], parts[2], kernel)] = cfg
+    return picks
+
+
+def _compile_rows(scenario, ctx: GateContext, case):
+    args = ["ir", ctx.target or scenario.name, "--case", case.name, "--dtype", case.dtypes[0],
+            "--stats", "--json", "--all-configs"]
+    if ctx.arch:
+        args += ["--arch", ctx.arch]
+    p = _cli(args)
+    data = _json_or_none(p.stdout)
+    if data is None:
+        if "No such command" in p.stderr:
+            return None, "`tritondbg ir` not available"
+        return None, f"could not compile case {case.name}: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
+    return data, ""
 
 
 def resources(scenario, ctx: GateContext) -> GateOutcome:
-    """Compiled for the target (no GPU needed): no register spills, shared memory within the target's limit."""
-    limits = {"max_spills": 0, "max_shared": None, "max_regs": None, **(getattr(scenario, "limits", None) or {})}
-    rows = []
-    for case in _resource_cases(scenario):
-        args = ["ir", ctx.target or scenario.name, "--case", case.name, "--dtype", case.dtypes[0],
-                "--stats", "--json", "--all-configs"]
-        if ctx.arch:
-            args += ["--arch", ctx.arch]
-        p = _cli(args)
-        data = _json_or_none(p.stdout)
+    """Compiled for the target (no GPU needed): spills and shared memory of every config that can run
+    (tritondbg.check.resources says which can; a config the autotuner skips is not applicable)."""
+    explicit = dict(getattr(scenario, "limits", None) or {})
+    limits = {"max_spills": 0, "max_shared": None, "max_regs": None, **explicit}
+    rows, done = [], []
+    cases = _resource_cases(scenario, ctx)
+    rest = [c for c in scenario.cases if c not in cases and ctx.case in (None, c.name) and
+            (c.interpret or _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES)]
+    wanted = _kernel_names(scenario)
+    while cases:
+        case = cases.pop(0)
+        data, why = _compile_rows(scenario, ctx, case)
         if data is None:
-            if "No such command" in p.stderr:
-                return GateOutcome(scenario.name, "resources", SKIP, "`tritondbg ir` not available")
-            msg = (p.stderr.strip().splitlines() or ["no output"])[-1]
-            return GateOutcome(scenario.name, "resources", FAIL, f"could not compile case {case.name}: {msg}")
+            status = SKIP if why.startswith("`tritondbg ir`") else FAIL
+            return GateOutcome(scenario.name, "resources", status, why)
         rows.extend(data)
+        done.append(case.name)
+        if not cases and rest and wanted - {r.get("kernel") for r in rows}:
+            cases.append(rest.pop(0))  # a kernel no case so far launched: try the next case
     from tritondbg.check.resources import judge
 
-    return judge(scenario.name, rows, limits)
+    out = judge(scenario.name, rows, limits, explicit, _recorded_picks(scenario, ctx))
+    out.details["cases"] = done
+    missing = sorted(wanted - {r.get("kernel") for r in rows})
+    if missing:
+        out.details["never_launched"] = missing
+    return out
 
 
 def determinism(scenario, ctx: GateContext) -> GateOutcome:

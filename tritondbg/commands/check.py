@@ -14,8 +14,11 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
               case: str | None = None, timeout: float | None = None) -> int:
     """Run the gates; 0 when every item passes (or is skipped with a reason), 1 when one fails or errs (crashed,
     timed out, did not run), 130 when interrupted. The table, --junit and --json list every kernel x gate."""
+    from tritondbg import deps
     from tritondbg.check import session
     from tritondbg.errors import UsageError
+
+    deps.require(["pytest", "xdist"], "`tritondbg check`")
 
     if workers is not None and workers < 1:
         raise UsageError(f"-n/--workers must be at least 1, got {workers}")

@@ -50,6 +50,11 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
         raise UsageError(f"--timeout must be a positive number of seconds, got {timeout:g}")
     from tritondbg import watchdog
 
+    if timeout:  # the deadline is for running the kernel: import torch, Triton and the scenario before it
+        from tritondbg import loader
+
+        runner.set_mode(mode)
+        loader.load(target)
     try:
         with watchdog.deadline(timeout):
             if all_configs:
