@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tritondbg.check.outcome import DEFAULT_TIMEOUT
+
 
 def pytest_addoption(parser):
     group = parser.getgroup("tritondbg", "tritondbg quality gates")
@@ -28,6 +30,10 @@ def pytest_addoption(parser):
     group.addoption("--tritondbg-baseline", default="tritondbg-baseline.json", help="perf gate baseline file")
     group.addoption("--tritondbg-update-baseline", action="store_true", help="perf gate: rewrite the baseline")
     group.addoption("--tritondbg-outdir", default=None, help="write one JSON outcome per gate item here")
+    group.addoption("--tritondbg-case", default=None, metavar="NAME", help="run only this case of each scenario")
+    group.addoption("--tritondbg-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                    help=f"per gate item; an item past it is an error naming where it was stuck "
+                         f"(default {DEFAULT_TIMEOUT:g}; 0: none)")
 
 
 def _device(value: str | None) -> str:
@@ -86,44 +92,70 @@ def pytest_collection_modifyitems(session, config, items):
             raise pytest.UsageError(str(e)) from None
         for gate in gates:
             items.append(GateItem.from_parent(session, name=f"{label(target, scenario)}::{gate}", target=target,
-                                              gate=gate))
+                                              gate=gate, label=label(target, scenario)))
 
 
 class GateFailed(Exception):
     pass
 
 
+def item_file(outdir: str, target: str, gate: str, suffix: str = ".json") -> Path:
+    """Where a gate item's outcome (and its fault log) goes: one file per target x gate."""
+    return Path(outdir) / (hashlib.sha1(f"{target}\0{gate}".encode()).hexdigest()[:16] + suffix)
+
+
 class GateItem(pytest.Item):
     """One gate on one scenario."""
 
-    def __init__(self, *, target: str, gate: str, **kwargs):
+    def __init__(self, *, target: str, gate: str, label: str = "", **kwargs):
         super().__init__(**kwargs)
-        self.target, self.gate = target, gate
+        self.target, self.gate, self.label = target, gate, label or target
 
     def runtest(self):
-        from tritondbg import loader
+        import time
+
+        from tritondbg import loader, watchdog
         from tritondbg.check.gates import GateContext, run_gate
-        from tritondbg.check.outcome import FAIL, SKIP
+        from tritondbg.check.outcome import ERROR, FAIL, SKIP, GateOutcome, repro_command
 
         config = self.config
         device = _device(config.getoption("tritondbg_device"))
         _pick_gpu(device)
-        ctx = GateContext(device=device, arch=config.getoption("tritondbg_arch"), target=self.target,
+        case, arch = config.getoption("tritondbg_case"), config.getoption("tritondbg_arch")
+        timeout = config.getoption("tritondbg_timeout")
+        command = repro_command(self.target, self.gate, device=device, case=case, arch=arch)
+        outdir = config.getoption("tritondbg_outdir")
+        fault = _faults_to_file(outdir, self.target, self.gate)
+        t0 = time.monotonic()
+
+        def write(outcome: GateOutcome) -> None:
+            outcome.kernel, outcome.target, outcome.seconds = self.label, self.target, time.monotonic() - t0
+            if outcome.status == ERROR and not outcome.command:
+                outcome.command = command
+            if outdir:
+                item_file(outdir, self.target, self.gate).write_text(json.dumps(outcome.to_dict(), default=str))
+
+        def on_stuck(message: str) -> None:  # the watchdog is about to end this process: keep the verdict
+            write(GateOutcome(self.label, self.gate, ERROR, message))
+
+        ctx = GateContext(device=device, arch=arch, target=self.target, case=case,
                           baseline_file=config.getoption("tritondbg_baseline"),
                           update_baseline=config.getoption("tritondbg_update_baseline"))
-        scenario = loader.load(self.target)
-        outcome = run_gate(self.gate, scenario, ctx)
-        outcome.kernel = label(self.target, scenario)
+        try:
+            with watchdog.deadline(timeout, on_stuck=on_stuck):
+                scenario = loader.load(self.target)
+                outcome = run_gate(self.gate, scenario, ctx)
+        except watchdog.Timeout as exc:
+            outcome = GateOutcome(self.label, self.gate, ERROR, str(exc))
+        finally:
+            if fault is not None:
+                _faults_off(fault)
+        write(outcome)
         self.user_properties.append(("tritondbg_status", outcome.status))
         self.user_properties.append(("tritondbg_reason", outcome.reason))
-        outdir = config.getoption("tritondbg_outdir")
-        if outdir:
-            digest = hashlib.sha1(self.nodeid.encode()).hexdigest()[:12]
-            path = Path(outdir) / f"{digest}.json"
-            path.write_text(json.dumps(outcome.to_dict(), default=str))
         if outcome.status == SKIP:
             pytest.skip(outcome.reason)
-        if outcome.status == FAIL:
+        if outcome.status in (FAIL, ERROR):
             raise GateFailed(outcome.reason)
 
     def repr_failure(self, excinfo):
@@ -133,6 +165,27 @@ class GateItem(pytest.Item):
 
     def reportinfo(self):
         return self.target, None, f"tritondbg {self.name}"
+
+
+def _faults_to_file(outdir: str | None, target: str, gate: str):
+    """While an item runs, a fatal signal (SIGSEGV, SIGBUS, SIGABRT...) writes its Python stack to a file beside
+    the item's outcome, for `check` to name the signal and the line (only under `tritondbg check`)."""
+    if not outdir:
+        return None
+    import faulthandler
+
+    f = open(item_file(outdir, target, gate, ".fault"), "w")  # noqa: SIM115 - kept open while the item runs
+    faulthandler.enable(file=f, all_threads=False)
+    return f
+
+
+def _faults_off(f) -> None:
+    import faulthandler
+
+    faulthandler.disable()
+    f.close()
+    if os.path.getsize(f.name) == 0:
+        os.remove(f.name)
 
 
 def _pick_gpu(device: str) -> None:

@@ -153,12 +153,90 @@ def _apply_findings(result: CaseResult) -> None:
         result.message = f"{len(errors)} finding(s): {', '.join(kinds)}"
 
 
+def describe_callable(fn) -> str:
+    """`name` (file:line) of a scenario's callable, for one-line errors."""
+    import functools
+
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "__call__", None), "__code__", None)
+    return f"`{name}` ({code.co_filename}:{code.co_firstlineno})" if code is not None else f"`{name}`"
+
+
+def _raised(role: str, fn, exc: BaseException) -> str:
+    """One line for a scenario callable that raised: which one, in which file, and the innermost user line."""
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if "site-packages" not in frame.filename and os.path.basename(os.path.dirname(frame.filename)) != "tritondbg":
+            where = f" at {frame.filename}:{frame.lineno}"
+            break
+    text = str(exc).strip().splitlines()
+    return f"{role} {describe_callable(fn)} raised {type(exc).__name__}: {text[0] if text else ''}{where}".strip()
+
+
+NOTHING_RETURNED = "launch returned None: nothing to compare; did the wrapper forget `return`?"
+
+
+def _not_tensors(role: str, fn, value) -> str | None:
+    """Why ``value`` (a launch's or reference's result) cannot be compared, or None when it can."""
+    import torch
+
+    from tritondbg.compare import _as_list
+
+    if value is None:
+        return NOTHING_RETURNED if role == "launch" else \
+            f"reference {describe_callable(fn)} returned None: nothing to compare against"
+    for v in _as_list(value):
+        if not isinstance(v, torch.Tensor):
+            return (f"{role} {describe_callable(fn)} returned {type(v).__name__}, not a tensor (or a tuple/list/dict "
+                    "of tensors)")
+    return None
+
+
+def copy_inputs(value):
+    """A private copy of a case's inputs for one callable (launch, reference, baseline): an in-place kernel must
+    not hand the next one changed inputs. Tensors keep their strides and storage offset; containers are
+    rebuilt; other values are shared."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        with torch.no_grad():
+            copy = value.clone()
+            if copy.stride() != value.stride() or value.storage_offset():
+                # a view with gaps or an offset: copy its whole storage, keep the same view of it
+                try:
+                    copy = value.new_empty(0).set_(value.untyped_storage().clone(), value.storage_offset(),
+                                                   value.size(), value.stride())
+                except (RuntimeError, TypeError):
+                    pass
+        if value.requires_grad and value.is_leaf:
+            copy.requires_grad_(True)
+        return copy
+    if isinstance(value, dict):
+        return {k: copy_inputs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_inputs(v) for v in value]
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(copy_inputs(v) for v in value)
+    return value
+
+
 def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: int,
              config: dict[str, Any] | None = None, instruments: Sequence[Instrument] = (),
              pinned: Any = None) -> CaseResult:
-    """Build inputs, run the reference and the kernel, compare. Never raises for a kernel failure.
+    """Build inputs, run the reference and the kernel (each on its own copy of the inputs), compare.
+    Never raises for a kernel failure or a broken scenario callable (make_inputs, reference, launch).
 
     ``pinned``: an exact triton.Config to run for every autotuned kernel (all-configs sweeps)."""
+    from tritondbg import watchdog
+
+    with watchdog.activity(kernel=scenario.name, case=case.name, dtype=dtype):
+        return _run_case(scenario, case, dtype, device=device, seed=seed, config=config, instruments=instruments,
+                         pinned=pinned)
+
+
+def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinned) -> CaseResult:
     import contextlib
 
     import torch
@@ -173,18 +251,31 @@ def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: i
     if scenario.bytes:
         result.bytes = float(scenario.bytes(case, tdtype))
     generator = torch.Generator().manual_seed(seed)
-    inputs = scenario.make_inputs(case, tdtype, device, generator)
-
+    try:
+        inputs = scenario.make_inputs(case, tdtype, device, generator)
+    except Exception as exc:  # noqa: BLE001 - a broken scenario is a result naming the callable, not a crash
+        result.status, result.message = "error", _raised("make_inputs", scenario.make_inputs, exc)
+        return result
+    reference = scenario.reference_for(case)
     t0 = time.perf_counter()
-    expected = scenario.reference_for(case)(**inputs)
+    try:
+        expected = reference(**copy_inputs(inputs))
+    except Exception as exc:  # noqa: BLE001
+        result.status, result.message = "error", _raised("reference", reference, exc)
+        return result
     result.reference_s = time.perf_counter() - t0
+    bad_ref = _not_tensors("reference", reference, expected)
+    if bad_ref:
+        result.status, result.message = "error", bad_ref
+        return result
     out = None
+    launch = scenario.launch_for(case)
     try:
         with contextlib.ExitStack() as stack:
             stack.enter_context(pinning.active())
             _enter_all(stack, instruments, scenario, case, inputs)
             t0 = time.perf_counter()
-            out = scenario.launch_for(case)(**inputs)
+            out = launch(**inputs)
             _sync(device)
             result.wall_s = time.perf_counter() - t0
     except Exception as exc:  # a kernel failure is a result, not a crash of the tool
@@ -196,6 +287,11 @@ def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: i
     result.config, result.config_source = pinning.used, pinning.sources
     if pinning.skipped:  # default configs passed over because they fail their own tl.static_assert
         result.extra["configs_not_applicable"] = pinning.skipped
+    if result.status != "error":
+        bad_out = _not_tensors("launch", launch, out)
+        if bad_out:  # nothing was compared: never a pass
+            result.status, result.message = "error", bad_out
+            out = None
     if out is not None:
         _compare_into(result, out, expected, dtype, case)
     for inst in instruments:

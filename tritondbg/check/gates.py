@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tritondbg import runner
-from tritondbg.check.outcome import FAIL, PASS, SKIP, GateOutcome
+from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome
 from tritondbg.configs import autotuners
 
 # Three-way check for low precision (flash-attention's test_layer_norm habit): the kernel's error against the
@@ -33,6 +33,7 @@ class GateContext:
     perf_margin: float = 0.10                # perf gate: allowed slow-down against the recorded baseline
     perf_min_ratio: float = 0.5              # perf gate: torch_time / our_time must be at least this
     target: str = ""                         # how the scenario was named (bundled name or file::name)
+    case: str | None = None                  # --case: only this case (default: every case that runs here)
 
     @property
     def interpret(self) -> bool:
@@ -61,6 +62,8 @@ class Capture(runner.Instrument):
     def finish(self, result, out, expected) -> None:
         import torch
 
+        if out is None:  # the launch failed or returned nothing: no output to keep
+            return
         outs = out if isinstance(out, (tuple, list)) else [out]
         self.outputs.append([o.detach().to("cpu").clone() if isinstance(o, torch.Tensor) else o for o in outs])
 
@@ -77,7 +80,10 @@ class ThreeWay(runner.Instrument):
     def active(self, scenario, case, inputs):
         import contextlib
 
-        self.inputs, self.case = inputs, case
+        # torch's baseline gets its own copy, taken before the launch: an in-place kernel (Liger's rope) must
+        # not hand it already-changed inputs
+        wanted = self.scenario.baseline is not None and any(d in LOW_PRECISION for d in case.dtypes)
+        self.inputs, self.case = (runner.copy_inputs(inputs) if wanted else None), case
         return contextlib.nullcontext()
 
     def finish(self, result, out, expected) -> None:
@@ -85,7 +91,7 @@ class ThreeWay(runner.Instrument):
 
         from tritondbg.compare import _as_list, tolerance
 
-        if out is None or result.dtype not in LOW_PRECISION or self.scenario.baseline is None:
+        if out is None or result.dtype not in LOW_PRECISION or self.scenario.baseline is None or self.inputs is None:
             return
         try:
             base = self.scenario.baseline(**self.inputs)
@@ -113,8 +119,8 @@ class ThreeWay(runner.Instrument):
 # ---------------------------------------------------------------------------------------------------------
 
 def _cases(scenario, ctx: GateContext):
-    """Cases a gate runs here: interpretable ones on the CPU, every case on a GPU."""
-    return [c for c in scenario.cases if c.interpret or not ctx.interpret]
+    """Cases a gate runs here: interpretable ones on the CPU, every case on a GPU (only ``ctx.case`` if set)."""
+    return [c for c in scenario.cases if (c.interpret or not ctx.interpret) and ctx.case in (None, c.name)]
 
 
 def _device(ctx: GateContext) -> str:
@@ -128,7 +134,11 @@ def _first_failure(results) -> str:
     return ""
 
 
-def _cli(args: list[str], timeout: int = 900) -> subprocess.CompletedProcess:
+def _cli(args: list[str], timeout: float = 900) -> subprocess.CompletedProcess:
+    """`tritondbg ARGS` in a subprocess, within what is left of the gate item's deadline."""
+    from tritondbg import watchdog
+
+    timeout = watchdog.remaining(timeout)
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     env["TRITONDBG_SAVE"] = "0"
@@ -207,7 +217,7 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
     except ImportError as e:
         return GateOutcome(scenario.name, "sanitize", SKIP, f"sanitizers not available: {e}")
     if runner.current_mode() != "interpret":
-        p = _cli(["interpret", ctx.target or scenario.name, "--case", "all", "--json"])
+        p = _cli(["interpret", ctx.target or scenario.name, "--case", ctx.case or "all", "--json"])
         record = _json_or_none(p.stdout)
         if record is None:
             return GateOutcome(scenario.name, "sanitize", FAIL, (p.stderr.strip().splitlines() or ["no output"])[-1])
@@ -247,40 +257,91 @@ def _input_bytes(scenario, case) -> float:
     return float(scenario.bytes(case, getattr(torch, case.dtypes[0])))
 
 
-def _resource_cases(scenario) -> list:
+def _resource_cases(scenario, ctx: GateContext | None = None) -> list:
     """Every GPU-size case (the specialization that runs: aligned strides, real sizes, and the configs the
-    kernel's pruning keeps for them), else the first case of each launch wrapper. Tiny odd shapes specialise
-    differently and can spill where the real launch does not (gemm 128x256 at M=67: 134 spills; at 4096^3:
-    none). Cases with the same specialization hit the compile cache."""
-    gpu = [c for c in scenario.cases if not c.interpret and _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES]
-    if gpu:
-        return gpu
-    chosen: dict[int, Any] = {}
-    for case in scenario.cases:
-        chosen.setdefault(id(scenario.launch_for(case)), case)
-    return list(chosen.values())
+    kernel's pruning keeps for them; cases with the same specialization hit the compile cache), plus the first
+    case of each launch wrapper not covered yet. ``resources`` then adds cases until every kernel the scenario
+    lists was compiled (a wrapper with several code paths launches different kernels for different cases)."""
+    cases = [c for c in scenario.cases if ctx is None or ctx.case in (None, c.name)]
+    chosen = [c for c in cases if not c.interpret and _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES]
+    wrappers = {id(scenario.launch_for(c)) for c in chosen}
+    for case in cases:
+        if id(scenario.launch_for(case)) not in wrappers and (case.interpret or
+                                                              _input_bytes(scenario, case) <= RESOURCE_CASE_MAX_BYTES):
+            wrappers.add(id(scenario.launch_for(case)))
+            chosen.append(case)
+    return chosen
+
+
+def _kernel_names(scenario) -> set[str]:
+    names = set()
+    for k in scenario.kernels:
+        while hasattr(k, "fn") and not hasattr(k, "__code__"):
+            k = k.fn
+        names.add(getattr(k, "__name__", None) or str(k))
+    return names
+
+
+def _recorded_picks(scenario, ctx: GateContext) -> dict:
+    """{(case, dtype, kernel): config} the perf baseline file recorded for this scenario (the configs a GPU
+    run's autotuner picked)."""
+    from tritondbg.check.perf import load_baseline
+
+    picks = {}
+    try:
+        recorded = load_baseline(ctx.baseline_file, "configs")
+    except Exception:  # noqa: BLE001 - no or unreadable baseline: nothing recorded
+        return picks
+    for key, configs in (recorded or {}).items():
+        parts = key.split("@")[0].split("/")
+        if len(parts) == 3 and parts[0] == scenario.name:
+            for kernel, cfg in (configs or {}).items():
+                picks[(parts[1], parts[2], kernel)] = cfg
+    return picks
+
+
+def _compile_rows(scenario, ctx: GateContext, case):
+    args = ["ir", ctx.target or scenario.name, "--case", case.name, "--dtype", case.dtypes[0],
+            "--stats", "--json", "--all-configs"]
+    if ctx.arch:
+        args += ["--arch", ctx.arch]
+    p = _cli(args)
+    data = _json_or_none(p.stdout)
+    if data is None:
+        if "No such command" in p.stderr:
+            return None, "`tritondbg ir` not available"
+        return None, f"could not compile case {case.name}: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
+    return data, ""
 
 
 def resources(scenario, ctx: GateContext) -> GateOutcome:
-    """Compiled for the target (no GPU needed): no register spills, shared memory within the target's limit."""
-    limits = {"max_spills": 0, "max_shared": None, "max_regs": None, **(getattr(scenario, "limits", None) or {})}
-    rows = []
-    for case in _resource_cases(scenario):
-        args = ["ir", ctx.target or scenario.name, "--case", case.name, "--dtype", case.dtypes[0],
-                "--stats", "--json", "--all-configs"]
-        if ctx.arch:
-            args += ["--arch", ctx.arch]
-        p = _cli(args)
-        data = _json_or_none(p.stdout)
+    """Compiled for the target (no GPU needed): spills and shared memory of every config that can run
+    (tritondbg.check.resources says which can; a config the autotuner skips is not applicable)."""
+    explicit = dict(getattr(scenario, "limits", None) or {})
+    limits = {"max_spills": 0, "max_shared": None, "max_regs": None, **explicit}
+    rows, done = [], []
+    cases = _resource_cases(scenario, ctx)
+    rest = [c for c in scenario.cases if c not in cases and ctx.case in (None, c.name) and
+            (c.interpret or _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES)]
+    wanted = _kernel_names(scenario)
+    while cases:
+        case = cases.pop(0)
+        data, why = _compile_rows(scenario, ctx, case)
         if data is None:
-            if "No such command" in p.stderr:
-                return GateOutcome(scenario.name, "resources", SKIP, "`tritondbg ir` not available")
-            msg = (p.stderr.strip().splitlines() or ["no output"])[-1]
-            return GateOutcome(scenario.name, "resources", FAIL, f"could not compile case {case.name}: {msg}")
+            status = SKIP if why.startswith("`tritondbg ir`") else FAIL
+            return GateOutcome(scenario.name, "resources", status, why)
         rows.extend(data)
+        done.append(case.name)
+        if not cases and rest and wanted - {r.get("kernel") for r in rows}:
+            cases.append(rest.pop(0))  # a kernel no case so far launched: try the next case
     from tritondbg.check.resources import judge
 
-    return judge(scenario.name, rows, limits)
+    out = judge(scenario.name, rows, limits, explicit, _recorded_picks(scenario, ctx))
+    out.details["cases"] = done
+    missing = sorted(wanted - {r.get("kernel") for r in rows})
+    if missing:
+        out.details["never_launched"] = missing
+    return out
 
 
 def determinism(scenario, ctx: GateContext) -> GateOutcome:
@@ -348,5 +409,8 @@ def run_gate(gate: str, scenario, ctx: GateContext) -> GateOutcome:
     """Run one gate; an exception inside the gate is that gate's FAIL with the one-line reason."""
     try:
         return GATES[gate](scenario, ctx)
+    except subprocess.TimeoutExpired as e:
+        cmd = " ".join(str(a) for a in (e.cmd or [])[2:]) if isinstance(e.cmd, (list, tuple)) else str(e.cmd)
+        return GateOutcome(scenario.name, gate, ERROR, f"timed out after {e.timeout:g} s waiting for `{cmd}`")
     except Exception as e:  # noqa: BLE001 - a broken gate must fail loudly, not pass or crash the run
         return GateOutcome(scenario.name, gate, FAIL, f"gate crashed: {type(e).__name__}: {e}")

@@ -1,20 +1,31 @@
 """What a gate says about one kernel: status, a one-line reason, details, and the runs it made."""
 from __future__ import annotations
 
+import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 PASS, FAIL, SKIP = "pass", "FAIL", "skipped"
+# the gate did not finish: it crashed (a signal, an exception outside the gate), timed out, or did not run
+ERROR = "error"
+INTERRUPTED = "interrupted"  # SIGINT (Ctrl-C, a CI cancel) before the item finished
+STATUSES = (PASS, FAIL, SKIP, ERROR, INTERRUPTED)
+# `check --timeout`: seconds per kernel x gate item (check --all's slowest item, attention all-configs on two
+# loaded cores, takes ~2 min; a GPU attention correctness item ~4 min)
+DEFAULT_TIMEOUT = 900.0
 
 
 @dataclass
 class GateOutcome:
     kernel: str
     gate: str
-    status: str                  # PASS | FAIL | SKIP
+    status: str                  # one of STATUSES
     reason: str = ""             # one line: why it failed or was skipped (or a short summary when passed)
     details: dict[str, Any] = field(default_factory=dict)
     results: list = field(default_factory=list)  # CaseResult of the runs the gate made
+    target: str = ""             # how the item was named to the workers (bundled name or /abs/file.py::name)
+    seconds: float = 0.0         # wall time of the item
+    command: str = ""            # the command that reruns this item alone
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -25,6 +36,19 @@ class GateOutcome:
     def from_dict(cls, d: dict[str, Any]) -> "GateOutcome":
         from tritondbg.record import CaseResult
 
-        d = dict(d)
+        d = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
         d["results"] = [CaseResult.from_dict(r) for r in d.get("results", [])]
         return cls(**d)
+
+
+def repro_command(target: str, gate: str, *, device: str, case: str | None = None, arch: str | None = None,
+                  timeout: float | None = None) -> str:
+    """`tritondbg check` of this one item, as a shell line."""
+    args = ["tritondbg", "check", target, "--gates", gate, "--device", device, "-n", "1"]
+    if case:
+        args += ["--case", case]
+    if arch:
+        args += ["--arch", arch]
+    if timeout:
+        args += ["--timeout", f"{timeout:g}"]
+    return " ".join(shlex.quote(a) for a in args)

@@ -96,6 +96,8 @@ def perf_gate(scenario, ctx) -> GateOutcome:
     # GPU-size cases only when the scenario has them: a tiny case times Python launch overhead (the autotuner's
     # run path, the wrapper), not the kernel, and would fail the torch-ratio floor for the wrong reason.
     for case in perf_cases(scenario):
+        if getattr(ctx, "case", None) not in (None, case.name):
+            continue
         for dtype in case.dtypes:
             key = _key(scenario, case, dtype)
             inputs = scenario.make_inputs(case, getattr(torch, dtype), "cuda", torch.Generator().manual_seed(ctx.seed))
@@ -146,14 +148,16 @@ def agreement_gate(scenario, ctx) -> GateOutcome:
     with tempfile.TemporaryDirectory() as tmp:
         dump = Path(tmp) / "interp.pt"
         env = dict(os.environ, TRITON_INTERPRET="1")
+        from tritondbg import watchdog
+
         p = subprocess.run([sys.executable, "-m", "tritondbg.check.dump", ctx.target or scenario.name, str(dump),
-                            str(ctx.seed)], capture_output=True, text=True, env=env, timeout=1800)
+                            str(ctx.seed)], capture_output=True, text=True, env=env, timeout=watchdog.remaining(1800))
         if p.returncode != 0 or not dump.exists():
             return GateOutcome(scenario.name, "agreement", FAIL,
                                f"interpreter run failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
         interp = torch.load(dump)
         for case in scenario.cases:
-            if not case.interpret:
+            if not case.interpret or getattr(ctx, "case", None) not in (None, case.name):
                 continue
             for dtype in case.dtypes:
                 cap = Capture()

@@ -1,17 +1,32 @@
 """`tritondbg check`: run the gates through pytest (pytest-xdist spreads them over worker processes) and
-gather every gate's outcome into one RunRecord; JUnit XML comes from pytest's own junitxml writer."""
+gather every gate's outcome into one RunRecord.
+
+The result of a gate is only what ran: the run is planned first (every kernel x gate), and each planned item
+ends as pass / FAIL / skipped (a gate's verdict, written by the worker that ran it) or error (a worker that
+died, with its signal; a timeout; an item that never ran) or interrupted (SIGINT), each error with the
+command that reruns that item alone. The table, the JUnit XML and the JSON are all made from that one list.
+"""
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from tritondbg.check.outcome import FAIL, GateOutcome
+from tritondbg.check.outcome import ERROR, FAIL, INTERRUPTED, PASS, SKIP, GateOutcome, repro_command
 from tritondbg.errors import UsageError
 from tritondbg.record import RunRecord, environment
+
+
+@dataclass(frozen=True)
+class Item:
+    target: str   # what the workers load: bundled name or /abs/path.py::name
+    label: str    # how tables name it: bundled name or stem::name
+    gate: str
 
 
 def resolve_targets(targets: tuple[str, ...], all_: bool) -> list[str]:
@@ -28,7 +43,7 @@ def resolve_targets(targets: tuple[str, ...], all_: bool) -> list[str]:
                 raise UsageError(f"no such scenario file: {t.split('::')[0]}")
         elif t not in names:
             raise UsageError(f"unknown kernel {t!r}; choose from: {', '.join(names)} (or path/to/cases.py)")
-    return list(targets)
+    return list(dict.fromkeys(targets))
 
 
 def resolve_gates(text: str | None) -> list[str]:
@@ -38,17 +53,85 @@ def resolve_gates(text: str | None) -> list[str]:
     unknown = [g for g in gates if g not in GATES]
     if unknown:
         raise UsageError(f"unknown gate(s) {', '.join(unknown)}; choose from: {', '.join(GATES)}")
-    return gates
+    return list(dict.fromkeys(gates))
 
 
-class _Progress:
-    """pytest plugin living in the controller: a progress bar fed by each gate item's report; without a
-    terminal (CI logs, a job killed by its time limit) one line per finished item on stderr instead, so a
-    run cut short still shows what it got through."""
+def rough_plan(targets: list[str], gates: list[str]) -> list[Item]:
+    """The items as named on the command line, before any scenario file is read (what an interrupt during
+    start-up reports)."""
+    from tritondbg import loader
+
+    items = []
+    for t in targets:
+        label = f"{Path(t.split('::')[0]).stem}{'::' + t.split('::')[1] if '::' in t else ''}" \
+            if loader.is_path_target(t) else t
+        items += [Item(t, label, g) for g in gates]
+    return items
+
+
+def _import_scenarios(file: str) -> list:
+    """The Scenarios a file defines; a file that cannot be imported is one line naming it (and the line)."""
+    import traceback
+
+    from tritondbg import deps, loader
+
+    path = Path(file).expanduser().resolve()
+    try:
+        module = loader._import_file(path)
+    except SyntaxError as e:
+        raise UsageError(f"{e.filename or file}:{e.lineno}: syntax error: {e.msg}") from None
+    except ModuleNotFoundError as e:
+        name = e.name or str(e)
+        raise UsageError(f"{file}: No module named {name!r} (pip install {deps.pip_name(name)})") from None
+    except Exception as e:  # noqa: BLE001 - the user's module raised while being imported
+        frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.realpath(f.filename) == str(path)]
+        at = f"{file}:{frames[-1].lineno}" if frames else file
+        raise UsageError(f"{at}: importing it raised {type(e).__name__}: {e}") from None
+    return loader._scenarios_in(module)
+
+
+def plan(targets: list[str], gates: list[str], *, device: str, case: str | None = None) -> list[Item]:
+    """Every kernel x gate to run. A scenario file is read here: each Scenario it defines is checked (as
+    `interpret FILE` lists them), and a file that does not import is bad usage before any work."""
+    from tritondbg import loader, runner
+
+    if runner.current_mode() is None:
+        runner.set_mode("interpret" if device == "cpu" else "compiled")
+    items: list[Item] = []
+    for t in targets:
+        if loader.is_path_target(t):
+            file, _, wanted = t.partition("::")
+            scenarios = _import_scenarios(file)
+            if not scenarios:
+                raise UsageError(f"{file} defines no Scenario (see README: 'Your own kernels')")
+            if wanted:
+                chosen = [s for s in scenarios if s.name == wanted]
+                if not chosen:
+                    raise UsageError(f"no scenario {wanted!r} in {file}; choose from: "
+                                     f"{', '.join(s.name for s in scenarios)}")
+                scenarios = chosen
+            path = str(Path(file).expanduser().resolve())
+            pairs = [(f"{path}::{s.name}", f"{Path(path).stem}::{s.name}", s) for s in scenarios]
+        else:
+            pairs = [(t, t, loader.load(t) if case else None)]
+        for target, label, scenario in pairs:
+            if case and scenario is not None:
+                runner.select_cases(scenario, case, interpret=(device == "cpu"))  # an unknown case: exit 2
+            items += [Item(target, label, g) for g in gates]
+    return list(dict.fromkeys(items))
+
+
+class _Watch:
+    """pytest plugin in the controller: progress (a bar on a terminal, else one line per finished item on
+    stderr, so a run cut short still shows what it got through) and what went wrong outside the gates
+    (a worker that died and its exit status, an internal error)."""
 
     def __init__(self, total: int, show: bool, lines: bool = False):
         self.total, self.show, self.bar, self.task = total, show, None, None
         self.lines, self.done = lines and not show, 0
+        self.crashed: dict[str, str] = {}        # nodeid -> the worker that ran it when it died
+        self.worker_exit: dict[str, int | None] = {}
+        self.internal: str = ""
 
     def pytest_sessionstart(self, session):
         if self.show:
@@ -59,21 +142,42 @@ class _Progress:
             self.bar.start()
             self.task = self.bar.add_task("", total=self.total)
 
+    def pytest_testnodedown(self, node, error):
+        popen = getattr(getattr(getattr(node, "gateway", None), "_io", None), "popen", None)
+        code = None
+        if popen is not None and error:
+            try:
+                code = popen.wait(timeout=10)
+            except Exception:  # noqa: BLE001 - only a better message is lost
+                code = None
+        self.worker_exit[getattr(getattr(node, "gateway", None), "id", "?")] = code
+
+    def pytest_internalerror(self, excrepr, excinfo):
+        self.internal = self.internal or str(excrepr).strip().splitlines()[-1]
+        return True  # recorded: no INTERNALERROR wall on stderr
+
     def pytest_runtest_logreport(self, report):
-        if not (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
+        crashed = report.when == "???"  # xdist's report for the item a dying worker was running
+        if crashed:
+            self.crashed[report.nodeid] = getattr(getattr(report, "node", None), "gateway", None).id \
+                if getattr(report, "node", None) is not None else "?"
+        elif not (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
             return
         self.done += 1
-        item = report.nodeid.split("::", 1)[-1]
+        item = report.nodeid.split("::", 1)[-1] if report.nodeid.startswith("::") else report.nodeid
         if self.bar is not None:
             self.bar.update(self.task, advance=1, description=item)
         elif self.lines:
-            outcome = "FAIL" if report.outcome == "failed" else report.outcome
+            status = dict(report.user_properties).get("tritondbg_status")
+            outcome = "error" if crashed else status or ("FAIL" if report.outcome == "failed" else report.outcome)
+            outcome = "passed" if outcome == PASS else outcome
             print(f"[{self.done}/{self.total}] {item}: {outcome} ({report.duration:.1f} s)", file=sys.stderr,
                   flush=True)
 
     def pytest_sessionfinish(self, session):
         if self.bar is not None:
             self.bar.stop()
+            self.bar = None
 
 
 def default_workers(device: str) -> int:
@@ -84,52 +188,151 @@ def default_workers(device: str) -> int:
     return min(2, os.cpu_count() or 1)
 
 
-def check(targets: list[str], gates: list[str], *, device: str, workers: int | None = None,
-          junit: str | None = None, arch: str | None = None, baseline: str = "tritondbg-baseline.json",
-          update_baseline: bool = False, progress: bool = True) -> RunRecord:
-    """Run gates x targets and return the record (results: every CaseResult; extra.gates: the outcomes)."""
+def _signal_text(code: int | None) -> str:
+    if code is None:
+        return "the worker process died"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        why = {"SIGKILL": " (as the OOM killer sends: see `dmesg`)", "SIGSEGV": " (segmentation fault)",
+               "SIGBUS": " (bus error)", "SIGABRT": " (abort)"}.get(name, "")
+        return f"the worker process was killed by {name}{why}"
+    return f"the worker process exited with status {code}"
+
+
+def _fault_line(path: Path) -> str:
+    """From faulthandler's log: the fatal error and the innermost frame outside installed packages."""
+    try:
+        text = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    head = next((ln.strip() for ln in text if ln.startswith("Fatal Python error")), "")
+    frame = next((ln.strip() for ln in text if ln.strip().startswith("File ") and "site-packages" not in ln
+                  and f"{os.sep}tritondbg{os.sep}" not in ln), "")
+    return "; ".join(p for p in (head, frame) if p)
+
+
+def check(items: list[Item], *, device: str, workers: int | None = None, arch: str | None = None,
+          baseline: str = "tritondbg-baseline.json", update_baseline: bool = False, case: str | None = None,
+          timeout: float | None = None, progress: bool = True) -> RunRecord:
+    """Run the planned items and return the record: extra["gates"] has one entry per item, in plan order;
+    extra["interrupted"] says whether SIGINT cut the run short."""
+    from tritondbg import deps
+    from tritondbg.check.outcome import DEFAULT_TIMEOUT
+
+    deps.require(["pytest", "xdist"], "`tritondbg check`")
     import pytest
 
+    from tritondbg.pytest_plugin import item_file
+
     workers = default_workers(device) if workers is None else workers
+    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     tmp = Path(tempfile.mkdtemp(prefix="tritondbg-check-"))
+    outdir = tmp / "outcomes"
+    watch = _Watch(len(items), progress and sys.stderr.isatty(), lines=progress)
+    interrupted, rc = False, None
     try:
         (tmp / "pytest.ini").write_text("[pytest]\n")
         (tmp / "empty").mkdir()
-        outdir = tmp / "outcomes"
         outdir.mkdir()
         args = ["-c", str(tmp / "pytest.ini"), "--rootdir", str(tmp), "-p", "no:terminal", "-p", "no:cacheprovider",
-                "--tritondbg-device", device, "--tritondbg-gates", ",".join(gates),
-                "--tritondbg-outdir", str(outdir), "--tritondbg-baseline", str(Path(baseline).resolve())]
-        for t in targets:
-            args += ["--tritondbg", str(Path(t.split("::")[0]).resolve()) + (f"::{t.split('::')[1]}" if "::" in t else "")
-                     if os.sep in t or t.endswith(".py") or "::" in t else t]
+                "-p", "no:faulthandler", "--tritondbg-device", device,
+                "--tritondbg-gates", ",".join(dict.fromkeys(i.gate for i in items)),
+                "--tritondbg-outdir", str(outdir), "--tritondbg-baseline", str(Path(baseline).resolve()),
+                "--tritondbg-timeout", str(timeout), "-n", str(max(1, workers)),
+                "--max-worker-restart", str(max(4, len(items)))]
+        for t in dict.fromkeys(i.target for i in items):
+            args += ["--tritondbg", t]
         if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):  # else the pytest11 entry point loads it
             args += ["-p", "tritondbg.pytest_plugin", "-p", "xdist.plugin"]
         if arch:
             args += ["--tritondbg-arch", arch]
+        if case:
+            args += ["--tritondbg-case", case]
         if update_baseline:
             args.append("--tritondbg-update-baseline")
-        if workers > 1:
-            args += ["-n", str(workers)]
-        if junit:
-            args += ["--junitxml", str(Path(junit).resolve()), "-o", "junit_suite_name=tritondbg"]
         args.append(str(tmp / "empty"))
-        bar = _Progress(len(targets) * len(gates), progress and sys.stderr.isatty(), lines=progress)
-        rc = pytest.main(args, plugins=[bar])
-        outcomes = [GateOutcome.from_dict(json.loads(p.read_text())) for p in sorted(outdir.glob("*.json"))]
+        try:
+            rc = pytest.main(args, plugins=[watch])
+        except KeyboardInterrupt:
+            interrupted = True
+        interrupted = interrupted or rc == pytest.ExitCode.INTERRUPTED
+        outcomes = []
+        for it in items:
+            f = item_file(str(outdir), it.target, it.gate)
+            done = None
+            if f.exists():
+                try:
+                    done = GateOutcome.from_dict(json.loads(f.read_text()))
+                except (OSError, ValueError, TypeError):
+                    done = None
+            outcomes.append(done or _unfinished(it, watch, rc, interrupted, item_file(str(outdir), it.target,
+                                                                                      it.gate, ".fault"),
+                                                device=device, case=case, arch=arch))
+    except KeyboardInterrupt:  # while reading back: what is not read is interrupted
+        interrupted = True
+        outcomes = [_unfinished(it, watch, rc, True, None, device=device, case=case, arch=arch) for it in items]
     finally:
+        watch.pytest_sessionfinish(None)
         shutil.rmtree(tmp, ignore_errors=True)
-    if rc not in (0, 1) and not outcomes:
-        raise RuntimeError(f"the gate session did not run (pytest exit {rc})")
-    record = RunRecord(command="check " + " ".join(targets))
+    return make_record(items, outcomes, device=device, workers=workers, interrupted=interrupted)
+
+
+def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | None, **repro) -> GateOutcome:
+    """The outcome of an item that wrote none: crashed (with its signal), interrupted, or never run."""
+    command = repro_command(it.target, it.gate, **repro)
+    node = next((n for n in watch.crashed if n == f"{it.label}::{it.gate}" or n.endswith(f"::{it.label}::{it.gate}")),
+                None)
+    if node is not None:
+        why = _signal_text(watch.worker_exit.get(watch.crashed[node]))
+        where = _fault_line(fault) if fault is not None else ""
+        return GateOutcome(it.label, it.gate, ERROR, f"crashed: {why}" + (f"; {where}" if where else ""),
+                           target=it.target, command=command)
+    if interrupted:
+        return GateOutcome(it.label, it.gate, INTERRUPTED, "interrupted (SIGINT) before it finished",
+                           target=it.target, command=command)
+    why = watch.internal or (f"pytest exit status {int(rc)}" if rc is not None else "the gate session did not start")
+    return GateOutcome(it.label, it.gate, ERROR, f"did not run: {why}", target=it.target, command=command)
+
+
+def make_record(items: list[Item], outcomes: list[GateOutcome], *, device: str, workers: int,
+                interrupted: bool = False) -> RunRecord:
+    record = RunRecord(command="check " + " ".join(dict.fromkeys(i.target for i in items)))
     for o in outcomes:
         record.results.extend(o.results)
     record.extra["gates"] = [{k: v for k, v in o.to_dict().items() if k != "results"} for o in outcomes]
     record.extra["device"] = device
     record.extra["workers"] = workers
-    record.environment = environment()
+    record.extra["interrupted"] = interrupted
+    try:
+        record.environment = environment()
+    except KeyboardInterrupt:
+        pass
     return record
 
 
+def interrupted_record(items: list[Item], *, device: str, workers: int | None) -> RunRecord:
+    """SIGINT before the gate session started: every item interrupted."""
+    outcomes = [GateOutcome(i.label, i.gate, INTERRUPTED, "interrupted (SIGINT) before it started", target=i.target)
+                for i in items]
+    return make_record(items, outcomes, device=device, workers=workers or 0, interrupted=True)
+
+
+def outcomes_of(record: RunRecord) -> list[GateOutcome]:
+    return [GateOutcome.from_dict(g) for g in record.extra.get("gates", [])]
+
+
+def exit_status(record: RunRecord) -> int:
+    """0: every item passed or was skipped with a reason; 1: a FAIL or an error; 130: interrupted."""
+    statuses = {g["status"] for g in record.extra.get("gates", [])}
+    if record.extra.get("interrupted") or INTERRUPTED in statuses:
+        return 130
+    if not statuses or statuses - {PASS, SKIP}:
+        return 1
+    return 0
+
+
 def failed(record: RunRecord) -> bool:
-    return any(g["status"] == FAIL for g in record.extra.get("gates", []))
+    return any(g["status"] in (FAIL, ERROR, INTERRUPTED) for g in record.extra.get("gates", []))

@@ -5,33 +5,57 @@ import sys
 
 import click
 
+from tritondbg.check.outcome import DEFAULT_TIMEOUT
+
 
 def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None = None, device: str | None = None,
               junit: str | None = None, json_path: str | None = None, workers: int | None = None,
-              arch: str | None = None, baseline: str = "tritondbg-baseline.json", update_baseline: bool = False) -> int:
-    """Run the gates; 0 when every selected gate passes (or is skipped with a reason), 1 when one fails."""
+              arch: str | None = None, baseline: str = "tritondbg-baseline.json", update_baseline: bool = False,
+              case: str | None = None, timeout: float | None = None) -> int:
+    """Run the gates; 0 when every item passes (or is skipped with a reason), 1 when one fails or errs (crashed,
+    timed out, did not run), 130 when interrupted. The table, --junit and --json list every kernel x gate."""
+    from tritondbg import deps
     from tritondbg.check import session
     from tritondbg.errors import UsageError
 
+    deps.require(["pytest", "xdist"], "`tritondbg check`")
+
+    if workers is not None and workers < 1:
+        raise UsageError(f"-n/--workers must be at least 1, got {workers}")
+    if timeout is not None and timeout < 0:
+        raise UsageError(f"--timeout must be a number of seconds >= 0 (0: none), got {timeout:g}")
     chosen = session.resolve_gates(gates)
     names = session.resolve_targets(targets, all_)
-    if device is None:
-        import torch
+    items = session.rough_plan(names, chosen)
+    try:
+        if device is None:
+            import torch
 
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    elif device == "cuda":
-        import torch
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        elif device == "cuda":
+            import torch
 
-        if not torch.cuda.is_available():
-            raise UsageError("--device cuda needs a CUDA GPU and none is visible")
-    record = session.check(names, chosen, device=device, workers=workers, junit=junit, arch=arch,
-                           baseline=baseline, update_baseline=update_baseline)
-    if json_path:
-        record.save(json_path)
+            if not torch.cuda.is_available():
+                raise UsageError("--device cuda needs a CUDA GPU and none is visible")
+        items = session.plan(names, chosen, device=device, case=case)
+        record = session.check(items, device=device, workers=workers, arch=arch, baseline=baseline,
+                               update_baseline=update_baseline, case=case, timeout=timeout)
+    except KeyboardInterrupt:  # Ctrl-C / a CI cancel while starting: every item says so
+        record = session.interrupted_record(items, device=device or "?", workers=workers)
+    _write(record, json_path, junit)
+    return session.exit_status(record)
+
+
+def _write(record, json_path: str | None, junit: str | None) -> None:
+    from tritondbg.check import session
+    from tritondbg.check.junit import write_junit
     from tritondbg.render.gates import print_gates
 
+    if json_path:
+        record.save(json_path)
+    if junit:
+        write_junit(junit, session.outcomes_of(record))
     print_gates(record)
-    return 1 if session.failed(record) else 0
 
 
 @click.command("check")
@@ -39,15 +63,26 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
 @click.option("--all", "all_", is_flag=True, help="Every bundled kernel.")
 @click.option("--gates", metavar="LIST", help="Comma-separated: correctness, all-configs, sanitize, resources, "
               "perf, agreement, determinism (default: all; GPU-only gates skip on a CPU).")
+@click.option("--case", "case", metavar="NAME", default=None,
+              help="Only this case of each scenario (default: every case that runs on the device).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None,
               help="cpu: interpreter; cuda: compiled on the GPU (default: cuda when available).")
 @click.option("--junit", metavar="FILE", help="Write JUnit XML here.")
 @click.option("--json", "json_path", metavar="FILE", help="Write the run record (JSON) here.")
 @click.option("-n", "--workers", type=int, default=None, help="Worker processes (default: 2 on a CPU, one per GPU).")
+@click.option("--timeout", type=float, default=None, metavar="SECONDS",
+              help=f"Per kernel x gate item [default: {DEFAULT_TIMEOUT:g}; 0: none]. An item past it is an error "
+                   "naming the kernel, case and (interpreter) program id and line it was stuck in; the run goes on.")
 @click.option("--arch", default=None, help="Target of the resources gate (default: local GPU, else sm_90).")
 @click.option("--baseline", default="tritondbg-baseline.json", show_default=True, help="Perf baseline file.")
 @click.option("--update-baseline", is_flag=True, help="Rewrite the perf baseline with this run's times.")
-def check_cmd(targets, all_, gates, device, junit, json_path, workers, arch, baseline, update_baseline):
-    """Quality gates for CI: exit 0 when every selected gate passes, 1 when one fails, 2 on bad usage."""
+def check_cmd(targets, all_, gates, case, device, junit, json_path, workers, timeout, arch, baseline,
+              update_baseline):
+    """Quality gates for CI. Every kernel x gate ends as pass, FAIL, skipped (with why) or error (crashed,
+    timed out, did not run: with the command that reruns it). A FILE with several scenarios checks them all.
+
+    Exit status: 0 when every item passes or is skipped, 1 when one fails or errs, 2 on bad usage,
+    130 when interrupted (the table, --junit and --json then say which items did not finish)."""
     sys.exit(run_check(targets, all_=all_, gates=gates, device=device, junit=junit, json_path=json_path,
-                       workers=workers, arch=arch, baseline=baseline, update_baseline=update_baseline))
+                       workers=workers, arch=arch, baseline=baseline, update_baseline=update_baseline, case=case,
+                       timeout=timeout))

@@ -24,8 +24,8 @@ def run_folder(out_dir: str | None, mode: str, target: str) -> Path:
 def execute(target: str, *, mode: str, case: str | None = None, dtype: str | None = None,
             config: str | None = None, seed: int = 0, as_json: bool = False, out_dir: str | None = None,
             sanitize: bool = True, pid: str | None = None, trace: bool = False, watch=(), breaks=(),
-            all_configs: bool = False, arch: str | None = None) -> int:
-    """Run, print, save; returns the exit status (0 all match and no finding, 1 otherwise).
+            all_configs: bool = False, arch: str | None = None, timeout: float | None = None) -> int:
+    """Run, print, save; returns the exit status (0 all match and no finding, 1 otherwise, 124 timed out).
 
     Interpreter runs carry the instruments: error/print attribution, sanitizers (``sanitize``), the stepper
     (``pid``/``trace``/``watch``/``breaks``), and ``all_configs`` runs every autotune config; ``arch`` is the GPU
@@ -49,16 +49,30 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
                                   out_dir=folder)
         # with --json stdout is the record: kernel prints go to stderr
         shims.set_print_stream(sys.stderr if as_json else None)
-    if all_configs:
-        if config:
-            raise UsageError("--all-configs runs every config: leave out --config")
-        from tritondbg.interp.sweep import run_all_configs
+    if all_configs and config:
+        raise UsageError("--all-configs runs every config: leave out --config")
+    if timeout is not None and timeout <= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout:g}")
+    from tritondbg import watchdog
 
-        record = run_all_configs(target, cases=case, dtype=dtype, seed=seed, command=command + " --all-configs",
-                                 instruments=instruments, arch=arch)
-    else:
-        record = runner.run(target, mode=mode, cases=case, dtype=dtype, config=config, seed=seed,
-                            command=command, instruments=instruments, arch=arch)
+    if timeout:  # the deadline is for running the kernel: import torch, Triton and the scenario before it
+        from tritondbg import loader
+
+        runner.set_mode(mode, arch)
+        loader.load(target)
+    try:
+        with watchdog.deadline(timeout):
+            if all_configs:
+                from tritondbg.interp.sweep import run_all_configs
+
+                record = run_all_configs(target, cases=case, dtype=dtype, seed=seed,
+                                         command=command + " --all-configs", instruments=instruments, arch=arch)
+            else:
+                record = runner.run(target, mode=mode, cases=case, dtype=dtype, config=config, seed=seed,
+                                    command=command, instruments=instruments, arch=arch)
+    except watchdog.Timeout as exc:
+        click.echo(f"error: {exc}", err=True)
+        return watchdog.EXIT_STUCK
     if mode == "interpret":
         from tritondbg import standin
 
@@ -109,6 +123,12 @@ def _interpret_options(fn):
     return fn
 
 
+def _timeout_option(fn):
+    return click.option("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="Stop after SECONDS: one line naming the kernel, case and (interpreter) the program id "
+                             "and kernel line it was stuck in; exit 124. [default: none]")(fn)
+
+
 @click.command("interpret")
 @options.kernel
 @options.case
@@ -118,8 +138,9 @@ def _interpret_options(fn):
 @options.as_json
 @options.out
 @_interpret_options
+@_timeout_option
 def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize, pid, trace, watch, breaks,
-                  all_configs, arch):
+                  all_configs, arch, timeout):
     """Run KERNEL under the Triton interpreter on the CPU and compare it with its torch reference.
 
     Sanitizers are on: an out-of-bounds access, a race between programs, undefined masked lanes reaching an
@@ -129,7 +150,7 @@ def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize,
     """
     sys.exit(execute(kernel, mode="interpret", case=case, dtype=dtype, config=config, seed=seed,
                      as_json=as_json, out_dir=out_dir, sanitize=sanitize, pid=pid, trace=trace, watch=watch,
-                     breaks=breaks, all_configs=all_configs, arch=arch))
+                     breaks=breaks, all_configs=all_configs, arch=arch, timeout=timeout))
 
 
 @click.command("run")
@@ -140,7 +161,8 @@ def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize,
 @options.seed
 @options.as_json
 @options.out
-def run_cmd(kernel, case, dtype, config, seed, as_json, out_dir):
+@_timeout_option
+def run_cmd(kernel, case, dtype, config, seed, as_json, out_dir, timeout):
     """Run KERNEL compiled on the local GPU (autotuned unless --config) and compare it with its reference."""
     sys.exit(execute(kernel, mode="compiled", case=case, dtype=dtype, config=config, seed=seed,
-                     as_json=as_json, out_dir=out_dir))
+                     as_json=as_json, out_dir=out_dir, timeout=timeout))

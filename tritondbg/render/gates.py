@@ -1,12 +1,15 @@
-"""Console summary of `tritondbg check`: kernel x gate table, pass / FAIL with a reason / skipped with a reason."""
+"""Console summary of `tritondbg check`: kernel x gate table, pass / FAIL / skipped / error / interrupted, each
+with its reason (an error also with the command that reruns that item alone)."""
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from tritondbg.record import RunRecord
 
-_STYLE = {"pass": "[green]pass[/]", "FAIL": "[red]FAIL[/]", "skipped": "[yellow]skipped[/]"}
+_STYLE = {"pass": "[green]pass[/]", "FAIL": "[red]FAIL[/]", "skipped": "[yellow]skipped[/]",
+          "error": "[red bold]error[/]", "interrupted": "[magenta]interrupted[/]"}
 
 
 def print_gates(record: RunRecord) -> None:
@@ -17,8 +20,14 @@ def print_gates(record: RunRecord) -> None:
     table.add_column("gate")
     table.add_column("result")
     table.add_column("reason", overflow="fold")
-    for g in sorted(gates, key=lambda g: (g["kernel"], g["gate"])):
-        table.add_row(g["kernel"], g["gate"], _STYLE.get(g["status"], g["status"]), g["reason"])
+    for g in gates:
+        reason = escape(g["reason"]) + (f"\nreproduce: {escape(g['command'])}" if g.get("command") else "")
+        table.add_row(escape(g["kernel"]), g["gate"], _STYLE.get(g["status"], g["status"]), reason)
     con.print(table)
-    n = {s: sum(g["status"] == s for g in gates) for s in ("pass", "FAIL", "skipped")}
-    con.print(f"{n['pass']} passed, {n['FAIL']} failed, {n['skipped']} skipped")
+    n = {s: sum(g["status"] == s for g in gates) for s in _STYLE}
+    line = f"{n['pass']} passed, {n['FAIL']} failed, {n['skipped']} skipped"
+    if n["error"]:
+        line += f", {n['error']} error(s)"
+    if n["interrupted"] or record.extra.get("interrupted"):
+        line += f", {n['interrupted']} interrupted"
+    con.print(line)

@@ -1,0 +1,228 @@
+"""`tritondbg check` reports only what ran (issue 15): a worker that dies, a SIGINT, a timeout, a launch that
+returns nothing, an in-place kernel, a broken scenario file; and the resources gate without false alarms."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import REPO, run_cli
+from tritondbg import loader
+from tritondbg.check.gates import GateContext, run_gate
+from tritondbg.check.outcome import ERROR, FAIL, INTERRUPTED, PASS
+from tritondbg.record import RunRecord
+
+DATA = REPO / "tests" / "check_data"
+ZOO = REPO / "tests" / "zoo"
+
+
+def _junit(path):
+    """{(classname, name): (kind of the first child or 'pass', its message)}"""
+    out = {}
+    for tc in ET.parse(path).getroot().iter("testcase"):
+        child = next(iter(tc), None)
+        out[(tc.get("classname"), tc.get("name"))] = (child.tag if child is not None else "pass",
+                                                      child.get("message", "") if child is not None else "")
+    return out
+
+
+def _gates(path):
+    return {(g["kernel"], g["gate"]): g for g in RunRecord.load(path).extra["gates"]}
+
+
+def test_a_dying_worker_is_an_error_for_its_item_in_table_junit_and_json(cli_env, tmp_path):
+    """SIGSEGV and SIGKILL (the OOM killer's) inside a launch: the items stay, as errors with the signal and
+    the command that reruns them; the healthy scenario beside them still passes; exit 1."""
+    junit, record = tmp_path / "c.xml", tmp_path / "c.json"
+    p = run_cli(["check", str(DATA / "crash.py"), "--gates", "correctness", "-n", "2", "--junit", str(junit),
+                 "--json", str(record)], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    gates = _gates(record)
+    assert set(gates) == {("crash::segv", "correctness"), ("crash::killed", "correctness"),
+                          ("crash::fine", "correctness")}
+    assert gates[("crash::fine", "correctness")]["status"] == PASS
+    segv, killed = gates[("crash::segv", "correctness")], gates[("crash::killed", "correctness")]
+    assert segv["status"] == ERROR and "SIGSEGV" in segv["reason"] and "crash.py" in segv["reason"]
+    assert killed["status"] == ERROR and "SIGKILL" in killed["reason"]
+    assert killed["command"].startswith("tritondbg check ") and "crash.py::killed --gates correctness" in killed["command"]
+    xml = _junit(junit)
+    assert len(xml) == 3 and xml[("crash::segv", "correctness")][0] == "error"
+    assert "SIGKILL" in xml[("crash::killed", "correctness")][1]
+    assert "2 error(s)" in p.stdout and "1 passed" in p.stdout
+
+
+def _check_then_sigint(cli_env, tmp_path, when):
+    """Start `tritondbg check`, send SIGINT at ``when`` ("workers": as soon as a worker process exists;
+    "running": once the sleeping launch has started), return (process, json, junit)."""
+    marker = tmp_path / "started"
+    env = dict(cli_env, TRITONDBG_TEST_STARTED=str(marker))
+    record, junit = tmp_path / "r.json", tmp_path / "r.xml"
+    # a shell's background job starts with SIGINT ignored and Python keeps it so: restore the default
+    p = subprocess.Popen([sys.executable, "-m", "tritondbg", "check", f"{DATA / 'hang.py'}::sleeps", "add",
+                          "--gates", "correctness,determinism", "--json", str(record), "--junit", str(junit)],
+                         env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    t0 = time.time()
+    while time.time() - t0 < 240 and p.poll() is None:
+        if when == "running" and marker.exists():
+            break
+        if when == "workers" and subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True).stdout.strip():
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=180)
+    return p, record, junit
+
+
+@pytest.mark.parametrize("when", ["workers", "running"])
+def test_sigint_exits_130_and_every_unfinished_item_says_interrupted(cli_env, tmp_path, when):
+    p, record, junit = _check_then_sigint(cli_env, tmp_path, when)
+    assert p.returncode == 130
+    gates = _gates(record)
+    assert set(gates) == {(k, g) for k in ("hang::sleeps", "add") for g in ("correctness", "determinism")}
+    assert gates[("hang::sleeps", "correctness")]["status"] == INTERRUPTED
+    assert all(g["status"] in (INTERRUPTED, PASS) for g in gates.values())
+    assert RunRecord.load(record).extra["interrupted"] is True
+    xml = _junit(junit)
+    assert len(xml) == 4 and "interrupted" in xml[("hang::sleeps", "correctness")][1]
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("name, words", [
+    ("no_return", ["launch returned None", "forget `return`"]),
+    ("ref_str", ["reference `reference_str`", "mistakes.py:", "returned str, not a tensor"]),
+    ("bad_inputs", ["make_inputs `make_inputs_raises`", "mistakes.py:", "ValueError: bad shape parameter"]),
+])
+def test_a_run_that_compared_nothing_fails_naming_the_callable(name, words):
+    target = f"{DATA / 'mistakes.py'}::{name}"
+    for gate in ("correctness", "determinism", "sanitize"):
+        out = run_gate(gate, loader.load(target), GateContext(device="cpu", target=target))
+        assert out.status == FAIL, (gate, out.reason)
+        for w in words:
+            assert w in out.reason, (gate, w, out.reason)
+
+
+def test_interpret_fails_a_launch_that_returns_none(cli_env):
+    p = run_cli(["interpret", f"{DATA / 'mistakes.py'}::no_return"], cli_env)
+    assert p.returncode == 1 and "launch returned None" in p.stdout and "Traceback" not in p.stderr
+
+
+@pytest.mark.interpreter
+def test_each_callable_gets_its_own_inputs():
+    """A reference that changes its inputs in place does not change the launch's; torch's baseline of the
+    three-way check sees the inputs from before an in-place kernel ran (so a 0.4% error is caught)."""
+    target = f"{DATA / 'mistakes.py'}::ref_in_place"
+    assert run_gate("correctness", loader.load(target), GateContext(device="cpu", target=target)).status == PASS
+    target = f"{DATA / 'in_place.py'}::in_place"
+    out = run_gate("correctness", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == FAIL and "three_way" in out.reason, out.reason
+    rows = out.results[0].extra["three_way"]
+    assert rows[0]["torch_err"] < 0.01 < rows[0]["kernel_err"]
+
+
+def test_interpret_timeout_names_kernel_case_pid_and_line(cli_env):
+    p = run_cli(["interpret", f"{DATA / 'hang.py'}::loop", "--timeout", "3"], cli_env)
+    assert p.returncode == 124
+    line = [ln for ln in p.stderr.splitlines() if ln.startswith("error:")]
+    assert len(line) == 1 and "Traceback" not in p.stderr, p.stderr
+    spin_line = next(i for i, ln in enumerate((DATA / "hang.py").read_text().splitlines(), 1) if "x = x + 0.0" in ln)
+    for w in ("timed out after 3 s", "loop case tiny/float32", "pid (0, 0, 0)", f"hang.py:{spin_line}", "in spin"):
+        assert w in line[0], (w, line[0])
+
+
+def test_check_timeout_is_an_error_per_item_and_the_run_moves_on(cli_env, tmp_path):
+    """A kernel looping in Python (interpreter) ends at the deadline; one stuck where no Python runs ends its
+    worker (a new one takes the next item); the healthy item after them still runs."""
+    record = tmp_path / "r.json"
+    p = run_cli(["check", f"{DATA / 'hang.py'}::loop", f"{DATA / 'hang.py'}::deaf", f"{DATA / 'crash.py'}::fine",
+                 "--gates", "correctness", "-n", "1", "--timeout", "3", "--json", str(record)], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    gates = _gates(record)
+    loop, deaf = gates[("hang::loop", "correctness")], gates[("hang::deaf", "correctness")]
+    assert loop["status"] == ERROR and "timed out after 3 s" in loop["reason"] and "pid (0, 0, 0)" in loop["reason"]
+    assert "hang.py:" in loop["reason"] and "--timeout 3" in loop["command"]
+    assert deaf["status"] == ERROR and "did not come back to Python" in deaf["reason"]
+    assert gates[("crash::fine", "correctness")]["status"] == PASS
+
+
+def test_check_needs_only_the_runtime_dependencies():
+    deps = " ".join(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"])
+    for name in ("pytest", "pytest-xdist"):
+        assert f'{name}>' in deps or f'"{name}"' in deps or name + ">=" in deps, name
+
+
+def test_a_missing_package_says_the_pip_line(cli_env):
+    code = "import sys; sys.modules['xdist'] = None; from tritondbg.cli import main; main()"
+    p = subprocess.run([sys.executable, "-c", code, "check", "add", "--gates", "correctness"], env=cli_env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "pip install pytest-xdist" in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def test_check_file_with_several_scenarios_runs_them_all_and_takes_case(cli_env, tmp_path):
+    record = tmp_path / "r.json"
+    p = run_cli(["check", str(ZOO / "missing_mask.py"), "--gates", "sanitize", "--case", "tiny", "-n", "1",
+                 "--json", str(record)], cli_env, cwd=tmp_path)
+    gates = _gates(record)
+    assert gates[("missing_mask::buggy", "sanitize")]["status"] == FAIL
+    assert gates[("missing_mask::twin", "sanitize")]["status"] == PASS
+    assert p.returncode == 1
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["check", "add", "-n", "-3"], "-n/--workers must be at least 1"),
+    (["check", "add", "--case", "nope"], "unknown case 'nope'"),
+    (["check", "add", "--timeout", "-1"], "--timeout"),
+])
+def test_check_bad_usage_is_one_line(args, needle, cli_env):
+    p = run_cli(args, cli_env)
+    assert p.returncode == 2 and needle in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_check_scenario_with_syntax_error_is_one_line(cli_env, tmp_path):
+    bad = tmp_path / "broken.py"
+    bad.write_text("from tritondbg import Scenario\n\ndef launch(x):\n    return x +\n")
+    p = run_cli(["check", str(bad)], cli_env, cwd=tmp_path)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "broken.py:4: syntax error" in p.stderr
+
+
+def _row(kernel="k", config=None, spills=0, shared=1024, limit=232448, kept=True, autotuned=True, case="c"):
+    return {"kernel": kernel, "case": case, "dtype": "float16", "arch": "sm_90", "config": config or {},
+            "n_spills": spills, "shared": shared, "shared_limit": limit, "n_regs": 128, "kept_by_pruning": kept,
+            "config_source": "--all-configs: config 1 of 3" if autotuned else "Triton's defaults (not autotuned)"}
+
+
+def test_resources_judge_without_false_alarms():
+    from tritondbg.check.resources import judge
+
+    limits = {"max_spills": 0, "max_shared": None, "max_regs": None}
+    big = _row(config={"BLOCK": 256}, shared=300000)        # the autotuner skips it (OutOfResources)
+    pruned = _row(config={"BLOCK": 512}, kept=False, spills=40)
+    spills = _row(config={"BLOCK": 128}, spills=134)
+    fine = _row(config={"BLOCK": 64})
+    out = judge("k", [big, pruned, spills, fine], limits)
+    assert out.status == PASS, out.reason
+    assert "not applicable" in out.reason and "spill but need not be picked" in out.reason
+    assert len(out.details["not_applicable"]) == 2 and "OutOfResources" in out.details["not_applicable"][0]["reason"]
+    # every config that can run spills; the recorded one spills; Scenario.limits asks; a fixed launch spills
+    assert judge("k", [big, spills], limits).status == FAIL
+    picked = {("c", "float16", "k"): {"BLOCK": 128}}
+    assert "recorded config" in judge("k", [spills, fine], limits, picked=picked).reason
+    assert judge("k", [spills, fine], limits, explicit={"max_spills": 0}).status == FAIL
+    assert judge("k", [_row(spills=3, autotuned=False)], limits).status == FAIL
+    # nothing can run: every config over the shared limit; a fixed launch over it
+    assert "none of its" in judge("k", [big], limits).reason
+    assert "cannot run" in judge("k", [_row(shared=300000, autotuned=False)], limits).reason
+
+
+def test_resources_compiles_every_code_path_of_a_wrapper():
+    """The wrapper launches `wide_rows` only for the second case; it spills and must be found."""
+    target = f"{DATA / 'two_paths.py'}::two_paths"
+    out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == FAIL and "wide_rows" in out.reason and "spill" in out.reason, out.reason
+    assert out.details["cases"] == ["short", "wide"]

@@ -1,0 +1,149 @@
+"""A deadline for a run (`interpret`/`run --timeout`, each `check` gate item): when it passes, say where the
+process was stuck (kernel, case, and under the interpreter the program id and kernel line) and stop it.
+
+Two stages, so that both a kernel looping in Python (the interpreter runs kernel code as Python) and one
+spinning on the GPU (the main thread waits in C and never returns to Python) end:
+
+1. SIGALRM at the deadline: its handler runs in the main thread at the next Python bytecode, describes the
+   frame it interrupted and raises ``Timeout`` (a BaseException, so no ``except Exception`` of a launch or a
+   gate swallows it).
+2. A watchdog thread ``grace`` seconds later, if the main thread is still inside: it describes the main
+   thread's stack (``sys._current_frames``), calls ``on_stuck(message)`` (write what is known) and ends the
+   process with exit status 124 (what `timeout(1)` uses).
+
+What the main thread runs (kernel, case, dtype) is kept by ``activity`` (set by the runner per case).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from typing import Callable
+
+EXIT_STUCK = 124
+
+_activity: dict[str, str] = {}
+_end: list = [None]   # monotonic time of the current deadline
+
+
+def remaining(default: float) -> float:
+    """Seconds left before the current deadline (for a subprocess's own timeout), else ``default``."""
+    if _end[0] is None:
+        return default
+    return max(1.0, min(default, _end[0] - time.monotonic()))
+
+
+class Timeout(BaseException):
+    """The deadline passed; ``str(exc)`` is the one-line report."""
+
+
+@contextmanager
+def activity(**what: str):
+    """Record what the main thread is doing (kernel=..., case=..., dtype=...) for a timeout report."""
+    saved = dict(_activity)
+    _activity.update({k: str(v) for k, v in what.items()})
+    try:
+        yield
+    finally:
+        _activity.clear()
+        _activity.update(saved)
+
+
+def _skip_file(path: str) -> bool:
+    """Frames of Python itself, installed packages and tritondbg's own code are not where a user's code hangs."""
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    path = os.path.abspath(path)
+    return (path.startswith(here) or "site-packages" in path or "dist-packages" in path
+            or path.startswith(os.path.dirname(os.__file__) + os.sep) or path.startswith("<"))
+
+
+def where(frame) -> str:
+    """Where ``frame``'s thread is: under the interpreter the kernel line and program id; else the
+    innermost frame of the user's own code (a launch wrapper), else the innermost frame."""
+    if frame is None:
+        return ""
+    try:
+        from tritondbg import runner
+
+        if runner.current_mode() == "interpret":
+            from tritondbg.interp.frames import kernel_frame
+
+            kf = kernel_frame(frame)
+            if kf is not None:
+                pid = ""
+                try:
+                    from triton.runtime import interpreter
+
+                    idx = getattr(interpreter.interpreter_builder, "grid_idx", None)
+                    pid = f"pid {tuple(int(i) for i in idx)} " if idx is not None else ""
+                except Exception:  # noqa: BLE001 - the line alone still helps
+                    pass
+                return f"{pid}at {kf.f_code.co_filename}:{kf.f_lineno} (in {kf.f_code.co_name})"
+    except Exception:  # noqa: BLE001
+        pass
+    f, innermost = frame, frame
+    while f is not None:
+        if not _skip_file(f.f_code.co_filename):
+            return f"at {f.f_code.co_filename}:{f.f_lineno} (in {f.f_code.co_name})"
+        f = f.f_back
+    return f"at {innermost.f_code.co_filename}:{innermost.f_lineno} (in {innermost.f_code.co_name})"
+
+
+def report(seconds: float, frame, *, stuck: bool = False) -> str:
+    what = ""
+    if _activity.get("kernel"):
+        what = f" {_activity['kernel']}"
+        if _activity.get("case"):
+            what += f" case {_activity['case']}" + (f"/{_activity['dtype']}" if _activity.get("dtype") else "")
+    loc = where(frame)
+    tail = "; the main thread did not come back to Python (a compiled kernel or a C call): ending the process" \
+        if stuck else ""
+    return f"timed out after {seconds:g} s:{what or ' (no kernel running)'}" \
+           f"{', ' + loc if loc else ''} (process {os.getpid()}){tail}"
+
+
+@contextmanager
+def deadline(seconds: float | None, *, grace: float = 10.0, on_stuck: Callable[[str], None] | None = None):
+    """Raise ``Timeout`` in the main thread after ``seconds`` (None or <= 0: no deadline)."""
+    if not seconds or seconds <= 0:
+        yield
+        return
+    main = threading.main_thread()
+    if threading.current_thread() is not main:
+        raise RuntimeError("a deadline must be set from the main thread")
+    done = threading.Event()
+    saved_end = _end[0]
+    _end[0] = time.monotonic() + seconds
+
+    def on_alarm(signum, frame):
+        if not done.is_set():
+            raise Timeout(report(seconds, frame))
+
+    def watch():
+        if done.wait(seconds + grace):
+            return
+        msg = report(seconds, sys._current_frames().get(main.ident), stuck=True)
+        if done.is_set():
+            return
+        try:
+            if on_stuck is not None:
+                on_stuck(msg)
+            else:
+                print(f"error: {msg}", file=sys.stderr, flush=True)
+        finally:
+            os._exit(EXIT_STUCK)
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    thread = threading.Thread(target=watch, name="tritondbg-watchdog", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        _end[0] = saved_end
