@@ -24,8 +24,11 @@ def _kernels(values) -> list[str]:
 @click.option("--max-mb", type=click.FloatRange(min=0), default=256.0, show_default=True,
               help="Tensor data written in all; launches past it are listed as skipped.")
 @click.option("--kernel", "kernels", metavar="NAME", multiple=True, help="Only these kernels (repeatable).")
+@click.option("--interpret/--compiled", "interpret", default=None,
+              help="Run the program under the CPU interpreter / compiled on the GPU [default: the interpreter "
+                   "when no GPU is visible].")
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, cmd):
+def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, cmd):
     """Run CMD (after --) with tritondbg attached; save each kernel's distinct launches as reproducers.
 
     \b
@@ -38,7 +41,7 @@ def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, cmd):
     from tritondbg.program import modes
 
     sys.exit(modes.capture(list(cmd), out_dir=out_dir, max_per_kernel=max_per_kernel, max_mb=max_mb,
-                           kernels=_kernels(kernels)))
+                           kernels=_kernels(kernels), interpret=interpret))
 
 
 @click.command("interpret", context_settings=_PROGRAM)

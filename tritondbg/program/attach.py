@@ -198,10 +198,37 @@ def user_stack(limit: int = 8) -> list[tuple[str, int, str]]:
     f = sys._getframe(2)
     while f is not None and len(out) < limit:
         fname = f.f_code.co_filename
-        if not os.path.abspath(fname).startswith(skip) and not fname.startswith("<"):
-            out.append((fname, f.f_lineno, f.f_code.co_name))
+        path = os.path.abspath(fname)
+        if not path.startswith(skip) and not fname.startswith("<"):
+            out.append((path, f.f_lineno, f.f_code.co_name))
         f = f.f_back
     return out
+
+
+def program_frame(stack) -> tuple[str, int, str] | None:
+    """The first frame of the user's own code: not in an installed package (site-packages), not tritondbg's."""
+    import tritondbg
+
+    ours = os.path.dirname(os.path.dirname(os.path.abspath(tritondbg.__file__))) + os.sep
+    for frame in stack:
+        path = os.path.abspath(frame[0])
+        if "-packages" + os.sep in path or path.startswith(ours + "tritondbg" + os.sep) \
+                or path.startswith(ours + "kernels" + os.sep):
+            continue
+        return tuple(frame)
+    return None
+
+
+def describe_site(stack) -> str:
+    """``file:line (function)`` of the launching frame, and of the user's frame above it when different."""
+    if not stack:
+        return "?"
+    first = tuple(stack[0])
+    text = f"{first[0]}:{first[1]} ({first[2]})"
+    mine = program_frame(stack)
+    if mine is not None and mine != first:
+        text += f" <- {mine[0]}:{mine[1]} ({mine[2]})"
+    return text
 
 
 def _signature(fn) -> inspect.Signature:

@@ -277,6 +277,8 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
     return {"reproducer": f"{name}.py::{name}", "kernel": launch.name, "qualname": launch.qualname,
             "kernel_file": launch.file, "kernel_line": launch.line,
             "call_site": f"{site[0]}:{site[1]}" if site else None, "function": site[2] if site else None,
+            "launched_from": attach.describe_site(launch.stack),
+            "program_site": ":".join(str(x) for x in attach.program_frame(launch.stack) or ()) or None,
             "grid": grid, "tensors": [{"arg": paths.get(i, f"tensor{i}"), "shape": s["shape"], "dtype": s["dtype"],
                                        "device": s["device"]} for i, s in enumerate(snap.specs)],
             "outputs": sorted(meta["outputs"]), "bytes": nbytes, "unsaved": snap.unsaved, "error": error,

@@ -56,10 +56,6 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True):
     return value, result.findings, error
 
 
-def where(site) -> str:
-    return f"{site[0]}:{site[1]} ({site[2]})" if site else "?"
-
-
 class Checker(attach.Observer):
     def __init__(self, cfg: dict):
         self.patterns = list(cfg.get("kernels") or ())
@@ -99,7 +95,7 @@ class Checker(attach.Observer):
             child.append("findings.jsonl", f)
             print(f"tritondbg: {f['kind']} in {launch.name} at {os.path.basename(str(f.get('file')))}:{f.get('line')} "
                   f"pid {tuple(f['pid']) if f.get('pid') else '?'}: {f.get('message', '')} "
-                  f"[launched from {where(site)}]", file=sys.stderr, flush=True)
+                  f"[launched from {attach.describe_site(launch.stack)}]", file=sys.stderr, flush=True)
         if findings:
             self.findings[launch.name] = self.findings.get(launch.name, 0) + len(findings)
             if snap is not None:

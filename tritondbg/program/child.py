@@ -99,10 +99,11 @@ def _attach(cfg: dict) -> None:
 
     features = cfg.get("features", [])
     observers = []
-    if "interpret" in features:
-        from tritondbg.interp import shims
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        from tritondbg.interp import shims   # the interpreter's fixes (float scalars, bf16, prints)
 
         shims.install()
+    if "interpret" in features:
         from tritondbg.program.checker import Checker
 
         observers.append(Checker(cfg))

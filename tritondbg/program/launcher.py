@@ -32,10 +32,10 @@ class ProgramNotFound(Exception):
     pass
 
 
-def resolve(cmd: list[str]) -> list[str]:
+def resolve(cmd: list[str], command: str = "capture") -> list[str]:
     """The argv to start: ``python`` -> this Python, else the executable found beside it or on PATH."""
     if not cmd:
-        raise UsageError("no program to run: put it after --, e.g. `tritondbg capture -- python model.py`")
+        raise UsageError(f"no program to run: put it after --, e.g. `tritondbg {command} -- python model.py`")
     exe = cmd[0]
     if re.fullmatch(r"python(3(\.\d+)?)?", exe):
         return [sys.executable, *cmd[1:]]

@@ -19,7 +19,7 @@ import shutil
 import sys
 import tempfile
 
-from tritondbg.program import launcher
+from tritondbg.program import attach, launcher
 
 
 def _stamp() -> str:
@@ -65,6 +65,16 @@ def _err(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def _resolvable(cmd, command: str) -> bool:
+    """Bad usage (no command) raises UsageError (exit 2); a command that does not exist: one line, False."""
+    try:
+        launcher.resolve(list(cmd), command)
+    except launcher.ProgramNotFound as exc:
+        _err(f"error: {exc}")
+        return False
+    return True
+
+
 def _start(cmd, cfg, interpret: bool) -> int:
     try:
         return launcher.run(list(cmd), cfg, interpret=interpret)
@@ -73,14 +83,24 @@ def _start(cmd, cfg, interpret: bool) -> int:
         return 127
 
 
+def gpu_visible() -> bool:
+    """A cheap guess without importing torch: an NVIDIA or AMD device node exists."""
+    return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/kfd")
+
+
 def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb: float = 256.0,
-            kernels=()) -> int:
+            kernels=(), interpret: bool | None = None) -> int:
+    """``interpret``: run the program under the interpreter (default: when no GPU is visible)."""
     out = os.path.abspath(out_dir or os.path.join("traces", f"capture-{_stamp()}"))
-    launcher.resolve(list(cmd))  # bad usage before a folder is made
+    if not _resolvable(cmd, "capture"):
+        return 127
     os.makedirs(out, exist_ok=True)
     cfg = {"run_dir": out, "features": ["capture"], "max_per_kernel": max_per_kernel, "max_mb": max_mb,
            "kernels": list(kernels), "command": "tritondbg capture -- " + shlex.join(cmd)}
-    rc = _start(cmd, cfg, interpret=False)
+    if interpret is None:
+        interpret = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") or not gpu_visible()
+    cfg["interpreted"] = interpret
+    rc = _start(cmd, cfg, interpret=interpret)
     entries = read_jsonl(os.path.join(out, "captures.jsonl"))
     summaries = read_summaries(out)
     launches = _merge_counts(summaries, "launches")
@@ -95,7 +115,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
          f"{len(entries)} reproducer(s), {mb:.1f} MB, in {out}")
     for e in entries:
         extra = f"  (could not save: {'; '.join(e['unsaved'])})" if e.get("unsaved") else ""
-        _err(f"  {e['reproducer']}  {e['kernel']}  launched from {e.get('call_site')}{extra}")
+        _err(f"  {e['reproducer']}  {e['kernel']}  launched from {e.get('launched_from')}{extra}")
     for line in skipped:
         _err(f"  skipped: {line}")
     if rc != 0:
@@ -117,7 +137,8 @@ def _summary_table(launches: dict, checked: dict, per_kernel: dict) -> list[str]
 
 def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_finding: bool = False,
               sanitize: bool = True, out_dir: str | None = None) -> int:
-    launcher.resolve(list(cmd))
+    if not _resolvable(cmd, "interpret"):
+        return 127
     keep = capture_on_finding or bool(out_dir)
     if keep:
         run_dir = os.path.abspath(out_dir or os.path.join("traces", f"interpret-{_stamp()}"))
@@ -147,8 +168,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     for line in _summary_table(launches, checked, per_kernel):
         _err(line)
     for f in findings:
-        site = f.get("call_site")
-        where = f"{site[0]}:{site[1]} ({site[2]})" if site else "?"
+        where = attach.describe_site(f.get("stack") or ([f["call_site"]] if f.get("call_site") else []))
         _err(f"  {f.get('kind')}: {os.path.basename(str(f.get('file')))}:{f.get('line')} in {f.get('kernel')} "
              f"pid {tuple(f.get('pid') or ())}, tensor {f.get('tensor')}; launched from {where}")
     if captures:

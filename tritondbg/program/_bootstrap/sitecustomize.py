@@ -34,8 +34,15 @@ def _chain_previous() -> None:
 _chain_previous()
 if os.environ.get("TRITONDBG_PROGRAM"):
     try:
-        from tritondbg.program import child as _tritondbg_child
+        # child.py is loaded by path, under its own name, without importing the tritondbg package yet: a
+        # program's pytest would warn that its tritondbg plugin was imported before it could be rewritten.
+        import importlib.util as _ilu
 
+        _path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "child.py")
+        _spec = _ilu.spec_from_file_location("tritondbg.program.child", _path)
+        _tritondbg_child = _ilu.module_from_spec(_spec)
+        sys.modules["tritondbg.program.child"] = _tritondbg_child
+        _spec.loader.exec_module(_tritondbg_child)
         _tritondbg_child.start()
     except Exception as _exc:  # noqa: BLE001 - never stop the program
         print(f"tritondbg: could not attach to this Python ({sys.executable}): {type(_exc).__name__}: {_exc}",
