@@ -245,3 +245,44 @@ def test_interrupted_program_exits_130_and_keeps_captures(tmp_path):
     doc = json.loads((tmp_path / "c" / "captures.json").read_text())
     assert [c["kernel"] for c in doc["captures"]] == ["scale_shift_kernel"]
     assert (tmp_path / "c" / doc["captures"][0]["reproducer"].split("::")[0]).is_file()
+
+
+@pytest.mark.interpreter
+def test_tensor_descriptor_argument_is_captured_and_replays(tmp_path):
+    folder = tmp_path / "c"
+    out = run(["capture", "--out", str(folder), "--", "python", str(DATA / "descriptor.py")])
+    assert out.returncode == 0, out.stderr[-3000:]
+    (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
+    assert entry["unsaved"] == [] and [t["arg"] for t in entry["tensors"]] == ["in_desc.base", "out_ptr"]
+    rep = run(["interpret", str(folder / entry["reproducer"])], cwd=tmp_path)
+    assert rep.returncode == 0 and "PASS td_copy_kernel_0" in rep.stdout, rep.stdout + rep.stderr
+
+
+def test_an_argument_that_cannot_be_saved_is_named():
+    import torch
+
+    from tritondbg.program import attach, capture
+
+    class Opaque:
+        pass
+
+    launch = attach.Launch(fn=None, name="k", qualname="k", module="m", file="f.py", line=1,
+                           args={"x": torch.zeros(4), "w": Opaque(), "n": 4, "eps": 1e-5}, options={}, grid=(1,))
+    snap = capture.snapshot(launch)
+    assert len(snap.unsaved) == 1 and snap.unsaved[0].startswith("w: ") and "Opaque" in snap.unsaved[0]
+    assert snap.args["n"] == {"v": 4} and snap.args["x"] == {"t": 0} and snap.specs[0]["shape"] == [4]
+
+
+@pytest.mark.interpreter
+def test_in_place_launch_on_a_strided_view_replays(tmp_path):
+    """x and y are one strided view (storage offset 3, stride 2): saved once, replayed aliased, and the
+    recorded output is the view after the in-place update."""
+    folder = tmp_path / "c"
+    out = run(["capture", "--out", str(folder), "--", "python", str(DATA / "programs.py"), "inplace"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
+    meta = json.loads((folder / "data" / "add_one_kernel_0.json").read_text())
+    assert len(meta["groups"]) == 1 and [t["storage_offset"] for t in meta["tensors"]] == [3, 3]
+    assert meta["tensors"][0]["stride"] == [2] and entry["outputs"] == ["x_ptr", "y_ptr"]
+    rep = run(["interpret", str(folder / entry["reproducer"])], cwd=tmp_path)
+    assert rep.returncode == 0 and "PASS add_one_kernel_0" in rep.stdout, rep.stdout + rep.stderr
