@@ -249,9 +249,13 @@ def test_interrupted_program_exits_130_and_keeps_captures(tmp_path):
 
 @pytest.mark.interpreter
 def test_tensor_descriptor_argument_is_captured_and_replays(tmp_path):
-    folder = tmp_path / "c"
-    out = run(["capture", "--out", str(folder), "--", "python", str(DATA / "descriptor.py")])
+    """Also standalone: the program's file is gone at replay, the saved copy of its source is used."""
+    folder, prog = tmp_path / "c", tmp_path / "prog" / "descriptor.py"
+    prog.parent.mkdir()
+    prog.write_text((DATA / "descriptor.py").read_text())
+    out = run(["capture", "--out", str(folder), "--", "python", str(prog)])
     assert out.returncode == 0, out.stderr[-3000:]
+    prog.unlink()
     (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
     assert entry["unsaved"] == [] and [t["arg"] for t in entry["tensors"]] == ["in_desc.base", "out_ptr"]
     rep = run(["interpret", str(folder / entry["reproducer"])], cwd=tmp_path)

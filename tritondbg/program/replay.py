@@ -45,6 +45,26 @@ def _unwrap(obj):
     return obj
 
 
+def _load_file(path: str, meta: dict):
+    """Import a kernel's module file under a private name (its folder and the original's on sys.path)."""
+    digest = hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:10]
+    mod_name = f"tritondbg_capture_{digest}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    for d in (os.path.dirname(meta.get("kernel_file") or ""), os.path.dirname(os.path.abspath(path))):
+        if d and os.path.isdir(d) and d not in sys.path:
+            sys.path.append(d)   # siblings the module imports
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(mod_name, None)
+        raise
+    return mod
+
+
 def load_kernel(folder: str, meta: dict):
     """The jit function: its module when importable, else the saved source (``src/``)."""
     qualname, module = meta["qualname"], meta["module"]
@@ -57,26 +77,15 @@ def load_kernel(folder: str, meta: dict):
             return _unwrap(_resolve(importlib.import_module(module), qualname))
         except Exception as exc:  # noqa: BLE001 - fall back to the saved source
             problems.append(f"import {module}: {type(exc).__name__}: {exc}")
-    if meta.get("source"):
-        path = os.path.join(folder, "src", meta["source"])
-        digest = hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:10]
-        mod_name = f"tritondbg_capture_{digest}"
-        mod = sys.modules.get(mod_name)
-        if mod is None:
-            kernel_dir = os.path.dirname(meta.get("kernel_file") or "")
-            if kernel_dir and os.path.isdir(kernel_dir) and kernel_dir not in sys.path:
-                sys.path.append(kernel_dir)   # siblings the module imports, when still on this machine
-            spec = importlib.util.spec_from_file_location(mod_name, path)
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules[mod_name] = mod
-            try:
-                spec.loader.exec_module(mod)
-            except Exception as exc:  # noqa: BLE001
-                sys.modules.pop(mod_name, None)
-                problems.append(f"saved source {meta['source']}: {type(exc).__name__}: {exc}")
-                mod = None
-        if mod is not None:
-            return _unwrap(_resolve(mod, qualname))
+    # the original file when it is still there (its __file__-relative imports work), else the saved copy
+    candidates = [meta.get("kernel_file")] + ([os.path.join(folder, "src", meta["source"])] if meta.get("source") else [])
+    for path in candidates:
+        if not path or not os.path.isfile(path):
+            continue
+        try:
+            return _unwrap(_resolve(_load_file(path, meta), qualname))
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a script without a __main__ guard may exit
+            problems.append(f"{path}: {type(exc).__name__}: {exc}")
     raise UsageError(f"cannot load kernel {qualname}: " + "; ".join(problems or ["no saved source"]))
 
 
