@@ -49,11 +49,20 @@ from typing import Any, Callable
 
 _observers: list["Observer"] = []
 _saved: dict[str, Any] = {}
-_local = threading.local()          # .bench (autotuner benchmark depth), .tuners (Autotuner.run stack)
+class _Local(threading.local):
+    """Per thread: ``bench`` (autotuner benchmark depth), ``tuners`` (Autotuner.run stack). Class defaults:
+    a missing thread-local attribute read through getattr(..., default) costs an exception (~4 us)."""
+
+    bench = 0
+    tuners = None
+
+
+_local = _Local()
 _signatures: dict[int, inspect.Signature] = {}
 _undo_hooks: list[Callable[[], None]] = []
 compile_info: dict[str, dict[str, Any]] = {}   # "module.qualname" -> compile options (compiled mode)
-counts: dict[str, int] = {}                    # kernel name -> launches seen (every launch, wanted or not)
+_launches: dict[int, int] = {}                 # id(kernel) -> launches seen (every launch, wanted or not)
+_fns: dict[int, Any] = {}                      # id(kernel) -> kernel
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SKIP_DIRS: list[str] = []
 
@@ -115,6 +124,15 @@ def remove_observer(obs: Observer) -> None:
         _observers.remove(obs)
     if not _observers:
         uninstall()
+
+
+def counts() -> dict[str, int]:
+    """Kernel name -> launches seen while attached (every launch, observed or not)."""
+    out: dict[str, int] = {}
+    for key, n in list(_launches.items()):
+        name = getattr(getattr(_fns.get(key), "fn", None), "__name__", "?")
+        out[name] = out.get(name, 0) + n
+    return out
 
 
 def installed() -> bool:
@@ -246,7 +264,7 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
     bound.apply_defaults()
     inner = fn.fn
     code = getattr(inner, "__code__", None)
-    tuners = getattr(_local, "tuners", None)
+    tuners = _local.tuners
     config = None
     if tuners:
         tuner = tuners[-1]
@@ -264,13 +282,21 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
 
 def _wrap_run(orig, interpreted: bool):
     def run(self, *args, grid, warmup, **kwargs):
-        if warmup or not _observers or getattr(_local, "bench", 0):
+        if warmup or not _observers or _local.bench:
             return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
-        name = self.fn.__name__
-        counts[name] = counts.get(name, 0) + 1
-        chain = [o for o in _observers if o.wants(self)]
-        if not chain:
-            return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+        key = id(self)                  # not the JITFunction itself: its __hash__ hashes its source key
+        n = _launches.get(key)
+        if n is None:
+            _fns[key], n = self, 0
+        _launches[key] = n + 1
+        if len(_observers) == 1:
+            if not _observers[0].wants(self):
+                return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+            chain = list(_observers)
+        else:
+            chain = [o for o in _observers if o.wants(self)]
+            if not chain:
+                return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
         launch = _make_launch(self, args, kwargs, grid, interpreted)
 
         def call(i: int):
@@ -286,7 +312,7 @@ def _wrap_run(orig, interpreted: bool):
 
 def _wrap_tuner_run(orig):
     def run(self, *args, **kwargs):
-        stack = getattr(_local, "tuners", None)
+        stack = _local.tuners
         if stack is None:
             stack = _local.tuners = []
         stack.append(self)
@@ -301,7 +327,7 @@ def _wrap_tuner_run(orig):
 
 def _wrap_bench(orig):
     def _bench(self, *args, **kwargs):
-        _local.bench = getattr(_local, "bench", 0) + 1
+        _local.bench += 1
         try:
             return orig(self, *args, **kwargs)
         finally:

@@ -127,7 +127,7 @@ def write_summary() -> None:
         return
     from tritondbg.program import attach
 
-    data = {"pid": os.getpid(), "argv": sys.argv, "launches": dict(attach.counts), "notes": _state["notes"],
+    data = {"pid": os.getpid(), "argv": sys.argv, "launches": attach.counts(), "notes": _state["notes"],
             "compile_info": attach.compile_info}
     for obs in _state["observers"]:
         summary = getattr(obs, "summary", None)
