@@ -31,6 +31,7 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
     (``pid``/``trace``/``watch``/``breaks``), and ``all_configs`` runs every autotune config."""
     from tritondbg import runner
     from tritondbg.errors import UsageError
+    from tritondbg.record import record_path
 
     save = settings.get().save_records or bool(out_dir)
     folder = run_folder(out_dir, mode, target) if save else None
@@ -58,7 +59,7 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
     record.extra["sanitizers"] = mode == "interpret" and sanitize
     path = None
     if folder is not None:
-        path = record.save(folder / "record.json")
+        path = record.save(record_path(folder))
         record.extra["record_path"] = str(path)
     if as_json:
         print(record.to_json())

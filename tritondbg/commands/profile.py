@@ -3,10 +3,16 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
 from tritondbg import options
+
+
+def _progress(line: str) -> None:
+    """One line per profiled case, on stderr (stdout stays the summary, or the JSON)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def profile_kernels(kernels=(), *, all_kernels: bool = False, case: str | None = None, dtype: str | None = None,
@@ -19,11 +25,13 @@ def profile_kernels(kernels=(), *, all_kernels: bool = False, case: str | None =
     command = "profile " + " ".join([*kernels] + (["--all"] if all_kernels else []))
     record = pipeline.profile(kernels, all_kernels=all_kernels, case=case, dtype=dtype, iters=iters,
                               warmup=warmup, out_dir=out_dir, config=config, seed=seed, cuda_graph=cuda_graph,
-                              peak_source=peak_source, force_interpret=force_interpret, command=command.strip())
+                              peak_source=peak_source, force_interpret=force_interpret, command=command.strip(),
+                              progress=_progress)
     info = record.extra["profile"]
     if as_json:
         print(json.dumps({
-            "run_dir": info["run_dir"], "record": record.extra.get("record_path"), "mode": info["mode"],
+            "run_dir": info["run_dir"], "record": record.extra.get("record_path"),
+            "report": str(Path(info["run_dir"]) / info["report"]), "mode": info["mode"],
             "timing": info["timing"], "note": info["note"], "peaks": info["peaks"],
             "summary": summary.rows(record),
             "autotune": [{"scenario": r.kernel, "case": r.case, "dtype": r.dtype, **d}
@@ -59,8 +67,9 @@ def profile_kernels(kernels=(), *, all_kernels: bool = False, case: str | None =
 def profile_cmd(kernels, all_kernels, case, dtype, iters, warmup, out_dir, config, seed, cuda_graph, peak_source,
                 force_interpret, as_json):
     """Profile KERNELs: median time, TFLOP/s or GB/s, % of peak, ratio to torch; every autotune config's
-    timing; a torch.profiler trace per case with NVTX ranges (domain tritondbg); TensorBoard HParams,
-    scalars and a roofline image. All in a new run folder: `tensorboard --logdir traces`.
+    timing; a torch.profiler trace per case with NVTX ranges (domain tritondbg) and the autotune decisions on
+    their own track; TensorBoard HParams, scalars, text and a roofline image; report.html (self-contained,
+    offline). All in a new run folder under --out; the end of the output prints the command that views it.
 
     Without a GPU it runs under the interpreter and says so: interpreter timings are not GPU performance.
     Default case: the first GPU-size case on a GPU, `tiny` under the interpreter (--case all for every one).

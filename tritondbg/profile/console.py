@@ -62,10 +62,24 @@ def print_profile(record: RunRecord) -> None:
         table.add_row(*table_cells(row))
     con.print(table)
     con.print(f"[dim]{peaks_mod.describe(info.get('peaks'))}; 'vs torch' = torch time / kernel time[/]")
-    run_dir = info.get("run_dir")
-    if run_dir:
-        from pathlib import Path
+    for line in view_lines(record):
+        con.print(line, soft_wrap=True)
 
-        con.print(f"run folder: {run_dir}  (traces, TensorBoard summaries, roofline.png, record.json)")
-        con.print(f"view: tensorboard --logdir {Path(run_dir).parent}   (PyTorch Profiler, HParams, Scalars, "
-                  f"Images tabs); the .pt.trace.json files open in ui.perfetto.dev")
+
+def view_lines(record: RunRecord) -> list[str]:
+    """Where the run is and the exact commands to look at it (the real --out, not a default)."""
+    from pathlib import Path
+
+    info = record.extra.get("profile", {})
+    run_dir = info.get("run_dir")
+    if not run_dir:
+        return []
+    lines = [f"run folder: {run_dir}  (traces with an autotune track, TensorBoard summaries, roofline.png, "
+             f"tritondbg/record.json)"]
+    if info.get("report"):
+        lines.append(f"report: {Path(run_dir) / info['report']}  (one self-contained file, works offline)")
+    lines.append(f"view: tensorboard --logdir {Path(run_dir).parent} --host 127.0.0.1  (Scalars, HParams, Text, "
+                 "Images work offline; the PyTorch Profiler tab needs internet)")
+    lines.append("traces: open a .pt.trace.json in the Perfetto UI (ui.perfetto.dev), or the folder with HTA's "
+                 "TraceAnalysis(trace_dir=...)")
+    return lines
