@@ -104,7 +104,10 @@ def figure(record: RunRecord, peaks: dict[str, Any] | None, note: str = "", *, t
     if bw:
         y0 = min(y0, 10.0 ** math.floor(math.log10(bw * x0 / 1e12)))
 
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     fig = Figure(figsize=(11.5 if table else 8.0, 5.2), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)  # a real canvas: draw() below lays the figure out, so the label placement is final
     if table:
         ax, tax = fig.subplots(1, 2, width_ratios=[2.3, 1])
     else:
@@ -135,7 +138,7 @@ def figure(record: RunRecord, peaks: dict[str, Any] | None, note: str = "", *, t
     ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
 
     # numbers beside the markers, placed in display space so that none overlaps another or a marker
-    fig.canvas.draw()  # layout first: transforms are final after it
+    fig.canvas.draw()  # layout first: the data-to-display transform is final after it
     to_pt = 72.0 / fig.dpi
     anchors = [tuple(v * to_pt for v in ax.transData.transform((p["x"], p["y"]))) for p in pts]
     sizes = [(0.62 * _FONT_PT * len(str(p["n"])) + 2, _FONT_PT + 1) for p in pts]
