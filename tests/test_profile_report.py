@@ -154,9 +154,9 @@ def test_autotune_track_and_rank_in_the_trace(tmp_path):
 
     path = tmp_path / "w.1.pt.trace.json"
     _kineto_like_trace(path)
-    trace_events.add_to_trace(path, [gemm_decision()], label="gemm:square_4096:bfloat16")
+    trace_events.add_to_trace(path, [gemm_decision()], label="gemm:square_4096:bfloat16", rank=(2, 5))
     trace = json.loads(path.read_text())  # strict JSON still
-    assert trace["distributedInfo"]["rank"] == 0 and trace["distributedInfo"]["world_size"] == 1
+    assert trace["distributedInfo"]["rank"] == 2 and trace["distributedInfo"]["world_size"] == 5
     track = [e for e in trace["traceEvents"] if e.get("pid") == trace_events.AUTOTUNE_PID]
     meta = {e["name"]: e["args"] for e in track if e["ph"] == "M"}
     assert meta["process_name"] == {"name": "autotune"} and "autotune" in meta["thread_name"]["name"]
@@ -170,7 +170,7 @@ def test_autotune_track_and_rank_in_the_trace(tmp_path):
     assert benched[0]["ts"] == 1000.0 and benched[1]["ts"] == pytest.approx(1250.0)  # end to end from the trace start
     # a trace that already has a rank (a distributed program) keeps it
     path.write_text(json.dumps({"traceEvents": [], "distributedInfo": {"rank": 3, "world_size": 8}}))
-    assert trace_events.add_to_trace(path, [])["distributedInfo"] == {"rank": 3, "world_size": 8}
+    assert trace_events.add_to_trace(path, [], rank=(0, 1))["distributedInfo"] == {"rank": 3, "world_size": 8}
 
 
 def test_launch_timeline_read_from_the_trace(tmp_path):

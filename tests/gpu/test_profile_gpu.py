@@ -119,3 +119,42 @@ def test_ncu_nvtx_include_profiles_exactly_the_kernels_in_the_range(tmp_path, cl
     assert profiled == ["add_kernel"] * 4, (profiled, q.stdout[-3000:], q.stderr[-3000:])
     nothing, q = ncu("tritondbg@no such range/")
     assert nothing == [], nothing
+
+
+def test_autotune_track_report_and_hta_layout_on_the_gpu(profile_all):
+    """Each really tuned decision is on the trace's autotune track (one complete event per benchmarked config,
+    one winner); every trace has a rank; report.html has every case and GPU kernels in its timelines."""
+    js, _ = profile_all
+    run_dir = Path(js["run_dir"])
+    assert sorted(p.name for p in run_dir.glob("*.json")) == sorted(p.name for p in run_dir.glob("*.pt.trace.json"))
+    record = json.loads((run_dir / "tritondbg" / "record.json").read_text())
+    benched = 0
+    for r in record["results"]:
+        prof = r["extra"]["profile"]
+        trace = json.loads((run_dir / prof["trace"]).read_text())
+        assert trace["distributedInfo"]["world_size"] == len(record["results"])
+        track = [e for e in trace["traceEvents"] if e.get("cat") == "autotune" and e.get("ph") == "X"]
+        for d in prof["autotune"]:
+            if d["source"] != "benchmark":
+                continue
+            mine = [e for e in track if e["args"]["kernel"] == d["kernel"]]
+            assert len(mine) == sum(c["status"] in ("timed", "failed") for c in d["configs"]), d["kernel"]
+            assert sum(e["args"]["winner"] for e in mine) == 1
+            benched += 1
+        assert prof["timeline"]["gpu_kernels"], (r["kernel"], r["case"])  # CUDA kernel events under the launches
+    assert benched >= 2
+    html = (run_dir / "report.html").read_text()
+    assert html.count('<table class="autotune"') >= benched
+    for r in record["results"]:
+        assert f'data-case="{r["kernel"]}:{r["case"]}:{r["dtype"]}"' in html
+
+
+def test_hta_kernel_breakdown_on_a_gpu_run(profile_all):
+    """HTA (if installed) opens the run folder as it is and breaks down its GPU kernels."""
+    hta = pytest.importorskip("hta.trace_analysis", reason="HolisticTraceAnalysis not installed")
+    js, _ = profile_all
+    analysis = hta.TraceAnalysis(trace_dir=js["run_dir"])
+    assert sorted(analysis.t.traces) == list(range(len(js["summary"])))  # one rank per case
+    kernel_type_df, kernel_df = analysis.get_gpu_kernel_breakdown(visualize=False)
+    print(kernel_df.head(20).to_string())
+    assert len(kernel_df) > 0

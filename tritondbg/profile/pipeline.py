@@ -10,7 +10,8 @@ Per case (scenario x case x dtype):
    profile record goes into the trace as metadata (key ``tritondbg``). One trace file per case, named
    ``<kernel>-<case>-<dtype>.<ns>.pt.trace.json``: the PyTorch Profiler plugin shows each as a worker.
    The trace then gets the autotune decisions as events on an "autotune" track and a ``distributedInfo``
-   (rank 0), and the case's launch timeline is read back from it into the record.
+   (rank = the case's index in the run: HTA keys traces by rank, so one rank per case keeps them all), and
+   the case's launch timeline is read back from it into the record.
 Then the roofline, the TensorBoard summaries, ``report.html`` and ``tritondbg/record.json`` are written and the
 folder committed. Run folder layout: only trace files (``*.json``) at the top, each with a rank, so Holistic
 Trace Analysis can open the folder; tritondbg's own JSON lives under ``tritondbg/``.
@@ -133,7 +134,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def profile_case(scenario: Scenario, case: Case, dtype: str, *, device: str, interpret: bool, opts: Options,
-                 folder: RunFolder, peaks: dict | None) -> CaseResult:
+                 folder: RunFolder, peaks: dict | None, rank: tuple[int, int] = (0, 1)) -> CaseResult:
     """Check, time and trace one case; its CaseResult carries everything in ``extra["profile"]``."""
     inst = ProfileInstrument(scenario, dtype, interpret)
     result = runner.run_case(scenario, case, dtype, device=device, seed=opts.seed, config=opts.config,
@@ -156,7 +157,7 @@ def profile_case(scenario: Scenario, case: Case, dtype: str, *, device: str, int
     try:
         with pin:
             _time_and_trace(scenario, case, dtype, result, inputs, rng, device=device, interpret=interpret,
-                            opts=opts, folder=folder, peaks=peaks)
+                            opts=opts, folder=folder, peaks=peaks, rank=rank)
     except Exception as exc:  # noqa: BLE001 - a later launch failing is this case's result, not the end of the run
         result.status = "error"
         result.message = f"while timing/tracing: {runner.kernel_error_message(exc, scenario)}"
@@ -166,7 +167,7 @@ def profile_case(scenario: Scenario, case: Case, dtype: str, *, device: str, int
 
 def _time_and_trace(scenario: Scenario, case: Case, dtype: str, result: CaseResult, inputs: dict,
                     rng: LaunchRange, *, device: str, interpret: bool, opts: Options, folder: RunFolder,
-                    peaks: dict | None) -> None:
+                    peaks: dict | None, rank: tuple[int, int] = (0, 1)) -> None:
     import torch
 
     from tritondbg.profile.timing import WallClock, time_gpu
@@ -209,7 +210,7 @@ def _time_and_trace(scenario: Scenario, case: Case, dtype: str, result: CaseResu
         prof["profiler_warnings"] = session.warnings
     if session.file:  # the autotune track and a rank for HTA, then the launches for the report's timeline
         trace = trace_events.add_to_trace(folder.path / (session.file + PARTIAL), prof.get("autotune") or [],
-                                          label=range_name(scenario.name, case.name, dtype))
+                                          label=range_name(scenario.name, case.name, dtype), rank=rank)
         prof["timeline"] = trace_events.launch_timeline(trace, rng.name, torch_range if torch_fn else None)
 
 
@@ -278,7 +279,7 @@ def profile(targets: Sequence[str], *, all_kernels: bool = False, case: str | No
                 for dt in dtypes:
                     t0 = time.perf_counter()
                     r = profile_case(scenario, c, dt, device=device, interpret=interpret, opts=opts,
-                                     folder=folder, peaks=peaks)
+                                     folder=folder, peaks=peaks, rank=(len(record.results), total))
                     record.results.append(r)
                     if progress is not None:
                         progress(progress_line(r, len(record.results), total, time.perf_counter() - t0))

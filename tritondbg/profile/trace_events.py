@@ -5,8 +5,10 @@
   marked (name, ``args.winner``, ``cname``); untimed decisions (pinned, cache hits without timings) as one
   instant event. The track has its own pid/tid with ``process_name``/``thread_name`` metadata, so Perfetto
   and chrome://tracing-style viewers draw it as a separate process "autotune".
-- ``distributedInfo`` (rank 0, world size 1) when the trace has none: Holistic Trace Analysis keys the traces
-  of a folder by rank, and without one every trace lands on rank 0 and the last one read wins.
+- ``distributedInfo`` when the trace has none: Holistic Trace Analysis keys the traces of a folder by rank, and
+  traces of one rank replace each other (the last one read wins). A profile run folder holds one trace per
+  case, so each case gets its own rank (its index in the run; world size = the number of cases) and HTA
+  keeps them all; ``backend: "none"`` says no process group was involved.
 
 And what it reads back from the trace into the record: the launch timeline of a case (each traced launch's
 range, the GPU kernels under it, torch's version), which report.html draws.
@@ -80,13 +82,15 @@ def _first_ts(trace: dict) -> float:
     return float(min(ts)) if ts else 0.0
 
 
-def add_to_trace(path: Path, decisions: list[dict[str, Any]], *, label: str = "") -> dict:
-    """Rewrite the trace at ``path`` with the autotune track and a ``distributedInfo``; returns the trace."""
+def add_to_trace(path: Path, decisions: list[dict[str, Any]], *, label: str = "",
+                 rank: tuple[int, int] = (0, 1)) -> dict:
+    """Rewrite the trace at ``path`` with the autotune track and a ``distributedInfo`` (``rank`` = (rank,
+    world size), unless the trace has one); returns the trace."""
     path = Path(path)
     trace = json.loads(path.read_text())
     if decisions:
         trace.setdefault("traceEvents", []).extend(autotune_events(decisions, _first_ts(trace), label=label))
-    ensure_rank(trace)
+    ensure_rank(trace, *rank)
     path.write_text(json.dumps(trace, allow_nan=False))
     return trace
 
