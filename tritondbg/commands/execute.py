@@ -42,7 +42,7 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
         from tritondbg.interp import shims
 
         instruments = build.build(target, sanitize=sanitize, pid=pid, trace=trace, watch=watch, breaks=breaks,
-                                  out_dir=folder)
+                                  out_dir=record_path(folder).parent if folder else None)  # beside the record
         # with --json stdout is the record: kernel prints go to stderr
         shims.set_print_stream(sys.stderr if as_json else None)
     if all_configs:
