@@ -23,6 +23,7 @@ COMMANDS = {
     "ir": "tritondbg.commands.ir:ir_cmd",
     "cache": "tritondbg.commands.cache:cache_cmd",
     "profile": "tritondbg.commands.profile:profile_cmd",
+    "capture": "tritondbg.commands.program:capture_cmd",
 }
 
 

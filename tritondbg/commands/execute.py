@@ -98,7 +98,14 @@ def _interpret_options(fn):
     return fn
 
 
-@click.command("interpret")
+def _with_program_form(**kw):
+    """`tritondbg interpret [OPTIONS] -- CMD`: the program form (tritondbg/commands/program.py)."""
+    from tritondbg.commands.program import WithProgramForm
+
+    return click.command("interpret", cls=WithProgramForm, **kw)
+
+
+@_with_program_form()
 @click.argument("kernel")
 @options.case
 @options.dtype
@@ -115,6 +122,11 @@ def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize,
     output, padding lanes that change a reduction, or the first NaN/Inf behind a non-finite output is a
     finding (kernel file:line, pid, tensor, offsets). Exit status: 0 when every output matches and there is
     no finding, 1 otherwise (mismatch, finding, kernel error), 2 on bad usage.
+
+    \b
+    Program form: tritondbg interpret [--json FILE] [--kernel NAME] [--capture-on-finding] -- CMD [ARGS...]
+    runs a whole program (python script.py, python -m pytest ...) under the interpreter, sanitizers on every
+    launch; exit status: the program's failure, else 1 with a finding, else 0.
     """
     sys.exit(execute(kernel, mode="interpret", case=case, dtype=dtype, config=config, seed=seed,
                      as_json=as_json, out_dir=out_dir, sanitize=sanitize, pid=pid, trace=trace, watch=watch,

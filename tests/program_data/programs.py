@@ -1,0 +1,34 @@
+"""Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace`."""
+import os
+import sys
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "program"))
+from user_kernels import scale_shift  # noqa: E402
+
+
+@triton.jit
+def add_one_kernel(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs * stride, tl.load(x_ptr + offs * stride, mask=mask) + 1, mask=mask)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "inplace":
+        buf = torch.arange(40, dtype=torch.float32)
+        view = buf[3:23:2]                        # storage offset 3, stride 2; read and written in place
+        add_one_kernel[(2,)](view, view, view.numel(), view.stride(0), BLOCK=8)
+        assert torch.equal(buf[3:23:2], torch.arange(3, 23, 2, dtype=torch.float32) + 1)
+        sys.exit(0)
+    scale_shift(torch.arange(100, dtype=torch.float32), 2.0, 1.0)
+    if sys.argv[1] == "crash":
+        raise RuntimeError("the program failed after one launch")
+    if sys.argv[1] == "sigint":
+        with open(sys.argv[2], "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(120)

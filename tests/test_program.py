@@ -1,0 +1,292 @@
+"""Program mode (issue 16): tritondbg attached to whole programs, on the CPU interpreter.
+
+The programs run in subprocesses through the CLI (as a user runs them); the hook-chain tests run in this
+process and restore what they touched.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "program" / "model.py"
+DATA = REPO / "tests" / "program_data"
+TRITONDBG = [sys.executable, "-m", "tritondbg"]
+
+
+def run(args, env=None, timeout=300, cwd=None):
+    full = dict(os.environ, **(env or {}))
+    full.pop("TRITON_INTERPRET", None)
+    full.update(env or {})
+    return subprocess.run(TRITONDBG + list(args), capture_output=True, text=True, env=full, timeout=timeout,
+                          cwd=cwd or REPO)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# hooks: add beside other tools', remove only ours
+# ---------------------------------------------------------------------------------------------------------
+
+def test_chain_hook_adds_to_a_hook_chain_and_removes_only_ours():
+    from triton.knobs import HookChain
+
+    from tritondbg.program.attach import chain_hook
+
+    calls = []
+    owner = types.SimpleNamespace(hook=HookChain())
+    theirs = lambda *a, **k: calls.append("theirs")  # noqa: E731
+    owner.hook.add(theirs)
+    undo = chain_hook(owner, "hook", lambda *a, **k: calls.append("ours"))
+    owner.hook(1)
+    assert calls == ["theirs", "ours"]
+    undo()
+    calls.clear()
+    owner.hook(1)
+    assert calls == ["theirs"] and owner.hook.calls == [theirs]
+
+
+def test_chain_hook_on_a_single_slot_keeps_the_other_tools_hook():
+    from tritondbg.program.attach import chain_hook
+
+    calls = []
+
+    def theirs(**kw):
+        calls.append("theirs")
+        return True
+
+    owner = types.SimpleNamespace(slot=theirs)
+    undo = chain_hook(owner, "slot", lambda **kw: calls.append("ours"))
+    assert owner.slot(key=1) is True            # their result is kept
+    assert calls == ["theirs", "ours"]
+    undo()
+    assert owner.slot is theirs
+    # another tool wrapped our chain after us: detaching leaves its wrapper and only turns ours off
+    undo = chain_hook(owner, "slot", lambda **kw: calls.append("ours"))
+    ours_chain = owner.slot
+    owner.slot = lambda **kw: (calls.append("later"), ours_chain(**kw))
+    undo()
+    calls.clear()
+    owner.slot(key=1)
+    assert calls == ["later", "theirs"]
+
+
+def test_install_chains_jit_post_compile_hook_and_restores_everything():
+    import triton
+    from triton.runtime import autotuner, jit
+
+    from tritondbg.program import attach
+
+    knobs = triton.knobs.runtime
+    seen = []
+
+    def theirs(**kw):
+        seen.append("theirs")
+
+    before_slot, before_run, before_tune = knobs.jit_post_compile_hook, jit.JITFunction.run, autotuner.Autotuner.run
+    knobs.jit_post_compile_hook = theirs
+    try:
+        obs = attach.add_observer(attach.Observer())
+        assert getattr(jit.JITFunction.run, "_tritondbg", False)
+        fn = types.SimpleNamespace(module="m", name="k", jit_function=None)
+        knobs.jit_post_compile_hook(key="x", repr="k[...]", fn=fn, compile={"num_warps": 8}, is_manual_warmup=False,
+                                    already_compiled=False)
+        assert seen == ["theirs"] and attach.compile_info["m.k"]["num_warps"] == 8
+        attach.remove_observer(obs)
+        assert knobs.jit_post_compile_hook is theirs
+        assert jit.JITFunction.run is before_run and autotuner.Autotuner.run is before_tune
+    finally:
+        knobs.jit_post_compile_hook = before_slot
+
+
+def test_tritonparse_hooks_stay_in_place(tmp_path):
+    """tritonparse assigns jit_post_compile_hook and launch_enter_hook; ours chains after it, and detaching
+    leaves both of its hooks where they were (a subprocess: tritonparse's init is process-wide)."""
+    pytest.importorskip("tritonparse")
+    code = f"""
+import triton, tritonparse.structured_logging as tp
+from tritondbg.program import attach
+tp.init({str(tmp_path)!r}, enable_trace_launch=True)
+rt = triton.knobs.runtime
+jit_hook, launch_hook = rt.jit_post_compile_hook, rt.launch_enter_hook
+assert type(jit_hook).__module__.startswith("tritonparse"), type(jit_hook)
+obs = attach.add_observer(attach.Observer())
+assert rt.jit_post_compile_hook.previous is jit_hook      # chained: tritonparse first, then tritondbg
+attach.remove_observer(obs)
+assert rt.jit_post_compile_hook is jit_hook and rt.launch_enter_hook is launch_hook
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the example program
+# ---------------------------------------------------------------------------------------------------------
+
+@pytest.mark.interpreter
+def test_interpret_program_reports_the_planted_bug_with_the_call_site(tmp_path):
+    report = tmp_path / "findings.json"
+    out = run(["interpret", "--json", str(report), "--", "python", str(EXAMPLE)], env={"EXAMPLE_BUG": "1"})
+    assert out.returncode == 1, out.stderr[-3000:]
+    assert "model: output (6, 40)" in out.stdout           # the program's own output passes through
+    assert "out_of_bounds in scale_shift_kernel at user_kernels.py:20" in out.stderr
+    assert "5 launch(es), 1 finding(s)" in out.stderr
+    doc = json.loads(report.read_text())
+    (f,) = doc["findings"]
+    assert (f["kind"], f["line"], f["tensor"], f["pid"]) == ("out_of_bounds", 20, "x_ptr", [3, 0, 0])
+    assert f["call_site"][0].endswith("user_kernels.py") and f["call_site"][2] == "scale_shift"
+    assert any(s[0].endswith("model.py") and s[2] == "block" for s in f["stack"])
+    assert set(doc["launches"]) == {"layernorm_fwd_kernel", "gemm_tma_kernel", "_swiglu_forward_kernel",
+                                    "_rms_norm_forward_kernel", "scale_shift_kernel"}
+
+
+@pytest.mark.interpreter
+def test_interpret_program_bug_free_variant_exits_0():
+    out = run(["interpret", "--", "python", str(EXAMPLE)], env={"EXAMPLE_BUG": "0"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "5 launch(es), 0 finding(s)" in out.stderr and "out_of_bounds" not in out.stderr
+
+
+@pytest.mark.interpreter
+def test_capture_on_cpu_every_launch_replays(tmp_path):
+    """Every launch of the example gets a reproducer; each passes `interpret` except the buggy one, which
+    reports its bug at the kernel line."""
+    folder = tmp_path / "cap"
+    out = run(["capture", "--out", str(folder), "--", "python", str(EXAMPLE)], env={"EXAMPLE_BUG": "1"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    doc = json.loads((folder / "captures.json").read_text())
+    kernels = {c["kernel"]: c for c in doc["captures"]}
+    assert set(kernels) == set(doc["launches"]) and len(kernels) == 5
+    ss = kernels["scale_shift_kernel"]
+    assert ss["grid"] == [4, 1, 1] and ss["outputs"] == ["y_ptr"] and ss["program_site"] is not None
+    assert kernels["_swiglu_forward_kernel"]["program_site"].split(":")[0].endswith("model.py")
+    code = f"""
+import json, sys
+from tritondbg import runner
+from tritondbg.interp import instruments
+out = {{}}
+for c in json.load(open({str(folder / 'captures.json')!r}))["captures"]:
+    target = {str(folder)!r} + "/" + c["reproducer"]
+    rec = runner.run(target, mode="interpret", instruments=instruments.build(target))
+    r = rec.results[0]
+    out[c["kernel"]] = [r.status, [(f["kind"], f["line"]) for f in r.findings], r.message]
+print(json.dumps(out))
+"""
+    rep = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                         env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    results = json.loads(rep.stdout.strip().splitlines()[-1])
+    for name, (status, findings, message) in results.items():
+        if name == "scale_shift_kernel":
+            assert status == "fail" and findings == [["out_of_bounds", 20]], (name, message)
+        else:
+            assert status == "pass" and not findings, (name, message)
+
+
+@pytest.mark.interpreter
+def test_interpret_pytest_suite_finds_planted_bugs(tmp_path):
+    report = tmp_path / "f.json"
+    out = run(["interpret", "--json", str(report), "--", "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               str(DATA / "user_suite.py")])
+    assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "3 passed" in out.stdout and "PytestAssertRewriteWarning" not in out.stdout
+    found = sorted((f["kernel"], f["kind"], f["line"]) for f in json.loads(report.read_text())["findings"])
+    assert found == [("row_sum_kernel", "race", 19), ("shift_copy_kernel", "out_of_bounds", 12)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# bad input
+# ---------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, rc, text", [
+    (["capture", "--"], 2, "no program to run"),
+    (["interpret", "--"], 2, "no program to run"),
+    (["capture", "--", "no-such-command-xyz"], 127, "no-such-command-xyz: command not found"),
+    (["interpret", "--", "./no/such/file.py"], 127, "no such executable file"),
+])
+def test_bad_program_command_is_one_line(args, rc, text, tmp_path):
+    out = run(args, cwd=tmp_path)
+    assert out.returncode == rc and text in out.stderr and "Traceback" not in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.interpreter
+def test_crashing_program_keeps_its_exit_status_and_captures(tmp_path):
+    out = run(["capture", "--out", str(tmp_path / "c"), "--", "python", str(DATA / "programs.py"), "crash"])
+    assert out.returncode == 1 and "the program failed after one launch" in out.stderr
+    doc = json.loads((tmp_path / "c" / "captures.json").read_text())
+    assert doc["exit_status"] == 1 and [c["kernel"] for c in doc["captures"]] == ["scale_shift_kernel"]
+
+
+@pytest.mark.interpreter
+def test_interrupted_program_exits_130_and_keeps_captures(tmp_path):
+    pidfile = tmp_path / "pid"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.Popen(TRITONDBG + ["capture", "--out", str(tmp_path / "c"), "--", "python",
+                                         str(DATA / "programs.py"), "sigint", str(pidfile)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    try:
+        deadline = time.time() + 120
+        while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:
+            time.sleep(0.2)
+        os.kill(int(pidfile.read_text()), signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and "killed by SIGINT" in err
+    doc = json.loads((tmp_path / "c" / "captures.json").read_text())
+    assert [c["kernel"] for c in doc["captures"]] == ["scale_shift_kernel"]
+    assert (tmp_path / "c" / doc["captures"][0]["reproducer"].split("::")[0]).is_file()
+
+
+@pytest.mark.interpreter
+def test_tensor_descriptor_argument_is_captured_and_replays(tmp_path):
+    """Also standalone: the program's file is gone at replay, the saved copy of its source is used."""
+    folder, prog = tmp_path / "c", tmp_path / "prog" / "descriptor.py"
+    prog.parent.mkdir()
+    prog.write_text((DATA / "descriptor.py").read_text())
+    out = run(["capture", "--out", str(folder), "--", "python", str(prog)])
+    assert out.returncode == 0, out.stderr[-3000:]
+    prog.unlink()
+    (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
+    assert entry["unsaved"] == [] and [t["arg"] for t in entry["tensors"]] == ["in_desc.base", "out_ptr"]
+    rep = run(["interpret", str(folder / entry["reproducer"])], cwd=tmp_path)
+    assert rep.returncode == 0 and "PASS td_copy_kernel_0" in rep.stdout, rep.stdout + rep.stderr
+
+
+def test_an_argument_that_cannot_be_saved_is_named():
+    import torch
+
+    from tritondbg.program import attach, capture
+
+    class Opaque:
+        pass
+
+    launch = attach.Launch(fn=None, name="k", qualname="k", module="m", file="f.py", line=1,
+                           args={"x": torch.zeros(4), "w": Opaque(), "n": 4, "eps": 1e-5}, options={}, grid=(1,))
+    snap = capture.snapshot(launch)
+    assert len(snap.unsaved) == 1 and snap.unsaved[0].startswith("w: ") and "Opaque" in snap.unsaved[0]
+    assert snap.args["n"] == {"v": 4} and snap.args["x"] == {"t": 0} and snap.specs[0]["shape"] == [4]
+
+
+@pytest.mark.interpreter
+def test_in_place_launch_on_a_strided_view_replays(tmp_path):
+    """x and y are one strided view (storage offset 3, stride 2): saved once, replayed aliased, and the
+    recorded output is the view after the in-place update."""
+    folder = tmp_path / "c"
+    out = run(["capture", "--out", str(folder), "--", "python", str(DATA / "programs.py"), "inplace"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
+    meta = json.loads((folder / "data" / "add_one_kernel_0.json").read_text())
+    assert len(meta["groups"]) == 1 and [t["storage_offset"] for t in meta["tensors"]] == [3, 3]
+    assert meta["tensors"][0]["stride"] == [2] and entry["outputs"] == ["x_ptr", "y_ptr"]
+    rep = run(["interpret", str(folder / entry["reproducer"])], cwd=tmp_path)
+    assert rep.returncode == 0 and "PASS add_one_kernel_0" in rep.stdout, rep.stdout + rep.stderr

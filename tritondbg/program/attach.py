@@ -1,0 +1,347 @@
+"""Attach to every Triton launch of the running process: the one mechanism of program mode.
+
+How another command uses it (in the process that runs the kernels; ``tritondbg.program.launcher`` starts a
+user's program with this module imported before the program's first import)::
+
+    from tritondbg.program import attach
+
+    class Timer(attach.Observer):
+        def wants(self, fn):                  # cheap, per kernel object; False = the launch runs untouched
+            return True
+        def around(self, launch, proceed):    # launch: attach.Launch (name, args, grid, config, call site)
+            t0 = time.perf_counter()
+            try:
+                return proceed()              # the real launch (compiled or interpreted)
+            finally:
+                record(launch.name, time.perf_counter() - t0)
+
+    attach.add_observer(Timer())              # installs the patches with the first observer
+    ...
+    attach.remove_observer(obs)               # uninstalls them with the last one
+
+    # a Triton hook (launch_enter_hook, jit_post_compile_hook, ...) added beside other tools' hooks:
+    undo = attach.chain_hook(triton.knobs.runtime, "launch_enter_hook", my_hook)
+    undo()                                    # removes only what was added
+
+Where the launch is seen. Triton's hook chains do not give what capture and the sanitizers need: the
+interpreter calls none of ``launch_enter_hook`` / ``launch_exit_hook`` / ``jit_post_compile_hook`` (3.6 and
+3.9), and in compiled mode ``launch_enter_hook`` gets the compiled kernel's metadata, not the bound arguments
+before and after the launch. So the launch itself is wrapped: ``JITFunction.run`` (compiled; also Gluon
+kernels, a subclass) and ``InterpretedFunction.run`` (interpreter), class attributes with the same
+signature ``run(*args, grid, warmup, **kwargs)`` on 3.6 and 3.9. ``Autotuner.run`` is wrapped to know the
+config that ran, and ``Autotuner._bench`` so that benchmark launches are not reported as the program's.
+Triton's own hooks are used beside that through ``chain_hook``: a ``HookChain`` (3.5+: ``.add``/``.remove``)
+gets ours added; a single slot (``jit_post_compile_hook`` on 3.6/3.9, every hook on 3.4) holding another
+tool's hook gets a small chain that calls theirs first, then ours, and detaching puts theirs back (or, when
+something replaced the chain meanwhile, only turns ours off). Compiled mode records each kernel's compile
+options through ``jit_post_compile_hook`` (``compile_info``).
+
+This module imports neither torch nor triton at import time (it is imported at the child's startup).
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+_observers: list["Observer"] = []
+_saved: dict[str, Any] = {}
+_local = threading.local()          # .bench (autotuner benchmark depth), .tuners (Autotuner.run stack)
+_signatures: dict[int, inspect.Signature] = {}
+_undo_hooks: list[Callable[[], None]] = []
+compile_info: dict[str, dict[str, Any]] = {}   # "module.qualname" -> compile options (compiled mode)
+counts: dict[str, int] = {}                    # kernel name -> launches seen (every launch, wanted or not)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SKIP_DIRS: list[str] = []
+
+
+class Observer:
+    """Sees launches: ``wants(fn)`` (fast, per kernel object) then ``around(launch, proceed)``."""
+
+    def wants(self, fn) -> bool:
+        return True
+
+    def around(self, launch: "Launch", proceed: Callable[[], Any]) -> Any:
+        return proceed()
+
+
+@dataclass
+class Launch:
+    """One launch of a ``@triton.jit`` kernel by the program (autotuner benchmark runs excluded)."""
+
+    fn: Any                          # the JITFunction / InterpretedFunction launched
+    name: str                        # the kernel function's __name__
+    qualname: str
+    module: str
+    file: str                        # where the kernel is defined
+    line: int
+    args: dict[str, Any]             # kernel parameter -> value (defaults applied, constexprs included)
+    options: dict[str, Any]          # launch options that are not parameters (num_warps, num_stages, ...)
+    grid: Any                        # as passed: a tuple or a callable of the bound arguments
+    config: Any = None               # the triton.Config the autotuner chose, when an autotuner launched it
+    interpreted: bool = False
+    stack: list[tuple[str, int, str]] = field(default_factory=list)  # user frames, innermost first
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def call_site(self) -> tuple[str, int, str] | None:
+        return self.stack[0] if self.stack else None
+
+    def resolved_grid(self) -> tuple[int, int, int]:
+        grid = self.grid
+        if callable(grid):
+            grid = grid({**self.args, **self.options})
+        grid = tuple(int(g) for g in grid)
+        return (grid + (1, 1, 1))[:3]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# observers
+# ---------------------------------------------------------------------------------------------------------
+
+def add_observer(obs: Observer) -> Observer:
+    """Register ``obs`` for every later launch; the first observer installs the patches."""
+    if not _observers:
+        install()
+    _observers.append(obs)
+    return obs
+
+
+def remove_observer(obs: Observer) -> None:
+    if obs in _observers:
+        _observers.remove(obs)
+    if not _observers:
+        uninstall()
+
+
+def installed() -> bool:
+    return bool(_saved)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Triton hooks: add beside other tools', remove only ours
+# ---------------------------------------------------------------------------------------------------------
+
+class _Chained:
+    """A single hook slot that held another tool's hook: call theirs, then ours (theirs' result is kept)."""
+
+    def __init__(self, previous, ours):
+        self.previous, self.ours = previous, ours
+
+    def __call__(self, *args, **kwargs):
+        result = self.previous(*args, **kwargs) if self.previous is not None else None
+        if self.ours is not None:
+            ours = self.ours(*args, **kwargs)
+            result = result if result is not None else ours
+        return result
+
+
+def chain_hook(owner, attr: str, fn: Callable) -> Callable[[], None]:
+    """Add ``fn`` to the hook ``owner.attr`` (e.g. ``triton.knobs.runtime, "launch_enter_hook"``) without
+    removing what is there; returns a function that removes only ``fn``."""
+    current = getattr(owner, attr, None)
+    if hasattr(current, "add") and hasattr(current, "remove"):       # HookChain (Triton >= 3.5)
+        current.add(fn)
+
+        def undo():
+            current.remove(fn)
+            now = getattr(owner, attr, None)
+            if now is not current and hasattr(now, "remove"):
+                now.remove(fn)
+        return undo
+    chained = _Chained(current, fn)
+    setattr(owner, attr, chained)
+
+    def undo_slot():
+        if getattr(owner, attr, None) is chained:
+            setattr(owner, attr, chained.previous)
+        else:                       # another tool wrapped our chain since: leave it, only turn ours off
+            chained.ours = None
+    return undo_slot
+
+
+def _post_compile(*, key=None, repr=None, fn=None, compile=None, **_):
+    """jit_post_compile_hook: remember the compile options of each kernel (compiled mode only)."""
+    try:
+        jit = getattr(fn, "jit_function", None)
+        name = f"{getattr(fn, 'module', '?')}.{getattr(fn, 'name', '?')}"
+        info = {k: compile.get(k) for k in ("num_warps", "num_stages", "num_ctas", "enable_fp_fusion")
+                if compile and k in compile}
+        info["repr"] = repr
+        compile_info[name] = info
+        if jit is not None:
+            compile_info.setdefault(getattr(jit, "__name__", name), info)
+    except Exception:  # noqa: BLE001 - a hook must never break the program's compile
+        pass
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the launch wrapper
+# ---------------------------------------------------------------------------------------------------------
+
+def _skip_dirs() -> list[str]:
+    if not _SKIP_DIRS:
+        import triton
+
+        _SKIP_DIRS.extend([os.path.dirname(os.path.abspath(triton.__file__)) + os.sep, _HERE + os.sep])
+    return _SKIP_DIRS
+
+
+def user_stack(limit: int = 8) -> list[tuple[str, int, str]]:
+    """The frames of the program above the launch (Triton's and tritondbg's own frames left out)."""
+    skip = tuple(_skip_dirs())
+    out = []
+    f = sys._getframe(2)
+    while f is not None and len(out) < limit:
+        fname = f.f_code.co_filename
+        path = os.path.abspath(fname)
+        if not path.startswith(skip) and not fname.startswith("<"):
+            out.append((path, f.f_lineno, f.f_code.co_name))
+        f = f.f_back
+    return out
+
+
+def program_frame(stack) -> tuple[str, int, str] | None:
+    """The first frame of the user's own code: not in an installed package (site-packages), not tritondbg's."""
+    import tritondbg
+
+    ours = os.path.dirname(os.path.dirname(os.path.abspath(tritondbg.__file__))) + os.sep
+    for frame in stack:
+        path = os.path.abspath(frame[0])
+        if "-packages" + os.sep in path or path.startswith(ours + "tritondbg" + os.sep) \
+                or path.startswith(ours + "kernels" + os.sep):
+            continue
+        return tuple(frame)
+    return None
+
+
+def describe_site(stack) -> str:
+    """``file:line (function)`` of the launching frame, and of the user's frame above it when different."""
+    if not stack:
+        return "?"
+    first = tuple(stack[0])
+    text = f"{first[0]}:{first[1]} ({first[2]})"
+    mine = program_frame(stack)
+    if mine is not None and mine != first:
+        text += f" <- {mine[0]}:{mine[1]} ({mine[2]})"
+    return text
+
+
+def _signature(fn) -> inspect.Signature:
+    sig = _signatures.get(id(fn))
+    if sig is None:
+        sig = _signatures[id(fn)] = inspect.signature(fn.fn)
+    return sig
+
+
+def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
+    sig = _signature(fn)
+    params = {k: v for k, v in kwargs.items() if k in sig.parameters}
+    options = {k: v for k, v in kwargs.items() if k not in sig.parameters}
+    bound = sig.bind_partial(*args, **params)
+    bound.apply_defaults()
+    inner = fn.fn
+    code = getattr(inner, "__code__", None)
+    tuners = getattr(_local, "tuners", None)
+    config = None
+    if tuners:
+        tuner = tuners[-1]
+        base = tuner
+        for _ in range(4):              # Autotuner -> (Heuristics ->) the kernel
+            base = getattr(base, "fn", None)
+            if base is fn:
+                config = getattr(tuner, "best_config", None)
+                break
+    return Launch(fn=fn, name=getattr(inner, "__name__", "?"), qualname=getattr(inner, "__qualname__", "?"),
+                  module=getattr(inner, "__module__", "?"), file=code.co_filename if code else "?",
+                  line=code.co_firstlineno if code else 0, args=dict(bound.arguments), options=options,
+                  grid=grid, config=config, interpreted=interpreted, stack=user_stack())
+
+
+def _wrap_run(orig, interpreted: bool):
+    def run(self, *args, grid, warmup, **kwargs):
+        if warmup or not _observers or getattr(_local, "bench", 0):
+            return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+        name = self.fn.__name__
+        counts[name] = counts.get(name, 0) + 1
+        chain = [o for o in _observers if o.wants(self)]
+        if not chain:
+            return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+        launch = _make_launch(self, args, kwargs, grid, interpreted)
+
+        def call(i: int):
+            if i == len(chain):
+                return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+            return chain[i].around(launch, lambda: call(i + 1))
+        return call(0)
+
+    run.__wrapped__ = orig
+    run._tritondbg = True
+    return run
+
+
+def _wrap_tuner_run(orig):
+    def run(self, *args, **kwargs):
+        stack = getattr(_local, "tuners", None)
+        if stack is None:
+            stack = _local.tuners = []
+        stack.append(self)
+        try:
+            return orig(self, *args, **kwargs)
+        finally:
+            stack.pop()
+
+    run.__wrapped__ = orig
+    return run
+
+
+def _wrap_bench(orig):
+    def _bench(self, *args, **kwargs):
+        _local.bench = getattr(_local, "bench", 0) + 1
+        try:
+            return orig(self, *args, **kwargs)
+        finally:
+            _local.bench -= 1
+
+    _bench.__wrapped__ = orig
+    return _bench
+
+
+def install() -> None:
+    """Patch the launch paths and add our Triton hooks (idempotent)."""
+    if _saved:
+        return
+    import triton
+    from triton.runtime import autotuner as A
+    from triton.runtime import jit as J
+
+    targets = [(J.JITFunction, "run", lambda o: _wrap_run(o, False))]
+    try:
+        from triton.runtime import interpreter as I
+
+        targets.append((I.InterpretedFunction, "run", lambda o: _wrap_run(o, True)))
+    except Exception:  # noqa: BLE001 - an interpreter-less build: compiled launches only
+        pass
+    targets.append((A.Autotuner, "run", _wrap_tuner_run))
+    if hasattr(A.Autotuner, "_bench"):
+        targets.append((A.Autotuner, "_bench", _wrap_bench))
+    for cls, attr, wrap in targets:
+        orig = cls.__dict__[attr]
+        _saved[(cls, attr)] = orig
+        setattr(cls, attr, wrap(orig))
+    runtime = getattr(getattr(triton, "knobs", None), "runtime", None)
+    if runtime is not None and hasattr(runtime, "jit_post_compile_hook"):
+        _undo_hooks.append(chain_hook(runtime, "jit_post_compile_hook", _post_compile))
+
+
+def uninstall() -> None:
+    """Undo ``install``: our class patches and only the hooks we added."""
+    for (cls, attr), orig in list(_saved.items()):
+        setattr(cls, attr, orig)
+    _saved.clear()
+    while _undo_hooks:
+        _undo_hooks.pop()()

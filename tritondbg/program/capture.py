@@ -1,0 +1,396 @@
+"""`tritondbg capture`: each distinct launch of a kernel saved as a standalone reproducer.
+
+For a launch it keeps (``replay.py`` reads it back as a Scenario):
+
+- ``data/NAME.json``: the kernel (module, qualname, file:line), the call site and user stack, the resolved
+  grid, every argument encoded (tensors by reference with shape/dtype/strides/storage offset/device,
+  scalars, constexprs, triton/torch dtypes, tuples, dataclass-like descriptors), launch options, the
+  autotune config that ran, what could not be saved;
+- ``data/NAME.pt``: the bytes of each storage the tensor arguments view (one buffer per storage, so views
+  and in-place aliasing replay as they ran), before the launch, and after it for the storages it wrote;
+- ``src/MODULE.py``: the kernel's module file (used when the module is not importable at replay);
+- ``NAME.py``: a scenario file (``tritondbg interpret NAME.py``).
+
+A signature is distinct by tensor dtype/shape/strides/device, integer values, the grid and the config.
+After ``max_per_kernel`` saved launches of a kernel its later launches only count (the fast path), and
+``max_mb`` caps the data written, with a line for each launch skipped.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import os
+import re
+import shutil
+import sys
+import time
+from typing import Any
+
+from tritondbg.program import attach, child
+
+_ALIGN = 128
+_INT_OF_SIZE = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# encoding arguments
+# ---------------------------------------------------------------------------------------------------------
+
+class Snapshot:
+    """Tensor arguments grouped by storage, each storage's bytes copied to the host before the launch."""
+
+    def __init__(self):
+        self.tensors: list[Any] = []      # the live tensors, in encounter order
+        self.specs: list[dict] = []       # per tensor: group, byte offset in the group buffer, dtype, shape...
+        self.groups: list[dict] = []      # per storage: device, start byte, end byte
+        self.before: list[Any] = []       # per group: uint8 host tensor
+        self.unsaved: list[str] = []
+        self.args: dict[str, Any] = {}
+
+    @property
+    def nbytes(self) -> int:
+        return sum(g["end"] - g["start"] for g in self.groups)
+
+
+def _encode(value, snap: Snapshot, where: str):
+    import torch
+
+    if value is None or isinstance(value, (bool, int, str)):
+        return {"v": value}
+    if isinstance(value, float):
+        return {"f": repr(value)}
+    if isinstance(value, torch.Tensor):
+        snap.tensors.append(value)
+        return {"t": len(snap.tensors) - 1}
+    if isinstance(value, torch.dtype):
+        return {"torch_dtype": str(value).replace("torch.", "")}
+    if isinstance(value, (tuple, list)):
+        return {"tuple" if isinstance(value, tuple) else "list": [_encode(v, snap, f"{where}[{i}]")
+                                                                   for i, v in enumerate(value)]}
+    import triton.language as tl
+
+    if isinstance(value, tl.constexpr):
+        return {"constexpr": _encode(value.value, snap, where)}
+    if isinstance(value, tl.dtype):
+        return {"tl_dtype": value.name}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):   # TensorDescriptor and the like
+        cls = type(value)
+        fields = {f.name: _encode(getattr(value, f.name), snap, f"{where}.{f.name}")
+                  for f in dataclasses.fields(value) if f.init}
+        return {"dataclass": f"{cls.__module__}:{cls.__qualname__}", "fields": fields}
+    snap.unsaved.append(f"{where}: {type(value).__module__}.{type(value).__qualname__} {repr(value)[:80]}")
+    return {"unsaved": f"{type(value).__qualname__}: {repr(value)[:200]}"}
+
+
+def _extent(t) -> int:
+    if t.numel() == 0:
+        return 0
+    return (t.storage_offset() + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1) * t.element_size()
+
+
+def _bytes_of(storage, device, start: int, end: int):
+    """The bytes [start, end) of a storage as a uint8 host tensor (a copy)."""
+    import torch
+
+    flat = torch.empty(0, dtype=torch.uint8, device=device).set_(storage)
+    return flat[start:end].to("cpu", copy=True)
+
+
+def snapshot(launch: attach.Launch) -> Snapshot:
+    """Encode the launch's arguments and copy the bytes its tensors view (before the launch)."""
+    snap = Snapshot()
+    snap.args = {k: _encode(v, snap, k) for k, v in launch.args.items()}
+    by_storage: dict[tuple, int] = {}
+    for t in snap.tensors:
+        storage = t.untyped_storage()
+        key = (str(t.device), storage.data_ptr())
+        gi = by_storage.get(key)
+        lo = t.storage_offset() * t.element_size()
+        hi = max(_extent(t), lo)
+        if gi is None:
+            gi = by_storage[key] = len(snap.groups)
+            snap.groups.append({"device": str(t.device), "start": lo, "end": hi, "storage": storage,
+                                "storage_bytes": storage.nbytes()})
+        g = snap.groups[gi]
+        g["start"], g["end"] = min(g["start"], lo), max(g["end"], hi)
+        snap.specs.append({"group": gi, "byte_offset": lo, "dtype": str(t.dtype).replace("torch.", ""),
+                           "shape": list(t.shape), "stride": list(t.stride()),
+                           "storage_offset": t.storage_offset(), "device": str(t.device)})
+    for g in snap.groups:
+        g["start"] -= g["start"] % _ALIGN
+    return snap
+
+
+def copy_before(snap: Snapshot) -> None:
+    snap.before = [_bytes_of(g["storage"], g["device"], g["start"], g["end"]) for g in snap.groups]
+
+
+def _view(buf, spec: dict, start: int):
+    """The tensor ``spec`` over a host byte buffer that starts at byte ``start`` of its storage."""
+    import torch
+
+    dtype = getattr(torch, spec["dtype"])
+    esize = torch.empty(0, dtype=dtype).element_size()
+    offset = (spec["byte_offset"] - start) // esize
+    return torch.empty(0, dtype=dtype).set_(buf.untyped_storage(), offset, spec["shape"], spec["stride"])
+
+
+def _bits(t):
+    import torch
+
+    size = t.element_size()
+    return t.view(getattr(torch, _INT_OF_SIZE[size])) if size in _INT_OF_SIZE and t.dtype != torch.bool else t
+
+
+def written(snap: Snapshot, after: list) -> dict[int, Any]:
+    """Tensor index -> its host value after the launch, for each tensor whose elements changed."""
+    import torch
+
+    out = {}
+    for i, spec in enumerate(snap.specs):
+        g = snap.groups[spec["group"]]
+        if torch.equal(snap.before[spec["group"]], after[spec["group"]]):
+            continue
+        b, a = _view(snap.before[spec["group"]], spec, g["start"]), _view(after[spec["group"]], spec, g["start"])
+        if not torch.equal(_bits(b), _bits(a)):
+            out[i] = a
+    return out
+
+
+def arg_paths(args: dict) -> dict[int, str]:
+    """Tensor index -> the argument path that holds it (``x_ptr``, ``desc.base``, ``ptrs[1]``)."""
+    paths: dict[int, str] = {}
+
+    def walk(enc, path):
+        if "t" in enc:
+            paths.setdefault(enc["t"], path)
+        for key in ("tuple", "list"):
+            for i, e in enumerate(enc.get(key, ())):
+                walk(e, f"{path}[{i}]")
+        if "fields" in enc:
+            for k, e in enc["fields"].items():
+                walk(e, f"{path}.{k}")
+        if "constexpr" in enc:
+            walk(enc["constexpr"], path)
+    for name, enc in args.items():
+        walk(enc, name)
+    return paths
+
+
+# ---------------------------------------------------------------------------------------------------------
+# saving a reproducer
+# ---------------------------------------------------------------------------------------------------------
+
+SCENARIO_TEMPLATE = '''"""tritondbg reproducer: {kernel} ({kernel_file}:{kernel_line}), launched from {call_site}.
+
+Captured by `{command}`. Inputs are the saved tensors (data/{name}.pt), the reference is the output the
+launch wrote. Run: tritondbg interpret {name}.py  |  tritondbg ir {name}.py --arch sm_80  |  tritondbg check {name}.py
+"""
+from tritondbg.program.replay import load_scenario
+
+{ident} = load_scenario(__file__, "{name}")
+'''
+
+
+def _plain(value):
+    """JSON-able form of option/config values (ints, floats, strings; else their repr)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def config_of(launch: attach.Launch) -> dict | None:
+    cfg = launch.config
+    if cfg is None:
+        return None
+    out = {k: _plain(v) for k, v in dict(getattr(cfg, "kwargs", {}) or {}).items()}
+    for k in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
+        if getattr(cfg, k, None) is not None:
+            out[k] = _plain(getattr(cfg, k))
+    return out
+
+
+def _user_imports(path: str, module: str) -> list[str]:
+    """What the kernel's module imports from its own top-level package (noted beside the saved source)."""
+    top = module.split(".")[0]
+    try:
+        tree = ast.parse(open(path).read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and (node.level or node.module.split(".")[0] == top):
+            found.append("." * node.level + node.module)
+        elif isinstance(node, ast.Import):
+            found.extend(a.name for a in node.names if a.name.split(".")[0] == top)
+    return sorted(set(found))
+
+
+def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: list | None, *,
+         error: str | None = None, command: str = "", extra: dict | None = None) -> dict:
+    """Write NAME.py, data/NAME.{json,pt} and the kernel's source; returns the captures.json entry."""
+    import torch
+
+    t0 = time.perf_counter()
+    os.makedirs(os.path.join(out_dir, "data"), exist_ok=True)
+    os.makedirs(os.path.join(out_dir, "src"), exist_ok=True)
+    outs = written(snap, after) if after is not None else {}
+    paths = arg_paths(snap.args)
+    src_name = None
+    if os.path.isfile(launch.file):
+        src_name = re.sub(r"[^A-Za-z0-9_.]+", "_", launch.module if launch.module != "__main__"
+                          else "__main__." + os.path.splitext(os.path.basename(launch.file))[0]) + ".py"
+        dest = os.path.join(out_dir, "src", src_name)
+        if not os.path.exists(dest):
+            shutil.copyfile(launch.file, dest)
+    site = launch.call_site
+    grid = None
+    try:
+        grid = list(launch.resolved_grid())
+    except Exception as exc:  # noqa: BLE001
+        snap.unsaved.append(f"grid: {type(exc).__name__}: {exc}")
+    meta = {
+        "name": name, "kernel": launch.name, "qualname": launch.qualname, "module": launch.module,
+        "kernel_file": launch.file, "kernel_line": launch.line, "source": src_name,
+        "user_imports": _user_imports(launch.file, launch.module) if src_name else [],
+        "call_site": list(site) if site else None, "stack": [list(s) for s in launch.stack],
+        "grid": grid, "args": snap.args, "options": {k: _plain(v) for k, v in launch.options.items()},
+        "config": config_of(launch), "tensors": snap.specs,
+        "groups": [{k: v for k, v in g.items() if k != "storage"} for g in snap.groups],
+        "outputs": {paths.get(i, f"tensor{i}"): i for i in sorted(outs)},
+        "unsaved": snap.unsaved, "error": error, "interpreted": launch.interpreted,
+        "compile": attach.compile_info.get(f"{launch.module}.{launch.qualname}"),
+        "pid": os.getpid(), "argv": sys.argv, **(extra or {}),
+    }
+    torch.save({"before": snap.before, "after": {i: outs[i].clone() for i in outs}},
+               os.path.join(out_dir, "data", f"{name}.pt"))
+    with open(os.path.join(out_dir, "data", f"{name}.json"), "w") as f:
+        json.dump(meta, f, indent=1, default=str)
+    ident = re.sub(r"\W", "_", name)
+    with open(os.path.join(out_dir, f"{name}.py"), "w") as f:
+        f.write(SCENARIO_TEMPLATE.format(kernel=launch.qualname, kernel_file=launch.file, kernel_line=launch.line,
+                                         call_site=f"{site[0]}:{site[1]} ({site[2]})" if site else "?",
+                                         command=command, name=name, ident=ident.upper() if ident[:1].isalpha()
+                                         else "S_" + ident))
+    nbytes = snap.nbytes + sum(o.numel() * o.element_size() for o in outs.values())
+    return {"reproducer": f"{name}.py::{name}", "kernel": launch.name, "qualname": launch.qualname,
+            "kernel_file": launch.file, "kernel_line": launch.line,
+            "call_site": f"{site[0]}:{site[1]}" if site else None, "function": site[2] if site else None,
+            "launched_from": attach.describe_site(launch.stack),
+            "program_site": ":".join(str(x) for x in attach.program_frame(launch.stack) or ()) or None,
+            "grid": grid, "tensors": [{"arg": paths.get(i, f"tensor{i}"), "shape": s["shape"], "dtype": s["dtype"],
+                                       "device": s["device"]} for i, s in enumerate(snap.specs)],
+            "outputs": sorted(meta["outputs"]), "bytes": nbytes, "unsaved": snap.unsaved, "error": error,
+            "write_s": round(time.perf_counter() - t0, 4)}
+
+
+def sync(snap: Snapshot) -> None:
+    if any(g["device"].startswith("cuda") for g in snap.groups):
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def copy_after(snap: Snapshot) -> list:
+    sync(snap)
+    return [_bytes_of(g["storage"], g["device"], g["start"], g["end"]) for g in snap.groups]
+
+
+def capture_name(kernel: str, index: int, out_dir: str) -> str:
+    name = f"{kernel}_{index}"
+    if os.path.exists(os.path.join(out_dir, f"{name}.py")):
+        name = f"{kernel}_{index}_p{os.getpid()}"
+    return name
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the observer
+# ---------------------------------------------------------------------------------------------------------
+
+def signature(launch: attach.Launch) -> tuple:
+    import torch
+
+    parts = []
+    for v in launch.args.values():
+        if isinstance(v, torch.Tensor):
+            parts.append(("T", v.dtype, tuple(v.shape), v.stride(), v.device.type))
+        elif isinstance(v, bool) or isinstance(v, int):
+            parts.append(v)
+        elif isinstance(v, float):
+            parts.append("f")
+        else:
+            parts.append(repr(v)[:64])
+    try:
+        grid = launch.resolved_grid()
+    except Exception:  # noqa: BLE001
+        grid = None
+    return (tuple(parts), grid, repr(sorted(launch.options.items())), repr(launch.config))
+
+
+class Capturer(attach.Observer):
+    """Saves the first ``max_per_kernel`` distinct launches of each kernel (``kernels``: only those)."""
+
+    def __init__(self, cfg: dict):
+        self.out_dir = cfg["run_dir"]
+        self.max_per_kernel = int(cfg.get("max_per_kernel", 1))
+        self.budget = float(cfg.get("max_mb", 256)) * 1e6
+        self.kernels = set(cfg.get("kernels") or ())
+        self.command = cfg.get("command", "")
+        self.done: set[int] = set()
+        self.seen: dict[str, set] = {}
+        self.saved: dict[str, int] = {}
+        self.used = 0.0
+        self.skipped: list[str] = []
+
+    def wants(self, fn) -> bool:
+        if id(fn) in self.done:
+            return False
+        if self.kernels and fn.fn.__name__ not in self.kernels:
+            self.done.add(id(fn))
+            return False
+        return True
+
+    def around(self, launch, proceed):
+        key = signature(launch)
+        seen = self.seen.setdefault(launch.qualname, set())
+        if key in seen:
+            return proceed()
+        seen.add(key)
+        snap = snapshot(launch)
+        need = 2 * snap.nbytes
+        if self.used + need > self.budget:
+            line = (f"{launch.name} launch from {_site(launch)}: {snap.nbytes / 1e6:.1f} MB of inputs would pass "
+                    f"--max-mb {self.budget / 1e6:g} (used {self.used / 1e6:.1f} MB): not saved")
+            self.skipped.append(line)
+            child.note(f"capture skipped: {line}")
+            print(f"tritondbg capture: skipped {line}", file=sys.stderr)
+            return proceed()
+        copy_before(snap)
+        error = None
+        try:
+            result = proceed()
+        except BaseException as exc:
+            error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            self._write(launch, snap, None, error)
+            raise
+        self._write(launch, snap, copy_after(snap), None)
+        return result
+
+    def _write(self, launch, snap, after, error) -> None:
+        n = self.saved.get(launch.qualname, 0)
+        name = capture_name(launch.name, n, self.out_dir)
+        entry = save(self.out_dir, name, launch, snap, after, error=error, command=self.command)
+        self.used += entry["bytes"]
+        self.saved[launch.qualname] = n + 1
+        if n + 1 >= self.max_per_kernel:
+            self.done.add(id(launch.fn))
+        child.append("captures.jsonl", entry)
+
+    def summary(self) -> dict:
+        return {"captured": dict(self.saved), "skipped": self.skipped, "bytes": self.used}
+
+
+def _site(launch) -> str:
+    s = launch.call_site
+    return f"{os.path.basename(s[0])}:{s[1]}" if s else "?"

@@ -1,0 +1,140 @@
+"""The program's side of program mode: read the settings, attach when triton is imported, write results.
+
+Settings come from ``TRITONDBG_PROGRAM`` (JSON, written by ``launcher.py``)::
+
+    {"run_dir": "...", "features": ["capture"] | ["interpret"] | [], "max_per_kernel": 1, "max_mb": 256,
+     "kernels": ["name", ...], "capture_on_finding": false, "sanitize": true}
+
+Nothing is imported (no torch, no triton) until the program imports triton: a meta-path finder waits for
+``import triton`` and installs the observers right after triton's own ``__init__`` ran, before the program's
+first ``@triton.jit`` (TRITON_INTERPRET is already in the environment). Results go to files in ``run_dir``
+as they happen (``findings.jsonl``, ``captures.jsonl``: a crash or a kill keeps them) and a per-process
+``summary-<pid>.json`` at exit; the parent (``report.py``) reads them after the program exited.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import sys
+import threading
+
+ENV = "TRITONDBG_PROGRAM"
+_state: dict = {"config": None, "observers": [], "notes": [], "started": False}
+_lock = threading.Lock()
+
+
+def config() -> dict:
+    if _state["config"] is None:
+        _state["config"] = json.loads(os.environ.get(ENV) or "{}")
+    return _state["config"]
+
+
+def note(text: str) -> None:
+    """A line for the run's summary (a skipped capture, an argument that could not be saved)."""
+    _state["notes"].append(text)
+
+
+def append(name: str, record: dict) -> None:
+    """One JSON line to ``run_dir/name`` (appends are whole lines: safe across processes)."""
+    line = json.dumps(record, default=str) + "\n"
+    with _lock, open(os.path.join(config()["run_dir"], name), "a") as f:
+        f.write(line)
+
+
+class _TritonFinder:
+    """Waits for ``import triton``; attaches right after triton's package ran."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "triton":
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        spec = None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if find is not None:
+                spec = find(name, path, target)
+                if spec is not None:
+                    break
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        orig = spec.loader.exec_module
+
+        def exec_module(module):
+            orig(module)
+            attach_now()
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def start() -> None:
+    """Called by the bootstrap sitecustomize: attach now if triton is loaded, else when it is imported."""
+    cfg = config()
+    if not cfg.get("run_dir"):
+        return
+    if "interpret" in cfg.get("features", ()):
+        os.environ["TRITON_INTERPRET"] = "1"
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    atexit.register(write_summary)
+    if "triton" in sys.modules:
+        attach_now()
+    else:
+        sys.meta_path.insert(0, _TritonFinder())
+
+
+def attach_now() -> None:
+    if _state["started"]:
+        return
+    _state["started"] = True
+    try:
+        _attach(config())
+    except Exception as exc:  # noqa: BLE001 - never stop the program
+        print(f"tritondbg: could not attach: {type(exc).__name__}: {exc}", file=sys.stderr)
+        note(f"could not attach: {type(exc).__name__}: {exc}")
+
+
+def _attach(cfg: dict) -> None:
+    from tritondbg.program import attach
+
+    features = cfg.get("features", [])
+    observers = []
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        from tritondbg.interp import shims   # the interpreter's fixes (float scalars, bf16, prints)
+
+        shims.install()
+    if "interpret" in features:
+        from tritondbg.program.checker import Checker
+
+        observers.append(Checker(cfg))
+    elif "capture" in features:
+        from tritondbg.program.capture import Capturer
+
+        observers.append(Capturer(cfg))
+    elif "observe" in features:           # attached, nothing to do (the overhead benchmark)
+        observers.append(attach.Observer())
+    if not observers:
+        attach.install()                  # launch counts only
+    for obs in observers:
+        attach.add_observer(obs)
+    _state["observers"] = observers
+
+
+def write_summary() -> None:
+    """At exit: launches per kernel, per-kernel finding counts, notes (one file per process)."""
+    cfg = config()
+    if not cfg.get("run_dir") or not os.path.isdir(cfg["run_dir"]):
+        return
+    from tritondbg.program import attach
+
+    data = {"pid": os.getpid(), "argv": sys.argv, "launches": dict(attach.counts), "notes": _state["notes"],
+            "compile_info": attach.compile_info}
+    for obs in _state["observers"]:
+        summary = getattr(obs, "summary", None)
+        if summary is not None:
+            data.update(summary())
+    try:
+        with open(os.path.join(cfg["run_dir"], f"summary-{os.getpid()}.json"), "w") as f:
+            json.dump(data, f, default=str)
+    except OSError:
+        pass

@@ -1,0 +1,98 @@
+"""Start a program with tritondbg attached: the parent's side of program mode.
+
+``run(cmd, cfg)`` runs ``cmd`` in a child process whose environment has:
+
+- ``PYTHONPATH`` starting with ``_bootstrap/`` (its ``sitecustomize.py`` chains to the environment's own
+  ``sitecustomize``, then imports ``tritondbg.program.child``, which attaches when triton is imported);
+- ``TRITONDBG_PROGRAM``: the settings (JSON: features, run folder, limits);
+- ``TRITON_INTERPRET=1`` for the interpreter features.
+
+Subprocesses of the program (pytest-xdist workers, a script that starts Python) inherit all three, so they
+are attached too; each writes its own files. The program's stdin, stdout and stderr are the terminal's;
+its exit status is returned. ``python``/``python3`` mean the Python tritondbg runs in (the one that has
+tritondbg); another command is looked up beside that Python first, then on PATH.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+from tritondbg.errors import UsageError
+
+BOOTSTRAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bootstrap")
+ENV = "TRITONDBG_PROGRAM"
+
+
+class ProgramNotFound(Exception):
+    pass
+
+
+def resolve(cmd: list[str], command: str = "capture") -> list[str]:
+    """The argv to start: ``python`` -> this Python, else the executable found beside it or on PATH."""
+    if not cmd:
+        raise UsageError(f"no program to run: put it after --, e.g. `tritondbg {command} -- python model.py`")
+    exe = cmd[0]
+    if re.fullmatch(r"python(3(\.\d+)?)?", exe):
+        return [sys.executable, *cmd[1:]]
+    if os.sep in exe:
+        if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+            raise ProgramNotFound(f"{exe}: no such executable file")
+        return list(cmd)
+    here = os.path.dirname(sys.executable)
+    found = shutil.which(exe, path=here + os.pathsep + os.environ.get("PATH", ""))
+    if found is None:
+        raise ProgramNotFound(f"{exe}: command not found")
+    return [found, *cmd[1:]]
+
+
+def environment(cfg: dict, interpret: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [BOOTSTRAP] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != BOOTSTRAP]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env[ENV] = json.dumps(cfg)
+    if interpret:
+        env["TRITON_INTERPRET"] = "1"
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    return env
+
+
+def signal_name(rc: int) -> str:
+    try:
+        return signal.Signals(-rc).name
+    except ValueError:
+        return f"signal {-rc}"
+
+
+def run(cmd: list[str], cfg: dict, *, interpret: bool = False) -> int:
+    """Run the program attached; returns its exit status (128+N when killed by signal N)."""
+    argv = resolve(cmd)
+    env = environment(cfg, interpret)
+    try:
+        proc = subprocess.Popen(argv, env=env)
+    except OSError as exc:
+        raise ProgramNotFound(f"{cmd[0]}: {exc.strerror}") from None
+    # Ctrl-C reaches the program itself (same process group); the parent waits for it to finish writing.
+    previous = {}
+
+    def forward(signum, frame):
+        if signum != signal.SIGINT:
+            proc.send_signal(signum)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            previous[sig] = signal.signal(sig, forward)
+        except ValueError:  # not the main thread
+            pass
+    try:
+        rc = proc.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if rc < 0:
+        print(f"tritondbg: the program was killed by {signal_name(rc)}", file=sys.stderr)
+        return 128 - rc
+    return rc

@@ -1,0 +1,181 @@
+"""The program-mode commands as keyword functions (the Click commands in commands/program.py call these).
+
+- ``capture(cmd, ...)``: run the program attached with the Capturer; write ``captures.json``; exit status
+  is the program's.
+- ``interpret(cmd, ...)``: run the program under the interpreter with the Checker on every launch; print
+  a per-kernel summary; exit status: the program's failure, else 1 with a finding, else 0.
+
+Both read what the program's processes wrote into the run folder (``findings.jsonl``, ``captures.jsonl``,
+``summary-<pid>.json``) after it exited, however it exited: what was written before a crash is reported.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import glob
+import json
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+
+from tritondbg.program import attach, launcher
+
+
+def _stamp() -> str:
+    return _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def read_jsonl(path: str) -> list[dict]:
+    out = []
+    try:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    try:
+                        out.append(json.loads(line))
+                    except json.JSONDecodeError:   # a line cut by a kill
+                        pass
+    except OSError:
+        pass
+    return out
+
+
+def read_summaries(run_dir: str) -> list[dict]:
+    out = []
+    for path in sorted(glob.glob(os.path.join(run_dir, "summary-*.json"))):
+        try:
+            with open(path) as f:
+                out.append(json.load(f))
+        except (OSError, json.JSONDecodeError):
+            pass
+    return out
+
+
+def _merge_counts(summaries: list[dict], key: str) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for s in summaries:
+        for k, v in (s.get(key) or {}).items():
+            total[k] = total.get(k, 0) + int(v)
+    return total
+
+
+def _err(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _resolvable(cmd, command: str) -> bool:
+    """Bad usage (no command) raises UsageError (exit 2); a command that does not exist: one line, False."""
+    try:
+        launcher.resolve(list(cmd), command)
+    except launcher.ProgramNotFound as exc:
+        _err(f"error: {exc}")
+        return False
+    return True
+
+
+def _start(cmd, cfg, interpret: bool) -> int:
+    try:
+        return launcher.run(list(cmd), cfg, interpret=interpret)
+    except launcher.ProgramNotFound as exc:
+        _err(f"error: {exc}")
+        return 127
+
+
+def gpu_visible() -> bool:
+    """A cheap guess without importing torch: an NVIDIA or AMD device node exists."""
+    return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/kfd")
+
+
+def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb: float = 256.0,
+            kernels=(), interpret: bool | None = None) -> int:
+    """``interpret``: run the program under the interpreter (default: when no GPU is visible)."""
+    out = os.path.abspath(out_dir or os.path.join("traces", f"capture-{_stamp()}"))
+    if not _resolvable(cmd, "capture"):
+        return 127
+    os.makedirs(out, exist_ok=True)
+    cfg = {"run_dir": out, "features": ["capture"], "max_per_kernel": max_per_kernel, "max_mb": max_mb,
+           "kernels": list(kernels), "command": "tritondbg capture -- " + shlex.join(cmd)}
+    if interpret is None:
+        interpret = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") or not gpu_visible()
+    cfg["interpreted"] = interpret
+    rc = _start(cmd, cfg, interpret=interpret)
+    entries = read_jsonl(os.path.join(out, "captures.jsonl"))
+    summaries = read_summaries(out)
+    launches = _merge_counts(summaries, "launches")
+    skipped = [line for s in summaries for line in s.get("skipped", [])]
+    doc = {"command": cfg["command"], "exit_status": rc, "folder": out, "captures": entries,
+           "launches": launches, "skipped": skipped,
+           "notes": [n for s in summaries for n in s.get("notes", []) if not n.startswith("capture skipped")]}
+    with open(os.path.join(out, "captures.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    mb = sum(e.get("bytes", 0) for e in entries) / 1e6
+    _err(f"tritondbg capture: {sum(launches.values())} launch(es) of {len(launches)} kernel(s); "
+         f"{len(entries)} reproducer(s), {mb:.1f} MB, in {out}")
+    for e in entries:
+        extra = f"  (could not save: {'; '.join(e['unsaved'])})" if e.get("unsaved") else ""
+        _err(f"  {e['reproducer']}  {e['kernel']}  launched from {e.get('launched_from')}{extra}")
+    for line in skipped:
+        _err(f"  skipped: {line}")
+    if rc != 0:
+        _err(f"tritondbg capture: the program exited with status {rc}; the {len(entries)} reproducer(s) "
+             f"written before are kept")
+    return rc
+
+
+def _summary_table(launches: dict, checked: dict, per_kernel: dict) -> list[str]:
+    names = sorted(set(launches) | set(per_kernel))
+    if not names:
+        return ["  no Triton launch"]
+    width = max(len(n) for n in names) + 2
+    lines = [f"  {'kernel':<{width}}launches  checked  findings"]
+    for n in names:
+        lines.append(f"  {n:<{width}}{launches.get(n, 0):>8}  {checked.get(n, 0):>7}  {per_kernel.get(n, 0):>8}")
+    return lines
+
+
+def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_finding: bool = False,
+              sanitize: bool = True, out_dir: str | None = None) -> int:
+    if not _resolvable(cmd, "interpret"):
+        return 127
+    keep = capture_on_finding or bool(out_dir)
+    if keep:
+        run_dir = os.path.abspath(out_dir or os.path.join("traces", f"interpret-{_stamp()}"))
+        os.makedirs(run_dir, exist_ok=True)
+    else:
+        run_dir = tempfile.mkdtemp(prefix="tritondbg-program-")
+    cfg = {"run_dir": run_dir, "features": ["interpret"], "kernels": list(kernels), "sanitize": sanitize,
+           "capture_on_finding": capture_on_finding, "command": "tritondbg interpret -- " + shlex.join(cmd)}
+    try:
+        rc = _start(cmd, cfg, interpret=True)
+        findings = read_jsonl(os.path.join(run_dir, "findings.jsonl"))
+        summaries = read_summaries(run_dir)
+        captures = read_jsonl(os.path.join(run_dir, "captures.jsonl"))
+    finally:
+        if not keep:
+            shutil.rmtree(run_dir, ignore_errors=True)
+    launches = _merge_counts(summaries, "launches")
+    checked = _merge_counts(summaries, "checked")
+    per_kernel: dict[str, int] = {}
+    for f in findings:
+        per_kernel[f.get("kernel", "?")] = per_kernel.get(f.get("kernel", "?"), 0) + 1
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"command": cfg["command"], "exit_status": rc, "launches": launches, "findings": findings,
+                       "captures": captures}, f, indent=1, default=str)
+    _err(f"tritondbg interpret: {sum(launches.values())} launch(es), {len(findings)} finding(s)")
+    for line in _summary_table(launches, checked, per_kernel):
+        _err(line)
+    for f in findings:
+        where = attach.describe_site(f.get("stack") or ([f["call_site"]] if f.get("call_site") else []))
+        _err(f"  {f.get('kind')}: {os.path.basename(str(f.get('file')))}:{f.get('line')} in {f.get('kernel')} "
+             f"pid {tuple(f.get('pid') or ())}, tensor {f.get('tensor')}; launched from {where}")
+    if captures:
+        _err(f"  {len(captures)} reproducer(s) in {run_dir}: " + ", ".join(c["reproducer"] for c in captures))
+        with open(os.path.join(run_dir, "captures.json"), "w") as f:
+            json.dump({"command": cfg["command"], "captures": captures}, f, indent=1)
+    if rc != 0:
+        _err(f"tritondbg interpret: the program exited with status {rc}")
+        return rc
+    return 1 if findings else 0

@@ -1,0 +1,194 @@
+"""A captured launch as an ordinary Scenario (the reproducer files ``capture.py`` writes call this).
+
+``make_inputs`` rebuilds the tensors from the saved storage bytes (same shapes, strides, storage offsets
+and aliasing, on the run's device), ``launch`` launches the kernel with the recorded grid, arguments,
+options and autotune config (the autotuner is bypassed: the config that ran is the one replayed), and
+``reference`` returns what the launch wrote when it was captured. The kernel comes from its module when
+that is importable (and is not the program's ``__main__``), else from the saved copy in ``src/``.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from typing import Any
+
+from tritondbg.errors import UsageError
+from tritondbg.scenario import DTYPES, Case, Scenario
+
+
+def _meta(folder: str, name: str) -> dict:
+    path = os.path.join(folder, "data", f"{name}.json")
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as exc:
+        raise UsageError(f"reproducer {name}: cannot read {path}: {exc.strerror}") from None
+
+
+def _resolve(obj, qualname: str):
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _unwrap(obj):
+    """The jit function under autotuner/heuristics wrappers (the object whose .fn is a plain function)."""
+    for _ in range(6):
+        inner = getattr(obj, "fn", None)
+        if inner is None or hasattr(inner, "__code__"):
+            return obj
+        obj = inner
+    return obj
+
+
+def _load_file(path: str, meta: dict):
+    """Import a kernel's module file under a private name (its folder and the original's on sys.path)."""
+    digest = hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:10]
+    mod_name = f"tritondbg_capture_{digest}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    for d in (os.path.dirname(meta.get("kernel_file") or ""), os.path.dirname(os.path.abspath(path))):
+        if d and os.path.isdir(d) and d not in sys.path:
+            sys.path.append(d)   # siblings the module imports
+    spec = importlib.util.spec_from_file_location(mod_name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(mod_name, None)
+        raise
+    return mod
+
+
+def load_kernel(folder: str, meta: dict):
+    """The jit function: its module when importable, else the saved source (``src/``)."""
+    qualname, module = meta["qualname"], meta["module"]
+    if "<locals>" in qualname:
+        raise UsageError(f"{meta['kernel']} is defined inside a function ({qualname}); its reproducer cannot "
+                         f"import it: move the kernel to module level")
+    problems = []
+    if module != "__main__":
+        try:
+            return _unwrap(_resolve(importlib.import_module(module), qualname))
+        except Exception as exc:  # noqa: BLE001 - fall back to the saved source
+            problems.append(f"import {module}: {type(exc).__name__}: {exc}")
+    # the original file when it is still there (its __file__-relative imports work), else the saved copy
+    candidates = [meta.get("kernel_file")] + ([os.path.join(folder, "src", meta["source"])] if meta.get("source") else [])
+    for path in candidates:
+        if not path or not os.path.isfile(path):
+            continue
+        try:
+            return _unwrap(_resolve(_load_file(path, meta), qualname))
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a script without a __main__ guard may exit
+            problems.append(f"{path}: {type(exc).__name__}: {exc}")
+    raise UsageError(f"cannot load kernel {qualname}: " + "; ".join(problems or ["no saved source"]))
+
+
+def _decode(enc: dict, tensors: list):
+    if "v" in enc:
+        return enc["v"]
+    if "f" in enc:
+        return float(enc["f"])
+    if "t" in enc:
+        return tensors[enc["t"]]
+    if "torch_dtype" in enc:
+        import torch
+
+        return getattr(torch, enc["torch_dtype"])
+    if "tuple" in enc:
+        return tuple(_decode(e, tensors) for e in enc["tuple"])
+    if "list" in enc:
+        return [_decode(e, tensors) for e in enc["list"]]
+    if "constexpr" in enc:
+        import triton.language as tl
+
+        return tl.constexpr(_decode(enc["constexpr"], tensors))
+    if "tl_dtype" in enc:
+        import triton.language as tl
+
+        return getattr(tl, enc["tl_dtype"]) if hasattr(tl, enc["tl_dtype"]) else tl.dtype(enc["tl_dtype"])
+    if "dataclass" in enc:
+        mod, _, qual = enc["dataclass"].partition(":")
+        cls = _resolve(importlib.import_module(mod), qual)
+        return cls(**{k: _decode(v, tensors) for k, v in enc["fields"].items()})
+    raise UsageError(f"an argument was not saved at capture: {enc.get('unsaved', enc)}")
+
+
+def _tensors(meta: dict, buffers: list, device: str) -> list:
+    import torch
+
+    bufs = [b.to(device) for b in buffers]
+    out = []
+    for spec in meta["tensors"]:
+        g = meta["groups"][spec["group"]]
+        dtype = getattr(torch, spec["dtype"])
+        esize = torch.empty(0, dtype=dtype).element_size()
+        buf = bufs[spec["group"]]
+        t = torch.empty(0, dtype=dtype, device=device).set_(buf.untyped_storage(),
+                                                              (spec["byte_offset"] - g["start"]) // esize,
+                                                              spec["shape"], spec["stride"])
+        out.append(t)
+    return out
+
+
+def load_scenario(file: str, name: str) -> Scenario:
+    folder = os.path.dirname(os.path.abspath(file))
+    meta = _meta(folder, name)
+    data_path = os.path.join(folder, "data", f"{name}.pt")
+    cache: dict[str, Any] = {}
+
+    def data():
+        if "d" not in cache:
+            import torch
+
+            cache["d"] = torch.load(data_path, map_location="cpu", weights_only=True)
+        return cache["d"]
+
+    def kernel():
+        if "k" not in cache:
+            cache["k"] = load_kernel(folder, meta)
+        return cache["k"]
+
+    def make_inputs(case, dtype, device, generator):
+        if meta["unsaved"]:
+            raise UsageError(f"{name}: capture could not save: {'; '.join(meta['unsaved'])}")
+        tensors = _tensors(meta, data()["before"], device)
+        return {"tensors": tensors}
+
+    def launch(tensors):
+        args = {k: _decode(v, tensors) for k, v in meta["args"].items()}
+        options = {k: v for k, v in meta["options"].items() if v is not None}
+        config = dict(meta.get("config") or {})
+        if meta["grid"] is None:
+            raise UsageError(f"{name}: the grid was not recorded")
+        kernel()[tuple(meta["grid"])](**{**args, **options, **config})
+        return {path: tensors[i] for path, i in meta["outputs"].items()}
+
+    def reference(tensors):
+        after = data()["after"]
+        return {path: after[i].to(tensors[i].device) for path, i in meta["outputs"].items()}
+
+    out_dtype = next((meta["tensors"][i]["dtype"] for i in meta["outputs"].values()
+                      if meta["tensors"][i]["dtype"] in DTYPES), "float32")
+    site = meta.get("call_site")
+    case = Case("captured", dtypes=(out_dtype,), params={"grid": tuple(meta["grid"] or ())},
+                description=f"launched from {site[0]}:{site[1]}" if site else "")
+
+    class _Kernels(list):
+        """The kernel, loaded when first listed (after the runner chose the mode)."""
+
+        def __iter__(self):
+            return iter([kernel()])
+
+        def __len__(self):
+            return 1
+
+    return Scenario(name=name, make_inputs=make_inputs, launch=launch, reference=reference, cases=[case],
+                    kernels=_Kernels(), description=f"captured launch of {meta['qualname']} "
+                                                    f"({os.path.basename(meta['kernel_file'])}:{meta['kernel_line']})",
+                    deterministic=False)
