@@ -32,6 +32,7 @@ tr.pruned td, tr.notrun td { color: #888; }
 .note { color: #b00; font-weight: 600; } .dim { color: #666; font-size: 12px; }
 code { background: #f4f4f4; padding: 1px 4px; }
 svg { max-width: 100%; height: auto; }
+#summary td:last-child { max-width: 420px; overflow-wrap: anywhere; }
 """
 
 
@@ -56,6 +57,17 @@ def _table(headers: Iterable[str], body: Iterable[tuple[list[str], str]], attrs:
 def summary_table(record: RunRecord) -> str:
     body = [([_e(c) for c in table_cells(row)], "" if row["status"] == "pass" else "failed") for row in rows(record)]
     return _table(HEADERS, body, 'id="summary"', numeric=("median", "throughput", "% of peak", "vs torch", "torch"))
+
+
+def program_table(prog: dict[str, Any]) -> str:
+    """`profile -- CMD`: launches, total and mean time, share of the program's GPU time, bytes/s per kernel."""
+    from tritondbg.profile.program_run import KERNEL_COLUMNS, kernel_cells
+
+    body = [([_e(c) for c in kernel_cells(row)], "") for row in prog["kernels"]]
+    status = "" if not prog.get("exit_status") else f" <span class=\"note\">exit status {prog['exit_status']}</span>"
+    return (f"<p class=\"dim\"><code>{_e(prog['command'])}</code>{status}</p>"
+            + _table(KERNEL_COLUMNS, body, 'id="program-kernels"',
+                     numeric=("launches", "total", "mean", "share", "achieved")))
 
 
 def decision_table(result, d: dict[str, Any]) -> str:
@@ -135,6 +147,8 @@ def render(record: RunRecord) -> str:
              f"{_e(peaks_mod.describe(info.get('peaks')))}</p>"]
     if note:
         parts.append(f"<p class=\"note\">Note: {_e(note)}.</p>")
+    if info.get("program"):
+        parts += ["<h2>Triton kernels of the program</h2>", program_table(info["program"])]
     parts += ["<h2>Summary</h2>", summary_table(record),
               "<p class=\"dim\">'vs torch' = torch time / kernel time.</p>", "<h2>Autotune decisions</h2>"]
     decisions = [(r, d) for r in record.results for d in r.extra.get("profile", {}).get("autotune", [])]

@@ -103,18 +103,36 @@ def ensure_rank(trace: dict, rank: int = 0, world_size: int = 1) -> dict:
     return trace
 
 
-def launch_timeline(trace: dict, range_name: str, torch_range: str | None = None) -> dict[str, Any]:
+def launch_timeline(trace: dict, range_name: str, torch_range: str | None = None,
+                    gpu_name: str | None = None) -> dict[str, Any]:
     """The traced launches of one case, in us from the first one: the CPU range of each launch, the GPU kernels
-    (``cat: kernel``) and torch's version. Kept in the record for the report's launch timeline."""
+    (``cat: kernel``; only those named ``gpu_name`` when given) and torch's version. Kept in the record for the
+    report's launch timeline."""
     evs = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X" and isinstance(e.get("ts"), (int, float))]
     ranges = sorted((e["ts"], e.get("dur", 0)) for e in evs if e.get("name") == range_name
                     and e.get("cat") != "gpu_user_annotation")
     torch_ranges = sorted((e["ts"], e.get("dur", 0)) for e in evs
                           if torch_range and e.get("name") == torch_range and e.get("cat") != "gpu_user_annotation")
-    gpu = sorted((e["ts"], e.get("dur", 0), e.get("name", "?")) for e in evs if e.get("cat") == "kernel")
+    gpu = sorted((e["ts"], e.get("dur", 0), e.get("name", "?")) for e in evs if e.get("cat") == "kernel"
+                 and (gpu_name is None or e.get("name") == gpu_name))
     t0 = min([r[0] for r in ranges + torch_ranges] + [g[0] for g in gpu], default=0.0)
 
     def rel(rows):
         return [[round(r[0] - t0, 3), round(r[1], 3), *r[2:]] for r in rows[:MAX_LAUNCHES]]
 
     return {"unit": "us", "launches": rel(ranges), "gpu_kernels": rel(gpu), "torch": rel(torch_ranges)}
+
+
+def kernel_totals(trace: dict) -> tuple[dict[str, dict[str, float]], str]:
+    """Per kernel name: launches and total time (us) from the trace. GPU kernels (``cat: kernel``) when the
+    trace has any, else the CPU ``record_function`` ranges (under the interpreter); returns which it used."""
+    evs = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
+    gpu = [e for e in evs if e.get("cat") == "kernel"]
+    source = "gpu" if gpu else "cpu"
+    rows = gpu or [e for e in evs if e.get("cat") == "user_annotation"]
+    out: dict[str, dict[str, float]] = {}
+    for e in rows:
+        t = out.setdefault(e.get("name", "?"), {"launches": 0, "total_us": 0.0})
+        t["launches"] += 1
+        t["total_us"] += float(e.get("dur", 0))
+    return out, source
