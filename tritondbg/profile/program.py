@@ -67,7 +67,7 @@ class ProgramProfiler(attach.Observer):
         atexit.register(self.finish)
 
     # -------------------------------------------------------------------------------------------- session
-    def _start(self) -> None:
+    def _start(self, at: int = 0) -> None:
         import torch
 
         from tritondbg.profile.session import activities, quiet_kineto
@@ -77,7 +77,7 @@ class ProgramProfiler(attach.Observer):
         cuda = torch.cuda.is_available() and not _interpreted()
         self.prof = torch.profiler.profile(activities=activities(cuda), record_shapes=True)
         self.prof.start()
-        self.started_at_launch = self.seen
+        self.started_at_launch = at  # the index of the first launch inside the session
 
     def _stop(self) -> str | None:
         if self.prof is None:
@@ -119,7 +119,7 @@ class ProgramProfiler(attach.Observer):
         i = self.seen
         self.seen += 1
         if self.prof is None and not self.done and i >= self.skip:
-            self._start()
+            self._start(at=i)
         tracing = self.prof is not None
         self._decision(launch)
         k = self.kernels.get(launch.name)
