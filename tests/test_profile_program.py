@@ -133,3 +133,24 @@ def test_program_exit_status_and_missing_program(tmp_path, cli_env):
     assert "the program exited with status 3" in p.stdout
     p = run_cli(["profile", "--", "no-such-program-xyz"], cli_env)
     assert p.returncode != 0 and "Traceback" not in p.stderr and "no-such-program-xyz" in p.stderr
+
+
+def test_kernel_totals_leave_autotune_benchmark_launches_out():
+    from tritondbg.profile.trace_events import kernel_totals
+
+    def x(name, cat, ts, dur, corr=None):
+        return {"ph": "X", "name": name, "cat": cat, "ts": ts, "dur": dur, "args": {"correlation": corr} if corr else {}}
+
+    trace = {"traceEvents": [
+        x("cuLaunchKernel", "cuda_driver", 10, 2, corr=1), x("add_kernel", "kernel", 20, 50, corr=1),  # benchmark
+        x("add_kernel", "user_annotation", 100, 10),
+        x("cuLaunchKernel", "cuda_driver", 102, 2, corr=2), x("add_kernel", "kernel", 110, 40, corr=2),
+        x("cudaLaunchKernel", "cuda_runtime", 150, 2, corr=3), x("void at::native::copy", "kernel", 160, 5, corr=3),
+    ]}
+    totals, source = kernel_totals(trace, ["add_kernel"])
+    assert source == "gpu"
+    assert totals["add_kernel"] == {"launches": 1, "total_us": 40.0}
+    assert totals["add_kernel (autotune benchmark)"] == {"launches": 1, "total_us": 50.0}
+    assert totals["void at::native::copy"]["total_us"] == 5.0
+    cpu, source = kernel_totals({"traceEvents": [x("add_kernel", "user_annotation", 0, 7)]}, ["add_kernel"])
+    assert source == "cpu" and cpu == {"add_kernel": {"launches": 1, "total_us": 7.0}}

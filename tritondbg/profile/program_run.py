@@ -94,7 +94,7 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
                     trace = json.loads(candidate.read_text())
                     break
             traces.append(data["trace"])
-        totals, source = trace_events.kernel_totals(trace)
+        totals, source = trace_events.kernel_totals(trace, data["kernels"])
         per_process.append((data, trace, totals, source))
         processes.append({"pid": data["pid"], "trace": data.get("trace"), "launches_seen": data["launches_seen"],
                           "window": data["window"], "timing": source})

@@ -123,16 +123,45 @@ def launch_timeline(trace: dict, range_name: str, torch_range: str | None = None
     return {"unit": "us", "launches": rel(ranges), "gpu_kernels": rel(gpu), "torch": rel(torch_ranges)}
 
 
-def kernel_totals(trace: dict) -> tuple[dict[str, dict[str, float]], str]:
-    """Per kernel name: launches and total time (us) from the trace. GPU kernels (``cat: kernel``) when the
-    trace has any, else the CPU ``record_function`` ranges (under the interpreter); returns which it used."""
-    evs = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X"]
+def kernel_totals(trace: dict, triton_names=()) -> tuple[dict[str, dict[str, float]], str]:
+    """Per kernel name: launches and total time (us) from the trace; returns (totals, "gpu" or "cpu").
+
+    GPU kernels (``cat: kernel``) when the trace has any, else the CPU ``record_function`` ranges (under the
+    interpreter). A GPU kernel named like a Triton kernel of the program but launched outside its launch range
+    (the autotuner benchmarking configs: Kineto records those too) is counted under ``"<name> (autotune
+    benchmark)"``: its CPU launch call (``cuda_runtime``/``cuda_driver``, same ``correlation`` id) is not inside
+    a ``record_function`` of the program's launches."""
+    import bisect
+
+    evs = [e for e in trace.get("traceEvents", []) if e.get("ph") == "X" and isinstance(e.get("ts"), (int, float))]
     gpu = [e for e in evs if e.get("cat") == "kernel"]
-    source = "gpu" if gpu else "cpu"
-    rows = gpu or [e for e in evs if e.get("cat") == "user_annotation"]
+    names = set(triton_names)
     out: dict[str, dict[str, float]] = {}
-    for e in rows:
-        t = out.setdefault(e.get("name", "?"), {"launches": 0, "total_us": 0.0})
+
+    def add(name: str, dur) -> None:
+        t = out.setdefault(name, {"launches": 0, "total_us": 0.0})
         t["launches"] += 1
-        t["total_us"] += float(e.get("dur", 0))
-    return out, source
+        t["total_us"] += float(dur or 0)
+
+    if not gpu:
+        for e in evs:
+            if e.get("cat") == "user_annotation":
+                add(e.get("name", "?"), e.get("dur"))
+        return out, "cpu"
+    ranges = sorted((e["ts"], e["ts"] + e.get("dur", 0)) for e in evs
+                    if e.get("cat") == "user_annotation" and e.get("name") in names)
+    starts = [r[0] for r in ranges]
+    ours = set()
+    for e in evs:
+        corr = (e.get("args") or {}).get("correlation")
+        if corr is None or e.get("cat") not in ("cuda_runtime", "cuda_driver"):
+            continue
+        i = bisect.bisect_right(starts, e["ts"]) - 1
+        if i >= 0 and ranges[i][0] <= e["ts"] <= ranges[i][1]:
+            ours.add(corr)
+    for e in gpu:
+        name = e.get("name", "?")
+        if name in names and ranges and (e.get("args") or {}).get("correlation") not in ours:
+            name += " (autotune benchmark)"
+        add(name, e.get("dur"))
+    return out, "gpu"
