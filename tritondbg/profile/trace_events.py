@@ -151,17 +151,17 @@ def kernel_totals(trace: dict, triton_names=()) -> tuple[dict[str, dict[str, flo
     ranges = sorted((e["ts"], e["ts"] + e.get("dur", 0)) for e in evs
                     if e.get("cat") == "user_annotation" and e.get("name") in names)
     starts = [r[0] for r in ranges]
-    ours = set()
+    outside = set()  # correlation ids of launch calls seen outside every launch range of the program
     for e in evs:
         corr = (e.get("args") or {}).get("correlation")
         if corr is None or e.get("cat") not in ("cuda_runtime", "cuda_driver"):
             continue
         i = bisect.bisect_right(starts, e["ts"]) - 1
-        if i >= 0 and ranges[i][0] <= e["ts"] <= ranges[i][1]:
-            ours.add(corr)
-    for e in gpu:
+        if not (i >= 0 and ranges[i][0] <= e["ts"] <= ranges[i][1]):
+            outside.add(corr)
+    for e in gpu:  # a kernel whose launch call the trace lacks stays the program's (never a guess the other way)
         name = e.get("name", "?")
-        if name in names and ranges and (e.get("args") or {}).get("correlation") not in ours:
+        if name in names and ranges and (e.get("args") or {}).get("correlation") in outside:
             name += " (autotune benchmark)"
         add(name, e.get("dur"))
     return out, "gpu"
