@@ -42,7 +42,7 @@ def test_prints_are_attributed_to_pid_and_line(capsys, tmp_path):
     assert f"shim_cases.py:{dp} pid (1, 0, 0)] first: [4 5 6 7]" in out     # n=10, BLOCK=4: 3 programs
     assert f"shim_cases.py:{dp} pid (2, 0, 0)] first: [ 8  9 10 11]" in out
     assert out.count(f"shim_cases.py:{sp} static_print] BLOCK = 4") == 1   # once, as at compile time
-    rec = json.loads(next(Path(tmp_path).glob("*/record.json")).read_text())
+    rec = json.loads(next(Path(tmp_path).glob("*/tritondbg/record.json")).read_text())
     prints = rec["results"][0]["extra"]["prints"]
     assert [p["pid"] for p in prints if p["kind"] == "device_print"] == [[0, 0, 0], [1, 0, 0], [2, 0, 0]]
 

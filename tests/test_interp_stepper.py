@@ -19,7 +19,7 @@ def line_of(path: Path, text: str) -> int:
 
 def record_path(env) -> Path:
     """The run record the CLI saved under TRITONDBG_OUT."""
-    (path,) = Path(env["TRITONDBG_OUT"]).glob("*/record.json")
+    (path,) = Path(env["TRITONDBG_OUT"]).glob("*/tritondbg/record.json")
     return path
 
 

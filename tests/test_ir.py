@@ -277,7 +277,7 @@ def test_default_config_comes_from_a_run_record(shared, tmp_path):
     args = ["ir", "gemm", "--case", "square_4096", "--arch", "sm_90", "--stats", "--json"]
     (before,) = json.loads(run_cli(args, env).stdout)
     assert before["config_source"].startswith("first of the")
-    record = tmp_path / "traces" / "20260101-000000-compiled-gemm-1" / "record.json"
+    record = tmp_path / "traces" / "20260101-000000-compiled-gemm-1" / "tritondbg" / "record.json"
     record.parent.mkdir(parents=True)
     tuned = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "EPILOGUE_SUBTILE": True,
              "num_warps": 4, "num_stages": 4}

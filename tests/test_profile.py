@@ -54,11 +54,15 @@ def test_json_summary_says_interpreter_and_names_the_run_folder(cli_run):
 
 def test_console_output_says_interpreter_plainly(tmp_path, cli_env):
     cli_env["CUDA_VISIBLE_DEVICES"] = ""
-    p = run_cli(["profile", "add", "--dtype", "float32", "--iters", "1", "--warmup", "0"], cli_env)
+    out = tmp_path / "my-runs"
+    p = run_cli(["profile", "add", "--dtype", "float32", "--iters", "1", "--warmup", "0", "--out", str(out)], cli_env)
     assert p.returncode == 0, p.stderr
     assert "interpreter timings" in p.stdout and "not GPU performance" in p.stdout
     assert "autotune add_kernel: pinned (case); ran BLOCK=1024" in p.stdout
-    assert "tensorboard --logdir" in p.stdout
+    assert f"tensorboard --logdir {out} --host 127.0.0.1" in p.stdout  # the real --out, not ./traces
+    assert "report: " in p.stdout and "report.html" in p.stdout
+    assert "[1/1] add:tiny:float32 ok" in p.stderr  # progress, one line per case
+    assert "Warning" not in p.stderr and "USDT" not in p.stderr, p.stderr
     assert "% of peak" in p.stdout and "vs torch" in p.stdout
 
 
@@ -92,8 +96,9 @@ def test_record_is_the_source_of_every_output(cli_run):
 
     _, js, _ = cli_run
     run_dir = Path(js["run_dir"])
-    record = RunRecord.load(run_dir / "record.json")
-    assert js["record"] == str(run_dir / "record.json")
+    record = RunRecord.load(run_dir / "tritondbg" / "record.json")
+    assert js["record"] == str(run_dir / "tritondbg" / "record.json")
+    assert RunRecord.load(run_dir).to_dict() == record.to_dict()  # a run folder loads too
     info = record.extra["profile"]
     assert info["run_dir"] == str(run_dir) and info["activities"] == ["cpu"]
     assert sorted(info["traces"]) == sorted(t.name for t in _traces(run_dir))
@@ -106,6 +111,41 @@ def test_record_is_the_source_of_every_output(cli_run):
     assert info["roofline"] == "roofline.png"
     png = (run_dir / "roofline.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert js["report"] == str(run_dir / "report.html")
+    html = (run_dir / "report.html").read_text()
+    for r in record.results:  # every case in the summary and in a launch timeline read from its trace
+        assert f"<td>{r.kernel}</td><td>{r.case}</td><td>{r.dtype}</td>" in html
+        tl = r.extra["profile"]["timeline"]
+        assert len(tl["launches"]) == ITERS and len(tl["torch"]) == ITERS and tl["gpu_kernels"] == []
+        assert f'<section class="timeline" data-case="{r.kernel}:{r.case}:{r.dtype}">' in html
+
+
+def test_run_folder_layout_lets_hta_read_it(cli_run):
+    """Holistic Trace Analysis reads every *.json at the top of the folder as a trace and keys it by the rank
+    in its distributedInfo: only traces there, each with a rank; tritondbg's JSON lives in tritondbg/."""
+    _, js, _ = cli_run
+    run_dir = Path(js["run_dir"])
+    top = sorted(p.name for p in run_dir.glob("*.json"))
+    assert top == sorted(t.name for t in _traces(run_dir)) and len(top) == 3
+    ranks = []
+    for t in _traces(run_dir):
+        trace = json.loads(t.read_text())
+        ranks.append(trace["distributedInfo"]["rank"])  # one rank per case: HTA keeps one trace per rank
+        assert trace["distributedInfo"]["world_size"] == 3
+        assert isinstance(trace["traceEvents"], list)
+        names = [e["args"]["name"] for e in trace["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_name"]
+        assert "autotune" in names  # the pinned decision as an instant event on the autotune track
+    assert sorted(ranks) == [0, 1, 2]
+    assert (run_dir / "tritondbg" / "record.json").is_file()
+    assert not list(run_dir.glob("hparams/**/*.json"))
+
+
+def test_hta_opens_the_run_folder(cli_run):
+    hta = pytest.importorskip("hta.trace_analysis", reason="HolisticTraceAnalysis not installed")
+    _, js, _ = cli_run
+    analysis = hta.TraceAnalysis(trace_dir=js["run_dir"])
+    assert sorted(analysis.t.traces) == [0, 1, 2]  # every case's trace, none replaced by another
+    assert all(len(df) > 0 for df in analysis.t.traces.values())
 
 
 def test_tensorboard_event_files_hold_hparams_and_best_time(cli_run):
@@ -360,30 +400,6 @@ def test_real_profile_run_killed_midway_leaves_nothing_tensorboard_lists(tmp_pat
             proc.wait()
     assert proc.returncode == 130, proc.stderr.read()
     assert list(out.iterdir()) == []
-
-
-def test_roofline_draws_roofs_and_points(tmp_path):
-    from PIL import Image
-
-    from tritondbg.profile import peaks, roofline
-    from tritondbg.record import CaseResult, RunRecord
-
-    rec = RunRecord(command="profile")
-    for kernel, dtype, flops, nbytes, ms in (("gemm", "bfloat16", 2 * 8192.0 ** 3, 3 * 8192.0 ** 2 * 2, 1.7),
-                                             ("add", "float32", 64 * 2.0 ** 20, 12 * 64 * 2.0 ** 20, 0.19)):
-        r = CaseResult(kernel=kernel, case="big", dtype=dtype, mode="compiled", device="cuda", seed=0, params={})
-        r.flops, r.bytes = flops, nbytes
-        r.extra["profile"] = {"kernel": {"median_ms": ms}, "torch": {"median_ms": ms * 0.9}}
-        rec.results.append(r)
-    assert [p["torch"] for p in roofline.points(rec)] == [False, True, False, True]
-    spec = {"source": "spec", "device": "NVIDIA H200", "figures": peaks.spec_peaks("NVIDIA H200")}
-    png = roofline.draw(rec, tmp_path / "r.png", spec)
-    img = Image.open(png).convert("RGB")
-    assert img.size == (roofline.W, roofline.H)
-    colors = {c for _, c in img.getcolors(maxcolors=1 << 20)}
-    assert roofline._COLORS["bfloat16"] in colors and roofline._COLORS["float32"] in colors
-    empty = RunRecord(command="profile")
-    assert roofline.draw(empty, tmp_path / "none.png", spec) is None
 
 
 def test_hparams_trials_one_per_config_of_a_timed_decision():

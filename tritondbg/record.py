@@ -18,6 +18,16 @@ from tritondbg.compare import ErrorStats
 
 SCHEMA = 1
 
+# A run folder keeps tritondbg's own JSON (the run record) in this subfolder: the top of a profile run folder
+# holds only trace files, since Holistic Trace Analysis reads every ``*.json`` there as a trace of one rank.
+RECORD_DIR = "tritondbg"
+RECORD_NAME = "record.json"
+
+
+def record_path(run_dir: str | os.PathLike) -> Path:
+    """Where a run folder keeps its run record: ``<run_dir>/tritondbg/record.json``."""
+    return Path(run_dir) / RECORD_DIR / RECORD_NAME
+
 
 @dataclass
 class CaseResult:
@@ -122,4 +132,10 @@ class RunRecord:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "RunRecord":
-        return cls.from_dict(json.loads(Path(path).read_text()))
+        """Load a record file, or the record of a run folder (``tritondbg/record.json``, or ``record.json``
+        at its top as written before that subfolder existed)."""
+        path = Path(path)
+        if path.is_dir():
+            legacy = path / RECORD_NAME
+            path = legacy if legacy.is_file() and not record_path(path).is_file() else record_path(path)
+        return cls.from_dict(json.loads(path.read_text()))

@@ -2,8 +2,10 @@
 a profile run and the plugin renders it (run and worker selectors filled). Skipped when Chromium is absent.
 
 The screenshots are kept: set TRITONDBG_SCREENSHOTS=DIR to copy them there and look at them.
-Offline, the plugin's Overview charts spin forever: they load Google Charts from www.gstatic.com (see
-torch_tb_profiler/static/index.html); the Trace view is bundled and works offline.
+Offline, every view of the plugin spins forever: it loads Google Charts and, for Trace, a web-components
+script from the internet before it draws anything (torch_tb_profiler/static/index.html; checked 2026-11-30).
+This test only checks that the plugin lists the run; report.html (tests/browser/test_report_browser.py) is the
+offline view.
 """
 import os
 import shutil

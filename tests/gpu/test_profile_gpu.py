@@ -119,3 +119,107 @@ def test_ncu_nvtx_include_profiles_exactly_the_kernels_in_the_range(tmp_path, cl
     assert profiled == ["add_kernel"] * 4, (profiled, q.stdout[-3000:], q.stderr[-3000:])
     nothing, q = ncu("tritondbg@no such range/")
     assert nothing == [], nothing
+
+
+def test_autotune_track_report_and_hta_layout_on_the_gpu(profile_all):
+    """Each really tuned decision is on the trace's autotune track (one complete event per benchmarked config,
+    one winner); every trace has a rank; report.html has every case and GPU kernels in its timelines."""
+    js, _ = profile_all
+    run_dir = Path(js["run_dir"])
+    assert sorted(p.name for p in run_dir.glob("*.json")) == sorted(p.name for p in run_dir.glob("*.pt.trace.json"))
+    record = json.loads((run_dir / "tritondbg" / "record.json").read_text())
+    benched = 0
+    for r in record["results"]:
+        prof = r["extra"]["profile"]
+        trace = json.loads((run_dir / prof["trace"]).read_text())
+        assert trace["distributedInfo"]["world_size"] == len(record["results"])
+        track = [e for e in trace["traceEvents"] if e.get("cat") == "autotune" and e.get("ph") == "X"]
+        for d in prof["autotune"]:
+            if d["source"] != "benchmark":
+                continue
+            mine = [e for e in track if e["args"]["kernel"] == d["kernel"]]
+            assert len(mine) == sum(c["status"] in ("timed", "failed") for c in d["configs"]), d["kernel"]
+            assert sum(e["args"]["winner"] for e in mine) == 1
+            benched += 1
+        assert prof["timeline"]["gpu_kernels"], (r["kernel"], r["case"])  # CUDA kernel events under the launches
+    assert benched >= 2
+    html = (run_dir / "report.html").read_text()
+    assert html.count('<table class="autotune"') >= benched
+    for r in record["results"]:
+        assert f'data-case="{r["kernel"]}:{r["case"]}:{r["dtype"]}"' in html
+
+
+def test_hta_kernel_breakdown_on_a_gpu_run(profile_all):
+    """HTA (if installed) opens the run folder as it is and breaks down its GPU kernels."""
+    hta = pytest.importorskip("hta.trace_analysis", reason="HolisticTraceAnalysis not installed")
+    js, _ = profile_all
+    analysis = hta.TraceAnalysis(trace_dir=js["run_dir"])
+    assert sorted(analysis.t.traces) == list(range(len(js["summary"])))  # one rank per case
+    kernel_type_df, kernel_df = analysis.get_gpu_kernel_breakdown(visualize=False)
+    print(kernel_df.head(20).to_string())
+    assert len(kernel_df) > 0
+
+
+PROGRAM = Path(__file__).resolve().parent / "profile_program.py"
+
+
+def _proton() -> list[str]:
+    exe = shutil.which("proton")
+    return [exe] if exe else [sys.executable, "-m", "triton.profiler.proton"]
+
+
+def test_profile_a_program_and_compare_with_proton(tmp_path, cli_env):
+    """`tritondbg profile -- python tests/gpu/profile_program.py`: every Triton kernel with its GPU time, the
+    autotune tables; then, with the autotuning served from Triton's disk cache (so neither tool sees benchmark
+    launches), per-kernel totals within 5% of Proton's on the same program, and the wall time of the program
+    under tritondbg vs alone."""
+    import time
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from proton_totals import totals
+
+    env = dict(cli_env, TRITON_CACHE_DIR=str(tmp_path / "triton-cache"), TRITON_CACHE_AUTOTUNING="1")
+    env.pop("TRITON_INTERPRET", None)
+    steps = ["--steps", "20"]
+    first = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", "--", "python", str(PROGRAM), *steps],
+                    env, timeout=900)
+    assert first.returncode == 0, first.stderr[-3000:]
+    js = json.loads(first.stdout[first.stdout.index("{"):])
+    assert js["timing"] == "gpu"
+    rows = {r["kernel"]: r for r in js["kernels"]}
+    assert {"add_kernel", "softmax_kernel", "layernorm_fwd_kernel"} <= set(rows), list(rows)
+    for r in rows.values():
+        assert r["launches"] == 20 and r["timed_launches"] == 20 and r["total_ms"] > 0 and r["gbps"] > 0, r
+    tuned = [d for d in js["autotune"] if d["source"] == "benchmark"]
+    assert {d["kernel"] for d in tuned} >= {"add_kernel"}, [(d["kernel"], d["source"]) for d in js["autotune"]]
+    for d in tuned:
+        assert sum(c["winner"] for c in d["configs"]) == 1 and any(c["status"] == "timed" for c in d["configs"])
+    print(json.dumps(js["kernels"], indent=1))
+
+    # warm disk cache from here on: no benchmark launches in either tool
+    t0 = time.perf_counter()
+    alone = subprocess.run([sys.executable, str(PROGRAM), *steps], env=env, capture_output=True, text=True)
+    alone_s = time.perf_counter() - t0
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    t0 = time.perf_counter()
+    ours = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", "--", "python", str(PROGRAM), *steps],
+                   env, timeout=900)
+    ours_s = time.perf_counter() - t0
+    assert ours.returncode == 0, ours.stderr[-3000:]
+    ours_rows = {r["kernel"]: r for r in json.loads(ours.stdout[ours.stdout.index("{"):])["kernels"]}
+    q = subprocess.run([*_proton(), "-n", str(tmp_path / "prog"), str(PROGRAM), *steps], env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert q.returncode == 0, q.stderr[-3000:]
+    theirs = totals(str(tmp_path / "prog.hatchet"))
+    print(f"wall: program alone {alone_s:.2f} s, under tritondbg profile {ours_s:.2f} s (includes tritondbg's "
+          f"startup and the report)")
+    print(f"{'kernel':24s} {'tritondbg ms':>14s} {'proton ms':>12s} {'diff':>7s}")
+    for name, r in sorted(ours_rows.items()):
+        p = theirs.get(name, {}).get("total_ms")
+        diff = None if not p else (r["total_ms"] - p) / p
+        print(f"{name:24s} {r['total_ms']:14.3f} {p or float('nan'):12.3f} "
+              f"{'-' if diff is None else f'{100 * diff:+.1f}%':>7s}")
+    for name, r in ours_rows.items():
+        assert name in theirs, (name, sorted(theirs))
+        assert theirs[name]["launches"] == r["launches"], (name, theirs[name], r)
+        assert r["total_ms"] == pytest.approx(theirs[name]["total_ms"], rel=0.05), (name, r, theirs[name])

@@ -32,6 +32,7 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
     that the CPU stand-in reports to host code (default sm_90)."""
     from tritondbg import runner
     from tritondbg.errors import UsageError
+    from tritondbg.record import record_path
 
     save = settings.get().save_records or bool(out_dir)
     folder = run_folder(out_dir, mode, target) if save else None
@@ -46,7 +47,7 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
         from tritondbg.interp import shims
 
         instruments = build.build(target, sanitize=sanitize, pid=pid, trace=trace, watch=watch, breaks=breaks,
-                                  out_dir=folder)
+                                  out_dir=record_path(folder).parent if folder else None)  # beside the record
         # with --json stdout is the record: kernel prints go to stderr
         shims.set_print_stream(sys.stderr if as_json else None)
     if all_configs and config:
@@ -81,7 +82,7 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
     record.extra["sanitizers"] = mode == "interpret" and sanitize
     path = None
     if folder is not None:
-        path = record.save(folder / "record.json")
+        path = record.save(record_path(folder))
         record.extra["record_path"] = str(path)
     if as_json:
         print(record.to_json())

@@ -3,10 +3,16 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
 from tritondbg import options
+
+
+def _progress(line: str) -> None:
+    """One line per profiled case, on stderr (stdout stays the summary, or the JSON)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def profile_kernels(kernels=(), *, all_kernels: bool = False, case: str | None = None, dtype: str | None = None,
@@ -19,11 +25,13 @@ def profile_kernels(kernels=(), *, all_kernels: bool = False, case: str | None =
     command = "profile " + " ".join([*kernels] + (["--all"] if all_kernels else []))
     record = pipeline.profile(kernels, all_kernels=all_kernels, case=case, dtype=dtype, iters=iters,
                               warmup=warmup, out_dir=out_dir, config=config, seed=seed, cuda_graph=cuda_graph,
-                              peak_source=peak_source, force_interpret=force_interpret, command=command.strip())
+                              peak_source=peak_source, force_interpret=force_interpret, command=command.strip(),
+                              progress=_progress)
     info = record.extra["profile"]
     if as_json:
         print(json.dumps({
-            "run_dir": info["run_dir"], "record": record.extra.get("record_path"), "mode": info["mode"],
+            "run_dir": info["run_dir"], "record": record.extra.get("record_path"),
+            "report": str(Path(info["run_dir"]) / info["report"]), "mode": info["mode"],
             "timing": info["timing"], "note": info["note"], "peaks": info["peaks"],
             "summary": summary.rows(record),
             "autotune": [{"scenario": r.kernel, "case": r.case, "dtype": r.dtype, **d}
@@ -37,7 +45,58 @@ def profile_kernels(kernels=(), *, all_kernels: bool = False, case: str | None =
     return 0 if record.passed else 1
 
 
-@click.command("profile")
+def profile_program_cmd_fn(cmd, *, out_dir: str | None = None, skip: int = 0, active: int | None = None,
+                           interpret: bool | None = None, as_json: bool = False) -> int:
+    """Profile a whole program; prints the per-kernel table (or JSON); returns the program's exit status."""
+    from tritondbg.profile import program_run
+
+    rc, record = program_run.profile_program(cmd, out_dir=out_dir, skip=skip, active=active, interpret=interpret,
+                                             progress=_progress)
+    info = record.extra["profile"]
+    prog = info["program"]
+    if as_json:
+        print(json.dumps({"run_dir": info["run_dir"], "record": record.extra.get("record_path"),
+                          "report": str(Path(info["run_dir"]) / info["report"]), "timing": info["timing"],
+                          "note": info["note"], "exit_status": rc, "kernels": prog["kernels"],
+                          "other_kernels": prog["other_kernels"], "program_ms": prog["program_ms"],
+                          "autotune": [{"kernel": r.kernel, **d} for r in record.results
+                                       for d in r.extra["profile"].get("autotune", [])]}, indent=2, default=str))
+    else:
+        from tritondbg.profile.console import print_program
+
+        print_program(record)
+    return rc
+
+
+@click.command("profile", context_settings=dict(ignore_unknown_options=True, allow_interspersed_args=False))
+@click.option("--out", "out_dir", metavar="DIR", default=None,
+              help="Folder that holds the run folders [default: $TRITONDBG_OUT or ./traces].")
+@click.option("--skip", type=click.IntRange(0), default=0, show_default=True, metavar="N",
+              help="Triton launches of the program before the trace starts.")
+@click.option("--active", type=click.IntRange(1), default=None, metavar="M",
+              help="Triton launches recorded, then the trace stops [default: to the end of the program].")
+@click.option("--interpret/--compiled", "interpret", default=None,
+              help="Under the CPU interpreter / compiled on the GPU [default: the interpreter when no GPU is visible].")
+@click.option("--json", "as_json", is_flag=True, help="Print the per-kernel table and the run folder as JSON.")
+@click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
+def program_profile_cmd(out_dir, skip, active, interpret, as_json, cmd):
+    """Profile every Triton launch of CMD (after --): NVTX range and record_function per launch, the
+    autotuner's decisions, a torch.profiler trace; per-kernel launches, GPU time, share, bytes/s."""
+    sys.exit(profile_program_cmd_fn(list(cmd), out_dir=out_dir, skip=skip, active=active, interpret=interpret,
+                                    as_json=as_json))
+
+
+def _with_program_form():
+    """`tritondbg profile [OPTIONS] -- CMD`: the program form (see commands/program.py WithProgramForm)."""
+    from tritondbg.commands.program import WithProgramForm
+
+    class ProfileCommand(WithProgramForm):
+        program_command = program_profile_cmd
+
+    return click.command("profile", cls=ProfileCommand)
+
+
+@_with_program_form()
 @click.argument("kernels", nargs=-1, metavar="[KERNEL]...")
 @click.option("--all", "all_kernels", is_flag=True, help="Profile every bundled kernel.")
 @options.case
@@ -59,11 +118,17 @@ def profile_kernels(kernels=(), *, all_kernels: bool = False, case: str | None =
 def profile_cmd(kernels, all_kernels, case, dtype, iters, warmup, out_dir, config, seed, cuda_graph, peak_source,
                 force_interpret, as_json):
     """Profile KERNELs: median time, TFLOP/s or GB/s, % of peak, ratio to torch; every autotune config's
-    timing; a torch.profiler trace per case with NVTX ranges (domain tritondbg); TensorBoard HParams,
-    scalars and a roofline image. All in a new run folder: `tensorboard --logdir traces`.
+    timing; a torch.profiler trace per case with NVTX ranges (domain tritondbg) and the autotune decisions on
+    their own track; TensorBoard HParams, scalars, text and a roofline image; report.html (self-contained,
+    offline). All in a new run folder under --out; the end of the output prints the command that views it.
 
     Without a GPU it runs under the interpreter and says so: interpreter timings are not GPU performance.
     Default case: the first GPU-size case on a GPU, `tiny` under the interpreter (--case all for every one).
+
+    \b
+    Program form: tritondbg profile [--out DIR] [--skip N] [--active M] [--json] -- CMD [ARGS...]
+    profiles every Triton launch of a program (python model.py, python -m pytest ...) into the same run
+    folder, plus a per-kernel table; exit status: the program's.
     """
     sys.exit(profile_kernels(kernels, all_kernels=all_kernels, case=case, dtype=dtype, iters=iters, warmup=warmup,
                              out_dir=out_dir, config=config, seed=seed, cuda_graph=cuda_graph,

@@ -40,14 +40,19 @@ class Watch:
 
 
 def run_record_pattern(out_dir: str) -> str:
-    """Where `tritondbg run` saves records (see commands/execute.run_folder)."""
-    return os.path.join(os.path.abspath(out_dir), "*-compiled-*", "record.json")
+    """Where `tritondbg run` saves records (commands/execute.run_folder, tritondbg.record.record_path)."""
+    from tritondbg.record import RECORD_DIR, RECORD_NAME
+
+    return os.path.join(os.path.abspath(out_dir), "*-compiled-*", RECORD_DIR, RECORD_NAME)
 
 
 def recorded_runs(out_dir: str, scenario: str, case: str, dtype: str) -> list[tuple[dict, str, str]]:
     """(config per kernel, record path, GPU name) of compiled runs that autotuned this scenario/case/dtype,
     newest first."""
-    paths = sorted(glob.glob(run_record_pattern(out_dir)), reverse=True)[:RECORD_LIMIT]
+    legacy = os.path.join(os.path.abspath(out_dir), "*-compiled-*", "record.json")  # before tritondbg/ existed
+    paths = glob.glob(run_record_pattern(out_dir)) + glob.glob(legacy)
+    paths = sorted(paths, key=lambda p: Path(p).relative_to(os.path.abspath(out_dir)).parts[0],
+                   reverse=True)[:RECORD_LIMIT]
     found = []
     for path in paths:
         try:

@@ -62,10 +62,64 @@ def print_profile(record: RunRecord) -> None:
         table.add_row(*table_cells(row))
     con.print(table)
     con.print(f"[dim]{peaks_mod.describe(info.get('peaks'))}; 'vs torch' = torch time / kernel time[/]")
-    run_dir = info.get("run_dir")
-    if run_dir:
-        from pathlib import Path
+    for line in view_lines(record):
+        con.print(line, soft_wrap=True)
 
-        con.print(f"run folder: {run_dir}  (traces, TensorBoard summaries, roofline.png, record.json)")
-        con.print(f"view: tensorboard --logdir {Path(run_dir).parent}   (PyTorch Profiler, HParams, Scalars, "
-                  f"Images tabs); the .pt.trace.json files open in ui.perfetto.dev")
+
+def view_lines(record: RunRecord) -> list[str]:
+    """Where the run is and the exact commands to look at it (the real --out, not a default)."""
+    from pathlib import Path
+
+    info = record.extra.get("profile", {})
+    run_dir = info.get("run_dir")
+    if not run_dir:
+        return []
+    lines = [f"run folder: {run_dir}  (traces with an autotune track, TensorBoard summaries, "
+             + ("roofline.png, " if info.get("roofline") else "") + "tritondbg/record.json)"]
+    if info.get("report"):
+        lines.append(f"report: {Path(run_dir) / info['report']}  (one self-contained file, works offline)")
+    lines.append(f"view: tensorboard --logdir {Path(run_dir).parent} --host 127.0.0.1  (Scalars, HParams, Text, "
+                 "Images work offline; the PyTorch Profiler tab needs internet)")
+    lines.append("traces: open a .pt.trace.json in the Perfetto UI (ui.perfetto.dev), or the folder with HTA's "
+                 "TraceAnalysis(trace_dir=...)")
+    return lines
+
+
+def print_program(record: RunRecord) -> None:
+    """`tritondbg profile -- CMD`: the autotune decisions, the per-kernel table, where to look."""
+    from tritondbg.profile.program_run import KERNEL_COLUMNS, kernel_cells
+
+    con = Console(highlight=False, stderr=False)
+    if not con.is_terminal:
+        con = Console(highlight=False, width=200)
+    info = record.extra.get("profile", {})
+    prog = info["program"]
+    if info.get("note"):
+        con.print(f"[bold yellow]Note: {info['note']}.[/]")
+    for r in record.results:
+        for d in r.extra.get("profile", {}).get("autotune", []):
+            lines = _decision_lines(d)
+            if d.get("cache_hits"):
+                lines[0] += f"; then {d['cache_hits']} launch(es) from the autotuner's cache"
+            con.print("\n".join(lines))
+    title = (f"Triton kernels of the program ({'GPU' if info['timing'] == 'gpu' else 'interpreter'} time "
+             f"{fmt_time(prog['program_ms'])} in all)")
+    table = Table(title=title)
+    for h in KERNEL_COLUMNS:
+        table.add_column(h, justify="left" if h in ("kernel", "autotune") else "right")
+    for row in prog["kernels"]:
+        table.add_row(*kernel_cells(row))
+    con.print(table)
+    if prog["other_kernels"]:
+        top = ", ".join(f"{o['kernel'][:40]} {fmt_time(o['total_ms'])}" for o in prog["other_kernels"][:3])
+        con.print(f"[dim]other GPU kernels (torch's): {top}[/]")
+    if info["timing"] == "gpu":
+        con.print("[dim]share: of the program's GPU time (every kernel, torch's too); achieved: the tensors' bytes "
+                  "/ GPU time (an upper bound of the traffic)[/]")
+    else:
+        con.print("[dim]share: of the Triton launches' interpreter time; achieved: tensor bytes / interpreter time "
+                  "(not GPU figures)[/]")
+    if prog["exit_status"]:
+        con.print(f"[red]the program exited with status {prog['exit_status']}[/]")
+    for line in view_lines(record):
+        con.print(line, soft_wrap=True)

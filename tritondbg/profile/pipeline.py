@@ -9,7 +9,12 @@ Per case (scenario x case x dtype):
    NVTX range + record_function, then the torch version under ``record_function("torch: ...")``; the case's
    profile record goes into the trace as metadata (key ``tritondbg``). One trace file per case, named
    ``<kernel>-<case>-<dtype>.<ns>.pt.trace.json``: the PyTorch Profiler plugin shows each as a worker.
-Then the roofline, the TensorBoard summaries and ``record.json`` are written and the folder committed.
+   The trace then gets the autotune decisions as events on an "autotune" track and a ``distributedInfo``
+   (rank = the case's index in the run: HTA keys traces by rank, so one rank per case keeps them all), and
+   the case's launch timeline is read back from it into the record.
+Then the roofline, the TensorBoard summaries, ``report.html`` and ``tritondbg/record.json`` are written and the
+folder committed. Run folder layout: only trace files (``*.json``) at the top, each with a rank, so Holistic
+Trace Analysis can open the folder; tritondbg's own JSON lives under ``tritondbg/``.
 """
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ from tritondbg.configs import parse_config, plan
 from tritondbg.errors import UsageError
 from tritondbg.profile.autotune import AutotuneWatch
 from tritondbg.profile.nvtx_ranges import LaunchRange, nvtx_state, range_message, range_name
-from tritondbg.profile.session import RunFolder, cuda_tool_attached, trace_session, worker_name
+from tritondbg.profile import trace_events
+from tritondbg.profile.session import PARTIAL, RunFolder, cuda_tool_attached, trace_session, worker_name
 from tritondbg.profile.summary import INTERPRETER_NOTE, derive
 from tritondbg.record import CaseResult, RunRecord, environment
 from tritondbg.scenario import Case, Scenario
@@ -128,7 +134,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def profile_case(scenario: Scenario, case: Case, dtype: str, *, device: str, interpret: bool, opts: Options,
-                 folder: RunFolder, peaks: dict | None) -> CaseResult:
+                 folder: RunFolder, peaks: dict | None, rank: tuple[int, int] = (0, 1)) -> CaseResult:
     """Check, time and trace one case; its CaseResult carries everything in ``extra["profile"]``."""
     inst = ProfileInstrument(scenario, dtype, interpret)
     result = runner.run_case(scenario, case, dtype, device=device, seed=opts.seed, config=opts.config,
@@ -151,7 +157,7 @@ def profile_case(scenario: Scenario, case: Case, dtype: str, *, device: str, int
     try:
         with pin:
             _time_and_trace(scenario, case, dtype, result, inputs, rng, device=device, interpret=interpret,
-                            opts=opts, folder=folder, peaks=peaks)
+                            opts=opts, folder=folder, peaks=peaks, rank=rank)
     except Exception as exc:  # noqa: BLE001 - a later launch failing is this case's result, not the end of the run
         result.status = "error"
         result.message = f"while timing/tracing: {runner.kernel_error_message(exc, scenario)}"
@@ -161,7 +167,7 @@ def profile_case(scenario: Scenario, case: Case, dtype: str, *, device: str, int
 
 def _time_and_trace(scenario: Scenario, case: Case, dtype: str, result: CaseResult, inputs: dict,
                     rng: LaunchRange, *, device: str, interpret: bool, opts: Options, folder: RunFolder,
-                    peaks: dict | None) -> None:
+                    peaks: dict | None, rank: tuple[int, int] = (0, 1)) -> None:
     import torch
 
     from tritondbg.profile.timing import WallClock, time_gpu
@@ -200,6 +206,12 @@ def _time_and_trace(scenario: Scenario, case: Case, dtype: str, result: CaseResu
         prof["metrics"] = derive(result, peaks)
         session.add_metadata("tritondbg", trace_metadata(result))
     prof["trace"] = session.file
+    if session.warnings:
+        prof["profiler_warnings"] = session.warnings
+    if session.file:  # the autotune track and a rank for HTA, then the launches for the report's timeline
+        trace = trace_events.add_to_trace(folder.path / (session.file + PARTIAL), prof.get("autotune") or [],
+                                          label=range_name(scenario.name, case.name, dtype), rank=rank)
+        prof["timeline"] = trace_events.launch_timeline(trace, rng.name, torch_range if torch_fn else None)
 
 
 def trace_metadata(result: CaseResult) -> dict[str, Any]:
@@ -229,11 +241,16 @@ def _peaks(mode: str, source: str) -> dict | None:
 def profile(targets: Sequence[str], *, all_kernels: bool = False, case: str | None = None,
             dtype: str | None = None, iters: int | None = None, warmup: int | None = None,
             out_dir: str | None = None, config: str | None = None, seed: int = 0, cuda_graph: bool = False,
-            peak_source: str = "measured", force_interpret: bool = False, command: str = "profile") -> RunRecord:
-    """Profile the kernels; returns the record (``record.extra["profile"]["run_dir"]`` is the run folder)."""
+            peak_source: str = "measured", force_interpret: bool = False, command: str = "profile",
+            progress: Callable[[str], None] | None = None) -> RunRecord:
+    """Profile the kernels; returns the record (``record.extra["profile"]["run_dir"]`` is the run folder).
+    ``progress`` gets one line per case as it finishes (the console prints them to stderr)."""
+    import time
+
     from tritondbg import __version__
     from tritondbg.commands.execute import run_folder
-    from tritondbg.profile import roofline, tensorboard
+    from tritondbg.profile import report, roofline, tensorboard
+    from tritondbg.record import record_path
 
     names = list(targets)
     if all_kernels:
@@ -255,12 +272,17 @@ def profile(targets: Sequence[str], *, all_kernels: bool = False, case: str | No
     stem = "all" if all_kernels else "+".join(Path(n.split("::")[0]).stem for n in names)
     peaks = _peaks(mode, peak_source)
     record = RunRecord(command=command)
+    total = sum(len(dtypes) for _, cases in work for _, dtypes in cases)
     with RunFolder(run_folder(out_dir, "profile", stem)) as folder:
         for scenario, cases in work:
             for c, dtypes in cases:
                 for dt in dtypes:
-                    record.results.append(profile_case(scenario, c, dt, device=device, interpret=interpret,
-                                                       opts=opts, folder=folder, peaks=peaks))
+                    t0 = time.perf_counter()
+                    r = profile_case(scenario, c, dt, device=device, interpret=interpret, opts=opts,
+                                     folder=folder, peaks=peaks, rank=(len(record.results), total))
+                    record.results.append(r)
+                    if progress is not None:
+                        progress(progress_line(r, len(record.results), total, time.perf_counter() - t0))
         note = INTERPRETER_NOTE if interpret else ""
         record.environment = environment()
         record.tool_version = __version__
@@ -273,8 +295,19 @@ def profile(targets: Sequence[str], *, all_kernels: bool = False, case: str | No
         }
         png = roofline.draw(record, folder.path / "roofline.png", peaks, note)
         record.extra["profile"]["roofline"] = png.name if png else None
+        record.extra["profile"]["report"] = report.REPORT_NAME
+        record.extra["record_path"] = str(record_path(folder.final))
         record.extra["profile"]["tensorboard"] = tensorboard.write(record, folder.path, png)
-        record.extra["record_path"] = str(folder.final / "record.json")
-        record.save(folder.path / "record.json")
+        report.write(record, folder.path)
+        record.save(record_path(folder.path))
         folder.commit()
     return record
+
+
+def progress_line(r: CaseResult, done: int, total: int, secs: float) -> str:
+    """``[3/18] gemm:square_4096:bfloat16 ok 0.21 ms (12.4 s)``: one line per profiled case."""
+    from tritondbg.profile.summary import fmt_time
+
+    med = ((r.extra.get("profile") or {}).get("kernel") or {}).get("median_ms")
+    status = "ok" if r.status == "pass" else r.status
+    return f"[{done}/{total}] {r.kernel}:{r.case}:{r.dtype} {status} {fmt_time(med)} ({secs:.1f} s)"

@@ -1,69 +1,94 @@
-"""The roofline picture: each profiled case at (FLOP per byte, achieved TFLOP/s), log-log, under the GPU's
-bandwidth slope and compute roofs. Drawn with Pillow (a TensorBoard dependency, so no new package; the
-CLI imports it only here, when a profile run ends).
+"""The roofline figure: each profiled case at (FLOP per byte, achieved TFLOP/s), log-log, under the GPU's
+measured (or spec-sheet) bandwidth slope and compute roofs; drawn with matplotlib, as SVG for report.html
+and PNG for TensorBoard's Images tab.
+
+Labels never overlap: each point is a numbered marker (kernel filled, torch's version of the same work
+hollow with the same number) and the numbers are explained in a table (kernel, case, dtype, figures):
+``legend_rows`` for the report's HTML table, drawn beside the plot in the PNG. A number goes to the first
+of a few positions around its marker that does not collide with a label already placed (``place_labels``).
 """
 from __future__ import annotations
 
+import io
 import math
+import re
 from pathlib import Path
 from typing import Any
 
 from tritondbg.record import RunRecord
 
-W, H = 1000, 640
-LEFT, RIGHT, TOP, BOTTOM = 90, 260, 60, 70
-_COLORS = {"float32": (31, 119, 180), "float16": (44, 160, 44), "bfloat16": (214, 39, 40),
-           "float8_e4m3fn": (148, 103, 189)}
-_OTHER = (127, 127, 127)
+_COLORS = {"float32": "#1f77b4", "float16": "#2ca02c", "bfloat16": "#d62728", "float8_e4m3fn": "#9467bd"}
+_OTHER = "#7f7f7f"
 _SHORT = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float8_e4m3fn": "fp8"}
+# label offsets tried around a marker, in points (right, up-right, down-right, up, down, left, ...)
+_OFFSETS = [(7, -4), (7, 5), (7, -13), (-3, 8), (-3, -17), (-16, -4), (-16, 6), (-16, -13), (12, 14),
+            (12, -22), (-22, 14), (-22, -22)]
+_FONT_PT = 8.0
 
 
 def points(record: RunRecord) -> list[dict[str, Any]]:
-    """Cases with both FLOPs and bytes and a time: the kernel's point and, when timed, torch's."""
-    pts = []
+    """Cases with both FLOPs and bytes and a time: the kernel's point and, when timed, torch's; ``n`` is
+    the case's number in the legend table (shared by its two points)."""
+    pts, n = [], 0
     for r in record.results:
         prof = r.extra.get("profile", {})
         med = (prof.get("kernel") or {}).get("median_ms")
         if not (r.flops and r.bytes and med):
             continue
-        label = f"{r.kernel}:{r.case}:{_SHORT.get(r.dtype, r.dtype)}"
-        pts.append({"label": label, "x": r.flops / r.bytes, "y": r.flops / (med * 1e-3) / 1e12, "dtype": r.dtype,
-                    "torch": False})
+        n += 1
+        base = {"n": n, "kernel": r.kernel, "case": r.case, "dtype": r.dtype, "x": r.flops / r.bytes,
+                "label": f"{r.kernel}:{r.case}:{_SHORT.get(r.dtype, r.dtype)}"}
+        pts.append({**base, "y": r.flops / (med * 1e-3) / 1e12, "torch": False})
         tms = (prof.get("torch") or {}).get("median_ms")
         if tms:
-            pts.append({"label": label, "x": r.flops / r.bytes, "y": r.flops / (tms * 1e-3) / 1e12,
-                        "dtype": r.dtype, "torch": True})
+            pts.append({**base, "y": r.flops / (tms * 1e-3) / 1e12, "torch": True})
     return pts
 
 
-def _font(size: int):
-    from PIL import ImageFont
-
-    try:
-        return ImageFont.load_default(size=size)  # Pillow >= 10.1 with FreeType
-    except TypeError:
-        return ImageFont.load_default()
-
-
-def _text(g, xy, text: str, *, fill, font, anchor: str | None = None) -> None:
-    """Draw text; old Pillow with its bitmap font refuses ``anchor``: then left-top aligned."""
-    try:
-        g.text(xy, text, fill=fill, font=font, anchor=anchor)
-    except ValueError:
-        g.text(xy, text, fill=fill, font=font)
+def legend_rows(record: RunRecord) -> list[dict[str, Any]]:
+    """One row per numbered case: number, kernel, case, dtype, FLOP/byte, TFLOP/s of the kernel and torch."""
+    rows: dict[int, dict[str, Any]] = {}
+    for p in points(record):
+        row = rows.setdefault(p["n"], {"n": p["n"], "kernel": p["kernel"], "case": p["case"], "dtype": p["dtype"],
+                                       "intensity": p["x"], "tflops": None, "torch_tflops": None})
+        row["torch_tflops" if p["torch"] else "tflops"] = p["y"]
+    return list(rows.values())
 
 
-def _decades(lo: float, hi: float) -> tuple[int, int]:
-    return math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _tick(e: int) -> str:
-    return f"{10.0 ** e:g}" if -3 <= e <= 4 else f"1e{e}"
+def place_labels(anchors: list[tuple[float, float]], sizes: list[tuple[float, float]],
+                 obstacles: list[tuple[float, float, float, float]] = ()) -> list[tuple[float, float]]:
+    """Offsets (points) for labels of ``sizes`` (w, h in points) at ``anchors`` (display points), chosen so no
+    two label boxes overlap each other or an obstacle box (markers), when any candidate allows it."""
+    placed: list[tuple[float, float, float, float]] = list(obstacles)
+    out = []
+    for (ax, ay), (w, h) in zip(anchors, sizes):
+        choice = None
+        for dx, dy in _OFFSETS:
+            box = (ax + dx, ay + dy, ax + dx + w, ay + dy + h)
+            if not any(_overlap(box, o) for o in placed):
+                choice = (dx, dy)
+                break
+        if choice is None:  # crowded: stack it above the highest label near this anchor
+            top = max([o[3] for o in placed if abs(o[0] - ax) < 40] + [ay])
+            choice = (_OFFSETS[0][0], top - ay + 1)
+        dx, dy = choice
+        placed.append((ax + dx, ay + dy, ax + dx + w, ay + dy + h))
+        out.append(choice)
+    return out
 
 
-def draw(record: RunRecord, path: Path, peaks: dict[str, Any] | None, note: str = "") -> Path | None:
-    """Write the roofline PNG to ``path``; None when no case has FLOPs, bytes and a time."""
-    from PIL import Image, ImageDraw
+def _decades(lo: float, hi: float) -> tuple[float, float]:
+    return 10.0 ** math.floor(math.log10(lo)), 10.0 ** math.ceil(math.log10(hi))
+
+
+def figure(record: RunRecord, peaks: dict[str, Any] | None, note: str = "", *, table: bool = False):
+    """The roofline as a matplotlib Figure (no pyplot: no global state); None without points. ``table``
+    draws the numbered legend beside the plot (for the PNG; the report has an HTML table)."""
+    from matplotlib.figure import Figure
 
     pts = points(record)
     if not pts:
@@ -72,73 +97,96 @@ def draw(record: RunRecord, path: Path, peaks: dict[str, Any] | None, note: str 
     bw = figures.get("bandwidth")
     dtypes = sorted({p["dtype"] for p in pts})
     roofs = {dt: figures[dt] / 1e12 for dt in dtypes if figures.get(dt)} if bw else {}
-    xs = [p["x"] for p in pts] + [figures[dt] / bw for dt in dtypes if bw and figures.get(dt)]
+    xs = [p["x"] for p in pts] + [figures[dt] / bw for dt in roofs]
     ys = [p["y"] for p in pts] + list(roofs.values())
     x0, x1 = _decades(min(xs) / 2, max(xs) * 4)
     y0, y1 = _decades(min(ys) / 2, max(ys) * 2)
     if bw:
-        y0 = min(y0, math.floor(math.log10(bw * 10.0 ** x0 / 1e12)))
+        y0 = min(y0, 10.0 ** math.floor(math.log10(bw * x0 / 1e12)))
 
-    img = Image.new("RGB", (W, H), "white")
-    g = ImageDraw.Draw(img)
-    font, small, big = _font(14), _font(12), _font(18)
-    pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    def px(x: float) -> float:
-        return LEFT + (math.log10(x) - x0) / (x1 - x0) * pw
-
-    def py(y: float) -> float:
-        return TOP + ph - (math.log10(max(y, 1e-300)) - y0) / (y1 - y0) * ph
-
-    for e in range(x0, x1 + 1):
-        g.line([(px(10.0 ** e), TOP), (px(10.0 ** e), TOP + ph)], fill=(225, 225, 225))
-        _text(g, (px(10.0 ** e), TOP + ph + 6), _tick(e), fill="black", font=small, anchor="mt")
-    for e in range(y0, y1 + 1):
-        g.line([(LEFT, py(10.0 ** e)), (LEFT + pw, py(10.0 ** e))], fill=(225, 225, 225))
-        _text(g, (LEFT - 6, py(10.0 ** e)), _tick(e), fill="black", font=small, anchor="rm")
-    g.rectangle([LEFT, TOP, LEFT + pw, TOP + ph], outline="black")
-    _text(g, (LEFT + pw / 2, H - 22), "arithmetic intensity (FLOP per byte of DRAM traffic)", fill="black",
-          font=font, anchor="mm")
-    label = Image.new("RGB", (200, 24), "white")
-    _text(ImageDraw.Draw(label), (100, 12), "achieved TFLOP/s", fill="black", font=font, anchor="mm")
-    img.paste(label.rotate(90, expand=True), (8, int(TOP + ph / 2 - 100)))
-
-    title = "roofline"
-    if peaks:
-        title += f": {peaks['device']}, peaks {peaks['source']}"
-    g.text((LEFT, 14), title, fill="black", font=big)
-    if note:
-        g.text((LEFT, 38), note, fill=(200, 0, 0), font=font)
-
-    legend_y = TOP
-    lx = LEFT + pw + 16
+    fig = Figure(figsize=(11.5 if table else 8.0, 5.2), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)  # a real canvas: draw() below lays the figure out, so the label placement is final
+    if table:
+        ax, tax = fig.subplots(1, 2, width_ratios=[2.3, 1])
+    else:
+        ax, tax = fig.subplots(), None
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
+    ax.grid(True, which="major", color="#e0e0e0", linewidth=0.8)
+    ax.set_xlabel("arithmetic intensity (FLOP per byte of DRAM traffic)")
+    ax.set_ylabel("achieved TFLOP/s")
+    title = "roofline" + (f": {peaks['device']}, peaks {peaks['source']}" if peaks else "")
+    ax.set_title(title + (f"\n{note}" if note else ""), fontsize=10, color="black", loc="left")
     for dt, peak in roofs.items():
-        color = _COLORS.get(dt, _OTHER)
         ridge = peak * 1e12 / bw
-        xa, xb = 10.0 ** x0, 10.0 ** x1
-        line = [(px(xa), py(bw * xa / 1e12))]
-        if xa < ridge < xb:
-            line.append((px(ridge), py(peak)))
-        line.append((px(xb), py(min(peak, bw * xb / 1e12))))
-        g.line(line, fill=color, width=2)
-        g.text((lx, legend_y), f"{_SHORT.get(dt, dt)} roof {peak:.0f} TFLOP/s", fill=color, font=small)
-        legend_y += 18
+        line_x = [x0] + ([ridge] if x0 < ridge < x1 else []) + [x1]
+        line_y = [min(peak, bw * x / 1e12) for x in line_x]
+        ax.plot(line_x, line_y, color=_COLORS.get(dt, _OTHER), linewidth=1.6,
+                label=f"{_SHORT.get(dt, dt)} roof {peak:.0f} TFLOP/s")
     if bw:
-        g.text((lx, legend_y), f"DRAM {bw / 1e12:.2f} TB/s", fill="black", font=small)
-        legend_y += 26
-
+        ax.plot([], [], color="black", linewidth=0, label=f"DRAM {bw / 1e12:.2f} TB/s (the slope)")
     for p in pts:
-        color = _COLORS.get(p["dtype"], _OTHER)
-        cx, cy, r = px(p["x"]), py(p["y"]), 6
-        if p["torch"]:
-            g.ellipse([cx - r, cy - r, cx + r, cy + r], outline=color, width=2)
-        else:
-            g.ellipse([cx - r, cy - r, cx + r, cy + r], fill=color)
-            g.text((cx + 9, cy - 8), p["label"], fill=color, font=small)
-    g.ellipse([lx, legend_y + 2, lx + 10, legend_y + 12], fill=_OTHER)
-    g.text((lx + 16, legend_y), "Triton kernel", fill="black", font=small)
-    g.ellipse([lx, legend_y + 22, lx + 10, legend_y + 32], outline=_OTHER, width=2)
-    g.text((lx + 16, legend_y + 20), "torch, same work", fill="black", font=small)
+        c = _COLORS.get(p["dtype"], _OTHER)
+        ax.plot([p["x"]], [p["y"]], marker="o", markersize=7, linestyle="none", color=c,
+                markerfacecolor="white" if p["torch"] else c, markeredgewidth=1.5)
+    ax.plot([], [], marker="o", linestyle="none", color=_OTHER, label="Triton kernel (number: table)")
+    ax.plot([], [], marker="o", linestyle="none", color=_OTHER, markerfacecolor="white", label="torch, same work")
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.9)
+
+    # numbers beside the markers, placed in display space so that none overlaps another or a marker
+    fig.canvas.draw()  # layout first: the data-to-display transform is final after it
+    to_pt = 72.0 / fig.dpi
+    anchors = [tuple(v * to_pt for v in ax.transData.transform((p["x"], p["y"]))) for p in pts]
+    sizes = [(0.62 * _FONT_PT * len(str(p["n"])) + 2, _FONT_PT + 1) for p in pts]
+    markers = [(x - 4.5, y - 4.5, x + 4.5, y + 4.5) for x, y in anchors]
+    for p, (dx, dy) in zip(pts, place_labels(anchors, sizes, markers)):
+        ax.annotate(str(p["n"]), (p["x"], p["y"]), xytext=(dx, dy), textcoords="offset points",
+                    fontsize=_FONT_PT, color=_COLORS.get(p["dtype"], _OTHER), va="bottom", ha="left",
+                    fontweight="normal" if p["torch"] else "bold")
+    if tax is not None:
+        tax.axis("off")
+        rows = legend_rows(record)
+        cells = [[str(r["n"]), r["kernel"], r["case"], _SHORT.get(r["dtype"], r["dtype"]),
+                  _fmt(r["tflops"]), _fmt(r["torch_tflops"])] for r in rows]
+        t = tax.table(cellText=cells, colLabels=["#", "kernel", "case", "dtype", "TFLOP/s", "torch"],
+                      loc="upper left", cellLoc="left")
+        t.auto_set_font_size(False)
+        t.set_fontsize(7.5)
+        t.auto_set_column_width(list(range(6)))
+    return fig
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else f"{v:.3g}"
+
+
+def svg(record: RunRecord, peaks: dict[str, Any] | None, note: str = "") -> str | None:
+    """The roofline as an inline ``<svg>`` element (text as paths: no font needed), or None."""
+    fig = figure(record, peaks, note)
+    return None if fig is None else svg_of(fig)
+
+
+def svg_of(fig) -> str:
+    """A Figure as an inline ``<svg>`` (no XML prolog, no external reference)."""
+    import matplotlib
+
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "tritondbg"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    text = buf.getvalue()
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)  # RDF/creator block: nothing to show
+    return text[text.index("<svg"):]
+
+
+def draw(record: RunRecord, path: Path, peaks: dict[str, Any] | None, note: str = "") -> Path | None:
+    """Write the roofline PNG (plot + numbered table) to ``path``; None when no case has FLOPs, bytes and a time."""
+    fig = figure(record, peaks, note, table=True)
+    if fig is None:
+        return None
     path = Path(path)
-    img.save(path, format="PNG")
+    fig.savefig(path, format="png", dpi=100)
     return path

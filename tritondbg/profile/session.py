@@ -127,15 +127,48 @@ def worker_name(*parts: str) -> str:
 @contextlib.contextmanager
 def trace_session(folder: Path, worker: str, *, cuda: bool) -> Iterator["TraceSession"]:
     """A torch.profiler session (record_shapes) whose trace lands in ``folder`` when the block ends."""
+    import warnings
+
     import torch
 
+    quiet_kineto()
     written: list[str] = []
-    prof = torch.profiler.profile(activities=activities(cuda), record_shapes=True,
-                                  on_trace_ready=_handler(folder, worker, written))
-    session = TraceSession(prof, written)
-    with prof:
-        yield session
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        prof = torch.profiler.profile(activities=activities(cuda), record_shapes=True,
+                                      on_trace_ready=_handler(folder, worker, written))
+        session = TraceSession(prof, written)
+        try:
+            with prof:
+                yield session
+        finally:
+            session.warnings = _keep_profiler_warnings(caught)
     session.file = written[-1] if written else None
+
+
+_PROFILER_FILES = ("torch/profiler/", "torch/autograd/profiler", "torch\\profiler\\", "torch\\autograd\\profiler")
+
+
+def _keep_profiler_warnings(caught) -> list[str]:
+    """The torch profiler's own warnings (raised in torch/profiler or torch/autograd/profiler, C++ ones
+    included) are kept for the record instead of printed; any other warning (the kernel's, the user's) is
+    shown as usual."""
+    import warnings
+
+    kept = []
+    for w in caught:
+        if any(p in (w.filename or "") for p in _PROFILER_FILES):
+            kept.append(f"{w.category.__name__}: {w.message}")
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return kept
+
+
+def quiet_kineto() -> None:
+    """Kineto (torch >= 2.12 builds) prints ``USDT: ... profiler_start``/``profiler_stop`` on stderr for every
+    session. Its levels are VERBOSE 0, INFO 1, WARNING 2, STAGE 3, ERROR 4, USDT 5: only 6 hides the USDT lines
+    (read when a session starts, so setting it here works). A KINETO_LOG_LEVEL the user set is kept."""
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
 
 
 class TraceSession:
@@ -145,6 +178,7 @@ class TraceSession:
         self.prof = prof
         self._written = written
         self.file: str | None = None
+        self.warnings: list[str] = []  # the profiler's own warnings, kept out of the console
 
     def add_metadata(self, key: str, value) -> None:
         """Embed JSON-able ``value`` at the top level of the trace (Perfetto and the plugin keep it)."""

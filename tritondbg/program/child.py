@@ -111,6 +111,10 @@ def _attach(cfg: dict) -> None:
         from tritondbg.program.capture import Capturer
 
         observers.append(Capturer(cfg))
+    elif "profile" in features:           # tritondbg profile -- CMD (tritondbg/profile/program.py)
+        from tritondbg.profile.program import ProgramProfiler
+
+        observers.append(ProgramProfiler(cfg))
     elif "observe" in features:           # attached, nothing to do (the overhead benchmark)
         observers.append(attach.Observer())
     if not observers:

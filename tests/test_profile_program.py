@@ -1,0 +1,156 @@
+"""`tritondbg profile -- CMD` on the CPU: the observer's window and autotune reading with stand-in launches
+(tritondbg/profile/program.py), and one real run of tests/gpu/profile_program.py under the interpreter."""
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli
+
+PROGRAM = REPO / "tests" / "gpu" / "profile_program.py"
+
+
+class FakeConfig:
+    def __init__(self, **kw):
+        self.kwargs, self.num_warps, self.num_stages, self.num_ctas, self.maxnreg = kw, 4, 3, 1, None
+        self.pre_hook = None
+
+    def all_kwargs(self):
+        return {**self.kwargs, "num_warps": 4, "num_stages": 3}
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.kwargs.items())))
+
+    def __eq__(self, other):
+        return isinstance(other, FakeConfig) and self.kwargs == other.kwargs
+
+
+class FakeTuner:
+    """What ProgramProfiler reads from a triton Autotuner right at its launch."""
+
+    def __init__(self, configs):
+        self.configs, self.keys, self.arg_names = configs, ["n"], ["x_ptr", "n", "BLOCK"]
+        self.configs_timings, self.bench_time, self.best_config = None, None, None
+
+
+def _launch(fn, name, n, config=None):
+    import torch
+
+    from tritondbg.program.attach import Launch
+
+    x = torch.zeros(n)
+    return Launch(fn=fn, name=name, qualname=name, module="m", file="k.py", line=1,
+                  args={"x_ptr": x, "n": n, "BLOCK": 64}, options={}, grid=(1,), config=config)
+
+
+@pytest.fixture
+def profiler(tmp_path, monkeypatch):
+    from tritondbg.profile import program
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # the compiled path of the decision reading
+    monkeypatch.setattr(program.atexit, "register", lambda fn: None)
+    (tmp_path / "tritondbg").mkdir()
+
+    def make(**cfg):
+        return program.ProgramProfiler({"run_dir": str(tmp_path / "tritondbg"), "trace_dir": str(tmp_path), **cfg})
+    return make
+
+
+def test_window_and_autotune_decisions_from_stand_in_launches(profiler, tmp_path):
+    import torch
+
+    from tritondbg.program import attach
+
+    configs = [FakeConfig(BLOCK=64), FakeConfig(BLOCK=128), FakeConfig(BLOCK=256)]
+    tuner = FakeTuner(configs)
+    fn = object()
+    p = profiler(skip=1, active=3)
+    attach._local.tuners = [tuner]
+    try:
+        # a benchmark of key (100, float32) just ran: BLOCK=256 was pruned, BLOCK=128 won
+        tuner.configs_timings = {configs[0]: [0.02, 0.018, 0.022], configs[1]: [0.01, 0.009, 0.011]}
+        tuner.bench_time = 0.5
+        for i in range(6):  # launches 1..3 are traced; 5 has a new key that was served by a cache
+            n = 200 if i == 5 else 100
+            p.around(_launch(fn, "k_kernel", n, configs[1]), lambda: torch.ones(8) * 2)
+    finally:
+        attach._local.tuners = None
+    p.finish()
+    data = json.loads((tmp_path / "tritondbg" / f"program-{os.getpid()}.json").read_text())
+    k = data["kernels"]["k_kernel"]
+    assert (k["launches"], k["traced"], k["bytes"]) == (6, 3, 3 * 100 * 4)
+    assert data["window"] == {"skip": 1, "active": 3, "started_at_launch": 1}
+    first, second = data["decisions"]
+    assert first["source"] == "benchmark" and first["key"] == ["100", "torch.float32"]
+    assert [c["status"] for c in first["configs"]] == ["timed", "timed", "pruned"]
+    assert [c["winner"] for c in first["configs"]] == [False, True, False]
+    assert first["configs"][1]["p20_ms"] == pytest.approx(0.009) and first["launches"] == 5
+    assert first["cache_hits"] == 4 and first["bench_s"] == 0.5
+    assert second["source"] == "cache" and second["cache_hit"] and second["key"] == ["200", "torch.float32"]
+    trace_file = tmp_path / (data["trace"] + ".partial")
+    trace = json.loads(trace_file.read_text())
+    ranges = [e for e in trace["traceEvents"] if e.get("name") == "k_kernel" and e.get("ph") == "X"]
+    assert len(ranges) == 3  # the window: launches 1, 2, 3
+    assert trace["distributedInfo"]["rank"] == 0
+    track = [e for e in trace["traceEvents"] if e.get("cat") == "autotune" and e.get("ph") == "X"]
+    assert [e["args"]["winner"] for e in track] == [False, True]
+
+
+def test_profile_a_program_under_the_interpreter(tmp_path, cli_env):
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    out = tmp_path / "runs"
+    p = run_cli(["profile", "--out", str(out), "--json", "--", "python", str(PROGRAM), "--steps", "2"], cli_env,
+                timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "profile_program: 2 steps on cpu" in p.stdout + p.stderr
+    js = json.loads(p.stdout[p.stdout.index("{"):])
+    assert js["timing"] == "interpreter" and "not GPU performance" in js["note"]
+    rows = {r["kernel"]: r for r in js["kernels"]}
+    assert set(rows) == {"add_kernel", "softmax_kernel", "layernorm_fwd_kernel", "gemm_tma_kernel"} or \
+        set(rows) == {"add_kernel", "softmax_kernel", "layernorm_fwd_kernel", "gemm_kernel"}
+    for r in rows.values():
+        assert r["launches"] == 2 and r["timed_launches"] == 2 and r["total_ms"] > 0 and r["gbps"] > 0
+    assert sum(r["share"] for r in rows.values()) == pytest.approx(1.0)
+    assert rows["add_kernel"]["bytes_per_launch"] == 3 * 1000 * 4  # x, y, out: float32[1000]
+    tuned = {d["kernel"]: d for d in js["autotune"]}
+    assert tuned["add_kernel"]["source"] == "interpreter" and tuned["add_kernel"]["cache_hits"] == 1
+    run_dir = Path(js["run_dir"])
+    [trace] = list(run_dir.glob("*.json"))  # layout rule: only the program's trace at the top
+    assert trace.name.startswith("program-") and trace.name.endswith(".pt.trace.json")
+    assert json.loads(trace.read_text())["distributedInfo"]["rank"] == 0
+    html = (run_dir / "report.html").read_text()
+    assert 'id="program-kernels"' in html and html.count('class="autotune"') == len(js["autotune"])
+
+
+def test_program_exit_status_and_missing_program(tmp_path, cli_env):
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    prog = tmp_path / "fails.py"
+    prog.write_text("import sys\nsys.exit(3)\n")
+    p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--", "python", str(prog)], cli_env)
+    assert p.returncode == 3, p.stderr[-2000:]
+    assert "the program exited with status 3" in p.stdout
+    p = run_cli(["profile", "--", "no-such-program-xyz"], cli_env)
+    assert p.returncode != 0 and "Traceback" not in p.stderr and "no-such-program-xyz" in p.stderr
+
+
+def test_kernel_totals_leave_autotune_benchmark_launches_out():
+    from tritondbg.profile.trace_events import kernel_totals
+
+    def x(name, cat, ts, dur, corr=None):
+        return {"ph": "X", "name": name, "cat": cat, "ts": ts, "dur": dur, "args": {"correlation": corr} if corr else {}}
+
+    trace = {"traceEvents": [
+        x("cuLaunchKernel", "cuda_driver", 10, 2, corr=1), x("add_kernel", "kernel", 20, 50, corr=1),  # benchmark
+        x("add_kernel", "user_annotation", 100, 10),
+        x("cuLaunchKernel", "cuda_driver", 102, 2, corr=2), x("add_kernel", "kernel", 110, 40, corr=2),
+        x("cudaLaunchKernel", "cuda_runtime", 150, 2, corr=3), x("void at::native::copy", "kernel", 160, 5, corr=3),
+    ]}
+    totals, source = kernel_totals(trace, ["add_kernel"])
+    assert source == "gpu"
+    assert totals["add_kernel"] == {"launches": 1, "total_us": 40.0}
+    assert totals["add_kernel (autotune benchmark)"] == {"launches": 1, "total_us": 50.0}
+    assert totals["void at::native::copy"]["total_us"] == 5.0
+    cpu, source = kernel_totals({"traceEvents": [x("add_kernel", "user_annotation", 0, 7)]}, ["add_kernel"])
+    assert source == "cpu" and cpu == {"add_kernel": {"launches": 1, "total_us": 7.0}}
