@@ -53,6 +53,11 @@ def aligned(*tensors) -> bool:
     return not acc & 15
 
 
+def launchable(t) -> bool:
+    """A tensor the cached launchers may take: on a CUDA device (the interpreter runs on CPU tensors)."""
+    return getattr(t, "is_cuda", False)
+
+
 class Launcher:
     """One compiled kernel bound to one call signature: ``launcher(*tensors)`` launches it."""
 
@@ -97,24 +102,24 @@ class Launches:
         ``out``: the output, filled with NaN and written again by the new launcher on its first use."""
         if compiled is None or sig is None or not pristine(self.kernel):
             return
-        if not all(getattr(t, "is_cuda", False) for t in tensors) or not aligned(*tensors):
+        if not all(launchable(t) for t in tensors) or not aligned(*tensors):
             return
-        config = getattr(self.kernel, "best_config", None) if isinstance(self.kernel, Autotuner) else None
+        config = getattr(self.kernel, "best_config", None)  # an Autotuner's config that just ran
         kwargs = dict(config.kwargs) if config is not None else {}
         if callable(grid):
             grid = grid(kwargs)
-        names = list(self._jit().arg_names)
-        params = {p.name: p for p in self._jit().params}
+        jit = self._jit()
         merged = {**values, **kwargs}
         tail = []
-        for name in names[len(tensors):]:
+        for name in list(jit.arg_names)[len(tensors):]:
             if name in merged:
                 tail.append(merged[name])
-            else:
-                default = getattr(params[name], "default", inspect.Parameter.empty)
-                if default is inspect.Parameter.empty:
-                    raise RuntimeError(f"{self._jit().__name__}: no value for argument {name!r}")
-                tail.append(default)
+                continue
+            params = {p.name: p for p in getattr(jit, "params", ())}
+            default = getattr(params.get(name), "default", inspect.Parameter.empty)
+            if default is inspect.Parameter.empty:
+                raise RuntimeError(f"{getattr(jit, '__name__', jit)}: no value for kernel argument {name!r}")
+            tail.append(default)
         launcher = Launcher(compiled, grid, tuple(tail))
         key = (sig, tuple(sorted(kwargs.items())), getattr(config, "num_warps", None),
                getattr(config, "num_stages", None))
