@@ -24,6 +24,8 @@ from typing import NamedTuple
 
 import triton
 
+from . import _launch
+
 SINGLE_MAX_BLOCK = 8192   # largest BLOCK_N a single-pass program holds (see above)
 TILE_BYTES = 8192         # bytes of input per single-pass program for short rows (rows per program)
 LOOP_CHUNK = 4096         # columns per step of the looped kernels
@@ -33,8 +35,11 @@ ELEMS_PER_THREAD = 32     # tile elements per thread (warps = tile / (32 * this)
 class RowConfig(NamedTuple):
     kind: str       # "single" or "looped"
     block_n: int    # single: next_power_of_2(N); looped: columns per chunk
-    rows: int       # rows per program (single); 1 for looped
+    rows: int       # rows per tile (single); 1 for looped
     num_warps: int
+    stages: int = 1  # single: 1 = one tile per program; >= 2 = persistent programs, the next tile's load in
+    #                 flight (cp.async into shared memory) while this one is reduced and stored. looped: the
+    #                 pipelining depth of the chunk loops.
 
 
 def vec(n: int, *strides: int, elem_size: int) -> int:
@@ -78,4 +83,47 @@ def check_config(config, max_block_n: int, N: int) -> RowConfig:
         raise ValueError(f"config block_n {c.block_n} < N={N} for the single-pass kernel")
     if c.kind == "looped" and c.rows != 1:
         raise ValueError("config rows must be 1 for the looped kernel")
+    if not isinstance(c.stages, int) or not 1 <= c.stages <= 4:
+        raise ValueError(f"config stages must be 1..4, got {c.stages!r}")
     return c
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Launch (both wrappers): the grid, persistent programs by occupancy, the cached launcher
+# ---------------------------------------------------------------------------------------------------------
+_PROGRAMS: dict = {}  # (kernel, constexprs, warps, stages, device) -> persistent programs for the whole GPU
+
+
+def _device_properties(index: int) -> dict:
+    return triton.runtime.driver.active.utils.get_device_properties(index)
+
+
+def _persistent_programs(kernel, tensors, scalars: dict, consts: dict, cfg: RowConfig) -> int:
+    """Programs that fit on the GPU at once (SMs x CTAs per SM by registers, shared memory and warps), from
+    the compiled kernel (as Triton's fused-softmax tutorial does): more would run as a second wave."""
+    dev = tensors[0].device
+    key = (kernel, tuple(sorted(consts.items())), cfg.num_warps, cfg.stages, dev)
+    n = _PROGRAMS.get(key)
+    if n is None:
+        compiled = kernel.warmup(*tensors, *scalars.values(), **consts, num_warps=cfg.num_warps, grid=(1,))
+        if hasattr(compiled, "result"):
+            compiled = compiled.result()
+        compiled._init_handles()
+        props = _device_properties(dev.index or 0)
+        threads = 32 * cfg.num_warps
+        per_sm = min(props["max_num_regs"] // max(1, compiled.n_regs * threads), 2048 // threads, 32)
+        smem = compiled.metadata.shared
+        if smem:
+            per_sm = min(per_sm, props["max_shared_mem"] // smem)
+        n = _PROGRAMS[key] = props["multiprocessor_count"] * max(1, per_sm)
+    return n
+
+
+def launch(kernel, launches, sig, tensors: tuple, scalars: dict, consts: dict, cfg: RowConfig, n_tiles: int, out):
+    """``kernel`` over ``n_tiles`` tiles (one program per tile, or persistent programs when cfg.stages > 1 on a
+    GPU); records the cached launcher for ``sig``."""
+    grid = (n_tiles,)
+    if cfg.kind == "single" and cfg.stages > 1 and _launch.launchable(tensors[0]) and _launch.pristine(kernel):
+        grid = (min(n_tiles, _persistent_programs(kernel, tensors, scalars, consts, cfg)),)
+    compiled = kernel[grid](*tensors, *scalars.values(), **consts, num_warps=cfg.num_warps)
+    launches.record(sig, compiled, grid, tensors, {**scalars, **consts}, out=out)

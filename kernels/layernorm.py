@@ -34,7 +34,7 @@ import triton
 import triton.language as tl
 
 from . import _launch
-from ._rows import RowConfig, check_config, row_config, vec
+from ._rows import RowConfig, check_config, launch, row_config, vec
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
 # Largest block (columns) the wrapper may use; the rule (kernels/_rows.py) decides below it.
@@ -54,32 +54,34 @@ def layernorm_fwd_kernel(
     eps,  # added to the variance
     HAS_BIAS: tl.constexpr,
     BLOCK_N: tl.constexpr,  # next_power_of_2(N): whole rows in one block
-    ROWS: tl.constexpr,  # rows per program
+    ROWS: tl.constexpr,  # rows per tile
     VEC: tl.constexpr,  # power of two dividing N and both row strides (16-byte vector accesses)
+    STAGES: tl.constexpr,  # 1: one tile per program; >= 2: persistent programs, next tile's load in flight
 ):
     # round down to what VEC says they are (no-ops): tells Triton N and the strides are multiples of VEC
     n_vec = N // VEC * VEC
     sx = stride_x_row // VEC * VEC
     sy = stride_y_row // VEC * VEC
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     col_ok = cols < n_vec
-    mask = (rows < M)[:, None] & col_ok[None, :]
-    rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
-    x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-    mean = tl.sum(x, axis=1) / N  # padded lanes are 0: the sum is exact over the N real values
-    xc = tl.where(mask, x - mean[:, None], 0.0)  # padded lanes would add mean^2 to the variance otherwise
-    var = tl.sum(xc * xc, axis=1) / N
-    rstd = 1.0 / tl.sqrt(var + eps)
-    # weight/bias after the statistics: loaded first, they would hold two more fp32 registers per element
-    # through the row load and the reductions (fewer programs per SM, fewer bytes in flight); they come
-    # from L2 (read by every program)
-    w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
-    y = xc * rstd[:, None] * w[None, :]
-    if HAS_BIAS:
-        b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
-        y = y + b[None, :]
-    tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
+        rows = tile * ROWS + tl.arange(0, ROWS)
+        mask = (rows < M)[:, None] & col_ok[None, :]
+        rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
+        x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        mean = tl.sum(x, axis=1) / N  # padded lanes are 0: the sum is exact over the N real values
+        xc = tl.where(mask, x - mean[:, None], 0.0)  # padded lanes would add mean^2 to the variance otherwise
+        var = tl.sum(xc * xc, axis=1) / N
+        rstd = 1.0 / tl.sqrt(var + eps)
+        # weight/bias after the statistics: loaded first, they would hold two more fp32 registers per element
+        # through the row load and the reductions (fewer programs per SM, fewer bytes in flight); they come
+        # from L2 (read by every program)
+        w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+        y = xc * rstd[:, None] * w[None, :]
+        if HAS_BIAS:
+            b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+            y = y + b[None, :]
+        tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -97,6 +99,7 @@ def layernorm_fwd_looped_kernel(
     BLOCK_N: tl.constexpr,  # chunk of columns per loop step; power of two
     ROWS: tl.constexpr,  # 1
     VEC: tl.constexpr,  # power of two dividing N and both row strides
+    STAGES: tl.constexpr,  # pipelining depth of the chunk loops (1: none)
 ):
     n_vec = N // VEC * VEC
     row = tl.program_id(0).to(tl.int64)
@@ -108,7 +111,7 @@ def layernorm_fwd_looped_kernel(
     # its (k+1)-th sample: the Welford divisor is the scalar k+1 (no per-element division).
     lane_mean = tl.zeros([BLOCK_N], dtype=tl.float32)
     lane_m2 = tl.zeros([BLOCK_N], dtype=tl.float32)
-    for start in range(0, n_vec, BLOCK_N):
+    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
         inv_count = 1.0 / (start // BLOCK_N + 1)  # fp32 scalar
         offs = start + cols
         mask = offs < n_vec
@@ -124,7 +127,7 @@ def layernorm_fwd_looped_kernel(
     rstd = 1.0 / tl.sqrt(var + eps)
 
     # Pass 2: normalise and write (x comes back from L2).
-    for start in range(0, n_vec, BLOCK_N):
+    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
         offs = start + cols
         mask = offs < n_vec
         w = tl.load(w_ptr + offs, mask=mask, other=0.0).to(tl.float32)
@@ -199,11 +202,9 @@ def layernorm(
     v = vec(N, x.stride(0), y.stride(0), elem_size=x.element_size())
     kernel, launches = ((layernorm_fwd_kernel, _SINGLE) if cfg.kind == "single"
                         else (layernorm_fwd_looped_kernel, _LOOPED))
-    grid = (triton.cdiv(M, cfg.rows),)
-    consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v)
+    consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages)
     scalars = dict(stride_x_row=x.stride(0), stride_y_row=y.stride(0), M=M, N=N, eps=eps)
-    compiled = kernel[grid](x, weight, b_arg, y, *scalars.values(), **consts, num_warps=cfg.num_warps)
-    launches.record(sig, compiled, grid, (x, weight, b_arg, y), {**scalars, **consts}, out=y)
+    launch(kernel, launches, sig, (x, weight, b_arg, y), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y)
     return y
 
 

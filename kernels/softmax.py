@@ -30,7 +30,7 @@ import triton
 import triton.language as tl
 
 from . import _launch
-from ._rows import RowConfig, check_config, row_config, vec
+from ._rows import RowConfig, check_config, launch, row_config, vec
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
 # Largest block (columns) the wrapper may use; the rule (kernels/_rows.py) decides below it.
@@ -46,25 +46,27 @@ def softmax_kernel(
     M,  # rows
     N,  # columns (softmax length; a multiple of VEC)
     BLOCK_N: tl.constexpr,  # next_power_of_2(N): whole rows in one block
-    ROWS: tl.constexpr,  # rows per program
+    ROWS: tl.constexpr,  # rows per tile
     VEC: tl.constexpr,  # power of two dividing N and both row strides (16-byte vector accesses)
+    STAGES: tl.constexpr,  # 1: one tile per program; >= 2: persistent programs, next tile's load in flight
 ):
     # round down to what VEC says they are (no-ops): tells Triton N and the strides are multiples of VEC
     n_vec = N // VEC * VEC
     sx = stride_x_row // VEC * VEC
     sy = stride_y_row // VEC * VEC
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
-    mask = (rows < M)[:, None] & (cols < n_vec)[None, :]
-    rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
-    # padded lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum
-    x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=-float("inf")).to(tl.float32)
-    m = tl.max(x, axis=1)
-    m = tl.where(m == -float("inf"), 0.0, m)  # rows past M (all padding): no NaN computed, none stored
-    e = tl.exp(x - m[:, None])
-    inv_s = 1.0 / tl.sum(e, axis=1)
-    y = e * inv_s[:, None]
-    tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
+        rows = tile * ROWS + tl.arange(0, ROWS)
+        mask = (rows < M)[:, None] & (cols < n_vec)[None, :]
+        rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
+        # padded lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum
+        x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=-float("inf")).to(tl.float32)
+        m = tl.max(x, axis=1)
+        m = tl.where(m == -float("inf"), 0.0, m)  # rows past M (all padding): no NaN computed, none stored
+        e = tl.exp(x - m[:, None])
+        inv_s = 1.0 / tl.sum(e, axis=1)
+        y = e * inv_s[:, None]
+        tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -78,6 +80,7 @@ def softmax_looped_kernel(
     BLOCK_N: tl.constexpr,  # chunk of columns per loop step; power of two
     ROWS: tl.constexpr,  # 1
     VEC: tl.constexpr,  # power of two dividing N and both row strides
+    STAGES: tl.constexpr,  # pipelining depth of the chunk loops (1: none)
 ):
     n_vec = N // VEC * VEC
     row = tl.program_id(0).to(tl.int64)
@@ -88,7 +91,7 @@ def softmax_looped_kernel(
     # Pass 1: online max and rescaled sum.
     m = -float("inf")  # running max
     s = 0.0  # running sum of exp(x - m)
-    for start in range(0, n_vec, BLOCK_N):
+    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
         offs = start + cols
         mask = offs < n_vec
         x = tl.load(x_row + offs, mask=mask, other=-float("inf"), eviction_policy="evict_last").to(tl.float32)
@@ -100,7 +103,7 @@ def softmax_looped_kernel(
     inv_s = 1.0 / s
 
     # Pass 2: normalise and write (x comes back from L2).
-    for start in range(0, n_vec, BLOCK_N):
+    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
         offs = start + cols
         mask = offs < n_vec
         x = tl.load(x_row + offs, mask=mask, other=-float("inf"), eviction_policy="evict_first").to(tl.float32)
@@ -155,11 +158,9 @@ def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowCo
     cfg = row_config(N, x.element_size(), max_block_n, M) if config is None else check_config(config, max_block_n, N)
     v = vec(N, x2.stride(0), y2.stride(0), elem_size=x.element_size())
     kernel, launches = (softmax_kernel, _SINGLE) if cfg.kind == "single" else (softmax_looped_kernel, _LOOPED)
-    grid = (triton.cdiv(M, cfg.rows),)
-    consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v)
+    consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages)
     scalars = dict(stride_x_row=x2.stride(0), stride_y_row=y2.stride(0), M=M, N=N)
-    compiled = kernel[grid](x2, y2, *scalars.values(), **consts, num_warps=cfg.num_warps)
-    launches.record(sig, compiled, grid, (x2, y2), {**scalars, **consts}, out=y2)
+    launch(kernel, launches, sig, (x2, y2), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y2)
     return y
 
 

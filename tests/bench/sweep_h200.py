@@ -45,6 +45,7 @@ ALIASES = {"norm": ("layernorm", "softmax"), "attn": ("prefill", "decode"), "att
 NORM_N = (128, 256, 512, 768, 1000, 1024, 2048, 3000, 4096, 5000, 5120, 6144, 8192, 11008, 12288, 14336, 16384,
           24576, 32768)
 NORM_N_QUICK = (128, 256, 1000, 3000, 5000, 5120, 8192, 11008, 12288, 32768)
+NORM_N_GRID = (256, 1000, 3000, 5000, 8192, 11008, 16384, 32768)  # --grid's default row lengths
 BIG_ELEMS = 1 << 25    # ~32M elements per norm row ("big": bandwidth-bound)
 SMALL_ELEMS = 1 << 18  # 256K elements ("small": launch-bound)
 GEMM_M = (1, 17, 127, 1024, 4096, 16384)
@@ -95,7 +96,8 @@ def norm_shapes(ns, sizes) -> list[tuple[int, int, str]]:
 
 
 def grid_configs(N: int, elem_size: int):
-    """The rule's rivals for rows of N columns: single-pass tiles (rows per program, warps) and looped chunks."""
+    """The rule's rivals for rows of N columns: single-pass tiles (rows per tile, warps; one tile per program or
+    persistent programs with the next tile's load in flight) and looped chunks (with or without pipelining)."""
     from tritondbg.kernels._rows import SINGLE_MAX_BLOCK, RowConfig
 
     import triton
@@ -105,20 +107,16 @@ def grid_configs(N: int, elem_size: int):
     if block <= 2 * SINGLE_MAX_BLOCK:
         for rows in (1, 2, 4, 8, 16, 32, 64):
             tile_bytes = rows * block * elem_size
-            if not 2048 <= tile_bytes <= 32768:
+            if not 2048 <= tile_bytes <= 16384 and not (rows == 1 and tile_bytes > 16384):
                 continue
-            for per_thread in (8, 16, 32, 64):
+            for per_thread in (16, 32):
                 warps = rows * block // (32 * per_thread)
-                if 2 <= warps <= 32 and warps & (warps - 1) == 0:
-                    out.append(RowConfig("single", block, rows, warps))
-    if N >= 2048:
-        for chunk in (1024, 2048, 4096, 8192):
-            if chunk >= block:
-                continue
-            for per_thread in (8, 16):
-                warps = chunk // (32 * per_thread)
                 if 2 <= warps <= 32:
-                    out.append(RowConfig("looped", chunk, 1, warps))
+                    out += [RowConfig("single", block, rows, warps, stages) for stages in (1, 2)]
+    if N >= 2048:
+        for chunk in (2048, 4096):
+            if chunk < block:
+                out += [RowConfig("looped", chunk, 1, chunk // (32 * 16), stages) for stages in (1, 2)]
     return out
 
 
@@ -500,7 +498,7 @@ def _ok_msg(ok, max_abs, n_bad):
 
 
 def _cfg_str(c) -> str:
-    return f"{c.kind} block {c.block_n} rows {c.rows} warps {c.num_warps}"
+    return f"{c.kind} block {c.block_n} rows {c.rows} warps {c.num_warps} stages {c.stages}"
 
 
 def main(argv=None) -> int:
@@ -522,7 +520,8 @@ def main(argv=None) -> int:
         sizes = [s for s in args.sizes.split(",") if s]
         if any(s not in ("big", "small") for s in sizes):
             raise ValueError(f"--sizes takes big and/or small, got {args.sizes!r}")
-        ns = tuple(int(n) for n in args.n.split(",") if n) or (NORM_N_QUICK if args.quick else NORM_N)
+        ns = tuple(int(n) for n in args.n.split(",") if n) or (
+            NORM_N_GRID if args.grid else NORM_N_QUICK if args.quick else NORM_N)
     except ValueError as e:
         print(f"sweep_h200: {e}", file=sys.stderr)
         return 2
