@@ -11,7 +11,11 @@ flight. Two shapes of program:
 - ``looped``: rows too long to keep several programs' rows in one SM's registers (BLOCK_N > SINGLE_MAX_BLOCK)
   walk the row in chunks of BLOCK_N columns twice (statistics, then the output; the second pass reads the
   row back from L2). A 16384-column tile in registers leaves room for one program per SM, whose load,
-  reduction and store then run one after another (issue 18: 0.40x F.layer_norm at such a length).
+  reduction and store then run one after another (the likely cause of issue 18's 0.40x F.layer_norm at a
+  non-power-of-two length; the issue did not record which: tests/bench/sweep_h200.py measures them all).
+- ``stages`` >= 2 (single): persistent programs (as many as fit on the GPU at once, from the compiled
+  kernel's registers and shared memory) walk tiles; Triton's pipeliner keeps the next tile's load in flight
+  (cp.async into shared memory) while this tile is reduced and stored. Looped: the chunk loops pipelined.
 
 ``VEC``: the largest power of two (up to 16 bytes of elements) dividing N and the row strides. The kernels
 round N and the strides down to a multiple of VEC (a no-op by construction) so that Triton knows it: loads
@@ -29,6 +33,7 @@ from . import _launch
 SINGLE_MAX_BLOCK = 8192   # largest BLOCK_N a single-pass program holds (see above)
 TILE_BYTES = 8192         # bytes of input per single-pass program for short rows (rows per program)
 LOOP_CHUNK = 4096         # columns per step of the looped kernels
+LOOP_STAGES = 2           # pipelining depth of the looped kernels' chunk loops
 ELEMS_PER_THREAD = 32     # tile elements per thread (warps = tile / (32 * this), 4..16)
 
 
@@ -66,8 +71,9 @@ def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None) -
             rows = min(rows, triton.next_power_of_2(max(M, 1)))
         return RowConfig("single", block, rows, _warps(rows * block))
     chunk = min(max_block_n, LOOP_CHUNK)
-    # the looped kernels keep per-lane running state besides the chunk: ~16 chunk elements per thread
-    return RowConfig("looped", chunk, 1, min(16, max(4, chunk // 512)))
+    # the looped kernels keep per-lane running state besides the chunk: ~16 chunk elements per thread; two
+    # stages: the next chunk's load (cp.async into shared memory) in flight while this one is folded in
+    return RowConfig("looped", chunk, 1, min(16, max(4, chunk // 512)), LOOP_STAGES)
 
 
 def check_config(config, max_block_n: int, N: int) -> RowConfig:

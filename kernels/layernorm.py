@@ -7,19 +7,23 @@ What it computes
     contiguous (M, N) tensor in x's dtype.
 
 Design
-    One program per row (the grid is (M,)).
-    - Rows with ``next_power_of_2(N) <= max_block_n`` (default 16384 columns: 32 KiB of fp16, 32 fp32
-      registers per thread at 16 warps) are loaded once into registers: ``layernorm_fwd_kernel``.
-      HBM traffic is the minimum, read x once and write y once (weight/bias stay in L2).
-    - Longer rows take ``layernorm_fwd_looped_kernel``: chunks of ``LOOP_BLOCK_N`` (8192) columns (or
-      ``max_block_n`` if smaller); pass 1 keeps a per-lane Welford state (lane mean and M2, no
-      cross-lane reduction inside the loop) and combines the lanes once at the end (Chan's parallel
-      formula); pass 2 re-reads the row (from L2: a 64k fp16 row is 128 KiB) and writes y. Loads in
-      pass 1 hint ``evict_last`` so pass 2 hits L2.
-    - num_warps grows with the block (about 32 elements per thread, 4..16 warps; 16 per thread in the
-      looped kernel): loads are contiguous and 16-byte aligned, so they vectorise to 128-bit accesses.
-    Measured on an H200 (Triton 3.6, fp16, % of the 4.27 TB/s device copy): 16384x4096 ~89%,
-    8192x8192 ~85%, looped 1024x65536 ~70%; 4096x1024 (16 MiB) is bound by the host's launch time.
+    The config (kernels/_rows.py ``row_config``, shared with softmax) is chosen by rule from N and the dtype:
+    - ``layernorm_fwd_kernel``: rows with ``next_power_of_2(N) <= 8192`` are held in registers, ROWS rows
+      per tile (short rows: several, ~8 KiB of input per tile); x is read once and y written once (the
+      minimum HBM traffic); weight and bias are loaded after the statistics (from L2), so they do not hold
+      registers through the row load. One tile per program, or (config ``stages`` >= 2) persistent
+      programs walking tiles with the next tile's load in flight.
+    - ``layernorm_fwd_looped_kernel``: longer rows walk the row in chunks (4096 columns, 8 warps, the chunk
+      loop pipelined two deep); pass 1 keeps a per-lane Welford state (lane mean and M2, no cross-lane
+      reduction inside the loop) and combines the lanes once at the end (Chan's parallel formula); pass 2
+      re-reads the row (from L2: loads of pass 1 hint ``evict_last``) and writes y.
+    - N and the row strides are hinted as multiples of VEC (the largest power of two up to 16 bytes that
+      divides them), so rows like N = 1000 or 5000 still load and store 16 bytes at a time.
+    - The wrapper caches a launcher per call signature (kernels/_launch.py): a repeated call costs a dict
+      lookup, torch.empty and the compiled kernel's launch.
+    Measured on an H200 before this rule (Triton 3.6, fp16, one row per program, % of the 4.27 TB/s device
+    copy): 16384x4096 ~89%, 8192x8192 ~85%, looped 1024x65536 ~70%. The sweep over row lengths:
+    tests/bench/sweep_h200.py (results in tests/bench/sweep_h200.md).
     Limits: any N >= 1 (long rows loop); M < 2**31 rows; row offsets are computed in int64.
 
 Numerics

@@ -5,18 +5,21 @@ What it computes
     ``torch.softmax(x, dim=-1)``. ``y`` is a new contiguous tensor of x's shape and dtype.
 
 Design
-    One program per row (leading dims flattened into M rows; the grid is (M,)).
-    - Rows with ``next_power_of_2(N) <= max_block_n`` (default 16384 columns) live in registers:
-      ``softmax_kernel`` reads x once, writes y once (the minimum HBM traffic), one exp per element.
-    - Longer rows take ``softmax_looped_kernel`` (online softmax, Milakov & Gimelshein 2018): pass 1 walks
-      the row in chunks of ``max_block_n`` columns keeping a running max ``m`` and a running sum ``s``
-      rescaled by ``exp(m_old - m_new)`` when the max grows (one exp per element plus two block
-      reductions per chunk, so the MUFU is not the limit); pass 2 re-reads the row (from L2; loads of
-      pass 1 hint ``evict_last``) and writes ``exp(x - m) / s``.
-    - num_warps grows with the block (about 32 elements per thread, 4..16 warps); loads are contiguous
-      and 16-byte aligned, so they vectorise to 128-bit accesses.
-    Measured on an H200 (Triton 3.6, fp16, % of the 4.27 TB/s device copy): 8192x8192 and 16384x4096
-    ~91%, online 2048x65536 ~76%; 4096x1024 (16 MiB) is bound by the host's launch time.
+    Leading dims are flattened into M rows; the config (kernels/_rows.py ``row_config``, shared with
+    layernorm) is chosen by rule from N and the dtype:
+    - ``softmax_kernel``: rows with ``next_power_of_2(N) <= 8192`` live in registers, ROWS rows per tile
+      (short rows: several, ~8 KiB of input per tile): x read once, y written once, one exp per element.
+      One tile per program, or (config ``stages`` >= 2) persistent programs walking tiles with the next
+      tile's load in flight.
+    - ``softmax_looped_kernel`` (online softmax, Milakov & Gimelshein 2018): longer rows, in chunks of 4096
+      columns (chunk loop pipelined two deep); pass 1 keeps a running max ``m`` and a running sum ``s``
+      rescaled by ``exp(m_old - m_new)`` when the max grows; pass 2 re-reads the row (from L2; loads of pass
+      1 hint ``evict_last``) and writes ``exp(x - m) / s``.
+    - N and the row strides are hinted as multiples of VEC (16-byte accesses for N = 1000, 5000, ...).
+    - The wrapper caches a launcher per call signature (kernels/_launch.py).
+    Measured on an H200 before this rule (Triton 3.6, fp16, one row per program, % of the 4.27 TB/s device
+    copy): 8192x8192 and 16384x4096 ~91%, online 2048x65536 ~76%. The sweep over row lengths:
+    tests/bench/sweep_h200.py.
     Limits: any N >= 1 (long rows loop); row offsets in int64.
 
 Numerics

@@ -142,3 +142,27 @@ def test_sweep_norm_rows_checked_timed_and_summarised_on_the_cpu(monkeypatch, tm
     rows, metas = sw.merge(previous, s.rows[:2], {"layernorm": meta}, ["layernorm"])
     assert [r["name"] for r in rows] == ["g", "old", "30x100 (small)", "3x1000 (small)"] and set(metas) == {
         "gemm", "softmax", "layernorm"}
+
+
+def test_sweep_render_joins_parts_without_a_gpu(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    meta = {"date": "d", "gpu": "G", "triton": "3.6.0", "torch": "2.11", "command": "c"}
+    row = {"group": "softmax", "name": "8x256 (small)", "dtype": "float16", "check": "pass", "ours_ms": 0.002,
+           "config": "single", "baselines": {"torch.softmax": {"ms": 0.004, "ratio": 2.0}}}
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"metas": {"softmax": meta}, "rows": [dict(row, name="old")]}))
+    b.write_text(json.dumps({"metas": {"softmax": meta, "gemm": meta},
+                             "rows": [row, dict(row, group="gemm", name="1x4096x4096")]}))
+    out = tmp_path / "t.md"
+    p = subprocess.run([sys.executable, str(REPO / "tests/bench/sweep_h200.py"), "--render", str(a), str(b),
+                        "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    text = out.read_text()
+    assert "8x256 (small)" in text and "| old |" not in text and "1x4096x4096" in text  # b's softmax replaced a's
+    assert json.loads(out.with_suffix(".json").read_text())["metas"].keys() == {"softmax", "gemm"}
+    bad = subprocess.run([sys.executable, str(REPO / "tests/bench/sweep_h200.py"), "--render", str(tmp_path / "x")],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

@@ -19,7 +19,7 @@ def test_rule_rows_per_program_warps_and_paths():
     assert row_config(8192, 2, 16384) == RowConfig("single", 8192, 1, 8)
     # long rows loop (a 16384-column tile leaves room for one program per SM)
     assert row_config(11008, 2, 16384).kind == "looped"
-    assert row_config(777, 4, 128) == RowConfig("looped", 128, 1, 4)  # forced by max_block_n (tests)
+    assert row_config(777, 4, 128) == RowConfig("looped", 128, 1, 4, 2)  # forced by max_block_n (tests)
 
 
 def test_vec_is_the_largest_power_of_two_dividing_the_row_and_its_strides():

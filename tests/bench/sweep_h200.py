@@ -501,6 +501,22 @@ def _cfg_str(c) -> str:
     return f"{c.kind} block {c.block_n} rows {c.rows} warps {c.num_warps} stages {c.stages}"
 
 
+def render(files, out: Path) -> int:
+    rows, metas = [], {}
+    for f in files:
+        try:
+            data = json.loads(Path(f).read_text())
+        except (OSError, ValueError) as e:
+            print(f"sweep_h200: cannot read {f}: {e}", file=sys.stderr)
+            return 2
+        groups = sorted({r["group"] for r in data.get("rows", [])} | set(data.get("metas", {})))
+        rows, metas = merge({"rows": rows, "metas": metas}, data.get("rows", []), data.get("metas", {}), groups)
+    out.with_suffix(".json").write_text(json.dumps({"metas": metas, "rows": rows}, indent=1))
+    out.write_text(markdown(rows, metas))
+    print(f"wrote {out} ({len(rows)} rows)")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated parts: " + ", ".join(GROUPS + tuple(ALIASES)))
@@ -510,7 +526,11 @@ def main(argv=None) -> int:
     ap.add_argument("--n", default="", help="layernorm/softmax row lengths (default: the sweep's)")
     ap.add_argument("--grid", action="store_true", help="layernorm/softmax: time the rule's rival configs too")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="markdown table (the JSON rows go beside it)")
+    ap.add_argument("--render", nargs="+", metavar="JSON", help="no GPU: join these runs' JSON files (a later "
+                    "file's groups replace an earlier one's) into --out and its JSON, and stop")
     args = ap.parse_args(argv)
+    if args.render:
+        return render(args.render, Path(args.out))
     try:
         groups = parse_groups(args.only)
         dtypes = [d for d in args.dtypes.split(",") if d] or ["float16", "bfloat16"]
