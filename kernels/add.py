@@ -23,6 +23,7 @@ import torch
 import triton
 import triton.language as tl
 
+from . import _launch
 from ._autotune import autotune_bench
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
@@ -57,8 +58,23 @@ def add_kernel(
     tl.store(out_ptr + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+_LAUNCHES = _launch.Launches(add_kernel)
+
+
 def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """``x + y`` for two contiguous tensors of one shape, dtype (fp32/fp16/bf16) and device."""
+    """``x + y`` for two contiguous tensors of one shape, dtype (fp32/fp16/bf16) and device.
+
+    A call with the signature (shapes, strides, dtypes, devices) of an earlier CUDA call reuses that call's
+    compiled kernel and BLOCK through a cached launcher (kernels/_launch.py)."""
+    try:
+        sig = (x.shape, x.stride(), x.dtype, x.device, y.shape, y.stride(), y.dtype, y.device)
+        launcher = _LAUNCHES.plan(sig, x, y)
+    except (AttributeError, TypeError):  # not tensors: the checks below say what
+        sig = launcher = None
+    if launcher is not None:
+        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        launcher(x, y, out)
+        return out
     if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
         raise ValueError("add: x and y must be torch tensors")
     if x.shape != y.shape:
@@ -78,7 +94,9 @@ def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     if n == 0:
         return out
     grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
-    add_kernel[grid](x, y, out, n)
+    compiled = add_kernel[grid](x, y, out, n)
+    if out.is_contiguous():  # empty_like keeps x's layout: the steady state allocates contiguous
+        _LAUNCHES.record(sig, compiled, grid, (x, y, out), dict(n_elements=n), out=out)
     return out
 
 

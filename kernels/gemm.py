@@ -89,6 +89,7 @@ import torch
 import triton
 import triton.language as tl
 
+from . import _launch
 from ._autotune import autotune_bench
 
 ACTIVATIONS = (None, "gelu", "silu")
@@ -433,7 +434,11 @@ def _ensure_allocator() -> None:
     triton.set_allocator(_torch_scratch)
 
 
-def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation) -> None:
+_TMA = _launch.Launches(gemm_tma_kernel)
+_PTR = _launch.Launches(gemm_kernel)
+
+
+def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation, sig=None) -> None:
     M, K = a.shape
     N = b.shape[1]
     num_sms = _num_sms(a.device)
@@ -443,33 +448,43 @@ def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation) -> None:
     def grid(meta):
         return (min(num_sms, triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])),)
 
-    gemm_tma_kernel[grid](
-        a, b, c, M, N, K,
-        a.stride(1) if a_trans else a.stride(0),
-        b.stride(1) if b_trans else b.stride(0),
-        A_TRANS=a_trans, B_TRANS=b_trans, ACTIVATION=activation, NUM_SMS=num_sms,
-    )
+    values = dict(M=M, N=N, K=K, stride_a=a.stride(1) if a_trans else a.stride(0),
+                  stride_b=b.stride(1) if b_trans else b.stride(0),
+                  A_TRANS=a_trans, B_TRANS=b_trans, ACTIVATION=activation, NUM_SMS=num_sms)
+    compiled = gemm_tma_kernel[grid](a, b, c, *values.values())
+    _TMA.record(sig, compiled, grid, (a, b, c), values, out=c)
 
 
-def _launch_pointer(a, b, c, activation) -> None:
+def _launch_pointer(a, b, c, activation, sig=None) -> None:
     M, K = a.shape
     N = b.shape[1]
 
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
 
-    gemm_kernel[grid](
-        a, b, c, M, N, K,
-        a.stride(0), a.stride(1),
-        b.stride(0), b.stride(1),
-        c.stride(0), c.stride(1),
-        ACTIVATION=activation,
-    )
+    values = dict(M=M, N=N, K=K, stride_am=a.stride(0), stride_ak=a.stride(1), stride_bk=b.stride(0),
+                  stride_bn=b.stride(1), stride_cm=c.stride(0), stride_cn=c.stride(1), ACTIVATION=activation)
+    compiled = gemm_kernel[grid](a, b, c, *values.values())
+    _PTR.record(sig, compiled, grid, (a, b, c), values, out=c)
 
 
 def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:
     """``act(a @ b)`` for a (M, K) and b (K, N), fp16 or bf16 (same dtype); returns a new (M, N) tensor.
-    Runs gemm_tma_kernel where ``tma_plan`` allows it, else gemm_kernel (see the module docstring)."""
+    Runs gemm_tma_kernel where ``tma_plan`` allows it, else gemm_kernel (see the module docstring).
+    A call with the signature (shapes, strides, dtypes, devices, activation) of an earlier CUDA call reuses
+    that call's compiled kernel and config through a cached launcher (kernels/_launch.py)."""
+    try:
+        sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, activation)
+        launches = _TMA if sig in _TMA.plans else _PTR
+        launcher = launches.plan(sig, a, b)
+    except (AttributeError, TypeError):  # not tensors, unhashable activation: the checks below say what
+        sig = launcher = None
+    if launcher is not None:
+        if launches is _TMA:
+            _ensure_allocator()  # the allocator lives in a ContextVar: another thread may not have it yet
+        c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
+        launcher(a, b, c)
+        return c
     _check_args(a, b, activation)
     M, K = a.shape
     N = b.shape[1]
@@ -480,9 +495,9 @@ def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> tor
         return c.zero_()
     plan = tma_plan(a, b)
     if plan is not None:
-        _launch_tma(a, b, c, *plan, activation)
+        _launch_tma(a, b, c, *plan, activation, sig=sig)
     else:
-        _launch_pointer(a, b, c, activation)
+        _launch_pointer(a, b, c, activation, sig=sig)
     return c
 
 

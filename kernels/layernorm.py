@@ -7,19 +7,23 @@ What it computes
     contiguous (M, N) tensor in x's dtype.
 
 Design
-    One program per row (the grid is (M,)).
-    - Rows with ``next_power_of_2(N) <= max_block_n`` (default 16384 columns: 32 KiB of fp16, 32 fp32
-      registers per thread at 16 warps) are loaded once into registers: ``layernorm_fwd_kernel``.
-      HBM traffic is the minimum, read x once and write y once (weight/bias stay in L2).
-    - Longer rows take ``layernorm_fwd_looped_kernel``: chunks of ``LOOP_BLOCK_N`` (8192) columns (or
-      ``max_block_n`` if smaller); pass 1 keeps a per-lane Welford state (lane mean and M2, no
-      cross-lane reduction inside the loop) and combines the lanes once at the end (Chan's parallel
-      formula); pass 2 re-reads the row (from L2: a 64k fp16 row is 128 KiB) and writes y. Loads in
-      pass 1 hint ``evict_last`` so pass 2 hits L2.
-    - num_warps grows with the block (about 32 elements per thread, 4..16 warps; 16 per thread in the
-      looped kernel): loads are contiguous and 16-byte aligned, so they vectorise to 128-bit accesses.
-    Measured on an H200 (Triton 3.6, fp16, % of the 4.27 TB/s device copy): 16384x4096 ~89%,
-    8192x8192 ~85%, looped 1024x65536 ~70%; 4096x1024 (16 MiB) is bound by the host's launch time.
+    The config (kernels/_rows.py ``row_config``, shared with softmax) is chosen by rule from N and the dtype:
+    - ``layernorm_fwd_kernel``: rows with ``next_power_of_2(N) <= 8192`` are held in registers, ROWS rows
+      per tile (short rows: several, ~8 KiB of input per tile); x is read once and y written once (the
+      minimum HBM traffic); weight and bias are loaded after the statistics (from L2), so they do not hold
+      registers through the row load. One tile per program, or (config ``stages`` >= 2) persistent
+      programs walking tiles with the next tile's load in flight.
+    - ``layernorm_fwd_looped_kernel``: longer rows walk the row in chunks (4096 columns, 8 warps, the chunk
+      loop pipelined two deep); pass 1 keeps a per-lane Welford state (lane mean and M2, no cross-lane
+      reduction inside the loop) and combines the lanes once at the end (Chan's parallel formula); pass 2
+      re-reads the row (from L2: loads of pass 1 hint ``evict_last``) and writes y.
+    - N and the row strides are hinted as multiples of VEC (the largest power of two up to 16 bytes that
+      divides them), so rows like N = 1000 or 5000 still load and store 16 bytes at a time.
+    - The wrapper caches a launcher per call signature (kernels/_launch.py): a repeated call costs a dict
+      lookup, torch.empty and the compiled kernel's launch.
+    Measured on an H200 before this rule (Triton 3.6, fp16, one row per program, % of the 4.27 TB/s device
+    copy): 16384x4096 ~89%, 8192x8192 ~85%, looped 1024x65536 ~70%. The sweep over row lengths:
+    tests/bench/sweep_h200.py (results in tests/bench/sweep_h200.md).
     Limits: any N >= 1 (long rows loop); M < 2**31 rows; row offsets are computed in int64.
 
 Numerics
@@ -33,24 +37,12 @@ import torch
 import triton
 import triton.language as tl
 
+from . import _launch
+from ._rows import RowConfig, check_config, launch, row_config, vec
+
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
-# Largest row (columns) held in registers by one program; longer rows take the looped kernel.
+# Largest block (columns) the wrapper may use; the rule (kernels/_rows.py) decides below it.
 MAX_FUSED_BLOCK_N = 16384
-# Columns per step of the looped kernel. Measured on an H200 (1024 x 65536 fp16): chunks of 8192 with
-# 16 warps ran at 70% of copy bandwidth, 4096 at 57-60%, 16384 at 34-63% (127 registers at 16384).
-LOOP_BLOCK_N = 8192
-
-
-def _num_warps(block_n: int) -> int:
-    # ~32 elements per thread: 1024..4096 -> 4, 8192 -> 8, 16384 -> 16 warps. Measured on an H200
-    # (fp16, Triton 3.6): 8192 columns run at 85-91% of copy bandwidth with 8 warps, 68% (layernorm)
-    # with 16; 4096 columns at 89-90% with 4 warps, 74-76% with 16.
-    return min(16, max(4, block_n // 1024))
-
-
-def _loop_num_warps(block_n: int) -> int:
-    # the looped kernel keeps two fp32 Welford vectors per lane: ~16 elements per thread (8192 -> 16).
-    return min(16, max(4, block_n // 512))
 
 
 @triton.jit
@@ -59,29 +51,41 @@ def layernorm_fwd_kernel(
     w_ptr,  # *W, weight (N,), contiguous
     b_ptr,  # *W, bias (N,), contiguous; unused when HAS_BIAS is False
     y_ptr,  # *T, output (M, N), contiguous
-    stride_x_row,  # elements between rows of x
-    stride_y_row,  # elements between rows of y
-    N,  # columns (the normalised length)
+    stride_x_row,  # elements between rows of x (a multiple of VEC)
+    stride_y_row,  # elements between rows of y (a multiple of VEC)
+    M,  # rows
+    N,  # columns (the normalised length; a multiple of VEC)
     eps,  # added to the variance
     HAS_BIAS: tl.constexpr,
-    BLOCK_N: tl.constexpr,  # next_power_of_2(N): the whole row in one block
+    BLOCK_N: tl.constexpr,  # next_power_of_2(N): whole rows in one block
+    ROWS: tl.constexpr,  # rows per tile
+    VEC: tl.constexpr,  # power of two dividing N and both row strides (16-byte vector accesses)
+    STAGES: tl.constexpr,  # 1: one tile per program; >= 2: persistent programs, next tile's load in flight
 ):
-    row = tl.program_id(0).to(tl.int64)  # int64: M * stride can pass 2**31
+    # round down to what VEC says they are (no-ops): tells Triton N and the strides are multiples of VEC
+    n_vec = N // VEC * VEC
+    sx = stride_x_row // VEC * VEC
+    sy = stride_y_row // VEC * VEC
     cols = tl.arange(0, BLOCK_N)
-    mask = cols < N
-    # weight/bias first: their latency overlaps the row load and the reductions.
-    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-    if HAS_BIAS:
-        b = tl.load(b_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-    x = tl.load(x_ptr + row * stride_x_row + cols, mask=mask, other=0.0).to(tl.float32)
-    mean = tl.sum(x, axis=0) / N  # padded lanes are 0: the sum is exact over the N real values
-    xc = tl.where(mask, x - mean, 0.0)  # padded lanes would add mean^2 to the variance otherwise
-    var = tl.sum(xc * xc, axis=0) / N
-    rstd = 1.0 / tl.sqrt(var + eps)
-    y = xc * rstd * w
-    if HAS_BIAS:
-        y = y + b
-    tl.store(y_ptr + row * stride_y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+    col_ok = cols < n_vec
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
+        rows = tile * ROWS + tl.arange(0, ROWS)
+        mask = (rows < M)[:, None] & col_ok[None, :]
+        rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
+        x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+        mean = tl.sum(x, axis=1) / N  # padded lanes are 0: the sum is exact over the N real values
+        xc = tl.where(mask, x - mean[:, None], 0.0)  # padded lanes would add mean^2 to the variance otherwise
+        var = tl.sum(xc * xc, axis=1) / N
+        rstd = 1.0 / tl.sqrt(var + eps)
+        # weight/bias after the statistics: loaded first, they would hold two more fp32 registers per element
+        # through the row load and the reductions (fewer programs per SM, fewer bytes in flight); they come
+        # from L2 (read by every program)
+        w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+        y = xc * rstd[:, None] * w[None, :]
+        if HAS_BIAS:
+            b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+            y = y + b[None, :]
+        tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -90,26 +94,31 @@ def layernorm_fwd_looped_kernel(
     w_ptr,  # *W, weight (N,), contiguous
     b_ptr,  # *W, bias (N,), contiguous; unused when HAS_BIAS is False
     y_ptr,  # *T, output (M, N), contiguous
-    stride_x_row,  # elements between rows of x
-    stride_y_row,  # elements between rows of y
-    N,  # columns (> BLOCK_N here)
+    stride_x_row,  # elements between rows of x (a multiple of VEC)
+    stride_y_row,  # elements between rows of y (a multiple of VEC)
+    M,  # rows (the grid is (M,); unused here, kept for one argument list with the single-pass kernel)
+    N,  # columns (a multiple of VEC)
     eps,  # added to the variance
     HAS_BIAS: tl.constexpr,
     BLOCK_N: tl.constexpr,  # chunk of columns per loop step; power of two
+    ROWS: tl.constexpr,  # 1
+    VEC: tl.constexpr,  # power of two dividing N and both row strides
+    STAGES: tl.constexpr,  # pipelining depth of the chunk loops (1: none)
 ):
+    n_vec = N // VEC * VEC
     row = tl.program_id(0).to(tl.int64)
-    x_row = x_ptr + row * stride_x_row
-    y_row = y_ptr + row * stride_y_row
+    x_row = x_ptr + row * (stride_x_row // VEC * VEC)
+    y_row = y_ptr + row * (stride_y_row // VEC * VEC)
     cols = tl.arange(0, BLOCK_N)
 
     # Pass 1: per-lane Welford. Only the last chunk is partial, so at step k every valid lane takes
     # its (k+1)-th sample: the Welford divisor is the scalar k+1 (no per-element division).
     lane_mean = tl.zeros([BLOCK_N], dtype=tl.float32)
     lane_m2 = tl.zeros([BLOCK_N], dtype=tl.float32)
-    for start in range(0, N, BLOCK_N):
+    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
         inv_count = 1.0 / (start // BLOCK_N + 1)  # fp32 scalar
         offs = start + cols
-        mask = offs < N
+        mask = offs < n_vec
         x = tl.load(x_row + offs, mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
         delta = tl.where(mask, x - lane_mean, 0.0)  # masked lanes keep their state
         lane_mean += delta * inv_count
@@ -122,9 +131,9 @@ def layernorm_fwd_looped_kernel(
     rstd = 1.0 / tl.sqrt(var + eps)
 
     # Pass 2: normalise and write (x comes back from L2).
-    for start in range(0, N, BLOCK_N):
+    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
         offs = start + cols
-        mask = offs < N
+        mask = offs < n_vec
         w = tl.load(w_ptr + offs, mask=mask, other=0.0).to(tl.float32)
         x = tl.load(x_row + offs, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
         y = (x - mean) * rstd * w
@@ -134,19 +143,40 @@ def layernorm_fwd_looped_kernel(
         tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
+_SINGLE = _launch.Launches(layernorm_fwd_kernel)
+_LOOPED = _launch.Launches(layernorm_fwd_looped_kernel)
+
+
 def layernorm(
     x: torch.Tensor,
     weight: torch.Tensor,
     bias: torch.Tensor | None,
     eps: float = 1e-5,
     max_block_n: int = MAX_FUSED_BLOCK_N,
+    config: RowConfig | None = None,
 ) -> torch.Tensor:
     """LayerNorm over the last dim of a 2-D ``x`` (M, N); returns y (M, N) in x's dtype.
 
-    ``max_block_n`` (a power of two) is the largest row held in registers; rows with
-    ``next_power_of_2(N) > max_block_n`` loop in chunks of ``min(max_block_n, LOOP_BLOCK_N)`` columns.
-    Lower it to force the looped path on small rows (tests).
+    ``max_block_n`` (a power of two) caps the columns of a block: rows whose ``next_power_of_2(N)`` exceeds
+    it (or the rule's single-pass limit) loop in chunks. Lower it to force the looped path on small rows
+    (tests). ``config`` (a ``RowConfig`` or a (kind, block_n, rows, num_warps) tuple) overrides the rule
+    (benchmarks of the rule).
     """
+    # ---- steady state: a call signature seen before (CUDA, nothing patched): its cached launcher ---------
+    try:
+        sig = (x.shape, x.stride(), x.dtype, x.device, weight.shape, weight.stride(), weight.dtype, weight.device,
+               None if bias is None else (bias.shape, bias.stride(), bias.dtype, bias.device),
+               eps, max_block_n, config)
+        launches = _LOOPED if sig in _LOOPED.plans else _SINGLE
+        b_t = weight if bias is None else bias
+        launcher = launches.plan(sig, x, weight, b_t)
+    except (AttributeError, TypeError):  # not tensors, unhashable arguments: the checks below say what
+        sig = launcher = None
+    if launcher is not None:
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        launcher(x, weight, b_t, y)
+        return y
+
     if not isinstance(x, torch.Tensor) or x.dim() != 2:
         raise ValueError(f"layernorm: x must be a 2-D tensor (rows, N), got {getattr(x, 'shape', type(x))}")
     if x.dtype not in _SUPPORTED:
@@ -165,25 +195,20 @@ def layernorm(
             raise ValueError(f"layernorm: {name} must be contiguous")
         if t.device != x.device:
             raise ValueError(f"layernorm: {name} is on {t.device}, x on {x.device}")
-    if max_block_n < 1 or max_block_n & (max_block_n - 1):
+    if not isinstance(max_block_n, int) or max_block_n < 1 or max_block_n & (max_block_n - 1):
         raise ValueError(f"layernorm: max_block_n must be a power of two, got {max_block_n}")
+    cfg = row_config(N, x.element_size(), max_block_n, M) if config is None else check_config(config, max_block_n, N)
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     if M == 0 or N == 0:
         return y
     has_bias = bias is not None
     b_arg = bias if has_bias else weight  # never read when HAS_BIAS is False
-    block_n = triton.next_power_of_2(N)
-    if block_n <= max_block_n:
-        layernorm_fwd_kernel[(M,)](
-            x, weight, b_arg, y, x.stride(0), y.stride(0), N, eps,
-            HAS_BIAS=has_bias, BLOCK_N=block_n, num_warps=_num_warps(block_n),
-        )
-    else:
-        chunk = min(max_block_n, LOOP_BLOCK_N)
-        layernorm_fwd_looped_kernel[(M,)](
-            x, weight, b_arg, y, x.stride(0), y.stride(0), N, eps,
-            HAS_BIAS=has_bias, BLOCK_N=chunk, num_warps=_loop_num_warps(chunk),
-        )
+    v = vec(N, x.stride(0), y.stride(0), elem_size=x.element_size())
+    kernel, launches = ((layernorm_fwd_kernel, _SINGLE) if cfg.kind == "single"
+                        else (layernorm_fwd_looped_kernel, _LOOPED))
+    consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages)
+    scalars = dict(stride_x_row=x.stride(0), stride_y_row=y.stride(0), M=M, N=N, eps=eps)
+    launch(kernel, launches, sig, (x, weight, b_arg, y), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y)
     return y
 
 

@@ -5,18 +5,21 @@ What it computes
     ``torch.softmax(x, dim=-1)``. ``y`` is a new contiguous tensor of x's shape and dtype.
 
 Design
-    One program per row (leading dims flattened into M rows; the grid is (M,)).
-    - Rows with ``next_power_of_2(N) <= max_block_n`` (default 16384 columns) live in registers:
-      ``softmax_kernel`` reads x once, writes y once (the minimum HBM traffic), one exp per element.
-    - Longer rows take ``softmax_looped_kernel`` (online softmax, Milakov & Gimelshein 2018): pass 1 walks
-      the row in chunks of ``max_block_n`` columns keeping a running max ``m`` and a running sum ``s``
-      rescaled by ``exp(m_old - m_new)`` when the max grows (one exp per element plus two block
-      reductions per chunk, so the MUFU is not the limit); pass 2 re-reads the row (from L2; loads of
-      pass 1 hint ``evict_last``) and writes ``exp(x - m) / s``.
-    - num_warps grows with the block (about 32 elements per thread, 4..16 warps); loads are contiguous
-      and 16-byte aligned, so they vectorise to 128-bit accesses.
-    Measured on an H200 (Triton 3.6, fp16, % of the 4.27 TB/s device copy): 8192x8192 and 16384x4096
-    ~91%, online 2048x65536 ~76%; 4096x1024 (16 MiB) is bound by the host's launch time.
+    Leading dims are flattened into M rows; the config (kernels/_rows.py ``row_config``, shared with
+    layernorm) is chosen by rule from N and the dtype:
+    - ``softmax_kernel``: rows with ``next_power_of_2(N) <= 8192`` live in registers, ROWS rows per tile
+      (short rows: several, ~8 KiB of input per tile): x read once, y written once, one exp per element.
+      One tile per program, or (config ``stages`` >= 2) persistent programs walking tiles with the next
+      tile's load in flight.
+    - ``softmax_looped_kernel`` (online softmax, Milakov & Gimelshein 2018): longer rows, in chunks of 4096
+      columns (chunk loop pipelined two deep); pass 1 keeps a running max ``m`` and a running sum ``s``
+      rescaled by ``exp(m_old - m_new)`` when the max grows; pass 2 re-reads the row (from L2; loads of pass
+      1 hint ``evict_last``) and writes ``exp(x - m) / s``.
+    - N and the row strides are hinted as multiples of VEC (16-byte accesses for N = 1000, 5000, ...).
+    - The wrapper caches a launcher per call signature (kernels/_launch.py).
+    Measured on an H200 before this rule (Triton 3.6, fp16, one row per program, % of the 4.27 TB/s device
+    copy): 8192x8192 and 16384x4096 ~91%, online 2048x65536 ~76%. The sweep over row lengths:
+    tests/bench/sweep_h200.py.
     Limits: any N >= 1 (long rows loop); row offsets in int64.
 
 Numerics
@@ -29,59 +32,71 @@ import torch
 import triton
 import triton.language as tl
 
+from . import _launch
+from ._rows import RowConfig, check_config, launch, row_config, vec
+
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
-# Largest row (columns) held in registers by one program; longer rows take the looped kernel.
+# Largest block (columns) the wrapper may use; the rule (kernels/_rows.py) decides below it.
 MAX_FUSED_BLOCK_N = 16384
-
-
-def _num_warps(block_n: int) -> int:
-    # ~32 elements per thread: 1024..4096 -> 4, 8192 -> 8, 16384 -> 16 warps. Measured on an H200
-    # (fp16, Triton 3.6): 8192 columns run at 85-91% of copy bandwidth with 8 warps, 68% (layernorm)
-    # with 16; 4096 columns at 89-90% with 4 warps, 74-76% with 16.
-    return min(16, max(4, block_n // 1024))
 
 
 @triton.jit
 def softmax_kernel(
     x_ptr,  # *T, input (M, N), last dim contiguous
     y_ptr,  # *T, output (M, N), contiguous
-    stride_x_row,  # elements between rows of x
-    stride_y_row,  # elements between rows of y
-    N,  # columns (softmax length)
-    BLOCK_N: tl.constexpr,  # next_power_of_2(N): the whole row in one block
+    stride_x_row,  # elements between rows of x (a multiple of VEC)
+    stride_y_row,  # elements between rows of y (a multiple of VEC)
+    M,  # rows
+    N,  # columns (softmax length; a multiple of VEC)
+    BLOCK_N: tl.constexpr,  # next_power_of_2(N): whole rows in one block
+    ROWS: tl.constexpr,  # rows per tile
+    VEC: tl.constexpr,  # power of two dividing N and both row strides (16-byte vector accesses)
+    STAGES: tl.constexpr,  # 1: one tile per program; >= 2: persistent programs, next tile's load in flight
 ):
-    row = tl.program_id(0).to(tl.int64)  # int64: M * stride can pass 2**31
+    # round down to what VEC says they are (no-ops): tells Triton N and the strides are multiples of VEC
+    n_vec = N // VEC * VEC
+    sx = stride_x_row // VEC * VEC
+    sy = stride_y_row // VEC * VEC
     cols = tl.arange(0, BLOCK_N)
-    mask = cols < N
-    # padded lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum
-    x = tl.load(x_ptr + row * stride_x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
-    m = tl.max(x, axis=0)
-    e = tl.exp(x - m)
-    inv_s = 1.0 / tl.sum(e, axis=0)
-    y = e * inv_s
-    tl.store(y_ptr + row * stride_y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
+        rows = tile * ROWS + tl.arange(0, ROWS)
+        mask = (rows < M)[:, None] & (cols < n_vec)[None, :]
+        rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
+        # padded lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum
+        x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=-float("inf")).to(tl.float32)
+        m = tl.max(x, axis=1)
+        m = tl.where(m == -float("inf"), 0.0, m)  # rows past M (all padding): no NaN computed, none stored
+        e = tl.exp(x - m[:, None])
+        inv_s = 1.0 / tl.sum(e, axis=1)
+        y = e * inv_s[:, None]
+        tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
 def softmax_looped_kernel(
     x_ptr,  # *T, input (M, N), last dim contiguous
     y_ptr,  # *T, output (M, N), contiguous
-    stride_x_row,  # elements between rows of x
-    stride_y_row,  # elements between rows of y
-    N,  # columns (> BLOCK_N here)
+    stride_x_row,  # elements between rows of x (a multiple of VEC)
+    stride_y_row,  # elements between rows of y (a multiple of VEC)
+    M,  # rows (the grid is (M,); unused here, kept for one argument list with the single-pass kernel)
+    N,  # columns (a multiple of VEC)
     BLOCK_N: tl.constexpr,  # chunk of columns per loop step; power of two
+    ROWS: tl.constexpr,  # 1
+    VEC: tl.constexpr,  # power of two dividing N and both row strides
+    STAGES: tl.constexpr,  # pipelining depth of the chunk loops (1: none)
 ):
+    n_vec = N // VEC * VEC
     row = tl.program_id(0).to(tl.int64)
-    x_row = x_ptr + row * stride_x_row
-    y_row = y_ptr + row * stride_y_row
+    x_row = x_ptr + row * (stride_x_row // VEC * VEC)
+    y_row = y_ptr + row * (stride_y_row // VEC * VEC)
     cols = tl.arange(0, BLOCK_N)
 
     # Pass 1: online max and rescaled sum.
     m = -float("inf")  # running max
     s = 0.0  # running sum of exp(x - m)
-    for start in range(0, N, BLOCK_N):
+    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
         offs = start + cols
-        mask = offs < N
+        mask = offs < n_vec
         x = tl.load(x_row + offs, mask=mask, other=-float("inf"), eviction_policy="evict_last").to(tl.float32)
         m_new = tl.maximum(m, tl.max(x, axis=0))
         # while every value so far is -inf, m_new is -inf and (-inf) - (-inf) would be NaN: shift by 0
@@ -91,26 +106,43 @@ def softmax_looped_kernel(
     inv_s = 1.0 / s
 
     # Pass 2: normalise and write (x comes back from L2).
-    for start in range(0, N, BLOCK_N):
+    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
         offs = start + cols
-        mask = offs < N
+        mask = offs < n_vec
         x = tl.load(x_row + offs, mask=mask, other=-float("inf"), eviction_policy="evict_first").to(tl.float32)
         y = tl.exp(x - m) * inv_s
         tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N) -> torch.Tensor:
+_SINGLE = _launch.Launches(softmax_kernel)
+_LOOPED = _launch.Launches(softmax_looped_kernel)
+
+
+def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowConfig | None = None) -> torch.Tensor:
     """Softmax over the last dim of ``x``; returns a contiguous tensor of x's shape and dtype.
 
-    ``max_block_n`` (a power of two) is the largest row held in registers; rows with
-    ``next_power_of_2(N) > max_block_n`` loop in chunks of ``max_block_n`` columns. Lower it to force
-    the looped path on small rows (tests).
+    ``max_block_n`` (a power of two) caps the columns of a block: rows whose ``next_power_of_2(N)`` exceeds
+    it (or the rule's single-pass limit) loop in chunks. Lower it to force the looped path on small rows
+    (tests). ``config`` (a ``RowConfig`` or a (kind, block_n, rows, num_warps) tuple) overrides the rule
+    (benchmarks of the rule).
     """
+    # ---- steady state: a call signature seen before (CUDA, nothing patched): its cached launcher ---------
+    try:
+        sig = (x.shape, x.stride(), x.dtype, x.device, max_block_n, config)
+        launches = _LOOPED if sig in _LOOPED.plans else _SINGLE
+        launcher = launches.plan(sig, x)
+    except (AttributeError, TypeError):  # not a tensor, unhashable arguments: the checks below say what
+        sig = launcher = None
+    if launcher is not None:
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        launcher(x, y)  # same data pointers as the (M, N) views the first call passed
+        return y
+
     if not isinstance(x, torch.Tensor) or x.dim() < 1:
         raise ValueError(f"softmax: x must be a tensor with at least 1 dim, got {getattr(x, 'shape', type(x))}")
     if x.dtype not in _SUPPORTED:
         raise ValueError(f"softmax: x dtype {x.dtype} not supported; use one of {[str(d) for d in _SUPPORTED]}")
-    if max_block_n < 1 or max_block_n & (max_block_n - 1):
+    if not isinstance(max_block_n, int) or max_block_n < 1 or max_block_n & (max_block_n - 1):
         raise ValueError(f"softmax: max_block_n must be a power of two, got {max_block_n}")
     N = x.shape[-1]
     y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
@@ -126,13 +158,12 @@ def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N) -> torch.Tens
         raise ValueError(f"softmax: x's last dim must be contiguous (stride 1), got strides {x.stride()}")
     y2 = y.view(-1, N)
     M = x2.shape[0]
-    block_n = triton.next_power_of_2(N)
-    if block_n <= max_block_n:
-        softmax_kernel[(M,)](x2, y2, x2.stride(0), y2.stride(0), N, BLOCK_N=block_n, num_warps=_num_warps(block_n))
-    else:
-        softmax_looped_kernel[(M,)](
-            x2, y2, x2.stride(0), y2.stride(0), N, BLOCK_N=max_block_n, num_warps=_num_warps(max_block_n)
-        )
+    cfg = row_config(N, x.element_size(), max_block_n, M) if config is None else check_config(config, max_block_n, N)
+    v = vec(N, x2.stride(0), y2.stride(0), elem_size=x.element_size())
+    kernel, launches = (softmax_kernel, _SINGLE) if cfg.kind == "single" else (softmax_looped_kernel, _LOOPED)
+    consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages)
+    scalars = dict(stride_x_row=x2.stride(0), stride_y_row=y2.stride(0), M=M, N=N)
+    launch(kernel, launches, sig, (x2, y2), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y2)
     return y
 
 

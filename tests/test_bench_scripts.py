@@ -56,7 +56,8 @@ def test_gpu_bench_scripts_say_they_need_a_gpu_in_one_line(cli_env):
     import subprocess
     import sys
 
-    for script in ("tests/bench/read_floor.py", "tests/bench/decode_splits.py", "tests/bench/kernels_h200.py"):
+    for script in ("tests/bench/read_floor.py", "tests/bench/decode_splits.py", "tests/bench/kernels_h200.py",
+                   "tests/bench/sweep_h200.py"):
         p = subprocess.run([sys.executable, str(REPO / script)], env=dict(cli_env, CUDA_VISIBLE_DEVICES=""),
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 2 and p.stderr.strip() == "needs a CUDA GPU", (script, p.stderr[-500:])
@@ -79,3 +80,89 @@ def test_perf_rows_prints_each_timed_row_with_ratio_drift_and_config(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "attention/odd/bfloat16@graph" in p.stdout and "17.5 us" in p.stdout and "1.02x" in p.stdout
     assert "(-0.6%)" in p.stdout and "_attn_fwd_kernel: BLOCK_M=64,BLOCK_N=64,num_warps=4" in p.stdout
+
+
+def _sweep_module():
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests/bench"))  # the sweep imports kernels_h200 from there
+    spec = importlib.util.spec_from_file_location("sweep_h200", REPO / "tests/bench/sweep_h200.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_sweep_parts_shapes_and_rival_configs():
+    import pytest
+
+    from tritondbg.kernels._rows import check_config
+
+    sw = _sweep_module()
+    assert sw.parse_groups("norm") == ["layernorm", "softmax"]
+    assert sw.parse_groups("attn,gemm") == ["gemm", "prefill", "decode"]
+    with pytest.raises(ValueError, match="bogus"):
+        sw.parse_groups("layernorm,bogus")
+    shapes = sw.norm_shapes((1000, 32768), ("big", "small"))
+    assert shapes == [(33554, 1000, "big"), (1024, 32768, "big"), (262, 1000, "small"), (8, 32768, "small")]
+    for n in sw.NORM_N:
+        for c in sw.grid_configs(n, 2):
+            check_config(c, 16384, n)  # every rival is a config the wrappers accept
+    assert {c.kind for c in sw.grid_configs(11008, 2)} == {"single", "looped"}
+    assert {c.kind for c in sw.grid_configs(256, 2)} == {"single"}
+
+
+def test_sweep_norm_rows_checked_timed_and_summarised_on_the_cpu(monkeypatch, tmp_path):
+    """The sweep's row logic end to end under the interpreter (tiny rows, the timers stubbed): each row checked
+    against the reference, both sides timed, the summary against issue 18's targets, the merge of parts."""
+    import argparse
+
+    import kernels_h200 as kh
+
+    sw = _sweep_module()
+    monkeypatch.setattr(kh, "interleaved", lambda fns, rounds, rep: {n: [2e-3 if n == "ours" else 3e-3] for n in fns})
+    monkeypatch.setattr(kh, "_graph_ms", lambda fn: 1e-3)
+    monkeypatch.setattr(sw, "_host_us", lambda fn, calls=200, dev="cuda": 5.0)
+    monkeypatch.setattr(sw, "SMALL_ELEMS", 3000)
+    s = sw.Sweep(argparse.Namespace(quick=True, device="cpu"))
+    s.norm("layernorm", ["float32"], ["small"], (100, 1000))
+    s.norm("softmax", ["float32"], ["small"], (300,))
+    assert [(r["group"], r["name"], r["check"]) for r in s.rows] == [
+        ("layernorm", "30x100 (small)", "pass"), ("layernorm", "3x1000 (small)", "pass"),
+        ("softmax", "10x300 (small)", "pass")]
+    assert all(r["baselines"]["copy"]["ratio"] == 1.5 and r["ours_host_us"] == 5.0 for r in s.rows)
+    meta = {"date": "d", "gpu": "G", "triton": "3.6.0", "torch": "2.11", "command": "python x"}
+    text = sw.markdown(s.rows, {"layernorm": meta, "softmax": meta})
+    assert "| layernorm | F.layer_norm | 2 | 1.50× | 1.50× |" in text and "| 1.00 / 1.50 | yes |" in text
+    assert "single block 128 rows 16 warps 4" in text  # the rule's config, per row
+    s.rows[0].update(check="fail", check_message="max abs err 3")
+    (ln, _) = sw.summarize(s.rows)
+    assert ln["wrong"] == 1 and ln["met"] is False  # a wrong kernel never meets a target
+    previous = {"rows": [{"group": "gemm", "name": "g"}, {"group": "softmax", "name": "old"}],
+                "metas": {"gemm": meta, "softmax": meta}}
+    rows, metas = sw.merge(previous, s.rows[:2], {"layernorm": meta}, ["layernorm"])
+    assert [r["name"] for r in rows] == ["g", "old", "30x100 (small)", "3x1000 (small)"] and set(metas) == {
+        "gemm", "softmax", "layernorm"}
+
+
+def test_sweep_render_joins_parts_without_a_gpu(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    meta = {"date": "d", "gpu": "G", "triton": "3.6.0", "torch": "2.11", "command": "c"}
+    row = {"group": "softmax", "name": "8x256 (small)", "dtype": "float16", "check": "pass", "ours_ms": 0.002,
+           "config": "single", "baselines": {"torch.softmax": {"ms": 0.004, "ratio": 2.0}}}
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"metas": {"softmax": meta}, "rows": [dict(row, name="old")]}))
+    b.write_text(json.dumps({"metas": {"softmax": meta, "gemm": meta},
+                             "rows": [row, dict(row, group="gemm", name="1x4096x4096")]}))
+    out = tmp_path / "t.md"
+    p = subprocess.run([sys.executable, str(REPO / "tests/bench/sweep_h200.py"), "--render", str(a), str(b),
+                        "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    text = out.read_text()
+    assert "8x256 (small)" in text and "| old |" not in text and "1x4096x4096" in text  # b's softmax replaced a's
+    assert json.loads(out.with_suffix(".json").read_text())["metas"].keys() == {"softmax", "gemm"}
+    bad = subprocess.run([sys.executable, str(REPO / "tests/bench/sweep_h200.py"), "--render", str(tmp_path / "x")],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

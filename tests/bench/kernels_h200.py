@@ -119,6 +119,18 @@ def _graph_ms(fn):
         return None
 
 
+def interleaved(fns: dict, rounds: int = ROUNDS, rep: int = REP_MS, warmup: int = 25) -> dict:
+    """name -> list of do_bench medians (ms), one per round, the sides timed in turn (a, b, ..., a, b, ...).
+
+    A tensor-core-bound kernel's do_bench moves by up to ~7% with what the GPU did in the seconds before
+    (tests/bench/profile.md); alternating gives every side the same history. Take the median of the rounds."""
+    runs = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            runs[name].append(do_bench(fn, warmup=warmup, rep=rep))
+    return runs
+
+
 def bench_case(scenario, case, dtype_name):
     # Correct first: the launch (autotuned, as a user's first call) against the fp32 reference on these
     # inputs; a wrong result is timed anyway but its row says so (a miscompiled variant must not look fast).
@@ -140,14 +152,7 @@ def bench_case(scenario, case, dtype_name):
             fns[name] = fn
         except Exception as e:  # a backend missing for this shape is a row note, not a crash
             errors[name] = {"error": f"{type(e).__name__}: {str(e)[:80]}"}
-    # Interleaved rounds: ours, each baseline, ours, ... A tensor-core-bound kernel's do_bench moves by up to
-    # ~7% with what the GPU did in the seconds before (tests/bench/profile.md); alternating gives both sides
-    # the same history. Each side's time is the median of its rounds' medians.
-    runs = {"ours": [], **{name: [] for name in fns}}
-    for _ in range(ROUNDS):
-        runs["ours"].append(do_bench(ours_fn, warmup=25, rep=REP_MS))
-        for name, fn in fns.items():
-            runs[name].append(do_bench(fn, warmup=25, rep=REP_MS))
+    runs = interleaved({"ours": ours_fn, **fns})
     ours = statistics.median(runs["ours"])
     ours_graph = _graph_ms(ours_fn)
     flops = scenario.flops(case, dtype) if scenario.flops else None

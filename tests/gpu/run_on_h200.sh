@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU evidence in one go, on a CUDA machine with torch and triton installed (the H200 of the device tool).
 # Run records and traces go to /tmp; the JSON results worth keeping go to $OUT (default ./gpu-out). Each step is time-boxed so one slow step cannot eat the others.
-# Usage: bash tests/gpu/run_on_h200.sh [step ...]   steps: install kernels ir profile ncu overhead zoo check check_some recheck variants bench
+# Usage: bash tests/gpu/run_on_h200.sh [step ...]   steps: install kernels ir profile ncu overhead zoo check check_some recheck variants bench sweep
 set -uo pipefail
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TRITONDBG_OUT=/tmp/tdbg-traces; W=/tmp/tdbg-work; mkdir -p $W
@@ -55,6 +55,9 @@ variants) log variants   # issue 7: candidate kernels beside the ones they would
   [ -n "${VARIANTS_ONLY:-}" ] || { echo "variants: set VARIANTS_ONLY (and VARIANTS_CASES)"; continue; }
   timeout ${VARIANTS_TIMEOUT:-540} python3 tests/bench/kernels_h200.py --only "$VARIANTS_ONLY" \
     ${VARIANTS_CASES:+--cases "$VARIANTS_CASES"} --json "$OUT/variants.json" 2>&1 | tee "$OUT/variants.log" | grep -v '^{' | tail -40 ;;  # rows stay in the log if cut short
+sweep) log "sweep ${SWEEP_ARGS:---only norm}"   # issue 18: SWEEP_ARGS="--only gemm --dtypes bfloat16" etc. (one part per call)
+  # each call's table + JSON land in $OUT; join the parts' JSONs with `sweep_h200.py --render a.json b.json`
+  timeout ${SWEEP_TIMEOUT:-570} python3 tests/bench/sweep_h200.py ${SWEEP_ARGS:---only norm} --out "$OUT/sweep_h200.md" 2>&1 | tee "$OUT/sweep.log" | grep -E "^#|FAIL|ERROR|Traceback|Error" | tail -40 ;;
 bench) log bench   # issue 7
   timeout ${BENCH_TIMEOUT:-540} python3 tests/bench/kernels_h200.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" | grep -v '^{' | tail -60 ;;
 esac; done

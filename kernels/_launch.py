@@ -1,0 +1,133 @@
+"""Cached launchers: a bundled kernel's steady-state call skips Triton's binder, specialisation and autotuner.
+
+A wrapper (layernorm, softmax, add, gemm) keeps one ``Launches`` per kernel. Each call first builds a cheap
+signature of its arguments (shapes, strides, dtypes, devices, scalar options: everything its checks, its
+config rule and Triton's specialisation depend on, except the pointers' 16-byte alignment) and asks
+``plan(sig, *tensors)`` for a launcher. On a hit (CUDA tensors, nothing patched, pointers aligned) the call is
+a dict lookup and one call of the compiled kernel's launcher (``CompiledKernel[grid]``: the current device
+and stream, Triton's launch hooks, the C launcher), the call ``JITFunction.run`` itself ends with. On a miss
+the wrapper runs its full path (checks, config rule, ``kernel[grid](...)``) and hands the result to
+``record``, which binds the compiled kernel to that signature: the arguments after the tensors (sizes,
+strides, constexprs, the autotuner's chosen config) are fixed by the signature, so only the tensors are
+passed per call.
+
+The first time a signature gets its launcher, ``record`` runs it once more into the output filled with NaN,
+so a single-call correctness check (``tritondbg run/check``) covers the cached path too (a wrong argument
+order would show there, not only in the steady state).
+
+Tools that patch the launch path (tritondbg's config pinning patches ``Autotuner.run``, ``ir``'s capture
+``JITFunction.run``, an autotune watcher a tuner's ``run``) must see every call: while anything is patched
+(``pristine`` is False) nothing is recorded and no cached launcher runs. Under the interpreter the kernels
+return no compiled object and run on CPU tensors: nothing is recorded there either.
+"""
+from __future__ import annotations
+
+import inspect
+
+from triton.runtime.autotuner import Autotuner
+from triton.runtime.jit import JITFunction
+
+_JIT_RUN = JITFunction.run
+_TUNER_RUN = Autotuner.run
+# Captured at import; should this module be imported while a tool's patch is in place, the captured
+# functions are not Triton's and the cached launchers stay off.
+_GENUINE = all((getattr(f, "__module__", None) or "").startswith("triton.") and not hasattr(f, "__wrapped__")
+               for f in (_JIT_RUN, _TUNER_RUN))
+MAX_PLANS = 4096  # per kernel: a server with ever-changing shapes must not grow the cache without bound
+
+
+def pristine(kernel) -> bool:
+    """No tool has patched the launch path of ``kernel`` (a JITFunction or an Autotuner over one)."""
+    if not _GENUINE or JITFunction.run is not _JIT_RUN or "run" in vars(kernel):
+        return False
+    if isinstance(kernel, Autotuner):
+        return type(kernel).run is _TUNER_RUN and "run" not in vars(kernel.fn)
+    return True
+
+
+def aligned(*tensors) -> bool:
+    """Every tensor's data pointer is 16-byte aligned (what Triton specialised the compiled kernel on)."""
+    acc = 0
+    for t in tensors:
+        acc |= t.data_ptr()
+    return not acc & 15
+
+
+def launchable(t) -> bool:
+    """A tensor the cached launchers may take: on a CUDA device (the interpreter runs on CPU tensors)."""
+    return getattr(t, "is_cuda", False)
+
+
+class Launcher:
+    """One compiled kernel bound to one call signature: ``launcher(*tensors)`` launches it."""
+
+    __slots__ = ("run", "tail", "grid")
+
+    def __init__(self, compiled, grid: tuple, tail: tuple):
+        if hasattr(compiled, "result"):  # Triton 3.6 with asynchronous compilation: a future
+            compiled = compiled.result()
+        self.grid = tuple(grid) + (1,) * (3 - len(grid))
+        self.run = compiled[self.grid]
+        self.tail = tail
+
+    def __call__(self, *tensors) -> None:
+        self.run(*tensors, *self.tail)
+
+
+class Launches:
+    """Cached launchers of one kernel, by call signature."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel  # the JITFunction, or the Autotuner over it
+        self.plans: dict = {}
+        self.checked: set = set()  # (signature, config) whose launcher already ran once (the NaN check)
+
+    def _jit(self):
+        k = self.kernel
+        return k.fn if isinstance(k, Autotuner) else k
+
+    def plan(self, sig, *tensors) -> Launcher | None:
+        """The launcher for ``sig`` when the steady state may use it now, else None."""
+        p = self.plans.get(sig)
+        if p is None or not pristine(self.kernel) or not aligned(*tensors):
+            return None
+        return p
+
+    def record(self, sig, compiled, grid, tensors: tuple, values: dict, out=None) -> None:
+        """After a full-path launch ``kernel[grid](...)`` that returned ``compiled``: bind it to ``sig``.
+
+        ``tensors``: the kernel's leading tensor arguments, in order (the ones passed per call); ``values``:
+        every other argument by name (scalars and constexprs as passed; an autotuned kernel's chosen config
+        is added here); ``grid``: a tuple, or a callable of the config's kwargs (an autotuned kernel's grid);
+        ``out``: the output, filled with NaN and written again by the new launcher on its first use."""
+        if compiled is None or sig is None or not pristine(self.kernel):
+            return
+        if not all(launchable(t) for t in tensors) or not aligned(*tensors):
+            return
+        config = getattr(self.kernel, "best_config", None)  # an Autotuner's config that just ran
+        kwargs = dict(config.kwargs) if config is not None else {}
+        if callable(grid):
+            grid = grid(kwargs)
+        jit = self._jit()
+        merged = {**values, **kwargs}
+        tail = []
+        for name in list(jit.arg_names)[len(tensors):]:
+            if name in merged:
+                tail.append(merged[name])
+                continue
+            params = {p.name: p for p in getattr(jit, "params", ())}
+            default = getattr(params.get(name), "default", inspect.Parameter.empty)
+            if default is inspect.Parameter.empty:
+                raise RuntimeError(f"{getattr(jit, '__name__', jit)}: no value for kernel argument {name!r}")
+            tail.append(default)
+        launcher = Launcher(compiled, grid, tuple(tail))
+        key = (sig, tuple(sorted(kwargs.items())), getattr(config, "num_warps", None),
+               getattr(config, "num_stages", None))
+        if key not in self.checked:
+            self.checked.add(key)
+            if out is not None:
+                out.fill_(float("nan"))
+                launcher(*tensors)
+        if len(self.plans) >= MAX_PLANS:
+            self.plans.clear()
+        self.plans[sig] = launcher

@@ -1,0 +1,135 @@
+"""How the row kernels (layernorm, softmax) tile a row of N columns: the config rule shared by both.
+
+A row kernel reads each row once and writes it once, so it is bound by how many bytes each SM keeps in
+flight. Two shapes of program:
+
+- ``single``: a program holds ROWS whole rows in registers (a ROWS x BLOCK_N tile, BLOCK_N =
+  next_power_of_2(N)), reads them once, reduces, writes. Short rows take several rows per program so that
+  each program moves ~8 KiB (one 128-column row alone is 256 bytes: far too little to cover HBM latency).
+  Warps: ~32 elements of the tile per thread (measured on the H200, Triton 3.6: 8192 columns at 85-91% of
+  copy bandwidth with 8 warps, 68% with 16; 4096 at 89-90% with 4 warps).
+- ``looped``: rows too long to keep several programs' rows in one SM's registers (BLOCK_N > SINGLE_MAX_BLOCK)
+  walk the row in chunks of BLOCK_N columns twice (statistics, then the output; the second pass reads the
+  row back from L2). A 16384-column tile in registers leaves room for one program per SM, whose load,
+  reduction and store then run one after another (the likely cause of issue 18's 0.40x F.layer_norm at a
+  non-power-of-two length; the issue did not record which: tests/bench/sweep_h200.py measures them all).
+- ``stages`` >= 2 (single): persistent programs (as many as fit on the GPU at once, from the compiled
+  kernel's registers and shared memory) walk tiles; Triton's pipeliner keeps the next tile's load in flight
+  (cp.async into shared memory) while this tile is reduced and stored. Looped: the chunk loops pipelined.
+
+``VEC``: the largest power of two (up to 16 bytes of elements) dividing N and the row strides. The kernels
+round N and the strides down to a multiple of VEC (a no-op by construction) so that Triton knows it: loads
+and stores of rows whose length is not a multiple of 16 (N = 1000, 3000, 5000) then still vectorise to
+16-byte accesses; without it Triton only assumes what its specialisation sees (divisible by 16, or nothing).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import triton
+
+from . import _launch
+
+SINGLE_MAX_BLOCK = 8192   # largest BLOCK_N a single-pass program holds (see above)
+TILE_BYTES = 8192         # bytes of input per single-pass program for short rows (rows per program)
+LOOP_CHUNK = 4096         # columns per step of the looped kernels
+LOOP_STAGES = 2           # pipelining depth of the looped kernels' chunk loops
+ELEMS_PER_THREAD = 32     # tile elements per thread (warps = tile / (32 * this), 4..16)
+
+
+class RowConfig(NamedTuple):
+    kind: str       # "single" or "looped"
+    block_n: int    # single: next_power_of_2(N); looped: columns per chunk
+    rows: int       # rows per tile (single); 1 for looped
+    num_warps: int
+    stages: int = 1  # single: 1 = one tile per program; >= 2 = persistent programs, the next tile's load in
+    #                 flight (cp.async into shared memory) while this one is reduced and stored. looped: the
+    #                 pipelining depth of the chunk loops.
+
+
+def vec(n: int, *strides: int, elem_size: int) -> int:
+    """Largest power of two <= 16 bytes / elem_size that divides n and every stride."""
+    v = max(1, 16 // elem_size)
+    while v > 1 and any(s % v for s in (n, *strides)):
+        v //= 2
+    return v
+
+
+def _warps(tile: int) -> int:
+    return min(16, max(4, tile // (32 * ELEMS_PER_THREAD)))
+
+
+def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None) -> RowConfig:
+    """The config the rule picks for rows of N columns of ``elem_size`` bytes.
+
+    ``max_block_n`` (a power of two) caps every block (the wrappers' argument; tests lower it to force the
+    looped path on small rows). ``M`` (rows), when given, caps the rows per program at what M needs."""
+    block = triton.next_power_of_2(N)
+    if block <= min(max_block_n, SINGLE_MAX_BLOCK):
+        rows = max(1, TILE_BYTES // (block * elem_size))
+        if M is not None:
+            rows = min(rows, triton.next_power_of_2(max(M, 1)))
+        return RowConfig("single", block, rows, _warps(rows * block))
+    chunk = min(max_block_n, LOOP_CHUNK)
+    # the looped kernels keep per-lane running state besides the chunk: ~16 chunk elements per thread; two
+    # stages: the next chunk's load (cp.async into shared memory) in flight while this one is folded in
+    return RowConfig("looped", chunk, 1, min(16, max(4, chunk // 512)), LOOP_STAGES)
+
+
+def check_config(config, max_block_n: int, N: int) -> RowConfig:
+    """A caller-given config (benchmarks): checked, returned as a RowConfig."""
+    c = RowConfig(*config)
+    if c.kind not in ("single", "looped"):
+        raise ValueError(f"config kind must be 'single' or 'looped', got {c.kind!r}")
+    for name in ("block_n", "rows", "num_warps"):
+        v = getattr(c, name)
+        if not isinstance(v, int) or v < 1 or v & (v - 1):
+            raise ValueError(f"config {name} must be a power of two >= 1, got {v!r}")
+    if c.kind == "single" and c.block_n < N:
+        raise ValueError(f"config block_n {c.block_n} < N={N} for the single-pass kernel")
+    if c.kind == "looped" and c.rows != 1:
+        raise ValueError("config rows must be 1 for the looped kernel")
+    if not isinstance(c.stages, int) or not 1 <= c.stages <= 4:
+        raise ValueError(f"config stages must be 1..4, got {c.stages!r}")
+    return c
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Launch (both wrappers): the grid, persistent programs by occupancy, the cached launcher
+# ---------------------------------------------------------------------------------------------------------
+_PROGRAMS: dict = {}  # (kernel, constexprs, warps, stages, device) -> persistent programs for the whole GPU
+
+
+def _device_properties(index: int) -> dict:
+    return triton.runtime.driver.active.utils.get_device_properties(index)
+
+
+def _persistent_programs(kernel, tensors, scalars: dict, consts: dict, cfg: RowConfig) -> int:
+    """Programs that fit on the GPU at once (SMs x CTAs per SM by registers, shared memory and warps), from
+    the compiled kernel (as Triton's fused-softmax tutorial does): more would run as a second wave."""
+    dev = tensors[0].device
+    key = (kernel, tuple(sorted(consts.items())), cfg.num_warps, cfg.stages, dev)
+    n = _PROGRAMS.get(key)
+    if n is None:
+        compiled = kernel.warmup(*tensors, *scalars.values(), **consts, num_warps=cfg.num_warps, grid=(1,))
+        if hasattr(compiled, "result"):
+            compiled = compiled.result()
+        compiled._init_handles()
+        props = _device_properties(dev.index or 0)
+        threads = 32 * cfg.num_warps
+        per_sm = min(props["max_num_regs"] // max(1, compiled.n_regs * threads), 2048 // threads, 32)
+        smem = compiled.metadata.shared
+        if smem:
+            per_sm = min(per_sm, props["max_shared_mem"] // smem)
+        n = _PROGRAMS[key] = props["multiprocessor_count"] * max(1, per_sm)
+    return n
+
+
+def launch(kernel, launches, sig, tensors: tuple, scalars: dict, consts: dict, cfg: RowConfig, n_tiles: int, out):
+    """``kernel`` over ``n_tiles`` tiles (one program per tile, or persistent programs when cfg.stages > 1 on a
+    GPU); records the cached launcher for ``sig``."""
+    grid = (n_tiles,)
+    if cfg.kind == "single" and cfg.stages > 1 and _launch.launchable(tensors[0]) and _launch.pristine(kernel):
+        grid = (min(n_tiles, _persistent_programs(kernel, tensors, scalars, consts, cfg)),)
+    compiled = kernel[grid](*tensors, *scalars.values(), **consts, num_warps=cfg.num_warps)
+    launches.record(sig, compiled, grid, tensors, {**scalars, **consts}, out=out)

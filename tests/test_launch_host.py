@@ -1,0 +1,199 @@
+"""The cached launchers of layernorm, softmax, add and gemm (kernels/_launch.py): what a steady-state call passes
+to the compiled kernel, when it may skip Triton's launch path, and how little Python it runs.
+
+No GPU here, so launches are stand-ins: the kernel is replaced by a recorder whose ``[grid](*args, **kwargs)``
+is one trip through Triton's launch path and returns a fake compiled kernel, whose ``[grid](*args)`` records
+what the cached launcher passes. Tensors live on the ``meta`` device (shapes, strides, dtypes, no data), which
+the test lets the launchers take (``_launch.launchable``); ``pristine`` (nothing patched) is set by the test."""
+import inspect
+import sys
+
+import pytest
+import torch
+from triton.runtime.autotuner import Autotuner
+
+from tritondbg.kernels import _launch
+from tritondbg.kernels import add as ADD
+from tritondbg.kernels import gemm as GEMM
+from tritondbg.kernels import layernorm as LN
+from tritondbg.kernels import softmax as SM
+
+
+class _Compiled:
+    def __init__(self):
+        self.direct = []  # (grid, args) of every launch through the cached launcher
+
+    def __getitem__(self, grid):
+        return lambda *args: self.direct.append((grid, args))
+
+
+class _Kernel:
+    """Stands in for a kernel (a JITFunction, or an Autotuner when ``config`` is given)."""
+
+    def __init__(self, real, config=None):
+        self.real = real
+        self.arg_names = list(real.fn.arg_names if isinstance(real, Autotuner) else real.arg_names)
+        self.best_config = config
+        self.compiled = _Compiled()
+        self.full = []  # (grid, args, kwargs) of every call through Triton's launch path
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            self.full.append((grid, args, kwargs))
+            return self.compiled
+        return launch
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    state = {"pristine": True}
+    monkeypatch.setattr(_launch, "pristine", lambda kernel: state["pristine"])
+    monkeypatch.setattr(_launch, "launchable", lambda t: True)
+    kernels = {}
+
+    def install(module, attr, launches_attr, config=None):
+        k = _Kernel(getattr(module, attr), config)
+        monkeypatch.setattr(module, attr, k)
+        launches = _launch.Launches(k)
+        monkeypatch.setattr(launches, "_jit", lambda: k)  # the recorder carries the real parameter names
+        monkeypatch.setattr(module, launches_attr, launches)
+        kernels[attr] = k
+        return k
+    return install, state
+
+
+def _bound(k, args, kwargs, config=None):
+    """What JITFunction.run would bind: every parameter's value, in the kernel's order."""
+    names = k.arg_names
+    values = dict(zip(names, args))
+    values.update({n: v for n, v in kwargs.items() if n in names})
+    if config is not None:
+        values.update(config.kwargs)
+    return [values[n] for n in names]
+
+
+def _same(a, b):
+    return a is b if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor) else a == b
+
+
+def _ln_inputs(M=64, N=1000, dtype=torch.bfloat16):
+    x = torch.empty(M, N, device="meta", dtype=dtype)
+    w = torch.empty(N, device="meta", dtype=dtype)
+    b = torch.empty(N, device="meta", dtype=dtype)
+    return x, w, b
+
+
+def test_layernorm_cached_launcher_passes_what_jitfunction_run_binds(fake):
+    install, _ = fake
+    k = install(LN, "layernorm_fwd_kernel", "_SINGLE")
+    x, w, b = _ln_inputs()
+    y = LN.layernorm(x, w, b, 1e-5)
+    (grid, args, kwargs), = k.full
+    (dgrid, dargs), = k.compiled.direct  # first call of a signature: one check launch through the launcher
+    assert dgrid == tuple(grid) + (1, 1)[: 3 - len(grid)]
+    want = _bound(k, args, kwargs)
+    assert len(dargs) == len(want) and all(_same(a, b) for a, b in zip(dargs, want)), (dargs, want)
+    assert dargs[3] is y and kwargs["VEC"] == 8 and kwargs["ROWS"] > 1  # N=1000: 16-byte vectors, 4 rows
+    # steady state: no trip through Triton's launch path, one direct launch with fresh output
+    y2 = LN.layernorm(x, w, b, 1e-5)
+    assert len(k.full) == 1 and len(k.compiled.direct) == 2
+    _, dargs2 = k.compiled.direct[1]
+    assert dargs2[0] is x and dargs2[3] is y2 and y2 is not y and dargs2[4:] == dargs[4:]
+    # a different eps is a different signature (eps is a kernel argument): the full path again
+    LN.layernorm(x, w, b, 1e-6)
+    assert len(k.full) == 2
+
+
+def test_patched_launch_path_always_takes_the_full_path(fake):
+    """tritondbg pins configs / captures IR by patching Triton's launch path: every call must go through it."""
+    install, state = fake
+    k = install(SM, "softmax_kernel", "_SINGLE")
+    x = torch.empty(4, 8, 256, device="meta", dtype=torch.float16)
+    state["pristine"] = False
+    SM.softmax(x)
+    SM.softmax(x)
+    assert len(k.full) == 2 and not k.compiled.direct
+    state["pristine"] = True  # the first unpatched call builds (and checks) the launcher, the next uses it
+    SM.softmax(x)
+    SM.softmax(x)
+    assert len(k.full) == 3 and len(k.compiled.direct) == 2
+    (grid, args, kwargs) = k.full[-1]
+    assert grid == (32 // kwargs["ROWS"],) and args[0].shape == (32, 256)  # leading dims flattened
+
+
+def test_autotuned_kernels_bind_the_config_that_ran(fake):
+    install, _ = fake
+    cfg = ADD.add_kernel.configs[1]
+    k = install(ADD, "add_kernel", "_LAUNCHES", config=cfg)
+    x = torch.empty(10_000, device="meta", dtype=torch.float16)
+    ADD.add(x, x)
+    out = ADD.add(x, x)
+    (grid, args, kwargs), = k.full
+    assert callable(grid)
+    (g1, d1), (g2, d2) = k.compiled.direct
+    assert g1 == g2 == (-(-10_000 // cfg.kwargs["BLOCK"]), 1, 1)
+    assert all(_same(a, b) for a, b in zip(d1, _bound(k, args, kwargs, cfg)))
+    assert d2[2] is out and d2[3:] == (10_000, cfg.kwargs["BLOCK"])
+
+
+def test_gemm_cached_launcher_keeps_the_kernel_the_first_call_chose(fake, monkeypatch):
+    install, _ = fake
+    cfg = GEMM.TMA_CONFIGS[0]
+    k = install(GEMM, "gemm_tma_kernel", "_TMA", config=cfg)
+    monkeypatch.setattr(GEMM, "tma_plan", lambda a, b: (False, True))
+    monkeypatch.setattr(GEMM, "_num_sms", lambda device: 132)
+    a = torch.empty(127, 4096, device="meta", dtype=torch.bfloat16)
+    b = torch.empty(11008, 4096, device="meta", dtype=torch.bfloat16).t()
+    GEMM.gemm(a, b)
+    monkeypatch.setattr(GEMM, "tma_plan", lambda a, b: pytest.fail("steady state re-planned"))
+    monkeypatch.setattr(GEMM, "_ensure_allocator", lambda: None)
+    c = GEMM.gemm(a, b)
+    (grid, args, kwargs), = k.full
+    (_, d1), (g2, d2) = k.compiled.direct
+    assert all(_same(x, y) for x, y in zip(d1, _bound(k, args, kwargs, cfg)))
+    assert g2 == (min(132, 1 * -(-11008 // cfg.kwargs["BLOCK_N"])), 1, 1) and d2[2] is c and c.shape == (127, 11008)
+    assert d2[3:] == d1[3:]
+
+
+def test_steady_state_call_runs_little_python(fake):
+    """The host cost of a steady-state call (issue 18: no more than torch's op): with the launch stubbed, one
+    call of each wrapper runs only the signature lookup and the cached launcher; no argument checks, no config
+    rule, no trip through Triton's launch path (whose binder and cache key alone make dozens of calls)."""
+    install, _ = fake
+    install(LN, "layernorm_fwd_kernel", "_SINGLE")
+    install(SM, "softmax_kernel", "_SINGLE")
+    install(ADD, "add_kernel", "_LAUNCHES", config=ADD.add_kernel.configs[0])
+    x, w, b = _ln_inputs()
+    allowed = {"<lambda>", "layernorm", "softmax", "add", "plan", "aligned", "__call__"}
+    for fn in (lambda: LN.layernorm(x, w, b), lambda: SM.softmax(x), lambda: ADD.add(w, b)):
+        fn()
+        called = []
+
+        def prof(frame, event, arg):
+            if event == "call":
+                called.append(frame.f_code.co_name)
+        sys.setprofile(prof)
+        try:
+            fn()
+        finally:
+            sys.setprofile(None)
+        assert set(called) <= allowed and len(called) <= 8, called
+
+
+def test_launcher_binds_defaults_and_names_a_missing_argument():
+    class J:
+        arg_names = ["x_ptr", "n", "BLOCK"]
+        params = [type("P", (), {"name": "n", "default": inspect.Parameter.empty})(),
+                  type("P", (), {"name": "BLOCK", "default": 64})()]
+    launches = _launch.Launches(J())
+    t = torch.empty(8, device="meta")
+    old = _launch.launchable, _launch.pristine
+    _launch.launchable, _launch.pristine = (lambda t: True), (lambda k: True)
+    try:
+        compiled = _Compiled()
+        launches.record("s", compiled, (2,), (t,), {"n": 8})
+        assert launches.plans["s"].tail == (8, 64)
+        with pytest.raises(RuntimeError, match="'n'"):
+            launches.record("s2", compiled, (2,), (t,), {})
+    finally:
+        _launch.launchable, _launch.pristine = old

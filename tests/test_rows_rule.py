@@ -1,0 +1,98 @@
+"""The row kernels' config rule (kernels/_rows.py) and the paths it picks, run under the interpreter: rows per
+program for short rows, the looped kernels for long rows, persistent programs walking several tiles, and the
+16-byte vector hint for row lengths that are not multiples of 16."""
+import pytest
+import torch
+
+from tritondbg.kernels import _launch, _rows
+from tritondbg.kernels import layernorm as LN
+from tritondbg.kernels import softmax as SM
+from tritondbg.kernels._rows import RowConfig, row_config
+
+
+def test_rule_rows_per_program_warps_and_paths():
+    # short rows: ~8 KiB of input per program (several rows), ~32 tile elements per thread
+    assert row_config(128, 2, 16384) == RowConfig("single", 128, 32, 4)
+    assert row_config(1000, 2, 16384) == RowConfig("single", 1024, 4, 4)
+    assert row_config(1000, 4, 16384) == RowConfig("single", 1024, 2, 4)  # fp32: half the rows
+    assert row_config(128, 2, 16384, M=3).rows == 4  # no more rows per program than M needs
+    assert row_config(8192, 2, 16384) == RowConfig("single", 8192, 1, 8)
+    # long rows loop (a 16384-column tile leaves room for one program per SM)
+    assert row_config(11008, 2, 16384).kind == "looped"
+    assert row_config(777, 4, 128) == RowConfig("looped", 128, 1, 4, 2)  # forced by max_block_n (tests)
+
+
+def test_vec_is_the_largest_power_of_two_dividing_the_row_and_its_strides():
+    assert _rows.vec(1000, 1000, 1000, elem_size=2) == 8  # 1000 = 8 * 125: 16-byte vectors
+    assert _rows.vec(5000, 5000, 5000, elem_size=4) == 4
+    assert _rows.vec(1000, 1002, 1000, elem_size=2) == 2  # a padded row stride limits it
+    assert _rows.vec(777, 777, 777, elem_size=2) == 1
+
+
+@pytest.mark.parametrize("bad, match", [(("pair", 128, 1, 4), "kind"), (("single", 64, 1, 4), "block_n 64 < N"),
+                                        (("single", 128, 3, 4), "rows"), (("looped", 64, 2, 4), "rows must be 1"),
+                                        (("single", 128, 1, 4, 8), "stages")])
+def test_a_given_config_is_checked(bad, match):
+    x = torch.randn(4, 100)
+    with pytest.raises(ValueError, match=match):
+        SM.softmax(x, config=bad)
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "softmax"])
+def test_persistent_programs_walk_several_tiles(kind, monkeypatch):
+    """stages >= 2: fewer programs than tiles, each walks tiles pid, pid + programs, ... (the last one partial)."""
+    monkeypatch.setattr(_launch, "launchable", lambda t: True)
+    monkeypatch.setattr(_launch, "pristine", lambda k: True)
+    monkeypatch.setattr(_rows, "_persistent_programs", lambda *a: 3)
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(37, 300, generator=gen) * 3 + 1
+    cfg = ("single", 512, 4, 4, 2)  # 10 tiles of 4 rows (the last one 1 row) over 3 programs
+    if kind == "layernorm":
+        w, b = torch.randn(300, generator=gen), torch.randn(300, generator=gen)
+        out, ref = LN.layernorm(x, w, b, config=cfg), LN.reference(x, w, b)
+    else:
+        out, ref = SM.softmax(x, config=cfg), SM.reference(x)
+    torch.testing.assert_close(out, ref, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "softmax"])
+def test_looped_kernels_with_pipelined_chunks(kind):
+    gen = torch.Generator().manual_seed(1)
+    x = (torch.randn(3, 1000, generator=gen) * 4 + 20).to(torch.float16)  # 1000 = 7 chunks of 128 + 104
+    cfg = ("looped", 128, 1, 4, 3)
+    if kind == "layernorm":
+        w, b = torch.randn(1000, generator=gen).half(), torch.randn(1000, generator=gen).half()
+        out, ref = LN.layernorm(x, w, b, config=cfg), LN.reference(x, w, b)
+    else:
+        out, ref = SM.softmax(x, config=cfg), SM.reference(x)
+    torch.testing.assert_close(out.float(), ref, atol=1e-2, rtol=1e-2)
+
+
+def test_persistent_programs_fill_the_gpu_once(monkeypatch):
+    """Programs per SM from the compiled kernel: the scarcest of registers, threads and shared memory."""
+    import types
+
+    class Compiled:
+        n_regs = 64
+        metadata = types.SimpleNamespace(shared=49184)
+
+        def _init_handles(self):
+            pass
+
+    calls = []
+
+    class Kernel:
+        def warmup(self, *args, grid, **kwargs):
+            calls.append((grid, kwargs))
+            return Compiled()
+
+    props = {"max_num_regs": 65536, "max_shared_mem": 232448, "multiprocessor_count": 132}
+    monkeypatch.setattr(_rows, "_device_properties", lambda index: props)
+    monkeypatch.setattr(_rows, "_PROGRAMS", {})
+    x = torch.empty(8, 8)
+    cfg = RowConfig("single", 8192, 1, 8, 2)
+    # 256 threads x 64 registers: 4 per SM by registers, 8 by threads, 4 by shared memory (4 x 49184 bytes)
+    k = Kernel()
+    assert _rows._persistent_programs(k, (x,), {"N": 8}, {"BLOCK_N": 8192}, cfg) == 4 * 132
+    assert _rows._persistent_programs(k, (x,), {"N": 8}, {"BLOCK_N": 8192}, cfg) == 4 * 132
+    assert len(calls) == 1 and calls[0][1]["num_warps"] == 8  # compiled once per kernel and constexprs
