@@ -160,7 +160,8 @@ class Sanitizer(Instrument, hooks.Listener):
         self._reset()
         _active["san"] = self
         shadow.set_sink(self)
-        with hooks.listening(self):
+        checking = lambda: _active["san"] is not None and self.launch is not None  # noqa: E731
+        with hooks.listening(self), guard.deferred_to(checking):  # it checks every lane first
             _install_memory()
             shadow.install()
             try:
