@@ -262,8 +262,11 @@ def _memory_guard():
     return guard.install()
 
 
-_SHIMS = {"memory_guard": _memory_guard, "bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "lowp_arith": _lowp_arith, "float_args": _float_args,
-          "tensor_index": _tensor_index, "lang_extras": _lang_extras, "print_assert": _print_assert}
+# the guard last: it wraps the memory ops outermost, so no other shim's memory access (lowp's bf16 atomics)
+# gets around it
+_SHIMS = {"bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "lowp_arith": _lowp_arith, "float_args": _float_args,
+          "tensor_index": _tensor_index, "lang_extras": _lang_extras, "print_assert": _print_assert,
+          "memory_guard": _memory_guard}
 
 
 def install() -> None:
