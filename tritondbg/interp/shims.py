@@ -3,7 +3,9 @@
 Installed by the runner once interpreter mode is on; each is idempotent and reversible (``uninstall``).
 All of them wrap names that exist in Triton 3.6 and 3.9 (``InterpreterBuilder.create_dot/create_print/
 create_assert/set_grid_dim``, module functions ``_convert_float``, ``_implicit_cvt``, ``_patch_lang``,
-``_patch_lang_tensor``); a name that is missing in some version leaves that one shim out.
+``_patch_lang_tensor``); a name that is missing in some version leaves that one shim out. Two live in their
+own modules: bf16/fp8 arithmetic computed in fp32 and rounded back (lowp.py) and the memory guard that
+keeps every load/store/atomic lane inside the launch's tensors (guard.py).
 """
 from __future__ import annotations
 
