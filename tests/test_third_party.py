@@ -15,9 +15,6 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "third_party"
 FILES = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_") and p.name != "compare_plain.py")
 NEEDS = {"liger_": "liger_kernel", "fla_": "fla"}
-# bf16 elementwise arithmetic that plain Triton's interpreter computes on raw 16-bit patterns (issue 14, the
-# i14-arith branch fixes it in tritondbg/interp/shims.py): these fail until that fix is in.
-BF16_ARITH = {"liger_swiglu", "liger_geglu", "liger_rope", "liger_group_norm", "tutorial_01_vector_add"}
 
 
 def _needs(path: Path):
@@ -53,8 +50,6 @@ def test_corpus_case_passes_with_sanitizers(path, case, dtype):
     result = runner.run_case(scenario, scenario.case(case), dtype, device="cpu", seed=0,
                              instruments=instruments.build(str(path)))
     detail = "; ".join(f"{f['kind']}: {f['message']}" for f in result.findings)
-    if result.status != "pass" and dtype == "bfloat16" and scenario.name in BF16_ARITH:
-        pytest.xfail(f"bf16 arithmetic of Triton's interpreter (the i14-arith branch fixes it): {result.message}")
     assert result.status == "pass", f"{result.message} {detail}"
     assert result.errors and all(e.numel > 0 for e in result.errors)
 

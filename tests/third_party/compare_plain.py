@@ -1,10 +1,13 @@
 """Regenerate the table of tests/third_party/README.md: each corpus kernel under plain ``TRITON_INTERPRET=1``
-(the scenario's own launch, a bare interpreter, no tritondbg shim or stand-in) and under ``tritondbg interpret``.
+(the scenario's own launch, a bare interpreter, no tritondbg shim or stand-in), under the bare interpreter with
+only the CPU stand-in installed (what plain Triton computes once the host code can run), and under
+``tritondbg interpret``.
 
     python tests/third_party/compare_plain.py            # print the table (markdown)
     python tests/third_party/compare_plain.py --write    # and put it into tests/third_party/README.md
 
-Each kernel runs in two fresh processes (TRITON_INTERPRET is read at import): about 10-20 s per kernel.
+Three processes (TRITON_INTERPRET is read at import), one per column; the last runs every kernel through
+tritondbg's runner with its instruments, as `tritondbg interpret FILE --case all` does. About 3 minutes.
 """
 from __future__ import annotations
 
@@ -72,60 +75,85 @@ def _env() -> dict:
     return env
 
 
-def run_plain(path: Path) -> list[dict]:
+def run_plain_all(paths: list[Path], flag: str = "--plain") -> dict[str, list[dict]]:
     env = _env() | {"TRITON_INTERPRET": "1"}
-    p = subprocess.run([sys.executable, __file__, "--plain", str(path)], capture_output=True, text=True, env=env,
-                       timeout=900)
+    p = subprocess.run([sys.executable, __file__, flag, *map(str, paths)], capture_output=True, text=True,
+                       env=env, timeout=3600)
     try:
         return json.loads(p.stdout.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
         tail = (p.stderr.strip().splitlines() or ["no output"])[-1]
-        return [{"case": "*", "dtype": "*", "status": "crash", "message": tail[:110]}]
+        return {str(x): [{"case": "*", "dtype": "*", "status": "crash", "message": tail[:110]}] for x in paths}
 
 
-def run_tritondbg(path: Path) -> list[dict]:
-    p = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", str(path), "--case", "all", "--json"],
-                       capture_output=True, text=True, env=_env(), timeout=900)
+def tritondbg_rows(path: str) -> list[dict]:
+    """In this process: `tritondbg interpret PATH --case all` (sanitizers on), as rows."""
+    from tritondbg import runner
+    from tritondbg.interp import instruments
+
     try:
-        record = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        tail = (p.stderr.strip().splitlines() or ["no output"])[-1]
-        return [{"case": "*", "dtype": "*", "status": "crash", "message": tail[:110]}]
+        record = runner.run(path, mode="interpret", cases="all", instruments=instruments.build(path))
+    except Exception as exc:  # noqa: BLE001
+        return [{"case": "*", "dtype": "*", "status": "error", "message": _short(exc)}]
     out = []
-    for r in record["results"]:
-        kinds = sorted({f.get("kind", "?") for f in r.get("findings", [])})
-        status = r["status"] if not kinds or r["status"] != "pass" else "pass"
-        out.append({"case": r["case"], "dtype": r["dtype"], "status": status,
-                    "message": (r.get("message") or "") + (f" [{', '.join(kinds)}]" if kinds else "")})
+    for r in record.results:
+        kinds = sorted({f.get("kind", "?") for f in r.findings})
+        out.append({"case": r.case, "dtype": r.dtype, "status": r.status,
+                    "message": (r.message or "") + (f" [{', '.join(kinds)}]" if kinds else "")})
     return out
 
 
+def run_tritondbg_all(paths: list[Path]) -> dict[str, list[dict]]:
+    p = subprocess.run([sys.executable, __file__, "--tritondbg", *map(str, paths)], capture_output=True, text=True,
+                       env=_env(), timeout=3600)
+    try:
+        return json.loads(p.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        tail = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        return {str(x): [{"case": "*", "dtype": "*", "status": "crash", "message": tail[:110]}] for x in paths}
+
+
 def summary(rows: list[dict]) -> str:
-    """'all 6 pass' or the failing (case, dtype) runs grouped by dtype with the first message."""
+    """'all 6 pass' or the failing runs, grouped by message (with their dtypes)."""
     if rows and rows[0]["case"] == "*":
         return f"{rows[0]['status']}: {rows[0]['message']}"
     bad = [r for r in rows if r["status"] != "pass"]
     if not bad:
         return f"all {len(rows)} pass"
-    by_dtype: dict[str, list[dict]] = {}
+    groups: dict[str, list[str]] = {}
     for r in bad:
-        by_dtype.setdefault(r["dtype"], []).append(r)
-    parts = [f"{dt}: {len(rs)} {rs[0]['status']} ({rs[0]['message']})" for dt, rs in by_dtype.items()]
+        key = f"{r['status']}: {r['message']}" if r["status"] == "error" else r["status"]
+        groups.setdefault(key, [])
+        if r["dtype"] not in groups[key]:
+            groups[key].append(r["dtype"])
+    parts = [f"{'/'.join(dts)} {key}" for key, dts in groups.items()]
     return f"{len(rows) - len(bad)}/{len(rows)} pass; " + "; ".join(parts)
 
 
 def table() -> str:
-    lines = ["| kernel | plain `TRITON_INTERPRET=1` | `tritondbg interpret --case all` |", "|---|---|---|"]
-    for path in files():
-        p, t = summary(run_plain(path)), summary(run_tritondbg(path))
-        lines.append(f"| {path.stem} | {p.replace('|', '/')} | {t.replace('|', '/')} |")
-        print(lines[-1], file=sys.stderr, flush=True)
+    paths = files()
+    plain_rows, stand_in = run_plain_all(paths), run_plain_all(paths, "--plain-standin")
+    ours = run_tritondbg_all(paths)
+    lines = ["| kernel | plain `TRITON_INTERPRET=1` | plain + the CPU stand-in only | "
+             "`tritondbg interpret --case all` |", "|---|---|---|---|"]
+    for path in paths:
+        cells = [summary(rows[str(path)]).replace("|", "/") for rows in (plain_rows, stand_in, ours)]
+        lines.append(f"| {path.stem} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--plain"]:
-        print(json.dumps(plain(argv[1])))
+        print(json.dumps({path: plain(path) for path in argv[1:]}))
+        return 0
+    if argv[:1] == ["--plain-standin"]:   # the bare interpreter, with only tritondbg/standin.py installed
+        from tritondbg import standin
+
+        standin.install("sm_90")
+        print(json.dumps({path: plain(path) for path in argv[1:]}))
+        return 0
+    if argv[:1] == ["--tritondbg"]:
+        print(json.dumps({path: tritondbg_rows(path) for path in argv[1:]}))
         return 0
     text = table()
     print(text)
