@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -164,11 +165,9 @@ def clear_cmd(ctx, keys, kernel, everything, dry_run):
     removed, size, skipped = clear(root, kernel=kernel, keys=tuple(keys), everything=everything, dry_run=dry_run)
     verb = "would remove" if dry_run else "removed"
     for path, entries, folder_size in removed:   # each folder: key, what Triton kept there, size
-        import os
-
         what = ", ".join(dict.fromkeys(f"{e.kernel or '-'}" + ("" if e.kind == "kernel" else f" ({e.kind})")
                                        for e in entries))
-        click.echo(f"  {verb} {os.path.basename(path)}  {what or '-'}  {human(folder_size)}")
+        click.echo(f"  {verb} {Path(path).name}  {what or '-'}  {human(folder_size)}")
     folders = len(removed)
     click.echo(f"{verb} {folders} entr{'y' if folders == 1 else 'ies'} ({human(size)}) from {root}")
     for line in skipped:
