@@ -147,6 +147,10 @@ def ownership(folder: Path) -> tuple[bool, str]:
             found.append(n)
     partial_stems = {n[:-5] for n in explained if n.endswith(".json") and not n.startswith("__grp__")}
     explained.update(n for n in names if n.rsplit(".", 1)[0] in partial_stems)   # stages of a partial entry
+    for n in names:   # stages a failed compile left without metadata (e.g. an unsupported target): whole ones
+        stage = n.rsplit(".", 1)[-1]
+        if n not in explained and (stage in _MARKERS or stage in _ELF) and not stage_problem(stage, str(folder / n)):
+            explained.add(n)
     strangers = [n for n in names if n not in explained or (folder / n).is_symlink()]
     if strangers:
         return False, f"holds {strangers[0]!r}, which Triton did not write"
