@@ -173,6 +173,11 @@ def test_clear_all_keeps_a_user_folder_among_real_entries_and_dry_run_lists_each
     # a real entry with one extra user file is not Triton's either
     mixed = Path(entries[0]["path"])
     (mixed / "todo.txt").write_text("mine too")
+    # what a compile for an unsupported target leaves: stages without metadata, still Triton's own files
+    partial = cache / ("P" * 52)
+    partial.mkdir()
+    ttir = next(Path(e["files"]["ttir"]) for e in entries if "ttir" in e["files"])
+    shutil.copy(ttir, partial / ttir.name)
     p = run_cli(["cache", "--cache-dir", str(cache), "clear", "--all", "--dry-run"], env)
     assert p.returncode == 0, p.stderr
     listed = [ln.split() for ln in p.stdout.splitlines() if ln.startswith("  would remove ")]
@@ -181,12 +186,13 @@ def test_clear_all_keeps_a_user_folder_among_real_entries_and_dry_run_lists_each
         assert e["key"] in by_key and e["kernel"] in by_key[e["key"]], (e["key"], p.stdout)
         assert by_key[e["key"]][-1] in ("KiB", "MiB")   # each line ends with the folder's size
     assert mixed.name not in by_key and mine.name not in by_key
+    assert by_key[partial.name][3:5] == [f"{ttir.stem}", "(no"], by_key[partial.name]
     assert f"skipped {mine}: holds 'notes.txt', which Triton did not write" in p.stderr
     assert all(Path(e["path"]).is_dir() for e in entries)   # dry run: nothing gone
     p = run_cli(["cache", "--cache-dir", str(cache), "clear", "--all"], env)
     assert p.returncode == 0, p.stderr
     assert (mine / "notes.txt").read_text() == "mine" and (mixed / "todo.txt").read_text() == "mine too"
-    assert not any(Path(e["path"]).exists() for e in entries[1:])
+    assert not any(Path(e["path"]).exists() for e in entries[1:]) and not partial.exists()
 
 
 def test_truncated_stage_and_metadata_are_flagged_and_recompiled(cache):

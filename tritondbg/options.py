@@ -46,12 +46,15 @@ def _check_out(ctx, param, value):
     s = settings.get()
     if value is None and not s.save_records:
         return value
-    path, what = (value, "--out") if value is not None else (s.out_dir, "TRITONDBG_OUT" if
-                                                             os.environ.get("TRITONDBG_OUT") else "./traces")
+    path = value if value is not None else s.out_dir
     why = writable_dir_problem(path)
     if why:
-        fix = "give a writable folder" if value is not None else "set --out DIR, or TRITONDBG_SAVE=0 for no record"
-        raise UsageError(f"{what} {path}: {why}; run records go there ({fix})")
+        if value is not None:
+            what, fix = f"--out {path}", "give a writable folder"
+        else:
+            what = f"TRITONDBG_OUT {path}" if os.environ.get("TRITONDBG_OUT") else f"the default record folder {path}"
+            fix = "set --out DIR, or TRITONDBG_SAVE=0 for no record"
+        raise UsageError(f"{what}: {why}; run records go there ({fix})")
     return value
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import click
 
@@ -52,6 +53,16 @@ def cache_ls(*, cache_dir: str | None = None, kernel: str | None = None, as_json
     con.print(f"{len(entries)} entries, {human(sum(e.size for e in entries))}"
               + (f", {bad} incomplete or corrupt" if bad else "") + f"  ({root})", markup=False)
     return 0
+
+
+def _label(e) -> str:
+    """What an entry holds, for `clear`: the kernel, "(autotune)"/"(module)", or the stem of loose stage files."""
+    if e.kind == "kernel":
+        return e.kernel or "-"
+    if e.kind == "other":
+        stems = sorted({n.split(".", 1)[0] for n in e.stages})
+        return f"{', '.join(stems) or 'empty folder'} ({'no metadata' if stems else 'other'})"
+    return f"{e.kernel or '-'} ({e.kind})"
 
 
 def _esc(text: str) -> str:
@@ -164,11 +175,8 @@ def clear_cmd(ctx, keys, kernel, everything, dry_run):
     removed, size, skipped = clear(root, kernel=kernel, keys=tuple(keys), everything=everything, dry_run=dry_run)
     verb = "would remove" if dry_run else "removed"
     for path, entries, folder_size in removed:   # each folder: key, what Triton kept there, size
-        import os
-
-        what = ", ".join(dict.fromkeys(f"{e.kernel or '-'}" + ("" if e.kind == "kernel" else f" ({e.kind})")
-                                       for e in entries))
-        click.echo(f"  {verb} {os.path.basename(path)}  {what or '-'}  {human(folder_size)}")
+        what = ", ".join(dict.fromkeys(_label(e) for e in entries))
+        click.echo(f"  {verb} {Path(path).name}  {what or '-'}  {human(folder_size)}")
     folders = len(removed)
     click.echo(f"{verb} {folders} entr{'y' if folders == 1 else 'ies'} ({human(size)}) from {root}")
     for line in skipped:

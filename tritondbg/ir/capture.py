@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator
 
 from tritondbg.configs import config_dict, kernel_name
 from tritondbg.errors import UsageError
+from tritondbg.ir.integrity import checked_cache
 from tritondbg.standin import TargetDriver, driver_swapped
 
 
@@ -82,7 +83,6 @@ def intercepted(target, decider, launches: list[Launch], select: Callable[[str],
     """Patch Triton for the duration of one capture (see the module docstring); restores everything after."""
     from triton import knobs
     from triton.runtime.autotuner import Autotuner
-    from triton.runtime.cache import FileCacheManager
     from triton.runtime.jit import JITFunction
 
     tuned: list[tuple[str, dict, str]] = []   # stack: (kernel name, config dict, source) of the running autotuner
@@ -141,42 +141,14 @@ def intercepted(target, decider, launches: list[Launch], select: Callable[[str],
         launch.cache_hit = events[-1]["cache_hit"] if events else None
         return kernel
 
-    original_get_group = FileCacheManager.get_group
-
-    def get_group(manager, filename):
-        group = original_get_group(manager, filename)
-        return group if group is None else checked_group(manager, filename, group)
-
     JITFunction.run, Autotuner.run = jit_run, tuner_run
-    FileCacheManager.get_group = get_group
     knobs.compilation.listener = listener
     try:
-        with driver_swapped(StubDriver(target)):
+        with driver_swapped(StubDriver(target)), checked_cache():
             yield
     finally:
         JITFunction.run, Autotuner.run = original_jit_run, original_tuner_run
-        FileCacheManager.get_group = original_get_group
         knobs.compilation.listener = previous_listener
-
-
-def checked_group(manager, filename: str, group: dict[str, str]) -> dict[str, str] | None:
-    """``group`` if every file of the cache entry is whole; else say which file is damaged, remove the entry's
-    files (the group file first, so a crash midway leaves a miss, not a hit) and return None: Triton compiles
-    the kernel again into the same key folder."""
-    from tritondbg.ir.integrity import group_problem
-
-    bad = group_problem(group)
-    if bad is None:
-        return group
-    path, why = bad
-    sys.stderr.write(f"damaged cache entry: {path}: {why}; removing the entry and compiling it again\n")
-    folder = os.path.realpath(manager.cache_dir)
-    stem = filename[:-len(".json")]
-    for victim in [os.path.join(folder, f"__grp__{filename}"), *group.values(), os.path.join(folder, f"{stem}.sass")]:
-        if os.path.dirname(os.path.realpath(victim)) == folder:   # only files of this entry's own folder
-            with contextlib.suppress(OSError):
-                os.remove(victim)
-    return None
 
 
 @contextlib.contextmanager

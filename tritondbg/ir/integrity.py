@@ -8,11 +8,14 @@ section table (it sits at the end of the file). Costs ~1 ms for a small kernel's
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import struct
+import sys
 from pathlib import Path
+from typing import Iterator
 
 # markers each complete stage has (besides balanced braces for the text ones)
 _MARKERS = {
@@ -144,6 +147,10 @@ def ownership(folder: Path) -> tuple[bool, str]:
             found.append(n)
     partial_stems = {n[:-5] for n in explained if n.endswith(".json") and not n.startswith("__grp__")}
     explained.update(n for n in names if n.rsplit(".", 1)[0] in partial_stems)   # stages of a partial entry
+    for n in names:   # stages a failed compile left without metadata (e.g. an unsupported target): whole ones
+        stage = n.rsplit(".", 1)[-1]
+        if n not in explained and (stage in _MARKERS or stage in _ELF) and not stage_problem(stage, str(folder / n)):
+            explained.add(n)
     strangers = [n for n in names if n not in explained or (folder / n).is_symlink()]
     if strangers:
         return False, f"holds {strangers[0]!r}, which Triton did not write"
@@ -156,3 +163,41 @@ def _head(path: Path) -> bytes:
             return f.read(4)
     except OSError:
         return b""
+
+
+def checked_group(manager, filename: str, group: dict[str, str]) -> dict[str, str] | None:
+    """``group`` if every file of the cache entry is whole; else say which file is damaged, remove the entry's
+    files (the group file first, so a crash midway leaves a miss, not a hit) and return None: Triton compiles
+    the kernel again into the same key folder."""
+    bad = group_problem(group)
+    if bad is None:
+        return group
+    path, why = bad
+    sys.stderr.write(f"damaged cache entry: {path}: {why}; removing the entry and compiling it again\n")
+    folder = os.path.realpath(manager.cache_dir)
+    stem = filename[:-len(".json")]
+    for victim in [os.path.join(folder, f"__grp__{filename}"), *group.values(), os.path.join(folder, f"{stem}.sass")]:
+        if os.path.dirname(os.path.realpath(victim)) == folder:   # only files of this entry's own folder
+            with contextlib.suppress(OSError):
+                os.remove(victim)
+    return None
+
+
+@contextlib.contextmanager
+def checked_cache() -> Iterator[None]:
+    """Within: every hit of Triton's file cache is checked first (``checked_group``); a damaged entry is named
+    and compiled again instead of being served (or dying in ``json.loads``). Imports triton. Any command that
+    compiles (`ir`; `run`/`profile`/`check` on a GPU) can wrap its launches in it."""
+    from triton.runtime.cache import FileCacheManager
+
+    original = FileCacheManager.get_group
+
+    def get_group(manager, filename):
+        group = original(manager, filename)
+        return group if group is None else checked_group(manager, filename, group)
+
+    FileCacheManager.get_group = get_group
+    try:
+        yield
+    finally:
+        FileCacheManager.get_group = original
