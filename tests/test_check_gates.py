@@ -130,8 +130,10 @@ def test_interpret_timeout_names_kernel_case_pid_and_line(cli_env):
     assert p.returncode == 124
     line = [ln for ln in p.stderr.splitlines() if ln.startswith("error:")]
     assert len(line) == 1 and "Traceback" not in p.stderr, p.stderr
-    spin_line = next(i for i, ln in enumerate((DATA / "hang.py").read_text().splitlines(), 1) if "x = x + 0.0" in ln)
-    for w in ("timed out after 3 s", "loop case tiny/float32", "pid (0, 0, 0)", f"hang.py:{spin_line}", "in spin"):
+    lines = (DATA / "hang.py").read_text().splitlines()
+    loop_lines = [i for i, ln in enumerate(lines, 1) if "while i < n" in ln or "x = x + 0.0" in ln]
+    assert any(f"hang.py:{n} (in spin)" in line[0] for n in loop_lines), line[0]
+    for w in ("timed out after 3 s", "loop case tiny/float32", "pid (0, 0, 0)"):
         assert w in line[0], (w, line[0])
 
 
@@ -226,3 +228,17 @@ def test_resources_compiles_every_code_path_of_a_wrapper():
     out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
     assert out.status == FAIL and "wide_rows" in out.reason and "spill" in out.reason, out.reason
     assert out.details["cases"] == ["short", "wide"]
+
+
+@pytest.mark.gpu
+def test_a_kernel_spinning_on_the_gpu_ends_at_the_timeout(cli_env, tmp_path):
+    """Compiled, the main thread waits in C for the spinning kernel: the watchdog ends the process (run) or
+    the worker (check, which goes on and still reports the item)."""
+    p = run_cli(["run", f"{DATA / 'hang.py'}::loop", "--timeout", "20"], cli_env, timeout=300)
+    assert p.returncode == 124 and "loop case tiny/float32" in p.stderr, p.stderr
+    record = tmp_path / "r.json"
+    p = run_cli(["check", f"{DATA / 'hang.py'}::loop", f"{DATA / 'crash.py'}::fine", "--gates", "correctness",
+                 "--device", "cuda", "--timeout", "20", "--json", str(record)], cli_env, cwd=tmp_path, timeout=400)
+    gates = _gates(record)
+    assert p.returncode == 1 and gates[("hang::loop", "correctness")]["status"] == ERROR
+    assert gates[("crash::fine", "correctness")]["status"] == PASS

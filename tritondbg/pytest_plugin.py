@@ -123,7 +123,8 @@ class GateItem(pytest.Item):
         _pick_gpu(device)
         case, arch = config.getoption("tritondbg_case"), config.getoption("tritondbg_arch")
         timeout = config.getoption("tritondbg_timeout")
-        command = repro_command(self.target, self.gate, device=device, case=case, arch=arch)
+        command = repro_command(self.target, self.gate, device=device, case=case, arch=arch,
+                                timeout=timeout if timeout != DEFAULT_TIMEOUT else None)
         outdir = config.getoption("tritondbg_outdir")
         fault = _faults_to_file(outdir, self.target, self.gate)
         t0 = time.monotonic()

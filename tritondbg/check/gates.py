@@ -127,6 +127,14 @@ def _device(ctx: GateContext) -> str:
     return "cpu" if ctx.interpret else "cuda"
 
 
+def _nothing_ran(scenario, gate: str, ctx: GateContext) -> GateOutcome | None:
+    """A gate with no case to run here is skipped with why, never passed."""
+    if _cases(scenario, ctx):
+        return None
+    where = "under the interpreter (every case is interpret=False)" if ctx.interpret else "here"
+    return GateOutcome(scenario.name, gate, SKIP, f"no case runs {where}")
+
+
 def _first_failure(results) -> str:
     for r in results:
         if r.status != "pass":
@@ -172,6 +180,9 @@ def _json_or_none(text: str):
 
 def correctness(scenario, ctx: GateContext) -> GateOutcome:
     """Every case and dtype against the reference (+ the three-way check for low precision)."""
+    empty = _nothing_ran(scenario, "correctness", ctx)
+    if empty:
+        return empty
     results = []
     for case in _cases(scenario, ctx):
         for dtype in case.dtypes:
@@ -196,6 +207,8 @@ def all_configs(scenario, ctx: GateContext) -> GateOutcome:
         return GateOutcome(scenario.name, "all-configs", SKIP, "no autotuned kernel")
     # small shapes only (configs x cases runs), first dtype of each
     runs = [(c, c.dtypes[0]) for c in _cases(scenario, ctx) if c.interpret]
+    if not runs:
+        return GateOutcome(scenario.name, "all-configs", SKIP, "no small (interpret=True) case to sweep")
     skipped: list = []
     swept, failures = sweep(scenario, runs, device=_device(ctx), seed=ctx.seed, skipped=skipped)
     results = [r for r in swept if r.extra["sweep"]["used"]]  # runs where the swept kernel was launched
@@ -216,6 +229,9 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
         from tritondbg.interp.sanitize import Sanitizer
     except ImportError as e:
         return GateOutcome(scenario.name, "sanitize", SKIP, f"sanitizers not available: {e}")
+    empty = _nothing_ran(scenario, "sanitize", GateContext(device="cpu", case=ctx.case))
+    if empty:
+        return empty
     if runner.current_mode() != "interpret":
         p = _cli(["interpret", ctx.target or scenario.name, "--case", ctx.case or "all", "--json"])
         record = _json_or_none(p.stdout)
@@ -350,6 +366,9 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
 
     if not getattr(scenario, "deterministic", True):
         return GateOutcome(scenario.name, "determinism", SKIP, "scenario does not claim bitwise determinism")
+    empty = _nothing_ran(scenario, "determinism", ctx)
+    if empty:
+        return empty
     results, differ = [], []
     for case in _cases(scenario, ctx):
         dtype = case.dtypes[0]

@@ -132,6 +132,7 @@ class _Watch:
         self.crashed: dict[str, str] = {}        # nodeid -> the worker that ran it when it died
         self.worker_exit: dict[str, int | None] = {}
         self.internal: str = ""
+        self.interrupted = False                 # SIGINT seen: later worker deaths are the shutdown, not crashes
 
     def pytest_sessionstart(self, session):
         if self.show:
@@ -158,7 +159,7 @@ class _Watch:
 
     def pytest_runtest_logreport(self, report):
         crashed = report.when == "???"  # xdist's report for the item a dying worker was running
-        if crashed:
+        if crashed and not self.interrupted:
             self.crashed[report.nodeid] = getattr(getattr(report, "node", None), "gateway", None).id \
                 if getattr(report, "node", None) is not None else "?"
         elif not (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
@@ -255,7 +256,8 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
             args.append("--tritondbg-update-baseline")
         args.append(str(tmp / "empty"))
         try:
-            rc = pytest.main(args, plugins=[watch])
+            with _prompt_shutdown(watch):
+                rc = pytest.main(args, plugins=[watch])
         except KeyboardInterrupt:
             interrupted = True
         interrupted = interrupted or rc == pytest.ExitCode.INTERRUPTED
@@ -278,6 +280,62 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
         watch.pytest_sessionfinish(None)
         shutil.rmtree(tmp, ignore_errors=True)
     return make_record(items, outcomes, device=device, workers=workers, interrupted=interrupted)
+
+
+def _children() -> list[int]:
+    """This process's child processes (the pytest-xdist workers), from /proc (Linux; elsewhere none)."""
+    pids = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+    except OSError:
+        pass
+    return pids
+
+
+class _prompt_shutdown:
+    """On SIGINT: raise KeyboardInterrupt as usual (pytest and xdist wind down), and make sure the workers end:
+    SIGTERM to the ones still there after 5 s, SIGKILL after 15 s (a worker stuck in a kernel would otherwise
+    hold the shutdown)."""
+
+    def __init__(self, watch: _Watch):
+        self.watch = watch
+        self.done = None
+
+    def __enter__(self):
+        import threading
+
+        self.done = threading.Event()
+        self.old = signal.getsignal(signal.SIGINT)
+        if self.old is signal.SIG_IGN or threading.current_thread() is not threading.main_thread():
+            return self
+        signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def _on_sigint(self, signum, frame):
+        import threading
+
+        if not self.watch.interrupted:
+            self.watch.interrupted = True
+            threading.Thread(target=self._reap, daemon=True).start()
+        raise KeyboardInterrupt
+
+    def _reap(self):
+        for wait, sig in ((5, signal.SIGTERM), (10, signal.SIGKILL)):
+            if self.done.wait(wait):
+                return
+            for pid in _children():
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+
+    def __exit__(self, *exc):
+        self.done.set()
+        if self.old is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, self.old if self.old is not None else signal.default_int_handler)
+        return False
 
 
 def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | None, **repro) -> GateOutcome:
