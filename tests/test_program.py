@@ -159,7 +159,7 @@ def test_capture_on_cpu_every_launch_replays(tmp_path):
     """Every launch of the example gets a reproducer; each passes `interpret` except the buggy one, which
     reports its bug at the kernel line."""
     folder = tmp_path / "cap"
-    out = run(["capture", "--out", str(folder), "--", "python", str(EXAMPLE)], env={"EXAMPLE_BUG": "1"})
+    out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(EXAMPLE)], env={"EXAMPLE_BUG": "1"})
     assert out.returncode == 0, out.stderr[-3000:]
     doc = json.loads((folder / "captures.json").read_text())
     kernels = {c["kernel"]: c for c in doc["captures"]}
@@ -219,7 +219,7 @@ def test_bad_program_command_is_one_line(args, rc, text, tmp_path):
 
 @pytest.mark.interpreter
 def test_crashing_program_keeps_its_exit_status_and_captures(tmp_path):
-    out = run(["capture", "--out", str(tmp_path / "c"), "--", "python", str(DATA / "programs.py"), "crash"])
+    out = run(["capture", "--interpret", "--out", str(tmp_path / "c"), "--", "python", str(DATA / "programs.py"), "crash"])
     assert out.returncode == 1 and "the program failed after one launch" in out.stderr
     doc = json.loads((tmp_path / "c" / "captures.json").read_text())
     assert doc["exit_status"] == 1 and [c["kernel"] for c in doc["captures"]] == ["scale_shift_kernel"]
@@ -229,7 +229,7 @@ def test_crashing_program_keeps_its_exit_status_and_captures(tmp_path):
 def test_interrupted_program_exits_130_and_keeps_captures(tmp_path):
     pidfile = tmp_path / "pid"
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.Popen(TRITONDBG + ["capture", "--out", str(tmp_path / "c"), "--", "python",
+    proc = subprocess.Popen(TRITONDBG + ["capture", "--interpret", "--out", str(tmp_path / "c"), "--", "python",
                                          str(DATA / "programs.py"), "sigint", str(pidfile)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
     try:
@@ -253,7 +253,7 @@ def test_tensor_descriptor_argument_is_captured_and_replays(tmp_path):
     folder, prog = tmp_path / "c", tmp_path / "prog" / "descriptor.py"
     prog.parent.mkdir()
     prog.write_text((DATA / "descriptor.py").read_text())
-    out = run(["capture", "--out", str(folder), "--", "python", str(prog)])
+    out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(prog)])
     assert out.returncode == 0, out.stderr[-3000:]
     prog.unlink()
     (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
@@ -282,7 +282,7 @@ def test_in_place_launch_on_a_strided_view_replays(tmp_path):
     """x and y are one strided view (storage offset 3, stride 2): saved once, replayed aliased, and the
     recorded output is the view after the in-place update."""
     folder = tmp_path / "c"
-    out = run(["capture", "--out", str(folder), "--", "python", str(DATA / "programs.py"), "inplace"])
+    out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(DATA / "programs.py"), "inplace"])
     assert out.returncode == 0, out.stderr[-3000:]
     (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
     meta = json.loads((folder / "data" / "add_one_kernel_0.json").read_text())

@@ -338,8 +338,18 @@ def sync(snap: Snapshot) -> None:
 
 
 def copy_after(snap: Snapshot) -> list:
+    """The bytes after the launch. A host storage saved whole is not copied: it is saved before the program
+    goes on (torch.save of a slice would write the whole storage, so a part of one is copied)."""
+    import torch
+
     sync(snap)
-    return [_bytes_of(g["storage"], g["device"], g["start"], g["end"]) for g in snap.groups]
+    out = []
+    for g in snap.groups:
+        if g["device"] == "cpu" and g["start"] == 0 and g["end"] == g["storage_bytes"]:
+            out.append(torch.empty(0, dtype=torch.uint8).set_(g["storage"]))
+        else:
+            out.append(_bytes_of(g["storage"], g["device"], g["start"], g["end"]))
+    return out
 
 
 def capture_name(kernel: str, index: int, out_dir: str) -> str:
