@@ -289,6 +289,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "outputs": {paths.get(i, f"tensor{i}"): i for i in outs},
         "unsaved": snap.unsaved, "error": error, "interpreted": launch.interpreted,
         "compile": attach.compile_info.get(f"{launch.module}.{launch.qualname}"),
+        "autotune": attach.autotune_info.get(launch.qualname),
         "pid": os.getpid(), "argv": sys.argv, **(extra or {}),
     }
     _save_fast({"before": snap.before, "after_groups": {gi: after[gi] for gi in groups}},
