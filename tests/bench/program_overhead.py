@@ -105,7 +105,7 @@ def write_speed(mb: int, repeat: int) -> None:
 
     n = mb * 1_000_000 // 4
     x, y = torch.randn(n), torch.zeros(n)
-    rates, synced, totals = [], [], []
+    rates, synced, totals, raw = [], [], [], []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as out:
             launch = attach.Launch(fn=None, name="k", qualname="k", module="m", file=__file__, line=1,
@@ -121,12 +121,18 @@ def write_speed(mb: int, repeat: int) -> None:
             os.sync()
             t3 = time.perf_counter()
             on_disk = sum(os.path.getsize(os.path.join(out, "data", f)) for f in os.listdir(os.path.join(out, "data")))
+            t4 = time.perf_counter()                      # the same bytes written raw: what the disk gives now
+            for i, buf in enumerate(snap.before + list(after)):
+                with open(os.path.join(out, f"raw{i}.bin"), "wb") as f:
+                    f.write(memoryview(buf.contiguous().numpy()))
+            raw.append(on_disk / 1e6 / (time.perf_counter() - t4))
             rates.append(on_disk / 1e6 / (t2 - t1))
             synced.append(on_disk / 1e6 / (t3 - t1))
             totals.append(entry["bytes"] / 1e6 / (t2 - t0))
     print(f"capture write: {on_disk / 1e6:.0f} MB to disk per launch (2 inputs + 1 output of {mb} MB); "
           f"save {statistics.median(rates):.0f} MB/s (page cache), save+os.sync {statistics.median(synced):.0f} MB/s; "
-          f"snapshot+copies+save {statistics.median(totals):.0f} MB/s (median of {repeat})")
+          f"snapshot+copies+save {statistics.median(totals):.0f} MB/s; the same bytes written raw "
+          f"{statistics.median(raw):.0f} MB/s (median of {repeat})")
 
 
 def main() -> None:
