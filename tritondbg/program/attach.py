@@ -34,7 +34,8 @@ Triton's own hooks are used beside that through ``chain_hook``: a ``HookChain`` 
 gets ours added; a single slot (``jit_post_compile_hook`` on 3.6/3.9, every hook on 3.4) holding another
 tool's hook gets a small chain that calls theirs first, then ours, and detaching puts theirs back (or, when
 something replaced the chain meanwhile, only turns ours off). Compiled mode records each kernel's compile
-options through ``jit_post_compile_hook`` (``compile_info``).
+options through ``jit_post_compile_hook`` (``compile_info``) and, from 3.8, the autotuner's decision and
+timings through ``knobs.autotuning.listener`` (``autotune_info``; on 3.6 the config comes from the wrapper).
 
 This module imports neither torch nor triton at import time (it is imported at the child's startup).
 """
@@ -61,6 +62,7 @@ _local = _Local()
 _signatures: dict[int, inspect.Signature] = {}
 _undo_hooks: list[Callable[[], None]] = []
 compile_info: dict[str, dict[str, Any]] = {}   # "module.qualname" -> compile options (compiled mode)
+autotune_info: dict[str, dict[str, Any]] = {}  # qualname -> the autotuner's decision (Triton >= 3.8, compiled)
 _launches: dict[int, int] = {}                 # id(kernel) -> launches seen (every launch, wanted or not)
 _fns: dict[int, Any] = {}                      # id(kernel) -> kernel
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -195,6 +197,17 @@ def _post_compile(*, key=None, repr=None, fn=None, compile=None, **_):
     except Exception:  # noqa: BLE001 - a hook must never break the program's compile
         pass
     return None
+
+
+def _autotuned(*, fn=None, key=None, best_config=None, configs_timings=None, duration=None, cache_hit=None, **_):
+    """knobs.autotuning.listener (3.8+): the autotuner's decision, timings included."""
+    try:
+        name = getattr(getattr(fn, "fn", None), "__qualname__", "?")
+        autotune_info[name] = {"key": repr(key), "best_config": repr(best_config), "cache_hit": cache_hit,
+                               "duration_s": duration,
+                               "timings_ms": {repr(c): t for c, t in (configs_timings or {}).items()}}
+    except Exception:  # noqa: BLE001
+        pass
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -359,9 +372,15 @@ def install() -> None:
         orig = cls.__dict__[attr]
         _saved[(cls, attr)] = orig
         setattr(cls, attr, wrap(orig))
-    runtime = getattr(getattr(triton, "knobs", None), "runtime", None)
+    knobs = getattr(triton, "knobs", None)
+    runtime = getattr(knobs, "runtime", None)
     if runtime is not None and hasattr(runtime, "jit_post_compile_hook"):
         _undo_hooks.append(chain_hook(runtime, "jit_post_compile_hook", _post_compile))
+    tuning = getattr(knobs, "autotuning", None)
+    # Triton >= 3.8 (before: Autotuner.run's wrapper). Not under the interpreter: with a listener set, 3.9's
+    # Autotuner.run looks for a JITFunction under an InterpretedFunction and fails.
+    if tuning is not None and hasattr(tuning, "listener") and not getattr(runtime, "interpret", False):
+        _undo_hooks.append(chain_hook(tuning, "listener", _autotuned))
 
 
 def uninstall() -> None:

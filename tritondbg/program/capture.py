@@ -289,6 +289,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "outputs": {paths.get(i, f"tensor{i}"): i for i in outs},
         "unsaved": snap.unsaved, "error": error, "interpreted": launch.interpreted,
         "compile": attach.compile_info.get(f"{launch.module}.{launch.qualname}"),
+        "autotune": attach.autotune_info.get(launch.qualname),
         "pid": os.getpid(), "argv": sys.argv, **(extra or {}),
     }
     _save_fast({"before": snap.before, "after_groups": {gi: after[gi] for gi in groups}},
@@ -338,8 +339,18 @@ def sync(snap: Snapshot) -> None:
 
 
 def copy_after(snap: Snapshot) -> list:
+    """The bytes after the launch. A host storage saved whole is not copied: it is saved before the program
+    goes on (torch.save of a slice would write the whole storage, so a part of one is copied)."""
+    import torch
+
     sync(snap)
-    return [_bytes_of(g["storage"], g["device"], g["start"], g["end"]) for g in snap.groups]
+    out = []
+    for g in snap.groups:
+        if g["device"] == "cpu" and g["start"] == 0 and g["end"] == g["storage_bytes"]:
+            out.append(torch.empty(0, dtype=torch.uint8).set_(g["storage"]))
+        else:
+            out.append(_bytes_of(g["storage"], g["device"], g["start"], g["end"]))
+    return out
 
 
 def capture_name(kernel: str, index: int, out_dir: str) -> str:
