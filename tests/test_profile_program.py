@@ -2,7 +2,6 @@
 (tritondbg/profile/program.py), and one real run of tests/gpu/profile_program.py under the interpreter."""
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
