@@ -162,8 +162,9 @@ def figure(record: RunRecord, peaks: dict[str, Any] | None, note: str = "", *, t
         t = tax.table(cellText=cells, colLabels=["#", "kernel", "case", "dtype", "TFLOP/s", "torch"],
                       loc="upper left", cellLoc="left")
         t.auto_set_font_size(False)
-        t.set_fontsize(7.5)
+        t.set_fontsize(8.5)
         t.auto_set_column_width(list(range(6)))
+        t.scale(1.0, 1.25)
     return fig
 
 
