@@ -153,7 +153,8 @@ def figure(record: RunRecord, peaks: dict[str, Any] | None, note: str = "", *, t
     for p, (dx, dy) in zip(pts, place_labels(anchors, sizes, markers)):
         ax.annotate(str(p["n"]), (p["x"], p["y"]), xytext=(dx, dy), textcoords="offset points",
                     fontsize=_FONT_PT, color=_COLORS.get(p["dtype"], _OTHER), va="bottom", ha="left",
-                    fontweight="normal" if p["torch"] else "bold")
+                    fontweight="normal" if p["torch"] else "bold", zorder=5,
+                    bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none", "alpha": 0.85})
     if tax is not None:
         tax.axis("off")
         rows = legend_rows(record)
