@@ -69,6 +69,21 @@ def test_missing_mask_passes_the_plain_interpreter_and_fails_sanitized():
     assert f["tensor"] == "x_ptr" and f["pid"] == [3, 0, 0]       # 1000 = 3 * 256 + 232: the 4th program
     assert f["offsets"][0] == 1000 and f["lanes"] == 24
     assert "past the end" in f["message"]
+    # the full range of the 24 lanes (``offsets`` is a sample of 8), and no "masked off" for a load without mask
+    assert f["offset_range"] == [1000, 1023] and "element offsets 1000..1023" in f["message"]
+    assert "The load has no mask" in f["message"] and "masked off" not in f["message"]
+
+
+def test_masked_store_message_says_the_mask_lets_lanes_through():
+    f = run(f"{ZOO / 'off_by_one_store.py'}::buggy").results[0].findings[0]
+    assert "element offset 300," in f["message"] and "Its mask lets them through" in f["message"]
+    assert "skipped these lanes" in f["message"]
+
+
+def test_zoo_numeric_bugs_have_bf16_variants():
+    for name in ("overflow", "masked_variance", "undefined_lanes"):
+        case = loader.load(f"{ZOO / name}.py::buggy").cases[0]
+        assert "bfloat16" in case.dtypes, name
 
 
 def test_race_names_both_programs_and_the_element():

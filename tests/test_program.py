@@ -90,7 +90,14 @@ def test_install_chains_jit_post_compile_hook_and_restores_everything():
         seen.append("theirs")
 
     before_slot, before_run, before_tune = knobs.jit_post_compile_hook, jit.JITFunction.run, autotuner.Autotuner.run
+    tuning = getattr(triton.knobs, "autotuning", None)
+    # Triton >= 3.8; not chained under the interpreter (this session's mode, see attach.install)
+    has_listener = hasattr(tuning, "listener") and not knobs.interpret
+    interpreting = knobs.interpret
+    before_listener = tuning.listener if has_listener else None
     knobs.jit_post_compile_hook = theirs
+    if has_listener:
+        tuning.listener = theirs
     try:
         obs = attach.add_observer(attach.Observer())
         assert getattr(jit.JITFunction.run, "_tritondbg", False)
@@ -98,11 +105,20 @@ def test_install_chains_jit_post_compile_hook_and_restores_everything():
         knobs.jit_post_compile_hook(key="x", repr="k[...]", fn=fn, compile={"num_warps": 8}, is_manual_warmup=False,
                                     already_compiled=False)
         assert seen == ["theirs"] and attach.compile_info["m.k"]["num_warps"] == 8
+        if has_listener:
+            tuning.listener(fn=types.SimpleNamespace(fn=types.SimpleNamespace(__qualname__="kq")), key=(1,),
+                            best_config="cfg", configs_timings={}, duration=0.1, cache_hit=False)
+            assert seen == ["theirs", "theirs"] and attach.autotune_info["kq"]["best_config"] == "'cfg'"
+        if interpreting and hasattr(tuning, "listener"):
+            assert tuning.listener is None      # the interpreter's Autotuner.run fails with a listener set
         attach.remove_observer(obs)
         assert knobs.jit_post_compile_hook is theirs
+        assert not has_listener or tuning.listener is theirs
         assert jit.JITFunction.run is before_run and autotuner.Autotuner.run is before_tune
     finally:
         knobs.jit_post_compile_hook = before_slot
+        if has_listener:
+            tuning.listener = before_listener
 
 
 def test_tritonparse_hooks_stay_in_place(tmp_path):
@@ -115,14 +131,20 @@ from tritondbg.program import attach
 tp.init({str(tmp_path)!r}, enable_trace_launch=True)
 rt = triton.knobs.runtime
 jit_hook, launch_hook = rt.jit_post_compile_hook, rt.launch_enter_hook
+tuning = getattr(triton.knobs, "autotuning", None)
+listener = getattr(tuning, "listener", None)
 assert type(jit_hook).__module__.startswith("tritonparse"), type(jit_hook)
 obs = attach.add_observer(attach.Observer())
 assert rt.jit_post_compile_hook.previous is jit_hook      # chained: tritonparse first, then tritondbg
+if listener is not None:                                  # Triton >= 3.8 (compiled mode)
+    assert tuning.listener.previous is listener
 attach.remove_observer(obs)
 assert rt.jit_post_compile_hook is jit_hook and rt.launch_enter_hook is launch_hook
+assert getattr(tuning, "listener", None) is listener
 print("ok")
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}   # compiled mode: every hook
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr[-2000:]
 
 
@@ -132,8 +154,9 @@ print("ok")
 
 @pytest.mark.interpreter
 def test_interpret_program_reports_the_planted_bug_with_the_call_site(tmp_path):
-    report = tmp_path / "findings.json"
-    out = run(["interpret", "--json", str(report), "--", "python", str(EXAMPLE)], env={"EXAMPLE_BUG": "1"})
+    report, folder = tmp_path / "findings.json", tmp_path / "on-finding"
+    out = run(["interpret", "--json", str(report), "--capture-on-finding", "--out", str(folder), "--", "python",
+               str(EXAMPLE)], env={"EXAMPLE_BUG": "1"})
     assert out.returncode == 1, out.stderr[-3000:]
     assert "model: output (6, 40)" in out.stdout           # the program's own output passes through
     assert "out_of_bounds in scale_shift_kernel at user_kernels.py:20" in out.stderr
@@ -145,6 +168,10 @@ def test_interpret_program_reports_the_planted_bug_with_the_call_site(tmp_path):
     assert any(s[0].endswith("model.py") and s[2] == "block" for s in f["stack"])
     assert set(doc["launches"]) == {"layernorm_fwd_kernel", "gemm_tma_kernel", "_swiglu_forward_kernel",
                                     "_rms_norm_forward_kernel", "scale_shift_kernel"}
+    # --capture-on-finding: a reproducer for the one launch with a finding, none for the others
+    captured = json.loads((folder / "captures.json").read_text())["captures"]
+    assert [c["reproducer"] for c in captured] == ["scale_shift_kernel_0.py::scale_shift_kernel_0"]
+    assert (folder / "scale_shift_kernel_0.py").is_file() and (folder / "data" / "scale_shift_kernel_0.pt").is_file()
 
 
 @pytest.mark.interpreter
@@ -159,7 +186,7 @@ def test_capture_on_cpu_every_launch_replays(tmp_path):
     """Every launch of the example gets a reproducer; each passes `interpret` except the buggy one, which
     reports its bug at the kernel line."""
     folder = tmp_path / "cap"
-    out = run(["capture", "--out", str(folder), "--", "python", str(EXAMPLE)], env={"EXAMPLE_BUG": "1"})
+    out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(EXAMPLE)], env={"EXAMPLE_BUG": "1"})
     assert out.returncode == 0, out.stderr[-3000:]
     doc = json.loads((folder / "captures.json").read_text())
     kernels = {c["kernel"]: c for c in doc["captures"]}
@@ -219,7 +246,7 @@ def test_bad_program_command_is_one_line(args, rc, text, tmp_path):
 
 @pytest.mark.interpreter
 def test_crashing_program_keeps_its_exit_status_and_captures(tmp_path):
-    out = run(["capture", "--out", str(tmp_path / "c"), "--", "python", str(DATA / "programs.py"), "crash"])
+    out = run(["capture", "--interpret", "--out", str(tmp_path / "c"), "--", "python", str(DATA / "programs.py"), "crash"])
     assert out.returncode == 1 and "the program failed after one launch" in out.stderr
     doc = json.loads((tmp_path / "c" / "captures.json").read_text())
     assert doc["exit_status"] == 1 and [c["kernel"] for c in doc["captures"]] == ["scale_shift_kernel"]
@@ -229,7 +256,7 @@ def test_crashing_program_keeps_its_exit_status_and_captures(tmp_path):
 def test_interrupted_program_exits_130_and_keeps_captures(tmp_path):
     pidfile = tmp_path / "pid"
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.Popen(TRITONDBG + ["capture", "--out", str(tmp_path / "c"), "--", "python",
+    proc = subprocess.Popen(TRITONDBG + ["capture", "--interpret", "--out", str(tmp_path / "c"), "--", "python",
                                          str(DATA / "programs.py"), "sigint", str(pidfile)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
     try:
@@ -253,7 +280,7 @@ def test_tensor_descriptor_argument_is_captured_and_replays(tmp_path):
     folder, prog = tmp_path / "c", tmp_path / "prog" / "descriptor.py"
     prog.parent.mkdir()
     prog.write_text((DATA / "descriptor.py").read_text())
-    out = run(["capture", "--out", str(folder), "--", "python", str(prog)])
+    out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(prog)])
     assert out.returncode == 0, out.stderr[-3000:]
     prog.unlink()
     (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
@@ -282,7 +309,7 @@ def test_in_place_launch_on_a_strided_view_replays(tmp_path):
     """x and y are one strided view (storage offset 3, stride 2): saved once, replayed aliased, and the
     recorded output is the view after the in-place update."""
     folder = tmp_path / "c"
-    out = run(["capture", "--out", str(folder), "--", "python", str(DATA / "programs.py"), "inplace"])
+    out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(DATA / "programs.py"), "inplace"])
     assert out.returncode == 0, out.stderr[-3000:]
     (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
     meta = json.loads((folder / "data" / "add_one_kernel_0.json").read_text())

@@ -139,6 +139,8 @@ class Pinning:
         self.pin_all = pin_all           # interpreter: never benchmark
         self.used: dict[str, dict[str, Any]] = {}
         self.sources: dict[str, str] = {}
+        self.tried: dict[str, list] = {}  # kernel name -> the configs its autotuner would try (after pruning)
+        self.skipped: dict[str, list[str]] = {}  # kernel name -> default candidates that were not applicable
 
     @contextlib.contextmanager
     def active(self) -> Iterator["Pinning"]:
@@ -150,30 +152,81 @@ class Pinning:
         def run(tuner, *args, **kwargs):
             name = kernel_name(tuner)
             chosen, source = pinning.pins.get(id(tuner), (None, ""))
-            if chosen is None and pinning.pin_all and len(tuner.configs) > 1:
+            if len(tuner.configs) > 1 and name not in pinning.tried:
+                # the autotuner's own rules (early_config_prune, perf_model + top_k), as Autotuner.run applies them
                 tuner.nargs = dict(zip(tuner.arg_names, args))
-                pruned = tuner.prune_configs(kwargs)
-                chosen, source = pruned[0], "default"
-            if chosen is None:
+                pinning.tried[name] = list(tuner.prune_configs(kwargs))
+                _LAST_TRIED[name] = pinning.tried[name]
+            candidates = [chosen]
+            if chosen is None and pinning.pin_all and len(tuner.configs) > 1:
+                # the first config the autotuner would try that can run at all: like Triton's benchmark, skip
+                # the ones that fail their own tl.static_assert (they would time as inf)
+                candidates, source = pinning.tried[name], "default"
+            if candidates[0] is None:
                 result = original(tuner, *args, **kwargs)
                 if tuner.best_config is not None:
                     pinning.used[name] = config_dict(tuner.best_config)
                     pinning.sources[name] = "autotuned" if len(tuner.configs) > 1 else "only"
                 return result
             saved = tuner.configs
-            tuner.configs = [chosen]
-            try:
-                return original(tuner, *args, **kwargs)
-            finally:
-                tuner.configs = saved
-                pinning.used[name] = config_dict(chosen)
-                pinning.sources[name] = source
+            for i, chosen in enumerate(candidates):
+                tuner.configs = [chosen]
+                try:
+                    return original(tuner, *args, **kwargs)
+                except Exception as exc:
+                    reason = not_applicable_reason(exc) if source == "default" else None
+                    if reason is None:
+                        raise
+                    if i + 1 == len(candidates):
+                        raise RuntimeError(f"none of the {len(candidates)} configs the autotuner of {name} would try "
+                                           f"can run here; the last: {reason}") from exc
+                    pinning.skipped.setdefault(name, []).append(f"{config_str(config_dict(chosen))}: {reason}")
+                finally:
+                    tuner.configs = saved
+                    pinning.used[name] = config_dict(chosen)
+                    pinning.sources[name] = source
 
         Autotuner.run = run
         try:
             yield self
         finally:
             Autotuner.run = original
+
+
+_LAST_TRIED: dict[str, list] = {}
+
+
+def tried_configs(run) -> dict[str, list]:
+    """kernel name -> the configs its autotuner would try (Triton's ``prune_configs``: ``early_config_prune``,
+    ``perf_model`` + ``top_k``), as seen by the interpreted launches ``run()`` makes. Kernels it does not
+    launch are absent."""
+    _LAST_TRIED.clear()
+    run()
+    return dict(_LAST_TRIED)
+
+
+def not_applicable_reason(exc: BaseException) -> str | None:
+    """Why a config cannot run at all (its own ``tl.static_assert``, a compile-time resource limit), or None
+    when ``exc`` is an ordinary failure. Such a config is one the compiler would refuse, not a wrong answer."""
+    import linecache
+    import traceback
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        frames = traceback.extract_tb(exc.__traceback__)
+        for i, frame in enumerate(frames):
+            if frame.name == "_new_static_assert":   # Triton's interpreter runs tl.static_assert as a plain assert
+                where = frames[i - 1] if i else frame
+                line = linecache.getline(where.filename, where.lineno).strip()
+                msg = str(exc).strip()
+                return f"tl.static_assert fails at {where.filename}:{where.lineno}: {line}" + (f" ({msg})" if msg else "")
+        name = type(exc).__name__
+        text = str(exc)
+        if name == "OutOfResources" or (name == "CompilationError" and "static_assert" in text.lower()):
+            return f"{name}: {text.strip().splitlines()[-1] if text.strip() else ''}"
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def plan(kernels, case_config: dict[str, Any] | None, requested: dict[str, Any], *, interpret: bool,

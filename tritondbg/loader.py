@@ -5,9 +5,11 @@ importing a scenario happens only through ``load``, which the runner calls after
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -42,6 +44,21 @@ def _scenarios_in(module) -> list[Scenario]:
     return found
 
 
+@contextlib.contextmanager
+def _outside_pytest():
+    """Import kernels as a plain run would: without ``PYTEST_VERSION`` in the environment.
+
+    Kernel modules decide their autotune configs at import, and some look at pytest (Triton's tutorial 06
+    keeps 1 of its 36 configs when ``PYTEST_VERSION`` is set). `tritondbg check` and the pytest plugin run
+    scenarios inside pytest; without this they would check fewer configs than `interpret` and a real run see."""
+    saved = os.environ.pop("PYTEST_VERSION", None)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ["PYTEST_VERSION"] = saved
+
+
 def _import_file(path: Path):
     """Import a user's scenario file under a private module name; its folder goes on sys.path so it can
     import the kernel module beside it."""
@@ -56,7 +73,8 @@ def _import_file(path: Path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        with _outside_pytest():
+            spec.loader.exec_module(module)
     except Exception:
         sys.modules.pop(name, None)
         raise
@@ -90,7 +108,8 @@ def load(target: str) -> Scenario:
     names = bundled_names()
     if target not in names:
         raise UsageError(f"unknown kernel {target!r}; choose from: {', '.join(names)} (or path/to/cases.py::name)")
-    module = importlib.import_module(f"{BUNDLED_PACKAGE}.{target}")
+    with _outside_pytest():
+        module = importlib.import_module(f"{BUNDLED_PACKAGE}.{target}")
     scenarios = _scenarios_in(module)
     if len(scenarios) != 1:
         raise RuntimeError(f"bundled scenario module {target} must define exactly one Scenario")

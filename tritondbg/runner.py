@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from tritondbg import loader
 from tritondbg.compare import compare, tolerance
-from tritondbg.configs import parse_config, plan
+from tritondbg.configs import not_applicable_reason, parse_config, plan
 from tritondbg.errors import ModeError, UsageError
 from tritondbg.record import CaseResult, RunRecord, environment
 from tritondbg.scenario import Case, Scenario
@@ -23,8 +23,11 @@ MODES = ("interpret", "compiled")
 _mode: str | None = None
 
 
-def set_mode(mode: str) -> None:
-    """Choose interpreted or compiled execution for this process, before any kernel module is imported."""
+def set_mode(mode: str, arch: str | None = None) -> None:
+    """Choose interpreted or compiled execution for this process, before any kernel module is imported.
+
+    Interpreted runs get the CPU stand-in for the GPU (``tritondbg.standin``) that host code asks about:
+    ``arch`` (e.g. "sm_80") is the target it reports; None keeps the one installed, else sm_90."""
     global _mode
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
@@ -37,9 +40,11 @@ def set_mode(mode: str) -> None:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     _mode = mode
     if mode == "interpret":
+        from tritondbg import standin
         from tritondbg.interp import shims
 
         shims.install()
+        standin.install(arch or standin.current())
 
 
 def _mode_from_env_if_loaded() -> str | None:
@@ -184,8 +189,13 @@ def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: i
             result.wall_s = time.perf_counter() - t0
     except Exception as exc:  # a kernel failure is a result, not a crash of the tool
         result.status, result.message = "error", kernel_error_message(exc, scenario)
+        reason = not_applicable_reason(exc)
+        if reason:  # e.g. the config fails its own tl.static_assert: the compiler would refuse it
+            result.extra["not_applicable"] = reason
         out = None
     result.config, result.config_source = pinning.used, pinning.sources
+    if pinning.skipped:  # default configs passed over because they fail their own tl.static_assert
+        result.extra["configs_not_applicable"] = pinning.skipped
     if out is not None:
         _compare_into(result, out, expected, dtype, case)
     for inst in instruments:
@@ -220,9 +230,11 @@ def default_device(mode: str) -> str:
 
 def run(target: str, *, mode: str = "interpret", cases: str | None = None, dtype: str | None = None,
         config: str | dict | None = None, seed: int = 0, command: str = "",
-        instruments: Sequence[Instrument] = ()) -> RunRecord:
-    """Run a scenario's selected cases x dtypes in one mode and return the record of the run."""
-    set_mode(mode)
+        instruments: Sequence[Instrument] = (), arch: str | None = None) -> RunRecord:
+    """Run a scenario's selected cases x dtypes in one mode and return the record of the run.
+
+    ``arch``: the target the interpreter's CPU stand-in reports to host code (default sm_90)."""
+    set_mode(mode, arch)
     device = default_device(mode)
     scenario = loader.load(target)
     requested = parse_config(config) if isinstance(config, str) or config is None else dict(config)

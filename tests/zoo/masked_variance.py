@@ -8,7 +8,7 @@ from tritondbg import Case, Scenario
 
 
 @triton.jit
-def var_buggy(x_ptr,  # *fp32 (M, N), read
+def var_buggy(x_ptr,  # *fp32/bf16 (M, N), read
               v_ptr,  # *fp32 (M,), written: biased variance of each row
               N, BLOCK_N: tl.constexpr):
     row = tl.program_id(0)
@@ -48,6 +48,7 @@ def reference(x):
     return x.float().var(dim=-1, unbiased=False)
 
 
-_CASES = [Case("tiny", params=dict(M=3, N=100))]  # 100 columns in a 128 block, row mean 3
+# 100 columns in a 128 block, row mean 3; in bf16 too (the sums run in fp32 and round to bf16, as on the GPU)
+_CASES = [Case("tiny", params=dict(M=3, N=100), dtypes=("float32", "bfloat16"))]
 buggy = Scenario("buggy", make_inputs, _launch(var_buggy), reference, _CASES, kernels=[var_buggy])
 twin = Scenario("twin", make_inputs, _launch(var_twin), reference, _CASES, kernels=[var_twin])

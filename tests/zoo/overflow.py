@@ -7,13 +7,13 @@ from tritondbg import Case, Scenario
 
 
 @triton.jit
-def softmax_buggy(x_ptr,  # *fp32 (M, N), read
-                  y_ptr,  # *fp32 (M, N), written
+def softmax_buggy(x_ptr,  # *fp32/bf16 (M, N), read
+                  y_ptr,  # *fp32/bf16 (M, N), written
                   N, BLOCK_N: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_N)
     x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=-float("inf"))
-    e = tl.exp(x)  # BUG: nan_inf
+    e = tl.exp(x.to(tl.float32))  # BUG: nan_inf
     tl.store(y_ptr + row * N + cols, e / tl.sum(e, axis=0), mask=cols < N)
 
 
@@ -22,7 +22,7 @@ def softmax_twin(x_ptr, y_ptr, N, BLOCK_N: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_N)
     x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=-float("inf"))
-    e = tl.exp(x - tl.max(x, axis=0))
+    e = tl.exp((x - tl.max(x, axis=0)).to(tl.float32))  # max and difference in the storage type
     tl.store(y_ptr + row * N + cols, e / tl.sum(e, axis=0), mask=cols < N)
 
 
@@ -43,6 +43,7 @@ def reference(x):
     return torch.softmax(x.float(), dim=-1)
 
 
-_CASES = [Case("tiny", params=dict(M=4, N=50))]  # |x| up to ~200: exp(x) > 3.4e38 = inf in fp32
+# |x| up to ~200: exp(x) > 3.4e38 = inf in fp32 (bf16 in and out: tl.exp takes fp32, as on the GPU)
+_CASES = [Case("tiny", params=dict(M=4, N=50), dtypes=("float32", "bfloat16"))]
 buggy = Scenario("buggy", make_inputs, _launch(softmax_buggy), reference, _CASES, kernels=[softmax_buggy])
 twin = Scenario("twin", make_inputs, _launch(softmax_twin), reference, _CASES, kernels=[softmax_twin])

@@ -177,7 +177,8 @@ def correctness(scenario, ctx: GateContext) -> GateOutcome:
 
 
 def all_configs(scenario, ctx: GateContext) -> GateOutcome:
-    """Every autotune config of every autotuned kernel is correct, not only the winner."""
+    """Every config the autotuner would try (after its prune_configs_by) is correct, not only the winner; a config
+    that fails its own tl.static_assert is listed as not applicable."""
     from tritondbg.interp.sweep import sweep
 
     tuners = autotuners(scenario.kernels)
@@ -185,14 +186,18 @@ def all_configs(scenario, ctx: GateContext) -> GateOutcome:
         return GateOutcome(scenario.name, "all-configs", SKIP, "no autotuned kernel")
     # small shapes only (configs x cases runs), first dtype of each
     runs = [(c, c.dtypes[0]) for c in _cases(scenario, ctx) if c.interpret]
-    swept, failures = sweep(scenario, runs, device=_device(ctx), seed=ctx.seed)
+    skipped: list = []
+    swept, failures = sweep(scenario, runs, device=_device(ctx), seed=ctx.seed, skipped=skipped)
     results = [r for r in swept if r.extra["sweep"]["used"]]  # runs where the swept kernel was launched
+    na = [f"{s['kernel']} {s['config']} on {s['case']}: {s['reason']}" for s in skipped]
     bad = [f"{f['kernel']} {f['config']} on {f['case']}: {f['message']}" for f in failures]
     if bad:
         return GateOutcome(scenario.name, "all-configs", FAIL, f"{len(bad)} config run(s) wrong; first: {bad[0]}",
-                           {"wrong": bad}, results)
-    n = sum(len(t.configs) for t in tuners.values())
-    return GateOutcome(scenario.name, "all-configs", PASS, f"{n} configs correct on {len(results)} runs", {}, results)
+                           {"wrong": bad, "not_applicable": na}, results)
+    n = len({(r.extra["sweep"]["kernel"], str(r.extra["sweep"]["config"])) for r in results})
+    note = f"; {len(na)} not applicable or pruned" if na else ""
+    return GateOutcome(scenario.name, "all-configs", PASS, f"{n} configs correct on {len(results)} runs{note}",
+                       {"not_applicable": na} if na else {}, results)
 
 
 def sanitize(scenario, ctx: GateContext) -> GateOutcome:

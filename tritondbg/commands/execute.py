@@ -24,11 +24,12 @@ def run_folder(out_dir: str | None, mode: str, target: str) -> Path:
 def execute(target: str, *, mode: str, case: str | None = None, dtype: str | None = None,
             config: str | None = None, seed: int = 0, as_json: bool = False, out_dir: str | None = None,
             sanitize: bool = True, pid: str | None = None, trace: bool = False, watch=(), breaks=(),
-            all_configs: bool = False) -> int:
+            all_configs: bool = False, arch: str | None = None) -> int:
     """Run, print, save; returns the exit status (0 all match and no finding, 1 otherwise).
 
     Interpreter runs carry the instruments: error/print attribution, sanitizers (``sanitize``), the stepper
-    (``pid``/``trace``/``watch``/``breaks``), and ``all_configs`` runs every autotune config."""
+    (``pid``/``trace``/``watch``/``breaks``), and ``all_configs`` runs every autotune config; ``arch`` is the GPU
+    that the CPU stand-in reports to host code (default sm_90)."""
     from tritondbg import runner
     from tritondbg.errors import UsageError
     from tritondbg.record import record_path
@@ -36,6 +37,10 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
     save = settings.get().save_records or bool(out_dir)
     folder = run_folder(out_dir, mode, target) if save else None
     command = f"{'interpret' if mode == 'interpret' else 'run'} {target}"
+    if arch is not None:
+        from tritondbg.ir.targets import parse_arch
+
+        arch = parse_arch(arch).name   # a bad name is bad usage (exit 2) before anything runs
     instruments = []
     if mode == "interpret":
         from tritondbg.interp import instruments as build
@@ -51,10 +56,14 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
         from tritondbg.interp.sweep import run_all_configs
 
         record = run_all_configs(target, cases=case, dtype=dtype, seed=seed, command=command + " --all-configs",
-                                 instruments=instruments)
+                                 instruments=instruments, arch=arch)
     else:
         record = runner.run(target, mode=mode, cases=case, dtype=dtype, config=config, seed=seed,
-                            command=command, instruments=instruments)
+                            command=command, instruments=instruments, arch=arch)
+    if mode == "interpret":
+        from tritondbg import standin
+
+        record.extra["stand_in_arch"] = standin.current().name if standin.current() else None
     _check_pid_reached(record, pid)
     record.extra["sanitizers"] = mode == "interpret" and sanitize
     path = None
@@ -81,6 +90,9 @@ def _check_pid_reached(record, pid: str | None) -> None:
 
 def _interpret_options(fn):
     """The interpreter-only options of `tritondbg interpret`."""
+    fn = click.option("--arch", "arch", metavar="TARGET", default=None,
+                      help="GPU that host code sees through the CPU stand-in (driver target, device properties, "
+                           "torch.cuda capability) [default: sm_90]; e.g. sm_80, sm_100, gfx942.")(fn)
     fn = click.option("--all-configs", "all_configs", is_flag=True,
                       help="Run every config of each autotuned kernel; report the ones that disagree.")(fn)
     fn = click.option("--break", "breaks", metavar="[FILE:]LINE", multiple=True,
@@ -115,7 +127,7 @@ def _with_program_form(**kw):
 @options.out
 @_interpret_options
 def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize, pid, trace, watch, breaks,
-                  all_configs):
+                  all_configs, arch):
     """Run KERNEL under the Triton interpreter on the CPU and compare it with its torch reference.
 
     Sanitizers are on: an out-of-bounds access, a race between programs, undefined masked lanes reaching an
@@ -130,7 +142,7 @@ def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize,
     """
     sys.exit(execute(kernel, mode="interpret", case=case, dtype=dtype, config=config, seed=seed,
                      as_json=as_json, out_dir=out_dir, sanitize=sanitize, pid=pid, trace=trace, watch=watch,
-                     breaks=breaks, all_configs=all_configs))
+                     breaks=breaks, all_configs=all_configs, arch=arch))
 
 
 @click.command("run")

@@ -4,8 +4,8 @@ The interpreter runs a launch in ``GridExecutor.__call__``: it copies tensor arg
 (``_init_args_hst``; on a CPU device the host copy shares the tensor's memory), sets the grid
 (``set_grid_dim``) and runs each program after ``set_grid_idx(x, y, z)``. Wrapping those four (same names in
 Triton 3.6 and 3.9) gives every listener ``launch_begin`` / ``program`` / ``launch_end`` without touching
-the kernels. The patches are installed while at least one listener is registered, so a run with no
-instrument is the plain interpreter.
+the kernels. The patches are installed while at least one listener is registered (the memory guard,
+guard.py, keeps one for good once the shims are installed).
 """
 from __future__ import annotations
 
@@ -129,15 +129,24 @@ def _uninstall() -> None:
     B.set_grid_dim, B.set_grid_idx = _saved.pop("dim"), _saved.pop("idx")
 
 
-@contextlib.contextmanager
-def listening(listener: Listener):
-    """Register ``listener`` for the duration of the block (installs the patches for the first one)."""
+def attach(listener: Listener) -> None:
+    """Register ``listener`` until ``detach`` (installs the patches for the first one)."""
     if not _listeners:
         _install()
     _listeners.append(listener)
+
+
+def detach(listener: Listener) -> None:
+    _listeners.remove(listener)
+    if not _listeners:
+        _uninstall()
+
+
+@contextlib.contextmanager
+def listening(listener: Listener):
+    """Register ``listener`` for the duration of the block."""
+    attach(listener)
     try:
         yield listener
     finally:
-        _listeners.remove(listener)
-        if not _listeners:
-            _uninstall()
+        detach(listener)

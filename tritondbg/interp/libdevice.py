@@ -69,13 +69,12 @@ SUPPORTED = frozenset(_UNARY) | frozenset(_UNARY_INT) | frozenset(_UNARY_INT64) 
 
 
 def _decode(t):
-    """A tl.tensor's values as a float/int numpy array (bf16 is stored as uint16 by the interpreter)."""
-    import triton.language as tl
+    """A tl.tensor's values as a float/int numpy array (bf16/fp8 raw storage decoded to fp32) and its type."""
+    from tritondbg.interp import lowp
 
-    data = t.handle.data
-    if t.dtype.scalar == tl.bfloat16:
-        return (data.astype(np.uint32) << np.uint32(16)).view(np.float32), tl.float32
-    return data, t.dtype.scalar
+    if lowp.is_lowp(t):
+        return lowp.decode(t.handle.data, t.dtype.scalar), t.dtype.scalar
+    return t.handle.data, t.dtype.scalar
 
 
 def _make(name: str):
@@ -87,13 +86,18 @@ def _make(name: str):
     def impl(*args, _semantic=None, _builder=None, **kwargs):
         from triton.runtime import interpreter as I
 
+        from tritondbg.interp import lowp
+
         tensors = [a if isinstance(a, tl.tensor) else I.interpreter_semantic.to_tensor(a) for a in args]
         decoded = [_decode(t) for t in tensors]
         floats = [ty for _, ty in decoded if ty.is_floating()]
         out_ty = {"int32": tl.int32, "int64": tl.int64}.get(kind) or (floats[0] if floats else tl.float32)
         with np.errstate(all="ignore"):
             out = np.asarray(fn(*[d for d, _ in decoded]))
-        out = out.astype(I._get_np_dtype(out_ty))
+        if lowp.type_name(out_ty) in lowp.LOWP:  # bf16/fp8 in: computed in fp32, rounded to the input's type
+            out = lowp.encode(out.astype(np.float32), out_ty)
+        else:
+            out = out.astype(I._get_np_dtype(out_ty))
         is_block = any(t.type.is_block() for t in tensors)
         if is_block:
             return tl.tensor(I.TensorHandle(out, out_ty), tl.block_type(out_ty, list(out.shape)))

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import frames, hooks, shadow
+from tritondbg.interp import frames, guard, hooks, shadow
 from tritondbg.runner import Instrument
 
 KINDS = ("out_of_bounds", "race", "poison", "masked_reduction", "nan_inf")
@@ -30,7 +30,6 @@ _MAX_NONFINITE_EVENTS = 64
 _MAX_RACE_ELEMENTS = 1 << 26  # stop recording stores past 64M elements (memory), say so in the finding
 _active: dict[str, Any] = {"san": None}
 _saved: dict[str, Any] = {}
-_scratch = np.zeros(64, dtype=np.uint64)  # CAS lanes that point outside every tensor are redirected here
 
 
 @contextlib.contextmanager
@@ -152,6 +151,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.writes: list[tuple] = []
         self.write_count = 0
         self.atomic_depth = 0
+        self.unmasked_depth = 0  # inside tl.load/tl.store without mask= (create_load/create_store)
         self.seq = 0
 
     # -- instrument -------------------------------------------------------------------------------------
@@ -268,10 +268,17 @@ class Sanitizer(Instrument, hooks.Listener):
                 mis = ((bad[inside].astype(np.int64) - buf.data_ptr) % buf.itemsize) != 0
                 e["misaligned"] += int(mis.sum())
                 e["gap"] += int((~mis).sum())
+            lo, hi = int(off.min()), int(off.max())
+            e["off_min"] = lo if e.get("off_min") is None else min(e["off_min"], lo)
+            e["off_max"] = hi if e.get("off_max") is None else max(e["off_max"], hi)
             if len(e["offsets"]) < _MAX_SAMPLE:
                 e["offsets"] = sorted(set(e["offsets"]) | set(int(o) for o in off[:_MAX_SAMPLE]))[:_MAX_SAMPLE]
         elif len(e["offsets"]) < _MAX_SAMPLE:
             e["offsets"] = [f"0x{int(a):x}" for a in bad[:_MAX_SAMPLE]]
+        if self.unmasked_depth:
+            e["unmasked"] = True
+        else:
+            e["masked"] = True
         if e["lands"] is None:
             other, desc = argmap.describe(int(bad[0]), width)
             if buf is None or (other is not None and other is not buf):
@@ -474,12 +481,32 @@ def _fmt_pid(pid) -> str:
     return "(" + ", ".join(str(i) for i in pid) + ")"
 
 
-def _range(offsets) -> str:
+def _range(e: dict) -> str:
+    """The element offsets of an out_of_bounds entry: the full range over every lane, or a labelled sample."""
+    if e.get("off_min") is not None:
+        lo, hi = e["off_min"], e["off_max"]
+        return f"element offset {lo}" if lo == hi else f"element offsets {lo}..{hi}"
+    offsets = e["offsets"]
     if not offsets:
         return ""
-    if all(isinstance(o, int) for o in offsets):
-        return str(offsets[0]) if len(offsets) == 1 else f"{offsets[0]}..{offsets[-1]}"
-    return ", ".join(str(o) for o in offsets[:3])
+    shown = ", ".join(str(o) for o in offsets[:3])
+    return f"addresses {shown}" + (f" (first {min(3, len(offsets))} of {e['lanes']})" if e["lanes"] > 3 else "")
+
+
+def _consequence(e: dict) -> str:
+    """What tritondbg did with the bad lanes, and what the GPU would do, in the op's own terms."""
+    op = e["op"]
+    noun = {"load": "load", "store": "store"}.get(op, "atomic")
+    if e.get("unmasked") and not e.get("masked"):
+        how, fill = f"The {noun} has no mask", "0"
+    elif e.get("unmasked"):
+        how, fill = "The mask, where there is one, lets them through", "other=, or 0,"
+    else:
+        how, fill = "Its mask lets them through", "other=, or 0,"
+    if op == "load":
+        return (f"{how}: tritondbg did not read these lanes (they hold {fill} here); "
+                "on the GPU: garbage values or an illegal-address fault")
+    return f"{how}: tritondbg skipped these lanes; on the GPU: corrupted memory or an illegal-address fault"
 
 
 def _message(e: dict) -> str:
@@ -503,10 +530,10 @@ def _message(e: dict) -> str:
             if e["misaligned"]:
                 how.append(f"{e['misaligned']} misaligned")
             text = (f"{what} through {e['tensor']}: {e['lanes']} lane(s) in {progs} outside {e['buffer']}: "
-                    f"element offsets {_range(e['offsets'])} ({'; '.join(how)})")
+                    f"{_range(e)}, {'; '.join(how)}")
             if e.get("lands"):
                 text += f"; lands in {e['lands']}"
-        return text + " (masked off here; on the GPU: garbage reads or corrupted memory)"
+        return f"{text}. {_consequence(e)}"
     if kind == "race":
         return (f"plain stores from pid {_fmt_pid(e['pid'])} (line {e['other_line']}) and pid "
                 f"{_fmt_pid(e['other_pid'])} (line {e['line']}) write the same element {e['element']}; "
@@ -543,6 +570,8 @@ def _finding(e: dict) -> dict:
              kernel=e["kernel"], pid=list(e["pid"]), tensor=e["tensor"], offsets=list(e["offsets"]),
              op=e["op"], programs=len(e["programs"]), lanes=e["lanes"], message=_message(e),
              source=frames.source_line(e["file"], e["line"]))
+    if e.get("off_min") is not None:
+        f["offset_range"] = [e["off_min"], e["off_max"]]  # every lane; ``offsets`` is a sample of at most 8
     if e["kind"] == "race":
         f["other_pid"] = e["other_pid"]
         f["other_line"] = e["other_line"]
@@ -564,7 +593,7 @@ def _install_memory() -> None:
     if _saved:
         return
     names = ("create_masked_load", "create_masked_store", "create_atomic_rmw", "create_atomic_cas",
-             "create_atomic_store", "create_atomic_load")
+             "create_atomic_store", "create_atomic_load", "create_load", "create_store")
     for n in names:
         if n in B.__dict__:
             _saved[n] = B.__dict__[n]
@@ -619,7 +648,7 @@ def _install_memory() -> None:
             new = san.check_access("atomic", ptr, None)
             if new is not None:  # CAS has no mask: point the bad lanes at a scratch word instead
                 data = np.array(ptr.data, dtype=np.uint64, copy=True)
-                data[~np.broadcast_to(new, data.shape)] = np.uint64(_scratch.ctypes.data)
+                data[~np.broadcast_to(new, data.shape)] = np.uint64(guard.SCRATCH.ctypes.data)
                 ptr = I.TensorHandle(data, ptr.dtype)
         return orig["create_atomic_cas"](self, ptr, cmp, val, *rest, **kw)
 
@@ -635,7 +664,22 @@ def _install_memory() -> None:
                     san.atomic_depth -= 1
         return wrapper
 
+    def _unmasked(name):
+        def wrapper(self, *args, **kw):
+            san = _active["san"]
+            if san is not None:
+                san.unmasked_depth += 1
+            try:
+                return orig[name](self, *args, **kw)
+            finally:
+                if san is not None:
+                    san.unmasked_depth -= 1
+        return wrapper
+
     B.create_masked_load, B.create_masked_store = create_masked_load, create_masked_store
+    for n in ("create_load", "create_store"):  # tl.load/tl.store without mask=: they call the masked ones
+        if n in orig:
+            setattr(B, n, _unmasked(n))
     if "create_atomic_rmw" in orig:
         B.create_atomic_rmw = create_atomic_rmw
     if "create_atomic_cas" in orig:

@@ -110,19 +110,20 @@ def _max_pads(pads, shape):
 
 
 def as_float(h) -> np.ndarray | None:
-    """A value as a float64 array (bf16/fp8 storage decoded), or None for integers and pointers."""
-    import triton.language as tl
+    """A value as a float64 array (bf16/fp8 storage decoded), or None for integers and pointers. Quiet:
+    widening a signalling-NaN pattern (which kernels make, e.g. by bitcasts) raises numpy's "invalid value"
+    RuntimeWarning, which is no business of the kernel's user."""
+    from tritondbg.interp import lowp
 
     d = h.data
-    if d.dtype.kind == "f":
-        return d.astype(np.float64)
-    ty = _scalar_ty(h)
-    if ty == tl.bfloat16 and d.dtype == np.uint16:
-        return (d.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
-    if getattr(ty, "primitive_bitwidth", 0) == 8 and ty.is_floating():
-        from triton.runtime import interpreter as I
-
-        return I._convert_float(d, ty, tl.float32, None).view(np.float32).astype(np.float64)
+    with np.errstate(all="ignore"):
+        if d.dtype.kind == "f":
+            return d.astype(np.float64)
+        ty = _scalar_ty(h)
+        if d.dtype.kind == "u" and lowp.type_name(ty) in lowp.LOWP:  # raw bf16/fp8 storage: exact decode
+            return lowp.decode(d, ty).astype(np.float64)
+        if d.dtype.kind in "iub" and getattr(ty, "is_floating", lambda: False)():
+            return d.astype(np.float64)  # a float-typed handle holding a comparison's booleans
     return None
 
 

@@ -93,15 +93,13 @@ def _bf16_round():
     import triton.language as tl
     from triton.runtime import interpreter as I
 
+    from tritondbg.interp import lowp
+
     original = I._convert_float
 
     def convert(data, input_dtype, output_dtype, rounding_mode):
         if input_dtype == tl.float32 and output_dtype == tl.bfloat16 and rounding_mode is None:
-            u = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
-            rounded = ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
-            nan = np.isnan(data.view(np.float32) if data.dtype == np.float32 else data)
-            out = np.where(nan, (u >> np.uint32(16)) | np.uint32(0x0040), rounded).astype(np.uint16)
-            return out.reshape(np.shape(data))
+            return lowp.encode_bf16(np.asarray(data).view(np.float32) if data.dtype != np.float32 else data)
         return original(data, input_dtype, output_dtype, rounding_mode)
 
     I._convert_float = convert
@@ -250,7 +248,21 @@ def _print_assert():
     return undo
 
 
-_SHIMS = {"bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "float_args": _float_args,
+def _lowp_arith():
+    """bf16/fp8 elementwise ops, reductions, scans, casts and atomics in fp32, rounded back (lowp.py)."""
+    from tritondbg.interp import lowp
+
+    return lowp.install()
+
+
+def _memory_guard():
+    """No lane of a load/store/atomic touches memory outside the launch's tensors (guard.py)."""
+    from tritondbg.interp import guard
+
+    return guard.install()
+
+
+_SHIMS = {"memory_guard": _memory_guard, "bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "lowp_arith": _lowp_arith, "float_args": _float_args,
           "tensor_index": _tensor_index, "lang_extras": _lang_extras, "print_assert": _print_assert}
 
 

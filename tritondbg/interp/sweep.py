@@ -1,4 +1,4 @@
-"""``--all-configs``: run every config of each autotuned kernel and report the ones that disagree.
+"""``--all-configs``: run every config each autotuner would try and report the ones that disagree.
 
 A bug that only some block sizes expose (a missing mask that is harmless when BLOCK divides N) passes
 with the config a case pins; running each listed config once, pinned exactly (``run_case(pinned=...)``),
@@ -12,22 +12,37 @@ from typing import Sequence
 from tritondbg.errors import UsageError
 
 
-def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence = ()):
-    """Run every listed config of every autotuned kernel on each (case, dtype) of ``runs``, pinned exactly.
+def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence = (), skipped: list | None = None):
+    """Run every config the autotuner would try, of every autotuned kernel, on each (case, dtype) of ``runs``,
+    pinned exactly.
 
-    Returns (results, failures); each result's ``extra["sweep"]`` says which kernel and config it ran. Shared
-    by ``interpret --all-configs`` and the all-configs gate of ``tritondbg check``."""
+    The configs are the autotuner's own: its ``prune_configs_by`` rules (``early_config_prune``, ``perf_model`` +
+    ``top_k``) applied to the case's real arguments, found by one default run. A config that fails its own
+    ``tl.static_assert`` (or a compile-time resource limit) is not applicable: it goes to ``skipped`` with the
+    reason, never to the failures. Returns (results, failures); each result's ``extra["sweep"]`` says which kernel
+    and config it ran. Shared by ``interpret --all-configs`` and the all-configs gate of ``tritondbg check``."""
     from tritondbg import runner
-    from tritondbg.configs import autotuners, config_dict, config_str
+    from tritondbg.configs import autotuners, config_dict, config_str, tried_configs
 
     results, failures = [], []
+    skipped = skipped if skipped is not None else []
     for case, dt in runs:
+        tried = tried_configs(lambda: runner.run_case(scenario, case, dt, device=device, seed=seed))
         for name, tuner in autotuners(scenario.kernels).items():
-            for i, cfg in enumerate(tuner.configs):
+            configs = tried.get(name, tuner.configs)
+            for cfg in tuner.configs:
+                if not any(cfg is c for c in configs):
+                    skipped.append({"kernel": name, "config": config_str(config_dict(cfg)), "case": case.name,
+                                    "dtype": dt, "reason": "pruned by the autotuner's prune_configs_by"})
+            for i, cfg in enumerate(configs):
                 r = runner.run_case(scenario, case, dt, device=device, seed=seed, instruments=instruments,
                                     pinned={name: cfg})
                 used = name in r.config
-                r.extra["sweep"] = {"kernel": name, "index": i, "of": len(tuner.configs),
+                if r.extra.get("not_applicable"):
+                    skipped.append({"kernel": name, "config": config_str(config_dict(cfg)), "case": case.name,
+                                    "dtype": dt, "reason": r.extra["not_applicable"]})
+                    continue
+                r.extra["sweep"] = {"kernel": name, "index": i, "of": len(configs), "listed": len(tuner.configs),
                                     "config": config_dict(cfg), "used": used}
                 results.append(r)
                 if not r.passed:
@@ -39,13 +54,13 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
 
 
 def run_all_configs(target: str, *, cases: str | None = None, dtype: str | None = None, seed: int = 0,
-                    command: str = "", instruments: Sequence = ()):
+                    command: str = "", instruments: Sequence = (), arch: str | None = None):
     """The record of every (case, dtype, kernel, config) run; ``record.extra["sweep"]`` lists the failures."""
     from tritondbg import __version__, loader, runner
     from tritondbg.configs import autotuners
     from tritondbg.record import RunRecord, environment
 
-    runner.set_mode("interpret")
+    runner.set_mode("interpret", arch)
     device = runner.default_device("interpret")
     scenario = loader.load(target)
     if not autotuners(scenario.kernels):
@@ -53,9 +68,11 @@ def run_all_configs(target: str, *, cases: str | None = None, dtype: str | None 
     selected = runner.select_cases(scenario, cases, interpret=True)
     runs = [(c, dt) for c in selected for dt in runner.select_dtypes(c, dtype)]
     record = RunRecord(command=command or f"interpret {target} --all-configs")
-    record.results, failures = sweep(scenario, runs, device=device, seed=seed, instruments=instruments)
+    skipped: list = []
+    record.results, failures = sweep(scenario, runs, device=device, seed=seed, instruments=instruments,
+                                     skipped=skipped)
     record.environment = environment()
     record.extra["scenario_source"] = scenario.source
-    record.extra["sweep"] = {"runs": len(record.results), "failures": failures}
+    record.extra["sweep"] = {"runs": len(record.results), "failures": failures, "not_applicable": skipped}
     record.tool_version = __version__
     return record

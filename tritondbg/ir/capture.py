@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator
 
 from tritondbg.configs import config_dict, kernel_name
 from tritondbg.errors import UsageError
+from tritondbg.standin import TargetDriver, driver_swapped
 
 
 class CaptureError(Exception):
@@ -43,28 +44,12 @@ class Launch:
     events: list[dict] = field(default_factory=list)
 
 
-class StubDriver:
-    """Stands in for Triton's active driver: reports the chosen target, has no device and no stream."""
+class StubDriver(TargetDriver):
+    """Triton's active driver during a capture: the chosen target, no device, no stream (see tritondbg.standin)."""
 
-    def __init__(self, target):
-        self.target = target
-
-    def get_current_device(self):
-        # a key of its own in JITFunction.device_caches, so binders of different targets never mix
-        return f"tritondbg-ir:{self.target.backend}:{self.target.arch}"
-
-    def get_current_stream(self, device=None):
-        return 0
-
-    def get_current_target(self):
-        return self.target
-
-    def is_active(self):
-        return True
-
-    def __getattr__(self, name):
-        raise CaptureError(f"the launch asked Triton's driver for {name!r}, which needs a GPU; `tritondbg ir` only "
-                           "compiles (no launch, no benchmark)")
+    def _missing(self, name: str) -> Exception:
+        return CaptureError(f"the launch asked Triton's driver for {name!r}, which needs a GPU; `tritondbg ir` only "
+                            "compiles (no launch, no benchmark)")
 
 
 def _bound(fn, args, kwargs) -> dict[str, Any]:
@@ -92,7 +77,6 @@ def intercepted(target, decider, launches: list[Launch], select: Callable[[str],
     """Patch Triton for the duration of one capture (see the module docstring); restores everything after."""
     from triton import knobs
     from triton.runtime.autotuner import Autotuner
-    from triton.runtime.driver import driver
     from triton.runtime.jit import JITFunction
 
     tuned: list[tuple[str, dict, str]] = []   # stack: (kernel name, config dict, source) of the running autotuner
@@ -149,16 +133,14 @@ def intercepted(target, decider, launches: list[Launch], select: Callable[[str],
         launch.cache_hit = events[-1]["cache_hit"] if events else None
         return kernel
 
-    saved_driver = driver._active
-    driver.set_active(StubDriver(target))
     JITFunction.run, Autotuner.run = jit_run, tuner_run
     knobs.compilation.listener = listener
     try:
-        yield
+        with driver_swapped(StubDriver(target)):
+            yield
     finally:
         JITFunction.run, Autotuner.run = original_jit_run, original_tuner_run
         knobs.compilation.listener = previous_listener
-        driver._active = saved_driver   # not reset_active(): that would create the real driver (none on a CPU)
 
 
 def _compile_error(name: str, target, exc: BaseException, printed: str) -> str:

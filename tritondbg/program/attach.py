@@ -34,7 +34,8 @@ Triton's own hooks are used beside that through ``chain_hook``: a ``HookChain`` 
 gets ours added; a single slot (``jit_post_compile_hook`` on 3.6/3.9, every hook on 3.4) holding another
 tool's hook gets a small chain that calls theirs first, then ours, and detaching puts theirs back (or, when
 something replaced the chain meanwhile, only turns ours off). Compiled mode records each kernel's compile
-options through ``jit_post_compile_hook`` (``compile_info``).
+options through ``jit_post_compile_hook`` (``compile_info``) and, from 3.8, the autotuner's decision and
+timings through ``knobs.autotuning.listener`` (``autotune_info``; on 3.6 the config comes from the wrapper).
 
 This module imports neither torch nor triton at import time (it is imported at the child's startup).
 """
@@ -49,11 +50,21 @@ from typing import Any, Callable
 
 _observers: list["Observer"] = []
 _saved: dict[str, Any] = {}
-_local = threading.local()          # .bench (autotuner benchmark depth), .tuners (Autotuner.run stack)
+class _Local(threading.local):
+    """Per thread: ``bench`` (autotuner benchmark depth), ``tuners`` (Autotuner.run stack). Class defaults:
+    a missing thread-local attribute read through getattr(..., default) costs an exception (~4 us)."""
+
+    bench = 0
+    tuners = None
+
+
+_local = _Local()
 _signatures: dict[int, inspect.Signature] = {}
 _undo_hooks: list[Callable[[], None]] = []
 compile_info: dict[str, dict[str, Any]] = {}   # "module.qualname" -> compile options (compiled mode)
-counts: dict[str, int] = {}                    # kernel name -> launches seen (every launch, wanted or not)
+autotune_info: dict[str, dict[str, Any]] = {}  # qualname -> the autotuner's decision (Triton >= 3.8, compiled)
+_launches: dict[int, int] = {}                 # id(kernel) -> launches seen (every launch, wanted or not)
+_fns: dict[int, Any] = {}                      # id(kernel) -> kernel
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _SKIP_DIRS: list[str] = []
 
@@ -117,6 +128,15 @@ def remove_observer(obs: Observer) -> None:
         uninstall()
 
 
+def counts() -> dict[str, int]:
+    """Kernel name -> launches seen while attached (every launch, observed or not)."""
+    out: dict[str, int] = {}
+    for key, n in list(_launches.items()):
+        name = getattr(getattr(_fns.get(key), "fn", None), "__name__", "?")
+        out[name] = out.get(name, 0) + n
+    return out
+
+
 def installed() -> bool:
     return bool(_saved)
 
@@ -177,6 +197,17 @@ def _post_compile(*, key=None, repr=None, fn=None, compile=None, **_):
     except Exception:  # noqa: BLE001 - a hook must never break the program's compile
         pass
     return None
+
+
+def _autotuned(*, fn=None, key=None, best_config=None, configs_timings=None, duration=None, cache_hit=None, **_):
+    """knobs.autotuning.listener (3.8+): the autotuner's decision, timings included."""
+    try:
+        name = getattr(getattr(fn, "fn", None), "__qualname__", "?")
+        autotune_info[name] = {"key": repr(key), "best_config": repr(best_config), "cache_hit": cache_hit,
+                               "duration_s": duration,
+                               "timings_ms": {repr(c): t for c, t in (configs_timings or {}).items()}}
+    except Exception:  # noqa: BLE001
+        pass
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -246,7 +277,7 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
     bound.apply_defaults()
     inner = fn.fn
     code = getattr(inner, "__code__", None)
-    tuners = getattr(_local, "tuners", None)
+    tuners = _local.tuners
     config = None
     if tuners:
         tuner = tuners[-1]
@@ -264,13 +295,21 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
 
 def _wrap_run(orig, interpreted: bool):
     def run(self, *args, grid, warmup, **kwargs):
-        if warmup or not _observers or getattr(_local, "bench", 0):
+        if warmup or not _observers or _local.bench:
             return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
-        name = self.fn.__name__
-        counts[name] = counts.get(name, 0) + 1
-        chain = [o for o in _observers if o.wants(self)]
-        if not chain:
-            return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+        key = id(self)                  # not the JITFunction itself: its __hash__ hashes its source key
+        n = _launches.get(key)
+        if n is None:
+            _fns[key], n = self, 0
+        _launches[key] = n + 1
+        if len(_observers) == 1:
+            if not _observers[0].wants(self):
+                return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
+            chain = list(_observers)
+        else:
+            chain = [o for o in _observers if o.wants(self)]
+            if not chain:
+                return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
         launch = _make_launch(self, args, kwargs, grid, interpreted)
 
         def call(i: int):
@@ -286,7 +325,7 @@ def _wrap_run(orig, interpreted: bool):
 
 def _wrap_tuner_run(orig):
     def run(self, *args, **kwargs):
-        stack = getattr(_local, "tuners", None)
+        stack = _local.tuners
         if stack is None:
             stack = _local.tuners = []
         stack.append(self)
@@ -301,7 +340,7 @@ def _wrap_tuner_run(orig):
 
 def _wrap_bench(orig):
     def _bench(self, *args, **kwargs):
-        _local.bench = getattr(_local, "bench", 0) + 1
+        _local.bench += 1
         try:
             return orig(self, *args, **kwargs)
         finally:
@@ -333,9 +372,15 @@ def install() -> None:
         orig = cls.__dict__[attr]
         _saved[(cls, attr)] = orig
         setattr(cls, attr, wrap(orig))
-    runtime = getattr(getattr(triton, "knobs", None), "runtime", None)
+    knobs = getattr(triton, "knobs", None)
+    runtime = getattr(knobs, "runtime", None)
     if runtime is not None and hasattr(runtime, "jit_post_compile_hook"):
         _undo_hooks.append(chain_hook(runtime, "jit_post_compile_hook", _post_compile))
+    tuning = getattr(knobs, "autotuning", None)
+    # Triton >= 3.8 (before: Autotuner.run's wrapper). Not under the interpreter: with a listener set, 3.9's
+    # Autotuner.run looks for a JITFunction under an InterpretedFunction and fails.
+    if tuning is not None and hasattr(tuning, "listener") and not getattr(runtime, "interpret", False):
+        _undo_hooks.append(chain_hook(tuning, "listener", _autotuned))
 
 
 def uninstall() -> None:

@@ -143,19 +143,47 @@ def _bits(t):
     return t.view(getattr(torch, _INT_OF_SIZE[size])) if size in _INT_OF_SIZE and t.dtype != torch.bool else t
 
 
-def written(snap: Snapshot, after: list) -> dict[int, Any]:
-    """Tensor index -> its host value after the launch, for each tensor whose elements changed."""
+def _same_bytes(a, b) -> bool:
+    """Bytewise equality of two uint8 host buffers, compared 8 bytes at a time."""
     import torch
 
-    out = {}
+    if a.numel() != b.numel():
+        return False
+    n8 = a.numel() // 8 * 8
+    if n8 and not torch.equal(a[:n8].view(torch.int64), b[:n8].view(torch.int64)):
+        return False
+    return torch.equal(a[n8:], b[n8:])
+
+
+def _contiguous(shape, stride) -> bool:
+    expected = 1
+    for size, st in zip(reversed(shape), reversed(stride)):
+        if size != 1 and st != expected:
+            return False
+        expected *= size
+    return True
+
+
+def written(snap: Snapshot, after: list) -> tuple[list[int], list[int]]:
+    """(groups whose bytes changed, tensors whose elements changed) after the launch."""
+    import torch
+
+    groups = [gi for gi in range(len(snap.groups)) if not _same_bytes(snap.before[gi], after[gi])]
+    members: dict[int, list[int]] = {}
     for i, spec in enumerate(snap.specs):
-        g = snap.groups[spec["group"]]
-        if torch.equal(snap.before[spec["group"]], after[spec["group"]]):
-            continue
-        b, a = _view(snap.before[spec["group"]], spec, g["start"]), _view(after[spec["group"]], spec, g["start"])
-        if not torch.equal(_bits(b), _bits(a)):
-            out[i] = a
-    return out
+        members.setdefault(spec["group"], []).append(i)
+    tensors = []
+    for gi in groups:
+        start = snap.groups[gi]["start"]
+        for i in members[gi]:
+            spec = snap.specs[i]
+            if len(members[gi]) == 1 and _contiguous(spec["shape"], spec["stride"]):
+                tensors.append(i)    # the changed bytes are this tensor's elements (and alignment padding)
+                continue
+            b, a = _view(snap.before[gi], spec, start), _view(after[gi], spec, start)
+            if not torch.equal(_bits(b), _bits(a)):
+                tensors.append(i)
+    return groups, sorted(tensors)
 
 
 def arg_paths(args: dict) -> dict[int, str]:
@@ -235,7 +263,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
     t0 = time.perf_counter()
     os.makedirs(os.path.join(out_dir, "data"), exist_ok=True)
     os.makedirs(os.path.join(out_dir, "src"), exist_ok=True)
-    outs = written(snap, after) if after is not None else {}
+    groups, outs = written(snap, after) if after is not None else ([], [])
     paths = arg_paths(snap.args)
     src_name = None
     if os.path.isfile(launch.file):
@@ -258,12 +286,13 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "grid": grid, "args": snap.args, "options": {k: _plain(v) for k, v in launch.options.items()},
         "config": config_of(launch), "tensors": snap.specs,
         "groups": [{k: v for k, v in g.items() if k != "storage"} for g in snap.groups],
-        "outputs": {paths.get(i, f"tensor{i}"): i for i in sorted(outs)},
+        "outputs": {paths.get(i, f"tensor{i}"): i for i in outs},
         "unsaved": snap.unsaved, "error": error, "interpreted": launch.interpreted,
         "compile": attach.compile_info.get(f"{launch.module}.{launch.qualname}"),
+        "autotune": attach.autotune_info.get(launch.qualname),
         "pid": os.getpid(), "argv": sys.argv, **(extra or {}),
     }
-    torch.save({"before": snap.before, "after": {i: outs[i].clone() for i in outs}},
+    _save_fast({"before": snap.before, "after_groups": {gi: after[gi] for gi in groups}},
                os.path.join(out_dir, "data", f"{name}.pt"))
     with open(os.path.join(out_dir, "data", f"{name}.json"), "w") as f:
         json.dump(meta, f, indent=1, default=str)
@@ -273,7 +302,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
                                          call_site=f"{site[0]}:{site[1]} ({site[2]})" if site else "?",
                                          command=command, name=name, ident=ident.upper() if ident[:1].isalpha()
                                          else "S_" + ident))
-    nbytes = snap.nbytes + sum(o.numel() * o.element_size() for o in outs.values())
+    nbytes = snap.nbytes + sum(after[gi].numel() for gi in groups)
     return {"reproducer": f"{name}.py::{name}", "kernel": launch.name, "qualname": launch.qualname,
             "kernel_file": launch.file, "kernel_line": launch.line,
             "call_site": f"{site[0]}:{site[1]}" if site else None, "function": site[2] if site else None,
@@ -285,6 +314,23 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
             "write_s": round(time.perf_counter() - t0, 4)}
 
 
+def _save_fast(obj, path: str) -> None:
+    """torch.save without the per-record CRC32 (5x faster on large tensors); the program's own setting is
+    put back."""
+    import torch
+
+    ser = torch.serialization
+    get, set_ = getattr(ser, "get_crc32_options", None), getattr(ser, "set_crc32_options", None)
+    previous = get() if get and set_ else None
+    if previous is not None:
+        set_(False)
+    try:
+        torch.save(obj, path)
+    finally:
+        if previous is not None:
+            set_(previous)
+
+
 def sync(snap: Snapshot) -> None:
     if any(g["device"].startswith("cuda") for g in snap.groups):
         import torch
@@ -293,8 +339,18 @@ def sync(snap: Snapshot) -> None:
 
 
 def copy_after(snap: Snapshot) -> list:
+    """The bytes after the launch. A host storage saved whole is not copied: it is saved before the program
+    goes on (torch.save of a slice would write the whole storage, so a part of one is copied)."""
+    import torch
+
     sync(snap)
-    return [_bytes_of(g["storage"], g["device"], g["start"], g["end"]) for g in snap.groups]
+    out = []
+    for g in snap.groups:
+        if g["device"] == "cpu" and g["start"] == 0 and g["end"] == g["storage_bytes"]:
+            out.append(torch.empty(0, dtype=torch.uint8).set_(g["storage"]))
+        else:
+            out.append(_bytes_of(g["storage"], g["device"], g["start"], g["end"]))
+    return out
 
 
 def capture_name(kernel: str, index: int, out_dir: str) -> str:

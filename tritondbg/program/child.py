@@ -100,9 +100,11 @@ def _attach(cfg: dict) -> None:
     features = cfg.get("features", [])
     observers = []
     if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
-        from tritondbg.interp import shims   # the interpreter's fixes (float scalars, bf16, prints)
+        from tritondbg import standin        # host code asking for a GPU gets the CPU stand-in's answers
+        from tritondbg.interp import shims   # the interpreter's fixes (float scalars, bf16, memory guard, prints)
 
         shims.install()
+        standin.install(cfg.get("arch") or standin.current())
     if "interpret" in features:
         from tritondbg.program.checker import Checker
 
@@ -131,7 +133,7 @@ def write_summary() -> None:
         return
     from tritondbg.program import attach
 
-    data = {"pid": os.getpid(), "argv": sys.argv, "launches": dict(attach.counts), "notes": _state["notes"],
+    data = {"pid": os.getpid(), "argv": sys.argv, "launches": attach.counts(), "notes": _state["notes"],
             "compile_info": attach.compile_info}
     for obs in _state["observers"]:
         summary = getattr(obs, "summary", None)

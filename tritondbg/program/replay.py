@@ -170,7 +170,8 @@ def load_scenario(file: str, name: str) -> Scenario:
         return {path: tensors[i] for path, i in meta["outputs"].items()}
 
     def reference(tensors):
-        after = data()["after"]
+        groups = data()["after_groups"]
+        after = _tensors(meta, [groups.get(gi, b) for gi, b in enumerate(data()["before"])], "cpu")
         return {path: after[i].to(tensors[i].device) for path, i in meta["outputs"].items()}
 
     out_dtype = next((meta["tensors"][i]["dtype"] for i in meta["outputs"].values()

@@ -169,6 +169,11 @@ def print_sweep(con: Console, record: RunRecord) -> None:
     if not sweep:
         return
     fails = sweep.get("failures", [])
+    skipped = sweep.get("not_applicable", [])
+    if skipped:
+        con.print(f"[yellow]{len(skipped)} config(s) not run (pruned by the autotuner, or not applicable):[/]")
+        for s in skipped:
+            con.print(f"  {s['kernel']} {s['config']}  case={s['case']} dtype={s['dtype']}: {escape(s['reason'])}")
     if not fails:
         con.print(f"[green]all {sweep['runs']} config runs agree with the reference[/]")
         return

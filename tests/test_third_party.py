@@ -1,0 +1,182 @@
+"""Real kernels this project did not write (tests/third_party/: Liger-Kernel ops, Triton tutorials 01-06,
+flash-linear-attention), unmodified, under the interpreter; the CPU stand-in their host code asks for a GPU;
+and the autotuner's own rules (prune_configs_by, tl.static_assert, PYTEST_VERSION) in --all-configs."""
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tritondbg import loader, runner
+
+pytestmark = pytest.mark.interpreter
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "third_party"
+FILES = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_") and p.name != "compare_plain.py")
+NEEDS = {"liger_": "liger_kernel", "fla_": "fla"}
+
+
+def _needs(path: Path):
+    for prefix, module in NEEDS.items():
+        if path.name.startswith(prefix):
+            pytest.importorskip(module)
+
+
+def _params():
+    out = []
+    for path in FILES:
+        for prefix, module in NEEDS.items():
+            if path.name.startswith(prefix):
+                try:
+                    __import__(module)
+                except ImportError:
+                    out.append(pytest.param(path, None, None, id=path.stem,
+                                            marks=pytest.mark.skip(reason=f"needs {module}")))
+                    break
+        else:
+            scenario = loader.load(str(path))
+            out += [pytest.param(path, c.name, dt, id=f"{path.stem}-{c.name}-{dt}")
+                    for c in scenario.cases if c.interpret for dt in c.dtypes]
+    return out
+
+
+@pytest.mark.parametrize("path, case, dtype", _params())
+def test_corpus_case_passes_with_sanitizers(path, case, dtype):
+    from tritondbg.interp import instruments
+
+    _needs(path)
+    scenario = loader.load(str(path))
+    result = runner.run_case(scenario, scenario.case(case), dtype, device="cpu", seed=0,
+                             instruments=instruments.build(str(path)))
+    detail = "; ".join(f"{f['kind']}: {f['message']}" for f in result.findings)
+    assert result.status == "pass", f"{result.message} {detail}"
+    assert result.errors and all(e.numel > 0 for e in result.errors)
+
+
+def test_corpus_files_say_where_the_kernel_comes_from_and_its_license():
+    assert len([p for p in FILES if p.name.startswith("liger_")]) >= 8
+    assert len([p for p in FILES if p.name.startswith("fla_")]) >= 2
+    assert {p.name[:11] for p in FILES if p.name.startswith("tutorial_")} >= {
+        "tutorial_01", "tutorial_02", "tutorial_03", "tutorial_05", "tutorial_06"}
+    for path in FILES:
+        head = path.read_text()[:1500]
+        assert "Source:" in head or "python/tutorials/" in head, path.name
+        assert "license" in head.lower(), path.name
+        if path.name.startswith(("liger_", "fla_")):   # imported from the installed package, not copied
+            assert "@triton.jit" not in path.read_text(), path.name
+
+
+# ---- the CPU stand-in ----------------------------------------------------------------------------------------
+
+def test_standin_answers_host_code_as_the_chosen_gpu():
+    import torch
+    import triton
+    from triton.runtime import driver
+
+    from tritondbg import standin
+
+    assert standin.current() is not None          # installed by runner.set_mode("interpret") in conftest
+    assert driver.active.get_active_torch_device() == torch.device("cpu")
+    assert driver.active.get_current_target().arch == 90
+    props = driver.active.utils.get_device_properties(0)
+    assert props["multiprocessor_count"] == 132 and props["max_shared_mem"] == 232448 and props["warpSize"] == 32
+    assert torch.cuda.get_device_capability() == (9, 0)
+    assert "H100" in torch.cuda.get_device_properties(0).name
+    try:
+        standin.install("sm_80")
+        assert driver.active.get_current_target().arch == 80
+        assert torch.cuda.get_device_capability() == (8, 0)
+        assert driver.active.utils.get_device_properties(0)["multiprocessor_count"] == 108
+        standin.install("gfx942")
+        assert driver.active.get_current_target().backend == "hip"
+        assert driver.active.utils.get_device_properties(0)["warpSize"] == 64
+    finally:
+        standin.install("sm_90")
+    assert triton.runtime.driver.active.get_current_target().arch == 90
+
+
+def test_standin_warmup_returns_a_launchable_kernel_with_resource_figures():
+    import torch
+
+    _needs(CORPUS / "tutorial_02_fused_softmax.py")
+    module = sys.modules[loader.load(str(CORPUS / "tutorial_02_fused_softmax.py")).launch.__module__]
+    x = torch.randn(5, 33)
+    y = torch.empty_like(x)
+    kernel = module.softmax_kernel.warmup(y, x, x.stride(0), y.stride(0), 5, 33, BLOCK_SIZE=64, num_stages=2,
+                                          num_warps=4, grid=(1,))
+    kernel._init_handles()
+    assert kernel.n_regs > 0 and kernel.n_spills == 0 and kernel.metadata.shared > 0
+    kernel[(2, 1, 1)](y, x, x.stride(0), y.stride(0), 5, 33, 64, 2)   # 2 persistent programs for 5 rows
+    torch.testing.assert_close(y, torch.softmax(x, -1))
+
+
+def test_standin_uninstall_puts_everything_back(monkeypatch):
+    import torch
+    from triton.runtime import driver
+    from triton.runtime.interpreter import InterpretedFunction
+
+    from tritondbg import standin
+
+    before = (driver._active, torch.cuda.get_device_capability, InterpretedFunction.run)
+    standin.uninstall()
+    try:
+        assert standin.current() is None
+        assert driver._active is not before[0]
+        assert torch.cuda.get_device_capability is not before[1]
+        assert InterpretedFunction.run is not before[2]
+        with pytest.raises(Exception):
+            torch.cuda.get_device_capability()       # a CPU build of torch: no CUDA
+    finally:
+        standin.install("sm_90")
+
+
+def test_interpret_arch_option(cli_env):
+    from conftest import run_cli
+
+    p = run_cli(["interpret", str(CORPUS / "tutorial_06_fused_attention.py"), "--arch", "sm_80", "--json"],
+                cli_env)
+    assert p.returncode == 0, p.stderr[-2000:]
+    import json
+
+    rec = json.loads(p.stdout)
+    assert rec["extra"]["stand_in_arch"] == "sm_80"
+    bad = run_cli(["interpret", str(CORPUS / "tutorial_01_vector_add.py"), "--arch", "sm_zz"], cli_env)
+    assert bad.returncode == 2 and "unknown --arch" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# ---- the autotuner's own rules ---------------------------------------------------------------------------------
+
+def test_scenarios_import_without_pytest_version():
+    """Tutorial 06 keeps 1 of its configs when PYTEST_VERSION is set; the loader imports it as a plain run does."""
+    assert "PYTEST_VERSION" in os.environ          # we are inside pytest
+    from tritondbg.configs import autotuners
+
+    tuner = autotuners(loader.load(str(CORPUS / "tutorial_06_fused_attention.py")).kernels)["_attn_fwd"]
+    assert len(tuner.configs) == 21                # 36 listed, 15 dropped by keep() on sm_90
+    assert os.environ.get("PYTEST_VERSION")        # and it is put back
+
+
+def test_all_configs_runs_only_what_the_autotuner_would_try():
+    from tritondbg.interp.sweep import run_all_configs
+
+    rec = run_all_configs(str(HERE / "interp_data" / "prune_cases.py"))
+    ran = [r.extra["sweep"]["config"]["BLOCK"] for r in rec.results]
+    assert ran == [32] and rec.passed
+    skipped = {s["config"].split(",")[0]: s["reason"] for s in rec.extra["sweep"]["not_applicable"]}
+    assert set(skipped) == {"BLOCK=16", "BLOCK=64", "BLOCK=128", "BLOCK=512"}
+    assert all("prune_configs_by" in skipped[k] for k in ("BLOCK=64", "BLOCK=128", "BLOCK=512"))
+    assert "tl.static_assert" in skipped["BLOCK=16"] and "BLOCK below 32" in skipped["BLOCK=16"]
+    assert rec.extra["sweep"]["failures"] == []
+
+
+def test_all_configs_on_tutorial_06_lists_static_assert_configs_as_not_applicable():
+    from tritondbg.interp.sweep import run_all_configs
+
+    rec = run_all_configs(str(CORPUS / "tutorial_06_fused_attention.py"), cases="tiny")
+    sweep = rec.extra["sweep"]
+    assert rec.passed and sweep["failures"] == []
+    assert sweep["runs"] == 6                        # BLOCK_N=32: 2 BLOCK_M x 3 stages
+    reasons = [s["reason"] for s in sweep["not_applicable"]]
+    assert sum("prune_configs_by" in r for r in reasons) == 3      # causal: BLOCK_M < BLOCK_N pruned
+    assert sum("BLOCK_N <= HEAD_DIM" in r for r in reasons) == 12

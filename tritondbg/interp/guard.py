@@ -1,0 +1,183 @@
+"""The memory guard of every interpreter run: no load, store or atomic lane touches memory outside the
+launch's tensors.
+
+Triton's interpreter dereferences pointer lanes as raw host addresses, so an out-of-bounds store writes
+into the CPU heap (a segfault, "double free or corruption", or a silently corrupted neighbour) and an
+out-of-bounds load reads whatever lies there. The guard wraps the interpreter builder's memory ops
+(``create_masked_load``, ``create_masked_store``, ``create_atomic_rmw``, ``create_atomic_cas``; every other
+memory op of Triton 3.6 and 3.9 goes through these) and masks off each live lane whose bytes are not inside
+the storage of one of the launch's tensor arguments (or a region given to ``allow``); a CAS lane, which has
+no mask, is pointed at a scratch word instead. Masked-off load lanes read as ``other`` (0 without one).
+
+It is installed with the shims (``runner.set_mode("interpret")``), so every interpreter run tritondbg makes
+has it, with or without the sanitizers. Reporting is the sanitizer's job: it checks first (against the tensor
+each pointer derives from), reports and masks; the guard only counts what it masked (``masked()``).
+
+API (for any code that launches kernels under the interpreter, e.g. program mode):
+    guard.install()          idempotent; guard.uninstall() undoes it; guard.installed() -> bool
+    guard.allow(*regions)    extra memory kernels may reach through pointers that are not arguments
+                             (torch tensors, or (address, nbytes)); guard.clear_allowed()
+    guard.masked() -> int    lanes masked off since the last guard.reset()
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tritondbg.interp import hooks
+
+SCRATCH = np.zeros(64, dtype=np.uint64)  # CAS lanes outside every tensor are redirected here
+_saved: dict[str, Any] = {}
+_state: dict[str, Any] = {"masked": 0, "allowed": [], "listener": None}
+
+
+def masked() -> int:
+    return _state["masked"]
+
+
+def reset() -> None:
+    _state["masked"] = 0
+
+
+def installed() -> bool:
+    return bool(_saved)
+
+
+def _extent(obj) -> tuple[int, int] | None:
+    """(first byte, end byte) of the memory a tensor argument's storage spans; None for non-tensors."""
+    if isinstance(obj, tuple) and len(obj) == 2 and all(isinstance(v, int) for v in obj):
+        return int(obj[0]), int(obj[0]) + int(obj[1])
+    if hasattr(obj, "block_shape") and hasattr(obj, "base"):  # a TensorDescriptor: its base tensor
+        obj = obj.base
+    if type(obj).__name__ == "TensorWrapper":
+        obj = getattr(obj, "base", obj)
+    storage = getattr(obj, "untyped_storage", None)
+    if storage is None or not hasattr(obj, "data_ptr"):
+        return None
+    try:
+        s = storage()
+        return int(s.data_ptr()), int(s.data_ptr()) + int(s.nbytes())
+    except Exception:  # a tensor without storage (meta, fake): nothing a kernel may touch
+        return None
+
+
+def allow(*regions) -> None:
+    """Let kernels touch these regions too (torch tensors or (address, nbytes) pairs), for the process."""
+    for r in regions:
+        ext = _extent(r)
+        if ext is not None:
+            _state["allowed"].append(ext)
+
+
+def clear_allowed() -> None:
+    _state["allowed"] = []
+
+
+def _intervals(launch) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted, merged [lo, hi) byte intervals a launch may touch (cached on the launch)."""
+    cached = launch.extra.get("guard")
+    if cached is not None:
+        return cached
+    spans = [(int(SCRATCH.ctypes.data), int(SCRATCH.ctypes.data) + SCRATCH.nbytes)] + list(_state["allowed"])
+    for value in launch.args.values():
+        for v in (value if isinstance(value, (tuple, list)) else (value,)):
+            ext = _extent(v)
+            if ext is not None and ext[1] > ext[0]:
+                spans.append(ext)
+    spans.sort()
+    los, his = [], []
+    for lo, hi in spans:
+        if los and lo <= his[-1]:
+            his[-1] = max(his[-1], hi)
+        else:
+            los.append(lo)
+            his.append(hi)
+    cached = launch.extra["guard"] = (np.array(los, dtype=np.uint64), np.array(his, dtype=np.uint64))
+    return cached
+
+
+def outside(ptrs, mask) -> np.ndarray | None:
+    """The live lanes of a memory op (pointer handle, mask array or None) that fall outside every tensor
+    of the current launch, as a boolean array of the pointers' shape; None when there are none (or when
+    no launch is running)."""
+    launch = hooks.current_launch()
+    if launch is None:
+        return None
+    p = np.asarray(ptrs.data)
+    if p.size == 0:
+        return None
+    los, his = _intervals(launch)
+    width = np.uint64(max(1, ptrs.get_element_ty().primitive_bitwidth // 8))
+    a = p.astype(np.uint64, copy=False)
+    i = np.searchsorted(los, a, side="right").astype(np.int64) - 1
+    ok = (i >= 0) & (a + width <= his[np.maximum(i, 0)])
+    if mask is not None:
+        ok |= ~np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
+    if ok.all():
+        return None
+    return ~ok
+
+
+def _install() -> None:
+    from triton.runtime import interpreter as I
+
+    B = I.InterpreterBuilder
+    for n in ("create_masked_load", "create_masked_store", "create_atomic_rmw", "create_atomic_cas"):
+        if n in B.__dict__:
+            _saved[n] = B.__dict__[n]
+    orig = dict(_saved)
+
+    def _masked(ptrs, mask):
+        """The mask handle with the outside lanes off, or the mask itself when none is outside."""
+        bad = outside(ptrs, None if mask is None else mask.data)
+        if bad is None:
+            return mask
+        _state["masked"] += int(bad.sum())
+        import triton.language as tl
+
+        live = np.ones(bad.shape, bool) if mask is None else np.broadcast_to(np.asarray(mask.data, bool), bad.shape)
+        return I.TensorHandle(np.ascontiguousarray(live & ~bad), tl.int1)
+
+    def create_masked_load(self, ptrs, mask, other, *rest, **kw):
+        return orig["create_masked_load"](self, ptrs, _masked(ptrs, mask), other, *rest, **kw)
+
+    def create_masked_store(self, ptrs, value, mask, *rest, **kw):
+        return orig["create_masked_store"](self, ptrs, value, _masked(ptrs, mask), *rest, **kw)
+
+    def create_atomic_rmw(self, rmw_op, ptr, val, mask, *rest, **kw):
+        return orig["create_atomic_rmw"](self, rmw_op, ptr, val, _masked(ptr, mask), *rest, **kw)
+
+    def create_atomic_cas(self, ptr, cmp, val, *rest, **kw):
+        bad = outside(ptr, None)
+        if bad is not None:
+            _state["masked"] += int(bad.sum())
+            data = np.array(np.broadcast_to(ptr.data, bad.shape), dtype=np.uint64, copy=True)
+            data[bad] = np.uint64(SCRATCH.ctypes.data)
+            ptr = I.TensorHandle(data, ptr.dtype)
+        return orig["create_atomic_cas"](self, ptr, cmp, val, *rest, **kw)
+
+    wrappers = dict(create_masked_load=create_masked_load, create_masked_store=create_masked_store,
+                    create_atomic_rmw=create_atomic_rmw, create_atomic_cas=create_atomic_cas)
+    for n in orig:
+        setattr(B, n, wrappers[n])
+    listener = _state["listener"] = hooks.Listener()  # keeps the launch events (current_launch) on
+    hooks.attach(listener)
+
+
+def install():
+    """Install the guard (idempotent); returns ``uninstall``."""
+    if not _saved:
+        _install()
+    return uninstall
+
+
+def uninstall() -> None:
+    from triton.runtime import interpreter as I
+
+    for n, f in _saved.items():
+        setattr(I.InterpreterBuilder, n, f)
+    _saved.clear()
+    if _state["listener"] is not None:
+        hooks.detach(_state["listener"])
+        _state["listener"] = None

@@ -1,0 +1,313 @@
+"""A CPU stand-in for the GPU that host code asks about: Triton's active driver, ``torch.cuda``'s queries, warmup().
+
+Real host code asks for a GPU before it launches anything: every Triton tutorial does
+``DEVICE = triton.runtime.driver.active.get_active_torch_device()`` at import, others read
+``driver.active.get_current_target()``, ``driver.active.utils.get_device_properties(0)["multiprocessor_count"]``,
+``torch.cuda.get_device_capability()`` or ``torch.cuda.get_device_properties(0)``, and tutorial 02 compiles with
+``kernel.warmup(...)`` and reads ``n_regs``. On a machine without a GPU each of these dies with "0 active drivers"
+or "Torch not compiled with CUDA enabled". ``install(arch)`` makes them answer as the chosen target would (the torch
+device is ``cpu``; properties are that GPU's), so such code runs unmodified under the interpreter;
+``uninstall()`` puts everything back. One mechanism, two users:
+
+- ``tritondbg ir`` swaps in the strict ``TargetDriver`` (``driver_swapped``): it only compiles, so anything
+  beyond the target is an error there;
+- interpreter runs (``runner.set_mode("interpret")``, program mode) ``install`` the full ``StandinDriver``.
+
+What it does not do: make ``torch.cuda.is_available()`` true or give tensors a CUDA device (code that allocates
+on ``"cuda"`` by name still needs a GPU). ``warmup()`` returns a ``StandinKernel`` whose resource figures are
+placeholders (no GPU compile happens under the interpreter; `tritondbg ir` gives the real ones).
+"""
+from __future__ import annotations
+
+import contextlib
+import types
+from typing import Any, Iterator
+
+from tritondbg.ir.targets import DEFAULT_ARCH, Arch, parse_arch
+
+# Per target: the figures Triton's driver (``utils.get_device_properties``) and torch report for one such GPU.
+# clocks in kHz (as CUDA reports them), memory in bytes.
+_SPECS: dict[str, dict[str, Any]] = {
+    "sm_75": dict(name="Tesla T4", sms=40, smem=65536, clock=1590000, mem_clock=5001000, bus=256,
+                  memory=15 << 30, l2=4 << 20, threads_per_sm=1024),
+    "sm_80": dict(name="NVIDIA A100-SXM4-80GB", sms=108, smem=166912, clock=1410000, mem_clock=1593000, bus=5120,
+                  memory=80 << 30, l2=40 << 20, threads_per_sm=2048),
+    "sm_86": dict(name="NVIDIA A10", sms=72, smem=101376, clock=1695000, mem_clock=6251000, bus=384,
+                  memory=24 << 30, l2=6 << 20, threads_per_sm=1536),
+    "sm_89": dict(name="NVIDIA L40S", sms=142, smem=101376, clock=2520000, mem_clock=9001000, bus=384,
+                  memory=48 << 30, l2=96 << 20, threads_per_sm=1536),
+    "sm_90": dict(name="NVIDIA H100 80GB HBM3", sms=132, smem=232448, clock=1980000, mem_clock=2619000, bus=5120,
+                  memory=80 << 30, l2=50 << 20, threads_per_sm=2048),
+    "sm_100": dict(name="NVIDIA B200", sms=148, smem=232448, clock=1965000, mem_clock=3996000, bus=8192,
+                   memory=180 << 30, l2=126 << 20, threads_per_sm=2048),
+    "sm_120": dict(name="NVIDIA GeForce RTX 5090", sms=170, smem=101376, clock=2407000, mem_clock=14001000,
+                   bus=512, memory=32 << 30, l2=96 << 20, threads_per_sm=1536),
+    "gfx90a": dict(name="AMD Instinct MI250X", sms=110, smem=65536, clock=1700000, mem_clock=1600000, bus=4096,
+                   memory=64 << 30, l2=8 << 20, threads_per_sm=2048),
+    "gfx942": dict(name="AMD Instinct MI300X", sms=304, smem=65536, clock=2100000, mem_clock=2525000, bus=8192,
+                   memory=192 << 30, l2=4 << 20, threads_per_sm=2048),
+}
+
+
+def spec_for(arch: Arch) -> dict[str, Any]:
+    """The figures of ``arch``; an unlisted target gets those of the nearest listed one of its backend below it."""
+    if arch.name in _SPECS:
+        return _SPECS[arch.name]
+    if arch.is_cuda:
+        lower = [k for k in _SPECS if k.startswith("sm_") and int(k[3:]) <= int(arch.arch)]
+        return _SPECS[max(lower, key=lambda k: int(k[3:]))] if lower else _SPECS["sm_75"]
+    return _SPECS["gfx942"]
+
+
+def driver_properties(arch: Arch) -> dict[str, Any]:
+    """``triton.runtime.driver.active.utils.get_device_properties(i)`` as the real driver returns it."""
+    s = spec_for(arch)
+    props = {"max_shared_mem": s["smem"], "max_num_regs": 65536, "multiprocessor_count": s["sms"],
+             "warpSize": arch.warp_size, "sm_clock_rate": s["clock"], "mem_clock_rate": s["mem_clock"],
+             "mem_bus_width": s["bus"]}
+    if not arch.is_cuda:
+        props.update(arch=arch.arch, max_threads_per_sm=s["threads_per_sm"])
+    return props
+
+
+def torch_properties(arch: Arch):
+    """An object with the fields of ``torch.cuda.get_device_properties(i)``."""
+    s = spec_for(arch)
+    major, minor = capability(arch)
+    return types.SimpleNamespace(
+        name=s["name"], major=major, minor=minor, total_memory=s["memory"], multi_processor_count=s["sms"],
+        shared_memory_per_block=49152, shared_memory_per_block_optin=s["smem"],
+        shared_memory_per_multiprocessor=s["smem"] + 1024, regs_per_multiprocessor=65536,
+        max_threads_per_multi_processor=s["threads_per_sm"], max_threads_per_block=1024, warp_size=arch.warp_size,
+        L2_cache_size=s["l2"], is_integrated=False, is_multi_gpu_board=False, uuid="tritondbg-cpu-stand-in",
+        gcnArchName=str(arch.arch) if not arch.is_cuda else "NVIDIA")
+
+
+def capability(arch: Arch) -> tuple[int, int]:
+    if not arch.is_cuda:
+        return (9, 4) if arch.arch == "gfx942" else (9, 0)
+    return int(arch.arch) // 10, int(arch.arch) % 10
+
+
+class TargetDriver:
+    """Reports a chosen target and nothing else: `tritondbg ir` compiles for it with no device and no stream."""
+
+    def __init__(self, target):
+        self.target = target       # a triton GPUTarget
+
+    def get_current_device(self):
+        # a key of its own in JITFunction.device_caches, so binders of different targets never mix
+        return f"tritondbg-ir:{self.target.backend}:{self.target.arch}"
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def get_current_target(self):
+        return self.target
+
+    def is_active(self):
+        return True
+
+    def _missing(self, name: str) -> Exception:
+        return RuntimeError(f"the code asked Triton's driver for {name!r}, which needs a GPU")
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise self._missing(name)
+
+
+class _CpuDeviceInterface:
+    """``driver.active.get_device_interface()``: the parts of ``torch.cuda`` that host code and do_bench use."""
+
+    def current_device(self):
+        return 0
+
+    def device_count(self):
+        return 1
+
+    def set_device(self, index):
+        pass
+
+    def synchronize(self, device=None):
+        pass
+
+    def is_available(self):
+        return False
+
+    def __getattr__(self, name):
+        raise AttributeError(f"tritondbg's CPU stand-in for the GPU has no device-interface {name!r} "
+                             "(events and streams need a GPU)")
+
+
+def _cpu_benchmarker(fn, *args, rep: int = 3, **kwargs):
+    """A wall-clock stand-in for do_bench (ms): under the interpreter a timing says nothing of the GPU."""
+    import time
+
+    t0 = time.perf_counter()
+    for _ in range(max(1, min(int(rep), 3))):
+        fn()
+    ms = (time.perf_counter() - t0) * 1e3 / max(1, min(int(rep), 3))
+    quantiles = kwargs.get("quantiles")
+    return [ms] * len(quantiles) if quantiles else ms
+
+
+class StandinDriver(TargetDriver):
+    """Triton's active driver on a CPU, under the interpreter: the target and properties of the chosen GPU,
+    the torch device ``cpu``."""
+
+    def __init__(self, arch: Arch):
+        super().__init__(arch.gpu_target())
+        self.arch = arch
+        self.backend = arch.backend
+        self.utils = types.SimpleNamespace(get_device_properties=lambda device=0: driver_properties(arch),
+                                           get_device_capability=lambda device=0: capability(arch))
+
+    def get_current_device(self):
+        return 0
+
+    def set_current_device(self, device):
+        pass
+
+    def get_active_torch_device(self):
+        import torch
+
+        return torch.device("cpu")
+
+    def get_device_interface(self):
+        return _CpuDeviceInterface()
+
+    def get_benchmarker(self):
+        return _cpu_benchmarker
+
+    def get_empty_cache_for_benchmark(self):
+        import torch
+
+        return torch.empty(1024, dtype=torch.int8)
+
+    def clear_cache(self, cache):
+        cache.zero_()
+
+    def _missing(self, name: str) -> Exception:
+        return AttributeError(f"tritondbg's CPU stand-in for Triton's driver ({self.arch.name}) has no {name!r}: "
+                              "it needs a real GPU")
+
+
+@contextlib.contextmanager
+def driver_swapped(stand_in) -> Iterator[None]:
+    """Make ``stand_in`` Triton's active driver for a block (3.6 and 3.9 both have ``driver.set_active``)."""
+    from triton.runtime.driver import driver
+
+    saved = driver._active
+    driver.set_active(stand_in)
+    try:
+        yield
+    finally:
+        driver._active = saved   # not reset_active(): that would create the real driver (none on a CPU)
+
+
+class StandinKernel:
+    """What ``kernel.warmup(...)`` returns under the stand-in: a CompiledKernel look-alike that launches the
+    interpreted kernel. ``n_regs``/``n_spills``/``metadata.shared`` are placeholders (nothing is compiled for a GPU
+    under the interpreter): 32 registers per thread, no spill, 1 KiB of shared memory per warp."""
+
+    def __init__(self, fn, args, kwargs, arch: Arch):
+        self.fn = fn
+        self.name = getattr(fn, "__name__", "kernel")
+        self.bound = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+        self.n_args = len(args)
+        num_warps = int(kwargs.get("num_warps") or 4)
+        self.n_regs, self.n_spills, self.n_max_threads = 32, 0, 1024
+        self.metadata = types.SimpleNamespace(name=self.name, shared=1024 * num_warps, num_warps=num_warps,
+                                              num_stages=int(kwargs.get("num_stages") or 3), num_ctas=1,
+                                              target=arch.gpu_target(), tritondbg_stand_in=True)
+        self.asm: dict[str, str] = {}
+        self.packed_metadata = None
+
+    def _init_handles(self):
+        pass
+
+    def __getitem__(self, grid):
+        def runner(*args, stream=None, **kwargs):
+            names = self.fn.arg_names
+            given = set(names[:len(args)]) | set(kwargs)
+            rest = {k: v for k, v in self.bound.items() if k not in given}
+            return self.fn.run(*args, grid=grid, warmup=False, **rest, **kwargs)
+        return runner
+
+
+_state: dict[str, Any] = {}
+
+
+def _torch_cuda_patches(arch: Arch) -> dict[str, Any]:
+    props = torch_properties(arch)
+    return {
+        "get_device_capability": lambda device=None: capability(arch),
+        "get_device_properties": lambda device=None: props,
+        "get_device_name": lambda device=None: props.name,
+        "current_device": lambda: 0,
+        "device_count": lambda: 1,
+        "set_device": lambda device: None,
+        "synchronize": lambda device=None: None,
+        "device": _NullDevice,
+    }
+
+
+class _NullDevice(contextlib.nullcontext):
+    """``torch.cuda.device(i)`` as a no-op context on the CPU."""
+
+    def __init__(self, device=None):
+        super().__init__()
+        self.idx = 0
+
+
+def current() -> Arch | None:
+    """The target the stand-in reports, or None when it is not installed."""
+    return _state.get("arch")
+
+
+def install(arch: Arch | str | None = None) -> Arch:
+    """Answer GPU questions as ``arch`` (default sm_90) would, for interpreted runs. Idempotent; a second call
+    with another target switches to it."""
+    import torch
+    from triton.runtime.driver import driver
+    from triton.runtime.interpreter import InterpretedFunction
+
+    arch = parse_arch(arch) if isinstance(arch, str) else (arch or parse_arch(DEFAULT_ARCH))
+    if _state:
+        uninstall()
+    _state["arch"] = arch
+    _state["driver"] = driver._active
+    driver.set_active(StandinDriver(arch))
+    _state["cuda"] = {}
+    for name, value in _torch_cuda_patches(arch).items():
+        _state["cuda"][name] = getattr(torch.cuda, name, None)
+        setattr(torch.cuda, name, value)
+    original_run = InterpretedFunction.run
+    _state["run"] = original_run
+
+    def run(self, *args, grid, warmup, **kwargs):
+        if warmup:  # Triton's interpreter returns None here; host code goes on to read n_regs and launch it
+            return StandinKernel(self, args, kwargs, arch)
+        return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    InterpretedFunction.run = run
+    return arch
+
+
+def uninstall() -> None:
+    """Put Triton's driver, torch.cuda and InterpretedFunction.run back as they were."""
+    if not _state:
+        return
+    import torch
+    from triton.runtime.driver import driver
+    from triton.runtime.interpreter import InterpretedFunction
+
+    driver._active = _state["driver"]
+    for name, value in _state["cuda"].items():
+        if value is None:
+            delattr(torch.cuda, name)
+        else:
+            setattr(torch.cuda, name, value)
+    InterpretedFunction.run = _state["run"]
+    _state.clear()
