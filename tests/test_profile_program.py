@@ -2,7 +2,6 @@
 (tritondbg/profile/program.py), and one real run of tests/gpu/profile_program.py under the interpreter."""
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -132,7 +131,9 @@ def test_program_exit_status_and_missing_program(tmp_path, cli_env):
     assert p.returncode == 3, p.stderr[-2000:]
     assert "the program exited with status 3" in p.stdout
     p = run_cli(["profile", "--", "no-such-program-xyz"], cli_env)
-    assert p.returncode != 0 and "Traceback" not in p.stderr and "no-such-program-xyz" in p.stderr
+    assert p.returncode == 127 and p.stderr.strip() == "error: no-such-program-xyz: command not found"
+    p = run_cli(["profile", "--"], cli_env)
+    assert p.returncode == 2 and "no program to run" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_kernel_totals_leave_autotune_benchmark_launches_out():

@@ -235,3 +235,13 @@ def test_autotune_markdown_lists_every_config():
     assert "`gemm_kernel` key=(4096, 4096, 4096, torch.bfloat16): source **benchmark**" in md
     assert "| BLOCK_M=128,BLOCK_N=256,num_warps=8 | timed | 180.0 us | 200.0 us | 220.0 us | **yes** |" in md
     assert "| BLOCK_M=64,BLOCK_N=64,num_warps=4 | pruned | - | - | - |  |" in md
+
+
+def test_report_without_matplotlib_keeps_its_tables(monkeypatch, tmp_path):
+    from tritondbg.profile import report, roofline
+
+    monkeypatch.setattr(roofline, "available", lambda: False)
+    html = report.render(synthetic_record())
+    assert html.count("matplotlib is not installed") == 2 and "<svg" not in html
+    assert 'id="summary"' in html and html.count('class="autotune"') == 2
+    assert roofline.draw(synthetic_record(), tmp_path / "r.png", None) is None

@@ -49,9 +49,14 @@ def profile_program_cmd_fn(cmd, *, out_dir: str | None = None, skip: int = 0, ac
                            interpret: bool | None = None, as_json: bool = False) -> int:
     """Profile a whole program; prints the per-kernel table (or JSON); returns the program's exit status."""
     from tritondbg.profile import program_run
+    from tritondbg.program.launcher import ProgramNotFound
 
-    rc, record = program_run.profile_program(cmd, out_dir=out_dir, skip=skip, active=active, interpret=interpret,
-                                             progress=_progress)
+    try:
+        rc, record = program_run.profile_program(cmd, out_dir=out_dir, skip=skip, active=active,
+                                                 interpret=interpret, progress=_progress)
+    except ProgramNotFound as exc:  # as `capture -- CMD` does: the shell's status for a missing command
+        print(f"error: {exc}", file=sys.stderr)
+        return 127
     info = record.extra["profile"]
     prog = info["program"]
     if as_json:

@@ -36,6 +36,9 @@ svg { max-width: 100%; height: auto; }
 """
 
 
+_NO_MPL = "<p class=\"note\">matplotlib is not installed: no figures (pip install matplotlib).</p>"
+
+
 def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
@@ -103,6 +106,8 @@ def decision_table(result, d: dict[str, Any]) -> str:
 def roofline_section(record: RunRecord, peaks, note: str) -> str:
     from tritondbg.profile import roofline
 
+    if not roofline.available():
+        return _NO_MPL
     fig_svg = roofline.svg(record, peaks, note)
     if fig_svg is None:
         return "<p class=\"dim\">No case has FLOP and byte counts and a time: no roofline.</p>"
@@ -118,6 +123,8 @@ def roofline_section(record: RunRecord, peaks, note: str) -> str:
 def timeline_sections(record: RunRecord) -> str:
     from tritondbg.profile import roofline, timeline
 
+    if not roofline.available():
+        return _NO_MPL
     out = []
     for r in record.results:
         tl = r.extra.get("profile", {}).get("timeline")

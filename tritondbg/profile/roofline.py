@@ -26,6 +26,13 @@ _OFFSETS = [(7, -4), (7, 5), (7, -13), (-3, 8), (-3, -17), (-16, -4), (-16, 6), 
 _FONT_PT = 8.0
 
 
+def available() -> bool:
+    """matplotlib is installed (a dependency; a broken install costs the figures, not the profile)."""
+    import importlib.util
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def points(record: RunRecord) -> list[dict[str, Any]]:
     """Cases with both FLOPs and bytes and a time: the kernel's point and, when timed, torch's; ``n`` is
     the case's number in the legend table (shared by its two points)."""
@@ -146,7 +153,8 @@ def figure(record: RunRecord, peaks: dict[str, Any] | None, note: str = "", *, t
     for p, (dx, dy) in zip(pts, place_labels(anchors, sizes, markers)):
         ax.annotate(str(p["n"]), (p["x"], p["y"]), xytext=(dx, dy), textcoords="offset points",
                     fontsize=_FONT_PT, color=_COLORS.get(p["dtype"], _OTHER), va="bottom", ha="left",
-                    fontweight="normal" if p["torch"] else "bold")
+                    fontweight="normal" if p["torch"] else "bold", zorder=5,
+                    bbox={"boxstyle": "square,pad=0.05", "fc": "white", "ec": "none", "alpha": 0.85})
     if tax is not None:
         tax.axis("off")
         rows = legend_rows(record)
@@ -155,8 +163,9 @@ def figure(record: RunRecord, peaks: dict[str, Any] | None, note: str = "", *, t
         t = tax.table(cellText=cells, colLabels=["#", "kernel", "case", "dtype", "TFLOP/s", "torch"],
                       loc="upper left", cellLoc="left")
         t.auto_set_font_size(False)
-        t.set_fontsize(7.5)
+        t.set_fontsize(8.5)
         t.auto_set_column_width(list(range(6)))
+        t.scale(1.0, 1.25)
     return fig
 
 
@@ -166,6 +175,8 @@ def _fmt(v) -> str:
 
 def svg(record: RunRecord, peaks: dict[str, Any] | None, note: str = "") -> str | None:
     """The roofline as an inline ``<svg>`` element (text as paths: no font needed), or None."""
+    if not available():
+        return None
     fig = figure(record, peaks, note)
     return None if fig is None else svg_of(fig)
 
@@ -184,6 +195,8 @@ def svg_of(fig) -> str:
 
 def draw(record: RunRecord, path: Path, peaks: dict[str, Any] | None, note: str = "") -> Path | None:
     """Write the roofline PNG (plot + numbered table) to ``path``; None when no case has FLOPs, bytes and a time."""
+    if not available():
+        return None
     fig = figure(record, peaks, note, table=True)
     if fig is None:
         return None

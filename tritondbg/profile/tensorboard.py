@@ -7,10 +7,12 @@
 - Scalars ``best_time_us/<scenario>/<case>/<dtype>`` (the median kernel time), ``tflops/...``, ``gbps/...``,
   ``speedup_vs_torch/...``; the summary table and the autotune decisions as text; the roofline as an image.
 
-Scalars: each value is written at steps 0..3 (a flat line), not once. TensorBoard's default "Ignore outliers
-in chart scaling" keeps only values between the 5th and 95th percentile of the card (tensorboard 2.21
-webfiles, line chart y extent); with one point per run, two runs sharing a card lose both points and the card
-draws nothing. With four equal points per run the extremes survive for up to 15 runs on one card.
+Scalars: each value is written at steps 0..3 (a flat line), not once. Checked in headless Chromium on
+TensorBoard 2.21 (two runs sharing a card, "Ignore outliers in chart scaling" on, as by default): with one
+point per run the Time Series card draws nothing (the data table under it lists both values); with four it
+draws both lines. A single point is no line to draw, and the outlier filter keeps only values between the
+5th and 95th percentile of the card's points (webfiles, line chart y extent: with one point per run and three
+runs only the middle one is kept); four equal points per run keep every run's value for up to 15 runs a card.
 
 HParams columns: the plugin shows the first 5 columns by default, sorted by (values differ, name) (tensorboard
 2.21 backend_context._sort_and_reduce_to_hparams_limit, and the frontend's ``Math.min(5, ...)``). Each run
