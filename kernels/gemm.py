@@ -448,8 +448,9 @@ def _ensure_allocator() -> None:
     triton.set_allocator(_torch_scratch)
 
 
-_TMA = _launch.Launches(gemm_tma_kernel)
-_PTR = _launch.Launches(gemm_kernel)
+_PLANS: dict = {}  # call signature -> cached launcher (of either kernel)
+_TMA = _launch.Launches(gemm_tma_kernel, _PLANS)
+_PTR = _launch.Launches(gemm_kernel, _PLANS)
 
 
 def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation, sig=None) -> None:
@@ -489,12 +490,11 @@ def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> tor
     that call's compiled kernel and config through a cached launcher (kernels/_launch.py)."""
     try:
         sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, activation)
-        launches = _TMA if sig in _TMA.plans else _PTR
-        launcher = launches.plan(sig, a, b)
+        launcher = _TMA.plan(sig, a, b)
     except (AttributeError, TypeError):  # not tensors, unhashable activation: the checks below say what
         sig = launcher = None
     if launcher is not None:
-        if launches is _TMA:
+        if launcher.kernel is gemm_tma_kernel:
             _ensure_allocator()  # the allocator lives in a ContextVar: another thread may not have it yet
         c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
         launcher(a, b, c)

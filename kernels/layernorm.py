@@ -153,8 +153,9 @@ def layernorm_fwd_looped_kernel(
         tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-_SINGLE = _launch.Launches(layernorm_fwd_kernel)
-_LOOPED = _launch.Launches(layernorm_fwd_looped_kernel)
+_PLANS: dict = {}  # call signature -> cached launcher (of either kernel)
+_SINGLE = _launch.Launches(layernorm_fwd_kernel, _PLANS)
+_LOOPED = _launch.Launches(layernorm_fwd_looped_kernel, _PLANS)
 
 
 def layernorm(
@@ -177,9 +178,8 @@ def layernorm(
         sig = (x.shape, x.stride(), x.dtype, x.device, weight.shape, weight.stride(), weight.dtype, weight.device,
                None if bias is None else (bias.shape, bias.stride(), bias.dtype, bias.device),
                eps, max_block_n, config)
-        launches = _LOOPED if sig in _LOOPED.plans else _SINGLE
         b_t = weight if bias is None else bias
-        launcher = launches.plan(sig, x, weight, b_t)
+        launcher = _SINGLE.plan(sig, x, weight, b_t)
     except (AttributeError, TypeError):  # not tensors, unhashable arguments: the checks below say what
         sig = launcher = None
     if launcher is not None:

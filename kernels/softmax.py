@@ -122,8 +122,9 @@ def softmax_looped_kernel(
         tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-_SINGLE = _launch.Launches(softmax_kernel)
-_LOOPED = _launch.Launches(softmax_looped_kernel)
+_PLANS: dict = {}  # call signature -> cached launcher (of either kernel)
+_SINGLE = _launch.Launches(softmax_kernel, _PLANS)
+_LOOPED = _launch.Launches(softmax_looped_kernel, _PLANS)
 
 
 def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowConfig | None = None) -> torch.Tensor:
@@ -137,8 +138,7 @@ def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowCo
     # ---- steady state: a call signature seen before (CUDA, nothing patched): its cached launcher ---------
     try:
         sig = (x.shape, x.stride(), x.dtype, x.device, max_block_n, config)
-        launches = _LOOPED if sig in _LOOPED.plans else _SINGLE
-        launcher = launches.plan(sig, x)
+        launcher = _SINGLE.plan(sig, x)
     except (AttributeError, TypeError):  # not a tensor, unhashable arguments: the checks below say what
         sig = launcher = None
     if launcher is not None:
