@@ -61,9 +61,10 @@ def launchable(t) -> bool:
 class Launcher:
     """One compiled kernel bound to one call signature: ``launcher(*tensors)`` launches it."""
 
-    __slots__ = ("run", "tail", "grid")
+    __slots__ = ("run", "tail", "grid", "kernel")
 
-    def __init__(self, compiled, grid: tuple, tail: tuple):
+    def __init__(self, compiled, grid: tuple, tail: tuple, kernel=None):
+        self.kernel = kernel  # the JITFunction / Autotuner that compiled it (pristine() is asked about it)
         if hasattr(compiled, "result"):  # Triton 3.6 with asynchronous compilation: a future
             compiled = compiled.result()
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
@@ -77,9 +78,10 @@ class Launcher:
 class Launches:
     """Cached launchers of one kernel, by call signature."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, plans: dict | None = None):
         self.kernel = kernel  # the JITFunction, or the Autotuner over it
-        self.plans: dict = {}
+        # signature -> Launcher; a wrapper with several kernels may pass one dict to all (one lookup per call)
+        self.plans: dict = {} if plans is None else plans
         self.checked: set = set()  # (signature, config) whose launcher already ran once (the NaN check)
 
     def _jit(self):
@@ -89,7 +91,7 @@ class Launches:
     def plan(self, sig, *tensors) -> Launcher | None:
         """The launcher for ``sig`` when the steady state may use it now, else None."""
         p = self.plans.get(sig)
-        if p is None or not pristine(self.kernel) or not aligned(*tensors):
+        if p is None or not pristine(p.kernel) or not aligned(*tensors):
             return None
         return p
 
@@ -120,7 +122,7 @@ class Launches:
             if default is inspect.Parameter.empty:
                 raise RuntimeError(f"{getattr(jit, '__name__', jit)}: no value for kernel argument {name!r}")
             tail.append(default)
-        launcher = Launcher(compiled, grid, tuple(tail))
+        launcher = Launcher(compiled, grid, tuple(tail), self.kernel)
         key = (sig, tuple(sorted(kwargs.items())), getattr(config, "num_warps", None),
                getattr(config, "num_stages", None))
         if key not in self.checked:

@@ -85,6 +85,7 @@ import triton.language as tl
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
+from . import _launch
 from ._autotune import autotune_bench
 
 FP8_DTYPE = torch.float8_e4m3fn
@@ -437,6 +438,7 @@ def fp8_gemm_decode_kernel(
 # Host side: cached workspace/counters and a cached launcher, so a steady-state call is a few attribute
 # checks, one torch.empty and one launch of an already-compiled kernel.
 # ---------------------------------------------------------------------------------------------------------
+_LARGE = _launch.Launches(fp8_gemm_kernel)  # M > 64: cached launchers of the large-M kernel (kernels/_launch.py)
 _BUFFERS: dict[tuple, torch.Tensor] = {}  # (kind, device, size class) -> tensor; kept for the process's life
 _PLANS: dict[tuple, "_Plan"] = {}          # call signature (see fp8_gemm) -> cached launcher (CUDA)
 _CHECKED: set[tuple] = set()               # (signature, config) whose launcher ran once into a NaN-filled c
@@ -566,6 +568,13 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
         c = torch.empty(plan.out_shape, device=plan.device, dtype=out_dtype)
         plan.launch(a, b, c, scale_a, scale_b)
         return c
+    large_sig = None if sig is None else (sig, bool(fast_accum))
+    if large_sig is not None and large_sig in _LARGE.plans:  # M > 64: the shared cached launcher
+        launcher = _LARGE.plan(large_sig, a, b, scale_a, scale_b)
+        if launcher is not None:
+            c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=out_dtype)
+            launcher(a, b, c, scale_a, scale_b)
+            return c
 
     # ---- every check, then one of the two kernels --------------------------------------------------------
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
@@ -597,13 +606,12 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
 
-    fp8_gemm_kernel[grid](
-        a, b, c, sa, sb, M, N, K,
-        a.stride(0), a.stride(1),
-        b.stride(0), b.stride(1),
-        c.stride(0), c.stride(1),
-        SCALE_A_ROWS=sa_rows, SCALE_B_COLS=sb_cols, FAST_ACCUM=bool(fast_accum),
-    )
+    values = dict(M=M, N=N, K=K, stride_am=a.stride(0), stride_ak=a.stride(1), stride_bk=b.stride(0),
+                  stride_bn=b.stride(1), stride_cm=c.stride(0), stride_cn=c.stride(1))
+    consts = dict(SCALE_A_ROWS=sa_rows, SCALE_B_COLS=sb_cols, FAST_ACCUM=bool(fast_accum))
+    compiled = fp8_gemm_kernel[grid](a, b, c, sa, sb, *values.values(), **consts)
+    if sa is scale_a and sb is scale_b:  # the scales went in as they are: a later call may pass them directly
+        _LARGE.record(large_sig, compiled, grid, (a, b, c, sa, sb), {**values, **consts}, out=c)
     return c
 
 

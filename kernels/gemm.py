@@ -126,6 +126,12 @@ CONFIGS = [  # the pointer kernel's
     # tiny test shape (M=67 -> 5 tile-rows) has a full group and a partial group (tests the ordering).
     # This is also the config the tiny cases pin under the interpreter.
     _cfg(16, 16, 32, 4, 4, 3),
+    # Decode-like M <= 64 (GEMV regime: the time is the read of b): narrow tiles so that N / BLOCK_N programs
+    # cover the SMs (N = 4096: 64 / 128 / 256 programs), long K steps and deep pipelines to keep ~40 KiB of b
+    # in flight per SM. Only offered when M <= 64 (_prune_configs).
+    _cfg(64, 64, 128, 1, 4, 5),
+    _cfg(64, 32, 128, 1, 4, 6),
+    _cfg(64, 16, 256, 1, 4, 5),
 ]
 
 TMA_CONFIGS = [  # the same tiles plus EPILOGUE_SUBTILE (store the tile in two halves)
@@ -143,9 +149,14 @@ TMA_CONFIGS = [  # the same tiles plus EPILOGUE_SUBTILE (store the tile in two h
     # Small problems and the interpreter (the tiny cases pin 16x16x32). Subtiled: the store halves are 16x8
     # (16 bytes wide, TMA's minimum box width), so the interpreter also runs the split epilogue.
     _cfg(16, 16, 32, 4, 4, 3, EPILOGUE_SUBTILE=True),
+    # Decode-like M <= 64 (see CONFIGS). Not subtiled: a 16-column half would be 16 bytes wide.
+    _cfg(64, 64, 128, 1, 4, 5, EPILOGUE_SUBTILE=False),
+    _cfg(64, 32, 128, 1, 4, 6, EPILOGUE_SUBTILE=False),
+    _cfg(64, 16, 256, 1, 4, 5, EPILOGUE_SUBTILE=False),
 ]
 
 _SMALL_TILE = 32 * 32  # configs with BLOCK_M*BLOCK_N at or below this are for small problems only
+_DECODE_M = 64         # configs with BLOCK_M == 64 and BLOCK_N <= 64 are for M <= this only
 _INTERP_NUM_SMS = 4    # TMA kernel's persistent programs under the interpreter: several tiles each
 _CPU_NUM_SMS = 132     # compile-only capture (`tritondbg ir`, CPU tensors): the H200's SM count as stand-in
 
@@ -155,7 +166,8 @@ def _prune_configs(configs, named_args, **kwargs):
 
     - small tiles (<= 32x32) only when M*N <= 256*256 (elsewhere they re-read the operands 4-8x more);
     - tiles much larger than the problem: BLOCK_M > max(64, next_pow2(M)) or BLOCK_N > max(64,
-      next_pow2(N)) (so a skinny M=1..64 problem keeps the 64x128 tile, not the 128/256-row ones).
+      next_pow2(N)) (so a skinny M=1..64 problem keeps the 64x128 tile, not the 128/256-row ones);
+    - the narrow decode tiles (64 x <= 64) only when M <= 64.
     """
     args = {**named_args, **kwargs}
     M, N = int(args["M"]), int(args["N"])
@@ -167,6 +179,8 @@ def _prune_configs(configs, named_args, **kwargs):
         if bm * bn <= _SMALL_TILE and M * N > 256 * 256:
             continue
         if bm > max_bm or bn > max_bn:
+            continue
+        if bm == 64 and bn <= 64 and bm * bn > _SMALL_TILE and M > _DECODE_M:
             continue
         kept.append(c)
     if not kept:  # cannot happen with the lists above, but a user-edited list must still launch
@@ -434,8 +448,9 @@ def _ensure_allocator() -> None:
     triton.set_allocator(_torch_scratch)
 
 
-_TMA = _launch.Launches(gemm_tma_kernel)
-_PTR = _launch.Launches(gemm_kernel)
+_PLANS: dict = {}  # call signature -> cached launcher (of either kernel)
+_TMA = _launch.Launches(gemm_tma_kernel, _PLANS)
+_PTR = _launch.Launches(gemm_kernel, _PLANS)
 
 
 def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation, sig=None) -> None:
@@ -475,12 +490,11 @@ def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> tor
     that call's compiled kernel and config through a cached launcher (kernels/_launch.py)."""
     try:
         sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, activation)
-        launches = _TMA if sig in _TMA.plans else _PTR
-        launcher = launches.plan(sig, a, b)
+        launcher = _TMA.plan(sig, a, b)
     except (AttributeError, TypeError):  # not tensors, unhashable activation: the checks below say what
         sig = launcher = None
     if launcher is not None:
-        if launches is _TMA:
+        if launcher.kernel is gemm_tma_kernel:
             _ensure_allocator()  # the allocator lives in a ContextVar: another thread may not have it yet
         c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
         launcher(a, b, c)

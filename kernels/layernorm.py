@@ -46,6 +46,28 @@ MAX_FUSED_BLOCK_N = 16384
 
 
 @triton.jit
+def _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tile, sx, sy, M, N, eps, cols, col_ok,
+                    HAS_BIAS: tl.constexpr, ROWS: tl.constexpr):
+    rows = tile * ROWS + tl.arange(0, ROWS)
+    mask = (rows < M)[:, None] & col_ok[None, :]
+    rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
+    x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(x, axis=1) / N  # padded lanes are 0: the sum is exact over the N real values
+    xc = tl.where(mask, x - mean[:, None], 0.0)  # padded lanes would add mean^2 to the variance otherwise
+    var = tl.sum(xc * xc, axis=1) / N
+    rstd = 1.0 / tl.sqrt(var + eps)
+    # weight/bias after the statistics: loaded first, they would hold two more fp32 registers per element
+    # through the row load and the reductions (fewer programs per SM, fewer bytes in flight); they come
+    # from L2 (read by every program)
+    w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+    y = xc * rstd[:, None] * w[None, :]
+    if HAS_BIAS:
+        b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+        y = y + b[None, :]
+    tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
 def layernorm_fwd_kernel(
     x_ptr,  # *T, input (M, N), last dim contiguous
     w_ptr,  # *W, weight (N,), contiguous
@@ -68,24 +90,12 @@ def layernorm_fwd_kernel(
     sy = stride_y_row // VEC * VEC
     cols = tl.arange(0, BLOCK_N)
     col_ok = cols < n_vec
-    for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
-        rows = tile * ROWS + tl.arange(0, ROWS)
-        mask = (rows < M)[:, None] & col_ok[None, :]
-        rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
-        x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=0.0).to(tl.float32)
-        mean = tl.sum(x, axis=1) / N  # padded lanes are 0: the sum is exact over the N real values
-        xc = tl.where(mask, x - mean[:, None], 0.0)  # padded lanes would add mean^2 to the variance otherwise
-        var = tl.sum(xc * xc, axis=1) / N
-        rstd = 1.0 / tl.sqrt(var + eps)
-        # weight/bias after the statistics: loaded first, they would hold two more fp32 registers per element
-        # through the row load and the reductions (fewer programs per SM, fewer bytes in flight); they come
-        # from L2 (read by every program)
-        w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
-        y = xc * rstd[:, None] * w[None, :]
-        if HAS_BIAS:
-            b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
-            y = y + b[None, :]
-        tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    if STAGES == 1:  # no loop: a loop would let the compiler hoist the weight/bias loads above the row load
+        _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tl.program_id(0), sx, sy, M, N, eps, cols, col_ok,
+                        HAS_BIAS, ROWS)
+    else:
+        for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
+            _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tile, sx, sy, M, N, eps, cols, col_ok, HAS_BIAS, ROWS)
 
 
 @triton.jit
@@ -143,8 +153,9 @@ def layernorm_fwd_looped_kernel(
         tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-_SINGLE = _launch.Launches(layernorm_fwd_kernel)
-_LOOPED = _launch.Launches(layernorm_fwd_looped_kernel)
+_PLANS: dict = {}  # call signature -> cached launcher (of either kernel)
+_SINGLE = _launch.Launches(layernorm_fwd_kernel, _PLANS)
+_LOOPED = _launch.Launches(layernorm_fwd_looped_kernel, _PLANS)
 
 
 def layernorm(
@@ -167,9 +178,8 @@ def layernorm(
         sig = (x.shape, x.stride(), x.dtype, x.device, weight.shape, weight.stride(), weight.dtype, weight.device,
                None if bias is None else (bias.shape, bias.stride(), bias.dtype, bias.device),
                eps, max_block_n, config)
-        launches = _LOOPED if sig in _LOOPED.plans else _SINGLE
         b_t = weight if bias is None else bias
-        launcher = launches.plan(sig, x, weight, b_t)
+        launcher = _SINGLE.plan(sig, x, weight, b_t)
     except (AttributeError, TypeError):  # not tensors, unhashable arguments: the checks below say what
         sig = launcher = None
     if launcher is not None:

@@ -41,6 +41,21 @@ MAX_FUSED_BLOCK_N = 16384
 
 
 @triton.jit
+def _softmax_tile(x_ptr, y_ptr, tile, sx, sy, M, n_vec, cols, ROWS: tl.constexpr):
+    rows = tile * ROWS + tl.arange(0, ROWS)
+    mask = (rows < M)[:, None] & (cols < n_vec)[None, :]
+    rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
+    # padded lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum
+    x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=-float("inf")).to(tl.float32)
+    m = tl.max(x, axis=1)
+    m = tl.where(m == -float("inf"), 0.0, m)  # rows past M (all padding): no NaN computed, none stored
+    e = tl.exp(x - m[:, None])
+    inv_s = 1.0 / tl.sum(e, axis=1)
+    y = e * inv_s[:, None]
+    tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
 def softmax_kernel(
     x_ptr,  # *T, input (M, N), last dim contiguous
     y_ptr,  # *T, output (M, N), contiguous
@@ -58,18 +73,11 @@ def softmax_kernel(
     sx = stride_x_row // VEC * VEC
     sy = stride_y_row // VEC * VEC
     cols = tl.arange(0, BLOCK_N)
-    for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
-        rows = tile * ROWS + tl.arange(0, ROWS)
-        mask = (rows < M)[:, None] & (cols < n_vec)[None, :]
-        rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
-        # padded lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum
-        x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=-float("inf")).to(tl.float32)
-        m = tl.max(x, axis=1)
-        m = tl.where(m == -float("inf"), 0.0, m)  # rows past M (all padding): no NaN computed, none stored
-        e = tl.exp(x - m[:, None])
-        inv_s = 1.0 / tl.sum(e, axis=1)
-        y = e * inv_s[:, None]
-        tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    if STAGES == 1:
+        _softmax_tile(x_ptr, y_ptr, tl.program_id(0), sx, sy, M, n_vec, cols, ROWS)
+    else:
+        for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
+            _softmax_tile(x_ptr, y_ptr, tile, sx, sy, M, n_vec, cols, ROWS)
 
 
 @triton.jit
@@ -114,8 +122,9 @@ def softmax_looped_kernel(
         tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-_SINGLE = _launch.Launches(softmax_kernel)
-_LOOPED = _launch.Launches(softmax_looped_kernel)
+_PLANS: dict = {}  # call signature -> cached launcher (of either kernel)
+_SINGLE = _launch.Launches(softmax_kernel, _PLANS)
+_LOOPED = _launch.Launches(softmax_looped_kernel, _PLANS)
 
 
 def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowConfig | None = None) -> torch.Tensor:
@@ -129,8 +138,7 @@ def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowCo
     # ---- steady state: a call signature seen before (CUDA, nothing patched): its cached launcher ---------
     try:
         sig = (x.shape, x.stride(), x.dtype, x.device, max_block_n, config)
-        launches = _LOOPED if sig in _LOOPED.plans else _SINGLE
-        launcher = launches.plan(sig, x)
+        launcher = _SINGLE.plan(sig, x)
     except (AttributeError, TypeError):  # not a tensor, unhashable arguments: the checks below say what
         sig = launcher = None
     if launcher is not None:

@@ -80,5 +80,13 @@ SCENARIO = Scenario(
              interpret=False),
         Case("square_8192_gelu", params=dict(M=8192, N=8192, K=8192, activation="gelu"), dtypes=("bfloat16",),
              interpret=False, description="MLP up-projection with fused GELU"),
+        # LLM shapes (issue 18; the full set: tests/bench/sweep_h200.py --only gemm)
+        Case("decode_m1_11008x4096", params=dict(M=1, N=11008, K=4096, b_transposed=True), dtypes=("bfloat16",),
+             interpret=False, perf_timing="graph",
+             description="one token through Llama-2-7B's MLP up-projection (nn.Linear weight): the read of b"),
+        Case("llm_m127_4096x11008", params=dict(M=127, N=4096, K=11008), dtypes=("bfloat16",), interpret=False,
+             description="odd M through Llama-2-7B's MLP down-projection"),
+        Case("llm_m4096_14336x4096", params=dict(M=4096, N=14336, K=4096), dtypes=("bfloat16",),
+             interpret=False, description="Mistral-7B MLP up-projection, 4096 tokens"),
     ],
 )

@@ -56,6 +56,12 @@ SCENARIO = Scenario(
              # on the H200 VMs against ~15 us for torch's C++ op (do_bench: 0.27-0.64x on 2026-11-29, varying
              # with the VM): the perf gate compares GPU times (CUDA graph)
              perf_timing="graph"),
+        # Row lengths that are not powers of two (issue 18; every length: tests/bench/sweep_h200.py --only
+        # layernorm): 1000 (16-byte vectors only through the VEC hint, 4 rows per program), 5120 (single pass,
+        # 37% padded lanes), 11008 (looped).
+        Case("h200_32768x1000", params=dict(M=32768, N=1000), dtypes=("bfloat16",), interpret=False),
+        Case("h200_6553x5120", params=dict(M=6553, N=5120), dtypes=("bfloat16",), interpret=False),
+        Case("h200_3048x11008", params=dict(M=3048, N=11008), dtypes=("bfloat16",), interpret=False),
         # 65536 columns > 16384: the looped kernel at full size (4 chunks per row, pass 2 from L2).
         Case("h200_long_rows", params=dict(M=1024, N=65536), dtypes=("bfloat16",), interpret=False,
              description="looped path at H200 scale"),

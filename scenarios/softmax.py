@@ -50,6 +50,10 @@ SCENARIO = Scenario(
              # on the H200 VMs against ~15 us for torch's C++ op (do_bench: 0.27-0.64x on 2026-11-29, varying
              # with the VM): the perf gate compares GPU times (CUDA graph)
              perf_timing="graph"),
+        # Short and non-power-of-two rows (issue 18; every length: tests/bench/sweep_h200.py --only softmax):
+        # 256 columns (32 rows per program), 5000 (16-byte vectors through the VEC hint).
+        Case("h200_131072x256", params=dict(M=131072, N=256), dtypes=("float16",), interpret=False),
+        Case("h200_6710x5000", params=dict(M=6710, N=5000), dtypes=("bfloat16",), interpret=False),
         # 65536 columns > 16384: the online kernel at full size (4 chunks per row, pass 2 from L2).
         Case("h200_long_rows", params=dict(M=2048, N=65536), dtypes=("float16",), interpret=False,
              description="online path at H200 scale"),

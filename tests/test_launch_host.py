@@ -14,6 +14,7 @@ from triton.runtime.autotuner import Autotuner
 
 from tritondbg.kernels import _launch
 from tritondbg.kernels import add as ADD
+from tritondbg.kernels import fp8_gemm as F8
 from tritondbg.kernels import gemm as GEMM
 from tritondbg.kernels import layernorm as LN
 from tritondbg.kernels import softmax as SM
@@ -153,6 +154,23 @@ def test_gemm_cached_launcher_keeps_the_kernel_the_first_call_chose(fake, monkey
     assert all(_same(x, y) for x, y in zip(d1, _bound(k, args, kwargs, cfg)))
     assert g2 == (min(132, 1 * -(-11008 // cfg.kwargs["BLOCK_N"])), 1, 1) and d2[2] is c and c.shape == (127, 11008)
     assert d2[3:] == d1[3:]
+
+
+def test_fp8_large_m_cached_launcher_keys_on_fast_accum(fake):
+    install, _ = fake
+    cfg = F8.CONFIGS[0]
+    k = install(F8, "fp8_gemm_kernel", "_LARGE", config=cfg)
+    a = torch.empty(256, 512, device="meta", dtype=torch.float8_e4m3fn)
+    b = torch.empty(384, 512, device="meta", dtype=torch.float8_e4m3fn).t()
+    sa = torch.empty((), device="meta")
+    c = F8.fp8_gemm(a, b, sa, sa)
+    c2 = F8.fp8_gemm(a, b, sa, sa)
+    (grid, args, kwargs), = k.full
+    (_, d1), (_, d2) = k.compiled.direct
+    assert all(_same(x, y) for x, y in zip(d1, _bound(k, args, kwargs, cfg))) and d1[2] is c
+    assert d2[2] is c2 and d2[0] is a and d2[3:] == d1[3:] and c2.shape == (256, 384)
+    F8.fp8_gemm(a, b, sa, sa, fast_accum=True)  # another kernel specialisation: the full path again
+    assert len(k.full) == 2 and k.full[1][2]["FAST_ACCUM"] is True
 
 
 def test_steady_state_call_runs_little_python(fake):
