@@ -53,3 +53,20 @@ def test_memory_outside_the_arguments_is_never_written():
     finally:
         guard.clear_allowed()
     assert canary[:16].tolist() == [101.0 + i for i in range(16)]  # allowed memory: written as the kernel says
+
+
+def test_bf16_atomics_emulated_by_the_shims_are_guarded_too():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def poke16(y_ptr, delta, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        tl.atomic_add(y_ptr + delta + offs, tl.full((N,), 1.0, tl.bfloat16))
+
+    canary = torch.full((64,), -1.0, dtype=torch.bfloat16)
+    y = torch.zeros(16, dtype=torch.bfloat16)
+    poke16[(1,)](y, (canary.data_ptr() - y.data_ptr()) // 2, N=16)
+    assert torch.equal(canary, torch.full((64,), -1.0, dtype=torch.bfloat16))
+    poke16[(1,)](y, 0, N=16)
+    assert torch.equal(y, torch.ones(16, dtype=torch.bfloat16))

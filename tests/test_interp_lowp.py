@@ -121,3 +121,22 @@ def test_bf16_run_prints_no_runtime_warning(cli_env):
     p = run_cli(["interpret", f"{CASES}::swiglu", "--dtype", "bfloat16"], cli_env)
     assert p.returncode == 0, p.stdout[-2000:]
     assert "Warning" not in p.stderr, p.stderr[-2000:]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduction_along_a_strided_axis_accumulates_in_fp32(dtype):
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def colsum(x_ptr, s_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr):
+        rows, cols = tl.arange(0, M), tl.arange(0, N)
+        x = tl.load(x_ptr + rows[:, None] * N + cols[None, :])
+        tl.store(s_ptr + cols, tl.sum(x, axis=0))
+        tl.store(c_ptr + rows[:, None] * N + cols[None, :], tl.cumsum(x, axis=0))
+
+    x = torch.ones(4096, 2, dtype=dtype)
+    s, c = torch.zeros(2, dtype=dtype), torch.zeros(4096, 2, dtype=dtype)
+    colsum[(1,)](x, s, c, M=4096, N=2)
+    assert s.tolist() == [4096.0, 4096.0]  # one fp16 rounding after another stalls at 2048
+    assert c[-1].tolist() == [4096.0, 4096.0]

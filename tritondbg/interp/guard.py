@@ -11,7 +11,8 @@ no mask, is pointed at a scratch word instead. Masked-off load lanes read as ``o
 
 It is installed with the shims (``runner.set_mode("interpret")``), so every interpreter run tritondbg makes
 has it, with or without the sanitizers. Reporting is the sanitizer's job: it checks first (against the tensor
-each pointer derives from), reports and masks; the guard only counts what it masked (``masked()``).
+each pointer derives from, a stricter test), reports and masks, and while it checks the guard stands aside
+(``deferred_to``); the guard only counts what it masked itself (``masked()``).
 
 API (for any code that launches kernels under the interpreter, e.g. program mode):
     guard.install()          idempotent; guard.uninstall() undoes it; guard.installed() -> bool
@@ -21,6 +22,7 @@ API (for any code that launches kernels under the interpreter, e.g. program mode
 """
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -29,7 +31,7 @@ from tritondbg.interp import hooks
 
 SCRATCH = np.zeros(64, dtype=np.uint64)  # CAS lanes outside every tensor are redirected here
 _saved: dict[str, Any] = {}
-_state: dict[str, Any] = {"masked": 0, "allowed": [], "listener": None}
+_state: dict[str, Any] = {"masked": 0, "allowed": [], "listener": None, "checker": None}
 
 
 def masked() -> int:
@@ -74,6 +76,18 @@ def clear_allowed() -> None:
     _state["allowed"] = []
 
 
+@contextlib.contextmanager
+def deferred_to(checking):
+    """While ``checking()`` is true, a stricter checker (the sanitizer) has already masked every lane that
+    leaves its own tensor before the op reaches the guard: the guard does not check again (speed)."""
+    saved = _state["checker"]
+    _state["checker"] = checking
+    try:
+        yield
+    finally:
+        _state["checker"] = saved
+
+
 def _intervals(launch) -> tuple[np.ndarray, np.ndarray]:
     """Sorted, merged [lo, hi) byte intervals a launch may touch (cached on the launch)."""
     cached = launch.extra.get("guard")
@@ -102,7 +116,7 @@ def outside(ptrs, mask) -> np.ndarray | None:
     of the current launch, as a boolean array of the pointers' shape; None when there are none (or when
     no launch is running)."""
     launch = hooks.current_launch()
-    if launch is None:
+    if launch is None or (_state["checker"] is not None and _state["checker"]()):
         return None
     p = np.asarray(ptrs.data)
     if p.size == 0:

@@ -9,14 +9,16 @@ operands to fp32, calls Triton's own implementation and encodes the float result
 even; fp8 saturates to its largest finite value, as ``cvt.rn.satfinite`` does). Comparisons keep their
 boolean result. ``tl.where`` (a bit-exact select) and loads/stores are left alone.
 
-fp16 needs nothing: numpy's float16 is native and rounds each op to nearest even, like the GPU. Reductions
-(``tl.sum``: Triton keeps the input's float type, ``_pick_sum_dtype``) accumulate in fp32 and round once,
-here as in numpy's float16 sum; the GPU rounds each partial sum, in an order the interpreter does not
+fp16 elementwise ops need nothing: numpy's float16 is native and rounds each op to nearest even, like the
+GPU. Reductions and scans (``tl.sum`` keeps the input's float type: ``_pick_sum_dtype``) accumulate in fp32
+and round once, for fp16 too (numpy would round after every element along a strided axis: 4096 fp16 ones
+sum to 2048); the GPU rounds each partial result of its tree, in an order the interpreter does not
 reproduce (the results differ by the storage type's rounding, within the comparison's tolerance).
 
 Names wrapped exist in Triton 3.6 and 3.9 (``binary_op``, ``ternary_op``, ``unary_op``, ``create_fma``,
 ``create_erf``, ``create_rsqrt``, ``cast_impl``, ``create_fp_to_fp``, ``create_atomic_rmw``,
-``ReduceOps/ScanOps.apply_impl``); one that is missing is skipped.
+``ReduceOps/ScanOps.apply_impl``); one that is missing is skipped. Triton 3.6's builder also lacks
+``get_bf16`` (a bf16 scalar constant, e.g. ``tl.where(mask, x_bf16, 0.0)``): added when missing.
 """
 from __future__ import annotations
 
@@ -125,8 +127,11 @@ def encode_fp8(f: np.ndarray, ty, rtz: bool = False) -> np.ndarray:
 
 
 def encode(f: np.ndarray, ty, rtz: bool = False) -> np.ndarray:
-    """float32 values -> raw storage of ``ty`` (bf16 or an fp8 type)."""
-    return encode_bf16(f, rtz) if type_name(ty) == "bf16" else encode_fp8(f, ty, rtz)
+    """float32 values -> raw storage of ``ty`` (bf16, an fp8 type, or fp16: numpy's own rounding)."""
+    name = type_name(ty)
+    if name == "fp16":
+        return np.asarray(f).astype(np.float16)
+    return encode_bf16(f, rtz) if name == "bf16" else encode_fp8(f, ty, rtz)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -298,19 +303,29 @@ def _fast_combine(fn) -> bool:
 def _reduce_scan(orig):
     """tl.sum/max/min/argmax/argmin/cumsum/cumprod on bf16/fp8: Triton's numpy fast paths sum and compare
     raw bits; run them on fp32 values and round the float results back (other combine functions run
-    through the wrapped elementwise ops, one rounded op at a time, as on the GPU)."""
+    through the wrapped elementwise ops, one rounded op at a time, as on the GPU). fp16 too: numpy sums a
+    strided axis (``tl.sum(x, axis=0)`` of a 2-D block) and scans one fp16 rounding after another, so
+    4096 ones sum to 2048; the GPU's tree rounds ~log2(n) times, fp32 with one rounding is closer."""
     import triton.language as tl
 
+    def narrow(t) -> bool:
+        return is_lowp(t) or t.handle.data.dtype == np.float16
+
+    def widen(t):
+        h = t.handle
+        if h.data.dtype == np.float16:
+            return _tensor(_I().TensorHandle(h.data.astype(np.float32), tl.float32), t)
+        return _tensor(up(h), t)
+
     def apply_impl(self, input):
-        if not any(is_lowp(t) for t in input) or not _fast_combine(self.combine_fn):
+        if not any(narrow(t) for t in input) or not _fast_combine(self.combine_fn):
             return orig(self, input)
-        ups = tuple(_tensor(up(t.handle), t) if is_lowp(t) else t for t in input)
-        ret = orig(self, ups)
+        ret = orig(self, tuple(widen(t) if narrow(t) else t for t in input))
         outs = list(ret) if isinstance(ret, (list, tuple)) else [ret]
         for i, o in enumerate(outs):
             src = input[min(i, len(input) - 1)]
             h = getattr(o, "handle", None)
-            if h is not None and is_lowp(src) and h.dtype == tl.float32:
+            if h is not None and narrow(src) and h.dtype == tl.float32:
                 outs[i] = _tensor(down(h, src.handle.dtype), o)
         if isinstance(ret, tuple):
             return tuple(outs)
@@ -337,6 +352,13 @@ def _patches():
     return out
 
 
+def _get_bf16(self, value):
+    """A bf16 scalar constant (``tl.where(m, x_bf16, 0.0)``); Triton 3.6's builder lacks it (3.9 has it)."""
+    import triton.language as tl
+
+    return self.create_fp_trunc(self.get_fp32(value), tl.bfloat16)
+
+
 def install():
     """Wrap the builder's value ops (idempotent); returns the function that undoes it."""
     if not _saved:
@@ -346,10 +368,17 @@ def install():
                 continue
             _saved[(owner, name)] = (orig,)
             setattr(owner, name, factory(orig))
+        B = _I().InterpreterBuilder
+        if not hasattr(B, "get_bf16") and hasattr(B, "get_fp32") and hasattr(B, "create_fp_trunc"):
+            B.get_bf16 = _get_bf16
+            _saved[(B, "get_bf16")] = (None,)
     return uninstall
 
 
 def uninstall() -> None:
     for (owner, name), (orig,) in list(_saved.items()):
-        setattr(owner, name, orig)
+        if orig is None:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, orig)
     _saved.clear()

@@ -3,7 +3,9 @@
 Installed by the runner once interpreter mode is on; each is idempotent and reversible (``uninstall``).
 All of them wrap names that exist in Triton 3.6 and 3.9 (``InterpreterBuilder.create_dot/create_print/
 create_assert/set_grid_dim``, module functions ``_convert_float``, ``_implicit_cvt``, ``_patch_lang``,
-``_patch_lang_tensor``); a name that is missing in some version leaves that one shim out.
+``_patch_lang_tensor``); a name that is missing in some version leaves that one shim out. Two live in their
+own modules: bf16/fp8 arithmetic computed in fp32 and rounded back (lowp.py) and the memory guard that
+keeps every load/store/atomic lane inside the launch's tensors (guard.py).
 """
 from __future__ import annotations
 
@@ -262,8 +264,11 @@ def _memory_guard():
     return guard.install()
 
 
-_SHIMS = {"memory_guard": _memory_guard, "bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "lowp_arith": _lowp_arith, "float_args": _float_args,
-          "tensor_index": _tensor_index, "lang_extras": _lang_extras, "print_assert": _print_assert}
+# the guard last: it wraps the memory ops outermost, so no other shim's memory access (lowp's bf16 atomics)
+# gets around it
+_SHIMS = {"bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "lowp_arith": _lowp_arith, "float_args": _float_args,
+          "tensor_index": _tensor_index, "lang_extras": _lang_extras, "print_assert": _print_assert,
+          "memory_guard": _memory_guard}
 
 
 def install() -> None:
