@@ -223,7 +223,9 @@ def not_applicable_reason(exc: BaseException) -> str | None:
                 return f"tl.static_assert fails at {where.filename}:{where.lineno}: {line}" + (f" ({msg})" if msg else "")
         name = type(exc).__name__
         text = str(exc)
-        if name == "OutOfResources" or (name == "CompilationError" and "static_assert" in text.lower()):
+        # compiled mode: the compiler's own words for the same (Triton's autotuner skips exactly these)
+        if name in ("OutOfResources", "CompileTimeAssertionFailure") or (
+                name == "CompilationError" and "static_assert" in text.lower()):
             return f"{name}: {text.strip().splitlines()[-1] if text.strip() else ''}"
         exc = exc.__cause__ or exc.__context__
     return None
