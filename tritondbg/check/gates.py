@@ -138,7 +138,8 @@ def _nothing_ran(scenario, gate: str, ctx: GateContext) -> GateOutcome | None:
 def _first_failure(results) -> str:
     for r in results:
         if r.status != "pass":
-            return f"{r.case}/{r.dtype}: {r.message}"
+            errors = [f for f in r.findings if f.get("severity", "error") == "error" and f.get("message")]
+            return f"{r.case}/{r.dtype}: {r.message}" + (f": {errors[0]['message']}" if errors else "")
     return ""
 
 
