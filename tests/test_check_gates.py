@@ -263,3 +263,16 @@ def test_a_kernel_spinning_on_the_gpu_ends_at_the_timeout(cli_env, tmp_path):
     gates = _gates(record)
     assert p.returncode == 1 and gates[("hang::loop", "correctness")]["status"] == ERROR
     assert gates[("crash::fine", "correctness")]["status"] == PASS
+
+
+def test_a_scenario_file_that_does_not_import_is_one_usage_line(tmp_path):
+    from tritondbg.check import session
+    from tritondbg.errors import UsageError
+
+    raises, missing = tmp_path / "raises.py", tmp_path / "missing.py"
+    raises.write_text("import os\n\nraise TypeError('boom')\n")
+    missing.write_text("import not_a_real_pkg_xyz\n")
+    with pytest.raises(UsageError, match=r"raises.py:3: importing it raised TypeError: boom"):
+        session.plan([str(raises)], ["correctness"], device="cpu")
+    with pytest.raises(UsageError, match=r"No module named 'not_a_real_pkg_xyz' \(pip install not-a-real-pkg-xyz\)"):
+        session.plan([str(missing)], ["correctness"], device="cpu")

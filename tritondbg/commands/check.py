@@ -28,6 +28,7 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
     names = session.resolve_targets(targets, all_)
     items = session.rough_plan(names, chosen)
     try:
+        deps.require(["pytest", "xdist"], "`tritondbg check`")
         if device is None:
             import torch
 
