@@ -18,8 +18,6 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
     from tritondbg.check import session
     from tritondbg.errors import UsageError
 
-    deps.require(["pytest", "xdist"], "`tritondbg check`")
-
     if workers is not None and workers < 1:
         raise UsageError(f"-n/--workers must be at least 1, got {workers}")
     if timeout is not None and timeout < 0:
