@@ -87,12 +87,21 @@ def pytest_collection_modifyitems(session, config, items):
     gates = _gates(config)
     for target in targets:
         try:
-            scenario = loader.load(target)
+            if loader.is_path_target(target) and "::" not in target:  # every Scenario the file defines
+                from tritondbg.check.session import _import_scenarios
+
+                path = str(Path(target).expanduser().resolve())
+                pairs = [(f"{path}::{s.name}", s) for s in _import_scenarios(target)]
+                if not pairs:
+                    raise UsageError(f"{target} defines no Scenario (see README: 'Your own kernels')")
+            else:
+                pairs = [(target, loader.load(target))]
         except UsageError as e:
             raise pytest.UsageError(str(e)) from None
-        for gate in gates:
-            items.append(GateItem.from_parent(session, name=f"{label(target, scenario)}::{gate}", target=target,
-                                              gate=gate, label=label(target, scenario)))
+        for one, scenario in pairs:
+            for gate in gates:
+                items.append(GateItem.from_parent(session, name=f"{label(one, scenario)}::{gate}", target=one,
+                                                  gate=gate, label=label(one, scenario)))
 
 
 class GateFailed(Exception):
