@@ -153,9 +153,30 @@ def test_check_timeout_is_an_error_per_item_and_the_run_moves_on(cli_env, tmp_pa
 
 
 def test_check_needs_only_the_runtime_dependencies():
-    deps = " ".join(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"])
-    for name in ("pytest", "pytest-xdist"):
-        assert f'{name}>' in deps or f'"{name}"' in deps or name + ">=" in deps, name
+    """Everything `check` imports (its modules, the pytest plugin) is the standard library, tritondbg, or a
+    runtime dependency in pyproject (after `pip install torch==2.13.0 .`, no test extras, check works)."""
+    import ast
+    import importlib.metadata as md
+    import re
+
+    deps = {re.split(r"[<>=!~\[ ;]", d)[0].lower().replace("_", "-")
+            for d in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]}
+    dists = md.packages_distributions()
+    files = [*(REPO / "tritondbg" / "check").glob("*.py"), REPO / "tritondbg" / "pytest_plugin.py",
+             REPO / "tritondbg" / "commands" / "check.py", REPO / "tritondbg" / "deps.py",
+             REPO / "tritondbg" / "watchdog.py"]
+    missing = set()
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or top == "tritondbg":
+                    continue
+                if not {d.lower().replace("_", "-") for d in dists.get(top, [top])} & deps:
+                    missing.add((f.name, top))
+    assert not missing, f"imported at run time but not a dependency: {sorted(missing)}"
 
 
 def test_a_missing_package_says_the_pip_line(cli_env):
@@ -242,3 +263,16 @@ def test_a_kernel_spinning_on_the_gpu_ends_at_the_timeout(cli_env, tmp_path):
     gates = _gates(record)
     assert p.returncode == 1 and gates[("hang::loop", "correctness")]["status"] == ERROR
     assert gates[("crash::fine", "correctness")]["status"] == PASS
+
+
+def test_a_scenario_file_that_does_not_import_is_one_usage_line(tmp_path):
+    from tritondbg.check import session
+    from tritondbg.errors import UsageError
+
+    raises, missing = tmp_path / "raises.py", tmp_path / "missing.py"
+    raises.write_text("import os\n\nraise TypeError('boom')\n")
+    missing.write_text("import not_a_real_pkg_xyz\n")
+    with pytest.raises(UsageError, match=r"raises.py:3: importing it raised TypeError: boom"):
+        session.plan([str(raises)], ["correctness"], device="cpu")
+    with pytest.raises(UsageError, match=r"No module named 'not_a_real_pkg_xyz' \(pip install not-a-real-pkg-xyz\)"):
+        session.plan([str(missing)], ["correctness"], device="cpu")

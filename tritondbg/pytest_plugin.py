@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tritondbg.check.outcome import DEFAULT_TIMEOUT
+from tritondbg.check.outcome import TIMEOUT_PER_CASE
 
 
 def pytest_addoption(parser):
@@ -31,9 +31,9 @@ def pytest_addoption(parser):
     group.addoption("--tritondbg-update-baseline", action="store_true", help="perf gate: rewrite the baseline")
     group.addoption("--tritondbg-outdir", default=None, help="write one JSON outcome per gate item here")
     group.addoption("--tritondbg-case", default=None, metavar="NAME", help="run only this case of each scenario")
-    group.addoption("--tritondbg-timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+    group.addoption("--tritondbg-timeout", type=float, default=None, metavar="SECONDS",
                     help=f"per gate item; an item past it is an error naming where it was stuck "
-                         f"(default {DEFAULT_TIMEOUT:g}; 0: none)")
+                         f"(default {TIMEOUT_PER_CASE:g} s per case the scenario runs; 0: none)")
 
 
 def _device(value: str | None) -> str:
@@ -87,12 +87,21 @@ def pytest_collection_modifyitems(session, config, items):
     gates = _gates(config)
     for target in targets:
         try:
-            scenario = loader.load(target)
+            if loader.is_path_target(target) and "::" not in target:  # every Scenario the file defines
+                from tritondbg.check.session import _import_scenarios
+
+                path = str(Path(target).expanduser().resolve())
+                pairs = [(f"{path}::{s.name}", s) for s in _import_scenarios(target)]
+                if not pairs:
+                    raise UsageError(f"{target} defines no Scenario (see README: 'Your own kernels')")
+            else:
+                pairs = [(target, loader.load(target))]
         except UsageError as e:
             raise pytest.UsageError(str(e)) from None
-        for gate in gates:
-            items.append(GateItem.from_parent(session, name=f"{label(target, scenario)}::{gate}", target=target,
-                                              gate=gate, label=label(target, scenario)))
+        for one, scenario in pairs:
+            for gate in gates:
+                items.append(GateItem.from_parent(session, name=f"{label(one, scenario)}::{gate}", target=one,
+                                                  gate=gate, label=label(one, scenario)))
 
 
 class GateFailed(Exception):
@@ -116,15 +125,14 @@ class GateItem(pytest.Item):
 
         from tritondbg import loader, watchdog
         from tritondbg.check.gates import GateContext, run_gate
-        from tritondbg.check.outcome import ERROR, FAIL, SKIP, GateOutcome, repro_command
+        from tritondbg.check.outcome import ERROR, FAIL, SKIP, GateOutcome, default_timeout, repro_command
 
         config = self.config
         device = _device(config.getoption("tritondbg_device"))
         _pick_gpu(device)
         case, arch = config.getoption("tritondbg_case"), config.getoption("tritondbg_arch")
-        timeout = config.getoption("tritondbg_timeout")
-        command = repro_command(self.target, self.gate, device=device, case=case, arch=arch,
-                                timeout=timeout if timeout != DEFAULT_TIMEOUT else None)
+        given = config.getoption("tritondbg_timeout")
+        command = repro_command(self.target, self.gate, device=device, case=case, arch=arch, timeout=given)
         outdir = config.getoption("tritondbg_outdir")
         fault = _faults_to_file(outdir, self.target, self.gate)
         t0 = time.monotonic()
@@ -143,8 +151,9 @@ class GateItem(pytest.Item):
                           baseline_file=config.getoption("tritondbg_baseline"),
                           update_baseline=config.getoption("tritondbg_update_baseline"))
         try:
+            scenario = loader.load(self.target)  # imported at collection: no time of the item's
+            timeout = given if given is not None else default_timeout(scenario, device)
             with watchdog.deadline(timeout, on_stuck=on_stuck):
-                scenario = loader.load(self.target)
                 outcome = run_gate(self.gate, scenario, ctx)
         except watchdog.Timeout as exc:
             outcome = GateOutcome(self.label, self.gate, ERROR, str(exc))

@@ -10,9 +10,16 @@ PASS, FAIL, SKIP = "pass", "FAIL", "skipped"
 ERROR = "error"
 INTERRUPTED = "interrupted"  # SIGINT (Ctrl-C, a CI cancel) before the item finished
 STATUSES = (PASS, FAIL, SKIP, ERROR, INTERRUPTED)
-# `check --timeout`: seconds per kernel x gate item. The slowest bundled item, attention's resources gate with
-# a cold compile cache, took 813 s on two cores shared with other jobs (load 6.5; tests/bench/check.md).
-DEFAULT_TIMEOUT = 1800.0
+# `check --timeout` default: seconds per case a gate item runs (so it scales with the scenario). The slowest
+# bundled item, attention's resources gate with a cold compile cache (9 cases compiled), took 813 s on two cores
+# shared with other jobs at load 6.5 and 1389 s at load 13 (tests/bench/check.md).
+TIMEOUT_PER_CASE = 600.0
+
+
+def default_timeout(scenario, device: str) -> float:
+    """An item's deadline when --timeout is not given: TIMEOUT_PER_CASE for each case that runs on ``device``."""
+    n = sum(1 for c in scenario.cases if c.interpret or device != "cpu")
+    return TIMEOUT_PER_CASE * max(1, n)
 
 
 @dataclass

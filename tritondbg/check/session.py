@@ -221,15 +221,12 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
     """Run the planned items and return the record: extra["gates"] has one entry per item, in plan order;
     extra["interrupted"] says whether SIGINT cut the run short."""
     from tritondbg import deps
-    from tritondbg.check.outcome import DEFAULT_TIMEOUT
-
     deps.require(["pytest", "xdist"], "`tritondbg check`")
     import pytest
 
     from tritondbg.pytest_plugin import item_file
 
     workers = default_workers(device) if workers is None else workers
-    timeout = DEFAULT_TIMEOUT if timeout is None else timeout
     tmp = Path(tempfile.mkdtemp(prefix="tritondbg-check-"))
     outdir = tmp / "outcomes"
     watch = _Watch(len(items), progress and sys.stderr.isatty(), lines=progress)
@@ -242,7 +239,7 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
                 "-p", "no:faulthandler", "--tritondbg-device", device,
                 "--tritondbg-gates", ",".join(dict.fromkeys(i.gate for i in items)),
                 "--tritondbg-outdir", str(outdir), "--tritondbg-baseline", str(Path(baseline).resolve()),
-                "--tritondbg-timeout", str(timeout), "-n", str(max(1, workers)),
+                "-n", str(max(1, workers)),
                 "--max-worker-restart", str(max(4, len(items)))]
         for t in dict.fromkeys(i.target for i in items):
             args += ["--tritondbg", t]
@@ -252,6 +249,8 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
             args += ["--tritondbg-arch", arch]
         if case:
             args += ["--tritondbg-case", case]
+        if timeout is not None:
+            args += ["--tritondbg-timeout", str(timeout)]
         if update_baseline:
             args.append("--tritondbg-update-baseline")
         args.append(str(tmp / "empty"))

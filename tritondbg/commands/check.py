@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from tritondbg.check.outcome import DEFAULT_TIMEOUT
+from tritondbg.check.outcome import TIMEOUT_PER_CASE
 
 
 def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None = None, device: str | None = None,
@@ -18,8 +18,6 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
     from tritondbg.check import session
     from tritondbg.errors import UsageError
 
-    deps.require(["pytest", "xdist"], "`tritondbg check`")
-
     if workers is not None and workers < 1:
         raise UsageError(f"-n/--workers must be at least 1, got {workers}")
     if timeout is not None and timeout < 0:
@@ -28,6 +26,7 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
     names = session.resolve_targets(targets, all_)
     items = session.rough_plan(names, chosen)
     try:
+        deps.require(["pytest", "xdist"], "`tritondbg check`")
         if device is None:
             import torch
 
@@ -71,7 +70,8 @@ def _write(record, json_path: str | None, junit: str | None) -> None:
 @click.option("--json", "json_path", metavar="FILE", help="Write the run record (JSON) here.")
 @click.option("-n", "--workers", type=int, default=None, help="Worker processes (default: 2 on a CPU, one per GPU).")
 @click.option("--timeout", type=float, default=None, metavar="SECONDS",
-              help=f"Per kernel x gate item [default: {DEFAULT_TIMEOUT:g}; 0: none]. An item past it is an error "
+              help=f"Per kernel x gate item [default: {TIMEOUT_PER_CASE:g} s per case the scenario runs on the device; "
+                   "0: none]. An item past it is an error "
                    "naming the kernel, case and (interpreter) program id and line it was stuck in; the run goes on.")
 @click.option("--arch", default=None, help="Target of the resources gate (default: local GPU, else sm_90).")
 @click.option("--baseline", default="tritondbg-baseline.json", show_default=True, help="Perf baseline file.")
