@@ -218,6 +218,14 @@ print(json.dumps(out))
 
 
 @pytest.mark.interpreter
+def test_program_that_asks_triton_for_its_device_runs_on_the_cpu():
+    """`triton.runtime.driver.active.get_active_torch_device()` (every Triton tutorial) answers cpu."""
+    out = run(["interpret", "--", "python", str(DATA / "programs.py"), "device"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "device cpu: [1.0, 2.0, 3.0]" in out.stdout and "1 launch(es), 0 finding(s)" in out.stderr
+
+
+@pytest.mark.interpreter
 def test_interpret_pytest_suite_finds_planted_bugs(tmp_path):
     report = tmp_path / "f.json"
     out = run(["interpret", "--json", str(report), "--", "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -317,3 +325,22 @@ def test_in_place_launch_on_a_strided_view_replays(tmp_path):
     assert meta["tensors"][0]["stride"] == [2] and entry["outputs"] == ["x_ptr", "y_ptr"]
     rep = run(["interpret", str(folder / entry["reproducer"])], cwd=tmp_path)
     assert rep.returncode == 0 and "PASS add_one_kernel_0" in rep.stdout, rep.stdout + rep.stderr
+
+
+def test_uninstall_leaves_a_patch_another_tool_put_over_ours():
+    from triton.runtime import jit
+
+    from tritondbg.program import attach
+
+    before = jit.JITFunction.__dict__["run"]
+    obs = attach.add_observer(attach.Observer())
+    ours = jit.JITFunction.__dict__["run"]
+
+    def theirs(self, *args, **kwargs):
+        return ours(self, *args, **kwargs)
+    jit.JITFunction.run = theirs
+    try:
+        attach.remove_observer(obs)
+        assert jit.JITFunction.__dict__["run"] is theirs and not attach.installed()
+    finally:
+        jit.JITFunction.run = before

@@ -370,8 +370,9 @@ def install() -> None:
         targets.append((A.Autotuner, "_bench", _wrap_bench))
     for cls, attr, wrap in targets:
         orig = cls.__dict__[attr]
-        _saved[(cls, attr)] = orig
-        setattr(cls, attr, wrap(orig))
+        wrapper = wrap(orig)
+        _saved[(cls, attr)] = (orig, wrapper)
+        setattr(cls, attr, wrapper)
     knobs = getattr(triton, "knobs", None)
     runtime = getattr(knobs, "runtime", None)
     if runtime is not None and hasattr(runtime, "jit_post_compile_hook"):
@@ -384,9 +385,11 @@ def install() -> None:
 
 
 def uninstall() -> None:
-    """Undo ``install``: our class patches and only the hooks we added."""
-    for (cls, attr), orig in list(_saved.items()):
-        setattr(cls, attr, orig)
+    """Undo ``install``: our class patches and only the hooks we added. A patch another tool put over ours
+    stays (ours under it passes launches straight through once no observer is left)."""
+    for (cls, attr), (orig, wrapper) in list(_saved.items()):
+        if cls.__dict__.get(attr) is wrapper:
+            setattr(cls, attr, orig)
     _saved.clear()
     while _undo_hooks:
         _undo_hooks.pop()()
