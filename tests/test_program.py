@@ -121,13 +121,28 @@ def test_install_chains_jit_post_compile_hook_and_restores_everything():
             tuning.listener = before_listener
 
 
-def test_tritonparse_hooks_stay_in_place(tmp_path):
-    """tritonparse assigns jit_post_compile_hook and launch_enter_hook; ours chains after it, and detaching
-    leaves both of its hooks where they were (a subprocess: tritonparse's init is process-wide)."""
+def test_proton_and_tritonparse_hooks_stay_in_place(tmp_path):
+    """Proton adds its launch hooks to Triton's HookChains; tritonparse assigns jit_post_compile_hook,
+    launch_enter_hook and the autotuning listener. tritondbg attached beside each (and adding a launch hook
+    of its own, as `profile` does) leaves their hooks where they were when it detaches. A subprocess: both
+    tools' state is process-wide. (Proton first: tritonparse replaces the launch_enter_hook chain Proton adds to.)"""
     pytest.importorskip("tritonparse")
     code = f"""
 import triton, tritonparse.structured_logging as tp
+from triton.profiler.hooks.hook import HookManager
+from triton.profiler.hooks.launch import LaunchHook
 from tritondbg.program import attach
+rt = triton.knobs.runtime
+HookManager.register(LaunchHook(), 0)                      # Proton's launch hooks (no GPU needed to register)
+proton = (list(rt.launch_enter_hook.calls), list(rt.launch_exit_hook.calls))
+obs = attach.add_observer(attach.Observer())
+undo = attach.chain_hook(rt, "launch_enter_hook", lambda *a: None)
+assert rt.launch_enter_hook.calls[0] is proton[0][0] and len(rt.launch_enter_hook.calls) == 2
+undo()
+attach.remove_observer(obs)
+assert (rt.launch_enter_hook.calls, rt.launch_exit_hook.calls) == proton
+HookManager.unregister(0)
+assert rt.launch_enter_hook.calls == []
 tp.init({str(tmp_path)!r}, enable_trace_launch=True)
 rt = triton.knobs.runtime
 jit_hook, launch_hook = rt.jit_post_compile_hook, rt.launch_enter_hook

@@ -65,7 +65,6 @@ compile_info: dict[str, dict[str, Any]] = {}   # "module.qualname" -> compile op
 autotune_info: dict[str, dict[str, Any]] = {}  # qualname -> the autotuner's decision (Triton >= 3.8, compiled)
 _launches: dict[int, int] = {}                 # id(kernel) -> launches seen (every launch, wanted or not)
 _fns: dict[int, Any] = {}                      # id(kernel) -> kernel
-_HERE = os.path.dirname(os.path.abspath(__file__))
 _SKIP_DIRS: list[str] = []
 
 
@@ -218,7 +217,11 @@ def _skip_dirs() -> list[str]:
     if not _SKIP_DIRS:
         import triton
 
-        _SKIP_DIRS.extend([os.path.dirname(os.path.abspath(triton.__file__)) + os.sep, _HERE + os.sep])
+        import tritondbg
+
+        # Triton's frames and tritondbg's own (its wrappers: the CPU stand-in, shims); not its bundled kernels
+        _SKIP_DIRS.extend([os.path.dirname(os.path.abspath(triton.__file__)) + os.sep,
+                           os.path.dirname(os.path.abspath(tritondbg.__file__)) + os.sep])
     return _SKIP_DIRS
 
 
