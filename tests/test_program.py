@@ -251,6 +251,32 @@ def test_interpret_pytest_suite_finds_planted_bugs(tmp_path):
     assert found == [("row_sum_kernel", "race", 19), ("shift_copy_kernel", "out_of_bounds", 12)]
 
 
+@pytest.mark.interpreter
+def test_capture_keeps_distinct_signatures_up_to_the_limits(tmp_path):
+    prog = ["--", "python", str(DATA / "programs.py"), "sizes"]        # n = 100, 200, 100
+    out = run(["capture", "--interpret", "--max-per-kernel", "3", "--out", str(tmp_path / "a"), *prog])
+    assert out.returncode == 0, out.stderr[-3000:]
+    doc = json.loads((tmp_path / "a" / "captures.json").read_text())
+    assert [c["grid"] for c in doc["captures"]] == [[2, 1, 1], [4, 1, 1]]   # the repeated launch is not saved again
+    assert doc["launches"] == {"scale_shift_kernel": 3}
+    out = run(["capture", "--interpret", "--max-mb", "0.001", "--out", str(tmp_path / "b"), *prog])
+    assert out.returncode == 0 and "skipped" in out.stderr and "--max-mb 0.001" in out.stderr
+    doc = json.loads((tmp_path / "b" / "captures.json").read_text())
+    assert doc["captures"] == [] and len(doc["skipped"]) == 2           # each distinct launch: one line
+    assert all("scale_shift_kernel" in line and "not saved" in line for line in doc["skipped"])
+
+
+@pytest.mark.interpreter
+def test_interpret_kernel_option_checks_only_those_kernels(tmp_path):
+    report = tmp_path / "f.json"
+    out = run(["interpret", "--kernel", "shift_*", "--json", str(report), "--", "python", "-m", "pytest", "-q",
+               "-p", "no:cacheprovider", str(DATA / "user_suite.py")])
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert [f["kernel"] for f in json.loads(report.read_text())["findings"]] == ["shift_copy_kernel"]
+    row = next(line.split() for line in out.stderr.splitlines() if line.strip().startswith("row_sum_kernel"))
+    assert row[1:] == ["1", "0", "0"]                                    # launched, not checked, no finding
+
+
 # ---------------------------------------------------------------------------------------------------------
 # bad input
 # ---------------------------------------------------------------------------------------------------------

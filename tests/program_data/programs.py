@@ -1,4 +1,4 @@
-"""Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device`."""
+"""Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes`."""
 import os
 import sys
 import time
@@ -24,6 +24,10 @@ if __name__ == "__main__":
         x = torch.arange(10, dtype=torch.float32, device=DEVICE)
         add_one_kernel[(1,)](x, x, 10, 1, BLOCK=16)
         print(f"device {DEVICE}: {x[:3].tolist()}")
+        sys.exit(0)
+    if sys.argv[1] == "sizes":                      # two distinct launch signatures, one repeated
+        for n in (100, 200, 100):
+            scale_shift(torch.arange(n, dtype=torch.float32), 2.0, 1.0)
         sys.exit(0)
     if sys.argv[1] == "inplace":
         buf = torch.arange(40, dtype=torch.float32)
