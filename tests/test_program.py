@@ -209,22 +209,8 @@ def test_capture_on_cpu_every_launch_replays(tmp_path):
     ss = kernels["scale_shift_kernel"]
     assert ss["grid"] == [4, 1, 1] and ss["outputs"] == ["y_ptr"] and ss["program_site"] is not None
     assert kernels["_swiglu_forward_kernel"]["program_site"].split(":")[0].endswith("model.py")
-    code = f"""
-import json, sys
-from tritondbg import runner
-from tritondbg.interp import instruments
-out = {{}}
-for c in json.load(open({str(folder / 'captures.json')!r}))["captures"]:
-    target = {str(folder)!r} + "/" + c["reproducer"]
-    rec = runner.run(target, mode="interpret", instruments=instruments.build(target))
-    r = rec.results[0]
-    out[c["kernel"]] = [r.status, [(f["kind"], f["line"]) for f in r.findings], r.message]
-print(json.dumps(out))
-"""
-    rep = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                         env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
-    assert rep.returncode == 0, rep.stderr[-3000:]
-    results = json.loads(rep.stdout.strip().splitlines()[-1])
+    results = {name.rsplit("_", 1)[0]: r for name, r in
+               replay([folder / c["reproducer"] for c in doc["captures"]], tmp_path).items()}
     for name, (status, findings, message) in results.items():
         if name == "scale_shift_kernel":
             assert status == "fail" and findings == [["out_of_bounds", 20]], (name, message)
@@ -323,19 +309,47 @@ def test_interrupted_program_exits_130_and_keeps_captures(tmp_path):
     assert (tmp_path / "c" / doc["captures"][0]["reproducer"].split("::")[0]).is_file()
 
 
+REPLAY = """
+import json, sys
+from tritondbg import runner
+from tritondbg.interp import instruments
+out = {}
+for target in sys.argv[1:]:
+    r = runner.run(target, mode="interpret", instruments=instruments.build(target)).results[0]
+    out[target.rsplit("::", 1)[-1]] = [r.status, [(f["kind"], f["line"]) for f in r.findings], r.message]
+print(json.dumps(out))
+"""
+
+
+def replay(targets, cwd) -> dict:
+    """Replay reproducers in one interpreter process: name -> [status, [(kind, line)], message]."""
+    rep = subprocess.run([sys.executable, "-c", REPLAY, *map(str, targets)], capture_output=True, text=True,
+                         timeout=300, cwd=cwd, env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
+    assert rep.returncode == 0, rep.stderr[-3000:]
+    return json.loads(rep.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.interpreter
-def test_tensor_descriptor_argument_is_captured_and_replays(tmp_path):
-    """Also standalone: the program's file is gone at replay, the saved copy of its source is used."""
+def test_descriptor_argument_and_in_place_strided_view_replay(tmp_path):
+    """A host-side TensorDescriptor argument is saved and rebuilt, and the program's file may be gone at
+    replay (the saved copy of its source is used). x and y as one strided view (storage offset 3, stride 2)
+    are saved once, replayed aliased, and the recorded output is the view after the in-place update."""
     folder, prog = tmp_path / "c", tmp_path / "prog" / "descriptor.py"
     prog.parent.mkdir()
     prog.write_text((DATA / "descriptor.py").read_text())
     out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(prog)])
     assert out.returncode == 0, out.stderr[-3000:]
     prog.unlink()
-    (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
-    assert entry["unsaved"] == [] and [t["arg"] for t in entry["tensors"]] == ["in_desc.base", "out_ptr"]
-    rep = run(["interpret", str(folder / entry["reproducer"])], cwd=tmp_path)
-    assert rep.returncode == 0 and "PASS td_copy_kernel_0" in rep.stdout, rep.stdout + rep.stderr
+    out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(DATA / "programs.py"), "inplace"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    desc = json.loads((folder / "data" / "td_copy_kernel_0.json").read_text())
+    assert desc["unsaved"] == [] and desc["args"]["in_desc"]["dataclass"].endswith(":TensorDescriptor")
+    meta = json.loads((folder / "data" / "add_one_kernel_0.json").read_text())
+    assert len(meta["groups"]) == 1 and [t["storage_offset"] for t in meta["tensors"]] == [3, 3]
+    assert meta["tensors"][0]["stride"] == [2] and sorted(meta["outputs"]) == ["x_ptr", "y_ptr"]
+    results = replay([folder / "td_copy_kernel_0.py::td_copy_kernel_0", folder / "add_one_kernel_0.py::add_one_kernel_0"],
+                     tmp_path)
+    assert results == {"td_copy_kernel_0": ["pass", [], ""], "add_one_kernel_0": ["pass", [], ""]}, results
 
 
 def test_an_argument_that_cannot_be_saved_is_named():
@@ -351,21 +365,6 @@ def test_an_argument_that_cannot_be_saved_is_named():
     snap = capture.snapshot(launch)
     assert len(snap.unsaved) == 1 and snap.unsaved[0].startswith("w: ") and "Opaque" in snap.unsaved[0]
     assert snap.args["n"] == {"v": 4} and snap.args["x"] == {"t": 0} and snap.specs[0]["shape"] == [4]
-
-
-@pytest.mark.interpreter
-def test_in_place_launch_on_a_strided_view_replays(tmp_path):
-    """x and y are one strided view (storage offset 3, stride 2): saved once, replayed aliased, and the
-    recorded output is the view after the in-place update."""
-    folder = tmp_path / "c"
-    out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(DATA / "programs.py"), "inplace"])
-    assert out.returncode == 0, out.stderr[-3000:]
-    (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
-    meta = json.loads((folder / "data" / "add_one_kernel_0.json").read_text())
-    assert len(meta["groups"]) == 1 and [t["storage_offset"] for t in meta["tensors"]] == [3, 3]
-    assert meta["tensors"][0]["stride"] == [2] and entry["outputs"] == ["x_ptr", "y_ptr"]
-    rep = run(["interpret", str(folder / entry["reproducer"])], cwd=tmp_path)
-    assert rep.returncode == 0 and "PASS add_one_kernel_0" in rep.stdout, rep.stdout + rep.stderr
 
 
 def test_uninstall_leaves_a_patch_another_tool_put_over_ours():
