@@ -159,7 +159,8 @@ def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize,
     \b
     Program form: tritondbg interpret [--json FILE] [--kernel NAME] [--capture-on-finding] -- CMD [ARGS...]
     runs a whole program (python script.py, python -m pytest ...) under the interpreter, sanitizers on every
-    launch; exit status: the program's failure, else 1 with a finding, else 0.
+    launch; exit status: the program's failure, else 1 with a finding, else 0 (its options:
+    `tritondbg interpret --help --`).
     """
     sys.exit(execute(kernel, mode="interpret", case=case, dtype=dtype, config=config, seed=seed,
                      as_json=as_json, out_dir=out_dir, sanitize=sanitize, pid=pid, trace=trace, watch=watch,

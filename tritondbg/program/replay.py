@@ -136,6 +136,17 @@ def _tensors(meta: dict, buffers: list, device: str) -> list:
     return out
 
 
+def _allocator_for(tensors) -> None:
+    """Kernels that build TMA descriptors on the device need Triton's scratch allocator; the program set one
+    before its launch, the replay process has none: give it torch's (GPU only; the interpreter needs none)."""
+    import triton
+
+    if hasattr(triton, "set_allocator") and any(t.is_cuda for t in tensors):
+        import torch
+
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+
+
 def load_scenario(file: str, name: str) -> Scenario:
     folder = os.path.dirname(os.path.abspath(file))
     meta = _meta(folder, name)
@@ -166,6 +177,7 @@ def load_scenario(file: str, name: str) -> Scenario:
         config = dict(meta.get("config") or {})
         if meta["grid"] is None:
             raise UsageError(f"{name}: the grid was not recorded")
+        _allocator_for(tensors)
         kernel()[tuple(meta["grid"])](**{**args, **options, **config})
         return {path: tensors[i] for path, i in meta["outputs"].items()}
 
