@@ -16,6 +16,7 @@ The session covers the whole program, or a window: ``skip`` launches first, then
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import time
@@ -54,6 +55,7 @@ class ProgramProfiler(attach.Observer):
         self._attrs: dict[tuple, Any] = {}          # (fn, config, shapes) -> NVTX event attributes
         self._domain = None
         self._rf = None
+        self.warnings: list[str] = []  # the torch profiler's own, kept out of the program's stderr
         try:
             import nvtx
 
@@ -75,8 +77,9 @@ class ProgramProfiler(attach.Observer):
         quiet_kineto()
         self._rf = torch.autograd.profiler.record_function
         cuda = torch.cuda.is_available() and not _interpreted()
-        self.prof = torch.profiler.profile(activities=activities(cuda), record_shapes=True)
-        self.prof.start()
+        with _profiler_warnings(self.warnings):
+            self.prof = torch.profiler.profile(activities=activities(cuda), record_shapes=True)
+            self.prof.start()
         self.started_at_launch = at  # the index of the first launch inside the session
 
     def _stop(self) -> str | None:
@@ -90,7 +93,8 @@ class ProgramProfiler(attach.Observer):
         if torch.cuda.is_available() and not _interpreted():
             torch.cuda.synchronize()
         prof, self.prof, self.done = self.prof, None, True
-        prof.stop()
+        with _profiler_warnings(self.warnings):
+            prof.stop()
         name = f"program-{os.getpid()}.{time.time_ns()}.pt.trace.json"
         path = os.path.join(self.cfg["trace_dir"], name + PARTIAL)
         prof.export_chrome_trace(path)
@@ -106,7 +110,7 @@ class ProgramProfiler(attach.Observer):
         trace = self._stop() if self.prof is not None else self.cfg.get("_trace")
         data = {"pid": os.getpid(), "trace": trace, "interpreted": _interpreted(), "launches_seen": self.seen,
                 "window": {"skip": self.skip, "active": self.active, "started_at_launch": self.started_at_launch},
-                "kernels": self.kernels, "decisions": list(self.decisions.values())}
+                "kernels": self.kernels, "decisions": list(self.decisions.values()), "warnings": self.warnings}
         try:
             os.makedirs(self.cfg["run_dir"], exist_ok=True)
             with open(os.path.join(self.cfg["run_dir"], f"program-{os.getpid()}.json"), "w") as f:
@@ -208,6 +212,21 @@ class ProgramProfiler(attach.Observer):
         d["key"] = [str(k) for k in key] if key is not None else None
         d["launches"], d["cache_hits"] = 1, 0
         self.decisions[dkey] = d
+
+
+@contextlib.contextmanager
+def _profiler_warnings(kept: list[str]):
+    """Warnings the torch profiler raises when a session starts or stops go to ``kept``; others are shown."""
+    import warnings
+
+    from tritondbg.profile.session import _keep_profiler_warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            kept.extend(_keep_profiler_warnings(caught))
 
 
 def _interpreted() -> bool:

@@ -97,7 +97,8 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
         totals, source = trace_events.kernel_totals(trace, data["kernels"])
         per_process.append((data, trace, totals, source))
         processes.append({"pid": data["pid"], "trace": data.get("trace"), "launches_seen": data["launches_seen"],
-                          "window": data["window"], "timing": source})
+                          "window": data["window"], "timing": source,
+                          "profiler_warnings": data.get("warnings", [])})
         for name, t in totals.items():
             acc = totals_all.setdefault(name, {"launches": 0, "total_us": 0.0})
             acc["launches"] += t["launches"]
