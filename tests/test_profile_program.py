@@ -100,11 +100,12 @@ def test_window_and_autotune_decisions_from_stand_in_launches(profiler, tmp_path
 def test_profile_a_program_under_the_interpreter(tmp_path, cli_env):
     cli_env["CUDA_VISIBLE_DEVICES"] = ""
     out = tmp_path / "runs"
-    p = run_cli(["profile", "--out", str(out), "--json", "--", "python", str(PROGRAM), "--steps", "2"], cli_env,
-                timeout=600)
+    p = run_cli(["profile", "--out", str(out), "--json", str(tmp_path / "p.json"), "--", "python", str(PROGRAM),
+                 "--steps", "2"], cli_env, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
-    assert "profile_program: 2 steps on cpu" in p.stdout + p.stderr
-    js = json.loads(p.stdout[p.stdout.index("{"):])
+    assert p.stdout.startswith("profile_program: 2 steps on cpu")  # the program's stdout, then tritondbg's table
+    assert "layernorm_fwd_kernel" in p.stdout and f"tensorboard --logdir {out} --host 127.0.0.1" in p.stdout
+    js = json.loads((tmp_path / "p.json").read_text())
     assert js["timing"] == "interpreter" and "not GPU performance" in js["note"]
     rows = {r["kernel"]: r for r in js["kernels"]}
     assert set(rows) == {"add_kernel", "softmax_kernel", "layernorm_fwd_kernel", "gemm_tma_kernel"} or \

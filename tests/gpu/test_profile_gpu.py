@@ -181,10 +181,11 @@ def test_profile_a_program_and_compare_with_proton(tmp_path, cli_env):
     env = dict(cli_env, TRITON_CACHE_DIR=str(tmp_path / "triton-cache"), TRITON_CACHE_AUTOTUNING="1")
     env.pop("TRITON_INTERPRET", None)
     steps = ["--steps", "20"]
-    first = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", "--", "python", str(PROGRAM), *steps],
-                    env, timeout=900)
+    first = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "first.json"), "--",
+                     "python", str(PROGRAM), *steps], env, timeout=900)
     assert first.returncode == 0, first.stderr[-3000:]
-    js = json.loads(first.stdout[first.stdout.index("{"):])
+    print(first.stdout)
+    js = json.loads((tmp_path / "first.json").read_text())
     assert js["timing"] == "gpu"
     rows = {r["kernel"]: r for r in js["kernels"]}
     assert {"add_kernel", "softmax_kernel", "layernorm_fwd_kernel"} <= set(rows), list(rows)
@@ -202,11 +203,11 @@ def test_profile_a_program_and_compare_with_proton(tmp_path, cli_env):
     alone_s = time.perf_counter() - t0
     assert alone.returncode == 0, alone.stderr[-2000:]
     t0 = time.perf_counter()
-    ours = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", "--", "python", str(PROGRAM), *steps],
-                   env, timeout=900)
+    ours = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "warm.json"), "--",
+                    "python", str(PROGRAM), *steps], env, timeout=900)
     ours_s = time.perf_counter() - t0
     assert ours.returncode == 0, ours.stderr[-3000:]
-    ours_rows = {r["kernel"]: r for r in json.loads(ours.stdout[ours.stdout.index("{"):])["kernels"]}
+    ours_rows = {r["kernel"]: r for r in json.loads((tmp_path / "warm.json").read_text())["kernels"]}
     q = subprocess.run([*_proton(), "-n", str(tmp_path / "prog"), str(PROGRAM), *steps], env=env,
                        capture_output=True, text=True, timeout=900)
     assert q.returncode == 0, q.stderr[-3000:]
