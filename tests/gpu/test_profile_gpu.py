@@ -207,13 +207,14 @@ def test_profile_a_program_and_compare_with_proton(tmp_path, cli_env):
                     "python", str(PROGRAM), *steps], env, timeout=900)
     ours_s = time.perf_counter() - t0
     assert ours.returncode == 0, ours.stderr[-3000:]
-    ours_rows = {r["kernel"]: r for r in json.loads((tmp_path / "warm.json").read_text())["kernels"]}
+    warm = json.loads((tmp_path / "warm.json").read_text())
+    ours_rows = {r["kernel"]: r for r in warm["kernels"]}
     q = subprocess.run([*_proton(), "-n", str(tmp_path / "prog"), str(PROGRAM), *steps], env=env,
                        capture_output=True, text=True, timeout=900)
     assert q.returncode == 0, q.stderr[-3000:]
     theirs = totals(str(tmp_path / "prog.hatchet"))
-    print(f"wall: program alone {alone_s:.2f} s, under tritondbg profile {ours_s:.2f} s (includes tritondbg's "
-          f"startup and the report)")
+    print(f"wall: program alone {alone_s:.2f} s; attached and profiled {warm['wall_s']:.2f} s "
+          f"({100 * (warm['wall_s'] / alone_s - 1):+.1f}%); the whole tritondbg command {ours_s:.2f} s")
     print(f"{'kernel':24s} {'tritondbg ms':>14s} {'proton ms':>12s} {'diff':>7s}")
     for name, r in sorted(ours_rows.items()):
         p = theirs.get(name, {}).get("total_ms")

@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import shlex
+import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -41,8 +42,11 @@ def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int
         if progress:
             progress(f"running: {shlex.join(cmd)}  (profiled: every Triton launch"
                      + (f" {skip}..{skip + active - 1}" if active else f" from launch {skip}" if skip else "") + ")")
+        t0 = time.perf_counter()
         rc = launcher.run(list(cmd), cfg, interpret=interpret)
+        wall_s = time.perf_counter() - t0
         record = build_record(folder.path, command=command, exit_status=rc, interpret=interpret)
+        record.extra["profile"]["program"]["wall_s"] = wall_s  # the program attached, start to exit
         record.tool_version = __version__
         record.extra["profile"]["run_dir"] = str(folder.final)
         record.extra["profile"]["report"] = report.REPORT_NAME
