@@ -156,3 +156,24 @@ def test_kernel_totals_leave_autotune_benchmark_launches_out():
     assert totals["void at::native::copy"]["total_us"] == 5.0
     cpu, source = kernel_totals({"traceEvents": [x("add_kernel", "user_annotation", 0, 7)]}, ["add_kernel"])
     assert source == "cpu" and cpu == {"add_kernel": {"launches": 1, "total_us": 7.0}}
+
+
+def test_processes_of_one_program_get_their_own_rank(tmp_path):
+    from tritondbg.profile import program_run
+
+    (tmp_path / "tritondbg").mkdir()
+    for pid in (11, 12):
+        name = f"program-{pid}.1.pt.trace.json"
+        (tmp_path / (name + ".partial")).write_text(json.dumps({
+            "traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "k", "ts": 0, "dur": 5}],
+            "distributedInfo": {"backend": "none", "rank": 0, "world_size": 1}}))
+        (tmp_path / "tritondbg" / f"program-{pid}.json").write_text(json.dumps({
+            "pid": pid, "trace": name, "interpreted": True, "launches_seen": 1, "window": {}, "decisions": [],
+            "kernels": {"k": {"launches": 1, "traced": 1, "bytes": 400, "dtype": "float32", "shapes": [],
+                              "file": "k.py", "line": 1}}}))
+    rec = program_run.build_record(tmp_path, command="profile -- x", exit_status=0, interpret=True)
+    ranks = sorted(json.loads(p.read_text())["distributedInfo"]["rank"] for p in tmp_path.glob("*.partial"))
+    assert ranks == [0, 1]
+    rows = rec.extra["profile"]["program"]["kernels"]
+    assert [(r["pid"], r["launches"], r["total_ms"]) for r in rows] == [(11, 1, 0.005), (12, 1, 0.005)]
+    assert sum(r["share"] for r in rows) == pytest.approx(1.0)

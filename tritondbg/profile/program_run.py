@@ -107,6 +107,7 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
             acc = totals_all.setdefault(name, {"launches": 0, "total_us": 0.0})
             acc["launches"] += t["launches"]
             acc["total_us"] += t["total_us"]
+    _rank_processes(run_dir, per_process)
     gpu = any(source == "gpu" for _, _, _, source in per_process)
     triton_names = {n for data, _, _, _ in per_process for n in data["kernels"]}
     # share of the program's GPU time: every GPU kernel in the trace (torch's too); under the interpreter the
@@ -153,6 +154,23 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
                                       for n, t in others[:20]]},
     }
     return rec
+
+
+def _rank_processes(run_dir: Path, per_process) -> None:
+    """Several processes (pytest-xdist workers, a launcher's children) without a distributed rank of their own
+    each got rank 0: number them, so HTA keeps every process's trace (it keys traces by rank)."""
+    from tritondbg.profile.session import PARTIAL
+
+    ours = [(data, trace) for data, trace, _, _ in per_process
+            if trace and (trace.get("distributedInfo") or {}).get("backend") == "none"]
+    if len(ours) < 2:
+        return
+    for i, (data, trace) in enumerate(ours):
+        trace["distributedInfo"].update(rank=i, world_size=len(ours))
+        for candidate in (run_dir / (data["trace"] + PARTIAL), run_dir / data["trace"]):
+            if candidate.is_file():
+                candidate.write_text(json.dumps(trace, allow_nan=False))
+                break
 
 
 def kernel_cells(row: dict[str, Any]) -> list[str]:
