@@ -121,13 +121,28 @@ def test_install_chains_jit_post_compile_hook_and_restores_everything():
             tuning.listener = before_listener
 
 
-def test_tritonparse_hooks_stay_in_place(tmp_path):
-    """tritonparse assigns jit_post_compile_hook and launch_enter_hook; ours chains after it, and detaching
-    leaves both of its hooks where they were (a subprocess: tritonparse's init is process-wide)."""
+def test_proton_and_tritonparse_hooks_stay_in_place(tmp_path):
+    """Proton adds its launch hooks to Triton's HookChains; tritonparse assigns jit_post_compile_hook,
+    launch_enter_hook and the autotuning listener. tritondbg attached beside each (and adding a launch hook
+    of its own, as `profile` does) leaves their hooks where they were when it detaches. A subprocess: both
+    tools' state is process-wide. (Proton first: tritonparse replaces the launch_enter_hook chain Proton adds to.)"""
     pytest.importorskip("tritonparse")
     code = f"""
 import triton, tritonparse.structured_logging as tp
+from triton.profiler.hooks.hook import HookManager
+from triton.profiler.hooks.launch import LaunchHook
 from tritondbg.program import attach
+rt = triton.knobs.runtime
+HookManager.register(LaunchHook(), 0)                      # Proton's launch hooks (no GPU needed to register)
+proton = (list(rt.launch_enter_hook.calls), list(rt.launch_exit_hook.calls))
+obs = attach.add_observer(attach.Observer())
+undo = attach.chain_hook(rt, "launch_enter_hook", lambda *a: None)
+assert rt.launch_enter_hook.calls[0] is proton[0][0] and len(rt.launch_enter_hook.calls) == 2
+undo()
+attach.remove_observer(obs)
+assert (rt.launch_enter_hook.calls, rt.launch_exit_hook.calls) == proton
+HookManager.unregister(0)
+assert rt.launch_enter_hook.calls == []
 tp.init({str(tmp_path)!r}, enable_trace_launch=True)
 rt = triton.knobs.runtime
 jit_hook, launch_hook = rt.jit_post_compile_hook, rt.launch_enter_hook
@@ -218,6 +233,14 @@ print(json.dumps(out))
 
 
 @pytest.mark.interpreter
+def test_program_that_asks_triton_for_its_device_runs_on_the_cpu():
+    """`triton.runtime.driver.active.get_active_torch_device()` (every Triton tutorial) answers cpu."""
+    out = run(["interpret", "--", "python", str(DATA / "programs.py"), "device"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "device cpu: [1.0, 2.0, 3.0]" in out.stdout and "1 launch(es), 0 finding(s)" in out.stderr
+
+
+@pytest.mark.interpreter
 def test_interpret_pytest_suite_finds_planted_bugs(tmp_path):
     report = tmp_path / "f.json"
     out = run(["interpret", "--json", str(report), "--", "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -226,6 +249,32 @@ def test_interpret_pytest_suite_finds_planted_bugs(tmp_path):
     assert "3 passed" in out.stdout and "PytestAssertRewriteWarning" not in out.stdout
     found = sorted((f["kernel"], f["kind"], f["line"]) for f in json.loads(report.read_text())["findings"])
     assert found == [("row_sum_kernel", "race", 19), ("shift_copy_kernel", "out_of_bounds", 12)]
+
+
+@pytest.mark.interpreter
+def test_capture_keeps_distinct_signatures_up_to_the_limits(tmp_path):
+    prog = ["--", "python", str(DATA / "programs.py"), "sizes"]        # n = 100, 200, 100
+    out = run(["capture", "--interpret", "--max-per-kernel", "3", "--out", str(tmp_path / "a"), *prog])
+    assert out.returncode == 0, out.stderr[-3000:]
+    doc = json.loads((tmp_path / "a" / "captures.json").read_text())
+    assert [c["grid"] for c in doc["captures"]] == [[2, 1, 1], [4, 1, 1]]   # the repeated launch is not saved again
+    assert doc["launches"] == {"scale_shift_kernel": 3}
+    out = run(["capture", "--interpret", "--max-mb", "0.001", "--out", str(tmp_path / "b"), *prog])
+    assert out.returncode == 0 and "skipped" in out.stderr and "--max-mb 0.001" in out.stderr
+    doc = json.loads((tmp_path / "b" / "captures.json").read_text())
+    assert doc["captures"] == [] and len(doc["skipped"]) == 2           # each distinct launch: one line
+    assert all("scale_shift_kernel" in line and "not saved" in line for line in doc["skipped"])
+
+
+@pytest.mark.interpreter
+def test_interpret_kernel_option_checks_only_those_kernels(tmp_path):
+    report = tmp_path / "f.json"
+    out = run(["interpret", "--kernel", "shift_*", "--json", str(report), "--", "python", "-m", "pytest", "-q",
+               "-p", "no:cacheprovider", str(DATA / "user_suite.py")])
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert [f["kernel"] for f in json.loads(report.read_text())["findings"]] == ["shift_copy_kernel"]
+    row = next(line.split() for line in out.stderr.splitlines() if line.strip().startswith("row_sum_kernel"))
+    assert row[1:] == ["1", "0", "0"]                                    # launched, not checked, no finding
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -317,3 +366,22 @@ def test_in_place_launch_on_a_strided_view_replays(tmp_path):
     assert meta["tensors"][0]["stride"] == [2] and entry["outputs"] == ["x_ptr", "y_ptr"]
     rep = run(["interpret", str(folder / entry["reproducer"])], cwd=tmp_path)
     assert rep.returncode == 0 and "PASS add_one_kernel_0" in rep.stdout, rep.stdout + rep.stderr
+
+
+def test_uninstall_leaves_a_patch_another_tool_put_over_ours():
+    from triton.runtime import jit
+
+    from tritondbg.program import attach
+
+    before = jit.JITFunction.__dict__["run"]
+    obs = attach.add_observer(attach.Observer())
+    ours = jit.JITFunction.__dict__["run"]
+
+    def theirs(self, *args, **kwargs):
+        return ours(self, *args, **kwargs)
+    jit.JITFunction.run = theirs
+    try:
+        attach.remove_observer(obs)
+        assert jit.JITFunction.__dict__["run"] is theirs and not attach.installed()
+    finally:
+        jit.JITFunction.run = before

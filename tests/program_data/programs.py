@@ -1,4 +1,4 @@
-"""Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace`."""
+"""Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes`."""
 import os
 import sys
 import time
@@ -19,6 +19,16 @@ def add_one_kernel(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "device":                     # tutorial style: ask Triton's driver for the device
+        DEVICE = triton.runtime.driver.active.get_active_torch_device()
+        x = torch.arange(10, dtype=torch.float32, device=DEVICE)
+        add_one_kernel[(1,)](x, x, 10, 1, BLOCK=16)
+        print(f"device {DEVICE}: {x[:3].tolist()}")
+        sys.exit(0)
+    if sys.argv[1] == "sizes":                      # two distinct launch signatures, one repeated
+        for n in (100, 200, 100):
+            scale_shift(torch.arange(n, dtype=torch.float32), 2.0, 1.0)
+        sys.exit(0)
     if sys.argv[1] == "inplace":
         buf = torch.arange(40, dtype=torch.float32)
         view = buf[3:23:2]                        # storage offset 3, stride 2; read and written in place

@@ -65,7 +65,6 @@ compile_info: dict[str, dict[str, Any]] = {}   # "module.qualname" -> compile op
 autotune_info: dict[str, dict[str, Any]] = {}  # qualname -> the autotuner's decision (Triton >= 3.8, compiled)
 _launches: dict[int, int] = {}                 # id(kernel) -> launches seen (every launch, wanted or not)
 _fns: dict[int, Any] = {}                      # id(kernel) -> kernel
-_HERE = os.path.dirname(os.path.abspath(__file__))
 _SKIP_DIRS: list[str] = []
 
 
@@ -218,7 +217,11 @@ def _skip_dirs() -> list[str]:
     if not _SKIP_DIRS:
         import triton
 
-        _SKIP_DIRS.extend([os.path.dirname(os.path.abspath(triton.__file__)) + os.sep, _HERE + os.sep])
+        import tritondbg
+
+        # Triton's frames and tritondbg's own (its wrappers: the CPU stand-in, shims); not its bundled kernels
+        _SKIP_DIRS.extend([os.path.dirname(os.path.abspath(triton.__file__)) + os.sep,
+                           os.path.dirname(os.path.abspath(tritondbg.__file__)) + os.sep])
     return _SKIP_DIRS
 
 
@@ -370,8 +373,9 @@ def install() -> None:
         targets.append((A.Autotuner, "_bench", _wrap_bench))
     for cls, attr, wrap in targets:
         orig = cls.__dict__[attr]
-        _saved[(cls, attr)] = orig
-        setattr(cls, attr, wrap(orig))
+        wrapper = wrap(orig)
+        _saved[(cls, attr)] = (orig, wrapper)
+        setattr(cls, attr, wrapper)
     knobs = getattr(triton, "knobs", None)
     runtime = getattr(knobs, "runtime", None)
     if runtime is not None and hasattr(runtime, "jit_post_compile_hook"):
@@ -384,9 +388,11 @@ def install() -> None:
 
 
 def uninstall() -> None:
-    """Undo ``install``: our class patches and only the hooks we added."""
-    for (cls, attr), orig in list(_saved.items()):
-        setattr(cls, attr, orig)
+    """Undo ``install``: our class patches and only the hooks we added. A patch another tool put over ours
+    stays (ours under it passes launches straight through once no observer is left)."""
+    for (cls, attr), (orig, wrapper) in list(_saved.items()):
+        if cls.__dict__.get(attr) is wrapper:
+            setattr(cls, attr, orig)
     _saved.clear()
     while _undo_hooks:
         _undo_hooks.pop()()

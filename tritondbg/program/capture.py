@@ -416,8 +416,8 @@ class Capturer(attach.Observer):
         snap = snapshot(launch)
         need = 2 * snap.nbytes
         if self.used + need > self.budget:
-            line = (f"{launch.name} launch from {_site(launch)}: {snap.nbytes / 1e6:.1f} MB of inputs would pass "
-                    f"--max-mb {self.budget / 1e6:g} (used {self.used / 1e6:.1f} MB): not saved")
+            line = (f"{launch.name} launch from {_site(launch)}: {size(snap.nbytes)} of inputs would pass "
+                    f"--max-mb {self.budget / 1e6:g} (used {size(self.used)}): not saved")
             self.skipped.append(line)
             child.note(f"capture skipped: {line}")
             print(f"tritondbg capture: skipped {line}", file=sys.stderr)
@@ -445,6 +445,13 @@ class Capturer(attach.Observer):
 
     def summary(self) -> dict:
         return {"captured": dict(self.saved), "skipped": self.skipped, "bytes": self.used}
+
+
+def size(nbytes: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{int(nbytes)} B"
 
 
 def _site(launch) -> str:

@@ -99,12 +99,6 @@ def _attach(cfg: dict) -> None:
 
     features = cfg.get("features", [])
     observers = []
-    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
-        from tritondbg import standin        # host code asking for a GPU gets the CPU stand-in's answers
-        from tritondbg.interp import shims   # the interpreter's fixes (float scalars, bf16, memory guard, prints)
-
-        shims.install()
-        standin.install(cfg.get("arch") or standin.current())
     if "interpret" in features:
         from tritondbg.program.checker import Checker
 
@@ -124,6 +118,14 @@ def _attach(cfg: dict) -> None:
     for obs in observers:
         attach.add_observer(obs)
     _state["observers"] = observers
+    # After attach: the stand-in wraps InterpretedFunction.run over ours, and a later re-install of it (a
+    # program that calls tritondbg's runner.set_mode, as tritondbg's own tests do) puts ours back under it.
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        from tritondbg import standin        # host code asking for a GPU gets the CPU stand-in's answers
+        from tritondbg.interp import shims   # the interpreter's fixes (float scalars, bf16, memory guard, prints)
+
+        shims.install()
+        standin.install(cfg.get("arch") or standin.current())
 
 
 def write_summary() -> None:

@@ -110,9 +110,10 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
            "notes": [n for s in summaries for n in s.get("notes", []) if not n.startswith("capture skipped")]}
     with open(os.path.join(out, "captures.json"), "w") as f:
         json.dump(doc, f, indent=1)
-    mb = sum(e.get("bytes", 0) for e in entries) / 1e6
+    from tritondbg.program.capture import size
+
     _err(f"tritondbg capture: {sum(launches.values())} launch(es) of {len(launches)} kernel(s); "
-         f"{len(entries)} reproducer(s), {mb:.1f} MB, in {out}")
+         f"{len(entries)} reproducer(s), {size(sum(e.get('bytes', 0) for e in entries))}, in {out}")
     for e in entries:
         extra = f"  (could not save: {'; '.join(e['unsaved'])})" if e.get("unsaved") else ""
         _err(f"  {e['reproducer']}  {e['kernel']}  launched from {e.get('launched_from')}{extra}")
