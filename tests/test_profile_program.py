@@ -177,3 +177,30 @@ def test_processes_of_one_program_get_their_own_rank(tmp_path):
     rows = rec.extra["profile"]["program"]["kernels"]
     assert [(r["pid"], r["launches"], r["total_ms"]) for r in rows] == [(11, 1, 0.005), (12, 1, 0.005)]
     assert sum(r["share"] for r in rows) == pytest.approx(1.0)
+
+
+OWN_PROFILER = """
+import torch
+from tritondbg.kernels.add import add
+x = torch.ones(1000)
+add(x, x)
+with torch.profiler.profile() as prof:
+    add(x, x)
+prof.export_chrome_trace({out!r})
+print("own trace written")
+"""
+
+
+def test_a_program_with_its_own_profiler_keeps_it(tmp_path, cli_env):
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    prog = tmp_path / "own.py"
+    prog.write_text(OWN_PROFILER.format(out=str(tmp_path / "own.json")))
+    p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "p.json"), "--", "python",
+                 str(prog)], cli_env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "own trace written" in p.stdout
+    own = json.loads((tmp_path / "own.json").read_text())  # the program's session recorded its launch
+    assert any(e.get("name") == "add_kernel" for e in own["traceEvents"])
+    assert "the program started its own torch.profiler session at Triton launch 1" in p.stdout
+    [row] = json.loads((tmp_path / "p.json").read_text())["kernels"]
+    assert (row["kernel"], row["launches"], row["traced"]) == ("add_kernel", 2, 1)

@@ -102,7 +102,7 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
         per_process.append((data, trace, totals, source))
         processes.append({"pid": data["pid"], "trace": data.get("trace"), "launches_seen": data["launches_seen"],
                           "window": data["window"], "timing": source,
-                          "profiler_warnings": data.get("warnings", [])})
+                          "profiler_warnings": data.get("warnings", []), "notes": data.get("notes", [])})
         for name, t in totals.items():
             acc = totals_all.setdefault(name, {"launches": 0, "total_us": 0.0})
             acc["launches"] += t["launches"]
