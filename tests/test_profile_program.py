@@ -100,11 +100,12 @@ def test_window_and_autotune_decisions_from_stand_in_launches(profiler, tmp_path
 def test_profile_a_program_under_the_interpreter(tmp_path, cli_env):
     cli_env["CUDA_VISIBLE_DEVICES"] = ""
     out = tmp_path / "runs"
-    p = run_cli(["profile", "--out", str(out), "--json", "--", "python", str(PROGRAM), "--steps", "2"], cli_env,
-                timeout=600)
+    p = run_cli(["profile", "--out", str(out), "--json", str(tmp_path / "p.json"), "--", "python", str(PROGRAM),
+                 "--steps", "2"], cli_env, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
-    assert "profile_program: 2 steps on cpu" in p.stdout + p.stderr
-    js = json.loads(p.stdout[p.stdout.index("{"):])
+    assert p.stdout.startswith("profile_program: 2 steps on cpu")  # the program's stdout, then tritondbg's table
+    assert "layernorm_fwd_kernel" in p.stdout and f"tensorboard --logdir {out} --host 127.0.0.1" in p.stdout
+    js = json.loads((tmp_path / "p.json").read_text())
     assert js["timing"] == "interpreter" and "not GPU performance" in js["note"]
     rows = {r["kernel"]: r for r in js["kernels"]}
     assert set(rows) == {"add_kernel", "softmax_kernel", "layernorm_fwd_kernel", "gemm_tma_kernel"} or \
@@ -155,3 +156,51 @@ def test_kernel_totals_leave_autotune_benchmark_launches_out():
     assert totals["void at::native::copy"]["total_us"] == 5.0
     cpu, source = kernel_totals({"traceEvents": [x("add_kernel", "user_annotation", 0, 7)]}, ["add_kernel"])
     assert source == "cpu" and cpu == {"add_kernel": {"launches": 1, "total_us": 7.0}}
+
+
+def test_processes_of_one_program_get_their_own_rank(tmp_path):
+    from tritondbg.profile import program_run
+
+    (tmp_path / "tritondbg").mkdir()
+    for pid in (11, 12):
+        name = f"program-{pid}.1.pt.trace.json"
+        (tmp_path / (name + ".partial")).write_text(json.dumps({
+            "traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "k", "ts": 0, "dur": 5}],
+            "distributedInfo": {"backend": "none", "rank": 0, "world_size": 1}}))
+        (tmp_path / "tritondbg" / f"program-{pid}.json").write_text(json.dumps({
+            "pid": pid, "trace": name, "interpreted": True, "launches_seen": 1, "window": {}, "decisions": [],
+            "kernels": {"k": {"launches": 1, "traced": 1, "bytes": 400, "dtype": "float32", "shapes": [],
+                              "file": "k.py", "line": 1}}}))
+    rec = program_run.build_record(tmp_path, command="profile -- x", exit_status=0, interpret=True)
+    ranks = sorted(json.loads(p.read_text())["distributedInfo"]["rank"] for p in tmp_path.glob("*.partial"))
+    assert ranks == [0, 1]
+    rows = rec.extra["profile"]["program"]["kernels"]
+    assert [(r["pid"], r["launches"], r["total_ms"]) for r in rows] == [(11, 1, 0.005), (12, 1, 0.005)]
+    assert sum(r["share"] for r in rows) == pytest.approx(1.0)
+
+
+OWN_PROFILER = """
+import torch
+from tritondbg.kernels.add import add
+x = torch.ones(1000)
+add(x, x)
+with torch.profiler.profile() as prof:
+    add(x, x)
+prof.export_chrome_trace({out!r})
+print("own trace written")
+"""
+
+
+def test_a_program_with_its_own_profiler_keeps_it(tmp_path, cli_env):
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    prog = tmp_path / "own.py"
+    prog.write_text(OWN_PROFILER.format(out=str(tmp_path / "own.json")))
+    p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "p.json"), "--", "python",
+                 str(prog)], cli_env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "own trace written" in p.stdout
+    own = json.loads((tmp_path / "own.json").read_text())  # the program's session recorded its launch
+    assert any(e.get("name") == "add_kernel" for e in own["traceEvents"])
+    assert "the program started its own torch.profiler session at Triton launch 1" in p.stdout
+    [row] = json.loads((tmp_path / "p.json").read_text())["kernels"]
+    assert (row["kernel"], row["launches"], row["traced"]) == ("add_kernel", 2, 1)

@@ -46,8 +46,9 @@ def profile_kernels(kernels=(), *, all_kernels: bool = False, case: str | None =
 
 
 def profile_program_cmd_fn(cmd, *, out_dir: str | None = None, skip: int = 0, active: int | None = None,
-                           interpret: bool | None = None, as_json: bool = False) -> int:
-    """Profile a whole program; prints the per-kernel table (or JSON); returns the program's exit status."""
+                           interpret: bool | None = None, json_path: str | None = None) -> int:
+    """Profile a whole program; prints the per-kernel table (and writes it as JSON to ``json_path``: stdout
+    is the program's); returns the program's exit status."""
     from tritondbg.profile import program_run
     from tritondbg.program.launcher import ProgramNotFound
 
@@ -59,17 +60,17 @@ def profile_program_cmd_fn(cmd, *, out_dir: str | None = None, skip: int = 0, ac
         return 127
     info = record.extra["profile"]
     prog = info["program"]
-    if as_json:
-        print(json.dumps({"run_dir": info["run_dir"], "record": record.extra.get("record_path"),
+    from tritondbg.profile.console import print_program
+
+    print_program(record)
+    if json_path:
+        Path(json_path).write_text(json.dumps({"run_dir": info["run_dir"], "record": record.extra.get("record_path"),
                           "report": str(Path(info["run_dir"]) / info["report"]), "timing": info["timing"],
                           "note": info["note"], "exit_status": rc, "kernels": prog["kernels"],
                           "other_kernels": prog["other_kernels"], "program_ms": prog["program_ms"],
+                          "wall_s": prog.get("wall_s"),
                           "autotune": [{"kernel": r.kernel, **d} for r in record.results
                                        for d in r.extra["profile"].get("autotune", [])]}, indent=2, default=str))
-    else:
-        from tritondbg.profile.console import print_program
-
-        print_program(record)
     return rc
 
 
@@ -82,13 +83,14 @@ def profile_program_cmd_fn(cmd, *, out_dir: str | None = None, skip: int = 0, ac
               help="Triton launches recorded, then the trace stops [default: to the end of the program].")
 @click.option("--interpret/--compiled", "interpret", default=None,
               help="Under the CPU interpreter / compiled on the GPU [default: the interpreter when no GPU is visible].")
-@click.option("--json", "as_json", is_flag=True, help="Print the per-kernel table and the run folder as JSON.")
+@click.option("--json", "json_path", metavar="FILE", default=None,
+              help="Also write the per-kernel table, the autotune decisions and the run folder to FILE (JSON).")
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def program_profile_cmd(out_dir, skip, active, interpret, as_json, cmd):
+def program_profile_cmd(out_dir, skip, active, interpret, json_path, cmd):
     """Profile every Triton launch of CMD (after --): NVTX range and record_function per launch, the
     autotuner's decisions, a torch.profiler trace; per-kernel launches, GPU time, share, bytes/s."""
     sys.exit(profile_program_cmd_fn(list(cmd), out_dir=out_dir, skip=skip, active=active, interpret=interpret,
-                                    as_json=as_json))
+                                    json_path=json_path))
 
 
 def _with_program_form():
@@ -131,7 +133,7 @@ def profile_cmd(kernels, all_kernels, case, dtype, iters, warmup, out_dir, confi
     Default case: the first GPU-size case on a GPU, `tiny` under the interpreter (--case all for every one).
 
     \b
-    Program form: tritondbg profile [--out DIR] [--skip N] [--active M] [--json] -- CMD [ARGS...]
+    Program form: tritondbg profile [--out DIR] [--skip N] [--active M] [--json FILE] -- CMD [ARGS...]
     profiles every Triton launch of a program (python model.py, python -m pytest ...) into the same run
     folder, plus a per-kernel table; exit status: the program's.
     """

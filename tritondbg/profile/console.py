@@ -119,6 +119,11 @@ def print_program(record: RunRecord) -> None:
     else:
         con.print("[dim]share: of the Triton launches' interpreter time; achieved: tensor bytes / interpreter time "
                   "(not GPU figures)[/]")
+    for proc in prog.get("processes", []):
+        for note in proc.get("notes", []):
+            con.print(f"[yellow]note: {note}[/]")
+    if prog.get("wall_s") is not None:
+        con.print(f"[dim]the program ran {prog['wall_s']:.2f} s attached (start to exit)[/]")
     if prog["exit_status"]:
         con.print(f"[red]the program exited with status {prog['exit_status']}[/]")
     for line in view_lines(record):

@@ -1,8 +1,9 @@
 """`tritondbg profile -- CMD`, the program's side: an observer on every Triton launch of the program
 (tritondbg.program.attach), started by tritondbg.program.child with the feature ``profile``.
 
-Per launch: an NVTX push/pop range (domain ``tritondbg``, message ``kernel | config | shapes``) and, while the
-torch.profiler session records, a ``record_function(kernel name)``; the launch's tensor bytes are counted.
+Per launch: an NVTX push/pop range (domain ``tritondbg``, message ``kernel | config | shapes``) and, while a
+torch.profiler session records (ours, or the program's own), a ``record_function(kernel name)``; the launch's
+tensor bytes are counted. When the program starts its own session, ours ends there (one at a time).
 Per autotuned kernel and tuning key, the decision is read from the Autotuner right at its launch (the
 benchmark of a new key has just run inside the same ``Autotuner.run``): every config with p50/p20/p80, the
 winner, the pruned; a key tuned before (Triton's disk cache, or before attach) is a cache hit with no timings.
@@ -16,6 +17,7 @@ The session covers the whole program, or a window: ``skip`` launches first, then
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import time
@@ -54,6 +56,8 @@ class ProgramProfiler(attach.Observer):
         self._attrs: dict[tuple, Any] = {}          # (fn, config, shapes) -> NVTX event attributes
         self._domain = None
         self._rf = None
+        self.warnings: list[str] = []  # the torch profiler's own, kept out of the program's stderr
+        self.notes: list[str] = []
         try:
             import nvtx
 
@@ -62,6 +66,11 @@ class ProgramProfiler(attach.Observer):
             self._domain = nvtx.get_domain(DOMAIN)
         except ImportError:
             pass
+        import torch
+
+        self._rf = torch.autograd.profiler.record_function
+        # the program's own profiler session (ours yielded to it) also gets the launch ranges
+        self._profiling = getattr(torch.autograd, "_profiler_enabled", lambda: False)
         if self.skip == 0:
             self._start()
         atexit.register(self.finish)
@@ -73,11 +82,29 @@ class ProgramProfiler(attach.Observer):
         from tritondbg.profile.session import activities, quiet_kineto
 
         quiet_kineto()
-        self._rf = torch.autograd.profiler.record_function
         cuda = torch.cuda.is_available() and not _interpreted()
-        self.prof = torch.profiler.profile(activities=activities(cuda), record_shapes=True)
-        self.prof.start()
+        self._yield_to_program(torch.profiler.profile)
+        with _profiler_warnings(self.warnings):
+            self.prof = torch.profiler.profile(activities=activities(cuda), record_shapes=True)
+            self.prof.start()
         self.started_at_launch = at  # the index of the first launch inside the session
+
+    def _yield_to_program(self, cls) -> None:
+        """One profiler session at a time (Kineto, CUPTI): when the program starts its own torch.profiler
+        session, ours ends there (its trace is written) and the program's runs as it would without tritondbg."""
+        if getattr(cls.start, "_tritondbg", False):
+            return
+        orig, observer = cls.start, self
+
+        def start(prof_self, *args, **kwargs):
+            if observer.prof is not None and prof_self is not observer.prof:
+                observer.notes.append(f"the program started its own torch.profiler session at Triton launch "
+                                      f"{observer.seen}: tritondbg's trace ends there")
+                observer.cfg["_trace"] = observer._stop()
+            return orig(prof_self, *args, **kwargs)
+
+        start._tritondbg = True
+        cls.start = start
 
     def _stop(self) -> str | None:
         if self.prof is None:
@@ -90,7 +117,8 @@ class ProgramProfiler(attach.Observer):
         if torch.cuda.is_available() and not _interpreted():
             torch.cuda.synchronize()
         prof, self.prof, self.done = self.prof, None, True
-        prof.stop()
+        with _profiler_warnings(self.warnings):
+            prof.stop()
         name = f"program-{os.getpid()}.{time.time_ns()}.pt.trace.json"
         path = os.path.join(self.cfg["trace_dir"], name + PARTIAL)
         prof.export_chrome_trace(path)
@@ -106,7 +134,8 @@ class ProgramProfiler(attach.Observer):
         trace = self._stop() if self.prof is not None else self.cfg.get("_trace")
         data = {"pid": os.getpid(), "trace": trace, "interpreted": _interpreted(), "launches_seen": self.seen,
                 "window": {"skip": self.skip, "active": self.active, "started_at_launch": self.started_at_launch},
-                "kernels": self.kernels, "decisions": list(self.decisions.values())}
+                "kernels": self.kernels, "decisions": list(self.decisions.values()), "warnings": self.warnings,
+                "notes": self.notes}
         try:
             os.makedirs(self.cfg["run_dir"], exist_ok=True)
             with open(os.path.join(self.cfg["run_dir"], f"program-{os.getpid()}.json"), "w") as f:
@@ -135,7 +164,7 @@ class ProgramProfiler(attach.Observer):
         if attrs is not None:
             self._domain.push_range(attrs)
         try:
-            if tracing:
+            if tracing or self._profiling():
                 with self._rf(launch.name):
                     return proceed()
             return proceed()
@@ -208,6 +237,21 @@ class ProgramProfiler(attach.Observer):
         d["key"] = [str(k) for k in key] if key is not None else None
         d["launches"], d["cache_hits"] = 1, 0
         self.decisions[dkey] = d
+
+
+@contextlib.contextmanager
+def _profiler_warnings(kept: list[str]):
+    """Warnings the torch profiler raises when a session starts or stops go to ``kept``; others are shown."""
+    import warnings
+
+    from tritondbg.profile.session import _keep_profiler_warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            kept.extend(_keep_profiler_warnings(caught))
 
 
 def _interpreted() -> bool:

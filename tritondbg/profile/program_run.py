@@ -11,6 +11,7 @@ import glob
 import json
 import os
 import shlex
+import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -41,8 +42,11 @@ def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int
         if progress:
             progress(f"running: {shlex.join(cmd)}  (profiled: every Triton launch"
                      + (f" {skip}..{skip + active - 1}" if active else f" from launch {skip}" if skip else "") + ")")
+        t0 = time.perf_counter()
         rc = launcher.run(list(cmd), cfg, interpret=interpret)
+        wall_s = time.perf_counter() - t0
         record = build_record(folder.path, command=command, exit_status=rc, interpret=interpret)
+        record.extra["profile"]["program"]["wall_s"] = wall_s  # the program attached, start to exit
         record.tool_version = __version__
         record.extra["profile"]["run_dir"] = str(folder.final)
         record.extra["profile"]["report"] = report.REPORT_NAME
@@ -97,11 +101,13 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
         totals, source = trace_events.kernel_totals(trace, data["kernels"])
         per_process.append((data, trace, totals, source))
         processes.append({"pid": data["pid"], "trace": data.get("trace"), "launches_seen": data["launches_seen"],
-                          "window": data["window"], "timing": source})
+                          "window": data["window"], "timing": source,
+                          "profiler_warnings": data.get("warnings", []), "notes": data.get("notes", [])})
         for name, t in totals.items():
             acc = totals_all.setdefault(name, {"launches": 0, "total_us": 0.0})
             acc["launches"] += t["launches"]
             acc["total_us"] += t["total_us"]
+    _rank_processes(run_dir, per_process)
     gpu = any(source == "gpu" for _, _, _, source in per_process)
     triton_names = {n for data, _, _, _ in per_process for n in data["kernels"]}
     # share of the program's GPU time: every GPU kernel in the trace (torch's too); under the interpreter the
@@ -148,6 +154,23 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
                                       for n, t in others[:20]]},
     }
     return rec
+
+
+def _rank_processes(run_dir: Path, per_process) -> None:
+    """Several processes (pytest-xdist workers, a launcher's children) without a distributed rank of their own
+    each got rank 0: number them, so HTA keeps every process's trace (it keys traces by rank)."""
+    from tritondbg.profile.session import PARTIAL
+
+    ours = [(data, trace) for data, trace, _, _ in per_process
+            if trace and (trace.get("distributedInfo") or {}).get("backend") == "none"]
+    if len(ours) < 2:
+        return
+    for i, (data, trace) in enumerate(ours):
+        trace["distributedInfo"].update(rank=i, world_size=len(ours))
+        for candidate in (run_dir / (data["trace"] + PARTIAL), run_dir / data["trace"]):
+            if candidate.is_file():
+                candidate.write_text(json.dumps(trace, allow_nan=False))
+                break
 
 
 def kernel_cells(row: dict[str, Any]) -> list[str]:

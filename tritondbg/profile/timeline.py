@@ -32,6 +32,7 @@ def figure(timeline: dict[str, Any] | None, title: str = ""):
     unit = timeline.get("unit", "us")
     ax.set_xlabel(f"time from the first traced launch ({unit})", fontsize=8)
     ax.tick_params(axis="x", labelsize=8)
+    ax.set_axisbelow(True)  # grid lines behind the bars
     ax.grid(True, axis="x", color="#e0e0e0", linewidth=0.6)
     if title:
         ax.set_title(title, fontsize=9, loc="left")
