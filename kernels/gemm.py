@@ -8,7 +8,15 @@ float16 or both bfloat16; ``c`` has the inputs' dtype. ``act`` is one of
   ``torch.nn.functional.gelu(x, approximate="tanh")`` (NOT the exact erf form),
 - ``"silu"``: ``x * sigmoid(x)``.
 
-Two kernels; ``gemm`` picks one per call (``tma_plan``):
+Three paths; ``gemm`` picks one per call:
+
+- ``gemm_splitk`` (decode-like M <= 64, no activation, CUDA tensors): fp8_gemm's one-launch split-K decode
+  kernel on the fp16/bf16 operands (scales of 1): K is split so that a 1-row problem still spreads the read of
+  b over every SM; the last-arriving split sums the fp32 partials in a fixed order (deterministic).
+  ``gemm_tiled`` skips this path (benchmarks). Under the interpreter and ``tritondbg ir`` (CPU tensors) such
+  calls take the tiled kernels, which also offer narrow 64 x 16/32/64 tiles for M <= 64.
+
+and, for every other call, one of two tiled kernels (``tma_plan``):
 
 - ``gemm_tma_kernel`` (Hopper path): when Triton's target is NVIDIA sm_90 or newer (or the interpreter, which
   implements tensor descriptors) and both operands can be TMA descriptors: 16-byte aligned base, unit stride
@@ -483,16 +491,78 @@ def _launch_pointer(a, b, c, activation, sig=None) -> None:
     _PTR.record(sig, compiled, grid, (a, b, c), values, out=c)
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Decode-like M (GEMV regime): split-K in one launch, fp8_gemm's decode kernel on fp16/bf16 operands
+# ---------------------------------------------------------------------------------------------------------
+SPLITK_MAX_M = 64  # M at or below this, no activation, on a GPU: the split-K decode kernel (issue 18)
+USE_SPLITK = True  # False: such calls take the tiled kernels (their narrow decode tiles); the sweep times both
+_ONES: dict = {}   # device -> fp32 scalar 1.0 (the decode kernel's scales)
+
+
+def _one(device) -> torch.Tensor:
+    t = _ONES.get(device)
+    if t is None:
+        t = _ONES[device] = torch.ones((), device=device, dtype=torch.float32)
+    return t
+
+
+def _splitk_sig(a, b, one):
+    """fp8_gemm's call signature for these operands (its cached launchers are keyed on it)."""
+    return (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, a.dtype,
+            one.shape, one.dtype, one.device, True, one.shape, one.dtype, one.device, True)
+
+
+def gemm_splitk(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` for checked fp16/bf16 operands with small M through fp8_gemm's one-launch split-K decode
+    kernel (fp32 partials, the last-arriving split sums them in a fixed order: deterministic; its cached
+    launcher per call signature). Each of the K splits streams a slice of b, so a 1-row problem still
+    spreads the read of b over every SM (the tiled kernels have only N / BLOCK_N programs then)."""
+    from . import fp8_gemm as F8
+
+    one = _one(a.device)
+    sig = _splitk_sig(a, b, one)
+    plan = F8._PLANS.get(sig)
+    c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
+    if plan is not None and not ((a.data_ptr() | b.data_ptr()) & 15) and F8._pristine():
+        plan.launch(a, b, c, one, one)
+        return c
+    return F8._decode(a, b, c, one, False, one, False, sig, one, one)
+
+
+def _use_splitk(a, b, activation) -> bool:
+    return activation is None and 0 < a.shape[0] <= SPLITK_MAX_M and a.is_cuda and b.shape[1] > 0
+
+
 def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:
     """``act(a @ b)`` for a (M, K) and b (K, N), fp16 or bf16 (same dtype); returns a new (M, N) tensor.
-    Runs gemm_tma_kernel where ``tma_plan`` allows it, else gemm_kernel (see the module docstring).
-    A call with the signature (shapes, strides, dtypes, devices, activation) of an earlier CUDA call reuses
-    that call's compiled kernel and config through a cached launcher (kernels/_launch.py)."""
+    M <= SPLITK_MAX_M without an activation on a GPU: ``gemm_splitk``; else gemm_tma_kernel where
+    ``tma_plan`` allows it, gemm_kernel otherwise (see the module docstring). A call with the signature
+    (shapes, strides, dtypes, devices, activation) of an earlier CUDA call reuses that call's compiled kernel
+    and config through a cached launcher (kernels/_launch.py)."""
+    return _gemm(a, b, activation, USE_SPLITK)
+
+
+def gemm_tiled(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:
+    """``gemm`` without the split-K path: the tiled kernels for every M (benchmarks of the small-M choice)."""
+    return _gemm(a, b, activation, False)
+
+
+def _gemm(a, b, activation, splitk: bool):
     try:
-        sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, activation)
+        sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, activation, splitk)
         launcher = _TMA.plan(sig, a, b)
     except (AttributeError, TypeError):  # not tensors, unhashable activation: the checks below say what
         sig = launcher = None
+    if launcher is None and splitk and sig is not None and activation is None and a.shape[0] <= SPLITK_MAX_M \
+            and a.is_cuda:
+        from . import fp8_gemm as F8
+
+        one = _one(a.device)
+        plan = F8._PLANS.get(_splitk_sig(a, b, one))
+        if plan is not None and not ((a.data_ptr() | b.data_ptr()) & 15) and F8._pristine():
+            c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
+            plan.launch(a, b, c, one, one)
+            return c
     if launcher is not None:
         if launcher.kernel is gemm_tma_kernel:
             _ensure_allocator()  # the allocator lives in a ContextVar: another thread may not have it yet
@@ -502,6 +572,8 @@ def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> tor
     _check_args(a, b, activation)
     M, K = a.shape
     N = b.shape[1]
+    if splitk and _use_splitk(a, b, activation) and K > 0:
+        return gemm_splitk(a, b)
     c = torch.empty((M, N), device=a.device, dtype=a.dtype)
     if M == 0 or N == 0:
         return c

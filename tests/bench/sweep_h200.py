@@ -396,20 +396,34 @@ class Sweep:
             for M, N, K, act in shapes:
                 gen = torch.Generator(device=self.dev).manual_seed(0)
                 a = torch.randn(M, K, device=self.dev, generator=gen).to(dtype)
-                b = (torch.randn(K, N, device=self.dev, generator=gen) / K ** 0.5).to(dtype)
+                if getattr(self.args, "b_layout", "kn") == "nk":  # an nn.Linear weight (N, K), passed as w.t()
+                    b = (torch.randn(N, K, device=self.dev, generator=gen) / K ** 0.5).to(dtype).t()
+                else:
+                    b = (torch.randn(K, N, device=self.dev, generator=gen) / K ** 0.5).to(dtype)
                 ours = lambda a=a, b=b, act=act: G.gemm(a, b, act)  # noqa: E731
 
                 def check(a=a, b=b, act=act, tol=1e-2 if dtype_name == "float16" else 2e-2):
-                    return _ok_msg(*_close(G.gemm(a, b, act), G.reference(a, b, act), tol, tol))
+                    ref = G.reference(a, b, act)
+                    ok, msg = _ok_msg(*_close(G.gemm(a, b, act), ref, tol, tol))
+                    if a.shape[0] <= G.SPLITK_MAX_M and ok:  # the tiled kernels too (timed beside, below)
+                        ok, msg = _ok_msg(*_close(G.gemm_tiled(a, b, act), ref, tol, tol))
+                        msg = "split-K and tiled: " + msg
+                    return ok, msg
 
-                def config():
-                    tuners = autotuners([G.gemm_tma_kernel, G.gemm_kernel])
+                def config(M=M):
+                    from tritondbg.kernels import fp8_gemm as F8
+
+                    kernels = [F8.fp8_gemm_decode_kernel] if M <= G.SPLITK_MAX_M else [G.gemm_tma_kernel]
+                    tuners = autotuners(kernels)
                     return "; ".join(f"{k}: " + ",".join(f"{a}={b}" for a, b in config_dict(t.best_config).items())
                                      for k, t in tuners.items() if getattr(t, "best_config", None) is not None)
 
-                name = f"{M}x{N}x{K}" + (f" {act}" if act else "")
-                self.measure("gemm", name, dtype_name, ours, kh.baselines("gemm", dict(a=a, b=b, activation=act)),
-                             check, flops=2.0 * M * N * K, small=M <= 17, config=config)
+                name = f"{M}x{N}x{K}" + (f" {act}" if act else "") + (" b=w.t()" if b.stride(0) == 1 else "")
+                bases = kh.baselines("gemm", dict(a=a, b=b, activation=act))
+                if M <= G.SPLITK_MAX_M and act is None:  # ours is the split-K path: the tiled kernels beside it
+                    bases["ours, tiled kernels"] = lambda a=a, b=b: G.gemm_tiled(a, b)
+                self.measure("gemm", name, dtype_name, ours, bases, check, flops=2.0 * M * N * K, small=M <= 17,
+                             config=config)
                 del a, b
                 _empty_cache(self.dev)
 
@@ -524,6 +538,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="", help="layernorm/softmax/gemm dtypes (default float16,bfloat16)")
     ap.add_argument("--sizes", default="big,small", help="layernorm/softmax sizes: big (~32M elements), small (256K)")
     ap.add_argument("--n", default="", help="layernorm/softmax row lengths (default: the sweep's)")
+    ap.add_argument("--b-layout", choices=("kn", "nk"), default="kn", help="gemm: b row-major (K, N), or the "
+                    ".t() view of an (N, K) nn.Linear weight")
     ap.add_argument("--grid", action="store_true", help="layernorm/softmax: time the rule's rival configs too")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="markdown table (the JSON rows go beside it)")
     ap.add_argument("--render", nargs="+", metavar="JSON", help="no GPU: join these runs' JSON files (a later "
