@@ -54,6 +54,10 @@ GEMM_M_QUICK = (1, 127, 4096)
 # Mistral-7B MLP up; the last one (Llama-3-8B's GQA qkv, N = 4096 + 2 * 1024) is our choice.
 GEMM_NK = ((4096, 4096), (11008, 4096), (4096, 11008), (13824, 5120), (5120, 13824), (14336, 4096), (6144, 4096))
 GEMM_NK_QUICK = ((4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096))
+# the squares and the GELU epilogue: (M, N, K, activation)
+GEMM_EXTRA = ((4096, 4096, 4096, None), (8192, 8192, 8192, None), (8192, 8192, 8192, "gelu"),
+              (4096, 11008, 4096, "gelu"))
+FP8_SHAPES = ((8192, 8192, 8192), (1, 8192, 8192), (16, 8192, 8192))  # (M, N, K); b K-major
 # prefill: (B, H, H_KV, N, D, causal)
 PREFILL = ((4, 32, 32, 4096, 128, False), (4, 32, 32, 4096, 128, True), (4, 32, 32, 4096, 64, False),
            (4, 32, 32, 4096, 64, True), (4, 32, 8, 4096, 128, False), (4, 32, 8, 4096, 128, True),
@@ -389,8 +393,7 @@ class Sweep:
         torch = self.torch
         shapes = [(m, n, k, None) for m in (GEMM_M_QUICK if quick else GEMM_M) for n, k in
                   (GEMM_NK_QUICK if quick else GEMM_NK)]
-        shapes += [(4096, 4096, 4096, None), (8192, 8192, 8192, None), (8192, 8192, 8192, "gelu"),
-                   (4096, 11008, 4096, "gelu")]
+        shapes += list(GEMM_EXTRA)
         for dtype_name in dtypes:
             dtype = getattr(torch, dtype_name)
             for M, N, K, act in shapes:
@@ -438,7 +441,7 @@ class Sweep:
         torch = self.torch
         gen = torch.Generator(device=self.dev).manual_seed(0)
         one = torch.ones((), device=self.dev)
-        for M, N, K in ((8192, 8192, 8192), (1, 8192, 8192), (16, 8192, 8192)):
+        for M, N, K in FP8_SHAPES:
             a = (torch.randn(M, K, device=self.dev, generator=gen) / 4).to(torch.float8_e4m3fn)
             w = (torch.randn(N, K, device=self.dev, generator=gen) / 4).to(torch.float8_e4m3fn)
             b = w.t()  # K-major: Hopper fp8 wgmma's layout, and _scaled_mm's
