@@ -118,7 +118,7 @@ def grid_configs(N: int, elem_size: int):
                 if 2 <= warps <= 32:
                     out += [RowConfig("single", block, rows, warps, stages) for stages in (1, 2)]
     head = block // 2
-    if head >= 1024 and head < N and block <= 2 * SINGLE_MAX_BLOCK:  # two blocks: head + power-of-two tail
+    if head >= 1024 and head < N < block <= 2 * SINGLE_MAX_BLOCK:  # two blocks: head + power-of-two tail
         out += [RowConfig("split", head, 1, warps) for warps in (4, 8, 16) if 8 <= head // (32 * warps) <= 64]
     if N >= 2048:
         for chunk in (2048, 4096):
