@@ -13,7 +13,8 @@ passed per call.
 
 The first time a signature gets its launcher, ``record`` runs it once more into the output filled with NaN,
 so a single-call correctness check (``tritondbg run/check``) covers the cached path too (a wrong argument
-order would show there, not only in the steady state).
+order would show there, not only in the steady state); not while a launch hook is installed (a profiler
+counting launches would see one more than the program made).
 
 Tools that patch the launch path (tritondbg's config pinning patches ``Autotuner.run``, ``ir``'s capture
 ``JITFunction.run``, an autotune watcher a tuner's ``run``) must see every call: while anything is patched
@@ -178,11 +179,12 @@ class Launches:
         launcher = Launcher(compiled, grid, tuple(tail), self.kernel)
         key = (sig, tuple(sorted(kwargs.items())), getattr(config, "num_warps", None),
                getattr(config, "num_stages", None))
-        if key not in self.checked:
+        # The check launch only while no launch hook is installed: a profiler (Proton, tritondbg profile's
+        # hooks) counts launches per call and must not see one the program did not make.
+        if key not in self.checked and out is not None and hooks_idle():
             self.checked.add(key)
-            if out is not None:
-                out.fill_(float("nan"))
-                launcher(*tensors)
+            out.fill_(float("nan"))
+            launcher(*tensors)
         if len(self.plans) >= MAX_PLANS:
             self.plans.clear()
         self.plans[sig] = launcher

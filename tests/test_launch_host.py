@@ -258,3 +258,20 @@ def test_direct_c_entry_of_a_triton_36_launcher(monkeypatch):
     assert calls[1] == ("runner", (5, 1, 1), (t, 7, "C"))
     Compiled.run.global_scratch_size = 128  # a kernel that needs scratch: always the runner
     assert _launch.Launcher(Compiled(), (5,), ()).direct is None
+
+
+def test_no_check_launch_while_a_profiler_hook_is_installed(fake):
+    """Proton and tritondbg profile count launches through Triton's hooks: the first call of a signature must
+    launch once, as the program asked, not twice (GPU test of 2026-11-30: Proton saw 21 add launches for 20)."""
+    install, _ = fake
+    k = install(SM, "softmax_kernel", "_SINGLE")
+    x = torch.empty(8, 256, device="meta", dtype=torch.float16)
+    hook = lambda *a: None  # noqa: E731
+    triton.knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        SM.softmax(x)
+        assert len(k.full) == 1 and not k.compiled.direct  # no check launch
+        SM.softmax(x)
+        assert len(k.full) == 1 and len(k.compiled.direct) == 1  # the cached launcher still serves the call
+    finally:
+        triton.knobs.runtime.launch_enter_hook.remove(hook)
