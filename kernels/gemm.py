@@ -14,7 +14,7 @@ Three paths; ``gemm`` picks one per call:
   kernel on the fp16/bf16 operands (scales of 1): K is split so that a 1-row problem still spreads the read of
   b over every SM; the last-arriving split sums the fp32 partials in a fixed order (deterministic).
   ``gemm_tiled`` skips this path (benchmarks). Under the interpreter and ``tritondbg ir`` (CPU tensors) such
-  calls take the tiled kernels, which also offer narrow 64 x 16/32/64 tiles for M <= 64.
+  calls take the tiled kernels, which also offer narrow 64 x 16/32/64 tiles for M <= 128.
 
 and, for every other call, one of two tiled kernels (``tma_plan``):
 
@@ -134,12 +134,13 @@ CONFIGS = [  # the pointer kernel's
     # tiny test shape (M=67 -> 5 tile-rows) has a full group and a partial group (tests the ordering).
     # This is also the config the tiny cases pin under the interpreter.
     _cfg(16, 16, 32, 4, 4, 3),
-    # Decode-like M <= 64 (GEMV regime: the time is the read of b): narrow tiles so that N / BLOCK_N programs
-    # cover the SMs (N = 4096: 64 / 128 / 256 programs), long K steps and deep pipelines to keep ~40 KiB of b
-    # in flight per SM. Only offered when M <= 64 (_prune_configs).
-    _cfg(64, 64, 128, 1, 4, 5),
-    _cfg(64, 32, 128, 1, 4, 6),
-    _cfg(64, 16, 256, 1, 4, 5),
+    # Small M <= 128 (GEMV-like: the time is the read of b): narrow tiles so that N / BLOCK_N programs per
+    # 64-row tile cover the SMs (N = 4096: 64 / 128 / 256 programs), long K steps and deep pipelines to keep
+    # ~40 KiB of b in flight per SM; GROUP_M = 2: the two 64-row tiles of M = 65..128 take each b tile from
+    # L2 one after the other. Only offered when M <= 128 (_prune_configs).
+    _cfg(64, 64, 128, 2, 4, 5),
+    _cfg(64, 32, 128, 2, 4, 6),
+    _cfg(64, 16, 256, 2, 4, 5),
 ]
 
 TMA_CONFIGS = [  # the same tiles plus EPILOGUE_SUBTILE (store the tile in two halves)
@@ -157,14 +158,14 @@ TMA_CONFIGS = [  # the same tiles plus EPILOGUE_SUBTILE (store the tile in two h
     # Small problems and the interpreter (the tiny cases pin 16x16x32). Subtiled: the store halves are 16x8
     # (16 bytes wide, TMA's minimum box width), so the interpreter also runs the split epilogue.
     _cfg(16, 16, 32, 4, 4, 3, EPILOGUE_SUBTILE=True),
-    # Decode-like M <= 64 (see CONFIGS). Not subtiled: a 16-column half would be 16 bytes wide.
-    _cfg(64, 64, 128, 1, 4, 5, EPILOGUE_SUBTILE=False),
-    _cfg(64, 32, 128, 1, 4, 6, EPILOGUE_SUBTILE=False),
-    _cfg(64, 16, 256, 1, 4, 5, EPILOGUE_SUBTILE=False),
+    # Small M <= 128 (see CONFIGS). Not subtiled: a 16-column half would be 16 bytes wide.
+    _cfg(64, 64, 128, 2, 4, 5, EPILOGUE_SUBTILE=False),
+    _cfg(64, 32, 128, 2, 4, 6, EPILOGUE_SUBTILE=False),
+    _cfg(64, 16, 256, 2, 4, 5, EPILOGUE_SUBTILE=False),
 ]
 
 _SMALL_TILE = 32 * 32  # configs with BLOCK_M*BLOCK_N at or below this are for small problems only
-_DECODE_M = 64         # configs with BLOCK_M == 64 and BLOCK_N <= 64 are for M <= this only
+_NARROW_M = 128        # configs with BLOCK_M == 64 and BLOCK_N <= 64 are for M <= this only
 _INTERP_NUM_SMS = 4    # TMA kernel's persistent programs under the interpreter: several tiles each
 _CPU_NUM_SMS = 132     # compile-only capture (`tritondbg ir`, CPU tensors): the H200's SM count as stand-in
 
@@ -175,7 +176,7 @@ def _prune_configs(configs, named_args, **kwargs):
     - small tiles (<= 32x32) only when M*N <= 256*256 (elsewhere they re-read the operands 4-8x more);
     - tiles much larger than the problem: BLOCK_M > max(64, next_pow2(M)) or BLOCK_N > max(64,
       next_pow2(N)) (so a skinny M=1..64 problem keeps the 64x128 tile, not the 128/256-row ones);
-    - the narrow decode tiles (64 x <= 64) only when M <= 64.
+    - the narrow tiles (64 x <= 64) only when M <= 128.
     """
     args = {**named_args, **kwargs}
     M, N = int(args["M"]), int(args["N"])
@@ -188,7 +189,7 @@ def _prune_configs(configs, named_args, **kwargs):
             continue
         if bm > max_bm or bn > max_bn:
             continue
-        if bm == 64 and bn <= 64 and bm * bn > _SMALL_TILE and M > _DECODE_M:
+        if bm == 64 and bn <= 64 and bm * bn > _SMALL_TILE and M > _NARROW_M:
             continue
         kept.append(c)
     if not kept:  # cannot happen with the lists above, but a user-edited list must still launch
