@@ -130,17 +130,19 @@ def grid_configs(N: int, elem_size: int):
 def summarize(rows) -> list[dict]:
     """Per group: rows, the ratio against the target's baseline (min / median), the worst row, met or not."""
     out = []
-    for group in GROUPS:
+    for group, size in [(g, None) for g in GROUPS] + [(g, z) for g in ("layernorm", "softmax") for z in ("big", "small")]:
         base, every, median_t = TARGETS[group]
-        rs = [r for r in rows if r["group"] == group and base in r["baselines"] and "ratio" in r["baselines"][base]]
-        if not rs:
+        rs = [r for r in rows if r["group"] == group and base in r["baselines"] and "ratio" in r["baselines"][base]
+              and (size is None or r["name"].endswith(f"({size})"))]
+        if not rs or (size is not None and len(rs) == len([r for r in rows if r["group"] == group])):
             continue
         ratios = [r["baselines"][base]["ratio"] for r in rs]
         worst = min(rs, key=lambda r: r["baselines"][base]["ratio"])
         fails = sum(r.get("check") != "pass" for r in rs)
         med = statistics.median(ratios)
         met = None if every is None else (min(ratios) >= every and med >= median_t and not fails)
-        out.append(dict(group=group, baseline=base, rows=len(rs), min=min(ratios), median=med,
+        out.append(dict(group=group if size is None else f"{group} ({size})", baseline=base, rows=len(rs),
+                        min=min(ratios), median=med,
                         worst=f"{worst['name']} {worst['dtype']}", wrong=fails, every=every, median_target=median_t,
                         met=met))
     return out
