@@ -161,6 +161,8 @@ class Launches:
         if not all(launchable(t) for t in tensors) or not aligned(*tensors):
             return
         config = getattr(self.kernel, "best_config", None)  # an Autotuner's config that just ran
+        if getattr(config, "pre_hook", None) is not None:  # Autotuner.run calls it before every launch
+            return
         kwargs = dict(config.kwargs) if config is not None else {}
         if callable(grid):
             grid = grid(kwargs)
