@@ -1,11 +1,13 @@
 """Cached launchers: a bundled kernel's steady-state call skips Triton's binder, specialisation and autotuner.
 
-A wrapper (layernorm, softmax, add, gemm) keeps one ``Launches`` per kernel. Each call first builds a cheap
-signature of its arguments (shapes, strides, dtypes, devices, scalar options: everything its checks, its
-config rule and Triton's specialisation depend on, except the pointers' 16-byte alignment) and asks
-``plan(sig, *tensors)`` for a launcher. On a hit (CUDA tensors, nothing patched, pointers aligned) the call is
-a dict lookup and one call of the compiled kernel's launcher (``CompiledKernel[grid]``: the current device
-and stream, Triton's launch hooks, the C launcher), the call ``JITFunction.run`` itself ends with. On a miss
+A wrapper (layernorm, softmax, add, gemm, fp8_gemm's large-M path) keeps one ``Launches`` per kernel (one
+signature dict shared by a wrapper's kernels). Each call first builds a cheap signature of its arguments
+(shapes, strides, dtypes, devices, scalar options: everything its checks, its config rule and Triton's
+specialisation depend on, except the pointers' 16-byte alignment) and asks ``plan(sig, *tensors)`` for a
+launcher. On a hit (nothing patched, pointers aligned) the call is a dict lookup and one launch of the
+compiled kernel: its C launch entry directly on Triton 3.6 with no launch hook installed (``Launcher``), else
+``CompiledKernel[grid]`` (current device and stream, launch hooks, the C launcher), the call
+``JITFunction.run`` itself ends with. On a miss
 the wrapper runs its full path (checks, config rule, ``kernel[grid](...)``) and hands the result to
 ``record``, which binds the compiled kernel to that signature: the arguments after the tensors (sizes,
 strides, constexprs, the autotuner's chosen config) are fixed by the signature, so only the tensors are
