@@ -1,11 +1,13 @@
 """Cached launchers: a bundled kernel's steady-state call skips Triton's binder, specialisation and autotuner.
 
-A wrapper (layernorm, softmax, add, gemm) keeps one ``Launches`` per kernel. Each call first builds a cheap
-signature of its arguments (shapes, strides, dtypes, devices, scalar options: everything its checks, its
-config rule and Triton's specialisation depend on, except the pointers' 16-byte alignment) and asks
-``plan(sig, *tensors)`` for a launcher. On a hit (CUDA tensors, nothing patched, pointers aligned) the call is
-a dict lookup and one call of the compiled kernel's launcher (``CompiledKernel[grid]``: the current device
-and stream, Triton's launch hooks, the C launcher), the call ``JITFunction.run`` itself ends with. On a miss
+A wrapper (layernorm, softmax, add, gemm, fp8_gemm's large-M path) keeps one ``Launches`` per kernel (one
+signature dict shared by a wrapper's kernels). Each call first builds a cheap signature of its arguments
+(shapes, strides, dtypes, devices, scalar options: everything its checks, its config rule and Triton's
+specialisation depend on, except the pointers' 16-byte alignment) and asks ``plan(sig, *tensors)`` for a
+launcher. On a hit (nothing patched, pointers aligned) the call is a dict lookup and one launch of the
+compiled kernel: its C launch entry directly on Triton 3.6 with no launch hook installed (``Launcher``), else
+``CompiledKernel[grid]`` (current device and stream, launch hooks, the C launcher), the call
+``JITFunction.run`` itself ends with. On a miss
 the wrapper runs its full path (checks, config rule, ``kernel[grid](...)``) and hands the result to
 ``record``, which binds the compiled kernel to that signature: the arguments after the tensors (sizes,
 strides, constexprs, the autotuner's chosen config) are fixed by the signature, so only the tensors are
@@ -13,7 +15,8 @@ passed per call.
 
 The first time a signature gets its launcher, ``record`` runs it once more into the output filled with NaN,
 so a single-call correctness check (``tritondbg run/check``) covers the cached path too (a wrong argument
-order would show there, not only in the steady state).
+order would show there, not only in the steady state); not while a launch hook is installed (a profiler
+counting launches would see one more than the program made).
 
 Tools that patch the launch path (tritondbg's config pinning patches ``Autotuner.run``, ``ir``'s capture
 ``JITFunction.run``, an autotune watcher a tuner's ``run``) must see every call: while anything is patched
@@ -24,6 +27,8 @@ from __future__ import annotations
 
 import inspect
 
+import torch
+import triton
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
@@ -33,6 +38,7 @@ _TUNER_RUN = Autotuner.run
 # functions are not Triton's and the cached launchers stay off.
 _GENUINE = all((getattr(f, "__module__", None) or "").startswith("triton.") and not hasattr(f, "__wrapped__")
                for f in (_JIT_RUN, _TUNER_RUN))
+_TORCH_STREAMS = hasattr(torch._C, "_cuda_getCurrentRawStream") and hasattr(torch._C, "_cuda_getDevice")
 MAX_PLANS = 4096  # per kernel: a server with ever-changing shapes must not grow the cache without bound
 
 
@@ -58,21 +64,71 @@ def launchable(t) -> bool:
     return getattr(t, "is_cuda", False)
 
 
-class Launcher:
-    """One compiled kernel bound to one call signature: ``launcher(*tensors)`` launches it."""
+def hooks_idle() -> bool:
+    """No launch hook is installed (Triton >= 3.5 keeps them in HookChains, empty by default; 3.4 in plain
+    slots, None by default): a launch may then skip building their launch metadata."""
+    rt = triton.knobs.runtime
+    for hook in (rt.launch_enter_hook, rt.launch_exit_hook):
+        if hook is not None and getattr(hook, "calls", True):
+            return False
+    return True
 
-    __slots__ = ("run", "tail", "grid", "kernel")
+
+def _direct_entry(compiled):
+    """The C launch entry of ``compiled`` and the arguments it takes between ``function`` and the kernel's own,
+    when it can be called directly: Triton 3.6's CudaLauncher (``__call__(gridX, gridY, gridZ, stream,
+    function, *args)`` forwarding to ``launch(gridX, gridY, gridZ, stream, function, cooperative, pdl,
+    global_scratch, profile_scratch, kernel_metadata, launch_metadata, enter_hook, exit_hook, *args)``) for a
+    kernel that needs no scratch buffer. None for anything else (other Triton versions, AMD, scratch): the
+    launcher then goes through ``CompiledKernel[grid]`` as JITFunction.run does."""
+    run = getattr(compiled, "run", None)
+    launch = getattr(run, "launch", None)
+    if launch is None or type(run).__name__ != "CudaLauncher":
+        return None
+    try:
+        params = list(inspect.signature(type(run).__call__).parameters)
+    except (TypeError, ValueError):
+        return None
+    if params != ["self", "gridX", "gridY", "gridZ", "stream", "function", "args"]:
+        return None
+    if getattr(run, "global_scratch_size", 1) or getattr(run, "profile_scratch_size", 1):
+        return None
+    try:
+        head = (bool(run.launch_cooperative_grid), bool(run.launch_pdl), None, None, compiled.packed_metadata,
+                None, None, None)
+    except AttributeError:
+        return None
+    return launch, head
+
+
+class Launcher:
+    """One compiled kernel bound to one call signature: ``launcher(*tensors)`` launches it.
+
+    With no launch hook installed and Triton 3.6's launcher, the call goes straight to the C launch entry
+    (current device's current stream, the kernel's handle and packed metadata, no hooks): the steps
+    ``CompiledKernel[grid]`` adds in Python (device and stream lookups through the driver, launch metadata,
+    the scratch allocator) cost ~10 us a call on the H200 VM, more than a launch-bound kernel's GPU time."""
+
+    __slots__ = ("run", "tail", "grid", "kernel", "direct", "head", "function")
 
     def __init__(self, compiled, grid: tuple, tail: tuple, kernel=None):
         self.kernel = kernel  # the JITFunction / Autotuner that compiled it (pristine() is asked about it)
         if hasattr(compiled, "result"):  # Triton 3.6 with asynchronous compilation: a future
             compiled = compiled.result()
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
-        self.run = compiled[self.grid]
+        self.run = compiled[self.grid]  # also loads the kernel (_init_handles)
         self.tail = tail
+        entry = _direct_entry(compiled) if _TORCH_STREAMS else None
+        self.direct, self.head = entry if entry else (None, None)
+        self.function = getattr(compiled, "function", None)
 
     def __call__(self, *tensors) -> None:
-        self.run(*tensors, *self.tail)
+        if self.direct is not None and hooks_idle():
+            g = self.grid
+            stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
+            self.direct(g[0], g[1], g[2], stream, self.function, *self.head, *tensors, *self.tail)
+        else:
+            self.run(*tensors, *self.tail)
 
 
 class Launches:
@@ -107,6 +163,8 @@ class Launches:
         if not all(launchable(t) for t in tensors) or not aligned(*tensors):
             return
         config = getattr(self.kernel, "best_config", None)  # an Autotuner's config that just ran
+        if getattr(config, "pre_hook", None) is not None:  # Autotuner.run calls it before every launch
+            return
         kwargs = dict(config.kwargs) if config is not None else {}
         if callable(grid):
             grid = grid(kwargs)
@@ -125,11 +183,12 @@ class Launches:
         launcher = Launcher(compiled, grid, tuple(tail), self.kernel)
         key = (sig, tuple(sorted(kwargs.items())), getattr(config, "num_warps", None),
                getattr(config, "num_stages", None))
-        if key not in self.checked:
+        # The check launch only while no launch hook is installed: a profiler (Proton, tritondbg profile's
+        # hooks) counts launches per call and must not see one the program did not make.
+        if key not in self.checked and out is not None and hooks_idle():
             self.checked.add(key)
-            if out is not None:
-                out.fill_(float("nan"))
-                launcher(*tensors)
+            out.fill_(float("nan"))
+            launcher(*tensors)
         if len(self.plans) >= MAX_PLANS:
             self.plans.clear()
         self.plans[sig] = launcher

@@ -13,6 +13,9 @@ flight. Two shapes of program:
   row back from L2). A 16384-column tile in registers leaves room for one program per SM, whose load,
   reduction and store then run one after another (the likely cause of issue 18's 0.40x F.layer_norm at a
   non-power-of-two length; the issue did not record which: tests/bench/sweep_h200.py measures them all).
+- ``split``: rows of 4097..6144 columns held as two power-of-two blocks (4096 unmasked + a masked tail: 5000
+  = 4096 + 904 of 1024) instead of one 8192 block with 25-50% padding, whose registers limit the programs
+  per SM (run 1 on the H200: 5000 / 5120 at 67-73% of copy with the padded block, 86% at 8192).
 - ``stages`` >= 2 (single): persistent programs (as many as fit on the GPU at once, from the compiled
   kernel's registers and shared memory) walk tiles; Triton's pipeliner keeps the next tile's load in flight
   (cp.async into shared memory) while this tile is reduced and stored. Looped: the chunk loops pipelined.
@@ -34,12 +37,13 @@ SINGLE_MAX_BLOCK = 8192   # largest BLOCK_N a single-pass program holds (see abo
 TILE_BYTES = 8192         # bytes of input per single-pass program for short rows (rows per program)
 LOOP_CHUNK = 4096         # columns per step of the looped kernels
 LOOP_STAGES = 2           # pipelining depth of the looped kernels' chunk loops
+SPLIT_MAX_FRACTION = 0.75  # rows of 4097..6144 columns: two blocks (4096 + tail) instead of a padded 8192
 ELEMS_PER_THREAD = 32     # tile elements per thread (warps = tile / (32 * this), 4..16)
 
 
 class RowConfig(NamedTuple):
-    kind: str       # "single" or "looped"
-    block_n: int    # single: next_power_of_2(N); looped: columns per chunk
+    kind: str       # "single", "split" or "looped"
+    block_n: int    # single: next_power_of_2(N); split: the largest power of two below N; looped: chunk
     rows: int       # rows per tile (single); 1 for looped
     num_warps: int
     stages: int = 1  # single: 1 = one tile per program; >= 2 = persistent programs, the next tile's load in
@@ -65,6 +69,10 @@ def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None) -
     ``max_block_n`` (a power of two) caps every block (the wrappers' argument; tests lower it to force the
     looped path on small rows). ``M`` (rows), when given, caps the rows per program at what M needs."""
     block = triton.next_power_of_2(N)
+    if block == SINGLE_MAX_BLOCK <= max_block_n and N <= SPLIT_MAX_FRACTION * block:
+        # 4097..6144 columns: the 8192 block would leave >= 25% of its lanes padding (run 1: 5000 / 5120 at
+        # 67-73% of copy against 86% at 8192): the row as 4096 + a power-of-two tail instead
+        return RowConfig("split", block // 2, 1, 8)
     if block <= min(max_block_n, SINGLE_MAX_BLOCK):
         rows = max(1, TILE_BYTES // (block * elem_size))
         if M is not None:
@@ -76,11 +84,18 @@ def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None) -
     return RowConfig("looped", chunk, 1, min(16, max(4, chunk // 512)), LOOP_STAGES)
 
 
+def split_tail(N: int, head: int) -> int:
+    """The tail block of a split row: next_power_of_2(N - head)."""
+    return triton.next_power_of_2(N - head)
+
+
 def check_config(config, max_block_n: int, N: int) -> RowConfig:
     """A caller-given config (benchmarks): checked, returned as a RowConfig."""
     c = RowConfig(*config)
-    if c.kind not in ("single", "looped"):
-        raise ValueError(f"config kind must be 'single' or 'looped', got {c.kind!r}")
+    if c.kind not in ("single", "looped", "split"):
+        raise ValueError(f"config kind must be 'single', 'looped' or 'split', got {c.kind!r}")
+    if c.kind == "split" and not (c.block_n < N < 2 * c.block_n and c.rows == 1):
+        raise ValueError(f"a split config needs block_n < N={N} < 2 * block_n and rows 1, got {tuple(c)}")
     for name in ("block_n", "rows", "num_warps"):
         v = getattr(c, name)
         if not isinstance(v, int) or v < 1 or v & (v - 1):

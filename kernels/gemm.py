@@ -8,7 +8,15 @@ float16 or both bfloat16; ``c`` has the inputs' dtype. ``act`` is one of
   ``torch.nn.functional.gelu(x, approximate="tanh")`` (NOT the exact erf form),
 - ``"silu"``: ``x * sigmoid(x)``.
 
-Two kernels; ``gemm`` picks one per call (``tma_plan``):
+Three paths; ``gemm`` picks one per call:
+
+- ``gemm_splitk`` (decode-like M <= 64, no activation, CUDA tensors): fp8_gemm's one-launch split-K decode
+  kernel on the fp16/bf16 operands (scales of 1): K is split so that a 1-row problem still spreads the read of
+  b over every SM; the last-arriving split sums the fp32 partials in a fixed order (deterministic).
+  ``gemm_tiled`` skips this path (benchmarks). Under the interpreter and ``tritondbg ir`` (CPU tensors) such
+  calls take the tiled kernels, which also offer narrow 64 x 16/32/64 tiles for M <= 128.
+
+and, for every other call, one of two tiled kernels (``tma_plan``):
 
 - ``gemm_tma_kernel`` (Hopper path): when Triton's target is NVIDIA sm_90 or newer (or the interpreter, which
   implements tensor descriptors) and both operands can be TMA descriptors: 16-byte aligned base, unit stride
@@ -126,12 +134,13 @@ CONFIGS = [  # the pointer kernel's
     # tiny test shape (M=67 -> 5 tile-rows) has a full group and a partial group (tests the ordering).
     # This is also the config the tiny cases pin under the interpreter.
     _cfg(16, 16, 32, 4, 4, 3),
-    # Decode-like M <= 64 (GEMV regime: the time is the read of b): narrow tiles so that N / BLOCK_N programs
-    # cover the SMs (N = 4096: 64 / 128 / 256 programs), long K steps and deep pipelines to keep ~40 KiB of b
-    # in flight per SM. Only offered when M <= 64 (_prune_configs).
-    _cfg(64, 64, 128, 1, 4, 5),
-    _cfg(64, 32, 128, 1, 4, 6),
-    _cfg(64, 16, 256, 1, 4, 5),
+    # Small M <= 128 (GEMV-like: the time is the read of b): narrow tiles so that N / BLOCK_N programs per
+    # 64-row tile cover the SMs (N = 4096: 64 / 128 / 256 programs), long K steps and deep pipelines to keep
+    # ~40 KiB of b in flight per SM; GROUP_M = 2: the two 64-row tiles of M = 65..128 take each b tile from
+    # L2 one after the other. Only offered when M <= 128 (_prune_configs).
+    _cfg(64, 64, 128, 2, 4, 5),
+    _cfg(64, 32, 128, 2, 4, 6),
+    _cfg(64, 16, 256, 2, 4, 5),
 ]
 
 TMA_CONFIGS = [  # the same tiles plus EPILOGUE_SUBTILE (store the tile in two halves)
@@ -149,14 +158,14 @@ TMA_CONFIGS = [  # the same tiles plus EPILOGUE_SUBTILE (store the tile in two h
     # Small problems and the interpreter (the tiny cases pin 16x16x32). Subtiled: the store halves are 16x8
     # (16 bytes wide, TMA's minimum box width), so the interpreter also runs the split epilogue.
     _cfg(16, 16, 32, 4, 4, 3, EPILOGUE_SUBTILE=True),
-    # Decode-like M <= 64 (see CONFIGS). Not subtiled: a 16-column half would be 16 bytes wide.
-    _cfg(64, 64, 128, 1, 4, 5, EPILOGUE_SUBTILE=False),
-    _cfg(64, 32, 128, 1, 4, 6, EPILOGUE_SUBTILE=False),
-    _cfg(64, 16, 256, 1, 4, 5, EPILOGUE_SUBTILE=False),
+    # Small M <= 128 (see CONFIGS). Not subtiled: a 16-column half would be 16 bytes wide.
+    _cfg(64, 64, 128, 2, 4, 5, EPILOGUE_SUBTILE=False),
+    _cfg(64, 32, 128, 2, 4, 6, EPILOGUE_SUBTILE=False),
+    _cfg(64, 16, 256, 2, 4, 5, EPILOGUE_SUBTILE=False),
 ]
 
 _SMALL_TILE = 32 * 32  # configs with BLOCK_M*BLOCK_N at or below this are for small problems only
-_DECODE_M = 64         # configs with BLOCK_M == 64 and BLOCK_N <= 64 are for M <= this only
+_NARROW_M = 128        # configs with BLOCK_M == 64 and BLOCK_N <= 64 are for M <= this only
 _INTERP_NUM_SMS = 4    # TMA kernel's persistent programs under the interpreter: several tiles each
 _CPU_NUM_SMS = 132     # compile-only capture (`tritondbg ir`, CPU tensors): the H200's SM count as stand-in
 
@@ -167,7 +176,7 @@ def _prune_configs(configs, named_args, **kwargs):
     - small tiles (<= 32x32) only when M*N <= 256*256 (elsewhere they re-read the operands 4-8x more);
     - tiles much larger than the problem: BLOCK_M > max(64, next_pow2(M)) or BLOCK_N > max(64,
       next_pow2(N)) (so a skinny M=1..64 problem keeps the 64x128 tile, not the 128/256-row ones);
-    - the narrow decode tiles (64 x <= 64) only when M <= 64.
+    - the narrow tiles (64 x <= 64) only when M <= 128.
     """
     args = {**named_args, **kwargs}
     M, N = int(args["M"]), int(args["N"])
@@ -180,7 +189,7 @@ def _prune_configs(configs, named_args, **kwargs):
             continue
         if bm > max_bm or bn > max_bn:
             continue
-        if bm == 64 and bn <= 64 and bm * bn > _SMALL_TILE and M > _DECODE_M:
+        if bm == 64 and bn <= 64 and bm * bn > _SMALL_TILE and M > _NARROW_M:
             continue
         kept.append(c)
     if not kept:  # cannot happen with the lists above, but a user-edited list must still launch
@@ -483,16 +492,78 @@ def _launch_pointer(a, b, c, activation, sig=None) -> None:
     _PTR.record(sig, compiled, grid, (a, b, c), values, out=c)
 
 
+# ---------------------------------------------------------------------------------------------------------
+# Decode-like M (GEMV regime): split-K in one launch, fp8_gemm's decode kernel on fp16/bf16 operands
+# ---------------------------------------------------------------------------------------------------------
+SPLITK_MAX_M = 64  # M at or below this, no activation, on a GPU: the split-K decode kernel (issue 18)
+USE_SPLITK = True  # False: such calls take the tiled kernels (their narrow decode tiles); the sweep times both
+_ONES: dict = {}   # device -> fp32 scalar 1.0 (the decode kernel's scales)
+
+
+def _one(device) -> torch.Tensor:
+    t = _ONES.get(device)
+    if t is None:
+        t = _ONES[device] = torch.ones((), device=device, dtype=torch.float32)
+    return t
+
+
+def _splitk_sig(a, b, one):
+    """fp8_gemm's call signature for these operands (its cached launchers are keyed on it)."""
+    return (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, a.dtype,
+            one.shape, one.dtype, one.device, True, one.shape, one.dtype, one.device, True)
+
+
+def gemm_splitk(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` for checked fp16/bf16 operands with small M through fp8_gemm's one-launch split-K decode
+    kernel (fp32 partials, the last-arriving split sums them in a fixed order: deterministic; its cached
+    launcher per call signature). Each of the K splits streams a slice of b, so a 1-row problem still
+    spreads the read of b over every SM (the tiled kernels have only N / BLOCK_N programs then)."""
+    from . import fp8_gemm as F8
+
+    one = _one(a.device)
+    sig = _splitk_sig(a, b, one)
+    plan = F8._PLANS.get(sig)
+    c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
+    if plan is not None and not ((a.data_ptr() | b.data_ptr()) & 15) and F8._pristine():
+        plan.launch(a, b, c, one, one)
+        return c
+    return F8._decode(a, b, c, one, False, one, False, sig, one, one)
+
+
+def _use_splitk(a, b, activation) -> bool:
+    return activation is None and 0 < a.shape[0] <= SPLITK_MAX_M and a.is_cuda and b.shape[1] > 0
+
+
 def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:
     """``act(a @ b)`` for a (M, K) and b (K, N), fp16 or bf16 (same dtype); returns a new (M, N) tensor.
-    Runs gemm_tma_kernel where ``tma_plan`` allows it, else gemm_kernel (see the module docstring).
-    A call with the signature (shapes, strides, dtypes, devices, activation) of an earlier CUDA call reuses
-    that call's compiled kernel and config through a cached launcher (kernels/_launch.py)."""
+    M <= SPLITK_MAX_M without an activation on a GPU: ``gemm_splitk``; else gemm_tma_kernel where
+    ``tma_plan`` allows it, gemm_kernel otherwise (see the module docstring). A call with the signature
+    (shapes, strides, dtypes, devices, activation) of an earlier CUDA call reuses that call's compiled kernel
+    and config through a cached launcher (kernels/_launch.py)."""
+    return _gemm(a, b, activation, USE_SPLITK)
+
+
+def gemm_tiled(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:
+    """``gemm`` without the split-K path: the tiled kernels for every M (benchmarks of the small-M choice)."""
+    return _gemm(a, b, activation, False)
+
+
+def _gemm(a, b, activation, splitk: bool):
     try:
-        sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, activation)
+        sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, activation, splitk)
         launcher = _TMA.plan(sig, a, b)
     except (AttributeError, TypeError):  # not tensors, unhashable activation: the checks below say what
         sig = launcher = None
+    if launcher is None and splitk and sig is not None and activation is None and a.shape[0] <= SPLITK_MAX_M \
+            and a.is_cuda:
+        from . import fp8_gemm as F8
+
+        one = _one(a.device)
+        plan = F8._PLANS.get(_splitk_sig(a, b, one))
+        if plan is not None and not ((a.data_ptr() | b.data_ptr()) & 15) and F8._pristine():
+            c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
+            plan.launch(a, b, c, one, one)
+            return c
     if launcher is not None:
         if launcher.kernel is gemm_tma_kernel:
             _ensure_allocator()  # the allocator lives in a ContextVar: another thread may not have it yet
@@ -502,6 +573,8 @@ def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> tor
     _check_args(a, b, activation)
     M, K = a.shape
     N = b.shape[1]
+    if splitk and _use_splitk(a, b, activation) and K > 0:
+        return gemm_splitk(a, b)
     c = torch.empty((M, N), device=a.device, dtype=a.dtype)
     if M == 0 or N == 0:
         return c

@@ -33,7 +33,7 @@ import triton
 import triton.language as tl
 
 from . import _launch
-from ._rows import RowConfig, check_config, launch, row_config, vec
+from ._rows import RowConfig, check_config, launch, row_config, split_tail, vec
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
 # Largest block (columns) the wrapper may use; the rule (kernels/_rows.py) decides below it.
@@ -122,9 +122,39 @@ def softmax_looped_kernel(
         tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def softmax_split_kernel(
+    x_ptr, y_ptr,  # as softmax_kernel
+    stride_x_row,  # elements between rows of x (a multiple of VEC)
+    stride_y_row,  # elements between rows of y (a multiple of VEC)
+    M,  # rows (the grid is (M,))
+    N,  # columns, BLOCK_N < N < 2 * BLOCK_N (a multiple of VEC)
+    BLOCK_N: tl.constexpr,  # the largest power of two below N: the row's head, no mask
+    BLOCK_B: tl.constexpr,  # next_power_of_2(N - BLOCK_N): the row's tail, masked
+    VEC: tl.constexpr,  # power of two dividing N and both row strides
+):
+    # One row as two power-of-two blocks instead of one padded block (see layernorm_fwd_split_kernel).
+    n_vec = N // VEC * VEC
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * (stride_x_row // VEC * VEC)
+    y_row = y_ptr + row * (stride_y_row // VEC * VEC)
+    ca = tl.arange(0, BLOCK_N)
+    cb = BLOCK_N + tl.arange(0, BLOCK_B)
+    mb = cb < n_vec
+    xa = tl.load(x_row + ca).to(tl.float32)
+    xb = tl.load(x_row + cb, mask=mb, other=-float("inf")).to(tl.float32)
+    m = tl.maximum(tl.max(xa, axis=0), tl.max(xb, axis=0))
+    ea = tl.exp(xa - m)
+    eb = tl.exp(xb - m)  # padded lanes: exp(-inf) = 0
+    inv_s = 1.0 / (tl.sum(ea, axis=0) + tl.sum(eb, axis=0))
+    tl.store(y_row + ca, (ea * inv_s).to(y_ptr.dtype.element_ty))
+    tl.store(y_row + cb, (eb * inv_s).to(y_ptr.dtype.element_ty), mask=mb)
+
+
 _PLANS: dict = {}  # call signature -> cached launcher (of either kernel)
 _SINGLE = _launch.Launches(softmax_kernel, _PLANS)
 _LOOPED = _launch.Launches(softmax_looped_kernel, _PLANS)
+_SPLIT = _launch.Launches(softmax_split_kernel, _PLANS)
 
 
 def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowConfig | None = None) -> torch.Tensor:
@@ -168,15 +198,19 @@ def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowCo
     M = x2.shape[0]
     cfg = row_config(N, x.element_size(), max_block_n, M) if config is None else check_config(config, max_block_n, N)
     v = vec(N, x2.stride(0), y2.stride(0), elem_size=x.element_size())
+    scalars = dict(stride_x_row=x2.stride(0), stride_y_row=y2.stride(0), M=M, N=N)
+    if cfg.kind == "split":
+        consts = dict(BLOCK_N=cfg.block_n, BLOCK_B=split_tail(N, cfg.block_n), VEC=v)
+        launch(softmax_split_kernel, _SPLIT, sig, (x2, y2), scalars, consts, cfg, M, y2)
+        return y
     kernel, launches = (softmax_kernel, _SINGLE) if cfg.kind == "single" else (softmax_looped_kernel, _LOOPED)
     consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages)
-    scalars = dict(stride_x_row=x2.stride(0), stride_y_row=y2.stride(0), M=M, N=N)
     launch(kernel, launches, sig, (x2, y2), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y2)
     return y
 
 
-def reference(x, max_block_n=None):
-    """torch.softmax in fp32 (``max_block_n`` is the kernel's tiling; ignored)."""
+def reference(x, max_block_n=None, config=None):
+    """torch.softmax in fp32 (``max_block_n`` and ``config`` are the kernel's tiling; ignored)."""
     return torch.softmax(x.float(), dim=-1)
 
 

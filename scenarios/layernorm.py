@@ -18,6 +18,8 @@ def make_inputs(case, dtype, device, generator):
         bias=bias.to(device=device, dtype=dtype) if p.get("bias", True) else None,
         eps=1e-5,
     )
+    if "row_config" in p:  # forces a config of the rule's (kernels/_rows.py)
+        inputs["config"] = p["row_config"]
     if "max_block_n" in p:  # forces the looped kernel on a short row
         inputs["max_block_n"] = p["max_block_n"]
     return inputs
@@ -38,7 +40,7 @@ SCENARIO = Scenario(
     launch=K.layernorm,
     reference=K.reference,
     baseline=baseline,
-    kernels=[K.layernorm_fwd_kernel, K.layernorm_fwd_looped_kernel],
+    kernels=[K.layernorm_fwd_kernel, K.layernorm_fwd_looped_kernel, K.layernorm_fwd_split_kernel],
     flops=lambda case, dtype: K.flops(**case.params),
     bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),
     cases=[
@@ -49,6 +51,9 @@ SCENARIO = Scenario(
         # max_block_n=128: 777 = 6 * 128 + 9, six full chunks and a 9-column tail; offset 50 checks Welford.
         Case("tiny_looped", params=dict(M=5, N=777, max_block_n=128, offset=50.0), dtypes=_ALL,
              description="looped path (forced by max_block_n), tail chunk, large row mean"),
+        # 300 = 256 + 44 of a 64-column tail: the split kernel (the rule uses it for 4097..6144 columns)
+        Case("tiny_split", params=dict(M=3, N=300, row_config=("split", 256, 1, 4), offset=3.0), dtypes=_ALL,
+             description="row as two power-of-two blocks (head unmasked, tail masked)"),
         Case("h200_8192x8192", params=dict(M=8192, N=8192), dtypes=_HALF, interpret=False),
         Case("h200_16384x4096", params=dict(M=16384, N=4096), dtypes=_HALF, interpret=False),
         Case("h200_4096x1024", params=dict(M=4096, N=1024), dtypes=_HALF, interpret=False,

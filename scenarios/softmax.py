@@ -10,6 +10,8 @@ def make_inputs(case, dtype, device, generator):
     # scale 50: |x| up to ~250, exp(250) overflows fp32, so a missing max subtraction gives inf/NaN
     x = torch.randn(p["M"], p["N"], generator=generator, device="cpu") * p.get("scale", 1.0)
     inputs = dict(x=x.to(device=device, dtype=dtype))
+    if "row_config" in p:  # forces a config of the rule's (kernels/_rows.py)
+        inputs["config"] = p["row_config"]
     if "max_block_n" in p:  # forces the looped (online) kernel on a short row
         inputs["max_block_n"] = p["max_block_n"]
     return inputs
@@ -29,7 +31,7 @@ SCENARIO = Scenario(
     launch=K.softmax,
     reference=K.reference,
     baseline=baseline,
-    kernels=[K.softmax_kernel, K.softmax_looped_kernel],
+    kernels=[K.softmax_kernel, K.softmax_looped_kernel, K.softmax_split_kernel],
     flops=lambda case, dtype: K.flops(**case.params),
     bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),
     cases=[
@@ -40,6 +42,9 @@ SCENARIO = Scenario(
         # max_block_n=64: 333 = 5 * 64 + 13, five full chunks and a 13-column tail.
         Case("tiny_looped", params=dict(M=9, N=333, max_block_n=64), dtypes=_ALL,
              description="online-softmax path (forced by max_block_n), tail chunk"),
+        # 333 = 256 + 77 of a 128-column tail: the split kernel (the rule uses it for 4097..6144 columns)
+        Case("tiny_split", params=dict(M=4, N=333, row_config=("split", 256, 1, 4), scale=50.0), dtypes=_ALL,
+             description="row as two power-of-two blocks (head unmasked, tail masked), |x| ~ 250"),
         # large values: the running max jumps between chunks, so the rescaling of the sum matters.
         Case("tiny_looped_large", params=dict(M=5, N=1000, max_block_n=128, scale=50.0), dtypes=_ALL,
              description="online path with |x| ~ 250"),

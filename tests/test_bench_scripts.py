@@ -107,7 +107,7 @@ def test_sweep_parts_shapes_and_rival_configs():
     for n in sw.NORM_N:
         for c in sw.grid_configs(n, 2):
             check_config(c, 16384, n)  # every rival is a config the wrappers accept
-    assert {c.kind for c in sw.grid_configs(11008, 2)} == {"single", "looped"}
+    assert {c.kind for c in sw.grid_configs(11008, 2)} == {"single", "looped", "split"}
     assert {c.kind for c in sw.grid_configs(256, 2)} == {"single"}
 
 

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 import torch
+import triton
 from triton.runtime.autotuner import Autotuner
 
 from tritondbg.kernels import _launch
@@ -215,3 +216,62 @@ def test_launcher_binds_defaults_and_names_a_missing_argument():
             launches.record("s2", compiled, (2,), (t,), {})
     finally:
         _launch.launchable, _launch.pristine = old
+
+
+def test_direct_c_entry_of_a_triton_36_launcher(monkeypatch):
+    """Triton 3.6's CudaLauncher without scratch: the cached launcher calls its C entry itself (the arguments
+    CudaLauncher.__call__ would forward, no hooks), and goes back through CompiledKernel[grid] once a launch
+    hook is installed (a profiler must still see every launch)."""
+    calls = []
+
+    class CudaLauncher:
+        global_scratch_size = profile_scratch_size = 0
+        launch_cooperative_grid, launch_pdl = False, False
+
+        def __call__(self, gridX, gridY, gridZ, stream, function, *args):
+            raise AssertionError("not the direct entry")
+
+        def launch(self, *args):
+            calls.append(("direct", args))
+
+    class Compiled:
+        run = CudaLauncher()
+        packed_metadata = (4, 1, 0)
+        function = 1234
+
+        def __getitem__(self, grid):
+            return lambda *args: calls.append(("runner", grid, args))
+
+    monkeypatch.setattr(_launch, "_TORCH_STREAMS", True)
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: 99, raising=False)
+    launcher = _launch.Launcher(Compiled(), (5,), (7, "C"))
+    t = torch.empty(2, device="meta")
+    launcher(t)
+    assert calls == [("direct", (5, 1, 1, 99, 1234, False, False, None, None, (4, 1, 0), None, None, None, t, 7, "C"))]
+    hook = lambda *a: None  # noqa: E731
+    triton.knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        launcher(t)
+    finally:
+        triton.knobs.runtime.launch_enter_hook.remove(hook)
+    assert calls[1] == ("runner", (5, 1, 1), (t, 7, "C"))
+    Compiled.run.global_scratch_size = 128  # a kernel that needs scratch: always the runner
+    assert _launch.Launcher(Compiled(), (5,), ()).direct is None
+
+
+def test_no_check_launch_while_a_profiler_hook_is_installed(fake):
+    """Proton and tritondbg profile count launches through Triton's hooks: the first call of a signature must
+    launch once, as the program asked, not twice (GPU test of 2026-11-30: Proton saw 21 add launches for 20)."""
+    install, _ = fake
+    k = install(SM, "softmax_kernel", "_SINGLE")
+    x = torch.empty(8, 256, device="meta", dtype=torch.float16)
+    hook = lambda *a: None  # noqa: E731
+    triton.knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        SM.softmax(x)
+        assert len(k.full) == 1 and not k.compiled.direct  # no check launch
+        SM.softmax(x)
+        assert len(k.full) == 1 and len(k.compiled.direct) == 1  # the cached launcher still serves the call
+    finally:
+        triton.knobs.runtime.launch_enter_hook.remove(hook)

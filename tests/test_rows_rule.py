@@ -17,6 +17,9 @@ def test_rule_rows_per_program_warps_and_paths():
     assert row_config(1000, 4, 16384) == RowConfig("single", 1024, 2, 4)  # fp32: half the rows
     assert row_config(128, 2, 16384, M=3).rows == 4  # no more rows per program than M needs
     assert row_config(8192, 2, 16384) == RowConfig("single", 8192, 1, 8)
+    assert row_config(7000, 2, 16384) == RowConfig("single", 8192, 1, 8)  # 15% padding: one block
+    # 4097..6144 columns: 4096 + a power-of-two tail instead of an 8192 block with >= 25% padding
+    assert row_config(5000, 2, 16384) == row_config(6144, 4, 16384) == RowConfig("split", 4096, 1, 8)
     # long rows loop (a 16384-column tile leaves room for one program per SM)
     assert row_config(11008, 2, 16384).kind == "looped"
     assert row_config(777, 4, 128) == RowConfig("looped", 128, 1, 4, 2)  # forced by max_block_n (tests)

@@ -54,6 +54,10 @@ GEMM_M_QUICK = (1, 127, 4096)
 # Mistral-7B MLP up; the last one (Llama-3-8B's GQA qkv, N = 4096 + 2 * 1024) is our choice.
 GEMM_NK = ((4096, 4096), (11008, 4096), (4096, 11008), (13824, 5120), (5120, 13824), (14336, 4096), (6144, 4096))
 GEMM_NK_QUICK = ((4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096))
+# the squares and the GELU epilogue: (M, N, K, activation)
+GEMM_EXTRA = ((4096, 4096, 4096, None), (8192, 8192, 8192, None), (8192, 8192, 8192, "gelu"),
+              (4096, 11008, 4096, "gelu"))
+FP8_SHAPES = ((8192, 8192, 8192), (1, 8192, 8192), (16, 8192, 8192))  # (M, N, K); b K-major
 # prefill: (B, H, H_KV, N, D, causal)
 PREFILL = ((4, 32, 32, 4096, 128, False), (4, 32, 32, 4096, 128, True), (4, 32, 32, 4096, 64, False),
            (4, 32, 32, 4096, 64, True), (4, 32, 8, 4096, 128, False), (4, 32, 8, 4096, 128, True),
@@ -113,6 +117,9 @@ def grid_configs(N: int, elem_size: int):
                 warps = rows * block // (32 * per_thread)
                 if 2 <= warps <= 32:
                     out += [RowConfig("single", block, rows, warps, stages) for stages in (1, 2)]
+    head = block // 2
+    if head >= 1024 and head < N < block <= 2 * SINGLE_MAX_BLOCK:  # two blocks: head + power-of-two tail
+        out += [RowConfig("split", head, 1, warps) for warps in (4, 8, 16) if 8 <= head // (32 * warps) <= 64]
     if N >= 2048:
         for chunk in (2048, 4096):
             if chunk < block:
@@ -123,17 +130,19 @@ def grid_configs(N: int, elem_size: int):
 def summarize(rows) -> list[dict]:
     """Per group: rows, the ratio against the target's baseline (min / median), the worst row, met or not."""
     out = []
-    for group in GROUPS:
+    for group, size in [(g, None) for g in GROUPS] + [(g, z) for g in ("layernorm", "softmax") for z in ("big", "small")]:
         base, every, median_t = TARGETS[group]
-        rs = [r for r in rows if r["group"] == group and base in r["baselines"] and "ratio" in r["baselines"][base]]
-        if not rs:
+        rs = [r for r in rows if r["group"] == group and base in r["baselines"] and "ratio" in r["baselines"][base]
+              and (size is None or r["name"].endswith(f"({size})"))]
+        if not rs or (size is not None and len(rs) == len([r for r in rows if r["group"] == group])):
             continue
         ratios = [r["baselines"][base]["ratio"] for r in rs]
         worst = min(rs, key=lambda r: r["baselines"][base]["ratio"])
         fails = sum(r.get("check") != "pass" for r in rs)
         med = statistics.median(ratios)
         met = None if every is None else (min(ratios) >= every and med >= median_t and not fails)
-        out.append(dict(group=group, baseline=base, rows=len(rs), min=min(ratios), median=med,
+        out.append(dict(group=group if size is None else f"{group} ({size})", baseline=base, rows=len(rs),
+                        min=min(ratios), median=med,
                         worst=f"{worst['name']} {worst['dtype']}", wrong=fails, every=every, median_target=median_t,
                         met=met))
     return out
@@ -389,27 +398,40 @@ class Sweep:
         torch = self.torch
         shapes = [(m, n, k, None) for m in (GEMM_M_QUICK if quick else GEMM_M) for n, k in
                   (GEMM_NK_QUICK if quick else GEMM_NK)]
-        shapes += [(4096, 4096, 4096, None), (8192, 8192, 8192, None), (8192, 8192, 8192, "gelu"),
-                   (4096, 11008, 4096, "gelu")]
+        shapes += list(GEMM_EXTRA)
         for dtype_name in dtypes:
             dtype = getattr(torch, dtype_name)
             for M, N, K, act in shapes:
                 gen = torch.Generator(device=self.dev).manual_seed(0)
                 a = torch.randn(M, K, device=self.dev, generator=gen).to(dtype)
-                b = (torch.randn(K, N, device=self.dev, generator=gen) / K ** 0.5).to(dtype)
+                if getattr(self.args, "b_layout", "kn") == "nk":  # an nn.Linear weight (N, K), passed as w.t()
+                    b = (torch.randn(N, K, device=self.dev, generator=gen) / K ** 0.5).to(dtype).t()
+                else:
+                    b = (torch.randn(K, N, device=self.dev, generator=gen) / K ** 0.5).to(dtype)
                 ours = lambda a=a, b=b, act=act: G.gemm(a, b, act)  # noqa: E731
 
                 def check(a=a, b=b, act=act, tol=1e-2 if dtype_name == "float16" else 2e-2):
-                    return _ok_msg(*_close(G.gemm(a, b, act), G.reference(a, b, act), tol, tol))
+                    ref = G.reference(a, b, act)
+                    ok, msg = _ok_msg(*_close(G.gemm(a, b, act), ref, tol, tol))
+                    if a.shape[0] <= G.SPLITK_MAX_M and ok:  # the tiled kernels too (timed beside, below)
+                        ok, msg = _ok_msg(*_close(G.gemm_tiled(a, b, act), ref, tol, tol))
+                        msg = "split-K and tiled: " + msg
+                    return ok, msg
 
-                def config():
-                    tuners = autotuners([G.gemm_tma_kernel, G.gemm_kernel])
+                def config(M=M):
+                    from tritondbg.kernels import fp8_gemm as F8
+
+                    kernels = [F8.fp8_gemm_decode_kernel] if M <= G.SPLITK_MAX_M else [G.gemm_tma_kernel]
+                    tuners = autotuners(kernels)
                     return "; ".join(f"{k}: " + ",".join(f"{a}={b}" for a, b in config_dict(t.best_config).items())
                                      for k, t in tuners.items() if getattr(t, "best_config", None) is not None)
 
-                name = f"{M}x{N}x{K}" + (f" {act}" if act else "")
-                self.measure("gemm", name, dtype_name, ours, kh.baselines("gemm", dict(a=a, b=b, activation=act)),
-                             check, flops=2.0 * M * N * K, small=M <= 17, config=config)
+                name = f"{M}x{N}x{K}" + (f" {act}" if act else "") + (" b=w.t()" if b.stride(0) == 1 else "")
+                bases = kh.baselines("gemm", dict(a=a, b=b, activation=act))
+                if M <= G.SPLITK_MAX_M and act is None:  # ours is the split-K path: the tiled kernels beside it
+                    bases["ours, tiled kernels"] = lambda a=a, b=b: G.gemm_tiled(a, b)
+                self.measure("gemm", name, dtype_name, ours, bases, check, flops=2.0 * M * N * K, small=M <= 17,
+                             config=config)
                 del a, b
                 _empty_cache(self.dev)
 
@@ -424,7 +446,7 @@ class Sweep:
         torch = self.torch
         gen = torch.Generator(device=self.dev).manual_seed(0)
         one = torch.ones((), device=self.dev)
-        for M, N, K in ((8192, 8192, 8192), (1, 8192, 8192), (16, 8192, 8192)):
+        for M, N, K in FP8_SHAPES:
             a = (torch.randn(M, K, device=self.dev, generator=gen) / 4).to(torch.float8_e4m3fn)
             w = (torch.randn(N, K, device=self.dev, generator=gen) / 4).to(torch.float8_e4m3fn)
             b = w.t()  # K-major: Hopper fp8 wgmma's layout, and _scaled_mm's
@@ -524,6 +546,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="", help="layernorm/softmax/gemm dtypes (default float16,bfloat16)")
     ap.add_argument("--sizes", default="big,small", help="layernorm/softmax sizes: big (~32M elements), small (256K)")
     ap.add_argument("--n", default="", help="layernorm/softmax row lengths (default: the sweep's)")
+    ap.add_argument("--b-layout", choices=("kn", "nk"), default="kn", help="gemm: b row-major (K, N), or the "
+                    ".t() view of an (N, K) nn.Linear weight")
     ap.add_argument("--grid", action="store_true", help="layernorm/softmax: time the rule's rival configs too")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="markdown table (the JSON rows go beside it)")
     ap.add_argument("--render", nargs="+", metavar="JSON", help="no GPU: join these runs' JSON files (a later "
