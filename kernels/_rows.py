@@ -18,7 +18,8 @@ flight. Two shapes of program:
   per SM (run 1 on the H200: 5000 / 5120 at 67-73% of copy with the padded block, 86% at 8192).
 - ``stages`` >= 2 (single): persistent programs (as many as fit on the GPU at once, from the compiled
   kernel's registers and shared memory) walk tiles; Triton's pipeliner keeps the next tile's load in flight
-  (cp.async into shared memory) while this tile is reduced and stored. Looped: the chunk loops pipelined.
+  (cp.async into shared memory) while this tile is reduced and stored. Looped: the chunk loops pipelined
+  (a config option: measured slower on the H200, LOOP_STAGES).
 
 ``VEC``: the largest power of two (up to 16 bytes of elements) dividing N and the row strides. The kernels
 round N and the strides down to a multiple of VEC (a no-op by construction) so that Triton knows it: loads
@@ -36,7 +37,9 @@ from . import _launch
 SINGLE_MAX_BLOCK = 8192   # largest BLOCK_N a single-pass program holds (see above)
 TILE_BYTES = 8192         # bytes of input per single-pass program for short rows (rows per program)
 LOOP_CHUNK = 4096         # columns per step of the looped kernels
-LOOP_STAGES = 2           # pipelining depth of the looped kernels' chunk loops
+LOOP_STAGES = 1           # pipelining depth of the looped kernels' chunk loops. H200 (runs 1 and 3 of session 6):
+#                           2 (cp.async) was slower on every looped row: softmax 1024x32768 1.24x -> 0.97-1.03x
+#                           torch, layernorm 3048x11008 1.37-1.44x -> 1.10-1.13x
 SPLIT_MAX_FRACTION = 0.75  # rows of 4097..6144 columns: two blocks (4096 + tail) instead of a padded 8192
 ELEMS_PER_THREAD = 32     # tile elements per thread (warps = tile / (32 * this), 4..16)
 
@@ -79,8 +82,7 @@ def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None) -
             rows = min(rows, triton.next_power_of_2(max(M, 1)))
         return RowConfig("single", block, rows, _warps(rows * block))
     chunk = min(max_block_n, LOOP_CHUNK)
-    # the looped kernels keep per-lane running state besides the chunk: ~16 chunk elements per thread; two
-    # stages: the next chunk's load (cp.async into shared memory) in flight while this one is folded in
+    # the looped kernels keep per-lane running state besides the chunk: ~16 chunk elements per thread
     return RowConfig("looped", chunk, 1, min(16, max(4, chunk // 512)), LOOP_STAGES)
 
 

@@ -13,8 +13,7 @@ Design
       minimum HBM traffic); weight and bias are loaded after the statistics (from L2), so they do not hold
       registers through the row load. One tile per program, or (config ``stages`` >= 2) persistent
       programs walking tiles with the next tile's load in flight.
-    - ``layernorm_fwd_looped_kernel``: longer rows walk the row in chunks (4096 columns, 8 warps, the chunk
-      loop pipelined two deep); pass 1 keeps a per-lane Welford state (lane mean and M2, no cross-lane
+    - ``layernorm_fwd_looped_kernel``: longer rows walk the row in chunks (4096 columns, 8 warps); pass 1 keeps a per-lane Welford state (lane mean and M2, no cross-lane
       reduction inside the loop) and combines the lanes once at the end (Chan's parallel formula); pass 2
       re-reads the row (from L2: loads of pass 1 hint ``evict_last``) and writes y.
     - N and the row strides are hinted as multiples of VEC (the largest power of two up to 16 bytes that

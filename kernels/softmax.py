@@ -12,7 +12,7 @@ Design
       One tile per program, or (config ``stages`` >= 2) persistent programs walking tiles with the next
       tile's load in flight.
     - ``softmax_looped_kernel`` (online softmax, Milakov & Gimelshein 2018): longer rows, in chunks of 4096
-      columns (chunk loop pipelined two deep); pass 1 keeps a running max ``m`` and a running sum ``s``
+      columns; pass 1 keeps a running max ``m`` and a running sum ``s``
       rescaled by ``exp(m_old - m_new)`` when the max grows; pass 2 re-reads the row (from L2; loads of pass
       1 hint ``evict_last``) and writes ``exp(x - m) / s``.
     - N and the row strides are hinted as multiples of VEC (16-byte accesses for N = 1000, 5000, ...).

@@ -22,7 +22,7 @@ def test_rule_rows_per_program_warps_and_paths():
     assert row_config(5000, 2, 16384) == row_config(6144, 4, 16384) == RowConfig("split", 4096, 1, 8)
     # long rows loop (a 16384-column tile leaves room for one program per SM)
     assert row_config(11008, 2, 16384).kind == "looped"
-    assert row_config(777, 4, 128) == RowConfig("looped", 128, 1, 4, 2)  # forced by max_block_n (tests)
+    assert row_config(777, 4, 128) == RowConfig("looped", 128, 1, 4, 1)  # forced by max_block_n (tests)
 
 
 def test_vec_is_the_largest_power_of_two_dividing_the_row_and_its_strides():

@@ -157,6 +157,8 @@ class GateItem(pytest.Item):
                 outcome = run_gate(self.gate, scenario, ctx)
         except watchdog.Timeout as exc:
             outcome = GateOutcome(self.label, self.gate, ERROR, str(exc))
+        except Exception as exc:  # noqa: BLE001 - e.g. the scenario no longer loads in this worker
+            outcome = GateOutcome(self.label, self.gate, ERROR, f"could not run: {type(exc).__name__}: {exc}")
         finally:
             if fault is not None:
                 _faults_off(fault)

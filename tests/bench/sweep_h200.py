@@ -428,7 +428,7 @@ class Sweep:
 
                 name = f"{M}x{N}x{K}" + (f" {act}" if act else "") + (" b=w.t()" if b.stride(0) == 1 else "")
                 bases = kh.baselines("gemm", dict(a=a, b=b, activation=act))
-                if M <= G.SPLITK_MAX_M and act is None:  # ours is the split-K path: the tiled kernels beside it
+                if M <= G.SPLITK_MAX_M and act is None:  # ours may be the split-K path: the tiled kernels beside
                     bases["ours, tiled kernels"] = lambda a=a, b=b: G.gemm_tiled(a, b)
                 self.measure("gemm", name, dtype_name, ours, bases, check, flops=2.0 * M * N * K, small=M <= 17,
                              config=config)
