@@ -77,7 +77,12 @@ def _import_error_line(exc: BaseException, path: Path) -> str:
     last = user[-1] if user else None
     where = f"{last.filename}:{last.lineno}: " if last else ""
     text = str(exc).strip().splitlines()
-    return f"importing {path.name} failed: {where}{type(exc).__name__}: {text[0] if text else ''}"
+    hint = ""
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        from tritondbg import deps
+
+        hint = f" (pip install {deps.pip_name(exc.name)})"
+    return f"importing {path.name} failed: {where}{type(exc).__name__}: {text[0] if text else ''}{hint}"
 
 
 def _scenarios_in(module) -> list[Scenario]:
@@ -122,12 +127,12 @@ def _import_file(path: Path):
     try:
         with _outside_pytest():
             spec.loader.exec_module(module)
-    except (SyntaxError, ImportError) as exc:   # the user's code, not the tool: one line naming file:line
-        sys.modules.pop(name, None)
-        raise UsageError(_import_error_line(exc, path)) from exc
-    except Exception:
+    except UsageError:
         sys.modules.pop(name, None)
         raise
+    except Exception as exc:   # the user's code raised while importing, not the tool: one line naming file:line
+        sys.modules.pop(name, None)
+        raise UsageError(_import_error_line(exc, path)) from exc
     return module
 
 

@@ -70,23 +70,11 @@ def rough_plan(targets: list[str], gates: list[str]) -> list[Item]:
 
 
 def _import_scenarios(file: str) -> list:
-    """The Scenarios a file defines; a file that cannot be imported is one line naming it (and the line)."""
-    import traceback
+    """The Scenarios a file defines; a file that cannot be imported is one line naming it and the line
+    (loader's message: a syntax error, a missing module with its pip line, what the user's module raised)."""
+    from tritondbg import loader
 
-    from tritondbg import deps, loader
-
-    path = Path(file).expanduser().resolve()
-    try:
-        module = loader._import_file(path)
-    except SyntaxError as e:
-        raise UsageError(f"{e.filename or file}:{e.lineno}: syntax error: {e.msg}") from None
-    except ModuleNotFoundError as e:
-        name = e.name or str(e)
-        raise UsageError(f"{file}: No module named {name!r} (pip install {deps.pip_name(name)})") from None
-    except Exception as e:  # noqa: BLE001 - the user's module raised while being imported
-        frames = [f for f in traceback.extract_tb(e.__traceback__) if os.path.realpath(f.filename) == str(path)]
-        at = f"{file}:{frames[-1].lineno}" if frames else file
-        raise UsageError(f"{at}: importing it raised {type(e).__name__}: {e}") from None
+    module = loader._import_file(Path(file).expanduser().resolve())
     return loader._scenarios_in(module)
 
 
