@@ -186,15 +186,18 @@ def test_launch_timeline_read_from_the_trace(tmp_path):
 
 
 def test_profiler_warnings_are_kept_not_printed():
-    from tritondbg.profile.session import _keep_profiler_warnings
+    from tritondbg.profile.session import keeping_profiler_warnings
 
-    caught = [warnings.WarningMessage("Profiler won't be using warmup", UserWarning,
-                                      "/x/site-packages/torch/profiler/profiler.py", 1),
-              warnings.WarningMessage("the kernel's own warning", UserWarning, "/work/my_kernel.py", 3)]
+    kept: list[str] = []
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
-        kept = _keep_profiler_warnings(caught)
-    assert kept == ["UserWarning: Profiler won't be using warmup"]
+        with keeping_profiler_warnings(kept):
+            warnings.warn_explicit("Profiler won't be using warmup", UserWarning,
+                                   "/x/site-packages/torch/profiler/profiler.py", 1)
+            warnings.warn_explicit("the kernel's own warning", UserWarning, "/work/my_kernel.py", 3)
+            for i in range(200):  # a flood is not kept whole
+                warnings.warn_explicit(f"again {i}", UserWarning, "/x/torch/profiler/profiler.py", 2)
+    assert kept[0] == "UserWarning: Profiler won't be using warmup" and len(kept) == 50
     assert [str(w.message) for w in shown] == ["the kernel's own warning"]
 
 

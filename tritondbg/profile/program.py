@@ -239,19 +239,11 @@ class ProgramProfiler(attach.Observer):
         self.decisions[dkey] = d
 
 
-@contextlib.contextmanager
 def _profiler_warnings(kept: list[str]):
     """Warnings the torch profiler raises when a session starts or stops go to ``kept``; others are shown."""
-    import warnings
+    from tritondbg.profile.session import keeping_profiler_warnings
 
-    from tritondbg.profile.session import _keep_profiler_warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            yield
-        finally:
-            kept.extend(_keep_profiler_warnings(caught))
+    return keeping_profiler_warnings(kept)
 
 
 def _interpreted() -> bool:

@@ -133,8 +133,8 @@ def trace_session(folder: Path, worker: str, *, cuda: bool) -> Iterator["TraceSe
 
     quiet_kineto()
     written: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    kept: list[str] = []
+    with keeping_profiler_warnings(kept):
         prof = torch.profiler.profile(activities=activities(cuda), record_shapes=True,
                                       on_trace_ready=_handler(folder, worker, written))
         session = TraceSession(prof, written)
@@ -142,26 +142,39 @@ def trace_session(folder: Path, worker: str, *, cuda: bool) -> Iterator["TraceSe
             with prof:
                 yield session
         finally:
-            session.warnings = _keep_profiler_warnings(caught)
+            session.warnings = kept
     session.file = written[-1] if written else None
 
 
-_PROFILER_FILES = ("torch/profiler/", "torch/autograd/profiler", "torch\\profiler\\", "torch\\autograd\\profiler")
-
-
-def _keep_profiler_warnings(caught) -> list[str]:
-    """The torch profiler's own warnings (raised in torch/profiler or torch/autograd/profiler, C++ ones
-    included) are kept for the record instead of printed; any other warning (the kernel's, the user's) is
-    shown as usual."""
+@contextlib.contextmanager
+def keeping_profiler_warnings(kept: list[str]) -> Iterator[None]:
+    """Within the block, the torch profiler's own warnings go to ``kept`` (the record), not the console; every
+    other warning is shown as the filters say. No "always" filter and no list of every warning: a kernel under
+    the interpreter can warn millions of times (memory grew past 9 GB in the test suite when each was kept)."""
     import warnings
 
-    kept = []
-    for w in caught:
-        if any(p in (w.filename or "") for p in _PROFILER_FILES):
-            kept.append(f"{w.category.__name__}: {w.message}")
+    with warnings.catch_warnings():
+        warnings.showwarning = _showwarning_keeping_profilers(warnings.showwarning, kept)
+        yield
+
+
+_PROFILER_FILES = ("torch/profiler/", "torch/autograd/profiler", "torch\\profiler\\", "torch\\autograd\\profiler")
+_KEEP_AT_MOST = 50
+
+
+def _showwarning_keeping_profilers(show, kept: list[str]):
+    """A ``warnings.showwarning`` that keeps the torch profiler's own warnings (raised in torch/profiler or
+    torch/autograd/profiler, C++ ones included) in ``kept`` (at most 50) and hands any other warning (the
+    kernel's, the user's) to ``show``."""
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if any(p in (filename or "") for p in _PROFILER_FILES):
+            if len(kept) < _KEEP_AT_MOST:
+                kept.append(f"{category.__name__}: {message}")
         else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    return kept
+            show(message, category, filename, lineno, file, line)
+
+    return showwarning
 
 
 def quiet_kineto() -> None:
