@@ -2,6 +2,7 @@
 (tritondbg/profile/program.py), and one real run of tests/gpu/profile_program.py under the interpreter."""
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -107,6 +108,9 @@ def test_profile_a_program_under_the_interpreter(tmp_path, cli_env):
     assert "layernorm_fwd_kernel" in p.stdout and f"tensorboard --logdir {out} --host 127.0.0.1" in p.stdout
     js = json.loads((tmp_path / "p.json").read_text())
     assert js["timing"] == "interpreter" and "not GPU performance" in js["note"]
+    # the program's own time (it prints it) < the child's wall time; tritondbg's report time apart
+    script_s = float(re.search(r"script_s=([0-9.]+)", p.stdout).group(1))
+    assert 0 < script_s < js["wall_s"] and 0 < js["report_s"] < 60, (script_s, js["wall_s"], js["report_s"])
     rows = {r["kernel"]: r for r in js["kernels"]}
     assert set(rows) == {"add_kernel", "softmax_kernel", "layernorm_fwd_kernel", "gemm_tma_kernel"} or \
         set(rows) == {"add_kernel", "softmax_kernel", "layernorm_fwd_kernel", "gemm_kernel"}

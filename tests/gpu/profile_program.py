@@ -6,19 +6,26 @@
     proton -n /tmp/prog tests/gpu/profile_program.py --steps 20     # Proton on the same program
 Without a GPU (TRITON_INTERPRET=1) it runs tiny shapes so the CPU tests can profile it under the interpreter.
 The add and gemm kernels are autotuned: the first step benchmarks their configs.
+It prints its own wall time (``script_s``: from its first line, imports included, to its end; ``main_s``: main()
+alone, tensors, launches and the final synchronize), what the GPU test compares with and without tritondbg.
 """
-import argparse
-import os
+import time
 
-import torch
+_T0 = time.perf_counter()  # before torch/triton are imported (tritondbg attaches when triton is imported)
 
-from tritondbg.kernels.add import add
-from tritondbg.kernels.gemm import gemm
-from tritondbg.kernels.layernorm import layernorm
-from tritondbg.kernels.softmax import softmax
+import argparse  # noqa: E402
+import os  # noqa: E402
+
+import torch  # noqa: E402
+
+from tritondbg.kernels.add import add  # noqa: E402
+from tritondbg.kernels.gemm import gemm  # noqa: E402
+from tritondbg.kernels.layernorm import layernorm  # noqa: E402
+from tritondbg.kernels.softmax import softmax  # noqa: E402
 
 
 def main() -> None:
+    t_main = time.perf_counter()
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=10)
     args = ap.parse_args()
@@ -38,7 +45,8 @@ def main() -> None:
         gemm(a, bm)
     if gpu:
         torch.cuda.synchronize()
-    print(f"profile_program: {args.steps} steps on {dev}")
+    end = time.perf_counter()
+    print(f"profile_program: {args.steps} steps on {dev}; main_s={end - t_main:.6f} script_s={end - _T0:.6f}")
 
 
 if __name__ == "__main__":

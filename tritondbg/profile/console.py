@@ -123,7 +123,9 @@ def print_program(record: RunRecord) -> None:
         for note in proc.get("notes", []):
             con.print(f"[yellow]note: {note}[/]")
     if prog.get("wall_s") is not None:
-        con.print(f"[dim]the program ran {prog['wall_s']:.2f} s attached (start to exit)[/]")
+        report = f"; reading its traces and writing the report took {prog['report_s']:.2f} s" \
+            if prog.get("report_s") is not None else ""
+        con.print(f"[dim]the program ran {prog['wall_s']:.2f} s attached (process start to exit){report}[/]")
     if prog["exit_status"]:
         con.print(f"[red]the program exited with status {prog['exit_status']}[/]")
     for line in view_lines(record):

@@ -26,15 +26,15 @@ from typing import Any
 from tritondbg.program import attach
 
 
-def tensor_bytes(args: dict[str, Any]) -> tuple[int, str | None, list[str]]:
+def tensor_bytes(args: dict[str, Any], shapes_too: bool = True) -> tuple[int, str | None, list[str]]:
     """Bytes of every tensor argument (numel x itemsize; an upper bound of the DRAM traffic), the first
-    tensor's dtype, and a few shapes."""
+    tensor's dtype, and a few shapes (``shapes_too``: only the first launch of a kernel needs them)."""
     total, dtype, shapes = 0, None, []
     for name, v in args.items():
         if hasattr(v, "data_ptr") and hasattr(v, "element_size"):
             total += v.numel() * v.element_size()
             dtype = dtype or str(v.dtype).replace("torch.", "")
-            if len(shapes) < 6:
+            if shapes_too and len(shapes) < 6:
                 shapes.append(f"{name}={'x'.join(str(d) for d in v.shape)}")
     return total, dtype, shapes
 
@@ -157,7 +157,7 @@ class ProgramProfiler(attach.Observer):
                                              "file": launch.file, "line": launch.line}
         nbytes = 0
         if tracing or k["dtype"] is None:
-            nbytes, dtype, shapes = tensor_bytes(launch.args)
+            nbytes, dtype, shapes = tensor_bytes(launch.args, shapes_too=k["dtype"] is None)
             if k["dtype"] is None:
                 k["dtype"], k["shapes"] = dtype, shapes
         attrs = self._range(launch) if self._domain is not None else None

@@ -53,6 +53,8 @@ def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int
         record.extra["record_path"] = str(record_path(folder.final))
         record.extra["profile"]["tensorboard"] = tensorboard.write(record, folder.path, None)
         report.write(record, folder.path)
+        # tritondbg's own time after the program: reading its traces, TensorBoard, report.html
+        record.extra["profile"]["program"]["report_s"] = time.perf_counter() - t0 - wall_s
         record.save(record_path(folder.path))
         folder.commit()
     return rc, record
