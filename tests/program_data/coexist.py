@@ -28,16 +28,22 @@ if use_tp:
     tritonparse.init(os.path.join(out, "tritonparse"), enable_trace_launch=(mode == "tritonparse"))
 rt, tuning = triton.knobs.runtime, getattr(triton.knobs, "autotuning", None)
 names = ("jit_post_compile_hook", "launch_enter_hook", "launch_exit_hook")
-found = {name: getattr(rt, name) for name in names}
-found_listener = getattr(triton.knobs.compilation, "listener", None)
+from tritondbg.program import attach  # noqa: E402  (already attached by tritondbg capture)
+
+
+def theirs(hook):
+    """What a hook slot holds without tritondbg: its own chain stands for the hook it wrapped."""
+    return hook.previous if isinstance(hook, attach._Chained) else hook
+
+
+found = {name: theirs(getattr(rt, name)) for name in names}
+found_listener = theirs(getattr(triton.knobs.compilation, "listener", None))
 
 import model  # noqa: E402
 
 model.main()
 if use_proton:
     proton.finalize()
-
-from tritondbg.program import attach  # noqa: E402  (already attached by tritondbg capture)
 
 assert attach.installed(), "tritondbg is not attached"
 attach.uninstall()                                          # tritondbg detaches
