@@ -1,7 +1,7 @@
 """Triton tutorial 01, vector addition: the kernel and host wrapper of python/tutorials/01-vector-add.py.
 
 Copyright 2018-2020 Philippe Tillet, 2020-2022 OpenAI; MIT license (full notice: TRITON_LICENSE beside this
-file). Kept as upstream wrote it, including the import-time ``DEVICE = ...get_active_torch_device()`` that
+file). Written after the upstream tutorial (not a byte-for-byte copy: README here), with the import-time ``DEVICE = ...get_active_torch_device()`` that
 tritondbg's CPU stand-in answers with ``cpu``; only the module-level demo and benchmark are left out.
 Run: tritondbg interpret tests/third_party/tutorial_01_vector_add.py --case all
 """
