@@ -13,10 +13,11 @@ the wrapper runs its full path (checks, config rule, ``kernel[grid](...)``) and 
 strides, constexprs, the autotuner's chosen config) are fixed by the signature, so only the tensors are
 passed per call.
 
-The first time a signature gets its launcher, ``record`` runs it once more into the output filled with NaN,
-so a single-call correctness check (``tritondbg run/check``) covers the cached path too (a wrong argument
-order would show there, not only in the steady state); not while a launch hook is installed (a profiler
-counting launches would see one more than the program made).
+Under tritondbg's own ``run`` / ``check`` (``verify_new_launchers(True)``, set by the runner in compiled mode),
+the first time a signature gets its launcher ``record`` runs it once more into the output filled with NaN, so
+a single-call correctness check covers the cached path too (a wrong argument order would show there, not only
+in the steady state). Anywhere else (a user's program, ``tritondbg profile``, Proton, nsys) a call launches
+exactly once: a profiler counting launches must not see one the program did not make.
 
 Tools that patch the launch path (tritondbg's config pinning patches ``Autotuner.run``, ``ir``'s capture
 ``JITFunction.run``, an autotune watcher a tuner's ``run``) must see every call: while anything is patched
@@ -40,6 +41,16 @@ _GENUINE = all((getattr(f, "__module__", None) or "").startswith("triton.") and 
                for f in (_JIT_RUN, _TUNER_RUN))
 _TORCH_STREAMS = hasattr(torch._C, "_cuda_getCurrentRawStream") and hasattr(torch._C, "_cuda_getDevice")
 MAX_PLANS = 4096  # per kernel: a server with ever-changing shapes must not grow the cache without bound
+_VERIFY = [False]  # tritondbg run/check: a new launcher's first use is checked by one extra launch (above)
+
+
+def verify_new_launchers(on: bool) -> None:
+    """Turn the check launch of new launchers on (tritondbg's runner, compiled mode) or off (the default)."""
+    _VERIFY[0] = bool(on)
+
+
+def verifying() -> bool:
+    return _VERIFY[0]
 
 
 def pristine(kernel) -> bool:
@@ -183,9 +194,10 @@ class Launches:
         launcher = Launcher(compiled, grid, tuple(tail), self.kernel)
         key = (sig, tuple(sorted(kwargs.items())), getattr(config, "num_warps", None),
                getattr(config, "num_stages", None))
-        # The check launch only while no launch hook is installed: a profiler (Proton, tritondbg profile's
-        # hooks) counts launches per call and must not see one the program did not make.
-        if key not in self.checked and out is not None and hooks_idle():
+        # The check launch only under tritondbg's run/check, and never while a launch hook is installed: a
+        # profiler (Proton, tritondbg profile's hooks) counts launches and must not see one the program did
+        # not make.
+        if _VERIFY[0] and key not in self.checked and out is not None and hooks_idle():
             self.checked.add(key)
             out.fill_(float("nan"))
             launcher(*tensors)

@@ -8,7 +8,9 @@ flight. Two shapes of program:
   each program moves ~8 KiB (one 128-column row alone is 256 bytes: far too little to cover HBM latency).
   Warps: ~32 elements of the tile per thread (measured on the H200, Triton 3.6: 8192 columns at 85-91% of
   copy bandwidth with 8 warps, 68% with 16; 4096 at 89-90% with 4 warps).
-- ``looped``: rows too long to keep several programs' rows in one SM's registers (BLOCK_N > SINGLE_MAX_BLOCK)
+- ``single`` / ``split`` for 8193..32768 columns (BLOCK_N up to WIDE_MAX_BLOCK): few rows (M <= FEW_ROWS) get one
+  32-warp program per row holding the whole row; many rows of <= 16384 columns one 16-warp program per row.
+- ``looped``: other long rows (many rows of > 16384 columns, or past WIDE_MAX_BLOCK)
   walk the row in chunks of BLOCK_N columns twice (statistics, then the output; the second pass reads the
   row back from L2). A 16384-column tile in registers leaves room for one program per SM, whose load,
   reduction and store then run one after another (the likely cause of issue 18's 0.40x F.layer_norm at a
@@ -42,6 +44,8 @@ LOOP_STAGES = 1           # pipelining depth of the looped kernels' chunk loops.
 #                           torch, layernorm 3048x11008 1.37-1.44x -> 1.10-1.13x
 SPLIT_MAX_FRACTION = 0.75  # rows of 4097..6144 columns: two blocks (4096 + tail) instead of a padded 8192
 ELEMS_PER_THREAD = 32     # tile elements per thread (warps = tile / (32 * this), 4..16)
+WIDE_MAX_BLOCK = 32768    # longest row (columns, padded) one program may hold whole (8193.. columns: see row_config)
+FEW_ROWS = 264            # rows at or below which such long rows get one 32-warp program each (2 x an H200's SMs)
 
 
 class RowConfig(NamedTuple):
@@ -66,11 +70,14 @@ def _warps(tile: int) -> int:
     return min(16, max(4, tile // (32 * ELEMS_PER_THREAD)))
 
 
-def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None) -> RowConfig:
+def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None,
+               loop_chunk: int = LOOP_CHUNK) -> RowConfig:
     """The config the rule picks for rows of N columns of ``elem_size`` bytes.
 
     ``max_block_n`` (a power of two) caps every block (the wrappers' argument; tests lower it to force the
-    looped path on small rows). ``M`` (rows), when given, caps the rows per program at what M needs."""
+    looped path on small rows). ``M`` (rows), when given, caps the rows per program at what M needs and
+    picks how rows of 8193..32768 columns are held. ``loop_chunk``: the looped kernel's chunk for many rows
+    longer than 16384 columns (the wrapper's measured choice)."""
     block = triton.next_power_of_2(N)
     if block == SINGLE_MAX_BLOCK <= max_block_n and N <= SPLIT_MAX_FRACTION * block:
         # 4097..6144 columns: the 8192 block would leave >= 25% of its lanes padding (run 1: 5000 / 5120 at
@@ -81,7 +88,20 @@ def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None) -
         if M is not None:
             rows = min(rows, triton.next_power_of_2(max(M, 1)))
         return RowConfig("single", block, rows, _warps(rows * block))
-    chunk = min(max_block_n, LOOP_CHUNK)
+    if SINGLE_MAX_BLOCK < block <= min(max_block_n, WIDE_MAX_BLOCK):
+        # 8193..32768 columns (session 7, H200, bf16, tests/bench/sweep_h200.py --grid --long-rows): few rows
+        # (8-24 rows of 11008-32768): the whole row in one program's registers with 32 warps, 7.9 us at
+        # 8x32768 against 13.6 us looped (the row's two passes of 8 dependent chunk loads each were the cost);
+        # many rows of <= 16384 columns: one program per row with 16 warps, as head + tail blocks when the
+        # single block would be >= 25% padding (softmax 3048x11008 40.3 us vs 46.7 looped; 2048x16384
+        # 40.8 vs 44.9).
+        if M is not None and M <= FEW_ROWS:
+            return RowConfig("single", block, 1, 32)
+        if block <= 2 * SINGLE_MAX_BLOCK:
+            if N <= SPLIT_MAX_FRACTION * block:
+                return RowConfig("split", block // 2, 1, 16)
+            return RowConfig("single", block, 1, 16)
+    chunk = min(max_block_n, loop_chunk)
     # the looped kernels keep per-lane running state besides the chunk: ~16 chunk elements per thread
     return RowConfig("looped", chunk, 1, min(16, max(4, chunk // 512)), LOOP_STAGES)
 

@@ -10,7 +10,7 @@ float16 or both bfloat16; ``c`` has the inputs' dtype. ``act`` is one of
 
 Three paths; ``gemm`` picks one per call:
 
-- ``gemm_splitk`` (decode-like M <= 64, no activation, CUDA tensors): fp8_gemm's one-launch split-K decode
+- ``gemm_splitk`` (decode-like M <= 64, or <= 128 with N, K >= 1024; no activation; CUDA tensors): fp8_gemm's one-launch split-K decode
   kernel on the fp16/bf16 operands (scales of 1): K is split so that a 1-row problem still spreads the read of
   b over every SM; the last-arriving split sums the fp32 partials in a fixed order (deterministic).
   ``gemm_tiled`` skips this path (benchmarks). Under the interpreter and ``tritondbg ir`` (CPU tensors) such
@@ -495,9 +495,9 @@ def _launch_pointer(a, b, c, activation, sig=None) -> None:
 # ---------------------------------------------------------------------------------------------------------
 # Decode-like M (GEMV regime): split-K in one launch, fp8_gemm's decode kernel on fp16/bf16 operands
 # ---------------------------------------------------------------------------------------------------------
-SPLITK_MAX_M = 64  # M at or below this, no activation, on a GPU: the split-K decode kernel (issue 18)
+SPLITK_MAX_M = 128  # M at or below this, no activation, on a GPU: the split-K decode kernel (issue 18)
 USE_SPLITK = True  # False: such calls take the tiled kernels (their narrow decode tiles); the sweep times both
-SPLITK_WIDE_N = 8192  # 16 < M <= 64: split-K only up to this N (_use_splitk)
+SPLITK_MIN_NK = 1024  # 64 < M <= 128: split-K only when N and K are both at least this (weight-streaming shapes)
 _ONES: dict = {}   # device -> fp32 scalar 1.0 (the decode kernel's scales)
 
 
@@ -532,11 +532,14 @@ def gemm_splitk(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def _use_splitk(a, b, activation) -> bool:
-    """Measured on the H200 (run 3 of session 6, bf16): split-K beat the tiled kernels at M = 1 on every shape
-    (1.05-1.64x) and at M = 17 for N <= 6144 (1.03-1.25x), the tiled kernels won at M = 17 for N >= 11008."""
-    M, N = a.shape[0], b.shape[1]
+    """H200, session 7 (tests/bench/explore_gemm_small_m.py, bf16): with the 16-bit decode configs
+    (kernels/fp8_gemm.py WIDE_DECODE_CONFIGS) split-K was 0.96-1.09x torch.matmul at M = 17 and 48 on five LLM
+    shapes where the tiled kernels were 0.70-0.96x, and at M = 127 0.80-0.99x against the tiled 0.68-0.91x.
+    Above M = 64 only for weight-sized N and K (small problems keep the tiled kernels and their tests)."""
+    M, K = a.shape
+    N = b.shape[1]
     return (activation is None and 0 < M <= SPLITK_MAX_M and a.is_cuda and N > 0
-            and (M <= 16 or N <= SPLITK_WIDE_N))
+            and (M <= 64 or min(N, K) >= SPLITK_MIN_NK))
 
 
 def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:

@@ -51,6 +51,7 @@ def fake(monkeypatch):
     state = {"pristine": True}
     monkeypatch.setattr(_launch, "pristine", lambda kernel: state["pristine"])
     monkeypatch.setattr(_launch, "launchable", lambda t: True)
+    monkeypatch.setattr(_launch, "_VERIFY", [True])  # as under tritondbg run/check
     kernels = {}
 
     def install(module, attr, launches_attr, config=None):
@@ -275,3 +276,27 @@ def test_no_check_launch_while_a_profiler_hook_is_installed(fake):
         assert len(k.full) == 1 and len(k.compiled.direct) == 1  # the cached launcher still serves the call
     finally:
         triton.knobs.runtime.launch_enter_hook.remove(hook)
+
+
+def test_no_check_launch_outside_tritondbg_run_and_check(fake, monkeypatch):
+    """A user's program (and nsys, Proton without hooks) calls a bundled kernel: one launch per call, also the
+    first call of a signature (the NaN check launch is tritondbg run/check's own)."""
+    install, _ = fake
+    monkeypatch.setattr(_launch, "_VERIFY", [False])
+    k = install(SM, "softmax_kernel", "_SINGLE")
+    x = torch.empty(8, 256, device="meta", dtype=torch.float16)
+    SM.softmax(x)
+    assert len(k.full) == 1 and not k.compiled.direct
+    SM.softmax(x)
+    assert len(k.full) == 1 and len(k.compiled.direct) == 1
+
+
+def test_the_runner_turns_the_check_launch_on_in_compiled_mode(monkeypatch):
+    from tritondbg import runner
+
+    monkeypatch.setattr(_launch, "_VERIFY", [False])
+    monkeypatch.setattr(runner, "_mode", None)
+    monkeypatch.setattr(runner, "_mode_from_env_if_loaded", lambda: None)
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    runner.set_mode("compiled")
+    assert _launch.verifying()

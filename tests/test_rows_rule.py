@@ -20,8 +20,20 @@ def test_rule_rows_per_program_warps_and_paths():
     assert row_config(7000, 2, 16384) == RowConfig("single", 8192, 1, 8)  # 15% padding: one block
     # 4097..6144 columns: 4096 + a power-of-two tail instead of an 8192 block with >= 25% padding
     assert row_config(5000, 2, 16384) == row_config(6144, 4, 16384) == RowConfig("split", 4096, 1, 8)
-    # long rows loop (a 16384-column tile leaves room for one program per SM)
-    assert row_config(11008, 2, 16384).kind == "looped"
+    # 8193..32768 columns, few rows: the whole row in one 32-warp program
+    assert row_config(11008, 2, 32768, M=24) == RowConfig("single", 16384, 1, 32)
+    assert row_config(32768, 2, 32768, M=8) == RowConfig("single", 32768, 1, 32)
+    # many rows of <= 16384 columns: one 16-warp program per row, head + tail when the block would be >= 25% pad
+    assert row_config(11008, 2, 32768, M=3048) == RowConfig("split", 8192, 1, 16)
+    assert row_config(14336, 2, 32768, M=2341) == RowConfig("single", 16384, 1, 16)
+    # many rows of > 16384 columns loop, in the wrapper's chunk; past WIDE_MAX_BLOCK always
+    assert row_config(32768, 2, 32768, M=1024) == RowConfig("looped", 4096, 1, 8, 1)
+    assert row_config(24576, 2, 32768, M=1365, loop_chunk=8192) == RowConfig("looped", 8192, 1, 16, 1)
+    assert SM.config_for(32768, 2, M=1024) == RowConfig("looped", 8192, 1, 16, 1)
+    assert LN.config_for(32768, 2, M=1024) == RowConfig("looped", 4096, 1, 8, 1)
+    assert row_config(65536, 2, 32768, M=2).kind == "looped"
+    assert row_config(11008, 2, 16384, M=3048) == RowConfig("split", 8192, 1, 16)
+    assert row_config(20000, 2, 16384, M=2).kind == "looped"  # capped by max_block_n
     assert row_config(777, 4, 128) == RowConfig("looped", 128, 1, 4, 1)  # forced by max_block_n (tests)
 
 
@@ -99,3 +111,22 @@ def test_persistent_programs_fill_the_gpu_once(monkeypatch):
     assert _rows._persistent_programs(k, (x,), {"N": 8}, {"BLOCK_N": 8192}, cfg) == 4 * 132
     assert _rows._persistent_programs(k, (x,), {"N": 8}, {"BLOCK_N": 8192}, cfg) == 4 * 132
     assert len(calls) == 1 and calls[0][1]["num_warps"] == 8  # compiled once per kernel and constexprs
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "softmax"])
+@pytest.mark.parametrize("M, cfg", [(2, None), (2, ("split", 8192, 1, 16))])
+def test_long_rows_held_whole(kind, M, cfg):
+    """Rows of 8193.. columns without the loop: few rows as one 16384 block (the rule's pick at M = 2, checked
+    here), many rows as 8192 + a tail block (forced: the interpreter would take long over 265 rows)."""
+    gen = torch.Generator().manual_seed(2)
+    N = 9001  # odd: no vector hint, a ragged tail
+    x = (torch.randn(M, N, generator=gen) * 3 + 5).to(torch.bfloat16)
+    mod = LN if kind == "layernorm" else SM
+    if cfg is None:
+        assert mod.config_for(N, 2, M=M) == RowConfig("single", 16384, 1, 32)
+    if kind == "layernorm":
+        w, b = torch.randn(N, generator=gen).bfloat16(), torch.randn(N, generator=gen).bfloat16()
+        out, ref = LN.layernorm(x, w, b, config=cfg), LN.reference(x, w, b)
+    else:
+        out, ref = SM.softmax(x, config=cfg), SM.reference(x)
+    torch.testing.assert_close(out.float(), ref.float(), atol=2e-2, rtol=2e-2)

@@ -39,6 +39,10 @@ def set_mode(mode: str, arch: str | None = None) -> None:
     # Triton 3.9 warns when unset (its default flips in 3.10); pin today's default so runs are comparable.
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     _mode = mode
+    if mode == "compiled":
+        from tritondbg.kernels import _launch
+
+        _launch.verify_new_launchers(True)  # run/check: a bundled kernel's new cached launcher is checked once
     if mode == "interpret":
         from tritondbg import standin
         from tritondbg.interp import shims

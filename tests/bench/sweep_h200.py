@@ -99,7 +99,7 @@ def norm_shapes(ns, sizes) -> list[tuple[int, int, str]]:
     return out
 
 
-def grid_configs(N: int, elem_size: int):
+def grid_configs(N: int, elem_size: int, long_rows: bool = False):
     """The rule's rivals for rows of N columns: single-pass tiles (rows per tile, warps; one tile per program or
     persistent programs with the next tile's load in flight) and looped chunks (with or without pipelining)."""
     from tritondbg.kernels._rows import SINGLE_MAX_BLOCK, RowConfig
@@ -107,6 +107,13 @@ def grid_configs(N: int, elem_size: int):
     import triton
 
     block = triton.next_power_of_2(N)
+    head = block // 2
+    if long_rows and block > SINGLE_MAX_BLOCK:
+        # long rows: held whole in registers of one program (many warps), as head + tail blocks, or looped
+        out = [RowConfig("single", block, 1, warps) for warps in (16, 32)]
+        if head < N < block:
+            out += [RowConfig("split", head, 1, warps) for warps in (16, 32)]
+        return out + [RowConfig("looped", 4096, 1, 8), RowConfig("looped", 8192, 1, 16)]
     out = []
     if block <= 2 * SINGLE_MAX_BLOCK:
         for rows in (1, 2, 4, 8, 16, 32, 64):
@@ -117,7 +124,6 @@ def grid_configs(N: int, elem_size: int):
                 warps = rows * block // (32 * per_thread)
                 if 2 <= warps <= 32:
                     out += [RowConfig("single", block, rows, warps, stages) for stages in (1, 2)]
-    head = block // 2
     if head >= 1024 and head < N < block <= 2 * SINGLE_MAX_BLOCK:  # two blocks: head + power-of-two tail
         out += [RowConfig("split", head, 1, warps) for warps in (4, 8, 16) if 8 <= head // (32 * warps) <= 64]
     if N >= 2048:
@@ -332,7 +338,6 @@ class Sweep:
 
         from tritondbg.kernels import layernorm as LN
         from tritondbg.kernels import softmax as SM
-        from tritondbg.kernels._rows import row_config
 
         torch = self.torch
         for dtype_name in dtypes:
@@ -340,7 +345,7 @@ class Sweep:
             for M, N, size in norm_shapes(ns, sizes):
                 gen = torch.Generator(device=self.dev).manual_seed(0)
                 x = torch.randn(M, N, device=self.dev, generator=gen).mul_(2).add_(0.5).to(dtype)
-                cfg = row_config(N, x.element_size(), LN.MAX_FUSED_BLOCK_N, M)
+                cfg = (LN if kind == "layernorm" else SM).config_for(N, x.element_size(), M=M)
                 if kind == "layernorm":
                     w = (1 + 0.1 * torch.randn(N, device=self.dev, generator=gen)).to(dtype)
                     b = (0.1 * torch.randn(N, device=self.dev, generator=gen)).to(dtype)
@@ -360,30 +365,36 @@ class Sweep:
                 del x, inputs
                 _empty_cache(self.dev)
 
-    def norm_grid(self, kind, dtypes, ns):
-        """Every rival config of the rule at the big size, each timed beside the rule's pick."""
+    def norm_grid(self, kind, dtypes, ns, sizes=("big",), long_rows=False):
+        """Every rival config of the rule (at the given sizes), each timed beside the rule's pick; the rule's
+        row also beside torch. ``long_rows``: rows > 8192 also as one program's registers (16/32 warps),
+        head + tail blocks, and 8192-column chunks."""
+        import kernels_h200 as kh
+
         from tritondbg.kernels import layernorm as LN
         from tritondbg.kernels import softmax as SM
-        from tritondbg.kernels._rows import row_config
 
         torch = self.torch
         for dtype_name in dtypes:
             dtype = getattr(torch, dtype_name)
-            for M, N, _ in norm_shapes(ns, ("big",)):
+            for M, N, size in norm_shapes(ns, sizes):
                 gen = torch.Generator(device=self.dev).manual_seed(0)
                 x = torch.randn(M, N, device=self.dev, generator=gen).to(dtype)
                 w = (1 + 0.1 * torch.randn(N, device=self.dev, generator=gen)).to(dtype)
                 b = (0.1 * torch.randn(N, device=self.dev, generator=gen)).to(dtype)
-                rule = row_config(N, x.element_size(), LN.MAX_FUSED_BLOCK_N, M)
+                rule = (LN if kind == "layernorm" else SM).config_for(N, x.element_size(), M=M)
                 ref = LN.reference(x, w, b) if kind == "layernorm" else SM.reference(x)
                 tol = 1e-2 if dtype_name == "float16" else 2e-2
-                for cfg in [rule] + [c for c in grid_configs(N, x.element_size()) if c != rule]:
+                inputs = dict(x=x, weight=w, bias=b, eps=1e-5) if kind == "layernorm" else dict(x=x)
+                for cfg in [rule] + [c for c in grid_configs(N, x.element_size(), long_rows) if c != rule]:
                     if kind == "layernorm":
                         fn = lambda cfg=cfg: LN.layernorm(x, w, b, 1e-5, config=cfg)  # noqa: E731
                     else:
                         fn = lambda cfg=cfg: SM.softmax(x, config=cfg)  # noqa: E731
                     check = lambda fn=fn: _ok_msg(*_close(fn(), ref, tol, tol))  # noqa: E731
-                    self.measure(f"{kind}-grid", f"{M}x{N}", dtype_name, fn, {}, check, rounds=1,
+                    self.measure(f"{kind}-grid", f"{M}x{N} ({size})", dtype_name, fn,
+                                 kh.baselines(kind, inputs) if cfg == rule else {}, check, rounds=1,
+                                 small=size == "small",
                                  nbytes=2 * x.nbytes, config=_cfg_str(cfg) + (" (rule)" if cfg == rule else ""))
                 del x, ref
                 _empty_cache(self.dev)
@@ -549,6 +560,8 @@ def main(argv=None) -> int:
     ap.add_argument("--b-layout", choices=("kn", "nk"), default="kn", help="gemm: b row-major (K, N), or the "
                     ".t() view of an (N, K) nn.Linear weight")
     ap.add_argument("--grid", action="store_true", help="layernorm/softmax: time the rule's rival configs too")
+    ap.add_argument("--long-rows", action="store_true", help="--grid: rows > 8192 also as one program's "
+                    "registers (16/32 warps), head + tail blocks, 8192-column chunks")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="markdown table (the JSON rows go beside it)")
     ap.add_argument("--render", nargs="+", metavar="JSON", help="no GPU: join these runs' JSON files (a later "
                     "file's groups replace an earlier one's) into --out and its JSON, and stop")
@@ -586,7 +599,7 @@ def main(argv=None) -> int:
         t0 = time.time()
         if group in ("layernorm", "softmax"):
             if args.grid:
-                sweep.norm_grid(group, dtypes, ns)
+                sweep.norm_grid(group, dtypes, ns, tuple(sizes), args.long_rows)
                 ran.append(f"{group}-grid")
             else:
                 sweep.norm(group, dtypes, sizes, ns)

@@ -246,10 +246,8 @@ def test_profile_a_program_and_compare_with_proton(tmp_path, cli_env):
         assert name in theirs, (name, sorted(theirs))
         # ours: exactly the program's calls (one per step), every one traced and timed on the GPU
         assert r["launches"] == r["traced"] == r["timed_launches"] == n, r
-        # Proton counts one launch more per kernel (H200, 2026-11-30: 21 for 20 calls, for every kernel): the
-        # bundled kernels' cached launcher checks a new signature's launcher once into a NaN-filled output when
-        # no launch hook is installed (kernels/_launch.py); under tritondbg profile a hook is installed, so that
-        # launch does not happen. Like with like: the mean GPU time per launch.
-        assert theirs[name]["launches"] == n + 1, (name, theirs[name], r)
+        # Proton sees the same launches (session 6 it saw 21 for 20 calls: the bundled kernels' cached launcher
+        # then checked a new launcher by one extra launch in any program; now only under tritondbg run/check)
+        assert theirs[name]["launches"] == n, (name, theirs[name], r)
         p_mean = theirs[name]["total_ms"] / theirs[name]["launches"]
         assert r["mean_ms"] == pytest.approx(p_mean, rel=0.05), (name, r, theirs[name])
