@@ -246,6 +246,10 @@ DECODE_CONFIGS = [
     _dcfg(16, 128, 256, 4, True, 4, 3),
     # 128 tiles x 4 = 512 programs of 64 x 2048 B; 20 KiB x 4 = 80 KiB: 2 per SM -> ~2 waves.
     _dcfg(16, 64, 256, 4, True, 4, 4),
+    # 2 splits, 4 stages (H200, session 7, tests/bench/explore_gemm_small_m.py --dtype float8_e4m3fn: the best of
+    # 60 candidates at M = 1 and 16, N = K = 8192: 28.3-28.7 us against 28.9-30.2 for the picks above).
+    _dcfg(16, 64, 256, 2, True, 4, 4),
+    _dcfg(16, 128, 256, 2, True, 4, 4),
     # 128 tiles x 8 = 1024 programs of 64 x 1024 B (4 K-steps each); 20 KiB x 3 = 60 KiB: 3 per SM.
     _dcfg(16, 64, 256, 8, True, 4, 3),
     # 64 tiles x 8 = 512 programs of 128 x 1024 B; 18 KiB x 4 = 72 KiB: 3 per SM.

@@ -569,13 +569,13 @@ def _gemm(a, b, activation, splitk: bool):
         one = _one(a.device)
         plan = F8._PLANS.get(_splitk_sig(a, b, one))
         if plan is not None and not ((a.data_ptr() | b.data_ptr()) & 15) and F8._pristine():
-            c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
+            c = a.new_empty((a.shape[0], b.shape[1]))
             plan.launch(a, b, c, one, one)
             return c
     if launcher is not None:
         if launcher.kernel is gemm_tma_kernel:
             _ensure_allocator()  # the allocator lives in a ContextVar: another thread may not have it yet
-        c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
+        c = a.new_empty((a.shape[0], b.shape[1]))
         launcher(a, b, c)
         return c
     _check_args(a, b, activation)

@@ -230,7 +230,7 @@ def layernorm(
     except (AttributeError, TypeError):  # not tensors, unhashable arguments: the checks below say what
         sig = launcher = None
     if launcher is not None:
-        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        y = torch.empty_like(x, memory_format=torch.contiguous_format)  # ~2.5 us cheaper than torch.empty(...)
         launcher(x, weight, b_t, y)
         return y
 

@@ -19,6 +19,21 @@ import time
 NK = ((4096, 4096), (11008, 4096), (4096, 11008), (13824, 5120), (5120, 13824))
 
 
+def fp8_candidates(M: int, K: int):
+    """fp8 decode: 16-token mma tiles (and the CUDA-core GEMV for M = 1), 128..512-byte K steps."""
+    for bn, bk, sk in itertools.product((64, 128), (128, 256, 512), (1, 2, 4, 8)):
+        if sk * bk > K:
+            continue
+        smem = (bn + 16) * bk
+        stages = 4 if smem * 4 <= 160 * 1024 else 3
+        yield dict(DEC_BLOCK_M=16, DEC_BLOCK_N=bn, DEC_BLOCK_K=bk, SPLIT_K=sk, USE_DOT=True, num_warps=4,
+                   num_stages=stages)
+    if M == 1:
+        for bn, bk, sk in itertools.product((32, 64), (128, 256), (2, 4, 8)):
+            yield dict(DEC_BLOCK_M=1, DEC_BLOCK_N=bn, DEC_BLOCK_K=bk, SPLIT_K=sk, USE_DOT=False, num_warps=4,
+                       num_stages=1)
+
+
 def candidates(M: int, K: int):
     bms = sorted({max(16, min(128, 1 << (M - 1).bit_length())), 64} - ({64} if M <= 32 else set()))
     for bm, bn, bk, sk in itertools.product(bms, (64, 128), (64, 128), (1, 2, 3, 4, 8)):
@@ -27,7 +42,8 @@ def candidates(M: int, K: int):
         smem = (bn + bm) * bk * 2
         stages = 4 if smem * 4 <= 160 * 1024 else 3
         for warps in (4,):
-            yield dict(DEC_BLOCK_M=bm, DEC_BLOCK_N=bn, DEC_BLOCK_K=bk, SPLIT_K=sk, num_warps=warps, num_stages=stages)
+            yield dict(DEC_BLOCK_M=bm, DEC_BLOCK_N=bn, DEC_BLOCK_K=bk, SPLIT_K=sk, USE_DOT=True, num_warps=warps,
+                       num_stages=stages)
 
 
 def main(argv=None) -> int:
@@ -59,7 +75,11 @@ def main(argv=None) -> int:
         for N, K in nks:
             g = torch.Generator(device="cuda").manual_seed(0)
             a = torch.randn(M, K, device="cuda", generator=g).to(dtype)
-            b = torch.randn(K, N, device="cuda", generator=g).to(dtype)
+            fp8 = dtype.itemsize == 1
+            # fp8: b K-major (the .t() of an (N, K) weight), as torch._scaled_mm wants it
+            b = (torch.randn(N, K, device="cuda", generator=g).to(dtype).t() if fp8 else
+                 torch.randn(K, N, device="cuda", generator=g).to(dtype))
+            out_dtype = torch.bfloat16 if fp8 else dtype
             ref = (a.float() @ b.float())
             scale = ref.abs().max().item()
 
@@ -76,21 +96,27 @@ def main(argv=None) -> int:
                 rows.append(r)
                 return r
 
-            base = row("torch.matmul", lambda: a @ b)
-            cur = row("gemm", lambda: G.gemm(a, b))
-            til = row("gemm_tiled", lambda: G.gemm_tiled(a, b))
+            if fp8:
+                base = row("torch._scaled_mm", lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
+                                                                         out_dtype=out_dtype))
+                cur = til = row("fp8_gemm", lambda: F8.fp8_gemm(a, b, one, one))
+                read = row("bare read of b", lambda: b.sum(dtype=torch.float32))  # not a product: err is noise
+            else:
+                base = row("torch.matmul", lambda: a @ b)
+                cur = row("gemm", lambda: G.gemm(a, b))
+                til = row("gemm_tiled", lambda: G.gemm_tiled(a, b))
             best = None
-            for cfg in candidates(M, K):
+            for cfg in (fp8_candidates if fp8 else candidates)(M, K):
                 bm, bn, sk = cfg["DEC_BLOCK_M"], cfg["DEC_BLOCK_N"], cfg["SPLIT_K"]
                 tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
                 ws = torch.empty(sk * M * N, device="cuda", dtype=torch.float32)
                 cnt = torch.zeros(tiles, device="cuda", dtype=torch.int32)
-                c = torch.empty(M, N, device="cuda", dtype=dtype)
+                c = torch.empty(M, N, device="cuda", dtype=out_dtype)
 
                 def fn(cfg=cfg, ws=ws, cnt=cnt, c=c, tiles=tiles, sk=sk):
                     kern[(tiles, sk)](a, b, c, ws, cnt, one, one, M, N, K, a.stride(0), a.stride(1),
                                       b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-                                      SCALE_A_ROWS=False, SCALE_B_COLS=False, USE_DOT=True, **cfg)
+                                      SCALE_A_ROWS=False, SCALE_B_COLS=False, **cfg)
                     return c
 
                 r = row("splitk", fn, cfg)
@@ -98,6 +124,8 @@ def main(argv=None) -> int:
                     if best is None or r["us"] < best["us"]:
                         best = r
             b_us = base["us"]
+            if fp8:
+                print(f"bare read of b (a sum, not the product): {read['us']:.1f} us")
             print(f"M={M:4d} N={N:5d} K={K:5d}: torch {b_us:7.1f} us | gemm {cur['us']:7.1f} ({b_us / cur['us']:.2f}x)"
                   f" | tiled {til['us']:7.1f} ({b_us / til['us']:.2f}x) | best split-K "
                   + (f"{best['us']:7.1f} ({b_us / best['us']:.2f}x) {best['config']}" if best else "none"),
