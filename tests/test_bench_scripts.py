@@ -166,3 +166,41 @@ def test_sweep_render_joins_parts_without_a_gpu(tmp_path):
     bad = subprocess.run([sys.executable, str(REPO / "tests/bench/sweep_h200.py"), "--render", str(tmp_path / "x")],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_perf_gate_baseline_covers_every_sweep_shape(tmp_path):
+    """Issue 18: the sweep's layernorm / softmax / gemm shapes are perf-gate cases (tests/bench/sweep_scenarios.py)
+    and the recorded baseline (tests/bench/baseline_sweep_h200.json) has a time for each case x dtype, written
+    from the sweep's own JSON by ``--baseline-out``."""
+    import json
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests/bench"))
+    import sweep_scenarios as ss
+
+    scenarios = [ss.LAYERNORM_SWEEP, ss.SOFTMAX_SWEEP, ss.GEMM_SWEEP]
+    recorded = json.loads((REPO / "tests/bench/baseline_sweep_h200.json").read_text())["times_ms"]
+    want = {f"{s.name}/{c.name}/{d}" + ("@graph" if c.perf_timing == "graph" else "")
+            for s in scenarios for c in s.cases for d in c.dtypes}
+    assert len(want) >= 190 and want <= set(recorded), sorted(want - set(recorded))[:5]
+    # every sweep row of those groups names a case (a new sweep shape without a case would fail here)
+    rows = json.loads((REPO / "tests/bench/sweep_h200.json").read_text())["rows"]
+    cases = {s.name: {c.name for c in s.cases} for s in scenarios}
+    for r in rows:
+        if r["group"] in ss.GROUPS:
+            scen, namer = ss.GROUPS[r["group"]]
+            assert namer(r["name"]) in cases[scen], r["name"]
+    # --baseline-out writes it from a run's JSON: a failed row is left out, a graph row keyed @graph
+    run = tmp_path / "run.json"
+    meta = {"date": "d", "gpu": "G", "triton": "3.6.0", "torch": "2.11", "command": "c"}
+    ok = {"group": "softmax", "name": "8x32768 (small)", "dtype": "bfloat16", "check": "pass", "ours_ms": 0.006,
+          "ours_graph_ms": 0.002, "config": "", "baselines": {}}
+    run.write_text(json.dumps({"metas": {"softmax": meta}, "rows": [
+        ok, dict(ok, name="1024x32768 (big)", check="fail")]}))
+    out = tmp_path / "bl.json"
+    p = subprocess.run([sys.executable, str(REPO / "tests/bench/sweep_h200.py"), "--render", str(run),
+                        "--out", str(tmp_path / "t.md"), "--baseline-out", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(out.read_text())["times_ms"] == {"softmax_sweep/small_8x32768/bfloat16@graph": 0.002}

@@ -534,7 +534,24 @@ def _cfg_str(c) -> str:
     return f"{c.kind} block {c.block_n} rows {c.rows} warps {c.num_warps} stages {c.stages}"
 
 
-def render(files, out: Path) -> int:
+def write_baseline(path: str, rows, metas) -> int:
+    """The perf gate's baseline for the sweep's shapes (tests/bench/sweep_scenarios.py) from these rows."""
+    sys.path.insert(0, str(HERE))
+    import sweep_scenarios
+    from tritondbg.check import perf
+
+    times = sweep_scenarios.baseline_times(rows)
+    parts = {g: metas[g] for g in sweep_scenarios.GROUPS if g in metas}
+    first = next(iter(parts.values()), {})
+    meta = {"date": first.get("date", ""), "gpu": first.get("gpu", ""), "triton": first.get("triton", ""),
+            "torch": first.get("torch", ""), "how": "tests/bench/sweep_h200.py --baseline-out, from: "
+            + "; ".join(f"{g}: {m.get('command', '')} ({m.get('date', '')})" for g, m in parts.items())}
+    perf.save_baseline(path, times, meta)
+    print(f"wrote {path} ({len(times)} perf-gate baseline entries)")
+    return 0
+
+
+def render(files, out: Path, baseline_out: str | None = None) -> int:
     rows, metas = [], {}
     for f in files:
         try:
@@ -547,7 +564,7 @@ def render(files, out: Path) -> int:
     out.with_suffix(".json").write_text(json.dumps({"metas": metas, "rows": rows}, indent=1))
     out.write_text(markdown(rows, metas))
     print(f"wrote {out} ({len(rows)} rows)")
-    return 0
+    return write_baseline(baseline_out, rows, metas) if baseline_out else 0
 
 
 def main(argv=None) -> int:
@@ -563,11 +580,13 @@ def main(argv=None) -> int:
     ap.add_argument("--long-rows", action="store_true", help="--grid: rows > 8192 also as one program's "
                     "registers (16/32 warps), head + tail blocks, 8192-column chunks")
     ap.add_argument("--out", default=str(DEFAULT_OUT), help="markdown table (the JSON rows go beside it)")
+    ap.add_argument("--baseline-out", metavar="JSON", help="also write the perf gate's baseline for the sweep "
+                    "shapes (tests/bench/sweep_scenarios.py) from the rows (with --render, or after a run)")
     ap.add_argument("--render", nargs="+", metavar="JSON", help="no GPU: join these runs' JSON files (a later "
                     "file's groups replace an earlier one's) into --out and its JSON, and stop")
     args = ap.parse_args(argv)
     if args.render:
-        return render(args.render, Path(args.out))
+        return render(args.render, Path(args.out), args.baseline_out)
     try:
         groups = parse_groups(args.only)
         dtypes = [d for d in args.dtypes.split(",") if d] or ["float16", "bfloat16"]
@@ -631,6 +650,8 @@ def main(argv=None) -> int:
         print(f"# {s['group']}: {s['rows']} rows vs {s['baseline']}: min {s['min']:.2f}x median {s['median']:.2f}x "
               f"(worst {s['worst']}), wrong {s['wrong']}, met {s['met']}")
     print(f"# wrote {out} and {js}")
+    if args.baseline_out:
+        write_baseline(args.baseline_out, rows, metas)
     return 0
 
 

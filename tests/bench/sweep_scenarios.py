@@ -1,0 +1,95 @@
+"""Issue 18's sweep shapes as scenarios, so the perf gate guards them on a GPU against a recorded baseline:
+
+    tritondbg check tests/bench/sweep_scenarios.py --gates perf --device cuda \
+        --baseline tests/bench/baseline_sweep_h200.json
+
+Three scenarios (``layernorm_sweep``, ``softmax_sweep``, ``gemm_sweep``): the bundled kernels' own scenarios
+(inputs, launch, reference, torch baseline) with the sweep's shapes as GPU-only cases (tests/bench/sweep_h200.py
+lists them: row lengths 128..32768 at ~32M and ~256K elements, gemm over LLM (M, N, K) and the squares). The
+baseline file is written from a sweep run's JSON (``python tests/bench/sweep_h200.py --render RUN.json ...
+--baseline-out tests/bench/baseline_sweep_h200.json``): same do_bench median, so a kernel that gets slower on
+any sweep shape fails the gate. Launch-bound rows (``small``) are timed by the perf gate under CUDA-graph
+replay (GPU time): their do_bench times are the machine's Python, not the kernel's (their baseline keys carry
+``@graph`` and the sweep's graph column).
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import sweep_h200 as S  # noqa: E402
+
+from tritondbg import Case  # noqa: E402
+
+
+def norm_case_name(row_name: str) -> str:
+    """A sweep row name ("3048x11008 (big)") -> the case name ("big_3048x11008")."""
+    shape, size = row_name.split(" (")
+    return f"{size.rstrip(')')}_{shape}"
+
+
+def gemm_case_name(row_name: str) -> str:
+    """A sweep row name ("127x5120x13824", "8192x8192x8192 gelu", "1x4096x4096 b=w.t()") -> the case name."""
+    parts = row_name.split()
+    m, n, k = parts[0].split("x")
+    extra = [p.replace("b=w.t()", "bt") for p in parts[1:]]
+    return "_".join([f"m{m}_n{n}_k{k}"] + extra)
+
+
+def _norm_cases():
+    return [Case(norm_case_name(f"{M}x{N} ({size})"), params=dict(M=M, N=N), dtypes=("float16", "bfloat16"),
+                 interpret=False, perf_timing="graph" if size == "small" else "do_bench",
+                 description=f"sweep row, {size}")
+            for M, N, size in S.norm_shapes(S.NORM_N, ("big", "small"))]
+
+
+def _gemm_cases():
+    shapes = [(m, n, k, None) for m in S.GEMM_M for n, k in S.GEMM_NK] + list(S.GEMM_EXTRA)
+    out = []
+    for M, N, K, act in shapes:
+        name = gemm_case_name(f"{M}x{N}x{K}" + (f" {act}" if act else ""))
+        out.append(Case(name, params=dict(M=M, N=N, K=K, activation=act), dtypes=("bfloat16",), interpret=False,
+                        perf_timing="graph" if M <= 17 else "do_bench", description="sweep shape"))
+    return out
+
+
+def _scenarios():
+    from tritondbg import loader
+
+    ln, sm, gm = (loader.load(name) for name in ("layernorm", "softmax", "gemm"))
+    return [dataclasses.replace(ln, name="layernorm_sweep", cases=_norm_cases(), source=""),
+            dataclasses.replace(sm, name="softmax_sweep", cases=_norm_cases(), source=""),
+            dataclasses.replace(gm, name="gemm_sweep", cases=_gemm_cases(), source="")]
+
+
+LAYERNORM_SWEEP, SOFTMAX_SWEEP, GEMM_SWEEP = _scenarios()
+
+# sweep group -> (scenario name, row name -> case name)
+GROUPS = {"layernorm": ("layernorm_sweep", norm_case_name), "softmax": ("softmax_sweep", norm_case_name),
+          "gemm": ("gemm_sweep", gemm_case_name)}
+
+
+def baseline_times(rows) -> dict[str, float]:
+    """A sweep run's rows -> the perf gate's baseline ``times_ms`` (key ``scenario/case/dtype``, ``@graph`` for
+    the launch-bound rows, which the gate times by graph replay). Rows of other groups, failed rows and rows
+    of shapes the scenarios do not list are left out."""
+    cases = {s.name: {c.name: c for c in s.cases} for s in (LAYERNORM_SWEEP, SOFTMAX_SWEEP, GEMM_SWEEP)}
+    out = {}
+    for r in rows:
+        if r.get("group") not in GROUPS or r.get("check") != "pass":
+            continue
+        scen, namer = GROUPS[r["group"]]
+        case = cases[scen].get(namer(r["name"]))
+        if case is None or r["dtype"] not in case.dtypes:
+            continue
+        if case.perf_timing == "graph":
+            ms = r.get("ours_graph_ms")
+            key = f"{scen}/{case.name}/{r['dtype']}@graph"
+        else:
+            ms, key = r.get("ours_ms"), f"{scen}/{case.name}/{r['dtype']}"
+        if ms is not None and ms == ms:
+            out[key] = ms
+    return out
