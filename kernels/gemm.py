@@ -10,8 +10,8 @@ float16 or both bfloat16; ``c`` has the inputs' dtype. ``act`` is one of
 
 Three paths; ``gemm`` picks one per call:
 
-- ``gemm_splitk`` (decode-like M <= 64, or <= 128 with N, K >= 1024; no activation; CUDA tensors): fp8_gemm's one-launch split-K decode
-  kernel on the fp16/bf16 operands (scales of 1): K is split so that a 1-row problem still spreads the read of
+- ``gemm_splitk`` (decode-like M <= 64, or <= 128 with N, K >= 1024; no activation; CUDA tensors): the
+  one-launch split-K decode kernel (kernels/splitk.py) on the fp16/bf16 operands (scales of 1): K is split so that a 1-row problem still spreads the read of
   b over every SM; the last-arriving split sums the fp32 partials in a fixed order (deterministic).
   ``gemm_tiled`` skips this path (benchmarks). Under the interpreter and ``tritondbg ir`` (CPU tensors) such
   calls take the tiled kernels, which also offer narrow 64 x 16/32/64 tiles for M <= 128.
@@ -98,6 +98,7 @@ import triton
 import triton.language as tl
 
 from . import _launch
+from . import splitk as SK
 from ._autotune import autotune_bench
 
 ACTIVATIONS = (None, "gelu", "silu")
@@ -493,7 +494,7 @@ def _launch_pointer(a, b, c, activation, sig=None) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Decode-like M (GEMV regime): split-K in one launch, fp8_gemm's decode kernel on fp16/bf16 operands
+# Decode-like M (GEMV regime): split-K in one launch, kernels/splitk.py's decode kernel on fp16/bf16 operands
 # ---------------------------------------------------------------------------------------------------------
 SPLITK_MAX_M = 128  # M at or below this, no activation, on a GPU: the split-K decode kernel (issue 18)
 USE_SPLITK = True  # False: such calls take the tiled kernels (their narrow decode tiles); the sweep times both
@@ -509,31 +510,30 @@ def _one(device) -> torch.Tensor:
 
 
 def _splitk_sig(a, b, one):
-    """fp8_gemm's call signature for these operands (its cached launchers are keyed on it)."""
+    """The decode kernel's call signature for these operands (as fp8_gemm builds it: its cached launchers are
+    keyed on it)."""
     return (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, a.dtype,
             one.shape, one.dtype, one.device, True, one.shape, one.dtype, one.device, True)
 
 
 def gemm_splitk(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a @ b`` for checked fp16/bf16 operands with small M through fp8_gemm's one-launch split-K decode
+    """``a @ b`` for checked fp16/bf16 operands with small M through the one-launch split-K decode
     kernel (fp32 partials, the last-arriving split sums them in a fixed order: deterministic; its cached
     launcher per call signature). Each of the K splits streams a slice of b, so a 1-row problem still
     spreads the read of b over every SM (the tiled kernels have only N / BLOCK_N programs then)."""
-    from . import fp8_gemm as F8
-
     one = _one(a.device)
     sig = _splitk_sig(a, b, one)
-    plan = F8._PLANS.get(sig)
+    plan = SK._PLANS.get(sig)
     c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
-    if plan is not None and not ((a.data_ptr() | b.data_ptr()) & 15) and F8._pristine():
+    if plan is not None and not ((a.data_ptr() | b.data_ptr()) & 15) and SK._pristine():
         plan.launch(a, b, c, one, one)
         return c
-    return F8._decode(a, b, c, one, False, one, False, sig, one, one)
+    return SK._decode(a, b, c, one, False, one, False, sig, one, one)
 
 
 def _use_splitk(a, b, activation) -> bool:
     """H200, session 7 (tests/bench/explore_gemm_small_m.py, bf16): with the 16-bit decode configs
-    (kernels/fp8_gemm.py WIDE_DECODE_CONFIGS) split-K was 0.96-1.09x torch.matmul at M = 17 and 48 on five LLM
+    (kernels/splitk.py WIDE_DECODE_CONFIGS) split-K was 0.96-1.09x torch.matmul at M = 17 and 48 on five LLM
     shapes where the tiled kernels were 0.70-0.96x, and at M = 127 0.80-0.99x against the tiled 0.68-0.91x.
     Above M = 64 only for weight-sized N and K (small problems keep the tiled kernels and their tests)."""
     M, K = a.shape
@@ -564,11 +564,9 @@ def _gemm(a, b, activation, splitk: bool):
         sig = launcher = None
     if launcher is None and splitk and sig is not None and activation is None and a.shape[0] <= SPLITK_MAX_M \
             and a.is_cuda:
-        from . import fp8_gemm as F8
-
         one = _one(a.device)
-        plan = F8._PLANS.get(_splitk_sig(a, b, one))
-        if plan is not None and not ((a.data_ptr() | b.data_ptr()) & 15) and F8._pristine():
+        plan = SK._PLANS.get(_splitk_sig(a, b, one))
+        if plan is not None and not ((a.data_ptr() | b.data_ptr()) & 15) and SK._pristine():
             c = a.new_empty((a.shape[0], b.shape[1]))
             plan.launch(a, b, c, one, one)
             return c
