@@ -71,7 +71,7 @@ def resolve(req: Request, *, use_index: bool = True) -> tuple[list[IRItem], str]
 def _capture_all(req: Request):
     from tritondbg import loader, runner
     from tritondbg.configs import autotuners, check_keys, choose, parse_config
-    from tritondbg.ir.capture import capture
+    from tritondbg.ir.capture import capture, case_inputs
     from tritondbg.ir.decision import Decider, recorded_runs, run_record_pattern
     from tritondbg.ir.targets import check_supported
 
@@ -92,15 +92,16 @@ def _capture_all(req: Request):
     decider = Decider(requested=requested, case_name=case.name, case_config=dict(case.config or {}) or None,
                       records=recorded_runs(out_dir, scenario.name, case.name, dtype),
                       cache_dir=index.triton_cache_dir(), record_pattern=run_record_pattern(out_dir))
-    launches = capture(scenario, case, dtype, req.arch, decider)
+    inputs = case_inputs(scenario, case, dtype)
+    launches = capture(scenario, case, dtype, req.arch, decider, inputs=inputs)
     items = [_item(la, scenario, case, dtype, req) for la in launches]
     if req.all_configs:
-        items = _sweep(scenario, case, dtype, req, decider, launches, tuners) + \
+        items = _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) + \
             [i for i in items if i.kernel not in tuners]
     return items, decider.watch
 
 
-def _sweep(scenario, case, dtype, req, decider, launches, tuners) -> list[IRItem]:
+def _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) -> list[IRItem]:
     """One item per listed config of every autotuned kernel the case launches (pruned ones included: the
     printed source says whether the pruning would keep it)."""
     from tritondbg.ir.capture import capture
@@ -110,7 +111,8 @@ def _sweep(scenario, case, dtype, req, decider, launches, tuners) -> list[IRItem
         tuner = tuners[name]
         for i, config in enumerate(tuner.configs):
             decider.pins = {name: config}
-            got = capture(scenario, case, dtype, req.arch, decider, select=lambda n, name=name: n == name)
+            got = capture(scenario, case, dtype, req.arch, decider, select=lambda n, name=name: n == name,
+                          inputs=inputs)
             for la in got:
                 if la.kernel == name and la.compiled is not None:
                     item = _item(la, scenario, case, dtype, req)
