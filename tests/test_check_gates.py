@@ -251,6 +251,19 @@ def test_resources_compiles_every_code_path_of_a_wrapper():
     assert out.details["cases"] == ["short", "wide"]
 
 
+def test_resources_lists_a_pruned_config_without_compiling_it(tmp_path, monkeypatch):
+    """A config the kernel's own pruning removes never runs: not applicable, and not worth a compile."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
+    target = f"{DATA / 'pruned.py'}::pruned"
+    out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == PASS, out.reason
+    na = out.details["not_applicable"]
+    assert [r["config"].get("BLOCK") for r in na] == [1024] and "prune_configs_by" in na[0]["reason"]
+    assert sorted(r["config"].get("BLOCK") for r in out.details["rows"]) == [64, 128]
+    assert len(list(cache.glob("*/scale_kernel.json"))) == 2   # the two configs that can run, compiled once each
+
+
 @pytest.mark.gpu
 def test_a_kernel_spinning_on_the_gpu_ends_at_the_timeout(cli_env, tmp_path):
     """Compiled, the main thread waits in C for the spinning kernel: the watchdog ends the process (run) or

@@ -15,7 +15,7 @@ from typing import Any
 from tritondbg import settings
 from tritondbg.errors import UsageError
 from tritondbg.ir import index
-from tritondbg.ir.item import COMPILED, IN_PROCESS, TRITON_HIT, IRItem, specialization
+from tritondbg.ir.item import COMPILED, IN_PROCESS, NOT_COMPILED, TRITON_HIT, IRItem, specialization
 from tritondbg.ir.targets import Arch
 
 
@@ -28,6 +28,7 @@ class Request:
     dtype: str | None = None
     config: str | None = None   # --config K=V,...
     all_configs: bool = False
+    compile_pruned: bool = True  # False: a config the kernel's pruning removes for the case is listed, not compiled
 
     def key(self) -> dict[str, Any]:
         """What identifies the request in the index (the target as an absolute path for user files)."""
@@ -38,7 +39,7 @@ class Request:
             file, sep, name = target.partition("::")
             target = os.path.realpath(os.path.expanduser(file)) + sep + name
         return {"target": target, "arch": self.arch.name, "case": self.case, "dtype": self.dtype,
-                "config": self.config, "all_configs": self.all_configs,
+                "config": self.config, "all_configs": self.all_configs, "compile_pruned": self.compile_pruned,
                 "records": os.path.abspath(settings.get().out_dir), "tool": _version()}
 
     def with_changes(self, **changes) -> "Request":
@@ -103,7 +104,8 @@ def _capture_all(req: Request):
 
 def _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) -> list[IRItem]:
     """One item per listed config of every autotuned kernel the case launches (pruned ones included: the
-    printed source says whether the pruning would keep it)."""
+    printed source says whether the pruning would keep it; with ``req.compile_pruned`` False they are listed
+    without being compiled)."""
     from tritondbg.ir.capture import capture
 
     out = []
@@ -111,19 +113,34 @@ def _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) -> lis
         tuner = tuners[name]
         for i, config in enumerate(tuner.configs):
             decider.pins = {name: config}
-            got = capture(scenario, case, dtype, req.arch, decider, select=lambda n, name=name: n == name,
-                          inputs=inputs)
+            this = config_dict(config)
+
+            def kept(name=name, this=this) -> bool:  # known once the pinned launch was decided
+                return this in decider.kept.get(name, [this])
+
+            got = capture(scenario, case, dtype, req.arch, decider, inputs=inputs,
+                          select=lambda n, name=name, kept=kept: n == name and (req.compile_pruned or kept()))
             for la in got:
-                if la.kernel == name and la.compiled is not None:
-                    item = _item(la, scenario, case, dtype, req)
-                    kept = config_dict(config) in decider.kept.get(name, [config_dict(config)])
-                    item.config_source = (f"--all-configs: config {i + 1} of {len(tuner.configs)}"
-                                          + ("" if kept else " (pruned for this case: never runs here)"))
-                    item.extra["kept_by_pruning"] = kept
-                    out.append(item)
-                    break
+                if la.kernel != name or (la.compiled is None and kept()):
+                    continue
+                item = _item(la, scenario, case, dtype, req) if la.compiled is not None else \
+                    _not_compiled(la, scenario, case, dtype, req)
+                item.config_source = (f"--all-configs: config {i + 1} of {len(tuner.configs)}"
+                                      + ("" if kept() else " (pruned for this case: never runs here)"))
+                item.extra["kept_by_pruning"] = kept()
+                out.append(item)
+                break
     decider.pins = {}
     return out
+
+
+def _not_compiled(launch, scenario, case, dtype: str, req: Request) -> IRItem:
+    """A config listed without a compile (no cache entry)."""
+    return IRItem(
+        scenario=scenario.name, case=case.name, dtype=dtype, arch=req.arch.name, arch_source=req.arch_source,
+        kernel=launch.kernel, kernel_file=os.path.realpath(launch.fn.fn.__code__.co_filename),
+        config=dict(launch.config or {}), config_source=launch.config_source, grid=launch.grid, specialization=[],
+        entry="", files={}, metadata_file="", name="", source=NOT_COMPILED)
 
 
 def _item(launch, scenario, case, dtype: str, req: Request) -> IRItem:
