@@ -264,6 +264,13 @@ def test_resources_lists_a_pruned_config_without_compiling_it(tmp_path, monkeypa
     assert len(list(cache.glob("*/scale_kernel.json"))) == 2   # the two configs that can run, compiled once each
 
 
+def test_resources_names_the_case_and_line_of_a_failed_compile():
+    target = f"{DATA / 'no_compile.py'}::no_compile"
+    out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == FAIL and out.reason.startswith("could not compile case tiny: compiling neg_block"), out.reason
+    assert "no_compile.py:12: BLOCK must be negative" in out.reason and "\n" not in out.reason
+
+
 def _run_watched(args, env, cwd, limit, say):
     """`tritondbg ARGS` in its own process group, killed with its children after ``limit`` seconds (a failure that
     names the command and shows its last output, never a silent hang); ``say`` reports each step at once."""
