@@ -249,6 +249,7 @@ def test_resources_compiles_every_code_path_of_a_wrapper():
     out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
     assert out.status == FAIL and "wide_rows" in out.reason and "spill" in out.reason, out.reason
     assert out.details["cases"] == ["short", "wide"]
+    assert all(isinstance(out.details["case_seconds"][c], float) for c in ("short", "wide"))
 
 
 def test_resources_lists_a_pruned_config_without_compiling_it(tmp_path, monkeypatch):

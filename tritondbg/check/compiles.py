@@ -7,14 +7,16 @@ each, before any compile); a warm request index answers every case without impor
                                               [--arch ARCH]
 
 ``--extra`` cases are tried one at a time, in order, while a ``--want`` kernel was not compiled yet (a wrapper
-with several code paths launches different kernels for different cases). Output:
-``{"rows": [...], "cases": [names compiled], "error": null | "one line"}``; exit 0, or 1 with ``error`` set.
+with several code paths launches different kernels for different cases). Output: ``{"rows": [...],
+"cases": [names compiled], "seconds": {case: wall s}, "error": null | "one line"}``; exit 0, or 1 with
+``error`` set.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import time
 
 
 def _rows(items) -> list[dict]:
@@ -46,10 +48,11 @@ def compile_cases(target: str, cases: list[tuple[str, str]], extra: list[tuple[s
     # before any lookup: the index compares the TRITON_* environment a capture would run under
     runner.set_mode("compiled")
     the_arch, arch_source = resolve_arch(arch)
-    out: dict = {"rows": [], "cases": [], "error": None}
+    out: dict = {"rows": [], "cases": [], "seconds": {}, "error": None}
     todo, extra = list(cases), list(extra)
     while todo:
         name, dtype = todo.pop(0)
+        t0 = time.perf_counter()
         req = Request(target, the_arch, arch_source, case=name, dtype=dtype, all_configs=True, compile_pruned=False)
         try:
             items, _ = resolve(req)
@@ -60,6 +63,7 @@ def compile_cases(target: str, cases: list[tuple[str, str]], extra: list[tuple[s
             out["error"] = f"could not compile case {name}: {text[-1] if text else type(exc).__name__}"
             return out
         out["cases"].append(name)
+        out["seconds"][name] = round(time.perf_counter() - t0, 2)   # where a cold gate's time goes, per case
         if not todo and extra and want - {r.get("kernel") for r in out["rows"]}:
             todo.append(extra.pop(0))  # a kernel no case so far launched: try the next case
     return out

@@ -321,8 +321,8 @@ def _recorded_picks(scenario, ctx: GateContext) -> dict:
 
 
 def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: set[str]):
-    """(rows, cases compiled, why not): one `tritondbg.check.compiles` process compiles every case (and the
-    ``rest`` cases, one at a time, while a kernel in ``wanted`` was not compiled yet)."""
+    """(rows, {case compiled: seconds}, why not): one `tritondbg.check.compiles` process compiles every case
+    (and the ``rest`` cases, one at a time, while a kernel in ``wanted`` was not compiled yet)."""
     from tritondbg import watchdog
 
     args = [ctx.target or scenario.name]
@@ -338,8 +338,9 @@ def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: s
                        env=env, timeout=watchdog.remaining(900 * max(1, len(cases))))
     data = _json_or_none(p.stdout)
     if not isinstance(data, dict):
-        return None, [], f"could not compile: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
-    return data.get("rows") or [], data.get("cases") or [], data.get("error") or ""
+        return None, {}, f"could not compile: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
+    seconds = data.get("seconds") or {}
+    return data.get("rows") or [], {c: seconds.get(c) for c in data.get("cases") or []}, data.get("error") or ""
 
 
 def resources(scenario, ctx: GateContext) -> GateOutcome:
@@ -353,11 +354,11 @@ def resources(scenario, ctx: GateContext) -> GateOutcome:
     wanted = _kernel_names(scenario)
     rows, done, why = _compile_rows(scenario, ctx, cases, rest, wanted)
     if why:
-        return GateOutcome(scenario.name, "resources", FAIL, why, {"cases": done})
+        return GateOutcome(scenario.name, "resources", FAIL, why, {"cases": list(done), "case_seconds": done})
     from tritondbg.check.resources import judge
 
     out = judge(scenario.name, rows, limits, explicit, _recorded_picks(scenario, ctx))
-    out.details["cases"] = done
+    out.details["cases"], out.details["case_seconds"] = list(done), done
     missing = sorted(wanted - {r.get("kernel") for r in rows})
     if missing:
         out.details["never_launched"] = missing
