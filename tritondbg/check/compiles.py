@@ -1,6 +1,6 @@
 """The resources gate's compiles, in one process per scenario: every autotune config of every kernel each chosen
-case launches, compiled for the target, printed as one JSON object of `tritondbg ir --stats --json --all-configs`
-rows. One import of torch and Triton serves every case (one `tritondbg ir` process per case cost ~3 s of CPU
+case launches, compiled for the target (a config the kernel's pruning removes for the case is listed, not
+compiled), printed as one JSON object of `tritondbg ir --stats --json --all-configs` rows. One import of torch and Triton serves every case (one `tritondbg ir` process per case cost ~3 s of CPU
 each, before any compile); a warm request index answers every case without importing torch.
 
     python -m tritondbg.check.compiles TARGET --case NAME:DTYPE ... [--extra NAME:DTYPE ...] [--want KERNEL ...]
