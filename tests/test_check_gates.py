@@ -249,19 +249,70 @@ def test_resources_compiles_every_code_path_of_a_wrapper():
     out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
     assert out.status == FAIL and "wide_rows" in out.reason and "spill" in out.reason, out.reason
     assert out.details["cases"] == ["short", "wide"]
+    assert all(isinstance(out.details["case_seconds"][c], float) for c in ("short", "wide"))
+
+
+def test_resources_lists_a_pruned_config_without_compiling_it(tmp_path, monkeypatch):
+    """A config the kernel's own pruning removes never runs: not applicable, and not worth a compile."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))
+    target = f"{DATA / 'pruned.py'}::pruned"
+    out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == PASS, out.reason
+    na = out.details["not_applicable"]
+    assert [r["config"].get("BLOCK") for r in na] == [1024] and "prune_configs_by" in na[0]["reason"]
+    assert sorted(r["config"].get("BLOCK") for r in out.details["rows"]) == [64, 128]
+    assert len(list(cache.glob("*/scale_kernel.json"))) == 2   # the two configs that can run, compiled once each
+
+
+def test_resources_names_the_case_and_line_of_a_failed_compile():
+    target = f"{DATA / 'no_compile.py'}::no_compile"
+    out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == FAIL and out.reason.startswith("could not compile case tiny: compiling neg_block"), out.reason
+    assert "no_compile.py:12: BLOCK must be negative" in out.reason and "\n" not in out.reason
+
+
+def _run_watched(args, env, cwd, limit, say):
+    """`tritondbg ARGS` in its own process group, killed with its children after ``limit`` seconds (a failure that
+    names the command and shows its last output, never a silent hang); ``say`` reports each step at once."""
+    say(f"$ tritondbg {' '.join(map(str, args))}   (limit {limit} s)")
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "tritondbg", *map(str, args)], env=env, cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # stuck in the driver even after SIGKILL: report what is known
+            out, err = "", "(no output: the process did not end 30 s after SIGKILL)"
+        say(f"still running after {limit} s: killed")
+        pytest.fail(f"`tritondbg {' '.join(map(str, args))}` still running after {limit} s (its own --timeout did "
+                    f"not end it); last output:\n{(out or '')[-1500:]}\n{(err or '')[-2500:]}", pytrace=False)
+    tail = (err.strip().splitlines() or ["(no stderr)"])[-1][:300]
+    say(f"exit {proc.returncode} after {time.monotonic() - t0:.0f} s; last stderr line: {tail}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 @pytest.mark.gpu
-def test_a_kernel_spinning_on_the_gpu_ends_at_the_timeout(cli_env, tmp_path):
+def test_a_kernel_spinning_on_the_gpu_ends_at_the_timeout(cli_env, tmp_path, capsys):
     """Compiled, the main thread waits in C for the spinning kernel: the watchdog ends the process (run) or
-    the worker (check, which goes on and still reports the item)."""
-    p = run_cli(["run", f"{DATA / 'hang.py'}::loop", "--timeout", "20"], cli_env, timeout=300)
-    assert p.returncode == 124 and "loop case tiny/float32" in p.stderr, p.stderr
+    the worker (check, which goes on and still reports the item). Each step has its own limit (both together
+    well under 10 minutes) and says what it runs as it goes (shown live, past pytest's capture)."""
+    def say(text):
+        with capsys.disabled():
+            print(f"[spinning {time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+    p = _run_watched(["run", f"{DATA / 'hang.py'}::loop", "--timeout", "20"], cli_env, tmp_path, 150, say)
+    assert p.returncode == 124 and "loop case tiny/float32" in p.stderr, p.stderr[-3000:]
     record = tmp_path / "r.json"
-    p = run_cli(["check", f"{DATA / 'hang.py'}::loop", f"{DATA / 'crash.py'}::fine", "--gates", "correctness",
-                 "--device", "cuda", "--timeout", "20", "--json", str(record)], cli_env, cwd=tmp_path, timeout=400)
+    p = _run_watched(["check", f"{DATA / 'hang.py'}::loop", f"{DATA / 'crash.py'}::fine", "--gates", "correctness",
+                      "--device", "cuda", "--timeout", "20", "--json", record], cli_env, tmp_path, 270, say)
     gates = _gates(record)
-    assert p.returncode == 1 and gates[("hang::loop", "correctness")]["status"] == ERROR
+    say("check items: " + ", ".join(f"{k}/{g}: {v['status']} ({v['reason'][:120]})" for (k, g), v in gates.items()))
+    assert p.returncode == 1 and gates[("hang::loop", "correctness")]["status"] == ERROR, (p.stdout + p.stderr)[-3000:]
+    assert "timed out after 20 s" in gates[("hang::loop", "correctness")]["reason"]
     assert gates[("crash::fine", "correctness")]["status"] == PASS
 
 

@@ -320,18 +320,27 @@ def _recorded_picks(scenario, ctx: GateContext) -> dict:
     return picks
 
 
-def _compile_rows(scenario, ctx: GateContext, case):
-    args = ["ir", ctx.target or scenario.name, "--case", case.name, "--dtype", case.dtypes[0],
-            "--stats", "--json", "--all-configs"]
+def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: set[str]):
+    """(rows, {case compiled: seconds}, why not): one `tritondbg.check.compiles` process compiles every case
+    (and the ``rest`` cases, one at a time, while a kernel in ``wanted`` was not compiled yet)."""
+    from tritondbg import watchdog
+
+    args = [ctx.target or scenario.name]
+    args += [a for c in cases for a in ("--case", f"{c.name}:{c.dtypes[0]}")]
+    args += [a for c in rest[:RESOURCE_EXTRA_CASES] for a in ("--extra", f"{c.name}:{c.dtypes[0]}")]
+    args += [a for k in sorted(wanted) for a in ("--want", k)]
     if ctx.arch:
         args += ["--arch", ctx.arch]
-    p = _cli(args)
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    env["TRITONDBG_SAVE"] = "0"
+    p = subprocess.run([sys.executable, "-m", "tritondbg.check.compiles", *args], capture_output=True, text=True,
+                       env=env, timeout=watchdog.remaining(900 * max(1, len(cases))))
     data = _json_or_none(p.stdout)
-    if data is None:
-        if "No such command" in p.stderr:
-            return None, "`tritondbg ir` not available"
-        return None, f"could not compile case {case.name}: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
-    return data, ""
+    if not isinstance(data, dict):
+        return None, {}, f"could not compile: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
+    seconds = data.get("seconds") or {}
+    return data.get("rows") or [], {c: seconds.get(c) for c in data.get("cases") or []}, data.get("error") or ""
 
 
 def resources(scenario, ctx: GateContext) -> GateOutcome:
@@ -339,26 +348,17 @@ def resources(scenario, ctx: GateContext) -> GateOutcome:
     (tritondbg.check.resources says which can; a config the autotuner skips is not applicable)."""
     explicit = dict(getattr(scenario, "limits", None) or {})
     limits = {"max_spills": 0, "max_shared": None, "max_regs": None, **explicit}
-    rows, done, extra = [], [], 0
     cases = _resource_cases(scenario, ctx)
     rest = [c for c in scenario.cases if c not in cases and ctx.case in (None, c.name) and
             (c.interpret or _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES)]
     wanted = _kernel_names(scenario)
-    while cases:
-        case = cases.pop(0)
-        data, why = _compile_rows(scenario, ctx, case)
-        if data is None:
-            status = SKIP if why.startswith("`tritondbg ir`") else FAIL
-            return GateOutcome(scenario.name, "resources", status, why)
-        rows.extend(data)
-        done.append(case.name)
-        if not cases and rest and extra < RESOURCE_EXTRA_CASES and wanted - {r.get("kernel") for r in rows}:
-            cases.append(rest.pop(0))  # a kernel no case so far launched: try the next case
-            extra += 1
+    rows, done, why = _compile_rows(scenario, ctx, cases, rest, wanted)
+    if why:
+        return GateOutcome(scenario.name, "resources", FAIL, why, {"cases": list(done), "case_seconds": done})
     from tritondbg.check.resources import judge
 
     out = judge(scenario.name, rows, limits, explicit, _recorded_picks(scenario, ctx))
-    out.details["cases"] = done
+    out.details["cases"], out.details["case_seconds"] = list(done), done
     missing = sorted(wanted - {r.get("kernel") for r in rows})
     if missing:
         out.details["never_launched"] = missing

@@ -227,15 +227,25 @@ def _entries(cache_dir: str) -> set[str]:
         return set()
 
 
-def capture(scenario, case, dtype: str, arch, decider, select: Callable[[str], bool] | None = None) -> list[Launch]:
-    """Build the case's inputs on the CPU, run its launch wrapper under ``intercepted``, return the launches."""
+def case_inputs(scenario, case, dtype: str) -> dict:
+    """The case's inputs, built on the CPU (seed 0)."""
     import torch
 
-    from tritondbg.runner import kernel_error_message, torch_dtype
+    from tritondbg.runner import torch_dtype
+
+    return scenario.make_inputs(case, torch_dtype(dtype), "cpu", torch.Generator().manual_seed(0))
+
+
+def capture(scenario, case, dtype: str, arch, decider, select: Callable[[str], bool] | None = None,
+            inputs: dict | None = None) -> list[Launch]:
+    """Run the case's launch wrapper on CPU ``inputs`` (built here when None) under ``intercepted``, return the
+    launches. Nothing is launched, so one set of inputs serves several captures of a case (an ``--all-configs``
+    sweep): building a GPU-size case's inputs costs far more than a cache hit (attention prefill: ~1.2 s)."""
+    from tritondbg.runner import kernel_error_message
 
     target = arch.gpu_target()
-    generator = torch.Generator().manual_seed(0)
-    inputs = scenario.make_inputs(case, torch_dtype(dtype), "cpu", generator)
+    if inputs is None:
+        inputs = case_inputs(scenario, case, dtype)
     launches: list[Launch] = []
     before = _entries(decider.cache_dir)
     with intercepted(target, decider, launches, select):

@@ -24,7 +24,7 @@ from typing import Any
 
 from tritondbg.ir.decision import Watch
 from tritondbg.ir.integrity import group_problem
-from tritondbg.ir.item import INDEX_HIT, IRItem
+from tritondbg.ir.item import INDEX_HIT, NOT_COMPILED, IRItem
 
 INDEX_DIRNAME = "tritondbg-ir-index"
 FORMAT = 1
@@ -153,6 +153,8 @@ def lookup(request: dict[str, Any], cache_dir: str | None = None) -> tuple[list[
     items = [IRItem.from_dict(d) for d in data.get("items", [])]
     root = os.path.realpath(cache_dir or triton_cache_dir())
     for item in items:
+        if item.source == NOT_COMPILED and not item.entry:   # listed without a compile: no files to check
+            continue
         if os.path.dirname(os.path.realpath(item.entry)) != root:   # e.g. a copied cache: not ours to trust
             return None, f"index entry points outside {root}"
         needed = [item.metadata_file, *item.files.values()]

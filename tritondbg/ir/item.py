@@ -10,6 +10,7 @@ COMPILED = "compiled"          # Triton's compile cache had no entry: compiled n
 TRITON_HIT = "triton-cache"    # Triton's compile cache had it (key recomputed from the real arguments)
 INDEX_HIT = "index"            # found through tritondbg's request index (no torch import), files verified
 IN_PROCESS = "in-process"      # compiled earlier in this process (--diff/--all-configs reuse)
+NOT_COMPILED = "not-compiled"  # listed only (a pruned config the resources gate does not need compiled)
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any
 from tritondbg import settings
 from tritondbg.errors import UsageError
 from tritondbg.ir import index
-from tritondbg.ir.item import COMPILED, IN_PROCESS, TRITON_HIT, IRItem, specialization
+from tritondbg.ir.item import COMPILED, IN_PROCESS, NOT_COMPILED, TRITON_HIT, IRItem, specialization
 from tritondbg.ir.targets import Arch
 
 
@@ -28,6 +28,7 @@ class Request:
     dtype: str | None = None
     config: str | None = None   # --config K=V,...
     all_configs: bool = False
+    compile_pruned: bool = True  # False: a config the kernel's pruning removes for the case is listed, not compiled
 
     def key(self) -> dict[str, Any]:
         """What identifies the request in the index (the target as an absolute path for user files)."""
@@ -38,7 +39,7 @@ class Request:
             file, sep, name = target.partition("::")
             target = os.path.realpath(os.path.expanduser(file)) + sep + name
         return {"target": target, "arch": self.arch.name, "case": self.case, "dtype": self.dtype,
-                "config": self.config, "all_configs": self.all_configs,
+                "config": self.config, "all_configs": self.all_configs, "compile_pruned": self.compile_pruned,
                 "records": os.path.abspath(settings.get().out_dir), "tool": _version()}
 
     def with_changes(self, **changes) -> "Request":
@@ -71,7 +72,7 @@ def resolve(req: Request, *, use_index: bool = True) -> tuple[list[IRItem], str]
 def _capture_all(req: Request):
     from tritondbg import loader, runner
     from tritondbg.configs import autotuners, check_keys, choose, parse_config
-    from tritondbg.ir.capture import capture
+    from tritondbg.ir.capture import capture, case_inputs
     from tritondbg.ir.decision import Decider, recorded_runs, run_record_pattern
     from tritondbg.ir.targets import check_supported
 
@@ -92,17 +93,19 @@ def _capture_all(req: Request):
     decider = Decider(requested=requested, case_name=case.name, case_config=dict(case.config or {}) or None,
                       records=recorded_runs(out_dir, scenario.name, case.name, dtype),
                       cache_dir=index.triton_cache_dir(), record_pattern=run_record_pattern(out_dir))
-    launches = capture(scenario, case, dtype, req.arch, decider)
+    inputs = case_inputs(scenario, case, dtype)
+    launches = capture(scenario, case, dtype, req.arch, decider, inputs=inputs)
     items = [_item(la, scenario, case, dtype, req) for la in launches]
     if req.all_configs:
-        items = _sweep(scenario, case, dtype, req, decider, launches, tuners) + \
+        items = _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) + \
             [i for i in items if i.kernel not in tuners]
     return items, decider.watch
 
 
-def _sweep(scenario, case, dtype, req, decider, launches, tuners) -> list[IRItem]:
+def _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) -> list[IRItem]:
     """One item per listed config of every autotuned kernel the case launches (pruned ones included: the
-    printed source says whether the pruning would keep it)."""
+    printed source says whether the pruning would keep it; with ``req.compile_pruned`` False they are listed
+    without being compiled)."""
     from tritondbg.ir.capture import capture
 
     out = []
@@ -110,18 +113,34 @@ def _sweep(scenario, case, dtype, req, decider, launches, tuners) -> list[IRItem
         tuner = tuners[name]
         for i, config in enumerate(tuner.configs):
             decider.pins = {name: config}
-            got = capture(scenario, case, dtype, req.arch, decider, select=lambda n, name=name: n == name)
+            this = config_dict(config)
+
+            def kept(name=name, this=this) -> bool:  # known once the pinned launch was decided
+                return this in decider.kept.get(name, [this])
+
+            got = capture(scenario, case, dtype, req.arch, decider, inputs=inputs,
+                          select=lambda n, name=name, kept=kept: n == name and (req.compile_pruned or kept()))
             for la in got:
-                if la.kernel == name and la.compiled is not None:
-                    item = _item(la, scenario, case, dtype, req)
-                    kept = config_dict(config) in decider.kept.get(name, [config_dict(config)])
-                    item.config_source = (f"--all-configs: config {i + 1} of {len(tuner.configs)}"
-                                          + ("" if kept else " (pruned for this case: never runs here)"))
-                    item.extra["kept_by_pruning"] = kept
-                    out.append(item)
-                    break
+                if la.kernel != name or (la.compiled is None and kept()):
+                    continue
+                item = _item(la, scenario, case, dtype, req) if la.compiled is not None else \
+                    _not_compiled(la, scenario, case, dtype, req)
+                item.config_source = (f"--all-configs: config {i + 1} of {len(tuner.configs)}"
+                                      + ("" if kept() else " (pruned for this case: never runs here)"))
+                item.extra["kept_by_pruning"] = kept()
+                out.append(item)
+                break
     decider.pins = {}
     return out
+
+
+def _not_compiled(launch, scenario, case, dtype: str, req: Request) -> IRItem:
+    """A config listed without a compile (no cache entry)."""
+    return IRItem(
+        scenario=scenario.name, case=case.name, dtype=dtype, arch=req.arch.name, arch_source=req.arch_source,
+        kernel=launch.kernel, kernel_file=os.path.realpath(launch.fn.fn.__code__.co_filename),
+        config=dict(launch.config or {}), config_source=launch.config_source, grid=launch.grid, specialization=[],
+        entry="", files={}, metadata_file="", name="", source=NOT_COMPILED)
 
 
 def _item(launch, scenario, case, dtype: str, req: Request) -> IRItem:

@@ -158,8 +158,9 @@ def _amdgcn_counts(text: str) -> dict[str, int]:
     return out
 
 
-def compute(item) -> dict[str, Any]:
-    """The stats of one IRItem as a flat dict (``--json`` prints it as is)."""
+def compute(item, mix: bool = True) -> dict[str, Any]:
+    """The stats of one IRItem as a flat dict (``--json`` prints it as is); ``mix=False``: without the
+    instruction mix (no SASS disassembly), registers, spills and shared memory only."""
     meta = json.loads(Path(item.metadata_file).read_text())
     target = meta.get("target") or {}
     arch = target.get("arch")
@@ -173,7 +174,7 @@ def compute(item) -> dict[str, Any]:
     if limit and out["shared"] is not None:
         out["shared_limit"] = limit
         out["shared_fits"] = out["shared"] <= limit
-    mix: dict[str, dict[str, int]] = {}
+    want_mix, mix = mix, {}
     if target.get("backend") == "cuda":
         usage = resource_usage(item)
         out["n_regs"] = usage.get("REG")
@@ -183,11 +184,12 @@ def compute(item) -> dict[str, Any]:
         out["n_spills"] = (usage.get("LOCAL", 0) + usage.get("STACK", 0)) // 4 if usage else None
         out["static_shared"] = usage.get("SHARED")
         out["stack_bytes"] = usage.get("STACK")
-        if "ptx" in item.files:
+        if want_mix and "ptx" in item.files:
             mix["ptx"] = dict(sorted(_ptx_mix(Path(item.files["ptx"]).read_text()).items()))
         try:
-            text, _, _ = sass(item)
-            mix["sass"] = dict(sorted(_sass_mix(strip_line_info(text)).items()))
+            if want_mix:
+                text, _, _ = sass(item)
+                mix["sass"] = dict(sorted(_sass_mix(strip_line_info(text)).items()))
         except StageError as exc:
             out["sass_error"] = str(exc)
     elif "amdgcn" in item.files:
@@ -197,6 +199,7 @@ def compute(item) -> dict[str, Any]:
         out["n_spills"] = counts.get("vgpr_spill_count", 0) + counts.get("sgpr_spill_count", 0) \
             if counts.get("vgpr_spill_count") is not None else None
         out.update({k: v for k, v in counts.items() if k != "vgpr_count"})
-        mix["amdgcn"] = dict(sorted(_amdgcn_mix(text).items()))
+        if want_mix:
+            mix["amdgcn"] = dict(sorted(_amdgcn_mix(text).items()))
     out["instruction_mix"] = mix
     return out

@@ -1,0 +1,93 @@
+"""The resources gate's compiles, in one process per scenario: every autotune config of every kernel each chosen
+case launches, compiled for the target (a config the kernel's pruning removes for the case is listed, not
+compiled), printed as one JSON object of `tritondbg ir --stats --json --all-configs` rows. One import of torch and Triton serves every case (one `tritondbg ir` process per case cost ~3 s of CPU
+each, before any compile); a warm request index answers every case without importing torch.
+
+    python -m tritondbg.check.compiles TARGET --case NAME:DTYPE ... [--extra NAME:DTYPE ...] [--want KERNEL ...]
+                                              [--arch ARCH]
+
+``--extra`` cases are tried one at a time, in order, while a ``--want`` kernel was not compiled yet (a wrapper
+with several code paths launches different kernels for different cases). Output: ``{"rows": [...],
+"cases": [names compiled], "seconds": {case: wall s}, "error": null | "one line"}``; exit 0, or 1 with
+``error`` set.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+
+def _rows(items) -> list[dict]:
+    from tritondbg.ir.stats import compute
+
+    rows = []
+    for item in items:
+        if not item.metadata_file:  # a pruned config, listed without a compile: judged "not applicable"
+            row = {"kernel": item.kernel, "arch": item.arch, "case": item.case, "dtype": item.dtype,
+                   "config": item.config}
+        else:
+            row = compute(item, mix=False)  # the gate reads registers, spills and shared memory only
+        row.update({"config_source": item.config_source, "cache": item.source, "grid": item.grid,
+                    "kept_by_pruning": item.extra.get("kept_by_pruning", True)})
+        rows.append(row)
+    return rows
+
+
+def compile_cases(target: str, cases: list[tuple[str, str]], extra: list[tuple[str, str]], want: set[str],
+                  arch: str | None) -> dict:
+    """Rows of every case in ``cases``, then of ``extra`` cases while a kernel in ``want`` is missing."""
+    from tritondbg import runner
+    from tritondbg.errors import UsageError
+    from tritondbg.ir.capture import CaptureError
+    from tritondbg.ir.request import Request, resolve
+    from tritondbg.ir.stages import StageError
+    from tritondbg.ir.targets import resolve_arch
+
+    # before any lookup: the index compares the TRITON_* environment a capture would run under
+    runner.set_mode("compiled")
+    the_arch, arch_source = resolve_arch(arch)
+    out: dict = {"rows": [], "cases": [], "seconds": {}, "error": None}
+    todo, extra = list(cases), list(extra)
+    while todo:
+        name, dtype = todo.pop(0)
+        t0 = time.perf_counter()
+        req = Request(target, the_arch, arch_source, case=name, dtype=dtype, all_configs=True, compile_pruned=False)
+        try:
+            items, _ = resolve(req)
+            out["rows"].extend(_rows(items))
+        except Exception as exc:  # noqa: BLE001 - one line for the gate, naming the case
+            text = str(exc).strip().splitlines() if isinstance(exc, (CaptureError, StageError, UsageError)) \
+                else [f"{type(exc).__name__}: {exc}"]
+            out["error"] = f"could not compile case {name}: {text[-1] if text else type(exc).__name__}"
+            return out
+        out["cases"].append(name)
+        out["seconds"][name] = round(time.perf_counter() - t0, 2)   # where a cold gate's time goes, per case
+        if not todo and extra and want - {r.get("kernel") for r in out["rows"]}:
+            todo.append(extra.pop(0))  # a kernel no case so far launched: try the next case
+    return out
+
+
+def _pair(text: str) -> tuple[str, str]:
+    name, _, dtype = text.rpartition(":")
+    if not name:
+        raise argparse.ArgumentTypeError(f"expected NAME:DTYPE, got {text!r}")
+    return name, dtype
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tritondbg.check.compiles")
+    p.add_argument("target")
+    p.add_argument("--case", dest="cases", action="append", type=_pair, default=[])
+    p.add_argument("--extra", action="append", type=_pair, default=[])
+    p.add_argument("--want", action="append", default=[])
+    p.add_argument("--arch", default=None)
+    a = p.parse_args(argv)
+    out = compile_cases(a.target, a.cases, a.extra, set(a.want), a.arch)
+    print(json.dumps(out, default=str))
+    return 1 if out["error"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
