@@ -29,3 +29,13 @@ def test_small_rows_correct_and_host_cost_at_most_torchs(cli_env, tmp_path):
     slow = [(r["group"], r["name"], round(r["ours_host_us"], 1), round(r["baselines"][BASE[r["group"]]]["host_us"], 1))
             for r in rows if r["ours_host_us"] > 1.1 * r["baselines"][BASE[r["group"]]]["host_us"]]
     assert not slow, slow
+
+
+def test_steady_state_calls_match_the_reference(cli_env):
+    """The third call of each signature (the cached launcher's) on the shapes session 7 changed: long rows held
+    whole, split-K gemm up to M = 128, the fp8 decode plan's direct launch entry (tests/gpu/steady_state.py)."""
+    p = subprocess.run([sys.executable, str(REPO / "tests/gpu/steady_state.py")], env=cli_env, capture_output=True,
+                       text=True, timeout=500)
+    print(p.stdout[-4000:])
+    assert p.returncode == 0 and p.stdout.strip().splitlines()[-1].startswith("OK "), (p.stdout[-3000:],
+                                                                                     p.stderr[-2000:])

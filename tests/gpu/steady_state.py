@@ -1,0 +1,63 @@
+"""The bundled wrappers' steady state on the GPU: the third call of each signature (through the cached launcher,
+no checks, no autotuner) against the reference, on the shapes whose paths session 7 changed (long rows held
+whole, split-K gemm up to M = 128, the fp8 decode plan's direct launch) and a few odd ones. Prints one line per
+shape and "OK n" or "FAILED ..." last; exit 1 on any mismatch. Run by tests/gpu/test_launch_gpu.py."""
+import sys
+
+import torch
+
+from tritondbg import runner
+
+runner.set_mode("compiled")
+
+from tritondbg.kernels import fp8_gemm as F8  # noqa: E402
+from tritondbg.kernels import gemm as G  # noqa: E402
+from tritondbg.kernels import layernorm as LN  # noqa: E402
+from tritondbg.kernels import softmax as SM  # noqa: E402
+
+
+def third(fn):
+    fn()
+    fn()
+    return fn()
+
+
+def main() -> int:
+    torch.manual_seed(0)
+    bad, n = [], 0
+
+    def check(name, out, ref, tol):
+        nonlocal n
+        n += 1
+        err = (out.float() - ref.float()).abs().max().item()
+        scale = max(1.0, ref.float().abs().max().item())
+        ok = bool(torch.isfinite(out.float()).all()) and err <= tol * scale
+        print(f"{'ok ' if ok else 'BAD'} {name}: max abs err {err:.3g} (scale {scale:.3g})", flush=True)
+        if not ok:
+            bad.append(name)
+
+    for M, N in ((8, 32768), (24, 11008), (300, 11008), (2048, 16384), (1365, 24576), (3, 9001), (1000, 5000)):
+        for dt in (torch.bfloat16, torch.float16):
+            x = (torch.randn(M, N, device="cuda") * 3 + 1).to(dt)
+            w = (1 + 0.1 * torch.randn(N, device="cuda")).to(dt)
+            b = (0.1 * torch.randn(N, device="cuda")).to(dt)
+            check(f"softmax {M}x{N} {dt}", third(lambda: SM.softmax(x)), SM.reference(x), 2e-2)
+            check(f"layernorm {M}x{N} {dt}", third(lambda: LN.layernorm(x, w, b)), LN.reference(x, w, b), 3e-2)
+    for M, N, K in ((1, 4096, 4096), (17, 11008, 4096), (48, 5120, 13824), (127, 4096, 11008), (100, 3000, 1000),
+                    (5, 257, 1024), (67, 45, 91)):
+        a = torch.randn(M, K, device="cuda").to(torch.bfloat16)
+        bw = (torch.randn(K, N, device="cuda") / K ** 0.5).to(torch.bfloat16)
+        check(f"gemm {M}x{N}x{K}", third(lambda: G.gemm(a, bw)), G.reference(a, bw), 2e-2)
+        check(f"gemm w.t() {M}x{N}x{K}", third(lambda: G.gemm(a, bw.t().contiguous().t())), G.reference(a, bw), 2e-2)
+    one = torch.ones((), device="cuda")
+    for M in (1, 16, 33):
+        a = torch.randn(M, 8192, device="cuda").to(F8.FP8_DTYPE)
+        bw = torch.randn(8192, 8192, device="cuda").to(F8.FP8_DTYPE).t()
+        check(f"fp8_gemm decode M={M}", third(lambda: F8.fp8_gemm(a, bw, one, one)),
+              F8.reference(a, bw, one, one), 2e-2)
+    print(f"OK {n}" if not bad else f"FAILED {len(bad)} of {n}: {bad}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
