@@ -11,7 +11,7 @@ Two kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice 
   (GROUP_M) order, ``tl.dot`` on fp8 with an fp32 accumulator over all of K (Hopper: wgmma e4m3), scales in
   fp32 in the epilogue. Autotuned over (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages), keyed on
   (M, N, K, FAST_ACCUM); ``_prune_configs`` keeps the tiles that suit M and N.
-- M <= 64 (decode), ``fp8_gemm_decode_kernel`` (kernels/splitk.py, shared with gemm's small-M path): split-K
+- M <= 64 (decode), ``fp8_gemm_decode_kernel`` (kernels/_splitk.py, shared with gemm's small-M path): split-K
   in ONE launch, the last-arriving split sums the fp32 partials in a fixed order (deterministic). The decode
   parameters have names of their own (DEC_BLOCK_M, ...) so that a ``--config`` names one kernel only.
   A call signature seen before (shapes, strides, dtypes, devices, out_dtype, fp32 contiguous scales) with
@@ -59,7 +59,7 @@ import triton.language as tl
 from . import _launch
 from ._autotune import autotune_bench
 # the decode kernel and its host side (re-exported: gemm, the tests, the benchmarks use these names here)
-from .splitk import (DECODE_CONFIGS, _PLANS, _buffers_for, _decode, _pristine,  # noqa: F401
+from ._splitk import (DECODE_CONFIGS, _PLANS, _buffers_for, _decode, _pristine,  # noqa: F401
                      fp8_gemm_decode_kernel)
 
 FP8_DTYPE = torch.float8_e4m3fn

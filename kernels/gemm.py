@@ -11,7 +11,8 @@ float16 or both bfloat16; ``c`` has the inputs' dtype. ``act`` is one of
 Three paths; ``gemm`` picks one per call:
 
 - ``gemm_splitk`` (decode-like M <= 64, or <= 128 with N, K >= 1024; no activation; CUDA tensors): the
-  one-launch split-K decode kernel (kernels/splitk.py) on the fp16/bf16 operands (scales of 1): K is split so that a 1-row problem still spreads the read of
+  one-launch split-K decode kernel (kernels/_splitk.py) on the fp16/bf16 operands (scales of 1): K is split
+  so that a 1-row problem still spreads the read of
   b over every SM; the last-arriving split sums the fp32 partials in a fixed order (deterministic).
   ``gemm_tiled`` skips this path (benchmarks). Under the interpreter and ``tritondbg ir`` (CPU tensors) such
   calls take the tiled kernels, which also offer narrow 64 x 16/32/64 tiles for M <= 128.
@@ -98,7 +99,7 @@ import triton
 import triton.language as tl
 
 from . import _launch
-from . import splitk as SK
+from . import _splitk as SK
 from ._autotune import autotune_bench
 
 ACTIVATIONS = (None, "gelu", "silu")
@@ -494,7 +495,7 @@ def _launch_pointer(a, b, c, activation, sig=None) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Decode-like M (GEMV regime): split-K in one launch, kernels/splitk.py's decode kernel on fp16/bf16 operands
+# Decode-like M (GEMV regime): split-K in one launch, kernels/_splitk.py's decode kernel on fp16/bf16 operands
 # ---------------------------------------------------------------------------------------------------------
 SPLITK_MAX_M = 128  # M at or below this, no activation, on a GPU: the split-K decode kernel (issue 18)
 USE_SPLITK = True  # False: such calls take the tiled kernels (their narrow decode tiles); the sweep times both
@@ -533,7 +534,7 @@ def gemm_splitk(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def _use_splitk(a, b, activation) -> bool:
     """H200, session 7 (tests/bench/explore_gemm_small_m.py, bf16): with the 16-bit decode configs
-    (kernels/splitk.py WIDE_DECODE_CONFIGS) split-K was 0.96-1.09x torch.matmul at M = 17 and 48 on five LLM
+    (kernels/_splitk.py WIDE_DECODE_CONFIGS) split-K was 0.96-1.09x torch.matmul at M = 17 and 48 on five LLM
     shapes where the tiled kernels were 0.70-0.96x, and at M = 127 0.80-0.99x against the tiled 0.68-0.91x.
     Above M = 64 only for weight-sized N and K (small problems keep the tiled kernels and their tests)."""
     M, K = a.shape
