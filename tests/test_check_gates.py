@@ -327,3 +327,21 @@ def test_a_scenario_file_that_does_not_import_is_one_usage_line(tmp_path):
         session.plan([str(raises)], ["correctness"], device="cpu")
     with pytest.raises(UsageError, match=r"No module named 'not_a_real_pkg_xyz' \(pip install not-a-real-pkg-xyz\)"):
         session.plan([str(missing)], ["correctness"], device="cpu")
+
+
+def test_a_main_thread_holding_the_gil_in_c_still_ends(tmp_path):
+    """Stage 3 of tritondbg/watchdog.py: a C call that holds the GIL (ctypes.PyDLL keeps it) blocks both the
+    SIGALRM handler and the watchdog thread; faulthandler's C thread still ends the process, with the stacks."""
+    import subprocess
+    import sys
+    import time
+
+    # SIGALRM blocked: a C wait that a signal does not interrupt (as a CUDA sync spinning on a hung kernel)
+    code = ("import ctypes, signal\nfrom tritondbg import watchdog\nwatchdog.BACKSTOP = 2\n"
+            "with watchdog.deadline(1, grace=1):\n    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
+            "    ctypes.PyDLL(None).sleep(60)\nprint('finished')\n")
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=50)
+    assert time.monotonic() - t0 < 30, "the backstop did not end the process"
+    assert p.returncode != 0 and "finished" not in p.stdout
+    assert "Timeout" in p.stderr and "Thread" in p.stderr, p.stderr[-2000:]

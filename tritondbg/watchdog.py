@@ -10,11 +10,15 @@ spinning on the GPU (the main thread waits in C and never returns to Python) end
 2. A watchdog thread ``grace`` seconds later, if the main thread is still inside: it describes the main
    thread's stack (``sys._current_frames``), calls ``on_stuck(message)`` (write what is known) and ends the
    process with exit status 124 (what `timeout(1)` uses).
+3. If the main thread waits in C while holding the GIL (neither stage can run Python then), faulthandler's
+   own C thread dumps every thread's stack to stderr and ends the process ``BACKSTOP`` seconds after stage 2
+   (exit status 1: an error, never a pass).
 
 What the main thread runs (kernel, case, dtype) is kept by ``activity`` (set by the runner per case).
 """
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import sys
@@ -24,6 +28,7 @@ from contextlib import contextmanager
 from typing import Callable
 
 EXIT_STUCK = 124
+BACKSTOP = 20.0  # seconds after stage 2 before faulthandler ends a process whose main thread holds the GIL
 
 _activity: dict[str, str] = {}
 _end: list = [None]   # monotonic time of the current deadline
@@ -140,10 +145,15 @@ def deadline(seconds: float | None, *, grace: float = 10.0, on_stuck: Callable[[
     signal.setitimer(signal.ITIMER_REAL, seconds)
     thread = threading.Thread(target=watch, name="tritondbg-watchdog", daemon=True)
     thread.start()
+    try:  # stderr may be a stand-in without a file descriptor (pytest's capture): the process's own fd 2
+        faulthandler.dump_traceback_later(seconds + grace + BACKSTOP, exit=True, file=sys.__stderr__)
+    except (AttributeError, ValueError, OSError, RuntimeError):
+        pass
     try:
         yield
     finally:
         done.set()
+        faulthandler.cancel_dump_traceback_later()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
         _end[0] = saved_end
