@@ -50,7 +50,11 @@ def profiler(tmp_path, monkeypatch):
     from tritondbg.profile import program
 
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # the compiled path of the decision reading
+    import torch
+
     monkeypatch.setattr(program.atexit, "register", lambda fn: None)
+    # the observer wraps torch.profiler.profile.start (to see the program's own session): undone after the test
+    monkeypatch.setattr(torch.profiler.profile, "start", torch.profiler.profile.start)
     (tmp_path / "tritondbg").mkdir()
 
     def make(**cfg):
@@ -81,7 +85,9 @@ def test_window_and_autotune_decisions_from_stand_in_launches(profiler, tmp_path
     data = json.loads((tmp_path / "tritondbg" / f"program-{os.getpid()}.json").read_text())
     k = data["kernels"]["k_kernel"]
     assert (k["launches"], k["traced"], k["bytes"]) == (6, 3, 3 * 100 * 4)
-    assert data["window"] == {"skip": 1, "active": 3, "started_at_launch": 1}
+    assert data["window"] == {"skip": 1, "active": 3, "started_at_launch": 1, "source": "launches 1..3",
+                              "cycles": []}
+    assert data["own_ns"] > 0 and data["phases"]["json_written"] >= data["phases"]["exit"]
     first, second = data["decisions"]
     assert first["source"] == "benchmark" and first["key"] == ["100", "torch.float32"]
     assert [c["status"] for c in first["configs"]] == ["timed", "timed", "pruned"]
@@ -89,7 +95,11 @@ def test_window_and_autotune_decisions_from_stand_in_launches(profiler, tmp_path
     assert first["configs"][1]["p20_ms"] == pytest.approx(0.009) and first["launches"] == 5
     assert first["cache_hits"] == 4 and first["bench_s"] == 0.5
     assert second["source"] == "cache" and second["cache_hit"] and second["key"] == ["200", "torch.float32"]
+    from tritondbg.profile import program_run
+
     trace_file = tmp_path / (data["trace"] + ".partial")
+    assert "distributedInfo" not in json.loads(trace_file.read_text())  # the parent adds rank and track
+    program_run.build_record(tmp_path, command="profile -- x", exit_status=0, interpret=False)
     trace = json.loads(trace_file.read_text())
     ranges = [e for e in trace["traceEvents"] if e.get("name") == "k_kernel" and e.get("ph") == "X"]
     assert len(ranges) == 3  # the window: launches 1, 2, 3
