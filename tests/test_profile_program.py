@@ -218,3 +218,79 @@ def test_a_program_with_its_own_profiler_keeps_it(tmp_path, cli_env):
     assert "the program started its own torch.profiler session at Triton launch 1" in p.stdout
     [row] = json.loads((tmp_path / "p.json").read_text())["kernels"]
     assert (row["kernel"], row["launches"], row["traced"]) == ("add_kernel", 2, 1)
+
+
+SCHEDULED = """
+import sys
+import torch
+from tritondbg.kernels.add import add
+
+own_dir = sys.argv[1]
+x = torch.ones(64)
+add(x, x)  # before the program's profiler: counted, not traced
+cpu = [torch.profiler.ProfilerActivity.CPU]
+# session A: wait 1, warmup 1, active 2, twice; the program's traces through tensorboard_trace_handler
+sched = torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
+with torch.profiler.profile(activities=cpu, schedule=sched,
+                            on_trace_ready=torch.profiler.tensorboard_trace_handler(own_dir)) as prof:
+    for step in range(9):
+        add(x, x)
+        prof.step()
+# session B: a handler that reads the results but never exports them (tritondbg exports that cycle itself)
+seen = []
+with torch.profiler.profile(activities=cpu, schedule=torch.profiler.schedule(wait=0, warmup=1, active=1, repeat=1),
+                            on_trace_ready=lambda p: seen.append(len(p.key_averages()))) as prof:
+    for step in range(3):
+        add(x, x)
+        prof.step()
+print("program done", len(seen))
+"""
+
+
+def _launch_steps(trace):
+    """The ProfilerStep#N ranges holding an add_kernel launch range."""
+    evs = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    steps = [e for e in evs if e.get("name", "").startswith("ProfilerStep#")]
+    out = []
+    for e in evs:
+        if e.get("name") == "add_kernel" and e.get("cat") == "user_annotation":
+            out += [int(s["name"].split("#")[1]) for s in steps if s["ts"] <= e["ts"] <= s["ts"] + s["dur"]]
+    return sorted(out)
+
+
+def test_profile_follows_the_programs_schedule(tmp_path, cli_env):
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    prog = tmp_path / "sched.py"
+    prog.write_text(SCHEDULED)
+    own = tmp_path / "own"
+    p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "p.json"), "--", "python",
+                 str(prog), str(own)], cli_env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "program done 1" in p.stdout
+    js = json.loads((tmp_path / "p.json").read_text())
+    assert js["window"]["source"] == "program schedule" and "program schedule" in p.stdout
+    assert "tritondbg follows it" in p.stdout
+    cycles = js["window"]["cycles"]
+    assert [(c["steps"], c["launches"], c["exported_by"]) for c in cycles] == [
+        ([2, 3], 2, "the program"), ([6, 7], 2, "the program"), ([1], 1, "tritondbg")]
+    assert (js["window"]["launches"], js["window"]["traced"]) == (1 + 9 + 3, 5)
+    [row] = js["kernels"]
+    assert (row["launches"], row["traced"], row["timed_launches"]) == (13, 5, 5)
+    # the program's own handler wrote its two traces where it wanted them
+    assert len(list(own.glob("*.pt.trace.json"))) == 2
+    run_dir = Path(js["run_dir"])
+    traces = sorted(run_dir.glob("*.json"), key=lambda f: [c["trace"] for c in cycles].index(f.name))
+    assert [t.name for t in traces] == [c["trace"] for c in cycles]  # one trace per cycle, at the top
+    loaded = [json.loads(t.read_text()) for t in traces]
+    assert [_launch_steps(t) for t in loaded] == [[2, 3], [6, 7], [1]]
+    assert sorted(t["distributedInfo"]["rank"] for t in loaded) == [0, 1, 2]  # HTA keeps every cycle
+    assert all(t["distributedInfo"]["world_size"] == 3 for t in loaded)
+    assert all(any(e.get("cat") == "autotune" for e in t["traceEvents"]) for t in loaded)
+    # --active given: tritondbg's own window wins; the program's sessions run unfollowed
+    p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--active", "1", "--json", str(tmp_path / "q.json"),
+                 "--", "python", str(prog), str(tmp_path / "own2")], cli_env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    js = json.loads((tmp_path / "q.json").read_text())
+    assert js["window"]["source"] == "launches 0..0" and js["window"]["cycles"] == []
+    assert any("not followed (--skip/--active given" in n for n in js["notes"])
+    assert len(list(Path(js["run_dir"]).glob("*.json"))) == 1 and len(list((tmp_path / "own2").glob("*.json"))) == 2

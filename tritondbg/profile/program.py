@@ -28,6 +28,7 @@ tritondbg's own cost: ``phases`` in program-<pid>.json, plus the observer's own 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import time
@@ -80,6 +81,7 @@ class ProgramProfiler(attach.Observer):
         self._pending = None                        # (cycle entry, profile, its results) not exported yet
         self._export_program = None
         self._own_ns = 0                            # the observer's own time, proceed() excluded
+        self._first_ns = 0                          # of which the first launch's
         try:
             import nvtx
 
@@ -108,7 +110,7 @@ class ProgramProfiler(attach.Observer):
 
         quiet_kineto()
         cuda = torch.cuda.is_available() and not _interpreted()
-        with _profiler_warnings(self.warnings):
+        with _profiler_warnings(self.warnings), _no_lazy_inductor(torch):
             self.prof = torch.profiler.profile(activities=activities(cuda), record_shapes=_record_shapes())
             self.prof.start()
         self.started_at_launch = at  # the index of the first launch inside the session
@@ -268,7 +270,8 @@ class ProgramProfiler(attach.Observer):
                 "window": {"skip": self.skip, "active": self.active, "started_at_launch": self.started_at_launch,
                            "source": self.source, "cycles": self.cycles},
                 "kernels": self.kernels, "decisions": list(self.decisions.values()), "warnings": self.warnings,
-                "notes": self.notes, "phases": self.phases, "own_ns": self._own_ns}
+                "notes": self.notes, "phases": self.phases, "own_ns": self._own_ns,
+                "first_launch_ns": self._first_ns}
         try:
             os.makedirs(self.cfg["run_dir"], exist_ok=True)
             with open(os.path.join(self.cfg["run_dir"], f"program-{os.getpid()}.json"), "w") as f:
@@ -327,7 +330,10 @@ class ProgramProfiler(attach.Observer):
                 self._cycle["steps"].add(getattr(self.following, "step_num", None))
             if tracing and self.active is not None and i + 1 >= self.started_at_launch + int(self.active):
                 self._save(self._stop())
-            self._own_ns += time.perf_counter_ns() - t0 - (t2 - t1)
+            own = time.perf_counter_ns() - t0 - (t2 - t1)
+            self._own_ns += own
+            if i == 0:
+                self._first_ns = own  # one-time work (imports, a session started at this launch)
 
     def _range(self, launch):
         cfg = launch.config
@@ -395,6 +401,31 @@ def _profiler_warnings(kept: list[str]):
     from tritondbg.profile.session import keeping_profiler_warnings
 
     return keeping_profiler_warnings(kept)
+
+
+@contextlib.contextmanager
+def _no_lazy_inductor(torch):
+    """torch.profiler's ``prepare_trace`` asks ``hasattr(torch, "_inductor")`` (to read inductor's cudagraphs
+    setting), and that imports inductor and dynamo: 1.5 s on the CPU dev machine, in a program that may never
+    use them. While ours starts, a torch._inductor not imported yet reads as absent (its setting's default,
+    no cudagraphs, is what the profiler then assumes); a program that imported inductor is left as it is."""
+    import sys
+
+    orig = torch.__dict__.get("__getattr__")
+    if "torch._inductor" in sys.modules or orig is None:
+        yield
+        return
+
+    def getattr_(name):
+        if name == "_inductor":
+            raise AttributeError(name)
+        return orig(name)
+
+    torch.__getattr__ = getattr_
+    try:
+        yield
+    finally:
+        torch.__getattr__ = orig
 
 
 def _record_shapes() -> bool:
