@@ -87,7 +87,11 @@ class ProgramProfiler(attach.Observer):
 
             from tritondbg.profile.nvtx_ranges import DOMAIN
 
-            self._domain = nvtx.get_domain(DOMAIN)
+            # without an NVTX tool (nsys, ncu) attached, nvtx hands back a DummyDomain: the ranges are no-ops, so
+            # their work is skipped (the message built per launch cost ~15 us: a dummy has no attributes to cache)
+            domain = nvtx.get_domain(DOMAIN)
+            if type(domain).__name__ != "DummyDomain":
+                self._domain = domain
         except ImportError:
             pass
         import torch

@@ -190,7 +190,7 @@ def breakdown(processes: list[dict], t_start: float, t_exit: float, report_s: fl
     ``teardown_s`` are the interpreter's own start and end (a plain run pays them too)."""
     first = min(processes, key=lambda p: p["overhead"]["phases"].get("bootstrap", float("inf")), default=None)
     if first is None or "bootstrap" not in first["overhead"]["phases"]:
-        return {"report_s": report_s}
+        return {"report_s": report_s, "started_at": t_start, "exited_at": t_exit}
     o = first["overhead"]
     ph = o["phases"]
     start = sum(v for v in (o["bootstrap_s"], o["attach_s"]) if v is not None)
@@ -200,7 +200,7 @@ def breakdown(processes: list[dict], t_start: float, t_exit: float, report_s: fl
            "profiler_stop_s": o["profiler_stop_s"], "export_s": o["export_s"], "report_s": report_s,
            "python_start_s": ph["bootstrap"] - t_start,
            "teardown_s": t_exit - ph["json_written"] if "json_written" in ph else None,
-           "processes": len(processes)}
+           "processes": len(processes), "started_at": t_start, "exited_at": t_exit}
     out["total_s"] = start + (o["launches_s"] or 0) + (o["exit_s"] or 0) + report_s
     return out
 
