@@ -75,7 +75,7 @@ def _run(argv: list[str], env: dict) -> dict:
                   if line.startswith("BENCH_FIRST_LINE=")), None)
     main_s = next((float(line.split("=", 1)[1]) for line in p.stdout.splitlines() if line.startswith("main_s=")),
                   None)
-    return {"whole_s": t1 - t0, "first_line_s": first, "main_s": main_s, "t1": t1}
+    return {"whole_s": t1 - t0, "first_line_s": first, "main_s": main_s, "t0": t0, "t1": t1}
 
 
 def one_round(prog: list[str], env: dict, out: str) -> tuple[dict, dict]:
@@ -88,6 +88,8 @@ def one_round(prog: list[str], env: dict, out: str) -> tuple[dict, dict]:
     o = info.get("overhead") or {}
     ph = json.load(open(info["record"]))["extra"]["profile"]["program"]["processes"][0]["overhead"]["phases"]
     attached["to_exit_s"] = o["exited_at"] - attached["first_line_s"]  # the child's exit, as tritondbg saw it
+    o["before_s"] = o["started_at"] - attached["t0"]  # tritondbg's process start, up to starting the program
+    o["after_s"] = attached["t1"] - o["exited_at"]    # after the program: report, record, console
     attached["breakdown"] = o
     attached["bootstrap_to_first_line_s"] = attached["first_line_s"] - ph["bootstrap"]
     return plain, attached
@@ -170,6 +172,8 @@ def main() -> None:
         added = "-" if a is None or b is None else f"{b - a:+.3f} s ({100 * (b - a) / a:+.1f}%)"
         print(f"| {label} | {fmt(a)} | {fmt(b)} | {added} |")
     print("\ntritondbg's breakdown (attached, median):")
+    print(f"tritondbg's process before the program starts {fmt(med(1, 'before_s', 'breakdown'))}, after it "
+          f"exits {fmt(med(1, 'after_s', 'breakdown'))} (of which report {fmt(med(1, 'report_s', 'breakdown'))})")
     print("| start | of which attach | profiler start | per launch | launches | exit | profiler stop | trace export "
           "| report | python start | teardown | bootstrap -> first line |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
     print("| " + " | ".join([fmt(med(1, "start_s", "breakdown")), fmt(med(1, "attach_s", "breakdown")),

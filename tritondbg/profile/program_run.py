@@ -43,6 +43,7 @@ def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int
             window = (f" {skip}..{skip + active - 1}" if active else f" from launch {skip}" if skip else
                       ", or the steps of the program's own torch.profiler session if it starts one")
             progress(f"running: {shlex.join(cmd)}  (profiled: every Triton launch{window})")
+        _prefetch_report_imports()
         t0 = time.monotonic()
         rc = launcher.run(list(cmd), cfg, interpret=interpret)
         t_exit = time.monotonic()
@@ -62,6 +63,31 @@ def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int
         record.save(record_path(folder.path))
         folder.commit()
     return rc, record
+
+
+# What the report after the program imports (torch for TensorBoard's summaries: ~1.5 s; matplotlib for the
+# roofline): on a machine with cores to spare, imported while the program runs, not after it.
+_PREFETCH = ("torch.utils.tensorboard", "matplotlib.figure", "matplotlib.backends.backend_agg")
+PREFETCH_MIN_CORES = 8
+
+
+def _prefetch_report_imports() -> None:
+    """Import the report's heavy modules in a daemon thread while the program runs, when the machine has at least
+    PREFETCH_MIN_CORES cores (on fewer, the import would take CPU time from the program being measured)."""
+    if (os.cpu_count() or 1) < PREFETCH_MIN_CORES or os.environ.get("TRITONDBG_NO_PREFETCH"):
+        return
+    import threading
+
+    def work():
+        import importlib
+
+        for mod in _PREFETCH:
+            try:
+                importlib.import_module(mod)
+            except Exception:  # noqa: BLE001 - the report imports it again and says what failed
+                pass
+
+    threading.Thread(target=work, name="tritondbg-prefetch", daemon=True).start()
 
 
 def _opener(path):
