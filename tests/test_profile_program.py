@@ -294,3 +294,52 @@ def test_profile_follows_the_programs_schedule(tmp_path, cli_env):
     assert js["window"]["source"] == "launches 0..0" and js["window"]["cycles"] == []
     assert any("not followed (--skip/--active given" in n for n in js["notes"])
     assert len(list(Path(js["run_dir"]).glob("*.json"))) == 1 and len(list((tmp_path / "own2").glob("*.json"))) == 2
+
+
+INTERRUPTED = """
+import os, signal, sys, time
+# a background job (`pytest ... &`) starts with SIGINT ignored; a terminal's Ctrl-C finds Python's handler
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import torch
+from tritondbg.kernels.add import add
+x = torch.ones(64)
+add(x, x)
+with open(sys.argv[1], "w") as f:
+    f.write(str(os.getpid()))
+time.sleep(120)
+"""
+
+
+def test_ctrl_c_of_the_program_still_writes_the_run_folder(tmp_path, cli_env):
+    """Ctrl-C reaches tritondbg and the program (one process group): the program's files are written at its
+    exit, the run folder is built from them, and the exit status is 130."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    prog, pidfile = tmp_path / "hold.py", tmp_path / "pid"
+    prog.write_text(INTERRUPTED)
+    proc = subprocess.Popen([sys.executable, "-m", "tritondbg", "profile", "--out", str(tmp_path / "runs"), "--json",
+                             str(tmp_path / "p.json"), "--", "python", str(prog), str(pidfile)], env=cli_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-3000:]
+    assert "killed by SIGINT" in err and "Traceback (most recent call last)" in err  # the program's KeyboardInterrupt
+    js = json.loads((tmp_path / "p.json").read_text())
+    assert js["exit_status"] == 130
+    [row] = js["kernels"]
+    assert (row["kernel"], row["launches"], row["traced"], row["timed_launches"]) == ("add_kernel", 1, 1, 1)
+    run_dir = Path(js["run_dir"])
+    [trace] = list(run_dir.glob("*.pt.trace.json"))
+    assert any(e.get("name") == "add_kernel" for e in json.loads(trace.read_text())["traceEvents"])
+    assert (run_dir / "report.html").is_file() and (run_dir / "tritondbg" / "record.json").is_file()
