@@ -4,7 +4,9 @@
 
 Without ``--program`` a built-in CPU program runs: torch work on the CPU (matmuls, ~0.5 s) and a few launches
 of a tiny Triton kernel (under the interpreter when there is no GPU; compiled on a GPU). Any program can be
-given instead; if it prints ``main_s=<seconds>`` (its own main()'s time) that is reported too.
+given instead; if it prints ``main_s=<seconds>`` (its own main()'s time) that is reported too. On the GPU:
+
+    python tests/bench/profile_program_overhead.py --repeat 5 --program tests/gpu/profile_program.py --steps 20
 
 Printed per run (median over the rounds, plain vs attached):
 - ``main()``: the program's own figure (``main_s=``), when it prints one;
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -73,8 +76,8 @@ def _run(argv: list[str], env: dict) -> dict:
         sys.exit(f"error: {' '.join(argv[:6])}... exited {p.returncode}: {p.stderr[-800:]}")
     first = next((float(line.split("=", 1)[1]) for line in p.stderr.splitlines()
                   if line.startswith("BENCH_FIRST_LINE=")), None)
-    main_s = next((float(line.split("=", 1)[1]) for line in p.stdout.splitlines() if line.startswith("main_s=")),
-                  None)
+    m = re.search(r"\bmain_s=([0-9.]+)", p.stdout)
+    main_s = float(m.group(1)) if m else None
     return {"whole_s": t1 - t0, "first_line_s": first, "main_s": main_s, "t0": t0, "t1": t1}
 
 
@@ -85,12 +88,15 @@ def one_round(prog: list[str], env: dict, out: str) -> tuple[dict, dict]:
     attached = _run([sys.executable, "-m", "tritondbg", "profile", "--out", out, "--json", js, "--",
                      "python", "-c", WRAPPER, *prog], env)
     info = json.load(open(js))
-    o = info.get("overhead") or {}
+    o = info.get("overhead") or {"report_s": info.get("report_s")}  # (a tritondbg before the breakdown existed)
+    attached["breakdown"] = o
+    if "exited_at" not in o:
+        attached["to_exit_s"] = None
+        return plain, attached
     ph = json.load(open(info["record"]))["extra"]["profile"]["program"]["processes"][0]["overhead"]["phases"]
     attached["to_exit_s"] = o["exited_at"] - attached["first_line_s"]  # the child's exit, as tritondbg saw it
     o["before_s"] = o["started_at"] - attached["t0"]  # tritondbg's process start, up to starting the program
     o["after_s"] = attached["t1"] - o["exited_at"]    # after the program: report, record, console
-    attached["breakdown"] = o
     attached["bootstrap_to_first_line_s"] = attached["first_line_s"] - ph["bootstrap"]
     return plain, attached
 
@@ -129,6 +135,33 @@ def observer_per_launch(n: int) -> dict[str, float]:
     return out
 
 
+def op_cost_under_profiler(n: int, rounds: int = 7) -> dict[str, float]:
+    """us per small torch op (CPU): no profiler, tritondbg's session (record_shapes off, its default), with
+    record_shapes (TRITONDBG_RECORD_SHAPES=1); min over interleaved rounds."""
+    import torch
+
+    x = torch.ones(8)
+
+    def ops():
+        y = x
+        t = time.perf_counter()
+        for _ in range(n):
+            y = y + 1
+        return (time.perf_counter() - t) / n * 1e6
+
+    best: dict[str, float] = {}
+    cpu = [torch.profiler.ProfilerActivity.CPU]
+    for _ in range(rounds):
+        for label, shapes in (("no profiler", None), ("session", False), ("session + record_shapes", True)):
+            if shapes is None:
+                v = ops()
+            else:
+                with torch.profiler.profile(activities=cpu, record_shapes=shapes):
+                    v = ops()
+            best[label] = min(best.get(label, v), v)
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=5)
@@ -138,6 +171,9 @@ def main() -> None:
     ap.add_argument("--program", nargs=argparse.REMAINDER, help="FILE [ARGS...] instead of the built-in one")
     args = ap.parse_args()
     env = dict(os.environ)
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    if not os.path.exists("/dev/nvidiactl"):
+        env.setdefault("OMP_NUM_THREADS", "1")  # a shared CPU machine: one thread each, less noise  # tritondbg pins it in the program (Triton 3.9 warns if unset)
     if not os.path.exists("/dev/nvidiactl"):  # no GPU: the plain run under the interpreter too, as tritondbg does
         env["TRITON_INTERPRET"] = "1"
     with tempfile.TemporaryDirectory() as tmp:
@@ -187,6 +223,8 @@ def main() -> None:
         per = observer_per_launch(args.observer_launches)
         print("\nobserver per launch (stand-in launch, no Triton): "
               + ", ".join(f"{k} {v:.2f} us" for k, v in per.items()))
+        ops = op_cost_under_profiler(args.observer_launches // 4)
+        print("a small torch op on the CPU (min of 7 rounds): " + ", ".join(f"{k} {v:.2f} us" for k, v in ops.items()))
 
 
 if __name__ == "__main__":
