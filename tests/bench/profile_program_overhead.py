@@ -65,7 +65,8 @@ print(f"main_s={time.perf_counter() - t:.4f}")
 '''
 
 WRAPPER = ("import sys, time, runpy; sys.stderr.write(f'BENCH_FIRST_LINE={time.monotonic()}\\n'); "
-           "sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+           "sys.argv = sys.argv[1:]; import os; sys.path[0] = os.path.dirname(os.path.abspath(sys.argv[0])); "
+           "runpy.run_path(sys.argv[0], run_name='__main__')")
 
 
 def _run(argv: list[str], env: dict) -> dict:
