@@ -172,11 +172,10 @@ def main() -> None:
     ap.add_argument("--program", nargs=argparse.REMAINDER, help="FILE [ARGS...] instead of the built-in one")
     args = ap.parse_args()
     env = dict(os.environ)
-    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    if not os.path.exists("/dev/nvidiactl"):
-        env.setdefault("OMP_NUM_THREADS", "1")  # a shared CPU machine: one thread each, less noise  # tritondbg pins it in the program (Triton 3.9 warns if unset)
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # tritondbg pins it in the program (Triton 3.9 warns if unset)
     if not os.path.exists("/dev/nvidiactl"):  # no GPU: the plain run under the interpreter too, as tritondbg does
         env["TRITON_INTERPRET"] = "1"
+        env.setdefault("OMP_NUM_THREADS", "1")  # a shared CPU machine: one thread each, less noise
     with tempfile.TemporaryDirectory() as tmp:
         if args.program:
             prog = args.program
@@ -211,14 +210,15 @@ def main() -> None:
     print("\ntritondbg's breakdown (attached, median):")
     print(f"tritondbg's process before the program starts {fmt(med(1, 'before_s', 'breakdown'))}, after it "
           f"exits {fmt(med(1, 'after_s', 'breakdown'))} (of which report {fmt(med(1, 'report_s', 'breakdown'))})")
-    print("| start | of which attach | profiler start | per launch | launches | exit | profiler stop | trace export "
-          "| report | python start | teardown | bootstrap -> first line |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
-    print("| " + " | ".join([fmt(med(1, "start_s", "breakdown")), fmt(med(1, "attach_s", "breakdown")),
-                             fmt(med(1, "session_start_s", "breakdown")), fmt(med(1, "per_launch_us", "breakdown"), "us"),
-                             str(med(1, "launches", "breakdown")), fmt(med(1, "exit_s", "breakdown")),
-                             fmt(med(1, "profiler_stop_s", "breakdown")), fmt(med(1, "export_s", "breakdown")),
-                             fmt(med(1, "report_s", "breakdown")), fmt(med(1, "python_start_s", "breakdown")),
-                             fmt(med(1, "teardown_s", "breakdown")), fmt(med(1, "bootstrap_to_first_line_s"))]) + " |")
+    cols = [("start", "start_s"), ("of which attach", "attach_s"), ("profiler start", "session_start_s"),
+            ("per launch", "per_launch_us"), ("launches", "launches"), ("exit", "exit_s"),
+            ("profiler stop", "profiler_stop_s"), ("trace export", "export_s"), ("report", "report_s"),
+            ("python start", "python_start_s"), ("teardown", "teardown_s")]
+    print("| " + " | ".join(c for c, _ in cols) + " | bootstrap -> first line |")
+    print("|---" * (len(cols) + 1) + "|")
+    cells = [str(med(1, k, "breakdown")) if k == "launches" else fmt(med(1, k, "breakdown"), "us" if k.endswith("us")
+                                                                    else "s") for _, k in cols]
+    print("| " + " | ".join(cells + [fmt(med(1, "bootstrap_to_first_line_s"))]) + " |")
     if args.observer_launches:
         os.environ.setdefault("KINETO_LOG_LEVEL", "6")
         per = observer_per_launch(args.observer_launches)
