@@ -286,6 +286,8 @@ def test_profile_follows_the_programs_schedule(tmp_path, cli_env):
     assert sorted(t["distributedInfo"]["rank"] for t in loaded) == [0, 1, 2]  # HTA keeps every cycle
     assert all(t["distributedInfo"]["world_size"] == 3 for t in loaded)
     assert all(any(e.get("cat") == "autotune" for e in t["traceEvents"]) for t in loaded)
+    line = "traced: 5 of 13 Triton launches (program schedule: 3 trace(s), one per cycle of the program's profiler"
+    assert line in p.stdout and line in (run_dir / "report.html").read_text().replace("&#x27;", "'")
     # --active given: tritondbg's own window wins; the program's sessions run unfollowed
     p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--active", "1", "--json", str(tmp_path / "q.json"),
                  "--", "python", str(prog), str(tmp_path / "own2")], cli_env, timeout=300)

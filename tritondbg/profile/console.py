@@ -122,18 +122,15 @@ def print_program(record: RunRecord) -> None:
     for proc in prog.get("processes", []):
         for note in proc.get("notes", []):
             con.print(f"[yellow]note: {note}[/]")
-    window = prog.get("window") or {}
-    if window.get("cycles"):
-        steps = window.get("steps") or []
-        span = f"steps {steps[0]}..{steps[-1]}" if steps else "no step with a Triton launch"
-        con.print(f"traced: {window['traced']} of {window['launches']} Triton launches, {window['source']}: "
-                  f"{len(window['cycles'])} trace(s), one per cycle ({span})")
+    from tritondbg.profile.program_run import overhead_line, window_text
+
+    traced = window_text(prog.get("window") or {})
+    if traced:
+        con.print(traced)
     if prog.get("wall_s") is not None:
         report = f"; reading its traces and writing the report took {prog['report_s']:.2f} s" \
             if prog.get("report_s") is not None else ""
         con.print(f"[dim]the program ran {prog['wall_s']:.2f} s attached (process start to exit){report}[/]")
-    from tritondbg.profile.program_run import overhead_line
-
     line = overhead_line(prog.get("overhead") or {})
     if line:
         con.print(f"[dim]{line}[/]")

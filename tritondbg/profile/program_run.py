@@ -299,6 +299,18 @@ def window_summary(processes: list[dict]) -> dict[str, Any]:
             "traced": sum(p.get("traced_launches", 0) for p in processes)}
 
 
+def window_text(window: dict[str, Any]) -> str | None:
+    """What was traced, in one line (console and report.html)."""
+    if not window or window.get("launches") is None:
+        return None
+    text = f"traced: {window['traced']} of {window['launches']} Triton launches ({window.get('source')}"
+    if window.get("cycles"):
+        steps = window.get("steps") or []
+        text += (f": {len(window['cycles'])} trace(s), one per cycle of the program's profiler, "
+                 + (f"steps {steps[0]}..{steps[-1]}" if steps else "no step with a Triton launch"))
+    return text + ")"
+
+
 def overhead(data: dict) -> dict[str, Any]:
     """Where tritondbg's time went in one process of the program (seconds, from its phase stamps)."""
     ph = data.get("phases") or {}
