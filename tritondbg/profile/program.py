@@ -17,8 +17,10 @@ the parent (program_run.py) adds the autotune track and a rank to the traces and
 The program's own torch.profiler session (one Kineto session at a time): without ``--skip/--active``,
 tritondbg follows it. Ours ends unsaved when the program's starts, and none starts again; every trace the
 program's session produces (each ``on_trace_ready`` cycle of a ``schedule``, or its ``stop()`` without one) is
-also exported into the run folder, right after the program's own handler ran as it would without tritondbg;
-the launches inside its recorded steps are the traced ones. With ``--skip/--active`` given, tritondbg's window
+also put into the run folder, while the program's own handler runs as it would without tritondbg: Kineto saves
+a session's results once, so a trace the program exports (``tensorboard_trace_handler``, its own
+``export_chrome_trace``) is copied, and one it does not export is exported by tritondbg when the program can no
+longer (its next cycle ended, or at exit). The launches inside its recorded steps are the traced ones. With ``--skip/--active`` given, tritondbg's window
 wins: the program's session is not followed (if it starts while ours records, ours ends there, saved; ours
 never starts while the program's records).
 
