@@ -30,7 +30,6 @@ tritondbg's own cost: ``phases`` in program-<pid>.json, plus the observer's own 
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import os
 import time
@@ -112,11 +111,11 @@ class ProgramProfiler(attach.Observer):
         self.phases.setdefault("session_begin", time.monotonic())
         import torch
 
-        from tritondbg.profile.session import activities, quiet_kineto
+        from tritondbg.profile.session import activities, no_lazy_inductor, quiet_kineto
 
         quiet_kineto()
         cuda = torch.cuda.is_available() and not _interpreted()
-        with _profiler_warnings(self.warnings), _no_lazy_inductor(torch):
+        with _profiler_warnings(self.warnings), no_lazy_inductor(torch):
             self.prof = torch.profiler.profile(activities=activities(cuda), record_shapes=_record_shapes())
             self.prof.start()
         self.started_at_launch = at  # the index of the first launch inside the session
@@ -407,31 +406,6 @@ def _profiler_warnings(kept: list[str]):
     from tritondbg.profile.session import keeping_profiler_warnings
 
     return keeping_profiler_warnings(kept)
-
-
-@contextlib.contextmanager
-def _no_lazy_inductor(torch):
-    """torch.profiler's ``prepare_trace`` asks ``hasattr(torch, "_inductor")`` (to read inductor's cudagraphs
-    setting), and that imports inductor and dynamo: 1.5 s on the CPU dev machine, in a program that may never
-    use them. While ours starts, a torch._inductor not imported yet reads as absent (its setting's default,
-    no cudagraphs, is what the profiler then assumes); a program that imported inductor is left as it is."""
-    import sys
-
-    orig = torch.__dict__.get("__getattr__")
-    if "torch._inductor" in sys.modules or orig is None:
-        yield
-        return
-
-    def getattr_(name):
-        if name == "_inductor":
-            raise AttributeError(name)
-        return orig(name)
-
-    torch.__getattr__ = getattr_
-    try:
-        yield
-    finally:
-        torch.__getattr__ = orig
 
 
 def _record_shapes() -> bool:
