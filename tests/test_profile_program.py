@@ -1,5 +1,6 @@
 """`tritondbg profile -- CMD` on the CPU: the observer's window and autotune reading with stand-in launches
 (tritondbg/profile/program.py), and one real run of tests/gpu/profile_program.py under the interpreter."""
+import gzip
 import json
 import os
 import re
@@ -229,10 +230,10 @@ own_dir = sys.argv[1]
 x = torch.ones(64)
 add(x, x)  # before the program's profiler: counted, not traced
 cpu = [torch.profiler.ProfilerActivity.CPU]
-# session A: wait 1, warmup 1, active 2, twice; the program's traces through tensorboard_trace_handler
+# session A: wait 1, warmup 1, active 2, twice; the program's traces through tensorboard_trace_handler (gzip)
 sched = torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
 with torch.profiler.profile(activities=cpu, schedule=sched,
-                            on_trace_ready=torch.profiler.tensorboard_trace_handler(own_dir)) as prof:
+                            on_trace_ready=torch.profiler.tensorboard_trace_handler(own_dir, use_gzip=True)) as prof:
     for step in range(9):
         add(x, x)
         prof.step()
@@ -277,11 +278,13 @@ def test_profile_follows_the_programs_schedule(tmp_path, cli_env):
     [row] = js["kernels"]
     assert (row["launches"], row["traced"], row["timed_launches"]) == (13, 5, 5)
     # the program's own handler wrote its two traces where it wanted them
-    assert len(list(own.glob("*.pt.trace.json"))) == 2
+    assert len(list(own.glob("*.pt.trace.json.gz"))) == 2
     run_dir = Path(js["run_dir"])
-    traces = sorted(run_dir.glob("*.json"), key=lambda f: [c["trace"] for c in cycles].index(f.name))
-    assert [t.name for t in traces] == [c["trace"] for c in cycles]  # one trace per cycle, at the top
-    loaded = [json.loads(t.read_text()) for t in traces]
+    names = [c["trace"] for c in cycles]
+    assert names[0].endswith(".pt.trace.json.gz") and names[2].endswith(".pt.trace.json")  # copies keep gzip
+    traces = sorted((f for f in run_dir.iterdir() if ".json" in f.name), key=lambda f: names.index(f.name))
+    assert [t.name for t in traces] == names  # one trace per cycle at the top, no other JSON there
+    loaded = [json.loads(gzip.decompress(t.read_bytes()) if t.suffix == ".gz" else t.read_text()) for t in traces]
     assert [_launch_steps(t) for t in loaded] == [[2, 3], [6, 7], [1]]
     assert sorted(t["distributedInfo"]["rank"] for t in loaded) == [0, 1, 2]  # HTA keeps every cycle
     assert all(t["distributedInfo"]["world_size"] == 3 for t in loaded)
@@ -295,7 +298,7 @@ def test_profile_follows_the_programs_schedule(tmp_path, cli_env):
     js = json.loads((tmp_path / "q.json").read_text())
     assert js["window"]["source"] == "launches 0..0" and js["window"]["cycles"] == []
     assert any("not followed (--skip/--active given" in n for n in js["notes"])
-    assert len(list(Path(js["run_dir"]).glob("*.json"))) == 1 and len(list((tmp_path / "own2").glob("*.json"))) == 2
+    assert len(list(Path(js["run_dir"]).glob("*.json"))) == 1 and len(list((tmp_path / "own2").glob("*.gz"))) == 2
 
 
 INTERRUPTED = """
