@@ -227,9 +227,10 @@ import torch
 from tritondbg.kernels.add import add
 
 own_dir = sys.argv[1]
-x = torch.ones(64)
+dev = "cuda" if torch.cuda.is_available() else "cpu"
+x = torch.ones(64, device=dev)
 add(x, x)  # before the program's profiler: counted, not traced
-cpu = [torch.profiler.ProfilerActivity.CPU]
+cpu = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if dev == "cuda" else [])
 # session A: wait 1, warmup 1, active 2, twice; the program's traces through tensorboard_trace_handler (gzip)
 sched = torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
 with torch.profiler.profile(activities=cpu, schedule=sched,
@@ -259,8 +260,7 @@ def _launch_steps(trace):
     return sorted(out)
 
 
-def test_profile_follows_the_programs_schedule(tmp_path, cli_env):
-    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+def _follow_schedule(tmp_path, cli_env):
     prog = tmp_path / "sched.py"
     prog.write_text(SCHEDULED)
     own = tmp_path / "own"
@@ -291,6 +291,12 @@ def test_profile_follows_the_programs_schedule(tmp_path, cli_env):
     assert all(any(e.get("cat") == "autotune" for e in t["traceEvents"]) for t in loaded)
     line = "traced: 5 of 13 Triton launches (program schedule: 3 trace(s), one per cycle of the program's profiler"
     assert line in p.stdout and line in (run_dir / "report.html").read_text().replace("&#x27;", "'")
+    return prog, js, loaded
+
+
+def test_profile_follows_the_programs_schedule(tmp_path, cli_env):
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    prog, _, _ = _follow_schedule(tmp_path, cli_env)
     # --active given: tritondbg's own window wins; the program's sessions run unfollowed
     p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--active", "1", "--json", str(tmp_path / "q.json"),
                  "--", "python", str(prog), str(tmp_path / "own2")], cli_env, timeout=300)
@@ -348,3 +354,14 @@ def test_ctrl_c_of_the_program_still_writes_the_run_folder(tmp_path, cli_env):
     [trace] = list(run_dir.glob("*.pt.trace.json"))
     assert any(e.get("name") == "add_kernel" for e in json.loads(trace.read_text())["traceEvents"])
     assert (run_dir / "report.html").is_file() and (run_dir / "tritondbg" / "record.json").is_file()
+
+
+@pytest.mark.gpu
+def test_profile_follows_the_programs_schedule_on_the_gpu(tmp_path, cli_env):
+    """The same program on a GPU: every cycle's trace holds the GPU kernels of exactly its recorded launches."""
+    _, js, loaded = _follow_schedule(tmp_path, cli_env)
+    assert js["timing"] == "gpu"
+    gpu = [sum(e.get("cat") == "kernel" and e.get("name") == "add_kernel" for e in t["traceEvents"]) for t in loaded]
+    assert gpu == [2, 2, 1]
+    [row] = js["kernels"]
+    assert row["timed_launches"] == 5 and row["total_ms"] > 0
