@@ -270,8 +270,12 @@ def _finish_traces(run_dir: Path, per_process) -> None:
                 trace.setdefault("traceEvents", []).extend(trace_events.autotune_events(
                     data["decisions"], trace_events._first_ts(trace), label="program"))
             todo.append((data, name, trace))
-    unranked = [trace for data, _, trace in todo if not data.get("rank") and
-                (trace.get("distributedInfo") or {}).get("backend", "none") == "none"]
+
+    def own_rank(trace) -> bool:  # a distributed program's trace (torch.distributed was initialized)
+        info = trace.get("distributedInfo")
+        return isinstance(info, dict) and "rank" in info and info.get("backend") != "none"
+
+    unranked = [trace for data, _, trace in todo if not data.get("rank") and not own_rank(trace)]
     for i, trace in enumerate(unranked):
         trace["distributedInfo"] = {"backend": "none", "rank": i, "world_size": len(unranked)}
     for data, name, trace in todo:
