@@ -307,6 +307,32 @@ def test_profile_follows_the_programs_schedule(tmp_path, cli_env):
     assert len(list(Path(js["run_dir"]).glob("*.json"))) == 1 and len(list((tmp_path / "own2").glob("*.gz"))) == 2
 
 
+EARLY_PROFILER = """
+import torch
+with torch.profiler.profile() as prof:  # its start imports inductor, which imports triton: tritondbg attaches there
+    from tritondbg.kernels.add import add
+    x = torch.ones(64)
+    add(x, x)
+add(x, x)
+print("early done")
+"""
+
+
+def test_a_profiler_whose_start_imports_triton_is_followed(tmp_path, cli_env):
+    """Attaching inside the program's profiler start must not start a second session (it crashed at exit)."""
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    prog = tmp_path / "early.py"
+    prog.write_text(EARLY_PROFILER)
+    p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "p.json"), "--", "python",
+                 str(prog)], cli_env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "early done" in p.stdout and "tritondbg follows it" in p.stdout
+    js = json.loads((tmp_path / "p.json").read_text())
+    [row] = js["kernels"]
+    assert (row["launches"], row["traced"], row["timed_launches"]) == (2, 1, 1)
+    assert js["window"]["source"] == "program profiler" and len(js["window"]["cycles"]) == 1
+
+
 INTERRUPTED = """
 import os, signal, sys, time
 # a background job (`pytest ... &`) starts with SIGINT ignored; a terminal's Ctrl-C finds Python's handler

@@ -101,7 +101,16 @@ class ProgramProfiler(attach.Observer):
         # the program's own profiler session (ours yielded to it) also gets the launch ranges
         self._profiling = getattr(torch.autograd, "_profiler_enabled", lambda: False)
         self._watch_program_sessions(torch.profiler.profile)
-        if self.skip == 0 and not self._profiling():
+        starting = _profiler_starting()
+        if starting is not None:
+            # the program's profiler is starting and its start imported triton (torch.profiler imports inductor,
+            # inductor imports triton): as if its start had come after the attach
+            self._program_session(starting)
+        elif self._profiling():
+            self.notes.append("a torch.profiler session was already recording when the program imported triton "
+                              "(started before tritondbg attached): not followed, no trace of tritondbg's until "
+                              "it ends")
+        elif self.skip == 0:
             self._start()
         atexit.register(self.finish)
         self.phases["attach_ready"] = time.monotonic()
@@ -406,6 +415,22 @@ def _profiler_warnings(kept: list[str]):
     from tritondbg.profile.session import keeping_profiler_warnings
 
     return keeping_profiler_warnings(kept)
+
+
+def _profiler_starting():
+    """The torch.profiler.profile whose ``start()`` is running further up this thread's stack, if any."""
+    import sys
+
+    f = sys._getframe(1)
+    while f is not None:
+        code = f.f_code
+        if code.co_name in ("start", "prepare_trace", "__enter__") and \
+                code.co_filename.replace("\\", "/").endswith("torch/profiler/profiler.py"):
+            obj = f.f_locals.get("self")
+            if obj is not None and hasattr(obj, "on_trace_ready"):
+                return obj
+        f = f.f_back
+    return None
 
 
 def _record_shapes() -> bool:

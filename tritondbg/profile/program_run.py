@@ -310,8 +310,9 @@ def window_text(window: dict[str, Any]) -> str | None:
     text = f"traced: {window['traced']} of {window['launches']} Triton launches ({window.get('source')}"
     if window.get("cycles"):
         steps = window.get("steps") or []
-        text += (f": {len(window['cycles'])} trace(s), one per cycle of the program's profiler, "
-                 + (f"steps {steps[0]}..{steps[-1]}" if steps else "no step with a Triton launch"))
+        text += f": {len(window['cycles'])} trace(s), one per cycle of the program's profiler"
+        if "program schedule" in (window.get("source") or ""):
+            text += f", steps {steps[0]}..{steps[-1]}" if steps else ", no step with a Triton launch"
     return text + ")"
 
 
