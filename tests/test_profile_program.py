@@ -1,5 +1,6 @@
 """`tritondbg profile -- CMD` on the CPU: the observer's window and autotune reading with stand-in launches
 (tritondbg/profile/program.py), and one real run of tests/gpu/profile_program.py under the interpreter."""
+import gzip
 import json
 import os
 import re
@@ -50,7 +51,11 @@ def profiler(tmp_path, monkeypatch):
     from tritondbg.profile import program
 
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # the compiled path of the decision reading
+    import torch
+
     monkeypatch.setattr(program.atexit, "register", lambda fn: None)
+    # the observer wraps torch.profiler.profile.start (to see the program's own session): undone after the test
+    monkeypatch.setattr(torch.profiler.profile, "start", torch.profiler.profile.start)
     (tmp_path / "tritondbg").mkdir()
 
     def make(**cfg):
@@ -81,7 +86,9 @@ def test_window_and_autotune_decisions_from_stand_in_launches(profiler, tmp_path
     data = json.loads((tmp_path / "tritondbg" / f"program-{os.getpid()}.json").read_text())
     k = data["kernels"]["k_kernel"]
     assert (k["launches"], k["traced"], k["bytes"]) == (6, 3, 3 * 100 * 4)
-    assert data["window"] == {"skip": 1, "active": 3, "started_at_launch": 1}
+    assert data["window"] == {"skip": 1, "active": 3, "started_at_launch": 1, "source": "launches 1..3",
+                              "cycles": []}
+    assert data["own_ns"] > 0 and data["phases"]["json_written"] >= data["phases"]["exit"]
     first, second = data["decisions"]
     assert first["source"] == "benchmark" and first["key"] == ["100", "torch.float32"]
     assert [c["status"] for c in first["configs"]] == ["timed", "timed", "pruned"]
@@ -89,7 +96,11 @@ def test_window_and_autotune_decisions_from_stand_in_launches(profiler, tmp_path
     assert first["configs"][1]["p20_ms"] == pytest.approx(0.009) and first["launches"] == 5
     assert first["cache_hits"] == 4 and first["bench_s"] == 0.5
     assert second["source"] == "cache" and second["cache_hit"] and second["key"] == ["200", "torch.float32"]
+    from tritondbg.profile import program_run
+
     trace_file = tmp_path / (data["trace"] + ".partial")
+    assert "distributedInfo" not in json.loads(trace_file.read_text())  # the parent adds rank and track
+    program_run.build_record(tmp_path, command="profile -- x", exit_status=0, interpret=False)
     trace = json.loads(trace_file.read_text())
     ranges = [e for e in trace["traceEvents"] if e.get("name") == "k_kernel" and e.get("ph") == "X"]
     assert len(ranges) == 3  # the window: launches 1, 2, 3
@@ -208,3 +219,175 @@ def test_a_program_with_its_own_profiler_keeps_it(tmp_path, cli_env):
     assert "the program started its own torch.profiler session at Triton launch 1" in p.stdout
     [row] = json.loads((tmp_path / "p.json").read_text())["kernels"]
     assert (row["kernel"], row["launches"], row["traced"]) == ("add_kernel", 2, 1)
+
+
+SCHEDULED = """
+import sys
+import torch
+from tritondbg.kernels.add import add
+
+own_dir = sys.argv[1]
+dev = "cuda" if torch.cuda.is_available() else "cpu"
+x = torch.ones(64, device=dev)
+add(x, x)  # before the program's profiler: counted, not traced
+cpu = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if dev == "cuda" else [])
+# session A: wait 1, warmup 1, active 2, twice; the program's traces through tensorboard_trace_handler (gzip)
+sched = torch.profiler.schedule(wait=1, warmup=1, active=2, repeat=2)
+with torch.profiler.profile(activities=cpu, schedule=sched,
+                            on_trace_ready=torch.profiler.tensorboard_trace_handler(own_dir, use_gzip=True)) as prof:
+    for step in range(9):
+        add(x, x)
+        prof.step()
+# session B: a handler that reads the results but never exports them (tritondbg exports that cycle itself)
+seen = []
+with torch.profiler.profile(activities=cpu, schedule=torch.profiler.schedule(wait=0, warmup=1, active=1, repeat=1),
+                            on_trace_ready=lambda p: seen.append(len(p.key_averages()))) as prof:
+    for step in range(3):
+        add(x, x)
+        prof.step()
+print("program done", len(seen))
+"""
+
+
+def _launch_steps(trace):
+    """The ProfilerStep#N ranges holding an add_kernel launch range."""
+    evs = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    steps = [e for e in evs if e.get("name", "").startswith("ProfilerStep#")]
+    out = []
+    for e in evs:
+        if e.get("name") == "add_kernel" and e.get("cat") == "user_annotation":
+            out += [int(s["name"].split("#")[1]) for s in steps if s["ts"] <= e["ts"] <= s["ts"] + s["dur"]]
+    return sorted(out)
+
+
+def _follow_schedule(tmp_path, cli_env):
+    prog = tmp_path / "sched.py"
+    prog.write_text(SCHEDULED)
+    own = tmp_path / "own"
+    p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "p.json"), "--", "python",
+                 str(prog), str(own)], cli_env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "program done 1" in p.stdout
+    js = json.loads((tmp_path / "p.json").read_text())
+    assert js["window"]["source"] == "program schedule" and "program schedule" in p.stdout
+    assert "tritondbg follows it" in p.stdout
+    cycles = js["window"]["cycles"]
+    assert [(c["steps"], c["launches"], c["exported_by"]) for c in cycles] == [
+        ([2, 3], 2, "the program"), ([6, 7], 2, "the program"), ([1], 1, "tritondbg")]
+    assert (js["window"]["launches"], js["window"]["traced"]) == (1 + 9 + 3, 5)
+    [row] = js["kernels"]
+    assert (row["launches"], row["traced"], row["timed_launches"]) == (13, 5, 5)
+    # the program's own handler wrote its two traces where it wanted them
+    assert len(list(own.glob("*.pt.trace.json.gz"))) == 2
+    run_dir = Path(js["run_dir"])
+    names = [c["trace"] for c in cycles]
+    assert names[0].endswith(".pt.trace.json.gz") and names[2].endswith(".pt.trace.json")  # copies keep gzip
+    traces = sorted((f for f in run_dir.iterdir() if ".json" in f.name), key=lambda f: names.index(f.name))
+    assert [t.name for t in traces] == names  # one trace per cycle at the top, no other JSON there
+    loaded = [json.loads(gzip.decompress(t.read_bytes()) if t.suffix == ".gz" else t.read_text()) for t in traces]
+    assert [_launch_steps(t) for t in loaded] == [[2, 3], [6, 7], [1]]
+    assert sorted(t["distributedInfo"]["rank"] for t in loaded) == [0, 1, 2]  # HTA keeps every cycle
+    assert all(t["distributedInfo"]["world_size"] == 3 for t in loaded)
+    assert all(any(e.get("cat") == "autotune" for e in t["traceEvents"]) for t in loaded)
+    line = "traced: 5 of 13 Triton launches (program schedule: 3 trace(s), one per cycle of the program's profiler"
+    assert line in p.stdout and line in (run_dir / "report.html").read_text().replace("&#x27;", "'")
+    return prog, js, loaded
+
+
+def test_profile_follows_the_programs_schedule(tmp_path, cli_env):
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    prog, _, _ = _follow_schedule(tmp_path, cli_env)
+    # --active given: tritondbg's own window wins; the program's sessions run unfollowed
+    p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--active", "1", "--json", str(tmp_path / "q.json"),
+                 "--", "python", str(prog), str(tmp_path / "own2")], cli_env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    js = json.loads((tmp_path / "q.json").read_text())
+    assert js["window"]["source"] == "launches 0..0" and js["window"]["cycles"] == []
+    assert any("not followed (--skip/--active given" in n for n in js["notes"])
+    assert len(list(Path(js["run_dir"]).glob("*.json"))) == 1 and len(list((tmp_path / "own2").glob("*.gz"))) == 2
+
+
+EARLY_PROFILER = """
+import torch
+with torch.profiler.profile() as prof:  # its start imports inductor, which imports triton: tritondbg attaches there
+    from tritondbg.kernels.add import add
+    x = torch.ones(64)
+    add(x, x)
+add(x, x)
+print("early done")
+"""
+
+
+def test_a_profiler_whose_start_imports_triton_is_followed(tmp_path, cli_env):
+    """Attaching inside the program's profiler start must not start a second session (it crashed at exit)."""
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    prog = tmp_path / "early.py"
+    prog.write_text(EARLY_PROFILER)
+    p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "p.json"), "--", "python",
+                 str(prog)], cli_env, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "early done" in p.stdout and "tritondbg follows it" in p.stdout
+    js = json.loads((tmp_path / "p.json").read_text())
+    [row] = js["kernels"]
+    assert (row["launches"], row["traced"], row["timed_launches"]) == (2, 1, 1)
+    assert js["window"]["source"] == "program profiler" and len(js["window"]["cycles"]) == 1
+
+
+INTERRUPTED = """
+import os, signal, sys, time
+# a background job (`pytest ... &`) starts with SIGINT ignored; a terminal's Ctrl-C finds Python's handler
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import torch
+from tritondbg.kernels.add import add
+x = torch.ones(64)
+add(x, x)
+with open(sys.argv[1], "w") as f:
+    f.write(str(os.getpid()))
+time.sleep(120)
+"""
+
+
+def test_ctrl_c_of_the_program_still_writes_the_run_folder(tmp_path, cli_env):
+    """Ctrl-C reaches tritondbg and the program (one process group): the program's files are written at its
+    exit, the run folder is built from them, and the exit status is 130."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    prog, pidfile = tmp_path / "hold.py", tmp_path / "pid"
+    prog.write_text(INTERRUPTED)
+    proc = subprocess.Popen([sys.executable, "-m", "tritondbg", "profile", "--out", str(tmp_path / "runs"), "--json",
+                             str(tmp_path / "p.json"), "--", "python", str(prog), str(pidfile)], env=cli_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-3000:]
+    assert "killed by SIGINT" in err and "Traceback (most recent call last)" in err  # the program's KeyboardInterrupt
+    js = json.loads((tmp_path / "p.json").read_text())
+    assert js["exit_status"] == 130
+    [row] = js["kernels"]
+    assert (row["kernel"], row["launches"], row["traced"], row["timed_launches"]) == ("add_kernel", 1, 1, 1)
+    run_dir = Path(js["run_dir"])
+    [trace] = list(run_dir.glob("*.pt.trace.json"))
+    assert any(e.get("name") == "add_kernel" for e in json.loads(trace.read_text())["traceEvents"])
+    assert (run_dir / "report.html").is_file() and (run_dir / "tritondbg" / "record.json").is_file()
+
+
+@pytest.mark.gpu
+def test_profile_follows_the_programs_schedule_on_the_gpu(tmp_path, cli_env):
+    """The same program on a GPU: every cycle's trace holds the GPU kernels of exactly its recorded launches."""
+    _, js, loaded = _follow_schedule(tmp_path, cli_env)
+    assert js["timing"] == "gpu"
+    gpu = [sum(e.get("cat") == "kernel" and e.get("name") == "add_kernel" for e in t["traceEvents"]) for t in loaded]
+    assert gpu == [2, 2, 1]
+    [row] = js["kernels"]
+    assert row["timed_launches"] == 5 and row["total_ms"] > 0

@@ -69,6 +69,8 @@ def profile_program_cmd_fn(cmd, *, out_dir: str | None = None, skip: int = 0, ac
                           "note": info["note"], "exit_status": rc, "kernels": prog["kernels"],
                           "other_kernels": prog["other_kernels"], "program_ms": prog["program_ms"],
                           "wall_s": prog.get("wall_s"), "report_s": prog.get("report_s"),
+                          "window": prog.get("window"), "overhead": prog.get("overhead"),
+                          "notes": [n for p in prog.get("processes", []) for n in p.get("notes", [])],
                           "autotune": [{"kernel": r.kernel, **d} for r in record.results
                                        for d in r.extra["profile"].get("autotune", [])]}, indent=2, default=str))
     return rc

@@ -122,10 +122,18 @@ def print_program(record: RunRecord) -> None:
     for proc in prog.get("processes", []):
         for note in proc.get("notes", []):
             con.print(f"[yellow]note: {note}[/]")
+    from tritondbg.profile.program_run import overhead_line, window_text
+
+    traced = window_text(prog.get("window") or {})
+    if traced:
+        con.print(traced)
     if prog.get("wall_s") is not None:
         report = f"; reading its traces and writing the report took {prog['report_s']:.2f} s" \
             if prog.get("report_s") is not None else ""
         con.print(f"[dim]the program ran {prog['wall_s']:.2f} s attached (process start to exit){report}[/]")
+    line = overhead_line(prog.get("overhead") or {})
+    if line:
+        con.print(f"[dim]{line}[/]")
     if prog["exit_status"]:
         con.print(f"[red]the program exited with status {prog['exit_status']}[/]")
     for line in view_lines(record):

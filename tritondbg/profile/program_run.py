@@ -40,13 +40,17 @@ def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int
         cfg = {"run_dir": str(tool_dir), "trace_dir": str(folder.path), "features": ["profile"], "skip": skip,
                "active": active, "command": "tritondbg " + command}
         if progress:
-            progress(f"running: {shlex.join(cmd)}  (profiled: every Triton launch"
-                     + (f" {skip}..{skip + active - 1}" if active else f" from launch {skip}" if skip else "") + ")")
-        t0 = time.perf_counter()
+            window = (f" {skip}..{skip + active - 1}" if active else f" from launch {skip}" if skip else
+                      ", or the steps of the program's own torch.profiler session if it starts one")
+            progress(f"running: {shlex.join(cmd)}  (profiled: every Triton launch{window})")
+        _prefetch_report_imports()
+        t0 = time.monotonic()
         rc = launcher.run(list(cmd), cfg, interpret=interpret)
-        wall_s = time.perf_counter() - t0
+        t_exit = time.monotonic()
+        wall_s = t_exit - t0
         record = build_record(folder.path, command=command, exit_status=rc, interpret=interpret)
-        record.extra["profile"]["program"]["wall_s"] = wall_s  # the program attached, start to exit
+        prog = record.extra["profile"]["program"]
+        prog["wall_s"] = wall_s  # the program attached, start to exit
         record.tool_version = __version__
         record.extra["profile"]["run_dir"] = str(folder.final)
         record.extra["profile"]["report"] = report.REPORT_NAME
@@ -54,24 +58,59 @@ def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int
         record.extra["profile"]["tensorboard"] = tensorboard.write(record, folder.path, None)
         report.write(record, folder.path)
         # tritondbg's own time after the program: reading its traces, TensorBoard, report.html
-        record.extra["profile"]["program"]["report_s"] = time.perf_counter() - t0 - wall_s
+        prog["report_s"] = time.monotonic() - t_exit
+        prog["overhead"] = breakdown(prog["processes"], t0, t_exit, prog["report_s"])
         record.save(record_path(folder.path))
         folder.commit()
     return rc, record
 
 
+# What the report after the program imports (torch for TensorBoard's summaries: ~1.5 s; matplotlib for the
+# roofline): on a machine with cores to spare, imported while the program runs, not after it.
+_PREFETCH = ("torch.utils.tensorboard", "matplotlib.figure", "matplotlib.backends.backend_agg")
+PREFETCH_MIN_CORES = 8
+
+
+def _prefetch_report_imports() -> None:
+    """Import the report's heavy modules in a daemon thread while the program runs, when the machine has at least
+    PREFETCH_MIN_CORES cores (on fewer, the import would take CPU time from the program being measured)."""
+    if (os.cpu_count() or 1) < PREFETCH_MIN_CORES or os.environ.get("TRITONDBG_NO_PREFETCH"):
+        return
+    import threading
+
+    def work():
+        import importlib
+
+        for mod in _PREFETCH:
+            try:
+                importlib.import_module(mod)
+            except Exception:  # noqa: BLE001 - the report imports it again and says what failed
+                pass
+
+    threading.Thread(target=work, name="tritondbg-prefetch", daemon=True).start()
+
+
+def _opener(path):
+    """``open``, or ``gzip.open`` for a ``.gz`` trace (torch's tensorboard_trace_handler(use_gzip=True))."""
+    if str(path).endswith((".gz", ".gz.partial")):
+        import gzip
+
+        return gzip.open
+    return open
+
+
 def _load(path: str) -> dict | None:
     try:
-        with open(path) as f:
+        with _opener(path)(path, "rt") as f:
             return json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):
         return None
 
 
 def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bool) -> RunRecord:
-    """The run record from the program's files in ``run_dir`` (traces still named ``*.partial`` or not)."""
+    """The run record from the program's files in ``run_dir`` (traces still named ``*.partial`` or not); the
+    traces get the autotune track and a rank here (each read and written once)."""
     from tritondbg.profile import trace_events
-    from tritondbg.profile.session import PARTIAL
     from tritondbg.profile.summary import derive
     from tritondbg.record import environment
 
@@ -93,29 +132,36 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
         data = _load(path)
         if not data:
             continue
-        trace = {}
-        if data.get("trace"):
-            for candidate in (run_dir / (data["trace"] + PARTIAL), run_dir / data["trace"]):
-                if candidate.is_file():
-                    trace = json.loads(candidate.read_text())
-                    break
-            traces.append(data["trace"])
-        totals, source = trace_events.kernel_totals(trace, data["kernels"])
-        per_process.append((data, trace, totals, source))
-        processes.append({"pid": data["pid"], "trace": data.get("trace"), "launches_seen": data["launches_seen"],
-                          "window": data["window"], "timing": source,
-                          "profiler_warnings": data.get("warnings", []), "notes": data.get("notes", [])})
+        names = data.get("traces") or ([data["trace"]] if data.get("trace") else [])
+        loaded = [(n, t) for n, t in ((n, _read_trace(run_dir, n)) for n in names) if t is not None]
+        totals: dict[str, dict[str, float]] = {}
+        source = "cpu"
+        for _, trace in loaded:
+            t_totals, t_source = trace_events.kernel_totals(trace, data["kernels"])
+            source = "gpu" if t_source == "gpu" else source
+            for name, t in t_totals.items():
+                acc = totals.setdefault(name, {"launches": 0, "total_us": 0.0})
+                acc["launches"] += t["launches"]
+                acc["total_us"] += t["total_us"]
+        traces += [n for n, _ in loaded]
+        per_process.append((data, loaded, totals, source))
+        window = dict(data.get("window") or {})
+        processes.append({"pid": data["pid"], "trace": data.get("trace"), "traces": [n for n, _ in loaded],
+                          "launches_seen": data["launches_seen"], "window": window,
+                          "traced_launches": sum(k.get("traced", 0) for k in data["kernels"].values()),
+                          "timing": source, "profiler_warnings": data.get("warnings", []),
+                          "notes": data.get("notes", []), "overhead": overhead(data)})
         for name, t in totals.items():
             acc = totals_all.setdefault(name, {"launches": 0, "total_us": 0.0})
             acc["launches"] += t["launches"]
             acc["total_us"] += t["total_us"]
-    _rank_processes(run_dir, per_process)
+    _finish_traces(run_dir, per_process)
     gpu = any(source == "gpu" for _, _, _, source in per_process)
     triton_names = {n for data, _, _, _ in per_process for n in data["kernels"]}
     # share of the program's GPU time: every GPU kernel in the trace (torch's too); under the interpreter the
     # CPU time of the Triton launches only
     program_us = sum(t["total_us"] for n, t in totals_all.items() if gpu or n in triton_names)
-    for data, trace, totals, source in per_process:
+    for data, loaded, totals, source in per_process:
         for name, k in data["kernels"].items():
             t = totals.get(name, {"launches": 0, "total_us": 0.0})
             mean_ms = t["total_us"] / t["launches"] / 1e3 if t["launches"] else None
@@ -126,13 +172,17 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
             r.config = {name: decisions[0]["winner"]} if decisions else {}
             r.config_source = {name: decisions[0]["source"]} if decisions else {}
             r.bytes = k["bytes"] / k["traced"] if k.get("traced") else None
+            timeline = None
+            for _, trace in loaded:  # the first trace that has this kernel's launches
+                timeline = trace_events.launch_timeline(trace, name, gpu_name=name)
+                if timeline["launches"]:
+                    break
             r.extra["profile"] = {
                 "timing": "gpu" if source == "gpu" else "interpreter", "autotune": decisions,
                 "kernel": {"median_ms": mean_ms, "p20_ms": None, "p80_ms": None, "n": t["launches"],
                            "method": "torch.profiler: mean " + ("GPU kernel time" if source == "gpu" else
                                                                 "CPU time of the launch (interpreter)")},
-                "trace": data.get("trace"),
-                "timeline": trace_events.launch_timeline(trace, name, gpu_name=name) if trace else None,
+                "trace": data.get("trace"), "timeline": timeline,
             }
             r.extra["profile"]["metrics"] = derive(r, None)
             rec.results.append(r)
@@ -151,6 +201,7 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
         "mode": "compiled" if gpu else "interpret", "timing": "gpu" if gpu else "interpreter", "note": note,
         "peaks": None, "traces": traces,
         "program": {"command": command, "exit_status": exit_status, "processes": processes,
+                    "window": window_summary(processes),
                     "kernels": kernels_table, "program_ms": program_us / 1e3,
                     "other_kernels": [{"kernel": n, "launches": t["launches"], "total_ms": t["total_us"] / 1e3}
                                       for n, t in others[:20]]},
@@ -158,21 +209,131 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
     return rec
 
 
-def _rank_processes(run_dir: Path, per_process) -> None:
-    """Several processes (pytest-xdist workers, a launcher's children) without a distributed rank of their own
-    each got rank 0: number them, so HTA keeps every process's trace (it keys traces by rank)."""
+def breakdown(processes: list[dict], t_start: float, t_exit: float, report_s: float) -> dict[str, Any]:
+    """Where tritondbg's time went: the first process of the program (the one tritondbg started) plus the
+    report. ``start_s``: loading tritondbg in the program and attaching (profiler start included); ``exit_s``:
+    stopping the profiler, exporting the trace, writing program-<pid>.json; ``python_start_s`` and
+    ``teardown_s`` are the interpreter's own start and end (a plain run pays them too)."""
+    first = min(processes, key=lambda p: p["overhead"]["phases"].get("bootstrap", float("inf")), default=None)
+    if first is None or "bootstrap" not in first["overhead"]["phases"]:
+        return {"report_s": report_s, "started_at": t_start, "exited_at": t_exit}
+    o = first["overhead"]
+    ph = o["phases"]
+    start = sum(v for v in (o["bootstrap_s"], o["attach_s"]) if v is not None)
+    out = {"start_s": start, "bootstrap_s": o["bootstrap_s"], "attach_s": o["attach_s"],
+           "session_start_s": o["session_start_s"], "per_launch_us": o["per_launch_us"],
+           "launches": first["launches_seen"], "launches_s": o["launches_s"], "exit_s": o["exit_s"],
+           "profiler_stop_s": o["profiler_stop_s"], "export_s": o["export_s"], "report_s": report_s,
+           "python_start_s": ph["bootstrap"] - t_start,
+           "teardown_s": t_exit - ph["json_written"] if "json_written" in ph else None,
+           "processes": len(processes), "started_at": t_start, "exited_at": t_exit}
+    out["total_s"] = start + (o["launches_s"] or 0) + (o["exit_s"] or 0) + report_s
+    return out
+
+
+def overhead_line(o: dict[str, Any]) -> str | None:
+    """The breakdown in one console line."""
+    if "start_s" not in o:
+        return None
+
+    def s(v):
+        return "-" if v is None else f"{v:.2f} s"
+
+    per = "-" if o["per_launch_us"] is None else f"{o['per_launch_us']:.1f} us"
+    return (f"tritondbg's own time: start {s(o['start_s'])} (attach + profiler start {s(o['attach_s'])}), "
+            f"{per}/launch x {o['launches']} = {s(o['launches_s'])}, exit {s(o['exit_s'])} (profiler stop "
+            f"{s(o['profiler_stop_s'])}, trace export {s(o['export_s'])}), report {s(o['report_s'])}")
+
+
+def _read_trace(run_dir: Path, name: str) -> dict | None:
     from tritondbg.profile.session import PARTIAL
 
-    ours = [(data, trace) for data, trace, _, _ in per_process
-            if trace and (trace.get("distributedInfo") or {}).get("backend") == "none"]
-    if len(ours) < 2:
-        return
-    for i, (data, trace) in enumerate(ours):
-        trace["distributedInfo"].update(rank=i, world_size=len(ours))
-        for candidate in (run_dir / (data["trace"] + PARTIAL), run_dir / data["trace"]):
+    for candidate in (run_dir / (name + PARTIAL), run_dir / name):
+        if candidate.is_file():
+            return _load(str(candidate))
+    return None
+
+
+def _finish_traces(run_dir: Path, per_process) -> None:
+    """Each trace gets its process's autotune track and a rank, and is written back once. HTA keys the traces of
+    a folder by rank (one replaces another of the same rank): the traces without a distributed rank of their
+    own (several processes: pytest-xdist workers, a launcher's children; several cycles of the program's
+    profiler schedule) are numbered 0..N-1 in order; a process started with RANK keeps it."""
+    from tritondbg.profile import trace_events
+    from tritondbg.profile.session import PARTIAL
+
+    todo = []
+    for data, loaded, _, _ in per_process:
+        for name, trace in loaded:
+            if data.get("decisions") and not any(e.get("cat") == trace_events.AUTOTUNE_NAME
+                                                 for e in trace.get("traceEvents", [])):
+                trace.setdefault("traceEvents", []).extend(trace_events.autotune_events(
+                    data["decisions"], trace_events._first_ts(trace), label="program"))
+            todo.append((data, name, trace))
+
+    def own_rank(trace) -> bool:  # a distributed program's trace (torch.distributed was initialized)
+        info = trace.get("distributedInfo")
+        return isinstance(info, dict) and "rank" in info and info.get("backend") != "none"
+
+    unranked = [trace for data, _, trace in todo if not data.get("rank") and not own_rank(trace)]
+    for i, trace in enumerate(unranked):
+        trace["distributedInfo"] = {"backend": "none", "rank": i, "world_size": len(unranked)}
+    for data, name, trace in todo:
+        if data.get("rank"):
+            trace_events.ensure_rank(trace, *data["rank"])
+        for candidate in (run_dir / (name + PARTIAL), run_dir / name):
             if candidate.is_file():
-                candidate.write_text(json.dumps(trace, allow_nan=False))
+                try:
+                    text = json.dumps(trace, allow_nan=False)
+                except ValueError:  # a NaN in the profiler's own numbers: keep the trace as it is
+                    text = json.dumps(trace)
+                with _opener(candidate)(candidate, "wt") as f:
+                    f.write(text)
                 break
+
+
+def window_summary(processes: list[dict]) -> dict[str, Any]:
+    """What was traced: tritondbg's window (``launches A..B``) or the program's own profiler session
+    (``program schedule``: the cycles and steps seen), over every process."""
+    sources = sorted({(p.get("window") or {}).get("source") or "launches" for p in processes})
+    cycles = [c for p in processes for c in (p.get("window") or {}).get("cycles", [])]
+    return {"source": ", ".join(sources) if sources else None, "cycles": cycles,
+            "steps": sorted({s for c in cycles for s in c.get("steps", [])}),
+            "launches": sum(p["launches_seen"] for p in processes),
+            "traced": sum(p.get("traced_launches", 0) for p in processes)}
+
+
+def window_text(window: dict[str, Any]) -> str | None:
+    """What was traced, in one line (console and report.html)."""
+    if not window or window.get("launches") is None:
+        return None
+    text = f"traced: {window['traced']} of {window['launches']} Triton launches ({window.get('source')}"
+    if window.get("cycles"):
+        steps = window.get("steps") or []
+        text += f": {len(window['cycles'])} trace(s), one per cycle of the program's profiler"
+        if "program schedule" in (window.get("source") or ""):
+            text += f", steps {steps[0]}..{steps[-1]}" if steps else ", no step with a Triton launch"
+    return text + ")"
+
+
+def overhead(data: dict) -> dict[str, Any]:
+    """Where tritondbg's time went in one process of the program (seconds, from its phase stamps)."""
+    ph = data.get("phases") or {}
+
+    def span(a, b):
+        return round(ph[b] - ph[a], 6) if a in ph and b in ph else None
+
+    seen = data.get("launches_seen") or 0
+    own_s = (data.get("own_ns") or 0) / 1e9
+    first_s = (data.get("first_launch_ns") or 0) / 1e9
+    # per launch: the launches after the first (the first one pays one-time imports and perhaps a session start)
+    per_launch = (own_s - first_s) / (seen - 1) * 1e6 if seen > 1 else (own_s * 1e6 if seen else None)
+    return {"bootstrap_s": span("bootstrap", "child_loaded"), "attach_s": span("attach_start", "attach_ready"),
+            "session_start_s": span("session_begin", "session_started"),
+            "per_launch_us": None if per_launch is None else round(per_launch, 3),
+            "first_launch_s": round(first_s, 6), "launches_s": round(own_s, 6),
+            "exit_s": span("exit", "json_written"), "profiler_stop_s": span("exit", "profiler_stopped"),
+            "export_s": span("profiler_stopped", "trace_exported"), "phases": ph}
 
 
 def kernel_cells(row: dict[str, Any]) -> list[str]:

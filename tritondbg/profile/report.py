@@ -64,11 +64,13 @@ def summary_table(record: RunRecord) -> str:
 
 def program_table(prog: dict[str, Any]) -> str:
     """`profile -- CMD`: launches, total and mean time, share of the program's GPU time, bytes/s per kernel."""
-    from tritondbg.profile.program_run import KERNEL_COLUMNS, kernel_cells
+    from tritondbg.profile.program_run import KERNEL_COLUMNS, kernel_cells, window_text
 
     body = [([_e(c) for c in kernel_cells(row)], "") for row in prog["kernels"]]
     status = "" if not prog.get("exit_status") else f" <span class=\"note\">exit status {prog['exit_status']}</span>"
-    return (f"<p class=\"dim\"><code>{_e(prog['command'])}</code>{status}</p>"
+    traced = window_text(prog.get("window") or {})
+    traced = f"<p class=\"dim\" id=\"program-window\">{_e(traced)}</p>" if traced else ""
+    return (f"<p class=\"dim\"><code>{_e(prog['command'])}</code>{status}</p>{traced}"
             + _table(KERNEL_COLUMNS, body, 'id="program-kernels"',
                      numeric=("launches", "total", "mean", "share", "achieved")))
 

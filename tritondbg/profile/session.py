@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -139,8 +140,12 @@ def trace_session(folder: Path, worker: str, *, cuda: bool) -> Iterator["TraceSe
                                       on_trace_ready=_handler(folder, worker, written))
         session = TraceSession(prof, written)
         try:
-            with prof:
+            with no_lazy_inductor(torch):  # `with prof:` in two halves: its start without importing inductor
+                prof.__enter__()
+            try:
                 yield session
+            finally:
+                prof.__exit__(*sys.exc_info())
         finally:
             session.warnings = kept
     session.file = written[-1] if written else None
@@ -175,6 +180,29 @@ def _showwarning_keeping_profilers(show, kept: list[str]):
             show(message, category, filename, lineno, file, line)
 
     return showwarning
+
+
+@contextlib.contextmanager
+def no_lazy_inductor(torch):
+    """torch.profiler's ``prepare_trace`` asks ``hasattr(torch, "_inductor")`` (to read inductor's cudagraphs
+    setting), and that imports inductor and dynamo: 1.5 s on the CPU dev machine, in a program that may never
+    use them. While ours starts, a torch._inductor not imported yet reads as absent (its setting's default,
+    no cudagraphs, is what the profiler then assumes); a program that imported inductor is left as it is."""
+    orig = torch.__dict__.get("__getattr__")
+    if "torch._inductor" in sys.modules or orig is None:
+        yield
+        return
+
+    def getattr_(name):
+        if name == "_inductor":
+            raise AttributeError(name)
+        return orig(name)
+
+    torch.__getattr__ = getattr_
+    try:
+        yield
+    finally:
+        torch.__getattr__ = orig
 
 
 def quiet_kineto() -> None:

@@ -143,9 +143,9 @@ def kernel_totals(trace: dict, triton_names=()) -> tuple[dict[str, dict[str, flo
         t["launches"] += 1
         t["total_us"] += float(dur or 0)
 
-    if not gpu:
+    if not gpu:  # the Triton launches' ranges (not the program's own record_function / ProfilerStep ranges)
         for e in evs:
-            if e.get("cat") == "user_annotation":
+            if e.get("cat") == "user_annotation" and (not names or e.get("name") in names):
                 add(e.get("name", "?"), e.get("dur"))
         return out, "cpu"
     ranges = sorted((e["ts"], e["ts"] + e.get("dur", 0)) for e in evs

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import threading
+import time
 
 ENV = "TRITONDBG_PROGRAM"
 _state: dict = {"config": None, "observers": [], "notes": [], "started": False}
@@ -68,11 +69,14 @@ class _TritonFinder:
         return spec
 
 
-def start() -> None:
-    """Called by the bootstrap sitecustomize: attach now if triton is loaded, else when it is imported."""
+def start(phases: dict | None = None) -> None:
+    """Called by the bootstrap sitecustomize: attach now if triton is loaded, else when it is imported.
+    ``phases``: ``time.monotonic()`` stamps of the bootstrap (the profile feature reports tritondbg's cost)."""
     cfg = config()
     if not cfg.get("run_dir"):
         return
+    cfg["_phases"] = dict(phases or {})
+    cfg["_phases"]["child_loaded"] = time.monotonic()
     if "interpret" in cfg.get("features", ()):
         os.environ["TRITON_INTERPRET"] = "1"
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
@@ -95,6 +99,7 @@ def attach_now() -> None:
 
 
 def _attach(cfg: dict) -> None:
+    cfg.setdefault("_phases", {})["attach_start"] = time.monotonic()
     from tritondbg.program import attach
 
     features = cfg.get("features", [])

@@ -7,6 +7,9 @@ failure to attach is one line on stderr.
 """
 import os
 import sys
+import time
+
+_tritondbg_t0 = time.monotonic()  # tritondbg profile -- CMD reports its own start cost from here
 
 
 def _chain_previous() -> None:
@@ -43,7 +46,7 @@ if os.environ.get("TRITONDBG_PROGRAM"):
         _tritondbg_child = _ilu.module_from_spec(_spec)
         sys.modules["tritondbg.program.child"] = _tritondbg_child
         _spec.loader.exec_module(_tritondbg_child)
-        _tritondbg_child.start()
+        _tritondbg_child.start({"bootstrap": _tritondbg_t0})
     except Exception as _exc:  # noqa: BLE001 - never stop the program
         print(f"tritondbg: could not attach to this Python ({sys.executable}): {type(_exc).__name__}: {_exc}",
               file=sys.stderr)
