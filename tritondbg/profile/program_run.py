@@ -307,6 +307,8 @@ def window_text(window: dict[str, Any]) -> str | None:
     """What was traced, in one line (console and report.html)."""
     if not window or window.get("launches") is None:
         return None
+    if not window["launches"]:
+        return "traced: no Triton launch ran"
     text = f"traced: {window['traced']} of {window['launches']} Triton launches ({window.get('source')}"
     if window.get("cycles"):
         steps = window.get("steps") or []
