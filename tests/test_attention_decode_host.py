@@ -1,4 +1,4 @@
-"""attention_decode's host path (kernels/attention.py): a plan per call signature, the direct launcher of the
+"""attention_decode's host path (kernels/_attention_decode.py): a plan per call signature, the direct launcher of the
 compiled kernel (``_runner``) and when a call may use it instead of the autotuner.
 
 No GPU here, so the launches are stand-ins: the autotuned kernel is replaced by a recorder that returns a
@@ -10,7 +10,7 @@ import inspect
 import pytest
 import torch
 
-from tritondbg.kernels import attention as K
+from tritondbg.kernels import _attention_decode as K  # the decode host path (re-exported by attention)
 
 
 class _Compiled:
