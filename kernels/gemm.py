@@ -522,14 +522,24 @@ def gemm_splitk(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     kernel (fp32 partials, the last-arriving split sums them in a fixed order: deterministic; its cached
     launcher per call signature). Each of the K splits streams a slice of b, so a 1-row problem still
     spreads the read of b over every SM (the tiled kernels have only N / BLOCK_N programs then)."""
-    one = _one(a.device)
-    sig = _splitk_sig(a, b, one)
-    plan = SK._PLANS.get(sig)
-    c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
-    if plan is not None and not ((a.data_ptr() | b.data_ptr()) & 15) and SK._pristine():
-        plan.launch(a, b, c, one, one)
+    c = _splitk_cached(a, b)
+    if c is not None:
         return c
-    return SK._decode(a, b, c, one, False, one, False, sig, one, one)
+    one = _one(a.device)
+    c = a.new_empty((a.shape[0], b.shape[1]))
+    return SK._decode(a, b, c, one, False, one, False, _splitk_sig(a, b, one), one, one)
+
+
+def _splitk_cached(a, b) -> torch.Tensor | None:
+    """``a @ b`` through the decode kernel's cached launcher for this signature (aligned pointers, nothing
+    patched), or None when there is none yet."""
+    one = _one(a.device)
+    plan = SK._PLANS.get(_splitk_sig(a, b, one))
+    if plan is None or (a.data_ptr() | b.data_ptr()) & 15 or not SK._pristine():
+        return None
+    c = a.new_empty((a.shape[0], b.shape[1]))
+    plan.launch(a, b, c, one, one)
+    return c
 
 
 def _use_splitk(a, b, activation) -> bool:
@@ -565,11 +575,8 @@ def _gemm(a, b, activation, splitk: bool):
         sig = launcher = None
     if launcher is None and splitk and sig is not None and activation is None and a.shape[0] <= SPLITK_MAX_M \
             and a.is_cuda:
-        one = _one(a.device)
-        plan = SK._PLANS.get(_splitk_sig(a, b, one))
-        if plan is not None and not ((a.data_ptr() | b.data_ptr()) & 15) and SK._pristine():
-            c = a.new_empty((a.shape[0], b.shape[1]))
-            plan.launch(a, b, c, one, one)
+        c = _splitk_cached(a, b)
+        if c is not None:
             return c
     if launcher is not None:
         if launcher.kernel is gemm_tma_kernel:
