@@ -40,6 +40,7 @@ _TUNER_RUN = Autotuner.run
 _GENUINE = all((getattr(f, "__module__", None) or "").startswith("triton.") and not hasattr(f, "__wrapped__")
                for f in (_JIT_RUN, _TUNER_RUN))
 _TORCH_STREAMS = hasattr(torch._C, "_cuda_getCurrentRawStream") and hasattr(torch._C, "_cuda_getDevice")
+_DATA_PTR = torch.Tensor.data_ptr
 MAX_PLANS = 4096  # per kernel: a server with ever-changing shapes must not grow the cache without bound
 _VERIFY = [False]  # tritondbg run/check: a new launcher's first use is checked by one extra launch (above)
 
@@ -118,7 +119,9 @@ class Launcher:
     With no launch hook installed and Triton 3.6's launcher, the call goes straight to the C launch entry
     (current device's current stream, the kernel's handle and packed metadata, no hooks): the steps
     ``CompiledKernel[grid]`` adds in Python (device and stream lookups through the driver, launch metadata,
-    the scratch allocator) cost ~10 us a call on the H200 VM, more than a launch-bound kernel's GPU time."""
+    the scratch allocator) cost ~10 us a call on the H200 VM, more than a launch-bound kernel's GPU time.
+    Tensors go to the C entry as integer pointers: given a tensor, it calls ``data_ptr`` and validates the
+    pointer with a ``cuPointerGetAttribute`` driver query, per pointer argument, per launch."""
 
     __slots__ = ("run", "tail", "grid", "kernel", "direct", "head", "function")
 
@@ -137,7 +140,10 @@ class Launcher:
         if self.direct is not None and hooks_idle():
             g = self.grid
             stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
-            self.direct(g[0], g[1], g[2], stream, self.function, *self.head, *tensors, *self.tail)
+            # integer pointers: the C entry takes them as they are; a tensor would cost a data_ptr call and a
+            # cuPointerGetAttribute driver query each (the signature already pinned device and dtype)
+            self.direct(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors),
+                        *self.tail)
         else:
             self.run(*tensors, *self.tail)
 

@@ -47,6 +47,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(K, "_pristine", lambda: state["pristine"])
     monkeypatch.setattr(K, "_PLANS", {})
     monkeypatch.setattr(K, "_BUFFERS", {})
+    monkeypatch.setattr(K._launch, "_VERIFY", [True])  # tritondbg run/check: a new launcher's check launch
     return kernel, state
 
 
@@ -106,6 +107,19 @@ def test_first_pristine_call_keeps_the_runner_and_converted_seq_lens_never_skip(
     for _ in range(2):
         K.attention_decode(q, k, v, lens64)
     assert len(kernel.tuned) == 3 and len(kernel.compiled.direct) == 2
+
+
+def test_outside_run_check_each_call_launches_exactly_once(fake, monkeypatch):
+    """A user's program or a profiler (Proton counts launches): no check launch; the second call of a signature
+    goes through the cached launcher alone."""
+    kernel, _ = fake
+    monkeypatch.setattr(K._launch, "_VERIFY", [False])
+    q, k, v = _inputs()
+    o1 = K.attention_decode(q, k, v)
+    assert len(kernel.tuned) == 1 and kernel.compiled.direct == []
+    o2 = K.attention_decode(q, k, v)
+    assert len(kernel.tuned) == 1 and len(kernel.compiled.direct) == 1
+    assert kernel.compiled.direct[0][1][4] is o2 and o2 is not o1
 
 
 def test_pristine_is_false_while_tritondbg_pins_configs():

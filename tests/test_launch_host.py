@@ -225,7 +225,7 @@ def test_launcher_binds_defaults_and_names_a_missing_argument():
 
 def test_direct_c_entry_of_a_triton_36_launcher(monkeypatch):
     """Triton 3.6's CudaLauncher without scratch: the cached launcher calls its C entry itself (the arguments
-    CudaLauncher.__call__ would forward, no hooks), and goes back through CompiledKernel[grid] once a launch
+    CudaLauncher.__call__ would forward, no hooks, tensors as integer pointers), and goes back through CompiledKernel[grid] once a launch
     hook is installed (a profiler must still see every launch)."""
     calls = []
 
@@ -253,7 +253,10 @@ def test_direct_c_entry_of_a_triton_36_launcher(monkeypatch):
     launcher = _launch.Launcher(Compiled(), (5,), (7, "C"))
     t = torch.empty(2, device="meta")
     launcher(t)
-    assert calls == [("direct", (5, 1, 1, 99, 1234, False, False, None, None, (4, 1, 0), None, None, None, t, 7, "C"))]
+    # the tensor goes in as its integer pointer (the C entry would otherwise call data_ptr and query the driver)
+    assert calls == [("direct", (5, 1, 1, 99, 1234, False, False, None, None, (4, 1, 0), None, None, None,
+                                 t.data_ptr(), 7, "C"))]
+    assert type(calls[0][1][13]) is int
     hook = lambda *a: None  # noqa: E731
     triton.knobs.runtime.launch_enter_hook.add(hook)
     try:

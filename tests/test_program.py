@@ -293,7 +293,10 @@ def test_interrupted_program_exits_130_and_keeps_captures(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     proc = subprocess.Popen(TRITONDBG + ["capture", "--interpret", "--out", str(tmp_path / "c"), "--", "python",
                                          str(DATA / "programs.py"), "sigint", str(pidfile)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO,
+                            # a shell's background job (`pytest ... &`) starts with SIGINT ignored and Python keeps
+                            # it so, down to the program: restore the default, as a terminal's Ctrl-C finds it
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.time() + 120
         while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:

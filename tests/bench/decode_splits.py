@@ -16,20 +16,23 @@ from triton.testing import do_bench
 
 from tritondbg.check.perf import time_ms
 
-SHAPES = [(1, 32, 32, 8192), (1, 32, 32, 32768), (8, 32, 32, 32768), (32, 32, 32, 4096), (8, 32, 8, 32768)]  # B, H, H_KV, S
+SHAPES = [(1, 32, 32, 8192), (1, 32, 32, 32768), (8, 32, 32, 32768), (32, 32, 32, 4096), (8, 32, 8, 32768),
+          (1, 32, 8, 32768), (8, 32, 32, 1024)]  # B, H, H_KV, S
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--splits", default="1,2,3,4,6,8,12,16,24,32")
+    ap.add_argument("--shapes", default="", help="B:H:H_KV:S,... (default: the list above)")
     args = ap.parse_args()
+    shapes = [tuple(int(x) for x in s.split(":")) for s in args.shapes.split(",") if s] or SHAPES
     if not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
         return 2
     from tritondbg.kernels.attention import _decode_num_splits, _num_sms, attention_decode
 
     dev = torch.device("cuda")
-    for B, H, HKV, S in SHAPES:
+    for B, H, HKV, S in shapes:
         g = torch.Generator(device="cuda").manual_seed(0)
         q = torch.randn(B, H, 128, device=dev, dtype=torch.bfloat16, generator=g)
         k = torch.randn(B, HKV, S, 128, device=dev, dtype=torch.bfloat16, generator=g)
