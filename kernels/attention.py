@@ -46,7 +46,9 @@ so rows with no visible key give l = 0 and o = 0.
   but gave wrong results on the H200 (Triton 3.6, 2026-11-29: causal B4 H32 N4096 D128 bf16, 2,154,377 of
   67,108,864 outputs outside atol = rtol = 0.02; the interpreter ignores warp_specialize and cannot see it).
   ``_prune_prefill_configs`` drops WARP_SPEC configs for causal or uneven N_KV, and the kernel itself runs
-  the two-loop path when such a config is pinned, so every config is correct for every shape.
+  the two-loop path when such a config is pinned, so every config is correct for every shape. The same holds
+  for D < 128: at D = 64 several warp-specialised configs gave NaN outputs on the H200 (Triton 3.6,
+  2026-11-30, ``tests/bench/explore_prefill.py``).
 
 Decode design: kernels/_attention_decode.py (flash-decoding in one launch, split KV, deterministic merge).
 
@@ -114,6 +116,11 @@ _PREFILL_CONFIGS = [
     _prefill_cfg(128, 64, 8, 4),            # 151 / 151, 164,864 B
     # short sequences / many small programs
     _prefill_cfg(64, 64, 4, 3),             # 151 / 151, 115,712 B
+    # D = 64 (issue 18, H200 2026-11-30, tests/bench/explore_prefill.py, B4 H32 N4096 bf16): 64x128 w4 s3 1297 us
+    # non-causal (1.41x SDPA flash; the autotuner's 64x64 pick 1384 us), 128x128 w4 s3 689 us causal (1.42x; the
+    # pick 739 us). 4 warps on a 128-row tile spill at D = 128: D <= 64 only (_prune_prefill_configs).
+    _prefill_cfg(64, 128, 4, 3),
+    _prefill_cfg(128, 128, 4, 3),
     # N <= 128 and the CPU interpreter; the WARP_SPEC twin runs the device-descriptor single loop there
     # (warp_specialize itself is ignored with 2 warps and by the interpreter)
     _prefill_cfg(16, 16, 2, 2),
@@ -128,9 +135,12 @@ def _prune_prefill_configs(configs, named_args, **kwargs):
     - WARP_SPEC configs unless the single loop is unmasked: TMA, not CAUSAL and N_KV % BLOCK_N == 0 (the same
       test as the EVEN_KV heuristic). Masked, the warp-specialised loop was measured wrong on the H200 with
       Triton 3.6 (module docstring); elsewhere such a config would only duplicate its non-WS twin.
-    - 4-warp WARP_SPEC configs also need 16-bit inputs and D >= 64 (the pass splits the tile over two wgmma
-      consumer warpgroups; fp32 uses IEEE dots, not wgmma). Pinned on a masked shape anyway, they run the
+    - 4-warp WARP_SPEC configs also need 16-bit inputs and D = 128 (the pass splits the tile over two wgmma
+      consumer warpgroups; fp32 uses IEEE dots, not wgmma). At D = 64 the H200 (Triton 3.6, 2026-11-30,
+      tests/bench/explore_prefill.py, B4 H32 N4096 non-causal bf16) gave NaN outputs for 128x64 s3/s4 and
+      128x128 s3/s4 (128x128 s2 was right): never offered there. Pinned on a masked shape anyway, they run the
       two-loop path on 4 warps, which spills at D=128 (12-180 words on sm_90): correct, but slow.
+    - non-specialised 4-warp configs with 128-row tiles only for D <= 64 (they spill at D = 128).
     - N_Q > 128: tiles under 64 rows. fp32: tiles up to 64x64 (fp32 operands: 1362 spilled words at
       128x128, D=64).
     - Q tile + num_stages K/V tiles must fit shared memory: elt * D * (BLOCK_M + 2 * BLOCK_N * stages); the
@@ -147,7 +157,9 @@ def _prune_prefill_configs(configs, named_args, **kwargs):
         bm, bn, ws = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["WARP_SPEC"]
         if ws and (not tma or causal or n_kv % bn != 0):
             continue
-        if ws and c.num_warps == 4 and (elt != 2 or d < 64):
+        if ws and c.num_warps == 4 and (elt != 2 or d < 128):
+            continue
+        if not ws and c.num_warps == 4 and bm >= 128 and d > 64:
             continue
         if n_q > 128 and bm < 64:
             continue
@@ -268,7 +280,8 @@ def _attn_fwd_kernel(Q,  # *q (B, H, N_Q, D), read; last dim contiguous (LOADS 0
                      EVEN_KV: tl.constexpr):  # N_KV % BLOCK_N == 0 (heuristic)
     # The warp-specialised single loop only where it needs no mask (module docstring: masked, it was wrong on
     # the H200 with Triton 3.6); a WARP_SPEC config pinned on a masked shape runs the two-loop path below.
-    WS_LOOP: tl.constexpr = WARP_SPEC and TMA and EVEN_KV and not CAUSAL
+    # D = 128 only: at D = 64 it gave NaN on the H200 with Triton 3.6 (_prune_prefill_configs' docstring)
+    WS_LOOP: tl.constexpr = WARP_SPEC and TMA and EVEN_KV and not CAUSAL and HEAD_DIM >= 128
     # device descriptors for the warp-specialised loop, host descriptors otherwise, pointers without TMA
     LOADS: tl.constexpr = (2 if WS_LOOP else 1) if TMA else 0
     n_m = tl.cdiv(N_Q, BLOCK_M)
@@ -428,9 +441,11 @@ def _attention_ptr(q, k, v, causal=False, sm_scale=None):
     return _attention(q, k, v, causal, sm_scale, use_tma=False)
 
 
-def _attention(q, k, v, causal, sm_scale, use_tma):
+def _attention(q, k, v, causal, sm_scale, use_tma, config=None):
     """use_tma None: TMA on Hopper and newer (and under the interpreter) when TMA can read q, k and v (else
-    the pointer path; o is allocated here, contiguous); False: the pointer path."""
+    the pointer path; o is allocated here, contiguous); False: the pointer path. ``config``: a
+    ``triton.Config`` of the prefill kernel launched as is, past the autotuner (benchmarks and GPU tests that
+    check every config)."""
     B, H, N_Q, D, H_KV, N_KV = check_prefill_args(q, k, v)
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(D)
@@ -453,7 +468,13 @@ def _attention(q, k, v, causal, sm_scale, use_tma):
         # result as 0 (|s| * 1e-30 is far below half an ulp of 1, so every exp2 is exactly 1)
         qk_scale = 1e-30
     grid = lambda meta: (triton.cdiv(N_Q, meta["BLOCK_M"]), B * H)
-    _attn_fwd_kernel[grid](
+    kernel, extra = _attn_fwd_kernel, {}
+    if config is not None:
+        extra = dict(config.kwargs, num_warps=config.num_warps, num_stages=config.num_stages)
+        if tma:
+            _set_block_shapes(dict(extra, HEAD_DIM=D, QD=qd, KD=kd, VD=vd, OD=od))
+        kernel = _attn_fwd_kernel.fn  # the heuristics (EVEN_KV) over the JIT function
+    kernel[grid](
         q, k, v, o, qd, kd, vd, od,
         q.stride(0), q.stride(1), q.stride(2),
         k.stride(0), k.stride(1), k.stride(2),
@@ -461,7 +482,7 @@ def _attention(q, k, v, causal, sm_scale, use_tma):
         o.stride(0), o.stride(1), o.stride(2),
         H, H // H_KV, N_Q, N_KV, qk_scale,
         HEAD_DIM=D, CAUSAL=bool(causal), NEG_SCALE=qk_scale < 0,
-        DOT_PRECISION="ieee" if q.dtype == torch.float32 else "tf32", TMA=tma, HEAD_GROUP=_HEAD_GROUP,
+        DOT_PRECISION="ieee" if q.dtype == torch.float32 else "tf32", TMA=tma, HEAD_GROUP=_HEAD_GROUP, **extra,
     )
     return o
 

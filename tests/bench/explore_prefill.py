@@ -61,7 +61,6 @@ def main(argv=None) -> int:
     import sweep_h200 as sw
 
     from tritondbg.kernels import attention as A
-    from tritondbg.kernels.attention import TensorDescriptor
 
     dev = torch.device("cuda")
     rows = []
@@ -87,25 +86,12 @@ def main(argv=None) -> int:
         rows.append(dict(shape=name, what="sdpa flash", us=t_flash * 1e3))
         rows.append(dict(shape=name, what="ours (autotuned)", us=t_ours * 1e3, ratio=t_flash / t_ours,
                          picked=picked))
-        o = torch.empty_like(q)
-        sm_scale = 1.0 / math.sqrt(D)
-        qk_scale = sm_scale * A.LOG2E
         for bm, bn, w, s, ws in _configs(A, D):
-            descs = [TensorDescriptor.from_tensor(t, [1, 1, r, D]) for t, r in ((q, bm), (k, bn), (v, bn), (o, bm))]
-            A._ensure_allocator(dev)
-
-            def run(descs=descs, bm=bm, bn=bn, w=w, s=s, ws=ws):
-                A._attn_fwd_kernel.fn[(triton.cdiv(N, bm), B * H)](
-                    q, k, v, o, *descs,
-                    q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
-                    v.stride(0), v.stride(1), v.stride(2), o.stride(0), o.stride(1), o.stride(2),
-                    H, H // HKV, N, N, qk_scale,
-                    HEAD_DIM=D, CAUSAL=causal, NEG_SCALE=False, DOT_PRECISION="tf32", TMA=True,
-                    HEAD_GROUP=A._HEAD_GROUP, BLOCK_M=bm, BLOCK_N=bn, WARP_SPEC=ws, num_warps=w, num_stages=s)
+            cfg = triton.Config(dict(BLOCK_M=bm, BLOCK_N=bn, WARP_SPEC=ws), num_warps=w, num_stages=s)
+            run = lambda cfg=cfg: A._attention(q, k, v, causal, None, None, config=cfg)  # noqa: E731
             tag = f"{bm}x{bn} w{w} s{s}" + (" ws" if ws else "")
             try:
-                o.fill_(float("nan"))
-                run()
+                o = run()
                 torch.cuda.synchronize()
                 err = (o.float() - ref.float()).abs().max().item()
                 ok = err <= 2e-2 + 2e-2 * ref.float().abs().max().item() and not math.isnan(err)
@@ -118,7 +104,7 @@ def main(argv=None) -> int:
             print(f"  {tag}: {t * 1e3:.1f} us ({t_flash / t:.2f}x flash){'' if ok else f' WRONG err {err:.3g}'}",
                   flush=True)
             rows.append(dict(shape=name, what=tag, us=t * 1e3, ratio=t_flash / t, ok=ok))
-        del q, k, v, o
+        del q, k, v
         torch.cuda.empty_cache()
     meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu=torch.cuda.get_device_name(),
                 triton=triton.__version__, torch=torch.__version__, seconds=round(time.time() - t_start, 1))

@@ -1,6 +1,7 @@
 """The bundled wrappers' steady state on the GPU: the third call of each signature (through the cached launcher,
 no checks, no autotuner) against the reference, on the shapes whose paths session 7 changed (long rows held
-whole, split-K gemm up to M = 128, the fp8 decode plan's direct launch) and a few odd ones. Prints one line per
+whole, split-K gemm up to M = 128, the fp8 decode plan's direct launch), decode attention's launcher and a few odd
+ones. Prints one line per
 shape and "OK n" or "FAILED ..." last; exit 1 on any mismatch. Run by tests/gpu/test_launch_gpu.py."""
 import sys
 
@@ -10,6 +11,7 @@ from tritondbg import runner
 
 runner.set_mode("compiled")
 
+from tritondbg.kernels import attention as A  # noqa: E402
 from tritondbg.kernels import fp8_gemm as F8  # noqa: E402
 from tritondbg.kernels import gemm as G  # noqa: E402
 from tritondbg.kernels import layernorm as LN  # noqa: E402
@@ -55,6 +57,16 @@ def main() -> int:
         bw = torch.randn(8192, 8192, device="cuda").to(F8.FP8_DTYPE).t()
         check(f"fp8_gemm decode M={M}", third(lambda: F8.fp8_gemm(a, bw, one, one)),
               F8.reference(a, bw, one, one), 2e-2)
+    # decode attention: its plan's launcher (integer pointers into Triton's C entry, session 8), split and not,
+    # GQA, per-sequence lengths
+    for B, H, HKV, S, dt, lens in ((1, 32, 8, 4096, torch.bfloat16, None), (8, 32, 32, 1024, torch.float16, None),
+                                  (3, 8, 2, 1000, torch.bfloat16, (1000, 1, 517))):
+        q = torch.randn(B, H, 128, device="cuda").to(dt)
+        k = torch.randn(B, HKV, S, 128, device="cuda").to(dt)
+        v = torch.randn(B, HKV, S, 128, device="cuda").to(dt)
+        sl = None if lens is None else torch.tensor(lens, device="cuda", dtype=torch.int32)
+        check(f"attention_decode B{B} H{H}/{HKV} S{S} {dt}", third(lambda: A.attention_decode(q, k, v, sl)),
+              A.reference_decode(q, k, v, sl), 2e-2)
     print(f"OK {n}" if not bad else f"FAILED {len(bad)} of {n}: {bad}")
     return 1 if bad else 0
 

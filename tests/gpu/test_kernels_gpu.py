@@ -21,3 +21,18 @@ def test_kernel_compiled_matches_reference(kernel, cli_env):
     assert not failures, failures
     assert p.returncode == 0
     assert len(record["results"]) >= 2
+
+
+def test_every_prefill_config_is_right_wherever_it_is_pinned(cli_env):
+    """The autotuner times configs without checking them: each listed prefill config, pinned, must be right on
+    every path of the kernel (tests/gpu/prefill_configs.py)."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    p = subprocess.run([sys.executable, str(REPO / "tests/gpu/prefill_configs.py")], env=cli_env,
+                       capture_output=True, text=True, timeout=500)
+    print(p.stdout[-4000:])
+    assert p.returncode == 0 and p.stdout.strip().splitlines()[-1].startswith("OK "), (p.stdout[-3000:],
+                                                                                     p.stderr[-2000:])

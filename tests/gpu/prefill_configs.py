@@ -1,0 +1,44 @@
+"""Every prefill config of kernels/attention.py pinned, on shapes that take each of the kernel's paths (the
+warp-specialised single loop: D = 128, even N, non-causal; the two-loop path: causal, an odd N, D = 64), against
+the fp32 reference. The autotuner never checks results, so a config that computes garbage where it may run would
+be picked whenever it is fast: on the H200 (Triton 3.6) four warp-specialised configs gave NaN at D = 64.
+Prints one line per (shape, config) and "OK n" or "FAILED ..." last; exit 1 on any mismatch.
+Run by tests/gpu/test_kernels_gpu.py."""
+import sys
+
+import torch
+
+from tritondbg.kernels import attention as A
+
+SHAPES = ((1, 4, 4, 512, 64, False), (1, 4, 4, 512, 128, False), (2, 4, 2, 500, 64, True), (1, 4, 4, 512, 128, True),
+          (1, 4, 1, 333, 128, False))  # (B, H, H_KV, N, D, causal)
+
+
+def main() -> int:
+    torch.manual_seed(0)
+    bad, n = [], 0
+    for B, H, HKV, N, D, causal in SHAPES:
+        q = torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16)
+        k = torch.randn(B, HKV, N, D, device="cuda", dtype=torch.bfloat16)
+        v = torch.randn(B, HKV, N, D, device="cuda", dtype=torch.bfloat16)
+        ref = A.reference(q, k, v, causal=causal).float()
+        for cfg in A._PREFILL_CONFIGS:
+            n += 1
+            name = f"B{B} H{H}/{HKV} N{N} D{D}{' causal' if causal else ''} {cfg}"
+            try:
+                out = A._attention(q, k, v, causal, None, None, config=cfg).float()
+                torch.cuda.synchronize()
+            except Exception as e:  # noqa: BLE001 - e.g. out of shared memory: not a wrong result, say it
+                print(f"skip {name}: {type(e).__name__}: {str(e).splitlines()[0][:100]}", flush=True)
+                continue
+            err = (out - ref).abs().max().item()
+            ok = bool(torch.isfinite(out).all()) and err <= 2e-2 * max(1.0, ref.abs().max().item())
+            print(f"{'ok ' if ok else 'BAD'} {name}: max abs err {err:.3g}", flush=True)
+            if not ok:
+                bad.append(name)
+    print(f"OK {n}" if not bad else f"FAILED {len(bad)} of {n}: {bad}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
