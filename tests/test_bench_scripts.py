@@ -169,7 +169,8 @@ def test_sweep_render_joins_parts_without_a_gpu(tmp_path):
 
 
 def test_perf_gate_baseline_covers_every_sweep_shape(tmp_path):
-    """Issue 18: the sweep's layernorm / softmax / gemm shapes are perf-gate cases (tests/bench/sweep_scenarios.py)
+    """Issue 18: every sweep shape (layernorm, softmax, gemm, prefill, decode, fp8) is a perf-gate case
+    (tests/bench/sweep_scenarios.py)
     and the recorded baseline (tests/bench/baseline_sweep_h200.json) has a time for each case x dtype, written
     from the sweep's own JSON by ``--baseline-out``."""
     import json
@@ -179,13 +180,16 @@ def test_perf_gate_baseline_covers_every_sweep_shape(tmp_path):
     sys.path.insert(0, str(REPO / "tests/bench"))
     import sweep_scenarios as ss
 
-    scenarios = [ss.LAYERNORM_SWEEP, ss.SOFTMAX_SWEEP, ss.GEMM_SWEEP]
+    scenarios = ss.SCENARIOS
+    assert {s.name for s in scenarios} == {"layernorm_sweep", "softmax_sweep", "gemm_sweep", "attention_sweep",
+                                           "fp8_gemm_sweep"}
     recorded = json.loads((REPO / "tests/bench/baseline_sweep_h200.json").read_text())["times_ms"]
     want = {f"{s.name}/{c.name}/{d}" + ("@graph" if c.perf_timing == "graph" else "")
             for s in scenarios for c in s.cases for d in c.dtypes}
-    assert len(want) >= 190 and want <= set(recorded), sorted(want - set(recorded))[:5]
-    # every sweep row of those groups names a case (a new sweep shape without a case would fail here)
+    assert len(want) >= 220 and want <= set(recorded), sorted(want - set(recorded))[:5]
+    # every sweep row names a case (a new sweep shape or group without a case would fail here)
     rows = json.loads((REPO / "tests/bench/sweep_h200.json").read_text())["rows"]
+    assert {r["group"] for r in rows} <= set(ss.GROUPS)
     cases = {s.name: {c.name for c in s.cases} for s in scenarios}
     for r in rows:
         if r["group"] in ss.GROUPS:
@@ -204,3 +208,23 @@ def test_perf_gate_baseline_covers_every_sweep_shape(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert json.loads(out.read_text())["times_ms"] == {"softmax_sweep/small_8x32768/bfloat16@graph": 0.002}
+
+
+def test_sweep_merge_keeps_the_sizes_a_run_did_not_cover():
+    """A `--sizes small` run replaces the small rows of its groups and keeps the earlier big rows, with both
+    runs' commands in the group's meta."""
+    sw = _sweep_module()
+    old_meta = {"date": "d1", "gpu": "G", "triton": "3.6.0", "torch": "2.11", "command": "python old"}
+    new_meta = dict(old_meta, date="d2", command="python new --sizes small")
+    previous = {"rows": [{"group": "softmax", "name": "8x256 (small)", "v": 1},
+                         {"group": "softmax", "name": "1024x32768 (big)", "v": 1},
+                         {"group": "gemm", "name": "1x4096x4096", "v": 1}],
+                "metas": {"softmax": old_meta, "gemm": old_meta}}
+    rows, metas = sw.merge(previous, [{"group": "softmax", "name": "8x256 (small)", "v": 2}], {"softmax": new_meta},
+                           ["softmax"])
+    assert sorted((r["name"], r["v"]) for r in rows) == [("1024x32768 (big)", 1), ("1x4096x4096", 1),
+                                                         ("8x256 (small)", 2)]
+    assert metas["softmax"]["command"] == "python new --sizes small"
+    assert [e["command"] for e in metas["softmax"]["earlier"]] == ["python old"]
+    text = sw.markdown([], metas)
+    assert "python new --sizes small" in text and "python old" in text

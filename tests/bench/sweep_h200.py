@@ -173,8 +173,10 @@ def grid_summary(rows) -> list[dict]:
 def markdown(rows, metas) -> str:
     lines = ["# Issue 18 sweep: bundled kernels against torch on the H200", ""]
     for group, meta in sorted(metas.items(), key=lambda kv: GROUPS.index(kv[0]) if kv[0] in GROUPS else 99):
-        lines.append(f"- {group}: {meta['date']}, {meta['gpu']}, Triton {meta['triton']}, torch {meta['torch']}: "
-                     f"`{meta['command']}`")
+        for i, m in enumerate([meta] + list(meta.get("earlier", []))):
+            label = group if i == 0 else f"{group} (rows the run above did not cover)"
+            lines.append(f"- {label}: {m['date']}, {m['gpu']}, Triton {m['triton']}, torch {m['torch']}: "
+                         f"`{m['command']}`")
     lines += ["", "do_bench median (L2 flushed), interleaved rounds; ratio = baseline / ours (> 1: ours faster). "
               "graph: CUDA-graph replay (GPU time, no host cost); host: Python + launch per call, no sync.", "",
               "| group | baseline | rows | min ratio | median ratio | worst row | target (every / median) | met |",
@@ -222,11 +224,31 @@ def markdown(rows, metas) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _part(row) -> tuple:
+    """What a run replaces: (group, size) for layernorm/softmax rows ("... (big)" / "... (small)": a run with
+    --sizes small leaves the big rows of an earlier run in place), (group, None) for the others."""
+    name = row.get("name", "")
+    size = name[name.rfind("(") + 1:-1] if name.endswith(")") and "(" in name else None
+    return row.get("group"), size
+
+
 def merge(previous: dict, rows: list, metas: dict, groups: list) -> tuple[list, dict]:
-    """Rows and metas of this run, plus those of the groups this run did not touch from ``previous``."""
-    kept = [r for r in previous.get("rows", []) if r.get("group") not in groups]
-    kept_meta = {g: m for g, m in previous.get("metas", {}).items() if g not in groups}
-    return kept + rows, {**kept_meta, **metas}
+    """Rows and metas of this run, plus the rows of ``previous`` this run did not replace: other groups, and
+    within a group the parts this run did not cover (``_part``). A group made of two runs keeps both runs'
+    dates and commands in its meta (``earlier``)."""
+    covered = {_part(r) for r in rows}
+    kept = [r for r in previous.get("rows", []) if r.get("group") not in groups
+            or (_part(r)[1] is not None and _part(r) not in covered and any(r2.get("group") == r["group"] for r2 in rows))]
+    old_metas = previous.get("metas", {})
+    out = {g: m for g, m in old_metas.items() if g not in groups}
+    for g, m in metas.items():
+        m = dict(m)
+        if g in old_metas and any(r.get("group") == g for r in kept):
+            old = old_metas[g]
+            m["earlier"] = [e for e in old.get("earlier", [])] + [
+                {k: old.get(k) for k in ("date", "gpu", "triton", "torch", "command")}]
+        out[g] = m
+    return kept + rows, out
 
 
 # ------------------------------------------------------------------------------------------------------------

@@ -3,9 +3,10 @@
     tritondbg check tests/bench/sweep_scenarios.py --gates perf --device cuda \
         --baseline tests/bench/baseline_sweep_h200.json
 
-Three scenarios (``layernorm_sweep``, ``softmax_sweep``, ``gemm_sweep``): the bundled kernels' own scenarios
-(inputs, launch, reference, torch baseline) with the sweep's shapes as GPU-only cases (tests/bench/sweep_h200.py
-lists them: row lengths 128..32768 at ~32M and ~256K elements, gemm over LLM (M, N, K) and the squares). The
+Five scenarios (``layernorm_sweep``, ``softmax_sweep``, ``gemm_sweep``, ``attention_sweep``, ``fp8_gemm_sweep``):
+the bundled kernels' own scenarios (inputs, launch, reference, torch baseline) with the sweep's shapes as GPU-only
+cases (tests/bench/sweep_h200.py lists them: row lengths 128..32768 at ~32M and ~256K elements, gemm over LLM
+(M, N, K) and the squares, prefill and decode attention, fp8 8192^3 and decode). The
 baseline file is written from a sweep run's JSON (``python tests/bench/sweep_h200.py --render RUN.json ...
 --baseline-out tests/bench/baseline_sweep_h200.json``): same do_bench median, so a kernel that gets slower on
 any sweep shape fails the gate. Launch-bound rows (``small``) are timed by the perf gate under CUDA-graph
@@ -39,6 +40,45 @@ def gemm_case_name(row_name: str) -> str:
     return "_".join([f"m{m}_n{n}_k{k}"] + extra)
 
 
+def prefill_case_name(row_name: str) -> str:
+    """"B4 H32/8 N4096 D128 causal" -> "prefill_b4_h32_8_n4096_d128_causal"."""
+    return "prefill_" + row_name.lower().replace("/", "_").replace(" ", "_")
+
+
+def decode_case_name(row_name: str) -> str:
+    """"B8 H32/8 KV32768 D128" -> "decode_b8_h32_8_kv32768_d128"."""
+    return "decode_" + row_name.lower().replace("/", "_").replace(" ", "_")
+
+
+def fp8_case_name(row_name: str) -> str:
+    """"16x8192x8192" -> "m16_n8192_k8192" (b K-major, as the sweep passes it)."""
+    m, n, k = row_name.split("x")
+    return f"m{m}_n{n}_k{k}"
+
+
+def _attention_cases():
+    from tritondbg.kernels import attention as A
+
+    out = []
+    for B, H, HKV, N, D, causal in S.PREFILL:
+        name = prefill_case_name(f"B{B} H{H}/{HKV} N{N} D{D}" + (" causal" if causal else ""))
+        out.append(Case(name, params=dict(B=B, H=H, H_KV=HKV, N=N, D=D, causal=causal), dtypes=("bfloat16",),
+                        interpret=False, description="sweep prefill shape"))
+    for B, H, HKV, KV, D in S.DECODE:
+        small = 2 * B * HKV * KV * D * 2 < (256 << 20)  # the sweep's launch-bound rows (graph column)
+        out.append(Case(decode_case_name(f"B{B} H{H}/{HKV} KV{KV} D{D}"), params=dict(B=B, H=H, H_KV=HKV, S=KV, D=D),
+                        dtypes=("bfloat16",), interpret=False, launch=A.attention_decode,
+                        reference=A.reference_decode, perf_timing="graph" if small else "do_bench",
+                        description="sweep decode shape"))
+    return out
+
+
+def _fp8_cases():
+    return [Case(fp8_case_name(f"{M}x{N}x{K}"), params=dict(M=M, N=N, K=K, b_layout="nk"), dtypes=("float8_e4m3fn",),
+                 interpret=False, perf_timing="graph" if M <= 16 else "do_bench", description="sweep fp8 shape")
+            for M, N, K in S.FP8_SHAPES]
+
+
 def _norm_cases():
     return [Case(norm_case_name(f"{M}x{N} ({size})"), params=dict(M=M, N=N), dtypes=("float16", "bfloat16"),
                  interpret=False, perf_timing="graph" if size == "small" else "do_bench",
@@ -59,24 +99,28 @@ def _gemm_cases():
 def _scenarios():
     from tritondbg import loader
 
-    ln, sm, gm = (loader.load(name) for name in ("layernorm", "softmax", "gemm"))
+    ln, sm, gm, at, f8 = (loader.load(name) for name in ("layernorm", "softmax", "gemm", "attention", "fp8_gemm"))
     return [dataclasses.replace(ln, name="layernorm_sweep", cases=_norm_cases(), source=""),
             dataclasses.replace(sm, name="softmax_sweep", cases=_norm_cases(), source=""),
-            dataclasses.replace(gm, name="gemm_sweep", cases=_gemm_cases(), source="")]
+            dataclasses.replace(gm, name="gemm_sweep", cases=_gemm_cases(), source=""),
+            dataclasses.replace(at, name="attention_sweep", cases=_attention_cases(), source=""),
+            dataclasses.replace(f8, name="fp8_gemm_sweep", cases=_fp8_cases(), source="")]
 
 
-LAYERNORM_SWEEP, SOFTMAX_SWEEP, GEMM_SWEEP = _scenarios()
+LAYERNORM_SWEEP, SOFTMAX_SWEEP, GEMM_SWEEP, ATTENTION_SWEEP, FP8_GEMM_SWEEP = _scenarios()
+SCENARIOS = (LAYERNORM_SWEEP, SOFTMAX_SWEEP, GEMM_SWEEP, ATTENTION_SWEEP, FP8_GEMM_SWEEP)
 
 # sweep group -> (scenario name, row name -> case name)
 GROUPS = {"layernorm": ("layernorm_sweep", norm_case_name), "softmax": ("softmax_sweep", norm_case_name),
-          "gemm": ("gemm_sweep", gemm_case_name)}
+          "gemm": ("gemm_sweep", gemm_case_name), "prefill": ("attention_sweep", prefill_case_name),
+          "decode": ("attention_sweep", decode_case_name), "fp8": ("fp8_gemm_sweep", fp8_case_name)}
 
 
 def baseline_times(rows) -> dict[str, float]:
     """A sweep run's rows -> the perf gate's baseline ``times_ms`` (key ``scenario/case/dtype``, ``@graph`` for
     the launch-bound rows, which the gate times by graph replay). Rows of other groups, failed rows and rows
     of shapes the scenarios do not list are left out."""
-    cases = {s.name: {c.name: c for c in s.cases} for s in (LAYERNORM_SWEEP, SOFTMAX_SWEEP, GEMM_SWEEP)}
+    cases = {s.name: {c.name: c for c in s.cases} for s in SCENARIOS}
     out = {}
     for r in rows:
         if r.get("group") not in GROUPS or r.get("check") != "pass":
