@@ -1,0 +1,250 @@
+"""Issue 18, fp8 e4m3 gemm at large M: every candidate config of both large-M kernels (the pointer kernel
+``fp8_gemm_kernel`` and the TMA kernel ``fp8_gemm_tma_kernel``) pinned one by one against torch._scaled_mm.
+
+    python tests/bench/explore_fp8.py --out /tmp/r/explore_fp8.json          # GPU (an H200): < 3 min
+    python tests/bench/explore_fp8.py --survey [--out survey.json]           # CPU: sm_90 regs/spills/smem
+
+GPU: for each shape (8192^3, 4096^3, 8192x8192x4096, M=1024 N=K=8192; b K-major, the ``.t()`` of an (N, K)
+weight, as _scaled_mm wants it) torch._scaled_mm (use_fast_accum False and True), ``fp8_gemm`` (today's
+rule, autotuned) and each candidate launched directly (no autotuner) with precise accumulation (and, on
+8192^3, fast accumulation too). Each output is checked first against ``reference`` with the fp8 tolerance
+(|out - ref| <= 3e-2 + 3e-2 |ref|); a wrong or failing config is a row with its error and no time.
+do_bench median, L2 flushed (Triton's default), one JSON row per (shape, candidate, accumulation).
+
+Survey (no GPU needed): compiles every candidate of the wider grid for sm_90 on the CPU and prints registers,
+spills and shared memory; ``CANDIDATES`` below keeps those that neither spill nor pass 227 KiB.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+SHAPES = ((8192, 8192, 8192), (4096, 4096, 4096), (8192, 8192, 4096), (1024, 8192, 8192))
+SMEM_LIMIT = 227 * 1024
+TOL = 3e-2  # tritondbg/compare.py's float8_e4m3fn (atol, rtol)
+
+# (kernel, BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages, extra): the GPU run's list (~25 compiles). Picked
+# from the CPU survey (sm_90, Triton 3.9, bf16 out, precise accumulation): no spills, <= 227 KiB. The survey's
+# figures are in the comment of each line: regs / spills / shared KiB (precise; fast).
+CANDIDATES = [
+    # pointer kernel (today's): the three listed big-tile configs plus neighbours
+    ("ptr", 128, 128, 128, 8, 3, {}),
+    ("ptr", 128, 128, 128, 8, 4, {}),
+    ("ptr", 128, 128, 256, 8, 3, {}),
+    ("ptr", 256, 128, 128, 8, 3, {}),  # today's best (912 TF/s) although it spills 4 words
+    # TMA kernel, subtiled epilogue
+    ("tma", 128, 128, 128, 8, 3, dict(EPILOGUE_SUBTILE=True)),
+    ("tma", 128, 128, 128, 8, 4, dict(EPILOGUE_SUBTILE=True)),
+    ("tma", 128, 128, 128, 8, 5, dict(EPILOGUE_SUBTILE=True)),
+    ("tma", 128, 128, 256, 8, 3, dict(EPILOGUE_SUBTILE=True)),
+    ("tma", 256, 128, 128, 8, 3, dict(EPILOGUE_SUBTILE=True)),
+    ("tma", 256, 128, 128, 8, 4, dict(EPILOGUE_SUBTILE=True)),
+    ("tma", 128, 256, 128, 8, 3, dict(EPILOGUE_SUBTILE=True)),
+    ("tma", 128, 256, 128, 8, 4, dict(EPILOGUE_SUBTILE=True)),
+    # TMA kernel, whole-tile store
+    ("tma", 128, 128, 128, 8, 4, dict(EPILOGUE_SUBTILE=False)),
+    ("tma", 256, 128, 128, 8, 3, dict(EPILOGUE_SUBTILE=False)),
+    # TMA kernel, warp-specialised K loop (Hopper producer/consumer partitions)
+    ("tma", 128, 128, 128, 4, 3, dict(EPILOGUE_SUBTILE=True, WARP_SPEC=True)),
+    ("tma", 128, 128, 128, 8, 4, dict(EPILOGUE_SUBTILE=True, WARP_SPEC=True)),
+    ("tma", 128, 256, 128, 8, 3, dict(EPILOGUE_SUBTILE=True, WARP_SPEC=True)),
+    ("tma", 256, 128, 128, 8, 3, dict(EPILOGUE_SUBTILE=True, WARP_SPEC=True)),
+]
+
+
+def survey_grid():
+    """The wider grid the survey compiles: tiles x warps x stages x accumulation (x WARP_SPEC for TMA)."""
+    tiles = ((128, 128, 128), (128, 256, 128), (256, 128, 128), (128, 128, 256))
+    for kernel, (bm, bn, bk), warps, stages, fast in itertools.product(("ptr", "tma"), tiles, (4, 8), (3, 4, 5),
+                                                                        (False, True)):
+        smem = stages * (bm + bn) * bk + (bm * bn if kernel == "tma" else 0)  # + subtiled bf16 staging
+        if smem > SMEM_LIMIT:
+            continue
+        extra = dict(EPILOGUE_SUBTILE=True) if kernel == "tma" else {}
+        yield kernel, bm, bn, bk, warps, stages, extra, fast
+        if kernel == "tma" and warps in (4, 8) and stages == 3:
+            yield kernel, bm, bn, bk, warps, stages, dict(EPILOGUE_SUBTILE=True, WARP_SPEC=True), fast
+
+
+def survey(out: str | None) -> int:
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import triton
+
+    import _fp8_survey as S
+
+    rows = []
+    t0 = time.time()
+    print(f"{'kernel':6} {'tile':13} {'w':>2} {'s':>2} {'accum':7} {'extra':28} {'regs':>4} {'spill':>5} "
+          f"{'smem KiB':>8}", flush=True)
+    for kernel, bm, bn, bk, warps, stages, extra, fast in survey_grid():
+        meta = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, **extra)
+        try:
+            fig = (S.compile_tma if kernel == "tma" else S.compile_ptr)(meta, warps, stages, fast_accum=fast)
+        except Exception as e:  # noqa: BLE001 - a config that does not compile is a row
+            fig = dict(regs=None, spills=None, smem=None, error=f"{type(e).__name__}: {str(e)[:120]}")
+        row = dict(kernel=kernel, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=stages,
+                   fast_accum=fast, **extra, **fig)
+        rows.append(row)
+        smem = "-" if fig.get("smem") is None else f"{fig['smem'] / 1024:.0f}"
+        ex = ",".join(f"{k}={int(v)}" for k, v in extra.items())
+        print(f"{kernel:6} {f'{bm}x{bn}x{bk}':13} {warps:2d} {stages:2d} {'fast' if fast else 'precise':7} "
+              f"{ex:28} {fig.get('regs') or '-':>4} {fig.get('spills') if fig.get('spills') is not None else '-':>5} "
+              f"{smem:>8} {fig.get('error', '')}", flush=True)
+    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), triton=triton.__version__, target="cuda sm_90 (CPU compile)",
+                command="python tests/bench/explore_fp8.py --survey", seconds=round(time.time() - t0))
+    if out:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out, "w") as f:
+            json.dump(dict(meta=meta, rows=rows), f, indent=1)
+        print(f"# wrote {out} ({len(rows)} rows, {meta['seconds']} s)")
+    return 0
+
+
+def gpu(args) -> int:
+    import torch
+
+    if not torch.cuda.is_available():
+        print("explore_fp8: needs a CUDA GPU (skipped); --survey runs on the CPU", file=sys.stderr)
+        return 0
+    import triton
+    from triton.testing import do_bench
+
+    from tritondbg.kernels import _fp8_tma as T
+    from tritondbg.kernels import fp8_gemm as F8
+
+    t_start = time.time()
+    dev = "cuda"
+    one = torch.ones((), device=dev, dtype=torch.float32)
+    rows = []
+    budget = args.budget_s
+    ptr_fn, tma_fn = F8.fp8_gemm_kernel.fn, T.fp8_gemm_tma_kernel.fn
+    T._ensure_allocator()
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")] if args.shapes else SHAPES
+    for M, N, K in shapes:
+        gen = torch.Generator(device=dev).manual_seed(0)
+        a = (torch.randn(M, K, device=dev, generator=gen) / 4).to(torch.float8_e4m3fn)
+        w = (torch.randn(N, K, device=dev, generator=gen) / 4).to(torch.float8_e4m3fn)
+        b = w.t()  # K-major
+        ref = F8.reference(a, b, one, one)
+        tf = lambda us: 2.0 * M * N * K / us / 1e6  # noqa: E731 - TFLOP/s from microseconds
+        shape = f"{M}x{N}x{K}"
+
+        def row(name, fn, config=None, fast=False):
+            r = dict(shape=shape, M=M, N=N, K=K, name=name, fast_accum=fast, config=config, us=None, tflops=None)
+            try:
+                out = fn()
+                torch.cuda.synchronize()
+                err = (out.float() - ref).abs()
+                bad = int((err > TOL + TOL * ref.abs()).sum())
+                r.update(max_abs_err=float(err.max()), mismatched=bad)
+                if bad == 0 or fast:  # fast accumulation is timed even where it misses the precise bound
+                    ms = do_bench(fn, warmup=10, rep=args.rep)
+                    r.update(us=ms * 1e3, tflops=tf(ms * 1e3))
+            except Exception as e:  # noqa: BLE001 - a config that fails is a row
+                r["error"] = f"{type(e).__name__}: {str(e)[:160]}"
+            rows.append(r)
+            base = rows_base.get(fast)
+            ratio = f"{base / r['us']:.2f}x" if base and r["us"] else "-"
+            print(f"{shape:16} {name:8} {'fast' if fast else 'precise':7} {_cfg_str(config):44} "
+                  f"{r['us'] or 0:9.1f} us {r['tflops'] or 0:7.0f} TF/s {ratio:>6} err {r.get('max_abs_err', -1):.3f} "
+                  f"bad {r.get('mismatched', '-')} {r.get('error', '')}", flush=True)
+            return r
+
+        rows_base = {}
+        for fast in (False, True):
+            r = row("_scaled_mm", lambda fast=fast: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
+                                                                      out_dtype=torch.bfloat16,
+                                                                      use_fast_accum=fast), fast=fast)
+            rows_base[fast] = r["us"]
+        row("fp8_gemm", lambda: F8.fp8_gemm(a, b, one, one))
+        c = torch.empty(M, N, device=dev, dtype=torch.bfloat16)
+        fasts = (False, True) if (M, N, K) == SHAPES[0] else (False,)
+        for kernel, bm, bn, bk, warps, stages, extra in CANDIDATES:
+            if time.time() - t_start > budget:
+                print(f"# time budget ({budget} s) spent: the remaining candidates are not run", flush=True)
+                break
+            meta = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, **extra)
+            cfg = dict(kernel=kernel, **meta, num_warps=warps, num_stages=stages)
+            for fast in fasts:
+                if kernel == "ptr":
+                    grid = (triton.cdiv(M, bm) * triton.cdiv(N, bn),)
+
+                    def fn(meta=meta, grid=grid, warps=warps, stages=stages, fast=fast):
+                        ptr_fn[grid](a, b, c, one, one, M, N, K, a.stride(0), a.stride(1), b.stride(0),
+                                     b.stride(1), c.stride(0), c.stride(1), SCALE_A_ROWS=False,
+                                     SCALE_B_COLS=False, FAST_ACCUM=fast, **meta, num_warps=warps,
+                                     num_stages=stages)
+                        return c
+                else:
+                    b_trans = T.tma_plan(a, b, c)
+                    grid_fn, values = T.launch_args(a, b, c, one, one, False, False, b_trans, fast)
+                    full = {"EPILOGUE_SUBTILE": False, "WARP_SPEC": False, **meta}
+                    grid = grid_fn(full)
+
+                    def fn(full=full, grid=grid, values=values, warps=warps, stages=stages):
+                        tma_fn[grid](a, b, c, one, one, *values.values(), **full, num_warps=warps,
+                                     num_stages=stages)
+                        return c
+                c.fill_(float("nan"))
+                row(kernel, fn, cfg, fast)
+        del a, w, b, ref, c
+        torch.cuda.empty_cache()
+    _summary(rows)
+    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu=torch.cuda.get_device_name(), triton=triton.__version__,
+                torch=torch.__version__, command="python tests/bench/explore_fp8.py " + " ".join(sys.argv[1:]),
+                seconds=round(time.time() - t_start))
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(dict(meta=meta, rows=rows), f, indent=1)
+    print(f"# wrote {args.out} ({len(rows)} rows, {meta['seconds']} s)")
+    return 0
+
+
+def _cfg_str(cfg) -> str:
+    if not cfg:
+        return ""
+    short = dict(BLOCK_M="", BLOCK_N="x", BLOCK_K="x")
+    tile = "".join(f"{short[k]}{cfg[k]}" for k in short)
+    flags = "".join(f" {k[:3]}" for k in ("EPILOGUE_SUBTILE", "WARP_SPEC") if cfg.get(k))
+    return f"{tile} w{cfg['num_warps']} s{cfg['num_stages']}{flags}"
+
+
+def _summary(rows) -> None:
+    """Per shape and accumulation: the best correct config of each kernel, ratio to _scaled_mm."""
+    print("\n# best correct config per (shape, accumulation, kernel); ratio = _scaled_mm time / ours")
+    keys = sorted({(r["shape"], r["fast_accum"]) for r in rows})
+    for shape, fast in keys:
+        sel = [r for r in rows if r["shape"] == shape and r["fast_accum"] == fast]
+        base = next((r["us"] for r in sel if r["name"] == "_scaled_mm"), None)
+        for name in ("fp8_gemm", "ptr", "tma"):
+            ok = [r for r in sel if r["name"] == name and r["us"] and (fast or r.get("mismatched") == 0)]
+            if not ok:
+                continue
+            best = min(ok, key=lambda r: r["us"])
+            ratio = f"{base / best['us']:.2f}x" if base else "-"
+            print(f"{shape:16} {'fast' if fast else 'precise':7} {name:8} {best['us']:9.1f} us {ratio:>6} "
+                  f"{_cfg_str(best['config'])}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=None, help="JSON file [GPU default: explore_fp8.json]")
+    ap.add_argument("--survey", action="store_true", help="compile for sm_90 on the CPU: regs/spills/smem")
+    ap.add_argument("--shapes", default="", help="MxNxK,... [default: the four above]")
+    ap.add_argument("--rep", type=int, default=40, help="do_bench rep (ms)")
+    ap.add_argument("--budget-s", type=float, default=165.0, help="stop starting candidates after this")
+    args = ap.parse_args(argv)
+    if args.survey:
+        return survey(args.out)
+    args.out = args.out or "explore_fp8.json"
+    return gpu(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
