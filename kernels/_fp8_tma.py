@@ -42,34 +42,41 @@ def _cfg(bm, bn, bk, gm, warps, stages, sub=False, ws=False):
 # Configs. Shared memory = stages x (BLOCK_M + BLOCK_N) x BLOCK_K bytes (fp8) + the store's staging buffer
 # (BLOCK_M x BLOCK_N x 2 B for bf16, halved by EPILOGUE_SUBTILE); an H200 SM allows 227 KiB.
 # Registers: the fp32 accumulator is BLOCK_M*BLOCK_N/(32*warps) a thread; precise accumulation adds a
-# same-sized partial, so 128x128 needs 8 warps (64 + 64) and 256x128 / 128x256 sit at the 255-register cap.
-# Figures: sm_90 compile on the CPU (Triton 3.9, tests/bench/explore_fp8.py --survey), regs / spills / smem
-# for precise | fast accumulation; the H200 timings are to come (explore_fp8.py on the GPU).
+# same-sized partial, so 4 warps (128x128: 128 + 128) or 128x256 / 256x128 at 8 warps sit at the cap of 255.
+# Figures: sm_90 compile on the CPU (`python tests/bench/explore_fp8.py --survey`, Triton 3.9, bf16 out, b
+# K-major), "regs/spills, shared KiB", precise accumulation | fast. Spilling (precise) and left out:
+# 128x256x128 w8 s3 (255/18; fast 255/0: kept for FAST_ACCUM only), 256x128x128 w4 (255/74),
+# 128x256x128 w4 (255/148). The pointer kernel's 256x128x128 w8 s3 spills 4 words (255/4); this one does not.
+# Not listed (unchecked on a GPU): WARP_SPEC, see the module docstring; explore_fp8.py times it.
+# H200 timings: to come (explore_fp8.py).
 # ---------------------------------------------------------------------------------------------------------
 TMA_CONFIGS = [
-    _cfg(128, 128, 128, 8, 8, 4, sub=True),
-    _cfg(128, 128, 128, 8, 8, 5, sub=True),
-    _cfg(128, 128, 256, 8, 8, 3, sub=True),
-    _cfg(256, 128, 128, 8, 8, 3, sub=True),
-    _cfg(128, 256, 128, 8, 8, 3, sub=True),
+    _cfg(256, 128, 128, 8, 8, 3, sub=True),  # 255/0, 176 KiB | 255/0
+    _cfg(128, 128, 256, 8, 8, 3, sub=True),  # 152/0, 208 KiB | 127/0
+    _cfg(128, 128, 128, 8, 8, 4, sub=True),  # 153/0, 144 KiB | 128/0
+    _cfg(256, 128, 128, 8, 8, 4, sub=True),  # 255/0, 224 KiB | 254/0
+    _cfg(128, 256, 128, 8, 8, 3, sub=True),  # FAST_ACCUM only (_prune_configs): 255/0, 176 KiB (precise: 18 spills)
     # mid M (65..255) / few tiles
-    _cfg(64, 128, 128, 8, 4, 4, sub=True),
-    # small problems and the interpreter: 16 x 32 tiles, halves 16 x 16 (32 bytes wide in bf16)
-    _cfg(16, 32, 64, 4, 4, 3, sub=True),
+    _cfg(64, 128, 128, 8, 4, 4, sub=True),   # 153/0, 104 KiB | 95/0
+    # small problems and the interpreter (the tiny_tma cases pin it): halves 16 x 16 (32 bytes wide in bf16)
+    _cfg(16, 32, 64, 4, 4, 3, sub=True),     # 44/0, 9 KiB
 ]
+FAST_ONLY = {(128, 256, 128)}  # tiles that spill with precise accumulation
 
 _INTERP_NUM_SMS = 4  # persistent programs under the interpreter (gemm.py uses the same figure)
 
 
 def _prune_configs(configs, named_args, **kwargs):
     """fp8_gemm.py's rule (BLOCK_M <= max(64, next_pow2(M)); 64+ rows for M >= 256; narrow tiles only for
-    N <= 2048); always returns at least one config."""
+    N <= 2048), and FAST_ONLY tiles only with FAST_ACCUM; always returns at least one config."""
     args = {**named_args, **kwargs}
     M, N = int(args["M"]), int(args["N"])
+    fast = bool(args.get("FAST_ACCUM", False))
     max_bm = max(64, triton.next_power_of_2(M))
     kept = [c for c in configs
             if not (c.kwargs["BLOCK_M"] > max_bm or (c.kwargs["BLOCK_M"] < 64 and M >= 256)
-                    or (c.kwargs["BLOCK_N"] < 64 and N > 2048))]
+                    or (c.kwargs["BLOCK_N"] < 64 and N > 2048)
+                    or (not fast and (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"]) in FAST_ONLY))]
     return kept or [min(configs, key=lambda c: c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"])]
 
 
