@@ -3,6 +3,7 @@
 
     python tests/bench/explore_fp8.py --out /tmp/r/explore_fp8.json          # GPU (an H200): < 3 min
     python tests/bench/explore_fp8.py --survey [--out survey.json]           # CPU: sm_90 regs/spills/smem
+    python tests/bench/explore_fp8.py --survey-listed                         # CPU: the listed TMA configs
 
 GPU: for each shape (8192^3, 4096^3, 8192x8192x4096, M=1024 N=K=8192; b K-major, the ``.t()`` of an (N, K)
 weight, as _scaled_mm wants it) torch._scaled_mm (use_fast_accum False and True), ``fp8_gemm`` (today's
@@ -70,7 +71,20 @@ def survey_grid():
             yield kernel, bm, bn, bk, warps, stages, dict(EPILOGUE_SUBTILE=True, WARP_SPEC=True), fast
 
 
-def survey(out: str | None) -> int:
+def listed_grid():
+    """The TMA kernel's listed configs of 128x128 and up (the ones near the register cap), as autotuning would
+    run them: precise accumulation, FAST_ONLY tiles with fast."""
+    from tritondbg.kernels import _fp8_tma as T
+
+    for c in T.TMA_CONFIGS:
+        kw = dict(c.kwargs)
+        bm, bn, bk = kw.pop("BLOCK_M"), kw.pop("BLOCK_N"), kw.pop("BLOCK_K")
+        if bm * bn >= 128 * 128:
+            kw.pop("GROUP_M")
+            yield "tma", bm, bn, bk, c.num_warps, c.num_stages, kw, (bm, bn, bk) in T.FAST_ONLY
+
+
+def survey(out: str | None, listed: bool = False) -> int:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
 
@@ -80,7 +94,8 @@ def survey(out: str | None) -> int:
     t0 = time.time()
     print(f"{'kernel':6} {'tile':13} {'w':>2} {'s':>2} {'accum':7} {'extra':28} {'regs':>4} {'spill':>5} "
           f"{'smem KiB':>8}", flush=True)
-    for kernel, bm, bn, bk, warps, stages, extra, fast in survey_grid():
+    bad = 0
+    for kernel, bm, bn, bk, warps, stages, extra, fast in (listed_grid() if listed else survey_grid()):
         meta = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, **extra)
         try:
             fig = (S.compile_tma if kernel == "tma" else S.compile_ptr)(meta, warps, stages, fast_accum=fast)
@@ -89,6 +104,7 @@ def survey(out: str | None) -> int:
         row = dict(kernel=kernel, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=stages,
                    fast_accum=fast, **extra, **fig)
         rows.append(row)
+        bad += not (fig.get("spills") == 0 and (fig.get("smem") or 1 << 30) <= SMEM_LIMIT)
         smem = "-" if fig.get("smem") is None else f"{fig['smem'] / 1024:.0f}"
         ex = ",".join(f"{k}={int(v)}" for k, v in extra.items())
         print(f"{kernel:6} {f'{bm}x{bn}x{bk}':13} {warps:2d} {stages:2d} {'fast' if fast else 'precise':7} "
@@ -101,6 +117,9 @@ def survey(out: str | None) -> int:
         with open(out, "w") as f:
             json.dump(dict(meta=meta, rows=rows), f, indent=1)
         print(f"# wrote {out} ({len(rows)} rows, {meta['seconds']} s)")
+    if listed and bad:
+        print(f"# {bad} listed config(s) spill or exceed {SMEM_LIMIT // 1024} KiB", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -110,8 +129,8 @@ def gpu(args) -> int:
     import torch
 
     if not args.cpu_smoke and not torch.cuda.is_available():
-        print("explore_fp8: needs a CUDA GPU (skipped); --survey runs on the CPU", file=sys.stderr)
-        return 0
+        print("needs a CUDA GPU", file=sys.stderr)  # as the other H200 scripts; --survey runs on the CPU
+        return 2
     import triton
     from triton.testing import do_bench
 
@@ -252,14 +271,16 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=None, help="JSON file [GPU default: explore_fp8.json]")
     ap.add_argument("--survey", action="store_true", help="compile for sm_90 on the CPU: regs/spills/smem")
+    ap.add_argument("--survey-listed", action="store_true",
+                    help="--survey of the TMA kernel's listed big-tile configs only; exit 1 if one spills")
     ap.add_argument("--shapes", default="", help="MxNxK,... [default: the four above]")
     ap.add_argument("--rep", type=int, default=40, help="do_bench rep (ms)")
     ap.add_argument("--budget-s", type=float, default=120.0,
                     help="compile no new candidate after this many seconds (the compiled ones still run)")
     ap.add_argument("--cpu-smoke", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if args.survey:
-        return survey(args.out)
+    if args.survey or args.survey_listed:
+        return survey(args.out, listed=args.survey_listed)
     args.out = args.out or "explore_fp8.json"
     return gpu(args)
 
