@@ -193,6 +193,8 @@ def tma_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> bool | None:
     N = b.shape[1]
     if min(M, N, K) == 0 or (N * c.element_size()) % 16 or not c.is_contiguous():
         return None
+    if not (interpreted() or _hopper_target()):
+        return None
     if (a.data_ptr() | b.data_ptr() | c.data_ptr()) % 16:
         return None
     sa0, sa1 = a.stride()
@@ -204,8 +206,6 @@ def tma_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> bool | None:
     elif sb1 == 1 and sb0 > 0 and sb0 % 16 == 0:
         b_trans = False
     else:
-        return None
-    if not (interpreted() or _hopper_target()):
         return None
     return b_trans
 
