@@ -63,6 +63,9 @@ TMA_CONFIGS = [
 ]
 FAST_ONLY = {(128, 256, 128)}  # tiles that spill with precise accumulation
 
+# Row-major (K, N) b through TMA (B_TRANS=False): correct (the interpreter cases, explore_fp8.py --kn), but
+# its speed on the H200 is unmeasured, so such calls keep the pointer kernel until a GPU run says otherwise.
+ROW_MAJOR_B = False
 _INTERP_NUM_SMS = 4  # persistent programs under the interpreter (gemm.py uses the same figure)
 
 
@@ -186,6 +189,7 @@ def interpreted() -> bool:
 def tma_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> bool | None:
     """B_TRANS (True: b is K-major, the ``.t()`` view of an (N, K) row-major tensor; False: b row-major) when
     fp8_gemm_tma_kernel can run on these (checked, non-empty) operands, else None (the pointer kernel).
+    A row-major b takes this kernel only under the interpreter or with ROW_MAJOR_B set.
 
     Needs Triton's target NVIDIA sm_90+ (or the interpreter), ``a`` row-major, every base 16-byte aligned,
     every descriptor's leading stride a multiple of 16 bytes, and ``c`` contiguous."""
@@ -203,7 +207,7 @@ def tma_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> bool | None:
     sb0, sb1 = b.stride()
     if sb0 == 1 and sb1 > 0 and sb1 % 16 == 0 and not (sb1 == 1 and N == 1):
         b_trans = True
-    elif sb1 == 1 and sb0 > 0 and sb0 % 16 == 0:
+    elif sb1 == 1 and sb0 > 0 and sb0 % 16 == 0 and (ROW_MAJOR_B or interpreted()):
         b_trans = False
     else:
         return None

@@ -26,11 +26,13 @@ def hopper(monkeypatch):
     monkeypatch.setattr(T, "interpreted", lambda: False)
 
 
-def test_tma_plan_layouts_on_hopper(hopper):
+def test_tma_plan_layouts_on_hopper(hopper, monkeypatch):
     a = _t(256, 512)
     c = _t(256, 384, dtype=torch.bfloat16)
     assert T.tma_plan(a, _t(384, 512).t(), c) is True          # K-major b (an (N, K) weight's .t())
-    assert T.tma_plan(a, _t(512, 384), c) is False             # row-major (K, N) b
+    assert T.tma_plan(a, _t(512, 384), c) is None              # row-major (K, N) b: the pointer kernel ...
+    monkeypatch.setattr(T, "ROW_MAJOR_B", True)
+    assert T.tma_plan(a, _t(512, 384), c) is False             # ... unless enabled (B_TRANS=False)
     assert T.tma_plan(_t(512, 256).t(), _t(384, 512).t(), c) is None  # a not row-major
     assert T.tma_plan(_t(256, 520)[:, :512], _t(384, 512).t(), c) is None  # a's row stride 520: not 16 B
     assert T.tma_plan(_t(256, 513)[:, 1:], _t(384, 512).t(), c) is None     # a's base off by one byte

@@ -3,6 +3,7 @@
 
     python tests/bench/explore_fp8.py --out /tmp/r/explore_fp8.json          # GPU (an H200): < 3 min
     python tests/bench/explore_fp8.py --survey [--out survey.json]           # CPU: sm_90 regs/spills/smem
+    python tests/bench/explore_fp8.py --kn --shapes 8192x8192x8192 --out kn.json  # GPU: row-major b
     python tests/bench/explore_fp8.py --survey-listed                         # CPU: the listed TMA configs
 
 GPU: for each shape (8192^3, 4096^3, 8192x8192x4096, M=1024 N=K=8192; b K-major, the ``.t()`` of an (N, K)
@@ -150,6 +151,8 @@ def gpu(args) -> int:
     budget = args.budget_s
     ptr_fn, tma_fn = F8.fp8_gemm_kernel.fn, T.fp8_gemm_tma_kernel.fn
     T._ensure_allocator()
+    if args.kn:
+        T.ROW_MAJOR_B = True  # let tma_plan describe a row-major b (B_TRANS=False)
     compiled, skipped = set(), set()
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")] if args.shapes else SHAPES
     first = shapes[0]
@@ -157,7 +160,8 @@ def gpu(args) -> int:
         gen = torch.Generator(device=dev).manual_seed(0)
         a = (torch.randn(M, K, device=dev, generator=gen) / 4).to(torch.float8_e4m3fn)
         w = (torch.randn(N, K, device=dev, generator=gen) / 4).to(torch.float8_e4m3fn)
-        b = w.t()  # K-major
+        b_km = w.t()  # K-major: what _scaled_mm takes
+        b = w.t().contiguous() if args.kn else b_km  # --kn: a row-major (K, N) b for our kernels
         ref = F8.reference(a, b, one, one)
         tf = lambda us: 2.0 * M * N * K / us / 1e6  # noqa: E731 - TFLOP/s from microseconds
         shape = f"{M}x{N}x{K}"
@@ -186,7 +190,7 @@ def gpu(args) -> int:
 
         rows_base = {}
         for fast in (False, True):
-            r = row("_scaled_mm", lambda fast=fast: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
+            r = row("_scaled_mm", lambda fast=fast: torch._scaled_mm(a, b_km, scale_a=one, scale_b=one,
                                                                       out_dtype=torch.bfloat16,
                                                                       use_fast_accum=fast), fast=fast)
             rows_base[fast] = r["us"]
@@ -224,7 +228,7 @@ def gpu(args) -> int:
                         return c
                 c.fill_(float("nan"))
                 row(kernel, fn, cfg, fast)
-        del a, w, b, ref, c
+        del a, w, b, b_km, ref, c
         if dev == "cuda":
             torch.cuda.empty_cache()
     if skipped:
@@ -277,6 +281,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rep", type=int, default=40, help="do_bench rep (ms)")
     ap.add_argument("--budget-s", type=float, default=120.0,
                     help="compile no new candidate after this many seconds (the compiled ones still run)")
+    ap.add_argument("--kn", action="store_true",
+                    help="b row-major (K, N) for our kernels (TMA B_TRANS=False); _scaled_mm keeps K-major")
     ap.add_argument("--cpu-smoke", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.survey or args.survey_listed:
