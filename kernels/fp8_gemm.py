@@ -5,12 +5,16 @@ Computes ``c[m, n] = scale_a[m] * scale_b[n] * sum_k a[m, k] * b[k, n]`` for ``a
 (1,)) or per-row of ``a`` (shape (M,) or (M, 1)) / per-column of ``b`` (shape (N,) or (1, N)). ``c`` is
 written in ``out_dtype`` (bfloat16 by default; float16 and float32 also accepted). Bitwise deterministic.
 
-Two kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice by M):
+Three kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice by M and layout):
 
 - M > 64 (prefill / training), ``fp8_gemm_kernel``: one program per (BLOCK_M, BLOCK_N) tile of c in grouped
   (GROUP_M) order, ``tl.dot`` on fp8 with an fp32 accumulator over all of K (Hopper: wgmma e4m3), scales in
   fp32 in the epilogue. Autotuned over (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages), keyed on
   (M, N, K, FAST_ACCUM); ``_prune_configs`` keeps the tiles that suit M and N.
+- M > 64 on Hopper (sm_90+, or the interpreter) with TMA-describable operands (``a`` row-major, ``b`` K-major,
+  16-byte aligned bases and rows; ``_fp8_tma.tma_plan``): ``fp8_gemm_tma_kernel`` (kernels/_fp8_tma.py), a
+  persistent tensor-descriptor twin of the kernel above (same scales, same promotion), modelled on gemm.py's
+  ``gemm_tma_kernel``; a row-major b stays on the pointer kernel until measured (``_fp8_tma.ROW_MAJOR_B``).
 - M <= 64 (decode), ``fp8_gemm_decode_kernel`` (kernels/_splitk.py, shared with gemm's small-M path): split-K
   in ONE launch, the last-arriving split sums the fp32 partials in a fixed order (deterministic). The decode
   parameters have names of their own (DEC_BLOCK_M, ...) so that a ``--config`` names one kernel only.
