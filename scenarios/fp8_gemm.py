@@ -87,7 +87,8 @@ SCENARIO = Scenario(
              description="large-M TMA kernel (persistent, 4 programs under the interpreter), b K-major, "
                          "K tail zero-filled by TMA"),
         Case("tiny_tma_kn_rowcol", params=dict(M=97, N=48, K=208, rowcol_scales=True), dtypes=_FP8,
-             config=_LARGE, description="large-M TMA kernel, row-major b, per-row/column scales"),
+             config=_LARGE, description="large-M TMA kernel with a row-major b (interpreter; on a GPU the "
+                         "pointer kernel, _fp8_tma.ROW_MAJOR_B), per-row/column scales"),
         Case("tiny_splitk", params=dict(M=3, N=40, K=300, b_layout="nk"), dtypes=_FP8, config=_DEC_DOT,
              description="decode split-K (mma): K tail inside the last split, an empty split, last-arrival "
                          "reduction"),
