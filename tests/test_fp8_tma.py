@@ -110,7 +110,9 @@ def test_explore_script_runs_every_candidate_under_the_interpreter(tmp_path):
     p = subprocess.run([sys.executable, str(REPO / "tests/bench/explore_fp8.py"), "--cpu-smoke", "--shapes",
                         "80x48x96", "--out", str(out)], env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
-    rows = json.loads(out.read_text())["rows"]
+    data = json.loads(out.read_text())
+    rows = data["rows"]
+    assert data["meta"]["complete"] is True and data["meta"]["gpu"] == "cpu-smoke" and "triton" in data["meta"]
     kernels = [r for r in rows if r["name"] in ("ptr", "tma")]
     from importlib import util
     spec = util.spec_from_file_location("explore_fp8", REPO / "tests/bench/explore_fp8.py")

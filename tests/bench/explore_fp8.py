@@ -156,14 +156,14 @@ def gpu(args) -> int:
     if args.kn:
         T.ROW_MAJOR_B = True  # let tma_plan describe a row-major b (B_TRANS=False)
     compiled, skipped = set(), set()
-    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu="cpu-smoke" if args.cpu_smoke else torch.cuda.get_device_name(),
+    run_meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu="cpu-smoke" if args.cpu_smoke else torch.cuda.get_device_name(),
                 triton=triton.__version__, torch=torch.__version__,
                 command="python tests/bench/explore_fp8.py " + " ".join(sys.argv[1:]))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
 
     def save(done: bool) -> None:
         with open(args.out, "w") as f:
-            json.dump(dict(meta=dict(meta, seconds=round(time.time() - t_start), complete=done), rows=rows), f,
+            json.dump(dict(meta=dict(run_meta, seconds=round(time.time() - t_start), complete=done), rows=rows), f,
                       indent=1)
     shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")] if args.shapes else SHAPES
     first = shapes[0]
