@@ -32,9 +32,9 @@ SMEM_LIMIT = 227 * 1024
 TOL = 3e-2  # tritondbg/compare.py's float8_e4m3fn (atol, rtol)
 
 # (kernel, BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages, extra, accumulations): the GPU run's list, most
-# promising first, warp-specialised last (a run out of its compile budget drops the tail). "p": precise, "f": fast accumulation (on
-# 8192^3 only). Picked from the CPU survey (--survey: sm_90, Triton 3.9, bf16 out): no spills, <= 227 KiB;
-# the comment gives regs / spills / shared KiB, precise then fast. sub = EPILOGUE_SUBTILE.
+# promising first, warp-specialised last (a run out of its compile budget drops the tail). "p": precise, "f":
+# fast accumulation (on the first shape only). Picked from the CPU survey (--survey: sm_90, Triton 3.9, bf16
+# out): no spills, <= 227 KiB; the comment gives regs / spills / shared KiB, precise then fast.
 _SUB, _WS = dict(EPILOGUE_SUBTILE=True), dict(EPILOGUE_SUBTILE=True, WARP_SPEC=True)
 CANDIDATES = [
     ("tma", 256, 128, 128, 8, 3, _SUB, "pf"),     # 255/0 176 | 255/0  (the pointer kernel's twin spills 4)
@@ -156,7 +156,8 @@ def gpu(args) -> int:
     if args.kn:
         T.ROW_MAJOR_B = True  # let tma_plan describe a row-major b (B_TRANS=False)
     compiled, skipped = set(), set()
-    run_meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu="cpu-smoke" if args.cpu_smoke else torch.cuda.get_device_name(),
+    gpu_name = "cpu-smoke" if args.cpu_smoke else torch.cuda.get_device_name()
+    run_meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu=gpu_name,
                 triton=triton.__version__, torch=torch.__version__,
                 command="python tests/bench/explore_fp8.py " + " ".join(sys.argv[1:]))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
