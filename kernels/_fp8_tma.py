@@ -13,9 +13,11 @@ accumulator) unless FAST_ACCUM. Modelled on gemm.py's ``gemm_tma_kernel``:
 - TMA zero-fills out-of-bounds boxes (M, N, K tails: no masks) and clips the TMA store at M and N;
 - the scales multiply the fp32 accumulator in the epilogue (per-row / per-column vectors by masked loads);
   EPILOGUE_SUBTILE stores the tile as two BLOCK_M x BLOCK_N/2 halves (half the store's staging buffer).
-- WARP_SPEC (explore candidates only, not in TMA_CONFIGS): the tile loop is not flattened and the K loop is
-  ``tl.range(..., warp_specialize=True)`` (Triton >= 3.5 on Hopper: producer warps issue the TMA loads,
-  consumer warpgroups the wgmmas). A warp-specialised fp8 TMA kernel was wrong on the H200 once (see
+- WARP_SPEC (explore candidates only, not in TMA_CONFIGS): one tile per program (not persistent: Triton 3.6
+  cannot warp-specialise a K loop nested in the tile loop) with the K loop ``tl.range(..., warp_specialize=
+  True)`` (Hopper, 4 warps: producer warps issue the TMA loads, consumer warpgroups the wgmmas; with 8 warps
+  Triton makes no partitions); with EPILOGUE_SUBTILE=False (3.6's warp specialisation pass fails on the
+  subtiled epilogue's reshape/split: "unsupported op type"). A warp-specialised fp8 TMA kernel was wrong on the H200 once (see
   fp8_gemm.py's docstring) and the interpreter ignores warp_specialize: only a GPU check may admit it.
 
 ``tma_plan`` decides when this kernel applies (NVIDIA sm_90+ or the interpreter; 16-byte aligned bases and
@@ -119,7 +121,6 @@ def fp8_gemm_tma_kernel(
     EPILOGUE_SUBTILE: tl.constexpr,
     WARP_SPEC: tl.constexpr,
 ):
-    dtype = c_ptr.dtype.element_ty
     start_pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -138,42 +139,55 @@ def fp8_gemm_tma_kernel(
     else:
         c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
 
-    # the epilogue's own tile counter (see gemm_tma_kernel: the pipeliner hoists the next tile's prologue)
-    tile_id_c = start_pid - NUM_SMS
-    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=not WARP_SPEC):
-        pid_m, pid_n = _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
-        offs_m = pid_m * BLOCK_M
-        offs_n = pid_n * BLOCK_N
+    if WARP_SPEC:
+        # one tile per program (grid = #tiles): Triton 3.6's Hopper warp specialisation fails to compile a
+        # warp-specialised K loop nested in the persistent tile loop ("unsupported op type")
+        pid_m, pid_n = _tile_coords(start_pid, num_pid_m, num_pid_n, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        if WARP_SPEC:
-            for ki in tl.range(k_tiles, warp_specialize=True):
-                acc = _fp8_tile_dot(a_desc, b_desc, offs_m, offs_n, ki, acc, B_TRANS, BLOCK_K, FAST_ACCUM)
-        else:
+        for ki in tl.range(k_tiles, warp_specialize=True):
+            acc = _fp8_tile_dot(a_desc, b_desc, pid_m * BLOCK_M, pid_n * BLOCK_N, ki, acc, B_TRANS, BLOCK_K,
+                                FAST_ACCUM)
+        _fp8_epilogue(c_ptr, c_desc, acc, scale_a_ptr, scale_b_ptr, pid_m * BLOCK_M, pid_n * BLOCK_N, M, N,
+                      SCALE_A_ROWS, SCALE_B_COLS, BLOCK_M, BLOCK_N, EPILOGUE_SUBTILE)
+    else:
+        # the epilogue's own tile counter (see gemm_tma_kernel: the pipeliner hoists the next tile's prologue)
+        tile_id_c = start_pid - NUM_SMS
+        for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
+            pid_m, pid_n = _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
             for ki in range(k_tiles):
-                acc = _fp8_tile_dot(a_desc, b_desc, offs_m, offs_n, ki, acc, B_TRANS, BLOCK_K, FAST_ACCUM)
+                acc = _fp8_tile_dot(a_desc, b_desc, pid_m * BLOCK_M, pid_n * BLOCK_N, ki, acc, B_TRANS, BLOCK_K,
+                                    FAST_ACCUM)
+            tile_id_c += NUM_SMS
+            pid_m_c, pid_n_c = _tile_coords(tile_id_c, num_pid_m, num_pid_n, GROUP_M)
+            _fp8_epilogue(c_ptr, c_desc, acc, scale_a_ptr, scale_b_ptr, pid_m_c * BLOCK_M, pid_n_c * BLOCK_N,
+                          M, N,
+                          SCALE_A_ROWS, SCALE_B_COLS, BLOCK_M, BLOCK_N, EPILOGUE_SUBTILE)
 
-        # ---- epilogue: scales in fp32, one rounding, TMA store clipped at M and N ------------------------
-        tile_id_c += NUM_SMS
-        pid_m_c, pid_n_c = _tile_coords(tile_id_c, num_pid_m, num_pid_n, GROUP_M)
-        offs_cm = pid_m_c * BLOCK_M
-        offs_cn = pid_n_c * BLOCK_N
-        if SCALE_A_ROWS:
-            rows = offs_cm + tl.arange(0, BLOCK_M)
-            acc = acc * tl.load(scale_a_ptr + rows, mask=rows < M, other=0.0)[:, None]
-        else:
-            acc = acc * tl.load(scale_a_ptr)
-        if SCALE_B_COLS:
-            cols = offs_cn + tl.arange(0, BLOCK_N)
-            acc = acc * tl.load(scale_b_ptr + cols, mask=cols < N, other=0.0)[None, :]
-        else:
-            acc = acc * tl.load(scale_b_ptr)
-        if EPILOGUE_SUBTILE:
-            halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
-            acc0, acc1 = tl.split(halves)
-            c_desc.store([offs_cm, offs_cn], acc0.to(dtype))
-            c_desc.store([offs_cm, offs_cn + BLOCK_N // 2], acc1.to(dtype))
-        else:
-            c_desc.store([offs_cm, offs_cn], acc.to(dtype))
+
+@triton.jit
+def _fp8_epilogue(c_ptr, c_desc, acc, scale_a_ptr, scale_b_ptr, offs_cm, offs_cn, M, N,
+                  SCALE_A_ROWS: tl.constexpr, SCALE_B_COLS: tl.constexpr, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):
+    """Scales in fp32, one rounding to c's dtype, TMA store clipped at M and N (two halves if subtiled)."""
+    dtype = c_ptr.dtype.element_ty
+    if SCALE_A_ROWS:
+        rows = offs_cm + tl.arange(0, BLOCK_M)
+        acc = acc * tl.load(scale_a_ptr + rows, mask=rows < M, other=0.0)[:, None]
+    else:
+        acc = acc * tl.load(scale_a_ptr)
+    if SCALE_B_COLS:
+        cols = offs_cn + tl.arange(0, BLOCK_N)
+        acc = acc * tl.load(scale_b_ptr + cols, mask=cols < N, other=0.0)[None, :]
+    else:
+        acc = acc * tl.load(scale_b_ptr)
+    if EPILOGUE_SUBTILE:
+        halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+        acc0, acc1 = tl.split(halves)
+        c_desc.store([offs_cm, offs_cn], acc0.to(dtype))
+        c_desc.store([offs_cm, offs_cn + BLOCK_N // 2], acc1.to(dtype))
+    else:
+        c_desc.store([offs_cm, offs_cn], acc.to(dtype))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -223,8 +237,9 @@ def launch_args(a, b, c, sa, sb, sa_rows: bool, sb_cols: bool, b_trans: bool, fa
     if a.device.type == "cuda":
         _ensure_allocator()
 
-    def grid(meta):
-        return (min(num_sms, triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])),)
+    def grid(meta):  # persistent: min(#SMs, #tiles) programs; WARP_SPEC: one program per tile
+        tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
+        return (tiles if meta.get("WARP_SPEC") else min(num_sms, tiles),)
 
     values = dict(M=M, N=N, K=K, stride_a=a.stride(0), stride_b=b.stride(1) if b_trans else b.stride(0),
                   SCALE_A_ROWS=sa_rows, SCALE_B_COLS=sb_cols, B_TRANS=b_trans, FAST_ACCUM=bool(fast_accum),
