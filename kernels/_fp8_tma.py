@@ -13,12 +13,12 @@ accumulator) unless FAST_ACCUM. Modelled on gemm.py's ``gemm_tma_kernel``:
 - TMA zero-fills out-of-bounds boxes (M, N, K tails: no masks) and clips the TMA store at M and N;
 - the scales multiply the fp32 accumulator in the epilogue (per-row / per-column vectors by masked loads);
   EPILOGUE_SUBTILE stores the tile as two BLOCK_M x BLOCK_N/2 halves (half the store's staging buffer).
-- WARP_SPEC (explore candidates only, not in TMA_CONFIGS): one tile per program (not persistent: Triton 3.6
-  cannot warp-specialise a K loop nested in the tile loop) with the K loop ``tl.range(..., warp_specialize=
-  True)`` (Hopper, 4 warps: producer warps issue the TMA loads, consumer warpgroups the wgmmas; with 8 warps
-  Triton makes no partitions); with EPILOGUE_SUBTILE=False (3.6's warp specialisation pass fails on the
-  subtiled epilogue's reshape/split: "unsupported op type"). A warp-specialised fp8 TMA kernel was wrong on the H200 once (see
-  fp8_gemm.py's docstring) and the interpreter ignores warp_specialize: only a GPU check may admit it.
+- WARP_SPEC (explore candidates only, not in TMA_CONFIGS): one tile per program (not persistent), the K loop
+  ``tl.range(..., warp_specialize=True)`` (Hopper, 4 warps: producer warps issue the TMA loads, consumer
+  warpgroups the wgmmas; with 8 warps Triton makes no partitions), with EPILOGUE_SUBTILE=False (Triton 3.6's
+  warp-specialisation pass fails on the subtiled epilogue's reshape/split: "unsupported op type"). A
+  warp-specialised fp8 TMA kernel was wrong on the H200 once (see fp8_gemm.py's docstring) and the
+  interpreter ignores warp_specialize: only a GPU check may admit it.
 
 ``tma_plan`` decides when this kernel applies (NVIDIA sm_90+ or the interpreter; 16-byte aligned bases and
 leading strides; ``a`` row-major; the output row 16 bytes aligned); everything else takes the pointer kernel.
@@ -140,8 +140,8 @@ def fp8_gemm_tma_kernel(
         c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
 
     if WARP_SPEC:
-        # one tile per program (grid = #tiles): Triton 3.6's Hopper warp specialisation fails to compile a
-        # warp-specialised K loop nested in the persistent tile loop ("unsupported op type")
+        # one tile per program (grid = #tiles): the plain form of Triton's Hopper warp specialisation (a
+        # warp-specialised loop nested in the persistent tile loop is untested on 3.6)
         pid_m, pid_n = _tile_coords(start_pid, num_pid_m, num_pid_n, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for ki in tl.range(k_tiles, warp_specialize=True):
