@@ -69,6 +69,8 @@ FAST_ONLY = {(128, 256, 128)}  # tiles that spill with precise accumulation
 # Row-major (K, N) b through TMA (B_TRANS=False): correct (the interpreter cases, explore_fp8.py --kn), but
 # its speed on the H200 is unmeasured, so such calls keep the pointer kernel until a GPU run says otherwise.
 ROW_MAJOR_B = False
+# False: every large-M call takes the pointer kernel (one switch, should the H200 run say the TMA path loses)
+ENABLED = True
 _INTERP_NUM_SMS = 4  # persistent programs under the interpreter (gemm.py uses the same figure)
 
 
@@ -210,7 +212,7 @@ def tma_plan(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> bool | None:
     every descriptor's leading stride a multiple of 16 bytes, and ``c`` contiguous."""
     M, K = a.shape
     N = b.shape[1]
-    if min(M, N, K) == 0 or (N * c.element_size()) % 16 or not c.is_contiguous():
+    if not ENABLED or min(M, N, K) == 0 or (N * c.element_size()) % 16 or not c.is_contiguous():
         return None
     if not (interpreted() or _hopper_target()):
         return None

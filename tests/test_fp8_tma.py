@@ -43,10 +43,15 @@ def test_tma_plan_layouts_on_hopper(hopper, monkeypatch):
     assert T.tma_plan(_t(0, 512), _t(384, 512).t(), _t(0, 384, dtype=torch.bfloat16)) is None
 
 
-def test_tma_plan_off_hopper(monkeypatch):
+def test_tma_plan_off_hopper_or_switched_off(monkeypatch):
+    args = (_t(256, 512), _t(384, 512).t(), _t(256, 384, dtype=torch.bfloat16))
     monkeypatch.setattr(T, "interpreted", lambda: False)
     monkeypatch.setattr(T, "_hopper_target", lambda: False)  # pre-Hopper NVIDIA, AMD, no GPU
-    assert T.tma_plan(_t(256, 512), _t(384, 512).t(), _t(256, 384, dtype=torch.bfloat16)) is None
+    assert T.tma_plan(*args) is None
+    monkeypatch.setattr(T, "_hopper_target", lambda: True)
+    assert T.tma_plan(*args) is True
+    monkeypatch.setattr(T, "ENABLED", False)
+    assert T.tma_plan(*args) is None
 
 
 def test_fp8_gemm_takes_the_tma_kernel_where_planned(hopper, monkeypatch):
