@@ -5,12 +5,16 @@ Computes ``c[m, n] = scale_a[m] * scale_b[n] * sum_k a[m, k] * b[k, n]`` for ``a
 (1,)) or per-row of ``a`` (shape (M,) or (M, 1)) / per-column of ``b`` (shape (N,) or (1, N)). ``c`` is
 written in ``out_dtype`` (bfloat16 by default; float16 and float32 also accepted). Bitwise deterministic.
 
-Two kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice by M):
+Three kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice by M and layout):
 
 - M > 64 (prefill / training), ``fp8_gemm_kernel``: one program per (BLOCK_M, BLOCK_N) tile of c in grouped
   (GROUP_M) order, ``tl.dot`` on fp8 with an fp32 accumulator over all of K (Hopper: wgmma e4m3), scales in
   fp32 in the epilogue. Autotuned over (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages), keyed on
   (M, N, K, FAST_ACCUM); ``_prune_configs`` keeps the tiles that suit M and N.
+- M > 64 on Hopper (sm_90+, or the interpreter) with TMA-describable operands (``a`` row-major, ``b`` K-major,
+  16-byte aligned bases and rows; ``_fp8_tma.tma_plan``): ``fp8_gemm_tma_kernel`` (kernels/_fp8_tma.py), a
+  persistent tensor-descriptor twin of the kernel above (same scales, same promotion), modelled on gemm.py's
+  ``gemm_tma_kernel``; a row-major b stays on the pointer kernel until measured (``_fp8_tma.ROW_MAJOR_B``).
 - M <= 64 (decode), ``fp8_gemm_decode_kernel`` (kernels/_splitk.py, shared with gemm's small-M path): split-K
   in ONE launch, the last-arriving split sums the fp32 partials in a fixed order (deterministic). The decode
   parameters have names of their own (DEC_BLOCK_M, ...) so that a ``--config`` names one kernel only.
@@ -56,8 +60,9 @@ import torch
 import triton
 import triton.language as tl
 
-from . import _launch
+from . import _fp8_tma, _launch
 from ._autotune import autotune_bench
+from ._fp8_tma import fp8_gemm_tma_kernel  # noqa: F401 (the scenario lists it)
 # the decode kernel and its host side (re-exported: gemm, the tests, the benchmarks use these names here)
 from ._splitk import (DECODE_CONFIGS, _PLANS, _buffers_for, _decode, _pristine,  # noqa: F401
                      fp8_gemm_decode_kernel)
@@ -186,7 +191,9 @@ def fp8_gemm_kernel(
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
-_LARGE = _launch.Launches(fp8_gemm_kernel)  # M > 64: cached launchers of the large-M kernel (kernels/_launch.py)
+# M > 64: cached launchers of the large-M kernels (kernels/_launch.py), one signature dict for both
+_LARGE = _launch.Launches(fp8_gemm_kernel)
+_LARGE_TMA = _launch.Launches(fp8_gemm_tma_kernel, _LARGE.plans)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -242,6 +249,8 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
     if large_sig is not None and large_sig in _LARGE.plans:  # M > 64: the shared cached launcher
         launcher = _LARGE.plan(large_sig, a, b, scale_a, scale_b)
         if launcher is not None:
+            if launcher.kernel is fp8_gemm_tma_kernel:
+                _fp8_tma._ensure_allocator()  # a ContextVar: another thread may not have it yet
             c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=out_dtype)
             launcher(a, b, c, scale_a, scale_b)
             return c
@@ -272,6 +281,14 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
         return c.zero_()
     if M <= DECODE_MAX_M:
         return _decode(a, b, c, sa, sa_rows, sb, sb_cols, sig, scale_a, scale_b)
+
+    b_trans = _fp8_tma.tma_plan(a, b, c)
+    if b_trans is not None:  # Hopper (or the interpreter), TMA-describable operands: the persistent TMA kernel
+        grid, values = _fp8_tma.launch_args(a, b, c, sa, sb, sa_rows, sb_cols, b_trans, fast_accum)
+        compiled = fp8_gemm_tma_kernel[grid](a, b, c, sa, sb, *values.values())
+        if sa is scale_a and sb is scale_b:
+            _LARGE_TMA.record(large_sig, compiled, grid, (a, b, c, sa, sb), values, out=c)
+        return c
 
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)

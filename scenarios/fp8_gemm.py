@@ -7,6 +7,9 @@ import torch
 # for: BLOCK_*/GROUP_M belong to fp8_gemm_kernel, DEC_BLOCK_*/SPLIT_K/USE_DOT to fp8_gemm_decode_kernel).
 # tiny, tiny_rowcol (M > 64: fp8_gemm_kernel, 16x32x64 tiles, GROUP_M=4): M=97 -> 7 tile-rows (a full group
 #   of 4 and a partial one of 3), N=53 -> 2 tile-cols (21-col tail), K=200 -> 4 K-steps, the last 8 deep.
+# tiny_tma, tiny_tma_kn_rowcol (M > 64 with TMA-describable operands: fp8_gemm_tma_kernel, same pinned tiles):
+#   M=97, N=48, K=208 (16-byte rows) -> 7 x 2 = 14 tiles walked by the interpreter's 4 persistent programs,
+#   4 K-steps, the last 16 deep (TMA zero-fills the K tail); b K-major (B_TRANS) / row-major.
 # tiny_splitk, tiny_splitk_rowcol (decode kernel, 16 tokens x 32 columns x 64 of K, SPLIT_K=4): K=300 ->
 #   k_per_split = cdiv(300, 256) * 64 = 128: splits [0,128) and [128,256) take 2 full steps, [256,300) only a
 #   44-deep tail step, [384,...) is empty (a zero partial); M=3 (13 of 16 token columns masked), N=40 (one
@@ -22,6 +25,7 @@ def _pin(tuner, **cfg):
 
 
 _LARGE = _pin(K.fp8_gemm_kernel, BLOCK_M=16, BLOCK_N=32, BLOCK_K=64, GROUP_M=4)
+_pin(K.fp8_gemm_tma_kernel, **_LARGE)  # the same keys pin the TMA kernel's twin (tiny_tma*)
 _DEC_DOT = _pin(K.fp8_gemm_decode_kernel, DEC_BLOCK_M=16, DEC_BLOCK_N=32, DEC_BLOCK_K=64, SPLIT_K=4, USE_DOT=True)
 _DEC_DOT64 = _pin(K.fp8_gemm_decode_kernel, DEC_BLOCK_M=64, DEC_BLOCK_N=32, DEC_BLOCK_K=64, SPLIT_K=4,
                   USE_DOT=True)
@@ -67,7 +71,7 @@ SCENARIO = Scenario(
     launch=K.fp8_gemm,
     reference=K.reference,
     baseline=baseline,
-    kernels=[K.fp8_gemm_kernel, K.fp8_gemm_decode_kernel],
+    kernels=[K.fp8_gemm_kernel, K.fp8_gemm_tma_kernel, K.fp8_gemm_decode_kernel],
     # The 256x128x128 config spills 4 registers (16 B stack at 255 registers: 4 LDL + 4 STL in the sm_90 SASS
     # with Triton 3.9, 2 words with 3.6; `tritondbg ir fp8_gemm --case square_8192
     # --config BLOCK_M=256,BLOCK_N=128,BLOCK_K=128 --stats`) and was the fastest at 8192^3 on the H200
@@ -79,6 +83,12 @@ SCENARIO = Scenario(
     cases=[
         Case("tiny", params=dict(M=97, N=53, K=200), dtypes=_FP8, config=_LARGE,
              description="large-M kernel (M > 64): odd M/N/K, per-tensor scales, partial GROUP_M group"),
+        Case("tiny_tma", params=dict(M=97, N=48, K=208, b_layout="nk"), dtypes=_FP8, config=_LARGE,
+             description="large-M TMA kernel (persistent, 4 programs under the interpreter), b K-major, "
+                         "K tail zero-filled by TMA"),
+        Case("tiny_tma_kn_rowcol", params=dict(M=97, N=48, K=208, rowcol_scales=True), dtypes=_FP8,
+             config=_LARGE, description="large-M TMA kernel with a row-major b (interpreter; on a GPU the "
+                         "pointer kernel, _fp8_tma.ROW_MAJOR_B), per-row/column scales"),
         Case("tiny_splitk", params=dict(M=3, N=40, K=300, b_layout="nk"), dtypes=_FP8, config=_DEC_DOT,
              description="decode split-K (mma): K tail inside the last split, an empty split, last-arrival "
                          "reduction"),

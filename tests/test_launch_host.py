@@ -160,8 +160,9 @@ def test_gemm_cached_launcher_keeps_the_kernel_the_first_call_chose(fake, monkey
     assert d2[3:] == d1[3:]
 
 
-def test_fp8_large_m_cached_launcher_keys_on_fast_accum(fake):
+def test_fp8_large_m_cached_launcher_keys_on_fast_accum(fake, monkeypatch):
     install, _ = fake
+    monkeypatch.setattr(F8._fp8_tma, "tma_plan", lambda a, b, c: None)  # the pointer kernel
     cfg = F8.CONFIGS[0]
     k = install(F8, "fp8_gemm_kernel", "_LARGE", config=cfg)
     a = torch.empty(256, 512, device="meta", dtype=torch.float8_e4m3fn)
@@ -175,6 +176,30 @@ def test_fp8_large_m_cached_launcher_keys_on_fast_accum(fake):
     assert d2[2] is c2 and d2[0] is a and d2[3:] == d1[3:] and c2.shape == (256, 384)
     F8.fp8_gemm(a, b, sa, sa, fast_accum=True)  # another kernel specialisation: the full path again
     assert len(k.full) == 2 and k.full[1][2]["FAST_ACCUM"] is True
+
+
+def test_fp8_tma_cached_launcher_keeps_the_kernel_the_first_call_chose(fake, monkeypatch):
+    """The TMA kernel's launcher shares the pointer kernel's signature dict: the steady state finds it without
+    planning again and launches it on the persistent grid with the first call's arguments."""
+    install, _ = fake
+    cfg = F8._fp8_tma.TMA_CONFIGS[0]
+    k = install(F8, "fp8_gemm_tma_kernel", "_LARGE_TMA", config=cfg)
+    monkeypatch.setattr(F8._LARGE_TMA, "plans", F8._LARGE.plans)
+    monkeypatch.setattr(F8._fp8_tma, "tma_plan", lambda a, b, c: True)
+    monkeypatch.setattr(F8._fp8_tma, "_num_sms", lambda device: 132)
+    monkeypatch.setattr(F8._fp8_tma, "interpreted", lambda: False)  # a GPU run
+    a = torch.empty(8192, 512, device="meta", dtype=torch.float8_e4m3fn)
+    b = torch.empty(4096, 512, device="meta", dtype=torch.float8_e4m3fn).t()
+    sa = torch.empty((), device="meta")
+    F8.fp8_gemm(a, b, sa, sa)
+    monkeypatch.setattr(F8._fp8_tma, "tma_plan", lambda a, b, c: pytest.fail("steady state re-planned"))
+    monkeypatch.setattr(F8._fp8_tma, "_ensure_allocator", lambda: None)
+    c = F8.fp8_gemm(a, b, sa, sa)
+    (grid, args, kwargs), = k.full
+    (_, d1), (g2, d2) = k.compiled.direct
+    assert all(_same(x, y) for x, y in zip(d1, _bound(k, args, kwargs, cfg)))
+    tiles = -(-8192 // cfg.kwargs["BLOCK_M"]) * -(-4096 // cfg.kwargs["BLOCK_N"])
+    assert g2 == (min(132, tiles), 1, 1) and d2[2] is c and c.shape == (8192, 4096) and d2[3:] == d1[3:]
 
 
 def test_steady_state_call_runs_little_python(fake):
