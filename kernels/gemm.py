@@ -59,6 +59,18 @@ TMA kernel (after Triton's persistent-matmul tutorial):
   leaves through a TMA store (``UTMASTG``), clipped at M and N.
 - The (tile, k) loop nest is flattened (``tl.range(..., flatten=True)``) and software-pipelined over
   ``num_stages`` buffers: the next tile's first loads are in flight during this tile's epilogue.
+- Split tail (``TAIL_SPLIT``, issue 18's mid-M shapes; kernels/_gemm_parts.py ``_split_tail``): when the
+  last round would hold ``tail = #tiles % #SMs`` <= #SMs / 2 tiles (1024x5120x13824 at 128x256: 160 tiles =
+  132 + 28, so 104 SMs idle for a whole tile's time), the full rounds run as above and each tail tile's K is
+  split ``min(#SMs // tail, TAIL_SPLIT_MAX, K steps)`` ways over the idle programs (28 tiles x 4 splits =
+  112 programs a quarter tile long). fp32 partials go to a cached workspace (#SMs x the largest tile: 17 MB
+  on an H200), the last arrival (acq_rel counter, kernels/_splitk.py's protocol) sums them in the fixed order
+  0..n-1 (deterministic bits; a tail tile's bits may differ from a full-round tile's in the last place),
+  applies the activation once and stores c with masked pointer stores. Decided in the kernel from (#tiles,
+  #SMs, K steps), so each autotune candidate is timed with its own tail, and the host's steady state is
+  unchanged (workspace and counters are bound into the cached launcher). sm_90 (Triton 3.9, compile-only,
+  tests/bench/gemm_regs.py --tma): registers and shared memory as without it (128x256 s4: 171 regs, no
+  spill, 224 KiB; 128x128 w8: 133 regs, 144 KiB).
 - Epilogue subtiling (``EPILOGUE_SUBTILE``): the accumulator is activated, rounded and stored as two
   BLOCK_M x BLOCK_N/2 halves, which halves the store's staging buffer so 128x256x64 keeps 4 stages
   (4 x 48 KiB + 32 KiB = 224 KiB of the 227 KiB an H200 SM allows).
@@ -100,6 +112,7 @@ import triton.language as tl
 
 from . import _launch
 from . import _splitk as SK
+from ._gemm_parts import _apply_activation, _split_tail, _tile_coords, _tile_loads  # noqa: F401
 from ._autotune import autotune_bench
 
 ACTIVATIONS = (None, "gelu", "silu")
@@ -199,39 +212,6 @@ def _prune_configs(configs, named_args, **kwargs):
     return kept
 
 
-@triton.jit
-def _sigmoid(z):
-    """sigmoid(z) = 1 / (1 + exp(-z)) evaluated via exp(-|z|) <= 1, so exp never overflows (no inf, and no
-    overflow warning under the numpy interpreter); costs one select over the naive form."""
-    e = tl.exp(-tl.abs(z))
-    r = 1.0 / (1.0 + e)
-    return tl.where(z >= 0, r, e * r)
-
-
-@triton.jit
-def _apply_activation(x, ACTIVATION: tl.constexpr):
-    """Activation on an fp32 tile (only exp is used, so GPU and interpreter agree)."""
-    if ACTIVATION == "gelu":
-        # gelu_tanh(x) = 0.5 x (1 + tanh(u)) = x * sigmoid(2u),  u = sqrt(2/pi) (x + 0.044715 x^3).
-        u = 0.7978845608028654 * (x + 0.044715 * x * x * x)
-        x = x * _sigmoid(2.0 * u)
-    elif ACTIVATION == "silu":
-        x = x * _sigmoid(x)
-    return x
-
-
-@triton.jit
-def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
-    """Grouped ordering: tile index -> (pid_m, pid_n), GROUP_M tile-rows swept column by column (L2 reuse)."""
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = tile_id // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)  # the last group may have fewer tile-rows
-    pid_m = first_pid_m + ((tile_id % num_pid_in_group) % group_size_m)
-    pid_n = (tile_id % num_pid_in_group) // group_size_m
-    return pid_m, pid_n
-
-
 @triton.autotune(configs=CONFIGS, key=["M", "N", "K"], prune_configs_by={"early_config_prune": _prune_configs},
                  do_bench=autotune_bench)
 @triton.jit
@@ -272,7 +252,7 @@ def gemm_kernel(
     tl.store(c_ptrs, c, mask=mask_m[:, None] & mask_n[None, :])
 
 
-@triton.autotune(configs=TMA_CONFIGS, key=["M", "N", "K", "A_TRANS", "B_TRANS", "ACTIVATION"],
+@triton.autotune(configs=TMA_CONFIGS, key=["M", "N", "K", "A_TRANS", "B_TRANS", "ACTIVATION", "TAIL_SPLIT"],
                  prune_configs_by={"early_config_prune": _prune_configs}, do_bench=autotune_bench)
 @triton.jit
 def gemm_tma_kernel(
@@ -281,11 +261,14 @@ def gemm_tma_kernel(
     b_ptr,  # (K, N) same dtype; B_TRANS=False: row-major, stride_b = row stride; True: the (K, N) view of an
             # (N, K) row-major tensor (nn.Linear weight .t()), stride_b = its row stride. Same alignment.
     c_ptr,  # (M, N) output, contiguous (row stride N, N % 8 == 0), same dtype
+    ws_ptr,   # fp32 split-tail workspace, >= NUM_SMS * BLOCK_M * BLOCK_N floats (unused for TAIL_SPLIT < 2)
+    cnt_ptr,  # int32 split-tail arrival counters, >= NUM_SMS, 0 on entry and (reset by the kernel) on exit
     M, N, K,
     stride_a, stride_b,
     A_TRANS: tl.constexpr, B_TRANS: tl.constexpr,
     ACTIVATION: tl.constexpr,  # None, "gelu" or "silu": fused into the epilogue, one specialization each
     NUM_SMS: tl.constexpr,     # number of persistent programs (the grid is min(NUM_SMS, #tiles))
+    TAIL_SPLIT: tl.constexpr,  # most K splits per tile of a partial last round (< 2: no split tail)
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,           # tile-rows per super-group (L2 reuse)
     EPILOGUE_SUBTILE: tl.constexpr,  # store the tile as two BLOCK_M x BLOCK_N/2 halves (half the store smem)
@@ -322,8 +305,20 @@ def gemm_tma_kernel(
     # main loop's pid_m/pid_n: after flattening, the pipeliner hoists the next tile's prologue above this
     # tile's epilogue, and a value used by both would have to be kept alive across the software-pipeline
     # stages (Triton's persistent-matmul tutorial does the same).
+    # ---- split tail (data-parallel + split-K, Stream-K paper's "DP + SK" hybrid): when the last round would
+    # hold tail = num_tiles % NUM_SMS <= NUM_SMS / 2 tiles (most SMs idle for a whole tile's time), the full
+    # rounds run as usual and each tail tile's K is split n_split ways over the idle programs.
+    num_dp = num_tiles
+    n_split = num_tiles * 0 + 1
+    if TAIL_SPLIT > 1:
+        tail = num_tiles % NUM_SMS
+        ways = tl.minimum(tl.minimum(NUM_SMS // tl.maximum(tail, 1), TAIL_SPLIT), k_tiles)
+        if (num_tiles >= NUM_SMS) & (tail > 0) & (ways > 1):
+            n_split = ways
+            num_dp = num_tiles - tail
+
     tile_id_c = start_pid - NUM_SMS
-    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
+    for tile_id in tl.range(start_pid, num_dp, NUM_SMS, flatten=True):
         pid_m, pid_n = _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
         offs_m = pid_m * BLOCK_M
         offs_n = pid_n * BLOCK_N
@@ -331,15 +326,7 @@ def gemm_tma_kernel(
         # ---- main loop: one TMA box per operand per K step, wgmma into an fp32 accumulator -------------
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for ki in range(k_tiles):
-            offs_k = ki * BLOCK_K
-            if A_TRANS:
-                a = a_desc.load([offs_k, offs_m]).T  # (BLOCK_K, BLOCK_M) box: wgmma reads it M-major
-            else:
-                a = a_desc.load([offs_m, offs_k])
-            if B_TRANS:
-                b = b_desc.load([offs_n, offs_k]).T  # (BLOCK_N, BLOCK_K) box: wgmma reads it K-major
-            else:
-                b = b_desc.load([offs_k, offs_n])
+            a, b = _tile_loads(a_desc, b_desc, offs_m, offs_n, ki * BLOCK_K, A_TRANS, B_TRANS)
             acc = tl.dot(a, b, acc)
 
         # ---- epilogue: activation in fp32, one rounding, TMA store (clipped at M and N) ----------------
@@ -355,6 +342,11 @@ def gemm_tma_kernel(
             c_desc.store([offs_cm, offs_cn + BLOCK_N // 2], _apply_activation(acc1, ACTIVATION).to(dtype))
         else:
             c_desc.store([offs_cm, offs_cn], _apply_activation(acc, ACTIVATION).to(dtype))
+
+    if TAIL_SPLIT > 1:
+        if (n_split > 1) & (start_pid < (num_tiles - num_dp) * n_split):
+            _split_tail(a_desc, b_desc, c_ptr, ws_ptr, cnt_ptr, M, N, k_tiles, num_pid_m, num_pid_n, num_dp,
+                        n_split, A_TRANS, B_TRANS, ACTIVATION, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -464,21 +456,37 @@ _TMA = _launch.Launches(gemm_tma_kernel, _PLANS)
 _PTR = _launch.Launches(gemm_kernel, _PLANS)
 
 
+TAIL_SPLIT_MAX = 8  # gemm_tma_kernel's split tail: at most this many K splits per tail tile (< 2: off)
+
+
+def _tail_buffers(device, num_sms: int):
+    """The TMA kernel's split-tail workspace (num_sms tiles of the largest config, fp32) and counters (zero
+    between launches), cached per device for the process's life (kernels/_splitk.py ``_buffer``)."""
+    tile = max(c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] for c in getattr(gemm_tma_kernel, "configs", TMA_CONFIGS))
+    return (SK._buffer("tma_ws", device, num_sms * tile, torch.float32),
+            SK._buffer("tma_cnt", device, num_sms, torch.int32))
+
+
 def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation, sig=None) -> None:
     M, K = a.shape
     N = b.shape[1]
     num_sms = _num_sms(a.device)
     if a.device.type == "cuda":
         _ensure_allocator()
+    ws, cnt = _tail_buffers(a.device, num_sms)
 
     def grid(meta):
         return (min(num_sms, triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])),)
 
     values = dict(M=M, N=N, K=K, stride_a=a.stride(1) if a_trans else a.stride(0),
                   stride_b=b.stride(1) if b_trans else b.stride(0),
-                  A_TRANS=a_trans, B_TRANS=b_trans, ACTIVATION=activation, NUM_SMS=num_sms)
-    compiled = gemm_tma_kernel[grid](a, b, c, *values.values())
-    _TMA.record(sig, compiled, grid, (a, b, c), values, out=c)
+                  A_TRANS=a_trans, B_TRANS=b_trans, ACTIVATION=activation, NUM_SMS=num_sms,
+                  TAIL_SPLIT=TAIL_SPLIT_MAX)
+    compiled = gemm_tma_kernel[grid](a, b, c, ws, cnt, *values.values())
+    if a.device.type == "cpu" and bool(cnt.any()):  # the interpreter ran the launch synchronously
+        cnt.zero_()
+        raise RuntimeError("gemm: the split-tail launch left arrival counters non-zero")
+    _TMA.record(sig, compiled, grid, (a, b, c), dict(ws_ptr=ws, cnt_ptr=cnt, **values), out=c)
 
 
 def _launch_pointer(a, b, c, activation, sig=None) -> None:

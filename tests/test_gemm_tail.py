@@ -1,0 +1,59 @@
+"""gemm_tma_kernel's split tail (kernels/gemm.py ``_split_tail``), under the interpreter (4 persistent
+programs): when the last round holds at most half the programs' worth of tiles, its tiles' K is split over the
+idle programs, fp32 partials in the cached workspace, the last arrival sums them in a fixed order and applies
+the activation once."""
+import pytest
+import torch
+
+from tritondbg.kernels import gemm as G
+
+_TINY = [c for c in G.TMA_CONFIGS if c.kwargs["BLOCK_M"] == 16][0]  # 16x16x32, GROUP_M 4, subtiled
+
+
+@pytest.fixture
+def tiny_config(monkeypatch):
+    monkeypatch.setattr(G.gemm_tma_kernel, "configs", [_TINY])
+    ws, cnt = G._tail_buffers(torch.device("cpu"), G._INTERP_NUM_SMS)
+    ws.fill_(float("nan"))  # the tail's partials overwrite NaN: the number of finite floats says who ran
+    return ws, cnt
+
+
+def _inputs(M, N, K, b_transposed=False, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    a = torch.randn(M, K, generator=gen).to(torch.float16)
+    b = (torch.randn(N, K, generator=gen).to(torch.float16).t() if b_transposed
+         else torch.randn(K, N, generator=gen).to(torch.float16))
+    return a, b
+
+
+@pytest.mark.parametrize("M, N, K, act, bt, splits", [
+    (48, 32, 160, "gelu", False, 2),  # 6 tiles on 4 programs: 4 + a 2-tile tail, 5 K steps split 3 + 2
+    (48, 32, 96, "silu", True, 2),    # b as an (N, K) weight's .t() view (B_TRANS)
+    (16, 80, 128, None, False, 4),    # 5 tiles: 4 + a 1-tile tail split 4 ways (one K step each)
+])
+def test_split_tail_sums_right_and_activates_once(tiny_config, M, N, K, act, bt, splits):
+    ws, cnt = tiny_config
+    a, b = _inputs(M, N, K, bt)
+    c = G.gemm(a, b, act)
+    torch.testing.assert_close(c.float(), G.reference(a, b, act), atol=2e-2, rtol=2e-2)
+    tail = (M // 16) * (N // 16) % G._INTERP_NUM_SMS
+    assert int((~ws.isnan()).sum()) == tail * splits * 16 * 16  # really split: every partial written once
+    assert not bool(cnt.any())  # every arrival counter reset for the next launch
+    assert torch.equal(G.gemm(a, b, act), c)  # fixed summation order: the same bits again
+
+
+@pytest.mark.parametrize("M, N, K", [(67, 40, 88),  # 15 tiles: the last round's 3 tiles fill 3 of 4 programs
+                                     (32, 32, 64)])  # 4 tiles: one round, no tail
+def test_no_split_when_the_last_round_is_more_than_half_full(tiny_config, M, N, K):
+    ws, _ = tiny_config
+    a, b = _inputs(M, N, K)
+    torch.testing.assert_close(G.gemm(a, b).float(), G.reference(a, b), atol=2e-2, rtol=2e-2)
+    assert bool(ws.isnan().all())
+
+
+def test_tail_split_off(tiny_config, monkeypatch):
+    ws, _ = tiny_config
+    monkeypatch.setattr(G, "TAIL_SPLIT_MAX", 1)
+    a, b = _inputs(48, 32, 160, seed=1)
+    torch.testing.assert_close(G.gemm(a, b, "gelu").float(), G.reference(a, b, "gelu"), atol=2e-2, rtol=2e-2)
+    assert bool(ws.isnan().all())
