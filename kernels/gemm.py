@@ -63,7 +63,7 @@ TMA kernel (after Triton's persistent-matmul tutorial):
   last round would hold ``tail = #tiles % #SMs`` <= #SMs / 2 tiles (1024x5120x13824 at 128x256: 160 tiles =
   132 + 28, so 104 SMs idle for a whole tile's time), the full rounds run as above and each tail tile's K is
   split ``min(#SMs // tail, TAIL_SPLIT_MAX, K steps)`` ways over the idle programs (28 tiles x 4 splits =
-  112 programs a quarter tile long). fp32 partials go to a cached workspace (#SMs x the largest tile: 17 MB
+  112 programs a quarter tile long). fp32 partials go to a cached workspace (#SMs x 256 x 256 fp32: 35 MB
   on an H200), the last arrival (acq_rel counter, kernels/_splitk.py's protocol) sums them in the fixed order
   0..n-1 (deterministic bits; a tail tile's bits may differ from a full-round tile's in the last place),
   applies the activation once and stores c with masked pointer stores. Decided in the kernel from (#tiles,
@@ -460,9 +460,12 @@ TAIL_SPLIT_MAX = 8  # gemm_tma_kernel's split tail: at most this many K splits p
 
 
 def _tail_buffers(device, num_sms: int):
-    """The TMA kernel's split-tail workspace (num_sms tiles of the largest config, fp32) and counters (zero
-    between launches), cached per device for the process's life (kernels/_splitk.py ``_buffer``)."""
-    tile = max(c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] for c in getattr(gemm_tma_kernel, "configs", TMA_CONFIGS))
+    """The TMA kernel's split-tail workspace and counters (zero between launches), cached per device for the
+    process's life (kernels/_splitk.py ``_buffer``). The workspace holds num_sms fp32 tiles of 256 x 256 (a
+    TMA box's largest sides: 34.6 MB at 132 SMs), so any config, also one a tool pins from outside
+    TMA_CONFIGS, fits (the kernel writes at most num_sms tiles)."""
+    tile = max([256 * 256] + [c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"]
+                              for c in getattr(gemm_tma_kernel, "configs", TMA_CONFIGS)])
     return (SK._buffer("tma_ws", device, num_sms * tile, torch.float32),
             SK._buffer("tma_cnt", device, num_sms, torch.int32))
 

@@ -6,7 +6,8 @@ which tile wins with it? An exploration: its output decides TMA_CONFIGS and TAIL
 
 For each (M, N, K): torch.matmul; ``gemm`` with the split tail off (TAIL_SPLIT_MAX = 1: the kernel before
 issue 18's change, autotuned) and on (autotuned); then gemm_tma_kernel launched directly with each TMA config
-of >= 128x128 tiles, tail off and on. Every row is checked against an fp32 product first (rel. err < 1e-2 of
+of >= 128x128 tiles, tail off and on, and with a few tiles outside TMA_CONFIGS (``EXTRA``: 256x128, ...),
+tail on. Every row is checked against an fp32 product first (rel. err < 1e-2 of
 the output's largest value, else the row is marked wrong and not timed). do_bench median, L2 flushed. Prints
 one line per shape (tiles, rounds, the tail's split) and writes every row as JSON. Needs a CUDA GPU (exit 2
 without one); about 2 minutes on an H200.
@@ -22,6 +23,11 @@ import time
 # the sweep's N/K pairs (tests/bench/sweep_h200.py GEMM_NK); 4096^3 is added for M = 4096
 NK = ((4096, 4096), (11008, 4096), (4096, 11008), (13824, 5120), (5120, 13824), (14336, 4096), (6144, 4096))
 GELU = ((1024, 5120, 13824),)  # also timed with the fused GELU (the tail applies the activation itself)
+# Candidates outside TMA_CONFIGS, pinned with the tail on. sm_90 compile-only (Triton 3.9, bf16): 256x128x64 w8
+# s4 159 regs / 224 KiB, s3 176 KiB; 128x256x64 GROUP_M 16 s4 171 / 224 KiB; 128x128x128 w8 s3 90 / 208 KiB;
+# 128x128x64 w8 s5 90 / 176 KiB; no spills.
+EXTRA = ((256, 128, 64, 8, 8, 4), (256, 128, 64, 8, 8, 3), (128, 256, 64, 16, 8, 4), (128, 128, 128, 8, 8, 3),
+         (128, 128, 64, 8, 8, 5))
 
 
 def tail_split(tiles: int, sms: int, k_steps: int, most: int) -> int:
@@ -61,8 +67,12 @@ def main(argv=None) -> int:
     shapes += [(M, N, K, "gelu") for M, N, K in GELU if not args.nk and M in {s[0] for s in shapes}]
     sms = G._num_sms(dev)
     most = G.TAIL_SPLIT_MAX
-    pinned_cfgs = [] if args.no_pinned else [c for c in G.TMA_CONFIGS
+    pinned_cfgs = [] if args.no_pinned else [(c, (1, G.TAIL_SPLIT_MAX)) for c in G.TMA_CONFIGS
                                              if c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] >= 128 * 128]
+    if not args.no_pinned and args.device == "cuda":
+        pinned_cfgs += [(triton.Config(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, EPILOGUE_SUBTILE=True),
+                                       num_warps=w, num_stages=st), (G.TAIL_SPLIT_MAX,))
+                        for bm, bn, bk, gm, w, st in EXTRA]
     if dev.type == "cuda":
         G._ensure_allocator()
     ws, cnt = G._tail_buffers(dev, sms)
@@ -107,10 +117,10 @@ def main(argv=None) -> int:
         off = gemm_with(1)
         on = gemm_with(most)
         best = None
-        for cfg in pinned_cfgs:
+        for cfg, tails in pinned_cfgs:
             bm, bn = cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"]
             tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
-            for tail in (1, most):
+            for tail in tails:
                 c = torch.empty(M, N, device=dev, dtype=dtype)
 
                 def fn(cfg=cfg, tail=tail, c=c, tiles=tiles):
