@@ -26,19 +26,9 @@ and, for every other call, one of two tiled kernels (``tma_plan``):
 - ``gemm_kernel`` (pointer path): everything else: AMD, pre-Hopper NVIDIA, and operands TMA cannot describe
   (an odd K or N, no unit stride, a broadcast operand).
 
-Measured on an H200 (2026-11-29, Triton 3.6, torch 2.11, both kernels in one run, do_bench median with L2
-flushed; ratio = cuBLAS (torch.matmul) time / ours; all correct; tests/bench/kernels_h200.md, session 3):
-
-    case              dtype   pointer kernel     TMA kernel
-    square_4096       bf16     204.9 us 0.95x    199.2 us 0.98x
-    square_4096       fp16     216.5 us 0.95x    211.1 us 0.98x
-    square_8192       bf16    1652.8 us 1.02x   1623.3 us 1.04x
-    square_8192       fp16    1734.6 us 1.00x   1672.5 us 1.04x
-    square_8192_gelu  bf16    1727.2 us 1.02x   1680.9 us 1.05x
-
-After the merge, the perf gate of ``tritondbg check gemm --device cuda`` (same GPU, same day) timed the TMA
-kernel at 187.5 / 197.3 us (4096^3 bf16 / fp16: 1.04x / 1.00x), 1455.8 / 1571.5 us (8192^3: 1.08x / 1.05x) and
-1592.0 us with GELU (1.04x): a tensor-core-bound do_bench moves by several % between runs (GPU power state).
+Measured on an H200 (Triton 3.6): the pointer kernel 0.95-1.02x torch.matmul on 4096^3 / 8192^3, the TMA
+kernel 0.98-1.08x (runs move by several % with the GPU's power state); tests/bench/kernels_h200.md, sessions 3
+and 7, and tests/bench/sweep_h200.md for the LLM shapes.
 
 Shared by both kernels: grouped tile ordering (``_tile_coords``: consecutive tiles sweep GROUP_M tile-rows of
 ``c`` column by column, so a few row-panels of ``a`` and the current column-panel of ``b`` stay hot in L2,
@@ -59,7 +49,7 @@ TMA kernel (after Triton's persistent-matmul tutorial):
   leaves through a TMA store (``UTMASTG``), clipped at M and N.
 - The (tile, k) loop nest is flattened (``tl.range(..., flatten=True)``) and software-pipelined over
   ``num_stages`` buffers: the next tile's first loads are in flight during this tile's epilogue.
-- Split tail (``TAIL_SPLIT``, issue 18's mid-M shapes; kernels/_gemm_parts.py ``_split_tail``): when the
+- Split tail (``TAIL_SPLIT``, issue 18's mid-M shapes; ``_split_tail_sum``): when the
   last round would hold ``tail = #tiles % #SMs`` <= #SMs / 2 tiles (1024x5120x13824 at 128x256: 160 tiles =
   132 + 28, so 104 SMs idle for a whole tile's time), the full rounds run as above and each tail tile's K is
   split ``min(#SMs // tail, TAIL_SPLIT_MAX, K steps)`` ways over the idle programs (28 tiles x 4 splits =
@@ -112,7 +102,8 @@ import triton.language as tl
 
 from . import _launch
 from . import _splitk as SK
-from ._gemm_parts import _apply_activation, _split_tail, _tile_coords, _tile_loads  # noqa: F401
+from ._gemm_host import (SPLITK_MAX_M, SPLITK_MIN_NK, _ensure_allocator, _one, _splitk_cached,  # noqa: F401
+                         _splitk_sig, _tma_layout, _torch_scratch, _use_splitk, gemm_splitk)
 from ._autotune import autotune_bench
 
 ACTIVATIONS = (None, "gelu", "silu")
@@ -212,6 +203,39 @@ def _prune_configs(configs, named_args, **kwargs):
     return kept
 
 
+@triton.jit
+def _sigmoid(z):
+    """sigmoid(z) = 1 / (1 + exp(-z)) evaluated via exp(-|z|) <= 1, so exp never overflows (no inf, and no
+    overflow warning under the numpy interpreter); costs one select over the naive form."""
+    e = tl.exp(-tl.abs(z))
+    r = 1.0 / (1.0 + e)
+    return tl.where(z >= 0, r, e * r)
+
+
+@triton.jit
+def _apply_activation(x, ACTIVATION: tl.constexpr):
+    """Activation on an fp32 tile (only exp is used, so GPU and interpreter agree)."""
+    if ACTIVATION == "gelu":
+        # gelu_tanh(x) = 0.5 x (1 + tanh(u)) = x * sigmoid(2u),  u = sqrt(2/pi) (x + 0.044715 x^3).
+        u = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+        x = x * _sigmoid(2.0 * u)
+    elif ACTIVATION == "silu":
+        x = x * _sigmoid(x)
+    return x
+
+
+@triton.jit
+def _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    """Grouped ordering: tile index -> (pid_m, pid_n), GROUP_M tile-rows swept column by column (L2 reuse)."""
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = tile_id // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)  # the last group may have fewer tile-rows
+    pid_m = first_pid_m + ((tile_id % num_pid_in_group) % group_size_m)
+    pid_n = (tile_id % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
 @triton.autotune(configs=CONFIGS, key=["M", "N", "K"], prune_configs_by={"early_config_prune": _prune_configs},
                  do_bench=autotune_bench)
 @triton.jit
@@ -250,6 +274,53 @@ def gemm_kernel(
     c = _apply_activation(acc, ACTIVATION).to(c_ptr.dtype.element_ty)
     c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
     tl.store(c_ptrs, c, mask=mask_m[:, None] & mask_n[None, :])
+
+
+@triton.jit
+def _box_a(a_desc, offs_m, offs_k, A_TRANS: tl.constexpr):
+    """The TMA kernel's (BLOCK_M, BLOCK_K) operand box of a at (offs_m, offs_k)."""
+    if A_TRANS:
+        return a_desc.load([offs_k, offs_m]).T  # (BLOCK_K, BLOCK_M) box: wgmma reads it M-major
+    return a_desc.load([offs_m, offs_k])
+
+
+@triton.jit
+def _box_b(b_desc, offs_n, offs_k, B_TRANS: tl.constexpr):
+    """The TMA kernel's (BLOCK_K, BLOCK_N) operand box of b at (offs_k, offs_n)."""
+    if B_TRANS:
+        return b_desc.load([offs_n, offs_k]).T  # (BLOCK_N, BLOCK_K) box: wgmma reads it K-major
+    return b_desc.load([offs_k, offs_n])
+
+
+@triton.jit
+def _split_tail_sum(acc, c_ptr, ws_ptr, cnt_ptr, M, N, pid_m, pid_n, t, s, n_split, ACTIVATION: tl.constexpr,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """gemm_tma_kernel's split tail, after split s of tail tile t computed its K slice into acc: store the fp32
+    partial in ws and count arrivals; the last split of the tile sums the n_split partials in the order
+    0..n_split-1 (deterministic bits), applies the activation once and writes c. The protocol (barrier,
+    acq_rel atomic, .cg re-reads, counter reset) is kernels/_splitk.py's."""
+    # partial s of tail tile t at ws[(t * n_split + s) * BLOCK_M * BLOCK_N ...], row-major BLOCK_M x BLOCK_N
+    rows = tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    ws_tile = ws_ptr + t * n_split * (BLOCK_M * BLOCK_N)
+    tl.store(ws_tile + s * (BLOCK_M * BLOCK_N) + rows[:, None] * BLOCK_N + cols[None, :], acc)
+    tl.debug_barrier()  # every thread's partial stores before the one thread's release (kernels/_splitk.py)
+    arrived = tl.atomic_add(cnt_ptr + t, 1, sem="acq_rel", scope="gpu")
+    if arrived == n_split - 1:
+        # Last arrival: sum the partials column half by column half (a whole 128x256 fp32 sum plus one loaded
+        # partial would not fit the registers beside each other), in the fixed order 0..n_split-1, from L2.
+        offs_m = pid_m * BLOCK_M + rows
+        for h in tl.static_range(2):
+            hcols = h * (BLOCK_N // 2) + tl.arange(0, BLOCK_N // 2)
+            part_ptrs = ws_tile + rows[:, None] * BLOCK_N + hcols[None, :]
+            total = tl.zeros((BLOCK_M, BLOCK_N // 2), dtype=tl.float32)
+            for j in range(n_split):
+                total += tl.load(part_ptrs + j * (BLOCK_M * BLOCK_N), cache_modifier=".cg")
+            offs_n = pid_n * BLOCK_N + hcols
+            c_ptrs = c_ptr + offs_m[:, None] * N + offs_n[None, :]
+            tl.store(c_ptrs, _apply_activation(total, ACTIVATION).to(c_ptr.dtype.element_ty),
+                     mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+        tl.store(cnt_ptr + t, 0)  # every split of this tile has arrived: reset for the next launch
 
 
 @triton.autotune(configs=TMA_CONFIGS, key=["M", "N", "K", "A_TRANS", "B_TRANS", "ACTIVATION", "TAIL_SPLIT"],
@@ -326,8 +397,9 @@ def gemm_tma_kernel(
         # ---- main loop: one TMA box per operand per K step, wgmma into an fp32 accumulator -------------
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for ki in range(k_tiles):
-            a, b = _tile_loads(a_desc, b_desc, offs_m, offs_n, ki * BLOCK_K, A_TRANS, B_TRANS)
-            acc = tl.dot(a, b, acc)
+            k0 = ki * BLOCK_K
+            # loads and dot on one line: ptxas attributes the wgmma to either (the source map, tests/test_ir.py)
+            acc = tl.dot(_box_a(a_desc, offs_m, k0, A_TRANS), _box_b(b_desc, offs_n, k0, B_TRANS), acc)
 
         # ---- epilogue: activation in fp32, one rounding, TMA store (clipped at M and N) ----------------
         tile_id_c += NUM_SMS
@@ -345,8 +417,22 @@ def gemm_tma_kernel(
 
     if TAIL_SPLIT > 1:
         if (n_split > 1) & (start_pid < (num_tiles - num_dp) * n_split):
-            _split_tail(a_desc, b_desc, c_ptr, ws_ptr, cnt_ptr, M, N, k_tiles, num_pid_m, num_pid_n, num_dp,
-                        n_split, A_TRANS, B_TRANS, ACTIVATION, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+            # ---- split tail: program p computes K slice (p % n_split) of tail tile (p // n_split), i.e. of
+            # tile num_dp + p // n_split; a split past K's end (k_lo >= k_tiles) adds a zero partial.
+            t = start_pid // n_split
+            s = start_pid % n_split
+            pid_m, pid_n = _tile_coords(num_dp + t, num_pid_m, num_pid_n, GROUP_M)
+            k_per = tl.cdiv(k_tiles, n_split)
+            k_lo = s * k_per
+            k_hi = tl.minimum(k_lo + k_per, k_tiles)
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            om = pid_m * BLOCK_M
+            on = pid_n * BLOCK_N
+            for ki in range(k_lo, k_hi):
+                k0 = ki * BLOCK_K
+                acc = tl.dot(_box_a(a_desc, om, k0, A_TRANS), _box_b(b_desc, on, k0, B_TRANS), acc)
+            _split_tail_sum(acc, c_ptr, ws_ptr, cnt_ptr, M, N, pid_m, pid_n, t, s, n_split, ACTIVATION,
+                            BLOCK_M, BLOCK_N)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -389,20 +475,6 @@ def _hopper_target() -> bool:
     return target.backend == "cuda" and isinstance(target.arch, int) and target.arch >= 90
 
 
-def _tma_layout(t: torch.Tensor) -> bool | None:
-    """How a 2-D fp16/bf16 tensor can be a TMA descriptor: False = row-major (last dim contiguous), True =
-    transposed (first dim contiguous), None = neither (base or other stride not 16-byte aligned, or 0)."""
-    if t.data_ptr() % 16 != 0:
-        return None
-    s0, s1 = t.stride()
-    elem = t.element_size()
-    if s1 == 1 and s0 > 0 and (s0 * elem) % 16 == 0:
-        return False
-    if s0 == 1 and s1 > 0 and (s1 * elem) % 16 == 0:
-        return True
-    return None
-
-
 def tma_plan(a: torch.Tensor, b: torch.Tensor) -> tuple[bool, bool] | None:
     """(A_TRANS, B_TRANS) when gemm_tma_kernel can run on these (checked) operands, else None (pointer kernel).
 
@@ -431,24 +503,6 @@ def _num_sms(device: torch.device) -> int:
 @functools.lru_cache(maxsize=None)
 def _num_sms_of(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
-
-
-def _torch_scratch(size: int, alignment: int, stream):
-    """Triton's allocator protocol: global scratch for the device-side TMA descriptors (torch's caching
-    allocator; its blocks are 512-byte aligned, more than the 128 bytes a descriptor needs)."""
-    return torch.empty(size, device="cuda", dtype=torch.int8)
-
-
-def _ensure_allocator() -> None:
-    """Install _torch_scratch unless an allocator is set already (3.6 and 3.9 keep it in a ContextVar)."""
-    try:
-        from triton.runtime import _allocation
-
-        if not isinstance(_allocation._allocator.get(), _allocation.NullAllocator):
-            return
-    except (ImportError, AttributeError):  # private module moved: set ours
-        pass
-    triton.set_allocator(_torch_scratch)
 
 
 _PLANS: dict = {}  # call signature -> cached launcher (of either kernel)
@@ -505,63 +559,8 @@ def _launch_pointer(a, b, c, activation, sig=None) -> None:
     _PTR.record(sig, compiled, grid, (a, b, c), values, out=c)
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Decode-like M (GEMV regime): split-K in one launch, kernels/_splitk.py's decode kernel on fp16/bf16 operands
-# ---------------------------------------------------------------------------------------------------------
-SPLITK_MAX_M = 128  # M at or below this, no activation, on a GPU: the split-K decode kernel (issue 18)
+# Decode-like M (GEMV regime): ``gemm_splitk`` (kernels/_gemm_host.py: kernels/_splitk.py's decode kernel)
 USE_SPLITK = True  # False: such calls take the tiled kernels (their narrow decode tiles); the sweep times both
-SPLITK_MIN_NK = 1024  # 64 < M <= 128: split-K only when N and K are both at least this (weight-streaming shapes)
-_ONES: dict = {}   # device -> fp32 scalar 1.0 (the decode kernel's scales)
-
-
-def _one(device) -> torch.Tensor:
-    t = _ONES.get(device)
-    if t is None:
-        t = _ONES[device] = torch.ones((), device=device, dtype=torch.float32)
-    return t
-
-
-def _splitk_sig(a, b, one):
-    """The decode kernel's call signature for these operands (as fp8_gemm builds it: its cached launchers are
-    keyed on it)."""
-    return (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, a.dtype,
-            one.shape, one.dtype, one.device, True, one.shape, one.dtype, one.device, True)
-
-
-def gemm_splitk(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a @ b`` for checked fp16/bf16 operands with small M through the one-launch split-K decode
-    kernel (fp32 partials, the last-arriving split sums them in a fixed order: deterministic; its cached
-    launcher per call signature). Each of the K splits streams a slice of b, so a 1-row problem still
-    spreads the read of b over every SM (the tiled kernels have only N / BLOCK_N programs then)."""
-    c = _splitk_cached(a, b)
-    if c is not None:
-        return c
-    one = _one(a.device)
-    c = a.new_empty((a.shape[0], b.shape[1]))
-    return SK._decode(a, b, c, one, False, one, False, _splitk_sig(a, b, one), one, one)
-
-
-def _splitk_cached(a, b) -> torch.Tensor | None:
-    """``a @ b`` through the decode kernel's cached launcher for this signature (aligned pointers, nothing
-    patched), or None when there is none yet."""
-    one = _one(a.device)
-    plan = SK._PLANS.get(_splitk_sig(a, b, one))
-    if plan is None or (a.data_ptr() | b.data_ptr()) & 15 or not SK._pristine():
-        return None
-    c = a.new_empty((a.shape[0], b.shape[1]))
-    plan.launch(a, b, c, one, one)
-    return c
-
-
-def _use_splitk(a, b, activation) -> bool:
-    """H200, session 7 (tests/bench/explore_gemm_small_m.py, bf16): with the 16-bit decode configs
-    (kernels/_splitk.py WIDE_DECODE_CONFIGS) split-K was 0.96-1.09x torch.matmul at M = 17 and 48 on five LLM
-    shapes where the tiled kernels were 0.70-0.96x, and at M = 127 0.80-0.99x against the tiled 0.68-0.91x.
-    Above M = 64 only for weight-sized N and K (small problems keep the tiled kernels and their tests)."""
-    M, K = a.shape
-    N = b.shape[1]
-    return (activation is None and 0 < M <= SPLITK_MAX_M and a.is_cuda and N > 0
-            and (M <= 64 or min(N, K) >= SPLITK_MIN_NK))
 
 
 def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:

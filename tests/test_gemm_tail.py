@@ -1,4 +1,4 @@
-"""gemm_tma_kernel's split tail (kernels/gemm.py ``_split_tail``), under the interpreter (4 persistent
+"""gemm_tma_kernel's split tail (kernels/gemm.py ``_split_tail_sum``), under the interpreter (4 persistent
 programs): when the last round holds at most half the programs' worth of tiles, its tiles' K is split over the
 idle programs, fp32 partials in the cached workspace, the last arrival sums them in a fixed order and applies
 the activation once."""
