@@ -106,6 +106,9 @@ def main(argv=None) -> int:
             else:
                 base = row("torch.matmul", lambda: a @ b)
                 cur = row("gemm", lambda: G.gemm(a, b))
+                if cur["us"] is not None and M <= G.SPLITK_MAX_M:  # the decode config gemm's autotuner picked
+                    cur["config"] = {k: v for k, v in F8.fp8_gemm_decode_kernel.best_config.all_kwargs().items()
+                                     if k.startswith("DEC_") or k in ("SPLIT_K", "num_warps", "num_stages")}
                 til = row("gemm_tiled", lambda: G.gemm_tiled(a, b))
             best = None
             for cfg in (fp8_candidates if fp8 else candidates)(M, K):
@@ -129,7 +132,8 @@ def main(argv=None) -> int:
             if fp8:
                 print(f"bare read of b (a sum, not the product): {read['us']:.1f} us")
             print(f"M={M:4d} N={N:5d} K={K:5d}: torch {b_us:7.1f} us | gemm {cur['us']:7.1f} ({b_us / cur['us']:.2f}x)"
-                  f" | tiled {til['us']:7.1f} ({b_us / til['us']:.2f}x) | best split-K "
+                  + (f" {cur['config']}" if not fp8 and cur.get("config") else "")
+                  + f" | tiled {til['us']:7.1f} ({b_us / til['us']:.2f}x) | best split-K "
                   + (f"{best['us']:7.1f} ({b_us / best['us']:.2f}x) {best['config']}" if best else "none"),
                   flush=True)
             del a, b, ref
