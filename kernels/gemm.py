@@ -279,17 +279,22 @@ def gemm_kernel(
 @triton.jit
 def _box_a(a_desc, offs_m, offs_k, A_TRANS: tl.constexpr):
     """The TMA kernel's (BLOCK_M, BLOCK_K) operand box of a at (offs_m, offs_k)."""
+    # one return statement: Triton checks every return's type, a constexpr-dead one too (the two shapes differ)
     if A_TRANS:
-        return a_desc.load([offs_k, offs_m]).T  # (BLOCK_K, BLOCK_M) box: wgmma reads it M-major
-    return a_desc.load([offs_m, offs_k])
+        a = a_desc.load([offs_k, offs_m]).T  # (BLOCK_K, BLOCK_M) box: wgmma reads it M-major
+    else:
+        a = a_desc.load([offs_m, offs_k])
+    return a
 
 
 @triton.jit
 def _box_b(b_desc, offs_n, offs_k, B_TRANS: tl.constexpr):
     """The TMA kernel's (BLOCK_K, BLOCK_N) operand box of b at (offs_k, offs_n)."""
     if B_TRANS:
-        return b_desc.load([offs_n, offs_k]).T  # (BLOCK_N, BLOCK_K) box: wgmma reads it K-major
-    return b_desc.load([offs_k, offs_n])
+        b = b_desc.load([offs_n, offs_k]).T  # (BLOCK_N, BLOCK_K) box: wgmma reads it K-major
+    else:
+        b = b_desc.load([offs_k, offs_n])
+    return b
 
 
 @triton.jit

@@ -78,3 +78,13 @@ def test_explore_mid_m_script_runs_its_rows_on_the_interpreter(tiny_config, monk
     assert {r["name"] for r in rows} >= {"torch.matmul", "gemm tail<=1", f"gemm tail<={G.TAIL_SPLIT_MAX}"}
     assert all(r["us"] is not None and r["rel_err"] < 1e-2 for r in rows)
     assert E.tail_split(160, 132, 216, 8) == 4 and E.tail_split(128, 132, 64, 8) == 1  # 1024x5120x13824, 4096^2
+
+
+def test_transposed_operands_compile_for_sm90_with_the_tail(cli_env):
+    """Compile-only for sm_90 (the tail compiled in): a and b as transposed views with a 16x16x32 tile, so each
+    operand box's two layouts have different shapes (a branch Triton type-checks even when constexpr-dead)."""
+    from conftest import run_cli
+
+    p = run_cli(["ir", "gemm", "--case", "tiny_tma_at", "--arch", "sm_90", "--stage", "ttgir"], cli_env, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "TAIL_SPLIT=8" in p.stderr and "tt.atomic_rmw" in p.stdout  # the split tail and its counter
