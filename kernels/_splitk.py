@@ -45,8 +45,8 @@ from ._autotune import autotune_bench
 # Decode (M <= 64; 16-bit operands M <= 128): autotune configs. A step is DEC_BLOCK_N rows of w = b^T x
 # DEC_BLOCK_K elements; the mma path computes the swapped product c^T = b^T a^T, so DEC_BLOCK_N (64/128) is
 # the mma's M side and DEC_BLOCK_M (16..128, the tokens) its N side. Shared memory per stage (mma path) =
-# (DEC_BLOCK_N + DEC_BLOCK_M) * DEC_BLOCK_K * element bytes. Programs at N = K = 8192 (132 SMs on an H200): N / DEC_BLOCK_N tiles (one M tile for
-# M <= DEC_BLOCK_M) x SPLIT_K.
+# (DEC_BLOCK_N + DEC_BLOCK_M) * DEC_BLOCK_K * element bytes. Programs at N = K = 8192 (132 SMs on an H200):
+# N / DEC_BLOCK_N tiles (one M tile for M <= DEC_BLOCK_M) x SPLIT_K.
 # ---------------------------------------------------------------------------------------------------------
 def _dcfg(bm, bn, bk, sk, dot, warps, stages):
     return triton.Config(dict(DEC_BLOCK_M=bm, DEC_BLOCK_N=bn, DEC_BLOCK_K=bk, SPLIT_K=sk, USE_DOT=dot),
