@@ -42,11 +42,11 @@ from ._autotune import autotune_bench
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Decode (M <= 64): autotune configs. A step is DEC_BLOCK_N rows of w = b^T x DEC_BLOCK_K bytes; the mma path
-# computes the swapped product c^T = b^T a^T, so DEC_BLOCK_N (64/128) is the mma's M side and DEC_BLOCK_M
-# (16..64, the tokens) its N side. Shared memory per stage (mma path) = (DEC_BLOCK_N + DEC_BLOCK_M) *
-# DEC_BLOCK_K bytes. Programs at N = K = 8192 (132 SMs on an H200): N / DEC_BLOCK_N tiles (one M tile for
-# M <= DEC_BLOCK_M) x SPLIT_K.
+# Decode (M <= 64; 16-bit operands M <= 128): autotune configs. A step is DEC_BLOCK_N rows of w = b^T x
+# DEC_BLOCK_K elements; the mma path computes the swapped product c^T = b^T a^T, so DEC_BLOCK_N (64/128) is
+# the mma's M side and DEC_BLOCK_M (16..128, the tokens) its N side. Shared memory per stage (mma path) =
+# (DEC_BLOCK_N + DEC_BLOCK_M) * DEC_BLOCK_K * element bytes. Programs at N = K = 8192 (132 SMs on an H200):
+# N / DEC_BLOCK_N tiles (one M tile for M <= DEC_BLOCK_M) x SPLIT_K.
 # ---------------------------------------------------------------------------------------------------------
 def _dcfg(bm, bn, bk, sk, dot, warps, stages):
     return triton.Config(dict(DEC_BLOCK_M=bm, DEC_BLOCK_N=bn, DEC_BLOCK_K=bk, SPLIT_K=sk, USE_DOT=dot),
@@ -108,6 +108,18 @@ WIDE_DECODE_CONFIGS = [
     # every pick of the session-7 sweep (M = 1 / 17 / 127 on 7 LLM shapes) and the exploration's cover within 3%
     for bn, bk, sk in ((64, 128, 2), (64, 64, 2), (64, 64, 3), (64, 64, 4), (128, 128, 1), (128, 128, 2),
                        (128, 64, 1), (128, 64, 3))
+] + [
+    # 65 <= M <= 128 (issue 18: M = 127 was 0.82-0.91x torch with two 64-token tiles, the second re-reading
+    # each weight tile from L2): one 128-token tile, so b is streamed exactly once; split-K supplies the
+    # programs (N = 4096: 32 / 64 tiles of 128 / 64 weight rows x 2..8 splits = 128..256 programs on 132 SMs).
+    # acc (DEC_BLOCK_N, 128) fp32: 128 x 128 over 8 warps = 64 registers a thread (4 warps: 128). Shared
+    # memory per stage (DEC_BLOCK_N + 128) * DEC_BLOCK_K * 2 B: 128x64 32 KiB x 4 = 128 KiB; 64x64 24 KiB x 4.
+    # sm_90 compile-only (Triton 3.9, bf16, cuobjdump -res-usage: tests/bench/gemm_regs.py --decode), regs /
+    # spill bytes / smem: DEC_BLOCK_N 128, K 64, sk2-4, s4: 254 / 0 / 128 KiB; N 128, K 128, s3: 254 / 0 / 192;
+    # N 64, K 64: 139-146 / 0 / 96; N 64, K 128: 140 / 0 / 192. 4 warps spilled (N 64, sk4: 8 bytes).
+    _dcfg(128, bn, bk, sk, True, 8, stages)
+    for bn, bk, sk, stages in ((128, 64, 4, 4), (128, 64, 3, 4), (128, 64, 2, 4), (128, 128, 2, 3),
+                               (64, 64, 2, 4), (64, 64, 4, 4), (64, 128, 2, 4))
 ]
 _WIDE = {id(c) for c in WIDE_DECODE_CONFIGS}
 DECODE_CONFIGS = DECODE_CONFIGS + WIDE_DECODE_CONFIGS
@@ -151,10 +163,12 @@ def _prune_decode_configs(configs, named_args, **kwargs):
 
 def _prune_wide(configs, M: int, K: int):
     """16-bit operands: the wide configs whose token tile suits M (16 / 32 / 64 tokens for M up to 16 / 32 / 64;
-    above, 64-token tiles: the second and later M tiles read the weight tile back from L2), no split whose K
-    slice would be empty. (At M = 1 the fp8 list's configs never won on bf16 in the session-7 sweep.)"""
-    bm = min(64, max(16, triton.next_power_of_2(M)))
-    return [c for c in configs if id(c) in _WIDE and c.kwargs["DEC_BLOCK_M"] == bm
+    65..128 tokens: the 128-token tiles (b streamed once) and the 64-token ones (two M tiles, the second reads
+    each weight tile back from L2), the autotuner picks; above 128, 64-token tiles), no split whose K slice
+    would be empty. (At M = 1 the fp8 list's configs never won on bf16 in the session-7 sweep.)"""
+    bm = max(16, triton.next_power_of_2(M))
+    bms = (64, 128) if bm == 128 else (min(64, bm),)
+    return [c for c in configs if id(c) in _WIDE and c.kwargs["DEC_BLOCK_M"] in bms
             and (c.kwargs["SPLIT_K"] == 1 or c.kwargs["SPLIT_K"] * c.kwargs["DEC_BLOCK_K"] <= K)]
 
 
@@ -175,7 +189,7 @@ def fp8_gemm_decode_kernel(
     stride_cm, stride_cn,
     SCALE_A_ROWS: tl.constexpr,  # scale_a has one value per row of a
     SCALE_B_COLS: tl.constexpr,  # scale_b has one value per column of b
-    DEC_BLOCK_M: tl.constexpr,   # tokens per tile (mma path: 16/32/64; GEMV path: 1)
+    DEC_BLOCK_M: tl.constexpr,   # tokens per tile (mma path: 16/32/64/128; GEMV path: 1)
     DEC_BLOCK_N: tl.constexpr,   # output columns per tile = rows of w = b^T streamed per step
     DEC_BLOCK_K: tl.constexpr,   # K per step (bytes per row of w per step)
     SPLIT_K: tl.constexpr,       # programs along K per output tile (grid axis 1)
@@ -275,7 +289,8 @@ def fp8_gemm_decode_kernel(
         total = tl.zeros((DEC_BLOCK_N, DEC_BLOCK_M), dtype=tl.float32)
         # pid_k as a block: Triton 3.9's interpreter rejects `mask & scalar_bool` ("mask has unsupported dtype")
         own = tl.zeros((DEC_BLOCK_N, DEC_BLOCK_M), dtype=tl.int32) + pid_k
-        for s in tl.static_range(SPLIT_K):
+        for s in range(SPLIT_K):  # a loop, not unrolled: one partial in registers at a time (static_range
+            # issued all SPLIT_K loads at once: 128x128 tiles with 3-4 splits spilled 176-520 bytes on sm_90)
             part = tl.load(ws_tile + s * M * N, mask=mask_c & (own != s), other=0.0, cache_modifier=".cg")
             total += tl.where(own == s, acc, part)
         # scales in fp32, one rounding to out_dtype

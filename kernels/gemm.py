@@ -26,19 +26,9 @@ and, for every other call, one of two tiled kernels (``tma_plan``):
 - ``gemm_kernel`` (pointer path): everything else: AMD, pre-Hopper NVIDIA, and operands TMA cannot describe
   (an odd K or N, no unit stride, a broadcast operand).
 
-Measured on an H200 (2026-11-29, Triton 3.6, torch 2.11, both kernels in one run, do_bench median with L2
-flushed; ratio = cuBLAS (torch.matmul) time / ours; all correct; tests/bench/kernels_h200.md, session 3):
-
-    case              dtype   pointer kernel     TMA kernel
-    square_4096       bf16     204.9 us 0.95x    199.2 us 0.98x
-    square_4096       fp16     216.5 us 0.95x    211.1 us 0.98x
-    square_8192       bf16    1652.8 us 1.02x   1623.3 us 1.04x
-    square_8192       fp16    1734.6 us 1.00x   1672.5 us 1.04x
-    square_8192_gelu  bf16    1727.2 us 1.02x   1680.9 us 1.05x
-
-After the merge, the perf gate of ``tritondbg check gemm --device cuda`` (same GPU, same day) timed the TMA
-kernel at 187.5 / 197.3 us (4096^3 bf16 / fp16: 1.04x / 1.00x), 1455.8 / 1571.5 us (8192^3: 1.08x / 1.05x) and
-1592.0 us with GELU (1.04x): a tensor-core-bound do_bench moves by several % between runs (GPU power state).
+Measured on an H200 (Triton 3.6): the pointer kernel 0.95-1.02x torch.matmul on 4096^3 / 8192^3, the TMA
+kernel 0.98-1.08x (runs move by several % with the GPU's power state); tests/bench/kernels_h200.md, sessions 3
+and 7, and tests/bench/sweep_h200.md for the LLM shapes.
 
 Shared by both kernels: grouped tile ordering (``_tile_coords``: consecutive tiles sweep GROUP_M tile-rows of
 ``c`` column by column, so a few row-panels of ``a`` and the current column-panel of ``b`` stay hot in L2,
@@ -59,6 +49,18 @@ TMA kernel (after Triton's persistent-matmul tutorial):
   leaves through a TMA store (``UTMASTG``), clipped at M and N.
 - The (tile, k) loop nest is flattened (``tl.range(..., flatten=True)``) and software-pipelined over
   ``num_stages`` buffers: the next tile's first loads are in flight during this tile's epilogue.
+- Split tail (``TAIL_SPLIT``, issue 18's mid-M shapes; ``_split_tail_sum``): when the
+  last round would hold ``tail = #tiles % #SMs`` <= #SMs / 2 tiles (1024x5120x13824 at 128x256: 160 tiles =
+  132 + 28, so 104 SMs idle for a whole tile's time), the full rounds run as above and each tail tile's K is
+  split ``min(#SMs // tail, TAIL_SPLIT_MAX, K steps)`` ways over the idle programs (28 tiles x 4 splits =
+  112 programs a quarter tile long). fp32 partials go to a cached workspace (#SMs x 256 x 256 fp32: 35 MB
+  on an H200), the last arrival (acq_rel counter, kernels/_splitk.py's protocol) sums them in the fixed order
+  0..n-1 (deterministic bits; a tail tile's bits may differ from a full-round tile's in the last place),
+  applies the activation once and stores c with masked pointer stores. Decided in the kernel from (#tiles,
+  #SMs, K steps), so each autotune candidate is timed with its own tail, and the host's steady state is
+  unchanged (workspace and counters are bound into the cached launcher). sm_90 (Triton 3.9, compile-only,
+  tests/bench/gemm_regs.py --tma): registers and shared memory as without it (128x256 s4: 171 regs, no
+  spill, 224 KiB; 128x128 w8: 133 regs, 144 KiB).
 - Epilogue subtiling (``EPILOGUE_SUBTILE``): the accumulator is activated, rounded and stored as two
   BLOCK_M x BLOCK_N/2 halves, which halves the store's staging buffer so 128x256x64 keeps 4 stages
   (4 x 48 KiB + 32 KiB = 224 KiB of the 227 KiB an H200 SM allows).
@@ -100,6 +102,8 @@ import triton.language as tl
 
 from . import _launch
 from . import _splitk as SK
+from ._gemm_host import (SPLITK_MAX_M, SPLITK_MIN_NK, _ensure_allocator, _one, _splitk_cached,  # noqa: F401
+                         _splitk_sig, _tma_layout, _torch_scratch, _use_splitk, gemm_splitk)
 from ._autotune import autotune_bench
 
 ACTIVATIONS = (None, "gelu", "silu")
@@ -272,7 +276,59 @@ def gemm_kernel(
     tl.store(c_ptrs, c, mask=mask_m[:, None] & mask_n[None, :])
 
 
-@triton.autotune(configs=TMA_CONFIGS, key=["M", "N", "K", "A_TRANS", "B_TRANS", "ACTIVATION"],
+@triton.jit
+def _box_a(a_desc, offs_m, offs_k, A_TRANS: tl.constexpr):
+    """The TMA kernel's (BLOCK_M, BLOCK_K) operand box of a at (offs_m, offs_k)."""
+    # one return statement: Triton checks every return's type, a constexpr-dead one too (the two shapes differ)
+    if A_TRANS:
+        a = a_desc.load([offs_k, offs_m]).T  # (BLOCK_K, BLOCK_M) box: wgmma reads it M-major
+    else:
+        a = a_desc.load([offs_m, offs_k])
+    return a
+
+
+@triton.jit
+def _box_b(b_desc, offs_n, offs_k, B_TRANS: tl.constexpr):
+    """The TMA kernel's (BLOCK_K, BLOCK_N) operand box of b at (offs_k, offs_n)."""
+    if B_TRANS:
+        b = b_desc.load([offs_n, offs_k]).T  # (BLOCK_N, BLOCK_K) box: wgmma reads it K-major
+    else:
+        b = b_desc.load([offs_k, offs_n])
+    return b
+
+
+@triton.jit
+def _split_tail_sum(acc, c_ptr, ws_ptr, cnt_ptr, M, N, pid_m, pid_n, t, s, n_split, ACTIVATION: tl.constexpr,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """gemm_tma_kernel's split tail, after split s of tail tile t computed its K slice into acc: store the fp32
+    partial in ws and count arrivals; the last split of the tile sums the n_split partials in the order
+    0..n_split-1 (deterministic bits), applies the activation once and writes c. The protocol (barrier,
+    acq_rel atomic, .cg re-reads, counter reset) is kernels/_splitk.py's."""
+    # partial s of tail tile t at ws[(t * n_split + s) * BLOCK_M * BLOCK_N ...], row-major BLOCK_M x BLOCK_N
+    rows = tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    ws_tile = ws_ptr + t * n_split * (BLOCK_M * BLOCK_N)
+    tl.store(ws_tile + s * (BLOCK_M * BLOCK_N) + rows[:, None] * BLOCK_N + cols[None, :], acc)
+    tl.debug_barrier()  # every thread's partial stores before the one thread's release (kernels/_splitk.py)
+    arrived = tl.atomic_add(cnt_ptr + t, 1, sem="acq_rel", scope="gpu")
+    if arrived == n_split - 1:
+        # Last arrival: sum the partials column half by column half (a whole 128x256 fp32 sum plus one loaded
+        # partial would not fit the registers beside each other), in the fixed order 0..n_split-1, from L2.
+        offs_m = pid_m * BLOCK_M + rows
+        for h in tl.static_range(2):
+            hcols = h * (BLOCK_N // 2) + tl.arange(0, BLOCK_N // 2)
+            part_ptrs = ws_tile + rows[:, None] * BLOCK_N + hcols[None, :]
+            total = tl.zeros((BLOCK_M, BLOCK_N // 2), dtype=tl.float32)
+            for j in range(n_split):
+                total += tl.load(part_ptrs + j * (BLOCK_M * BLOCK_N), cache_modifier=".cg")
+            offs_n = pid_n * BLOCK_N + hcols
+            c_ptrs = c_ptr + offs_m[:, None] * N + offs_n[None, :]
+            tl.store(c_ptrs, _apply_activation(total, ACTIVATION).to(c_ptr.dtype.element_ty),
+                     mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+        tl.store(cnt_ptr + t, 0)  # every split of this tile has arrived: reset for the next launch
+
+
+@triton.autotune(configs=TMA_CONFIGS, key=["M", "N", "K", "A_TRANS", "B_TRANS", "ACTIVATION", "TAIL_SPLIT"],
                  prune_configs_by={"early_config_prune": _prune_configs}, do_bench=autotune_bench)
 @triton.jit
 def gemm_tma_kernel(
@@ -281,11 +337,14 @@ def gemm_tma_kernel(
     b_ptr,  # (K, N) same dtype; B_TRANS=False: row-major, stride_b = row stride; True: the (K, N) view of an
             # (N, K) row-major tensor (nn.Linear weight .t()), stride_b = its row stride. Same alignment.
     c_ptr,  # (M, N) output, contiguous (row stride N, N % 8 == 0), same dtype
+    ws_ptr,   # fp32 split-tail workspace, >= NUM_SMS * BLOCK_M * BLOCK_N floats (unused for TAIL_SPLIT < 2)
+    cnt_ptr,  # int32 split-tail arrival counters, >= NUM_SMS, 0 on entry and (reset by the kernel) on exit
     M, N, K,
     stride_a, stride_b,
     A_TRANS: tl.constexpr, B_TRANS: tl.constexpr,
     ACTIVATION: tl.constexpr,  # None, "gelu" or "silu": fused into the epilogue, one specialization each
     NUM_SMS: tl.constexpr,     # number of persistent programs (the grid is min(NUM_SMS, #tiles))
+    TAIL_SPLIT: tl.constexpr,  # most K splits per tile of a partial last round (< 2: no split tail)
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,           # tile-rows per super-group (L2 reuse)
     EPILOGUE_SUBTILE: tl.constexpr,  # store the tile as two BLOCK_M x BLOCK_N/2 halves (half the store smem)
@@ -322,8 +381,20 @@ def gemm_tma_kernel(
     # main loop's pid_m/pid_n: after flattening, the pipeliner hoists the next tile's prologue above this
     # tile's epilogue, and a value used by both would have to be kept alive across the software-pipeline
     # stages (Triton's persistent-matmul tutorial does the same).
+    # ---- split tail (data-parallel + split-K, Stream-K paper's "DP + SK" hybrid): when the last round would
+    # hold tail = num_tiles % NUM_SMS <= NUM_SMS / 2 tiles (most SMs idle for a whole tile's time), the full
+    # rounds run as usual and each tail tile's K is split n_split ways over the idle programs.
+    num_dp = num_tiles
+    n_split = num_tiles * 0 + 1
+    if TAIL_SPLIT > 1:
+        tail = num_tiles % NUM_SMS
+        ways = tl.minimum(tl.minimum(NUM_SMS // tl.maximum(tail, 1), TAIL_SPLIT), k_tiles)
+        if (num_tiles >= NUM_SMS) & (tail > 0) & (ways > 1):
+            n_split = ways
+            num_dp = num_tiles - tail
+
     tile_id_c = start_pid - NUM_SMS
-    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=True):
+    for tile_id in tl.range(start_pid, num_dp, NUM_SMS, flatten=True):
         pid_m, pid_n = _tile_coords(tile_id, num_pid_m, num_pid_n, GROUP_M)
         offs_m = pid_m * BLOCK_M
         offs_n = pid_n * BLOCK_N
@@ -331,16 +402,9 @@ def gemm_tma_kernel(
         # ---- main loop: one TMA box per operand per K step, wgmma into an fp32 accumulator -------------
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for ki in range(k_tiles):
-            offs_k = ki * BLOCK_K
-            if A_TRANS:
-                a = a_desc.load([offs_k, offs_m]).T  # (BLOCK_K, BLOCK_M) box: wgmma reads it M-major
-            else:
-                a = a_desc.load([offs_m, offs_k])
-            if B_TRANS:
-                b = b_desc.load([offs_n, offs_k]).T  # (BLOCK_N, BLOCK_K) box: wgmma reads it K-major
-            else:
-                b = b_desc.load([offs_k, offs_n])
-            acc = tl.dot(a, b, acc)
+            k0 = ki * BLOCK_K
+            # loads and dot on one line: ptxas attributes the wgmma to either (the source map, tests/test_ir.py)
+            acc = tl.dot(_box_a(a_desc, offs_m, k0, A_TRANS), _box_b(b_desc, offs_n, k0, B_TRANS), acc)
 
         # ---- epilogue: activation in fp32, one rounding, TMA store (clipped at M and N) ----------------
         tile_id_c += NUM_SMS
@@ -355,6 +419,25 @@ def gemm_tma_kernel(
             c_desc.store([offs_cm, offs_cn + BLOCK_N // 2], _apply_activation(acc1, ACTIVATION).to(dtype))
         else:
             c_desc.store([offs_cm, offs_cn], _apply_activation(acc, ACTIVATION).to(dtype))
+
+    if TAIL_SPLIT > 1:
+        if (n_split > 1) & (start_pid < (num_tiles - num_dp) * n_split):
+            # ---- split tail: program p computes K slice (p % n_split) of tail tile (p // n_split), i.e. of
+            # tile num_dp + p // n_split; a split past K's end (k_lo >= k_tiles) adds a zero partial.
+            t = start_pid // n_split
+            s = start_pid % n_split
+            pid_m, pid_n = _tile_coords(num_dp + t, num_pid_m, num_pid_n, GROUP_M)
+            k_per = tl.cdiv(k_tiles, n_split)
+            k_lo = s * k_per
+            k_hi = tl.minimum(k_lo + k_per, k_tiles)
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            om = pid_m * BLOCK_M
+            on = pid_n * BLOCK_N
+            for ki in range(k_lo, k_hi):
+                k0 = ki * BLOCK_K
+                acc = tl.dot(_box_a(a_desc, om, k0, A_TRANS), _box_b(b_desc, on, k0, B_TRANS), acc)
+            _split_tail_sum(acc, c_ptr, ws_ptr, cnt_ptr, M, N, pid_m, pid_n, t, s, n_split, ACTIVATION,
+                            BLOCK_M, BLOCK_N)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -397,20 +480,6 @@ def _hopper_target() -> bool:
     return target.backend == "cuda" and isinstance(target.arch, int) and target.arch >= 90
 
 
-def _tma_layout(t: torch.Tensor) -> bool | None:
-    """How a 2-D fp16/bf16 tensor can be a TMA descriptor: False = row-major (last dim contiguous), True =
-    transposed (first dim contiguous), None = neither (base or other stride not 16-byte aligned, or 0)."""
-    if t.data_ptr() % 16 != 0:
-        return None
-    s0, s1 = t.stride()
-    elem = t.element_size()
-    if s1 == 1 and s0 > 0 and (s0 * elem) % 16 == 0:
-        return False
-    if s0 == 1 and s1 > 0 and (s1 * elem) % 16 == 0:
-        return True
-    return None
-
-
 def tma_plan(a: torch.Tensor, b: torch.Tensor) -> tuple[bool, bool] | None:
     """(A_TRANS, B_TRANS) when gemm_tma_kernel can run on these (checked) operands, else None (pointer kernel).
 
@@ -441,27 +510,23 @@ def _num_sms_of(index: int) -> int:
     return torch.cuda.get_device_properties(index).multi_processor_count
 
 
-def _torch_scratch(size: int, alignment: int, stream):
-    """Triton's allocator protocol: global scratch for the device-side TMA descriptors (torch's caching
-    allocator; its blocks are 512-byte aligned, more than the 128 bytes a descriptor needs)."""
-    return torch.empty(size, device="cuda", dtype=torch.int8)
-
-
-def _ensure_allocator() -> None:
-    """Install _torch_scratch unless an allocator is set already (3.6 and 3.9 keep it in a ContextVar)."""
-    try:
-        from triton.runtime import _allocation
-
-        if not isinstance(_allocation._allocator.get(), _allocation.NullAllocator):
-            return
-    except (ImportError, AttributeError):  # private module moved: set ours
-        pass
-    triton.set_allocator(_torch_scratch)
-
-
 _PLANS: dict = {}  # call signature -> cached launcher (of either kernel)
 _TMA = _launch.Launches(gemm_tma_kernel, _PLANS)
 _PTR = _launch.Launches(gemm_kernel, _PLANS)
+
+
+TAIL_SPLIT_MAX = 8  # gemm_tma_kernel's split tail: at most this many K splits per tail tile (< 2: off)
+
+
+def _tail_buffers(device, num_sms: int):
+    """The TMA kernel's split-tail workspace and counters (zero between launches), cached per device for the
+    process's life (kernels/_splitk.py ``_buffer``). The workspace holds num_sms fp32 tiles of 256 x 256 (a
+    TMA box's largest sides: 34.6 MB at 132 SMs), so any config, also one a tool pins from outside
+    TMA_CONFIGS, fits (the kernel writes at most num_sms tiles)."""
+    tile = max([256 * 256] + [c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"]
+                              for c in getattr(gemm_tma_kernel, "configs", TMA_CONFIGS)])
+    return (SK._buffer("tma_ws", device, num_sms * tile, torch.float32),
+            SK._buffer("tma_cnt", device, num_sms, torch.int32))
 
 
 def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation, sig=None) -> None:
@@ -470,15 +535,20 @@ def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation, sig=None) -> 
     num_sms = _num_sms(a.device)
     if a.device.type == "cuda":
         _ensure_allocator()
+    ws, cnt = _tail_buffers(a.device, num_sms)
 
     def grid(meta):
         return (min(num_sms, triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])),)
 
     values = dict(M=M, N=N, K=K, stride_a=a.stride(1) if a_trans else a.stride(0),
                   stride_b=b.stride(1) if b_trans else b.stride(0),
-                  A_TRANS=a_trans, B_TRANS=b_trans, ACTIVATION=activation, NUM_SMS=num_sms)
-    compiled = gemm_tma_kernel[grid](a, b, c, *values.values())
-    _TMA.record(sig, compiled, grid, (a, b, c), values, out=c)
+                  A_TRANS=a_trans, B_TRANS=b_trans, ACTIVATION=activation, NUM_SMS=num_sms,
+                  TAIL_SPLIT=TAIL_SPLIT_MAX)
+    compiled = gemm_tma_kernel[grid](a, b, c, ws, cnt, *values.values())
+    if a.device.type == "cpu" and bool(cnt.any()):  # the interpreter ran the launch synchronously
+        cnt.zero_()
+        raise RuntimeError("gemm: the split-tail launch left arrival counters non-zero")
+    _TMA.record(sig, compiled, grid, (a, b, c), dict(ws_ptr=ws, cnt_ptr=cnt, **values), out=c)
 
 
 def _launch_pointer(a, b, c, activation, sig=None) -> None:
@@ -494,63 +564,8 @@ def _launch_pointer(a, b, c, activation, sig=None) -> None:
     _PTR.record(sig, compiled, grid, (a, b, c), values, out=c)
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Decode-like M (GEMV regime): split-K in one launch, kernels/_splitk.py's decode kernel on fp16/bf16 operands
-# ---------------------------------------------------------------------------------------------------------
-SPLITK_MAX_M = 128  # M at or below this, no activation, on a GPU: the split-K decode kernel (issue 18)
+# Decode-like M (GEMV regime): ``gemm_splitk`` (kernels/_gemm_host.py: kernels/_splitk.py's decode kernel)
 USE_SPLITK = True  # False: such calls take the tiled kernels (their narrow decode tiles); the sweep times both
-SPLITK_MIN_NK = 1024  # 64 < M <= 128: split-K only when N and K are both at least this (weight-streaming shapes)
-_ONES: dict = {}   # device -> fp32 scalar 1.0 (the decode kernel's scales)
-
-
-def _one(device) -> torch.Tensor:
-    t = _ONES.get(device)
-    if t is None:
-        t = _ONES[device] = torch.ones((), device=device, dtype=torch.float32)
-    return t
-
-
-def _splitk_sig(a, b, one):
-    """The decode kernel's call signature for these operands (as fp8_gemm builds it: its cached launchers are
-    keyed on it)."""
-    return (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, a.dtype,
-            one.shape, one.dtype, one.device, True, one.shape, one.dtype, one.device, True)
-
-
-def gemm_splitk(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a @ b`` for checked fp16/bf16 operands with small M through the one-launch split-K decode
-    kernel (fp32 partials, the last-arriving split sums them in a fixed order: deterministic; its cached
-    launcher per call signature). Each of the K splits streams a slice of b, so a 1-row problem still
-    spreads the read of b over every SM (the tiled kernels have only N / BLOCK_N programs then)."""
-    c = _splitk_cached(a, b)
-    if c is not None:
-        return c
-    one = _one(a.device)
-    c = a.new_empty((a.shape[0], b.shape[1]))
-    return SK._decode(a, b, c, one, False, one, False, _splitk_sig(a, b, one), one, one)
-
-
-def _splitk_cached(a, b) -> torch.Tensor | None:
-    """``a @ b`` through the decode kernel's cached launcher for this signature (aligned pointers, nothing
-    patched), or None when there is none yet."""
-    one = _one(a.device)
-    plan = SK._PLANS.get(_splitk_sig(a, b, one))
-    if plan is None or (a.data_ptr() | b.data_ptr()) & 15 or not SK._pristine():
-        return None
-    c = a.new_empty((a.shape[0], b.shape[1]))
-    plan.launch(a, b, c, one, one)
-    return c
-
-
-def _use_splitk(a, b, activation) -> bool:
-    """H200, session 7 (tests/bench/explore_gemm_small_m.py, bf16): with the 16-bit decode configs
-    (kernels/_splitk.py WIDE_DECODE_CONFIGS) split-K was 0.96-1.09x torch.matmul at M = 17 and 48 on five LLM
-    shapes where the tiled kernels were 0.70-0.96x, and at M = 127 0.80-0.99x against the tiled 0.68-0.91x.
-    Above M = 64 only for weight-sized N and K (small problems keep the tiled kernels and their tests)."""
-    M, K = a.shape
-    N = b.shape[1]
-    return (activation is None and 0 < M <= SPLITK_MAX_M and a.is_cuda and N > 0
-            and (M <= 64 or min(N, K) >= SPLITK_MIN_NK))
 
 
 def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:

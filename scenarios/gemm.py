@@ -74,6 +74,10 @@ SCENARIO = Scenario(
         Case("tiny_tma_at", params=dict(M=72, N=40, K=88, a_transposed=True, b_transposed=True),
              dtypes=("bfloat16",), config=_TINY_CONFIG,
              description="TMA kernel, a and b both transposed views (M=72: 8-aligned leading stride of a.t())"),
+        Case("tiny_tma_tail", params=dict(M=48, N=32, K=160, activation="gelu"), dtypes=("float16",),
+             config=_TINY_CONFIG,
+             description="TMA kernel's split tail: 6 tiles on 4 programs, the 2-tile last round's 5 K steps "
+                         "split 3 + 2 over the idle programs, GELU once on the fixed-order sum"),
         Case("square_4096", params=dict(M=4096, N=4096, K=4096), dtypes=("bfloat16", "float16"),
              interpret=False),
         Case("square_8192", params=dict(M=8192, N=8192, K=8192), dtypes=("bfloat16", "float16"),

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from tritondbg.kernels import fp8_gemm as F8
+from tritondbg.kernels import _splitk as SK
 from tritondbg.kernels import gemm as G
 
 
@@ -20,3 +21,32 @@ def test_splitk_matches_the_reference(dtype, m, b_transposed):
     assert config["SPLIT_K"] > 1 and config["SPLIT_K"] * config["DEC_BLOCK_K"] <= 300  # really split along K
     ws, cnt = F8._buffers_for(m, 40, a.device)
     assert not bool(cnt.any())  # every arrival counter reset for the next launch
+
+
+def test_wide_prune_offers_128_token_tiles_only_for_65_to_128_rows():
+    """M = 65..128: one 128-token tile streams b once (issue 18, M = 127); smaller M keeps its own tile."""
+    configs = F8.fp8_gemm_decode_kernel.configs
+    a16 = torch.empty(1, dtype=torch.bfloat16)
+    for m, want in ((127, {64, 128}), (65, {64, 128}), (64, {64}), (17, {32}), (1, {16})):
+        kept = SK._prune_decode_configs(configs, dict(M=m, N=4096, K=4096, a_ptr=a16))
+        assert {c.kwargs["DEC_BLOCK_M"] for c in kept} == want, m
+    big = [c for c in SK._prune_decode_configs(configs, dict(M=127, N=4096, K=4096, a_ptr=a16))
+           if c.kwargs["DEC_BLOCK_M"] == 128]
+    assert big and all(c.num_warps == 8 for c in big)  # 4 warps spill the 128-token accumulator on sm_90
+
+
+def test_splitk_128_token_tile_sums_right():
+    """A pinned 128-token config (2 splits, the loop-summed partials) on M = 100 under the interpreter."""
+    gen = torch.Generator().manual_seed(1)
+    a = torch.randn(100, 256, generator=gen).to(torch.float16)
+    b = torch.randn(256, 64, generator=gen).to(torch.float16)
+    one = torch.ones((), dtype=torch.float32)
+    c = torch.empty(100, 64, dtype=torch.float16)
+    ws = torch.empty(2 * 100 * 64, dtype=torch.float32)
+    cnt = torch.zeros(1, dtype=torch.int32)
+    F8.fp8_gemm_decode_kernel.fn[(1, 2)](a, b, c, ws, cnt, one, one, 100, 64, 256, a.stride(0), a.stride(1),
+                                          b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                                          SCALE_A_ROWS=False, SCALE_B_COLS=False, DEC_BLOCK_M=128,
+                                          DEC_BLOCK_N=64, DEC_BLOCK_K=64, SPLIT_K=2, USE_DOT=True)
+    torch.testing.assert_close(c.float(), G.reference(a, b), atol=2e-2, rtol=2e-2)
+    assert not bool(cnt.any())

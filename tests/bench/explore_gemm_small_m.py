@@ -16,7 +16,8 @@ import json
 import sys
 import time
 
-NK = ((4096, 4096), (11008, 4096), (4096, 11008), (13824, 5120), (5120, 13824))
+# the sweep's N/K pairs (tests/bench/sweep_h200.py GEMM_NK)
+NK = ((4096, 4096), (11008, 4096), (4096, 11008), (13824, 5120), (5120, 13824), (14336, 4096), (6144, 4096))
 
 
 def fp8_candidates(M: int, K: int):
@@ -37,11 +38,12 @@ def fp8_candidates(M: int, K: int):
 def candidates(M: int, K: int):
     bms = sorted({max(16, min(128, 1 << (M - 1).bit_length())), 64} - ({64} if M <= 32 else set()))
     for bm, bn, bk, sk in itertools.product(bms, (64, 128), (64, 128), (1, 2, 3, 4, 8)):
-        if sk * bk > K:
+        if sk * bk > K or (bm == 128 and sk in (1, 8)):  # 128 tokens: 32..64 tiles x 1 or 8 splits never fit
             continue
         smem = (bn + bm) * bk * 2
         stages = 4 if smem * 4 <= 160 * 1024 else 3
-        for warps in (4,):
+        # 128-token tiles: 8 warps (4 warps spilled on sm_90: kernels/_splitk.py WIDE_DECODE_CONFIGS)
+        for warps in ((8,) if bm == 128 else (4,)):
             yield dict(DEC_BLOCK_M=bm, DEC_BLOCK_N=bn, DEC_BLOCK_K=bk, SPLIT_K=sk, USE_DOT=True, num_warps=warps,
                        num_stages=stages)
 
@@ -104,6 +106,9 @@ def main(argv=None) -> int:
             else:
                 base = row("torch.matmul", lambda: a @ b)
                 cur = row("gemm", lambda: G.gemm(a, b))
+                if cur["us"] is not None and M <= G.SPLITK_MAX_M:  # the decode config gemm's autotuner picked
+                    cur["config"] = {k: v for k, v in F8.fp8_gemm_decode_kernel.best_config.all_kwargs().items()
+                                     if k.startswith("DEC_") or k in ("SPLIT_K", "num_warps", "num_stages")}
                 til = row("gemm_tiled", lambda: G.gemm_tiled(a, b))
             best = None
             for cfg in (fp8_candidates if fp8 else candidates)(M, K):
@@ -127,7 +132,8 @@ def main(argv=None) -> int:
             if fp8:
                 print(f"bare read of b (a sum, not the product): {read['us']:.1f} us")
             print(f"M={M:4d} N={N:5d} K={K:5d}: torch {b_us:7.1f} us | gemm {cur['us']:7.1f} ({b_us / cur['us']:.2f}x)"
-                  f" | tiled {til['us']:7.1f} ({b_us / til['us']:.2f}x) | best split-K "
+                  + (f" {cur['config']}" if not fp8 and cur.get("config") else "")
+                  + f" | tiled {til['us']:7.1f} ({b_us / til['us']:.2f}x) | best split-K "
                   + (f"{best['us']:7.1f} ({b_us / best['us']:.2f}x) {best['config']}" if best else "none"),
                   flush=True)
             del a, b, ref
