@@ -109,17 +109,10 @@ WIDE_DECODE_CONFIGS = [
     for bn, bk, sk in ((64, 128, 2), (64, 64, 2), (64, 64, 3), (64, 64, 4), (128, 128, 1), (128, 128, 2),
                        (128, 64, 1), (128, 64, 3))
 ] + [
-    # 65 <= M <= 128 (issue 18: M = 127 was 0.82-0.91x torch with two 64-token tiles, the second re-reading
-    # each weight tile from L2): one 128-token tile, so b is streamed exactly once; split-K supplies the
-    # programs (N = 4096: 32 / 64 tiles of 128 / 64 weight rows x 2..8 splits = 128..256 programs on 132 SMs).
-    # acc (DEC_BLOCK_N, 128) fp32: 128 x 128 over 8 warps = 64 registers a thread (4 warps: 128). Shared
-    # memory per stage (DEC_BLOCK_N + 128) * DEC_BLOCK_K * 2 B: 128x64 32 KiB x 4 = 128 KiB; 64x64 24 KiB x 4.
-    # sm_90 compile-only (Triton 3.9, bf16, cuobjdump -res-usage: tests/bench/gemm_regs.py --decode), regs /
-    # spill bytes / smem: DEC_BLOCK_N 128, K 64, sk2-4, s4: 254 / 0 / 128 KiB; N 128, K 128, s3: 254 / 0 / 192;
-    # N 64, K 64: 139-146 / 0 / 96; N 64, K 128: 140 / 0 / 192. 4 warps spilled (N 64, sk4: 8 bytes).
-    _dcfg(128, bn, bk, sk, True, 8, stages)
-    for bn, bk, sk, stages in ((128, 64, 4, 4), (128, 64, 3, 4), (128, 64, 2, 4), (128, 128, 2, 3),
-                               (64, 64, 2, 4), (64, 64, 4, 4), (64, 128, 2, 4))
+    # 65 <= M <= 128 with one 128-token tile (b streamed once; 8 warps: 4 spill on sm_90) was tried in session 8
+    # and lost on each of the 7 sweep shapes at M = 127 (H200, Triton 3.6, tests/bench/explore_gemm_small_m.py
+    # --m 127: best 128-token pick 24.8 / 48.5 / 41.8 / 62.2 / 54.7 / 54.4 / 30.5 us against the 64-token
+    # tiles' 22.6 / 42.9 / 40.3 / 52.7 / 54.2 / 46.2 / 28.8 us): not listed. The kernel still takes it pinned.
 ]
 _WIDE = {id(c) for c in WIDE_DECODE_CONFIGS}
 DECODE_CONFIGS = DECODE_CONFIGS + WIDE_DECODE_CONFIGS
@@ -163,9 +156,8 @@ def _prune_decode_configs(configs, named_args, **kwargs):
 
 def _prune_wide(configs, M: int, K: int):
     """16-bit operands: the wide configs whose token tile suits M (16 / 32 / 64 tokens for M up to 16 / 32 / 64;
-    65..128 tokens: the 128-token tiles (b streamed once) and the 64-token ones (two M tiles, the second reads
-    each weight tile back from L2), the autotuner picks; above 128, 64-token tiles), no split whose K slice
-    would be empty. (At M = 1 the fp8 list's configs never won on bf16 in the session-7 sweep.)"""
+    65..128 tokens: the 64-token ones (two M tiles, the second reads each weight tile back from L2) and any
+    listed 128-token tile (none today: they lost on the H200)), no split whose K slice would be empty. (At M = 1 the fp8 list's configs never won on bf16 in the session-7 sweep.)"""
     bm = max(16, triton.next_power_of_2(M))
     bms = (64, 128) if bm == 128 else (min(64, bm),)
     return [c for c in configs if id(c) in _WIDE and c.kwargs["DEC_BLOCK_M"] in bms
