@@ -245,8 +245,13 @@ def merge(previous: dict, rows: list, metas: dict, groups: list) -> tuple[list, 
         m = dict(m)
         if g in old_metas and any(r.get("group") == g for r in kept):
             old = old_metas[g]
-            m["earlier"] = [e for e in old.get("earlier", [])] + [
-                {k: old.get(k) for k in ("date", "gpu", "triton", "torch", "command")}]
+            seen = {(m.get("date"), m.get("command"))}
+            m["earlier"] = []
+            for e in list(old.get("earlier", [])) + [{k: old.get(k) for k in ("date", "gpu", "triton", "torch",
+                                                                                 "command")}]:
+                if (e.get("date"), e.get("command")) not in seen:  # a table rendered again from its own JSON
+                    seen.add((e.get("date"), e.get("command")))
+                    m["earlier"].append(e)
         out[g] = m
     return kept + rows, out
 
