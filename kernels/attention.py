@@ -118,7 +118,7 @@ _PREFILL_CONFIGS = [
     _prefill_cfg(64, 64, 4, 3),             # 151 / 151, 115,712 B
     # D = 64 (issue 18, H200 2026-11-30, tests/bench/explore_prefill.py, B4 H32 N4096 bf16): 64x128 w4 s3 1297 us
     # non-causal (1.41x SDPA flash; the autotuner's 64x64 pick 1384 us), 128x128 w4 s3 689 us causal (1.42x; the
-    # pick 739 us). 4 warps on a 128-row tile spill at D = 128: D <= 64 only (_prune_prefill_configs).
+    # pick 739 us). D <= 64 only (_prune_prefill_configs).
     _prefill_cfg(64, 128, 4, 3),
     _prefill_cfg(128, 128, 4, 3),
     # N <= 128 and the CPU interpreter; the WARP_SPEC twin runs the device-descriptor single loop there
@@ -140,7 +140,9 @@ def _prune_prefill_configs(configs, named_args, **kwargs):
       tests/bench/explore_prefill.py, B4 H32 N4096 non-causal bf16) gave NaN outputs for 128x64 s3/s4 and
       128x128 s3/s4 (128x128 s2 was right): never offered there. Pinned on a masked shape anyway, they run the
       two-loop path on 4 warps, which spills at D=128 (12-180 words on sm_90): correct, but slow.
-    - non-specialised 4-warp configs with 128-row tiles only for D <= 64 (they spill at D = 128).
+    - non-specialised 4-warp configs with a 128-wide tile side only for D <= 64: 128-row tiles spill at
+      D = 128, and 64x128 measured 1.24-1.25x flash there against 1.42-1.50x for the configs the autotuner
+      picks (H200, session 8, tests/bench/runs/s8_explore_prefill.txt).
     - N_Q > 128: tiles under 64 rows. fp32: tiles up to 64x64 (fp32 operands: 1362 spilled words at
       128x128, D=64).
     - Q tile + num_stages K/V tiles must fit shared memory: elt * D * (BLOCK_M + 2 * BLOCK_N * stages); the
@@ -159,7 +161,7 @@ def _prune_prefill_configs(configs, named_args, **kwargs):
             continue
         if ws and c.num_warps == 4 and (elt != 2 or d < 128):
             continue
-        if not ws and c.num_warps == 4 and bm >= 128 and d > 64:
+        if not ws and c.num_warps == 4 and max(bm, bn) >= 128 and d > 64:
             continue
         if n_q > 128 and bm < 64:
             continue
