@@ -88,7 +88,8 @@ Numerics: fp32 accumulation in ``tl.dot``; the activation is evaluated in fp32 o
 result is rounded once to the output dtype. The reference (``reference``) is ``a.float() @ b.float()``
 followed by the same activation in fp32. Expected error: one rounding of the output dtype
 (fp16: 2^-11 relative, bf16: 2^-8) plus fp32 reordering error (~K * 2^-24 relative to sum |a||b|). Bitwise
-deterministic for one config (no split-K, no atomics); the two kernels may differ in the last bit.
+deterministic for one config (the split tail and the split-K path sum their partials in a fixed order); the
+kernels, and a split tail tile against a full-round one, may differ in the last bit.
 
 Limits: the pointer kernel's element offsets are int32, so M*K, K*N and M*N (in elements, times the strides)
 must stay below 2^31 (8192 x 8192 is 2^26: fine; a 65536 x 65536 operand is not); TMA coordinates are int32
