@@ -103,10 +103,12 @@ def _fp8_tile_dot(a_desc, b_desc, offs_m, offs_n, ki, acc, B_TRANS: tl.constexpr
         b = b_desc.load([offs_n, offs_k]).T  # (BLOCK_N, BLOCK_K) box of the (N, K) weight: K-major for wgmma
     else:
         b = b_desc.load([offs_k, offs_n])
+    # one return statement (two put some of the dot's locations on the blank line after the function)
     if FAST_ACCUM:
-        return tl.dot(a, b, acc)
-    # promotion every BLOCK_K products (see fp8_gemm_kernel)
-    return tl.dot(a, b, acc, max_num_imprecise_acc=BLOCK_K)
+        acc = tl.dot(a, b, acc)
+    else:
+        acc = tl.dot(a, b, acc, max_num_imprecise_acc=BLOCK_K)  # promotion every BLOCK_K products (fp8_gemm_kernel)
+    return acc
 
 
 @triton.autotune(configs=TMA_CONFIGS, key=["M", "N", "K", "B_TRANS", "FAST_ACCUM"],
