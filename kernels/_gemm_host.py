@@ -1,12 +1,13 @@
 """Host-side helpers of kernels/gemm.py (kept apart so gemm.py stays readable; gemm.py re-exports them): the
-small-M path through kernels/_splitk.py's one-launch split-K decode kernel (``gemm_splitk``), the TMA operand
-layout test and the scratch allocator the device-side TMA descriptors need."""
+small-M path through kernels/_splitk.py's one-launch split-K decode kernel (``gemm_splitk``) and the TMA operand
+layout test."""
 from __future__ import annotations
 
 import torch
 import triton
 
 from . import _splitk as SK
+from ._launch import ensure_allocator as _ensure_allocator  # noqa: F401 (gemm.py and _fp8_tma.py use it)
 
 
 def _tma_layout(t: torch.Tensor) -> bool | None:
@@ -21,24 +22,6 @@ def _tma_layout(t: torch.Tensor) -> bool | None:
     if s0 == 1 and s1 > 0 and (s1 * elem) % 16 == 0:
         return True
     return None
-
-
-def _torch_scratch(size: int, alignment: int, stream):
-    """Triton's allocator protocol: global scratch for the device-side TMA descriptors (torch's caching
-    allocator; its blocks are 512-byte aligned, more than the 128 bytes a descriptor needs)."""
-    return torch.empty(size, device="cuda", dtype=torch.int8)
-
-
-def _ensure_allocator() -> None:
-    """Install _torch_scratch unless an allocator is set already (3.6 and 3.9 keep it in a ContextVar)."""
-    try:
-        from triton.runtime import _allocation
-
-        if not isinstance(_allocation._allocator.get(), _allocation.NullAllocator):
-            return
-    except (ImportError, AttributeError):  # private module moved: set ours
-        pass
-    triton.set_allocator(_torch_scratch)
 
 
 SPLITK_MAX_M = 128  # M at or below this, no activation, on a GPU: the split-K decode kernel (issue 18)

@@ -86,6 +86,25 @@ def hooks_idle() -> bool:
     return True
 
 
+def _torch_scratch(size: int, alignment: int, stream):
+    """Triton's allocator protocol: global scratch for device-side TMA descriptors (torch's caching allocator
+    on the current device; its blocks are 512-byte aligned, more than the 128 bytes a descriptor needs)."""
+    return torch.empty(size, device="cuda", dtype=torch.int8)
+
+
+def ensure_allocator() -> None:
+    """Install _torch_scratch unless an allocator is set already (3.6 and 3.9 keep it in a ContextVar, so
+    each thread that launches a kernel with device-side descriptors calls this)."""
+    try:
+        from triton.runtime import _allocation
+
+        if not isinstance(_allocation._allocator.get(), _allocation.NullAllocator):
+            return
+    except (ImportError, AttributeError):  # private module moved: set ours
+        pass
+    triton.set_allocator(_torch_scratch)
+
+
 def _direct_entry(compiled):
     """The C launch entry of ``compiled`` and the arguments it takes between ``function`` and the kernel's own,
     when it can be called directly: Triton 3.6's CudaLauncher (``__call__(gridX, gridY, gridZ, stream,
@@ -146,6 +165,17 @@ class Launcher:
                         *self.tail)
         else:
             self.run(*tensors, *self.tail)
+
+    def with_descriptors(self, tensors: tuple, descriptors: tuple) -> None:
+        """Launch with the leading ``tensors`` and then host ``TensorDescriptor`` arguments, which Triton's
+        launcher turns into CUtensorMaps (kernels whose descriptors follow their pointer arguments)."""
+        if self.direct is not None and hooks_idle():
+            g = self.grid
+            stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
+            self.direct(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors),
+                        *descriptors, *self.tail)
+        else:
+            self.run(*tensors, *descriptors, *self.tail)
 
 
 class Launches:

@@ -58,7 +58,9 @@ TMA kernel (after Triton's persistent-matmul tutorial):
   0..n-1 (deterministic bits; a tail tile's bits may differ from a full-round tile's in the last place),
   applies the activation once and stores c with masked pointer stores. Decided in the kernel from (#tiles,
   #SMs, K steps), so each autotune candidate is timed with its own tail, and the host's steady state is
-  unchanged (workspace and counters are bound into the cached launcher). sm_90 (Triton 3.9, compile-only,
+  unchanged (workspace and counters are bound into the cached launcher). With at most #SMs / 2 tiles in all
+  (small M: 127x4096 at 128x128 is 32 tiles) the tail is every tile: plain split-K over
+  ``tma_programs`` programs. sm_90 (Triton 3.9, compile-only,
   tests/bench/gemm_regs.py --tma): registers and shared memory as without it (128x256 s4: 171 regs, no
   spill, 224 KiB; 128x128 w8: 133 regs, 144 KiB). H200 (Triton 3.6, 2026-11-30, tests/bench/explore_gemm_mid_m.py
   --m 1024): 1024x5120x13824 242.8 -> 207.7 us (0.81x -> 0.95x torch.matmul), with GELU 0.76x -> 0.90x,
@@ -106,7 +108,7 @@ import triton.language as tl
 from . import _launch
 from . import _splitk as SK
 from ._gemm_host import (SPLITK_MAX_M, SPLITK_MIN_NK, _ensure_allocator, _one, _splitk_cached,  # noqa: F401
-                         _splitk_sig, _tma_layout, _torch_scratch, _use_splitk, gemm_splitk)
+                         _splitk_sig, _tma_layout, _use_splitk, gemm_splitk)
 from ._autotune import autotune_bench
 
 ACTIVATIONS = (None, "gelu", "silu")
@@ -386,13 +388,15 @@ def gemm_tma_kernel(
     # stages (Triton's persistent-matmul tutorial does the same).
     # ---- split tail (data-parallel + split-K, Stream-K paper's "DP + SK" hybrid): when the last round would
     # hold tail = num_tiles % NUM_SMS <= NUM_SMS / 2 tiles (most SMs idle for a whole tile's time), the full
-    # rounds run as usual and each tail tile's K is split n_split ways over the idle programs.
+    # rounds run as usual and each tail tile's K is split n_split ways over the idle programs. With fewer
+    # tiles than half the SMs (small M: one round, the tail is every tile) it is plain split-K; the grid
+    # (``tma_programs``) then has num_tiles * n_split programs.
     num_dp = num_tiles
     n_split = num_tiles * 0 + 1
     if TAIL_SPLIT > 1:
         tail = num_tiles % NUM_SMS
         ways = tl.minimum(tl.minimum(NUM_SMS // tl.maximum(tail, 1), TAIL_SPLIT), k_tiles)
-        if (num_tiles >= NUM_SMS) & (tail > 0) & (ways > 1):
+        if (tail > 0) & (ways > 1):
             n_split = ways
             num_dp = num_tiles - tail
 
@@ -521,6 +525,16 @@ _PTR = _launch.Launches(gemm_kernel, _PLANS)
 TAIL_SPLIT_MAX = 8  # gemm_tma_kernel's split tail: at most this many K splits per tail tile (< 2: off)
 
 
+def tma_programs(M: int, N: int, K: int, meta: dict, num_sms: int, tail_max: int) -> int:
+    """gemm_tma_kernel's grid for config ``meta``: ``num_sms`` persistent programs, or with fewer tiles than
+    SMs one per tile, times the K split of its rule when at most half the SMs would have a tile."""
+    tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
+    if tiles >= num_sms:
+        return num_sms
+    ways = min(num_sms // max(tiles, 1), tail_max, triton.cdiv(K, meta["BLOCK_K"]))
+    return tiles * ways if ways > 1 else tiles
+
+
 def _tail_buffers(device, num_sms: int):
     """The TMA kernel's split-tail workspace and counters (zero between launches), cached per device for the
     process's life (kernels/_splitk.py ``_buffer``). The workspace holds num_sms fp32 tiles of 256 x 256 (a
@@ -541,7 +555,7 @@ def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation, sig=None) -> 
     ws, cnt = _tail_buffers(a.device, num_sms)
 
     def grid(meta):
-        return (min(num_sms, triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])),)
+        return (tma_programs(M, N, K, meta, num_sms, TAIL_SPLIT_MAX),)
 
     values = dict(M=M, N=N, K=K, stride_a=a.stride(1) if a_trans else a.stride(0),
                   stride_b=b.stride(1) if b_trans else b.stride(0),

@@ -30,20 +30,26 @@ def _inputs(M, N, K, b_transposed=False, seed=0):
     (48, 32, 160, "gelu", False, 2),  # 6 tiles on 4 programs: 4 + a 2-tile tail, 5 K steps split 3 + 2
     (48, 32, 96, "silu", True, 2),    # b as an (N, K) weight's .t() view (B_TRANS)
     (16, 80, 128, None, False, 4),    # 5 tiles: 4 + a 1-tile tail split 4 ways (one K step each)
+    (16, 32, 160, "gelu", False, 2),  # 2 tiles, fewer than the 4 programs: plain split-K, 2 ways (3 + 2 steps)
+    (16, 16, 96, None, True, 3),      # 1 tile split over 3 programs (3 K steps: the split stops at K's steps)
 ])
 def test_split_tail_sums_right_and_activates_once(tiny_config, M, N, K, act, bt, splits):
     ws, cnt = tiny_config
     a, b = _inputs(M, N, K, bt)
     c = G.gemm(a, b, act)
     torch.testing.assert_close(c.float(), G.reference(a, b, act), atol=2e-2, rtol=2e-2)
-    tail = (M // 16) * (N // 16) % G._INTERP_NUM_SMS
+    tiles = (M // 16) * (N // 16)
+    tail = tiles % G._INTERP_NUM_SMS
+    programs = G.tma_programs(M, N, K, _TINY.kwargs, G._INTERP_NUM_SMS, G.TAIL_SPLIT_MAX)
+    assert programs == (G._INTERP_NUM_SMS if tiles >= G._INTERP_NUM_SMS else tiles * splits)
     assert int((~ws.isnan()).sum()) == tail * splits * 16 * 16  # really split: every partial written once
     assert not bool(cnt.any())  # every arrival counter reset for the next launch
     assert torch.equal(G.gemm(a, b, act), c)  # fixed summation order: the same bits again
 
 
 @pytest.mark.parametrize("M, N, K", [(67, 40, 88),  # 15 tiles: the last round's 3 tiles fill 3 of 4 programs
-                                     (32, 32, 64)])  # 4 tiles: one round, no tail
+                                     (32, 32, 64),  # 4 tiles: one round, no tail
+                                     (48, 16, 64)])  # 3 tiles on 4 programs: more than half full, no split
 def test_no_split_when_the_last_round_is_more_than_half_full(tiny_config, M, N, K):
     ws, _ = tiny_config
     a, b = _inputs(M, N, K)

@@ -156,7 +156,10 @@ def test_gemm_cached_launcher_keeps_the_kernel_the_first_call_chose(fake, monkey
     (grid, args, kwargs), = k.full
     (_, d1), (g2, d2) = k.compiled.direct
     assert all(_same(x, y) for x, y in zip(d1, _bound(k, args, kwargs, cfg)))
-    assert g2 == (min(132, 1 * -(-11008 // cfg.kwargs["BLOCK_N"])), 1, 1) and d2[2] is c and c.shape == (127, 11008)
+    tiles = -(-11008 // cfg.kwargs["BLOCK_N"])  # one row of tiles: split-K over the idle SMs (kernels/gemm.py)
+    ways = min(132 // tiles, GEMM.TAIL_SPLIT_MAX, -(-4096 // cfg.kwargs["BLOCK_K"]))
+    assert g2 == (tiles * ways, 1, 1) == (GEMM.tma_programs(127, 11008, 4096, cfg.kwargs, 132, GEMM.TAIL_SPLIT_MAX), 1, 1)
+    assert d2[2] is c and c.shape == (127, 11008)
     assert d2[3:] == d1[3:]
 
 

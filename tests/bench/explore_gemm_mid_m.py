@@ -1,10 +1,12 @@
 """Issue 18, gemm at mid M (1024 / 4096 rows, LLM weights, and 4096^3): does the TMA kernel's split tail
-(kernels/gemm.py TAIL_SPLIT_MAX, kernels/_gemm_parts.py ``_split_tail``) remove the partial last round, and
-which tile wins with it? An exploration: its output decides TMA_CONFIGS and TAIL_SPLIT_MAX.
+(kernels/gemm.py TAIL_SPLIT_MAX, ``_split_tail_sum``) remove the partial last round, and which tile wins with
+it? At small M (``--m 127,256``: fewer tiles than SMs) the same rule is plain split-K, timed beside ``gemm``'s
+split-K decode kernel (row ``gemm``, M <= SPLITK_MAX_M). An exploration: its output decides TMA_CONFIGS,
+TAIL_SPLIT_MAX and SPLITK_MAX_M.
 
     python tests/bench/explore_gemm_mid_m.py [--m 1024,4096] [--dtype bfloat16] [--out explore_mid.json]
 
-For each (M, N, K): torch.matmul; ``gemm`` with the split tail off (TAIL_SPLIT_MAX = 1: the kernel before
+For each (M, N, K): torch.matmul; ``gemm_tiled`` (the TMA kernel) with the split tail off (TAIL_SPLIT_MAX = 1: the kernel before
 issue 18's change, autotuned) and on (autotuned); then gemm_tma_kernel launched directly with each TMA config
 of >= 128x128 tiles, tail off and on, and with a few tiles outside TMA_CONFIGS (``EXTRA``: 256x128, ...),
 tail on. Every row is checked against an fp32 product first (rel. err < 1e-2 of
@@ -34,7 +36,7 @@ def tail_split(tiles: int, sms: int, k_steps: int, most: int) -> int:
     """The kernel's rule (gemm_tma_kernel, ``n_split``), for the printout: K splits per tail tile, 1 = none."""
     tail = tiles % sms
     ways = min(sms // max(tail, 1), most, k_steps)
-    return ways if tiles >= sms and tail > 0 and ways > 1 else 1
+    return ways if tail > 0 and ways > 1 else 1
 
 
 def main(argv=None) -> int:
@@ -101,7 +103,7 @@ def main(argv=None) -> int:
 
         def gemm_with(tail_max):
             def fn():
-                return G.gemm(a, b, act)
+                return G.gemm_tiled(a, b, act)
             G.TAIL_SPLIT_MAX = tail_max
             G._PLANS.clear()  # the cached launchers do not key on TAIL_SPLIT_MAX
             try:
@@ -114,6 +116,8 @@ def main(argv=None) -> int:
 
         base = row("torch.matmul", (lambda: a @ b) if act is None else
                    (lambda: torch.nn.functional.gelu(a @ b, approximate="tanh")))
+        # gemm's own rule (the split-K decode kernel where it applies)
+        rule = row("gemm", lambda: G.gemm(a, b)) if M <= G.SPLITK_MAX_M and act is None else None
         off = gemm_with(1)
         on = gemm_with(most)
         best = None
@@ -124,7 +128,7 @@ def main(argv=None) -> int:
                 c = torch.empty(M, N, device=dev, dtype=dtype)
 
                 def fn(cfg=cfg, tail=tail, c=c, tiles=tiles):
-                    G.gemm_tma_kernel.fn[(min(sms, tiles),)](
+                    G.gemm_tma_kernel.fn[(G.tma_programs(M, N, K, cfg.kwargs, sms, tail),)](
                         a, b, c, ws, cnt, M, N, K, a.stride(0), b.stride(0), A_TRANS=False, B_TRANS=False,
                         ACTIVATION=act, NUM_SMS=sms, TAIL_SPLIT=tail, num_warps=cfg.num_warps,
                         num_stages=cfg.num_stages, **cfg.kwargs)
@@ -149,7 +153,8 @@ def main(argv=None) -> int:
         bcfg = best["config"] if best else {}
         bdesc = (f"{bcfg['BLOCK_M']}x{bcfg['BLOCK_N']} w{bcfg['num_warps']} s{bcfg['num_stages']} {best['name']}"
                  if best else "")
-        print(f"{M:5d}x{N:5d}x{K:5d}{' gelu' if act else '     '} torch {t:8.1f} us | tail off {fmt(off)} | "
+        print(f"{M:5d}x{N:5d}x{K:5d}{' gelu' if act else '     '} torch {t:8.1f} us | "
+              f"{'gemm ' + fmt(rule) + ' | ' if rule else ''}tail off {fmt(off)} | "
               f"tail on {fmt(on)} [{pick}] | best pinned {fmt(best) if best else '-'} [{bdesc}]", flush=True)
         del a, b, ref
         if dev.type == "cuda":

@@ -1,7 +1,7 @@
 """The bundled wrappers' steady state on the GPU: the third call of each signature (through the cached launcher,
 no checks, no autotuner) against the reference, on the shapes whose paths session 7 changed (long rows held
-whole, split-K gemm up to M = 128, the fp8 decode plan's direct launch), decode attention's launcher and a few odd
-ones. Prints one line per
+whole, split-K gemm up to M = 128, the fp8 decode plan's direct launch), decode and prefill attention's launchers
+and a few odd ones. Prints one line per
 shape and "OK n" or "FAILED ..." last; exit 1 on any mismatch. Run by tests/gpu/test_launch_gpu.py."""
 import sys
 
@@ -67,6 +67,25 @@ def main() -> int:
         sl = None if lens is None else torch.tensor(lens, device="cuda", dtype=torch.int32)
         check(f"attention_decode B{B} H{H}/{HKV} S{S} {dt}", third(lambda: A.attention_decode(q, k, v, sl)),
               A.reference_decode(q, k, v, sl), 2e-2)
+    # prefill attention: its plan's launcher (session 9), host TMA descriptors rebuilt per call on the call's
+    # tensors (the fourth call below uses new tensors: a descriptor left on the first call's would show), the
+    # warp-specialised configs' device descriptors (D 128, even N, non-causal), fp32, a (B, N, H, D) layout
+    for B, H, HKV, N, D, causal, dt, bnhd in ((2, 8, 2, 1000, 128, True, torch.bfloat16, False),
+                                              (2, 8, 8, 1024, 128, False, torch.bfloat16, False),
+                                              (1, 4, 4, 777, 64, False, torch.float16, False),
+                                              (2, 4, 4, 256, 64, True, torch.float32, False),
+                                              (2, 8, 4, 333, 128, True, torch.bfloat16, True)):
+        def make():
+            def one(h):
+                if bnhd:
+                    return torch.randn(B, N, h, D, device="cuda").to(dt).transpose(1, 2)
+                return torch.randn(B, h, N, D, device="cuda").to(dt)
+            return one(H), one(HKV), one(HKV)
+        q, k, v = make()
+        name = f"attention B{B} H{H}/{HKV} N{N} D{D}{' causal' if causal else ''} {dt}{' bnhd' if bnhd else ''}"
+        check(name, third(lambda: A.attention(q, k, v, causal=causal)), A.reference(q, k, v, causal=causal), 2e-2)
+        q, k, v = make()
+        check(name + " new tensors", A.attention(q, k, v, causal=causal), A.reference(q, k, v, causal=causal), 2e-2)
     print(f"OK {n}" if not bad else f"FAILED {len(bad)} of {n}: {bad}")
     return 1 if bad else 0
 
