@@ -133,11 +133,18 @@ def grid_configs(N: int, elem_size: int, long_rows: bool = False):
     return out
 
 
+# Other baselines a group is also summarised against (no target): the fastest one a user could call instead
+ALSO = {"prefill": "sdpa cudnn"}
+
+
 def summarize(rows) -> list[dict]:
-    """Per group: rows, the ratio against the target's baseline (min / median), the worst row, met or not."""
+    """Per group: rows, the ratio against the target's baseline (min / median), the worst row, met or not; then
+    the groups of ``ALSO`` against their other baseline."""
     out = []
-    for group, size in [(g, None) for g in GROUPS] + [(g, z) for g in ("layernorm", "softmax") for z in ("big", "small")]:
-        base, every, median_t = TARGETS[group]
+    parts = [(g, None, TARGETS[g]) for g in GROUPS]
+    parts += [(g, z, TARGETS[g]) for g in ("layernorm", "softmax") for z in ("big", "small")]
+    parts += [(g, None, (base, None, None)) for g, base in ALSO.items()]
+    for group, size, (base, every, median_t) in parts:
         rs = [r for r in rows if r["group"] == group and base in r["baselines"] and "ratio" in r["baselines"][base]
               and (size is None or r["name"].endswith(f"({size})"))]
         if not rs or (size is not None and len(rs) == len([r for r in rows if r["group"] == group])):
