@@ -76,7 +76,7 @@ from ._attention_common import (_SMEM_LIMIT, _SUPPORTED_DTYPES, _SUPPORTED_HEAD_
 from ._attention_decode import (_DECODE_CONFIGS, _PLANS, _attn_decode_kernel, _decode_num_splits,  # noqa: F401
                                 _num_sms, _pristine, attention_decode, check_decode_args)
 from . import _launch
-from ._autotune import autotune_bench, graph_time_flushed, interpreting as _interpreting
+from ._autotune import autotune_bench, interpreting as _interpreting
 from ._launch import ensure_allocator as _ensure_allocator
 
 # --------------------------------------------------------------------------------------------------------
@@ -239,22 +239,19 @@ def _attn_inner(acc, l_i, m_i, q, k_src, v_src, b, hk, stride_kn, stride_vn,
     return acc, l_i, m_i
 
 
-AUTOTUNE_TIMER = "graph"  # "flushed": graph_time_flushed (kernels/_autotune.py), the L2 evicted before each call
-
-
 def _gpu_time_bench(kernel_call, quantiles):
     """The prefill autotuner's timer: the launch replayed from a CUDA graph (``do_bench_cudagraph``: GPU time,
     no per-call Python). Small prefill shapes are launch-bound: under plain do_bench every config measures
     the same ~50-100 us of host work (argument binding, descriptors) and the pick is noise. On the H200
     (2026-11-30, Triton 3.6) two processes picked 64x64 and 128x128 for the same B2 H8 N1000 GQA case, whose
     GPU times are 17.8 and 22.8 us. Large shapes rank the same either way (inputs far beyond the L2). Under the
-    interpreter, without CUDA or where a graph cannot be captured: ``autotune_bench`` (kernels/_autotune.py)."""
+    interpreter, without CUDA or where a graph cannot be captured: ``autotune_bench`` (kernels/_autotune.py).
+    With the L2 evicted before each replayed call instead (tests/bench/explore_prefill_timer.py, H200, 2026-11-30)
+    the picks were the same, in 3 processes out of 3 each, on B8 H16 N1000 and B4 H32 N4096 causal."""
     from triton.testing import do_bench_cudagraph
 
     if torch.cuda.is_available() and not _interpreting() and not torch.cuda.is_current_stream_capturing():
         try:
-            if AUTOTUNE_TIMER == "flushed":
-                return graph_time_flushed(kernel_call, quantiles)
             return do_bench_cudagraph(kernel_call, rep=50, quantiles=quantiles)
         except Exception:  # noqa: BLE001 - e.g. out of resources at compile time: the default path says it
             torch.cuda.synchronize()

@@ -58,10 +58,39 @@ def test_gpu_bench_scripts_say_they_need_a_gpu_in_one_line(cli_env):
 
     for script in ("tests/bench/read_floor.py", "tests/bench/decode_splits.py", "tests/bench/kernels_h200.py",
                    "tests/bench/sweep_h200.py", "tests/bench/explore_prefill.py", "tests/bench/explore_fp8.py",
-                   "tests/bench/explore_gemm_mid_m.py"):
+                   "tests/bench/explore_gemm_mid_m.py", "tests/bench/explore_prefill_timer.py"):
         p = subprocess.run([sys.executable, str(REPO / script)], env=dict(cli_env, CUDA_VISIBLE_DEVICES=""),
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 2 and p.stderr.strip() == "needs a CUDA GPU", (script, p.stderr[-500:])
+
+
+def test_ncu_misses_parses_ncu_details_csv_and_says_what_it_needs(cli_env):
+    """tests/bench/ncu_misses.py: ncu's --csv --page details (one row per launch and metric, rule rows with no
+    metric) becomes one dict per launch; without ncu or CUDA, one line and exit 2."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests" / "bench"))
+    import ncu_misses
+
+    head = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+            '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"\n')
+    rows = ['"0","1","python","h","gemm_tma_kernel","1","7","(256, 1, 1)","(129, 1, 1)","0","9.0",'
+            '"GPU Speed Of Light Throughput","Duration","us","22.62"',
+            '"0","1","python","h","gemm_tma_kernel","1","7","(256, 1, 1)","(129, 1, 1)","0","9.0",'
+            '"GPU Speed Of Light Throughput","DRAM Throughput","%","71.5"',
+            '"0","1","python","h","gemm_tma_kernel","1","7","(256, 1, 1)","(129, 1, 1)","0","9.0","Occupancy","","",""',
+            '"1","1","python","h","nvjet_hsh_128x256","1","7","(384, 1, 1)","(64, 1, 1)","0","9.0",'
+            '"Launch Statistics","Registers Per Thread","register/thread","168"']
+    parsed = ncu_misses._parse("==PROF== Connected\n" + head + "\n".join(rows) + "\n")
+    assert [k["kernel"] for k in parsed] == ["gemm_tma_kernel", "nvjet_hsh_128x256"]
+    assert parsed[0]["Duration"] == "22.62 us" and parsed[0]["DRAM Throughput"] == "71.5 %"
+    assert parsed[1]["Registers Per Thread"] == "168 register/thread"
+    assert ncu_misses._parse("==ERROR== no kernels profiled") == []
+    p = subprocess.run([sys.executable, str(REPO / "tests/bench/ncu_misses.py")],
+                       env=dict(cli_env, CUDA_VISIBLE_DEVICES="", PATH="/usr/bin:/bin"), capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr[-500:]
 
 
 def test_perf_rows_prints_each_timed_row_with_ratio_drift_and_config(tmp_path):

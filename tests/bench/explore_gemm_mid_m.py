@@ -47,6 +47,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="explore_gemm_mid_m.json")
     ap.add_argument("--rep", type=int, default=30)
     ap.add_argument("--no-pinned", action="store_true", help="only torch and gemm with the tail off / on")
+    ap.add_argument("--extra", default="", help="BM:BN:BK:GROUP_M:WARPS:STAGES[:SUBTILE],... pinned beside EXTRA "
+                    "(e.g. narrow deep-pipelined tiles for small M)")
+    ap.add_argument("--only-extra", action="store_true", help="pin only the --extra configs (not TMA_CONFIGS, EXTRA)")
     ap.add_argument("--device", default="cuda", help=argparse.SUPPRESS)  # cpu: a smoke test under the interpreter
     args = ap.parse_args(argv)
     import torch
@@ -69,12 +72,15 @@ def main(argv=None) -> int:
     shapes += [(M, N, K, "gelu") for M, N, K in GELU if not args.nk and M in {s[0] for s in shapes}]
     sms = G._num_sms(dev)
     most = G.TAIL_SPLIT_MAX
-    pinned_cfgs = [] if args.no_pinned else [(c, (1, G.TAIL_SPLIT_MAX)) for c in G.TMA_CONFIGS
-                                             if c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] >= 128 * 128]
+    listed = not args.no_pinned and not args.only_extra
+    pinned_cfgs = [] if not listed else [(c, (1, G.TAIL_SPLIT_MAX)) for c in G.TMA_CONFIGS
+                                         if c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] >= 128 * 128]
+    extra = [tuple(int(v) for v in e.split(":")) for e in args.extra.split(",") if e]
     if not args.no_pinned and args.device == "cuda":
-        pinned_cfgs += [(triton.Config(dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, EPILOGUE_SUBTILE=True),
-                                       num_warps=w, num_stages=st), (G.TAIL_SPLIT_MAX,))
-                        for bm, bn, bk, gm, w, st in EXTRA]
+        pinned_cfgs += [(triton.Config(dict(BLOCK_M=e[0], BLOCK_N=e[1], BLOCK_K=e[2], GROUP_M=e[3],
+                                            EPILOGUE_SUBTILE=bool(e[6]) if len(e) > 6 else True),
+                                       num_warps=e[4], num_stages=e[5]), (G.TAIL_SPLIT_MAX,))
+                        for e in (extra if args.only_extra else list(EXTRA) + extra)]
     if dev.type == "cuda":
         G._ensure_allocator()
     ws, cnt = G._tail_buffers(dev, sms)

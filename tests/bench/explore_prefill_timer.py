@@ -1,15 +1,16 @@
 """Issue 18, the prefill autotuner's timer: does it rank configs as the sweep and the perf gate time them, and does
-it pick the same config in every process? (an exploration: its output decides ``AUTOTUNE_TIMER`` in
-kernels/attention.py).
+it pick the same config in every process? (an exploration: its output decides the prefill autotuner's timer,
+``_gpu_time_bench`` in kernels/attention.py).
 
     python tests/bench/explore_prefill_timer.py [--shapes 7,1,8] [--procs 3] [--out explore_prefill_timer.json]
 
 For each shape (indices into tests/bench/sweep_h200.py's PREFILL) and each config the autotuner's prune keeps,
 pinned (``_attention(..., config=)``): ``graph`` = ``do_bench_cudagraph`` (the autotuner's timer today: GPU time,
-L2 warm), ``flushed`` = ``graph_time_flushed`` (kernels/_autotune.py: GPU time, L2 evicted before each call),
+L2 warm), ``flushed`` = ``graph_time_flushed`` (below: GPU time, L2 evicted before each call),
 ``do_bench`` = ``triton.testing.do_bench`` of the whole call (L2 flushed: what the sweep and the perf gate time).
 Each timer twice, to see its own spread. Then ``--procs`` fresh processes per timer run the autotuner on the
-shape and print their picks. Needs a CUDA GPU.
+shape and print their picks (``flushed``: the autotuner's timer replaced by graph_time_flushed). Needs a CUDA
+GPU.
 """
 from __future__ import annotations
 
@@ -21,6 +22,57 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+_FLUSH: dict = {}  # device index -> int8 buffer of twice the L2 (zeroed to evict the L2 before a timed call)
+
+
+def _flush_buffer(torch):
+    index = torch.cuda.current_device()
+    buf = _FLUSH.get(index)
+    if buf is None:
+        l2 = getattr(torch.cuda.get_device_properties(index), "L2_cache_size", 0) or (64 << 20)
+        buf = _FLUSH[index] = torch.empty(2 * l2, dtype=torch.int8, device=f"cuda:{index}")
+    return buf
+
+
+def graph_time_flushed(kernel_call, quantiles=None, calls: int = 10, reps: int = 12):
+    """GPU time of ``kernel_call`` with the L2 evicted before each call, without its host cost (ms, or the
+    ``quantiles`` of it): a CUDA graph of ``calls`` x (zero a buffer twice the L2's size, call) is replayed
+    ``reps`` times, each replay followed by a graph of the ``calls`` flushes alone, whose time is subtracted.
+    What ``triton.testing.do_bench`` (the sweep, the perf gate) measures on a GPU-bound call, with no launch
+    overhead in it; ``do_bench_cudagraph`` keeps the L2 warm between calls, which favours configs differently
+    on inputs about the L2's size."""
+    import torch
+
+    buf = _flush_buffer(torch)
+    kernel_call()
+    torch.cuda.synchronize()
+    graphs = []
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        for with_call in (True, False):
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                for _ in range(calls):
+                    buf.zero_()
+                    if with_call:
+                        kernel_call()
+            graphs.append(g)
+    torch.cuda.synchronize()
+    both, flush = graphs
+    both.replay()  # warm-up replay
+    events = [[torch.cuda.Event(enable_timing=True) for _ in range(3)] for _ in range(reps)]
+    for e0, e1, e2 in events:
+        e0.record()
+        both.replay()
+        e1.record()
+        flush.replay()
+        e2.record()
+    torch.cuda.synchronize()
+    times = sorted(max(e0.elapsed_time(e1) - e1.elapsed_time(e2), 0.0) / calls for e0, e1, e2 in events)
+    if quantiles:
+        return [times[min(len(times) - 1, int(q * len(times)))] for q in quantiles]
+    return times[len(times) // 2]
+
 
 
 def _inputs(torch, shape):
@@ -39,7 +91,8 @@ def _pick(index: int, timer: str) -> int:
 
     from tritondbg.kernels import attention as A
 
-    A.AUTOTUNE_TIMER = timer
+    if timer == "flushed":
+        A._attn_fwd_kernel._do_bench = graph_time_flushed  # Triton 3.6 / 3.9 keep the timer there
     q, k, v, causal = _inputs(torch, sw.PREFILL[index])
     A.attention(q, k, v, causal=causal)
     torch.cuda.synchronize()
@@ -74,7 +127,6 @@ def main(argv=None) -> int:
     import sweep_h200 as sw
 
     from tritondbg.kernels import attention as A
-    from tritondbg.kernels._autotune import graph_time_flushed
 
     rows, t_start = [], time.time()
     for index in (int(i) for i in args.shapes.split(",")):
