@@ -2,6 +2,7 @@
 table it prints (the timings themselves need a GPU: tests/gpu)."""
 import dataclasses
 import importlib.util
+import json
 
 from conftest import REPO
 
@@ -58,10 +59,26 @@ def test_gpu_bench_scripts_say_they_need_a_gpu_in_one_line(cli_env):
 
     for script in ("tests/bench/read_floor.py", "tests/bench/decode_splits.py", "tests/bench/kernels_h200.py",
                    "tests/bench/sweep_h200.py", "tests/bench/explore_prefill.py", "tests/bench/explore_fp8.py",
-                   "tests/bench/explore_gemm_mid_m.py", "tests/bench/explore_prefill_timer.py"):
+                   "tests/bench/explore_gemm_mid_m.py", "tests/bench/explore_prefill_timer.py",
+                   "tests/bench/explore_gemm_ws.py"):
         p = subprocess.run([sys.executable, str(REPO / script)], env=dict(cli_env, CUDA_VISIBLE_DEVICES=""),
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 2 and p.stderr.strip() == "needs a CUDA GPU", (script, p.stderr[-500:])
+
+
+def test_explore_gemm_ws_kernel_is_right_on_the_interpreter(cli_env, tmp_path):
+    """tests/bench/explore_gemm_ws.py's warp-specialised gemm, every config, on a shape no tile divides (TMA
+    zero-fill and clipping do the edges), under the interpreter: every row checked against the fp32 product."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "ws.json"
+    p = subprocess.run([sys.executable, str(REPO / "tests/bench/explore_gemm_ws.py"), "--device", "cpu",
+                        "--shapes", "70x48x96", "--dtype", "float16", "--out", str(out)],
+                       env=dict(cli_env, TRITON_INTERPRET="1"), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-2000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert len(rows) == 2 + 7 and all(r.get("rel_err", 1) < 1e-2 and "error" not in r for r in rows), rows
 
 
 def test_ncu_misses_parses_ncu_details_csv_and_says_what_it_needs(cli_env):
