@@ -58,9 +58,11 @@ causal 1223 us, 1.45x flash (non-specialised TMA configs; previous 1.40x); 1210 
 causal order (2026-11-30). Decode, 2026-11-30 with the split
 rule of ``_decode_num_splits``: B8 KV32k 963 us = 4.46 TB/s (1.00x SDPA default = cuDNN, 1.81x flash), B32 KV4k
 488 us (1.00x / 1.80x), B1 KV8k 47.7 us under do_bench, 35.8 us of GPU time (1.05x / 1.22x; 50.9 / 40.5 us with
-the earlier 16 splits). Small prefill shapes are launch-bound: ~110 us of Python per call (autotuner,
-argument binding, four host descriptors) against ~20 us of GPU at B2 H8 N1000; the prefill autotuner
-therefore times configs on the GPU alone (``_gpu_time_bench``).
+the earlier 16 splits). Small prefill shapes were launch-bound: ~110 us of Python per call (autotuner,
+argument binding, four host descriptors) against ~17 us of GPU at B2 H8 N1000. A call with an earlier call's
+signature now goes through a cached launcher (``_PrefillPlan``): 27 us of host time per call on the H200 VM
+against SDPA flash's 37 (2026-12-01, tests/bench/host_cost.py --baselines). The prefill autotuner times configs
+on the GPU alone (``_gpu_time_bench``).
 """
 from __future__ import annotations
 

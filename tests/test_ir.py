@@ -341,3 +341,79 @@ def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
     assert p.returncode == 2, p.stderr
     assert needle in p.stderr and "Traceback" not in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+_WS_LOOP = """
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def ws_gemm_kernel(A, B, C, M, N, K, BLOCK: tl.constexpr):
+    a_desc = tl.make_tensor_descriptor(A, shape=[M, K], strides=[K, 1], block_shape=[BLOCK, 64])
+    b_desc = tl.make_tensor_descriptor(B, shape=[K, N], strides=[N, 1], block_shape=[64, BLOCK])
+    c_desc = tl.make_tensor_descriptor(C, shape=[M, N], strides=[N, 1], block_shape=[BLOCK, BLOCK])
+    om, on = tl.program_id(0) * BLOCK, tl.program_id(1) * BLOCK
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k in tl.range(0, tl.cdiv(K, 64), warp_specialize=True):
+        acc = tl.dot(a_desc.load([om, k * 64]), b_desc.load([k * 64, on]), acc)
+    c_desc.store([om, on], acc.to(tl.bfloat16))
+
+
+def make_inputs(case, dtype, device, generator):
+    return dict(a=torch.randn(256, 256, generator=generator).to(device=device, dtype=dtype),
+                b=torch.randn(256, 256, generator=generator).to(device=device, dtype=dtype))
+
+
+def _launch(warps):
+    def launch(a, b):
+        c = torch.empty(256, 256, dtype=a.dtype, device=a.device)
+        triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device=a.device))
+        ws_gemm_kernel[(2, 2)](a, b, c, 256, 256, 256, BLOCK=128, num_warps=warps, num_stages=3)
+        return c
+    return launch
+
+
+_CASES = [Case("tiny", params={}, dtypes=("bfloat16",))]
+built = Scenario("built", make_inputs, _launch(4), lambda a, b: a.float() @ b.float(), _CASES, kernels=[ws_gemm_kernel])
+not_built = Scenario("not_built", make_inputs, _launch(8), lambda a, b: a.float() @ b.float(), _CASES,
+                     kernels=[ws_gemm_kernel])
+"""
+
+
+def test_stats_say_whether_warp_specialisation_was_built(shared, tmp_path):
+    """`--stats` reports what Triton made of ``tl.range(..., warp_specialize=True)`` on sm_90: with 4 warps a
+    producer and two consumer groups (12 warps, setmaxnreg); with 8 warps Triton 3.6 / 3.9 silently build one
+    warp group, which the stats must say instead of leaving the user to guess from the warp count."""
+    env, _ = shared
+    (tmp_path / "ws.py").write_text(_WS_LOOP)
+    rows = {}
+    for name in ("built", "not_built"):
+        p = run_cli(["ir", f"{tmp_path / 'ws.py'}::{name}", "--arch", "sm_90", "--stats", "--json"], env)
+        assert p.returncode == 0, p.stderr
+        (rows[name],) = json.loads(p.stdout)
+    ws = rows["built"]["warp_specialization"]
+    assert ws["requested_loops"] == 1 and ws["built"] and ws["partitions"] == 3, ws
+    assert ws["warps_launched"] == sum(ws["partition_warps"]) == rows["built"]["num_warps"] == 12, ws
+    assert ws["setmaxnreg"]["inc"] and ws["setmaxnreg"]["dec"], ws
+    assert rows["not_built"]["warp_specialization"] == {"requested_loops": 1, "built": False}
+    p = run_cli(["ir", f"{tmp_path / 'ws.py'}::not_built", "--arch", "sm_90", "--stats"], env)
+    assert "asked (1 loop), NOT built" in p.stdout, p.stdout
+    (gemm,) = json.loads(run_cli(["ir", "gemm", "--case", "square_4096", "--arch", "sm_90", "--stats", "--json"],
+                                 env).stdout)
+    assert gemm["warp_specialization"] is None  # neither asked nor built
+
+
+def test_config_applies_to_the_kernel_that_lists_it(shared):
+    """attention's prefill and decode kernels share config keys (BLOCK_N, num_warps, num_stages): a prefill
+    config on a prefill case is not refused because the decode kernel lists no such config; a config no kernel
+    lists still is, in one line."""
+    env, _ = shared
+    cfg = "BLOCK_M=128,BLOCK_N=128,WARP_SPEC=True,num_warps=4,num_stages=2"
+    p = run_cli(["ir", "attention", "--case", "prefill_b4_h32_n4k_d128", "--arch", "sm_90", "--config", cfg,
+                 "--stage", "ttgir"], env)
+    assert p.returncode == 0, p.stderr
+    assert "(--config)" in p.stderr and "ttg.warp_specialize" in p.stdout
+    bad = run_cli(["ir", "attention", "--case", "prefill_b4_h32_n4k_d128", "--arch", "sm_90", "--config",
+                   "BLOCK_N=96"], env)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "no config of" in bad.stderr

@@ -118,6 +118,23 @@ def choose(tuner, name: str, wanted: dict[str, Any], *, strict: bool):
     return triton.Config(kwargs, **attrs)
 
 
+def choose_requested(tuners: dict[str, Any], requested: dict[str, Any]) -> dict[str, Any]:
+    """``--config`` for each autotuned kernel (name -> its listed config matching the values of its keys, or
+    None). A kernel with no match keeps its usual decision when another kernel of the scenario has one: the
+    kernels of one scenario share key names (attention's prefill and decode kernels both have BLOCK_N and
+    num_warps) and a case launches only some of them. No kernel with a match: UsageError naming the configs."""
+    out, errors = {}, []
+    for name, tuner in tuners.items():
+        try:
+            out[name] = choose(tuner, name, requested, strict=True) if requested else None
+        except UsageError as exc:
+            out[name] = None
+            errors.append(exc)
+    if errors and not any(c is not None for c in out.values()):
+        raise errors[0]
+    return out
+
+
 def check_keys(tuners: dict[str, Any], wanted: dict[str, Any]) -> None:
     """Every key of ``--config`` must belong to at least one autotuned kernel of the scenario."""
     if not wanted:
@@ -238,12 +255,13 @@ def plan(kernels, case_config: dict[str, Any] | None, requested: dict[str, Any],
     ``exact``: kernel name -> triton.Config to run as is (an all-configs sweep), overriding the rest."""
     tuners = autotuners(kernels)
     check_keys(tuners, requested)
+    picks = choose_requested(tuners, requested)
     pins: dict[int, tuple[Any, str]] = {}
     for name, tuner in tuners.items():
         if exact and name in exact:
             pins[id(tuner)] = (exact[name], "sweep")
             continue
-        chosen = choose(tuner, name, requested, strict=True) if requested else None
+        chosen = picks.get(name)
         if chosen is not None:
             pins[id(tuner)] = (chosen, "--config")
             continue

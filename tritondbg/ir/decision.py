@@ -144,6 +144,7 @@ class Decider:
     records: list[tuple[dict, str, str]]
     cache_dir: str
     record_pattern: str
+    picks: dict[str, Any] = field(default_factory=dict)  # kernel name -> its --config match or None (configs.py)
     pins: dict[str, Any] = field(default_factory=dict)   # kernel name -> exact triton.Config (--all-configs)
     watch: Watch = field(default_factory=Watch)
     kept: dict[str, list[dict]] = field(default_factory=dict)  # kernel -> configs its pruning keeps (swept)
@@ -155,7 +156,7 @@ class Decider:
             self.kept[name] = [config_dict(c) for c in tuner.prune_configs(kwargs)]
             return self.pins[name], "--all-configs"
         if self.requested:
-            chosen = choose(tuner, name, self.requested, strict=True)
+            chosen = self.picks[name] if name in self.picks else choose(tuner, name, self.requested, strict=True)
             if chosen is not None:
                 return chosen, "--config"
         tuner.nargs = dict(zip(tuner.arg_names, args))

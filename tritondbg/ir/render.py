@@ -77,6 +77,8 @@ def stats_table(rows: list[dict], out_file: str | None = None) -> None:
     """One column per kernel: registers, spills, shared memory, warps/stages, then the instruction mix."""
     from rich.table import Table
 
+    from tritondbg.ir.stats import warp_specialization_str
+
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     table.add_column("")
     for r in rows:
@@ -93,7 +95,8 @@ def stats_table(rows: list[dict], out_file: str | None = None) -> None:
              ("spills (local bytes / 4)", lambda r: _v(r.get("n_spills"))),
              ("shared memory", shared),
              ("num_warps", lambda r: _v(r.get("num_warps"))),
-             ("num_stages", lambda r: _v(r.get("num_stages")))]
+             ("num_stages", lambda r: _v(r.get("num_stages"))),
+             ("warp specialisation", lambda r: warp_specialization_str(r.get("warp_specialization")))]
     for label, get in lines:
         table.add_row(label, *[get(r) for r in rows])
     sources = sorted({s for r in rows for s in r.get("instruction_mix", {})})

@@ -71,7 +71,7 @@ def resolve(req: Request, *, use_index: bool = True) -> tuple[list[IRItem], str]
 
 def _capture_all(req: Request):
     from tritondbg import loader, runner
-    from tritondbg.configs import autotuners, check_keys, choose, parse_config
+    from tritondbg.configs import autotuners, check_keys, choose_requested, parse_config
     from tritondbg.ir.capture import capture, case_inputs
     from tritondbg.ir.decision import Decider, recorded_runs, run_record_pattern
     from tritondbg.ir.targets import check_supported
@@ -87,11 +87,10 @@ def _capture_all(req: Request):
     requested = parse_config(req.config)
     tuners = autotuners(scenario.kernels)
     check_keys(tuners, requested)
-    for name, tuner in tuners.items():   # a value no listed config has: one line now, before any compile
-        choose(tuner, name, requested, strict=True) if requested else None
+    picks = choose_requested(tuners, requested)  # a value no listed config has: one line now, before any compile
     out_dir = settings.get().out_dir
-    decider = Decider(requested=requested, case_name=case.name, case_config=dict(case.config or {}) or None,
-                      records=recorded_runs(out_dir, scenario.name, case.name, dtype),
+    decider = Decider(requested=requested, picks=picks, case_name=case.name,
+                      case_config=dict(case.config or {}) or None, records=recorded_runs(out_dir, scenario.name, case.name, dtype),
                       cache_dir=index.triton_cache_dir(), record_pattern=run_record_pattern(out_dir))
     inputs = case_inputs(scenario, case, dtype)
     launches = capture(scenario, case, dtype, req.arch, decider, inputs=inputs)

@@ -158,6 +158,49 @@ def _amdgcn_counts(text: str) -> dict[str, int]:
     return out
 
 
+# the loop attribute tl.range(warp_specialize=True) sets
+_WS_LOOP = re.compile(r"\{[^{}]*\btt\.warp_specialize\b[^{}]*\}")
+_WS_PARTITION = re.compile(r"^\s*(?:\}\s*)?partition\d+\(.*\bnum_warps\((\d+)\)", re.M)
+_WS_REGS = re.compile(r"requestedRegisters\s*=\s*array<i32:\s*([\d,\s]+)>")
+_MODULE_WARPS = re.compile(r'"ttg\.num-warps"\s*=\s*(\d+)')
+_SETMAXNREG = re.compile(r"setmaxnreg\.(inc|dec)\.sync\.aligned\.u32\s+(\d+)")
+
+
+def warp_specialization(ttir: str, ttgir: str, ptx: str = "") -> dict[str, Any] | None:
+    """Whether ``tl.range(..., warp_specialize=True)`` was asked for (the ``tt.warp_specialize`` loop attribute in
+    TTIR) and what Triton built (``ttg.warp_specialize`` in TTGIR: the default warp group plus its partitions,
+    their warps, the registers requested for each, and the ``setmaxnreg`` values in the PTX). None when the
+    kernel neither asks for it nor has it. Triton may silently build nothing: on Hopper (3.6, 3.9) a loop
+    with num_warps != 4, or a persistent flattened loop, compiles to one warp group (``built`` False)."""
+    requested = len(_WS_LOOP.findall(ttir))
+    ops = ttgir.count("ttg.warp_specialize(")
+    if not requested and not ops:
+        return None
+    out: dict[str, Any] = {"requested_loops": requested, "built": ops > 0}
+    if ops:
+        default = _MODULE_WARPS.search(ttgir)
+        warps = ([int(default.group(1))] if default else []) + [int(w) for w in _WS_PARTITION.findall(ttgir)]
+        regs = _WS_REGS.search(ttgir)
+        out.update(partitions=len(warps), partition_warps=warps, warps_launched=sum(warps),
+                   requested_registers=[int(v) for v in regs.group(1).replace(" ", "").split(",") if v]
+                   if regs else None)
+        nreg = _SETMAXNREG.findall(ptx)
+        if nreg:
+            out["setmaxnreg"] = {kind: sorted({int(v) for k, v in nreg if k == kind}) for kind in ("inc", "dec")}
+    return out
+
+
+def warp_specialization_str(ws: dict[str, Any] | None) -> str:
+    """One line for the stats table."""
+    if not ws:
+        return "-"
+    if not ws["built"]:
+        return f"asked ({ws['requested_loops']} loop), NOT built: one warp group"
+    regs = ws.get("requested_registers")
+    return (f"{ws['partitions']} groups ({'+'.join(map(str, ws['partition_warps']))} = {ws['warps_launched']} warps)"
+            + (f", regs {'/'.join(map(str, regs))}" if regs else ""))
+
+
 def compute(item, mix: bool = True) -> dict[str, Any]:
     """The stats of one IRItem as a flat dict (``--json`` prints it as is); ``mix=False``: without the
     instruction mix (no SASS disassembly), registers, spills and shared memory only."""
@@ -175,6 +218,9 @@ def compute(item, mix: bool = True) -> dict[str, Any]:
         out["shared_limit"] = limit
         out["shared_fits"] = out["shared"] <= limit
     want_mix, mix = mix, {}
+    texts = {stage: Path(item.files[stage]).read_text() if stage in item.files else ""
+             for stage in ("ttir", "ttgir", "ptx")}
+    out["warp_specialization"] = warp_specialization(texts["ttir"], texts["ttgir"], texts["ptx"])
     if target.get("backend") == "cuda":
         usage = resource_usage(item)
         out["n_regs"] = usage.get("REG")
@@ -185,7 +231,7 @@ def compute(item, mix: bool = True) -> dict[str, Any]:
         out["static_shared"] = usage.get("SHARED")
         out["stack_bytes"] = usage.get("STACK")
         if want_mix and "ptx" in item.files:
-            mix["ptx"] = dict(sorted(_ptx_mix(Path(item.files["ptx"]).read_text()).items()))
+            mix["ptx"] = dict(sorted(_ptx_mix(texts["ptx"]).items()))
         try:
             if want_mix:
                 text, _, _ = sass(item)
