@@ -39,8 +39,8 @@ the activation are kernels/_gemm_parts.py's, shared with the pointer kernel.
   ``triton.set_allocator``; ``gemm`` installs a torch one unless one is set (~50 KB per launch from torch's
   caching allocator at 132 programs).
 - Under the interpreter the persistent grid is gemm.py's ``_INTERP_NUM_SMS`` = 4 programs, so each walks
-  several tiles; the scenario's ``tiny_tma*`` cases (8-aligned K and N) run this kernel, its ``tiny*`` cases (K = 91) the
-  pointer kernel.
+  several tiles; the scenario's ``tiny_tma*`` cases (8-aligned K and N) run this kernel, its ``tiny*`` cases
+  (K = 91) the pointer kernel.
 - Not used: ``tl.range(..., warp_specialize=True)`` compiles for sm_90 (Triton 3.6 and 3.9) but makes no
   partitions there (automatic warp specialization targets Blackwell), so the epilogue, GELU included, does
   not overlap the next tile's wgmmas; host-side ``TensorDescriptor`` arguments would avoid the scratch
@@ -82,24 +82,30 @@ TMA_CONFIGS = [  # the same tiles plus EPILOGUE_SUBTILE (store the tile in two h
 
 
 @triton.jit
-def _box_a(a_desc, offs_m, offs_k, A_TRANS: tl.constexpr):
-    """The TMA kernel's (BLOCK_M, BLOCK_K) operand box of a at (offs_m, offs_k)."""
-    # one return statement: Triton checks every return's type, a constexpr-dead one too (the two shapes differ)
-    if A_TRANS:
-        a = a_desc.load([offs_k, offs_m]).T  # (BLOCK_K, BLOCK_M) box: wgmma reads it M-major
+def _tma_desc(ptr, rows, cols, stride, TRANS: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """Device-side TMA descriptor of a (rows, cols) operand, boxes of BLOCK_R x BLOCK_C, built on its contiguous
+    storage: row-major with row stride ``stride``, or (TRANS) the transpose, a (cols, rows) row-major tensor
+    with row stride ``stride`` whose boxes are BLOCK_C x BLOCK_R. Out-of-bounds parts of a box read as 0 and
+    are not written. Both TMA kernels (this one, kernels/_fp8_tma.py's) describe their operands with it."""
+    # one return statement: Triton checks every return's type, a constexpr-dead one too (the two types differ)
+    if TRANS:
+        desc = tl.make_tensor_descriptor(ptr, shape=[cols, rows], strides=[stride, 1],
+                                         block_shape=[BLOCK_C, BLOCK_R])
     else:
-        a = a_desc.load([offs_m, offs_k])
-    return a
+        desc = tl.make_tensor_descriptor(ptr, shape=[rows, cols], strides=[stride, 1],
+                                         block_shape=[BLOCK_R, BLOCK_C])
+    return desc
 
 
 @triton.jit
-def _box_b(b_desc, offs_n, offs_k, B_TRANS: tl.constexpr):
-    """The TMA kernel's (BLOCK_K, BLOCK_N) operand box of b at (offs_k, offs_n)."""
-    if B_TRANS:
-        b = b_desc.load([offs_n, offs_k]).T  # (BLOCK_N, BLOCK_K) box: wgmma reads it K-major
+def _tma_box(desc, row, col, TRANS: tl.constexpr):
+    """The (BLOCK_R, BLOCK_C) box at (row, col) of an operand ``_tma_desc`` describes; a TRANS operand's box is
+    loaded as stored and ``.T``-viewed (wgmma reads either major order from shared memory, no copy)."""
+    if TRANS:
+        box = desc.load([col, row]).T
     else:
-        b = b_desc.load([offs_k, offs_n])
-    return b
+        box = desc.load([row, col])
+    return box
 
 
 @triton.jit
@@ -163,24 +169,9 @@ def gemm_tma_kernel(
 
     # ---- TMA descriptors, built once per program on the contiguous storage of each operand -------------
     # Out-of-bounds parts of a box read as 0 (the K tail adds nothing to the dot) and are not written.
-    if A_TRANS:
-        a_desc = tl.make_tensor_descriptor(a_ptr, shape=[K, M], strides=[stride_a, 1],
-                                           block_shape=[BLOCK_K, BLOCK_M])
-    else:
-        a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_a, 1],
-                                           block_shape=[BLOCK_M, BLOCK_K])
-    if B_TRANS:
-        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_b, 1],
-                                           block_shape=[BLOCK_N, BLOCK_K])
-    else:
-        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_b, 1],
-                                           block_shape=[BLOCK_K, BLOCK_N])
-    if EPILOGUE_SUBTILE:
-        c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1],
-                                           block_shape=[BLOCK_M, BLOCK_N // 2])
-    else:
-        c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1],
-                                           block_shape=[BLOCK_M, BLOCK_N])
+    a_desc = _tma_desc(a_ptr, M, K, stride_a, A_TRANS, BLOCK_M, BLOCK_K)
+    b_desc = _tma_desc(b_ptr, K, N, stride_b, B_TRANS, BLOCK_K, BLOCK_N)
+    c_desc = _tma_desc(c_ptr, M, N, N, False, BLOCK_M, BLOCK_N // 2 if EPILOGUE_SUBTILE else BLOCK_N)
 
     # The epilogue recomputes its tile from a counter of its own (tile_id_c) rather than reusing the
     # main loop's pid_m/pid_n: after flattening, the pipeliner hoists the next tile's prologue above this
@@ -211,7 +202,7 @@ def gemm_tma_kernel(
         for ki in range(k_tiles):
             k0 = ki * BLOCK_K
             # loads and dot on one line: ptxas attributes the wgmma to either (the source map, tests/test_ir.py)
-            acc = tl.dot(_box_a(a_desc, offs_m, k0, A_TRANS), _box_b(b_desc, offs_n, k0, B_TRANS), acc)
+            acc = tl.dot(_tma_box(a_desc, offs_m, k0, A_TRANS), _tma_box(b_desc, k0, offs_n, B_TRANS), acc)
 
         # ---- epilogue: activation in fp32, one rounding, TMA store (clipped at M and N) ----------------
         tile_id_c += NUM_SMS
@@ -242,7 +233,7 @@ def gemm_tma_kernel(
             on = pid_n * BLOCK_N
             for ki in range(k_lo, k_hi):
                 k0 = ki * BLOCK_K
-                acc = tl.dot(_box_a(a_desc, om, k0, A_TRANS), _box_b(b_desc, on, k0, B_TRANS), acc)
+                acc = tl.dot(_tma_box(a_desc, om, k0, A_TRANS), _tma_box(b_desc, k0, on, B_TRANS), acc)
             _split_tail_sum(acc, c_ptr, ws_ptr, cnt_ptr, M, N, pid_m, pid_n, t, s, n_split, ACTIVATION,
                             BLOCK_M, BLOCK_N)
 

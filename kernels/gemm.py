@@ -73,8 +73,8 @@ from ._gemm_host import (SPLITK_MAX_M, SPLITK_MIN_NK, _ensure_allocator, _one, _
 from ._autotune import autotune_bench
 from ._gemm_parts import (_NARROW_M, _SMALL_TILE, _apply_activation, _cfg, _prune_configs, _sigmoid,  # noqa: F401
                           _tile_coords)
-from ._gemm_tma import (TMA_CONFIGS, _box_a, _box_b, _split_tail_sum, _tail_buffers, gemm_tma_kernel,  # noqa: F401
-                        tma_programs)
+from ._gemm_tma import (TMA_CONFIGS, _split_tail_sum, _tail_buffers, _tma_box, _tma_desc,  # noqa: F401
+                        gemm_tma_kernel, tma_programs)
 
 ACTIVATIONS = (None, "gelu", "silu")
 
