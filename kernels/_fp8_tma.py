@@ -33,6 +33,7 @@ import triton.language as tl
 
 from ._autotune import autotune_bench
 from .gemm import _ensure_allocator, _hopper_target, _num_sms, _tile_coords  # noqa: F401 (re-exported)
+from ._gemm_tma import _tma_box, _tma_desc
 
 
 def _cfg(bm, bn, bk, gm, warps, stages, sub=False, ws=False):
@@ -98,11 +99,8 @@ def _prune_configs(configs, named_args, **kwargs):
 def _fp8_tile_dot(a_desc, b_desc, offs_m, offs_n, ki, acc, B_TRANS: tl.constexpr, BLOCK_K: tl.constexpr,
                   FAST_ACCUM: tl.constexpr):
     offs_k = ki * BLOCK_K
-    a = a_desc.load([offs_m, offs_k])
-    if B_TRANS:
-        b = b_desc.load([offs_n, offs_k]).T  # (BLOCK_N, BLOCK_K) box of the (N, K) weight: K-major for wgmma
-    else:
-        b = b_desc.load([offs_k, offs_n])
+    a = _tma_box(a_desc, offs_m, offs_k, False)
+    b = _tma_box(b_desc, offs_k, offs_n, B_TRANS)  # B_TRANS: a (BLOCK_N, BLOCK_K) box of the (N, K) weight, K-major
     # one return statement (two put some of the dot's locations on the blank line after the function)
     if FAST_ACCUM:
         acc = tl.dot(a, b, acc)
@@ -138,17 +136,9 @@ def fp8_gemm_tma_kernel(
     k_tiles = tl.cdiv(K, BLOCK_K)
     num_tiles = num_pid_m * num_pid_n
 
-    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_a, 1], block_shape=[BLOCK_M, BLOCK_K])
-    if B_TRANS:
-        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[stride_b, 1],
-                                           block_shape=[BLOCK_N, BLOCK_K])
-    else:
-        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[stride_b, 1],
-                                           block_shape=[BLOCK_K, BLOCK_N])
-    if EPILOGUE_SUBTILE:
-        c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N // 2])
-    else:
-        c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    a_desc = _tma_desc(a_ptr, M, K, stride_a, False, BLOCK_M, BLOCK_K)
+    b_desc = _tma_desc(b_ptr, K, N, stride_b, B_TRANS, BLOCK_K, BLOCK_N)  # B_TRANS: on the (N, K) storage
+    c_desc = _tma_desc(c_ptr, M, N, N, False, BLOCK_M, BLOCK_N // 2 if EPILOGUE_SUBTILE else BLOCK_N)
 
     if WARP_SPEC:
         # one tile per program (grid = #tiles): the plain form of Triton's Hopper warp specialisation (a
