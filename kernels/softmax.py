@@ -9,7 +9,8 @@ Design
     layernorm) is chosen by rule from N and the dtype:
     - ``softmax_kernel``: rows with ``next_power_of_2(N) <= 8192`` (up to 32768 for few rows, 16384 for many:
       kernels/_rows.py) live in registers, ROWS rows per tile
-      (short rows: several, ~8 KiB of input per tile): x read once, y written once, one exp per element.
+      (short rows: several, ~8 KiB of input per tile; fewer on launch-bound inputs, so that every SM
+      gets programs): x read once, y written once, one exp per element.
       One tile per program, or (config ``stages`` >= 2) persistent programs walking tiles with the next
       tile's load in flight.
     - ``softmax_looped_kernel`` (online softmax, Milakov & Gimelshein 2018): longer rows, in chunks of 8192

@@ -47,6 +47,9 @@ SCENARIO = Scenario(
         # 777 columns in a 1024 block: 247 padded lanes must stay out of mean and variance.
         Case("tiny", params=dict(M=7, N=777, offset=3.0), dtypes=_ALL,
              description="single-block path, N not a power of 2, row mean 3"),
+        # 4 rows per program (the rule's tile for short rows of a large input): 7 rows = 1 full tile + 3 rows
+        Case("tiny_rows", params=dict(M=7, N=777, row_config=("single", 1024, 4, 4), offset=3.0), dtypes=_ALL,
+             description="several rows per program, the last tile partial"),
         Case("tiny_no_bias", params=dict(M=3, N=100, bias=False), dtypes=_ALL, description="bias=None"),
         # max_block_n=128: 777 = 6 * 128 + 9, six full chunks and a 9-column tail; offset 50 checks Welford.
         Case("tiny_looped", params=dict(M=5, N=777, max_block_n=128, offset=50.0), dtypes=_ALL,

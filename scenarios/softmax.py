@@ -39,6 +39,9 @@ SCENARIO = Scenario(
         Case("tiny", params=dict(M=9, N=333), dtypes=_ALL, description="single-block path"),
         Case("tiny_large", params=dict(M=9, N=333, scale=50.0), dtypes=_ALL,
              description="|x| ~ 250: needs the max subtraction"),
+        # 4 rows per program (the rule's tile for short rows of a large input): 9 rows = 2 full tiles + 1 row
+        Case("tiny_rows", params=dict(M=9, N=333, row_config=("single", 512, 4, 4)), dtypes=_ALL,
+             description="several rows per program, the last tile partial"),
         # max_block_n=64: 333 = 5 * 64 + 13, five full chunks and a 13-column tail.
         Case("tiny_looped", params=dict(M=9, N=333, max_block_n=64), dtypes=_ALL,
              description="online-softmax path (forced by max_block_n), tail chunk"),

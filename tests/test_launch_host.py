@@ -81,7 +81,7 @@ def _same(a, b):
     return a is b if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor) else a == b
 
 
-def _ln_inputs(M=64, N=1000, dtype=torch.bfloat16):
+def _ln_inputs(M=4096, N=1000, dtype=torch.bfloat16):
     x = torch.empty(M, N, device="meta", dtype=dtype)
     w = torch.empty(N, device="meta", dtype=dtype)
     b = torch.empty(N, device="meta", dtype=dtype)

@@ -3,6 +3,7 @@ program for short rows, the looped kernels for long rows, persistent programs wa
 16-byte vector hint for row lengths that are not multiples of 16."""
 import pytest
 import torch
+import triton
 
 from tritondbg.kernels import _launch, _rows
 from tritondbg.kernels import layernorm as LN
@@ -15,7 +16,17 @@ def test_rule_rows_per_program_warps_and_paths():
     assert row_config(128, 2, 16384) == RowConfig("single", 128, 32, 4)
     assert row_config(1000, 2, 16384) == RowConfig("single", 1024, 4, 4)
     assert row_config(1000, 4, 16384) == RowConfig("single", 1024, 2, 4)  # fp32: half the rows
-    assert row_config(128, 2, 16384, M=3).rows == 4  # no more rows per program than M needs
+    # launch-bound inputs: at least MIN_PROGRAMS programs (fewer rows each), more warps when one row each is
+    # still too few programs; big M keeps the 8 KiB tiles
+    assert row_config(128, 2, 16384, M=3) == RowConfig("single", 128, 1, 4)
+    assert row_config(128, 2, 16384, M=2048) == RowConfig("single", 128, 8, 4)  # 256 programs, not 64
+    assert row_config(512, 2, 16384, M=512) == RowConfig("single", 512, 2, 4)
+    assert row_config(1000, 2, 16384, M=262) == RowConfig("single", 1024, 1, 4)
+    assert row_config(3000, 2, 16384, M=87) == RowConfig("single", 4096, 1, 8)
+    assert row_config(128, 2, 16384, M=262144) == row_config(128, 2, 16384, M=8192) == RowConfig("single", 128, 32, 4)
+    for M in (1, 5, 255, 256, 257, 1000, 4095, 8191, 8192, 10 ** 6):
+        cfg = row_config(128, 2, 16384, M=M)
+        assert triton.cdiv(M, cfg.rows) >= min(M, _rows.MIN_PROGRAMS) or cfg.rows == 32, (M, cfg)
     assert row_config(8192, 2, 16384) == RowConfig("single", 8192, 1, 8)
     assert row_config(7000, 2, 16384) == RowConfig("single", 8192, 1, 8)  # 15% padding: one block
     # 4097..6144 columns: 4096 + a power-of-two tail instead of an 8192 block with >= 25% padding
