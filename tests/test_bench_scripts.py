@@ -60,10 +60,27 @@ def test_gpu_bench_scripts_say_they_need_a_gpu_in_one_line(cli_env):
     for script in ("tests/bench/read_floor.py", "tests/bench/decode_splits.py", "tests/bench/kernels_h200.py",
                    "tests/bench/sweep_h200.py", "tests/bench/explore_prefill.py", "tests/bench/explore_fp8.py",
                    "tests/bench/explore_gemm_mid_m.py", "tests/bench/explore_prefill_timer.py",
-                   "tests/bench/explore_gemm_ws.py"):
+                   "tests/bench/explore_gemm_ws.py", "tests/bench/explore_rows_small.py"):
         p = subprocess.run([sys.executable, str(REPO / script)], env=dict(cli_env, CUDA_VISIBLE_DEVICES=""),
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 2 and p.stderr.strip() == "needs a CUDA GPU", (script, p.stderr[-500:])
+
+
+def test_explore_rows_small_candidates_cover_the_rule_and_fit_the_rows():
+    import triton
+
+    from tritondbg.kernels import softmax as SM
+
+    spec = importlib.util.spec_from_file_location("explore_rows_small", REPO / "tests/bench/explore_rows_small.py")
+    E = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(E)
+
+    for M, N in ((2048, 128), (341, 768), (64, 4096), (3, 1000)):
+        cands = E.candidates(N, M, 2)
+        assert cands and SM.config_for(N, 2, M=M) in cands, (M, N)
+        for c in cands:
+            assert c.rows <= triton.next_power_of_2(M) and c.rows * c.block_n * 2 <= 16384
+            assert 4 <= c.rows * c.block_n // (32 * c.num_warps) <= 64
 
 
 def test_explore_gemm_ws_kernel_is_right_on_the_interpreter(cli_env, tmp_path):

@@ -6,7 +6,7 @@ the SMs. This times every (rows, warps) of the single-pass kernels on the sweep'
 rule's pick and torch's op, each config checked against the reference first.
 
     python tests/bench/explore_rows_small.py [--kinds softmax,layernorm] [--dtypes float16] [--n 128,256,...]
-        [--out explore_rows_small.json]
+        [--elems 262144] [--out explore_rows_small.json]
 
 One line per (kernel, shape, dtype): torch, the rule, the fastest config; every row goes to the JSON. do_bench
 median, L2 flushed. Needs a CUDA GPU (exit 2 without one); about 4 minutes on an H200 for the defaults.
@@ -45,6 +45,7 @@ def main(argv=None) -> int:
     ap.add_argument("--kinds", default="softmax,layernorm")
     ap.add_argument("--dtypes", default="float16")
     ap.add_argument("--n", default=",".join(map(str, NS)))
+    ap.add_argument("--elems", type=int, default=SMALL_ELEMS, help="elements per input (rows = elems / N)")
     ap.add_argument("--rep", type=int, default=100)
     ap.add_argument("--out", default="explore_rows_small.json")
     args = ap.parse_args(argv)
@@ -67,7 +68,7 @@ def main(argv=None) -> int:
         for dtype_name in args.dtypes.split(","):
             dtype = getattr(torch, dtype_name)
             for N in map(int, args.n.split(",")):
-                M = max(1, round(SMALL_ELEMS / N))
+                M = max(1, round(args.elems / N))
                 gen = torch.Generator(device="cuda").manual_seed(0)
                 x = torch.randn(M, N, device="cuda", generator=gen).to(dtype)
                 w = (1 + 0.1 * torch.randn(N, device="cuda", generator=gen)).to(dtype)
