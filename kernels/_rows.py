@@ -6,8 +6,9 @@ flight. Two shapes of program:
 - ``single``: a program holds ROWS whole rows in registers (a ROWS x BLOCK_N tile, BLOCK_N =
   next_power_of_2(N)), reads them once, reduces, writes. Short rows take several rows per program so that
   each program moves ~8 KiB (one 128-column row alone is 256 bytes: far too little to cover HBM latency),
-  except on launch-bound inputs: there the rows per program shrink until there are MIN_PROGRAMS programs
-  (a 256K-element input in 8 KiB tiles would run on half the SMs), down to one row with more warps.
+  except on small inputs: there the rows per program shrink (to ~2 KiB, and to one row with more warps below
+  FEW_PROGRAMS programs) until there are MIN_PROGRAMS programs: a 256K-element input in 8 KiB tiles would
+  run on half the SMs.
   Warps: ~32 elements of the tile per thread (measured on the H200, Triton 3.6: 8192 columns at 85-91% of
   copy bandwidth with 8 warps, 68% with 16; 4096 at 89-90% with 4 warps).
 - ``single`` / ``split`` for 8193..32768 columns (BLOCK_N up to WIDE_MAX_BLOCK): few rows (M <= FEW_ROWS) get one
@@ -48,8 +49,13 @@ SPLIT_MAX_FRACTION = 0.75  # rows of 4097..6144 columns: two blocks (4096 + tail
 ELEMS_PER_THREAD = 32     # tile elements per thread (warps = tile / (32 * this), 4..16)
 WIDE_MAX_BLOCK = 32768    # longest row (columns, padded) one program may hold whole (8193.. columns: see row_config)
 FEW_ROWS = 264            # rows at or below which such long rows get one 32-warp program each (2 x an H200's SMs)
-MIN_PROGRAMS = 256        # short rows: fewer rows per program rather than fewer programs than this (~2 per SM)
-FEW_ELEMS_PER_THREAD = 16  # tile elements per thread when M is too small for MIN_PROGRAMS full tiles
+# Short rows of inputs too small for ~8 KiB tiles to fill the GPU (session 10, H200, fp16, do_bench with the L2
+# flushed, tests/bench/explore_rows_small.py at 256K and 1M elements): tiles shrink towards MIN_TILE_BYTES until
+# there are MIN_PROGRAMS programs, and below FEW_PROGRAMS programs to one row each, with more warps per row.
+MIN_PROGRAMS = 1024        # ~8 per SM of an H200
+MIN_TILE_BYTES = 2048
+FEW_PROGRAMS = 256         # ~2 per SM
+FEW_ELEMS_PER_THREAD = 16  # tile elements per thread below FEW_PROGRAMS programs
 
 
 class RowConfig(NamedTuple):
@@ -68,6 +74,11 @@ def vec(n: int, *strides: int, elem_size: int) -> int:
     while v > 1 and any(s % v for s in (n, *strides)):
         v //= 2
     return v
+
+
+def _pow2_floor(n: int) -> int:
+    """The largest power of two <= n, and 1 for n < 1."""
+    return 1 << (max(n, 1).bit_length() - 1)
 
 
 def _warps(tile: int) -> int:
@@ -90,14 +101,14 @@ def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None,
     if block <= min(max_block_n, SINGLE_MAX_BLOCK):
         rows = max(1, TILE_BYTES // (block * elem_size))
         if M is not None and M < MIN_PROGRAMS * rows:
-            # a launch-bound input (~256K elements): 8 KiB tiles would leave most SMs idle (2048x128 fp16: 64
-            # programs on 132 SMs), and with a cold L2 each program waits on HBM alone. Fewer rows per program,
-            # at least MIN_PROGRAMS programs, and more warps per row when even one row each gives fewer
-            # (session 10, H200, fp16, tests/bench/explore_rows_small.py, do_bench with the L2 flushed:
-            # softmax 2048x128 6.30 -> 4.67 us, 64x4096 6.18 -> 5.15 us; torch.softmax 5.9 / 6.1 us)
-            rows = max(1, min(rows, 1 << (max(M, 1) // MIN_PROGRAMS).bit_length() >> 1))
+            # a small input: 8 KiB tiles would leave SMs idle or alone with HBM's latency (softmax 2048x128
+            # fp16: 64 programs on 132 SMs, 6.30 us -> 4.67 us with 8 rows each; 4096x256: 7.22 -> 5.73 us
+            # with 4; 64x4096: 6.18 -> 5.15 us with 16 warps; torch.softmax 5.9 / 6.8 / 6.1 us)
+            lo = max(1, MIN_TILE_BYTES // (block * elem_size))
+            rows = min(rows, max(lo, _pow2_floor(M // MIN_PROGRAMS)), _pow2_floor(M // FEW_PROGRAMS))
             tile = rows * block
-            return RowConfig("single", block, rows, min(16, max(4, tile // (32 * FEW_ELEMS_PER_THREAD))))
+            if triton.cdiv(M, rows) < FEW_PROGRAMS:
+                return RowConfig("single", block, rows, min(16, max(4, tile // (32 * FEW_ELEMS_PER_THREAD))))
         return RowConfig("single", block, rows, _warps(rows * block))
     if SINGLE_MAX_BLOCK < block <= min(max_block_n, WIDE_MAX_BLOCK):
         # 8193..32768 columns (session 7, H200, bf16, tests/bench/sweep_h200.py --grid --long-rows): few rows

@@ -16,17 +16,19 @@ def test_rule_rows_per_program_warps_and_paths():
     assert row_config(128, 2, 16384) == RowConfig("single", 128, 32, 4)
     assert row_config(1000, 2, 16384) == RowConfig("single", 1024, 4, 4)
     assert row_config(1000, 4, 16384) == RowConfig("single", 1024, 2, 4)  # fp32: half the rows
-    # launch-bound inputs: at least MIN_PROGRAMS programs (fewer rows each), more warps when one row each is
-    # still too few programs; big M keeps the 8 KiB tiles
+    # small inputs: tiles shrink towards 2 KiB for MIN_PROGRAMS programs, one row each (more warps) when that is
+    # still fewer than FEW_PROGRAMS; big M keeps the 8 KiB tiles
     assert row_config(128, 2, 16384, M=3) == RowConfig("single", 128, 1, 4)
     assert row_config(128, 2, 16384, M=2048) == RowConfig("single", 128, 8, 4)  # 256 programs, not 64
     assert row_config(512, 2, 16384, M=512) == RowConfig("single", 512, 2, 4)
     assert row_config(1000, 2, 16384, M=262) == RowConfig("single", 1024, 1, 4)
     assert row_config(3000, 2, 16384, M=87) == RowConfig("single", 4096, 1, 8)
-    assert row_config(128, 2, 16384, M=262144) == row_config(128, 2, 16384, M=8192) == RowConfig("single", 128, 32, 4)
+    assert row_config(256, 2, 16384, M=4096) == RowConfig("single", 256, 4, 4)  # 1M elements: 1024 programs
+    assert row_config(128, 2, 16384, M=262144) == row_config(128, 2, 16384, M=32768) == RowConfig("single", 128, 32, 4)
     for M in (1, 5, 255, 256, 257, 1000, 4095, 8191, 8192, 10 ** 6):
         cfg = row_config(128, 2, 16384, M=M)
-        assert triton.cdiv(M, cfg.rows) >= min(M, _rows.MIN_PROGRAMS) or cfg.rows == 32, (M, cfg)
+        assert triton.cdiv(M, cfg.rows) >= min(M, _rows.FEW_PROGRAMS), (M, cfg)
+        assert cfg.rows == 32 or M < 32 * _rows.MIN_PROGRAMS, (M, cfg)
     assert row_config(8192, 2, 16384) == RowConfig("single", 8192, 1, 8)
     assert row_config(7000, 2, 16384) == RowConfig("single", 8192, 1, 8)  # 15% padding: one block
     # 4097..6144 columns: 4096 + a power-of-two tail instead of an 8192 block with >= 25% padding
