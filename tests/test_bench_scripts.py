@@ -168,6 +168,7 @@ def test_sweep_parts_shapes_and_rival_configs():
         sw.parse_groups("layernorm,bogus")
     shapes = sw.norm_shapes((1000, 32768), ("big", "small"))
     assert shapes == [(33554, 1000, "big"), (1024, 32768, "big"), (262, 1000, "small"), (8, 32768, "small")]
+    assert sw.norm_shapes((1000,), ("mid",)) == [(1049, 1000, "mid")]
     for n in sw.NORM_N:
         for c in sw.grid_configs(n, 2):
             check_config(c, 16384, n)  # every rival is a config the wrappers accept
@@ -292,3 +293,8 @@ def test_sweep_merge_keeps_the_sizes_a_run_did_not_cover():
     assert [e["command"] for e in metas["softmax"]["earlier"]] == ["python old"]
     text = sw.markdown([], metas)
     assert "python new --sizes small" in text and "python old" in text
+    # a third run over the small rows again: the second run's rows are all gone, and so is its line
+    newer = dict(old_meta, date="d3", command="python newer --sizes small")
+    rows, metas = sw.merge({"rows": rows, "metas": metas}, [{"group": "softmax", "name": "8x256 (small)", "v": 3}],
+                           {"softmax": newer}, ["softmax"])
+    assert [e["command"] for e in metas["softmax"]["earlier"]] == ["python old"]

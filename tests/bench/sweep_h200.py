@@ -8,14 +8,14 @@
 Every row: the kernel checked against its reference on the row's inputs first (a wrong result is still timed,
 and its row says FAIL), then ours and the baseline(s) timed with ``triton.testing.do_bench`` (median, L2
 flushed before each call) in interleaved rounds (kernels_h200.interleaved); ratio = baseline time / ours
-(> 1: we are faster). Launch-bound rows (``small``) also get the GPU time under CUDA-graph replay and the host
+(> 1: we are faster). Launch-bound rows (``small``, ``mid``) also get the GPU time under CUDA-graph replay and the host
 time per call (Python + launch, no sync) of both sides. Each run writes a markdown table (date, GPU, Triton,
 command, a summary against the issue's targets, every row) to ``--out`` and the rows as JSON beside it
 (``.json``); rows of the groups not run this time are kept from the JSON already there, so the parts can run
 in separate calls and still make one table.
 
 Parts, with their estimated time on the H200 (compiles and autotuning included; one device call is 10 min):
-  layernorm 2 dtypes x 19 row lengths x 2 sizes ~4 min (--quick ~1.5)     softmax the same
+  layernorm 2 dtypes x 19 row lengths x 3 sizes ~5 min (--quick ~2)     softmax the same
   gemm      per dtype: 6 M x 6 (N, K) + 2 squares + 2 GELU, ~4-5 min (run one dtype a call; --quick ~2)
   fp8       8192^3, decode M = 1 / 16, bare read of the weight: ~1 min
   prefill   10 shapes (causal and not, D 64/128, GQA, odd lengths): ~3-4 min
@@ -48,6 +48,8 @@ NORM_N_QUICK = (128, 256, 1000, 3000, 5000, 5120, 8192, 11008, 12288, 32768)
 NORM_N_GRID = (256, 1000, 3000, 5000, 8192, 11008, 16384, 32768)  # --grid's default row lengths
 BIG_ELEMS = 1 << 25    # ~32M elements per norm row ("big": bandwidth-bound)
 SMALL_ELEMS = 1 << 18  # 256K elements ("small": launch-bound)
+MID_ELEMS = 1 << 20    # 1M elements ("mid": a few microseconds of GPU time, still near launch-bound)
+SIZES = ("big", "mid", "small")
 GEMM_M = (1, 17, 127, 1024, 4096, 16384)
 GEMM_M_QUICK = (1, 127, 4096)
 # (N, K) of real models' linear layers: Llama-2-7B attention / MLP up / MLP down, Llama-2-13B MLP up / down,
@@ -91,10 +93,10 @@ def parse_groups(only: str) -> list[str]:
 
 
 def norm_shapes(ns, sizes) -> list[tuple[int, int, str]]:
-    """(M, N, size) per row length: ~BIG_ELEMS and ~SMALL_ELEMS elements."""
+    """(M, N, size) per row length: ~BIG_ELEMS, ~MID_ELEMS or ~SMALL_ELEMS elements."""
     out = []
     for size in sizes:
-        elems = BIG_ELEMS if size == "big" else SMALL_ELEMS
+        elems = {"big": BIG_ELEMS, "mid": MID_ELEMS}.get(size, SMALL_ELEMS)
         out += [(max(1, round(elems / n)), n, size) for n in ns]
     return out
 
@@ -142,7 +144,7 @@ def summarize(rows) -> list[dict]:
     the groups of ``ALSO`` against their other baseline."""
     out = []
     parts = [(g, None, TARGETS[g]) for g in GROUPS]
-    parts += [(g, z, TARGETS[g]) for g in ("layernorm", "softmax") for z in ("big", "small")]
+    parts += [(g, z, TARGETS[g]) for g in ("layernorm", "softmax") for z in SIZES]
     parts += [(g, None, (base, None, None)) for g, base in ALSO.items()]
     for group, size, (base, every, median_t) in parts:
         rs = [r for r in rows if r["group"] == group and base in r["baselines"] and "ratio" in r["baselines"][base]
@@ -239,25 +241,42 @@ def _part(row) -> tuple:
     return row.get("group"), size
 
 
+def _run_key(meta: dict) -> str:
+    """Which run a row came from: its date and command."""
+    return f"{meta.get('date')} {meta.get('command')}"
+
+
 def merge(previous: dict, rows: list, metas: dict, groups: list) -> tuple[list, dict]:
     """Rows and metas of this run, plus the rows of ``previous`` this run did not replace: other groups, and
     within a group the parts this run did not cover (``_part``). A group made of two runs keeps both runs'
-    dates and commands in its meta (``earlier``)."""
-    covered = {_part(r) for r in rows}
-    kept = [r for r in previous.get("rows", []) if r.get("group") not in groups
-            or (_part(r)[1] is not None and _part(r) not in covered and any(r2.get("group") == r["group"] for r2 in rows))]
+    dates and commands in its meta (``earlier``): those of the runs whose rows are still in the table (each row
+    carries its run's date and command, ``run``)."""
+    for r in rows:
+        m = metas.get(r.get("group"))
+        if m is not None and "run" not in r:
+            r["run"] = _run_key(m)
     old_metas = previous.get("metas", {})
+    # rows from a JSON written before the tag: their table's main run
+    old_rows = [r if "run" in r or r.get("group") not in old_metas else
+                dict(r, run=_run_key(old_metas[r["group"]]))
+                for r in previous.get("rows", [])]
+    covered = {_part(r) for r in rows}
+    kept = [r for r in old_rows if r.get("group") not in groups
+            or (_part(r)[1] is not None and _part(r) not in covered and any(r2.get("group") == r["group"] for r2 in rows))]
     out = {g: m for g, m in old_metas.items() if g not in groups}
     for g, m in metas.items():
         m = dict(m)
         if g in old_metas and any(r.get("group") == g for r in kept):
             old = old_metas[g]
             seen = {(m.get("date"), m.get("command"))}
+            used = {r["run"] for r in kept if r.get("group") == g and r.get("run")}
             m["earlier"] = []
             for e in list(old.get("earlier", [])) + [{k: old.get(k) for k in ("date", "gpu", "triton", "torch",
                                                                                  "command")}]:
-                if (e.get("date"), e.get("command")) not in seen:  # a table rendered again from its own JSON
-                    seen.add((e.get("date"), e.get("command")))
+                key = (e.get("date"), e.get("command"))
+                # not this run again (a table rendered from its own JSON), nor a run none of whose rows is left
+                if key not in seen and _run_key(e) in used:
+                    seen.add(key)
                     m["earlier"].append(e)
         out[g] = m
     return kept + rows, out
@@ -395,7 +414,7 @@ class Sweep:
                 tol = 1e-2 if dtype_name == "float16" else 2e-2
                 check = lambda ours=ours, ref=ref, tol=tol: _ok_msg(*_close(ours(), ref(), tol, tol))  # noqa: E731
                 self.measure(kind, f"{M}x{N} ({size})", dtype_name, ours, kh.baselines(kind, inputs), check,
-                             nbytes=nbytes, small=size == "small", config=_cfg_str(cfg))
+                             nbytes=nbytes, small=size != "big", config=_cfg_str(cfg))
                 del x, inputs
                 _empty_cache(self.dev)
 
@@ -428,7 +447,7 @@ class Sweep:
                     check = lambda fn=fn: _ok_msg(*_close(fn(), ref, tol, tol))  # noqa: E731
                     self.measure(f"{kind}-grid", f"{M}x{N} ({size})", dtype_name, fn,
                                  kh.baselines(kind, inputs) if cfg == rule else {}, check, rounds=1,
-                                 small=size == "small",
+                                 small=size != "big",
                                  nbytes=2 * x.nbytes, config=_cfg_str(cfg) + (" (rule)" if cfg == rule else ""))
                 del x, ref
                 _empty_cache(self.dev)
@@ -606,7 +625,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="", help="comma-separated parts: " + ", ".join(GROUPS + tuple(ALIASES)))
     ap.add_argument("--quick", action="store_true", help="fewer shapes, one round, shorter timing")
     ap.add_argument("--dtypes", default="", help="layernorm/softmax/gemm dtypes (default float16,bfloat16)")
-    ap.add_argument("--sizes", default="big,small", help="layernorm/softmax sizes: big (~32M elements), small (256K)")
+    ap.add_argument("--sizes", default=",".join(SIZES), help="layernorm/softmax sizes: big (~32M elements), mid "
+                    "(1M), small (256K)")
     ap.add_argument("--n", default="", help="layernorm/softmax row lengths (default: the sweep's)")
     ap.add_argument("--b-layout", choices=("kn", "nk"), default="kn", help="gemm: b row-major (K, N), or the "
                     ".t() view of an (N, K) nn.Linear weight")
@@ -628,8 +648,8 @@ def main(argv=None) -> int:
         if bad:
             raise ValueError(f"unknown dtype {bad[0]!r}")
         sizes = [s for s in args.sizes.split(",") if s]
-        if any(s not in ("big", "small") for s in sizes):
-            raise ValueError(f"--sizes takes big and/or small, got {args.sizes!r}")
+        if any(s not in SIZES for s in sizes):
+            raise ValueError(f"--sizes takes {', '.join(SIZES)}, got {args.sizes!r}")
         ns = tuple(int(n) for n in args.n.split(",") if n) or (
             NORM_N_GRID if args.grid else NORM_N_QUICK if args.quick else NORM_N)
     except ValueError as e:

@@ -5,11 +5,11 @@
 
 Five scenarios (``layernorm_sweep``, ``softmax_sweep``, ``gemm_sweep``, ``attention_sweep``, ``fp8_gemm_sweep``):
 the bundled kernels' own scenarios (inputs, launch, reference, torch baseline) with the sweep's shapes as GPU-only
-cases (tests/bench/sweep_h200.py lists them: row lengths 128..32768 at ~32M and ~256K elements, gemm over LLM
+cases (tests/bench/sweep_h200.py lists them: row lengths 128..32768 at ~32M, ~1M and ~256K elements, gemm over LLM
 (M, N, K) and the squares, prefill and decode attention, fp8 8192^3 and decode). The
 baseline file is written from a sweep run's JSON (``python tests/bench/sweep_h200.py --render RUN.json ...
 --baseline-out tests/bench/baseline_sweep_h200.json``): same do_bench median, so a kernel that gets slower on
-any sweep shape fails the gate. Launch-bound rows (``small``) are timed by the perf gate under CUDA-graph
+any sweep shape fails the gate. Launch-bound rows (``small``, ``mid``) are timed by the perf gate under CUDA-graph
 replay (GPU time): their do_bench times are the machine's Python, not the kernel's (their baseline keys carry
 ``@graph`` and the sweep's graph column).
 """
@@ -81,9 +81,9 @@ def _fp8_cases():
 
 def _norm_cases():
     return [Case(norm_case_name(f"{M}x{N} ({size})"), params=dict(M=M, N=N), dtypes=("float16", "bfloat16"),
-                 interpret=False, perf_timing="graph" if size == "small" else "do_bench",
+                 interpret=False, perf_timing="do_bench" if size == "big" else "graph",
                  description=f"sweep row, {size}")
-            for M, N, size in S.norm_shapes(S.NORM_N, ("big", "small"))]
+            for M, N, size in S.norm_shapes(S.NORM_N, S.SIZES)]
 
 
 def _gemm_cases():
