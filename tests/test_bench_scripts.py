@@ -60,7 +60,7 @@ def test_gpu_bench_scripts_say_they_need_a_gpu_in_one_line(cli_env):
     for script in ("tests/bench/read_floor.py", "tests/bench/decode_splits.py", "tests/bench/kernels_h200.py",
                    "tests/bench/sweep_h200.py", "tests/bench/explore_prefill.py", "tests/bench/explore_fp8.py",
                    "tests/bench/explore_gemm_mid_m.py", "tests/bench/explore_prefill_timer.py",
-                   "tests/bench/explore_gemm_ws.py"):
+                   "tests/bench/explore_gemm_ws.py", "tests/bench/gluon_gemm.py"):
         p = subprocess.run([sys.executable, str(REPO / script)], env=dict(cli_env, CUDA_VISIBLE_DEVICES=""),
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 2 and p.stderr.strip() == "needs a CUDA GPU", (script, p.stderr[-500:])
@@ -79,6 +79,28 @@ def test_explore_gemm_ws_kernel_is_right_on_the_interpreter(cli_env, tmp_path):
     assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-2000:]
     rows = json.loads(out.read_text())["rows"]
     assert len(rows) == 2 + 7 and all(r.get("rel_err", 1) < 1e-2 and "error" not in r for r in rows), rows
+
+
+def test_gluon_gemm_compiles_warp_specialised_wgmma_tma_for_sm90_on_the_cpu(cli_env):
+    """tests/bench/gluon_gemm.py --compile-only: the hand-written Gluon gemm (2 consumer warpgroups) compiles for
+    sm_90 without a GPU to PTX with wgmma, TMA (cp.async.bulk.tensor), mbarriers and setmaxnreg, no spills."""
+    import re
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("triton.experimental.gluon.language.nvidia.hopper")
+    p = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_gemm.py"), "--compile-only", "--configs", "1"],
+                       env=dict(cli_env, TRITON_DEFAULT_FP_FUSION="1"), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-2000:]
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("128x128x64 s5 w8"))
+    counts = {k: int(v) for k, v in re.findall(r"(wgmma|cp\.async\.bulk\.tensor|mbarrier|setmaxnreg|spills) (\d+)", line)}
+    assert counts["wgmma"] > 0 and counts["cp.async.bulk.tensor"] > 0 and counts["mbarrier"] > 0, line
+    assert counts["setmaxnreg"] > 0 and counts["spills"] == 0, line  # warp-specialised, nothing spilled
+    bad = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_gemm.py"), "--compile-only", "--configs", "9"],
+                         env=cli_env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr[-500:]
 
 
 def test_ncu_misses_parses_ncu_details_csv_and_says_what_it_needs(cli_env):
