@@ -103,6 +103,33 @@ def test_gluon_gemm_compiles_warp_specialised_wgmma_tma_for_sm90_on_the_cpu(cli_
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr[-500:]
 
 
+def test_gluon_gemm_wrapper_launch_binds_and_compiles_through_tritondbg_ir(cli_env, tmp_path):
+    """The host wrapper's launch (descriptors, constexprs, num_warps/maxnreg options) goes through Triton's binder:
+    `tritondbg ir` on a scenario around gluon_gemm captures it on the CPU and shows sm_90 PTX with wgmma."""
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("triton.experimental.gluon.language.nvidia.hopper")
+    (tmp_path / "gscen.py").write_text(
+        "import sys\nimport torch\n"
+        f"sys.path.insert(0, {str(REPO / 'tests' / 'bench')!r})\n"
+        "import gluon_gemm as GG\nfrom tritondbg import Case, Scenario\n"
+        "def make_inputs(case, dtype, device, generator):\n"
+        "    return dict(a=torch.randn(130, 72, generator=generator).to(device=device, dtype=dtype),\n"
+        "                b=torch.randn(72, 136, generator=generator).to(device=device, dtype=dtype))\n"
+        "SCENARIO = Scenario(name='gluon_gemm', description='g', make_inputs=make_inputs,\n"
+        "    launch=lambda a, b: GG.gluon_gemm(a, b, num_sms=132), reference=lambda a, b: a.float() @ b.float(),\n"
+        "    kernels=[GG.gluon_gemm_kernel], cases=[Case('tiny', params={}, dtypes=('bfloat16',))])\n")
+    p = subprocess.run([sys.executable, "-m", "tritondbg", "ir", f"{tmp_path / 'gscen.py'}::gluon_gemm", "--stage", "ptx"],
+                       env=dict(cli_env, TRITON_DEFAULT_FP_FUSION="1", TRITON_CACHE_DIR=str(tmp_path / "cache")),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "wgmma.mma_async" in p.stdout and "setmaxnreg" in p.stdout
+    assert "num_warps=8" in p.stderr and "maxnreg=168" in p.stderr  # the wrapper's defaults reached the compile
+
+
 def test_ncu_misses_parses_ncu_details_csv_and_says_what_it_needs(cli_env):
     """tests/bench/ncu_misses.py: ncu's --csv --page details (one row per launch and metric, rule rows with no
     metric) becomes one dict per launch; without ncu or CUDA, one line and exit 2."""

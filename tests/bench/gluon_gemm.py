@@ -207,8 +207,8 @@ def gluon_gemm(a, b, *, block_m=128, block_n=128, block_k=64, stages=5, num_warp
     if num_sms is None:
         num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n)),)
-    gluon_gemm_kernel[grid](*descs, group_m, stages, producer_regs, num_warps, num_warps=num_warps,
-                            maxnreg=_maxnreg(num_warps))
+    # num_warps is both a launch option and the kernel's constexpr (the binder fills the parameter from it)
+    gluon_gemm_kernel[grid](*descs, group_m, stages, producer_regs, num_warps=num_warps, maxnreg=_maxnreg(num_warps))
     return c
 
 
