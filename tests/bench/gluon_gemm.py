@@ -66,6 +66,10 @@ SHAPES = ("127x4096x4096,127x14336x4096,1024x4096x4096,1024x5120x13824,1024x6144
 # Small-M tiles (64 rows) give M = 127 more programs: 64x64 makes 128 tiles of 4096 columns, ~one per SM.
 CONFIGS = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (128, 128, 128, 3, 8),
            (64, 128, 64, 6, 4), (64, 64, 128, 5, 4))
+# fp8 e4m3 (b K-major): precise accumulation keeps a second accumulator, so 128x256 spills there (fast only)
+FP8_SHAPES = "8192x8192x8192,4096x4096x4096,1024x8192x8192"
+FP8_CONFIGS = ((128, 128, 128, 5, 8), (256, 128, 128, 3, 8), (128, 256, 128, 3, 8), (128, 128, 64, 6, 8))
+FP8_TOL = 3e-2
 PRODUCER_REGS = 40  # the TMA warp only holds scalars; the rest goes to the consumers (cuBLAS: 40 / 232)
 
 
@@ -92,7 +96,7 @@ def _tile_offsets(tile, num_pid_m, num_pid_n, BLOCK_M: gl.constexpr, BLOCK_N: gl
 
 @gluon.jit
 def _producer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M: gl.constexpr,
-              num_warps: gl.constexpr):
+              B_NK: gl.constexpr, num_warps: gl.constexpr):
     """Worker partition (1 warp): fill the ring with TMA, one stage per (tile, k step)."""
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
@@ -111,13 +115,16 @@ def _producer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROU
             mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)
             mbarrier.expect(ready.index(s), NBYTES)
             _tma_load(a_desc, [off_m, kk * BLOCK_K], ready.index(s), a_bufs.index(s))
-            _tma_load(b_desc, [kk * BLOCK_K, off_n], ready.index(s), b_bufs.index(s))
+            if B_NK:  # b is the (N, K) row-major weight (fp8: wgmma reads B K-major only)
+                _tma_load(b_desc, [off_n, kk * BLOCK_K], ready.index(s), b_bufs.index(s))
+            else:
+                _tma_load(b_desc, [kk * BLOCK_K, off_n], ready.index(s), b_bufs.index(s))
             it += 1
 
 
 @gluon.jit
 def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M: gl.constexpr,
-              num_warps: gl.constexpr):
+              B_NK: gl.constexpr, num_warps: gl.constexpr, scale_a_ptr, scale_b_ptr, IMPRECISE: gl.constexpr):
     """Default partition (num_warps warps): wgmma over the ring, then the epilogue through c_smem."""
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
@@ -134,13 +141,19 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROU
         for kk in range(k_tiles):
             s = it % STAGES
             mbarrier.wait(ready.index(s), (it // STAGES) & 1)
-            acc = warpgroup_mma(a_bufs.index(s), b_bufs.index(s), acc, is_async=True)
+            b_op = b_bufs.index(s).permute((1, 0)) if B_NK else b_bufs.index(s)
+            if IMPRECISE > 0:  # fp8 precise: each IMPRECISE-deep chain is promoted into the fp32 accumulator
+                acc = warpgroup_mma(a_bufs.index(s), b_op, acc, is_async=True, max_num_imprecise_acc=IMPRECISE)
+            else:
+                acc = warpgroup_mma(a_bufs.index(s), b_op, acc, is_async=True)
             # one wgmma stays in flight; the one before it is done reading its stage: hand that stage back
             acc = warpgroup_mma_wait(1, deps=(acc,))
             mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1, pred=kk > 0)
             it += 1
         acc = warpgroup_mma_wait(0, deps=(acc,))
         mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
+        if scale_a_ptr is not None:  # per-tensor scales (fp8)
+            acc = acc * (gl.load(scale_a_ptr) * gl.load(scale_b_ptr))
         tma.store_wait(0)  # the previous tile's TMA store has finished reading c_smem
         c_smem.store(acc.to(c_desc.dtype))
         fence_async_shared()  # generic-proxy writes before the async-proxy (TMA) read
@@ -149,9 +162,10 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROU
 
 
 @gluon.jit
-def gluon_gemm_kernel(a_desc, b_desc, c_desc, GROUP_M: gl.constexpr, STAGES: gl.constexpr, PRODUCER_REGS: gl.constexpr,
-                      num_warps: gl.constexpr):
-    """c = a @ b (descriptors over row-major a (M, K), b (K, N), c (M, N)); persistent, warp-specialised."""
+def gluon_gemm_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, GROUP_M: gl.constexpr, STAGES: gl.constexpr,
+                      PRODUCER_REGS: gl.constexpr, B_NK: gl.constexpr, IMPRECISE: gl.constexpr, num_warps: gl.constexpr):
+    """c = a @ b [* scale_a * scale_b] (descriptors over row-major a (M, K), c (M, N), and b (K, N), or (N, K)
+    when B_NK); persistent, warp-specialised. Scale pointers: None for 16-bit, 1-element fp32 for fp8."""
     gl.static_assert(c_desc.block_type.shape[0] % (16 * num_warps) == 0, "BLOCK_M: 64 rows per consumer warpgroup")
     dtype: gl.constexpr = a_desc.dtype
     a_bufs = gl.allocate_shared_memory(dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout)
@@ -163,8 +177,9 @@ def gluon_gemm_kernel(a_desc, b_desc, c_desc, GROUP_M: gl.constexpr, STAGES: gl.
         mbarrier.init(ready.index(i), count=1)
         mbarrier.init(empty.index(i), count=1)
     gl.warp_specialize([
-        (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M, num_warps)),
-        (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M, num_warps)),
+        (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M, B_NK, num_warps,
+                     scale_a_ptr, scale_b_ptr, IMPRECISE)),
+        (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M, B_NK, num_warps)),
     ], [1], [PRODUCER_REGS])
     for i in gl.static_range(STAGES):
         mbarrier.invalidate(ready.index(i))
@@ -172,7 +187,8 @@ def gluon_gemm_kernel(a_desc, b_desc, c_desc, GROUP_M: gl.constexpr, STAGES: gl.
 
 
 def _gl_dtype(torch_dtype):
-    return {"torch.bfloat16": gl.bfloat16, "torch.float16": gl.float16}[str(torch_dtype)]
+    return {"torch.bfloat16": gl.bfloat16, "torch.float16": gl.float16, "torch.float8_e4m3fn": gl.float8e4nv}[
+        str(torch_dtype)]
 
 
 def _maxnreg(num_warps: int) -> int:
@@ -180,14 +196,14 @@ def _maxnreg(num_warps: int) -> int:
     return min(255, 65536 // (32 * (num_warps + 4))) // 8 * 8
 
 
-def make_descriptors(a, b, c, block_m: int, block_n: int, block_k: int):
-    """TMA descriptors (zero padding) for row-major a (M, K), b (K, N), c (M, N)."""
-    dt = _gl_dtype(a.dtype)
+def make_descriptors(a, b, c, block_m: int, block_n: int, block_k: int, b_nk: bool = False):
+    """TMA descriptors (zero padding) for row-major a (M, K), c (M, N) and b (K, N), or b (N, K) when b_nk."""
 
     def desc(t, box):
-        return TensorDescriptor.from_tensor(t, box, gl.NVMMASharedLayout.get_default_for(box, dt))
+        return TensorDescriptor.from_tensor(t, box, gl.NVMMASharedLayout.get_default_for(box, _gl_dtype(t.dtype)))
 
-    return desc(a, [block_m, block_k]), desc(b, [block_k, block_n]), desc(c, [block_m, block_n])
+    return (desc(a, [block_m, block_k]), desc(b, [block_n, block_k] if b_nk else [block_k, block_n]),
+            desc(c, [block_m, block_n]))
 
 
 def gluon_gemm(a, b, *, block_m=128, block_n=128, block_k=64, stages=5, num_warps=8, group_m=8,
@@ -208,7 +224,34 @@ def gluon_gemm(a, b, *, block_m=128, block_n=128, block_k=64, stages=5, num_warp
         num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n)),)
     # num_warps is both a launch option and the kernel's constexpr (the binder fills the parameter from it)
-    gluon_gemm_kernel[grid](*descs, group_m, stages, producer_regs, num_warps=num_warps, maxnreg=_maxnreg(num_warps))
+    gluon_gemm_kernel[grid](*descs, None, None, group_m, stages, producer_regs, False, 0, num_warps=num_warps,
+                            maxnreg=_maxnreg(num_warps))
+    return c
+
+
+def gluon_fp8_gemm(a, b, scale_a, scale_b, *, block_m=128, block_n=128, block_k=128, stages=5, num_warps=8,
+                   group_m=8, fast_accum=False, producer_regs=PRODUCER_REGS, num_sms=None, out=None):
+    """(a @ b) * scale_a * scale_b in bf16 for fp8 e4m3 a (M, K) row-major and b (K, N) K-major (``w.t()`` of a
+    row-major (N, K) weight, as torch._scaled_mm takes it), 1-element fp32 scales. Precise accumulation (every
+    BLOCK_K-deep wgmma chain promoted to fp32, as the bundled fp8_gemm) unless fast_accum."""
+    import torch
+
+    f8 = torch.float8_e4m3fn
+    if a.dtype != f8 or b.dtype != f8:
+        raise ValueError(f"gluon_fp8_gemm takes float8_e4m3fn a and b, not {a.dtype} and {b.dtype}")
+    (M, K), (K2, N) = a.shape, b.shape
+    if K != K2 or K == 0 or K % 16 or not a.is_contiguous() or b.stride() != (1, K) or N % 8:
+        raise ValueError(f"gluon_fp8_gemm: row-major a (M, K) and K-major b (K, N), K % 16 == 0, N % 8 == 0; got "
+                         f"{tuple(a.shape)} {a.stride()} @ {tuple(b.shape)} {b.stride()}")
+    if scale_a.numel() != 1 or scale_b.numel() != 1 or scale_a.dtype != torch.float32 or scale_b.dtype != torch.float32:
+        raise ValueError("gluon_fp8_gemm: per-tensor fp32 scales only")
+    c = torch.empty(M, N, device=a.device, dtype=torch.bfloat16) if out is None else out
+    descs = make_descriptors(a, b.t(), c, block_m, block_n, block_k, b_nk=True)
+    if num_sms is None:
+        num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
+    grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n)),)
+    gluon_gemm_kernel[grid](*descs, scale_a, scale_b, group_m, stages, producer_regs, True, 0 if fast_accum else block_k,
+                            num_warps=num_warps, maxnreg=_maxnreg(num_warps))
     return c
 
 
@@ -217,7 +260,7 @@ PTX_COUNTS = {"wgmma": r"wgmma\.mma_async", "cp.async.bulk.tensor": r"cp\.async\
               "mbarrier": r"mbarrier\.", "setmaxnreg": r"setmaxnreg"}
 
 
-def compile_config(cfg, dtype="bfloat16") -> dict:
+def compile_config(cfg, fp8=False, fast_accum=False) -> dict:
     """Compile one config for sm_90 on the CPU: registers, spills, shared memory and PTX instruction counts."""
     import torch
     from triton.backends.compiler import GPUTarget
@@ -225,11 +268,18 @@ def compile_config(cfg, dtype="bfloat16") -> dict:
     from triton.runtime.jit import mangle_type
 
     bm, bn, bk, stages, warps = cfg
-    t = getattr(torch, dtype)
-    a, b, c = torch.empty(256, 256, dtype=t), torch.empty(256, 256, dtype=t), torch.empty(256, 256, dtype=t)
-    descs = make_descriptors(a, b, c, bm, bn, bk)  # CPU tensors: only the types matter here
-    const = dict(GROUP_M=8, STAGES=stages, PRODUCER_REGS=PRODUCER_REGS, num_warps=warps)
-    sig = dict(zip(("a_desc", "b_desc", "c_desc"), (mangle_type(d) for d in descs)), **{k: "constexpr" for k in const})
+    t = torch.float8_e4m3fn if fp8 else torch.bfloat16
+    a, b = torch.empty(256, 256, dtype=t), torch.empty(256, 256, dtype=t)
+    c = torch.empty(256, 256, dtype=torch.bfloat16)
+    descs = make_descriptors(a, b, c, bm, bn, bk, b_nk=fp8)  # CPU tensors: only the types matter here
+    const = dict(GROUP_M=8, STAGES=stages, PRODUCER_REGS=PRODUCER_REGS, B_NK=fp8,
+                 IMPRECISE=bk if fp8 and not fast_accum else 0, num_warps=warps)
+    types = dict(zip(("a_desc", "b_desc", "c_desc"), (mangle_type(d) for d in descs)))
+    if fp8:
+        types.update(scale_a_ptr="*fp32", scale_b_ptr="*fp32")
+    else:
+        const.update(scale_a_ptr=None, scale_b_ptr=None)
+    sig = {n: types.get(n, "constexpr") for n in gluon_gemm_kernel.arg_names}
     src = GluonASTSource(gluon_gemm_kernel, sig, const)
     k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=warps, maxnreg=_maxnreg(warps)))
     ptx = k.asm["ptx"]
@@ -253,12 +303,13 @@ def cfg_name(cfg) -> str:
     return f"{bm}x{bn}x{bk} s{stages} w{warps}"
 
 
-def compile_only(configs) -> int:
-    print(f"Triton {triton.__version__}, sm_90, bf16, producer {PRODUCER_REGS} regs")
+def compile_only(configs, fp8=False, fast_accum=False) -> int:
+    kind = ("fp8 e4m3 -> bf16, " + ("fast" if fast_accum else "precise") + " accumulation") if fp8 else "bf16"
+    print(f"Triton {triton.__version__}, sm_90, {kind}, producer {PRODUCER_REGS} regs")
     failed = 0
     for cfg in configs:
         try:
-            r = compile_config(cfg)
+            r = compile_config(cfg, fp8, fast_accum)
             print(f"{r['config']:<20} regs {r['regs']:>3} (maxnreg {r['maxnreg']}, setmaxnreg "
                   f"{'/'.join(r['setmaxnreg_values']) or '-'})  spills {r['spill_bytes']} B  smem {r['shared_kib']} KiB  "
                   f"wgmma {r['wgmma']}  cp.async.bulk.tensor {r['cp.async.bulk.tensor']}  mbarrier {r['mbarrier']}  "
@@ -271,7 +322,53 @@ def compile_only(configs) -> int:
 
 
 # ---------------------------------------------------------------- GPU: check, then time
-def bench(args, configs) -> int:
+def _problem(args, M, N, K):
+    """Inputs, the contenders (name -> fn) and a check(out) -> (error figure, ok) for one shape."""
+    import torch
+
+    from tritondbg.kernels import fp8_gemm as F8
+    from tritondbg.kernels import gemm as G
+
+    g = torch.Generator(device="cuda").manual_seed(0)
+    if args.fp8:
+        a = (torch.randn(M, K, device="cuda", generator=g) / 4).to(torch.float8_e4m3fn)
+        b = (torch.randn(N, K, device="cuda", generator=g) / 4).to(torch.float8_e4m3fn).t()  # K-major, as _scaled_mm
+        sa, sb = torch.tensor(0.5, device="cuda"), torch.tensor(0.25, device="cuda")
+        ref = (a.float() @ b.float()) * (0.5 * 0.25)
+        fast = args.fast_accum
+
+        def check(out):  # the bundled fp8 tolerance (tritondbg/compare.py float8_e4m3fn): |d| <= 3e-2 + 3e-2 |ref|
+            bad = int(((out.float() - ref).abs() > FP8_TOL + FP8_TOL * ref.abs()).sum())
+            return bad, bad == 0 or fast  # fast accumulation is timed even where it misses the precise bound
+
+        fns = {"torch._scaled_mm": lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                                                            use_fast_accum=fast),
+               "fp8_gemm": lambda: F8.fp8_gemm(a, b, sa, sb, fast_accum=fast)}
+        c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        for cfg in args.config_list:
+            fns[cfg_name(cfg)] = lambda cfg=cfg: gluon_fp8_gemm(
+                a, b, sa, sb, block_m=cfg[0], block_n=cfg[1], block_k=cfg[2], stages=cfg[3], num_warps=cfg[4],
+                fast_accum=fast, out=c)
+        return fns, check
+    dtype = getattr(torch, args.dtype)
+    a = torch.randn(M, K, device="cuda", generator=g).to(dtype)
+    b = (torch.randn(K, N, device="cuda", generator=g) / K ** 0.5).to(dtype)
+    ref = a.float() @ b.float()
+    scale = ref.abs().max().item()
+
+    def check(out):
+        rel = (out.float() - ref).abs().max().item() / scale
+        return rel, rel < 1e-2
+
+    fns = {"torch.matmul": lambda: a @ b, "gemm": lambda: G.gemm(a, b)}
+    c = torch.empty(M, N, device="cuda", dtype=dtype)
+    for cfg in args.config_list:
+        fns[cfg_name(cfg)] = lambda cfg=cfg: gluon_gemm(a, b, block_m=cfg[0], block_n=cfg[1], block_k=cfg[2],
+                                                        stages=cfg[3], num_warps=cfg[4], out=c)
+    return fns, check
+
+
+def bench(args) -> int:
     import torch
 
     if not torch.cuda.is_available():
@@ -282,52 +379,37 @@ def bench(args, configs) -> int:
         return 2
     from triton.testing import do_bench
 
-    from tritondbg.kernels import gemm as G
     from tritondbg.kernels._launch import ensure_allocator
 
-    ensure_allocator()  # the bundled gemm's device-side TMA descriptors need Triton's allocator
-    dtype = getattr(torch, args.dtype)
+    ensure_allocator()  # the bundled kernels' device-side TMA descriptors need Triton's allocator
     rows, wrong, t0 = [], 0, time.time()
     for shape in args.shapes.split(","):
         M, N, K = (int(v) for v in shape.split("x"))
-        g = torch.Generator(device="cuda").manual_seed(0)
-        a = torch.randn(M, K, device="cuda", generator=g).to(dtype)
-        b = (torch.randn(K, N, device="cuda", generator=g) / K ** 0.5).to(dtype)
-        ref = a.float() @ b.float()
-        scale = ref.abs().max().item()
-        cells = []
-
-        def row(name, fn):
-            nonlocal wrong
-            r = dict(M=M, N=N, K=K, dtype=args.dtype, name=name, us=None)
+        fns, check = _problem(args, M, N, K)
+        cells, base = [], None
+        for name, fn in fns.items():
+            r = dict(M=M, N=N, K=K, dtype="float8_e4m3fn" if args.fp8 else args.dtype, name=name, us=None)
             try:
-                r["rel_err"] = (fn().float() - ref).abs().max().item() / scale
-                if r["rel_err"] < 1e-2:
+                r["err"], ok = check(fn())
+                if ok:
                     r["us"] = do_bench(fn, warmup=10, rep=args.rep, return_mode="median") * 1e3
                 else:
                     r["error"], wrong = "WRONG", wrong + 1
             except Exception as e:  # noqa: BLE001 - a config that does not compile or launch is a row
                 msg = [line for line in str(e).splitlines() if line.strip()]
                 r["error"] = f"{type(e).__name__}: {(msg[-1] if msg else '')[:160]}"
-            rows.append(r)
-            return r
-
-        base = row("torch.matmul", lambda: a @ b)
-        c = torch.empty(M, N, device="cuda", dtype=dtype)
-        for name, fn in [("gemm", lambda: G.gemm(a, b))] + [
-                (cfg_name(cfg), lambda cfg=cfg: gluon_gemm(a, b, block_m=cfg[0], block_n=cfg[1], block_k=cfg[2],
-                                                           stages=cfg[3], num_warps=cfg[4], out=c))
-                for cfg in configs]:
-            r = row(name, fn)
-            if r["us"] is not None and base["us"] is not None:
-                r["x_torch"] = base["us"] / r["us"]  # > 1: faster than torch.matmul
+            if base is None:  # the first contender is torch's: the ratios' denominator
+                base = r["us"]
+                cells.append(f"{name} {r['us']:.1f} us" if r["us"] is not None else f"{name} {r.get('error')}")
+            elif r["us"] is not None and base is not None:
+                r["x_torch"] = base / r["us"]  # > 1: faster than torch
                 cells.append(f"{name} {r['us']:.1f} us {r['x_torch']:.3f}x")
             else:
                 cells.append(f"{name} {r.get('error', '-')[:60]}")
-        torch_cell = f"torch {base['us']:.1f} us" if base["us"] is not None else f"torch {base.get('error')}"
-        print(f"{M}x{N}x{K}: {torch_cell} | " + " | ".join(cells), flush=True)
+            rows.append(r)
+        print(f"{M}x{N}x{K}: " + " | ".join(cells), flush=True)
     meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu=torch.cuda.get_device_name(), triton=triton.__version__,
-                torch=torch.__version__, seconds=round(time.time() - t0),
+                torch=torch.__version__, seconds=round(time.time() - t0), fast_accum=bool(args.fast_accum),
                 command="python tests/bench/gluon_gemm.py " + " ".join(args.argv))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
@@ -339,16 +421,20 @@ def bench(args, configs) -> int:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--shapes", default=SHAPES, help="comma-separated MxNxK")
-    ap.add_argument("--configs", default=None, help="comma-separated indices into CONFIGS (default: all)")
+    ap.add_argument("--shapes", default=None, help=f"comma-separated MxNxK [default: {SHAPES}; --fp8: {FP8_SHAPES}]")
+    ap.add_argument("--configs", default=None, help="comma-separated indices into CONFIGS / FP8_CONFIGS [all]")
     ap.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16"))
+    ap.add_argument("--fp8", action="store_true", help="fp8 e4m3 inputs, per-tensor scales, bf16 out")
+    ap.add_argument("--fast-accum", action="store_true", help="--fp8: fast accumulation (ours and _scaled_mm's)")
     ap.add_argument("--rep", type=int, default=50, help="do_bench rep (ms)")
     ap.add_argument("--out", default="gluon_gemm.json")
     ap.add_argument("--compile-only", action="store_true", help="compile the configs for sm_90 on the CPU")
     args = ap.parse_args(argv)
     args.argv = argv
+    table = FP8_CONFIGS if args.fp8 else CONFIGS
+    args.shapes = args.shapes or (FP8_SHAPES if args.fp8 else SHAPES)
     try:
-        configs = CONFIGS if args.configs is None else [CONFIGS[int(i)] for i in args.configs.split(",")]
+        args.config_list = table if args.configs is None else [table[int(i)] for i in args.configs.split(",")]
         for s in args.shapes.split(","):
             if len([int(v) for v in s.split("x")]) != 3:
                 raise ValueError(s)
@@ -356,8 +442,8 @@ def main(argv=None) -> int:
         print(f"bad --configs or --shapes: {e}", file=sys.stderr)
         return 2
     if args.compile_only:
-        return compile_only(configs)
-    return bench(args, configs)
+        return compile_only(args.config_list, args.fp8, args.fast_accum)
+    return bench(args)
 
 
 if __name__ == "__main__":
