@@ -1,7 +1,8 @@
 """Issue 18, gemm: a hand-written warp-specialised Hopper gemm in Gluon, beside torch.matmul and ``gemm``.
 
     python tests/bench/gluon_gemm.py [--shapes 1024x4096x4096,...] [--out gluon_gemm.json]   # GPU (H200)
-    python tests/bench/gluon_gemm.py --compile-only [--configs 0,2]                          # CPU: sm_90 PTX
+    python tests/bench/gluon_gemm.py --fp8 [--fast-accum] [--out gluon_fp8.json]              # GPU: fp8 e4m3
+    python tests/bench/gluon_gemm.py --compile-only [--fp8] [--configs 0,2]                  # CPU: sm_90 PTX
 
 Why: Nsight Compute (tests/bench/runs/s9_ncu_misses.txt) shows cuBLAS beating our Triton gemm with a
 warp-specialised kernel (a TMA producer warp, two wgmma consumer warpgroups, mbarrier rings), and Triton's
@@ -20,6 +21,10 @@ design written by hand in Gluon (``triton.experimental.gluon``, Triton 3.6 and 3
   tile's epilogue reuses the buffer, so it overlaps the next tile's main loop.
 - edges: TMA zero-fills out-of-bounds boxes (a K tail reads zeros, adding nothing) and clips the store, so
   any M, N, K work without masks (TMA needs 16-byte row strides: K and N multiples of 8 for 16-bit).
+- fp8 e4m3 (``--fp8``, ``gluon_fp8_gemm``): the same kernel with b read K-major (the (N, K) weight, a permuted
+  shared-memory view for wgmma), per-tensor scales applied in the epilogue, bf16 out. Precise accumulation
+  adds each stage's wgmma chain into the fp32 accumulator after a synchronous wgmma (no MMA overlap within a
+  warpgroup); ``--fast-accum`` keeps the async chain.
 
 Ideas and API use follow Triton's Gluon tutorials (triton-lang/triton python/tutorials/gluon, MIT licence):
 05-wgmma.py (the wgmma accumulator layout), 07-persistence.py (grouped persistent tile order, TMA epilogue),
@@ -66,9 +71,9 @@ SHAPES = ("127x4096x4096,127x14336x4096,1024x4096x4096,1024x5120x13824,1024x6144
 # Small-M tiles (64 rows) give M = 127 more programs: 64x64 makes 128 tiles of 4096 columns, ~one per SM.
 CONFIGS = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (128, 128, 128, 3, 8),
            (64, 128, 64, 6, 4), (64, 64, 128, 5, 4))
-# fp8 e4m3 (b K-major): precise accumulation keeps a second accumulator, so 128x256 spills there (fast only)
+# fp8 e4m3 (b K-major): precise accumulation keeps a partial accumulator: 128x256 and 256x128 spill ~250 B there
 FP8_SHAPES = "8192x8192x8192,4096x4096x4096,1024x8192x8192"
-FP8_CONFIGS = ((128, 128, 128, 5, 8), (256, 128, 128, 3, 8), (128, 256, 128, 3, 8), (128, 128, 64, 6, 8))
+FP8_CONFIGS = ((128, 128, 128, 5, 8), (128, 128, 64, 6, 8), (128, 256, 128, 3, 8), (256, 128, 128, 3, 8))
 FP8_TOL = 3e-2
 PRODUCER_REGS = 40  # the TMA warp only holds scalars; the rest goes to the consumers (cuBLAS: 40 / 232)
 
@@ -124,7 +129,7 @@ def _producer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROU
 
 @gluon.jit
 def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M: gl.constexpr,
-              B_NK: gl.constexpr, num_warps: gl.constexpr, scale_a_ptr, scale_b_ptr, IMPRECISE: gl.constexpr):
+              B_NK: gl.constexpr, num_warps: gl.constexpr, scale_a_ptr, scale_b_ptr, PRECISE: gl.constexpr):
     """Default partition (num_warps warps): wgmma over the ring, then the epilogue through c_smem."""
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
@@ -142,16 +147,22 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROU
             s = it % STAGES
             mbarrier.wait(ready.index(s), (it // STAGES) & 1)
             b_op = b_bufs.index(s).permute((1, 0)) if B_NK else b_bufs.index(s)
-            if IMPRECISE > 0:  # fp8 precise: each IMPRECISE-deep chain is promoted into the fp32 accumulator
-                acc = warpgroup_mma(a_bufs.index(s), b_op, acc, is_async=True, max_num_imprecise_acc=IMPRECISE)
+            if PRECISE:
+                # fp8 precise: the stage's wgmma chain (fast accumulation over BLOCK_K) goes into a fresh
+                # partial, added to the fp32 accumulator. Synchronous on purpose: async warpgroup_mma with
+                # max_num_imprecise_acc < K adds the partial before the wgmma wait (PTX: undefined; 3.6 and 3.9)
+                part = warpgroup_mma(a_bufs.index(s), b_op, acc, use_acc=False)
+                mbarrier.arrive(empty.index(s), count=1)
+                acc = acc + part
             else:
                 acc = warpgroup_mma(a_bufs.index(s), b_op, acc, is_async=True)
-            # one wgmma stays in flight; the one before it is done reading its stage: hand that stage back
-            acc = warpgroup_mma_wait(1, deps=(acc,))
-            mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1, pred=kk > 0)
+                # one wgmma stays in flight; the one before it is done reading its stage: hand that stage back
+                acc = warpgroup_mma_wait(1, deps=(acc,))
+                mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1, pred=kk > 0)
             it += 1
-        acc = warpgroup_mma_wait(0, deps=(acc,))
-        mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
+        if not PRECISE:
+            acc = warpgroup_mma_wait(0, deps=(acc,))
+            mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
         if scale_a_ptr is not None:  # per-tensor scales (fp8)
             acc = acc * (gl.load(scale_a_ptr) * gl.load(scale_b_ptr))
         tma.store_wait(0)  # the previous tile's TMA store has finished reading c_smem
@@ -163,7 +174,7 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROU
 
 @gluon.jit
 def gluon_gemm_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, GROUP_M: gl.constexpr, STAGES: gl.constexpr,
-                      PRODUCER_REGS: gl.constexpr, B_NK: gl.constexpr, IMPRECISE: gl.constexpr, num_warps: gl.constexpr):
+                      PRODUCER_REGS: gl.constexpr, B_NK: gl.constexpr, PRECISE: gl.constexpr, num_warps: gl.constexpr):
     """c = a @ b [* scale_a * scale_b] (descriptors over row-major a (M, K), c (M, N), and b (K, N), or (N, K)
     when B_NK); persistent, warp-specialised. Scale pointers: None for 16-bit, 1-element fp32 for fp8."""
     gl.static_assert(c_desc.block_type.shape[0] % (16 * num_warps) == 0, "BLOCK_M: 64 rows per consumer warpgroup")
@@ -178,7 +189,7 @@ def gluon_gemm_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, GROUP_M:
         mbarrier.init(empty.index(i), count=1)
     gl.warp_specialize([
         (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M, B_NK, num_warps,
-                     scale_a_ptr, scale_b_ptr, IMPRECISE)),
+                     scale_a_ptr, scale_b_ptr, PRECISE)),
         (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M, B_NK, num_warps)),
     ], [1], [PRODUCER_REGS])
     for i in gl.static_range(STAGES):
@@ -224,7 +235,7 @@ def gluon_gemm(a, b, *, block_m=128, block_n=128, block_k=64, stages=5, num_warp
         num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n)),)
     # num_warps is both a launch option and the kernel's constexpr (the binder fills the parameter from it)
-    gluon_gemm_kernel[grid](*descs, None, None, group_m, stages, producer_regs, False, 0, num_warps=num_warps,
+    gluon_gemm_kernel[grid](*descs, None, None, group_m, stages, producer_regs, False, False, num_warps=num_warps,
                             maxnreg=_maxnreg(num_warps))
     return c
 
@@ -233,7 +244,8 @@ def gluon_fp8_gemm(a, b, scale_a, scale_b, *, block_m=128, block_n=128, block_k=
                    group_m=8, fast_accum=False, producer_regs=PRODUCER_REGS, num_sms=None, out=None):
     """(a @ b) * scale_a * scale_b in bf16 for fp8 e4m3 a (M, K) row-major and b (K, N) K-major (``w.t()`` of a
     row-major (N, K) weight, as torch._scaled_mm takes it), 1-element fp32 scales. Precise accumulation (every
-    BLOCK_K-deep wgmma chain promoted to fp32, as the bundled fp8_gemm) unless fast_accum."""
+    BLOCK_K-deep wgmma chain added into fp32, like the bundled fp8_gemm's max_num_imprecise_acc=BLOCK_K) unless
+    fast_accum."""
     import torch
 
     f8 = torch.float8_e4m3fn
@@ -250,7 +262,7 @@ def gluon_fp8_gemm(a, b, scale_a, scale_b, *, block_m=128, block_n=128, block_k=
     if num_sms is None:
         num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n)),)
-    gluon_gemm_kernel[grid](*descs, scale_a, scale_b, group_m, stages, producer_regs, True, 0 if fast_accum else block_k,
+    gluon_gemm_kernel[grid](*descs, scale_a, scale_b, group_m, stages, producer_regs, True, not fast_accum,
                             num_warps=num_warps, maxnreg=_maxnreg(num_warps))
     return c
 
@@ -273,7 +285,7 @@ def compile_config(cfg, fp8=False, fast_accum=False) -> dict:
     c = torch.empty(256, 256, dtype=torch.bfloat16)
     descs = make_descriptors(a, b, c, bm, bn, bk, b_nk=fp8)  # CPU tensors: only the types matter here
     const = dict(GROUP_M=8, STAGES=stages, PRODUCER_REGS=PRODUCER_REGS, B_NK=fp8,
-                 IMPRECISE=bk if fp8 and not fast_accum else 0, num_warps=warps)
+                 PRECISE=fp8 and not fast_accum, num_warps=warps)
     types = dict(zip(("a_desc", "b_desc", "c_desc"), (mangle_type(d) for d in descs)))
     if fp8:
         types.update(scale_a_ptr="*fp32", scale_b_ptr="*fp32")
