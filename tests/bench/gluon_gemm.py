@@ -69,13 +69,16 @@ SHAPES = ("127x4096x4096,127x14336x4096,1024x4096x4096,1024x5120x13824,1024x6144
 # (block_m, block_n, block_k, stages, num_warps): num_warps 4 = one consumer warpgroup, 8 = two (64 rows each).
 # Shared memory (16-bit): stages * (bm + bn) * bk * 2 + bm * bn * 2 <= 227 KiB.
 # Small-M tiles (64 rows) give M = 127 more programs: 64x64 makes 128 tiles of 4096 columns, ~one per SM.
-CONFIGS = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (128, 128, 128, 3, 8),
+# "pp": ping-pong, two consumer warpgroups (num_warps each) on alternate tiles, main loops taking turns.
+CONFIGS = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (128, 128, 64, 4, 4, "pp"),
            (64, 128, 64, 6, 4), (64, 64, 128, 5, 4))
 # fp8 e4m3 (b K-major): precise accumulation keeps a partial accumulator: 128x256 and 256x128 spill ~250 B there
 FP8_SHAPES = "8192x8192x8192,4096x4096x4096,1024x8192x8192"
-FP8_CONFIGS = ((128, 128, 128, 5, 8), (128, 128, 64, 6, 8), (128, 256, 128, 3, 8), (256, 128, 128, 3, 8))
+FP8_CONFIGS = ((128, 128, 128, 5, 8), (128, 128, 64, 6, 8), (128, 256, 128, 3, 8), (128, 128, 128, 4, 4, "pp"))
 FP8_TOL = 3e-2
-PRODUCER_REGS = 40  # the TMA warp only holds scalars; the rest goes to the consumers (cuBLAS: 40 / 232)
+# setmaxnreg: the TMA warp only holds scalars; the rest goes to the consumers (cuBLAS: 40 / 232)
+PRODUCER_REGS = gl.constexpr(40)
+CONSUMER_REGS = gl.constexpr(232)  # a ping-pong worker consumer (the default partition gets what is left)
 
 
 @gluon.constexpr_function
@@ -100,8 +103,7 @@ def _tile_offsets(tile, num_pid_m, num_pid_n, BLOCK_M: gl.constexpr, BLOCK_N: gl
 
 
 @gluon.jit
-def _producer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M: gl.constexpr,
-              B_NK: gl.constexpr, num_warps: gl.constexpr):
+def _producer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M: gl.constexpr, B_NK: gl.constexpr):
     """Worker partition (1 warp): fill the ring with TMA, one stage per (tile, k step)."""
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
@@ -128,20 +130,29 @@ def _producer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROU
 
 
 @gluon.jit
-def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M: gl.constexpr,
-              B_NK: gl.constexpr, num_warps: gl.constexpr, scale_a_ptr, scale_b_ptr, PRECISE: gl.constexpr):
-    """Default partition (num_warps warps): wgmma over the ring, then the epilogue through c_smem."""
+def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
+              GROUP_M: gl.constexpr, B_NK: gl.constexpr, PRECISE: gl.constexpr, PINGPONG: gl.constexpr,
+              WHICH: gl.constexpr, num_warps: gl.constexpr):
+    """A consumer partition (num_warps warps): wgmma over the ring, then the epilogue through c_bufs[WHICH].
+    PINGPONG: consumer WHICH (0 or 1) takes every other tile; their main loops take turns (``turn`` barriers),
+    so one's epilogue overlaps the other's main loop, and neither waits on a ring lap the other has not freed."""
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     STAGES: gl.constexpr = a_bufs.type.shape[0]
+    NCONS: gl.constexpr = 2 if PINGPONG else 1
     layout: gl.constexpr = _acc_layout(a_desc.dtype, BLOCK_M, BLOCK_N, num_warps)
+    c_smem = c_bufs.index(WHICH)
     num_pid_m = gl.cdiv(c_desc.shape[0], BLOCK_M)
     num_pid_n = gl.cdiv(c_desc.shape[1], BLOCK_N)
     k_tiles = gl.cdiv(a_desc.shape[1], BLOCK_K)
-    it = 0
-    for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
+    n = 0
+    for tile in range(gl.program_id(0) + WHICH * gl.num_programs(0), num_pid_m * num_pid_n,
+                      NCONS * gl.num_programs(0)):
         off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BLOCK_M, BLOCK_N, GROUP_M)
+        it = (n * NCONS + WHICH) * k_tiles  # ring position: this program's tiles before this one, in order
+        if PINGPONG:  # my turn: the other consumer finished the main loop of the tile before mine
+            mbarrier.wait(turn.index(WHICH), (n & 1) ^ (1 - WHICH))
         acc = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, layout)
         for kk in range(k_tiles):
             s = it % STAGES
@@ -163,38 +174,56 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROU
         if not PRECISE:
             acc = warpgroup_mma_wait(0, deps=(acc,))
             mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
+        if PINGPONG:
+            mbarrier.arrive(turn.index(1 - WHICH), count=1)
         if scale_a_ptr is not None:  # per-tensor scales (fp8)
             acc = acc * (gl.load(scale_a_ptr) * gl.load(scale_b_ptr))
-        tma.store_wait(0)  # the previous tile's TMA store has finished reading c_smem
+        tma.store_wait(0)  # my previous TMA store has finished reading c_smem
         c_smem.store(acc.to(c_desc.dtype))
         fence_async_shared()  # generic-proxy writes before the async-proxy (TMA) read
         _tma_store(c_desc, [off_m, off_n], c_smem)
+        n += 1
     tma.store_wait(0)
 
 
 @gluon.jit
 def gluon_gemm_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, GROUP_M: gl.constexpr, STAGES: gl.constexpr,
-                      PRODUCER_REGS: gl.constexpr, B_NK: gl.constexpr, PRECISE: gl.constexpr, num_warps: gl.constexpr):
+                      B_NK: gl.constexpr, PRECISE: gl.constexpr, PINGPONG: gl.constexpr, num_warps: gl.constexpr):
     """c = a @ b [* scale_a * scale_b] (descriptors over row-major a (M, K), c (M, N), and b (K, N), or (N, K)
     when B_NK); persistent, warp-specialised. Scale pointers: None for 16-bit, 1-element fp32 for fp8."""
     gl.static_assert(c_desc.block_type.shape[0] % (16 * num_warps) == 0, "BLOCK_M: 64 rows per consumer warpgroup")
     dtype: gl.constexpr = a_desc.dtype
     a_bufs = gl.allocate_shared_memory(dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout)
     b_bufs = gl.allocate_shared_memory(dtype, [STAGES] + b_desc.block_type.shape, b_desc.layout)
-    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    c_bufs = gl.allocate_shared_memory(c_desc.dtype, [2 if PINGPONG else 1] + c_desc.block_type.shape, c_desc.layout)
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(ready.index(i), count=1)
         mbarrier.init(empty.index(i), count=1)
-    gl.warp_specialize([
-        (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M, B_NK, num_warps,
-                     scale_a_ptr, scale_b_ptr, PRECISE)),
-        (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_smem, ready, empty, GROUP_M, B_NK, num_warps)),
-    ], [1], [PRODUCER_REGS])
+    for i in gl.static_range(2):
+        mbarrier.init(turn.index(i), count=1)
+    # (the argument tuples are written out: a tuple built by `+` hands a worker plain ints, which it rejects)
+    if PINGPONG:  # default partition = consumer 0; workers: consumer 1 (a warpgroup), the producer (1 warp)
+        gl.warp_specialize([
+            (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
+                         GROUP_M, B_NK, PRECISE, PINGPONG, 0, num_warps)),
+            (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
+                         GROUP_M, B_NK, PRECISE, PINGPONG, 1, num_warps)),
+            (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M, B_NK)),
+        ], [num_warps, 1], [CONSUMER_REGS, PRODUCER_REGS])
+    else:
+        gl.warp_specialize([
+            (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
+                         GROUP_M, B_NK, PRECISE, PINGPONG, 0, num_warps)),
+            (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M, B_NK)),
+        ], [1], [PRODUCER_REGS])
     for i in gl.static_range(STAGES):
         mbarrier.invalidate(ready.index(i))
         mbarrier.invalidate(empty.index(i))
+    for i in gl.static_range(2):
+        mbarrier.invalidate(turn.index(i))
 
 
 def _gl_dtype(torch_dtype):
@@ -202,9 +231,9 @@ def _gl_dtype(torch_dtype):
         str(torch_dtype)]
 
 
-def _maxnreg(num_warps: int) -> int:
+def _maxnreg(num_warps: int, pingpong: bool = False) -> int:
     """Registers per thread the launch may use: 64K over the consumers plus the producer's warpgroup."""
-    return min(255, 65536 // (32 * (num_warps + 4))) // 8 * 8
+    return min(255, 65536 // (32 * (num_warps * (2 if pingpong else 1) + 4))) // 8 * 8
 
 
 def make_descriptors(a, b, c, block_m: int, block_n: int, block_k: int, b_nk: bool = False):
@@ -217,8 +246,19 @@ def make_descriptors(a, b, c, block_m: int, block_n: int, block_k: int, b_nk: bo
             desc(c, [block_m, block_n]))
 
 
-def gluon_gemm(a, b, *, block_m=128, block_n=128, block_k=64, stages=5, num_warps=8, group_m=8,
-               producer_regs=PRODUCER_REGS, num_sms=None, out=None):
+def _launch(descs, scales, M, N, block_m, block_n, group_m, stages, b_nk, precise, pingpong, num_warps, num_sms):
+    import torch
+
+    if num_sms is None:
+        num_sms = torch.cuda.get_device_properties(descs[0].base.device).multi_processor_count
+    grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n)),)
+    # num_warps is both a launch option and the kernel's constexpr (the binder fills the parameter from it)
+    gluon_gemm_kernel[grid](*descs, *scales, group_m, stages, b_nk, precise, pingpong, num_warps=num_warps,
+                            maxnreg=_maxnreg(num_warps, pingpong))
+
+
+def gluon_gemm(a, b, *, block_m=128, block_n=128, block_k=64, stages=5, num_warps=8, pingpong=False, group_m=8,
+               num_sms=None, out=None):
     """a @ b for 16-bit row-major a (M, K), b (K, N) on a Hopper GPU; fp32 accumulation, output in a's dtype."""
     import torch
 
@@ -231,17 +271,12 @@ def gluon_gemm(a, b, *, block_m=128, block_n=128, block_k=64, stages=5, num_warp
         raise ValueError("gluon_gemm: TMA needs contiguous a, b with K and N multiples of 8")
     c = torch.empty(M, N, device=a.device, dtype=a.dtype) if out is None else out
     descs = make_descriptors(a, b, c, block_m, block_n, block_k)
-    if num_sms is None:
-        num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
-    grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n)),)
-    # num_warps is both a launch option and the kernel's constexpr (the binder fills the parameter from it)
-    gluon_gemm_kernel[grid](*descs, None, None, group_m, stages, producer_regs, False, False, num_warps=num_warps,
-                            maxnreg=_maxnreg(num_warps))
+    _launch(descs, (None, None), M, N, block_m, block_n, group_m, stages, False, False, pingpong, num_warps, num_sms)
     return c
 
 
 def gluon_fp8_gemm(a, b, scale_a, scale_b, *, block_m=128, block_n=128, block_k=128, stages=5, num_warps=8,
-                   group_m=8, fast_accum=False, producer_regs=PRODUCER_REGS, num_sms=None, out=None):
+                   pingpong=False, group_m=8, fast_accum=False, num_sms=None, out=None):
     """(a @ b) * scale_a * scale_b in bf16 for fp8 e4m3 a (M, K) row-major and b (K, N) K-major (``w.t()`` of a
     row-major (N, K) weight, as torch._scaled_mm takes it), 1-element fp32 scales. Precise accumulation (every
     BLOCK_K-deep wgmma chain added into fp32, like the bundled fp8_gemm's max_num_imprecise_acc=BLOCK_K) unless
@@ -259,12 +294,19 @@ def gluon_fp8_gemm(a, b, scale_a, scale_b, *, block_m=128, block_n=128, block_k=
         raise ValueError("gluon_fp8_gemm: per-tensor fp32 scales only")
     c = torch.empty(M, N, device=a.device, dtype=torch.bfloat16) if out is None else out
     descs = make_descriptors(a, b.t(), c, block_m, block_n, block_k, b_nk=True)
-    if num_sms is None:
-        num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
-    grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n)),)
-    gluon_gemm_kernel[grid](*descs, scale_a, scale_b, group_m, stages, producer_regs, True, not fast_accum,
-                            num_warps=num_warps, maxnreg=_maxnreg(num_warps))
+    _launch(descs, (scale_a, scale_b), M, N, block_m, block_n, group_m, stages, True, not fast_accum, pingpong,
+            num_warps, num_sms)
     return c
+
+
+def _cfg_kwargs(cfg) -> dict:
+    bm, bn, bk, stages, warps, *pp = cfg
+    return dict(block_m=bm, block_n=bn, block_k=bk, stages=stages, num_warps=warps, pingpong=bool(pp))
+
+
+def cfg_name(cfg) -> str:
+    k = _cfg_kwargs(cfg)
+    return "{block_m}x{block_n}x{block_k} s{stages} w{num_warps}".format(**k) + (" pp" if k["pingpong"] else "")
 
 
 # ---------------------------------------------------------------- compile only (CPU, no GPU needed)
@@ -279,13 +321,14 @@ def compile_config(cfg, fp8=False, fast_accum=False) -> dict:
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
 
-    bm, bn, bk, stages, warps = cfg
+    k = _cfg_kwargs(cfg)
+    bm, bn, bk, warps, pp = k["block_m"], k["block_n"], k["block_k"], k["num_warps"], k["pingpong"]
     t = torch.float8_e4m3fn if fp8 else torch.bfloat16
     a, b = torch.empty(256, 256, dtype=t), torch.empty(256, 256, dtype=t)
     c = torch.empty(256, 256, dtype=torch.bfloat16)
     descs = make_descriptors(a, b, c, bm, bn, bk, b_nk=fp8)  # CPU tensors: only the types matter here
-    const = dict(GROUP_M=8, STAGES=stages, PRODUCER_REGS=PRODUCER_REGS, B_NK=fp8,
-                 PRECISE=fp8 and not fast_accum, num_warps=warps)
+    const = dict(GROUP_M=8, STAGES=k["stages"], B_NK=fp8, PRECISE=fp8 and not fast_accum, PINGPONG=pp,
+                 num_warps=warps)
     types = dict(zip(("a_desc", "b_desc", "c_desc"), (mangle_type(d) for d in descs)))
     if fp8:
         types.update(scale_a_ptr="*fp32", scale_b_ptr="*fp32")
@@ -293,9 +336,10 @@ def compile_config(cfg, fp8=False, fast_accum=False) -> dict:
         const.update(scale_a_ptr=None, scale_b_ptr=None)
     sig = {n: types.get(n, "constexpr") for n in gluon_gemm_kernel.arg_names}
     src = GluonASTSource(gluon_gemm_kernel, sig, const)
-    k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=warps, maxnreg=_maxnreg(warps)))
+    maxnreg = _maxnreg(warps, pp)
+    k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=warps, maxnreg=maxnreg))
     ptx = k.asm["ptx"]
-    row = dict(config=cfg_name(cfg), shared_kib=k.metadata.shared // 1024, maxnreg=_maxnreg(warps),
+    row = dict(config=cfg_name(cfg), shared_kib=k.metadata.shared // 1024, maxnreg=maxnreg,
                **{name: len(re.findall(pat, ptx)) for name, pat in PTX_COUNTS.items()},
                setmaxnreg_values=sorted(set(re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)", ptx))))
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
@@ -310,14 +354,9 @@ def compile_config(cfg, fp8=False, fast_accum=False) -> dict:
     return row
 
 
-def cfg_name(cfg) -> str:
-    bm, bn, bk, stages, warps = cfg
-    return f"{bm}x{bn}x{bk} s{stages} w{warps}"
-
-
 def compile_only(configs, fp8=False, fast_accum=False) -> int:
     kind = ("fp8 e4m3 -> bf16, " + ("fast" if fast_accum else "precise") + " accumulation") if fp8 else "bf16"
-    print(f"Triton {triton.__version__}, sm_90, {kind}, producer {PRODUCER_REGS} regs")
+    print(f"Triton {triton.__version__}, sm_90, {kind}, producer {PRODUCER_REGS.value} regs")
     failed = 0
     for cfg in configs:
         try:
@@ -359,8 +398,7 @@ def _problem(args, M, N, K):
         c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
         for cfg in args.config_list:
             fns[cfg_name(cfg)] = lambda cfg=cfg: gluon_fp8_gemm(
-                a, b, sa, sb, block_m=cfg[0], block_n=cfg[1], block_k=cfg[2], stages=cfg[3], num_warps=cfg[4],
-                fast_accum=fast, out=c)
+                a, b, sa, sb, fast_accum=fast, out=c, **_cfg_kwargs(cfg))
         return fns, check
     dtype = getattr(torch, args.dtype)
     a = torch.randn(M, K, device="cuda", generator=g).to(dtype)
@@ -375,8 +413,7 @@ def _problem(args, M, N, K):
     fns = {"torch.matmul": lambda: a @ b, "gemm": lambda: G.gemm(a, b)}
     c = torch.empty(M, N, device="cuda", dtype=dtype)
     for cfg in args.config_list:
-        fns[cfg_name(cfg)] = lambda cfg=cfg: gluon_gemm(a, b, block_m=cfg[0], block_n=cfg[1], block_k=cfg[2],
-                                                        stages=cfg[3], num_warps=cfg[4], out=c)
+        fns[cfg_name(cfg)] = lambda cfg=cfg: gluon_gemm(a, b, out=c, **_cfg_kwargs(cfg))
     return fns, check
 
 
