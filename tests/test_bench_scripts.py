@@ -130,6 +130,33 @@ def test_gluon_gemm_wrapper_launch_binds_and_compiles_through_tritondbg_ir(cli_e
     assert "num_warps=8" in p.stderr and "maxnreg=168" in p.stderr  # the wrapper's defaults reached the compile
 
 
+def test_gluon_gemm_measure_checks_each_contender_before_timing_it():
+    """gluon_gemm.py's GPU loop, with a stub timer: a wrong or failing contender is a row with its error and no
+    time; the ratio is against the first (torch's) contender."""
+    import sys
+
+    import pytest
+
+    pytest.importorskip("triton.experimental.gluon.language.nvidia.hopper")
+    sys.path.insert(0, str(REPO / "tests" / "bench"))
+    import gluon_gemm as GG
+
+    fns = {"torch": lambda: 1.0, "ok": lambda: 1.0, "wrong": lambda: 2.0, "boom": lambda: 1 / 0}
+    ms = {fns["torch"]: 0.010, fns["ok"]: 0.008}
+    timed, running = [], []
+
+    def timer(fn):
+        timed.append(fn)
+        return ms[fn]
+
+    rows, line = GG.measure({"M": 3}, fns, lambda out: (abs(out - 1.0), abs(out - 1.0) < 1e-2), timer, running.append)
+    assert [r["us"] for r in rows] == [10.0, 8.0, None, None] and all(r["M"] == 3 for r in rows)
+    assert rows[1]["x_torch"] == 1.25 and "x_torch" not in rows[2]
+    assert rows[2]["error"] == "WRONG" and rows[3]["error"].startswith("ZeroDivisionError")
+    assert timed == [fns["torch"], fns["ok"]] and running == list(fns)
+    assert line.startswith("torch 10.0 us | ok 8.0 us 1.250x | wrong WRONG | boom ZeroDivisionError")
+
+
 def test_ncu_misses_parses_ncu_details_csv_and_says_what_it_needs(cli_env):
     """tests/bench/ncu_misses.py: ncu's --csv --page details (one row per launch and metric, rule rows with no
     metric) becomes one dict per launch; without ncu or CUDA, one line and exit 2."""

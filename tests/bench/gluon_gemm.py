@@ -17,6 +17,10 @@ design written by hand in Gluon (``triton.experimental.gluon``, Triton 3.6 and 3
 - consumer (default) partition, ``num_warps`` = 4 or 8: one or two warpgroups; with 8 the accumulator layout
   stacks the warpgroups along M, each owning 64 rows of a 128-row tile (cuBLAS's 2-consumer shape). Async
   wgmma with one group in flight: after wgmma k is issued, wgmma k-1 is waited for and its stage released.
+- ping-pong ("pp" configs): two consumer partitions of one warpgroup each take alternate tiles; their main
+  loops take turns (two ``turn`` mbarriers), so one's epilogue overlaps the other's main loop (cuBLAS/CUTLASS's
+  "pingpong" schedule). Taking turns also keeps each consumer within one ring lap of the producer, which the
+  ring's parity waits need.
 - epilogue: accumulator -> 16-bit -> shared memory -> TMA store; the store is waited for only before the next
   tile's epilogue reuses the buffer, so it overlaps the next tile's main loop.
 - edges: TMA zero-fills out-of-bounds boxes (a K tail reads zeros, adding nothing) and clips the store, so
@@ -417,6 +421,30 @@ def _problem(args, M, N, K):
     return fns, check
 
 
+def measure(key: dict, fns: dict, check, timer, before=lambda name: None):
+    """Check each contender's output, time the right ones (timer: fn -> ms); the first contender (torch's) is
+    the ratios' denominator. Returns the rows and a one-line summary."""
+    rows, cells = [], []
+    for i, (name, fn) in enumerate(fns.items()):
+        before(name)  # the partial JSON names the contender running, should it hang
+        r = dict(key, name=name, us=None)
+        try:
+            r["err"], ok = check(fn())
+            if ok:
+                r["us"] = timer(fn) * 1e3
+            else:
+                r["error"] = "WRONG"
+        except Exception as e:  # noqa: BLE001 - a config that does not compile or launch is a row
+            msg = [line for line in str(e).splitlines() if line.strip()]
+            r["error"] = f"{type(e).__name__}: {(msg[-1] if msg else '')[:160]}"
+        if i and r["us"] is not None and rows[0]["us"] is not None:
+            r["x_torch"] = rows[0]["us"] / r["us"]  # > 1: faster than torch
+        rows.append(r)
+        cells.append(f"{name} " + (r.get("error", "")[:60] if r["us"] is None else f"{r['us']:.1f} us"
+                                   + (f" {r['x_torch']:.3f}x" if "x_torch" in r else "")))
+    return rows, " | ".join(cells)
+
+
 def bench(args) -> int:
     import torch
 
@@ -432,39 +460,28 @@ def bench(args) -> int:
 
     ensure_allocator()  # the bundled kernels' device-side TMA descriptors need Triton's allocator
     rows, wrong, t0 = [], 0, time.time()
+    dtype = "float8_e4m3fn" if args.fp8 else args.dtype
     for shape in args.shapes.split(","):
         M, N, K = (int(v) for v in shape.split("x"))
         fns, check = _problem(args, M, N, K)
-        cells, base = [], None
-        for name, fn in fns.items():
-            r = dict(M=M, N=N, K=K, dtype="float8_e4m3fn" if args.fp8 else args.dtype, name=name, us=None)
-            try:
-                r["err"], ok = check(fn())
-                if ok:
-                    r["us"] = do_bench(fn, warmup=10, rep=args.rep, return_mode="median") * 1e3
-                else:
-                    r["error"], wrong = "WRONG", wrong + 1
-            except Exception as e:  # noqa: BLE001 - a config that does not compile or launch is a row
-                msg = [line for line in str(e).splitlines() if line.strip()]
-                r["error"] = f"{type(e).__name__}: {(msg[-1] if msg else '')[:160]}"
-            if base is None:  # the first contender is torch's: the ratios' denominator
-                base = r["us"]
-                cells.append(f"{name} {r['us']:.1f} us" if r["us"] is not None else f"{name} {r.get('error')}")
-            elif r["us"] is not None and base is not None:
-                r["x_torch"] = base / r["us"]  # > 1: faster than torch
-                cells.append(f"{name} {r['us']:.1f} us {r['x_torch']:.3f}x")
-            else:
-                cells.append(f"{name} {r.get('error', '-')[:60]}")
-            rows.append(r)
-        print(f"{M}x{N}x{K}: " + " | ".join(cells), flush=True)
+        shape_rows, line = measure(dict(M=M, N=N, K=K, dtype=dtype), fns, check,
+                                   lambda fn: do_bench(fn, warmup=10, rep=args.rep, return_mode="median"),
+                                   lambda name: _save(args.out, dict(partial=True, running=f"{shape} {name}"), rows))
+        rows += shape_rows
+        wrong += sum(r.get("error") == "WRONG" for r in shape_rows)
+        print(f"{shape}: {line}", flush=True)
     meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu=torch.cuda.get_device_name(), triton=triton.__version__,
                 torch=torch.__version__, seconds=round(time.time() - t0), fast_accum=bool(args.fast_accum),
                 command="python tests/bench/gluon_gemm.py " + " ".join(args.argv))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(dict(meta=meta, rows=rows), f, indent=1)
+    _save(args.out, meta, rows)
     print(json.dumps(meta))
     return 1 if wrong else 0
+
+
+def _save(path, meta, rows):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(dict(meta=meta, rows=rows), f, indent=1)
 
 
 def main(argv=None) -> int:
