@@ -208,6 +208,7 @@ def gluon_gemm_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, GROUP_M:
         mbarrier.init(empty.index(i), count=1)
     for i in gl.static_range(2):
         mbarrier.init(turn.index(i), count=1)
+    fence_async_shared()  # the inits (generic proxy) before the TMA engine (async proxy) signals the barriers
     # (the argument tuples are written out: a tuple built by `+` hands a worker plain ints, which it rejects)
     if PINGPONG:  # default partition = consumer 0; workers: consumer 1 (a warpgroup), the producer (1 warp)
         gl.warp_specialize([
