@@ -95,7 +95,8 @@ def test_gluon_gemm_compiles_warp_specialised_wgmma_tma_for_sm90_on_the_cpu(cli_
                        env=dict(cli_env, TRITON_DEFAULT_FP_FUSION="1"), capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-2000:]
     line = next(ln for ln in p.stdout.splitlines() if ln.startswith("128x128x64 s5 w8"))
-    counts = {k: int(v) for k, v in re.findall(r"(wgmma|cp\.async\.bulk\.tensor|mbarrier|setmaxnreg|spills) (\d+)", line)}
+    pairs = re.findall(r"(wgmma|cp\.async\.bulk\.tensor|mbarrier|setmaxnreg|spills) (\d+)", line)
+    counts = {k: int(v) for k, v in pairs}
     assert counts["wgmma"] > 0 and counts["cp.async.bulk.tensor"] > 0 and counts["mbarrier"] > 0, line
     assert counts["setmaxnreg"] > 0 and counts["spills"] == 0, line  # warp-specialised, nothing spilled
     bad = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_gemm.py"), "--compile-only", "--configs", "9"],
@@ -122,9 +123,9 @@ def test_gluon_gemm_wrapper_launch_binds_and_compiles_through_tritondbg_ir(cli_e
         "SCENARIO = Scenario(name='gluon_gemm', description='g', make_inputs=make_inputs,\n"
         "    launch=lambda a, b: GG.gluon_gemm(a, b, num_sms=132), reference=lambda a, b: a.float() @ b.float(),\n"
         "    kernels=[GG.gluon_gemm_kernel], cases=[Case('tiny', params={}, dtypes=('bfloat16',))])\n")
-    p = subprocess.run([sys.executable, "-m", "tritondbg", "ir", f"{tmp_path / 'gscen.py'}::gluon_gemm", "--stage", "ptx"],
-                       env=dict(cli_env, TRITON_DEFAULT_FP_FUSION="1", TRITON_CACHE_DIR=str(tmp_path / "cache")),
-                       capture_output=True, text=True, timeout=120)
+    env = dict(cli_env, TRITON_DEFAULT_FP_FUSION="1", TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, "-m", "tritondbg", "ir", f"{tmp_path / 'gscen.py'}::gluon_gemm",
+                        "--stage", "ptx"], env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "wgmma.mma_async" in p.stdout and "setmaxnreg" in p.stdout
     assert "num_warps=8" in p.stderr and "maxnreg=168" in p.stderr  # the wrapper's defaults reached the compile

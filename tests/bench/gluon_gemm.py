@@ -367,7 +367,8 @@ def compile_only(configs, fp8=False, fast_accum=False) -> int:
         try:
             r = compile_config(cfg, fp8, fast_accum)
             print(f"{r['config']:<20} regs {r['regs']:>3} (maxnreg {r['maxnreg']}, setmaxnreg "
-                  f"{'/'.join(r['setmaxnreg_values']) or '-'})  spills {r['spill_bytes']} B  smem {r['shared_kib']} KiB  "
+                  f"{'/'.join(r['setmaxnreg_values']) or '-'})  spills {r['spill_bytes']} B  "
+                  f"smem {r['shared_kib']} KiB  "
                   f"wgmma {r['wgmma']}  cp.async.bulk.tensor {r['cp.async.bulk.tensor']}  mbarrier {r['mbarrier']}  "
                   f"setmaxnreg {r['setmaxnreg']}", flush=True)
         except Exception as e:  # noqa: BLE001 - a config that does not compile is a line, the others still run
