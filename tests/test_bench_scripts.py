@@ -60,7 +60,8 @@ def test_gpu_bench_scripts_say_they_need_a_gpu_in_one_line(cli_env):
     for script in ("tests/bench/read_floor.py", "tests/bench/decode_splits.py", "tests/bench/kernels_h200.py",
                    "tests/bench/sweep_h200.py", "tests/bench/explore_prefill.py", "tests/bench/explore_fp8.py",
                    "tests/bench/explore_gemm_mid_m.py", "tests/bench/explore_prefill_timer.py",
-                   "tests/bench/explore_gemm_ws.py", "tests/bench/explore_rows_small.py"):
+                   "tests/bench/explore_gemm_ws.py", "tests/bench/explore_rows_small.py",
+                   "tests/bench/gluon_gemm.py"):
         p = subprocess.run([sys.executable, str(REPO / script)], env=dict(cli_env, CUDA_VISIBLE_DEVICES=""),
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 2 and p.stderr.strip() == "needs a CUDA GPU", (script, p.stderr[-500:])
@@ -96,6 +97,83 @@ def test_explore_gemm_ws_kernel_is_right_on_the_interpreter(cli_env, tmp_path):
     assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-2000:]
     rows = json.loads(out.read_text())["rows"]
     assert len(rows) == 2 + 7 and all(r.get("rel_err", 1) < 1e-2 and "error" not in r for r in rows), rows
+
+
+def test_gluon_gemm_compiles_warp_specialised_wgmma_tma_for_sm90_on_the_cpu(cli_env):
+    """tests/bench/gluon_gemm.py --compile-only: the hand-written Gluon gemm (2 consumer warpgroups) compiles for
+    sm_90 without a GPU to PTX with wgmma, TMA (cp.async.bulk.tensor), mbarriers and setmaxnreg, no spills."""
+    import re
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("triton.experimental.gluon.language.nvidia.hopper")
+    p = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_gemm.py"), "--compile-only", "--configs", "1"],
+                       env=dict(cli_env, TRITON_DEFAULT_FP_FUSION="1"), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-2000:]
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("128x128x64 s5 w8"))
+    pairs = re.findall(r"(wgmma|cp\.async\.bulk\.tensor|mbarrier|setmaxnreg|spills) (\d+)", line)
+    counts = {k: int(v) for k, v in pairs}
+    assert counts["wgmma"] > 0 and counts["cp.async.bulk.tensor"] > 0 and counts["mbarrier"] > 0, line
+    assert counts["setmaxnreg"] > 0 and counts["spills"] == 0, line  # warp-specialised, nothing spilled
+    bad = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_gemm.py"), "--compile-only", "--configs", "9"],
+                         env=cli_env, capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr[-500:]
+
+
+def test_gluon_gemm_wrapper_launch_binds_and_compiles_through_tritondbg_ir(cli_env, tmp_path):
+    """The host wrapper's launch (descriptors, constexprs, num_warps/maxnreg options) goes through Triton's binder:
+    `tritondbg ir` on a scenario around gluon_gemm captures it on the CPU and shows sm_90 PTX with wgmma."""
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("triton.experimental.gluon.language.nvidia.hopper")
+    (tmp_path / "gscen.py").write_text(
+        "import sys\nimport torch\n"
+        f"sys.path.insert(0, {str(REPO / 'tests' / 'bench')!r})\n"
+        "import gluon_gemm as GG\nfrom tritondbg import Case, Scenario\n"
+        "def make_inputs(case, dtype, device, generator):\n"
+        "    return dict(a=torch.randn(130, 72, generator=generator).to(device=device, dtype=dtype),\n"
+        "                b=torch.randn(72, 136, generator=generator).to(device=device, dtype=dtype))\n"
+        "SCENARIO = Scenario(name='gluon_gemm', description='g', make_inputs=make_inputs,\n"
+        "    launch=lambda a, b: GG.gluon_gemm(a, b, num_sms=132), reference=lambda a, b: a.float() @ b.float(),\n"
+        "    kernels=[GG.gluon_gemm_kernel], cases=[Case('tiny', params={}, dtypes=('bfloat16',))])\n")
+    env = dict(cli_env, TRITON_DEFAULT_FP_FUSION="1", TRITON_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, "-m", "tritondbg", "ir", f"{tmp_path / 'gscen.py'}::gluon_gemm",
+                        "--stage", "ptx"], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "wgmma.mma_async" in p.stdout and "setmaxnreg" in p.stdout
+    assert "num_warps=8" in p.stderr and "maxnreg=168" in p.stderr  # the wrapper's defaults reached the compile
+
+
+def test_gluon_gemm_measure_checks_each_contender_before_timing_it():
+    """gluon_gemm.py's GPU loop, with a stub timer: a wrong or failing contender is a row with its error and no
+    time; the ratio is against the first (torch's) contender."""
+    import sys
+
+    import pytest
+
+    pytest.importorskip("triton.experimental.gluon.language.nvidia.hopper")
+    sys.path.insert(0, str(REPO / "tests" / "bench"))
+    import gluon_gemm as GG
+
+    fns = {"torch": lambda: 1.0, "ok": lambda: 1.0, "wrong": lambda: 2.0, "boom": lambda: 1 / 0}
+    ms = {fns["torch"]: 0.010, fns["ok"]: 0.008}
+    timed, running = [], []
+
+    def timer(fn):
+        timed.append(fn)
+        return ms[fn]
+
+    rows, line = GG.measure({"M": 3}, fns, lambda out: (abs(out - 1.0), abs(out - 1.0) < 1e-2), timer, running.append)
+    assert [r["us"] for r in rows] == [10.0, 8.0, None, None] and all(r["M"] == 3 for r in rows)
+    assert rows[1]["x_torch"] == 1.25 and "x_torch" not in rows[2]
+    assert rows[2]["error"] == "WRONG" and rows[3]["error"].startswith("ZeroDivisionError")
+    assert timed == [fns["torch"], fns["ok"]] and running == list(fns)
+    assert line.startswith("torch 10.0 us | ok 8.0 us 1.250x | wrong WRONG | boom ZeroDivisionError")
 
 
 def test_ncu_misses_parses_ncu_details_csv_and_says_what_it_needs(cli_env):
