@@ -121,6 +121,18 @@ def perf_gate(scenario, ctx) -> GateOutcome:
                 missing.append(key)
             reason = judge_case(case, key, ours, base, recorded.get(key), ctx)
             if reason:
+                # timed again before failing: a few-microsecond case's median moves by ~10% between two timings
+                # in one process (gemm M = 1 under graph replay, 6.8 vs 7.6 us on the H200); a real
+                # regression is slow both times. The faster of the two timings of each side counts.
+                try:
+                    ours = min(ours, time_ms(lambda: launch(**inputs), how))
+                    if base is not None:
+                        base = min(base, time_ms(lambda: scenario.baseline(**inputs), how))
+                except Exception:  # noqa: BLE001 - it was timed once; the first figures stand
+                    pass
+                timings[key].update(ours_ms=ours, torch_ms=base, retimed=True)
+                reason = judge_case(case, key, ours, base, recorded.get(key), ctx)
+            if reason:
                 # a slower run whose autotuner chose differently says so: the kernel or the tuning?
                 reasons.append(reason + config_change(watch.used, recorded_configs.get(key)))
             del inputs
