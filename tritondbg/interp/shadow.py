@@ -1,4 +1,5 @@
-"""Shadow state carried on the interpreter's values, for the sanitizers.
+"""Shadow state carried on the interpreter's values, for the sanitizers: the builder's ops wrapped so the
+shadows propagate (the shadows themselves and the NaN/Inf check: shadow_values.py).
 
 Every interpreter value is a ``TensorHandle`` (numpy ``data`` + Triton ``dtype`` + an ``attr`` dict). Two
 shadows ride in ``attr``, propagated by wrapping the builder's value ops (names shared by Triton 3.6/3.9):
@@ -22,197 +23,17 @@ Checks are vectorised numpy on the op's whole block; the fast path (no shadow, a
 """
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
 
-PAD = "tdbg_pad"
-BASE = "tdbg_base"
+# the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
+# _scalar_ty, PAD)
+from tritondbg.interp.shadow_values import (BASE, PAD, _bcast, _check_new_nonfinite, _debug_raise, _is_bf16,  # noqa: F401
+                                            _max_pads, _nonfinite, _nonzero, _scalar_ty, _set_pad, _sink,
+                                            _site_frame, as_float, base_of, is_pointer, pad_of, set_sink)
 
-_sink: dict[str, Any] = {"san": None}
-_saved: dict[str, Any] = {}
-
-
-def set_sink(san) -> None:
-    _sink["san"] = san
-
-
-# ---------------------------------------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------------------------------------
-
-def pad_of(h):
-    attr = getattr(h, "attr", None)
-    return attr.get(PAD) if attr else None
-
-
-def _scalar_ty(h):
-    ty = getattr(h, "dtype", None)
-    return getattr(ty, "scalar", ty)
-
-
-def _is_bf16(h) -> bool:
-    import triton.language as tl
-
-    return h.data.dtype == np.uint16 and _scalar_ty(h) == tl.bfloat16
-
-
-def is_pointer(h) -> bool:
-    import triton.language as tl
-
-    return isinstance(getattr(h, "dtype", None), tl.pointer_type)
-
-
-def base_of(h) -> int | None:
-    """The argument address a pointer value derives from (a scalar pointer argument is its own base)."""
-    attr = getattr(h, "attr", None)
-    if attr and BASE in attr:
-        return attr[BASE]
-    data = getattr(h, "data", None)
-    if data is not None and data.size == 1 and is_pointer(h):
-        return int(np.asarray(data).reshape(-1)[0])
-    return None
-
-
-def _debug_raise() -> None:
-    """Shadow bookkeeping never breaks a kernel, except under TRITONDBG_DEBUG=1 (to find its own bugs)."""
-    from tritondbg import settings
-
-    if settings.get().debug:
-        raise
-
-
-def _set_pad(h, p) -> None:
-    if p is not None and p.any():
-        h.attr[PAD] = p
-
-
-def _bcast(p, shape):
-    if p is None:
-        return None
-    if p.shape == shape:
-        return p
-    try:
-        return np.broadcast_to(p, shape)
-    except ValueError:
-        return None
-
-
-def _max_pads(pads, shape):
-    out = None
-    for p in pads:
-        p = _bcast(p, shape)
-        if p is None:
-            continue
-        out = p if out is None else np.maximum(out, p)
-    return out
-
-
-def as_float(h) -> np.ndarray | None:
-    """A value as a float64 array (bf16/fp8 storage decoded), or None for integers and pointers. Quiet:
-    widening a signalling-NaN pattern (which kernels make, e.g. by bitcasts) raises numpy's "invalid value"
-    RuntimeWarning, which is no business of the kernel's user."""
-    from tritondbg.interp import lowp
-
-    d = h.data
-    with np.errstate(all="ignore"):
-        if d.dtype.kind == "f":
-            return d.astype(np.float64)
-        ty = _scalar_ty(h)
-        if d.dtype.kind == "u" and lowp.type_name(ty) in lowp.LOWP:  # raw bf16/fp8 storage: exact decode
-            return lowp.decode(d, ty).astype(np.float64)
-        if d.dtype.kind in "iub" and getattr(ty, "is_floating", lambda: False)():
-            return d.astype(np.float64)  # a float-typed handle holding a comparison's booleans
-    return None
-
-
-def _nonzero(h) -> np.ndarray:
-    d = h.data
-    if _is_bf16(h):
-        return (d & np.uint16(0x7FFF)) != 0
-    return d != 0
-
-
-def _nonfinite(h):
-    """(nan, inf) boolean arrays when the value has any NaN/Inf, else None; integers never do."""
-    d = h.data
-    kind = d.dtype.kind
-    if kind == "f":
-        fin = np.isfinite(d)
-        if fin.all():
-            return None
-        nan = np.isnan(d)
-        return nan, ~fin & ~nan
-    if kind == "u" and d.dtype.itemsize == 2 and _is_bf16(h):
-        exp = (d & np.uint16(0x7F80)) == np.uint16(0x7F80)
-        if not exp.any():
-            return None
-        nan = exp & ((d & np.uint16(0x007F)) != 0)
-        return nan, exp & ~nan
-    return None
-
-
-# ---------------------------------------------------------------------------------------------------------
-# NaN / Inf creation
-# ---------------------------------------------------------------------------------------------------------
-
-def _check_new_nonfinite(name: str, out, ins, in_nf=None) -> None:
-    """Report lanes of ``out`` that are NaN (Inf) while no input lane held NaN (NaN or Inf)."""
-    san = _sink["san"]
-    if san is None or not san.check_nonfinite:
-        return
-    nf = _nonfinite(out)
-    if nf is None:
-        return
-    nan, inf = nf
-    shape = out.data.shape
-    if in_nf is None:
-        in_nan = np.zeros(shape, dtype=bool)
-        in_any = np.zeros(shape, dtype=bool)
-        for h in ins:
-            f = _nonfinite(h) if hasattr(h, "data") else None
-            if f is None:
-                continue
-            n_, i_ = (_bcast(x, shape) for x in f)
-            if n_ is None:
-                continue
-            in_nan |= n_
-            in_any |= n_ | i_
-    else:
-        in_nan, in_any = in_nf
-    new = (nan & ~in_nan) | (inf & ~in_any)
-    p = pad_of(out)
-    if p is not None:
-        new &= _bcast(p, shape) == 0
-    if new.any():
-        san.nonfinite_event(name, out, ins, new, _site_frame())
-    _repair_payload(out, ins, nan)
-
-
-def _site_frame():
-    from tritondbg.interp import frames
-
-    return frames.kernel_frame(sys._getframe(1))
-
-
-def _repair_payload(out, ins, nan) -> None:
-    """numpy's exp/log return a canonical NaN; give such lanes back the NaN bits of the input lane they
-    came from, so the poison id of an undefined lane survives (only same-dtype, same-shape inputs)."""
-    san = _sink["san"]
-    if san is None or not san.poison_used or not nan.any() or out.data.dtype.kind != "f":
-        return
-    for h in ins:
-        d = getattr(h, "data", None)
-        if d is None or d.dtype != out.data.dtype or d.shape != out.data.shape:
-            continue
-        src = np.isnan(d) & nan
-        if src.any():
-            if not out.data.flags.writeable:
-                out.data = out.data.copy()
-            out.data[src] = d[src]
-            return
-
+_saved: dict[str, Any] = {}  # (owner, name) -> the builder function install() replaced
 
 # ---------------------------------------------------------------------------------------------------------
 # wrappers: elementwise
