@@ -402,6 +402,27 @@ def test_real_profile_run_killed_midway_leaves_nothing_tensorboard_lists(tmp_pat
     assert list(out.iterdir()) == []
 
 
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_the_profilers_stop_acts_after_it(sig):
+    """signals_deferred: the interrupt waits for the block (the torch profiler's stop and export), then raises
+    as it would have."""
+    from tritondbg.profile.session import _raise_interrupt, signals_deferred
+
+    old_term = signal.signal(signal.SIGTERM, _raise_interrupt)  # what a run folder installs
+    done = []
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with signals_deferred():
+                os.kill(os.getpid(), sig)
+                time.sleep(0.05)  # a handler would have run by now
+                done.append("the block finished")
+        assert done == ["the block finished"]
+        assert signal.getsignal(signal.SIGTERM) is _raise_interrupt  # handlers restored
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+
+
 def test_hparams_trials_one_per_config_of_a_timed_decision():
     from tritondbg.profile.tensorboard import trials
     from tritondbg.record import CaseResult, RunRecord

@@ -94,6 +94,26 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Ctrl-C and SIGTERM that arrive within the block act when it ends (main thread only). For the torch
+    profiler's start and stop: a KeyboardInterrupt raised between the Python steps of its stop (disable,
+    collect, export the trace) leaves the profiler half stopped, and the process can then die of SIGSEGV at
+    exit instead of exiting 130 (seen once in CI, ``test_real_profile_run_killed_midway...``)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    old = {s: signal.signal(s, lambda signum, frame: got.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h if h is not None else signal.SIG_DFL)
+        if got:  # delivered again, now to the handler the block held back (Python's raise KeyboardInterrupt)
+            signal.raise_signal(got[0])
+
+
 def cuda_tool_attached() -> bool:
     """True under ncu/compute-sanitizer/nsys: they inject through CUDA_INJECTION64_PATH and hold CUPTI."""
     return bool(os.environ.get("CUDA_INJECTION64_PATH"))
@@ -140,12 +160,13 @@ def trace_session(folder: Path, worker: str, *, cuda: bool) -> Iterator["TraceSe
                                       on_trace_ready=_handler(folder, worker, written))
         session = TraceSession(prof, written)
         try:
-            with no_lazy_inductor(torch):  # `with prof:` in two halves: its start without importing inductor
-                prof.__enter__()
+            with signals_deferred(), no_lazy_inductor(torch):  # `with prof:` in two halves: its start
+                prof.__enter__()                                  # without importing inductor
             try:
                 yield session
             finally:
-                prof.__exit__(*sys.exc_info())
+                with signals_deferred():
+                    prof.__exit__(*sys.exc_info())
         finally:
             session.warnings = kept
     session.file = written[-1] if written else None
