@@ -120,11 +120,11 @@ class ProgramProfiler(attach.Observer):
         self.phases.setdefault("session_begin", time.monotonic())
         import torch
 
-        from tritondbg.profile.session import activities, no_lazy_inductor, quiet_kineto
+        from tritondbg.profile.session import activities, no_lazy_inductor, quiet_kineto, signals_deferred
 
         quiet_kineto()
         cuda = torch.cuda.is_available() and not _interpreted()
-        with _profiler_warnings(self.warnings), no_lazy_inductor(torch):
+        with signals_deferred(), _profiler_warnings(self.warnings), no_lazy_inductor(torch):
             self.prof = torch.profiler.profile(activities=activities(cuda), record_shapes=_record_shapes())
             self.prof.start()
         self.started_at_launch = at  # the index of the first launch inside the session
@@ -257,11 +257,14 @@ class ProgramProfiler(attach.Observer):
 
         if torch.cuda.is_available() and not _interpreted():
             torch.cuda.synchronize()
+        from tritondbg.profile.session import signals_deferred
+
         prof, self.prof, self.done = self.prof, None, True
-        with _profiler_warnings(self.warnings):
-            prof.stop()
-        self.phases["profiler_stopped"] = time.monotonic()
-        name = self._export(prof)
+        with signals_deferred():  # the program's Ctrl-C acts once the profiler is stopped and its trace out
+            with _profiler_warnings(self.warnings):
+                prof.stop()
+            self.phases["profiler_stopped"] = time.monotonic()
+            name = self._export(prof)
         self.phases["trace_exported"] = time.monotonic()
         return name
 
