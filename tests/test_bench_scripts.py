@@ -147,6 +147,11 @@ def test_gluon_gemm_wrapper_launch_binds_and_compiles_through_tritondbg_ir(cli_e
     assert p.returncode == 0, p.stderr[-2000:]
     assert "wgmma.mma_async" in p.stdout and "setmaxnreg" in p.stdout
     assert "num_warps=8" in p.stderr and "maxnreg=168" in p.stderr  # the wrapper's defaults reached the compile
+    # Gluon has no TTIR: asking for it says where its IR starts
+    t = subprocess.run([sys.executable, "-m", "tritondbg", "ir", f"{tmp_path / 'gscen.py'}::gluon_gemm",
+                        "--stage", "ttir"], env=env, capture_output=True, text=True, timeout=120)
+    assert t.returncode != 0 and "Traceback" not in t.stderr
+    assert "a Gluon kernel has no TTIR, its first IR is --stage ttgir" in t.stderr, t.stderr[-1000:]
 
 
 def test_gluon_gemm_measure_checks_each_contender_before_timing_it():

@@ -92,7 +92,11 @@ def stage_text(item, stage: str, *, line_info: bool = False) -> tuple[str, str]:
         return (text if line_info else strip_line_info(text)), path
     path = item.files.get(stage)
     if not path or not os.path.isfile(path):
-        raise StageError(f"cache entry {item.key} has no {stage} (stages present: {', '.join(sorted(item.files))})")
+        hint = ""
+        if stage == "ttir" and "ttgir" in item.files:  # Gluon: written with layouts, it starts at TTGIR
+            hint = "; a Gluon kernel has no TTIR, its first IR is --stage ttgir"
+        raise StageError(f"cache entry {item.key} has no {stage} (stages present: "
+                         f"{', '.join(sorted(item.files))}){hint}")
     return Path(path).read_text(errors="replace"), path
 
 
