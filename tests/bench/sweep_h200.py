@@ -8,8 +8,8 @@
 Every row: the kernel checked against its reference on the row's inputs first (a wrong result is still timed,
 and its row says FAIL), then ours and the baseline(s) timed with ``triton.testing.do_bench`` (median, L2
 flushed before each call) in interleaved rounds (kernels_h200.interleaved); ratio = baseline time / ours
-(> 1: we are faster). Launch-bound rows (``small``, ``mid``) also get the GPU time under CUDA-graph replay and the host
-time per call (Python + launch, no sync) of both sides. Each run writes a markdown table (date, GPU, Triton,
+(> 1: we are faster). Launch-bound rows (``small``, ``mid``) also get the GPU time under CUDA-graph replay and
+the host time per call (Python + launch, no sync) of both sides. Each run writes a markdown table (date, GPU, Triton,
 command, a summary against the issue's targets, every row) to ``--out`` and the rows as JSON beside it
 (``.json``); rows of the groups not run this time are kept from the JSON already there, so the parts can run
 in separate calls and still make one table.
