@@ -26,6 +26,7 @@ return no compiled object and run on CPU tensors: nothing is recorded there eith
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import torch
@@ -176,6 +177,29 @@ class Launcher:
                         *descriptors, *self.tail)
         else:
             self.run(*tensors, *descriptors, *self.tail)
+
+
+def descriptor_template(desc) -> tuple:
+    """A host ``TensorDescriptor`` (triton.tools' or Gluon's) as (class, every field but its base): a template that
+    holds no tensor, for ``rebased`` on later calls over tensors of the same shape, strides and dtype."""
+    return type(desc), {f.name: getattr(desc, f.name) for f in dataclasses.fields(desc) if f.name != "base"}
+
+
+def _plain_dataclass(cls) -> bool:
+    return dataclasses.is_dataclass(cls) and not hasattr(cls, "__slots__")
+
+
+def rebased(template: tuple, base):
+    """The descriptor of ``template`` (``descriptor_template`` of one validated on an earlier call) over ``base``.
+    Triton 3.4-3.9's descriptors are plain dataclasses: a copy of the fields skips the validation in
+    ``__post_init__`` (~10 us a descriptor on the H200 VM); otherwise (slots) through the constructor."""
+    cls, fields = template
+    if not _plain_dataclass(cls):
+        return cls(base=base, **fields)
+    d = object.__new__(cls)
+    d.__dict__.update(fields)
+    d.base = base
+    return d
 
 
 class Launches:

@@ -66,7 +66,6 @@ on the GPU alone (``_gpu_time_bench``).
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import torch
@@ -385,7 +384,6 @@ _HEAD_GROUP = 8
 _PREFILL_PLANS: dict = {}  # call signature -> _PrefillPlan (the steady state: a cached launcher)
 _PREFILL_CHECKED: set = set()  # (signature, config) whose launcher already ran once under tritondbg run/check
 _PREFILL_ARGS = ("Q", "K", "V", "O", "QD", "KD", "VD", "OD")  # the kernel's leading arguments, passed per call
-_NEW = object.__new__
 
 
 def attention(q, k, v, causal=False, sm_scale=None):
@@ -408,29 +406,6 @@ def attention(q, k, v, causal=False, sm_scale=None):
     return _attention(q, k, v, causal, sm_scale, use_tma=None, sig=sig)
 
 
-def _descriptor_fields(desc) -> dict:
-    """A TensorDescriptor's fields but its base (shape, strides, block shape, padding, ...): a template that holds
-    no tensor."""
-    return {f.name: getattr(desc, f.name) for f in dataclasses.fields(desc) if f.name != "base"}
-
-
-# Triton 3.4-3.9's TensorDescriptor is a plain dataclass: a copy of its __dict__ skips the validation in
-# __post_init__ (the template was validated on the first call); otherwise build it through the constructor.
-_PLAIN_DESCRIPTOR = TensorDescriptor is not None and dataclasses.is_dataclass(TensorDescriptor) \
-    and not hasattr(TensorDescriptor, "__slots__")
-
-
-def _rebased(fields: dict, base):
-    """A TensorDescriptor with ``fields`` (``_descriptor_fields`` of one validated on an earlier call's tensor
-    of the same shape, strides and dtype) over ``base``."""
-    if not _PLAIN_DESCRIPTOR:
-        return TensorDescriptor(base=base, **fields)
-    d = _NEW(TensorDescriptor)
-    d.__dict__.update(fields)
-    d.base = base
-    return d
-
-
 class _PrefillPlan:
     """A prefill signature's launcher and, on the TMA path, its four host descriptors with the config's block
     shapes (rebased on each call's tensors; the templates hold no tensor)."""
@@ -442,8 +417,9 @@ class _PrefillPlan:
             self.launcher(q, k, v, o, q, k, v, o)
             return
         _ensure_allocator()  # the warp-specialised configs' device descriptors; a ContextVar (per thread)
-        self.launcher.with_descriptors((q, k, v, o), (_rebased(t[0], q), _rebased(t[1], k), _rebased(t[2], v),
-                                                      _rebased(t[3], o)))
+        rebased = _launch.rebased
+        self.launcher.with_descriptors((q, k, v, o), (rebased(t[0], q), rebased(t[1], k), rebased(t[2], v),
+                                                      rebased(t[3], o)))
 
 
 def _record(sig, compiled, values: dict, q, k, v, o, descs) -> None:
@@ -467,7 +443,7 @@ def _record(sig, compiled, values: dict, q, k, v, o, descs) -> None:
     if values["TMA"]:
         _set_block_shapes(dict(kw, HEAD_DIM=values["HEAD_DIM"], QD=descs[0], KD=descs[1], VD=descs[2],
                                OD=descs[3]))
-        plan.descs = tuple(_descriptor_fields(d) for d in descs)
+        plan.descs = tuple(_launch.descriptor_template(d) for d in descs)
     key = (sig, tuple(sorted(kw.items())), config.num_warps, config.num_stages)
     if _launch.verifying() and key not in _PREFILL_CHECKED and _launch.hooks_idle():
         _PREFILL_CHECKED.add(key)

@@ -8,7 +8,7 @@ float16 or both bfloat16; ``c`` has the inputs' dtype. ``act`` is one of
   ``torch.nn.functional.gelu(x, approximate="tanh")`` (NOT the exact erf form),
 - ``"silu"``: ``x * sigmoid(x)``.
 
-Three paths; ``gemm`` picks one per call:
+Three tl paths; ``gemm`` picks one per call:
 
 - ``gemm_splitk`` (decode-like M <= 64, or <= 128 with N, K >= 1024; no activation; CUDA tensors): the
   one-launch split-K decode kernel (kernels/_splitk.py) on the fp16/bf16 operands (scales of 1): K is split
@@ -17,7 +17,7 @@ Three paths; ``gemm`` picks one per call:
   ``gemm_tiled`` skips this path (benchmarks). Under the interpreter and ``tritondbg ir`` (CPU tensors) such
   calls take the tiled kernels, which also offer narrow 64 x 16/32/64 tiles for M <= 128.
 
-and, for every other call, one of two tiled kernels (``tma_plan``):
+and, for every other call, one of two tiled tl kernels (``tma_plan``):
 
 - ``gemm_tma_kernel`` (Hopper path): when Triton's target is NVIDIA sm_90 or newer (or the interpreter, which
   implements tensor descriptors) and both operands can be TMA descriptors: 16-byte aligned base, unit stride
@@ -30,7 +30,14 @@ Measured on an H200 (Triton 3.6): the pointer kernel 0.95-1.02x torch.matmul on 
 kernel 0.98-1.08x (runs move by several % with the GPU's power state); tests/bench/kernels_h200.md, sessions 3
 and 7, and tests/bench/sweep_h200.md for the LLM shapes.
 
-Shared by both kernels: grouped tile ordering (``_tile_coords``), the activation epilogue
+On an sm_90 GPU, a signature's first call then races the warp-specialised Gluon kernel (kernels/_gemm_gluon.py:
+a TMA producer warp and wgmma consumer warpgroups, as cuBLAS) against the path above (kernels/_gemm_ws.py:
+32 < M <= 2048, no activation, row-major a, row-major or K-major b; each candidate tile is checked against the
+first call's output, then timed); a winner at least 3% faster serves that signature from then on
+(``ws_decision`` shows the race). On the H200 it won at M = 127 and at some M = 1024 shapes (session 11,
+tests/bench/kernels_h200.md). The interpreter, ``tritondbg ir`` and ``gemm_tiled`` keep the tl kernels.
+
+Shared by both tl kernels: grouped tile ordering (``_tile_coords``), the activation epilogue
 (``_apply_activation``) and the config pruning (``_prune_configs``), all in kernels/_gemm_parts.py (re-exported
 here), and the argument check (``_check_args``).
 
@@ -67,7 +74,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import _launch
+from . import _gemm_ws as _WS, _launch
 from ._gemm_host import (SPLITK_MAX_M, SPLITK_MIN_NK, _ensure_allocator, _one, _splitk_cached,  # noqa: F401
                          _splitk_sig, _tma_layout, _use_splitk, gemm_splitk)
 from ._autotune import autotune_bench
@@ -276,20 +283,32 @@ USE_SPLITK = True  # False: such calls take the tiled kernels (their narrow deco
 def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:
     """``act(a @ b)`` for a (M, K) and b (K, N), fp16 or bf16 (same dtype); returns a new (M, N) tensor.
     M <= SPLITK_MAX_M without an activation on a GPU: ``gemm_splitk``; else gemm_tma_kernel where
-    ``tma_plan`` allows it, gemm_kernel otherwise (see the module docstring). A call with the signature
+    ``tma_plan`` allows it, gemm_kernel otherwise; on sm_90 the Gluon kernel where it won its race (see the
+    module docstring). A call with the signature
     (shapes, strides, dtypes, devices, activation) of an earlier CUDA call reuses that call's compiled kernel
     and config through a cached launcher (kernels/_launch.py)."""
-    return _gemm(a, b, activation, USE_SPLITK)
+    return _gemm(a, b, activation, USE_SPLITK, True)
 
 
 def gemm_tiled(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:
-    """``gemm`` without the split-K path: the tiled kernels for every M (benchmarks of the small-M choice)."""
-    return _gemm(a, b, activation, False)
+    """``gemm`` with the tl tiled kernels only, for every M: no split-K path, no Gluon race (benchmarks)."""
+    return _gemm(a, b, activation, False, False)
 
 
-def _gemm(a, b, activation, splitk: bool):
+def _sig(a, b, activation, splitk: bool, ws: bool) -> tuple:
+    """A call's signature: what the path choice, the kernels' specialisation and their configs depend on."""
+    return (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, activation, splitk, ws)
+
+
+def ws_decision(a, b, activation=None) -> dict | None:
+    """The Gluon race's record for ``gemm(a, b, activation)``'s signature (kernels/_gemm_ws.py ``DECISIONS``:
+    the tl path's time, each candidate's, the pick), or None where no race ran."""
+    return _WS.DECISIONS.get(_sig(a, b, activation, USE_SPLITK, True))
+
+
+def _gemm(a, b, activation, splitk: bool, ws: bool):
     try:
-        sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, activation, splitk)
+        sig = _sig(a, b, activation, splitk, ws)
         launcher = _TMA.plan(sig, a, b)
     except (AttributeError, TypeError):  # not tensors, unhashable activation: the checks below say what
         sig = launcher = None
@@ -308,17 +327,23 @@ def _gemm(a, b, activation, splitk: bool):
     M, K = a.shape
     N = b.shape[1]
     if splitk and _use_splitk(a, b, activation) and K > 0:
-        return gemm_splitk(a, b)
-    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    if M == 0 or N == 0:
-        return c
-    if K == 0:  # empty sum: act(0) == 0 for all three activations
-        return c.zero_()
-    plan = tma_plan(a, b)
-    if plan is not None:
-        _launch_tma(a, b, c, *plan, activation, sig=sig)
+        c = gemm_splitk(a, b)
     else:
-        _launch_pointer(a, b, c, activation, sig=sig)
+        c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+        if M == 0 or N == 0:
+            return c
+        if K == 0:  # empty sum: act(0) == 0 for all three activations
+            return c.zero_()
+        plan = tma_plan(a, b)
+        if plan is not None:
+            _launch_tma(a, b, c, *plan, activation, sig=sig)
+        else:
+            _launch_pointer(a, b, c, activation, sig=sig)
+    # Hopper: the warp-specialised Gluon kernel against the path above, once per signature (kernels/_gemm_ws.py)
+    b_nk = _WS.eligible(a, b, activation) if ws and sig is not None and K > 0 else None
+    if b_nk is not None:
+        steady = lambda: _gemm(a, b, activation, splitk, ws)  # noqa: E731 - the cached path, as later calls take it
+        c = _WS.race(sig, a, b, c, b_nk, _PLANS, steady, _num_sms(a.device))
     return c
 
 

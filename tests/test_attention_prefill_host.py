@@ -88,7 +88,7 @@ def test_steady_state_passes_what_jitfunction_run_would_bind(fake):
     assert len(dargs) == len(want) and all(_same(a, b) for a, b in zip(dargs, want)), (dargs, want)
     assert o2.shape == q2.shape and o2.is_contiguous()
     kept = A._PREFILL_PLANS[next(iter(A._PREFILL_PLANS))].descs
-    assert not any(isinstance(v, torch.Tensor) for d in kept for v in d.values())  # the plan keeps no tensor alive
+    assert not any(isinstance(v, torch.Tensor) for _, d in kept for v in d.values())  # the plan keeps no tensor alive
 
 
 def test_descriptor_block_shapes_follow_the_config(fake, monkeypatch):
@@ -107,7 +107,7 @@ def test_descriptors_built_through_the_constructor_when_not_a_plain_dataclass(fa
     """A later Triton whose TensorDescriptor has slots (no __dict__ to copy): the steady state builds each
     descriptor with the constructor instead, same fields."""
     kernel, _ = fake
-    monkeypatch.setattr(A, "_PLAIN_DESCRIPTOR", False)
+    monkeypatch.setattr(A._launch, "_plain_dataclass", lambda cls: False)
     q, k, v = _inputs()
     A.attention(q, k, v)
     o = A.attention(q, k, v)

@@ -460,8 +460,8 @@ class Sweep:
         from tritondbg.kernels import gemm as G
 
         torch = self.torch
-        shapes = [(m, n, k, None) for m in (GEMM_M_QUICK if quick else GEMM_M) for n, k in
-                  (GEMM_NK_QUICK if quick else GEMM_NK)]
+        ms = getattr(self.args, "gemm_m", None) or (GEMM_M_QUICK if quick else GEMM_M)
+        shapes = [(m, n, k, None) for m in ms for n, k in (GEMM_NK_QUICK if quick else GEMM_NK)]
         shapes += list(GEMM_EXTRA)
         for dtype_name in dtypes:
             dtype = getattr(torch, dtype_name)
@@ -482,9 +482,12 @@ class Sweep:
                         msg = "split-K and tiled: " + msg
                     return ok, msg
 
-                def config(M=M):
+                def config(M=M, a=a, b=b, act=act):
                     from tritondbg.kernels import fp8_gemm as F8
 
+                    race = G.ws_decision(a, b, act)  # Hopper: the Gluon kernel's race (kernels/_gemm_ws.py)
+                    if race and race["pick"]:
+                        return f"{race['pick']} (race: tl {race['tl']:.1f} us, gluon {race['ws'][race['pick']]:.1f} us)"
                     kernels = [F8.fp8_gemm_decode_kernel] if M <= G.SPLITK_MAX_M else [G.gemm_tma_kernel]
                     tuners = autotuners(kernels)
                     return "; ".join(f"{k}: " + ",".join(f"{a}={b}" for a, b in config_dict(t.best_config).items())
@@ -624,6 +627,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated parts: " + ", ".join(GROUPS + tuple(ALIASES)))
     ap.add_argument("--quick", action="store_true", help="fewer shapes, one round, shorter timing")
+    ap.add_argument("--gemm-m", type=lambda v: tuple(int(m) for m in v.split(",")), default=None,
+                    help=f"gemm: these M only (comma-separated; default {','.join(map(str, GEMM_M))}), with the "
+                         "squares and GELU rows")
     ap.add_argument("--dtypes", default="", help="layernorm/softmax/gemm dtypes (default float16,bfloat16)")
     ap.add_argument("--sizes", default=",".join(SIZES), help="layernorm/softmax sizes: big (~32M elements), mid "
                     "(1M), small (256K)")

@@ -1,0 +1,277 @@
+"""Warp-specialised persistent gemm for Hopper (sm_90), written in Gluon (``triton.experimental.gluon``).
+
+Why: on the H200, cuBLAS beats the tl gemm kernels with a warp-specialised kernel (a TMA producer warp, wgmma
+consumer warpgroups, mbarrier rings; Nsight Compute, tests/bench/runs/s9_ncu_misses.txt), and Triton 3.6's
+automatic warp specialisation did not get there (tests/bench/kernels_h200.md, session 9). This is that design
+written by hand (first as tests/bench/gluon_gemm.py, session 10). kernels/_gemm_ws.py decides per call
+signature whether ``gemm`` uses it (a race against the tl kernels on the first call).
+
+- persistent: ``min(#SMs, #tiles)`` programs walk the output tiles in grouped order (GROUP_M tile rows share
+  the B columns they read, for L2); both partitions walk the same sequence.
+- producer partition (1 warp, 40 registers via setmaxnreg): TMA loads of the A (BLOCK_M x BLOCK_K) and B boxes
+  into a STAGES-deep shared-memory ring; ``ready[s]`` (expect-tx) says a stage is full, ``empty[s]`` says the
+  consumers are done with it.
+- consumer (default) partition, ``num_warps`` = 4 or 8: one or two warpgroups; with 8 the accumulator layout
+  stacks the warpgroups along M, each owning 64 rows of a 128-row tile. Async wgmma with one group in flight:
+  after wgmma k is issued, wgmma k-1 is waited for and its stage released.
+- ping-pong (``PINGPONG``): two consumer partitions of one warpgroup each take alternate tiles; their main loops
+  take turns (two ``turn`` mbarriers), so one's epilogue overlaps the other's main loop. Taking turns also keeps
+  each consumer within one ring lap of the producer, which the ring's parity waits need.
+- epilogue: accumulator -> output dtype -> shared memory -> TMA store; the store is waited for only before the
+  next tile's epilogue reuses the buffer, so it overlaps the next tile's main loop.
+- edges: TMA zero-fills out-of-bounds boxes (a K tail reads zeros, adding nothing) and clips the store, so any
+  M, N, K work without masks (TMA needs 16-byte aligned bases and row strides: K and N multiples of 8 for 16-bit).
+- b: row-major (K, N), or K-major (``B_NK``: the (N, K) row-major weight ``w`` of ``a @ w.t()``, read through
+  a permuted shared-memory view). fp8 e4m3 (``gluon_fp8_gemm``) always reads b K-major, applies per-tensor scales
+  in the epilogue, writes bf16; precise accumulation adds each stage's wgmma chain into the fp32 accumulator
+  after a synchronous wgmma.
+
+No interpreter: Gluon kernels run on the GPU only (``tritondbg interpret gemm`` runs the tl kernels, which compute
+the same product). Ideas and API use follow Triton's Gluon tutorials (triton-lang/triton python/tutorials/gluon,
+MIT licence: 05-wgmma, 07-persistence, 08-warp-specialization); no code is copied. Triton 3.6 names the TMA
+copies async_copy_global_to_shared / async_copy_shared_to_global, 3.9 async_load / async_store (bridged below).
+
+Importing this module raises ImportError where Triton has no Gluon Hopper API.
+"""
+from __future__ import annotations
+
+import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
+                                                              warpgroup_mma_wait)
+from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+_tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+
+# setmaxnreg: the TMA warp only holds scalars; the rest goes to the consumers (cuBLAS: 40 / 232)
+PRODUCER_REGS = gl.constexpr(40)
+CONSUMER_REGS = gl.constexpr(232)  # a ping-pong worker consumer (the default partition gets what is left)
+
+
+@gluon.constexpr_function
+def _acc_layout(dtype, BLOCK_M, BLOCK_N, num_warps):
+    """wgmma accumulator layout: warpgroups stacked along M, the widest instruction N (<= 256) dividing BLOCK_N."""
+    n = 256
+    while BLOCK_N % n != 0:
+        n //= 2
+    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1],
+                                     instr_shape=[16, n, 256 // dtype.primitive_bitwidth])
+
+
+@gluon.jit
+def _tile_offsets(tile, num_pid_m, num_pid_n, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr):
+    """Grouped order: GROUP_M tile rows walk the tile columns together (their B columns stay in L2)."""
+    group = GROUP_M * num_pid_n
+    first_m = (tile // group) * GROUP_M
+    size_m = gl.minimum(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (tile % group) % size_m
+    pid_n = (tile % group) // size_m
+    return pid_m * BLOCK_M, pid_n * BLOCK_N
+
+
+@gluon.jit
+def _producer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M: gl.constexpr, B_NK: gl.constexpr):
+    """Worker partition (1 warp): fill the ring with TMA, one stage per (tile, k step)."""
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    STAGES: gl.constexpr = a_bufs.type.shape[0]
+    NBYTES: gl.constexpr = a_desc.block_type.nbytes + b_desc.block_type.nbytes  # OOB zero-fill counts too
+    num_pid_m = gl.cdiv(c_desc.shape[0], BLOCK_M)
+    num_pid_n = gl.cdiv(c_desc.shape[1], BLOCK_N)
+    k_tiles = gl.cdiv(a_desc.shape[1], BLOCK_K)
+    it = 0
+    for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
+        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BLOCK_M, BLOCK_N, GROUP_M)
+        for kk in range(k_tiles):
+            s = it % STAGES
+            # a fresh mbarrier counts as having completed the phase before 0: the first lap does not wait
+            mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)
+            mbarrier.expect(ready.index(s), NBYTES)
+            _tma_load(a_desc, [off_m, kk * BLOCK_K], ready.index(s), a_bufs.index(s))
+            if B_NK:  # b is the (N, K) row-major weight (fp8: wgmma reads B K-major only)
+                _tma_load(b_desc, [off_n, kk * BLOCK_K], ready.index(s), b_bufs.index(s))
+            else:
+                _tma_load(b_desc, [kk * BLOCK_K, off_n], ready.index(s), b_bufs.index(s))
+            it += 1
+
+
+@gluon.jit
+def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
+              GROUP_M: gl.constexpr, B_NK: gl.constexpr, PRECISE: gl.constexpr, PINGPONG: gl.constexpr,
+              WHICH: gl.constexpr, num_warps: gl.constexpr):
+    """A consumer partition (num_warps warps): wgmma over the ring, then the epilogue through c_bufs[WHICH].
+    PINGPONG: consumer WHICH (0 or 1) takes every other tile; their main loops take turns (``turn`` barriers),
+    so one's epilogue overlaps the other's main loop, and neither waits on a ring lap the other has not freed."""
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    STAGES: gl.constexpr = a_bufs.type.shape[0]
+    NCONS: gl.constexpr = 2 if PINGPONG else 1
+    layout: gl.constexpr = _acc_layout(a_desc.dtype, BLOCK_M, BLOCK_N, num_warps)
+    c_smem = c_bufs.index(WHICH)
+    num_pid_m = gl.cdiv(c_desc.shape[0], BLOCK_M)
+    num_pid_n = gl.cdiv(c_desc.shape[1], BLOCK_N)
+    k_tiles = gl.cdiv(a_desc.shape[1], BLOCK_K)
+    n = 0
+    for tile in range(gl.program_id(0) + WHICH * gl.num_programs(0), num_pid_m * num_pid_n,
+                      NCONS * gl.num_programs(0)):
+        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BLOCK_M, BLOCK_N, GROUP_M)
+        it = (n * NCONS + WHICH) * k_tiles  # ring position: this program's tiles before this one, in order
+        if PINGPONG:  # my turn: the other consumer finished the main loop of the tile before mine
+            mbarrier.wait(turn.index(WHICH), (n & 1) ^ (1 - WHICH))
+        acc = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, layout)
+        for kk in range(k_tiles):
+            s = it % STAGES
+            mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+            b_op = b_bufs.index(s).permute((1, 0)) if B_NK else b_bufs.index(s)
+            if PRECISE:
+                # fp8 precise: the stage's wgmma chain (fast accumulation over BLOCK_K) goes into a fresh
+                # partial, added to the fp32 accumulator. Synchronous on purpose: async warpgroup_mma with
+                # max_num_imprecise_acc < K adds the partial before the wgmma wait (PTX: undefined; 3.6 and 3.9)
+                part = warpgroup_mma(a_bufs.index(s), b_op, acc, use_acc=False)
+                mbarrier.arrive(empty.index(s), count=1)
+                acc = acc + part
+            else:
+                acc = warpgroup_mma(a_bufs.index(s), b_op, acc, is_async=True)
+                # one wgmma stays in flight; the one before it is done reading its stage: hand that stage back
+                acc = warpgroup_mma_wait(1, deps=(acc,))
+                mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1, pred=kk > 0)
+            it += 1
+        if not PRECISE:
+            acc = warpgroup_mma_wait(0, deps=(acc,))
+            mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
+        if PINGPONG:
+            mbarrier.arrive(turn.index(1 - WHICH), count=1)
+        if scale_a_ptr is not None:  # per-tensor scales (fp8)
+            acc = acc * (gl.load(scale_a_ptr) * gl.load(scale_b_ptr))
+        tma.store_wait(0)  # my previous TMA store has finished reading c_smem
+        c_smem.store(acc.to(c_desc.dtype))
+        fence_async_shared()  # generic-proxy writes before the async-proxy (TMA) read
+        _tma_store(c_desc, [off_m, off_n], c_smem)
+        n += 1
+    tma.store_wait(0)
+
+
+@gluon.jit
+def gluon_gemm_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, GROUP_M: gl.constexpr, STAGES: gl.constexpr,
+                      B_NK: gl.constexpr, PRECISE: gl.constexpr, PINGPONG: gl.constexpr, num_warps: gl.constexpr):
+    """c = a @ b [* scale_a * scale_b] (descriptors over row-major a (M, K), c (M, N), and b (K, N), or (N, K)
+    when B_NK); persistent, warp-specialised. Scale pointers: None for 16-bit, 1-element fp32 for fp8."""
+    gl.static_assert(c_desc.block_type.shape[0] % (16 * num_warps) == 0, "BLOCK_M: 64 rows per consumer warpgroup")
+    dtype: gl.constexpr = a_desc.dtype
+    a_bufs = gl.allocate_shared_memory(dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(dtype, [STAGES] + b_desc.block_type.shape, b_desc.layout)
+    c_bufs = gl.allocate_shared_memory(c_desc.dtype, [2 if PINGPONG else 1] + c_desc.block_type.shape, c_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=1)
+    for i in gl.static_range(2):
+        mbarrier.init(turn.index(i), count=1)
+    fence_async_shared()  # the inits (generic proxy) before the TMA engine (async proxy) signals the barriers
+    # (the argument tuples are written out: a tuple built by `+` hands a worker plain ints, which it rejects)
+    if PINGPONG:  # default partition = consumer 0; workers: consumer 1 (a warpgroup), the producer (1 warp)
+        gl.warp_specialize([
+            (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
+                         GROUP_M, B_NK, PRECISE, PINGPONG, 0, num_warps)),
+            (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
+                         GROUP_M, B_NK, PRECISE, PINGPONG, 1, num_warps)),
+            (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M, B_NK)),
+        ], [num_warps, 1], [CONSUMER_REGS, PRODUCER_REGS])
+    else:
+        gl.warp_specialize([
+            (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
+                         GROUP_M, B_NK, PRECISE, PINGPONG, 0, num_warps)),
+            (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M, B_NK)),
+        ], [1], [PRODUCER_REGS])
+    for i in gl.static_range(STAGES):
+        mbarrier.invalidate(ready.index(i))
+        mbarrier.invalidate(empty.index(i))
+    for i in gl.static_range(2):
+        mbarrier.invalidate(turn.index(i))
+
+
+def _gl_dtype(torch_dtype):
+    return {"torch.bfloat16": gl.bfloat16, "torch.float16": gl.float16, "torch.float8_e4m3fn": gl.float8e4nv}[
+        str(torch_dtype)]
+
+
+def maxnreg(num_warps: int, pingpong: bool = False) -> int:
+    """Registers per thread the launch may use: 64K over the consumers plus the producer's warpgroup."""
+    return min(255, 65536 // (32 * (num_warps * (2 if pingpong else 1) + 4))) // 8 * 8
+
+
+def make_descriptors(a, b, c, block_m: int, block_n: int, block_k: int, b_nk: bool = False):
+    """TMA descriptors (zero padding) for row-major a (M, K), c (M, N) and b (K, N), or b (N, K) when b_nk."""
+
+    def desc(t, box):
+        return TensorDescriptor.from_tensor(t, box, gl.NVMMASharedLayout.get_default_for(box, _gl_dtype(t.dtype)))
+
+    return (desc(a, [block_m, block_k]), desc(b, [block_n, block_k] if b_nk else [block_k, block_n]),
+            desc(c, [block_m, block_n]))
+
+
+def launch(descs, scales, M, N, block_m, block_n, group_m, stages, b_nk, precise, pingpong, num_warps, num_sms):
+    """One launch over the descriptors; returns (the compiled kernel, the grid, the arguments after the
+    descriptors), which kernels/_launch.py's Launcher takes to launch it again."""
+    grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n)),)
+    head = (*scales, group_m, stages, b_nk, precise, pingpong)
+    # num_warps is both a launch option and the kernel's constexpr (the binder fills the parameter from it)
+    compiled = gluon_gemm_kernel[grid](*descs, *head, num_warps=num_warps, maxnreg=maxnreg(num_warps, pingpong))
+    return compiled, grid, (*head, num_warps)  # every parameter after the descriptors, as the binder bound them
+
+
+def _num_sms(device) -> int:
+    import torch
+
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def gluon_gemm(a, b, *, block_m=128, block_n=128, block_k=64, stages=5, num_warps=8, pingpong=False, group_m=8,
+               num_sms=None, out=None):
+    """a @ b for 16-bit row-major a (M, K) and b (K, N) row-major or K-major (``w.t()``) on a Hopper GPU; fp32
+    accumulation, output in a's dtype. No checks beyond the layout: ``gemm`` is the checked entry."""
+    import torch
+
+    if a.dtype not in (torch.bfloat16, torch.float16) or b.dtype != a.dtype:
+        raise ValueError(f"gluon_gemm takes bf16/fp16 a and b of one dtype, not {a.dtype} and {b.dtype}")
+    (M, K), (K2, N) = a.shape, b.shape
+    if K != K2 or K == 0:
+        raise ValueError(f"gluon_gemm: shapes {tuple(a.shape)} @ {tuple(b.shape)}")
+    b_nk = b.stride() == (1, K) and not b.is_contiguous()
+    if K % 8 or N % 8 or not a.is_contiguous() or not (b.is_contiguous() or b_nk):
+        raise ValueError("gluon_gemm: TMA needs row-major a, row-major or K-major b, K and N multiples of 8")
+    c = torch.empty(M, N, device=a.device, dtype=a.dtype) if out is None else out
+    descs = make_descriptors(a, b.t() if b_nk else b, c, block_m, block_n, block_k, b_nk=b_nk)
+    launch(descs, (None, None), M, N, block_m, block_n, group_m, stages, b_nk, False, pingpong, num_warps,
+           num_sms or _num_sms(a.device))
+    return c
+
+
+def gluon_fp8_gemm(a, b, scale_a, scale_b, *, block_m=128, block_n=128, block_k=128, stages=5, num_warps=8,
+                   pingpong=False, group_m=8, fast_accum=False, num_sms=None, out=None):
+    """(a @ b) * scale_a * scale_b in bf16 for fp8 e4m3 a (M, K) row-major and b (K, N) K-major (``w.t()`` of a
+    row-major (N, K) weight, as torch._scaled_mm takes it), 1-element fp32 scales. Precise accumulation (every
+    BLOCK_K-deep wgmma chain added into fp32, like the bundled fp8_gemm's max_num_imprecise_acc=BLOCK_K) unless
+    fast_accum."""
+    import torch
+
+    f8 = torch.float8_e4m3fn
+    if a.dtype != f8 or b.dtype != f8:
+        raise ValueError(f"gluon_fp8_gemm takes float8_e4m3fn a and b, not {a.dtype} and {b.dtype}")
+    (M, K), (K2, N) = a.shape, b.shape
+    if K != K2 or K == 0 or K % 16 or not a.is_contiguous() or b.stride() != (1, K) or N % 8:
+        raise ValueError(f"gluon_fp8_gemm: row-major a (M, K) and K-major b (K, N), K % 16 == 0, N % 8 == 0; got "
+                         f"{tuple(a.shape)} {a.stride()} @ {tuple(b.shape)} {b.stride()}")
+    if scale_a.numel() != 1 or scale_b.numel() != 1 or scale_a.dtype != torch.float32 or scale_b.dtype != torch.float32:
+        raise ValueError("gluon_fp8_gemm: per-tensor fp32 scales only")
+    c = torch.empty(M, N, device=a.device, dtype=torch.bfloat16) if out is None else out
+    descs = make_descriptors(a, b.t(), c, block_m, block_n, block_k, b_nk=True)
+    launch(descs, (scale_a, scale_b), M, N, block_m, block_n, group_m, stages, True, not fast_accum, pingpong,
+           num_warps, num_sms or _num_sms(a.device))
+    return c

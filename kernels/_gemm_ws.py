@@ -1,0 +1,200 @@
+"""Which kernel runs a ``gemm`` call on Hopper: the tl kernels or the warp-specialised Gluon kernel
+(kernels/_gemm_gluon.py), decided by a race on a call signature's first call.
+
+Why a race and not a rule: on the H200 (session 11, ``python tests/bench/gluon_gemm.py --timer graph``, GPU time)
+the Gluon kernel beat the tl kernels at M = 127 by 10-37% (127x4096x4096 10.3 vs 14.1 us, torch 9.4), tied
+them at M = 1024 on 4096 / 6144 columns, and lost at 1024x5120x13824 (240 vs 229 us: the tl kernel's split tail);
+its best tile changed with N at one M. A rule fitted to those eight shapes would be wrong on the ninth: the race
+measures the call itself, on the user's GPU.
+
+``race`` runs after the tl path has computed a signature's first call and cached its launcher:
+1. ``eligible``: Gluon's Hopper API imports, an sm_90 GPU, CUDA 16-bit operands, no activation, 32 < M <= 2048,
+   a row-major a and a row-major or K-major b that TMA can describe (16-byte aligned base and row stride), nothing
+   patched in the launch path (``tritondbg ir``, config pinning and autotune watchers see the tl kernels), no CUDA
+   graph capture under way;
+2. each candidate tile (``candidates``: by M) is compiled and launched once, and its output compared with the tl
+   path's (max error within 2^-6 of the largest output): a config that fails to build or disagrees drops out;
+3. the tl path's steady-state call and each remaining candidate's are timed with do_bench (median, L2 flushed:
+   the weights stream from HBM as in a model's forward; host time hides behind the flush), in three rounds of
+   rotated order (the GPU's clock drifts under load), each contender's median round counting;
+4. the fastest candidate wins if at least MARGIN faster; its launcher then replaces the signature's cached one,
+   and the first call's output is recomputed by it (every call of a signature returns the same bits).
+Not above M = 2048: there the tl persistent kernel ties cuBLAS (tests/bench/sweep_h200.md), and on the H200 the
+Gluon kernel's race wins at 4096^3 and 8192^3 (196.8 vs 205.0 us, 1596 vs 1707 us, timed one after the other)
+did not hold in the sweep's interleaved rounds (0.94x / 0.96x torch against the tl kernel's 0.97-1.01x).
+The race costs its launches once per signature, like the autotuner's (~0.1-0.5 s; the Gluon compile once per
+config and dtype, cached on disk). ``DECISIONS`` keeps each signature's times (tests/bench scripts print them).
+"""
+from __future__ import annotations
+
+import torch
+
+from . import _launch
+from ._gemm_host import _tma_layout
+
+try:
+    from . import _gemm_gluon as GK
+except ImportError:  # Triton without Gluon's Hopper API (or a later one that moved it): the tl kernels only
+    GK = None
+
+WS_MIN_M = 32  # M at or below: the split-K kernel (a 64-row tile would be at least half padding)
+MARGIN = 0.03  # the Gluon kernel must be this much faster (a tie keeps the tl kernel, which the interpreter checks)
+WS_MAX_M = 2048  # above: the tl persistent kernel, which ties cuBLAS there (module docstring)
+REP_MS = 24  # do_bench budget per contender, over ROUNDS rounds
+ROUNDS = 3
+GROUP_M = 8
+# (BLOCK_M, BLOCK_N, BLOCK_K, STAGES, num_warps[, ping-pong]); shared memory <= 227 KiB each (16-bit)
+_SMALL_M = ((64, 64, 128, 5, 4), (64, 128, 64, 8, 4), (128, 128, 64, 5, 8), (128, 64, 64, 8, 4))
+_MID_M = ((64, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8))
+_LARGE_M = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (128, 128, 64, 4, 4, True))
+DECISIONS: dict = {}  # signature -> {"tl": us, "ws": {config: us or error}, "pick": config name or None}
+_RACING: set = set()
+_SM90: dict = {}  # device index -> bool
+
+
+def candidates(M: int) -> tuple:
+    """The Gluon tiles raced at this M (session 11 on the H200: 64-row and narrow tiles for M <= 128, where 128x128
+    tiles leave most SMs idle; the 128x256 / 128x128 tiles cuBLAS uses above)."""
+    return _SMALL_M if M <= 128 else _MID_M if M <= 512 else _LARGE_M
+
+
+def config_name(cfg) -> str:
+    bm, bn, bk, stages, warps, *pp = cfg
+    return f"gluon_gemm_kernel: {bm}x{bn}x{bk} s{stages} w{warps}" + (" pingpong" if pp and pp[0] else "")
+
+
+def _sm90(device) -> bool:
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    hit = _SM90.get(index)
+    if hit is None:
+        hit = _SM90[index] = torch.cuda.get_device_capability(index) == (9, 0)
+    return hit
+
+
+def eligible(a, b, activation) -> bool | None:
+    """None when the Gluon kernel cannot take these (checked) operands; else whether b is K-major (``w.t()``)."""
+    if GK is None or activation is not None or a.dtype not in (torch.float16, torch.bfloat16) or b.dtype != a.dtype:
+        return None
+    M, K = a.shape
+    N = b.shape[1]
+    if not WS_MIN_M < M <= WS_MAX_M or K % 8 or N % 8 or _tma_layout(a) is not False:
+        return None
+    b_nk = _tma_layout(b)
+    if b_nk is None or not _on_hopper(a) or not _launch.pristine(GK.gluon_gemm_kernel):
+        return None
+    return b_nk
+
+
+def _on_hopper(a) -> bool:
+    """A CUDA tensor on an sm_90 GPU, no CUDA graph capture under way (the race synchronises)."""
+    return a.is_cuda and _sm90(a.device) and not torch.cuda.is_current_stream_capturing()
+
+
+class WSPlan:
+    """The Gluon kernel bound to one call signature: ``plan(a, b, c)`` launches it over descriptors rebased on
+    the call's tensors (the templates hold no tensor). ``kernel`` is what ``_launch.pristine`` asks about."""
+    __slots__ = ("kernel", "launcher", "templates", "name")
+
+    def __call__(self, a, b, c) -> None:
+        t, rebased = self.templates, _launch.rebased
+        # b itself is the base of a K-major b's descriptor: same data pointer as b.t(), shape from the template
+        self.launcher.with_descriptors((), (rebased(t[0], a), rebased(t[1], b), rebased(t[2], c)))
+
+
+def build(cfg, a, b, c, b_nk: bool, num_sms: int) -> WSPlan:
+    """Compile ``cfg`` for these operands, launch it once into ``c`` and return its plan."""
+    bm, bn, bk, stages, warps, *pp = cfg
+    descs = GK.make_descriptors(a, b.t() if b_nk else b, c, bm, bn, bk, b_nk)
+    compiled, grid, tail = GK.launch(descs, (None, None), a.shape[0], b.shape[1], bm, bn, GROUP_M, stages, b_nk,
+                                     False, bool(pp and pp[0]), warps, num_sms)
+    plan = WSPlan()
+    plan.kernel = GK.gluon_gemm_kernel
+    plan.launcher = _launch.Launcher(compiled, grid, tail, GK.gluon_gemm_kernel)
+    plan.templates = tuple(_launch.descriptor_template(d) for d in descs)
+    plan.name = config_name(cfg)
+    return plan
+
+
+def agrees(out, ref) -> bool:
+    """``out`` matches the tl kernel's ``ref`` up to the output dtype's rounding (twice, 2^-7 of the largest
+    output, with room): a missing tile, garbage or a NaN fails."""
+    ref = ref.float()
+    scale = float(ref.abs().max()) if ref.numel() else 0.0
+    return bool(((out.float() - ref).abs() <= 2.0 ** -6 * scale + 1e-6).all())
+
+
+def pick(tl_us: float, ws_us: dict) -> str | None:
+    """The winning candidate's name, or None: the tl path stays unless a candidate is MARGIN faster."""
+    timed = {k: v for k, v in ws_us.items() if isinstance(v, float)}
+    if not timed or tl_us is None:
+        return None
+    best = min(timed, key=timed.get)
+    return best if timed[best] < tl_us * (1.0 - MARGIN) else None
+
+
+def _time(fn) -> float:
+    from triton.testing import do_bench
+
+    return float(do_bench(fn, warmup=2, rep=REP_MS / ROUNDS, return_mode="median")) * 1e3
+
+
+def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_time):
+    """After the tl path computed ``c`` (the first call of ``sig``, its launcher cached): race the Gluon
+    candidates against ``steady`` (the steady-state call); a winner goes into ``plans[sig]`` and recomputes ``c``.
+    Returns ``c``. Never fails the call: a candidate that raises drops out; anything else keeps the tl path.
+    Timing: ROUNDS rounds, each contender once a round in a rotated order, the median of its rounds (the GPU's
+    clock drifts under load: timed one after the other, whoever runs last runs on a hotter GPU)."""
+    if sig is None or sig in _RACING or sig in DECISIONS:
+        return c
+    _RACING.add(sig)
+    M, N = a.shape[0], b.shape[1]
+    record = {"tl": None, "ws": {}, "pick": None}
+    winners = {}
+    try:
+        for cfg in candidates(M):
+            name = config_name(cfg)
+            out = torch.full_like(c, float("nan"))
+            try:
+                plan = build(cfg, a, b, out, b_nk, num_sms)
+            except Exception as e:  # noqa: BLE001 - out of resources, a compiler error: this tile drops out
+                lines = str(e).strip().splitlines()
+                record["ws"][name] = f"{type(e).__name__}: {lines[-1] if lines else ''}"[:200]
+                continue
+            if not agrees(out, c):
+                record["ws"][name] = "wrong result"
+                continue
+            winners[name] = plan
+        if winners:
+            fns = {name: (lambda plan=plan: plan(a, b, a.new_empty((M, N)))) for name, plan in winners.items()}
+            fns["tl"] = steady
+            times = {name: [] for name in fns}
+            order = list(fns)
+            for r in range(ROUNDS):
+                for name in order[r % len(order):] + order[:r % len(order)]:
+                    if name not in fns:
+                        continue
+                    try:
+                        times[name].append(timer(fns[name]))
+                    except Exception as e:  # noqa: BLE001 - as above (the tl path's own errors propagate)
+                        if name == "tl":
+                            raise
+                        record["ws"][name] = f"{type(e).__name__}: {str(e).strip()[:160]}"
+                        del fns[name], winners[name]
+            med = {name: sorted(ts)[len(ts) // 2] for name, ts in times.items() if name in fns}
+            record["tl"] = med.pop("tl")
+            record["ws"].update(med)
+        record["pick"] = pick(record["tl"], record["ws"])
+    finally:
+        _RACING.discard(sig)
+        if len(DECISIONS) >= _launch.MAX_PLANS:
+            DECISIONS.clear()
+        DECISIONS[sig] = record
+    if record["pick"] is None:
+        return c
+    plan = winners[record["pick"]]
+    if len(plans) >= _launch.MAX_PLANS:
+        plans.clear()
+    plans[sig] = plan
+    c.fill_(float("nan"))  # a plan that wrote nothing must not return the tl kernel's numbers as its own
+    plan(a, b, c)
+    return c

@@ -1,0 +1,67 @@
+"""gemm's warp-specialised Gluon kernel on an sm_90 GPU (kernels/_gemm_gluon.py, kernels/_gemm_ws.py).
+
+Every candidate tile of each M class, pinned, against the fp32 product: bf16 and fp16, row-major and K-major b
+(``w.t()``), edges no tile divides (M = 100, 200, 1000; N = 1000; K = 3000 with a 64-deep K tail). Then gemm
+itself: the race ran and left a record, the first call and the cached calls after it return the same bits, and
+the output is right whichever path won. No timing is asserted (which path wins is the race's business; the
+sweep records it). A subprocess: compiled mode needs a process without TRITON_INTERPRET. Skipped without CUDA;
+run on the GPU machine with `pytest -m gpu`.
+"""
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+CODE = r'''
+import sys, torch
+from tritondbg.kernels import gemm as G, _gemm_ws as WS
+if WS.GK is None or torch.cuda.get_device_capability() != (9, 0):
+    print("SKIP: needs Gluon and an sm_90 GPU"); sys.exit(0)
+dev = torch.device("cuda")
+sms = G._num_sms(dev)
+bad = []
+for M, N, K in ((127, 4096, 4096), (100, 1000, 3000), (200, 1024, 512), (1000, 1000, 3000), (1024, 4096, 4096)):
+    for dtype in (torch.bfloat16, torch.float16):
+        for kn in (True, False):
+            g = torch.Generator(device=dev).manual_seed(M + N + K)
+            a = torch.randn(M, K, device=dev, generator=g).to(dtype)
+            w = (torch.randn(N, K, device=dev, generator=g) / K ** 0.5).to(dtype)
+            b = w.t().contiguous() if kn else w.t()
+            ref = a.float() @ b.float()
+            tol = 2.0 ** -6 * ref.abs().max().item()
+            name = f"{M}x{N}x{K} {str(dtype)[6:]} b={'(K, N)' if kn else 'w.t()'}"
+            for cfg in WS.candidates(M):
+                c = torch.full((M, N), float("nan"), device=dev, dtype=dtype)
+                WS.build(cfg, a, b, c, not kn, sms)
+                err = (c.float() - ref).abs().max().item()
+                if not err <= tol:
+                    bad.append(f"{name} {WS.config_name(cfg)}: max error {err:.3g} > {tol:.3g}")
+            outs = [G.gemm(a, b) for _ in range(3)]
+            rec = G.ws_decision(a, b)
+            if rec is None:
+                bad.append(f"{name}: no race record")
+                continue
+            err = (outs[0].float() - ref).abs().max().item()
+            same = all(torch.equal(outs[0], o) for o in outs[1:])
+            if not err <= tol or not same:
+                bad.append(f"{name}: gemm error {err:.3g} (tol {tol:.3g}), same bits on later calls: {same}")
+            times = ", ".join(f"{k.split(': ')[1]} {v if isinstance(v, str) else round(v, 1)}"
+                              for k, v in rec["ws"].items())
+            print(f"{name}: pick {rec['pick']}; tl {rec['tl']}; {times}")
+print("\n".join(bad) if bad else "ALL OK")
+'''
+
+
+def test_gluon_gemm_candidates_and_race_are_right_on_the_gpu():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU (run on the GPU machine: pytest -m gpu)")
+    p = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=900,
+                       env={**__import__("os").environ, "TRITON_INTERPRET": "0"})
+    print(p.stdout[-6000:])
+    if "SKIP:" in p.stdout:
+        pytest.skip(p.stdout.strip())
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.strip().endswith("ALL OK"), p.stdout[-3000:]

@@ -1,0 +1,263 @@
+"""gemm's race between the tl kernels and the warp-specialised Gluon kernel (kernels/_gemm_ws.py), on the CPU.
+
+The race's launches are stand-ins here (``build`` returns a plan that writes chosen numbers; ``timer`` returns
+chosen times); what is tested is the decision: who may enter, who drops out, who wins, what the call returns.
+The Gluon kernel itself compiles for sm_90 in tests/test_bench_scripts.py and runs on the H200 in
+tests/gpu/test_gemm_ws_gpu.py."""
+import pytest
+import torch
+
+from tritondbg.kernels import _gemm_ws as WS
+from tritondbg.kernels import gemm as GEMM
+
+
+@pytest.fixture(autouse=True)
+def _clean(monkeypatch):
+    monkeypatch.setattr(WS, "DECISIONS", {})
+    monkeypatch.setattr(WS, "_RACING", set())
+
+
+def _operands(M=127, N=256, K=64):
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(M, K, generator=g).to(torch.bfloat16)
+    b = torch.randn(K, N, generator=g).to(torch.bfloat16)
+    return a, b, (a.float() @ b.float()).to(torch.bfloat16)
+
+
+class _Plan:
+    """A stand-in plan: writes ``value(a, b)`` into c (or nothing) and counts its launches."""
+
+    def __init__(self, name, value):
+        self.name, self.value, self.launches = name, value, 0
+
+    def __call__(self, a, b, c):
+        self.launches += 1
+        if self.value is not None:
+            c.copy_(self.value(a, b))
+
+
+def _steady():
+    """The tl path's steady-state call (the timer tells it apart by identity)."""
+
+
+def _install(monkeypatch, values: dict, times: dict, tl_us=10.0):
+    """build(cfg) -> the plan of its name (values: name -> value function, or an exception to raise); the timer
+    gives ``tl_us`` for ``_steady`` and ``times[name]`` for a candidate's call."""
+    built = {}
+
+    def build(cfg, a, b, c, b_nk, num_sms):
+        name = WS.config_name(cfg)
+        v = values[name]
+        if isinstance(v, Exception):
+            raise v
+        plan = built[name] = _Plan(name, v)
+        plan(a, b, c)
+        return plan
+
+    def timer(fn):
+        if fn is _steady:
+            return tl_us
+        before = {n: p.launches for n, p in built.items()}
+        fn()
+        (name,) = [n for n, p in built.items() if p.launches > before[n]]
+        return times[name]
+
+    monkeypatch.setattr(WS, "build", build)
+    return built, timer
+
+
+def _names(M=127):
+    return [WS.config_name(c) for c in WS.candidates(M)]
+
+
+def _right(a, b):
+    return (a.float() @ b.float()).to(torch.bfloat16)
+
+
+def test_the_fastest_right_candidate_wins_and_recomputes_the_first_output(monkeypatch):
+    a, b, c_tl = _operands()
+    n = _names()
+    values = {n[0]: _right, n[1]: _right, n[2]: lambda a, b: torch.zeros(127, 256, dtype=torch.bfloat16),
+              n[3]: RuntimeError("out of resources: shared memory")}
+    built, timer = _install(monkeypatch, values, {n[0]: 9.0, n[1]: 7.0, n[2]: 1.0})
+    plans = {}
+    c = c_tl.clone()
+    out = WS.race("sig", a, b, c, False, plans, _steady, 132, timer=timer)
+    rec = WS.DECISIONS["sig"]
+    assert rec["pick"] == n[1] and plans["sig"] is built[n[1]]
+    assert rec["ws"][n[2]] == "wrong result"  # the fastest, but wrong: never timed, never picked
+    assert rec["ws"][n[3]].startswith("RuntimeError: out of resources")
+    assert rec["ws"][n[0]] == 9.0 and rec["ws"][n[1]] == 7.0 and rec["tl"] == 10.0
+    assert out is c and torch.equal(out, _right(a, b))
+    assert built[n[1]].launches == 1 + WS.ROUNDS + 1  # built (checked), timed once a round, the first call redone
+
+
+def test_contenders_are_timed_in_rounds_of_rotated_order_and_their_median_counts(monkeypatch):
+    a, b, c_tl = _operands()
+    n = _names()
+    values = dict.fromkeys(n, RuntimeError("x"))
+    values[n[0]] = values[n[1]] = _right
+    built, _ = _install(monkeypatch, values, {})
+    seq = []
+    rounds = {n[0]: iter([9.0, 1.0, 8.0]), n[1]: iter([7.5, 7.5, 7.5]), "tl": iter([10.0, 10.0, 30.0])}
+
+    def timer(fn):
+        if fn is _steady:
+            name = "tl"
+        else:
+            before = {k: p.launches for k, p in built.items()}
+            fn()
+            (name,) = [k for k, p in built.items() if p.launches > before[k]]
+        seq.append(name)
+        return next(rounds[name])
+
+    WS.race("sig", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
+    assert seq == [n[0], n[1], "tl", n[1], "tl", n[0], "tl", n[0], n[1]]
+    rec = WS.DECISIONS["sig"]
+    assert rec["ws"][n[0]] == 8.0 and rec["ws"][n[1]] == 7.5 and rec["tl"] == 10.0  # medians, not minima
+    assert rec["pick"] == n[1]
+
+
+def test_a_winner_that_writes_nothing_returns_nan_not_the_tl_numbers(monkeypatch):
+    a, b, c_tl = _operands()
+    n = _names()
+    values = dict.fromkeys(n, RuntimeError("x"))
+    values[n[0]] = _right
+    built, timer = _install(monkeypatch, values, {n[0]: 1.0})
+    real_build = WS.build
+
+    def build(*args):
+        plan = real_build(*args)
+        plan.value = None  # right when checked, then writes nothing
+        return plan
+
+    monkeypatch.setattr(WS, "build", build)
+    out = WS.race("sig", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
+    assert WS.DECISIONS["sig"]["pick"] == n[0]
+    assert torch.isnan(out.float()).all()
+
+
+def test_no_candidate_margin_faster_keeps_the_tl_path(monkeypatch):
+    a, b, c_tl = _operands()
+    n = _names()
+    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 9.8), tl_us=10.0)
+    plans, c = {}, c_tl.clone()
+    out = WS.race("sig", a, b, c, False, plans, _steady, 132, timer=timer)
+    assert plans == {} and WS.DECISIONS["sig"]["pick"] is None
+    assert torch.equal(out, c_tl)  # untouched: the tl kernel's output
+
+
+def test_a_signature_races_once(monkeypatch):
+    a, b, c_tl = _operands()
+    n = _names()
+    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 5.0))
+    WS.race("sig", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
+    monkeypatch.setattr(WS, "build", lambda *a: pytest.fail("raced twice"))
+    WS.race("sig", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
+    WS._RACING.add("other")  # a race under way for this signature (the steady call re-entering): no nested race
+    WS.race("other", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
+    assert "other" not in WS.DECISIONS
+
+
+def test_pick_and_agrees():
+    assert WS.pick(10.0, {"x": 9.8, "y": "wrong result"}) is None  # 2% faster: under MARGIN
+    assert WS.pick(10.0, {"x": 9.0, "y": 8.0}) == "y"
+    assert WS.pick(None, {"x": 1.0}) is None and WS.pick(10.0, {}) is None
+    ref = torch.tensor([[100.0, -3.0], [0.5, 2.0]]).to(torch.bfloat16)
+    assert WS.agrees(ref.float() * (1 + 2 ** -9), ref)  # within the rounding of bf16
+    assert not WS.agrees(torch.tensor([[100.0, -3.0], [0.5, float("nan")]]), ref)
+    assert not WS.agrees(torch.zeros(2, 2), ref)
+
+
+def test_eligible_only_hopper_cuda_16bit_row_major_a_large_m(monkeypatch):
+    if WS.GK is None:
+        pytest.skip("this Triton has no Gluon Hopper API")
+    monkeypatch.setattr(WS, "_on_hopper", lambda a: True)
+    monkeypatch.setattr(WS._launch, "pristine", lambda k: True)
+    a, b, _ = _operands(M=127, N=256, K=64)
+    assert WS.eligible(a, b, None) is False  # row-major b
+    w = torch.empty(256, 64, dtype=torch.bfloat16)
+    assert WS.eligible(a, w.t(), None) is True  # K-major b (an nn.Linear weight)
+    assert WS.eligible(a, b, "gelu") is None
+    assert WS.eligible(a[:32], b, None) is None  # M <= WS_MIN_M: the split-K kernel's
+    assert WS.eligible(torch.zeros(WS.WS_MAX_M + 1, 64, dtype=torch.bfloat16), b, None) is None
+    assert WS.eligible(a.t().contiguous().t(), b, None) is None  # column-major a
+    assert WS.eligible(a[:, :60], b[:60], None) is None  # K % 8
+    assert WS.eligible(a.float(), b.float(), None) is None
+    monkeypatch.setattr(WS._launch, "pristine", lambda k: False)  # tritondbg ir, config pinning
+    assert WS.eligible(a, b, None) is None
+    monkeypatch.setattr(WS._launch, "pristine", lambda k: True)
+    monkeypatch.setattr(WS, "_on_hopper", lambda a: False)
+    assert WS.eligible(a, b, None) is None
+    monkeypatch.undo()
+    assert WS.eligible(a, b, None) is None  # CPU tensors
+
+
+def test_gemm_races_once_per_signature_and_serves_the_winner(monkeypatch):
+    """gemm's wiring: the first call of an eligible signature runs the tl path, then the race (whose steady call
+    is the tl path's cached one); later calls take the race's winner; gemm_tiled never races."""
+    a, b, want = _operands(M=64, N=32, K=32)
+    monkeypatch.setattr(WS, "eligible", lambda a, b, act: False)
+    monkeypatch.setattr(GEMM, "_num_sms", lambda device: 4)
+    winner = _Plan("w", lambda a, b: torch.full((64, 32), 7.0, dtype=torch.bfloat16))
+    winner.kernel = object()
+    races = []
+
+    def race(sig, a_, b_, c, b_nk, plans, steady, num_sms):
+        races.append(sig)
+        plans[sig] = winner
+        return c
+
+    monkeypatch.setattr(WS, "race", race)
+    monkeypatch.setattr(GEMM._launch, "pristine", lambda k: True)
+    monkeypatch.setattr(GEMM._launch, "aligned", lambda *t: True)
+    monkeypatch.setattr(GEMM, "_PLANS", {})
+    monkeypatch.setattr(GEMM._TMA, "plans", GEMM._PLANS)
+    GEMM._gemm(a, b, None, False, True)  # the tl path (the interpreter on CPU tensors), then the race
+    c2 = GEMM._gemm(a, b, None, False, True)
+    assert len(races) == 1 and winner.launches == 1 and bool((c2 == 7.0).all())
+    assert GEMM._sig(a, b, None, False, True) == races[0]
+    monkeypatch.setattr(WS, "race", lambda *x: pytest.fail("gemm_tiled raced"))
+    GEMM._gemm(a, b, None, False, False)
+
+
+def test_build_binds_every_parameter_and_plans_rebase_descriptors(monkeypatch):
+    """WS.build's launch passes the kernel's parameters after the descriptors in order (num_warps as the launch
+    option the binder fills it from), and the plan relaunches over descriptors rebased on each call's tensors,
+    holding no tensor itself."""
+    if WS.GK is None:
+        pytest.skip("this Triton has no Gluon Hopper API")
+    real = WS.GK.gluon_gemm_kernel
+    calls = []
+
+    class Kernel:
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                calls.append((grid, args, kwargs))
+                return "compiled"
+            return launch
+
+    class Launcher:
+        def __init__(self, compiled, grid, tail, kernel):
+            self.compiled, self.grid, self.tail, self.kernel, self.runs = compiled, grid, tail, kernel, []
+
+        def with_descriptors(self, tensors, descriptors):
+            self.runs.append((tensors, descriptors))
+
+    monkeypatch.setattr(WS.GK, "gluon_gemm_kernel", Kernel())
+    monkeypatch.setattr(WS._launch, "Launcher", Launcher)
+    a, b, _ = _operands(M=127, N=256, K=64)
+    w = torch.empty(256, 64, dtype=torch.bfloat16)
+    c = torch.empty(127, 256, dtype=torch.bfloat16)
+    plan = WS.build((64, 128, 64, 8, 4), a, w.t(), c, True, 132)
+    (grid, args, kwargs), = calls
+    assert grid == (min(132, 2 * 2),) and kwargs == {"num_warps": 4, "maxnreg": WS.GK.maxnreg(4)}
+    assert len(args) + 1 == len(real.arg_names)  # + num_warps, from the launch option
+    assert plan.launcher.tail == tuple(args[3:]) + (4,) and plan.launcher.tail[4] is True  # B_NK
+    assert [list(d.block_shape) for d in args[:3]] == [[64, 64], [128, 64], [64, 128]]
+    assert not any(isinstance(v, torch.Tensor) for _, f in plan.templates for v in f.values())
+    a2, w2, c2 = a.clone(), w.clone(), torch.empty_like(c)
+    plan(a2, w2.t(), c2)
+    (tensors, descs), = plan.launcher.runs
+    assert tensors == () and [d.base.data_ptr() for d in descs] == [a2.data_ptr(), w2.data_ptr(), c2.data_ptr()]
+    assert [list(d.shape) for d in descs] == [[127, 64], [256, 64], [127, 256]]
