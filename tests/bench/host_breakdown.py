@@ -63,6 +63,9 @@ def main(argv=None) -> int:
     a1 = torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16)
     bw = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
     G.gemm(a1, bw)
+    a127 = torch.randn(127, 4096, device="cuda", dtype=torch.bfloat16)
+    G.gemm(a127, bw)  # Hopper: the Gluon kernel's race (kernels/_gemm_ws.py) on this first call
+    race = G.ws_decision(a127, bw)
     ADD.add(x, x)
     stream = torch._C._cuda_getCurrentRawStream
     dev = torch._C._cuda_getDevice
@@ -83,6 +86,9 @@ def main(argv=None) -> int:
         "x.new_empty(shape)": lambda: x.new_empty((512, 512)),
         "gemm(a1, b) M=1 4096x4096 (ours, whole call)": lambda: G.gemm(a1, bw),
         "a1 @ b (torch)": lambda: a1 @ bw,
+        f"gemm(a, b) M=127 4096x4096 (ours, whole call; {(race or {}).get('pick') or 'tl kernels'})":
+            lambda: G.gemm(a127, bw),
+        "a @ b M=127 (torch)": lambda: a127 @ bw,
         "add(x, x) (ours, whole call)": lambda: ADD.add(x, x),
         "x + x (torch)": lambda: x + x,
     }
