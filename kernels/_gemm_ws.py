@@ -96,9 +96,8 @@ class WSPlan:
     __slots__ = ("kernel", "launcher", "templates", "name")
 
     def __call__(self, a, b, c) -> None:
-        t, rebased = self.templates, _launch.rebased
         # b itself is the base of a K-major b's descriptor: same data pointer as b.t(), shape from the template
-        self.launcher.with_descriptors((), (rebased(t[0], a), rebased(t[1], b), rebased(t[2], c)))
+        self.launcher.with_templates((), self.templates, (a, b, c))
 
 
 def build(cfg, a, b, c, b_nk: bool, num_sms: int) -> WSPlan:

@@ -133,6 +133,36 @@ def _direct_entry(compiled):
     return launch, head
 
 
+def _raw_entry(launch):
+    """Triton 3.6 wraps the C launch entry of a kernel with host descriptor arguments in a Python function that
+    turns each descriptor into a CUtensorMap (``make_tensordesc_arg``: a driver call) on every launch
+    (``wrap_handle_tensordesc``'s ``inner``). That C entry, found in the wrapper's closure, or None."""
+    for cell in getattr(launch, "__closure__", None) or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if callable(v) and getattr(v, "__name__", "") == "launch":
+            return v
+    return None
+
+
+def _descriptor_expander():
+    """Triton 3.6's ``make_tensordesc_arg(arg, metadata) -> [CUtensorMap, *shape, *strides]``, or None."""
+    try:
+        from triton.backends.nvidia import driver as nv
+
+        fn = nv.make_tensordesc_arg
+        if list(inspect.signature(fn).parameters) != ["arg", "metadata"]:
+            return None
+        return fn
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
+
+
+DESCRIPTOR_CACHE = 64  # per descriptor argument of a launcher: expanded descriptors kept, by base pointer
+
+
 class Launcher:
     """One compiled kernel bound to one call signature: ``launcher(*tensors)`` launches it.
 
@@ -143,7 +173,8 @@ class Launcher:
     Tensors go to the C entry as integer pointers: given a tensor, it calls ``data_ptr`` and validates the
     pointer with a ``cuPointerGetAttribute`` driver query, per pointer argument, per launch."""
 
-    __slots__ = ("run", "tail", "grid", "kernel", "direct", "head", "function")
+    __slots__ = ("run", "tail", "grid", "kernel", "direct", "head", "function", "raw", "expand", "desc_meta",
+                 "desc_cache")
 
     def __init__(self, compiled, grid: tuple, tail: tuple, kernel=None):
         self.kernel = kernel  # the JITFunction / Autotuner that compiled it (pristine() is asked about it)
@@ -155,6 +186,14 @@ class Launcher:
         entry = _direct_entry(compiled) if _TORCH_STREAMS else None
         self.direct, self.head = entry if entry else (None, None)
         self.function = getattr(compiled, "function", None)
+        # host descriptors expanded once per base pointer (``with_templates``): the C entry under 3.6's wrapper
+        meta = getattr(getattr(compiled, "metadata", None), "tensordesc_meta", None)
+        self.raw = _raw_entry(self.direct) if self.direct is not None and meta else None
+        self.expand = _descriptor_expander() if self.raw is not None else None
+        if self.expand is None or not all(m is not None for m in meta):
+            self.raw = None
+        self.desc_meta = tuple(meta) if self.raw is not None else ()
+        self.desc_cache = tuple({} for _ in self.desc_meta)
 
     def __call__(self, *tensors) -> None:
         if self.direct is not None and hooks_idle():
@@ -177,6 +216,29 @@ class Launcher:
                         *descriptors, *self.tail)
         else:
             self.run(*tensors, *descriptors, *self.tail)
+
+    def with_templates(self, tensors: tuple, templates: tuple, bases: tuple) -> None:
+        """Launch with the leading ``tensors``, then one host descriptor per template (``descriptor_template``)
+        over each of ``bases``. With Triton 3.6's direct entry, a descriptor's CUtensorMap, shape and strides are
+        built once per base pointer (the template fixes everything else) and passed to the C entry as they are:
+        the wrapper would build all of them again on every launch (~3-5 us each on the H200 VM). Otherwise the
+        descriptors are rebuilt and launched as ``with_descriptors`` does."""
+        if self.raw is not None and hooks_idle():
+            args = []
+            for template, base, meta, cache in zip(templates, bases, self.desc_meta, self.desc_cache):
+                ptr = base.data_ptr()
+                expanded = cache.get(ptr)
+                if expanded is None:
+                    if len(cache) >= DESCRIPTOR_CACHE:
+                        cache.clear()
+                    expanded = cache[ptr] = tuple(self.expand(rebased(template, base), meta))
+                args += expanded
+            g = self.grid
+            stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
+            self.raw(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors), *args,
+                     *self.tail)
+        else:
+            self.with_descriptors(tensors, tuple(map(rebased, templates, bases)))
 
 
 def descriptor_template(desc) -> tuple:

@@ -417,9 +417,7 @@ class _PrefillPlan:
             self.launcher(q, k, v, o, q, k, v, o)
             return
         _ensure_allocator()  # the warp-specialised configs' device descriptors; a ContextVar (per thread)
-        rebased = _launch.rebased
-        self.launcher.with_descriptors((q, k, v, o), (rebased(t[0], q), rebased(t[1], k), rebased(t[2], v),
-                                                      rebased(t[3], o)))
+        self.launcher.with_templates((q, k, v, o), t, (q, k, v, o))
 
 
 def _record(sig, compiled, values: dict, q, k, v, o, descs) -> None:

@@ -241,8 +241,8 @@ def test_build_binds_every_parameter_and_plans_rebase_descriptors(monkeypatch):
         def __init__(self, compiled, grid, tail, kernel):
             self.compiled, self.grid, self.tail, self.kernel, self.runs = compiled, grid, tail, kernel, []
 
-        def with_descriptors(self, tensors, descriptors):
-            self.runs.append((tensors, descriptors))
+        def with_templates(self, tensors, templates, bases):
+            self.runs.append((tensors, tuple(map(WS._launch.rebased, templates, bases))))
 
     monkeypatch.setattr(WS.GK, "gluon_gemm_kernel", Kernel())
     monkeypatch.setattr(WS._launch, "Launcher", Launcher)

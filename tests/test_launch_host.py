@@ -335,3 +335,73 @@ def test_the_runner_turns_the_check_launch_on_in_compiled_mode(monkeypatch):
     monkeypatch.setenv("TRITON_INTERPRET", "0")
     runner.set_mode("compiled")
     assert _launch.verifying()
+
+
+def test_host_descriptors_are_expanded_once_per_base_pointer_on_the_36_entry(monkeypatch):
+    """Triton 3.6 wraps the C entry of a kernel with host descriptor arguments in a Python function that builds
+    every descriptor's CUtensorMap on every launch: ``with_templates`` calls the C entry in the wrapper's
+    closure with descriptors expanded once per base pointer, and rebuilds them through the wrapper (as
+    ``with_descriptors``) while a launch hook is installed."""
+    calls, expanded = [], []
+
+    def make_inner(launcher):
+        def inner(*args):  # the wrapper: would expand descriptors itself
+            calls.append(("wrapper", launcher, args))
+        return inner
+
+    def c_entry(*args):  # the C entry (the module's `launch`)
+        calls.append(("c", args))
+    c_entry.__name__ = "launch"
+
+    class CudaLauncher:
+        global_scratch_size = profile_scratch_size = 0
+        launch_cooperative_grid, launch_pdl = False, False
+        launch = staticmethod(make_inner(c_entry))
+
+        def __call__(self, gridX, gridY, gridZ, stream, function, *args):
+            raise AssertionError("not the direct entry")
+
+    class Meta:
+        tensordesc_meta = [{"swizzle": 3}]
+
+    class Compiled:
+        run = CudaLauncher()
+        packed_metadata = (4, 1, 0)
+        function = 1234
+        metadata = Meta()
+
+        def __getitem__(self, grid):
+            return lambda *args: calls.append(("runner", grid, args))
+
+    def expand(desc, meta):
+        expanded.append(desc.base.data_ptr())
+        return ["map@%d" % desc.base.data_ptr(), *desc.shape, *desc.strides]
+
+    monkeypatch.setattr(_launch, "_TORCH_STREAMS", True)
+    monkeypatch.setattr(_launch, "_descriptor_expander", lambda: expand)
+    monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: 99, raising=False)
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    x = torch.zeros(64, 32)
+    template = _launch.descriptor_template(TensorDescriptor.from_tensor(x, [16, 32]))
+    launcher = _launch.Launcher(Compiled(), (5,), (7,))
+    assert launcher.raw is c_entry
+    ptr = torch.zeros(2)
+    y = torch.zeros(64, 32)
+    for base in (x, x, y):
+        launcher.with_templates((ptr,), (template,), (base,))
+    assert expanded == [x.data_ptr(), y.data_ptr()]  # x once, then y
+    head = (5, 1, 1, 99, 1234, False, False, None, None, (4, 1, 0), None, None, None, ptr.data_ptr())
+    assert calls == [("c", head + (f"map@{x.data_ptr()}", 64, 32, 32, 1, 7))] * 2 + \
+        [("c", head + (f"map@{y.data_ptr()}", 64, 32, 32, 1, 7))]
+    hook = lambda *a: None  # noqa: E731
+    triton.knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        launcher.with_templates((ptr,), (template,), (x,))
+    finally:
+        triton.knobs.runtime.launch_enter_hook.remove(hook)
+    (kind, grid, args), = calls[3:]
+    assert kind == "runner" and args[0] is ptr and args[1].base is x and list(args[1].block_shape) == [16, 32]
+    Meta.tensordesc_meta = [None]  # a descriptor without metadata: through the wrapper, every launch
+    assert _launch.Launcher(Compiled(), (5,), ()).raw is None

@@ -47,6 +47,12 @@ for M, N, K in ((127, 4096, 4096), (100, 1000, 3000), (200, 1024, 512), (1000, 1
             same = all(torch.equal(outs[0], o) for o in outs[1:])
             if not err <= tol or not same:
                 bad.append(f"{name}: gemm error {err:.3g} (tol {tol:.3g}), same bits on later calls: {same}")
+            # new tensors, same signature: the cached launcher with descriptors over the new pointers
+            a2, w2 = torch.randn_like(a), torch.randn_like(w) / K ** 0.5
+            b2 = w2.t().contiguous() if kn else w2.t()
+            err2 = (G.gemm(a2, b2).float() - a2.float() @ b2.float()).abs().max().item()
+            if not err2 <= 2.0 ** -6 * (a2.float() @ b2.float()).abs().max().item():
+                bad.append(f"{name}: new tensors, gemm error {err2:.3g}")
             times = ", ".join(f"{k.split(': ')[1]} {v if isinstance(v, str) else round(v, 1)}"
                               for k, v in rec["ws"].items())
             print(f"{name}: pick {rec['pick']}; tl {rec['tl']}; {times}")
