@@ -235,8 +235,11 @@ def markdown(rows, metas) -> str:
 
 def _part(row) -> tuple:
     """What a run replaces: (group, size) for layernorm/softmax rows ("... (big)" / "... (small)": a run with
-    --sizes small leaves the big rows of an earlier run in place), (group, None) for the others."""
+    --sizes small leaves the big rows of an earlier run in place), (group, row name) for gemm rows (a run with
+    --gemm-m or --b-layout replaces the rows it measured), (group, None) for the others."""
     name = row.get("name", "")
+    if row.get("group") == "gemm":  # a run may cover some M (--gemm-m) or one b layout (--b-layout): row by row
+        return row.get("group"), name
     size = name[name.rfind("(") + 1:-1] if name.endswith(")") and "(" in name else None
     return row.get("group"), size
 
