@@ -9,9 +9,9 @@ measures the call itself, on the user's GPU.
 
 ``race`` runs after the tl path has computed a signature's first call and cached its launcher:
 1. ``eligible``: Gluon's Hopper API imports, an sm_90 GPU, CUDA 16-bit operands, no activation, 32 < M <= 2048,
-   a row-major a and a row-major or K-major b that TMA can describe (16-byte aligned base and row stride), nothing
-   patched in the launch path (``tritondbg ir``, config pinning and autotune watchers see the tl kernels), no CUDA
-   graph capture under way;
+   a row-major a and a row-major or K-major b that TMA can describe (16-byte aligned base and row stride), the
+   Gluon kernel's launch path unpatched (``tritondbg ir`` captures the tl kernels), no tl config pinned by a tool
+   (``_launch.PINNED``: ``tritondbg run --config``), no CUDA graph capture under way;
 2. each candidate tile (``candidates``: by M) is compiled and launched once, and its output compared with the tl
    path's (max error within 2^-6 of the largest output): a config that fails to build or disagrees drops out;
 3. the tl path's steady-state call and each remaining candidate's are timed with do_bench (median, L2 flushed:
@@ -22,6 +22,8 @@ measures the call itself, on the user's GPU.
 Not above M = 2048: there the tl persistent kernel ties cuBLAS (tests/bench/sweep_h200.md), and on the H200 the
 Gluon kernel's race wins at 4096^3 and 8192^3 (196.8 vs 205.0 us, 1596 vs 1707 us, timed one after the other)
 did not hold in the sweep's interleaved rounds (0.94x / 0.96x torch against the tl kernel's 0.97-1.01x).
+Each call the Gluon kernel serves sets ``_launch.SERVED``, which tritondbg run / check / the perf gate report beside
+the autotuners' configs ("gluon_gemm_kernel ... (raced)").
 The race costs its launches once per signature, like the autotuner's (~0.1-0.5 s; the Gluon compile once per
 config and dtype, cached on disk). ``DECISIONS`` keeps each signature's times (tests/bench scripts print them).
 """
@@ -47,6 +49,7 @@ GROUP_M = 8
 _SMALL_M = ((64, 64, 128, 5, 4), (64, 128, 64, 8, 4), (128, 128, 64, 5, 8), (128, 64, 64, 8, 4))
 _MID_M = ((64, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8))
 _LARGE_M = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (128, 128, 64, 4, 4, True))
+_TL_KERNELS = frozenset({"gemm_kernel", "gemm_tma_kernel", "fp8_gemm_decode_kernel"})  # gemm's tl paths
 DECISIONS: dict = {}  # signature -> {"tl": us, "ws": {config: us or error}, "pick": config name or None}
 _RACING: set = set()
 _SM90: dict = {}  # device index -> bool
@@ -82,6 +85,8 @@ def eligible(a, b, activation) -> bool | None:
     b_nk = _tma_layout(b)
     if b_nk is None or not _on_hopper(a) or not _launch.pristine(GK.gluon_gemm_kernel):
         return None
+    if _launch.PINNED & _TL_KERNELS:  # a tool pinned a tl config (tritondbg run --config): that config runs
+        return None
     return b_nk
 
 
@@ -93,9 +98,10 @@ def _on_hopper(a) -> bool:
 class WSPlan:
     """The Gluon kernel bound to one call signature: ``plan(a, b, c)`` launches it over descriptors rebased on
     the call's tensors (the templates hold no tensor). ``kernel`` is what ``_launch.pristine`` asks about."""
-    __slots__ = ("kernel", "launcher", "templates", "name")
+    __slots__ = ("kernel", "launcher", "templates", "name", "report")
 
     def __call__(self, a, b, c) -> None:
+        _launch.SERVED["gluon_gemm_kernel"] = self.report  # what tritondbg run/check report as the config that ran
         # b itself is the base of a K-major b's descriptor: same data pointer as b.t(), shape from the template
         self.launcher.with_templates((), self.templates, (a, b, c))
 
@@ -111,6 +117,8 @@ def build(cfg, a, b, c, b_nk: bool, num_sms: int) -> WSPlan:
     plan.launcher = _launch.Launcher(compiled, grid, tail, GK.gluon_gemm_kernel)
     plan.templates = tuple(_launch.descriptor_template(d) for d in descs)
     plan.name = config_name(cfg)
+    plan.report = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages, PINGPONG=bool(pp and pp[0]),
+                       num_warps=warps)
     return plan
 
 

@@ -44,6 +44,11 @@ _TORCH_STREAMS = hasattr(torch._C, "_cuda_getCurrentRawStream") and hasattr(torc
 _DATA_PTR = torch.Tensor.data_ptr
 MAX_PLANS = 4096  # per kernel: a server with ever-changing shapes must not grow the cache without bound
 _VERIFY = [False]  # tritondbg run/check: a new launcher's first use is checked by one extra launch (above)
+# For tools that report which configs ran (tritondbg's Pinning, used by run, check and the perf gate): what a
+# wrapper ran outside an autotuner (gemm's Gluon kernel after its race: kernel name -> config dict, set by each
+# call it serves), and the kernels a tool pinned to one config (no race may replace those).
+SERVED: dict = {}
+PINNED: set = set()
 
 
 def verify_new_launchers(on: bool) -> None:

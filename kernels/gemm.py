@@ -310,6 +310,8 @@ def _gemm(a, b, activation, splitk: bool, ws: bool):
     try:
         sig = _sig(a, b, activation, splitk, ws)
         launcher = _TMA.plan(sig, a, b)
+        if launcher is not None and _launch.PINNED:  # a tool pinned a tl config: not the Gluon kernel's plan
+            launcher = None
     except (AttributeError, TypeError):  # not tensors, unhashable activation: the checks below say what
         sig = launcher = None
     if launcher is None and splitk and sig is not None and activation is None and a.shape[0] <= SPLITK_MAX_M \

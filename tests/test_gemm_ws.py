@@ -261,3 +261,61 @@ def test_build_binds_every_parameter_and_plans_rebase_descriptors(monkeypatch):
     (tensors, descs), = plan.launcher.runs
     assert tensors == () and [d.base.data_ptr() for d in descs] == [a2.data_ptr(), w2.data_ptr(), c2.data_ptr()]
     assert [list(d.shape) for d in descs] == [[127, 64], [256, 64], [127, 256]]
+
+
+def test_pinning_reports_what_the_race_served_and_blocks_the_race_while_a_tl_config_is_pinned(monkeypatch):
+    """tritondbg run / check (Pinning) report the Gluon kernel's config beside the autotuners' when it served a
+    call (source "raced"); a tl config pinned by --config keeps gemm on the tl kernels (no race, no cached
+    Gluon plan) and the pin is forgotten after the run."""
+    from tritondbg.configs import Pinning
+
+    from tritondbg.kernels import _launch
+
+    a, b, _ = _operands()
+    plan = WS.WSPlan()
+    plan.report = {"BLOCK_M": 64, "num_warps": 4}
+    plan.launcher = type("L", (), {"with_templates": lambda self, *a: None})()
+    plan.templates = ()
+    _launch.SERVED["gluon_gemm_kernel"] = {"stale": True}  # from before this run: not reported
+    pinning = Pinning({}, pin_all=False)
+    with pinning.active():
+        assert _launch.SERVED == {}
+        plan(a, b, None)
+    assert pinning.used["gluon_gemm_kernel"] == {"BLOCK_M": 64, "num_warps": 4}
+    assert pinning.sources["gluon_gemm_kernel"] == "raced"
+
+    monkeypatch.setattr(WS, "_on_hopper", lambda a: True)
+    monkeypatch.setattr(WS._launch, "pristine", lambda k: True)
+    if WS.GK is not None:
+        assert WS.eligible(a, b, None) is False
+    monkeypatch.setattr(_launch, "PINNED", {"gemm_tma_kernel"})
+    assert WS.eligible(a, b, None) is None
+    sig = GEMM._sig(a, b, None, GEMM.USE_SPLITK, True)
+    monkeypatch.setattr(GEMM, "_PLANS", {sig: plan})
+    monkeypatch.setattr(GEMM._TMA, "plans", GEMM._PLANS)
+    monkeypatch.setattr(GEMM._launch, "aligned", lambda *t: True)
+    full = []
+    monkeypatch.setattr(GEMM, "_check_args", lambda *x: full.append(1) or pytest.skip("full path reached"))
+    with pytest.raises(pytest.skip.Exception):
+        GEMM.gemm(a, b)  # the cached Gluon plan is passed over: the full (tl) path
+    assert full == [1]
+
+
+def test_a_pin_reaches_the_bundled_launch_module_during_the_run_only(monkeypatch):
+    """Pinning a tl gemm config (--config) puts its name in _launch.PINNED while the run lasts."""
+    from triton.runtime.autotuner import Autotuner
+
+    from tritondbg.configs import Pinning
+    from tritondbg.kernels import _launch
+    from tritondbg.kernels import gemm as G
+
+    tuner = G.gemm_tma_kernel
+    pinning = Pinning({id(tuner): (tuner.configs[0], "--config")}, pin_all=False)
+    monkeypatch.setattr(Autotuner, "run", lambda self, *args, **kwargs: None)
+    with pinning.active():
+        try:
+            tuner.run(*([None] * len(tuner.arg_names)))  # the pin's bookkeeping comes first
+        except Exception:  # noqa: BLE001 - pruning on these stand-in arguments
+            pass
+        assert "gemm_tma_kernel" in _launch.PINNED
+    assert _launch.PINNED == set()

@@ -165,10 +165,15 @@ class Pinning:
 
         original = Autotuner.run
         pinning = self
+        bundled = _bundled_launch()
+        if bundled is not None:
+            bundled.SERVED.clear()
 
         def run(tuner, *args, **kwargs):
             name = kernel_name(tuner)
             chosen, source = pinning.pins.get(id(tuner), (None, ""))
+            if chosen is not None and bundled is not None:
+                bundled.PINNED.add(name)  # a bundled wrapper must not race another kernel past this pin
             if len(tuner.configs) > 1 and name not in pinning.tried:
                 # the autotuner's own rules (early_config_prune, perf_model + top_k), as Autotuner.run applies them
                 tuner.nargs = dict(zip(tuner.arg_names, args))
@@ -208,6 +213,19 @@ class Pinning:
             yield self
         finally:
             Autotuner.run = original
+            if bundled is not None:
+                bundled.PINNED.clear()
+                for name, config in bundled.SERVED.items():  # run outside an autotuner (gemm's Gluon kernel)
+                    self.used[name] = dict(config)
+                    self.sources[name] = "raced"
+
+
+def _bundled_launch():
+    """The bundled kernels' launch module when they are loaded (it carries what their wrappers ran outside an
+    autotuner, ``SERVED``, and takes the pins, ``PINNED``), else None: pinning a user's kernel imports nothing."""
+    import sys
+
+    return sys.modules.get("tritondbg.kernels._launch")
 
 
 _LAST_TRIED: dict[str, list] = {}
