@@ -22,12 +22,19 @@ measures the call itself, on the user's GPU.
 Not above M = 2048: there the tl persistent kernel ties cuBLAS (tests/bench/sweep_h200.md), and on the H200 the
 Gluon kernel's race wins at 4096^3 and 8192^3 (196.8 vs 205.0 us, 1596 vs 1707 us, timed one after the other)
 did not hold in the sweep's interleaved rounds (0.94x / 0.96x torch against the tl kernel's 0.97-1.01x).
+Under tritondbg run / check, where config pinning patches the tl autotuners' launch path, the tl contender has no
+cached launcher: its steady call carries the autotuner's and binder's Python, and the Gluon kernel wins more
+often there (perf gate on the H200: 14 of 14 M = 127 / 1024 shapes, against 9 of 14 in the sweep's plain
+process). Each decision is still a measured one and the gate times what its process runs.
+``TRITONDBG_GLUON_GEMM=0`` turns the race off.
 Each call the Gluon kernel serves sets ``_launch.SERVED``, which tritondbg run / check / the perf gate report beside
 the autotuners' configs ("gluon_gemm_kernel ... (raced)").
 The race costs its launches once per signature, like the autotuner's (~0.1-0.5 s; the Gluon compile once per
 config and dtype, cached on disk). ``DECISIONS`` keeps each signature's times (tests/bench scripts print them).
 """
 from __future__ import annotations
+
+import os
 
 import torch
 
@@ -74,9 +81,15 @@ def _sm90(device) -> bool:
     return hit
 
 
+def enabled() -> bool:
+    """``TRITONDBG_GLUON_GEMM=0`` turns the race off (the tl kernels only: the same kernels, and so the same
+    bits, in every process, as far as the tl autotuner's picks agree)."""
+    return os.environ.get("TRITONDBG_GLUON_GEMM", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 def eligible(a, b, activation) -> bool | None:
     """None when the Gluon kernel cannot take these (checked) operands; else whether b is K-major (``w.t()``)."""
-    if GK is None or activation is not None or a.dtype not in (torch.float16, torch.bfloat16) or b.dtype != a.dtype:
+    if GK is None or not enabled() or activation is not None or a.dtype not in (torch.float16, torch.bfloat16) or b.dtype != a.dtype:
         return None
     M, K = a.shape
     N = b.shape[1]

@@ -319,3 +319,14 @@ def test_a_pin_reaches_the_bundled_launch_module_during_the_run_only(monkeypatch
             pass
         assert "gemm_tma_kernel" in _launch.PINNED
     assert _launch.PINNED == set()
+
+
+@pytest.mark.parametrize("value,on", [("0", False), ("off", False), ("1", True), ("", True)])
+def test_the_race_can_be_turned_off(monkeypatch, value, on):
+    if WS.GK is None:
+        pytest.skip("this Triton has no Gluon Hopper API")
+    monkeypatch.setattr(WS, "_on_hopper", lambda a: True)
+    monkeypatch.setattr(WS._launch, "pristine", lambda k: True)
+    monkeypatch.setenv("TRITONDBG_GLUON_GEMM", value)
+    a, b, _ = _operands()
+    assert (WS.eligible(a, b, None) is not None) is on
