@@ -52,6 +52,7 @@ MID_ELEMS = 1 << 20    # 1M elements ("mid": a few microseconds of GPU time, sti
 SIZES = ("big", "mid", "small")
 GEMM_M = (1, 17, 127, 1024, 4096, 16384)
 GEMM_M_QUICK = (1, 127, 4096)
+GEMM_M_NK = (127, 1024)  # --b-layout nk (b = w.t(), an nn.Linear weight): these M unless --gemm-m (session 11)
 # (N, K) of real models' linear layers: Llama-2-7B attention / MLP up / MLP down, Llama-2-13B MLP up / down,
 # Mistral-7B MLP up; the last one (Llama-3-8B's GQA qkv, N = 4096 + 2 * 1024) is our choice.
 GEMM_NK = ((4096, 4096), (11008, 4096), (4096, 11008), (13824, 5120), (5120, 13824), (14336, 4096), (6144, 4096))
@@ -463,7 +464,8 @@ class Sweep:
         from tritondbg.kernels import gemm as G
 
         torch = self.torch
-        ms = getattr(self.args, "gemm_m", None) or (GEMM_M_QUICK if quick else GEMM_M)
+        nk = getattr(self.args, "b_layout", "kn") == "nk"
+        ms = getattr(self.args, "gemm_m", None) or (GEMM_M_QUICK if quick else GEMM_M_NK if nk else GEMM_M)
         shapes = [(m, n, k, None) for m in ms for n, k in (GEMM_NK_QUICK if quick else GEMM_NK)]
         shapes += list(GEMM_EXTRA)
         for dtype_name in dtypes:
@@ -638,7 +640,7 @@ def main(argv=None) -> int:
                     "(1M), small (256K)")
     ap.add_argument("--n", default="", help="layernorm/softmax row lengths (default: the sweep's)")
     ap.add_argument("--b-layout", choices=("kn", "nk"), default="kn", help="gemm: b row-major (K, N), or the "
-                    ".t() view of an (N, K) nn.Linear weight")
+                    f".t() view of an (N, K) nn.Linear weight (M {','.join(map(str, GEMM_M_NK))} unless --gemm-m)")
     ap.add_argument("--grid", action="store_true", help="layernorm/softmax: time the rule's rival configs too")
     ap.add_argument("--long-rows", action="store_true", help="--grid: rows > 8192 also as one program's "
                     "registers (16/32 warps), head + tail blocks, 8192-column chunks")

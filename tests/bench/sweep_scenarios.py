@@ -87,12 +87,16 @@ def _norm_cases():
 
 
 def _gemm_cases():
-    shapes = [(m, n, k, None) for m in S.GEMM_M for n, k in S.GEMM_NK] + list(S.GEMM_EXTRA)
+    shapes = [(m, n, k, None, False) for m in S.GEMM_M for n, k in S.GEMM_NK] + \
+        [(m, n, k, act, False) for m, n, k, act in S.GEMM_EXTRA]
+    # b = w.t() (the sweep's --b-layout nk rows)
+    shapes += [(m, n, k, None, True) for m in S.GEMM_M_NK for n, k in S.GEMM_NK] + \
+        [(m, n, k, act, True) for m, n, k, act in S.GEMM_EXTRA]
     out = []
-    for M, N, K, act in shapes:
-        name = gemm_case_name(f"{M}x{N}x{K}" + (f" {act}" if act else ""))
-        out.append(Case(name, params=dict(M=M, N=N, K=K, activation=act), dtypes=("bfloat16",), interpret=False,
-                        perf_timing="graph" if M <= 17 else "do_bench", description="sweep shape"))
+    for M, N, K, act, bt in shapes:
+        name = gemm_case_name(f"{M}x{N}x{K}" + (f" {act}" if act else "") + (" b=w.t()" if bt else ""))
+        out.append(Case(name, params=dict(M=M, N=N, K=K, activation=act, b_transposed=bt), dtypes=("bfloat16",),
+                        interpret=False, perf_timing="graph" if M <= 17 else "do_bench", description="sweep shape"))
     return out
 
 
