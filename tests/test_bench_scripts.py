@@ -122,6 +122,32 @@ def test_gluon_gemm_compiles_warp_specialised_wgmma_tma_for_sm90_on_the_cpu(cli_
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr[-500:]
 
 
+def test_every_tile_gemm_races_compiles_for_sm90_in_both_b_layouts(cli_env):
+    """The Gluon tiles kernels/_gemm_ws.py races (every M class), b row-major and b = w.t(): each compiles for
+    sm_90 on this Triton without a GPU, warp-specialised (setmaxnreg), with wgmma and TMA, and spills nothing.
+    (A tile that failed to build on a user's Triton would only drop out of the race; this keeps them all in.)"""
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("triton.experimental.gluon.language.nvidia.hopper")
+    sys.path.insert(0, str(REPO))
+    from tritondbg.kernels import _gemm_ws as WS
+
+    want = {WS.config_name(c).split(": ")[1].replace(" pingpong", " pp")
+            for m in (64, 256, 1024) for c in WS.candidates(m)}
+    p = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_gemm.py"), "--compile-only", "--configs", "race"],
+                       env=dict(cli_env, TRITON_DEFAULT_FP_FUSION="1"), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-2000:]
+    lines = [ln for ln in p.stdout.splitlines() if " regs " in ln or " FAILED " in ln]
+    assert len(lines) == 2 * len(want) and not any(" FAILED " in ln for ln in lines), p.stdout[-3000:]
+    got = {ln.split("  ")[0].replace(" b=w.t()", "").strip() for ln in lines}
+    assert got == want, (got, want)
+    for ln in lines:
+        assert "spills 0 B" in ln and " wgmma 0 " not in ln and "setmaxnreg -" not in ln, ln
+
+
 def test_gluon_gemm_wrapper_launch_binds_and_compiles_through_tritondbg_ir(cli_env, tmp_path):
     """The host wrapper's launch (descriptors, constexprs, num_warps/maxnreg options) goes through Triton's binder:
     `tritondbg ir` on a scenario around gluon_gemm captures it on the CPU and shows sm_90 PTX with wgmma."""

@@ -2,7 +2,7 @@
 
     python tests/bench/gluon_gemm.py [--shapes 1024x4096x4096,...] [--timer graph] [--out gluon_gemm.json]  # GPU
     python tests/bench/gluon_gemm.py --fp8 [--fast-accum] [--out gluon_fp8.json]              # GPU: fp8 e4m3
-    python tests/bench/gluon_gemm.py --compile-only [--fp8] [--configs 0,2]                  # CPU: sm_90 PTX
+    python tests/bench/gluon_gemm.py --compile-only [--fp8] [--configs 0,2|race]             # CPU: sm_90 PTX
 
 The kernel and its design: kernels/_gemm_gluon.py (bundled since session 11: ``gemm`` races it against the tl
 kernels on a call signature's first call, kernels/_gemm_ws.py). This script times each of its configs pinned.
@@ -64,8 +64,9 @@ PTX_COUNTS = {"wgmma": r"wgmma\.mma_async", "cp.async.bulk.tensor": r"cp\.async\
               "mbarrier": r"mbarrier\.", "setmaxnreg": r"setmaxnreg"}
 
 
-def compile_config(cfg, fp8=False, fast_accum=False) -> dict:
-    """Compile one config for sm_90 on the CPU: registers, spills, shared memory and PTX instruction counts."""
+def compile_config(cfg, fp8=False, fast_accum=False, b_nk=None) -> dict:
+    """Compile one config for sm_90 on the CPU: registers, spills, shared memory and PTX instruction counts.
+    ``b_nk``: b read K-major (a ``w.t()`` weight; always for fp8)."""
     import torch
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -76,8 +77,9 @@ def compile_config(cfg, fp8=False, fast_accum=False) -> dict:
     t = torch.float8_e4m3fn if fp8 else torch.bfloat16
     a, b = torch.empty(256, 256, dtype=t), torch.empty(256, 256, dtype=t)
     c = torch.empty(256, 256, dtype=torch.bfloat16)
-    descs = make_descriptors(a, b, c, bm, bn, bk, b_nk=fp8)  # CPU tensors: only the types matter here
-    const = dict(GROUP_M=8, STAGES=k["stages"], B_NK=fp8, PRECISE=fp8 and not fast_accum, PINGPONG=pp,
+    b_nk = fp8 if b_nk is None else (b_nk or fp8)
+    descs = make_descriptors(a, b, c, bm, bn, bk, b_nk=b_nk)  # CPU tensors: only the types matter here
+    const = dict(GROUP_M=8, STAGES=k["stages"], B_NK=b_nk, PRECISE=fp8 and not fast_accum, PINGPONG=pp,
                  num_warps=warps)
     types = dict(zip(("a_desc", "b_desc", "c_desc"), (mangle_type(d) for d in descs)))
     if fp8:
@@ -89,7 +91,7 @@ def compile_config(cfg, fp8=False, fast_accum=False) -> dict:
     maxnreg = _maxnreg(warps, pp)
     k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=warps, maxnreg=maxnreg))
     ptx = k.asm["ptx"]
-    row = dict(config=cfg_name(cfg), shared_kib=k.metadata.shared // 1024, maxnreg=maxnreg,
+    row = dict(config=cfg_name(cfg) + (" b=w.t()" if b_nk and not fp8 else ""), shared_kib=k.metadata.shared // 1024, maxnreg=maxnreg,
                **{name: len(re.findall(pat, ptx)) for name, pat in PTX_COUNTS.items()},
                setmaxnreg_values=sorted(set(re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)", ptx))))
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
@@ -104,14 +106,15 @@ def compile_config(cfg, fp8=False, fast_accum=False) -> dict:
     return row
 
 
-def compile_only(configs, fp8=False, fast_accum=False) -> int:
+def compile_only(configs, fp8=False, fast_accum=False, layouts=(False,)) -> int:
     kind = ("fp8 e4m3 -> bf16, " + ("fast" if fast_accum else "precise") + " accumulation") if fp8 else "bf16"
     print(f"Triton {triton.__version__}, sm_90, {kind}, producer {PRODUCER_REGS.value} regs")
     failed = 0
-    for cfg in configs:
+    jobs = [(cfg, b_nk) for cfg in configs for b_nk in layouts]
+    for cfg, b_nk in jobs:
         try:
-            r = compile_config(cfg, fp8, fast_accum)
-            print(f"{r['config']:<20} regs {r['regs']:>3} (maxnreg {r['maxnreg']}, setmaxnreg "
+            r = compile_config(cfg, fp8, fast_accum, b_nk)
+            print(f"{r['config']:<28} regs {r['regs']:>3} (maxnreg {r['maxnreg']}, setmaxnreg "
                   f"{'/'.join(r['setmaxnreg_values']) or '-'})  spills {r['spill_bytes']} B  "
                   f"smem {r['shared_kib']} KiB  "
                   f"wgmma {r['wgmma']}  cp.async.bulk.tensor {r['cp.async.bulk.tensor']}  mbarrier {r['mbarrier']}  "
@@ -119,8 +122,8 @@ def compile_only(configs, fp8=False, fast_accum=False) -> int:
         except Exception as e:  # noqa: BLE001 - a config that does not compile is a line, the others still run
             failed += 1
             msg = [line for line in str(e).splitlines() if line.strip()]
-            print(f"{cfg_name(cfg):<20} FAILED {type(e).__name__}: {(msg[-1] if msg else '')[:200]}", flush=True)
-    return 1 if failed == len(configs) else 0
+            print(f"{cfg_name(cfg) + (' b=w.t()' if b_nk else ''):<28} FAILED {type(e).__name__}: {(msg[-1] if msg else '')[:200]}", flush=True)
+    return 1 if failed == len(jobs) else 0
 
 
 # ---------------------------------------------------------------- GPU: check, then time
@@ -247,7 +250,8 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default=None, help=f"comma-separated MxNxK [default: {SHAPES}; --fp8: {FP8_SHAPES}]")
-    ap.add_argument("--configs", default=None, help="comma-separated indices into CONFIGS / FP8_CONFIGS [all]")
+    ap.add_argument("--configs", default=None, help="comma-separated indices into CONFIGS / FP8_CONFIGS [all]; "
+                    "'race': the tiles gemm races (kernels/_gemm_ws.py), each with b row-major and b = w.t()")
     ap.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16"))
     ap.add_argument("--fp8", action="store_true", help="fp8 e4m3 inputs, per-tensor scales, bf16 out")
     ap.add_argument("--fast-accum", action="store_true", help="--fp8: fast accumulation (ours and _scaled_mm's)")
@@ -261,7 +265,12 @@ def main(argv=None) -> int:
     table = FP8_CONFIGS if args.fp8 else CONFIGS
     args.shapes = args.shapes or (FP8_SHAPES if args.fp8 else SHAPES)
     try:
-        args.config_list = table if args.configs is None else [table[int(i)] for i in args.configs.split(",")]
+        if args.configs == "race":
+            from tritondbg.kernels import _gemm_ws as WS
+
+            args.config_list = list(dict.fromkeys(c for m in (64, 256, 1024) for c in WS.candidates(m)))
+        else:
+            args.config_list = table if args.configs is None else [table[int(i)] for i in args.configs.split(",")]
         for s in args.shapes.split(","):
             if len([int(v) for v in s.split("x")]) != 3:
                 raise ValueError(s)
@@ -269,7 +278,8 @@ def main(argv=None) -> int:
         print(f"bad --configs or --shapes: {e}", file=sys.stderr)
         return 2
     if args.compile_only:
-        return compile_only(args.config_list, args.fp8, args.fast_accum)
+        layouts = (False, True) if args.configs == "race" and not args.fp8 else (args.fp8,)
+        return compile_only(args.config_list, args.fp8, args.fast_accum, layouts)
     return bench(args)
 
 
