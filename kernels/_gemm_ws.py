@@ -13,7 +13,8 @@ measures the call itself, on the user's GPU.
    Gluon kernel's launch path unpatched (``tritondbg ir`` captures the tl kernels), no tl config pinned by a tool
    (``_launch.PINNED``: ``tritondbg run --config``), no CUDA graph capture under way;
 2. each candidate tile (``candidates``: by M) is compiled and launched once, and its output compared with the tl
-   path's (max error within 2^-6 of the largest output): a config that fails to build or disagrees drops out;
+   path's (max error within 2^-6 of the largest output): a config that fails to build or disagrees drops out
+   (a first call whose output is not all finite races nothing: the next call of the signature does);
 3. the tl path's steady-state call and each remaining candidate's are timed with do_bench (median, L2 flushed:
    the weights stream from HBM as in a model's forward; host time hides behind the flush), in three rounds of
    rotated order (the GPU's clock drifts under load), each contender's median round counting;
@@ -165,6 +166,8 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_tim
     Timing: ROUNDS rounds, each contender once a round in a rotated order, the median of its rounds (the GPU's
     clock drifts under load: timed one after the other, whoever runs last runs on a hotter GPU)."""
     if sig is None or sig in _RACING or sig in DECISIONS:
+        return c
+    if not bool(torch.isfinite(c).all()):  # nothing to check a candidate against: race on a later call
         return c
     _RACING.add(sig)
     M, N = a.shape[0], b.shape[1]

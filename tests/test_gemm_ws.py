@@ -330,3 +330,18 @@ def test_the_race_can_be_turned_off(monkeypatch, value, on):
     monkeypatch.setenv("TRITONDBG_GLUON_GEMM", value)
     a, b, _ = _operands()
     assert (WS.eligible(a, b, None) is not None) is on
+
+
+def test_a_first_call_with_non_finite_output_does_not_decide_the_signature(monkeypatch):
+    """Inf or NaN in the first call's output leaves nothing to check a candidate against: no race, no record;
+    the next call of the signature races."""
+    a, b, c_tl = _operands()
+    n = _names()
+    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 5.0))
+    bad = c_tl.clone()
+    bad[3, 7] = float("inf")
+    assert WS.race("sig", a, b, bad, False, {}, _steady, 132, timer=timer) is bad
+    assert "sig" not in WS.DECISIONS and built == {}
+    plans = {}
+    WS.race("sig", a, b, c_tl.clone(), False, plans, _steady, 132, timer=timer)
+    assert WS.DECISIONS["sig"]["pick"] is not None and "sig" in plans
