@@ -112,7 +112,7 @@ def _on_hopper(a) -> bool:
 class WSPlan:
     """The Gluon kernel bound to one call signature: ``plan(a, b, c)`` launches it over descriptors rebased on
     the call's tensors (the templates hold no tensor). ``kernel`` is what ``_launch.pristine`` asks about."""
-    __slots__ = ("kernel", "launcher", "templates", "name", "report")
+    __slots__ = ("kernel", "launcher", "templates", "report")
 
     def __call__(self, a, b, c) -> None:
         _launch.SERVED["gluon_gemm_kernel"] = self.report  # what tritondbg run/check report as the config that ran
@@ -130,10 +130,15 @@ def build(cfg, a, b, c, b_nk: bool, num_sms: int) -> WSPlan:
     plan.kernel = GK.gluon_gemm_kernel
     plan.launcher = _launch.Launcher(compiled, grid, tail, GK.gluon_gemm_kernel)
     plan.templates = tuple(_launch.descriptor_template(d) for d in descs)
-    plan.name = config_name(cfg)
     plan.report = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages, PINGPONG=bool(pp and pp[0]),
                        num_warps=warps)
     return plan
+
+
+def _failure(e: Exception) -> str:
+    """A candidate's exception as its race record: type and last line."""
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[-1] if lines else ''}"[:200]
 
 
 def agrees(out, ref) -> bool:
@@ -180,8 +185,7 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_tim
             try:
                 plan = build(cfg, a, b, out, b_nk, num_sms)
             except Exception as e:  # noqa: BLE001 - out of resources, a compiler error: this tile drops out
-                lines = str(e).strip().splitlines()
-                record["ws"][name] = f"{type(e).__name__}: {lines[-1] if lines else ''}"[:200]
+                record["ws"][name] = _failure(e)
                 continue
             if not agrees(out, c):
                 record["ws"][name] = "wrong result"
@@ -201,7 +205,7 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_tim
                     except Exception as e:  # noqa: BLE001 - as above (the tl path's own errors propagate)
                         if name == "tl":
                             raise
-                        record["ws"][name] = f"{type(e).__name__}: {str(e).strip()[:160]}"
+                        record["ws"][name] = _failure(e)
                         del fns[name], winners[name]
             med = {name: sorted(ts)[len(ts) // 2] for name, ts in times.items() if name in fns}
             record["tl"] = med.pop("tl")

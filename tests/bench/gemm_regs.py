@@ -9,14 +9,12 @@ split-K tail (TAIL_SPLIT). Reads the cubin's resource usage with the wheel's cuo
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import subprocess
 import sys
-import tempfile
 
 import triton
 from triton.backends.compiler import GPUTarget
+
+from tritondbg.ir.stages import cubin_usage
 
 DIV16 = [["tt.divisibility", 16]]
 
@@ -26,15 +24,8 @@ def usage(kernel_fn, sig: dict, const: dict, div16: tuple, warps: int, stages: i
     attrs = {(kernel_fn.arg_names.index(n),): DIV16 for n in div16}
     src = triton.compiler.ASTSource(fn=kernel_fn, signature=sig, constexprs=const, attrs=attrs)
     k = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=warps, num_stages=stages))
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(k.asm["cubin"])
-    try:
-        tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-        out = subprocess.run([tool, "-res-usage", f.name], capture_output=True, text=True).stdout
-    finally:
-        os.unlink(f.name)
-    regs = re.search(r"REG:(\d+)", out).group(1)
-    stack = re.search(r"STACK:(\d+)", out).group(1)
+    usage = cubin_usage(k.asm["cubin"])
+    regs, stack = usage["REG"], usage["STACK"]
     return f"regs {regs:>3}  stack(spill) {stack:>4} B  smem {k.metadata.shared // 1024:>3} KiB"
 
 

@@ -17,9 +17,7 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
-import tempfile
 import time
 
 import triton
@@ -72,6 +70,8 @@ def compile_config(cfg, fp8=False, fast_accum=False, b_nk=None) -> dict:
     from triton.experimental.gluon._runtime import GluonASTSource
     from triton.runtime.jit import mangle_type
 
+    from tritondbg.ir.stages import cubin_usage
+
     k = _cfg_kwargs(cfg)
     bm, bn, bk, warps, pp = k["block_m"], k["block_n"], k["block_k"], k["num_warps"], k["pingpong"]
     t = torch.float8_e4m3fn if fp8 else torch.bfloat16
@@ -94,15 +94,8 @@ def compile_config(cfg, fp8=False, fast_accum=False, b_nk=None) -> dict:
     row = dict(config=cfg_name(cfg) + (" b=w.t()" if b_nk and not fp8 else ""), shared_kib=k.metadata.shared // 1024, maxnreg=maxnreg,
                **{name: len(re.findall(pat, ptx)) for name, pat in PTX_COUNTS.items()},
                setmaxnreg_values=sorted(set(re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)", ptx))))
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(k.asm["cubin"])
-    try:
-        tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-        res = subprocess.run([tool, "-res-usage", f.name], capture_output=True, text=True).stdout
-    finally:
-        os.unlink(f.name)
-    row["regs"] = int(re.search(r"REG:(\d+)", res).group(1))
-    row["spill_bytes"] = int(re.search(r"STACK:(\d+)", res).group(1))
+    usage = cubin_usage(k.asm["cubin"])
+    row["regs"], row["spill_bytes"] = usage["REG"], usage["STACK"]
     return row
 
 

@@ -101,10 +101,23 @@ def stage_text(item, stage: str, *, line_info: bool = False) -> tuple[str, str]:
 
 
 def resource_usage(item) -> dict[str, int]:
-    """``cuobjdump -res-usage`` of the cubin: REG, STACK, SHARED (static), LOCAL, CONSTANT[0] ... per kernel."""
+    """``cuobjdump -res-usage`` of a cache entry's cubin (``cubin_usage``); {} without one."""
     cubin = item.files.get("cubin")
-    if not cubin:
-        return {}
+    return cubin_usage(cubin) if cubin else {}
+
+
+def cubin_usage(cubin: str | bytes) -> dict[str, int]:
+    """``cuobjdump -res-usage`` of a cubin (a path, or its bytes: ``CompiledKernel.asm["cubin"]``): REG, STACK,
+    SHARED (static), LOCAL, CONSTANT[0] ... of its kernel."""
+    if isinstance(cubin, (bytes, bytearray)):
+        import tempfile
+
+        with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+            f.write(cubin)
+        try:
+            return cubin_usage(f.name)
+        finally:
+            os.unlink(f.name)
     out = run_tool([nvidia_tool("cuobjdump"), "-res-usage", cubin], "reading resource usage")
     usage: dict[str, int] = {}
     for line in out.splitlines():
