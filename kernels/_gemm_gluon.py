@@ -99,6 +99,50 @@ def _producer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M: gl.
 
 
 @gluon.jit
+def _promote_step(a_bufs, b_bufs, ready, empty, acc, zero, prev, it, B_NK: gl.constexpr):
+    """Issue stage ``it``'s wgmma chain into a fresh partial; wait for the chain before it (``prev``), add it
+    into ``acc`` and hand its stage back. Returns (acc, the new chain, still in flight)."""
+    STAGES: gl.constexpr = a_bufs.type.shape[0]
+    s = it % STAGES
+    mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+    cur = warpgroup_mma(a_bufs.index(s), b_bufs.index(s).permute((1, 0)) if B_NK else b_bufs.index(s), zero,
+                        use_acc=False, is_async=True)
+    prev = warpgroup_mma_wait(1, deps=(prev,))  # all but the newest chain done: prev is complete
+    acc = acc + prev
+    mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
+    return acc, cur
+
+
+@gluon.jit
+def _promoted_mainloop(a_bufs, b_bufs, ready, empty, acc, zero, it, k_tiles, B_NK: gl.constexpr):
+    """fp8 precise accumulation, pipelined (PRECISE == 2): stage k's wgmma chain runs asynchronously into a
+    fresh partial while stage k-1's partial (complete after ``warpgroup_mma_wait(1)``) is added into the fp32
+    accumulator and its stage handed back. Three fp32 tiles live (acc and two partials): 128x128 over two
+    warpgroups. The loop is unrolled by two so the partials alternate between two register sets: a loop that
+    carried "prev = cur" would copy an in-flight wgmma's accumulator, and ptxas then serialises every wgmma
+    (C7514). ``zero``: a zero tile in the accumulator layout (wgmma's unused input). Returns (acc, it)."""
+    STAGES: gl.constexpr = a_bufs.type.shape[0]
+    s = it % STAGES
+    mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+    p0 = warpgroup_mma(a_bufs.index(s), b_bufs.index(s).permute((1, 0)) if B_NK else b_bufs.index(s), zero,
+                       use_acc=False, is_async=True)
+    it += 1
+    for kk in range(0, (k_tiles - 1) // 2):
+        acc, p1 = _promote_step(a_bufs, b_bufs, ready, empty, acc, zero, p0, it, B_NK)
+        acc, p0 = _promote_step(a_bufs, b_bufs, ready, empty, acc, zero, p1, it + 1, B_NK)
+        it += 2
+    if (k_tiles - 1) % 2 == 1:
+        acc, p1 = _promote_step(a_bufs, b_bufs, ready, empty, acc, zero, p0, it, B_NK)
+        it += 1
+        last = warpgroup_mma_wait(0, deps=(p1,))
+    else:
+        last = warpgroup_mma_wait(0, deps=(p0,))
+    acc = acc + last
+    mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
+    return acc, it
+
+
+@gluon.jit
 def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
               GROUP_M: gl.constexpr, B_NK: gl.constexpr, PRECISE: gl.constexpr, PINGPONG: gl.constexpr,
               WHICH: gl.constexpr, num_warps: gl.constexpr):
@@ -123,26 +167,30 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn
         if PINGPONG:  # my turn: the other consumer finished the main loop of the tile before mine
             mbarrier.wait(turn.index(WHICH), (n & 1) ^ (1 - WHICH))
         acc = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, layout)
-        for kk in range(k_tiles):
-            s = it % STAGES
-            mbarrier.wait(ready.index(s), (it // STAGES) & 1)
-            b_op = b_bufs.index(s).permute((1, 0)) if B_NK else b_bufs.index(s)
-            if PRECISE:
-                # fp8 precise: the stage's wgmma chain (fast accumulation over BLOCK_K) goes into a fresh
-                # partial, added to the fp32 accumulator. Synchronous on purpose: async warpgroup_mma with
-                # max_num_imprecise_acc < K adds the partial before the wgmma wait (PTX: undefined; 3.6 and 3.9)
-                part = warpgroup_mma(a_bufs.index(s), b_op, acc, use_acc=False)
-                mbarrier.arrive(empty.index(s), count=1)
-                acc = acc + part
-            else:
-                acc = warpgroup_mma(a_bufs.index(s), b_op, acc, is_async=True)
-                # one wgmma stays in flight; the one before it is done reading its stage: hand that stage back
-                acc = warpgroup_mma_wait(1, deps=(acc,))
-                mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1, pred=kk > 0)
-            it += 1
-        if not PRECISE:
-            acc = warpgroup_mma_wait(0, deps=(acc,))
-            mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
+        if PRECISE == 2:
+            zero = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, layout)
+            acc, it = _promoted_mainloop(a_bufs, b_bufs, ready, empty, acc, zero, it, k_tiles, B_NK)
+        else:
+            for kk in range(k_tiles):
+                s = it % STAGES
+                mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+                b_op = b_bufs.index(s).permute((1, 0)) if B_NK else b_bufs.index(s)
+                if PRECISE:
+                    # fp8 precise: the stage's wgmma chain (fast accumulation over BLOCK_K) goes into a fresh
+                    # partial, added to the fp32 accumulator. Synchronous on purpose: async warpgroup_mma with
+                    # max_num_imprecise_acc < K adds the partial before the wgmma wait (PTX: undefined; 3.6 and 3.9)
+                    part = warpgroup_mma(a_bufs.index(s), b_op, acc, use_acc=False)
+                    mbarrier.arrive(empty.index(s), count=1)
+                    acc = acc + part
+                else:
+                    acc = warpgroup_mma(a_bufs.index(s), b_op, acc, is_async=True)
+                    # one wgmma stays in flight; the one before it is done reading its stage: hand that stage back
+                    acc = warpgroup_mma_wait(1, deps=(acc,))
+                    mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1, pred=kk > 0)
+                it += 1
+            if not PRECISE:
+                acc = warpgroup_mma_wait(0, deps=(acc,))
+                mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
         if PINGPONG:
             mbarrier.arrive(turn.index(1 - WHICH), count=1)
         if scale_a_ptr is not None:  # per-tensor scales (fp8)
@@ -254,11 +302,12 @@ def gluon_gemm(a, b, *, block_m=128, block_n=128, block_k=64, stages=5, num_warp
 
 
 def gluon_fp8_gemm(a, b, scale_a, scale_b, *, block_m=128, block_n=128, block_k=128, stages=5, num_warps=8,
-                   pingpong=False, group_m=8, fast_accum=False, num_sms=None, out=None):
+                   pingpong=False, group_m=8, fast_accum=False, pipelined=True, num_sms=None, out=None):
     """(a @ b) * scale_a * scale_b in bf16 for fp8 e4m3 a (M, K) row-major and b (K, N) K-major (``w.t()`` of a
     row-major (N, K) weight, as torch._scaled_mm takes it), 1-element fp32 scales. Precise accumulation (every
     BLOCK_K-deep wgmma chain added into fp32, like the bundled fp8_gemm's max_num_imprecise_acc=BLOCK_K) unless
-    fast_accum."""
+    fast_accum. ``pipelined``: the partial of stage k is added while stage k+1's wgmma runs (three fp32 tiles
+    live: 128x128 tiles over 8 warps), else after a synchronous wgmma."""
     import torch
 
     f8 = torch.float8_e4m3fn
@@ -272,6 +321,7 @@ def gluon_fp8_gemm(a, b, scale_a, scale_b, *, block_m=128, block_n=128, block_k=
         raise ValueError("gluon_fp8_gemm: per-tensor fp32 scales only")
     c = torch.empty(M, N, device=a.device, dtype=torch.bfloat16) if out is None else out
     descs = make_descriptors(a, b.t(), c, block_m, block_n, block_k, b_nk=True)
-    launch(descs, (scale_a, scale_b), M, N, block_m, block_n, group_m, stages, True, not fast_accum, pingpong,
+    precise = 0 if fast_accum else (2 if pipelined else 1)
+    launch(descs, (scale_a, scale_b), M, N, block_m, block_n, group_m, stages, True, precise, pingpong,
            num_warps, num_sms or _num_sms(a.device))
     return c

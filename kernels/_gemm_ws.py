@@ -1,5 +1,5 @@
-"""Which kernel runs a ``gemm`` call on Hopper: the tl kernels or the warp-specialised Gluon kernel
-(kernels/_gemm_gluon.py), decided by a race on a call signature's first call.
+"""Which kernel runs a ``gemm`` (or a large-M ``fp8_gemm``) call on Hopper: the tl kernels or the warp-specialised
+Gluon kernel (kernels/_gemm_gluon.py), decided by a race on a call signature's first call.
 
 Why a race and not a rule: on the H200 (session 11, ``python tests/bench/gluon_gemm.py --timer graph``, GPU time)
 the Gluon kernel beat the tl kernels at M = 127 by 10-37% (127x4096x4096 10.3 vs 14.1 us, torch 9.4), tied
@@ -27,7 +27,9 @@ Under tritondbg run / check, where config pinning patches the tl autotuners' lau
 cached launcher: its steady call carries the autotuner's and binder's Python, and the Gluon kernel wins more
 often there (perf gate on the H200: 14 of 14 M = 127 / 1024 shapes, against 9 of 14 in the sweep's plain
 process). Each decision is still a measured one and the gate times what its process runs.
-``TRITONDBG_GLUON_GEMM=0`` turns the race off.
+fp8_gemm (M > 64, ``eligible_fp8``: K-major b, per-tensor scales, a 16-bit output) races ``_FP8`` the same way,
+at every M: on the H200 the pipelined promotion (kernels/_gemm_gluon.py) took 8192^3 from 997 us (tl) to 770.
+``TRITONDBG_GLUON_GEMM=0`` turns the race off (both).
 Each call the Gluon kernel serves sets ``_launch.SERVED``, which tritondbg run / check / the perf gate report beside
 the autotuners' configs ("gluon_gemm_kernel ... (raced)").
 The race costs its launches once per signature, like the autotuner's (~0.1-0.5 s; the Gluon compile once per
@@ -57,15 +59,21 @@ GROUP_M = 8
 _SMALL_M = ((64, 64, 128, 5, 4), (64, 128, 64, 8, 4), (128, 128, 64, 5, 8), (128, 64, 64, 8, 4))
 _MID_M = ((64, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8))
 _LARGE_M = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (128, 128, 64, 4, 4, True))
+# fp8 e4m3 (fp8_gemm, M > 64): 128x128x128 over two warpgroups, the partials added pipelined (session 12 on the
+# H200: 8192^3 770 us against the tl kernel's 997 and _scaled_mm's 746; 4096^3 103 against 130 and 118)
+_FP8 = ((128, 128, 128, 5, 8), (128, 128, 128, 4, 8))
 _TL_KERNELS = frozenset({"gemm_kernel", "gemm_tma_kernel", "fp8_gemm_decode_kernel"})  # gemm's tl paths
+_TL_FP8_KERNELS = frozenset({"fp8_gemm_kernel", "fp8_gemm_tma_kernel"})  # fp8_gemm's large-M tl paths
 DECISIONS: dict = {}  # signature -> {"tl": us, "ws": {config: us or error}, "pick": config name or None}
 _RACING: set = set()
 _SM90: dict = {}  # device index -> bool
 
 
-def candidates(M: int) -> tuple:
+def candidates(M: int, fp8: bool = False) -> tuple:
     """The Gluon tiles raced at this M (session 11 on the H200: 64-row and narrow tiles for M <= 128, where 128x128
-    tiles leave most SMs idle; the 128x256 / 128x128 tiles cuBLAS uses above)."""
+    tiles leave most SMs idle; the 128x256 / 128x128 tiles cuBLAS uses above). fp8: ``_FP8`` at every M."""
+    if fp8:
+        return _FP8
     return _SMALL_M if M <= 128 else _MID_M if M <= 512 else _LARGE_M
 
 
@@ -104,6 +112,21 @@ def eligible(a, b, activation) -> bool | None:
     return b_nk
 
 
+def eligible_fp8(a, b, scale_a, scale_b, out_dtype) -> bool:
+    """Whether the Gluon kernel can take this (checked, M > 64) fp8_gemm call: row-major a, K-major b (``w.t()``),
+    one fp32 scale each, a 16-bit output, TMA-describable sizes (K % 16, N % 8)."""
+    if GK is None or not enabled() or out_dtype not in (torch.bfloat16, torch.float16):
+        return False
+    K, N = b.shape
+    if K % 16 or N % 8 or _tma_layout(a) is not False or b.stride() != (1, K) or K == 1:
+        return False
+    if any(s.numel() != 1 or s.dtype != torch.float32 or s.device != a.device for s in (scale_a, scale_b)):
+        return False
+    if not _on_hopper(a) or not _launch.pristine(GK.gluon_gemm_kernel) or _launch.PINNED & _TL_FP8_KERNELS:
+        return False
+    return True
+
+
 def _on_hopper(a) -> bool:
     """A CUDA tensor on an sm_90 GPU, no CUDA graph capture under way (the race synchronises)."""
     return a.is_cuda and _sm90(a.device) and not torch.cuda.is_current_stream_capturing()
@@ -114,21 +137,24 @@ class WSPlan:
     the call's tensors (the templates hold no tensor). ``kernel`` is what ``_launch.pristine`` asks about."""
     __slots__ = ("kernel", "launcher", "templates", "report")
 
-    def __call__(self, a, b, c) -> None:
+    def __call__(self, a, b, c, *scales) -> None:
         _launch.SERVED["gluon_gemm_kernel"] = self.report  # what tritondbg run/check report as the config that ran
-        # b itself is the base of a K-major b's descriptor: same data pointer as b.t(), shape from the template
-        self.launcher.with_templates((), self.templates, (a, b, c))
+        # b itself is the base of a K-major b's descriptor: same data pointer as b.t(), shape from the template;
+        # fp8: the call's scale tensors follow the descriptors
+        self.launcher.with_templates((), self.templates, (a, b, c), scales)
 
 
-def build(cfg, a, b, c, b_nk: bool, num_sms: int) -> WSPlan:
-    """Compile ``cfg`` for these operands, launch it once into ``c`` and return its plan."""
+def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: int = 0) -> WSPlan:
+    """Compile ``cfg`` for these operands, launch it once into ``c`` and return its plan. fp8: ``scales``
+    (scale_a, scale_b), ``precise`` the kernel's PRECISE (0 fast accumulation, 2 pipelined promotion)."""
     bm, bn, bk, stages, warps, *pp = cfg
     descs = GK.make_descriptors(a, b.t() if b_nk else b, c, bm, bn, bk, b_nk)
-    compiled, grid, tail = GK.launch(descs, (None, None), a.shape[0], b.shape[1], bm, bn, GROUP_M, stages, b_nk,
-                                     False, bool(pp and pp[0]), warps, num_sms)
+    compiled, grid, tail = GK.launch(descs, scales or (None, None), a.shape[0], b.shape[1], bm, bn, GROUP_M, stages,
+                                     b_nk, precise, bool(pp and pp[0]), warps, num_sms)
     plan = WSPlan()
     plan.kernel = GK.gluon_gemm_kernel
-    plan.launcher = _launch.Launcher(compiled, grid, tail, GK.gluon_gemm_kernel)
+    # the scale tensors are per call (WSPlan.__call__): the launcher's tail starts after them
+    plan.launcher = _launch.Launcher(compiled, grid, tail[len(scales):], GK.gluon_gemm_kernel)
     plan.templates = tuple(_launch.descriptor_template(d) for d in descs)
     plan.report = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages, PINGPONG=bool(pp and pp[0]),
                        num_warps=warps)
@@ -164,9 +190,11 @@ def _time(fn) -> float:
     return float(do_bench(fn, warmup=2, rep=REP_MS / ROUNDS, return_mode="median")) * 1e3
 
 
-def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_time):
+def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_time, scales: tuple = (),
+         precise: int = 0):
     """After the tl path computed ``c`` (the first call of ``sig``, its launcher cached): race the Gluon
     candidates against ``steady`` (the steady-state call); a winner goes into ``plans[sig]`` and recomputes ``c``.
+    fp8_gemm: ``scales`` (scale_a, scale_b) and ``precise`` (``build``); a winning plan takes (a, b, c, *scales).
     Returns ``c``. Never fails the call: a candidate that raises drops out; anything else keeps the tl path.
     Timing: ROUNDS rounds, each contender once a round in a rotated order, the median of its rounds (the GPU's
     clock drifts under load: timed one after the other, whoever runs last runs on a hotter GPU)."""
@@ -179,11 +207,11 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_tim
     record = {"tl": None, "ws": {}, "pick": None}
     winners = {}
     try:
-        for cfg in candidates(M):
+        for cfg in candidates(M, fp8=bool(scales)):
             name = config_name(cfg)
             out = torch.full_like(c, float("nan"))
             try:
-                plan = build(cfg, a, b, out, b_nk, num_sms)
+                plan = build(cfg, a, b, out, b_nk, num_sms, scales, precise)
             except Exception as e:  # noqa: BLE001 - out of resources, a compiler error: this tile drops out
                 record["ws"][name] = _failure(e)
                 continue
@@ -192,7 +220,7 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_tim
                 continue
             winners[name] = plan
         if winners:
-            fns = {name: (lambda plan=plan: plan(a, b, a.new_empty((M, N)))) for name, plan in winners.items()}
+            fns = {name: (lambda plan=plan: plan(a, b, torch.empty_like(c), *scales)) for name, plan in winners.items()}
             fns["tl"] = steady
             times = {name: [] for name in fns}
             order = list(fns)
@@ -223,5 +251,5 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_tim
         plans.clear()
     plans[sig] = plan
     c.fill_(float("nan"))  # a plan that wrote nothing must not return the tl kernel's numbers as its own
-    plan(a, b, c)
+    plan(a, b, c, *scales)
     return c

@@ -211,23 +211,24 @@ class Launcher:
         else:
             self.run(*tensors, *self.tail)
 
-    def with_descriptors(self, tensors: tuple, descriptors: tuple) -> None:
-        """Launch with the leading ``tensors`` and then host ``TensorDescriptor`` arguments, which Triton's
-        launcher turns into CUtensorMaps (kernels whose descriptors follow their pointer arguments)."""
+    def with_descriptors(self, tensors: tuple, descriptors: tuple, trailing: tuple = ()) -> None:
+        """Launch with the leading ``tensors``, then host ``TensorDescriptor`` arguments, which Triton's launcher
+        turns into CUtensorMaps, then the ``trailing`` tensors (kernels whose descriptors follow their pointer
+        arguments, or precede them)."""
         if self.direct is not None and hooks_idle():
             g = self.grid
             stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
             self.direct(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors),
-                        *descriptors, *self.tail)
+                        *descriptors, *map(_DATA_PTR, trailing), *self.tail)
         else:
-            self.run(*tensors, *descriptors, *self.tail)
+            self.run(*tensors, *descriptors, *trailing, *self.tail)
 
-    def with_templates(self, tensors: tuple, templates: tuple, bases: tuple) -> None:
+    def with_templates(self, tensors: tuple, templates: tuple, bases: tuple, trailing: tuple = ()) -> None:
         """Launch with the leading ``tensors``, then one host descriptor per template (``descriptor_template``)
-        over each of ``bases``. With Triton 3.6's direct entry, a descriptor's CUtensorMap, shape and strides are
-        built once per base pointer (the template fixes everything else) and passed to the C entry as they are:
-        the wrapper would build all of them again on every launch (~3-5 us each on the H200 VM). Otherwise the
-        descriptors are rebuilt and launched as ``with_descriptors`` does."""
+        over each of ``bases``, then the ``trailing`` tensors. With Triton 3.6's direct entry, a descriptor's
+        CUtensorMap, shape and strides are built once per base pointer (the template fixes everything else) and
+        passed to the C entry as they are: the wrapper would build all of them again on every launch (~3-5 us each
+        on the H200 VM). Otherwise the descriptors are rebuilt and launched as ``with_descriptors`` does."""
         if self.raw is not None and hooks_idle():
             args = []
             for template, base, meta, cache in zip(templates, bases, self.desc_meta, self.desc_cache):
@@ -241,9 +242,9 @@ class Launcher:
             g = self.grid
             stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
             self.raw(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors), *args,
-                     *self.tail)
+                     *map(_DATA_PTR, trailing), *self.tail)
         else:
-            self.with_descriptors(tensors, tuple(map(rebased, templates, bases)))
+            self.with_descriptors(tensors, tuple(map(rebased, templates, bases)), trailing)
 
 
 def descriptor_template(desc) -> tuple:

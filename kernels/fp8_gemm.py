@@ -5,7 +5,7 @@ Computes ``c[m, n] = scale_a[m] * scale_b[n] * sum_k a[m, k] * b[k, n]`` for ``a
 (1,)) or per-row of ``a`` (shape (M,) or (M, 1)) / per-column of ``b`` (shape (N,) or (1, N)). ``c`` is
 written in ``out_dtype`` (bfloat16 by default; float16 and float32 also accepted). Bitwise deterministic.
 
-Three kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice by M and layout):
+Four kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice by M and layout):
 
 - M > 64 (prefill / training), ``fp8_gemm_kernel``: one program per (BLOCK_M, BLOCK_N) tile of c in grouped
   (GROUP_M) order, ``tl.dot`` on fp8 with an fp32 accumulator over all of K (Hopper: wgmma e4m3), scales in
@@ -15,6 +15,11 @@ Three kernels behind one wrapper (``fp8_gemm``: one argument check, then a choic
   16-byte aligned bases and rows; ``_fp8_tma.tma_plan``): ``fp8_gemm_tma_kernel`` (kernels/_fp8_tma.py), a
   persistent tensor-descriptor twin of the kernel above (same scales, same promotion), modelled on gemm.py's
   ``gemm_tma_kernel``; a row-major b stays on the pointer kernel until measured (``_fp8_tma.ROW_MAJOR_B``).
+- M > 64 on an sm_90 GPU, row-major a, K-major b, per-tensor scales, a 16-bit output: after the tl kernel has
+  computed a call signature's first call, the warp-specialised Gluon kernel (kernels/_gemm_gluon.py; its precise
+  accumulation adds each BLOCK_K-deep partial while the next stage's wgmma runs) races it (kernels/_gemm_ws.py,
+  as ``gemm`` does); at least 3% faster, it serves the signature's later calls (``ws_decision`` shows the race).
+  H200, session 12: 8192^3 770 us against the tl kernel's 997 and torch._scaled_mm's 746.
 - M <= 64 (decode), ``fp8_gemm_decode_kernel`` (kernels/_splitk.py, shared with gemm's small-M path): split-K
   in ONE launch, the last-arriving split sums the fp32 partials in a fixed order (deterministic). The decode
   parameters have names of their own (DEC_BLOCK_M, ...) so that a ``--config`` names one kernel only.
@@ -60,7 +65,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import _fp8_tma, _launch
+from . import _fp8_tma, _gemm_ws as _WS, _launch
 from ._autotune import autotune_bench
 from ._fp8_tma import fp8_gemm_tma_kernel  # noqa: F401 (the scenario lists it)
 # the decode kernel and its host side (re-exported: gemm, the tests, the benchmarks use these names here)
@@ -234,9 +239,7 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
     # checked here; the scales were fp32 and contiguous (passed as they are). Cost: ~17 attribute reads,
     # one dict lookup, torch.empty and the launch of the already-compiled kernel. ---------------------------
     try:
-        sig = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, out_dtype,
-               scale_a.shape, scale_a.dtype, scale_a.device, scale_a.is_contiguous(),
-               scale_b.shape, scale_b.dtype, scale_b.device, scale_b.is_contiguous())
+        sig = _signature(a, b, scale_a, scale_b, out_dtype)
         plan = _PLANS.get(sig)
     except (AttributeError, TypeError):  # not tensors, unhashable out_dtype: the checks below say what
         sig = plan = None
@@ -248,6 +251,8 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
     large_sig = None if sig is None else (sig, bool(fast_accum))
     if large_sig is not None and large_sig in _LARGE.plans:  # M > 64: the shared cached launcher
         launcher = _LARGE.plan(large_sig, a, b, scale_a, scale_b)
+        if launcher is not None and _launch.PINNED:  # a tool pinned a tl config: not a raced Gluon plan either
+            launcher = None
         if launcher is not None:
             if launcher.kernel is fp8_gemm_tma_kernel:
                 _fp8_tma._ensure_allocator()  # a ContextVar: another thread may not have it yet
@@ -288,7 +293,7 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
         compiled = fp8_gemm_tma_kernel[grid](a, b, c, sa, sb, *values.values())
         if sa is scale_a and sb is scale_b:
             _LARGE_TMA.record(large_sig, compiled, grid, (a, b, c, sa, sb), values, out=c)
-        return c
+        return _race(a, b, c, scale_a, scale_b, out_dtype, fast_accum, large_sig)
 
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
@@ -299,7 +304,29 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
     compiled = fp8_gemm_kernel[grid](a, b, c, sa, sb, *values.values(), **consts)
     if sa is scale_a and sb is scale_b:  # the scales went in as they are: a later call may pass them directly
         _LARGE.record(large_sig, compiled, grid, (a, b, c, sa, sb), {**values, **consts}, out=c)
-    return c
+    return _race(a, b, c, scale_a, scale_b, out_dtype, fast_accum, large_sig)
+
+
+def _race(a, b, c, scale_a, scale_b, out_dtype, fast_accum, large_sig):
+    """Hopper: the warp-specialised Gluon kernel against the tl path that just computed ``c``, once per call
+    signature (kernels/_gemm_ws.py); a winner serves the signature's later calls. Returns ``c``."""
+    if large_sig is None or not _WS.eligible_fp8(a, b, scale_a, scale_b, out_dtype):
+        return c
+    steady = lambda: fp8_gemm(a, b, scale_a, scale_b, out_dtype, fast_accum)  # noqa: E731 - the cached path
+    return _WS.race(large_sig, a, b, c, True, _LARGE.plans, steady, _fp8_tma._num_sms(a.device),
+                    scales=(scale_a, scale_b), precise=0 if fast_accum else 2)
+
+
+def ws_decision(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, fast_accum=False) -> dict | None:
+    """The Gluon race's record for this call's signature (``gemm.ws_decision``'s twin), or None where none ran."""
+    return _WS.DECISIONS.get((_signature(a, b, scale_a, scale_b, out_dtype), bool(fast_accum)))
+
+
+def _signature(a, b, scale_a, scale_b, out_dtype) -> tuple:
+    """Everything the checks and Triton's specialisation depend on but the pointers' 16-byte alignment."""
+    return (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, out_dtype,
+            scale_a.shape, scale_a.dtype, scale_a.device, scale_a.is_contiguous(),
+            scale_b.shape, scale_b.dtype, scale_b.device, scale_b.is_contiguous())
 
 
 def reference(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,

@@ -117,7 +117,7 @@ def test_gluon_gemm_compiles_warp_specialised_wgmma_tma_for_sm90_on_the_cpu(cli_
     counts = {k: int(v) for k, v in pairs}
     assert counts["wgmma"] > 0 and counts["cp.async.bulk.tensor"] > 0 and counts["mbarrier"] > 0, line
     assert counts["setmaxnreg"] > 0 and counts["spills"] == 0, line  # warp-specialised, nothing spilled
-    bad = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_gemm.py"), "--compile-only", "--configs", "9"],
+    bad = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_gemm.py"), "--compile-only", "--configs", "99"],
                          env=cli_env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr[-500:]
 
@@ -146,6 +146,31 @@ def test_every_tile_gemm_races_compiles_for_sm90_in_both_b_layouts(cli_env):
     assert got == want, (got, want)
     for ln in lines:
         assert "spills 0 B" in ln and " wgmma 0 " not in ln and "setmaxnreg -" not in ln, ln
+        assert "SERIALISED" not in ln, ln  # ptxas keeps the wgmma pipeline (no C7514)
+
+
+def test_every_tile_fp8_gemm_races_compiles_with_the_pipelined_promotion_unserialised(cli_env):
+    """fp8_gemm's raced tiles (precise accumulation: each BLOCK_K partial added while the next stage's wgmma runs)
+    compile for sm_90 on the CPU with no spills, and ptxas does not serialise their wgmma (C7514): the loop
+    alternates two partials, where one carried partial would make ptxas serialise every wgmma."""
+    import subprocess
+    import sys
+
+    import pytest
+
+    pytest.importorskip("triton.experimental.gluon.language.nvidia.hopper")
+    sys.path.insert(0, str(REPO))
+    from tritondbg.kernels import _gemm_ws as WS
+
+    p = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_gemm.py"), "--compile-only", "--fp8",
+                        "--configs", "race"], env=dict(cli_env, TRITON_DEFAULT_FP_FUSION="1"), capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-2000:]
+    lines = [ln for ln in p.stdout.splitlines() if " regs " in ln or " FAILED " in ln]
+    assert len(lines) == len(WS.candidates(1024, fp8=True)), p.stdout[-3000:]
+    for ln in lines:
+        assert "spills 0 B" in ln and "SERIALISED" not in ln and "not run" not in ln, ln
+        assert int(ln.split(" wgmma ")[1].split()[0]) >= 12, ln  # prologue, two unrolled stages, the tail
 
 
 def test_gluon_gemm_wrapper_launch_binds_and_compiles_through_tritondbg_ir(cli_env, tmp_path):

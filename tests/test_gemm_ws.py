@@ -8,7 +8,11 @@ import pytest
 import torch
 
 from tritondbg.kernels import _gemm_ws as WS
+from tritondbg.kernels import fp8_gemm as F8
 from tritondbg.kernels import gemm as GEMM
+
+_REAL_KERNEL = WS.GK.gluon_gemm_kernel if WS.GK is not None else None  # before any test stubs it
+F8_DTYPE = torch.float8_e4m3fn
 
 
 @pytest.fixture(autouse=True)
@@ -30,8 +34,9 @@ class _Plan:
     def __init__(self, name, value):
         self.name, self.value, self.launches = name, value, 0
 
-    def __call__(self, a, b, c):
+    def __call__(self, a, b, c, *scales):
         self.launches += 1
+        self.scales = scales
         if self.value is not None:
             c.copy_(self.value(a, b))
 
@@ -45,13 +50,14 @@ def _install(monkeypatch, values: dict, times: dict, tl_us=10.0):
     gives ``tl_us`` for ``_steady`` and ``times[name]`` for a candidate's call."""
     built = {}
 
-    def build(cfg, a, b, c, b_nk, num_sms):
+    def build(cfg, a, b, c, b_nk, num_sms, scales=(), precise=0):
         name = WS.config_name(cfg)
         v = values[name]
         if isinstance(v, Exception):
             raise v
         plan = built[name] = _Plan(name, v)
-        plan(a, b, c)
+        plan.built_with = (b_nk, scales, precise)
+        plan(a, b, c, *scales)
         return plan
 
     def timer(fn):
@@ -66,8 +72,8 @@ def _install(monkeypatch, values: dict, times: dict, tl_us=10.0):
     return built, timer
 
 
-def _names(M=127):
-    return [WS.config_name(c) for c in WS.candidates(M)]
+def _names(M=127, fp8=False):
+    return [WS.config_name(c) for c in WS.candidates(M, fp8)]
 
 
 def _right(a, b):
@@ -221,13 +227,12 @@ def test_gemm_races_once_per_signature_and_serves_the_winner(monkeypatch):
     GEMM._gemm(a, b, None, False, False)
 
 
-def test_build_binds_every_parameter_and_plans_rebase_descriptors(monkeypatch):
-    """WS.build's launch passes the kernel's parameters after the descriptors in order (num_warps as the launch
-    option the binder fills it from), and the plan relaunches over descriptors rebased on each call's tensors,
-    holding no tensor itself."""
+@pytest.fixture
+def stub_launch(monkeypatch):
+    """WS.build's kernel launch and Launcher recorded instead of run: returns the list of launches
+    (grid, args, kwargs); each plan's launcher records its runs (tensors, rebased descriptors, trailing)."""
     if WS.GK is None:
         pytest.skip("this Triton has no Gluon Hopper API")
-    real = WS.GK.gluon_gemm_kernel
     calls = []
 
     class Kernel:
@@ -241,11 +246,19 @@ def test_build_binds_every_parameter_and_plans_rebase_descriptors(monkeypatch):
         def __init__(self, compiled, grid, tail, kernel):
             self.compiled, self.grid, self.tail, self.kernel, self.runs = compiled, grid, tail, kernel, []
 
-        def with_templates(self, tensors, templates, bases):
-            self.runs.append((tensors, tuple(map(WS._launch.rebased, templates, bases))))
+        def with_templates(self, tensors, templates, bases, trailing=()):
+            self.runs.append((tensors, tuple(map(WS._launch.rebased, templates, bases)), trailing))
 
     monkeypatch.setattr(WS.GK, "gluon_gemm_kernel", Kernel())
     monkeypatch.setattr(WS._launch, "Launcher", Launcher)
+    return calls
+
+
+def test_build_binds_every_parameter_and_plans_rebase_descriptors(stub_launch):
+    """WS.build's launch passes the kernel's parameters after the descriptors in order (num_warps as the launch
+    option the binder fills it from), and the plan relaunches over descriptors rebased on each call's tensors,
+    holding no tensor itself."""
+    real, calls = _REAL_KERNEL, stub_launch
     a, b, _ = _operands(M=127, N=256, K=64)
     w = torch.empty(256, 64, dtype=torch.bfloat16)
     c = torch.empty(127, 256, dtype=torch.bfloat16)
@@ -258,8 +271,9 @@ def test_build_binds_every_parameter_and_plans_rebase_descriptors(monkeypatch):
     assert not any(isinstance(v, torch.Tensor) for _, f in plan.templates for v in f.values())
     a2, w2, c2 = a.clone(), w.clone(), torch.empty_like(c)
     plan(a2, w2.t(), c2)
-    (tensors, descs), = plan.launcher.runs
-    assert tensors == () and [d.base.data_ptr() for d in descs] == [a2.data_ptr(), w2.data_ptr(), c2.data_ptr()]
+    (tensors, descs, trailing), = plan.launcher.runs
+    assert tensors == () and trailing == ()
+    assert [d.base.data_ptr() for d in descs] == [a2.data_ptr(), w2.data_ptr(), c2.data_ptr()]
     assert [list(d.shape) for d in descs] == [[127, 64], [256, 64], [127, 256]]
 
 
@@ -345,3 +359,110 @@ def test_a_first_call_with_non_finite_output_does_not_decide_the_signature(monke
     plans = {}
     WS.race("sig", a, b, c_tl.clone(), False, plans, _steady, 132, timer=timer)
     assert WS.DECISIONS["sig"]["pick"] is not None and "sig" in plans
+
+
+# ---------------------------------------------------------------- fp8_gemm (M > 64): the same race
+def test_fp8_race_hands_the_scales_and_the_promotion_to_every_candidate_and_the_winner(monkeypatch):
+    a, b, c_tl = _operands(M=256, N=128, K=64)  # stand-in operands: the race compares outputs only
+    sa, sb = torch.tensor(0.5), torch.tensor(2.0)
+    n = _names(256, fp8=True)
+    assert n == [WS.config_name(c) for c in WS._FP8] and all("128x128x128" in x and " w8" in x for x in n)
+    built, timer = _install(monkeypatch, {n[0]: _right, n[1]: _right}, {n[0]: 6.0, n[1]: 5.0})
+    plans = {}
+    c = WS.race("s", a, b, c_tl.clone(), True, plans, _steady, 4, timer, scales=(sa, sb), precise=2)
+    assert plans["s"] is built[n[1]] and WS.DECISIONS["s"]["pick"] == n[1]
+    assert all(p.built_with == (True, (sa, sb), 2) for p in built.values())
+    assert built[n[1]].scales == (sa, sb) and torch.equal(c, c_tl)  # the recompute got the scales too
+
+
+def test_build_fp8_passes_the_scales_per_call_not_in_the_launcher_tail(stub_launch):
+    calls = stub_launch
+    a = torch.empty(256, 128, dtype=F8_DTYPE)
+    w = torch.empty(192, 128, dtype=F8_DTYPE)  # b = w.t(): K-major, as torch._scaled_mm takes it
+    c = torch.empty(256, 192, dtype=torch.bfloat16)
+    sa, sb = torch.ones(()), torch.ones(())
+    plan = WS.build((128, 128, 128, 5, 8), a, w.t(), c, True, 132, (sa, sb), 2)
+    (grid, args, kwargs), = calls
+    bound = dict(zip(_REAL_KERNEL.arg_names, args))
+    assert bound["scale_a_ptr"] is sa and bound["scale_b_ptr"] is sb and bound["PRECISE"] == 2 and bound["B_NK"]
+    assert plan.launcher.tail == tuple(args[5:]) + (8,)  # every parameter after the scales, then num_warps
+    assert not any(isinstance(v, torch.Tensor) for v in plan.launcher.tail)
+    sa2, sb2 = torch.full((), 3.0), torch.full((), 4.0)
+    a2, w2, c2 = a.clone(), w.clone(), torch.empty_like(c)
+    plan(a2, w2.t(), c2, sa2, sb2)
+    (tensors, descs, trailing), = plan.launcher.runs
+    assert tensors == () and trailing == (sa2, sb2)
+    assert [d.base.data_ptr() for d in descs] == [a2.data_ptr(), w2.data_ptr(), c2.data_ptr()]
+
+
+def test_eligible_fp8_only_k_major_b_per_tensor_scales_16bit_out(monkeypatch):
+    if WS.GK is None:
+        pytest.skip("this Triton has no Gluon Hopper API")
+    monkeypatch.setattr(WS, "_on_hopper", lambda a: True)
+    monkeypatch.setattr(WS._launch, "pristine", lambda k: True)
+    a = torch.empty(256, 64, dtype=F8_DTYPE)
+    w = torch.empty(128, 64, dtype=F8_DTYPE)
+    s = torch.ones(())
+    bf16 = torch.bfloat16
+    assert WS.eligible_fp8(a, w.t(), s, s, bf16) is True
+    assert WS.eligible_fp8(a, w.t(), s, s, torch.float16) is True
+    assert WS.eligible_fp8(a, w.t(), s, s, torch.float32) is False  # the kernel writes 16-bit c
+    assert WS.eligible_fp8(a, torch.empty(64, 128, dtype=F8_DTYPE), s, s, bf16) is False  # row-major b
+    assert WS.eligible_fp8(a, w.t(), torch.ones(256, 1), s, bf16) is False  # per-row scales
+    assert WS.eligible_fp8(a, w.t(), s, torch.ones(1, 128), bf16) is False  # per-column scales
+    assert WS.eligible_fp8(a, w.t(), s.half(), s, bf16) is False
+    assert WS.eligible_fp8(a, w.t(), s.to("meta"), s, bf16) is False  # a scale on another device
+    assert WS.eligible_fp8(a[:, :40], torch.empty(128, 40, dtype=F8_DTYPE).t(), s, s, bf16) is False  # K % 16
+    assert WS.eligible_fp8(a, torch.empty(100, 64, dtype=F8_DTYPE).t(), s, s, bf16) is False  # N % 8
+    assert WS.eligible_fp8(a.t().contiguous().t(), w.t(), s, s, bf16) is False  # column-major a
+    monkeypatch.setattr(WS._launch, "PINNED", {"fp8_gemm_tma_kernel"})  # tritondbg run --config pinned it
+    assert WS.eligible_fp8(a, w.t(), s, s, bf16) is False
+    monkeypatch.setattr(WS._launch, "PINNED", set())
+    monkeypatch.setenv("TRITONDBG_GLUON_GEMM", "0")
+    assert WS.eligible_fp8(a, w.t(), s, s, bf16) is False
+    monkeypatch.delenv("TRITONDBG_GLUON_GEMM")
+    monkeypatch.setattr(WS, "_on_hopper", lambda a: False)
+    assert WS.eligible_fp8(a, w.t(), s, s, bf16) is False
+
+
+def test_fp8_gemm_races_once_per_signature_and_serves_the_winner_unless_a_config_is_pinned(monkeypatch):
+    """fp8_gemm's wiring: the first large-M call runs the tl kernel, then the race (scales, the promotion mode,
+    the cached path as its steady call); later calls launch the winner with the call's scales; a pinned tl
+    config takes the full path again."""
+    launches = []
+
+    class TL:  # the pointer kernel, recorded (meta tensors: nothing runs)
+        def __getitem__(self, grid):
+            return lambda *args, **kw: launches.append(args) or None
+
+    monkeypatch.setattr(F8, "fp8_gemm_kernel", TL())
+    monkeypatch.setattr(F8._fp8_tma, "tma_plan", lambda a, b, c: None)
+    monkeypatch.setattr(F8._fp8_tma, "_num_sms", lambda device: 132)
+    monkeypatch.setattr(F8._WS, "eligible_fp8", lambda *args: True)
+    monkeypatch.setattr(F8._launch, "pristine", lambda k: True)
+    monkeypatch.setattr(F8._launch, "aligned", lambda *t: True)
+    monkeypatch.setattr(F8._LARGE, "plans", {})
+    winner = _Plan("w", None)
+    winner.kernel = object()
+    races = []
+
+    def race(sig, a, b, c, b_nk, plans, steady, num_sms, scales=(), precise=0):
+        races.append((sig, b_nk, scales, precise, num_sms))
+        plans[sig] = winner
+        return c
+
+    monkeypatch.setattr(F8._WS, "race", race)
+    a = torch.empty(256, 512, device="meta", dtype=F8_DTYPE)
+    b = torch.empty(384, 512, device="meta", dtype=F8_DTYPE).t()
+    sa, sb = torch.empty((), device="meta"), torch.empty((), device="meta")
+    F8.fp8_gemm(a, b, sa, sb)
+    (sig, b_nk, scales, precise, num_sms), = races
+    assert b_nk is True and scales[0] is sa and scales[1] is sb and precise == 2 and num_sms == 132
+    assert len(launches) == 1
+    c2 = F8.fp8_gemm(a, b, sa, sb)
+    assert winner.launches == 1 and winner.scales == (sa, sb) and c2.shape == (256, 384) and len(launches) == 1
+    F8.fp8_gemm(a, b, sa, sb, fast_accum=True)  # another signature: fast accumulation races with PRECISE 0
+    assert len(races) == 2 and races[1][3] == 0
+    monkeypatch.setattr(F8._launch, "PINNED", {"fp8_gemm_kernel"})
+    F8.fp8_gemm(a, b, sa, sb)
+    assert winner.launches == 1 and len(launches) == 3  # the pinned tl kernel ran, not the raced plan

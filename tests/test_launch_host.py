@@ -403,5 +403,16 @@ def test_host_descriptors_are_expanded_once_per_base_pointer_on_the_36_entry(mon
         triton.knobs.runtime.launch_enter_hook.remove(hook)
     (kind, grid, args), = calls[3:]
     assert kind == "runner" and args[0] is ptr and args[1].base is x and list(args[1].block_shape) == [16, 32]
+    # trailing tensors (fp8's per-call scales) follow the descriptors, as integer pointers on the C entry
+    s = torch.zeros(())
+    launcher.with_templates((), (template,), (x,), (s,))
+    assert calls[4] == ("c", head[:-1] + (f"map@{x.data_ptr()}", 64, 32, 32, 1, s.data_ptr(), 7))
+    triton.knobs.runtime.launch_enter_hook.add(hook)
+    try:
+        launcher.with_templates((), (template,), (x,), (s,))
+    finally:
+        triton.knobs.runtime.launch_enter_hook.remove(hook)
+    (kind, grid, args), = calls[5:]
+    assert kind == "runner" and args[0].base is x and args[1] is s and args[2] == 7
     Meta.tensordesc_meta = [None]  # a descriptor without metadata: through the wrapper, every launch
     assert _launch.Launcher(Compiled(), (5,), ()).raw is None

@@ -41,20 +41,30 @@ CONFIGS = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (12
            (64, 128, 64, 6, 4), (64, 64, 128, 5, 4),
            # deep rings for few-tile shapes (M = 127: 128 tiles of 64x64, cuBLAS's 64x64 with 13 stages)
            (64, 64, 64, 12, 4), (64, 128, 64, 8, 4), (128, 64, 64, 8, 4))
-# fp8 e4m3 (b K-major): precise accumulation keeps a partial accumulator: 128x256 and 256x128 spill ~250 B there
+           # M = 127 in one tile row (B read by one program per column block): 64 and 32 columns
+CONFIGS += ((128, 64, 128, 4, 4), (128, 32, 128, 5, 4), (64, 64, 128, 6, 4))
+# fp8 e4m3 (b K-major): precise accumulation keeps a partial accumulator: 128x256 and 256x128 spill ~250 B there.
+# Precise configs add the partials pipelined (stage k's partial while stage k+1's wgmma runs) unless "sync".
 FP8_SHAPES = "8192x8192x8192,4096x4096x4096,1024x8192x8192"
-FP8_CONFIGS = ((128, 128, 128, 5, 8), (128, 128, 64, 6, 8), (128, 256, 128, 3, 8), (128, 128, 128, 4, 4, "pp"))
+FP8_CONFIGS = ((128, 128, 128, 5, 8), (128, 128, 64, 6, 8), (128, 256, 128, 3, 8), (128, 128, 128, 4, 4, "pp"),
+               (128, 128, 128, 5, 8, "sync"), (128, 128, 128, 4, 8), (128, 128, 64, 8, 8))
 FP8_TOL = 3e-2
 
 
-def _cfg_kwargs(cfg) -> dict:
-    bm, bn, bk, stages, warps, *pp = cfg
-    return dict(block_m=bm, block_n=bn, block_k=bk, stages=stages, num_warps=warps, pingpong=bool(pp))
+def _cfg_kwargs(cfg, fp8=False) -> dict:
+    """A config tuple's keyword arguments; trailing flags: "pp" (or True: kernels/_gemm_ws.py's tuples), "sync"."""
+    bm, bn, bk, stages, warps, *flags = cfg
+    kw = dict(block_m=bm, block_n=bn, block_k=bk, stages=stages, num_warps=warps,
+              pingpong="pp" in flags or True in flags)
+    if fp8:
+        kw["pipelined"] = "sync" not in flags
+    return kw
 
 
 def cfg_name(cfg) -> str:
     k = _cfg_kwargs(cfg)
-    return "{block_m}x{block_n}x{block_k} s{stages} w{num_warps}".format(**k) + (" pp" if k["pingpong"] else "")
+    return ("{block_m}x{block_n}x{block_k} s{stages} w{num_warps}".format(**k) + (" pp" if k["pingpong"] else "")
+            + (" sync" if "sync" in cfg[5:] else ""))
 
 
 # ---------------------------------------------------------------- compile only (CPU, no GPU needed)
@@ -79,7 +89,8 @@ def compile_config(cfg, fp8=False, fast_accum=False, b_nk=None) -> dict:
     c = torch.empty(256, 256, dtype=torch.bfloat16)
     b_nk = fp8 if b_nk is None else (b_nk or fp8)
     descs = make_descriptors(a, b, c, bm, bn, bk, b_nk=b_nk)  # CPU tensors: only the types matter here
-    const = dict(GROUP_M=8, STAGES=k["stages"], B_NK=b_nk, PRECISE=fp8 and not fast_accum, PINGPONG=pp,
+    const = dict(GROUP_M=8, STAGES=k["stages"], B_NK=b_nk, PINGPONG=pp,
+                 PRECISE=(0 if fast_accum else 1 if "sync" in cfg[5:] else 2) if fp8 else 0,
                  num_warps=warps)
     types = dict(zip(("a_desc", "b_desc", "c_desc"), (mangle_type(d) for d in descs)))
     if fp8:
@@ -96,7 +107,28 @@ def compile_config(cfg, fp8=False, fast_accum=False, b_nk=None) -> dict:
                setmaxnreg_values=sorted(set(re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)", ptx))))
     usage = cubin_usage(k.asm["cubin"])
     row["regs"], row["spill_bytes"] = usage["REG"], usage["STACK"]
+    row["wgmma_serialised"] = _wgmma_serialised(ptx, maxnreg)
     return row
+
+
+def _wgmma_serialised(ptx: str, maxnreg: int) -> bool | None:
+    """Whether ptxas serialises the wgmma pipeline (its C7514 / C7515 "Potential Performance Loss" notes, which
+    Triton's compile does not show): the PTX assembled again with -v. None where ptxas cannot be run."""
+    import subprocess
+    import tempfile
+
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "k.ptx")
+            with open(path, "w") as f:
+                f.write(ptx)
+            p = subprocess.run([get_ptxas(90).path, "-arch=sm_90a", "-v", f"--maxrregcount={maxnreg}", path,
+                                "-o", os.path.join(d, "k.cubin")], capture_output=True, text=True, timeout=120)
+    except Exception:  # noqa: BLE001 - another Triton's ptxas lookup: unknown, not a failure
+        return None
+    return bool(re.search(r"C751[45]", p.stdout + p.stderr))
 
 
 def compile_only(configs, fp8=False, fast_accum=False, layouts=(False,)) -> int:
@@ -111,7 +143,9 @@ def compile_only(configs, fp8=False, fast_accum=False, layouts=(False,)) -> int:
                   f"{'/'.join(r['setmaxnreg_values']) or '-'})  spills {r['spill_bytes']} B  "
                   f"smem {r['shared_kib']} KiB  "
                   f"wgmma {r['wgmma']}  cp.async.bulk.tensor {r['cp.async.bulk.tensor']}  mbarrier {r['mbarrier']}  "
-                  f"setmaxnreg {r['setmaxnreg']}", flush=True)
+                  f"setmaxnreg {r['setmaxnreg']}"
+                  + {True: "  WGMMA SERIALISED (ptxas C7514)", None: "  (ptxas -v not run)"}.get(r["wgmma_serialised"], ""),
+                  flush=True)
         except Exception as e:  # noqa: BLE001 - a config that does not compile is a line, the others still run
             failed += 1
             msg = [line for line in str(e).splitlines() if line.strip()]
@@ -151,11 +185,13 @@ def _problem(args, M, N, K):
                "fp8_gemm": lambda: F8.fp8_gemm(a, b, sa, sb, fast_accum=fast)}
         for cfg in args.config_list:  # own NaN-filled output each: a kernel writing nothing cannot pass
             fns[cfg_name(cfg)] = lambda cfg=cfg, c=_nan_out(M, N, torch.bfloat16): gluon_fp8_gemm(
-                a, b, sa, sb, fast_accum=fast, out=c, **_cfg_kwargs(cfg))
+                a, b, sa, sb, fast_accum=fast, out=c, **_cfg_kwargs(cfg, fp8=True))
         return fns, check
     dtype = getattr(torch, args.dtype)
     a = torch.randn(M, K, device="cuda", generator=g).to(dtype)
     b = (torch.randn(K, N, device="cuda", generator=g) / K ** 0.5).to(dtype)
+    if args.b_layout == "nk":  # b = w.t() of a row-major (N, K) weight, as nn.Linear holds it
+        b = b.t().contiguous().t()
     ref = a.float() @ b.float()
     scale = ref.abs().max().item()
 
@@ -218,8 +254,8 @@ def bench(args) -> int:
     for shape in args.shapes.split(","):
         M, N, K = (int(v) for v in shape.split("x"))
         fns, check = _problem(args, M, N, K)
-        shape_rows, line = measure(dict(M=M, N=N, K=K, dtype=dtype), fns, check,
-                                   timer,
+        key = dict(M=M, N=N, K=K, dtype=dtype, b_layout="nk" if args.fp8 else args.b_layout)
+        shape_rows, line = measure(key, fns, check, timer,
                                    lambda name: _save(args.out, dict(partial=True, running=f"{shape} {name}"), rows))
         rows += shape_rows
         wrong += sum(r.get("error") == "WRONG" for r in shape_rows)
@@ -244,9 +280,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shapes", default=None, help=f"comma-separated MxNxK [default: {SHAPES}; --fp8: {FP8_SHAPES}]")
     ap.add_argument("--configs", default=None, help="comma-separated indices into CONFIGS / FP8_CONFIGS [all]; "
-                    "'race': the tiles gemm races (kernels/_gemm_ws.py), each with b row-major and b = w.t()")
+                    "'race': the tiles gemm races (kernels/_gemm_ws.py), each with b row-major and b = w.t(); "
+                    "with --fp8, the tiles fp8_gemm races")
     ap.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float16"))
     ap.add_argument("--fp8", action="store_true", help="fp8 e4m3 inputs, per-tensor scales, bf16 out")
+    ap.add_argument("--b-layout", default="kn", choices=("kn", "nk"),
+                    help="bf16: b row-major (K, N), or nk: b = w.t() of a row-major (N, K) weight")
     ap.add_argument("--fast-accum", action="store_true", help="--fp8: fast accumulation (ours and _scaled_mm's)")
     ap.add_argument("--timer", default="bench", choices=("bench", "graph"),
                     help="bench: do_bench (L2 flushed, host cost included); graph: CUDA-graph replay (GPU time)")
@@ -261,7 +300,8 @@ def main(argv=None) -> int:
         if args.configs == "race":
             from tritondbg.kernels import _gemm_ws as WS
 
-            args.config_list = list(dict.fromkeys(c for m in (64, 256, 1024) for c in WS.candidates(m)))
+            ms = (1024,) if args.fp8 else (64, 256, 1024)
+            args.config_list = list(dict.fromkeys(c for m in ms for c in WS.candidates(m, fp8=args.fp8)))
         else:
             args.config_list = table if args.configs is None else [table[int(i)] for i in args.configs.split(",")]
         for s in args.shapes.split(","):

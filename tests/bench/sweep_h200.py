@@ -17,7 +17,7 @@ in separate calls and still make one table.
 Parts, with their estimated time on the H200 (compiles and autotuning included; one device call is 10 min):
   layernorm 2 dtypes x 19 row lengths x 3 sizes ~5 min (--quick ~2)     softmax the same
   gemm      per dtype: 6 M x 6 (N, K) + 2 squares + 2 GELU, ~4-5 min (run one dtype a call; --quick ~2)
-  fp8       8192^3, decode M = 1 / 16, bare read of the weight: ~1 min
+  fp8       8192^3, decode M = 1 / 16 (bare read of the weight), six more large-M shapes: ~2 min
   prefill   10 shapes (causal and not, D 64/128, GQA, odd lengths): ~3-4 min
   decode    16 (B, KV) shapes: ~2 min
   --grid    (layernorm / softmax) 6-10 configs per row length, big size only: ~4 min per kernel and dtype
@@ -60,7 +60,9 @@ GEMM_NK_QUICK = ((4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096))
 # the squares and the GELU epilogue: (M, N, K, activation)
 GEMM_EXTRA = ((4096, 4096, 4096, None), (8192, 8192, 8192, None), (8192, 8192, 8192, "gelu"),
               (4096, 11008, 4096, "gelu"))
-FP8_SHAPES = ((8192, 8192, 8192), (1, 8192, 8192), (16, 8192, 8192))  # (M, N, K); b K-major
+FP8_SHAPES = ((8192, 8192, 8192), (1, 8192, 8192), (16, 8192, 8192),  # (M, N, K); b K-major
+              # beyond the shape: a square half its side, LLM-like prefill projections, M = 127
+              (4096, 4096, 4096), (4096, 14336, 4096), (4096, 4096, 14336), (1024, 8192, 8192), (127, 11008, 4096))
 # prefill: (B, H, H_KV, N, D, causal)
 PREFILL = ((4, 32, 32, 4096, 128, False), (4, 32, 32, 4096, 128, True), (4, 32, 32, 4096, 64, False),
            (4, 32, 32, 4096, 64, True), (4, 32, 8, 4096, 128, False), (4, 32, 8, 4096, 128, True),
@@ -495,8 +497,13 @@ class Sweep:
                         return f"{race['pick']} (race: tl {race['tl']:.1f} us, gluon {race['ws'][race['pick']]:.1f} us)"
                     kernels = [F8.fp8_gemm_decode_kernel] if M <= G.SPLITK_MAX_M else [G.gemm_tma_kernel]
                     tuners = autotuners(kernels)
-                    return "; ".join(f"{k}: " + ",".join(f"{a}={b}" for a, b in config_dict(t.best_config).items())
-                                     for k, t in tuners.items() if getattr(t, "best_config", None) is not None)
+                    tl = "; ".join(f"{k}: " + ",".join(f"{a}={b}" for a, b in config_dict(t.best_config).items())
+                                   for k, t in tuners.items() if getattr(t, "best_config", None) is not None)
+                    timed = {c: us for c, us in (race or {}).get("ws", {}).items() if isinstance(us, (int, float))}
+                    if race and race.get("tl") is not None and timed:  # the race ran and the tl kernel kept the job
+                        best = min(timed, key=timed.get)
+                        tl += f" (race: tl {race['tl']:.1f} us, best gluon {best} {timed[best]:.1f} us)"
+                    return tl
 
                 name = f"{M}x{N}x{K}" + (f" {act}" if act else "") + (" b=w.t()" if b.stride(0) == 1 else "")
                 bases = kh.baselines("gemm", dict(a=a, b=b, activation=act))
@@ -533,8 +540,17 @@ class Sweep:
                 blk = 16384
                 bases["bare read of b"] = lambda x=x, out=out: read_floor._read_sum[(triton.cdiv(x.numel(), blk),)](
                     x, out, x.numel(), BLOCK=blk, num_warps=8)
+            def config(a=a, b=b):
+                race = F8.ws_decision(a, b, one, one)  # Hopper, M > 64: the Gluon kernel's race
+                if not race or race.get("tl") is None:
+                    return ""
+                timed = {c: us for c, us in race["ws"].items() if isinstance(us, (int, float))}
+                best = race["pick"] or (min(timed, key=timed.get) if timed else None)
+                won = f"{race['pick']} (race: " if race["pick"] else "tl kernel (race: "
+                return won + f"tl {race['tl']:.1f} us" + (f", gluon {timed[best]:.1f} us)" if best else ")")
+
             self.measure("fp8", f"{M}x{N}x{K}", "float8_e4m3fn", ours, bases, check, flops=2.0 * M * N * K,
-                         nbytes=M * K + N * K + 2 * M * N, small=M <= 16)
+                         nbytes=M * K + N * K + 2 * M * N, small=M <= 16, config=config)
             del a, w, b
             _empty_cache(self.dev)
 

@@ -4,8 +4,10 @@ Every candidate tile of each M class, pinned, against the fp32 product: bf16 and
 (``w.t()``), edges no tile divides (M = 100, 200, 1000; N = 1000; K = 3000 with a 64-deep K tail). Then gemm
 itself: the race ran and left a record, the first call and the cached calls after it return the same bits, and
 the output is right whichever path won. No timing is asserted (which path wins is the race's business; the
-sweep records it). A subprocess: compiled mode needs a process without TRITON_INTERPRET. Skipped without CUDA;
-run on the GPU machine with `pytest -m gpu`.
+sweep records it). fp8_gemm (M > 64) likewise: each fp8 candidate, precise (pipelined promotion) and fast, against
+the fp32 product within the bundled fp8 tolerance, then fp8_gemm's race, its later calls and new tensors with new
+scale values (a plan that kept the first call's scales would be off by their ratio). A subprocess: compiled mode
+needs a process without TRITON_INTERPRET. Skipped without CUDA; run on the GPU machine with `pytest -m gpu`.
 """
 import subprocess
 import sys
@@ -59,12 +61,63 @@ for M, N, K in ((127, 4096, 4096), (100, 1000, 3000), (200, 1024, 512), (1000, 1
 print("\n".join(bad) if bad else "ALL OK")
 '''
 
+CODE_FP8 = r'''
+import sys, torch
+from tritondbg.kernels import fp8_gemm as F8, _gemm_ws as WS
+if WS.GK is None or torch.cuda.get_device_capability() != (9, 0):
+    print("SKIP: needs Gluon and an sm_90 GPU"); sys.exit(0)
+dev = torch.device("cuda")
+sms = F8._fp8_tma._num_sms(dev)
+bad = []
+f8 = torch.float8_e4m3fn
 
-def test_gluon_gemm_candidates_and_race_are_right_on_the_gpu():
+
+def within(out, ref):  # the bundled fp8 tolerance (tritondbg/compare.py): |d| <= 3e-2 + 3e-2 |ref|
+    return int((~((out.float() - ref).abs() <= 3e-2 + 3e-2 * ref.abs())).sum())
+
+
+for M, N, K in ((100, 1000, 3008), (200, 1024, 512), (1000, 1000, 3008), (4096, 4096, 4096)):
+    for fast in (False, True):
+        g = torch.Generator(device=dev).manual_seed(M + N + K)
+        a = (torch.randn(M, K, device=dev, generator=g) / 4).to(f8)
+        b = (torch.randn(N, K, device=dev, generator=g) / 4).to(f8).t()
+        sa, sb = torch.tensor(0.5, device=dev), torch.tensor(0.25, device=dev)
+        ref = (a.float() @ b.float()) * 0.125
+        name = f"fp8 {M}x{N}x{K} {'fast' if fast else 'precise'}"
+        for cfg in WS.candidates(M, fp8=True):
+            c = torch.full((M, N), float("nan"), device=dev, dtype=torch.bfloat16)
+            WS.build(cfg, a, b, c, True, sms, (sa, sb), 0 if fast else 2)
+            n_bad = within(c, ref)
+            if n_bad and not (fast and bool(torch.isfinite(c).all())):
+                bad.append(f"{name} {WS.config_name(cfg)}: {n_bad} outputs outside the tolerance")
+        outs = [F8.fp8_gemm(a, b, sa, sb, fast_accum=fast) for _ in range(3)]
+        rec = F8.ws_decision(a, b, sa, sb, fast_accum=fast)
+        if rec is None:
+            bad.append(f"{name}: no race record")
+            continue
+        same = all(torch.equal(outs[0], o) for o in outs[1:])
+        n_bad = 0 if fast else within(outs[0], ref)
+        if n_bad or not same or not bool(torch.isfinite(outs[0]).all()):
+            bad.append(f"{name}: fp8_gemm {n_bad} outside, same bits on later calls: {same}")
+        a2, b2 = (torch.randn_like(a.float()) / 4).to(f8), (torch.randn_like(b.t().float()) / 4).to(f8).t()
+        sa2, sb2 = torch.tensor(2.0, device=dev), torch.tensor(0.75, device=dev)
+        ref2 = (a2.float() @ b2.float()) * 1.5
+        n_bad2 = within(F8.fp8_gemm(a2, b2, sa2, sb2, fast_accum=fast), ref2)
+        if n_bad2 and not fast:
+            bad.append(f"{name}: new tensors and scales, {n_bad2} outputs outside the tolerance")
+        times = ", ".join(f"{k.split(': ')[1]} {v if isinstance(v, str) else round(v, 1)}"
+                          for k, v in rec["ws"].items())
+        print(f"{name}: pick {rec['pick']}; tl {rec['tl']}; {times}")
+print("\n".join(bad) if bad else "ALL OK")
+'''
+
+
+@pytest.mark.parametrize("code", [CODE, CODE_FP8], ids=["gemm", "fp8_gemm"])
+def test_gluon_gemm_candidates_and_race_are_right_on_the_gpu(code):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA GPU (run on the GPU machine: pytest -m gpu)")
-    p = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, timeout=900,
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
                        env={**__import__("os").environ, "TRITON_INTERPRET": "0"})
     print(p.stdout[-6000:])
     if "SKIP:" in p.stdout:
