@@ -27,7 +27,7 @@ Under tritondbg run / check, where config pinning patches the tl autotuners' lau
 cached launcher: its steady call carries the autotuner's and binder's Python, and the Gluon kernel wins more
 often there (perf gate on the H200: 14 of 14 M = 127 / 1024 shapes, against 9 of 14 in the sweep's plain
 process). Each decision is still a measured one and the gate times what its process runs.
-fp8_gemm (M > 64, ``eligible_fp8``: K-major b, per-tensor scales, a 16-bit output) races ``_FP8`` the same way,
+fp8_gemm (M > 64, ``eligible_fp8``: K-major b, per-tensor scales, a 16-bit output) races its tiles the same way,
 at every M: on the H200 the pipelined promotion (kernels/_gemm_gluon.py) took 8192^3 from 997 us (tl) to 770.
 ``TRITONDBG_GLUON_GEMM=0`` turns the race off (both).
 Each call the Gluon kernel serves sets ``_launch.SERVED``, which tritondbg run / check / the perf gate report beside
@@ -62,6 +62,8 @@ _LARGE_M = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (1
 # fp8 e4m3 (fp8_gemm, M > 64): 128x128x128 over two warpgroups, the partials added pipelined (session 12 on the
 # H200: 8192^3 770 us against the tl kernel's 997 and _scaled_mm's 746; 4096^3 103 against 130 and 118)
 _FP8 = ((128, 128, 128, 5, 8), (128, 128, 128, 4, 8))
+# M <= 128: 128x128 tiles leave most SMs idle (127x11008x4096: 86 programs); one warpgroup on narrower tiles
+_FP8_SMALL_M = ((64, 128, 128, 6, 4), (128, 64, 128, 6, 4), (64, 64, 128, 8, 4), (128, 128, 128, 5, 8))
 _TL_KERNELS = frozenset({"gemm_kernel", "gemm_tma_kernel", "fp8_gemm_decode_kernel"})  # gemm's tl paths
 _TL_FP8_KERNELS = frozenset({"fp8_gemm_kernel", "fp8_gemm_tma_kernel"})  # fp8_gemm's large-M tl paths
 DECISIONS: dict = {}  # signature -> {"tl": us, "ws": {config: us or error}, "pick": config name or None}
@@ -71,9 +73,10 @@ _SM90: dict = {}  # device index -> bool
 
 def candidates(M: int, fp8: bool = False) -> tuple:
     """The Gluon tiles raced at this M (session 11 on the H200: 64-row and narrow tiles for M <= 128, where 128x128
-    tiles leave most SMs idle; the 128x256 / 128x128 tiles cuBLAS uses above). fp8: ``_FP8`` at every M."""
+    tiles leave most SMs idle; the 128x256 / 128x128 tiles cuBLAS uses above). fp8: ``_FP8``, and narrower
+    one-warpgroup tiles for M <= 128."""
     if fp8:
-        return _FP8
+        return _FP8_SMALL_M if M <= 128 else _FP8
     return _SMALL_M if M <= 128 else _MID_M if M <= 512 else _LARGE_M
 
 

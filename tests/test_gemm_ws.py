@@ -367,6 +367,7 @@ def test_fp8_race_hands_the_scales_and_the_promotion_to_every_candidate_and_the_
     sa, sb = torch.tensor(0.5), torch.tensor(2.0)
     n = _names(256, fp8=True)
     assert n == [WS.config_name(c) for c in WS._FP8] and all("128x128x128" in x and " w8" in x for x in n)
+    assert len(_names(127, fp8=True)) == 4 and any(" w4" in x for x in _names(127, fp8=True))  # M <= 128
     built, timer = _install(monkeypatch, {n[0]: _right, n[1]: _right}, {n[0]: 6.0, n[1]: 5.0})
     plans = {}
     c = WS.race("s", a, b, c_tl.clone(), True, plans, _steady, 4, timer, scales=(sa, sb), precise=2)

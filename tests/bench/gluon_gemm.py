@@ -47,7 +47,9 @@ CONFIGS += ((128, 64, 128, 4, 4), (128, 32, 128, 5, 4), (64, 64, 128, 6, 4))
 # Precise configs add the partials pipelined (stage k's partial while stage k+1's wgmma runs) unless "sync".
 FP8_SHAPES = "8192x8192x8192,4096x4096x4096,1024x8192x8192"
 FP8_CONFIGS = ((128, 128, 128, 5, 8), (128, 128, 64, 6, 8), (128, 256, 128, 3, 8), (128, 128, 128, 4, 4, "pp"),
-               (128, 128, 128, 5, 8, "sync"), (128, 128, 128, 4, 8), (128, 128, 64, 8, 8))
+               (128, 128, 128, 5, 8, "sync"), (128, 128, 128, 4, 8), (128, 128, 64, 8, 8),
+               # M <= 128: one warpgroup, narrower tiles (more programs)
+               (64, 128, 128, 6, 4), (128, 64, 128, 6, 4), (64, 64, 128, 8, 4))
 FP8_TOL = 3e-2
 
 
@@ -300,7 +302,7 @@ def main(argv=None) -> int:
         if args.configs == "race":
             from tritondbg.kernels import _gemm_ws as WS
 
-            ms = (1024,) if args.fp8 else (64, 256, 1024)
+            ms = (64, 1024) if args.fp8 else (64, 256, 1024)
             args.config_list = list(dict.fromkeys(c for m in ms for c in WS.candidates(m, fp8=args.fp8)))
         else:
             args.config_list = table if args.configs is None else [table[int(i)] for i in args.configs.split(",")]

@@ -61,6 +61,16 @@ def main() -> int:
         bw = torch.randn(8192, 8192, device="cuda").to(F8.FP8_DTYPE).t()
         check(f"fp8_gemm decode M={M}", third(lambda: F8.fp8_gemm(a, bw, one, one)),
               F8.reference(a, bw, one, one), 2e-2)
+    # fp8 large M: the race's plan (Gluon on the H200) takes each call's scales; new tensors and new scale values
+    # on the fourth call (a plan that kept the first call's scales would be off by their ratio)
+    for M, N, K in ((127, 11008, 4096), (1000, 1000, 3008), (4096, 4096, 4096)):
+        a = (torch.randn(M, K, device="cuda") / 4).to(F8.FP8_DTYPE)
+        bw = (torch.randn(N, K, device="cuda") / 4).to(F8.FP8_DTYPE).t()
+        sa, sb = torch.tensor(0.5, device="cuda"), torch.tensor(0.25, device="cuda")
+        check(f"fp8_gemm {M}x{N}x{K}", third(lambda: F8.fp8_gemm(a, bw, sa, sb)), F8.reference(a, bw, sa, sb), 3e-2)
+        a2, sa2, sb2 = (torch.randn_like(a.float()) / 4).to(F8.FP8_DTYPE), sa * 4, sb * 3
+        check(f"fp8_gemm {M}x{N}x{K} new tensors and scales", F8.fp8_gemm(a2, bw, sa2, sb2),
+              F8.reference(a2, bw, sa2, sb2), 3e-2)
     # decode attention: its plan's launcher (integer pointers into Triton's C entry, session 8), split and not,
     # GQA, per-sequence lengths
     for B, H, HKV, S, dt, lens in ((1, 32, 8, 4096, torch.bfloat16, None), (8, 32, 32, 1024, torch.float16, None),

@@ -76,7 +76,7 @@ def within(out, ref):  # the bundled fp8 tolerance (tritondbg/compare.py): |d| <
     return int((~((out.float() - ref).abs() <= 3e-2 + 3e-2 * ref.abs())).sum())
 
 
-for M, N, K in ((100, 1000, 3008), (200, 1024, 512), (1000, 1000, 3008), (4096, 4096, 4096)):
+for M, N, K in ((100, 1000, 3008), (127, 11008, 4096), (200, 1024, 512), (1000, 1000, 3008), (4096, 4096, 4096)):
     for fast in (False, True):
         g = torch.Generator(device=dev).manual_seed(M + N + K)
         a = (torch.randn(M, K, device=dev, generator=g) / 4).to(f8)
