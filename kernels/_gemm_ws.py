@@ -66,7 +66,9 @@ _FP8 = ((128, 128, 128, 5, 8), (128, 128, 128, 4, 8))
 _FP8_SMALL_M = ((64, 128, 128, 6, 4), (128, 64, 128, 6, 4), (64, 64, 128, 8, 4), (128, 128, 128, 5, 8))
 _TL_KERNELS = frozenset({"gemm_kernel", "gemm_tma_kernel", "fp8_gemm_decode_kernel"})  # gemm's tl paths
 _TL_FP8_KERNELS = frozenset({"fp8_gemm_kernel", "fp8_gemm_tma_kernel"})  # fp8_gemm's large-M tl paths
-DECISIONS: dict = {}  # signature -> {"tl": us, "ws": {config: us or error}, "pick": config name or None}
+# signature -> {"tl": us, "ws": {config name: us or error}, "pick": config name or None, "tiles": {config name:
+# tile_dict}, "key": {op, M, N, K, dtype, b}} (tritondbg profile reports new ones as decisions)
+DECISIONS: dict = {}
 _RACING: set = set()
 _SM90: dict = {}  # device index -> bool
 
@@ -78,6 +80,12 @@ def candidates(M: int, fp8: bool = False) -> tuple:
     if fp8:
         return _FP8_SMALL_M if M <= 128 else _FP8
     return _SMALL_M if M <= 128 else _MID_M if M <= 512 else _LARGE_M
+
+
+def tile_dict(cfg) -> dict:
+    """A candidate as the config dict tritondbg reports (run/check's config line, profile's decisions)."""
+    bm, bn, bk, stages, warps, *pp = cfg
+    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages, PINGPONG=bool(pp and pp[0]), num_warps=warps)
 
 
 def config_name(cfg) -> str:
@@ -101,7 +109,9 @@ def enabled() -> bool:
 
 def eligible(a, b, activation) -> bool | None:
     """None when the Gluon kernel cannot take these (checked) operands; else whether b is K-major (``w.t()``)."""
-    if GK is None or not enabled() or activation is not None or a.dtype not in (torch.float16, torch.bfloat16) or b.dtype != a.dtype:
+    if GK is None or not enabled() or activation is not None:
+        return None
+    if a.dtype not in (torch.float16, torch.bfloat16) or b.dtype != a.dtype:
         return None
     M, K = a.shape
     N = b.shape[1]
@@ -159,8 +169,7 @@ def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: i
     # the scale tensors are per call (WSPlan.__call__): the launcher's tail starts after them
     plan.launcher = _launch.Launcher(compiled, grid, tail[len(scales):], GK.gluon_gemm_kernel)
     plan.templates = tuple(_launch.descriptor_template(d) for d in descs)
-    plan.report = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages, PINGPONG=bool(pp and pp[0]),
-                       num_warps=warps)
+    plan.report = tile_dict(cfg)
     return plan
 
 
@@ -207,7 +216,10 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_tim
         return c
     _RACING.add(sig)
     M, N = a.shape[0], b.shape[1]
-    record = {"tl": None, "ws": {}, "pick": None}
+    tiles = {config_name(c): tile_dict(c) for c in candidates(M, bool(scales))}
+    record = {"tl": None, "ws": {}, "pick": None, "tiles": tiles,
+              "key": {"op": "fp8_gemm" if scales else "gemm", "M": M, "N": N, "K": a.shape[1],
+                      "dtype": str(a.dtype).replace("torch.", ""), "b": "w.t()" if b_nk else "(K, N)"}}
     winners = {}
     try:
         for cfg in candidates(M, fp8=bool(scales)):

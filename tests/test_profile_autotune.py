@@ -135,3 +135,46 @@ def test_timing_entry_marks_failed_configs():
     assert e["status"] == "failed" and e["p50_ms"] is None and e["winner"] is False
     e = at.timing_entry(CONFIGS[1], 0.25, CONFIGS[1])
     assert e["status"] == "timed" and e["p50_ms"] == 0.25 and e["p20_ms"] is None and e["winner"]
+
+
+def test_the_gemm_race_decided_during_a_launch_is_a_timed_decision(monkeypatch):
+    """kernels/_gemm_ws.py's race (Hopper gemm / fp8_gemm: the tl path against the Gluon tiles) shows up as a
+    decision of the launch that ran it: every contender's median, the failed ones with their reason, the winner;
+    a race decided before the watch began does not. The console, the trace's autotune track and the TensorBoard
+    hparams read it as they read an autotuner's."""
+    from tritondbg.kernels import _gemm_ws as WS
+    from tritondbg.profile import console, trace_events
+
+    old = {"tl": 30.0, "ws": {}, "pick": None, "tiles": {}, "key": {"op": "gemm", "M": 1}}
+    monkeypatch.setattr(WS, "DECISIONS", {"old": old})
+    watch = at.AutotuneWatch([])
+    cfgs = WS.candidates(127)
+    names = [WS.config_name(c) for c in cfgs]
+    with watch.watching(listen=False):
+        WS.DECISIONS["new"] = {"tl": 22.0, "ws": {names[0]: 20.0, names[1]: "wrong result", names[2]: 25.0},
+                               "pick": names[0], "tiles": {n: WS.tile_dict(c) for n, c in zip(names, cfgs)},
+                               "key": {"op": "gemm", "M": 127, "N": 4096, "K": 4096, "dtype": "bfloat16",
+                                       "b": "w.t()"}}
+    (d,) = watch.decisions({}, {}, interpret=False)
+    assert d["kernel"] == "gemm race" and d["timed"] and d["source"] == "race"
+    assert d["key"] == ["127", "4096", "4096", "bfloat16", "w.t()"] and d["key_names"][:3] == ["M", "N", "K"]
+    by = {e["config"].get("BLOCK_M", "tl"): e for e in d["configs"]}
+    assert len(d["configs"]) == 4 and d["configs"][0]["config"] == {"path": "tl kernels"}
+    assert d["configs"][0]["p50_ms"] == pytest.approx(0.022) and not d["configs"][0]["winner"]
+    win = [e for e in d["configs"] if e["winner"]]
+    assert len(win) == 1 and win[0]["config"]["BLOCK_M"] == cfgs[0][0] and win[0]["p50_ms"] == pytest.approx(0.02)
+    assert d["winner"] == win[0]["config"] and win[0]["config"]["path"] == "gluon_gemm_kernel"
+    bad = d["configs"][2]
+    assert bad["status"] == "failed" and bad["reason"] == "wrong result" and bad["p50_ms"] is None
+    assert "tl" in by
+    text = "\n".join(console._decision_lines(d))
+    assert "gemm race key=(127, 4096, 4096, bfloat16, w.t())" in text and "failed (wrong result)" in text
+    assert "20.0 us" in text and "p20" not in text
+    events = trace_events.autotune_events([d], 0.0)
+    spans = [e for e in events if e["ph"] == "X"]
+    assert len(spans) == 4 and sum(e["args"]["winner"] for e in spans) == 1
+    # nothing new: no decision (the watch never imports the race module itself)
+    watch2 = at.AutotuneWatch([])
+    with watch2.watching(listen=False):
+        pass
+    assert watch2.decisions({}, {}, interpret=False) == []

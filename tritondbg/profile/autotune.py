@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 from typing import Any, Iterator
 
 from tritondbg.configs import autotuners, config_dict
@@ -69,6 +70,7 @@ class AutotuneWatch:
     def watching(self, *, listen: bool = True) -> Iterator["AutotuneWatch"]:
         """``listen=False`` under the interpreter: Triton 3.9's listener call walks ``fn.fn`` until a
         JITFunction and crashes on an InterpretedFunction (only reachable with a custom ``do_bench``)."""
+        self.races_before = race_keys()
         with contextlib.ExitStack() as stack:
             if listen:
                 stack.enter_context(_listening(self.events))
@@ -89,7 +91,7 @@ class AutotuneWatch:
                 continue
             for call in calls or [None]:
                 out.append(self._tuned(name, tuner, call, used.get(name, {})))
-        return out
+        return out + race_decisions(getattr(self, "races_before", set()))
 
     def _tuned(self, name: str, tuner, call: dict | None, used: dict) -> dict[str, Any]:
         if call is None or len(tuner.configs) <= 1:
@@ -215,3 +217,48 @@ def _listening(events: list) -> Iterator[None]:
     finally:
         if group.listener is listener:
             group.listener = previous
+
+
+# ---------------------------------------------------------------- the bundled gemm's race (kernels/_gemm_ws.py)
+_RACE_MODULE = "tritondbg.kernels._gemm_ws"
+
+
+def race_keys() -> set:
+    """The call signatures the bundled gemm / fp8_gemm race has decided so far (none if never imported: watching
+    must not import Gluon)."""
+    mod = sys.modules.get(_RACE_MODULE)
+    return set(getattr(mod, "DECISIONS", {})) if mod is not None else set()
+
+
+def race_decisions(before: set) -> list[dict[str, Any]]:
+    """The races decided since ``before`` (``race_keys()``), as timed decisions: on Hopper, ``gemm`` and large-M
+    ``fp8_gemm`` time their tl path against the warp-specialised Gluon tiles on a signature's first call and keep
+    the winner. Each contender's median (ms) over the race's rounds; a tile that failed or disagreed with the tl
+    output is "failed", with the reason in the entry's ``reason``."""
+    mod = sys.modules.get(_RACE_MODULE)
+    if mod is None:
+        return []
+    out = []
+    for sig, rec in list(getattr(mod, "DECISIONS", {}).items()):
+        if sig in before:
+            continue
+        key = rec.get("key", {})
+        tiles = rec.get("tiles", {})
+        tl = {"path": "tl kernels"}
+        entries = [{"config": tl, "p50_ms": _ms(None if rec.get("tl") is None else rec["tl"] / 1e3), "p20_ms": None,
+                    "p80_ms": None, "status": "timed" if rec.get("tl") is not None else "not run",
+                    "winner": rec.get("pick") is None}]
+        for name, v in rec.get("ws", {}).items():
+            cfg = {"path": "gluon_gemm_kernel", **tiles.get(name, {"tile": name})}
+            timed = isinstance(v, (int, float))
+            entries.append({"config": cfg, "p50_ms": v / 1e3 if timed else None, "p20_ms": None, "p80_ms": None,
+                            "status": "timed" if timed else "failed", "winner": name == rec.get("pick"),
+                            **({} if timed else {"reason": str(v)})})
+        winner = next((e["config"] for e in entries if e["winner"]), tl)
+        out.append({"kernel": f"{key.get('op', 'gemm')} race", "key_names": [k for k in key if k != "op"],
+                    "key": [str(v) for k, v in key.items() if k != "op"], "timed": True, "source": "race",
+                    "cache_hit": False, "winner": winner, "configs": entries, "pruned": [], "bench_s": None,
+                    "listener": False,
+                    "note": "the tl path against the Gluon tiles, medians of rotated rounds; the winner needs a "
+                            f"{getattr(mod, 'MARGIN', 0.03):.0%} lead (kernels/_gemm_ws.py)"})
+    return out

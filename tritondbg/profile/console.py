@@ -23,11 +23,14 @@ def _decision_lines(d: dict[str, Any]) -> list[str]:
              + (f", {d['bench_s']:.1f} s" if d.get("bench_s") else "") + (" (cache hit)" if d["cache_hit"] else "")]
     for e in sorted(d["configs"], key=lambda e: (e["p50_ms"] is None, e["p50_ms"] or 0)):
         if e["status"] == "timed":
-            t = f"{fmt_time(e['p50_ms'])} (p20 {fmt_time(e['p20_ms'])}, p80 {fmt_time(e['p80_ms'])})"
+            t = fmt_time(e["p50_ms"]) + (f" (p20 {fmt_time(e['p20_ms'])}, p80 {fmt_time(e['p80_ms'])})"
+                                         if e["p20_ms"] is not None else "")
         else:
-            t = e["status"]
+            t = e["status"] + (f" ({e['reason']})" if e.get("reason") else "")
         mark = "[green]*[/]" if e["winner"] else " "
         lines.append(f"  {mark} {config_str(e['config'])}: {t}")
+    if d.get("note"):
+        lines.append(f"  [dim]{d['note']}[/]")
     return lines
 
 
