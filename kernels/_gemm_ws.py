@@ -15,18 +15,20 @@ measures the call itself, on the user's GPU.
 2. each candidate tile (``candidates``: by M) is compiled and launched once, and its output compared with the tl
    path's (max error within 2^-6 of the largest output): a config that fails to build or disagrees drops out
    (a first call whose output is not all finite races nothing: the next call of the signature does);
-3. the tl path's steady-state call and each remaining candidate's are timed with do_bench (median, L2 flushed:
-   the weights stream from HBM as in a model's forward; host time hides behind the flush), in three rounds of
+3. the tl path's steady-state call and each remaining candidate's are timed on the GPU (``_time``: median, L2
+   flushed before each call, so the weights stream from HBM as in a model's forward; host time excluded), in three
+   rounds of
    rotated order (the GPU's clock drifts under load), each contender's median round counting;
 4. the fastest candidate wins if at least MARGIN faster; its launcher then replaces the signature's cached one,
    and the first call's output is recomputed by it (every call of a signature returns the same bits).
 Not above M = 2048: there the tl persistent kernel ties cuBLAS (tests/bench/sweep_h200.md), and on the H200 the
 Gluon kernel's race wins at 4096^3 and 8192^3 (196.8 vs 205.0 us, 1596 vs 1707 us, timed one after the other)
 did not hold in the sweep's interleaved rounds (0.94x / 0.96x torch against the tl kernel's 0.97-1.01x).
-Under tritondbg run / check, where config pinning patches the tl autotuners' launch path, the tl contender has no
-cached launcher: its steady call carries the autotuner's and binder's Python, and the Gluon kernel wins more
-often there (perf gate on the H200: 14 of 14 M = 127 / 1024 shapes, against 9 of 14 in the sweep's plain
-process). Each decision is still a measured one and the gate times what its process runs.
+Why GPU time: under tritondbg run / check / profile, tools patch the tl autotuners' launch path, so the tl contender
+has no cached launcher and its steady call carries the autotuner's and binder's Python (and a profiler's). Timed
+with do_bench, that host time showed wherever it outlasted the L2 flush: under ``tritondbg profile`` the tl path
+measured 154.3 us against ~40 in a plain process (H200, 127x4096x11008), and the Gluon kernel won races there that
+it loses in production (session 11's perf gate: 14 of 14 M = 127 / 1024 shapes, against 9 of 14 in the sweep).
 fp8_gemm (M > 64, ``eligible_fp8``: K-major b, per-tensor scales, a 16-bit output) races its tiles the same way,
 at every M: on the H200 the pipelined promotion (kernels/_gemm_gluon.py) took 8192^3 from 997 us (tl) to 770.
 ``TRITONDBG_GLUON_GEMM=0`` turns the race off (both).
@@ -196,10 +198,43 @@ def pick(tl_us: float, ws_us: dict) -> str | None:
     return best if timed[best] < tl_us * (1.0 - MARGIN) else None
 
 
-def _time(fn) -> float:
-    from triton.testing import do_bench
+SLEEP_CYCLES_PER_US = 2000  # torch.cuda._sleep spins this many cycles a microsecond at 2 GHz (slower clock: longer)
+CUSHION_US = 30  # GPU sleep beyond twice the call's measured host time
 
-    return float(do_bench(fn, warmup=2, rep=REP_MS / ROUNDS, return_mode="median")) * 1e3
+
+def _time(fn) -> float:
+    """``fn``'s GPU time in us: the median over repeated calls, L2 flushed before each (as do_bench does), the host
+    part excluded. Before each timed call the stream sleeps for longer than the call's host part takes (measured
+    once: twice it, plus CUSHION_US), so the call is queued by the time the GPU reaches the start event; do_bench
+    counts whatever host time outlasts its L2 flush. About REP_MS / ROUNDS of wall time, 3 to 100 calls."""
+    import time
+
+    from triton import runtime
+
+    driver = runtime.driver.active
+    cache = driver.get_empty_cache_for_benchmark()
+    fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    fn()
+    host_us = (time.perf_counter() - t0) * 1e6
+    cycles = int((2 * host_us + CUSHION_US) * SLEEP_CYCLES_PER_US)
+
+    def timed(n: int) -> list:
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+        for start, end in events:
+            driver.clear_cache(cache)
+            torch.cuda._sleep(cycles)
+            start.record()
+            fn()
+            end.record()
+        torch.cuda.synchronize()
+        return sorted(start.elapsed_time(end) * 1e3 for start, end in events)
+
+    estimate = timed(1)[0]
+    per_call_us = max(estimate, host_us) + 2 * host_us + CUSHION_US + 20  # + the flush, roughly
+    ts = timed(max(3, min(100, int(REP_MS * 1e3 / ROUNDS / per_call_us))))
+    return ts[len(ts) // 2]
 
 
 def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_time, scales: tuple = (),

@@ -8,6 +8,7 @@ sweep records it). fp8_gemm (M > 64) likewise: each fp8 candidate, precise (pipe
 the fp32 product within the bundled fp8 tolerance, then fp8_gemm's race, its later calls and new tensors with new
 scale values (a plan that kept the first call's scales would be off by their ratio). A subprocess: compiled mode
 needs a process without TRITON_INTERPRET. Skipped without CUDA; run on the GPU machine with `pytest -m gpu`.
+The race's timer: GPU time only (a call with 300 us of Python measures its kernel), a GPU-bound call as do_bench.
 """
 import subprocess
 import sys
@@ -112,7 +113,30 @@ print("\n".join(bad) if bad else "ALL OK")
 '''
 
 
-@pytest.mark.parametrize("code", [CODE, CODE_FP8], ids=["gemm", "fp8_gemm"])
+CODE_TIMER = r'''
+import time, torch
+from triton.testing import do_bench
+from tritondbg.kernels import _gemm_ws as WS
+x = torch.zeros(1 << 20, device="cuda")
+
+
+def slow_host():  # 300 us of Python before a ~5 us kernel: a patched launch path's steady call
+    t = time.perf_counter()
+    while time.perf_counter() - t < 300e-6:
+        pass
+    x.add_(1)
+
+
+gpu, db = WS._time(slow_host), do_bench(slow_host, warmup=2, rep=20) * 1e3
+a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+mm, mm_db = WS._time(lambda: a @ a), do_bench(lambda: a @ a, warmup=2, rep=20) * 1e3
+print(f"slow host: race timer {gpu:.1f} us, do_bench {db:.1f} us; 4096^3 matmul: {mm:.1f} vs {mm_db:.1f} us")
+ok = gpu < 60 and db > 200 and abs(mm / mm_db - 1) < 0.15
+print("ALL OK" if ok else "race timer: host time not excluded, or the kernel time off")
+'''
+
+
+@pytest.mark.parametrize("code", [CODE, CODE_FP8, CODE_TIMER], ids=["gemm", "fp8_gemm", "race_timer"])
 def test_gluon_gemm_candidates_and_race_are_right_on_the_gpu(code):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
