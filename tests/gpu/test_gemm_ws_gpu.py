@@ -17,7 +17,13 @@ import pytest
 
 pytestmark = pytest.mark.gpu
 
-CODE = r'''
+SHOW = r'''
+def show(name, rec):  # one line per race: its pick, the tl path's time, each candidate's time or why it dropped
+    times = ", ".join(f"{k.split(': ')[1]} {v if isinstance(v, str) else round(v, 1)}" for k, v in rec["ws"].items())
+    print(f"{name}: pick {rec['pick']}; tl {rec['tl']}; {times}")
+'''
+
+CODE = SHOW + r'''
 import sys, torch
 from tritondbg.kernels import gemm as G, _gemm_ws as WS
 if WS.GK is None or torch.cuda.get_device_capability() != (9, 0):
@@ -56,13 +62,11 @@ for M, N, K in ((127, 4096, 4096), (100, 1000, 3000), (200, 1024, 512), (1000, 1
             err2 = (G.gemm(a2, b2).float() - a2.float() @ b2.float()).abs().max().item()
             if not err2 <= 2.0 ** -6 * (a2.float() @ b2.float()).abs().max().item():
                 bad.append(f"{name}: new tensors, gemm error {err2:.3g}")
-            times = ", ".join(f"{k.split(': ')[1]} {v if isinstance(v, str) else round(v, 1)}"
-                              for k, v in rec["ws"].items())
-            print(f"{name}: pick {rec['pick']}; tl {rec['tl']}; {times}")
+            show(name, rec)
 print("\n".join(bad) if bad else "ALL OK")
 '''
 
-CODE_FP8 = r'''
+CODE_FP8 = SHOW + r'''
 import sys, torch
 from tritondbg.kernels import fp8_gemm as F8, _gemm_ws as WS
 if WS.GK is None or torch.cuda.get_device_capability() != (9, 0):
@@ -106,9 +110,7 @@ for M, N, K in ((100, 1000, 3008), (127, 11008, 4096), (200, 1024, 512), (1000, 
         n_bad2 = within(F8.fp8_gemm(a2, b2, sa2, sb2, fast_accum=fast), ref2)
         if n_bad2 and not fast:
             bad.append(f"{name}: new tensors and scales, {n_bad2} outputs outside the tolerance")
-        times = ", ".join(f"{k.split(': ')[1]} {v if isinstance(v, str) else round(v, 1)}"
-                          for k, v in rec["ws"].items())
-        print(f"{name}: pick {rec['pick']}; tl {rec['tl']}; {times}")
+        show(name, rec)
 print("\n".join(bad) if bad else "ALL OK")
 '''
 
