@@ -4,6 +4,8 @@ The race's launches are stand-ins here (``build`` returns a plan that writes cho
 chosen times); what is tested is the decision: who may enter, who drops out, who wins, what the call returns.
 The Gluon kernel itself compiles for sm_90 in tests/test_bench_scripts.py and runs on the H200 in
 tests/gpu/test_gemm_ws_gpu.py."""
+import time
+
 import pytest
 import torch
 
@@ -467,3 +469,52 @@ def test_fp8_gemm_races_once_per_signature_and_serves_the_winner_unless_a_config
     monkeypatch.setattr(F8._launch, "PINNED", {"fp8_gemm_kernel"})
     F8.fp8_gemm(a, b, sa, sb)
     assert winner.launches == 1 and len(launches) == 3  # the pinned tl kernel ran, not the raced plan
+
+
+def test_the_race_timer_sleeps_the_stream_past_the_calls_host_part(monkeypatch):
+    """``_time`` (GPU time only): before each timed call the L2 is flushed and the stream sleeps for more than twice
+    the call's host time, then start event, the call, end event; the median of the events' times is returned.
+    The GPU is faked here: the order of what reaches the stream and the sleep's length are what is checked."""
+    import types
+
+    import triton
+
+    log = []
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            self.n = len([x for x in log if x[0] == "event"])
+
+        def record(self):
+            log.append(("event", self))
+
+        def elapsed_time(self, end):
+            return 0.010 + 0.001 * (self.n % 5)  # ms
+
+    class Driver:
+        def get_empty_cache_for_benchmark(self):
+            return "cache"
+
+        def clear_cache(self, cache):
+            log.append(("flush", cache))
+
+    monkeypatch.setattr(triton.runtime, "driver", types.SimpleNamespace(active=Driver()))
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: log.append(("sleep", cycles)))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+
+    def fn():  # ~2 ms of host work before its launch
+        t = time.perf_counter()
+        while time.perf_counter() - t < 2e-3:
+            pass
+        log.append(("fn", None))
+
+    us = WS._time(fn)
+    kinds = [k for k, _ in log]
+    assert kinds[:2] == ["fn", "fn"]  # warm-up, then the host-time measurement
+    reps = kinds[2:]
+    assert len(reps) % 5 == 0 and 4 <= len(reps) // 5 <= 101
+    assert all(reps[i:i + 5] == ["flush", "sleep", "event", "fn", "event"] for i in range(0, len(reps), 5))
+    sleeps = [v for k, v in log if k == "sleep"]
+    assert min(sleeps) >= 2 * 2000 * WS.SLEEP_CYCLES_PER_US  # > twice the ~2 ms host part, in cycles
+    assert 10.0 <= us <= 14.0  # the median of the events' times, in us
