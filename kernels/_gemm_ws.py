@@ -50,6 +50,8 @@ try:
     from . import _gemm_gluon as GK
 except ImportError:  # Triton without Gluon's Hopper API (or a later one that moved it): the tl kernels only
     GK = None
+except AssertionError:  # Gluon imported first after TRITON_INTERPRET was turned off in a process whose triton.language
+    GK = None            # was built interpreted (Gluon asserts on it): the tl kernels only, never an import error
 
 WS_MIN_M = 32  # M at or below: the split-K kernel (a 64-row tile would be at least half padding)
 MARGIN = 0.03  # the Gluon kernel must be this much faster (a tie keeps the tl kernel, which the interpreter checks)

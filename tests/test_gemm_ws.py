@@ -518,3 +518,20 @@ def test_the_race_timer_sleeps_the_stream_past_the_calls_host_part(monkeypatch):
     sleeps = [v for k, v in log if k == "sleep"]
     assert min(sleeps) >= 2 * 2000 * WS.SLEEP_CYCLES_PER_US  # > twice the ~2 ms host part, in cycles
     assert 10.0 <= us <= 14.0  # the median of the events' times, in us
+
+
+def test_gemm_imports_when_triton_was_built_interpreted_and_the_interpreter_is_off_now():
+    """A process that imported triton.language under TRITON_INTERPRET=1 and then turned the interpreter off makes
+    Gluon's import assert (its tl functions are interpreted); gemm and fp8_gemm still import, without the race."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, triton.language\n"
+            "os.environ.pop('TRITON_INTERPRET')\n"
+            "from tritondbg.kernels import gemm, fp8_gemm, _gemm_ws\n"
+            "print('GK', _gemm_ws.GK)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "GK " in p.stdout
