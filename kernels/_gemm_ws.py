@@ -131,11 +131,12 @@ def eligible(a, b, activation) -> bool | None:
 
 def eligible_fp8(a, b, scale_a, scale_b, out_dtype) -> bool:
     """Whether the Gluon kernel can take this (checked, M > 64) fp8_gemm call: row-major a, K-major b (``w.t()``),
-    one fp32 scale each, a 16-bit output, TMA-describable sizes (K % 16, N % 8)."""
+    both TMA-describable (16-byte aligned bases and row strides), K % 16 and N % 8, one fp32 scale each on a's
+    device, a 16-bit output."""
     if GK is None or not enabled() or out_dtype not in (torch.bfloat16, torch.float16):
         return False
     K, N = b.shape
-    if K % 16 or N % 8 or _tma_layout(a) is not False or b.stride() != (1, K) or K == 1:
+    if K % 16 or N % 8 or _tma_layout(a) is not False or _tma_layout(b) is not True:
         return False
     if any(s.numel() != 1 or s.dtype != torch.float32 or s.device != a.device for s in (scale_a, scale_b)):
         return False

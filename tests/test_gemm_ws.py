@@ -418,6 +418,9 @@ def test_eligible_fp8_only_k_major_b_per_tensor_scales_16bit_out(monkeypatch):
     assert WS.eligible_fp8(a[:, :40], torch.empty(128, 40, dtype=F8_DTYPE).t(), s, s, bf16) is False  # K % 16
     assert WS.eligible_fp8(a, torch.empty(100, 64, dtype=F8_DTYPE).t(), s, s, bf16) is False  # N % 8
     assert WS.eligible_fp8(a.t().contiguous().t(), w.t(), s, s, bf16) is False  # column-major a
+    assert WS.eligible_fp8(a, torch.empty(128, 80, dtype=F8_DTYPE)[:, :64].t(), s, s, bf16) is True  # padded rows
+    skewed = torch.empty(128 * 64 + 1, dtype=F8_DTYPE)[1:].view(128, 64)
+    assert WS.eligible_fp8(a, skewed.t(), s, s, bf16) is False  # base not 16-byte aligned
     monkeypatch.setattr(WS._launch, "PINNED", {"fp8_gemm_tma_kernel"})  # tritondbg run --config pinned it
     assert WS.eligible_fp8(a, w.t(), s, s, bf16) is False
     monkeypatch.setattr(WS._launch, "PINNED", set())
