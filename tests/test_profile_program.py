@@ -391,33 +391,3 @@ def test_profile_follows_the_programs_schedule_on_the_gpu(tmp_path, cli_env):
     assert gpu == [2, 2, 1]
     [row] = js["kernels"]
     assert row["timed_launches"] == 5 and row["total_ms"] > 0
-
-
-def test_races_the_program_ran_are_listed_under_the_gluon_kernel(profiler, tmp_path, monkeypatch):
-    """`profile -- CMD`: a race of the bundled gemm during the program (kernels/_gemm_ws.py DECISIONS gains an
-    entry) is a decision in program-<pid>.json, and the run record lists it under gluon_gemm_kernel (launched by
-    every race) without making it that kernel's config; a race decided before the program started is left out."""
-    import torch
-
-    from tritondbg.kernels import _gemm_ws as WS
-
-    monkeypatch.setattr(WS, "DECISIONS", {"before": {"tl": 9.0, "ws": {}, "pick": None, "tiles": {},
-                                                      "key": {"op": "gemm", "M": 1}}})
-    p = profiler()
-    cfg = WS.candidates(127)[0]
-    name = WS.config_name(cfg)
-    WS.DECISIONS["during"] = {"tl": 22.0, "ws": {name: 20.0}, "pick": name, "tiles": {name: WS.tile_dict(cfg)},
-                              "key": {"op": "gemm", "M": 127, "N": 4096, "K": 4096, "dtype": "bfloat16",
-                                      "b": "(K, N)"}}
-    p.around(_launch(object(), "gluon_gemm_kernel", 100), lambda: torch.ones(8))
-    p.around(_launch(object(), "other_kernel", 100), lambda: torch.ones(8))
-    p.finish()
-    data = json.loads((tmp_path / "tritondbg" / f"program-{os.getpid()}.json").read_text())
-    (race,) = data["decisions"]
-    assert race["kernel"] == "gemm race" and race["source"] == "race" and race["key"][0] == "127"
-    from tritondbg.profile import program_run
-
-    rec = program_run.build_record(tmp_path, command="profile -- x", exit_status=0, interpret=False)
-    by = {r.kernel: r for r in rec.results}
-    assert [d["kernel"] for d in by["gluon_gemm_kernel"].extra["profile"]["autotune"]] == ["gemm race"]
-    assert by["gluon_gemm_kernel"].config == {} and by["other_kernel"].extra["profile"]["autotune"] == []

@@ -64,9 +64,6 @@ class ProgramProfiler(attach.Observer):
         self.started_at_launch: int | None = None
         self.kernels: dict[str, dict[str, Any]] = {}
         self.decisions: dict[tuple, dict[str, Any]] = {}
-        from tritondbg.profile.autotune import race_keys
-
-        self._races_before = race_keys()  # the bundled gemm's races decided before the program (none, usually)
         self._consumed: dict[int, int] = {}        # id(tuner) -> id(configs_timings) already reported
         self._attrs: dict[tuple, Any] = {}          # (fn, config, shapes) -> NVTX event attributes
         self._domain = None
@@ -289,8 +286,7 @@ class ProgramProfiler(attach.Observer):
                 "rank": rank, "interpreted": _interpreted(), "launches_seen": self.seen,
                 "window": {"skip": self.skip, "active": self.active, "started_at_launch": self.started_at_launch,
                            "source": self.source, "cycles": self.cycles},
-                "kernels": self.kernels, "decisions": list(self.decisions.values()) + self._races(),
-                "warnings": self.warnings,
+                "kernels": self.kernels, "decisions": list(self.decisions.values()), "warnings": self.warnings,
                 "notes": self.notes, "phases": self.phases, "own_ns": self._own_ns,
                 "first_launch_ns": self._first_ns}
         try:
@@ -373,13 +369,6 @@ class ProgramProfiler(attach.Observer):
                 parts.append(shapes)
             attrs = self._attrs[key] = self._domain.get_event_attributes(message=_clean(" | ".join(parts)))
         return attrs
-
-    def _races(self) -> list[dict[str, Any]]:
-        """The bundled gemm / fp8_gemm races the program ran (kernels/_gemm_ws.py), as decisions: the parent lists
-        them under the Gluon kernel, which every race launches."""
-        from tritondbg.profile.autotune import race_decisions
-
-        return [dict(d, launches=0, cache_hits=0) for d in race_decisions(self._races_before)]
 
     def _decision(self, launch) -> None:
         """The autotuner's decision for this launch's key, read once per (autotuner, key)."""

@@ -17,7 +17,6 @@ from typing import Any, Callable, Sequence
 
 from tritondbg.record import RECORD_DIR, CaseResult, RunRecord, record_path
 
-RACE_KERNEL = "gluon_gemm_kernel"  # every race of the bundled gemm / fp8_gemm launches it: its row lists the races
 KERNEL_COLUMNS = ["kernel", "launches", "total", "mean", "share", "achieved", "autotune"]
 
 
@@ -166,14 +165,12 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
         for name, k in data["kernels"].items():
             t = totals.get(name, {"launches": 0, "total_us": 0.0})
             mean_ms = t["total_us"] / t["launches"] / 1e3 if t["launches"] else None
-            decisions = [d for d in data["decisions"] if d["kernel"] == name or
-                         (d.get("source") == "race" and name == RACE_KERNEL)]
+            decisions = [d for d in data["decisions"] if d["kernel"] == name]
             r = CaseResult(kernel=name, case="program", dtype=k.get("dtype") or "-", device="cuda" if gpu else "cpu",
                            mode="interpret" if data["interpreted"] else "compiled", seed=0,
                            params={"pid": data["pid"], "shapes": k.get("shapes"), "defined": f"{k['file']}:{k['line']}"})
-            own = [d for d in decisions if d["kernel"] == name]  # the kernel's own autotuner, not a race
-            r.config = {name: own[0]["winner"]} if own else {}
-            r.config_source = {name: own[0]["source"]} if own else {}
+            r.config = {name: decisions[0]["winner"]} if decisions else {}
+            r.config_source = {name: decisions[0]["source"]} if decisions else {}
             r.bytes = k["bytes"] / k["traced"] if k.get("traced") else None
             timeline = None
             for _, trace in loaded:  # the first trace that has this kernel's launches
