@@ -254,13 +254,14 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_tim
         return c
     _RACING.add(sig)
     M, N = a.shape[0], b.shape[1]
-    tiles = {config_name(c): tile_dict(c) for c in candidates(M, bool(scales))}
+    cands = candidates(M, fp8=bool(scales))
+    tiles = {config_name(c): tile_dict(c) for c in cands}
     record = {"tl": None, "ws": {}, "pick": None, "tiles": tiles,
               "key": {"op": "fp8_gemm" if scales else "gemm", "M": M, "N": N, "K": a.shape[1],
                       "dtype": str(a.dtype).replace("torch.", ""), "b": "w.t()" if b_nk else "(K, N)"}}
     winners = {}
     try:
-        for cfg in candidates(M, fp8=bool(scales)):
+        for cfg in cands:
             name = config_name(cfg)
             out = torch.full_like(c, float("nan"))
             try:

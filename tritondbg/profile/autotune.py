@@ -245,7 +245,7 @@ def race_decisions(before: set) -> list[dict[str, Any]]:
         key = rec.get("key", {})
         tiles = rec.get("tiles", {})
         tl = {"path": "tl kernels"}
-        entries = [{"config": tl, "p50_ms": _ms(None if rec.get("tl") is None else rec["tl"] / 1e3), "p20_ms": None,
+        entries = [{"config": tl, "p50_ms": _ms(rec["tl"] / 1e3) if rec.get("tl") is not None else None, "p20_ms": None,
                     "p80_ms": None, "status": "timed" if rec.get("tl") is not None else "not run",
                     "winner": rec.get("pick") is None}]
         for name, v in rec.get("ws", {}).items():
