@@ -7,35 +7,24 @@ them at M = 1024 on 4096 / 6144 columns, and lost at 1024x5120x13824 (240 vs 229
 its best tile changed with N at one M. A rule fitted to those eight shapes would be wrong on the ninth: the race
 measures the call itself, on the user's GPU.
 
-``race`` runs after the tl path has computed a signature's first call and cached its launcher:
-1. ``eligible``: Gluon's Hopper API imports, an sm_90 GPU, CUDA 16-bit operands, no activation, 32 < M <= 2048,
-   a row-major a and a row-major or K-major b that TMA can describe (16-byte aligned base and row stride), the
-   Gluon kernel's launch path unpatched (``tritondbg ir`` captures the tl kernels), no tl config pinned by a tool
-   (``_launch.PINNED``: ``tritondbg run --config``), no CUDA graph capture under way;
-2. each candidate tile (``candidates``: by M) is compiled and launched once, and its output compared with the tl
-   path's (max error within 2^-6 of the largest output): a config that fails to build or disagrees drops out
-   (a first call whose output is not all finite races nothing: the next call of the signature does);
-3. the tl path's steady-state call and each remaining candidate's are timed on the GPU (``_time``: median, L2
-   flushed before each call, so the weights stream from HBM as in a model's forward; host time excluded), in three
-   rounds of
-   rotated order (the GPU's clock drifts under load), each contender's median round counting;
-4. the fastest candidate wins if at least MARGIN faster; its launcher then replaces the signature's cached one,
-   and the first call's output is recomputed by it (every call of a signature returns the same bits).
+``race`` runs after the tl path has computed a signature's first call and cached its launcher, when ``eligible``:
+Gluon's Hopper API imports, an sm_90 GPU, CUDA 16-bit operands, no activation, 32 < M <= 2048, a row-major a and a
+row-major or K-major b that TMA can describe (16-byte aligned base and row stride), the Gluon kernel's launch path
+unpatched (``tritondbg ir`` captures the tl kernels), no tl config pinned by a tool (``_launch.PINNED``:
+``tritondbg run --config``), no CUDA graph capture under way. Each candidate tile (``candidates``: by M) is built,
+checked against the tl output (max error within 2^-6 of the largest output) and timed against the tl path's steady
+call on the GPU (kernels/_race.py: the mechanism, GPU time, rotated rounds, MARGIN); a winner replaces the
+signature's cached launcher.
 Not above M = 2048: there the tl persistent kernel ties cuBLAS (tests/bench/sweep_h200.md), and on the H200 the
 Gluon kernel's race wins at 4096^3 and 8192^3 (196.8 vs 205.0 us, 1596 vs 1707 us, timed one after the other)
 did not hold in the sweep's interleaved rounds (0.94x / 0.96x torch against the tl kernel's 0.97-1.01x).
-Why GPU time: under tritondbg run / check / profile, tools patch the tl autotuners' launch path, so the tl contender
-has no cached launcher and its steady call carries the autotuner's and binder's Python (and a profiler's). Timed
-with do_bench, that host time showed wherever it outlasted the L2 flush: under ``tritondbg profile`` the tl path
-measured 154.3 us against ~40 in a plain process (H200, 127x4096x11008), and the Gluon kernel won races there that
-it loses in production (session 11's perf gate: 14 of 14 M = 127 / 1024 shapes, against 9 of 14 in the sweep).
 fp8_gemm (M > 64, ``eligible_fp8``: K-major b, per-tensor scales, a 16-bit output) races its tiles the same way,
 at every M: on the H200 the pipelined promotion (kernels/_gemm_gluon.py) took 8192^3 from 997 us (tl) to 770.
 ``TRITONDBG_GLUON_GEMM=0`` turns the race off (both).
 Each call the Gluon kernel serves sets ``_launch.SERVED``, which tritondbg run / check / the perf gate report beside
 the autotuners' configs ("gluon_gemm_kernel ... (raced)").
 The race costs its launches once per signature, like the autotuner's (~0.1-0.5 s; the Gluon compile once per
-config and dtype, cached on disk). ``DECISIONS`` keeps each signature's times (tests/bench scripts print them).
+config and dtype, cached on disk).
 """
 from __future__ import annotations
 
@@ -43,8 +32,9 @@ import os
 
 import torch
 
-from . import _launch
+from . import _launch, _race
 from ._gemm_host import _tma_layout
+from ._race import MARGIN, agrees, pick  # noqa: F401 - re-exported: the tests and bench scripts use them here
 
 try:
     from . import _gemm_gluon as GK
@@ -54,10 +44,7 @@ except AssertionError:  # Gluon imported first after TRITON_INTERPRET was turned
     GK = None            # was built interpreted (Gluon asserts on it): the tl kernels only, never an import error
 
 WS_MIN_M = 32  # M at or below: the split-K kernel (a 64-row tile would be at least half padding)
-MARGIN = 0.03  # the Gluon kernel must be this much faster (a tie keeps the tl kernel, which the interpreter checks)
 WS_MAX_M = 2048  # above: the tl persistent kernel, which ties cuBLAS there (module docstring)
-REP_MS = 24  # do_bench budget per contender, over ROUNDS rounds
-ROUNDS = 3
 GROUP_M = 8
 # (BLOCK_M, BLOCK_N, BLOCK_K, STAGES, num_warps[, ping-pong]); shared memory <= 227 KiB each (16-bit)
 _SMALL_M = ((64, 64, 128, 5, 4), (64, 128, 64, 8, 4), (128, 128, 64, 5, 8), (128, 64, 64, 8, 4))
@@ -70,10 +57,6 @@ _FP8 = ((128, 128, 128, 5, 8), (128, 128, 128, 4, 8))
 _FP8_SMALL_M = ((64, 128, 128, 6, 4), (128, 64, 128, 6, 4), (64, 64, 128, 8, 4), (128, 128, 128, 5, 8))
 _TL_KERNELS = frozenset({"gemm_kernel", "gemm_tma_kernel", "fp8_gemm_decode_kernel"})  # gemm's tl paths
 _TL_FP8_KERNELS = frozenset({"fp8_gemm_kernel", "fp8_gemm_tma_kernel"})  # fp8_gemm's large-M tl paths
-# signature -> {"tl": us, "ws": {config name: us or error}, "pick": config name or None, "tiles": {config name:
-# tile_dict}, "key": {op, M, N, K, dtype, b}} (tritondbg profile reports new ones as decisions)
-DECISIONS: dict = {}
-_RACING: set = set()
 _SM90: dict = {}  # device index -> bool
 
 
@@ -178,132 +161,18 @@ def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: i
     return plan
 
 
-def _failure(e: Exception) -> str:
-    """A candidate's exception as its race record: type and last line."""
-    lines = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {lines[-1] if lines else ''}"[:200]
-
-
-def agrees(out, ref) -> bool:
-    """``out`` matches the tl kernel's ``ref`` up to the output dtype's rounding (twice, 2^-7 of the largest
-    output, with room): a missing tile, garbage or a NaN fails."""
-    ref = ref.float()
-    scale = float(ref.abs().max()) if ref.numel() else 0.0
-    return bool(((out.float() - ref).abs() <= 2.0 ** -6 * scale + 1e-6).all())
-
-
-def pick(tl_us: float, ws_us: dict) -> str | None:
-    """The winning candidate's name, or None: the tl path stays unless a candidate is MARGIN faster."""
-    timed = {k: v for k, v in ws_us.items() if isinstance(v, float)}
-    if not timed or tl_us is None:
-        return None
-    best = min(timed, key=timed.get)
-    return best if timed[best] < tl_us * (1.0 - MARGIN) else None
-
-
-SLEEP_CYCLES_PER_US = 2000  # torch.cuda._sleep spins this many cycles a microsecond at 2 GHz (slower clock: longer)
-CUSHION_US = 30  # GPU sleep beyond twice the call's measured host time
-
-
-def _time(fn) -> float:
-    """``fn``'s GPU time in us: the median over repeated calls, L2 flushed before each (as do_bench does), the host
-    part excluded. Before each timed call the stream sleeps for longer than the call's host part takes (measured
-    once: twice it, plus CUSHION_US), so the call is queued by the time the GPU reaches the start event; do_bench
-    counts whatever host time outlasts its L2 flush. About REP_MS / ROUNDS of wall time, 3 to 100 calls."""
-    import time
-
-    from triton import runtime
-
-    driver = runtime.driver.active
-    cache = driver.get_empty_cache_for_benchmark()
-    fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    fn()
-    host_us = (time.perf_counter() - t0) * 1e6
-    cycles = int((2 * host_us + CUSHION_US) * SLEEP_CYCLES_PER_US)
-
-    def timed(n: int) -> list:
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
-        for start, end in events:
-            driver.clear_cache(cache)
-            torch.cuda._sleep(cycles)
-            start.record()
-            fn()
-            end.record()
-        torch.cuda.synchronize()
-        return sorted(start.elapsed_time(end) * 1e3 for start, end in events)
-
-    estimate = timed(1)[0]
-    per_call_us = max(estimate, host_us) + 2 * host_us + CUSHION_US + 20  # + the flush, roughly
-    ts = timed(max(3, min(100, int(REP_MS * 1e3 / ROUNDS / per_call_us))))
-    return ts[len(ts) // 2]
-
-
-def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=_time, scales: tuple = (),
+def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=None, scales: tuple = (),
          precise: int = 0):
     """After the tl path computed ``c`` (the first call of ``sig``, its launcher cached): race the Gluon
-    candidates against ``steady`` (the steady-state call); a winner goes into ``plans[sig]`` and recomputes ``c``.
-    fp8_gemm: ``scales`` (scale_a, scale_b) and ``precise`` (``build``); a winning plan takes (a, b, c, *scales).
-    Returns ``c``. Never fails the call: a candidate that raises drops out; anything else keeps the tl path.
-    Timing: ROUNDS rounds, each contender once a round in a rotated order, the median of its rounds (the GPU's
-    clock drifts under load: timed one after the other, whoever runs last runs on a hotter GPU)."""
-    if sig is None or sig in _RACING or sig in DECISIONS:
-        return c
-    if not bool(torch.isfinite(c).all()):  # nothing to check a candidate against: race on a later call
-        return c
-    _RACING.add(sig)
+    candidates against ``steady`` (the steady-state call; kernels/_race.py); a winner goes into ``plans[sig]`` and
+    recomputes ``c``. fp8_gemm: ``scales`` (scale_a, scale_b) and ``precise`` (``build``); a winning plan takes
+    (a, b, c, *scales). Returns ``c``."""
     M, N = a.shape[0], b.shape[1]
     cands = candidates(M, fp8=bool(scales))
-    tiles = {config_name(c): tile_dict(c) for c in cands}
-    record = {"tl": None, "ws": {}, "pick": None, "tiles": tiles,
-              "key": {"op": "fp8_gemm" if scales else "gemm", "M": M, "N": N, "K": a.shape[1],
-                      "dtype": str(a.dtype).replace("torch.", ""), "b": "w.t()" if b_nk else "(K, N)"}}
-    winners = {}
-    try:
-        for cfg in cands:
-            name = config_name(cfg)
-            out = torch.full_like(c, float("nan"))
-            try:
-                plan = build(cfg, a, b, out, b_nk, num_sms, scales, precise)
-            except Exception as e:  # noqa: BLE001 - out of resources, a compiler error: this tile drops out
-                record["ws"][name] = _failure(e)
-                continue
-            if not agrees(out, c):
-                record["ws"][name] = "wrong result"
-                continue
-            winners[name] = plan
-        if winners:
-            fns = {name: (lambda plan=plan: plan(a, b, torch.empty_like(c), *scales)) for name, plan in winners.items()}
-            fns["tl"] = steady
-            times = {name: [] for name in fns}
-            order = list(fns)
-            for r in range(ROUNDS):
-                for name in order[r % len(order):] + order[:r % len(order)]:
-                    if name not in fns:
-                        continue
-                    try:
-                        times[name].append(timer(fns[name]))
-                    except Exception as e:  # noqa: BLE001 - as above (the tl path's own errors propagate)
-                        if name == "tl":
-                            raise
-                        record["ws"][name] = _failure(e)
-                        del fns[name], winners[name]
-            med = {name: sorted(ts)[len(ts) // 2] for name, ts in times.items() if name in fns}
-            record["tl"] = med.pop("tl")
-            record["ws"].update(med)
-        record["pick"] = pick(record["tl"], record["ws"])
-    finally:
-        _RACING.discard(sig)
-        if len(DECISIONS) >= _launch.MAX_PLANS:
-            DECISIONS.clear()
-        DECISIONS[sig] = record
-    if record["pick"] is None:
-        return c
-    plan = winners[record["pick"]]
-    if len(plans) >= _launch.MAX_PLANS:
-        plans.clear()
-    plans[sig] = plan
-    c.fill_(float("nan"))  # a plan that wrote nothing must not return the tl kernel's numbers as its own
-    plan(a, b, c, *scales)
+    key = {"op": "fp8_gemm" if scales else "gemm", "M": M, "N": N, "K": a.shape[1],
+           "dtype": str(a.dtype).replace("torch.", ""), "b": "w.t()" if b_nk else "(K, N)"}
+    builds = {config_name(cfg): (lambda out, cfg=cfg: build(cfg, a, b, out, b_nk, num_sms, scales, precise))
+              for cfg in cands}
+    _race.run(sig, key, c, steady, builds, lambda plan, out: plan(a, b, out, *scales), plans, kernel="gluon_gemm_kernel",
+              tiles={config_name(cfg): tile_dict(cfg) for cfg in cands}, timer=timer)
     return c

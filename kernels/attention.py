@@ -77,7 +77,7 @@ from ._attention_common import (_SMEM_LIMIT, _SUPPORTED_DTYPES, _SUPPORTED_HEAD_
 # the decode kernel and its host side (kernels/_attention_decode.py), re-exported: the scenario, tests, benchmarks
 from ._attention_decode import (_DECODE_CONFIGS, _PLANS, _attn_decode_kernel, _decode_num_splits,  # noqa: F401
                                 _num_sms, _pristine, attention_decode, check_decode_args)
-from . import _launch
+from . import _attention_race as _AR, _launch
 # the references and the cost model (kernels/_attention_reference.py), re-exported: the scenario and benchmarks
 from ._attention_reference import bytes_moved, flops, reference, reference_decode  # noqa: F401
 from ._autotune import autotune_bench, interpreting as _interpreting
@@ -399,17 +399,27 @@ def attention(q, k, v, causal=False, sm_scale=None):
         plan = _PREFILL_PLANS.get(sig)
     except (AttributeError, TypeError):  # not tensors, unhashable arguments: the checks below say what
         sig = plan = None
-    if plan is not None and _launch.pristine(_attn_fwd_kernel) and _launch.aligned(q, k, v):
+    if plan is not None and _launch.pristine(plan.kernel) and _launch.aligned(q, k, v):
         o = q.new_empty(q.shape)  # contiguous, as the first call's
         plan.launch(q, k, v, o)
         return o
-    return _attention(q, k, v, causal, sm_scale, use_tma=None, sig=sig)
+    o = _attention(q, k, v, causal, sm_scale, use_tma=None, sig=sig)
+    # Hopper: the warp-specialised Gluon kernel against the tl path, once per signature (kernels/_attention_race.py)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else sm_scale
+    if sig is not None and o.numel() and k.shape[2] and "_attn_fwd_kernel" not in _launch.PINNED \
+            and _AR.eligible(q, k, v, scale):
+        tl_plan = _PREFILL_PLANS.get(sig)
+        steady = (lambda: tl_plan.launch(q, k, v, torch.empty_like(o))) if tl_plan is not None else \
+            (lambda: _attention(q, k, v, causal, sm_scale, use_tma=None))
+        _AR.race(sig, q, k, v, o, bool(causal), float(scale), _PREFILL_PLANS, steady)
+    return o
 
 
 class _PrefillPlan:
     """A prefill signature's launcher and, on the TMA path, its four host descriptors with the config's block
-    shapes (rebased on each call's tensors; the templates hold no tensor)."""
-    __slots__ = ("launcher", "descs")
+    shapes (rebased on each call's tensors; the templates hold no tensor). ``kernel``: what ``_launch.pristine``
+    asks about (a raced Gluon plan, kernels/_attention_race.py, has the same interface)."""
+    __slots__ = ("launcher", "descs", "kernel")
 
     def launch(self, q, k, v, o) -> None:
         t = self.descs
@@ -436,6 +446,7 @@ def _record(sig, compiled, values: dict, q, k, v, o, descs) -> None:
     tail = tuple(full[n] for n in names[len(_PREFILL_ARGS):])
     grid = (triton.cdiv(values["N_Q"], kw["BLOCK_M"]), q.shape[0] * q.shape[1])
     plan = _PrefillPlan()
+    plan.kernel = _attn_fwd_kernel
     plan.launcher = _launch.Launcher(compiled, grid, tail, _attn_fwd_kernel)
     plan.descs = None
     if values["TMA"]:

@@ -65,7 +65,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import _fp8_tma, _gemm_ws as _WS, _launch
+from . import _fp8_tma, _gemm_ws as _WS, _launch, _race
 from ._autotune import autotune_bench
 from ._fp8_tma import fp8_gemm_tma_kernel  # noqa: F401 (the scenario lists it)
 # the decode kernel and its host side (re-exported: gemm, the tests, the benchmarks use these names here)
@@ -319,7 +319,7 @@ def _race(a, b, c, scale_a, scale_b, out_dtype, fast_accum, large_sig):
 
 def ws_decision(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, fast_accum=False) -> dict | None:
     """The Gluon race's record for this call's signature (``gemm.ws_decision``'s twin), or None where none ran."""
-    return _WS.DECISIONS.get((_signature(a, b, scale_a, scale_b, out_dtype), bool(fast_accum)))
+    return _race.DECISIONS.get((_signature(a, b, scale_a, scale_b, out_dtype), bool(fast_accum)))
 
 
 def _signature(a, b, scale_a, scale_b, out_dtype) -> tuple:

@@ -74,7 +74,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import _gemm_ws as _WS, _launch
+from . import _gemm_ws as _WS, _launch, _race
 from ._gemm_host import (SPLITK_MAX_M, SPLITK_MIN_NK, _ensure_allocator, _one, _splitk_cached,  # noqa: F401
                          _splitk_sig, _tma_layout, _use_splitk, gemm_splitk)
 from ._autotune import autotune_bench
@@ -303,7 +303,7 @@ def _sig(a, b, activation, splitk: bool, ws: bool) -> tuple:
 def ws_decision(a, b, activation=None) -> dict | None:
     """The Gluon race's record for ``gemm(a, b, activation)``'s signature (kernels/_gemm_ws.py ``DECISIONS``:
     the tl path's time, each candidate's, the pick), or None where no race ran."""
-    return _WS.DECISIONS.get(_sig(a, b, activation, USE_SPLITK, True))
+    return _race.DECISIONS.get(_sig(a, b, activation, USE_SPLITK, True))
 
 
 def _gemm(a, b, activation, splitk: bool, ws: bool):

@@ -9,7 +9,7 @@ import time
 import pytest
 import torch
 
-from tritondbg.kernels import _gemm_ws as WS
+from tritondbg.kernels import _gemm_ws as WS, _race as R
 from tritondbg.kernels import fp8_gemm as F8
 from tritondbg.kernels import gemm as GEMM
 
@@ -19,8 +19,8 @@ F8_DTYPE = torch.float8_e4m3fn
 
 @pytest.fixture(autouse=True)
 def _clean(monkeypatch):
-    monkeypatch.setattr(WS, "DECISIONS", {})
-    monkeypatch.setattr(WS, "_RACING", set())
+    monkeypatch.setattr(R, "DECISIONS", {})
+    monkeypatch.setattr(R, "_RACING", set())
 
 
 def _operands(M=127, N=256, K=64):
@@ -91,13 +91,13 @@ def test_the_fastest_right_candidate_wins_and_recomputes_the_first_output(monkey
     plans = {}
     c = c_tl.clone()
     out = WS.race("sig", a, b, c, False, plans, _steady, 132, timer=timer)
-    rec = WS.DECISIONS["sig"]
+    rec = R.DECISIONS["sig"]
     assert rec["pick"] == n[1] and plans["sig"] is built[n[1]]
     assert rec["ws"][n[2]] == "wrong result"  # the fastest, but wrong: never timed, never picked
     assert rec["ws"][n[3]].startswith("RuntimeError: out of resources")
     assert rec["ws"][n[0]] == 9.0 and rec["ws"][n[1]] == 7.0 and rec["tl"] == 10.0
     assert out is c and torch.equal(out, _right(a, b))
-    assert built[n[1]].launches == 1 + WS.ROUNDS + 1  # built (checked), timed once a round, the first call redone
+    assert built[n[1]].launches == 1 + R.ROUNDS + 1  # built (checked), timed once a round, the first call redone
 
 
 def test_contenders_are_timed_in_rounds_of_rotated_order_and_their_median_counts(monkeypatch):
@@ -121,7 +121,7 @@ def test_contenders_are_timed_in_rounds_of_rotated_order_and_their_median_counts
 
     WS.race("sig", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
     assert seq == [n[0], n[1], "tl", n[1], "tl", n[0], "tl", n[0], n[1]]
-    rec = WS.DECISIONS["sig"]
+    rec = R.DECISIONS["sig"]
     assert rec["ws"][n[0]] == 8.0 and rec["ws"][n[1]] == 7.5 and rec["tl"] == 10.0  # medians, not minima
     assert rec["pick"] == n[1]
 
@@ -141,7 +141,7 @@ def test_a_winner_that_writes_nothing_returns_nan_not_the_tl_numbers(monkeypatch
 
     monkeypatch.setattr(WS, "build", build)
     out = WS.race("sig", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
-    assert WS.DECISIONS["sig"]["pick"] == n[0]
+    assert R.DECISIONS["sig"]["pick"] == n[0]
     assert torch.isnan(out.float()).all()
 
 
@@ -151,7 +151,7 @@ def test_no_candidate_margin_faster_keeps_the_tl_path(monkeypatch):
     built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 9.8), tl_us=10.0)
     plans, c = {}, c_tl.clone()
     out = WS.race("sig", a, b, c, False, plans, _steady, 132, timer=timer)
-    assert plans == {} and WS.DECISIONS["sig"]["pick"] is None
+    assert plans == {} and R.DECISIONS["sig"]["pick"] is None
     assert torch.equal(out, c_tl)  # untouched: the tl kernel's output
 
 
@@ -162,9 +162,9 @@ def test_a_signature_races_once(monkeypatch):
     WS.race("sig", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
     monkeypatch.setattr(WS, "build", lambda *a: pytest.fail("raced twice"))
     WS.race("sig", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
-    WS._RACING.add("other")  # a race under way for this signature (the steady call re-entering): no nested race
+    R._RACING.add("other")  # a race under way for this signature (the steady call re-entering): no nested race
     WS.race("other", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
-    assert "other" not in WS.DECISIONS
+    assert "other" not in R.DECISIONS
 
 
 def test_pick_and_agrees():
@@ -357,10 +357,10 @@ def test_a_first_call_with_non_finite_output_does_not_decide_the_signature(monke
     bad = c_tl.clone()
     bad[3, 7] = float("inf")
     assert WS.race("sig", a, b, bad, False, {}, _steady, 132, timer=timer) is bad
-    assert "sig" not in WS.DECISIONS and built == {}
+    assert "sig" not in R.DECISIONS and built == {}
     plans = {}
     WS.race("sig", a, b, c_tl.clone(), False, plans, _steady, 132, timer=timer)
-    assert WS.DECISIONS["sig"]["pick"] is not None and "sig" in plans
+    assert R.DECISIONS["sig"]["pick"] is not None and "sig" in plans
 
 
 # ---------------------------------------------------------------- fp8_gemm (M > 64): the same race
@@ -373,7 +373,7 @@ def test_fp8_race_hands_the_scales_and_the_promotion_to_every_candidate_and_the_
     built, timer = _install(monkeypatch, {n[0]: _right, n[1]: _right}, {n[0]: 6.0, n[1]: 5.0})
     plans = {}
     c = WS.race("s", a, b, c_tl.clone(), True, plans, _steady, 4, timer, scales=(sa, sb), precise=2)
-    assert plans["s"] is built[n[1]] and WS.DECISIONS["s"]["pick"] == n[1]
+    assert plans["s"] is built[n[1]] and R.DECISIONS["s"]["pick"] == n[1]
     assert all(p.built_with == (True, (sa, sb), 2) for p in built.values())
     assert built[n[1]].scales == (sa, sb) and torch.equal(c, c_tl)  # the recompute got the scales too
 
@@ -512,14 +512,14 @@ def test_the_race_timer_sleeps_the_stream_past_the_calls_host_part(monkeypatch):
             pass
         log.append(("fn", None))
 
-    us = WS._time(fn)
+    us = R._time(fn)
     kinds = [k for k, _ in log]
     assert kinds[:2] == ["fn", "fn"]  # warm-up, then the host-time measurement
     reps = kinds[2:]
     assert len(reps) % 5 == 0 and 4 <= len(reps) // 5 <= 101
     assert all(reps[i:i + 5] == ["flush", "sleep", "event", "fn", "event"] for i in range(0, len(reps), 5))
     sleeps = [v for k, v in log if k == "sleep"]
-    assert min(sleeps) >= 2 * 2000 * WS.SLEEP_CYCLES_PER_US  # > twice the ~2 ms host part, in cycles
+    assert min(sleeps) >= 2 * 2000 * R.SLEEP_CYCLES_PER_US  # > twice the ~2 ms host part, in cycles
     assert 10.0 <= us <= 14.0  # the median of the events' times, in us
 
 

@@ -138,20 +138,20 @@ def test_timing_entry_marks_failed_configs():
 
 
 def test_the_gemm_race_decided_during_a_launch_is_a_timed_decision(monkeypatch):
-    """kernels/_gemm_ws.py's race (Hopper gemm / fp8_gemm: the tl path against the Gluon tiles) shows up as a
+    """kernels/_race.py's race (Hopper gemm / fp8_gemm: the tl path against the Gluon tiles) shows up as a
     decision of the launch that ran it: every contender's median, the failed ones with their reason, the winner;
     a race decided before the watch began does not. The console, the trace's autotune track and the TensorBoard
     hparams read it as they read an autotuner's."""
-    from tritondbg.kernels import _gemm_ws as WS
+    from tritondbg.kernels import _gemm_ws as WS, _race as R
     from tritondbg.profile import console, trace_events
 
     old = {"tl": 30.0, "ws": {}, "pick": None, "tiles": {}, "key": {"op": "gemm", "M": 1}}
-    monkeypatch.setattr(WS, "DECISIONS", {"old": old})
+    monkeypatch.setattr(R, "DECISIONS", {"old": old})
     watch = at.AutotuneWatch([])
     cfgs = WS.candidates(127)
     names = [WS.config_name(c) for c in cfgs]
     with watch.watching(listen=False):
-        WS.DECISIONS["new"] = {"tl": 22.0, "ws": {names[0]: 20.0, names[1]: "wrong result", names[2]: 25.0},
+        R.DECISIONS["new"] = {"tl": 22.0, "ws": {names[0]: 20.0, names[1]: "wrong result", names[2]: 25.0},
                                "pick": names[0], "tiles": {n: WS.tile_dict(c) for n, c in zip(names, cfgs)},
                                "key": {"op": "gemm", "M": 127, "N": 4096, "K": 4096, "dtype": "bfloat16",
                                        "b": "w.t()"}}

@@ -251,7 +251,7 @@ def bench(args) -> int:
         def timer(fn):
             return do_bench_cudagraph(fn, rep=args.rep, return_mode="median")
     elif args.timer == "gpu":  # GPU time with the L2 flushed, host part excluded: the race's own timer
-        from tritondbg.kernels._gemm_ws import _time
+        from tritondbg.kernels._race import _time
 
         def timer(fn):
             return _time(fn) / 1e3

@@ -118,7 +118,7 @@ print("\n".join(bad) if bad else "ALL OK")
 CODE_TIMER = r'''
 import time, torch
 from triton.testing import do_bench
-from tritondbg.kernels import _gemm_ws as WS
+from tritondbg.kernels import _race as R
 x = torch.zeros(1 << 20, device="cuda")
 
 
@@ -129,9 +129,9 @@ def slow_host():  # 300 us of Python before a ~5 us kernel: a patched launch pat
     x.add_(1)
 
 
-gpu, db = WS._time(slow_host), do_bench(slow_host, warmup=2, rep=20) * 1e3
+gpu, db = R._time(slow_host), do_bench(slow_host, warmup=2, rep=20) * 1e3
 a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-mm, mm_db = WS._time(lambda: a @ a), do_bench(lambda: a @ a, warmup=2, rep=20) * 1e3
+mm, mm_db = R._time(lambda: a @ a), do_bench(lambda: a @ a, warmup=2, rep=20) * 1e3
 print(f"slow host: race timer {gpu:.1f} us, do_bench {db:.1f} us; 4096^3 matmul: {mm:.1f} vs {mm_db:.1f} us")
 ok = gpu < 60 and db > 200 and abs(mm / mm_db - 1) < 0.15
 print("ALL OK" if ok else "race timer: host time not excluded, or the kernel time off")

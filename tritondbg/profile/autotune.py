@@ -219,21 +219,21 @@ def _listening(events: list) -> Iterator[None]:
             group.listener = previous
 
 
-# ---------------------------------------------------------------- the bundled gemm's race (kernels/_gemm_ws.py)
-_RACE_MODULE = "tritondbg.kernels._gemm_ws"
+# ------------------------------------- the bundled kernels' races (kernels/_race.py: gemm, fp8_gemm, attention)
+_RACE_MODULE = "tritondbg.kernels._race"
 
 
 def race_keys() -> set:
-    """The call signatures the bundled gemm / fp8_gemm race has decided so far (none if never imported: watching
-    must not import Gluon)."""
+    """The call signatures the bundled kernels' race has decided so far (none if never imported: watching must
+    not import Gluon)."""
     mod = sys.modules.get(_RACE_MODULE)
     return set(getattr(mod, "DECISIONS", {})) if mod is not None else set()
 
 
 def race_decisions(before: set) -> list[dict[str, Any]]:
-    """The races decided since ``before`` (``race_keys()``), as timed decisions: on Hopper, ``gemm`` and large-M
-    ``fp8_gemm`` time their tl path against the warp-specialised Gluon tiles on a signature's first call and keep
-    the winner. Each contender's median (ms) over the race's rounds; a tile that failed or disagreed with the tl
+    """The races decided since ``before`` (``race_keys()``), as timed decisions: on Hopper, ``gemm``, large-M
+    ``fp8_gemm`` and prefill ``attention`` time their tl path against warp-specialised Gluon kernels on a
+    signature's first call and keep the winner. Each contender's median (ms) over the race's rounds; a tile that failed or disagreed with the tl
     output is "failed", with the reason in the entry's ``reason``."""
     mod = sys.modules.get(_RACE_MODULE)
     if mod is None:
@@ -249,7 +249,7 @@ def race_decisions(before: set) -> list[dict[str, Any]]:
                     "p80_ms": None, "status": "timed" if rec.get("tl") is not None else "not run",
                     "winner": rec.get("pick") is None}]
         for name, v in rec.get("ws", {}).items():
-            cfg = {"path": "gluon_gemm_kernel", **tiles.get(name, {"tile": name})}
+            cfg = {"path": rec.get("kernel", "gluon_gemm_kernel"), **tiles.get(name, {"tile": name})}
             timed = isinstance(v, (int, float))
             entries.append({"config": cfg, "p50_ms": v / 1e3 if timed else None, "p20_ms": None, "p80_ms": None,
                             "status": "timed" if timed else "failed", "winner": name == rec.get("pick"),
@@ -259,6 +259,6 @@ def race_decisions(before: set) -> list[dict[str, Any]]:
                     "key": [str(v) for k, v in key.items() if k != "op"], "timed": True, "source": "race",
                     "cache_hit": False, "winner": winner, "configs": entries, "pruned": [], "bench_s": None,
                     "listener": False,
-                    "note": "the tl path against the Gluon tiles, medians of rotated rounds; the winner needs a "
-                            f"{getattr(mod, 'MARGIN', 0.03):.0%} lead (kernels/_gemm_ws.py)"})
+                    "note": "the tl path against the Gluon candidates, medians of rotated rounds; the winner needs a "
+                            f"{getattr(mod, 'MARGIN', 0.03):.0%} lead (kernels/_race.py)"})
     return out
