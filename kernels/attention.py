@@ -50,6 +50,11 @@ so rows with no visible key give l = 0 and o = 0.
   for D < 128: at D = 64 several warp-specialised configs gave NaN outputs on the H200 (Triton 3.6,
   2026-11-30, ``tests/bench/explore_prefill.py``).
 
+Hopper: a signature's first call also races the warp-specialised Gluon kernel (kernels/_attention_gluon.py, for
+contiguous 16-bit inputs with D 64 or 128) against the tl path above (kernels/_attention_race.py); the winner
+serves the signature's later calls. On the H200 it took D = 128 from 1.42-1.57x SDPA flash to 1.63-1.78x
+(tests/bench/sweep_h200.md, session 13).
+
 Decode design: kernels/_attention_decode.py (flash-decoding in one launch, split KV, deterministic merge).
 
 Measured on an H200 after the merge (Triton 3.6, torch 2.11, bf16, D=128, H=32, 2026-11-29;

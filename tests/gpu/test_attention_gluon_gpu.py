@@ -7,10 +7,8 @@ that is not 1/sqrt(D), and 3 persistent programs for many tiles (the K/V ring an
 from tile to tile). Then ``attention`` itself (its race, later calls, new tensors). A subprocess: compiled mode
 needs a process without TRITON_INTERPRET. Skipped without CUDA; run on the GPU machine with `pytest -m gpu`.
 """
-import subprocess
-import sys
-
 import pytest
+from _gpu_code import run_gpu_code
 
 pytestmark = pytest.mark.gpu
 
@@ -53,17 +51,5 @@ print("\n".join(bad) if bad else "ALL OK")
 '''
 
 
-def _run(code):
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("needs CUDA")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
-                       env={**__import__("os").environ, "TRITON_INTERPRET": "0"})
-    print(p.stdout[-6000:], p.stderr[-3000:])
-    if "SKIP:" in p.stdout:
-        pytest.skip(p.stdout.strip().splitlines()[-1])
-    assert p.returncode == 0 and p.stdout.strip().endswith("ALL OK"), p.stdout[-3000:] + p.stderr[-3000:]
-
-
 def test_gluon_attention_every_variant_and_edge():
-    _run(CODE)
+    run_gpu_code(CODE)

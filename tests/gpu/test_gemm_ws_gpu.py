@@ -10,10 +10,8 @@ scale values (a plan that kept the first call's scales would be off by their rat
 needs a process without TRITON_INTERPRET. Skipped without CUDA; run on the GPU machine with `pytest -m gpu`.
 The race's timer: GPU time only (a call with 300 us of Python measures its kernel), a GPU-bound call as do_bench.
 """
-import subprocess
-import sys
-
 import pytest
+from _gpu_code import run_gpu_code
 
 pytestmark = pytest.mark.gpu
 
@@ -140,13 +138,4 @@ print("ALL OK" if ok else "race timer: host time not excluded, or the kernel tim
 
 @pytest.mark.parametrize("code", [CODE, CODE_FP8, CODE_TIMER], ids=["gemm", "fp8_gemm", "race_timer"])
 def test_gluon_gemm_candidates_and_race_are_right_on_the_gpu(code):
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU (run on the GPU machine: pytest -m gpu)")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
-                       env={**__import__("os").environ, "TRITON_INTERPRET": "0"})
-    print(p.stdout[-6000:])
-    if "SKIP:" in p.stdout:
-        pytest.skip(p.stdout.strip())
-    assert p.returncode == 0, p.stderr[-3000:]
-    assert p.stdout.strip().endswith("ALL OK"), p.stdout[-3000:]
+    run_gpu_code(code)
