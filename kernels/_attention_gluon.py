@@ -38,6 +38,8 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
                                                               warpgroup_mma_wait)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
+from ._attention_common import LOG2E
+
 _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 
 LOADER_REGS = gl.constexpr(40)
@@ -292,6 +294,6 @@ def gluon_attention(q, k, v, causal=False, sm_scale=None, *, block_n=128, stages
         raise ValueError("gluon_attention: contiguous bf16/fp16 (B, H, N, D) q, k, v on sm_90, D 64 or 128, "
                          "positive sm_scale")
     o = torch.empty_like(q) if out is None else out
-    launch(make_descriptors(q, k, v, block_n), o, B, H, HK, N_Q, N_KV, sm_scale * 1.4426950408889634, causal, stages,
+    launch(make_descriptors(q, k, v, block_n), o, B, H, HK, N_Q, N_KV, sm_scale * LOG2E, causal, stages,
            num_sms or torch.cuda.get_device_properties(q.device).multi_processor_count)
     return o

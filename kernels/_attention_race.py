@@ -23,6 +23,8 @@ import os
 import torch
 
 from . import _launch, _race
+from ._attention_common import LOG2E
+from ._attention_decode import _num_sms  # cached per device
 
 try:
     from . import _attention_gluon as GA
@@ -72,7 +74,7 @@ def build(cfg, q, k, v, o, causal: bool, sm_scale: float, num_sms: int) -> Gluon
     B, H, N_Q, _ = q.shape
     descs = GA.make_descriptors(q, k, v, bn)
     programs = num_sms if persistent else B * H * N_Q  # > the tile count: one program per tile
-    compiled, grid, tail = GA.launch(descs, o, B, H, k.shape[1], N_Q, k.shape[2], sm_scale * 1.4426950408889634,
+    compiled, grid, tail = GA.launch(descs, o, B, H, k.shape[1], N_Q, k.shape[2], sm_scale * LOG2E,
                                      causal, stages, programs)
     plan = GluonPlan()
     plan.kernel = GA.gluon_attention_kernel
@@ -86,10 +88,6 @@ def agrees(out, ref) -> bool:
     """Within the bundled attention tolerance of the tl output (each has ~bf16 rounding of P): |d| <= 3e-2 + 3e-2 |ref|."""
     r = ref.float()
     return bool(((out.float() - r).abs() <= 3e-2 + 3e-2 * r.abs()).all())
-
-
-def _num_sms(device) -> int:
-    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def race(sig, q, k, v, o, causal: bool, sm_scale: float, plans: dict, steady, timer=None) -> None:
