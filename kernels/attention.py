@@ -82,7 +82,7 @@ from ._attention_common import (_SMEM_LIMIT, _SUPPORTED_DTYPES, _SUPPORTED_HEAD_
 # the decode kernel and its host side (kernels/_attention_decode.py), re-exported: the scenario, tests, benchmarks
 from ._attention_decode import (_DECODE_CONFIGS, _PLANS, _attn_decode_kernel, _decode_num_splits,  # noqa: F401
                                 _num_sms, _pristine, attention_decode, check_decode_args)
-from . import _attention_race as _AR, _launch
+from . import _attention_race as _AR, _launch, _race
 # the references and the cost model (kernels/_attention_reference.py), re-exported: the scenario and benchmarks
 from ._attention_reference import bytes_moved, flops, reference, reference_decode  # noqa: F401
 from ._autotune import autotune_bench, interpreting as _interpreting
@@ -399,8 +399,7 @@ def attention(q, k, v, causal=False, sm_scale=None):
     Triton's binder and four ``TensorDescriptor`` validations cost ~100 us of Python a call on the H200 VM,
     as much as the GPU time of a B8 H16 N1000 causal prefill."""
     try:
-        sig = (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(), k.dtype, k.device, v.shape, v.stride(),
-               v.dtype, v.device, causal, sm_scale)
+        sig = _prefill_sig(q, k, v, causal, sm_scale)
         plan = _PREFILL_PLANS.get(sig)
     except (AttributeError, TypeError):  # not tensors, unhashable arguments: the checks below say what
         sig = plan = None
@@ -419,6 +418,17 @@ def attention(q, k, v, causal=False, sm_scale=None):
             (lambda: _attention(q, k, v, causal, sm_scale, use_tma=None))
         _AR.race(sig, q, k, v, o, bool(causal), float(scale), _PREFILL_PLANS, steady)
     return o
+
+
+def _prefill_sig(q, k, v, causal, sm_scale) -> tuple:
+    return (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(), k.dtype, k.device, v.shape, v.stride(),
+            v.dtype, v.device, causal, sm_scale)
+
+
+def race_decision(q, k, v, causal=False, sm_scale=None) -> dict | None:
+    """The Gluon race's record for ``attention(q, k, v, causal, sm_scale)``'s signature (kernels/_race.py
+    ``DECISIONS``: the tl path's time, each candidate's, the pick), or None where no race ran."""
+    return _race.DECISIONS.get(_prefill_sig(q, k, v, causal, sm_scale))
 
 
 class _PrefillPlan:

@@ -128,6 +128,20 @@ def test_attention_races_after_the_tl_path_and_not_when_a_config_is_pinned(monke
     assert len(calls) == 1
 
 
+def test_race_decision_reads_the_record_the_race_left_under_the_calls_signature(monkeypatch):
+    """attention.race_decision (what the sweep's config column and tools show) finds the race's record for the
+    same call, and nothing for another causal flag or scale (other signatures)."""
+    from tritondbg.kernels import attention as A
+
+    q, k, v, _ = _tensors()
+    monkeypatch.setattr(A._AR, "eligible", lambda *a: True)
+    monkeypatch.setattr(A._AR, "race", lambda sig, *a: R.DECISIONS.__setitem__(sig, {"pick": None, "tl": 9.0}))
+    A.attention(q, k, v, causal=True)
+    assert A.race_decision(q, k, v, causal=True) == {"pick": None, "tl": 9.0}
+    assert A.race_decision(q, k, v, causal=False) is None
+    assert A.race_decision(q, k, v, causal=True, sm_scale=0.1) is None
+
+
 def test_the_gluon_attention_kernel_compiles_for_sm90_unserialised(cli_env):
     """D = 128 causal and D = 64 non-causal, the raced BLOCK_N / STAGES: each compiles for sm_90 on this Triton
     without a GPU, warp-specialised (setmaxnreg), with wgmma, spilling at most 16 bytes (Triton 3.9 at D = 128

@@ -20,14 +20,15 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-VARIANTS = ("128s2", "64s3", "64s4", "128s3")
+VARIANTS = ("128s2", "64s3", "64s4", "128s3")  # persistent, two consumers (see parse_variant)
 
 
-def parse_variant(v: str) -> tuple[int, int]:
-    m = re.fullmatch(r"(\d+)s(\d+)", v)
+def parse_variant(v: str) -> tuple[int, int, bool]:
+    """BLOCK_Ns<STAGES>[t]: t one program per tile (else persistent). Returns (BLOCK_N, STAGES, persistent)."""
+    m = re.fullmatch(r"(\d+)s(\d+)(t)?", v)
     if not m:
-        raise SystemExit(f"gluon_attention: variant {v!r} is not BLOCK_Ns<STAGES> (e.g. 128s2)")
-    return int(m.group(1)), int(m.group(2))
+        raise SystemExit(f"gluon_attention: variant {v!r} is not BLOCK_Ns<STAGES>[t] (e.g. 128s2, 128s2t)")
+    return int(m.group(1)), int(m.group(2)), not m.group(3)
 
 
 def compile_variant(block_n: int, stages: int, d: int, causal: bool) -> dict:
@@ -64,7 +65,7 @@ def compile_only(variants, dims=(128, 64)) -> int:
     print(f"Triton {triton.__version__}, sm_90, bf16")
     failed = total = 0
     for v in variants:
-        bn, st = parse_variant(v)
+        bn, st, _ = parse_variant(v)
         for d in dims:
             for causal in (False, True):
                 total += 1
@@ -108,8 +109,9 @@ def bench(args) -> int:
         fns = {"tl": lambda: A.attention(q, k, v, causal=causal), "sdpa flash": flash}
         checks = {}
         for var in args.variant_list:
-            bn, st = parse_variant(var)
-            fn = (lambda bn=bn, st=st: G.gluon_attention(q, k, v, causal=causal, block_n=bn, stages=st))
+            bn, st, persistent = parse_variant(var)
+            fn = (lambda bn=bn, st=st, sms=None if persistent else B * H * N:
+                  G.gluon_attention(q, k, v, causal=causal, block_n=bn, stages=st, num_sms=sms))
             try:
                 ok, max_abs, n_bad = _close(fn(), ref, 2e-2, 2e-2)
                 torch.cuda.synchronize()

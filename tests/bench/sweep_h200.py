@@ -104,6 +104,17 @@ def norm_shapes(ns, sizes) -> list[tuple[int, int, str]]:
     return out
 
 
+def _race_summary(race) -> str:
+    """A race record (kernels/_race.py) for the config column: the pick, or "tl kernel" where the tl path kept
+    the job, with the tl time and the winner's (or the best candidate's) time; "" where no race ran."""
+    if not race or race.get("tl") is None:
+        return ""
+    timed = {c: us for c, us in race["ws"].items() if isinstance(us, (int, float))}
+    best = race["pick"] or (min(timed, key=timed.get) if timed else None)
+    won = f"{race['pick']} (race: " if race["pick"] else "tl kernel (race: "
+    return won + f"tl {race['tl']:.1f} us" + (f", gluon {timed[best]:.1f} us)" if best else ")")
+
+
 def grid_configs(N: int, elem_size: int, long_rows: bool = False):
     """The rule's rivals for rows of N columns: single-pass tiles (rows per tile, warps; one tile per program or
     persistent programs with the next tile's load in flight) and looped chunks (with or without pipelining)."""
@@ -541,13 +552,7 @@ class Sweep:
                 bases["bare read of b"] = lambda x=x, out=out: read_floor._read_sum[(triton.cdiv(x.numel(), blk),)](
                     x, out, x.numel(), BLOCK=blk, num_warps=8)
             def config(a=a, b=b):
-                race = F8.ws_decision(a, b, one, one)  # Hopper, M > 64: the Gluon kernel's race
-                if not race or race.get("tl") is None:
-                    return ""
-                timed = {c: us for c, us in race["ws"].items() if isinstance(us, (int, float))}
-                best = race["pick"] or (min(timed, key=timed.get) if timed else None)
-                won = f"{race['pick']} (race: " if race["pick"] else "tl kernel (race: "
-                return won + f"tl {race['tl']:.1f} us" + (f", gluon {timed[best]:.1f} us)" if best else ")")
+                return _race_summary(F8.ws_decision(a, b, one, one))  # Hopper, M > 64: the Gluon kernel's race
 
             self.measure("fp8", f"{M}x{N}x{K}", "float8_e4m3fn", ours, bases, check, flops=2.0 * M * N * K,
                          nbytes=M * K + N * K + 2 * M * N, small=M <= 16, config=config)
@@ -569,6 +574,17 @@ class Sweep:
             bases = kh.baselines("attention", dict(q=q, k=k, v=v, causal=causal))
             ours = lambda q=q, k=k, v=v, c=causal: A.attention(q, k, v, causal=c)  # noqa: E731
 
+            def config(q=q, k=k, v=v, causal=causal):
+                from tritondbg.configs import autotuners, config_dict
+
+                race = _race_summary(A.race_decision(q, k, v, causal))  # Hopper: the Gluon kernel's race
+                if race.startswith("gluon"):
+                    return race
+                t = autotuners([A._attn_fwd_kernel]).get("_attn_fwd_kernel")
+                tl = ",".join(f"{a}={b}" for a, b in config_dict(t.best_config).items()) \
+                    if getattr(t, "best_config", None) is not None else ""
+                return (tl + " " + race).strip()
+
             def check(ours=ours, flash=bases["sdpa flash"], q=q, k=k, v=v, causal=causal):
                 try:
                     ref = flash()
@@ -577,7 +593,7 @@ class Sweep:
                 return _ok_msg(*_close(ours(), ref, 2e-2, 2e-2))
             flops = 4.0 * B * H * N * N * D * (0.5 if causal else 1.0)
             name = f"B{B} H{H}/{HKV} N{N} D{D}" + (" causal" if causal else "")
-            self.measure("prefill", name, "bfloat16", ours, bases, check, flops=flops)
+            self.measure("prefill", name, "bfloat16", ours, bases, check, flops=flops, config=config)
             del q, k, v
             _empty_cache(self.dev)
 

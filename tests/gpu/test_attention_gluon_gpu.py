@@ -31,6 +31,7 @@ CASES = [  # B, H, H_KV, N_Q, N_KV, D, causal, dtype, sm_scale
     (1, 4, 1, 1000, 1000, 128, True, torch.float16, None),
     (2, 2, 2, 2047, 2047, 64, True, torch.bfloat16, None),
     (1, 2, 2, 512, 512, 128, False, torch.bfloat16, 0.05),
+    (1, 4, 2, 300, 700, 64, True, torch.bfloat16, None),
 ]
 for B, H, HK, NQ, NKV, D, causal, dtype, scale in CASES:
     g = torch.Generator(device=dev).manual_seed(NQ + NKV + D)
