@@ -293,7 +293,7 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
         compiled = fp8_gemm_tma_kernel[grid](a, b, c, sa, sb, *values.values())
         if sa is scale_a and sb is scale_b:
             _LARGE_TMA.record(large_sig, compiled, grid, (a, b, c, sa, sb), values, out=c)
-        return _race(a, b, c, scale_a, scale_b, out_dtype, fast_accum, large_sig)
+        return _race_gluon(a, b, c, scale_a, scale_b, out_dtype, fast_accum, large_sig)
 
     def grid(meta):
         return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
@@ -304,10 +304,10 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
     compiled = fp8_gemm_kernel[grid](a, b, c, sa, sb, *values.values(), **consts)
     if sa is scale_a and sb is scale_b:  # the scales went in as they are: a later call may pass them directly
         _LARGE.record(large_sig, compiled, grid, (a, b, c, sa, sb), {**values, **consts}, out=c)
-    return _race(a, b, c, scale_a, scale_b, out_dtype, fast_accum, large_sig)
+    return _race_gluon(a, b, c, scale_a, scale_b, out_dtype, fast_accum, large_sig)
 
 
-def _race(a, b, c, scale_a, scale_b, out_dtype, fast_accum, large_sig):
+def _race_gluon(a, b, c, scale_a, scale_b, out_dtype, fast_accum, large_sig):
     """Hopper: the warp-specialised Gluon kernel against the tl path that just computed ``c``, once per call
     signature (kernels/_gemm_ws.py); a winner serves the signature's later calls. Returns ``c``."""
     if large_sig is None or not _WS.eligible_fp8(a, b, scale_a, scale_b, out_dtype):

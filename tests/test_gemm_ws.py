@@ -455,15 +455,21 @@ def test_fp8_gemm_races_once_per_signature_and_serves_the_winner_unless_a_config
     def race(sig, a, b, c, b_nk, plans, steady, num_sms, scales=(), precise=0):
         races.append((sig, b_nk, scales, precise, num_sms))
         plans[sig] = winner
+        R.DECISIONS[sig] = {"pick": "w", "precise": precise}  # what _race.run records under the signature
         return c
 
     monkeypatch.setattr(F8._WS, "race", race)
     a = torch.empty(256, 512, device="meta", dtype=F8_DTYPE)
     b = torch.empty(384, 512, device="meta", dtype=F8_DTYPE).t()
     sa, sb = torch.empty((), device="meta"), torch.empty((), device="meta")
+    assert F8.ws_decision(a, b, sa, sb) is None
     F8.fp8_gemm(a, b, sa, sb)
     (sig, b_nk, scales, precise, num_sms), = races
     assert b_nk is True and scales[0] is sa and scales[1] is sb and precise == 2 and num_sms == 132
+    # the record is found by the public lookup the sweep and tools use (the race function once shadowed the
+    # _race module there: ws_decision raised AttributeError on the GPU)
+    assert F8.ws_decision(a, b, sa, sb) == {"pick": "w", "precise": 2}
+    assert F8.ws_decision(a, b, sa, sb, fast_accum=True) is None
     assert len(launches) == 1
     c2 = F8.fp8_gemm(a, b, sa, sb)
     assert winner.launches == 1 and winner.scales == (sa, sb) and c2.shape == (256, 384) and len(launches) == 1
