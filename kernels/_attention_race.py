@@ -5,7 +5,8 @@ launcher, the winner kept for the signature's later calls).
 
 Why a race: on the H200 (session 13, ``python tests/bench/gluon_attention.py``, tests/bench/runs/s13_*) the Gluon
 kernel took D = 128 from 1.42-1.57x SDPA flash to 1.64-1.78x (B4 H32 N4096 causal 1215 -> 1032 us; N1000 non-causal
-160 -> 134 us, persistent), tied the tl kernel at D = 64, and lost on the short causal shapes the tl kernel's
+160 -> 134 us, persistent), tied the tl kernel at D = 64 (session 14, with the S wgmma one m64n128
+instruction: 1206 vs 1213-1224 us at B4 H32 N4096), and lost on the short causal shapes the tl kernel's
 64x64 tiles serve (B8 H16 N1000 causal 101 vs 110 us; B2 H32/8 N3001 D64 causal 195 vs 211). Persistent
 programs won the non-causal shapes and lost the causal ones (static round-robin over tiles of unequal length:
 N2047 causal 363 against 304 us with one program per tile), so both launch shapes race.
