@@ -55,6 +55,7 @@ def compile_variant(block_n: int, stages: int, d: int, causal: bool) -> dict:
     ptx = k.asm["ptx"]
     return dict(variant=f"{block_n}s{stages}", d=d, causal=causal, regs=usage["REG"], spill_bytes=usage["STACK"],
                 shared_kib=k.metadata.shared // 1024, wgmma=len(re.findall(r"wgmma\.mma_async", ptx)),
+                wgmma_shapes=sorted(set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx))),
                 setmaxnreg=sorted(set(re.findall(r"setmaxnreg\.\w+\.sync\.aligned\.u32\s+(\d+)", ptx))),
                 wgmma_serialised=_wgmma_serialised(ptx, G.MAXNREG))
 
@@ -73,7 +74,7 @@ def compile_only(variants, dims=(128, 64)) -> int:
                     r = compile_variant(bn, st, d, causal)
                     print(f"{v:6s} D{d:<4d} {'causal' if causal else 'full  '} regs {r['regs']:>3} "
                           f"(setmaxnreg {'/'.join(r['setmaxnreg']) or '-'}) spills {r['spill_bytes']} B  "
-                          f"smem {r['shared_kib']} KiB  wgmma {r['wgmma']}"
+                          f"smem {r['shared_kib']} KiB  wgmma {r['wgmma']} ({'/'.join(r['wgmma_shapes'])})"
                           + {True: "  WGMMA SERIALISED (ptxas C7514)", None: "  (ptxas -v not run)"}.get(
                               r["wgmma_serialised"], ""), flush=True)
                 except Exception as e:  # noqa: BLE001 - one failing variant is a line
