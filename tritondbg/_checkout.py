@@ -10,8 +10,6 @@ folders, as the installed mapping does; an editable install's finder, where pres
 """
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -19,13 +17,16 @@ _PACKAGE = Path(__file__).resolve().parent
 _MAPPED = {"tritondbg.kernels": _PACKAGE.parent / "kernels", "tritondbg.scenarios": _PACKAGE.parent / "scenarios"}
 
 
-class CheckoutFinder(importlib.abc.MetaPathFinder):
-    """Finds the two mapped packages in the checkout (their submodules then load from the package's path)."""
+class CheckoutFinder:
+    """A meta-path finder (the protocol: ``find_spec``) for the two mapped packages in the checkout; their
+    submodules then load from the package's path. importlib.util is imported on first use, not at start-up."""
 
     def find_spec(self, name, path=None, target=None):
         folder = _MAPPED.get(name)
         if folder is None:
             return None
+        import importlib.util
+
         return importlib.util.spec_from_file_location(name, folder / "__init__.py",
                                                       submodule_search_locations=[str(folder)])
 
