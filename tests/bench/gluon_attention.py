@@ -20,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-VARIANTS = ("128s2", "64s3", "64s4", "128s3")  # persistent, two consumers (see parse_variant)
+VARIANTS = ("128s2", "64s3", "64s4", "128s3")  # persistent (parse_variant: the suffix t for one program per tile)
 
 
 def parse_variant(v: str) -> tuple[int, int, bool]:
