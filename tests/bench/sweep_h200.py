@@ -577,13 +577,13 @@ class Sweep:
             def config(q=q, k=k, v=v, causal=causal):
                 from tritondbg.configs import autotuners, config_dict
 
-                race = _race_summary(A.race_decision(q, k, v, causal))  # Hopper: the Gluon kernel's race
-                if race.startswith("gluon"):
-                    return race
+                race = A.race_decision(q, k, v, causal)  # Hopper: the Gluon kernel's race
+                if race and race["pick"]:
+                    return _race_summary(race)
                 t = autotuners([A._attn_fwd_kernel]).get("_attn_fwd_kernel")
                 tl = ",".join(f"{a}={b}" for a, b in config_dict(t.best_config).items()) \
                     if getattr(t, "best_config", None) is not None else ""
-                return (tl + " " + race).strip()
+                return (tl + " " + _race_summary(race)).strip()
 
             def check(ours=ours, flash=bases["sdpa flash"], q=q, k=k, v=v, causal=causal):
                 try:
