@@ -8,8 +8,9 @@ kernel took D = 128 from 1.42-1.57x SDPA flash to 1.64-1.78x (B4 H32 N4096 causa
 160 -> 134 us, persistent), tied the tl kernel at D = 64 (session 14, with the S wgmma one m64n128
 instruction: 1206 vs 1213-1224 us at B4 H32 N4096), and lost on the short causal shapes the tl kernel's
 64x64 tiles serve (B8 H16 N1000 causal 101 vs 110 us; B2 H32/8 N3001 D64 causal 195 vs 211). Persistent
-programs won the non-causal shapes and lost the causal ones (static round-robin over tiles of unequal length:
-N2047 causal 363 against 304 us with one program per tile), so both launch shapes race.
+programs won the non-causal shapes and lost the causal ones to a static round-robin over tiles of unequal length
+(N2047 causal 363 against 304 us with one program per tile; session 15 gave persistent programs the next
+untaken tile instead), so both launch shapes race.
 
 Eligible (``eligible``): Gluon's Hopper API imports, ``TRITONDBG_GLUON_ATTENTION`` not 0, an sm_90 GPU, no CUDA
 graph capture under way, contiguous 16-bit (B, H, N, D) q, k, v with D 64 or 128 and a positive scale, the Gluon
@@ -66,7 +67,7 @@ class GluonPlan:
 
     def launch(self, q, k, v, o) -> None:
         _launch.SERVED["gluon_attention_kernel"] = self.report  # what tritondbg run / check report as what ran
-        self.launcher.with_templates((), self.templates, (q, k, v), (o,))
+        self.launcher.with_templates((), self.templates, (q, k, v), (o, GA.sched_buffer(o.device)))
 
 
 def build(cfg, q, k, v, o, causal: bool, sm_scale: float, num_sms: int) -> GluonPlan:

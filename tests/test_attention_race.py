@@ -143,18 +143,19 @@ def test_race_decision_reads_the_record_the_race_left_under_the_calls_signature(
 
 
 def test_the_gluon_attention_kernel_compiles_for_sm90_unserialised(cli_env):
-    """D = 128 and 64, causal and not, the raced BLOCK_N / STAGES: each compiles for sm_90 on this Triton
+    """D = 128 and 64, causal and not, the raced BLOCK_N / STAGES, persistent (tiles taken in turn from the
+    counters) and one program per tile: each compiles for sm_90 on this Triton
     without a GPU, warp-specialised (setmaxnreg), with wgmma, spilling nothing (Triton 3.6 and 3.9), and ptxas
     keeps the wgmma pipeline (no C7514: P is a register operand of the PV wgmma while the next block's softmax
     runs). S = Q K^T is one m64n128 instruction per k-step at D = 64 too (two m64n64 re-read Q from shared
     memory: 2% slower on the H200)."""
     pytest.importorskip("triton.experimental.gluon.language.nvidia.hopper")
     p = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_attention.py"), "--compile-only",
-                        "--variants", "128s2,128s3", "--dims", "128,64"],
+                        "--variants", "128s2,128s3,128s2t", "--dims", "128,64"],
                        env=dict(cli_env, TRITON_DEFAULT_FP_FUSION="1"), capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-2000:]
     lines = [ln for ln in p.stdout.splitlines() if " regs " in ln or " FAILED " in ln]
-    assert len(lines) == 8, p.stdout[-3000:]
+    assert len(lines) == 12, p.stdout[-3000:]
     for ln in lines:
         assert int(ln.split(" spills ")[1].split()[0]) == 0, ln
         assert "m64n128k16" in ln, ln  # S (BLOCK_N = 128) at both head dims

@@ -20,18 +20,22 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-VARIANTS = ("128s2", "64s3", "64s4", "128s3")  # persistent (parse_variant: the suffix t for one program per tile)
+VARIANTS = ("128s2", "64s3", "64s4", "128s3")  # persistent (parse_variant: suffixes t, f, q1)
 
 
-def parse_variant(v: str) -> tuple[int, int, bool]:
-    """BLOCK_Ns<STAGES>[t]: t one program per tile (else persistent). Returns (BLOCK_N, STAGES, persistent)."""
-    m = re.fullmatch(r"(\d+)s(\d+)(t)?", v)
+def parse_variant(v: str) -> tuple[int, int, bool, bool, int | None]:
+    """BLOCK_Ns<STAGES>[t|f][q1]: persistent programs taking the next untaken tile; t one program per tile; f
+    persistent with the fixed stride (tiles p, p + grid, ...); q1 one Q buffer (else the kernel's default).
+    Returns (BLOCK_N, STAGES, persistent, dynamic, q_bufs or None)."""
+    m = re.fullmatch(r"(\d+)s(\d+)([tf])?(q1)?", v)
     if not m:
-        raise SystemExit(f"gluon_attention: variant {v!r} is not BLOCK_Ns<STAGES>[t] (e.g. 128s2, 128s2t)")
-    return int(m.group(1)), int(m.group(2)), not m.group(3)
+        raise SystemExit(f"gluon_attention: variant {v!r} is not BLOCK_Ns<STAGES>[t|f][q1] (e.g. 128s2, 128s2t, "
+                         "128s2f, 128s2q1)")
+    return int(m.group(1)), int(m.group(2)), m.group(3) != "t", m.group(3) is None, 1 if m.group(4) else None
 
 
-def compile_variant(block_n: int, stages: int, d: int, causal: bool) -> dict:
+def compile_variant(block_n: int, stages: int, d: int, causal: bool, persistent: bool = True, dynamic: bool = True,
+                    q_bufs: int | None = None) -> dict:
     """Compile for sm_90 on the CPU (no GPU): registers, spills, shared memory, wgmma serialisation."""
     import torch
     import triton
@@ -46,8 +50,9 @@ def compile_variant(block_n: int, stages: int, d: int, causal: bool) -> dict:
     t = torch.empty(1, 1, 256, d, dtype=torch.bfloat16)
     descs = G.make_descriptors(t, t, t, block_n)
     types = dict(zip(("q_desc", "k_desc", "v_desc"), (mangle_type(x) for x in descs)))
-    types.update(o_ptr="*bf16", H="i32", HK="i32", N_Q="i32", N_KV="i32", qk_scale="fp32")
-    const = dict(CAUSAL=causal, STAGES=stages)
+    types.update(o_ptr="*bf16", sched_ptr="*i32", H="i32", HK="i32", N_Q="i32", N_KV="i32", qk_scale="fp32")
+    const = dict(CAUSAL=causal, STAGES=stages, DYNAMIC=dynamic and persistent,
+                 Q_BUFS=q_bufs or G.q_buffers(block_n, stages, d, persistent))
     sig = {n: types.get(n, "constexpr") for n in G.gluon_attention_kernel.arg_names}
     k = triton.compile(GluonASTSource(G.gluon_attention_kernel, sig, const), target=GPUTarget("cuda", 90, 32),
                        options=dict(num_warps=4, maxnreg=G.MAXNREG))
@@ -66,12 +71,12 @@ def compile_only(variants, dims=(128, 64)) -> int:
     print(f"Triton {triton.__version__}, sm_90, bf16")
     failed = total = 0
     for v in variants:
-        bn, st, _ = parse_variant(v)
+        bn, st, persistent, dynamic, q_bufs = parse_variant(v)
         for d in dims:
             for causal in (False, True):
                 total += 1
                 try:
-                    r = compile_variant(bn, st, d, causal)
+                    r = compile_variant(bn, st, d, causal, persistent, dynamic, q_bufs)
                     print(f"{v:6s} D{d:<4d} {'causal' if causal else 'full  '} regs {r['regs']:>3} "
                           f"(setmaxnreg {'/'.join(r['setmaxnreg']) or '-'}) spills {r['spill_bytes']} B  "
                           f"smem {r['shared_kib']} KiB  wgmma {r['wgmma']} ({'/'.join(r['wgmma_shapes'])})"
@@ -110,9 +115,10 @@ def bench(args) -> int:
         fns = {"tl": lambda: A.attention(q, k, v, causal=causal), "sdpa flash": flash}
         checks = {}
         for var in args.variant_list:
-            bn, st, persistent = parse_variant(var)
-            fn = (lambda bn=bn, st=st, sms=None if persistent else B * H * N:
-                  G.gluon_attention(q, k, v, causal=causal, block_n=bn, stages=st, num_sms=sms))
+            bn, st, persistent, dynamic, q_bufs = parse_variant(var)
+            fn = (lambda bn=bn, st=st, sms=None if persistent else B * H * N, dyn=dynamic, qb=q_bufs:
+                  G.gluon_attention(q, k, v, causal=causal, block_n=bn, stages=st, num_sms=sms, dynamic=dyn,
+                                    q_bufs=qb))
             try:
                 ok, max_abs, n_bad = _close(fn(), ref, 2e-2, 2e-2)
                 torch.cuda.synchronize()

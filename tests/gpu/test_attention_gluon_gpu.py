@@ -3,8 +3,9 @@
 Every (BLOCK_N, STAGES) variant on shapes that hit each edge: N not a multiple of 64 or of BLOCK_N (Q rows
 past N_Q computed and not stored, K/V blocks reading the next head's rows), causal with N_Q < N_KV and
 N_Q > N_KV (bottom-right aligned; rows that see no key give 0), GQA, D = 64 and 128, fp16 and bf16, a scale
-that is not 1/sqrt(D), and 3 persistent programs for many tiles (the K/V ring and the Q buffer wrap around
-from tile to tile). Then ``attention`` itself (its race, later calls, new tensors). A subprocess: compiled mode
+that is not 1/sqrt(D), and 1 or 3 persistent programs for many tiles (the K/V ring and the Q buffer wrap around
+from tile to tile; tiles taken in turn from the stream's counters, which every launch must leave at zero), and
+launches on two streams at once (a counter pair each). Then ``attention`` itself (its race, later calls, new tensors). A subprocess: compiled mode
 needs a process without TRITON_INTERPRET. Skipped without CUDA; run on the GPU machine with `pytest -m gpu`.
 """
 import pytest
@@ -41,13 +42,34 @@ for B, H, HK, NQ, NKV, D, causal, dtype, scale in CASES:
     ref = A.reference(q, k, v, causal=causal, sm_scale=scale)
     name = f"B{B} H{H}/{HK} N{NQ}/{NKV} D{D} {'causal ' if causal else ''}{str(dtype)[6:]} scale {scale}"
     for bn, st in ((128, 2), (128, 3), (64, 3)):
-        for sms in (None, 3):
+        for sms in (None, 3, 1):
             o = torch.full_like(q, float("nan"))
             G.gluon_attention(q, k, v, causal=causal, sm_scale=scale, block_n=bn, stages=st, num_sms=sms, out=o)
             n_bad = int((~((o.float() - ref).abs() <= 2e-2 + 2e-2 * ref.abs())).sum())
             if n_bad:
                 bad.append(f"{name} {bn}s{st} sms={sms}: {n_bad} of {o.numel()} outside 2e-2")
+            left = G.sched_buffer(dev).tolist()
+            if left != [0, 0]:
+                bad.append(f"{name} {bn}s{st} sms={sms}: tile counters left at {left}")
     print(name, "checked")
+# two streams at once, each with its own counters: 4 persistent programs over 1024 causal tiles per stream
+q = torch.randn(2, 16, 4096, 64, device=dev, dtype=torch.bfloat16)
+ref = A.reference(q, q, q, causal=True)
+streams = [torch.cuda.Stream() for _ in range(2)]
+outs = [torch.full_like(q, float("nan")) for _ in streams]
+torch.cuda.synchronize()
+for _ in range(3):
+    for s, o in zip(streams, outs):
+        with torch.cuda.stream(s):
+            G.gluon_attention(q, q, q, causal=True, num_sms=4, out=o)
+torch.cuda.synchronize()
+for i, (s, o) in enumerate(zip(streams, outs)):
+    n_bad = int((~((o.float() - ref).abs() <= 2e-2 + 2e-2 * ref.abs())).sum())
+    with torch.cuda.stream(s):
+        left = G.sched_buffer(dev).tolist()
+    if n_bad or left != [0, 0]:
+        bad.append(f"stream {i}: {n_bad} outside 2e-2, counters {left}")
+print("two streams checked")
 print("\n".join(bad) if bad else "ALL OK")
 '''
 
