@@ -5,11 +5,14 @@ warp specialisation applies, i.e. an unmasked KV loop: non-causal with N_KV a mu
 sequence lengths run the non-specialised kernel (1.31-1.47x SDPA flash against the issue's 1.5x, issue 18). Here
 the specialisation is written by hand, so a masked diagonal or tail block costs one extra ``where`` and no more.
 
-Persistent: ``min(#SMs, #tiles)`` programs walk the (128 query rows, batch*head) tiles; three partitions:
-- loader (1 warp, 40 registers): per tile, TMA loads of the two 64-row Q halves (once both consumers are done
-  with the previous tile's), then the K and V blocks of [0, hi) into a STAGES-deep ring that runs on across
-  tiles, so the next tile's first blocks load during this tile's last ones (separate ready / empty barriers for K and V, so S = Q K^T starts before V
-  has landed); each empty barrier counts two arrivals, one per consumer.
+Persistent: ``min(#SMs, #tiles)`` programs walk the (128 query rows, batch*head) tiles, each program taking the
+next tile no program has taken yet (an atomic on a counter pair per stream, which the last program out resets;
+causal tiles differ in length, and a fixed stride left the machine unbalanced). Three partitions:
+- loader (1 warp, 40 registers): takes the tiles and writes each one's id beside its Q; per tile, TMA loads of
+  the two 64-row Q halves into one of Q_BUFS buffers (once both consumers are done with the tile that last used
+  it), then the K and V blocks of [0, hi) into a STAGES-deep ring that runs on across tiles; with two Q buffers
+  the next tile's Q and first blocks load during this tile's last ones (separate ready / empty barriers for K
+  and V, so S = Q K^T starts before V has landed); each empty barrier counts two arrivals, one per consumer.
 - two consumers (one warpgroup each, 64 query rows each: the default partition and a worker). Per KV block j
   (FA3's intra-warpgroup overlap): issue S_j = Q K_j^T and O += P_{j-1} V_{j-1} asynchronously, wait for S_j
   only, run the online softmax of S_j while the PV wgmma runs, then wait for it and rescale O. The two
