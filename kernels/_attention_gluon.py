@@ -313,7 +313,8 @@ _SCHED = {}  # (device index, raw stream) -> the int32 counter pair of persisten
 def sched_buffer(device):
     """The tile counters of persistent launches on ``device``'s current stream. The kernel leaves them zero, so
     launches in one stream's order share a pair; each stream gets its own (two launches running at once on one
-    pair would split its tiles wrongly)."""
+    pair would split its tiles wrongly). torch hands out streams from a fixed pool per device, so the pairs stay
+    few."""
     import torch
 
     idx = device.index if device.index is not None else torch.cuda.current_device()
