@@ -3,10 +3,11 @@
 Every (BLOCK_N, STAGES) variant on shapes that hit each edge: N not a multiple of 64 or of BLOCK_N (Q rows
 past N_Q computed and not stored, K/V blocks reading the next head's rows), causal with N_Q < N_KV and
 N_Q > N_KV (bottom-right aligned; rows that see no key give 0), GQA, D = 64 and 128, fp16 and bf16, a scale
-that is not 1/sqrt(D), and 1 or 3 persistent programs for many tiles (the K/V ring and the Q buffer wrap around
-from tile to tile; tiles taken in turn from the stream's counters, which every launch must leave at zero), and
-launches on two streams at once (a counter pair each). Then ``attention`` itself (its race, later calls, new tensors). A subprocess: compiled mode
-needs a process without TRITON_INTERPRET. Skipped without CUDA; run on the GPU machine with `pytest -m gpu`.
+that is not 1/sqrt(D), and 1 or 3 persistent programs for many tiles (the K/V ring and the Q buffers wrap
+around from tile to tile; tiles taken in turn from the stream's counters, which every launch must leave at
+zero), and launches on two streams at once (a counter pair each). Then ``attention`` itself (its race, later
+calls, new tensors). A subprocess: compiled mode needs a process without TRITON_INTERPRET. Skipped without
+CUDA; run on the GPU machine with `pytest -m gpu`.
 """
 import pytest
 from _gpu_code import run_gpu_code
