@@ -29,7 +29,8 @@ signature whether ``gemm`` uses it (a race against the tl kernels on the first c
 No interpreter: Gluon kernels run on the GPU only (``tritondbg interpret gemm`` runs the tl kernels, which compute
 the same product). Ideas and API use follow Triton's Gluon tutorials (triton-lang/triton python/tutorials/gluon,
 MIT licence: 05-wgmma, 07-persistence, 08-warp-specialization); no code is copied. Triton 3.6 names the TMA
-copies async_copy_global_to_shared / async_copy_shared_to_global, 3.9 async_load / async_store (bridged below).
+copies async_copy_global_to_shared / async_copy_shared_to_global, 3.9 async_load / async_store, and the CTA barrier
+thread_barrier where 3.9 says barrier (bridged below).
 
 Importing this module raises ImportError where Triton has no Gluon Hopper API.
 """
@@ -44,6 +45,7 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 _tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
 _tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+_barrier = getattr(gl, "barrier", None) or gl.thread_barrier  # 3.9: barrier; 3.6: thread_barrier
 
 # setmaxnreg: the TMA warp only holds scalars; the rest goes to the consumers (cuBLAS: 40 / 232)
 PRODUCER_REGS = gl.constexpr(40)
@@ -72,8 +74,23 @@ def _tile_offsets(tile, num_pid_m, num_pid_n, BLOCK_M: gl.constexpr, BLOCK_N: gl
 
 
 @gluon.jit
-def _producer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M: gl.constexpr, B_NK: gl.constexpr):
-    """Worker partition (1 warp): fill the ring with TMA, one stage per (tile, k step)."""
+def _unit(unit, num_pid_m, num_pid_n, k_tiles, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr,
+          SPLIT_K: gl.constexpr):
+    """Work unit -> (tile, split, off_m, off_n, first k step, k steps). A tile's SPLIT_K units are adjacent (they
+    run at the same time: their partials stay in L2); split s takes k steps [s*kps, min((s+1)*kps, k_tiles)),
+    never empty (the host picks SPLIT_K so, ``split_k_for``)."""
+    tile = unit // SPLIT_K
+    split = unit % SPLIT_K
+    off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BLOCK_M, BLOCK_N, GROUP_M)
+    kps = gl.cdiv(k_tiles, SPLIT_K)
+    k0 = split * kps
+    return tile, split, off_m, off_n, k0, gl.minimum(kps, k_tiles - k0)
+
+
+@gluon.jit
+def _producer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M: gl.constexpr, B_NK: gl.constexpr,
+              SPLIT_K: gl.constexpr):
+    """Worker partition (1 warp): fill the ring with TMA, one stage per (unit, k step)."""
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
@@ -83,9 +100,10 @@ def _producer(a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M: gl.
     num_pid_n = gl.cdiv(c_desc.shape[1], BLOCK_N)
     k_tiles = gl.cdiv(a_desc.shape[1], BLOCK_K)
     it = 0
-    for tile in range(gl.program_id(0), num_pid_m * num_pid_n, gl.num_programs(0)):
-        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BLOCK_M, BLOCK_N, GROUP_M)
-        for kk in range(k_tiles):
+    for unit in range(gl.program_id(0), num_pid_m * num_pid_n * SPLIT_K, gl.num_programs(0)):
+        tile, split, off_m, off_n, k0, kn = _unit(unit, num_pid_m, num_pid_n, k_tiles, BLOCK_M, BLOCK_N, GROUP_M,
+                                                  SPLIT_K)
+        for kk in range(k0, k0 + kn):
             s = it % STAGES
             # a fresh mbarrier counts as having completed the phase before 0: the first lap does not wait
             mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)
@@ -143,35 +161,75 @@ def _promoted_mainloop(a_bufs, b_bufs, ready, empty, acc, zero, it, k_tiles, B_N
 
 
 @gluon.jit
+def _split_merge(acc, ws_ptr, cnt_ptr, tile, split, layout: gl.constexpr, BLOCK_M: gl.constexpr,
+                 BLOCK_N: gl.constexpr, SPLIT_K: gl.constexpr):
+    """Split-K: publish this unit's fp32 partial and count the tile's arrivals; the last arrival sums the
+    SPLIT_K partials in the fixed order 0..SPLIT_K-1 (deterministic: the bits do not depend on who is last) and
+    resets the counter. Returns (the sum, whether this unit is the last one); non-last units return their own
+    partial, unused. Memory ordering as kernels/_splitk.py's: every thread's stores, a barrier of this
+    partition, one acq_rel gpu-scope atomic (its release is cumulative), the result broadcast to the partition,
+    the partials re-read from L2 (.cg)."""
+    rows = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, layout))
+    cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, layout))
+    ws_tile = ws_ptr + tile.to(gl.int64) * (SPLIT_K * BLOCK_M * BLOCK_N) + (rows[:, None] * BLOCK_N + cols[None, :])
+    gl.store(ws_tile + split * (BLOCK_M * BLOCK_N), acc)
+    _barrier()
+    arrived = gl.atomic_add(cnt_ptr + tile, 1, sem="acq_rel", scope="gpu")
+    last = arrived == SPLIT_K - 1
+    if last:
+        acc = gl.load(ws_tile, cache_modifier=".cg")
+        for s in range(1, SPLIT_K):
+            acc += gl.load(ws_tile + s * (BLOCK_M * BLOCK_N), cache_modifier=".cg")
+        gl.store(cnt_ptr + tile, 0)  # every split has arrived: zero it for the next launch
+    return acc, last
+
+
+@gluon.jit
+def _epilogue(acc, c_desc, c_smem, off_m, off_n, scale_a_ptr, scale_b_ptr):
+    """Accumulator -> [scales] -> output dtype -> shared memory -> TMA store (waited for only before the buffer's
+    next use)."""
+    if scale_a_ptr is not None:  # per-tensor scales (fp8)
+        acc = acc * (gl.load(scale_a_ptr) * gl.load(scale_b_ptr))
+    tma.store_wait(0)  # my previous TMA store has finished reading c_smem
+    c_smem.store(acc.to(c_desc.dtype))
+    fence_async_shared()  # generic-proxy writes before the async-proxy (TMA) read
+    _tma_store(c_desc, [off_m, off_n], c_smem)
+
+
+@gluon.jit
 def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
-              GROUP_M: gl.constexpr, B_NK: gl.constexpr, PRECISE: gl.constexpr, PINGPONG: gl.constexpr,
-              WHICH: gl.constexpr, num_warps: gl.constexpr):
+              ws_ptr, cnt_ptr, GROUP_M: gl.constexpr, B_NK: gl.constexpr, PRECISE: gl.constexpr,
+              PINGPONG: gl.constexpr, SPLIT_K: gl.constexpr, WHICH: gl.constexpr, num_warps: gl.constexpr):
     """A consumer partition (num_warps warps): wgmma over the ring, then the epilogue through c_bufs[WHICH].
     PINGPONG: consumer WHICH (0 or 1) takes every other tile; their main loops take turns (``turn`` barriers),
-    so one's epilogue overlaps the other's main loop, and neither waits on a ring lap the other has not freed."""
+    so one's epilogue overlaps the other's main loop, and neither waits on a ring lap the other has not freed.
+    SPLIT_K > 1: a unit is one K slice of a tile; its partial goes through ``_split_merge``."""
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     STAGES: gl.constexpr = a_bufs.type.shape[0]
     NCONS: gl.constexpr = 2 if PINGPONG else 1
+    gl.static_assert(SPLIT_K == 1 or not PINGPONG, "split-K units have unequal k steps: no ping-pong")
     layout: gl.constexpr = _acc_layout(a_desc.dtype, BLOCK_M, BLOCK_N, num_warps)
     c_smem = c_bufs.index(WHICH)
     num_pid_m = gl.cdiv(c_desc.shape[0], BLOCK_M)
     num_pid_n = gl.cdiv(c_desc.shape[1], BLOCK_N)
     k_tiles = gl.cdiv(a_desc.shape[1], BLOCK_K)
     n = 0
-    for tile in range(gl.program_id(0) + WHICH * gl.num_programs(0), num_pid_m * num_pid_n,
+    it = 0  # ring position: the k steps of this program's units before this one
+    for unit in range(gl.program_id(0) + WHICH * gl.num_programs(0), num_pid_m * num_pid_n * SPLIT_K,
                       NCONS * gl.num_programs(0)):
-        off_m, off_n = _tile_offsets(tile, num_pid_m, num_pid_n, BLOCK_M, BLOCK_N, GROUP_M)
-        it = (n * NCONS + WHICH) * k_tiles  # ring position: this program's tiles before this one, in order
+        tile, split, off_m, off_n, k0, kn = _unit(unit, num_pid_m, num_pid_n, k_tiles, BLOCK_M, BLOCK_N, GROUP_M,
+                                                  SPLIT_K)
         if PINGPONG:  # my turn: the other consumer finished the main loop of the tile before mine
+            it = (n * NCONS + WHICH) * k_tiles  # both consumers' tiles, in order, every one k_tiles steps
             mbarrier.wait(turn.index(WHICH), (n & 1) ^ (1 - WHICH))
         acc = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, layout)
         if PRECISE == 2:
             zero = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, layout)
-            acc, it = _promoted_mainloop(a_bufs, b_bufs, ready, empty, acc, zero, it, k_tiles, B_NK)
+            acc, it = _promoted_mainloop(a_bufs, b_bufs, ready, empty, acc, zero, it, kn, B_NK)
         else:
-            for kk in range(k_tiles):
+            for kk in range(kn):
                 s = it % STAGES
                 mbarrier.wait(ready.index(s), (it // STAGES) & 1)
                 b_op = b_bufs.index(s).permute((1, 0)) if B_NK else b_bufs.index(s)
@@ -193,21 +251,24 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn
                 mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
         if PINGPONG:
             mbarrier.arrive(turn.index(1 - WHICH), count=1)
-        if scale_a_ptr is not None:  # per-tensor scales (fp8)
-            acc = acc * (gl.load(scale_a_ptr) * gl.load(scale_b_ptr))
-        tma.store_wait(0)  # my previous TMA store has finished reading c_smem
-        c_smem.store(acc.to(c_desc.dtype))
-        fence_async_shared()  # generic-proxy writes before the async-proxy (TMA) read
-        _tma_store(c_desc, [off_m, off_n], c_smem)
+        if SPLIT_K > 1:
+            acc, last = _split_merge(acc, ws_ptr, cnt_ptr, tile, split, layout, BLOCK_M, BLOCK_N, SPLIT_K)
+            if last:
+                _epilogue(acc, c_desc, c_smem, off_m, off_n, scale_a_ptr, scale_b_ptr)
+        else:
+            _epilogue(acc, c_desc, c_smem, off_m, off_n, scale_a_ptr, scale_b_ptr)
         n += 1
     tma.store_wait(0)
 
 
 @gluon.jit
-def gluon_gemm_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, GROUP_M: gl.constexpr, STAGES: gl.constexpr,
-                      B_NK: gl.constexpr, PRECISE: gl.constexpr, PINGPONG: gl.constexpr, num_warps: gl.constexpr):
+def gluon_gemm_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, ws_ptr, cnt_ptr, GROUP_M: gl.constexpr,
+                      STAGES: gl.constexpr, B_NK: gl.constexpr, PRECISE: gl.constexpr, PINGPONG: gl.constexpr,
+                      SPLIT_K: gl.constexpr, num_warps: gl.constexpr):
     """c = a @ b [* scale_a * scale_b] (descriptors over row-major a (M, K), c (M, N), and b (K, N), or (N, K)
-    when B_NK); persistent, warp-specialised. Scale pointers: None for 16-bit, 1-element fp32 for fp8."""
+    when B_NK); persistent, warp-specialised. Scale pointers: None for 16-bit, 1-element fp32 for fp8. SPLIT_K > 1:
+    ws_ptr an fp32 workspace of tiles * SPLIT_K * BLOCK_M * BLOCK_N, cnt_ptr one int32 counter per tile, zero
+    on entry and left zero (else both None)."""
     gl.static_assert(c_desc.block_type.shape[0] % (16 * num_warps) == 0, "BLOCK_M: 64 rows per consumer warpgroup")
     dtype: gl.constexpr = a_desc.dtype
     a_bufs = gl.allocate_shared_memory(dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout)
@@ -226,16 +287,16 @@ def gluon_gemm_kernel(a_desc, b_desc, c_desc, scale_a_ptr, scale_b_ptr, GROUP_M:
     if PINGPONG:  # default partition = consumer 0; workers: consumer 1 (a warpgroup), the producer (1 warp)
         gl.warp_specialize([
             (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
-                         GROUP_M, B_NK, PRECISE, PINGPONG, 0, num_warps)),
+                         ws_ptr, cnt_ptr, GROUP_M, B_NK, PRECISE, PINGPONG, SPLIT_K, 0, num_warps)),
             (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
-                         GROUP_M, B_NK, PRECISE, PINGPONG, 1, num_warps)),
-            (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M, B_NK)),
+                         ws_ptr, cnt_ptr, GROUP_M, B_NK, PRECISE, PINGPONG, SPLIT_K, 1, num_warps)),
+            (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M, B_NK, SPLIT_K)),
         ], [num_warps, 1], [CONSUMER_REGS, PRODUCER_REGS])
     else:
         gl.warp_specialize([
             (_consumer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, scale_a_ptr, scale_b_ptr,
-                         GROUP_M, B_NK, PRECISE, PINGPONG, 0, num_warps)),
-            (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M, B_NK)),
+                         ws_ptr, cnt_ptr, GROUP_M, B_NK, PRECISE, PINGPONG, SPLIT_K, 0, num_warps)),
+            (_producer, (a_desc, b_desc, c_desc, a_bufs, b_bufs, ready, empty, GROUP_M, B_NK, SPLIT_K)),
         ], [1], [PRODUCER_REGS])
     for i in gl.static_range(STAGES):
         mbarrier.invalidate(ready.index(i))
@@ -264,14 +325,50 @@ def make_descriptors(a, b, c, block_m: int, block_n: int, block_k: int, b_nk: bo
             desc(c, [block_m, block_n]))
 
 
-def launch(descs, scales, M, N, block_m, block_n, group_m, stages, b_nk, precise, pingpong, num_warps, num_sms):
+def split_k_for(M: int, N: int, K: int, block_m: int, block_n: int, block_k: int, num_sms: int,
+                max_split: int = 8) -> int:
+    """Splits of K per output tile: as many as keep every tile's units within one wave of ``num_sms`` programs
+    (``num_sms // tiles``), at most ``max_split``, and none empty (split s starts at s * cdiv(k_tiles, S))."""
+    tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+    k_tiles = triton.cdiv(K, block_k)
+    split = max(1, min(max_split, num_sms // max(tiles, 1), k_tiles))
+    while split > 1 and (split - 1) * triton.cdiv(k_tiles, split) >= k_tiles:
+        split -= 1
+    return split
+
+
+def split_buffers(device, M: int, N: int, block_m: int, block_n: int, split_k: int):
+    """(workspace, counters) for a split-K launch: fp32 tiles * split_k * block_m * block_n and one int32 counter
+    per tile, cached per (device, power-of-two size) for the process's life (kernels/_splitk.py ``_buffer``: the
+    counters are zero between launches, each launch leaves them so; a CUDA graph keeps valid pointers). Launches
+    that share a device must not overlap on two streams (shared workspace and counters)."""
+    import torch
+
+    from . import _splitk as SK
+
+    tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+    return (SK._buffer("gluon_ws", device, tiles * split_k * block_m * block_n, torch.float32),
+            SK._buffer("gluon_cnt", device, tiles, torch.int32))
+
+
+def launch(descs, scales, M, N, block_m, block_n, group_m, stages, b_nk, precise, pingpong, num_warps, num_sms,
+           split_k=1):
     """One launch over the descriptors; returns (the compiled kernel, the grid, the arguments after the
-    descriptors), which kernels/_launch.py's Launcher takes to launch it again."""
-    grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n)),)
-    head = (*scales, group_m, stages, b_nk, precise, pingpong)
+    descriptors), which kernels/_launch.py's Launcher takes to launch it again (the split-K buffers there as
+    integer pointers: they live as long as the process)."""
+    if split_k > 1 and pingpong:
+        raise ValueError("gluon gemm: split-K has no ping-pong variant")
+    grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n) * split_k),)
+    if split_k > 1:
+        ws, cnt = split_buffers(descs[2].base.device, M, N, block_m, block_n, split_k)
+        bufs, ptrs = (ws, cnt), (ws.data_ptr(), cnt.data_ptr())
+    else:
+        bufs = ptrs = (None, None)
+    rest = (group_m, stages, b_nk, precise, pingpong, split_k)
     # num_warps is both a launch option and the kernel's constexpr (the binder fills the parameter from it)
-    compiled = gluon_gemm_kernel[grid](*descs, *head, num_warps=num_warps, maxnreg=maxnreg(num_warps, pingpong))
-    return compiled, grid, (*head, num_warps)  # every parameter after the descriptors, as the binder bound them
+    compiled = gluon_gemm_kernel[grid](*descs, *scales, *bufs, *rest, num_warps=num_warps,
+                                       maxnreg=maxnreg(num_warps, pingpong))
+    return compiled, grid, (*scales, *ptrs, *rest, num_warps)  # every parameter after the descriptors, in order
 
 
 def _num_sms(device) -> int:
@@ -281,7 +378,7 @@ def _num_sms(device) -> int:
 
 
 def gluon_gemm(a, b, *, block_m=128, block_n=128, block_k=64, stages=5, num_warps=8, pingpong=False, group_m=8,
-               num_sms=None, out=None):
+               num_sms=None, split_k=1, out=None):
     """a @ b for 16-bit row-major a (M, K) and b (K, N) row-major or K-major (``w.t()``) on a Hopper GPU; fp32
     accumulation, output in a's dtype. No checks beyond the layout: ``gemm`` is the checked entry."""
     import torch
@@ -297,12 +394,12 @@ def gluon_gemm(a, b, *, block_m=128, block_n=128, block_k=64, stages=5, num_warp
     c = torch.empty(M, N, device=a.device, dtype=a.dtype) if out is None else out
     descs = make_descriptors(a, b.t() if b_nk else b, c, block_m, block_n, block_k, b_nk=b_nk)
     launch(descs, (None, None), M, N, block_m, block_n, group_m, stages, b_nk, False, pingpong, num_warps,
-           num_sms or _num_sms(a.device))
+           num_sms or _num_sms(a.device), split_k)
     return c
 
 
 def gluon_fp8_gemm(a, b, scale_a, scale_b, *, block_m=128, block_n=128, block_k=128, stages=5, num_warps=8,
-                   pingpong=False, group_m=8, fast_accum=False, pipelined=True, num_sms=None, out=None):
+                   pingpong=False, group_m=8, fast_accum=False, pipelined=True, num_sms=None, split_k=1, out=None):
     """(a @ b) * scale_a * scale_b in bf16 for fp8 e4m3 a (M, K) row-major and b (K, N) K-major (``w.t()`` of a
     row-major (N, K) weight, as torch._scaled_mm takes it), 1-element fp32 scales. Precise accumulation (every
     BLOCK_K-deep wgmma chain added into fp32, like the bundled fp8_gemm's max_num_imprecise_acc=BLOCK_K) unless
@@ -323,5 +420,5 @@ def gluon_fp8_gemm(a, b, scale_a, scale_b, *, block_m=128, block_n=128, block_k=
     descs = make_descriptors(a, b.t(), c, block_m, block_n, block_k, b_nk=True)
     precise = 0 if fast_accum else (2 if pipelined else 1)
     launch(descs, (scale_a, scale_b), M, N, block_m, block_n, group_m, stages, True, precise, pingpong,
-           num_warps, num_sms or _num_sms(a.device))
+           num_warps, num_sms or _num_sms(a.device), split_k)
     return c

@@ -18,8 +18,9 @@ signature's cached launcher.
 Not above M = 2048: there the tl persistent kernel ties cuBLAS (tests/bench/sweep_h200.md), and on the H200 the
 Gluon kernel's race wins at 4096^3 and 8192^3 (196.8 vs 205.0 us, 1596 vs 1707 us, timed one after the other)
 did not hold in the sweep's interleaved rounds (0.94x / 0.96x torch against the tl kernel's 0.97-1.01x).
-fp8_gemm (M > 64, ``eligible_fp8``: K-major b, per-tensor scales, a 16-bit output) races its tiles the same way,
-at every M: on the H200 the pipelined promotion (kernels/_gemm_gluon.py) took 8192^3 from 997 us (tl) to 770.
+fp8_gemm (``eligible_fp8``: K-major b, per-tensor scales, a 16-bit output) races its tiles the same way, at every
+M (M <= 64 against the decode kernel, fp8_gemm ``_race_decode``): on the H200 the pipelined promotion
+(kernels/_gemm_gluon.py) took 8192^3 from 997 us (tl) to 770.
 ``TRITONDBG_GLUON_GEMM=0`` turns the race off (both).
 Each call the Gluon kernel serves sets ``_launch.SERVED``, which tritondbg run / check / the perf gate report beside
 the autotuners' configs ("gluon_gemm_kernel ... (raced)").
@@ -47,7 +48,11 @@ WS_MIN_M = 32  # M at or below: the split-K kernel (a 64-row tile would be at le
 WS_MAX_M = 2048  # above: the tl persistent kernel, which ties cuBLAS there (module docstring)
 GROUP_M = 8
 # (BLOCK_M, BLOCK_N, BLOCK_K, STAGES, num_warps[, ping-pong]); shared memory <= 227 KiB each (16-bit)
-_SMALL_M = ((64, 64, 128, 5, 4), (64, 128, 64, 8, 4), (128, 128, 64, 5, 8), (128, 64, 64, 8, 4))
+SPLIT = "sk"  # a candidate's 7th item: split K (the number of splits per shape, ``expand``)
+# M <= 128, split-K (session 16, H200, GPU time): one 128-row tile row with K split until tiles x splits fill the SMs
+# once; won where few column tiles meet a long K (127x4096x11008: 38.5 us against the tl path's 40.2, torch 37.5)
+_SMALL_M = ((64, 64, 128, 5, 4), (64, 128, 64, 8, 4), (128, 128, 64, 5, 8), (128, 64, 64, 8, 4),
+            (128, 64, 64, 8, 4, False, SPLIT))
 _MID_M = ((64, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8))
 _LARGE_M = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (128, 128, 64, 4, 4, True))
 # fp8 e4m3 (fp8_gemm, M > 64): 128x128x128 over two warpgroups, the partials added pipelined (session 12 on the
@@ -63,21 +68,47 @@ _SM90: dict = {}  # device index -> bool
 def candidates(M: int, fp8: bool = False) -> tuple:
     """The Gluon tiles raced at this M (session 11 on the H200: 64-row and narrow tiles for M <= 128, where 128x128
     tiles leave most SMs idle; the 128x256 / 128x128 tiles cuBLAS uses above). fp8: ``_FP8``, and narrower
-    one-warpgroup tiles for M <= 128."""
+    one-warpgroup tiles for M <= 128. A split-K candidate carries ``SPLIT`` until ``expand`` sizes it."""
     if fp8:
         return _FP8_SMALL_M if M <= 128 else _FP8
     return _SMALL_M if M <= 128 else _MID_M if M <= 512 else _LARGE_M
 
 
+def expand(cands, M: int, N: int, K: int, num_sms: int) -> tuple:
+    """``cands`` for one shape: a split-K candidate gets its number of splits (kernels/_gemm_gluon.py
+    ``split_k_for``: tiles x splits within one wave), or drops out where that is 1 (it would be its unsplit twin)."""
+    out = []
+    for cfg in cands:
+        if len(cfg) > 6 and cfg[6] == SPLIT:
+            split = GK.split_k_for(M, N, K, cfg[0], cfg[1], cfg[2], num_sms) if GK is not None else 1
+            if split <= 1:
+                continue
+            cfg = cfg[:6] + (split,)
+        out.append(cfg)
+    return tuple(out)
+
+
+def _unpack(cfg) -> tuple:
+    """(BLOCK_M, BLOCK_N, BLOCK_K, STAGES, num_warps, ping-pong, splits) of a candidate tuple."""
+    bm, bn, bk, stages, warps, *rest = cfg
+    split = rest[1] if len(rest) > 1 and isinstance(rest[1], int) else 1
+    return bm, bn, bk, stages, warps, bool(rest and rest[0] is True), split
+
+
 def tile_dict(cfg) -> dict:
     """A candidate as the config dict tritondbg reports (run/check's config line, profile's decisions)."""
-    bm, bn, bk, stages, warps, *pp = cfg
-    return dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages, PINGPONG=bool(pp and pp[0]), num_warps=warps)
+    bm, bn, bk, stages, warps, pp, split = _unpack(cfg)
+    d = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages, PINGPONG=pp, num_warps=warps)
+    if split > 1:
+        d["SPLIT_K"] = split
+    return d
 
 
 def config_name(cfg) -> str:
-    bm, bn, bk, stages, warps, *pp = cfg
-    return f"gluon_gemm_kernel: {bm}x{bn}x{bk} s{stages} w{warps}" + (" pingpong" if pp and pp[0] else "")
+    """The candidate's name in race records and reports; " split-K" before ``expand`` sizes it, then " split-K N"."""
+    bm, bn, bk, stages, warps, pp, split = _unpack(cfg)
+    sk = f" split-K {split}" if split > 1 else " split-K" if len(cfg) > 6 and cfg[6] == SPLIT else ""
+    return f"gluon_gemm_kernel: {bm}x{bn}x{bk} s{stages} w{warps}" + (" pingpong" if pp else "") + sk
 
 
 def _sm90(device) -> bool:
@@ -113,7 +144,7 @@ def eligible(a, b, activation) -> bool | None:
 
 
 def eligible_fp8(a, b, scale_a, scale_b, out_dtype) -> bool:
-    """Whether the Gluon kernel can take this (checked, M > 64) fp8_gemm call: row-major a, K-major b (``w.t()``),
+    """Whether the Gluon kernel can take this (checked) fp8_gemm call: row-major a, K-major b (``w.t()``),
     both TMA-describable (16-byte aligned bases and row strides), K % 16 and N % 8, one fp32 scale each on a's
     device, a 16-bit output."""
     if GK is None or not enabled() or out_dtype not in (torch.bfloat16, torch.float16):
@@ -148,10 +179,10 @@ class WSPlan:
 def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: int = 0) -> WSPlan:
     """Compile ``cfg`` for these operands, launch it once into ``c`` and return its plan. fp8: ``scales``
     (scale_a, scale_b), ``precise`` the kernel's PRECISE (0 fast accumulation, 2 pipelined promotion)."""
-    bm, bn, bk, stages, warps, *pp = cfg
+    bm, bn, bk, stages, warps, pp, split = _unpack(cfg)
     descs = GK.make_descriptors(a, b.t() if b_nk else b, c, bm, bn, bk, b_nk)
     compiled, grid, tail = GK.launch(descs, scales or (None, None), a.shape[0], b.shape[1], bm, bn, GROUP_M, stages,
-                                     b_nk, precise, bool(pp and pp[0]), warps, num_sms)
+                                     b_nk, precise, pp, warps, num_sms, split)
     plan = WSPlan()
     plan.kernel = GK.gluon_gemm_kernel
     # the scale tensors are per call (WSPlan.__call__): the launcher's tail starts after them
@@ -168,7 +199,7 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=None
     recomputes ``c``. fp8_gemm: ``scales`` (scale_a, scale_b) and ``precise`` (``build``); a winning plan takes
     (a, b, c, *scales). Returns ``c``."""
     M, N = a.shape[0], b.shape[1]
-    cands = candidates(M, fp8=bool(scales))
+    cands = expand(candidates(M, fp8=bool(scales)), M, N, a.shape[1], num_sms)
     key = {"op": "fp8_gemm" if scales else "gemm", "M": M, "N": N, "K": a.shape[1],
            "dtype": str(a.dtype).replace("torch.", ""), "b": "w.t()" if b_nk else "(K, N)"}
     builds = {config_name(cfg): (lambda out, cfg=cfg: build(cfg, a, b, out, b_nk, num_sms, scales, precise))

@@ -135,7 +135,7 @@ def test_every_tile_gemm_races_compiles_for_sm90_in_both_b_layouts(cli_env):
     sys.path.insert(0, str(REPO))
     from tritondbg.kernels import _gemm_ws as WS
 
-    want = {WS.config_name(c).split(": ")[1].replace(" pingpong", " pp")
+    want = {WS.config_name(c).split(": ")[1].replace(" pingpong", " pp").replace(" split-K", " sk")
             for m in (64, 256, 1024) for c in WS.candidates(m)}
     p = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_gemm.py"), "--compile-only", "--configs", "race"],
                        env=dict(cli_env, TRITON_DEFAULT_FP_FUSION="1"), capture_output=True, text=True, timeout=300)

@@ -268,7 +268,9 @@ def test_build_binds_every_parameter_and_plans_rebase_descriptors(stub_launch):
     (grid, args, kwargs), = calls
     assert grid == (min(132, 2 * 2),) and kwargs == {"num_warps": 4, "maxnreg": WS.GK.maxnreg(4)}
     assert len(args) + 1 == len(real.arg_names)  # + num_warps, from the launch option
-    assert plan.launcher.tail == tuple(args[3:]) + (4,) and plan.launcher.tail[4] is True  # B_NK
+    bound = dict(zip(real.arg_names, args))
+    assert plan.launcher.tail == tuple(args[3:]) + (4,)  # every parameter after the descriptors, then num_warps
+    assert bound["B_NK"] is True and bound["SPLIT_K"] == 1 and bound["ws_ptr"] is None and bound["cnt_ptr"] is None
     assert [list(d.block_shape) for d in args[:3]] == [[64, 64], [128, 64], [64, 128]]
     assert not any(isinstance(v, torch.Tensor) for _, f in plan.templates for v in f.values())
     a2, w2, c2 = a.clone(), w.clone(), torch.empty_like(c)
@@ -277,6 +279,34 @@ def test_build_binds_every_parameter_and_plans_rebase_descriptors(stub_launch):
     assert tensors == () and trailing == ()
     assert [d.base.data_ptr() for d in descs] == [a2.data_ptr(), w2.data_ptr(), c2.data_ptr()]
     assert [list(d.shape) for d in descs] == [[127, 64], [256, 64], [127, 256]]
+
+
+def test_split_k_candidates_are_sized_per_shape_and_launch_with_the_cached_buffers(stub_launch):
+    """A split-K candidate gets tiles x splits within one wave of SMs (dropped where that is one split: it would
+    be its unsplit twin); its launch compiles over the workspace and counters (tensors, for the specialisation)
+    and its launcher passes them as integer pointers (they live as long as the process)."""
+    calls = stub_launch
+    (sk,) = [c for c in WS.candidates(127) if len(c) > 6]
+    assert WS.expand((sk,), 127, 4096, 11008, 132) == (sk[:6] + (2,),)  # 64 tiles of 128x64: 2 splits
+    assert WS.expand((sk,), 127, 11008, 4096, 132) == ()  # 172 tiles: no split
+    assert WS.expand((sk,), 127, 4096, 64, 132) == ()  # one k step: nothing to split
+    assert WS.expand(WS.candidates(1024), 1024, 4096, 4096, 132) == WS.candidates(1024)  # no split candidate there
+    cfg = sk[:6] + (2,)
+    assert WS.config_name(cfg).endswith(" split-K 2") and WS.tile_dict(cfg)["SPLIT_K"] == 2
+    a = torch.empty(127, 11008, dtype=torch.bfloat16)
+    w = torch.empty(4096, 11008, dtype=torch.bfloat16)
+    c = torch.empty(127, 4096, dtype=torch.bfloat16)
+    plan = WS.build(cfg, a, w.t(), c, True, 132)
+    (grid, args, _), = calls
+    bound = dict(zip(_REAL_KERNEL.arg_names, args))
+    assert grid == (128,) and bound["SPLIT_K"] == 2 and bound["PINGPONG"] is False
+    ws, cnt = bound["ws_ptr"], bound["cnt_ptr"]
+    assert ws.dtype == torch.float32 and ws.numel() >= 64 * 2 * 128 * 64
+    assert cnt.dtype == torch.int32 and cnt.numel() >= 64 and not bool(cnt.any())
+    assert plan.launcher.tail[:2] == (None, None)  # the 16-bit scales
+    assert plan.launcher.tail[2:4] == (ws.data_ptr(), cnt.data_ptr())
+    with pytest.raises(ValueError, match="ping-pong"):
+        WS.build((128, 64, 64, 8, 4, True, 2), a, w.t(), c, True, 132)
 
 
 def test_pinning_reports_what_the_race_served_and_blocks_the_race_while_a_tl_config_is_pinned(monkeypatch):
@@ -478,6 +508,58 @@ def test_fp8_gemm_races_once_per_signature_and_serves_the_winner_unless_a_config
     monkeypatch.setattr(F8._launch, "PINNED", {"fp8_gemm_kernel"})
     F8.fp8_gemm(a, b, sa, sb)
     assert winner.launches == 1 and len(launches) == 3  # the pinned tl kernel ran, not the raced plan
+
+
+def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached_path(monkeypatch):
+    """M <= 64: after the decode kernel's first call of a signature (its cached plan stored), the Gluon tiles race
+    that plan's steady call under the key (signature, precise); a winner serves later calls through the decode
+    steady state (the call's scales, a new c); no cached decode plan (a tool patched the launch path, scales
+    converted): no race."""
+    launches, races = [], []
+
+    class TLPlan:
+        def __init__(self, shape):
+            self.out_shape, self.device, self.calls = shape, torch.device("meta"), 0
+
+        def launch(self, a, b, c, sa, sb):
+            self.calls += 1
+
+    def decode(a, b, c, sa, sa_rows, sb, sb_cols, sig, scale_a, scale_b):
+        launches.append(sig)
+        if keep[0]:
+            F8._PLANS[sig] = TLPlan(c.shape)
+        return c
+
+    winner = _Plan("w", None)
+
+    def race(sig, a, b, c, b_nk, plans, steady, num_sms, scales=(), precise=0):
+        races.append((sig, b_nk, scales, precise, num_sms))
+        steady()  # the decode kernel's cached path
+        plans[sig] = winner
+        return c
+
+    keep = [True]
+    monkeypatch.setattr(F8, "_PLANS", {})
+    monkeypatch.setattr(F8, "_decode", decode)
+    monkeypatch.setattr(F8, "_pristine", lambda: True)
+    monkeypatch.setattr(F8._fp8_tma, "_num_sms", lambda device: 132)
+    monkeypatch.setattr(F8._WS, "eligible_fp8", lambda *args: True)
+    monkeypatch.setattr(F8._WS, "race", race)
+    a = torch.empty(64, 512, device="meta", dtype=F8_DTYPE)
+    b = torch.empty(384, 512, device="meta", dtype=F8_DTYPE).t()
+    sa, sb = torch.empty((), device="meta"), torch.empty((), device="meta")
+    F8.fp8_gemm(a, b, sa, sb)
+    sig = F8._signature(a, b, sa, sb, torch.bfloat16)
+    assert launches == [sig] and races == [((sig, False), True, (sa, sb), 2, 132)]
+    served = F8._PLANS[sig]
+    assert served.plan is winner and served.out_shape == (64, 384)
+    sa2, sb2 = torch.empty((), device="meta"), torch.empty((), device="meta")
+    c2 = F8.fp8_gemm(a, b, sa2, sb2)
+    assert winner.launches == 1 and winner.scales == (sa2, sb2) and c2.shape == (64, 384) and launches == [sig]
+    keep[0] = False
+    a1 = torch.empty(1, 512, device="meta", dtype=F8_DTYPE)
+    F8.fp8_gemm(a1, b, sa, sb)  # no cached decode plan for this signature: nothing to race against
+    assert len(races) == 1 and len(launches) == 2
 
 
 def test_the_race_timer_sleeps_the_stream_past_the_calls_host_part(monkeypatch):

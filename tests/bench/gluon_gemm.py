@@ -45,21 +45,35 @@ CONFIGS = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (12
            (64, 64, 64, 12, 4), (64, 128, 64, 8, 4), (128, 64, 64, 8, 4))
            # M = 127 in one tile row (B read by one program per column block): 64 and 32 columns
 CONFIGS += ((128, 64, 128, 4, 4), (128, 32, 128, 5, 4), (64, 64, 128, 6, 4))
+# split-K for few tiles (M <= 128): one 128-row tile row, K split so tiles x splits fill the SMs once ("sk": the
+# split per shape, kernels/_gemm_gluon.py split_k_for; "skN": N splits); b is read once, by all SMs
+CONFIGS += ((128, 128, 64, 5, 8, "sk"), (128, 64, 64, 8, 4, "sk"), (128, 64, 128, 4, 4, "sk"), (128, 128, 64, 5, 8, "sk2"))
 # fp8 e4m3 (b K-major): precise accumulation keeps a partial accumulator: 128x256 and 256x128 spill ~250 B there.
 # Precise configs add the partials pipelined (stage k's partial while stage k+1's wgmma runs) unless "sync".
 FP8_SHAPES = "8192x8192x8192,4096x4096x4096,1024x8192x8192"
 FP8_CONFIGS = ((128, 128, 128, 5, 8), (128, 128, 64, 6, 8), (128, 256, 128, 3, 8), (128, 128, 128, 4, 4, "pp"),
                (128, 128, 128, 5, 8, "sync"), (128, 128, 128, 4, 8), (128, 128, 64, 8, 8),
                # M <= 128: one warpgroup, narrower tiles (more programs)
-               (64, 128, 128, 6, 4), (128, 64, 128, 6, 4), (64, 64, 128, 8, 4))
+               (64, 128, 128, 6, 4), (128, 64, 128, 6, 4), (64, 64, 128, 8, 4),
+               # M <= 128, split-K (see CONFIGS)
+               (128, 128, 128, 5, 8, "sk"), (128, 64, 128, 6, 4, "sk"))
 FP8_TOL = 3e-2
 
 
+def _split_flag(flags):
+    """"skN": split K in N; "sk" (kernels/_gemm_ws.py's split candidates): per shape (``split_k_for``) -> "auto"."""
+    for f in flags:
+        if isinstance(f, str) and f.startswith("sk"):
+            return int(f[2:]) if f[2:] else "auto"
+    return 1
+
+
 def _cfg_kwargs(cfg, fp8=False) -> dict:
-    """A config tuple's keyword arguments; trailing flags: "pp" (or True: kernels/_gemm_ws.py's tuples), "sync"."""
+    """A config tuple's keyword arguments; trailing flags: "pp" (or True: kernels/_gemm_ws.py's tuples), "sync",
+    "sk[N]" (split-K)."""
     bm, bn, bk, stages, warps, *flags = cfg
     kw = dict(block_m=bm, block_n=bn, block_k=bk, stages=stages, num_warps=warps,
-              pingpong="pp" in flags or True in flags)
+              pingpong="pp" in flags or True in flags, split_k=_split_flag(flags))
     if fp8:
         kw["pipelined"] = "sync" not in flags
     return kw
@@ -67,8 +81,9 @@ def _cfg_kwargs(cfg, fp8=False) -> dict:
 
 def cfg_name(cfg) -> str:
     k = _cfg_kwargs(cfg)
+    sk = k["split_k"]
     return ("{block_m}x{block_n}x{block_k} s{stages} w{num_warps}".format(**k) + (" pp" if k["pingpong"] else "")
-            + (" sync" if "sync" in cfg[5:] else ""))
+            + (" sync" if "sync" in cfg[5:] else "") + ("" if sk == 1 else f" sk{'' if sk == 'auto' else sk}"))
 
 
 # ---------------------------------------------------------------- compile only (CPU, no GPU needed)
@@ -93,10 +108,15 @@ def compile_config(cfg, fp8=False, fast_accum=False, b_nk=None) -> dict:
     c = torch.empty(256, 256, dtype=torch.bfloat16)
     b_nk = fp8 if b_nk is None else (b_nk or fp8)
     descs = make_descriptors(a, b, c, bm, bn, bk, b_nk=b_nk)  # CPU tensors: only the types matter here
+    split = 4 if k["split_k"] == "auto" else k["split_k"]
     const = dict(GROUP_M=8, STAGES=k["stages"], B_NK=b_nk, PINGPONG=pp,
                  PRECISE=(0 if fast_accum else 1 if "sync" in cfg[5:] else 2) if fp8 else 0,
-                 num_warps=warps)
+                 SPLIT_K=split, num_warps=warps)
     types = dict(zip(("a_desc", "b_desc", "c_desc"), (mangle_type(d) for d in descs)))
+    if split > 1:
+        types.update(ws_ptr="*fp32", cnt_ptr="*i32")
+    else:
+        const.update(ws_ptr=None, cnt_ptr=None)
     if fp8:
         types.update(scale_a_ptr="*fp32", scale_b_ptr="*fp32")
     else:
@@ -158,6 +178,19 @@ def compile_only(configs, fp8=False, fast_accum=False, layouts=(False,)) -> int:
 
 
 # ---------------------------------------------------------------- GPU: check, then time
+def _shape_kwargs(cfg, M, N, K, fp8=False) -> dict:
+    """``_cfg_kwargs`` with an "auto" split resolved for this shape, as the race does (``split_k_for``)."""
+    import torch
+
+    from tritondbg.kernels._gemm_gluon import split_k_for
+
+    kw = _cfg_kwargs(cfg, fp8)
+    if kw["split_k"] == "auto":
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        kw["split_k"] = split_k_for(M, N, K, kw["block_m"], kw["block_n"], kw["block_k"], sms)
+    return kw
+
+
 def _nan_out(M, N, dtype):
     import torch
 
@@ -189,7 +222,7 @@ def _problem(args, M, N, K):
                "fp8_gemm": lambda: F8.fp8_gemm(a, b, sa, sb, fast_accum=fast)}
         for cfg in args.config_list:  # own NaN-filled output each: a kernel writing nothing cannot pass
             fns[cfg_name(cfg)] = lambda cfg=cfg, c=_nan_out(M, N, torch.bfloat16): gluon_fp8_gemm(
-                a, b, sa, sb, fast_accum=fast, out=c, **_cfg_kwargs(cfg, fp8=True))
+                a, b, sa, sb, fast_accum=fast, out=c, **_shape_kwargs(cfg, M, N, K, fp8=True))
         return fns, check
     dtype = getattr(torch, args.dtype)
     a = torch.randn(M, K, device="cuda", generator=g).to(dtype)
@@ -205,7 +238,7 @@ def _problem(args, M, N, K):
 
     fns = {"torch.matmul": lambda: a @ b, "gemm": lambda: G.gemm(a, b)}
     for cfg in args.config_list:  # own NaN-filled output each: a kernel writing nothing cannot pass
-        fns[cfg_name(cfg)] = lambda cfg=cfg, c=_nan_out(M, N, dtype): gluon_gemm(a, b, out=c, **_cfg_kwargs(cfg))
+        fns[cfg_name(cfg)] = lambda cfg=cfg, c=_nan_out(M, N, dtype): gluon_gemm(a, b, out=c, **_shape_kwargs(cfg, M, N, K))
     return fns, check
 
 

@@ -16,8 +16,8 @@ in separate calls and still make one table.
 
 Parts, with their estimated time on the H200 (compiles and autotuning included; one device call is 10 min):
   layernorm 2 dtypes x 19 row lengths x 3 sizes ~5 min (--quick ~2)     softmax the same
-  gemm      per dtype: 6 M x 6 (N, K) + 2 squares + 2 GELU, ~4-5 min (run one dtype a call; --quick ~2)
-  fp8       8192^3, decode M = 1 / 16 (bare read of the weight), six more large-M shapes: ~2 min
+  gemm      per dtype: 7 M x 7 (N, K) + 2 squares + 2 GELU, ~4-5 min (run one dtype a call; --quick ~2)
+  fp8       8192^3, decode M = 1 / 16 (bare read of the weight), six more large-M shapes, M = 32 / 64: ~2 min
   prefill   10 shapes (causal and not, D 64/128, GQA, odd lengths): ~3-4 min
   decode    16 (B, KV) shapes: ~2 min
   --grid    (layernorm / softmax) 6-10 configs per row length, big size only: ~4 min per kernel and dtype
@@ -50,9 +50,9 @@ BIG_ELEMS = 1 << 25    # ~32M elements per norm row ("big": bandwidth-bound)
 SMALL_ELEMS = 1 << 18  # 256K elements ("small": launch-bound)
 MID_ELEMS = 1 << 20    # 1M elements ("mid": a few microseconds of GPU time, still near launch-bound)
 SIZES = ("big", "mid", "small")
-GEMM_M = (1, 17, 127, 1024, 4096, 16384)
+GEMM_M = (1, 17, 64, 127, 1024, 4096, 16384)  # 64: a batch of decode tokens (session 16)
 GEMM_M_QUICK = (1, 127, 4096)
-GEMM_M_NK = (127, 1024)  # --b-layout nk (b = w.t(), an nn.Linear weight): these M unless --gemm-m (session 11)
+GEMM_M_NK = (64, 127, 1024)  # --b-layout nk (b = w.t(), an nn.Linear weight): these M unless --gemm-m (session 11; 64: 16)
 # (N, K) of real models' linear layers: Llama-2-7B attention / MLP up / MLP down, Llama-2-13B MLP up / down,
 # Mistral-7B MLP up; the last one (Llama-3-8B's GQA qkv, N = 4096 + 2 * 1024) is our choice.
 GEMM_NK = ((4096, 4096), (11008, 4096), (4096, 11008), (13824, 5120), (5120, 13824), (14336, 4096), (6144, 4096))
@@ -62,7 +62,9 @@ GEMM_EXTRA = ((4096, 4096, 4096, None), (8192, 8192, 8192, None), (8192, 8192, 8
               (4096, 11008, 4096, "gelu"))
 FP8_SHAPES = ((8192, 8192, 8192), (1, 8192, 8192), (16, 8192, 8192),  # (M, N, K); b K-major
               # beyond the issue's shape: a square half its side, LLM-like prefill projections, M = 127
-              (4096, 4096, 4096), (4096, 14336, 4096), (4096, 4096, 14336), (1024, 8192, 8192), (127, 11008, 4096))
+              (4096, 4096, 4096), (4096, 14336, 4096), (4096, 4096, 14336), (1024, 8192, 8192), (127, 11008, 4096),
+              # batched decode (session 16): the decode kernel's 32 / 64-token tiles against the Gluon race
+              (32, 8192, 8192), (64, 8192, 8192))
 # prefill: (B, H, H_KV, N, D, causal)
 PREFILL = ((4, 32, 32, 4096, 128, False), (4, 32, 32, 4096, 128, True), (4, 32, 32, 4096, 64, False),
            (4, 32, 32, 4096, 64, True), (4, 32, 8, 4096, 128, False), (4, 32, 8, 4096, 128, True),

@@ -4,7 +4,8 @@ Every candidate tile of each M class, pinned, against the fp32 product: bf16 and
 (``w.t()``), edges no tile divides (M = 100, 200, 1000; N = 1000; K = 3000 with a 64-deep K tail). Then gemm
 itself: the race ran and left a record, the first call and the cached calls after it return the same bits, and
 the output is right whichever path won. No timing is asserted (which path wins is the race's business; the
-sweep records it). fp8_gemm (M > 64) likewise: each fp8 candidate, precise (pipelined promotion) and fast, against
+sweep records it). Split-K candidates (M <= 128) are sized per shape as the race sizes them and must leave their
+counters at zero. fp8_gemm likewise (M <= 64: raced against the decode kernel, precise only): each fp8 candidate, precise (pipelined promotion) and fast, against
 the fp32 product within the bundled fp8 tolerance, then fp8_gemm's race, its later calls and new tensors with new
 scale values (a plan that kept the first call's scales would be off by their ratio). A subprocess: compiled mode
 needs a process without TRITON_INTERPRET. Skipped without CUDA; run on the GPU machine with `pytest -m gpu`.
@@ -29,7 +30,8 @@ if WS.GK is None or torch.cuda.get_device_capability() != (9, 0):
 dev = torch.device("cuda")
 sms = G._num_sms(dev)
 bad = []
-for M, N, K in ((127, 4096, 4096), (100, 1000, 3000), (200, 1024, 512), (1000, 1000, 3000), (1024, 4096, 4096)):
+for M, N, K in ((127, 4096, 4096), (127, 4096, 11008), (64, 4096, 4096), (100, 1000, 3000), (200, 1024, 512),
+                (1000, 1000, 3000), (1024, 4096, 4096)):
     for dtype in (torch.bfloat16, torch.float16):
         for kn in (True, False):
             g = torch.Generator(device=dev).manual_seed(M + N + K)
@@ -39,7 +41,7 @@ for M, N, K in ((127, 4096, 4096), (100, 1000, 3000), (200, 1024, 512), (1000, 1
             ref = a.float() @ b.float()
             tol = 2.0 ** -6 * ref.abs().max().item()
             name = f"{M}x{N}x{K} {str(dtype)[6:]} b={'(K, N)' if kn else 'w.t()'}"
-            for cfg in WS.candidates(M):
+            for cfg in WS.expand(WS.candidates(M), M, N, K, sms):  # split-K candidates sized for the shape
                 c = torch.full((M, N), float("nan"), device=dev, dtype=dtype)
                 WS.build(cfg, a, b, c, not kn, sms)
                 err = (c.float() - ref).abs().max().item()
@@ -61,6 +63,10 @@ for M, N, K in ((127, 4096, 4096), (100, 1000, 3000), (200, 1024, 512), (1000, 1
             if not err2 <= 2.0 ** -6 * (a2.float() @ b2.float()).abs().max().item():
                 bad.append(f"{name}: new tensors, gemm error {err2:.3g}")
             show(name, rec)
+from tritondbg.kernels import _splitk as SK
+left = [k for k, t in SK._BUFFERS.items() if k[0] == "gluon_cnt" and bool(t.any())]
+if left:
+    bad.append(f"split-K counters left non-zero: {left}")
 print("\n".join(bad) if bad else "ALL OK")
 '''
 
@@ -79,8 +85,9 @@ def within(out, ref):  # the bundled fp8 tolerance (tritondbg/compare.py): |d| <
     return int((~((out.float() - ref).abs() <= 3e-2 + 3e-2 * ref.abs())).sum())
 
 
-for M, N, K in ((100, 1000, 3008), (127, 11008, 4096), (200, 1024, 512), (1000, 1000, 3008), (4096, 4096, 4096)):
-    for fast in (False, True):
+for M, N, K in ((1, 8192, 8192), (37, 1000, 3008), (64, 8192, 8192), (100, 1000, 3008), (127, 11008, 4096),
+                (200, 1024, 512), (1000, 1000, 3008), (4096, 4096, 4096)):
+    for fast in (False, True) if M > 64 else (False,):  # M <= 64: the decode path, always precise
         g = torch.Generator(device=dev).manual_seed(M + N + K)
         a = (torch.randn(M, K, device=dev, generator=g) / 4).to(f8)
         b = (torch.randn(N, K, device=dev, generator=g) / 4).to(f8).t()
