@@ -107,6 +107,9 @@ def run(sig, key: dict, ref, steady, builds: dict, call, plans: dict, *, kernel:
     if not bool(torch.isfinite(ref).all()):  # nothing to check a candidate against: race on a later call
         return None
     _RACING.add(sig)
+    # a candidate's launch reports itself as what ran (``_launch.SERVED[kernel]``, read by tritondbg run / check /
+    # the perf gate): after a race the tl path keeps, what ran is what ran before it
+    served = _launch.SERVED.get(kernel)
     record = {"tl": None, "ws": {}, "pick": None, "tiles": tiles or {}, "key": key, "kernel": kernel}
     winners = {}
     try:
@@ -146,6 +149,11 @@ def run(sig, key: dict, ref, steady, builds: dict, call, plans: dict, *, kernel:
         if len(DECISIONS) >= _launch.MAX_PLANS:
             DECISIONS.clear()
         DECISIONS[sig] = record
+        if record["pick"] is None:  # the tl path keeps the signature (or the race failed)
+            if served is None:
+                _launch.SERVED.pop(kernel, None)
+            else:
+                _launch.SERVED[kernel] = served
     if record["pick"] is None:
         return None
     plan = winners[record["pick"]]

@@ -411,6 +411,49 @@ def test_perf_gate_baseline_covers_every_sweep_shape(tmp_path):
     assert json.loads(out.read_text())["times_ms"] == {"softmax_sweep/small_8x32768/bfloat16@graph": 0.002}
 
 
+def test_the_sweep_baseline_records_the_tl_picks_so_a_slower_gate_run_names_a_different_pick(tmp_path):
+    """``--baseline-out`` records the tl autotuners' picks of the rows that show one (the config column, as the
+    sweep writes ``config_dict``), so the perf gate's failure reason says when its process picked otherwise; rows
+    a race's Gluon pick or a row rule served record none ({}: an older pick must not outlive its row)."""
+    import json
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests/bench"))
+    import sweep_scenarios as ss
+
+    from tritondbg.check.perf import config_change
+
+    tl = ("fp8_gemm_decode_kernel: DEC_BLOCK_M=16,DEC_BLOCK_N=64,DEC_BLOCK_K=128,SPLIT_K=2,USE_DOT=True,num_warps=4,"
+          "num_stages=4 (race: tl 40.2 us, best gluon gluon_gemm_kernel: 64x64x128 s5 w4 40.3 us)")
+    pick = {"fp8_gemm_decode_kernel": {"DEC_BLOCK_M": 16, "DEC_BLOCK_N": 64, "DEC_BLOCK_K": 128, "SPLIT_K": 2,
+                                       "USE_DOT": True, "num_warps": 4, "num_stages": 4}}
+    assert ss.row_configs(tl) == pick
+    assert ss.row_configs("a_kernel: X=1; b_kernel: Y=foo,Z=False") == {"a_kernel": {"X": 1},
+                                                                       "b_kernel": {"Y": "foo", "Z": False}}
+    for other in ("gluon_gemm_kernel: 64x64x128 s5 w4 (race: tl 21.9 us, gluon 20.5 us)",
+                  "single block 128 rows 32 warps 4 stages 1", "tl kernel (race: tl 27.9 us, gluon 31.4 us)", ""):
+        assert ss.row_configs(other) is None, other
+    meta = {"date": "d", "gpu": "G", "triton": "3.6.0", "torch": "2.11", "command": "c"}
+    row = {"group": "gemm", "name": "1x4096x4096", "dtype": "bfloat16", "check": "pass", "ours_ms": 0.017,
+           "ours_graph_ms": 0.0068, "config": tl, "baselines": {}}
+    raced = dict(row, name="127x4096x4096", ours_ms=0.021, config="gluon_gemm_kernel: 64x64x128 s5 w4 (race: x)")
+    run, out = tmp_path / "run.json", tmp_path / "bl.json"
+    out.write_text(json.dumps({"configs": {"gemm_sweep/m127_n4096_k4096/bfloat16": pick}}))  # a stale pick
+    run.write_text(json.dumps({"metas": {"gemm": meta}, "rows": [row, raced]}))
+    p = subprocess.run([sys.executable, str(REPO / "tests/bench/sweep_h200.py"), "--render", str(run),
+                        "--out", str(tmp_path / "t.md"), "--baseline-out", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    configs = json.loads(out.read_text())["configs"]
+    assert configs == {"gemm_sweep/m1_n4096_k4096/bfloat16@graph": pick, "gemm_sweep/m127_n4096_k4096/bfloat16": {}}
+    now = {"fp8_gemm_decode_kernel": dict(pick["fp8_gemm_decode_kernel"], DEC_BLOCK_N=128)}
+    reason = config_change(now, configs["gemm_sweep/m1_n4096_k4096/bfloat16@graph"])
+    assert "autotuner picked fp8_gemm_decode_kernel" in reason and "DEC_BLOCK_N=128" in reason
+    assert "DEC_BLOCK_N=64" in reason.split("recorded run:")[1]
+    assert config_change(pick, configs["gemm_sweep/m1_n4096_k4096/bfloat16@graph"]) == ""
+
+
 def test_sweep_merge_keeps_the_sizes_a_run_did_not_cover():
     """A `--sizes small` run replaces the small rows of its groups and keeps the earlier big rows, with both
     runs' commands in the group's meta."""

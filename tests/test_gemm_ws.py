@@ -155,6 +155,31 @@ def test_no_candidate_margin_faster_keeps_the_tl_path(monkeypatch):
     assert torch.equal(out, c_tl)  # untouched: the tl kernel's output
 
 
+def test_a_race_the_tl_path_keeps_leaves_what_ran_as_it_was(monkeypatch):
+    """Each candidate launch reports itself in ``_launch.SERVED`` (what tritondbg run / check / the perf gate list as
+    the config that ran); after a race the tl path keeps, the entry is what it was before the race (absent, or an
+    earlier call's), and after a race a candidate wins, it is the winner's."""
+    a, b, c_tl = _operands()
+    n = _names()
+    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 9.8), tl_us=10.0)
+    real_call = _Plan.__call__
+
+    def call(self, *args):
+        WS._launch.SERVED["gluon_gemm_kernel"] = {"plan": self.name}
+        return real_call(self, *args)
+
+    monkeypatch.setattr(_Plan, "__call__", call)
+    monkeypatch.setattr(WS._launch, "SERVED", {})
+    WS.race("s1", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
+    assert R.DECISIONS["s1"]["pick"] is None and WS._launch.SERVED == {}
+    WS._launch.SERVED["gluon_gemm_kernel"] = {"plan": "an earlier call's"}
+    WS.race("s2", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
+    assert WS._launch.SERVED == {"gluon_gemm_kernel": {"plan": "an earlier call's"}}
+    built2, timer2 = _install(monkeypatch, dict.fromkeys(n, _right), {**dict.fromkeys(n, 9.8), n[1]: 5.0})
+    WS.race("s3", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer2)
+    assert R.DECISIONS["s3"]["pick"] == n[1] and WS._launch.SERVED == {"gluon_gemm_kernel": {"plan": n[1]}}
+
+
 def test_a_signature_races_once(monkeypatch):
     a, b, c_tl = _operands()
     n = _names()

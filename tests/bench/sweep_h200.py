@@ -635,14 +635,18 @@ def write_baseline(path: str, rows, metas) -> int:
     import sweep_scenarios
     from tritondbg.check import perf
 
-    times = sweep_scenarios.baseline_times(rows)
+    times, configs = sweep_scenarios.baseline_times(rows), sweep_scenarios.baseline_configs(rows)
+    # every timed key gets its entry ({} where the row recorded no tl pick): save_baseline keeps the old file's
+    # entries, and a stale pick must not outlive the row that recorded it
+    configs = {key: configs.get(key, {}) for key in times}
     parts = {g: metas[g] for g in sweep_scenarios.GROUPS if g in metas}
     first = next(iter(parts.values()), {})
     meta = {"date": first.get("date", ""), "gpu": first.get("gpu", ""), "triton": first.get("triton", ""),
             "torch": first.get("torch", ""), "how": "tests/bench/sweep_h200.py --baseline-out, from: "
             + "; ".join(f"{g}: {m.get('command', '')} ({m.get('date', '')})" for g, m in parts.items())}
-    perf.save_baseline(path, times, meta)
-    print(f"wrote {path} ({len(times)} perf-gate baseline entries)")
+    perf.save_baseline(path, times, meta, configs)
+    print(f"wrote {path} ({len(times)} perf-gate baseline entries, {sum(map(bool, configs.values()))} with the "
+          "autotuners' picks)")
     return 0
 
 

@@ -15,6 +15,7 @@ replay (GPU time): their do_bench times are the machine's Python, not the kernel
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import sys
 from pathlib import Path
@@ -120,24 +121,67 @@ GROUPS = {"layernorm": ("layernorm_sweep", norm_case_name), "softmax": ("softmax
           "decode": ("attention_sweep", decode_case_name), "fp8": ("fp8_gemm_sweep", fp8_case_name)}
 
 
+def _row_key(r, cases: dict) -> tuple[str, str] | None:
+    """(the perf gate's key ``scenario/case/dtype``, ``@graph`` for the launch-bound rows, which the gate times by
+    graph replay; the row's field holding that time) for a sweep row, or None for rows of other groups, failed
+    rows and rows of shapes the scenarios do not list."""
+    if r.get("group") not in GROUPS or r.get("check") != "pass":
+        return None
+    scen, namer = GROUPS[r["group"]]
+    case = cases[scen].get(namer(r["name"]))
+    if case is None or r["dtype"] not in case.dtypes:
+        return None
+    if case.perf_timing == "graph":
+        return f"{scen}/{case.name}/{r['dtype']}@graph", "ours_graph_ms"
+    return f"{scen}/{case.name}/{r['dtype']}", "ours_ms"
+
+
+def _cases() -> dict:
+    return {s.name: {c.name: c for c in s.cases} for s in SCENARIOS}
+
+
 def baseline_times(rows) -> dict[str, float]:
-    """A sweep run's rows -> the perf gate's baseline ``times_ms`` (key ``scenario/case/dtype``, ``@graph`` for
-    the launch-bound rows, which the gate times by graph replay). Rows of other groups, failed rows and rows
-    of shapes the scenarios do not list are left out."""
-    cases = {s.name: {c.name: c for c in s.cases} for s in SCENARIOS}
-    out = {}
+    """A sweep run's rows -> the perf gate's baseline ``times_ms`` (``_row_key``)."""
+    cases, out = _cases(), {}
     for r in rows:
-        if r.get("group") not in GROUPS or r.get("check") != "pass":
-            continue
-        scen, namer = GROUPS[r["group"]]
-        case = cases[scen].get(namer(r["name"]))
-        if case is None or r["dtype"] not in case.dtypes:
-            continue
-        if case.perf_timing == "graph":
-            ms = r.get("ours_graph_ms")
-            key = f"{scen}/{case.name}/{r['dtype']}@graph"
-        else:
-            ms, key = r.get("ours_ms"), f"{scen}/{case.name}/{r['dtype']}"
+        hit = _row_key(r, cases)
+        ms = r.get(hit[1]) if hit else None
         if ms is not None and ms == ms:
-            out[key] = ms
+            out[hit[0]] = ms
+    return out
+
+
+def _literal(v: str):
+    try:
+        return ast.literal_eval(v)
+    except (ValueError, SyntaxError):
+        return v
+
+
+def row_configs(config: str) -> dict | None:
+    """A sweep row's config column -> {kernel: its autotuned config} as the gate records them (``Pinning.used``),
+    for rows the tl kernels served ("kernel: K=V,...; kernel: ..." as the sweep writes ``config_dict``, a race's
+    note in parentheses dropped); None for the others (a race's Gluon pick, the row kernels' rule)."""
+    config = config.split(" (race:")[0].strip()
+    out = {}
+    for seg in config.split("; "):
+        name, sep, kv = seg.partition(": ")
+        if not sep or not name.isidentifier() or "=" not in kv:
+            return None
+        pairs = [p.partition("=") for p in kv.split(",")]
+        if not all(eq and k.isidentifier() for k, eq, _ in pairs):
+            return None
+        out[name] = {k: _literal(v) for k, _, v in pairs}
+    return out or None
+
+
+def baseline_configs(rows) -> dict[str, dict]:
+    """A sweep run's rows -> the perf gate's baseline ``configs`` (key -> {kernel: config}): the tl autotuners'
+    picks of the rows that recorded them, so that a gate run whose autotuner picked differently says so."""
+    cases, out = _cases(), {}
+    for r in rows:
+        hit = _row_key(r, cases)
+        configs = row_configs(r.get("config") or "") if hit else None
+        if configs:
+            out[hit[0]] = configs
     return out
