@@ -1,0 +1,179 @@
+"""fp8_gemm's race between its tl kernels (large M: the tl TMA / pointer kernels; M <= 64: the decode kernel) and
+the warp-specialised Gluon kernel, on the CPU: who may enter, what each candidate and the winner are handed (the
+scales per call, the promotion mode), which signature a winner serves. Stand-ins: tests/_race_stubs.py; the
+kernels themselves run on the H200 in tests/gpu/test_gemm_ws_gpu.py."""
+import pytest
+import torch
+from _race_stubs import (F8_DTYPE, _REAL_KERNEL, _clean, _install, _names, _operands, _Plan,  # noqa: F401
+                         _right, _steady, stub_launch)
+
+from tritondbg.kernels import _gemm_ws as WS, _race as R
+from tritondbg.kernels import fp8_gemm as F8
+
+
+def test_fp8_race_hands_the_scales_and_the_promotion_to_every_candidate_and_the_winner(monkeypatch):
+    a, b, c_tl = _operands(M=256, N=128, K=64)  # stand-in operands: the race compares outputs only
+    sa, sb = torch.tensor(0.5), torch.tensor(2.0)
+    n = _names(256, fp8=True)
+    assert n == [WS.config_name(c) for c in WS._FP8] and all("128x128x128" in x and " w8" in x for x in n)
+    assert len(_names(127, fp8=True)) == 4 and any(" w4" in x for x in _names(127, fp8=True))  # M <= 128
+    built, timer = _install(monkeypatch, {n[0]: _right, n[1]: _right}, {n[0]: 6.0, n[1]: 5.0})
+    plans = {}
+    c = WS.race("s", a, b, c_tl.clone(), True, plans, _steady, 4, timer, scales=(sa, sb), precise=2)
+    assert plans["s"] is built[n[1]] and R.DECISIONS["s"]["pick"] == n[1]
+    assert all(p.built_with == (True, (sa, sb), 2) for p in built.values())
+    assert built[n[1]].scales == (sa, sb) and torch.equal(c, c_tl)  # the recompute got the scales too
+
+
+def test_build_fp8_passes_the_scales_per_call_not_in_the_launcher_tail(stub_launch):
+    calls = stub_launch
+    a = torch.empty(256, 128, dtype=F8_DTYPE)
+    w = torch.empty(192, 128, dtype=F8_DTYPE)  # b = w.t(): K-major, as torch._scaled_mm takes it
+    c = torch.empty(256, 192, dtype=torch.bfloat16)
+    sa, sb = torch.ones(()), torch.ones(())
+    plan = WS.build((128, 128, 128, 5, 8), a, w.t(), c, True, 132, (sa, sb), 2)
+    (grid, args, kwargs), = calls
+    bound = dict(zip(_REAL_KERNEL.arg_names, args))
+    assert bound["scale_a_ptr"] is sa and bound["scale_b_ptr"] is sb and bound["PRECISE"] == 2 and bound["B_NK"]
+    assert plan.launcher.tail == tuple(args[5:]) + (8,)  # every parameter after the scales, then num_warps
+    assert not any(isinstance(v, torch.Tensor) for v in plan.launcher.tail)
+    sa2, sb2 = torch.full((), 3.0), torch.full((), 4.0)
+    a2, w2, c2 = a.clone(), w.clone(), torch.empty_like(c)
+    plan(a2, w2.t(), c2, sa2, sb2)
+    (tensors, descs, trailing), = plan.launcher.runs
+    assert tensors == () and trailing == (sa2, sb2)
+    assert [d.base.data_ptr() for d in descs] == [a2.data_ptr(), w2.data_ptr(), c2.data_ptr()]
+
+
+def test_eligible_fp8_only_k_major_b_per_tensor_scales_16bit_out(monkeypatch):
+    if WS.GK is None:
+        pytest.skip("this Triton has no Gluon Hopper API")
+    monkeypatch.setattr(WS, "_on_hopper", lambda a: True)
+    monkeypatch.setattr(WS._launch, "pristine", lambda k: True)
+    a = torch.empty(256, 64, dtype=F8_DTYPE)
+    w = torch.empty(128, 64, dtype=F8_DTYPE)
+    s = torch.ones(())
+    bf16 = torch.bfloat16
+    assert WS.eligible_fp8(a, w.t(), s, s, bf16) is True
+    assert WS.eligible_fp8(a, w.t(), s, s, torch.float16) is True
+    assert WS.eligible_fp8(a, w.t(), s, s, torch.float32) is False  # the kernel writes 16-bit c
+    assert WS.eligible_fp8(a, torch.empty(64, 128, dtype=F8_DTYPE), s, s, bf16) is False  # row-major b
+    assert WS.eligible_fp8(a, w.t(), torch.ones(256, 1), s, bf16) is False  # per-row scales
+    assert WS.eligible_fp8(a, w.t(), s, torch.ones(1, 128), bf16) is False  # per-column scales
+    assert WS.eligible_fp8(a, w.t(), s.half(), s, bf16) is False
+    assert WS.eligible_fp8(a, w.t(), s.to("meta"), s, bf16) is False  # a scale on another device
+    assert WS.eligible_fp8(a[:, :40], torch.empty(128, 40, dtype=F8_DTYPE).t(), s, s, bf16) is False  # K % 16
+    assert WS.eligible_fp8(a, torch.empty(100, 64, dtype=F8_DTYPE).t(), s, s, bf16) is False  # N % 8
+    assert WS.eligible_fp8(a.t().contiguous().t(), w.t(), s, s, bf16) is False  # column-major a
+    assert WS.eligible_fp8(a, torch.empty(128, 80, dtype=F8_DTYPE)[:, :64].t(), s, s, bf16) is True  # padded rows
+    skewed = torch.empty(128 * 64 + 1, dtype=F8_DTYPE)[1:].view(128, 64)
+    assert WS.eligible_fp8(a, skewed.t(), s, s, bf16) is False  # base not 16-byte aligned
+    monkeypatch.setattr(WS._launch, "PINNED", {"fp8_gemm_tma_kernel"})  # tritondbg run --config pinned it
+    assert WS.eligible_fp8(a, w.t(), s, s, bf16) is False
+    monkeypatch.setattr(WS._launch, "PINNED", set())
+    monkeypatch.setenv("TRITONDBG_GLUON_GEMM", "0")
+    assert WS.eligible_fp8(a, w.t(), s, s, bf16) is False
+    monkeypatch.delenv("TRITONDBG_GLUON_GEMM")
+    monkeypatch.setattr(WS, "_on_hopper", lambda a: False)
+    assert WS.eligible_fp8(a, w.t(), s, s, bf16) is False
+
+
+def test_fp8_gemm_races_once_per_signature_and_serves_the_winner_unless_a_config_is_pinned(monkeypatch):
+    """fp8_gemm's wiring: the first large-M call runs the tl kernel, then the race (scales, the promotion mode,
+    the cached path as its steady call); later calls launch the winner with the call's scales; a pinned tl
+    config takes the full path again."""
+    launches = []
+
+    class TL:  # the pointer kernel, recorded (meta tensors: nothing runs)
+        def __getitem__(self, grid):
+            return lambda *args, **kw: launches.append(args) or None
+
+    monkeypatch.setattr(F8, "fp8_gemm_kernel", TL())
+    monkeypatch.setattr(F8._fp8_tma, "tma_plan", lambda a, b, c: None)
+    monkeypatch.setattr(F8._fp8_tma, "_num_sms", lambda device: 132)
+    monkeypatch.setattr(F8._WS, "eligible_fp8", lambda *args: True)
+    monkeypatch.setattr(F8._launch, "pristine", lambda k: True)
+    monkeypatch.setattr(F8._launch, "aligned", lambda *t: True)
+    monkeypatch.setattr(F8._LARGE, "plans", {})
+    winner = _Plan("w", None)
+    winner.kernel = object()
+    races = []
+
+    def race(sig, a, b, c, b_nk, plans, steady, num_sms, scales=(), precise=0):
+        races.append((sig, b_nk, scales, precise, num_sms))
+        plans[sig] = winner
+        R.DECISIONS[sig] = {"pick": "w", "precise": precise}  # what _race.run records under the signature
+        return c
+
+    monkeypatch.setattr(F8._WS, "race", race)
+    a = torch.empty(256, 512, device="meta", dtype=F8_DTYPE)
+    b = torch.empty(384, 512, device="meta", dtype=F8_DTYPE).t()
+    sa, sb = torch.empty((), device="meta"), torch.empty((), device="meta")
+    assert F8.ws_decision(a, b, sa, sb) is None
+    F8.fp8_gemm(a, b, sa, sb)
+    (sig, b_nk, scales, precise, num_sms), = races
+    assert b_nk is True and scales[0] is sa and scales[1] is sb and precise == 2 and num_sms == 132
+    # the record is found by the public lookup the sweep and tools use (the race function once shadowed the
+    # _race module there: ws_decision raised AttributeError on the GPU)
+    assert F8.ws_decision(a, b, sa, sb) == {"pick": "w", "precise": 2}
+    assert F8.ws_decision(a, b, sa, sb, fast_accum=True) is None
+    assert len(launches) == 1
+    c2 = F8.fp8_gemm(a, b, sa, sb)
+    assert winner.launches == 1 and winner.scales == (sa, sb) and c2.shape == (256, 384) and len(launches) == 1
+    F8.fp8_gemm(a, b, sa, sb, fast_accum=True)  # another signature: fast accumulation races with PRECISE 0
+    assert len(races) == 2 and races[1][3] == 0
+    monkeypatch.setattr(F8._launch, "PINNED", {"fp8_gemm_kernel"})
+    F8.fp8_gemm(a, b, sa, sb)
+    assert winner.launches == 1 and len(launches) == 3  # the pinned tl kernel ran, not the raced plan
+
+
+def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached_path(monkeypatch):
+    """M <= 64: after the decode kernel's first call of a signature (its cached plan stored), the Gluon tiles race
+    that plan's steady call under the key (signature, precise); a winner serves later calls through the decode
+    steady state (the call's scales, a new c); no cached decode plan (a tool patched the launch path, scales
+    converted): no race."""
+    launches, races = [], []
+
+    class TLPlan:
+        def __init__(self, shape):
+            self.out_shape, self.device, self.calls = shape, torch.device("meta"), 0
+
+        def launch(self, a, b, c, sa, sb):
+            self.calls += 1
+
+    def decode(a, b, c, sa, sa_rows, sb, sb_cols, sig, scale_a, scale_b):
+        launches.append(sig)
+        if keep[0]:
+            F8._PLANS[sig] = TLPlan(c.shape)
+        return c
+
+    winner = _Plan("w", None)
+
+    def race(sig, a, b, c, b_nk, plans, steady, num_sms, scales=(), precise=0):
+        races.append((sig, b_nk, scales, precise, num_sms))
+        steady()  # the decode kernel's cached path
+        plans[sig] = winner
+        return c
+
+    keep = [True]
+    monkeypatch.setattr(F8, "_PLANS", {})
+    monkeypatch.setattr(F8, "_decode", decode)
+    monkeypatch.setattr(F8, "_pristine", lambda: True)
+    monkeypatch.setattr(F8._fp8_tma, "_num_sms", lambda device: 132)
+    monkeypatch.setattr(F8._WS, "eligible_fp8", lambda *args: True)
+    monkeypatch.setattr(F8._WS, "race", race)
+    a = torch.empty(64, 512, device="meta", dtype=F8_DTYPE)
+    b = torch.empty(384, 512, device="meta", dtype=F8_DTYPE).t()
+    sa, sb = torch.empty((), device="meta"), torch.empty((), device="meta")
+    F8.fp8_gemm(a, b, sa, sb)
+    sig = F8._signature(a, b, sa, sb, torch.bfloat16)
+    assert launches == [sig] and races == [((sig, False), True, (sa, sb), 2, 132)]
+    served = F8._PLANS[sig]
+    assert served.plan is winner and served.out_shape == (64, 384)
+    sa2, sb2 = torch.empty((), device="meta"), torch.empty((), device="meta")
+    c2 = F8.fp8_gemm(a, b, sa2, sb2)
+    assert winner.launches == 1 and winner.scales == (sa2, sb2) and c2.shape == (64, 384) and launches == [sig]
+    keep[0] = False
+    a1 = torch.empty(1, 512, device="meta", dtype=F8_DTYPE)
+    F8.fp8_gemm(a1, b, sa, sb)  # no cached decode plan for this signature: nothing to race against
+    assert len(races) == 1 and len(launches) == 2
