@@ -23,13 +23,14 @@ the load on 3.6) were 1.4-2x slower (fp8 GEMV 52.3 / 47.4 us, decode BLOCK_N 128
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
 import torch
 import triton
 import triton.language as tl
+
+import _runs
 
 POLICIES = ("", "evict_first", "evict_last")
 
@@ -113,11 +114,7 @@ def main(argv=None) -> int:
         return 2
     t0 = time.time()
     rows = part_read() + part_baselines()
-    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu=torch.cuda.get_device_name(), triton=triton.__version__,
-                torch=torch.__version__, seconds=round(time.time() - t0), command="python tests/bench/evict_ab.py")
-    with open(args.out, "w") as f:
-        json.dump(dict(meta=meta, rows=rows), f, indent=1)
-    print(json.dumps(meta))
+    _runs.save(args.out, _runs.meta(t0, "tests/bench/evict_ab.py", argv), rows)
     return 0
 
 

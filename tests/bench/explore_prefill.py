@@ -11,7 +11,6 @@ launch-bound). Needs a CUDA GPU.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -57,6 +56,7 @@ def main(argv=None) -> int:
         print("needs a CUDA GPU", file=sys.stderr)
         return 2
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
+    import _runs
     import kernels_h200 as kh
     import sweep_h200 as sw
 
@@ -106,11 +106,7 @@ def main(argv=None) -> int:
             rows.append(dict(shape=name, what=tag, us=t * 1e3, ratio=t_flash / t, ok=ok))
         del q, k, v
         torch.cuda.empty_cache()
-    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu=torch.cuda.get_device_name(),
-                triton=triton.__version__, torch=torch.__version__, seconds=round(time.time() - t_start, 1))
-    with open(args.out, "w") as f:
-        json.dump(dict(meta=meta, rows=rows), f, indent=1)
-    print(json.dumps(meta))
+    _runs.save(args.out, _runs.meta(t_start, "tests/bench/explore_prefill.py"), rows)
     return 0
 
 

@@ -117,13 +117,13 @@ def main(argv=None) -> int:
         index, timer = args.child.split(":")
         return _pick(int(index), timer)
     import torch
-    import triton
     from triton.testing import do_bench, do_bench_cudagraph
 
     if not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
         return 2
     sys.path.insert(0, HERE)
+    import _runs
     import sweep_h200 as sw
 
     from tritondbg.kernels import attention as A
@@ -171,13 +171,7 @@ def main(argv=None) -> int:
                              else f"error: {p.stderr.strip()[-200:]}")
             rows.append(dict(shape=name, timer=timer, picks=picks))
             print(f"  autotuner picks with {timer}: {picks}", flush=True)
-    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu=torch.cuda.get_device_name(), triton=triton.__version__,
-                torch=torch.__version__, seconds=round(time.time() - t_start, 1),
-                command="python tests/bench/explore_prefill_timer.py " + " ".join(sys.argv[1:] if argv is None else argv))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(dict(meta=meta, rows=rows), f, indent=1)
-    print(json.dumps(meta))
+    _runs.save(args.out, _runs.meta(t_start, "tests/bench/explore_prefill_timer.py", argv), rows)
     return 0
 
 
