@@ -19,6 +19,11 @@ signature whether ``gemm`` uses it (a race against the tl kernels on the first c
   each consumer within one ring lap of the producer, which the ring's parity waits need.
 - epilogue: accumulator -> output dtype -> shared memory -> TMA store; the store is waited for only before the
   next tile's epilogue reuses the buffer, so it overlaps the next tile's main loop.
+- split-K (``SPLIT_K`` > 1, for few output tiles: M <= 128): a work unit is one K slice of a tile, a tile's units
+  adjacent in the walk; each publishes its fp32 partial to a cached workspace and counts itself on the tile's
+  counter (a barrier of the consumer partition, one acq_rel gpu-scope atomic); the last to arrive sums the partials
+  in the fixed order 0..SPLIT_K-1 (deterministic), writes c through the usual epilogue and zeroes the counter
+  (``split_k_for`` picks SPLIT_K; ``split_buffers`` holds the workspace and counters). No ping-pong variant.
 - edges: TMA zero-fills out-of-bounds boxes (a K tail reads zeros, adding nothing) and clips the store, so any
   M, N, K work without masks (TMA needs 16-byte aligned bases and row strides: K and N multiples of 8 for 16-bit).
 - b: row-major (K, N), or K-major (``B_NK``: the (N, K) row-major weight ``w`` of ``a @ w.t()``, read through

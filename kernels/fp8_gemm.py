@@ -27,9 +27,9 @@ Four kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice
   16-byte aligned pointers skips the checks, the autotuner and the binder (``_PLANS``: a dict lookup,
   ``torch.empty`` and one launch); whenever a tool has patched the launch path (tritondbg's config pinning in
   run/check, ``ir``'s capture, an autotune watcher) every call goes through the autotuner instead.
-  On an sm_90 GPU with the Gluon kernel's layout (as above), the decode kernel's first call of a signature is raced
-  by the Gluon kernel's small-M tiles too (``_race_decode``; session 16: M = 64, N = K = 8192, 35.7 us for the
-  decode kernel against 28.8 for the Gluon kernel's 64x64 tiles).
+  On an sm_90 GPU with the Gluon kernel's layout (as above) and 16 < M, the decode kernel's first call of a
+  signature is raced by the Gluon kernel's small-M tiles too (``_race_decode``; session 16: M = 64, N = K = 8192,
+  36.0 us for the decode kernel against 29.4 for the Gluon kernel's 64x64 tiles).
 
 Measured on an H200 (2026-11-29, Triton 3.6, torch 2.11, b K-major; times with do_bench, "graph" = CUDA-graph
 timing, ratio = torch._scaled_mm's do_bench time / ours): decode N = K = 8192, M = 1: 28.9 us (graph 20.1) =
@@ -333,11 +333,17 @@ class _GluonDecodePlan:
         self.plan(a, b, c, sa, sb)
 
 
+RACE_DECODE_MIN_M = 16  # M at or below: the decode kernel only (its 16-token tile; the Gluon tiles lost there)
+
+
 def _race_decode(a, b, c, scale_a, scale_b, out_dtype, sig):
-    """Hopper, M <= 64: the Gluon kernel's small-M tiles against the decode kernel's steady call, once per
+    """Hopper, 16 < M <= 64: the Gluon kernel's small-M tiles against the decode kernel's steady call, once per
     signature (the decode path always accumulates precisely: the race's key is (sig, False), as a large-M call's
-    without fast accumulation). On the H200 (session 16, GPU time) the decode kernel lost at M = 64, N = K = 8192:
-    35.7 us against the Gluon kernel's 28.8 and _scaled_mm's 28.7. Returns ``c``."""
+    without fast accumulation). On the H200 (session 16, GPU time, N = K = 8192) the decode kernel lost at M = 64
+    (36.0 us against the Gluon kernel's 29.4; _scaled_mm 28.7) and M = 32 (33.1 / 30.1), and won at M = 1 and 16
+    (27.9 / 28.3 against 31.4 / 31.3): no race there (``RACE_DECODE_MIN_M``). Returns ``c``."""
+    if a.shape[0] <= RACE_DECODE_MIN_M:
+        return c
     if sig is None or _PLANS.get(sig) is None or not _WS.eligible_fp8(a, b, scale_a, scale_b, out_dtype):
         return c
     key, won = (sig, False), {}
