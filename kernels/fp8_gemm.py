@@ -342,7 +342,7 @@ def _race_decode(a, b, c, scale_a, scale_b, out_dtype, sig):
     without fast accumulation). On the H200 (session 16, GPU time, N = K = 8192) the decode kernel lost at M = 64
     (36.0 us against the Gluon kernel's 29.4; _scaled_mm 28.7) and M = 32 (33.1 / 30.1), and won at M = 1 and 16
     (27.9 / 28.3 against 31.4 / 31.3): no race there (``RACE_DECODE_MIN_M``). Returns ``c``."""
-    if a.shape[0] <= RACE_DECODE_MIN_M:
+    if a.shape[0] <= RACE_DECODE_MIN_M or not _pristine():  # a tool patched the launch path (a pinned config)
         return c
     if sig is None or _PLANS.get(sig) is None or not _WS.eligible_fp8(a, b, scale_a, scale_b, out_dtype):
         return c

@@ -130,8 +130,8 @@ def test_fp8_gemm_races_once_per_signature_and_serves_the_winner_unless_a_config
 def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached_path(monkeypatch):
     """16 < M <= 64: after the decode kernel's first call of a signature (its cached plan stored), the Gluon tiles race
     that plan's steady call under the key (signature, precise); a winner serves later calls through the decode
-    steady state (the call's scales, a new c); M <= 16 (where the decode kernel won on the H200) or no cached decode
-    plan (a tool patched the launch path, scales converted): no race."""
+    steady state (the call's scales, a new c); M <= 16 (where the decode kernel won on the H200), a patched launch
+    path (a pinned config) or no cached decode plan (scales converted): no race."""
     launches, races = [], []
 
     class TLPlan:
@@ -176,7 +176,12 @@ def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached
     a16 = torch.empty(16, 512, device="meta", dtype=F8_DTYPE)
     F8.fp8_gemm(a16, b, sa, sb)  # M <= RACE_DECODE_MIN_M: the decode kernel only, no race
     assert len(races) == 1 and len(launches) == 2 and F8.RACE_DECODE_MIN_M == 16
+    a48 = torch.empty(48, 512, device="meta", dtype=F8_DTYPE)
+    monkeypatch.setattr(F8, "_pristine", lambda: False)  # a tool pinned the decode kernel's config
+    F8.fp8_gemm(a48, b, sa, sb)
+    assert len(races) == 1 and len(launches) == 3
+    monkeypatch.setattr(F8, "_pristine", lambda: True)
     keep[0] = False
     a1 = torch.empty(17, 512, device="meta", dtype=F8_DTYPE)
     F8.fp8_gemm(a1, b, sa, sb)  # no cached decode plan for this signature: nothing to race against
-    assert len(races) == 1 and len(launches) == 3
+    assert len(races) == 1 and len(launches) == 4
