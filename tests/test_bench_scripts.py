@@ -147,6 +147,9 @@ def test_every_tile_gemm_races_compiles_for_sm90_in_both_b_layouts(cli_env):
     for ln in lines:
         assert "spills 0 B" in ln and " wgmma 0 " not in ln and "setmaxnreg -" not in ln, ln
         assert "SERIALISED" not in ln, ln  # ptxas keeps the wgmma pipeline (no C7514)
+        # split-K's merge keeps its memory ordering: the counter's gpu-scope acq_rel atomic, partials re-read from L2
+        split = " sk " in ln.split("  ")[0] + " "
+        assert ("atom.acq_rel 0 " in ln) != split and ("ld.global.cg 0" in ln.split("atom.acq_rel")[1]) != split, ln
 
 
 def test_every_tile_fp8_gemm_races_compiles_with_the_pipelined_promotion_unserialised(cli_env):

@@ -88,7 +88,9 @@ def cfg_name(cfg) -> str:
 
 # ---------------------------------------------------------------- compile only (CPU, no GPU needed)
 PTX_COUNTS = {"wgmma": r"wgmma\.mma_async", "cp.async.bulk.tensor": r"cp\.async\.bulk\.tensor",
-              "mbarrier": r"mbarrier\.", "setmaxnreg": r"setmaxnreg"}
+              "mbarrier": r"mbarrier\.", "setmaxnreg": r"setmaxnreg",
+              # split-K's merge: the counter's gpu-scope acq_rel atomic, the partials re-read from L2
+              "atom.acq_rel": r"atom\.global\.gpu\.acq_rel", "ld.global.cg": r"ld\.global\.cg"}
 
 
 def compile_config(cfg, fp8=False, fast_accum=False, b_nk=None) -> dict:
@@ -167,7 +169,7 @@ def compile_only(configs, fp8=False, fast_accum=False, layouts=(False,)) -> int:
                   f"{'/'.join(r['setmaxnreg_values']) or '-'})  spills {r['spill_bytes']} B  "
                   f"smem {r['shared_kib']} KiB  "
                   f"wgmma {r['wgmma']}  cp.async.bulk.tensor {r['cp.async.bulk.tensor']}  mbarrier {r['mbarrier']}  "
-                  f"setmaxnreg {r['setmaxnreg']}"
+                  f"setmaxnreg {r['setmaxnreg']}  atom.acq_rel {r['atom.acq_rel']}  ld.global.cg {r['ld.global.cg']}"
                   + {True: "  WGMMA SERIALISED (ptxas C7514)", None: "  (ptxas -v not run)"}.get(r["wgmma_serialised"], ""),
                   flush=True)
         except Exception as e:  # noqa: BLE001 - a config that does not compile is a line, the others still run
