@@ -94,6 +94,26 @@ def test_gemm_uses_wgmma_on_hopper_and_mma_on_ampere(shared):
     assert a["stats"]["instruction_mix"]["sass"]["HMMA (mma)"] == len(re.findall(r"\bHMMA\.", ampere_sass))
 
 
+def test_one_launch_split_merges_keep_their_memory_ordering_on_hopper(shared):
+    """The split-K decode kernel (fp8_gemm, gemm's small M) and decode attention merge their splits in one launch:
+    each split publishes a partial and bumps a counter, the last reads them all. That protocol rests on what the sm_90
+    code keeps, checked here so that a compiler upgrade cannot drop it silently: the bump is a gpu-scope acq_rel
+    atomic (SASS: MEMBAR.ALL.GPU, then within a few instructions ATOMG ... STRONG.GPU), and the partials are re-read
+    from L2 (PTX ld.global.cg; SASS LDG ... STRONG.GPU)."""
+    _, compiled = shared
+    merging = [r for r in _results(compiled, "sm_90")
+               if (r["item"]["kernel"] == "fp8_gemm_decode_kernel" and r["item"]["config"].get("SPLIT_K", 1) > 1)
+               or (r["item"]["kernel"] == "_attn_decode_kernel" and r["item"]["case"] == "decode_tiny")]
+    assert {r["item"]["kernel"] for r in merging} == {"fp8_gemm_decode_kernel", "_attn_decode_kernel"}, \
+        sorted({(r["item"]["kernel"], r["item"]["case"]) for r in _results(compiled, "sm_90")})
+    for r in merging:
+        ptx, sass = (Path(r["stages"][s]).read_text() for s in ("ptx", "sass"))
+        where = (r["item"]["kernel"], r["item"]["case"])
+        assert re.search(r"atom\.global\.gpu\.acq_rel\.add", ptx) and "ld.global.cg" in ptx, where
+        assert re.search(r"MEMBAR\.ALL\.GPU(?:[^\n]*\n){1,4}[^\n]*ATOMG\.E\.ADD\.STRONG\.GPU", sass), where
+        assert re.search(r"LDG\.E[.\w]*\.STRONG\.GPU", sass), where
+
+
 def _ptxas_report(log: str, kernel: str, arch: str) -> dict:
     """What ptxas itself printed for one kernel (TRITON_DUMP_PTXAS_LOG=1)."""
     sm = "sm_90a" if arch == "sm_90" else arch
