@@ -6,8 +6,8 @@ all G = H // H_KV query heads of KV head hk over one chunk of the sequence, so K
 G == 1: CUDA-core FMA + tl.sum (ROW_STATE configs keep a running max/sum per row slot of the tile: no
 reduction over rows inside the loop); G >= 2: tl.dot with the group padded to 16 rows. The K/V loop is a
 ``tl.range(..., num_stages=LOOP_STAGES)`` (16-byte cp.async). NUM_SPLITS > 1: each split writes its
-normalised fp32 partial and log2-sum-exp2 to a cached workspace, then bumps a per-(b, hk) counter with an
-acq_rel gpu-scope atomic after a CTA barrier; the last arrival merges the splits in the fixed order
+normalised fp32 partial and log2-sum-exp2 to a cached workspace (one per stream), then bumps a per-(b, hk)
+counter with an acq_rel gpu-scope atomic after a CTA barrier; the last arrival merges the splits in the fixed order
 0..NUM_SPLITS-1 (deterministic, nobody waits) and resets the counter. The host caches a plan per call
 signature; once a call has gone through the autotuner with nothing patching the launch path, later calls
 launch the compiled kernel directly (``_runner``: no autotuner, no argument binding).
@@ -23,7 +23,7 @@ import triton.language as tl
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
-from . import _launch
+from . import _launch, _scratch
 from ._attention_common import _SUPPORTED_HEAD_DIMS, LOG2E, _check_common
 from ._autotune import autotune_bench
 
@@ -82,7 +82,8 @@ def _prune_decode_configs(configs, named_args, **kwargs):
 #   synchronises with every earlier split; the atomic's result reaches all threads through shared memory +
 #   bar.sync, ordering the acquire before every thread's partial loads, which use ".cg" (L2, no stale L1).
 # - reset: the last split stores 0 into its counter; kernel boundaries on one stream order it before the next
-#   launch's atomics. Launches sharing a device must not overlap on two streams (shared workspace/counters).
+#   launch's atomics. Each stream has its own workspace and counters (kernels/_scratch.py), so launches on
+#   two streams may overlap.
 # Under the interpreter programs run one after another and the wrapper checks the counters after each launch.
 
 
@@ -280,29 +281,20 @@ def _decode_num_splits(tiles: int, s_max: int, num_sms: int) -> int:
     return max(1, min(round(num_sms / tiles), hi))
 
 
-_BUFFERS: dict = {}   # device -> (ws_o, ws_lse, cnt): split workspace and arrival counters, grown on demand
 _PLANS: dict = {}     # call signature -> _Plan
 _MAX_PLANS = 4096     # a server with ever-changing shapes must not grow the cache without bound
 
 
-def _buffers(device, n_rows: int, d: int, tiles: int):
-    cur = _BUFFERS.get(device)
-    need_o, need_l, need_c = n_rows * d, n_rows, tiles
-    if cur is None or cur[0].numel() < need_o or cur[1].numel() < need_l or cur[2].numel() < need_c:
-        p2 = triton.next_power_of_2
-        old = cur or (torch.empty(0), torch.empty(0), torch.empty(0))
-        cur = (torch.empty(max(p2(need_o), old[0].numel()), device=device, dtype=torch.float32),
-               torch.empty(max(p2(need_l), old[1].numel()), device=device, dtype=torch.float32),
-               torch.zeros(max(p2(need_c), old[2].numel()), device=device, dtype=torch.int32))
-        _BUFFERS[device] = cur
-    return cur
+def _scratch_for(device, n_rows: int, d: int, tiles: int) -> _scratch.Scratch:
+    """The split merge's workspace (fp32 partials and log-sum-exps) and arrival counters, per stream."""
+    return _scratch.Scratch(device, ("attn_ws_o", n_rows * d, torch.float32), ("attn_ws_lse", n_rows, torch.float32),
+                            ("attn_cnt", tiles, torch.int32))
 
 
 class _Plan:
     """What one call signature needs: grid, scalars, constexprs, workspace; ``runner`` once a pristine call
     has compiled the kernel; ``checked``: the configs whose direct launcher has already been run once."""
-    __slots__ = ("grid", "out_shape", "ws_o", "ws_lse", "cnt", "scalars", "consts", "cpu", "device", "dtype",
-                 "runner", "checked")
+    __slots__ = ("grid", "out_shape", "scratch", "scalars", "consts", "cpu", "device", "dtype", "runner", "checked")
 
 
 _SCALAR_NAMES = ("stride_qb", "stride_qh", "stride_kb", "stride_kh", "stride_ks", "stride_vb", "stride_vh",
@@ -329,7 +321,7 @@ def _runner(plan, compiled, config):
         raise RuntimeError(f"attention_decode: unexpected kernel signature {names}")
     values = {**dict(zip(_SCALAR_NAMES, plan.scalars)), **plan.consts, **config.kwargs}
     tail = tuple(values[n] for n in names[len(_TENSOR_ARGS):])
-    return _launch.Launcher(compiled, plan.grid, tail, _attn_decode_kernel)
+    return _launch.Launcher(compiled, plan.grid, tail, _attn_decode_kernel, plan.scratch)
 
 
 def _make_plan(q, k_cache, v_cache, seq_lens, sm_scale, num_splits):
@@ -350,10 +342,7 @@ def _make_plan(q, k_cache, v_cache, seq_lens, sm_scale, num_splits):
     plan.grid = (tiles, num_splits)
     plan.out_shape = (B, H, D)
     plan.device, plan.dtype, plan.cpu = q.device, q.dtype, q.device.type == "cpu"
-    if single:
-        plan.ws_o = plan.ws_lse = plan.cnt = None
-    else:
-        plan.ws_o, plan.ws_lse, plan.cnt = _buffers(q.device, B * H * num_splits, D, tiles)
+    plan.scratch = None if single else _scratch_for(q.device, B * H * num_splits, D, tiles)
     scale = 1.0 / math.sqrt(D) if sm_scale is None else float(sm_scale)
     plan.scalars = (q.stride(0), q.stride(1),
                     k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
@@ -435,18 +424,19 @@ def attention_decode(q, k_cache, v_cache, seq_lens=None, sm_scale=None, num_spli
     elif plan.runner is not None and _pristine() and _aligned(q, k_cache, v_cache, seq_lens):
         # ---- steady state on CUDA: one dict lookup, torch.empty, the compiled kernel's launcher ----------
         o = torch.empty(plan.out_shape, device=plan.device, dtype=plan.dtype)
-        plan.runner(q, k_cache, v_cache, o if seq_lens is None else seq_lens, o,
-                    o if plan.ws_o is None else plan.ws_o, o if plan.ws_lse is None else plan.ws_lse,
-                    o if plan.cnt is None else plan.cnt)
+        # one split: o stands in for the unused workspace pointers; else the launcher adds the stream's set
+        if plan.scratch is None:
+            plan.runner(q, k_cache, v_cache, o if seq_lens is None else seq_lens, o, o, o, o)
+        else:
+            plan.runner(q, k_cache, v_cache, o if seq_lens is None else seq_lens, o)
         return o
     o = torch.empty(plan.out_shape, device=plan.device, dtype=plan.dtype)
-    args = (q, k_cache, v_cache, o if seq_lens is None else seq_lens, o,
-            o if plan.ws_o is None else plan.ws_o, o if plan.ws_lse is None else plan.ws_lse,
-            o if plan.cnt is None else plan.cnt)
+    scratch = (o, o, o) if plan.scratch is None else plan.scratch()
+    args = (q, k_cache, v_cache, o if seq_lens is None else seq_lens, o, *scratch)
     compiled = _attn_decode_kernel[plan.grid](*args, *plan.scalars, **plan.consts)
     if plan.cpu:
-        if plan.cnt is not None and bool(plan.cnt.any()):
-            plan.cnt.zero_()
+        if plan.scratch is not None and bool(scratch[2].any()):
+            scratch[2].zero_()
             raise RuntimeError("attention_decode: the launch left arrival counters non-zero")
         return o
     if compiled is None or sig is None or plan is not _PLANS.get(sig) or not _aligned(q, k_cache, v_cache, seq_lens):
@@ -470,7 +460,7 @@ def attention_decode(q, k_cache, v_cache, seq_lens=None, sm_scale=None, num_spli
     # the steady state uses, into a NaN-filled o, and returns that, so a single-call correctness check (run/check
     # pin configs and never reach the steady state) covers the cached launcher too.
     o.fill_(float("nan"))
-    runner(*args)  # args[4] is o
+    runner(*(args if plan.scratch is None else args[:5]))  # args[4] is o; the launcher adds the scratch
     if _pristine():
         plan.runner = runner
     return o

@@ -307,22 +307,20 @@ def make_descriptors(q, k, v, block_n: int):
     return desc(q, ROWS.value), desc(k, block_n), desc(v, block_n)
 
 
-_SCHED = {}  # (device index, raw stream) -> the int32 counter pair of persistent launches on that stream
+def sched_scratch(device):
+    """The tile counters of persistent launches, one int32 pair per (device, stream) (kernels/_scratch.py). The
+    kernel leaves them zero, so launches in one stream's order share a pair; each stream gets its own (two
+    launches running at once on one pair would split its tiles wrongly)."""
+    import torch
+
+    from . import _scratch
+
+    return _scratch.Scratch(device, ("attn_sched", 2, torch.int32))
 
 
 def sched_buffer(device):
-    """The tile counters of persistent launches on ``device``'s current stream. The kernel leaves them zero, so
-    launches in one stream's order share a pair; each stream gets its own (two launches running at once on one
-    pair would split its tiles wrongly). torch hands out streams from a fixed pool per device, so the pairs stay
-    few."""
-    import torch
-
-    idx = device.index if device.index is not None else torch.cuda.current_device()
-    key = (idx, torch._C._cuda_getCurrentRawStream(idx))
-    buf = _SCHED.get(key)
-    if buf is None:
-        buf = _SCHED[key] = torch.zeros(2, dtype=torch.int32, device=torch.device("cuda", idx))
-    return buf
+    """The counter pair of ``device``'s current stream (``sched_scratch``)."""
+    return sched_scratch(device)()[0]
 
 
 SMEM_BYTES = 227 * 1024  # sm_90's dynamic shared memory per block
@@ -335,7 +333,8 @@ def q_buffers(block_n: int, stages: int, d: int, persistent: bool) -> int:
 
 
 def launch(descs, o, B, H, HK, N_Q, N_KV, qk_scale, causal, stages, num_sms, dynamic=True, q_bufs=None):
-    """One launch; returns (the compiled kernel, the grid, the arguments after (descriptors, o, counters)).
+    """One launch; returns (the compiled kernel, the grid, the arguments after (descriptors, o, counters); the
+    counters are the launching stream's, ``sched_scratch``)).
     Fewer programs than tiles (persistent): each program takes the next untaken tile when it finishes one
     (``DYNAMIC``), in the launch order ``_tile`` gives; causal tiles differ in length, and a fixed stride left
     up to a third of the machine idle at the end (B4 H32 N2047 causal: 132 programs, the busiest with 1.5x the

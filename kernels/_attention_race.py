@@ -67,7 +67,7 @@ class GluonPlan:
 
     def launch(self, q, k, v, o) -> None:
         _launch.SERVED["gluon_attention_kernel"] = self.report  # what tritondbg run / check report as what ran
-        self.launcher.with_templates((), self.templates, (q, k, v), (o, GA.sched_buffer(o.device)))
+        self.launcher.with_templates((), self.templates, (q, k, v), (o,))  # the launcher adds the stream's counters
 
 
 def build(cfg, q, k, v, o, causal: bool, sm_scale: float, num_sms: int) -> GluonPlan:
@@ -80,7 +80,7 @@ def build(cfg, q, k, v, o, causal: bool, sm_scale: float, num_sms: int) -> Gluon
                                      causal, stages, programs)
     plan = GluonPlan()
     plan.kernel = GA.gluon_attention_kernel
-    plan.launcher = _launch.Launcher(compiled, grid, tail, GA.gluon_attention_kernel)
+    plan.launcher = _launch.Launcher(compiled, grid, tail, GA.gluon_attention_kernel, GA.sched_scratch(o.device))
     plan.templates = tuple(_launch.descriptor_template(d) for d in descs)
     plan.report = tile_dict(cfg)
     return plan

@@ -23,7 +23,7 @@ signature whether ``gemm`` uses it (a race against the tl kernels on the first c
   adjacent in the walk; each publishes its fp32 partial to a cached workspace and counts itself on the tile's
   counter (a barrier of the consumer partition, one acq_rel gpu-scope atomic); the last to arrive sums the partials
   in the fixed order 0..SPLIT_K-1 (deterministic), writes c through the usual epilogue and zeroes the counter
-  (``split_k_for`` picks SPLIT_K; ``split_buffers`` holds the workspace and counters). No ping-pong variant.
+  (``split_k_for`` picks SPLIT_K; ``split_scratch``: the workspace and counters, per stream). No ping-pong variant.
 - edges: TMA zero-fills out-of-bounds boxes (a K tail reads zeros, adding nothing) and clips the store, so any
   M, N, K work without masks (TMA needs 16-byte aligned bases and row strides: K and N multiples of 8 for 16-bit).
 - b: row-major (K, N), or K-major (``B_NK``: the (N, K) row-major weight ``w`` of ``a @ w.t()``, read through
@@ -342,38 +342,37 @@ def split_k_for(M: int, N: int, K: int, block_m: int, block_n: int, block_k: int
     return split
 
 
-def split_buffers(device, M: int, N: int, block_m: int, block_n: int, split_k: int):
-    """(workspace, counters) for a split-K launch: fp32 tiles * split_k * block_m * block_n and one int32 counter
-    per tile, cached per (device, power-of-two size) for the process's life (kernels/_splitk.py ``_buffer``: the
-    counters are zero between launches, each launch leaves them so; a CUDA graph keeps valid pointers). Launches
-    that share a device must not overlap on two streams (shared workspace and counters)."""
+def split_scratch(device, M: int, N: int, block_m: int, block_n: int, split_k: int):
+    """The workspace and counters of a split-K launch: fp32 tiles * split_k * block_m * block_n and one int32
+    counter per tile, one set per (device, stream) for the process's life (kernels/_scratch.py: the counters
+    are zero between launches, each launch leaves them so; a CUDA graph keeps valid pointers)."""
     import torch
 
-    from . import _splitk as SK
+    from . import _scratch
 
     tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
-    return (SK._buffer("gluon_ws", device, tiles * split_k * block_m * block_n, torch.float32),
-            SK._buffer("gluon_cnt", device, tiles, torch.int32))
+    return _scratch.Scratch(device, ("gluon_ws", tiles * split_k * block_m * block_n, torch.float32),
+                            ("gluon_cnt", tiles, torch.int32))
 
 
 def launch(descs, scales, M, N, block_m, block_n, group_m, stages, b_nk, precise, pingpong, num_warps, num_sms,
            split_k=1):
     """One launch over the descriptors; returns (the compiled kernel, the grid, the arguments after the
-    descriptors), which kernels/_launch.py's Launcher takes to launch it again (the split-K buffers there as
-    integer pointers: they live as long as the process)."""
+    descriptors, the split-K scratch or None), which kernels/_launch.py's Launcher takes to launch it again.
+    Split: the arguments leave out the workspace and counters (after the scales), which the launcher passes
+    per launching stream (``split_scratch``); unsplit: they are None (the kernel is specialised without)."""
     if split_k > 1 and pingpong:
         raise ValueError("gluon gemm: split-K has no ping-pong variant")
     grid = (min(num_sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n) * split_k),)
-    if split_k > 1:
-        ws, cnt = split_buffers(descs[2].base.device, M, N, block_m, block_n, split_k)
-        bufs, ptrs = (ws, cnt), (ws.data_ptr(), cnt.data_ptr())
-    else:
-        bufs = ptrs = (None, None)
+    scratch = split_scratch(descs[2].base.device, M, N, block_m, block_n, split_k) if split_k > 1 else None
+    bufs = scratch() if scratch is not None else (None, None)
     rest = (group_m, stages, b_nk, precise, pingpong, split_k)
     # num_warps is both a launch option and the kernel's constexpr (the binder fills the parameter from it)
     compiled = gluon_gemm_kernel[grid](*descs, *scales, *bufs, *rest, num_warps=num_warps,
                                        maxnreg=maxnreg(num_warps, pingpong))
-    return compiled, grid, (*scales, *ptrs, *rest, num_warps)  # every parameter after the descriptors, in order
+    # every parameter after the descriptors, in order (less the scratch)
+    after = (*scales, *rest, num_warps) if scratch is not None else (*scales, *bufs, *rest, num_warps)
+    return compiled, grid, after, scratch
 
 
 def _num_sms(device) -> int:

@@ -52,7 +52,7 @@ import torch
 import triton
 import triton.language as tl
 
-from . import _splitk as SK
+from . import _scratch
 from ._autotune import autotune_bench
 from ._gemm_parts import _apply_activation, _cfg, _prune_configs, _tile_coords
 
@@ -248,13 +248,16 @@ def tma_programs(M: int, N: int, K: int, meta: dict, num_sms: int, tail_max: int
     return tiles * ways if ways > 1 else tiles
 
 
-def _tail_buffers(device, num_sms: int):
-    """The TMA kernel's split-tail workspace and counters (zero between launches), cached per device for the
-    process's life (kernels/_splitk.py ``_buffer``). The workspace holds num_sms fp32 tiles of 256 x 256 (a
+def _tail_scratch(device, num_sms: int):
+    """The TMA kernel's split-tail workspace and counters (zero between launches), one set per (device, stream)
+    for the process's life (kernels/_scratch.py). The workspace holds num_sms fp32 tiles of 256 x 256 (a
     TMA box's largest sides: 34.6 MB at 132 SMs), so any config, also one a tool pins from outside
     TMA_CONFIGS, fits (the kernel writes at most num_sms tiles)."""
     tile = max([256 * 256] + [c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"]
                               for c in getattr(gemm_tma_kernel, "configs", TMA_CONFIGS)])
-    return (SK._buffer("tma_ws", device, num_sms * tile, torch.float32),
-            SK._buffer("tma_cnt", device, num_sms, torch.int32))
+    return _scratch.Scratch(device, ("tma_ws", num_sms * tile, torch.float32), ("tma_cnt", num_sms, torch.int32))
 
+
+def _tail_buffers(device, num_sms: int):
+    """(workspace, counters) of the current stream (``_tail_scratch``)."""
+    return _tail_scratch(device, num_sms)()

@@ -167,13 +167,17 @@ def _on_hopper(a) -> bool:
 class WSPlan:
     """The Gluon kernel bound to one call signature: ``plan(a, b, c)`` launches it over descriptors rebased on
     the call's tensors (the templates hold no tensor). ``kernel`` is what ``_launch.pristine`` asks about."""
-    __slots__ = ("kernel", "launcher", "templates", "report")
+    __slots__ = ("kernel", "launcher", "templates", "report", "trailing")
+
+    def __init__(self):
+        self.trailing = ()  # what a call without scales passes after the descriptors (``build``)
 
     def __call__(self, a, b, c, *scales) -> None:
         _launch.SERVED["gluon_gemm_kernel"] = self.report  # what tritondbg run/check report as the config that ran
         # b itself is the base of a K-major b's descriptor: same data pointer as b.t(), shape from the template;
-        # fp8: the call's scale tensors follow the descriptors
-        self.launcher.with_templates((), self.templates, (a, b, c), scales)
+        # fp8: the call's scale tensors follow the descriptors (split-K: the launcher adds the stream's
+        # workspace and counters after them, so a 16-bit call passes its two None scales)
+        self.launcher.with_templates((), self.templates, (a, b, c), scales or self.trailing)
 
 
 def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: int = 0) -> WSPlan:
@@ -181,12 +185,15 @@ def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: i
     (scale_a, scale_b), ``precise`` the kernel's PRECISE (0 fast accumulation, 2 pipelined promotion)."""
     bm, bn, bk, stages, warps, pp, split = _unpack(cfg)
     descs = GK.make_descriptors(a, b.t() if b_nk else b, c, bm, bn, bk, b_nk)
-    compiled, grid, tail = GK.launch(descs, scales or (None, None), a.shape[0], b.shape[1], bm, bn, GROUP_M, stages,
-                                     b_nk, precise, pp, warps, num_sms, split)
+    compiled, grid, tail, scratch = GK.launch(descs, scales or (None, None), a.shape[0], b.shape[1], bm, bn, GROUP_M,
+                                              stages, b_nk, precise, pp, warps, num_sms, split)
     plan = WSPlan()
     plan.kernel = GK.gluon_gemm_kernel
-    # the scale tensors are per call (WSPlan.__call__): the launcher's tail starts after them
-    plan.launcher = _launch.Launcher(compiled, grid, tail[len(scales):], GK.gluon_gemm_kernel)
+    # the scale tensors are per call (WSPlan.__call__): the launcher's tail starts after them; a 16-bit split
+    # launch passes its None scales per call too (the stream's scratch follows them)
+    plan.trailing = (None, None) if scratch is not None else ()
+    plan.launcher = _launch.Launcher(compiled, grid, tail[max(len(scales), len(plan.trailing)):], GK.gluon_gemm_kernel,
+                                     scratch)
     plan.templates = tuple(_launch.descriptor_template(d) for d in descs)
     plan.report = tile_dict(cfg)
     return plan

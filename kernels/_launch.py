@@ -179,10 +179,13 @@ class Launcher:
     pointer with a ``cuPointerGetAttribute`` driver query, per pointer argument, per launch."""
 
     __slots__ = ("run", "tail", "grid", "kernel", "direct", "head", "function", "raw", "expand", "desc_meta",
-                 "desc_cache")
+                 "desc_cache", "scratch")
 
-    def __init__(self, compiled, grid: tuple, tail: tuple, kernel=None):
+    def __init__(self, compiled, grid: tuple, tail: tuple, kernel=None, scratch=None):
         self.kernel = kernel  # the JITFunction / Autotuner that compiled it (pristine() is asked about it)
+        # kernels/_scratch.py: the buffers of the launching stream, passed right after the call's tensors (the
+        # ``trailing`` ones of the descriptor launches), before the tail
+        self.scratch = scratch
         if hasattr(compiled, "result"):  # Triton 3.6 with asynchronous compilation: a future
             compiled = compiled.result()
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
@@ -206,10 +209,16 @@ class Launcher:
             stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
             # integer pointers: the C entry takes them as they are; a tensor would cost a data_ptr call and a
             # cuPointerGetAttribute driver query each (the signature already pinned device and dtype)
-            self.direct(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors),
-                        *self.tail)
-        else:
+            if self.scratch is None:
+                self.direct(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors),
+                            *self.tail)
+            else:
+                self.direct(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors),
+                            *self.scratch.ptrs(stream), *self.tail)
+        elif self.scratch is None:
             self.run(*tensors, *self.tail)
+        else:
+            self.run(*tensors, *self.scratch(), *self.tail)
 
     def with_descriptors(self, tensors: tuple, descriptors: tuple, trailing: tuple = ()) -> None:
         """Launch with the leading ``tensors``, then host ``TensorDescriptor`` arguments, which Triton's launcher
@@ -219,9 +228,18 @@ class Launcher:
             g = self.grid
             stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
             self.direct(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors),
-                        *descriptors, *map(_DATA_PTR, trailing), *self.tail)
-        else:
+                        *descriptors, *self._trailing_ptrs(trailing, stream), *self.tail)
+        elif self.scratch is None:
             self.run(*tensors, *descriptors, *trailing, *self.tail)
+        else:
+            self.run(*tensors, *descriptors, *trailing, *self.scratch(), *self.tail)
+
+    def _trailing_ptrs(self, trailing, stream):
+        """The data pointers of ``trailing``; with a scratch, its buffers' pointers after them (and None stays
+        None there: an operand the kernel was specialised without, before the scratch arguments)."""
+        if self.scratch is None:
+            return map(_DATA_PTR, trailing)
+        return (*(None if t is None else t.data_ptr() for t in trailing), *self.scratch.ptrs(stream))
 
     def with_templates(self, tensors: tuple, templates: tuple, bases: tuple, trailing: tuple = ()) -> None:
         """Launch with the leading ``tensors``, then one host descriptor per template (``descriptor_template``)
@@ -242,7 +260,7 @@ class Launcher:
             g = self.grid
             stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
             self.raw(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors), *args,
-                     *map(_DATA_PTR, trailing), *self.tail)
+                     *self._trailing_ptrs(trailing, stream), *self.tail)
         else:
             self.with_descriptors(tensors, tuple(map(rebased, templates, bases)), trailing)
 
@@ -290,13 +308,15 @@ class Launches:
             return None
         return p
 
-    def record(self, sig, compiled, grid, tensors: tuple, values: dict, out=None) -> None:
+    def record(self, sig, compiled, grid, tensors: tuple, values: dict, out=None, scratch=None) -> None:
         """After a full-path launch ``kernel[grid](...)`` that returned ``compiled``: bind it to ``sig``.
 
         ``tensors``: the kernel's leading tensor arguments, in order (the ones passed per call); ``values``:
         every other argument by name (scalars and constexprs as passed; an autotuned kernel's chosen config
         is added here); ``grid``: a tuple, or a callable of the config's kwargs (an autotuned kernel's grid);
-        ``out``: the output, filled with NaN and written again by the new launcher on its first use."""
+        ``out``: the output, filled with NaN and written again by the new launcher on its first use;
+        ``scratch``: a kernels/_scratch.py ``Scratch`` whose buffers are the arguments right after ``tensors``
+        (each launch passes the launching stream's set)."""
         if compiled is None or sig is None or not pristine(self.kernel):
             return
         if not all(launchable(t) for t in tensors) or not aligned(*tensors):
@@ -310,7 +330,8 @@ class Launches:
         jit = self._jit()
         merged = {**values, **kwargs}
         tail = []
-        for name in list(jit.arg_names)[len(tensors):]:
+        skip = len(tensors) + (len(scratch.specs) if scratch is not None else 0)
+        for name in list(jit.arg_names)[skip:]:
             if name in merged:
                 tail.append(merged[name])
                 continue
@@ -319,7 +340,7 @@ class Launches:
             if default is inspect.Parameter.empty:
                 raise RuntimeError(f"{getattr(jit, '__name__', jit)}: no value for kernel argument {name!r}")
             tail.append(default)
-        launcher = Launcher(compiled, grid, tuple(tail), self.kernel)
+        launcher = Launcher(compiled, grid, tuple(tail), self.kernel, scratch)
         key = (sig, tuple(sorted(kwargs.items())), getattr(config, "num_warps", None),
                getattr(config, "num_stages", None))
         # The check launch only under tritondbg's run/check, and never while a launch hook is installed: a

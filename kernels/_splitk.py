@@ -20,12 +20,12 @@ MEMBAR.ALL.GPU; ATOMG.E.ADD.STRONG.GPU; CCTL.IVALL; the re-reads are LDG.E.STRON
 interpreter programs run one after another; the wrapper checks that every counter is back at 0.
 
 Host side (``_decode``): the workspace (fp32) and counters (int32, zero between launches) are cached per
-(device, power-of-two size) for the process's life (a CUDA graph that captured a launch keeps valid pointers).
+(device, stream, power-of-two size) for the process's life (kernels/_scratch.py: launches on two streams at once
+get separate sets; a CUDA graph that captured a launch keeps valid pointers).
 On CUDA the first call of a call signature goes through the autotuner, then binds a cached launcher (``_Plan``,
 kernels/_launch.py's ``Launcher``) to the compiled kernel of the config that ran; under tritondbg's run/check
 that launcher is run once more into a NaN-filled c, so a single-call check covers the cached path. The wrappers
-look ``_PLANS`` up first: a steady-state call is a dict lookup, ``torch.empty`` and one launch. Launches that
-share a device must not overlap on two streams (shared workspace and counters).
+look ``_PLANS`` up first: a steady-state call is a dict lookup, ``torch.empty`` and one launch.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ import triton.language as tl
 from triton.runtime.autotuner import Autotuner
 from triton.runtime.jit import JITFunction
 
-from . import _launch
+from . import _launch, _scratch
 from ._autotune import autotune_bench
 
 
@@ -171,10 +171,10 @@ def fp8_gemm_decode_kernel(
     a_ptr,        # (M, K) float8e4nv, strides (stride_am, stride_ak); K-contiguous is fastest
     b_ptr,        # (K, N) float8e4nv, strides (stride_bk, stride_bn); K-major (stride_bk == 1, b = w.t()) is fastest
     c_ptr,        # (M, N) out_dtype, strides (stride_cm, stride_cn); written by the last-arriving split of a tile
-    ws_ptr,       # fp32 workspace, flat, >= SPLIT_K*M*N: partial s of element (m, n) at s*M*N + m*N + n
-    cnt_ptr,      # int32 arrival counters, one per output tile, 0 on entry and (reset by the kernel) on exit
     scale_a_ptr,  # fp32: 1 value (per-tensor) or M values (SCALE_A_ROWS)
     scale_b_ptr,  # fp32: 1 value (per-tensor) or N values (SCALE_B_COLS)
+    ws_ptr,       # fp32 workspace, flat, >= SPLIT_K*M*N: partial s of element (m, n) at s*M*N + m*N + n
+    cnt_ptr,      # int32 arrival counters, one per output tile, 0 on entry and (reset by the kernel) on exit
     M, N, K,
     stride_am, stride_ak,
     stride_bk, stride_bn,
@@ -306,10 +306,10 @@ def fp8_gemm_decode_kernel(
 # Host side: cached workspace/counters and a cached launcher, so a steady-state call is a few attribute
 # checks, one torch.empty and one launch of an already-compiled kernel.
 # ---------------------------------------------------------------------------------------------------------
-_BUFFERS: dict[tuple, torch.Tensor] = {}  # (kind, device, size class) -> tensor; kept for the process's life
 _PLANS: dict[tuple, "_Plan"] = {}          # call signature (see fp8_gemm) -> cached launcher (CUDA)
 _CHECKED: set[tuple] = set()               # (signature, config) whose launcher ran once into a NaN-filled c
-_TENSOR_ARGS = ("a_ptr", "b_ptr", "c_ptr", "ws_ptr", "cnt_ptr", "scale_a_ptr", "scale_b_ptr")
+# the per-call tensors, then the scratch (the launching stream's workspace and counters: kernels/_scratch.py)
+_TENSOR_ARGS = ("a_ptr", "b_ptr", "c_ptr", "scale_a_ptr", "scale_b_ptr", "ws_ptr", "cnt_ptr")
 # The pristine launch entry points: when a tool has patched either (tritondbg's config pinning, the ir
 # capture, an autotune watcher), every call goes through them, never through the cached launcher. Captured
 # at import; should this module be imported while a tool's patch is in place (tritondbg imports kernels
@@ -320,29 +320,19 @@ _GENUINE = all((getattr(f, "__module__", None) or "").startswith("triton.") and 
                for f in (_TUNER_RUN, _JIT_RUN))
 
 
-def _buffer(kind: str, device: torch.device, numel: int, dtype: torch.dtype) -> torch.Tensor:
-    """A zero-initialised buffer of at least ``numel`` elements, cached per (device, power-of-two size).
-
-    Buffers are never freed or replaced: a CUDA graph that captured a launch keeps using the same pointers.
-    The counters must be all zero between launches; each launch leaves them so (the last split of each tile
-    resets its counter). The workspace needs no initialisation (every partial is written before it is read)."""
-    size = triton.next_power_of_2(max(int(numel), 1))
-    key = (kind, device, size)
-    buf = _BUFFERS.get(key)
-    if buf is None:
-        buf = _BUFFERS[key] = torch.zeros(size, device=device, dtype=dtype)
-    return buf
-
-
-def _buffers_for(M: int, N: int, device: torch.device):
+def _scratch_for(M: int, N: int, device: torch.device) -> _scratch.Scratch:
     """Workspace and counters big enough for every listed config at this (M, N) (so any config the autotuner
-    benchmarks, or a tool pins, fits)."""
+    benchmarks, or a tool pins, fits), one set per stream (kernels/_scratch.py)."""
     configs = fp8_gemm_decode_kernel.configs
     n_ws = max(c.kwargs["SPLIT_K"] for c in configs) * M * N
     n_cnt = max(triton.cdiv(M, c.kwargs["DEC_BLOCK_M"]) * triton.cdiv(N, c.kwargs["DEC_BLOCK_N"])
                 for c in configs)
-    ws = _buffer("ws", device, n_ws, torch.float32)
-    cnt = _buffer("cnt", device, n_cnt, torch.int32)
+    return _scratch.Scratch(device, ("ws", n_ws, torch.float32), ("cnt", n_cnt, torch.int32))
+
+
+def _buffers_for(M: int, N: int, device: torch.device):
+    """(workspace, counters) of the current stream (``_scratch_for``)."""
+    ws, cnt = _scratch_for(M, N, device)()
     if cnt.device.type != "cuda" and bool(cnt.any()):
         # Only an interrupted launch leaves a counter non-zero (e.g. an exception or a debugger quit inside
         # the interpreter); on the CPU, repair it rather than compute garbage on every later call.
@@ -358,9 +348,9 @@ class _Plan:
     ``tail`` holds every argument after the tensors, in the kernel's parameter order (sizes, strides and the
     constexprs, as ``JITFunction.run`` passes them to the launcher)."""
 
-    __slots__ = ("runner", "ws", "cnt", "tail", "out_shape", "device")
+    __slots__ = ("runner", "tail", "out_shape", "device")
 
-    def __init__(self, compiled, config, ws, cnt, scalars: dict, device):
+    def __init__(self, compiled, config, scalars: dict, device):
         names = list(fp8_gemm_decode_kernel.fn.arg_names)
         if tuple(names[:len(_TENSOR_ARGS)]) != _TENSOR_ARGS:
             raise RuntimeError(f"fp8_gemm: unexpected kernel signature {names}")
@@ -370,13 +360,13 @@ class _Plan:
         k = config.kwargs
         grid = (triton.cdiv(M, k["DEC_BLOCK_M"]) * triton.cdiv(N, k["DEC_BLOCK_N"]), k["SPLIT_K"], 1)
         # the C launch entry directly while no launch hook is installed, else CompiledKernel[grid] (current
-        # device/stream, launch hooks): kernels/_launch.py (H200: ~5 us a call less than CompiledKernel[grid])
-        self.runner = _launch.Launcher(compiled, grid, self.tail)
-        self.ws, self.cnt = ws, cnt
+        # device/stream, launch hooks): kernels/_launch.py (H200: ~5 us a call less than CompiledKernel[grid]);
+        # the launching stream's workspace and counters follow the call's tensors (kernels/_scratch.py)
+        self.runner = _launch.Launcher(compiled, grid, self.tail, scratch=_scratch_for(M, N, device))
         self.out_shape, self.device = (M, N), device
 
     def launch(self, a, b, c, sa, sb) -> None:
-        self.runner(a, b, c, self.ws, self.cnt, sa, sb)
+        self.runner(a, b, c, sa, sb)
 
 
 def _pristine() -> bool:
@@ -401,7 +391,7 @@ def _decode(a, b, c, sa, sa_rows, sb, sb_cols, sig, scale_a, scale_b):
     def grid(meta):
         return (triton.cdiv(M, meta["DEC_BLOCK_M"]) * triton.cdiv(N, meta["DEC_BLOCK_N"]), meta["SPLIT_K"])
 
-    compiled = fp8_gemm_decode_kernel[grid](a, b, c, ws, cnt, sa, sb, M, N, K,
+    compiled = fp8_gemm_decode_kernel[grid](a, b, c, sa, sb, ws, cnt, M, N, K,
                                             a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                             c.stride(0), c.stride(1),
                                             SCALE_A_ROWS=sa_rows, SCALE_B_COLS=sb_cols)
@@ -423,13 +413,13 @@ def _decode(a, b, c, sa, sa_rows, sb, sb_cols, sig, scale_a, scale_b):
     keep = _pristine() and sa is scale_a and sb is scale_b
     if checked in _CHECKED or not _launch.verifying():  # already checked, or not under tritondbg run/check
         if keep:
-            _PLANS[sig] = _Plan(compiled, config, ws, cnt, scalars, device)
+            _PLANS[sig] = _Plan(compiled, config, scalars, device)
         return c
     # First call of this signature and config: launch it once more, through the launcher the steady state
     # uses, into a NaN-filled c, and return that. So a correctness check of a single call (tritondbg run and
     # check pin configs: they never reach the steady state) covers the cached launcher, and it also checks
     # that the first launch left every counter at zero.
-    plan = _Plan(compiled, config, ws, cnt, scalars, device)
+    plan = _Plan(compiled, config, scalars, device)
     if keep:
         _PLANS[sig] = plan
     _CHECKED.add(checked)

@@ -235,8 +235,8 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
 
     ``fast_accum=True`` (like ``torch._scaled_mm(use_fast_accum=True)``) lets Hopper's fp8 tensor cores
     accumulate all of K in their reduced-precision accumulator for M > 64: faster, but not within fp32
-    accuracy (decode shapes, M <= 64, always accumulate precisely). Deterministic. Decode launches are not
-    safe to run concurrently on two streams of one device (they share the cached workspace/counters)."""
+    accuracy (decode shapes, M <= 64, always accumulate precisely). Deterministic. Decode launches on two
+    streams at once each use their stream's workspace and counters (kernels/_scratch.py)."""
     # ---- steady state (decode, CUDA): a signature seen and fully checked before. The signature holds every
     # property the checks and Triton's specialisation depend on except the pointers' 16-byte alignment,
     # checked here; the scales were fp32 and contiguous (passed as they are). Cost: ~17 attribute reads,

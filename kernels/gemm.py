@@ -80,7 +80,7 @@ from ._gemm_host import (SPLITK_MAX_M, SPLITK_MIN_NK, _ensure_allocator, _one, _
 from ._autotune import autotune_bench
 from ._gemm_parts import (_NARROW_M, _SMALL_TILE, _apply_activation, _cfg, _prune_configs, _sigmoid,  # noqa: F401
                           _tile_coords)
-from ._gemm_tma import (TMA_CONFIGS, _split_tail_sum, _tail_buffers, _tma_box, _tma_desc,  # noqa: F401
+from ._gemm_tma import (TMA_CONFIGS, _split_tail_sum, _tail_buffers, _tail_scratch, _tma_box, _tma_desc,  # noqa: F401
                         gemm_tma_kernel, tma_programs)
 
 ACTIVATIONS = (None, "gelu", "silu")
@@ -247,7 +247,8 @@ def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation, sig=None) -> 
     num_sms = _num_sms(a.device)
     if a.device.type == "cuda":
         _ensure_allocator()
-    ws, cnt = _tail_buffers(a.device, num_sms)
+    scratch = _tail_scratch(a.device, num_sms)  # the split tail's workspace and counters, per stream
+    ws, cnt = scratch()
 
     def grid(meta):
         return (tma_programs(M, N, K, meta, num_sms, TAIL_SPLIT_MAX),)
@@ -260,7 +261,7 @@ def _launch_tma(a, b, c, a_trans: bool, b_trans: bool, activation, sig=None) -> 
     if a.device.type == "cpu" and bool(cnt.any()):  # the interpreter ran the launch synchronously
         cnt.zero_()
         raise RuntimeError("gemm: the split-tail launch left arrival counters non-zero")
-    _TMA.record(sig, compiled, grid, (a, b, c), dict(ws_ptr=ws, cnt_ptr=cnt, **values), out=c)
+    _TMA.record(sig, compiled, grid, (a, b, c), values, out=c, scratch=scratch)
 
 
 def _launch_pointer(a, b, c, activation, sig=None) -> None:

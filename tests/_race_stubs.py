@@ -91,8 +91,9 @@ def stub_launch(monkeypatch):
             return launch
 
     class Launcher:
-        def __init__(self, compiled, grid, tail, kernel):
+        def __init__(self, compiled, grid, tail, kernel, scratch=None):
             self.compiled, self.grid, self.tail, self.kernel, self.runs = compiled, grid, tail, kernel, []
+            self.scratch = scratch
 
         def with_templates(self, tensors, templates, bases, trailing=()):
             self.runs.append((tensors, tuple(map(WS._launch.rebased, templates, bases)), trailing))

@@ -46,7 +46,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(K, "_attn_decode_kernel", kernel)
     monkeypatch.setattr(K, "_pristine", lambda: state["pristine"])
     monkeypatch.setattr(K, "_PLANS", {})
-    monkeypatch.setattr(K, "_BUFFERS", {})
+    monkeypatch.setattr(K._scratch, "_BUFFERS", {})
     monkeypatch.setattr(K._launch, "_VERIFY", [True])  # tritondbg run/check: a new launcher's check launch
     return kernel, state
 

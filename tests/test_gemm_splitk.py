@@ -45,7 +45,7 @@ def test_splitk_128_token_tile_sums_right():
     c = torch.empty(100, 64, dtype=torch.float16)
     ws = torch.empty(2 * 100 * 64, dtype=torch.float32)
     cnt = torch.zeros(1, dtype=torch.int32)
-    F8.fp8_gemm_decode_kernel.fn[(1, 2)](a, b, c, ws, cnt, one, one, 100, 64, 256, a.stride(0), a.stride(1),
+    F8.fp8_gemm_decode_kernel.fn[(1, 2)](a, b, c, one, one, ws, cnt, 100, 64, 256, a.stride(0), a.stride(1),
                                           b.stride(0), b.stride(1), c.stride(0), c.stride(1),
                                           SCALE_A_ROWS=False, SCALE_B_COLS=False, DEC_BLOCK_M=128,
                                           DEC_BLOCK_N=64, DEC_BLOCK_K=64, SPLIT_K=2, USE_DOT=True)

@@ -211,10 +211,10 @@ def test_build_binds_every_parameter_and_plans_rebase_descriptors(stub_launch):
     assert [list(d.shape) for d in descs] == [[127, 64], [256, 64], [127, 256]]
 
 
-def test_split_k_candidates_are_sized_per_shape_and_launch_with_the_cached_buffers(stub_launch):
+def test_split_k_candidates_are_sized_per_shape_and_launch_with_the_streams_buffers(stub_launch):
     """A split-K candidate gets tiles x splits within one wave of SMs (dropped where that is one split: it would
     be its unsplit twin); its launch compiles over the workspace and counters (tensors, for the specialisation)
-    and its launcher passes them as integer pointers (they live as long as the process)."""
+    and its launcher gets them as a per-stream scratch after the (None) scales, not baked into its tail."""
     calls = stub_launch
     (sk,) = [c for c in WS.candidates(127) if len(c) > 6]
     assert WS.expand((sk,), 127, 4096, 11008, 132) == (sk[:6] + (2,),)  # 64 tiles of 128x64: 2 splits
@@ -233,8 +233,11 @@ def test_split_k_candidates_are_sized_per_shape_and_launch_with_the_cached_buffe
     ws, cnt = bound["ws_ptr"], bound["cnt_ptr"]
     assert ws.dtype == torch.float32 and ws.numel() >= 64 * 2 * 128 * 64
     assert cnt.dtype == torch.int32 and cnt.numel() >= 64 and not bool(cnt.any())
-    assert plan.launcher.tail[:2] == (None, None)  # the 16-bit scales
-    assert plan.launcher.tail[2:4] == (ws.data_ptr(), cnt.data_ptr())
+    assert plan.launcher.tail == (8, 8, True, 0, False, 2, 4)  # GROUP_M .. SPLIT_K, num_warps: no buffers
+    assert tuple(plan.launcher.scratch()) == (ws, cnt)  # this (CPU) stream's set, the one the first launch used
+    plan(a, w.t(), c)
+    (_, _, trailing), = plan.launcher.runs
+    assert trailing == (None, None)  # the 16-bit scales; the launcher puts the stream's scratch after them
     with pytest.raises(ValueError, match="ping-pong"):
         WS.build((128, 64, 64, 8, 4, True, 2), a, w.t(), c, True, 132)
 

@@ -33,8 +33,8 @@ def decode_rows():
     from tritondbg.kernels import _splitk as SK
 
     fn = SK.fp8_gemm_decode_kernel.fn
-    sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "ws_ptr": "*fp32", "cnt_ptr": "*i32",
-           "scale_a_ptr": "*fp32", "scale_b_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+    sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "scale_a_ptr": "*fp32", "scale_b_ptr": "*fp32",
+           "ws_ptr": "*fp32", "cnt_ptr": "*i32", "M": "i32", "N": "i32", "K": "i32",
            "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"}
     div16 = ("a_ptr", "b_ptr", "c_ptr", "ws_ptr", "cnt_ptr", "N", "K", "stride_am", "stride_bk", "stride_cm")
     for c in SK.WIDE_DECODE_CONFIGS:

@@ -48,6 +48,10 @@ CONFIGS += ((128, 64, 128, 4, 4), (128, 32, 128, 5, 4), (64, 64, 128, 6, 4))
 # split-K for few tiles (M <= 128): one 128-row tile row, K split so tiles x splits fill the SMs once ("sk": the
 # split per shape, kernels/_gemm_gluon.py split_k_for; "skN": N splits); b is read once, by all SMs
 CONFIGS += ((128, 128, 64, 5, 8, "sk"), (128, 64, 64, 8, 4, "sk"), (128, 64, 128, 4, 4, "sk"), (128, 128, 64, 5, 8, "sk2"))
+# M <= 64: 64-row tiles split along K (64x4096x4096: 64 tiles of 64x64 leave half the SMs idle unsplit). Session 17
+# on the H200 (--timer gpu, tests/bench/runs/s17_sk64_gpu.json): none beat gemm's pick (64x4096x4096: 19.2 us at
+# best against 18.5, torch 17.2), so the race does not list them
+CONFIGS += ((64, 64, 128, 5, 4, "sk"), (64, 128, 64, 8, 4, "sk"), (64, 64, 64, 8, 4, "sk"), (64, 64, 128, 5, 4, "sk4"))
 # fp8 e4m3 (b K-major): precise accumulation keeps a partial accumulator: 128x256 and 256x128 spill ~250 B there.
 # Precise configs add the partials pipelined (stage k's partial while stage k+1's wgmma runs) unless "sync".
 FP8_SHAPES = "8192x8192x8192,4096x4096x4096,1024x8192x8192"

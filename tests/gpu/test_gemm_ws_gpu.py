@@ -63,8 +63,8 @@ for M, N, K in ((127, 4096, 4096), (127, 4096, 11008), (64, 4096, 4096), (100, 1
             if not err2 <= 2.0 ** -6 * (a2.float() @ b2.float()).abs().max().item():
                 bad.append(f"{name}: new tensors, gemm error {err2:.3g}")
             show(name, rec)
-from tritondbg.kernels import _splitk as SK
-left = [k for k, t in SK._BUFFERS.items() if k[0] == "gluon_cnt" and bool(t.any())]
+from tritondbg.kernels import _scratch
+left = [k for k, t in _scratch._BUFFERS.items() if k[0] == "gluon_cnt" and bool(t.any())]
 if left:
     bad.append(f"split-K counters left non-zero: {left}")
 print("\n".join(bad) if bad else "ALL OK")
