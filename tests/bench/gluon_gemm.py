@@ -52,6 +52,8 @@ CONFIGS += ((128, 128, 64, 5, 8, "sk"), (128, 64, 64, 8, 4, "sk"), (128, 64, 128
 # on the H200 (--timer gpu, tests/bench/runs/s17_sk64_gpu.json): none beat gemm's pick (64x4096x4096: 19.2 us at
 # best against 18.5, torch 17.2), so the race does not list them
 CONFIGS += ((64, 64, 128, 5, 4, "sk"), (64, 128, 64, 8, 4, "sk"), (64, 64, 64, 8, 4, "sk"), (64, 64, 128, 5, 4, "sk4"))
+# M <= 64, 32 columns: 128 tiles of 4096 columns (cuBLAS's pick at 64x4096x4096: nvjet 64x32, 16 stages; ncu)
+CONFIGS += ((64, 32, 64, 16, 4), (64, 32, 128, 8, 4), (64, 32, 64, 12, 4))
 # fp8 e4m3 (b K-major): precise accumulation keeps a partial accumulator: 128x256 and 256x128 spill ~250 B there.
 # Precise configs add the partials pipelined (stage k's partial while stage k+1's wgmma runs) unless "sync".
 FP8_SHAPES = "8192x8192x8192,4096x4096x4096,1024x8192x8192"

@@ -1,6 +1,6 @@
 """Issue 18: the profile behind each target the sweep misses, ours beside the baseline, from Nsight Compute.
 
-    python tests/bench/ncu_misses.py [--only gemm127,gemm1024,prefill1000,fp8] [--out ncu_misses.json]
+    python tests/bench/ncu_misses.py [--only gemm64,gemm127,gemm1024,prefill1000,fp8] [--out ncu_misses.json]
 
 For each workload and each implementation (ours, then the baselines), one child process builds the inputs, warms
 up (autotunes, compiles) and makes one timed call inside the NVTX range ``ncu``; ``ncu --clock-control none
@@ -25,6 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 # workload -> implementations (the first is ours)
 WORKLOADS = {
+    "gemm64": ("ours", "torch.matmul"),         # 64x4096x4096 bf16: weight-read-bound, 0.87x (session 16)
     "gemm127": ("ours", "torch.matmul"),        # 127x4096x4096 bf16: the split-K decode kernel, 0.81x
     "gemm1024": ("ours", "torch.matmul"),       # 1024x4096x4096 bf16: one round of 128 tiles, 0.92x
     "prefill1000": ("ours", "sdpa flash", "sdpa cudnn"),  # B8 H16 N1000 D128 non-causal: 1.31x flash
@@ -47,7 +48,7 @@ def _call(workload: str, who: str):
     if workload.startswith("gemm"):
         from tritondbg.kernels import gemm as G
 
-        M = 127 if workload == "gemm127" else 1024
+        M = {"gemm64": 64, "gemm127": 127}.get(workload, 1024)
         a = torch.randn(M, 4096, device=dev, generator=g).to(torch.bfloat16)
         b = (torch.randn(4096, 4096, device=dev, generator=g) / 64).to(torch.bfloat16)
         return (lambda: G.gemm(a, b)) if who == "ours" else kh.baselines("gemm", dict(a=a, b=b))[who]
