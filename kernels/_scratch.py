@@ -13,7 +13,10 @@ launch path needs, looked up for the launching stream on every launch (kernels/_
 ~0.2 us of host time).
 
 Buffers are never freed or replaced: a CUDA graph that captured a launch keeps valid pointers (the graph's
-replays then use the capturing stream's set, in the replay stream's order). torch hands out streams from a
+replays then use the capturing stream's set, in the replay stream's order; a replay running while launches on
+the capturing stream itself run would share that set with them, which torch's own capture stream never sees).
+A set first asked for during a capture is made there (from the graph's memory pool; tests/gpu/test_streams_gpu.py
+replays such graphs). torch hands out streams from a
 fixed pool per device (plus the default stream), so the sets stay few; each is zeroed on the stream that
 first asks for it, before any launch on that stream can use it.
 """

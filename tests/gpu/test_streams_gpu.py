@@ -125,3 +125,62 @@ print("\n".join(bad) if bad else "ALL OK")
 
 def test_two_streams_at_once_get_the_bits_of_one_call_alone():
     run_gpu_code(CODE, timeout=900)
+
+
+CODE_GRAPH = r'''
+import torch
+from tritondbg.kernels import attention as A, fp8_gemm as F8, gemm as G, _scratch
+dev = torch.device("cuda")
+torch.manual_seed(0)
+bad = []
+
+
+def graphed(name, f, args):
+    """Eager calls first (compile, autotune, race, cache the launcher), a warm-up on a side stream, then a CUDA
+    graph captured on torch's own capture stream, whose scratch set is made during the capture. Each replay after
+    new values went into the captured inputs must give the bits of the eager call on those values."""
+    f(*args)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        f(*args)
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        out = f(*args)
+    wrong = 0
+    for _ in range(4):
+        for t in args:
+            if t.dtype in (torch.bfloat16, torch.float16):
+                t.copy_(torch.randn_like(t) / t.shape[-1] ** 0.5)
+        want = f(*args)
+        g.replay()
+        torch.cuda.synchronize()
+        wrong += not torch.equal(out, want)
+    left = [k[:3] for k, t in _scratch._BUFFERS.items() if k[0].endswith(("cnt", "sched")) and bool(t.any())]
+    print(f"{name}: {wrong} of 4 replays differ from the eager call; counters left non-zero: {left}")
+    if wrong or left:
+        bad.append(name)
+
+
+bf = torch.bfloat16
+graphed("gemm decode 1x4096x11008", G.gemm,
+        (torch.randn(1, 11008, device=dev, dtype=bf), torch.randn(11008, 4096, device=dev, dtype=bf) / 100))
+graphed("gemm 127x4096x11008 (the race's pick)", G.gemm,
+        (torch.randn(127, 11008, device=dev, dtype=bf), torch.randn(11008, 4096, device=dev, dtype=bf) / 100))
+f8 = torch.float8_e4m3fn
+a8, b8 = (torch.randn(1, 8192, device=dev) / 4).to(f8), (torch.randn(8192, 8192, device=dev) / 4).to(f8).t()
+sa, sb = torch.tensor(0.5, device=dev), torch.tensor(0.25, device=dev)
+graphed("fp8_gemm decode 1x8192x8192", lambda a, b: F8.fp8_gemm(a, b, sa, sb), (a8, b8))
+graphed("attention_decode B2 H32/8 KV4096, 8 splits", lambda q, k, v: A.attention_decode(q, k, v, num_splits=8),
+        (torch.randn(2, 32, 128, device=dev, dtype=bf), torch.randn(2, 8, 4096, 128, device=dev, dtype=bf),
+         torch.randn(2, 8, 4096, 128, device=dev, dtype=bf)))
+print("\n".join(bad) if bad else "ALL OK")
+'''
+
+
+def test_cuda_graph_replays_use_the_capture_streams_scratch():
+    """Captured on a stream whose scratch is first made during the capture (torch's capture stream): replays
+    with new input values give the eager call's bits and leave the counters at zero."""
+    run_gpu_code(CODE_GRAPH, timeout=900)
