@@ -33,15 +33,6 @@ def _pow2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
-def stream_key(device: torch.device) -> int:
-    """The raw handle of ``device``'s current stream (0 for the default stream; 0 on the CPU, where the
-    interpreter runs launches one after another)."""
-    if device.type != "cuda" or not _HAS_STREAMS:
-        return 0
-    idx = device.index if device.index is not None else torch.cuda.current_device()
-    return torch._C._cuda_getCurrentRawStream(idx)
-
-
 def device_of(device) -> torch.device:
     """``device`` with its index filled in (``cuda`` -> ``cuda:<current>``): one key per physical device."""
     device = torch.device(device)
@@ -50,12 +41,10 @@ def device_of(device) -> torch.device:
     return device
 
 
-def buffer(kind: str, device, numel: int, dtype: torch.dtype, stream: int | None = None) -> torch.Tensor:
-    """A zero-initialised buffer of at least ``numel`` elements for ``stream`` (default: ``device``'s current
-    stream), shared by every launch path that asks for ``kind`` on that (device, stream)."""
+def buffer(kind: str, device, numel: int, dtype: torch.dtype, stream: int) -> torch.Tensor:
+    """A zero-initialised buffer of at least ``numel`` elements for ``stream`` (a raw stream handle of
+    ``device``; 0 on the CPU), shared by every launch path that asks for ``kind`` on that (device, stream)."""
     device = device_of(device)
-    if stream is None:
-        stream = stream_key(device)
     key = (kind, device, stream, _pow2(numel))
     buf = _BUFFERS.get(key)
     if buf is None:
