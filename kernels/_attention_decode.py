@@ -407,6 +407,19 @@ def attention_decode(q, k_cache, v_cache, seq_lens=None, sm_scale=None, num_spli
         plan = _PLANS.get(sig)
     except (AttributeError, TypeError):  # not tensors (or a list of lengths): the full path
         sig = plan = None
+    if plan is not None and plan.runner is not None and _pristine() and _aligned(q, k_cache, v_cache, seq_lens):
+        # ---- steady state on CUDA: one dict lookup, torch.empty, the compiled kernel's launcher ----------
+        o = torch.empty(plan.out_shape, device=plan.device, dtype=plan.dtype)
+        # one split: o stands in for the unused workspace pointers; else the launcher adds the stream's set
+        if plan.scratch is None:
+            plan.runner(q, k_cache, v_cache, o if seq_lens is None else seq_lens, o, o, o, o)
+        else:
+            plan.runner(q, k_cache, v_cache, o if seq_lens is None else seq_lens, o)
+        return o
+    guard = _launch.device_guard(q)
+    if guard is not None:  # q on another GPU than the current one: launch there, as torch ops do
+        with guard:
+            return attention_decode(q, k_cache, v_cache, seq_lens, sm_scale, num_splits)
     if plan is None:
         seq_lens = check_decode_args(q, k_cache, v_cache, seq_lens)
         B, H, D = q.shape
@@ -421,15 +434,6 @@ def attention_decode(q, k_cache, v_cache, seq_lens=None, sm_scale=None, num_spli
             if len(_PLANS) >= _MAX_PLANS:
                 _PLANS.clear()
             _PLANS[sig] = plan
-    elif plan.runner is not None and _pristine() and _aligned(q, k_cache, v_cache, seq_lens):
-        # ---- steady state on CUDA: one dict lookup, torch.empty, the compiled kernel's launcher ----------
-        o = torch.empty(plan.out_shape, device=plan.device, dtype=plan.dtype)
-        # one split: o stands in for the unused workspace pointers; else the launcher adds the stream's set
-        if plan.scratch is None:
-            plan.runner(q, k_cache, v_cache, o if seq_lens is None else seq_lens, o, o, o, o)
-        else:
-            plan.runner(q, k_cache, v_cache, o if seq_lens is None else seq_lens, o)
-        return o
     o = torch.empty(plan.out_shape, device=plan.device, dtype=plan.dtype)
     scratch = (o, o, o) if plan.scratch is None else plan.scratch()
     args = (q, k_cache, v_cache, o if seq_lens is None else seq_lens, o, *scratch)

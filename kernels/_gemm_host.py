@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 import triton
 
+from . import _launch
 from . import _splitk as SK
 from ._launch import ensure_allocator as _ensure_allocator  # noqa: F401 (gemm.py and _fp8_tma.py use it)
 
@@ -51,6 +52,10 @@ def gemm_splitk(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     c = _splitk_cached(a, b)
     if c is not None:
         return c
+    guard = _launch.device_guard(a)
+    if guard is not None:  # a on another GPU than the current one: launch there, as torch ops do
+        with guard:
+            return gemm_splitk(a, b)
     one = _one(a.device)
     c = a.new_empty((a.shape[0], b.shape[1]))
     return SK._decode(a, b, c, one, False, one, False, _splitk_sig(a, b, one), one, one)

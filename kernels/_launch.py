@@ -92,6 +92,21 @@ def hooks_idle() -> bool:
     return True
 
 
+def device_guard(t):
+    """A context making ``t``'s GPU the current device, when ``t`` is a CUDA tensor on another one; else None.
+
+    Triton launches on the current device (a kernel compiled and loaded there, on its current stream): bare
+    ``kernel[grid](x)`` with x on cuda:1 while cuda:0 is current faults or reads another GPU's memory. torch ops
+    run on their tensors' device, and so do the bundled wrappers: each one's full path re-enters itself under
+    this guard (a steady-state ``Launcher`` switches on its own, at no cost when nothing needs switching)."""
+    dev = getattr(t, "device", None)
+    if getattr(dev, "type", None) != "cuda" or not _TORCH_STREAMS or dev.index is None:
+        return None
+    if dev.index == torch._C._cuda_getDevice():
+        return None
+    return torch.cuda.device(dev.index)
+
+
 def _torch_scratch(size: int, alignment: int, stream):
     """Triton's allocator protocol: global scratch for device-side TMA descriptors (torch's caching allocator
     on the current device; its blocks are 512-byte aligned, more than the 128 bytes a descriptor needs)."""
@@ -179,7 +194,7 @@ class Launcher:
     pointer with a ``cuPointerGetAttribute`` driver query, per pointer argument, per launch."""
 
     __slots__ = ("run", "tail", "grid", "kernel", "direct", "head", "function", "raw", "expand", "desc_meta",
-                 "desc_cache", "scratch")
+                 "desc_cache", "scratch", "device")
 
     def __init__(self, compiled, grid: tuple, tail: tuple, kernel=None, scratch=None):
         self.kernel = kernel  # the JITFunction / Autotuner that compiled it (pristine() is asked about it)
@@ -189,6 +204,9 @@ class Launcher:
         if hasattr(compiled, "result"):  # Triton 3.6 with asynchronous compilation: a future
             compiled = compiled.result()
         self.grid = tuple(grid) + (1,) * (3 - len(grid))
+        # Triton loads a kernel on the device current at its first launch (the wrappers make it their tensors'
+        # one: ``device_guard``); a later call made while another GPU is current switches back for the launch
+        self.device = torch._C._cuda_getDevice() if _TORCH_STREAMS else None
         self.run = compiled[self.grid]  # also loads the kernel (_init_handles)
         self.tail = tail
         entry = _direct_entry(compiled) if _TORCH_STREAMS else None
@@ -204,9 +222,12 @@ class Launcher:
         self.desc_cache = tuple({} for _ in self.desc_meta)
 
     def __call__(self, *tensors) -> None:
+        if self.device is not None and torch._C._cuda_getDevice() != self.device:  # another GPU is current
+            with torch.cuda.device(self.device):
+                return self(*tensors)
         if self.direct is not None and hooks_idle():
             g = self.grid
-            stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
+            stream = torch._C._cuda_getCurrentRawStream(self.device)
             # integer pointers: the C entry takes them as they are; a tensor would cost a data_ptr call and a
             # cuPointerGetAttribute driver query each (the signature already pinned device and dtype)
             if self.scratch is None:
@@ -224,9 +245,12 @@ class Launcher:
         """Launch with the leading ``tensors``, then host ``TensorDescriptor`` arguments, which Triton's launcher
         turns into CUtensorMaps, then the ``trailing`` tensors (kernels whose descriptors follow their pointer
         arguments, or precede them)."""
+        if self.device is not None and torch._C._cuda_getDevice() != self.device:  # another GPU is current
+            with torch.cuda.device(self.device):
+                return self.with_descriptors(tensors, descriptors, trailing)
         if self.direct is not None and hooks_idle():
             g = self.grid
-            stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
+            stream = torch._C._cuda_getCurrentRawStream(self.device)
             self.direct(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors),
                         *descriptors, *self._trailing_ptrs(trailing, stream), *self.tail)
         elif self.scratch is None:
@@ -247,6 +271,9 @@ class Launcher:
         CUtensorMap, shape and strides are built once per base pointer (the template fixes everything else) and
         passed to the C entry as they are: the wrapper would build all of them again on every launch (~3-5 us each
         on the H200 VM). Otherwise the descriptors are rebuilt and launched as ``with_descriptors`` does."""
+        if self.device is not None and torch._C._cuda_getDevice() != self.device:  # another GPU is current
+            with torch.cuda.device(self.device):
+                return self.with_templates(tensors, templates, bases, trailing)
         if self.raw is not None and hooks_idle():
             args = []
             for template, base, meta, cache in zip(templates, bases, self.desc_meta, self.desc_cache):
@@ -258,7 +285,7 @@ class Launcher:
                     expanded = cache[ptr] = tuple(self.expand(rebased(template, base), meta))
                 args += expanded
             g = self.grid
-            stream = torch._C._cuda_getCurrentRawStream(torch._C._cuda_getDevice())
+            stream = torch._C._cuda_getCurrentRawStream(self.device)
             self.raw(g[0], g[1], g[2], stream, self.function, *self.head, *map(_DATA_PTR, tensors), *args,
                      *self._trailing_ptrs(trailing, stream), *self.tail)
         else:

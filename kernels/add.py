@@ -75,6 +75,10 @@ def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         out = torch.empty_like(x, memory_format=torch.contiguous_format)  # cheaper than torch.empty(...)
         launcher(x, y, out)
         return out
+    guard = _launch.device_guard(x)
+    if guard is not None:  # x on another GPU than the current one: launch there, as torch ops do
+        with guard:
+            return add(x, y)
     if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
         raise ValueError("add: x and y must be torch tensors")
     if x.shape != y.shape:

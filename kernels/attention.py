@@ -408,6 +408,10 @@ def attention(q, k, v, causal=False, sm_scale=None):
         o = q.new_empty(q.shape)  # contiguous, as the first call's
         plan.launch(q, k, v, o)
         return o
+    guard = _launch.device_guard(q)
+    if guard is not None:  # q on another GPU than the current one: launch there, as torch ops do
+        with guard:
+            return attention(q, k, v, causal, sm_scale)
     o = _attention(q, k, v, causal, sm_scale, use_tma=None, sig=sig)
     # Hopper: the warp-specialised Gluon kernel against the tl path, once per signature (kernels/_attention_race.py)
     scale = 1.0 / math.sqrt(q.shape[-1]) if sm_scale is None else sm_scale

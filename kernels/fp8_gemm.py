@@ -262,6 +262,10 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
             c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=out_dtype)
             launcher(a, b, c, scale_a, scale_b)
             return c
+    guard = _launch.device_guard(a)
+    if guard is not None:  # a on another GPU than the current one: launch there, as torch ops do
+        with guard:
+            return fp8_gemm(a, b, scale_a, scale_b, out_dtype, fast_accum)
 
     # ---- every check, then one of the two kernels --------------------------------------------------------
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):

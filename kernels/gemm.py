@@ -326,6 +326,10 @@ def _gemm(a, b, activation, splitk: bool, ws: bool):
         c = a.new_empty((a.shape[0], b.shape[1]))
         launcher(a, b, c)
         return c
+    guard = _launch.device_guard(a)
+    if guard is not None:  # a on another GPU than the current one: launch there, as torch ops do
+        with guard:
+            return _gemm(a, b, activation, splitk, ws)
     _check_args(a, b, activation)
     M, K = a.shape
     N = b.shape[1]

@@ -233,6 +233,10 @@ def layernorm(
         y = torch.empty_like(x, memory_format=torch.contiguous_format)  # ~2.5 us cheaper than torch.empty(...)
         launcher(x, weight, b_t, y)
         return y
+    guard = _launch.device_guard(x)
+    if guard is not None:  # x on another GPU than the current one: launch there, as torch ops do
+        with guard:
+            return layernorm(x, weight, bias, eps, max_block_n, config)
 
     if not isinstance(x, torch.Tensor) or x.dim() != 2:
         raise ValueError(f"layernorm: x must be a 2-D tensor (rows, N), got {getattr(x, 'shape', type(x))}")

@@ -186,6 +186,10 @@ def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowCo
         y = torch.empty_like(x, memory_format=torch.contiguous_format)  # ~2.5 us cheaper than torch.empty(...)
         launcher(x, y)  # same data pointers as the (M, N) views the first call passed
         return y
+    guard = _launch.device_guard(x)
+    if guard is not None:  # x on another GPU than the current one: launch there, as torch ops do
+        with guard:
+            return softmax(x, max_block_n, config)
 
     if not isinstance(x, torch.Tensor) or x.dim() < 1:
         raise ValueError(f"softmax: x must be a tensor with at least 1 dim, got {getattr(x, 'shape', type(x))}")
