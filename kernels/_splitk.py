@@ -84,6 +84,11 @@ DECODE_CONFIGS = [
     _dcfg(16, 128, 128, 8, True, 4, 4),
     # 16 < M <= 32 and 32 < M <= 64: the same streaming shape with 32/64 token columns.
     _dcfg(32, 64, 256, 4, True, 4, 3),
+    # M <= 32, 2 splits, 4 / 6 stages (H200, session 18, explore_gemm_small_m.py --dtype float8_e4m3fn --m 32
+    # --cands ...: 29.7 / 30.0 us at 32x8192x8192 against 31.3-67 for 10 others; fp8_gemm was 31.0, _scaled_mm 27.9;
+    # tests/bench/runs/s18_fp8_dec.json). At M = 64 none of 12 beat the Gluon tiles' 29.5.
+    _dcfg(32, 64, 256, 2, True, 4, 4),
+    _dcfg(32, 64, 128, 2, True, 4, 6),
     _dcfg(64, 64, 256, 4, True, 4, 3),
     # ---- CUDA-core GEMV path (M = 1 only): fp8 -> fp32, times a's row, fp32 sums over K -------------------
     # 256 tiles x 4 = 1024 programs of 32 x 2048 B; per step 32 x 256 B = 64 B (4 x 16 B) a thread, 2 steps

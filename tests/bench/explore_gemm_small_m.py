@@ -21,14 +21,17 @@ NK = ((4096, 4096), (11008, 4096), (4096, 11008), (13824, 5120), (5120, 13824), 
 
 
 def fp8_candidates(M: int, K: int):
-    """fp8 decode: 16-token mma tiles (and the CUDA-core GEMV for M = 1), 128..512-byte K steps."""
+    """fp8 decode: one mma tile of 16 / 32 / 64 tokens holding M (and the CUDA-core GEMV for M = 1), 128..512-byte
+    K steps, 3..5 stages where they fit."""
+    bm = max(16, 1 << (M - 1).bit_length())
     for bn, bk, sk in itertools.product((64, 128), (128, 256, 512), (1, 2, 4, 8)):
         if sk * bk > K:
             continue
-        smem = (bn + 16) * bk
-        stages = 4 if smem * 4 <= 160 * 1024 else 3
-        yield dict(DEC_BLOCK_M=16, DEC_BLOCK_N=bn, DEC_BLOCK_K=bk, SPLIT_K=sk, USE_DOT=True, num_warps=4,
-                   num_stages=stages)
+        smem = (bn + bm) * bk
+        for stages in (3, 4, 5):
+            if smem * stages <= 200 * 1024:
+                yield dict(DEC_BLOCK_M=bm, DEC_BLOCK_N=bn, DEC_BLOCK_K=bk, SPLIT_K=sk, USE_DOT=True, num_warps=4,
+                           num_stages=stages)
     if M == 1:
         for bn, bk, sk in itertools.product((32, 64), (128, 256), (2, 4, 8)):
             yield dict(DEC_BLOCK_M=1, DEC_BLOCK_N=bn, DEC_BLOCK_K=bk, SPLIT_K=sk, USE_DOT=False, num_warps=4,
@@ -55,6 +58,8 @@ def main(argv=None) -> int:
     ap.add_argument("--nk", default="", help="N:K,... (default: the sweep's LLM shapes)")
     ap.add_argument("--out", default="explore_gemm_small_m.json")
     ap.add_argument("--rep", type=int, default=40)
+    ap.add_argument("--cands", default="", help="fp8 only: BN:BK:SPLIT:STAGES,... mma candidates to try instead of "
+                    "the full list (the token tile holds M; each compile costs ~1 s)")
     args = ap.parse_args(argv)
     import torch
     import triton
@@ -111,7 +116,12 @@ def main(argv=None) -> int:
                                      if k.startswith("DEC_") or k in ("SPLIT_K", "num_warps", "num_stages")}
                 til = row("gemm_tiled", lambda: G.gemm_tiled(a, b))
             best = None
-            for cfg in (fp8_candidates if fp8 else candidates)(M, K):
+            cands = (fp8_candidates if fp8 else candidates)(M, K)
+            if fp8 and args.cands:
+                cands = [dict(DEC_BLOCK_M=max(16, 1 << (M - 1).bit_length()), DEC_BLOCK_N=bn, DEC_BLOCK_K=bk,
+                              SPLIT_K=sk, USE_DOT=True, num_warps=4, num_stages=st)
+                         for bn, bk, sk, st in (tuple(int(v) for v in c.split(":")) for c in args.cands.split(","))]
+            for cfg in cands:
                 bm, bn, sk = cfg["DEC_BLOCK_M"], cfg["DEC_BLOCK_N"], cfg["SPLIT_K"]
                 tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
                 ws = torch.empty(sk * M * N, device="cuda", dtype=torch.float32)
@@ -119,7 +129,7 @@ def main(argv=None) -> int:
                 c = torch.empty(M, N, device="cuda", dtype=out_dtype)
 
                 def fn(cfg=cfg, ws=ws, cnt=cnt, c=c, tiles=tiles, sk=sk):
-                    kern[(tiles, sk)](a, b, c, ws, cnt, one, one, M, N, K, a.stride(0), a.stride(1),
+                    kern[(tiles, sk)](a, b, c, one, one, ws, cnt, M, N, K, a.stride(0), a.stride(1),
                                       b.stride(0), b.stride(1), c.stride(0), c.stride(1),
                                       SCALE_A_ROWS=False, SCALE_B_COLS=False, **cfg)
                     return c
