@@ -400,8 +400,17 @@ class Sweep:
                 blk = 16384
                 bases["bare read of b"] = lambda x=x, out=out: read_floor._read_sum[(triton.cdiv(x.numel(), blk),)](
                     x, out, x.numel(), BLOCK=blk, num_warps=8)
-            def config(a=a, b=b):
-                return _race_summary(F8.ws_decision(a, b, one, one))  # Hopper, M > 64: the Gluon kernel's race
+            def config(a=a, b=b, M=M):
+                from tritondbg.configs import autotuners, config_dict
+
+                # Hopper, 16 < M: the Gluon kernel's race; the decode kernel's autotuned pick where it serves M
+                race = _race_summary(F8.ws_decision(a, b, one, one))
+                if M > 64 or race.startswith("gluon"):
+                    return race
+                t = autotuners([F8.fp8_gemm_decode_kernel]).get("fp8_gemm_decode_kernel")
+                pick = getattr(t, "best_config", None)
+                tl = ",".join(f"{k}={v}" for k, v in config_dict(pick).items()) if pick is not None else ""
+                return f"fp8_gemm_decode_kernel: {tl}" + (f" {race[len('tl kernel '):]}" if race else "")
 
             self.measure("fp8", f"{M}x{N}x{K}", "float8_e4m3fn", ours, bases, check, flops=2.0 * M * N * K,
                          nbytes=M * K + N * K + 2 * M * N, small=M <= 16, config=config)
