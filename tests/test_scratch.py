@@ -106,7 +106,8 @@ def test_split_k_decode_plan_launches_with_its_streams_workspace(streams, monkey
     config = SK.fp8_gemm_decode_kernel.configs[0]
     scalars = dict(M=3, N=40, K=64, stride_am=64, stride_ak=1, stride_bk=1, stride_bn=64, stride_cm=40,
                    stride_cn=1, SCALE_A_ROWS=False, SCALE_B_COLS=False)
-    plan = SK._Plan(_direct_compiled(calls), config, scalars, torch.device("cpu"))
+    plan = SK._Plan(_direct_compiled(calls), config, scalars, torch.device("cpu"),
+                    SK._scratch_for(3, 40, torch.device("cpu")))
     a, b, c, sa, sb = (torch.empty(n) for n in (1, 2, 3, 4, 5))
     plan.launch(a, b, c, sa, sb)
     streams[0] = 3
