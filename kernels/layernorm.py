@@ -213,7 +213,8 @@ def layernorm(
     max_block_n: int = MAX_FUSED_BLOCK_N,
     config: RowConfig | None = None,
 ) -> torch.Tensor:
-    """LayerNorm over the last dim of a 2-D ``x`` (M, N); returns y (M, N) in x's dtype.
+    """LayerNorm over the last dim of ``x`` (..., N), as ``F.layer_norm(x, (N,), weight, bias, eps)``; returns a
+    contiguous tensor of x's shape and dtype. A 2-D x may have any row stride; other shapes must be contiguous.
 
     ``max_block_n`` (a power of two) caps the columns of a block: rows whose ``next_power_of_2(N)`` exceeds
     it (or the rule's single-pass limit) loop in chunks. Lower it to force the looped path on small rows
@@ -238,12 +239,19 @@ def layernorm(
         with guard:
             return layernorm(x, weight, bias, eps, max_block_n, config)
 
-    if not isinstance(x, torch.Tensor) or x.dim() != 2:
-        raise ValueError(f"layernorm: x must be a 2-D tensor (rows, N), got {getattr(x, 'shape', type(x))}")
+    if not isinstance(x, torch.Tensor) or x.dim() < 1:
+        raise ValueError(f"layernorm: x must be a tensor with at least 1 dim, got {getattr(x, 'shape', type(x))}")
     if x.dtype not in _SUPPORTED:
         raise ValueError(f"layernorm: x dtype {x.dtype} not supported; use one of {[str(d) for d in _SUPPORTED]}")
-    M, N = x.shape
-    if N > 1 and x.stride(1) != 1:
+    N = x.shape[-1]
+    if x.dim() == 2:
+        x2 = x
+    elif x.is_contiguous():  # (..., N) as F.layer_norm(x, (N,)) takes it: rows of N
+        x2 = x.reshape(-1, N)
+    else:
+        raise ValueError("layernorm: x with other than 2 dims must be contiguous (call .contiguous() first)")
+    M = x2.shape[0]
+    if N > 1 and x2.stride(1) != 1:
         raise ValueError(f"layernorm: x's last dim must be contiguous (stride 1), got strides {x.stride()}")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is None and name == "bias":
@@ -259,22 +267,22 @@ def layernorm(
     if not isinstance(max_block_n, int) or max_block_n < 1 or max_block_n & (max_block_n - 1):
         raise ValueError(f"layernorm: max_block_n must be a power of two, got {max_block_n}")
     cfg = config_for(N, x.element_size(), max_block_n, M) if config is None else check_config(config, max_block_n, N)
-    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     if M == 0 or N == 0:
         return y
+    y2 = y if y.dim() == 2 else y.view(-1, N)  # the steady state passes y itself: the same data pointer
     has_bias = bias is not None
     b_arg = bias if has_bias else weight  # never read when HAS_BIAS is False
-    v = vec(N, x.stride(0), y.stride(0), elem_size=x.element_size())
-    scalars = dict(stride_x_row=x.stride(0), stride_y_row=y.stride(0), M=M, N=N, eps=eps)
+    v = vec(N, x2.stride(0), y2.stride(0), elem_size=x.element_size())
+    scalars = dict(stride_x_row=x2.stride(0), stride_y_row=y2.stride(0), M=M, N=N, eps=eps)
     if cfg.kind == "split":
         consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, BLOCK_B=split_tail(N, cfg.block_n), VEC=v)
-        launch(layernorm_fwd_split_kernel, _SPLIT, sig, (x, weight, b_arg, y), scalars, consts, cfg, M, y)
+        launch(layernorm_fwd_split_kernel, _SPLIT, sig, (x2, weight, b_arg, y2), scalars, consts, cfg, M, y2)
         return y
     kernel, launches = ((layernorm_fwd_kernel, _SINGLE) if cfg.kind == "single"
                         else (layernorm_fwd_looped_kernel, _LOOPED))
     consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages)
-    scalars = dict(stride_x_row=x.stride(0), stride_y_row=y.stride(0), M=M, N=N, eps=eps)
-    launch(kernel, launches, sig, (x, weight, b_arg, y), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y)
+    launch(kernel, launches, sig, (x2, weight, b_arg, y2), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y2)
     return y
 
 

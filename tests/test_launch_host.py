@@ -416,3 +416,20 @@ def test_host_descriptors_are_expanded_once_per_base_pointer_on_the_36_entry(mon
     assert kind == "runner" and args[0].base is x and args[1] is s and args[2] == 7
     Meta.tensordesc_meta = [None]  # a descriptor without metadata: through the wrapper, every launch
     assert _launch.Launcher(Compiled(), (5,), ()).raw is None
+
+
+def test_layernorm_on_leading_dims_reuses_the_launcher_of_its_rows(fake):
+    """x (B, T, N): the first call launches on the (B*T, N) views; the steady state passes x and a fresh output of
+    x's shape (the same data pointers), with the first call's row strides."""
+    install, _ = fake
+    k = install(LN, "layernorm_fwd_kernel", "_SINGLE")
+    x = torch.empty(4, 7, 1000, device="meta", dtype=torch.bfloat16)
+    w = torch.empty(1000, device="meta", dtype=torch.bfloat16)
+    y = LN.layernorm(x, w, w)
+    (grid, args, kwargs), = k.full
+    assert args[0].shape == (28, 1000) and y.shape == x.shape
+    y2 = LN.layernorm(x, w, w)
+    assert len(k.full) == 1
+    (_, first), (_, steady) = k.compiled.direct[0], k.compiled.direct[-1]
+    assert steady[0] is x and steady[3] is y2 and y2.shape == x.shape and steady[4:] == first[4:]
+    assert steady[4:6] == (1000, 1000)  # the rows' strides (x and y)

@@ -143,3 +143,31 @@ def test_long_rows_held_whole(kind, M, cfg):
     else:
         out, ref = SM.softmax(x, config=cfg), SM.reference(x)
     torch.testing.assert_close(out.float(), ref.float(), atol=2e-2, rtol=2e-2)
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "softmax"])
+@pytest.mark.parametrize("shape", [(3, 5, 300), (1000,), (2, 3, 4, 1000), (2, 0, 64)])
+def test_leading_dims_as_torch_takes_them(kind, shape):
+    """x of shape (..., N), as F.layer_norm(x, (N,)) and torch.softmax(x, -1) take it (layernorm took only 2-D x
+    until session 18): rows of N, the output in x's shape; every path (single, split, looped) sees (M, N)."""
+    gen = torch.Generator().manual_seed(2)
+    x = (torch.randn(*shape, generator=gen) * 3 + 1).to(torch.bfloat16)
+    N = shape[-1]
+    for cfg in (None, ("looped", 128, 1, 4, 2)):
+        if kind == "layernorm":
+            w, b = torch.randn(N, generator=gen).bfloat16(), torch.randn(N, generator=gen).bfloat16()
+            out, ref = LN.layernorm(x, w, b, 1e-3, config=cfg), LN.reference(x, w, b, 1e-3)
+        else:
+            out, ref = SM.softmax(x, config=cfg), SM.reference(x)
+        assert out.shape == x.shape and out.dtype == x.dtype and out.is_contiguous()
+        torch.testing.assert_close(out.float(), ref.float(), atol=4e-2, rtol=2e-2)
+
+
+def test_layernorm_names_what_it_cannot_take():
+    w = torch.randn(10)
+    with pytest.raises(ValueError, match="at least 1 dim"):
+        LN.layernorm(torch.tensor(1.0), w, None)
+    with pytest.raises(ValueError, match="must be contiguous"):
+        LN.layernorm(torch.randn(4, 6, 10).transpose(0, 1), w, None)
+    with pytest.raises(ValueError, match=r"weight must have shape \(10,\)"):
+        LN.layernorm(torch.randn(2, 3, 10), torch.randn(3), None)
