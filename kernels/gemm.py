@@ -170,7 +170,7 @@ def _check_args(a, b, activation) -> None:
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
         raise ValueError("gemm: a and b must be torch tensors")
     if a.ndim != 2 or b.ndim != 2:
-        raise ValueError(f"gemm: a and b must be 2-D, got a{tuple(a.shape)} and b{tuple(b.shape)}")
+        raise ValueError(f"gemm: a must be (..., K) and b 2-D (K, N), got a{tuple(a.shape)} and b{tuple(b.shape)}")
     if a.shape[1] != b.shape[0]:
         raise ValueError(f"gemm: inner dimensions differ: a{tuple(a.shape)} @ b{tuple(b.shape)}")
     if a.dtype not in (torch.float16, torch.bfloat16):
@@ -282,7 +282,8 @@ USE_SPLITK = True  # False: such calls take the tiled kernels (their narrow deco
 
 
 def gemm(a: torch.Tensor, b: torch.Tensor, activation: str | None = None) -> torch.Tensor:
-    """``act(a @ b)`` for a (M, K) and b (K, N), fp16 or bf16 (same dtype); returns a new (M, N) tensor.
+    """``act(a @ b)`` for a (M, K) and b (K, N), fp16 or bf16 (same dtype); returns a new (M, N) tensor. An a of
+    shape (..., K) is taken as rows of K, as torch.matmul takes it, and gives (..., N).
     M <= SPLITK_MAX_M without an activation on a GPU: ``gemm_splitk``; else gemm_tma_kernel where
     ``tma_plan`` allows it, gemm_kernel otherwise; on sm_90 the Gluon kernel where it won its race (see the
     module docstring). A call with the signature
@@ -315,8 +316,8 @@ def _gemm(a, b, activation, splitk: bool, ws: bool):
             launcher = None
     except (AttributeError, TypeError):  # not tensors, unhashable activation: the checks below say what
         sig = launcher = None
-    if launcher is None and splitk and sig is not None and activation is None and a.shape[0] <= SPLITK_MAX_M \
-            and a.is_cuda:
+    if launcher is None and splitk and sig is not None and activation is None and a.ndim == 2 \
+            and a.shape[0] <= SPLITK_MAX_M and a.is_cuda:
         c = _splitk_cached(a, b)
         if c is not None:
             return c
@@ -330,6 +331,10 @@ def _gemm(a, b, activation, splitk: bool, ws: bool):
     if guard is not None:  # a on another GPU than the current one: launch there, as torch ops do
         with guard:
             return _gemm(a, b, activation, splitk, ws)
+    if isinstance(a, torch.Tensor) and a.ndim not in (0, 2) and isinstance(b, torch.Tensor) and b.ndim == 2:
+        # a (..., K) @ b (K, N), as torch.matmul takes an activation against a weight: rows of K (a view where
+        # the leading dims allow one), the (..., N) view of the 2-D result; its 2-D call has its own launcher
+        return _gemm(a.reshape(-1, a.shape[-1]), b, activation, splitk, ws).view(*a.shape[:-1], b.shape[1])
     _check_args(a, b, activation)
     M, K = a.shape
     N = b.shape[1]
