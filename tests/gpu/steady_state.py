@@ -55,6 +55,17 @@ def main() -> int:
         check(f"gemm w.t() {M}x{N}x{K}", third(lambda: G.gemm(a, bw.t().contiguous().t())), G.reference(a, bw), 2e-2)
         a2, b2 = torch.randn_like(a), torch.randn_like(bw) / K ** 0.5
         check(f"gemm {M}x{N}x{K} new tensors", G.gemm(a2, b2), G.reference(a2, b2), 2e-2)
+    # leading dims (session 18): layernorm's (..., N) on the launcher of its rows; gemm's (..., K) through the 2-D
+    # call's launcher (split-K decode at 15 rows, the tl / Gluon paths at 4 x 100)
+    x3 = torch.randn(4, 7, 1000, device="cuda").to(torch.bfloat16)
+    w3, b3 = torch.randn(1000, device="cuda").to(torch.bfloat16), torch.randn(1000, device="cuda").to(torch.bfloat16)
+    check("layernorm 4x7x1000", third(lambda: LN.layernorm(x3, w3, b3)), LN.reference(x3, w3, b3), 3e-2)
+    for lead, K, N in (((3, 5), 4096, 4096), ((4, 100), 1024, 3000)):
+        a = torch.randn(*lead, K, device="cuda").to(torch.bfloat16)
+        bw = (torch.randn(K, N, device="cuda") / K ** 0.5).to(torch.bfloat16)
+        out = third(lambda: G.gemm(a, bw))
+        check(f"gemm {lead}x{K} @ {K}x{N}", out if out.shape == (*lead, N) else out.new_full((1,), float("nan")),
+              (a.float() @ bw.float()) if out.shape == (*lead, N) else torch.zeros(1, device="cuda"), 2e-2)
     one = torch.ones((), device="cuda")
     for M in (1, 16, 33):
         a = torch.randn(M, 8192, device="cuda").to(F8.FP8_DTYPE)
