@@ -9,6 +9,7 @@ tests/gpu/test_multi_gpu.py."""
 import pytest
 import torch
 import triton
+from _launch_fakes import fake_compiled
 from triton.runtime.interpreter import InterpretedFunction
 
 from tritondbg.kernels import _launch
@@ -61,28 +62,12 @@ def test_device_guard_switches_only_to_another_gpu(gpus):
 
 
 def test_a_launcher_launches_on_the_device_it_was_loaded_on(gpus):
-    calls = []
-
-    class CudaLauncher:
-        global_scratch_size = profile_scratch_size = 0
-        launch_cooperative_grid, launch_pdl = False, False
-
-        def __call__(self, gridX, gridY, gridZ, stream, function, *args):
-            raise AssertionError("not the direct entry")
-
-        def launch(self, *args):
-            calls.append((gpus["current"], args[3]))  # (current device, stream) at the launch
-
-    class Compiled:
-        run = CudaLauncher()
-        packed_metadata = (4, 1, 0)
-        function = 1234
-
-        def __getitem__(self, grid):
-            return lambda *args: calls.append((gpus["current"], "runner"))
+    calls = []  # (current device, stream) of each launch through the C entry; (current device, "runner")
+    compiled = fake_compiled(lambda args: calls.append((gpus["current"], args[3])),
+                             lambda grid, args: calls.append((gpus["current"], "runner")))
 
     gpus["current"] = 1  # the first call (the full path, under its wrapper's guard) ran on GPU 1
-    launcher = _launch.Launcher(Compiled(), (5,), ())
+    launcher = _launch.Launcher(compiled, (5,), ())
     assert launcher.device == 1
     t = torch.empty(2, device="meta")
     launcher(t)

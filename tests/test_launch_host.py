@@ -11,6 +11,7 @@ import sys
 import pytest
 import torch
 import triton
+from _launch_fakes import fake_compiled
 from triton.runtime.autotuner import Autotuner
 
 from tritondbg.kernels import _launch
@@ -256,29 +257,13 @@ def test_direct_c_entry_of_a_triton_36_launcher(monkeypatch):
     CudaLauncher.__call__ would forward, no hooks, tensors as integer pointers), and goes back through CompiledKernel[grid] once a launch
     hook is installed (a profiler must still see every launch)."""
     calls = []
-
-    class CudaLauncher:
-        global_scratch_size = profile_scratch_size = 0
-        launch_cooperative_grid, launch_pdl = False, False
-
-        def __call__(self, gridX, gridY, gridZ, stream, function, *args):
-            raise AssertionError("not the direct entry")
-
-        def launch(self, *args):
-            calls.append(("direct", args))
-
-    class Compiled:
-        run = CudaLauncher()
-        packed_metadata = (4, 1, 0)
-        function = 1234
-
-        def __getitem__(self, grid):
-            return lambda *args: calls.append(("runner", grid, args))
+    compiled = fake_compiled(lambda args: calls.append(("direct", args)),
+                             lambda grid, args: calls.append(("runner", grid, args)))
 
     monkeypatch.setattr(_launch, "_TORCH_STREAMS", True)
     monkeypatch.setattr(torch._C, "_cuda_getDevice", lambda: 0, raising=False)
     monkeypatch.setattr(torch._C, "_cuda_getCurrentRawStream", lambda dev: 99, raising=False)
-    launcher = _launch.Launcher(Compiled(), (5,), (7, "C"))
+    launcher = _launch.Launcher(compiled, (5,), (7, "C"))
     t = torch.empty(2, device="meta")
     launcher(t)
     # the tensor goes in as its integer pointer (the C entry would otherwise call data_ptr and query the driver)
@@ -292,8 +277,8 @@ def test_direct_c_entry_of_a_triton_36_launcher(monkeypatch):
     finally:
         triton.knobs.runtime.launch_enter_hook.remove(hook)
     assert calls[1] == ("runner", (5, 1, 1), (t, 7, "C"))
-    Compiled.run.global_scratch_size = 128  # a kernel that needs scratch: always the runner
-    assert _launch.Launcher(Compiled(), (5,), ()).direct is None
+    compiled.run.global_scratch_size = 128  # a kernel that needs scratch: always the runner
+    assert _launch.Launcher(compiled, (5,), ()).direct is None
 
 
 def test_no_check_launch_while_a_profiler_hook_is_installed(fake):

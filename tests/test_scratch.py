@@ -5,6 +5,7 @@ entry by a recorder (as tests/test_launch_host.py does)."""
 import pytest
 import torch
 import triton
+from _launch_fakes import fake_compiled
 
 from tritondbg.kernels import _launch, _scratch
 from tritondbg.kernels import _splitk as SK
@@ -40,24 +41,8 @@ def test_each_stream_gets_its_own_zeroed_set_shared_by_every_path_on_that_stream
 
 
 def _direct_compiled(calls):
-    class CudaLauncher:  # Triton 3.6's launcher, as kernels/_launch.py ``_direct_entry`` recognises it
-        global_scratch_size = profile_scratch_size = 0
-        launch_cooperative_grid, launch_pdl = False, False
-
-        def __call__(self, gridX, gridY, gridZ, stream, function, *args):
-            raise AssertionError("not the direct entry")
-
-        def launch(self, *args):
-            calls.append(("direct", args[13:]))  # the kernel's own arguments
-
-    class Compiled:
-        run = CudaLauncher()
-        packed_metadata = (4, 1, 0)
-        function = 1234
-
-        def __getitem__(self, grid):
-            return lambda *args: calls.append(("runner", args))
-    return Compiled()
+    return fake_compiled(lambda args: calls.append(("direct", args[13:])),  # the kernel's own arguments
+                         lambda grid, args: calls.append(("runner", args)))
 
 
 def test_launcher_passes_the_launching_streams_scratch_where_the_kernel_takes_it(streams, monkeypatch):

@@ -14,8 +14,12 @@ import json
 import sys
 import time
 
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from _runs import meta, save  # noqa: E402
+
 
 def main(argv=None) -> int:
+    t0 = time.time()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--m", default="1,16,32")
     ap.add_argument("--nk", default="8192:8192")
@@ -70,12 +74,7 @@ def main(argv=None) -> int:
                 print(f"  {min(t):6.1f} .. {max(t):6.1f} us  {k}{own_s}{mark}")
                 rows.append(dict(M=M, N=N, K=K, name=k, us=t, pick=k == json.dumps(pick),
                                  autotuner_ms=list(own) if isinstance(own, (list, tuple)) else own))
-    meta = dict(date=time.strftime("%Y-%m-%d %H:%M"), gpu=torch.cuda.get_device_name(), triton=triton.__version__,
-                torch=torch.__version__, command="python tests/bench/decode_picks.py " + " ".join(
-                    sys.argv[1:] if argv is None else argv))
-    with open(args.out, "w") as f:
-        json.dump(dict(meta=meta, rows=rows), f, indent=1)
-    print(f"# wrote {args.out}")
+    save(args.out, meta(t0, "tests/bench/decode_picks.py", argv), rows)
     return 0
 
 
