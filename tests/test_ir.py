@@ -178,6 +178,24 @@ def test_source_map_points_at_real_kernel_lines(shared):
         assert hits and len(on_dot) >= len(hits) / 2, (stage, hits[:2])
 
 
+def test_sass_library_lines_without_a_caller_go_to_the_kernel_line_located_last():
+    """Triton 3.6's cubins give tl.max's reduce (standard.py) no "inlined at": such SASS lines are put at the kernel
+    line located last (on 3.6, 94 of softmax_split_kernel's 176 mapped lines were shown in standard.py)."""
+    import triton
+
+    std = str(Path(triton.__file__).parent / "language" / "standard.py")
+    text = "\n".join([
+        '//## File "/k/softmax.py", line 152',
+        "        /*0100*/                   LDG.E R7, desc[UR10][R10.64] ;",
+        f'//## File "{std}", line 191',
+        "        /*0110*/                   FMNMX R9, R7, R6, !PT ;",
+        f'//## File "{std}", line 263 inlined at "/k/softmax.py", line 155',
+        "        /*0120*/                   FADD R9, R7, R6 ;",
+    ])
+    frames = [m.frame for m in map_lines("sass", text) if m.frame]
+    assert frames == [("/k/softmax.py", 152), ("/k/softmax.py", 152), ("/k/softmax.py", 155)]
+
+
 def test_cli_prints_the_ir_from_the_cache(shared):
     env, compiled = shared
     (h,) = _results(compiled, "sm_90", "gemm", "square_4096")

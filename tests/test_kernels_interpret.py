@@ -110,3 +110,39 @@ def test_bundled_kernels_run_under_a_bare_interpreter_without_a_gpu(cli_env):
     p = subprocess.run([sys.executable, "-c", _BARE], env=env, capture_output=True, text=True, timeout=900,
                        cwd=os.path.dirname(__file__))
     assert p.returncode == 0 and "ALL OK" in p.stdout, p.stdout[-3000:] + p.stderr[-3000:]
+
+
+def test_loop_bounds_fix_mends_triton_36s_conversion(monkeypatch):
+    """kernels/_autotune.py ``fix_loop_bounds`` (run when tritondbg.kernels is imported under the interpreter):
+    Triton 3.6's interpreter converts a tensor used as an int with ``int(handle.data)``, which numpy >= 2.4
+    refuses for the 1-element array it holds, so every persistent loop of the bundled kernels failed under a bare
+    TRITON_INTERPRET=1 on 3.6 (found in session 18). Here 3.6's conversion is put back, then the fix mends it."""
+    import numpy as np
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.runtime import interpreter as interp
+
+    from tritondbg.kernels import _autotune
+
+    @triton.jit
+    def steps(out_ptr, n, STEP: tl.constexpr):
+        for i in range(tl.program_id(0), n, STEP):  # a bound computed from a kernel argument
+            tl.store(out_ptr + i, i)
+
+    current = interp._patch_lang_tensor
+
+    def patch_36(tensor, scope):  # Triton 3.6's __index__
+        current(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))
+
+    monkeypatch.setattr(interp, "_patch_lang_tensor", patch_36)
+    out = torch.zeros(10, dtype=torch.int32)
+    if tuple(int(v) for v in np.__version__.split(".")[:2]) >= (2, 4):
+        with pytest.raises(Exception, match="0-dimensional"):
+            steps[(1,)](out, 10, STEP=1)
+    assert _autotune.fix_loop_bounds()
+    fixed = interp._patch_lang_tensor
+    assert fixed is not patch_36 and _autotune.fix_loop_bounds() and interp._patch_lang_tensor is fixed  # once
+    steps[(2,)](out, 10, STEP=2)
+    assert out.tolist() == list(range(10))

@@ -7,6 +7,8 @@ Where each stage keeps its locations:
 - PTX / AMDGCN: ``.file N "path"`` (or ``"dir" "name"``) and ``.loc N line col[, ..., inlined_at N line col]``,
   applying to the instructions that follow.
 - SASS: nvdisasm ``-gi`` comments ``//## File "path", line L [inlined at "path", line L]...``.
+Where a location lies in Triton's own package with no caller (AMDGCN's .loc; Triton 3.6's cubins, for tl.max's
+reduce in standard.py), it is put at the kernel line located last.
 Each line gets a frame stack (innermost first); it is shown at the innermost frame outside Triton's own
 package (a ``tl.cdiv`` inlined into the kernel maps to the kernel line that called it).
 """
@@ -228,11 +230,18 @@ _SASS_INFO = re.compile(r'"([^"]+)",\s*line\s+(\d+)')
 
 
 def _map_sass(text: str) -> list[Mapped]:
-    out, frames = [], ()
+    library = _library_dirs()
+    out, frames, last_user = [], (), None
     for n, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
         if stripped.startswith("//##"):
             frames = tuple((f, int(ln)) for f, ln in _SASS_INFO.findall(stripped))
+            if library and frames and all(f[0].startswith(library) for f in frames if f[1] > 0):
+                # Triton 3.6's cubins carry no "inlined at" for library code (tl.max's reduce in standard.py),
+                # as AMDGCN's .loc: it was inlined at the kernel line located last
+                frames = frames + ((last_user,) if last_user else ())
+            else:
+                last_user = pick_frame(frames, library) or last_user
             continue
         is_insn = stripped.startswith("/*") and "*/" in stripped
         out.append(Mapped(n, line, pick_frame(frames) if is_insn else None, frames if is_insn else ()))
