@@ -23,13 +23,14 @@ if torch.cuda.device_count() < 2:
 from tritondbg.kernels import add as ADD, attention as A, fp8_gemm as F8, gemm as G, layernorm as LN, softmax as SM
 
 only = [s for s in os.environ.get("MGPU_ONLY", "").split(",") if s]
-bad = []
+bad, ran = [], []
 bf, h, f8 = torch.bfloat16, torch.float16, torch.float8_e4m3fn
 
 
 def case(name, fn, ref, make, tol=2e-2):
     if only and name.split()[0] not in only:
         return
+    ran.append(name)
     for dev in (1, 0):
         torch.cuda.set_device(0)
         torch.manual_seed(0)
@@ -88,6 +89,8 @@ case("attention B1 H8 N1000 D64 causal", lambda q, k, v: A.attention(q, k, v, ca
      lambda q, k, v: A.reference(q, k, v, causal=True), mk(*(randn(1, 8, 1000, 64),) * 3))
 case("attention_decode B2 H32/8 KV4096", A.attention_decode, A.reference_decode,
      mk(randn(2, 32, 128), randn(2, 8, 4096, 128), randn(2, 8, 4096, 128)))
+if not ran:  # MGPU_ONLY named no wrapper: nothing was checked, which is not a pass
+    bad.append(f"no case ran (MGPU_ONLY={os.environ.get('MGPU_ONLY')!r})")
 print("\n".join(bad) if bad else "ALL OK")
 '''
 
