@@ -54,6 +54,15 @@ def pick_frame(frames, library=None) -> Frame | None:
     return frames[0]
 
 
+def _with_caller(frames, library, last_user):
+    """(frames, last_user) after a location: frames that lie only in Triton's package carry no caller in
+    AMDGCN's .loc nor in Triton 3.6's cubins (tl.max's reduce in standard.py): that code was inlined at the kernel
+    line located last, appended as their caller; any other location becomes the kernel line located last."""
+    if library and frames and all(f[0].startswith(library) for f in frames if f[1] > 0):
+        return frames + ((last_user,) if last_user else ()), last_user
+    return frames, pick_frame(frames, library) or last_user
+
+
 # ---------------------------------------------------------------------------------------------- MLIR
 _MLIR_ALIAS = re.compile(r"^(#loc\d*)\s*=\s*loc\((.*)\)\s*$")
 _MLIR_TRAILING = re.compile(r"\sloc\((.*)\)\s*$")
@@ -209,12 +218,7 @@ def _map_asm(text: str) -> list[Mapped]:
         if m:
             frames = ((files.get(m.group(1), "?"), int(m.group(2))),) + tuple(
                 (files.get(f, "?"), int(ln)) for f, ln in _INLINED.findall(m.group(3)))
-            if library and all(f[0].startswith(library) for f in frames if f[1] > 0):
-                # AMDGCN's .loc has no inlined_at: library code (tl.max's reduce in standard.py) was inlined
-                # at the kernel line located last
-                frames = frames + ((last_user,) if last_user else ())
-            else:
-                last_user = pick_frame(frames, library) or last_user
+            frames, last_user = _with_caller(frames, library, last_user)
             continue
         if not stripped or stripped.startswith(("//", ";")):
             out.append(Mapped(n, line, None, ()))
@@ -235,16 +239,11 @@ def _map_sass(text: str) -> list[Mapped]:
     for n, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
         if stripped.startswith("//##"):
-            frames = tuple((f, int(ln)) for f, ln in _SASS_INFO.findall(stripped))
-            if library and frames and all(f[0].startswith(library) for f in frames if f[1] > 0):
-                # Triton 3.6's cubins carry no "inlined at" for library code (tl.max's reduce in standard.py),
-                # as AMDGCN's .loc: it was inlined at the kernel line located last
-                frames = frames + ((last_user,) if last_user else ())
-            else:
-                last_user = pick_frame(frames, library) or last_user
+            frames, last_user = _with_caller(tuple((f, int(ln)) for f, ln in _SASS_INFO.findall(stripped)),
+                                             library, last_user)
             continue
         is_insn = stripped.startswith("/*") and "*/" in stripped
-        out.append(Mapped(n, line, pick_frame(frames) if is_insn else None, frames if is_insn else ()))
+        out.append(Mapped(n, line, pick_frame(frames, library) if is_insn else None, frames if is_insn else ()))
     return out
 
 
