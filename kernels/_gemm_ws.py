@@ -200,17 +200,26 @@ def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: i
 
 
 def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=None, scales: tuple = (),
-         precise: int = 0):
+         precise: int = 0, gemm_tiles: bool = True, extra: tuple = (), margin: float = MARGIN):
     """After the tl path computed ``c`` (the first call of ``sig``, its launcher cached): race the Gluon
     candidates against ``steady`` (the steady-state call; kernels/_race.py); a winner goes into ``plans[sig]`` and
     recomputes ``c``. fp8_gemm: ``scales`` (scale_a, scale_b) and ``precise`` (``build``); a winning plan takes
-    (a, b, c, *scales). Returns ``c``."""
+    (a, b, c, *scales). ``gemm_tiles``: race this module's tiles (fp8 decode at M <= 16: not, they lost there);
+    ``extra``: more candidates, (name, build(out) -> plan, tile dict, kernel name) each; ``margin``: the lead a
+    candidate needs (kernels/_race.py). Returns ``c``."""
     M, N = a.shape[0], b.shape[1]
-    cands = expand(candidates(M, fp8=bool(scales)), M, N, a.shape[1], num_sms)
+    cands = expand(candidates(M, fp8=bool(scales)), M, N, a.shape[1], num_sms) if gemm_tiles else ()
     key = {"op": "fp8_gemm" if scales else "gemm", "M": M, "N": N, "K": a.shape[1],
            "dtype": str(a.dtype).replace("torch.", ""), "b": "w.t()" if b_nk else "(K, N)"}
     builds = {config_name(cfg): (lambda out, cfg=cfg: build(cfg, a, b, out, b_nk, num_sms, scales, precise))
               for cfg in cands}
-    _race.run(sig, key, c, steady, builds, lambda plan, out: plan(a, b, out, *scales), plans, kernel="gluon_gemm_kernel",
-              tiles={config_name(cfg): tile_dict(cfg) for cfg in cands}, timer=timer)
+    tiles = {config_name(cfg): tile_dict(cfg) for cfg in cands}
+    kernels = ["gluon_gemm_kernel"]
+    for name, make, tile, kernel in extra:
+        builds[name] = make
+        tiles[name] = {"path": kernel, **tile}
+        if kernel not in kernels:
+            kernels.append(kernel)
+    _race.run(sig, key, c, steady, builds, lambda plan, out: plan(a, b, out, *scales), plans, kernel=tuple(kernels),
+              tiles=tiles, timer=timer, margin=margin)
     return c

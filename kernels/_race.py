@@ -46,13 +46,13 @@ def agrees(out, ref) -> bool:
     return bool(((out.float() - ref).abs() <= 2.0 ** -6 * scale + 1e-6).all())
 
 
-def pick(tl_us: float, ws_us: dict) -> str | None:
-    """The winning candidate's name, or None: the tl path stays unless a candidate is MARGIN faster."""
+def pick(tl_us: float, ws_us: dict, margin: float = MARGIN) -> str | None:
+    """The winning candidate's name, or None: the tl path stays unless a candidate is ``margin`` faster."""
     timed = {k: v for k, v in ws_us.items() if isinstance(v, float)}
     if not timed or tl_us is None:
         return None
     best = min(timed, key=timed.get)
-    return best if timed[best] < tl_us * (1.0 - MARGIN) else None
+    return best if timed[best] < tl_us * (1.0 - margin) else None
 
 
 SLEEP_CYCLES_PER_US = 2000  # torch.cuda._sleep spins this many cycles a microsecond at 2 GHz (slower clock: longer)
@@ -95,11 +95,13 @@ def _time(fn) -> float:
 
 
 def run(sig, key: dict, ref, steady, builds: dict, call, plans: dict, *, kernel: str, tiles: dict | None = None,
-        timer=None, agree=None):
+        timer=None, agree=None, margin: float = MARGIN):
     """Race ``builds`` (name -> build(out) -> plan: compile, launch once into ``out``) against ``steady`` (the
     tl path's steady-state call) for signature ``sig``, whose tl output is ``ref``; ``call(plan, out)`` launches a
-    built plan; ``kernel``: the Gluon kernel's name (for reports). A winner goes into ``plans[sig]`` and recomputes ``ref``; returns it, or None (the tl path stays).
-    Never fails the call: a candidate that raises drops out. ``agree(out, ref)``: default ``agrees``."""
+    built plan; ``kernel``: the Gluon kernel's name, or a tuple of the names the candidates report as (for reports;
+    the first is the record's). A winner goes into ``plans[sig]`` and recomputes ``ref``; returns it, or None (the tl path stays).
+    Never fails the call: a candidate that raises drops out. ``agree(out, ref)``: default ``agrees``; ``margin``: the
+    lead a candidate needs (``pick``)."""
     timer = timer or _time
     agree = agree or agrees
     if sig is None or sig in _RACING or sig in DECISIONS:
@@ -108,9 +110,10 @@ def run(sig, key: dict, ref, steady, builds: dict, call, plans: dict, *, kernel:
         return None
     _RACING.add(sig)
     # a candidate's launch reports itself as what ran (``_launch.SERVED[kernel]``, read by tritondbg run / check /
-    # the perf gate): after a race the tl path keeps, what ran is what ran before it
-    served = _launch.SERVED.get(kernel)
-    record = {"tl": None, "ws": {}, "pick": None, "tiles": tiles or {}, "key": key, "kernel": kernel}
+    # the perf gate)
+    kernels = (kernel,) if isinstance(kernel, str) else tuple(kernel)
+    served = {k: _launch.SERVED.get(k) for k in kernels}
+    record = {"tl": None, "ws": {}, "pick": None, "tiles": tiles or {}, "key": key, "kernel": kernels[0]}
     winners = {}
     try:
         for name, build in builds.items():
@@ -143,17 +146,20 @@ def run(sig, key: dict, ref, steady, builds: dict, call, plans: dict, *, kernel:
             med = {name: sorted(ts)[len(ts) // 2] for name, ts in times.items() if name in fns}
             record["tl"] = med.pop("tl")
             record["ws"].update(med)
-        record["pick"] = pick(record["tl"], record["ws"])
+        record["pick"] = pick(record["tl"], record["ws"], margin)
+        record["margin"] = margin
     finally:
         _RACING.discard(sig)
         if len(DECISIONS) >= _launch.MAX_PLANS:
             DECISIONS.clear()
         DECISIONS[sig] = record
-        if record["pick"] is None:  # the tl path keeps the signature (or the race failed)
-            if served is None:
-                _launch.SERVED.pop(kernel, None)
+        # what ran is what ran before the race (the candidates' timing launches reported themselves); a winner
+        # reports itself again below, when it recomputes ``ref``
+        for k, before in served.items():
+            if before is None:
+                _launch.SERVED.pop(k, None)
             else:
-                _launch.SERVED[kernel] = served
+                _launch.SERVED[k] = before
     if record["pick"] is None:
         return None
     plan = winners[record["pick"]]

@@ -27,9 +27,11 @@ Four kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice
   16-byte aligned pointers skips the checks, the autotuner and the binder (``_PLANS``: a dict lookup,
   ``torch.empty`` and one launch); whenever a tool has patched the launch path (tritondbg's config pinning in
   run/check, ``ir``'s capture, an autotune watcher) every call goes through the autotuner instead.
-  On an sm_90 GPU with the Gluon kernel's layout (as above) and 16 < M, the decode kernel's first call of a
-  signature is raced by the Gluon kernel's small-M tiles too (``_race_decode``; session 16: M = 64, N = K = 8192,
-  36.0 us for the decode kernel against 29.4 for the Gluon kernel's 64x64 tiles).
+  On an sm_90 GPU with the Gluon kernel's layout (as above), the decode kernel's first call of a signature is
+  raced (``_race_decode``) by the Gluon decode kernel (kernels/_gluon_decode.py: the swapped product, a TMA
+  producer warp and a 4-8 stage ring; session 19, N = K = 8192: 27.5-27.7 us at M = 1 / 16 / 32 against the
+  decode kernel's 28.5-29.3 and _scaled_mm's 27.6) and, for 16 < M, by the Gluon gemm's small-M tiles (session
+  16: M = 64, 36.0 us for the decode kernel against 29.4 for the 64x64 tiles).
 
 Measured on an H200 (2026-11-29, Triton 3.6, torch 2.11, b K-major; times with do_bench, "graph" = CUDA-graph
 timing, ratio = torch._scaled_mm's do_bench time / ours): decode N = K = 8192, M = 1: 28.9 us (graph 20.1) =
@@ -70,6 +72,11 @@ import triton.language as tl
 
 from . import _fp8_tma, _gemm_ws as _WS, _launch, _race
 from ._autotune import autotune_bench
+
+try:
+    from . import _gluon_decode as _GD
+except (ImportError, AssertionError):  # no Gluon Hopper API (or Gluon refusing an interpreted build): no candidate
+    _GD = None
 from ._fp8_tma import fp8_gemm_tma_kernel  # noqa: F401 (the scenario lists it)
 # the decode kernel and its host side (re-exported: gemm, the tests, the benchmarks use these names here)
 from ._splitk import (DECODE_CONFIGS, _PLANS, _buffers_for, _decode, _pristine,  # noqa: F401
@@ -337,22 +344,39 @@ class _GluonDecodePlan:
         self.plan(a, b, c, sa, sb)
 
 
-RACE_DECODE_MIN_M = 16  # M at or below: the decode kernel only (its 16-token tile; the Gluon tiles lost there)
+RACE_DECODE_MIN_M = 16  # M at or below: no Gluon gemm tile in the race (its 64-token tiles lost there)
+# The lead a candidate needs in the decode race. The race's usual 3% keeps near-ties on the tl kernel (the one the
+# interpreter checks); the Gluon decode kernel computes the same precise product and was 2.1-2.5% faster at M = 1 /
+# 16, N = K = 8192 in the race's own rounds on the H200 (session 19: 27.4 / 27.6 us against 28.0 / 28.3), where
+# the rounds' medians moved by under 1%: its lead is not noise, and 3% would leave it unused.
+DECODE_MARGIN = 0.015
 
 
 def _race_decode(a, b, c, scale_a, scale_b, out_dtype, sig):
-    """Hopper, 16 < M <= 64: the Gluon kernel's small-M tiles against the decode kernel's steady call, once per
-    signature (the decode path always accumulates precisely: the race's key is (sig, False), as a large-M call's
-    without fast accumulation). On the H200 (session 16, GPU time, N = K = 8192) the decode kernel lost at M = 64
-    (36.0 us against the Gluon kernel's 29.4; _scaled_mm 28.7) and M = 32 (33.1 / 30.1), and won at M = 1 and 16
-    (27.9 / 28.3 against 31.4 / 31.3): no race there (``RACE_DECODE_MIN_M``). Returns ``c``."""
-    if a.shape[0] <= RACE_DECODE_MIN_M or not _pristine():  # a tool patched the launch path (a pinned config)
+    """Hopper, M <= 64: the Gluon decode kernel's candidates (kernels/_gluon_decode.py) and, for 16 < M, the Gluon
+    gemm's small-M tiles against the decode kernel's steady call, once per signature (the decode path always
+    accumulates precisely: the race's key is (sig, False), as a large-M call's without fast accumulation). On the
+    H200 (session 16, GPU time, N = K = 8192) the gemm tiles won at M = 64 (29.4 us against the decode kernel's
+    36.0; _scaled_mm 28.7) and M = 32 (30.1 / 33.1), and lost at M = 1 and 16 (31.4 / 31.3 against 27.9 / 28.3);
+    the Gluon decode kernel (session 19) 27.5-27.7 us at M = 1 / 16 / 32 / 64. Returns ``c``."""
+    if not _pristine():  # a tool patched the launch path (a pinned config)
         return c
     if sig is None or _PLANS.get(sig) is None or not _WS.eligible_fp8(a, b, scale_a, scale_b, out_dtype):
         return c
+    M, K = a.shape
+    N = b.shape[1]
+    extra = ()
+    if _GD is not None and _launch.pristine(_GD.gluon_decode_kernel):
+        num_sms = _fp8_tma._num_sms(a.device)
+        extra = tuple((_GD.name(cfg), (lambda out, cfg=cfg: _GD.build(cfg, a, b, out, scale_a, scale_b)),
+                       _GD.tile_dict(cfg), _GD.KERNEL) for cfg in _GD.expand(M, N, K, num_sms))
+    gemm_tiles = M > RACE_DECODE_MIN_M
+    if not extra and not gemm_tiles:
+        return c
     key, won = (sig, False), {}
     steady = lambda: fp8_gemm(a, b, scale_a, scale_b, out_dtype)  # noqa: E731 - the decode kernel's cached path
-    c = _WS.race(key, a, b, c, True, won, steady, _fp8_tma._num_sms(a.device), scales=(scale_a, scale_b), precise=2)
+    c = _WS.race(key, a, b, c, True, won, steady, _fp8_tma._num_sms(a.device), scales=(scale_a, scale_b), precise=2,
+                 gemm_tiles=gemm_tiles, extra=extra, margin=DECODE_MARGIN)
     if key in won:
         _PLANS[sig] = _GluonDecodePlan(won[key], c.shape, c.device)
     return c

@@ -128,10 +128,11 @@ def test_fp8_gemm_races_once_per_signature_and_serves_the_winner_unless_a_config
 
 
 def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached_path(monkeypatch):
-    """16 < M <= 64: after the decode kernel's first call of a signature (its cached plan stored), the Gluon tiles race
-    that plan's steady call under the key (signature, precise); a winner serves later calls through the decode
-    steady state (the call's scales, a new c); M <= 16 (where the decode kernel won on the H200), a patched launch
-    path (a pinned config) or no cached decode plan (scales converted): no race."""
+    """M <= 64: after the decode kernel's first call of a signature (its cached plan stored), the Gluon decode
+    kernel's candidates (and for 16 < M the Gluon gemm tiles) race that plan's steady call under the key
+    (signature, precise); a winner serves later calls through the decode steady state (the call's scales, a new c).
+    M <= 16 races the decode candidates only (the gemm tiles lost there on the H200), and nothing without them; a
+    patched launch path (a pinned config) or no cached decode plan (scales converted): no race."""
     launches, races = [], []
 
     class TLPlan:
@@ -149,11 +150,29 @@ def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached
 
     winner = _Plan("w", None)
 
-    def race(sig, a, b, c, b_nk, plans, steady, num_sms, scales=(), precise=0):
+    def race(sig, a, b, c, b_nk, plans, steady, num_sms, scales=(), precise=0, gemm_tiles=True, extra=(),
+             margin=None):
+        assert margin == F8.DECODE_MARGIN < R.MARGIN
         races.append((sig, b_nk, scales, precise, num_sms))
+        tiles.append((gemm_tiles, [e[0] for e in extra], {e[3] for e in extra}))
         steady()  # the decode kernel's cached path
         plans[sig] = winner
         return c
+
+    class GD:  # the Gluon decode module, as far as the race's caller asks it
+        KERNEL = "gluon_decode_kernel"
+        gluon_decode_kernel = object()
+
+        @staticmethod
+        def expand(M, N, K, num_sms):
+            return ((M, 256, 6, 1), (M, 512, 4, 1))
+
+        name = staticmethod(lambda cfg: f"decode {cfg}")
+        tile_dict = staticmethod(lambda cfg: {"cfg": cfg})
+
+    tiles = []
+    monkeypatch.setattr(F8, "_GD", GD)
+    monkeypatch.setattr(F8._launch, "pristine", lambda kernel: True)
 
     keep = [True]
     monkeypatch.setattr(F8, "_PLANS", {})
@@ -168,20 +187,30 @@ def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached
     F8.fp8_gemm(a, b, sa, sb)
     sig = F8._signature(a, b, sa, sb, torch.bfloat16)
     assert launches == [sig] and races == [((sig, False), True, (sa, sb), 2, 132)]
+    assert tiles == [(True, ["decode (64, 256, 6, 1)", "decode (64, 512, 4, 1)"], {"gluon_decode_kernel"})]
     served = F8._PLANS[sig]
     assert served.plan is winner and served.out_shape == (64, 384)
     sa2, sb2 = torch.empty((), device="meta"), torch.empty((), device="meta")
     c2 = F8.fp8_gemm(a, b, sa2, sb2)
     assert winner.launches == 1 and winner.scales == (sa2, sb2) and c2.shape == (64, 384) and launches == [sig]
     a16 = torch.empty(16, 512, device="meta", dtype=F8_DTYPE)
-    F8.fp8_gemm(a16, b, sa, sb)  # M <= RACE_DECODE_MIN_M: the decode kernel only, no race
-    assert len(races) == 1 and len(launches) == 2 and F8.RACE_DECODE_MIN_M == 16
+    F8.fp8_gemm(a16, b, sa, sb)  # M <= RACE_DECODE_MIN_M: the decode candidates only
+    assert len(races) == 2 and len(launches) == 2 and F8.RACE_DECODE_MIN_M == 16
+    assert tiles[-1] == (False, ["decode (16, 256, 6, 1)", "decode (16, 512, 4, 1)"], {"gluon_decode_kernel"})
+    monkeypatch.setattr(F8, "_GD", None)  # no Gluon decode kernel (no Gluon Hopper API): M <= 16 races nothing
+    a8 = torch.empty(8, 512, device="meta", dtype=F8_DTYPE)
+    F8.fp8_gemm(a8, b, sa, sb)
+    assert len(races) == 2 and len(launches) == 3
+    a33 = torch.empty(33, 512, device="meta", dtype=F8_DTYPE)
+    F8.fp8_gemm(a33, b, sa, sb)  # ... and 16 < M the gemm tiles only
+    assert len(races) == 3 and tiles[-1] == (True, [], set())
+    monkeypatch.setattr(F8, "_GD", GD)
     a48 = torch.empty(48, 512, device="meta", dtype=F8_DTYPE)
     monkeypatch.setattr(F8, "_pristine", lambda: False)  # a tool pinned the decode kernel's config
     F8.fp8_gemm(a48, b, sa, sb)
-    assert len(races) == 1 and len(launches) == 3
+    assert len(races) == 3 and len(launches) == 5
     monkeypatch.setattr(F8, "_pristine", lambda: True)
     keep[0] = False
     a1 = torch.empty(17, 512, device="meta", dtype=F8_DTYPE)
     F8.fp8_gemm(a1, b, sa, sb)  # no cached decode plan for this signature: nothing to race against
-    assert len(races) == 1 and len(launches) == 4
+    assert len(races) == 3 and len(launches) == 6

@@ -112,6 +112,42 @@ def test_a_race_the_tl_path_keeps_leaves_what_ran_as_it_was(monkeypatch):
     assert R.DECISIONS["s3"]["pick"] == n[1] and WS._launch.SERVED == {"gluon_gemm_kernel": {"plan": n[1]}}
 
 
+def test_extra_candidates_of_another_kernel_race_beside_the_tiles_and_report_only_when_they_win(monkeypatch):
+    """fp8 decode: the Gluon decode kernel's candidates (``extra``) race with the gemm tiles (or alone,
+    ``gemm_tiles=False``); the record names each one's kernel; what ran (``SERVED``) is the winner's kernel only:
+    a losing tile of the other kernel, timed during the race, leaves no entry behind."""
+    a, b, c_tl = _operands()
+    n = _names()
+    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), {**dict.fromkeys(n, 9.8), "dec": 5.0})
+    real_call = _Plan.__call__
+
+    def call(self, *args):
+        kernel = "gluon_decode_kernel" if self.name == "dec" else "gluon_gemm_kernel"
+        WS._launch.SERVED[kernel] = {"plan": self.name}
+        return real_call(self, *args)
+
+    def make(out):
+        plan = built["dec"] = _Plan("dec", _right)
+        plan(a, b, out)
+        return plan
+
+    monkeypatch.setattr(_Plan, "__call__", call)
+    monkeypatch.setattr(WS._launch, "SERVED", {})
+    plans = {}
+    extra = (("dec", make, {"BLOCK_T": 8}, "gluon_decode_kernel"),)
+    WS.race("s1", a, b, c_tl.clone(), False, plans, _steady, 132, timer=timer, extra=extra)
+    rec = R.DECISIONS["s1"]
+    tiles = {WS.config_name(cfg) for cfg in WS.expand(WS.candidates(127), 127, 256, 64, 132)}
+    assert rec["pick"] == "dec" and plans["s1"] is built["dec"] and set(rec["ws"]) == {*tiles, "dec"}
+    assert rec["tiles"]["dec"] == {"path": "gluon_decode_kernel", "BLOCK_T": 8} and "path" not in rec["tiles"][n[0]]
+    assert WS._launch.SERVED == {"gluon_decode_kernel": {"plan": "dec"}}  # the gemm tiles' timing launches: gone
+    built.clear()
+    WS.race("s2", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer, extra=extra, gemm_tiles=False)
+    assert set(R.DECISIONS["s2"]["ws"]) == {"dec"} and set(built) == {"dec"}
+    WS.race("s3", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer, extra=extra, gemm_tiles=False, margin=0.6)
+    assert R.DECISIONS["s3"]["pick"] is None and R.DECISIONS["s3"]["margin"] == 0.6  # a 50% lead, 60% asked
+
+
 def test_a_signature_races_once(monkeypatch):
     a, b, c_tl = _operands()
     n = _names()
@@ -126,6 +162,7 @@ def test_a_signature_races_once(monkeypatch):
 
 def test_pick_and_agrees():
     assert WS.pick(10.0, {"x": 9.8, "y": "wrong result"}) is None  # 2% faster: under MARGIN
+    assert WS.pick(10.0, {"x": 9.8}, margin=0.015) == "x"  # a race that asks for a smaller lead (fp8 decode)
     assert WS.pick(10.0, {"x": 9.0, "y": 8.0}) == "y"
     assert WS.pick(None, {"x": 1.0}) is None and WS.pick(10.0, {}) is None
     ref = torch.tensor([[100.0, -3.0], [0.5, 2.0]]).to(torch.bfloat16)

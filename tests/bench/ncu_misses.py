@@ -1,6 +1,7 @@
 """Issue 18: the profile behind each target the sweep misses, ours beside the baseline, from Nsight Compute.
 
-    python tests/bench/ncu_misses.py [--only gemm64,gemm127,gemm1024,prefill1000,fp8] [--out ncu_misses.json]
+    python tests/bench/ncu_misses.py [--only gemm64,gemm127,gemm1024,prefill1000,fp8,fp8dec1,fp8dec16,fp8m127,decode1k]
+                                     [--out ncu_misses.json]
 
 For each workload and each implementation (ours, then the baselines), one child process builds the inputs, warms
 up (autotunes, compiles) and makes one timed call inside the NVTX range ``ncu``; ``ncu --clock-control none
@@ -30,8 +31,12 @@ WORKLOADS = {
     "gemm1024": ("ours", "torch.matmul"),       # 1024x4096x4096 bf16: one round of 128 tiles, 0.92x
     "prefill1000": ("ours", "sdpa flash", "sdpa cudnn"),  # B8 H16 N1000 D128 non-causal: 1.31x flash
     "fp8": ("ours", "torch._scaled_mm"),        # 8192^3 e4m3 -> bf16: 0.80x
+    "fp8dec1": ("ours", "torch._scaled_mm"),    # 1x8192x8192 e4m3 (b K-major): 0.98x (session 18)
+    "fp8dec16": ("ours", "torch._scaled_mm"),   # 16x8192x8192: 0.95x
+    "fp8m127": ("ours", "torch._scaled_mm"),    # 127x11008x4096: 0.89x
+    "decode1k": ("ours", "sdpa default"),       # decode attention B8 H32 KV1024 D128 bf16: 0.98x
 }
-SHOWN = (("Duration", "us"), ("Compute (SM) Throughput", "%"), ("DRAM Throughput", "%"),
+SHOWN = (("Duration", "us"), ("Compute (SM) Throughput", "%"), ("DRAM Throughput", "%"), ("L2 Hit Rate", "%"),
          ("Registers Per Thread", ""), ("Grid Size", ""), ("Block Size", ""), ("Achieved Occupancy", "%"),
          ("Dynamic Shared Memory Per Block", ""))
 
@@ -52,17 +57,25 @@ def _call(workload: str, who: str):
         a = torch.randn(M, 4096, device=dev, generator=g).to(torch.bfloat16)
         b = (torch.randn(4096, 4096, device=dev, generator=g) / 64).to(torch.bfloat16)
         return (lambda: G.gemm(a, b)) if who == "ours" else kh.baselines("gemm", dict(a=a, b=b))[who]
-    if workload == "prefill1000":
-        from tritondbg.kernels import attention as A
+    from tritondbg.kernels import attention as A
 
+    if workload == "prefill1000":
         q, k, v = (torch.randn(8, 16, 1000, 128, device=dev, generator=g).to(torch.bfloat16) for _ in range(3))
         if who == "ours":
             return lambda: A.attention(q, k, v)
         return kh.baselines("attention", dict(q=q, k=k, v=v, causal=False))[who]
+    if workload == "decode1k":
+        q = torch.randn(8, 32, 128, device=dev, generator=g).to(torch.bfloat16)
+        k, v = (torch.randn(8, 32, 1024, 128, device=dev, generator=g).to(torch.bfloat16) for _ in range(2))
+        if who == "ours":
+            return lambda: A.attention_decode(q, k, v)
+        return kh.baselines("attention", dict(q=q, k_cache=k, v_cache=v))[who]
     from tritondbg.kernels import fp8_gemm as F8
 
-    a = torch.randn(8192, 8192, device=dev, generator=g).to(F8.FP8_DTYPE)
-    b = torch.randn(8192, 8192, device=dev, generator=g).to(F8.FP8_DTYPE).t()
+    M, N, K = {"fp8dec1": (1, 8192, 8192), "fp8dec16": (16, 8192, 8192),
+               "fp8m127": (127, 11008, 4096)}.get(workload, (8192, 8192, 8192))
+    a = torch.randn(M, K, device=dev, generator=g).to(F8.FP8_DTYPE)
+    b = torch.randn(N, K, device=dev, generator=g).to(F8.FP8_DTYPE).t()
     one = torch.ones((), device=dev)
     if who == "ours":
         return lambda: F8.fp8_gemm(a, b, one, one)
@@ -117,7 +130,7 @@ def main(argv=None) -> int:
     for workload in args.only.split(","):
         for who in WORKLOADS[workload]:
             cmd = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", "ncu/", "--section", "SpeedOfLight", "--section", "LaunchStats",
-                   "--section", "Occupancy", "--csv", "--page", "details",
+                   "--section", "Occupancy", "--section", "MemoryWorkloadAnalysis", "--csv", "--page", "details",
                    sys.executable, os.path.abspath(__file__), "--child", f"{workload}:{who}"]
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             kernels = _parse(p.stdout)

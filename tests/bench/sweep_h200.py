@@ -17,7 +17,8 @@ in separate calls and still make one table.
 Parts, with their estimated time on the H200 (compiles and autotuning included; one device call is 10 min):
   layernorm 2 dtypes x 19 row lengths x 3 sizes ~5 min (--quick ~2)     softmax the same
   gemm      per dtype: 7 M x 7 (N, K) + 2 squares + 2 GELU, ~4-5 min (run one dtype a call; --quick ~2)
-  fp8       8192^3, decode M = 1 / 16 (bare read of the weight), six more large-M shapes, M = 32 / 64: ~2 min
+  fp8       8192^3, decode M = 1 / 16 (bare read of the weight), six more large-M shapes, M = 32 / 64, three more
+            decode weights: ~3 min
   prefill   10 shapes (causal and not, D 64/128, GQA, odd lengths): ~3-4 min
   decode    16 (B, KV) shapes: ~2 min
   --grid    (layernorm / softmax) 6-10 configs per row length, big size only: ~4 min per kernel and dtype
@@ -67,7 +68,9 @@ FP8_SHAPES = ((8192, 8192, 8192), (1, 8192, 8192), (16, 8192, 8192),  # (M, N, K
               # beyond the shape: a square half its side, LLM-like prefill projections, M = 127
               (4096, 4096, 4096), (4096, 14336, 4096), (4096, 4096, 14336), (1024, 8192, 8192), (127, 11008, 4096),
               # batched decode (session 16): the decode kernel's 32 / 64-token tiles against the Gluon race
-              (32, 8192, 8192), (64, 8192, 8192))
+              (32, 8192, 8192), (64, 8192, 8192),
+              # decode on other weights (session 19: the decode kernel was 0.91-0.97x _scaled_mm on these)
+              (1, 4096, 4096), (16, 14336, 4096), (8, 4096, 14336))
 # prefill: (B, H, H_KV, N, D, causal)
 PREFILL = ((4, 32, 32, 4096, 128, False), (4, 32, 32, 4096, 128, True), (4, 32, 32, 4096, 64, False),
            (4, 32, 32, 4096, 64, True), (4, 32, 8, 4096, 128, False), (4, 32, 8, 4096, 128, True),

@@ -5,7 +5,8 @@ Every candidate tile of each M class, pinned, against the fp32 product: bf16 and
 itself: the race ran and left a record, the first call and the cached calls after it return the same bits, and
 the output is right whichever path won. No timing is asserted (which path wins is the race's business; the
 sweep records it). Split-K candidates (M <= 128) are sized per shape as the race sizes them and must leave their
-counters at zero. fp8_gemm likewise (M <= 64: raced against the decode kernel, precise only): each fp8 candidate, precise (pipelined promotion) and fast, against
+counters at zero. fp8_gemm likewise (M <= 64: raced against the decode kernel, precise only, with the Gluon decode
+kernel's candidates too, kernels/_gluon_decode.py): each fp8 candidate, precise (pipelined promotion) and fast, against
 the fp32 product within the bundled fp8 tolerance, then fp8_gemm's race, its later calls and new tensors with new
 scale values (a plan that kept the first call's scales would be off by their ratio). A subprocess: compiled mode
 needs a process without TRITON_INTERPRET. Skipped without CUDA; run on the GPU machine with `pytest -m gpu`.
@@ -85,8 +86,9 @@ def within(out, ref):  # the bundled fp8 tolerance (tritondbg/compare.py): |d| <
     return int((~((out.float() - ref).abs() <= 3e-2 + 3e-2 * ref.abs())).sum())
 
 
-for M, N, K in ((1, 8192, 8192), (37, 1000, 3008), (64, 8192, 8192), (100, 1000, 3008), (127, 11008, 4096),
-                (200, 1024, 512), (1000, 1000, 3008), (4096, 4096, 4096)):
+GD = F8._GD
+for M, N, K in ((1, 8192, 8192), (3, 1000, 3008), (16, 14336, 4096), (37, 1000, 3008), (64, 8192, 8192),
+                (100, 1000, 3008), (127, 11008, 4096), (200, 1024, 512), (1000, 1000, 3008), (4096, 4096, 4096)):
     for fast in (False, True) if M > 64 else (False,):  # M <= 64: the decode path, always precise
         g = torch.Generator(device=dev).manual_seed(M + N + K)
         a = (torch.randn(M, K, device=dev, generator=g) / 4).to(f8)
@@ -100,12 +102,24 @@ for M, N, K in ((1, 8192, 8192), (37, 1000, 3008), (64, 8192, 8192), (100, 1000,
             n_bad = within(c, ref)
             if n_bad and not (fast and bool(torch.isfinite(c).all())):
                 bad.append(f"{name} {WS.config_name(cfg)}: {n_bad} outputs outside the tolerance")
+        # M <= 64: the Gluon decode kernel's candidates, and split ones (the bench's), each launched twice (the
+        # second through its cached launcher: same bits)
+        cands = GD.expand(M, N, K, sms) + GD.expand(M, N, K, sms, ((256, 6, "auto"), (128, 8, 2)))
+        for cfg in cands if M <= F8.DECODE_MAX_M and GD is not None else ():
+            c = torch.full((M, N), float("nan"), device=dev, dtype=torch.bfloat16)
+            plan = GD.build(cfg, a, b, c, sa, sb)
+            c2 = torch.full_like(c, float("nan"))
+            plan(a, b, c2, sa, sb)
+            n_bad = within(c, ref)
+            counters = plan.launcher.scratch()[1] if plan.launcher.scratch is not None else torch.zeros(1)
+            if n_bad or not torch.equal(c, c2) or bool(counters.any()):
+                bad.append(f"{name} {GD.name(cfg)}: {n_bad} outputs outside the tolerance, launcher same bits: "
+                           f"{torch.equal(c, c2)}, counters left non-zero: {bool(counters.any())}")
         outs = [F8.fp8_gemm(a, b, sa, sb, fast_accum=fast) for _ in range(3)]
         rec = F8.ws_decision(a, b, sa, sb, fast_accum=fast)
-        if (rec is None) != (M <= F8.RACE_DECODE_MIN_M):  # M <= 16: the decode kernel only, no race
-            bad.append(f"{name}: race record {rec is not None}")
+        if rec is None:  # every shape here races (M <= 16: the Gluon decode candidates only)
+            bad.append(f"{name}: no race record")
             continue
-        rec = rec or {"pick": None, "tl": None, "ws": {}}
         same = all(torch.equal(outs[0], o) for o in outs[1:])
         n_bad = 0 if fast else within(outs[0], ref)
         if n_bad or not same or not bool(torch.isfinite(outs[0]).all()):

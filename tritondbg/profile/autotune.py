@@ -260,5 +260,5 @@ def race_decisions(before: set) -> list[dict[str, Any]]:
                     "cache_hit": False, "winner": winner, "configs": entries, "pruned": [], "bench_s": None,
                     "listener": False,
                     "note": "the tl path against the Gluon candidates, medians of rotated rounds; the winner needs a "
-                            f"{getattr(mod, 'MARGIN', 0.03):.0%} lead (kernels/_race.py)"})
+                            f"{100 * rec.get('margin', getattr(mod, 'MARGIN', 0.03)):g}% lead (kernels/_race.py)"})
     return out
