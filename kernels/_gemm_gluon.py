@@ -166,24 +166,25 @@ def _promoted_mainloop(a_bufs, b_bufs, ready, empty, acc, zero, it, k_tiles, B_N
 
 
 @gluon.jit
-def _split_merge(acc, ws_ptr, cnt_ptr, tile, split, layout: gl.constexpr, BLOCK_M: gl.constexpr,
+def _split_merge(acc, ws_ptr, cnt_ptr, tile, split, count, layout: gl.constexpr, BLOCK_M: gl.constexpr,
                  BLOCK_N: gl.constexpr, SPLIT_K: gl.constexpr):
-    """Split-K: publish this unit's fp32 partial and count the tile's arrivals; the last arrival sums the
-    SPLIT_K partials in the fixed order 0..SPLIT_K-1 (deterministic: the bits do not depend on who is last) and
-    resets the counter. Returns (the sum, whether this unit is the last one); non-last units return their own
-    partial, unused. Memory ordering as kernels/_splitk.py's: every thread's stores, a barrier of this
-    partition, one acq_rel gpu-scope atomic (its release is cumulative), the result broadcast to the partition,
-    the partials re-read from L2 (.cg)."""
+    """Split-K: publish this unit's fp32 partial in slot ``split`` of the tile's SPLIT_K and count the tile's
+    arrivals; the last of its ``count`` contributors (SPLIT_K here; fewer or a runtime value for
+    kernels/_gluon_decode.py's stream-K walk) sums slots 0..count-1 in that fixed order (deterministic: the bits
+    do not depend on who is last) and resets the counter. Returns (the sum, whether this unit is the last one);
+    non-last units return their own partial, unused. Memory ordering as kernels/_splitk.py's: every thread's
+    stores, a barrier of this partition, one acq_rel gpu-scope atomic (its release is cumulative), the result
+    broadcast to the partition, the partials re-read from L2 (.cg)."""
     rows = gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, layout))
     cols = gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, layout))
     ws_tile = ws_ptr + tile.to(gl.int64) * (SPLIT_K * BLOCK_M * BLOCK_N) + (rows[:, None] * BLOCK_N + cols[None, :])
     gl.store(ws_tile + split * (BLOCK_M * BLOCK_N), acc)
     _barrier()
     arrived = gl.atomic_add(cnt_ptr + tile, 1, sem="acq_rel", scope="gpu")
-    last = arrived == SPLIT_K - 1
+    last = arrived == count - 1
     if last:
         acc = gl.load(ws_tile, cache_modifier=".cg")
-        for s in range(1, SPLIT_K):
+        for s in range(1, count):
             acc += gl.load(ws_tile + s * (BLOCK_M * BLOCK_N), cache_modifier=".cg")
         gl.store(cnt_ptr + tile, 0)  # every split has arrived: zero it for the next launch
     return acc, last
@@ -257,7 +258,7 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn
         if PINGPONG:
             mbarrier.arrive(turn.index(1 - WHICH), count=1)
         if SPLIT_K > 1:
-            acc, last = _split_merge(acc, ws_ptr, cnt_ptr, tile, split, layout, BLOCK_M, BLOCK_N, SPLIT_K)
+            acc, last = _split_merge(acc, ws_ptr, cnt_ptr, tile, split, SPLIT_K, layout, BLOCK_M, BLOCK_N, SPLIT_K)
             if last:
                 _epilogue(acc, c_desc, c_smem, off_m, off_n, scale_a_ptr, scale_b_ptr)
         else:

@@ -7,15 +7,17 @@ programs) took 23.0-26.5 us at DRAM 54-63% of peak, cuBLAS's ``nvjet_sm90_qqtst_
 CTA per 64 weight rows (128 CTAs at N = 8192, no split), tokens on the wgmma's narrow N side (8 or 16), BLOCK_K
 128, 16 stages, TMA. This kernel is that design in Gluon:
 
-- grid (N / BLOCK_W weight-row tiles, M / BLOCK_T token tiles, SPLIT_K): one (tile, K slice) per program;
 - producer partition (1 warp): TMA boxes of w (BLOCK_W x BLOCK_K, K-major: ``b.t()`` row-major) and a
   (BLOCK_T x BLOCK_K) into a STAGES-deep ring (``ready`` expect-tx / ``empty`` mbarriers);
 - consumer (default) partition, one warpgroup: wgmma of the w box (A, 64 rows) by the a box read K-major (B,
   BLOCK_T = 8..64 columns: M = 1 pads to 8 tokens, not to wgmma's 64-row side). Precise accumulation as the other
   fp8 kernels: each stage's BLOCK_K-deep chain goes into a fresh partial, added into fp32 while the next stage's
   chain runs (kernels/_gemm_gluon.py ``_promoted_mainloop``);
-- SPLIT_K > 1: the last of a tile's splits to arrive sums the fp32 partials in the fixed order 0..SPLIT_K-1
-  (kernels/_gemm_gluon.py ``_split_merge``): deterministic;
+- the walk: program p takes units [lo, hi) of the (tile, K step) units, tile-major: one tile each (unsplit), a K
+  slice of one tile each (SPLIT_K), or (stream-K) an equal share of all units over min(#SMs, units) programs, which
+  cuts a tile among neighbours (224 tiles at N = 14336 are 1.7 waves of one CTA an SM: 2 tiles' time unsplit,
+  1.7 tiles' streamed). A tile several programs reduce is merged by the last to arrive, summing the fp32 partials in
+  the fixed order of their slots (kernels/_gemm_gluon.py ``_split_merge``): deterministic;
 - epilogue: per-tensor scales, the output dtype, a masked pointer store of c[m, n] (c^T's tile, coalesced along n).
 TMA zero-fills what lies outside a or w (M = 1, a K tail), so no mask is needed before the epilogue.
 
@@ -42,7 +44,8 @@ BLOCK_W = 64  # weight rows per tile: the wgmma's M side (one warpgroup)
 # torch._scaled_mm (27.5-27.7 us against 27.6; the tl decode kernel 28.5-29.3), 64 tokens 27.7 against 29.5;
 # 128-deep steps in 10-24 stages were 1-7% slower, 64-deep 11-14%, and every split of K 10-18% slower (not listed).
 # 5 stages keep two CTAs on an SM (for tile counts between one and two per SM).
-CANDIDATES = ((256, 6, 1), (256, 8, 1), (512, 4, 1), (256, 5, 1))
+STREAM = "stream-K"  # a candidate's split: programs take equal shares of the (tile, K step) units
+CANDIDATES = ((256, 6, 1), (256, 8, 1), (512, 4, 1), (256, 5, 1), (512, 4, STREAM), (256, 6, STREAM))
 MIN_STAGES = 3  # the promoted main loop holds two stages; a third keeps a load in flight (fewer: deadlock at 1)
 SMEM_BYTES = 200 * 1024  # the ring's budget (sm_90: 227 KiB a CTA, less the barriers and the layout conversion)
 
@@ -63,68 +66,113 @@ def split_for(M: int, N: int, K: int, block_k: int, num_sms: int) -> int:
 
 
 @gluon.jit
-def _k_slice(K, BLOCK_K: gl.constexpr, SPLIT_K: gl.constexpr):
-    """This program's K steps: [k0, k0 + kn) of cdiv(K, BLOCK_K), never empty (``split_for``)."""
+def _units(M, N, K, BLOCK_WR: gl.constexpr, BLOCK_T: gl.constexpr, BLOCK_K: gl.constexpr, SPLIT_K: gl.constexpr,
+           STREAM_K: gl.constexpr):
+    """This program's work: units [lo, hi) of the walk over (tile, K step) units, tile-major (tile = token tile x
+    weight-row tiles + weight-row tile). Split-K: program p takes split p % SPLIT_K of tile p // SPLIT_K (never
+    empty: the host sizes SPLIT_K); stream-K: an equal share of all units, ``num_programs`` <= their number."""
     k_tiles = gl.cdiv(K, BLOCK_K)
-    kps = gl.cdiv(k_tiles, SPLIT_K)
-    k0 = gl.program_id(2) * kps
-    return k0, gl.minimum(kps, k_tiles - k0)
+    p = gl.program_id(0)
+    if STREAM_K:
+        units = gl.cdiv(N, BLOCK_WR) * gl.cdiv(M, BLOCK_T) * k_tiles
+        lo = (p.to(gl.int64) * units // gl.num_programs(0)).to(gl.int32)
+        hi = ((p + 1).to(gl.int64) * units // gl.num_programs(0)).to(gl.int32)
+    else:
+        kps = gl.cdiv(k_tiles, SPLIT_K)
+        first = (p // SPLIT_K) * k_tiles
+        lo = first + (p % SPLIT_K) * kps
+        hi = first + gl.minimum((p % SPLIT_K + 1) * kps, k_tiles)
+    return lo, hi, k_tiles
 
 
 @gluon.jit
-def _producer(w_desc, a_desc, w_bufs, a_bufs, ready, empty, K, SPLIT_K: gl.constexpr):
-    """Worker partition (1 warp): this program's K slice of its w and a boxes, through the ring."""
+def _contributors(tile, k_tiles, M, N, BLOCK_WR: gl.constexpr, BLOCK_T: gl.constexpr, SPLIT_K: gl.constexpr,
+                  STREAM_K: gl.constexpr):
+    """(this program's slot among the programs that reduce ``tile``, their number). Stream-K: the owners of the
+    tile's first and last unit and every program between (owner(u) = ceil((u + 1) P / U) - 1)."""
+    p = gl.program_id(0)
+    if STREAM_K:
+        units = (gl.cdiv(N, BLOCK_WR) * gl.cdiv(M, BLOCK_T) * k_tiles).to(gl.int64)
+        progs = gl.num_programs(0)
+        first = (((tile * k_tiles + 1).to(gl.int64) * progs + units - 1) // units - 1).to(gl.int32)
+        last = ((((tile + 1) * k_tiles).to(gl.int64) * progs + units - 1) // units - 1).to(gl.int32)
+        return p - first, last - first + 1
+    else:
+        return p % SPLIT_K, gl.cdiv(k_tiles, gl.cdiv(k_tiles, SPLIT_K))
+
+
+@gluon.jit
+def _producer(w_desc, a_desc, w_bufs, a_bufs, ready, empty, M, N, K, SPLIT_K: gl.constexpr, STREAM_K: gl.constexpr):
+    """Worker partition (1 warp): this program's units, a w box and an a box each, through the ring."""
     BLOCK_WR: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_T: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = w_desc.block_type.shape[1]
     STAGES: gl.constexpr = w_bufs.type.shape[0]
     NBYTES: gl.constexpr = w_desc.block_type.nbytes + a_desc.block_type.nbytes  # OOB zero-fill counts too
-    k0, kn = _k_slice(K, BLOCK_K, SPLIT_K)
-    off_w = gl.program_id(0) * BLOCK_WR
-    off_t = gl.program_id(1) * BLOCK_T
-    for i in range(kn):
+    lo, hi, k_tiles = _units(M, N, K, BLOCK_WR, BLOCK_T, BLOCK_K, SPLIT_K, STREAM_K)
+    num_w = gl.cdiv(N, BLOCK_WR)
+    for i in range(hi - lo):
+        tile = (lo + i) // k_tiles
+        kk = (lo + i) % k_tiles
         s = i % STAGES
         mbarrier.wait(empty.index(s), ((i // STAGES) & 1) ^ 1)  # a fresh barrier: the first lap does not wait
         mbarrier.expect(ready.index(s), NBYTES)
-        _tma_load(w_desc, [off_w, (k0 + i) * BLOCK_K], ready.index(s), w_bufs.index(s))
-        _tma_load(a_desc, [off_t, (k0 + i) * BLOCK_K], ready.index(s), a_bufs.index(s))
+        _tma_load(w_desc, [(tile % num_w) * BLOCK_WR, kk * BLOCK_K], ready.index(s), w_bufs.index(s))
+        _tma_load(a_desc, [(tile // num_w) * BLOCK_T, kk * BLOCK_K], ready.index(s), a_bufs.index(s))
+
+
+@gluon.jit
+def _store(acc, c_ptr, scale_a_ptr, scale_b_ptr, off_w, off_t, M, N, stride_cm, num_warps: gl.constexpr):
+    """Scales, the output dtype, c^T's tile -> c[m, n] (one warp per token column, 32 consecutive n a warp:
+    coalesced along c's rows), masked to M x N."""
+    BLOCK_WR: gl.constexpr = acc.shape[0]
+    BLOCK_T: gl.constexpr = acc.shape[1]
+    acc = acc * (gl.load(scale_a_ptr) * gl.load(scale_b_ptr))
+    out: gl.constexpr = gl.BlockedLayout([1, 1], [32, 1], [1, num_warps], [0, 1])
+    val = gl.convert_layout(acc.to(c_ptr.dtype.element_ty), out)
+    n = off_w + gl.arange(0, BLOCK_WR, layout=gl.SliceLayout(1, out))
+    m = off_t + gl.arange(0, BLOCK_T, layout=gl.SliceLayout(0, out))
+    gl.store(c_ptr + m.to(gl.int64)[None, :] * stride_cm + n[:, None], val, mask=(n[:, None] < N) & (m[None, :] < M))
 
 
 @gluon.jit
 def _consumer(w_desc, a_desc, w_bufs, a_bufs, ready, empty, c_ptr, scale_a_ptr, scale_b_ptr, ws_ptr, cnt_ptr,
-              M, N, K, stride_cm, SPLIT_K: gl.constexpr, num_warps: gl.constexpr):
-    """Default partition (one warpgroup): the promoted wgmma chain over the ring, the split merge, the store."""
+              M, N, K, stride_cm, SPLIT_K: gl.constexpr, SLOTS: gl.constexpr, STREAM_K: gl.constexpr,
+              num_warps: gl.constexpr):
+    """Default partition (one warpgroup): per tile this program's units touch, the promoted wgmma chain over the
+    ring, the merge of the tile's partials (SLOTS > 1), the store."""
     BLOCK_WR: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_T: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = w_desc.block_type.shape[1]
     layout: gl.constexpr = _acc_layout(w_desc.dtype, BLOCK_WR, BLOCK_T, num_warps)
-    k0, kn = _k_slice(K, BLOCK_K, SPLIT_K)
-    acc = gl.zeros((BLOCK_WR, BLOCK_T), gl.float32, layout)
+    lo, hi, k_tiles = _units(M, N, K, BLOCK_WR, BLOCK_T, BLOCK_K, SPLIT_K, STREAM_K)
+    num_w = gl.cdiv(N, BLOCK_WR)
     zero = gl.zeros((BLOCK_WR, BLOCK_T), gl.float32, layout)
-    acc, it = _promoted_mainloop(w_bufs, a_bufs, ready, empty, acc, zero, 0, kn, True)
-    if SPLIT_K > 1:
-        tile = gl.program_id(1) * gl.num_programs(0) + gl.program_id(0)
-        acc, last = _split_merge(acc, ws_ptr, cnt_ptr, tile, gl.program_id(2), layout, BLOCK_WR, BLOCK_T, SPLIT_K)
-    else:
-        last = True
-    if last:
-        acc = acc * (gl.load(scale_a_ptr) * gl.load(scale_b_ptr))
-        # c^T tile -> c[m, n]: one warp per token column, 32 consecutive n a warp (coalesced along c's rows)
-        out: gl.constexpr = gl.BlockedLayout([1, 1], [32, 1], [1, num_warps], [0, 1])
-        val = gl.convert_layout(acc.to(c_ptr.dtype.element_ty), out)
-        n = gl.program_id(0) * BLOCK_WR + gl.arange(0, BLOCK_WR, layout=gl.SliceLayout(1, out))
-        m = gl.program_id(1) * BLOCK_T + gl.arange(0, BLOCK_T, layout=gl.SliceLayout(0, out))
-        ptrs = c_ptr + m.to(gl.int64)[None, :] * stride_cm + n[:, None]
-        gl.store(ptrs, val, mask=(n[:, None] < N) & (m[None, :] < M))
+    it = 0  # ring position: the units before this tile's
+    for tile in range(lo // k_tiles, (hi - 1) // k_tiles + 1):
+        kn = gl.minimum(hi, (tile + 1) * k_tiles) - gl.maximum(lo, tile * k_tiles)  # >= 1
+        acc = gl.zeros((BLOCK_WR, BLOCK_T), gl.float32, layout)
+        acc, it = _promoted_mainloop(w_bufs, a_bufs, ready, empty, acc, zero, it, kn, True)
+        if SLOTS > 1:
+            slot, count = _contributors(tile, k_tiles, M, N, BLOCK_WR, BLOCK_T, SPLIT_K, STREAM_K)
+            acc, last = _split_merge(acc, ws_ptr, cnt_ptr, tile, slot, count, layout, BLOCK_WR, BLOCK_T, SLOTS)
+            if last:
+                _store(acc, c_ptr, scale_a_ptr, scale_b_ptr, (tile % num_w) * BLOCK_WR, (tile // num_w) * BLOCK_T,
+                       M, N, stride_cm, num_warps)
+        else:
+            _store(acc, c_ptr, scale_a_ptr, scale_b_ptr, (tile % num_w) * BLOCK_WR, (tile // num_w) * BLOCK_T,
+                   M, N, stride_cm, num_warps)
 
 
 @gluon.jit
 def gluon_decode_kernel(w_desc, a_desc, c_ptr, scale_a_ptr, scale_b_ptr, ws_ptr, cnt_ptr, M, N, K, stride_cm,
-                        STAGES: gl.constexpr, SPLIT_K: gl.constexpr, num_warps: gl.constexpr):
+                        STAGES: gl.constexpr, SPLIT_K: gl.constexpr, SLOTS: gl.constexpr, STREAM_K: gl.constexpr,
+                        num_warps: gl.constexpr):
     """c (M, N), row stride ``stride_cm``, unit column stride, = (a @ w^T) * scale_a * scale_b for descriptors over
-    the fp8 weight w (N, K) row-major (``b.t()``) and a (M, K) row-major; 1-element fp32 scales. SPLIT_K > 1:
-    ws_ptr an fp32 workspace of tiles * SPLIT_K * BLOCK_W * BLOCK_T, cnt_ptr one int32 counter per tile (zero on
-    entry, left zero); else both None."""
+    the fp8 weight w (N, K) row-major (``b.t()``) and a (M, K) row-major; 1-element fp32 scales. Grid: tiles x
+    SPLIT_K programs, or (STREAM_K) any number up to the units. SLOTS > 1 (a tile reduced by several programs:
+    SPLIT_K, or stream-K's most contributors to a tile): ws_ptr an fp32 workspace of tiles * SLOTS * BLOCK_W *
+    BLOCK_T, cnt_ptr one int32 counter per tile (zero on entry, left zero); else both None."""
     gl.static_assert(num_warps == 4, "one consumer warpgroup")
     gl.static_assert(STAGES >= 3, "the promoted main loop holds two stages: fewer than three deadlock or stall")
     dtype: gl.constexpr = w_desc.dtype
@@ -138,8 +186,8 @@ def gluon_decode_kernel(w_desc, a_desc, c_ptr, scale_a_ptr, scale_b_ptr, ws_ptr,
     fence_async_shared()  # the inits (generic proxy) before the TMA engine (async proxy) signals the barriers
     gl.warp_specialize([
         (_consumer, (w_desc, a_desc, w_bufs, a_bufs, ready, empty, c_ptr, scale_a_ptr, scale_b_ptr, ws_ptr,
-                     cnt_ptr, M, N, K, stride_cm, SPLIT_K, num_warps)),
-        (_producer, (w_desc, a_desc, w_bufs, a_bufs, ready, empty, K, SPLIT_K)),
+                     cnt_ptr, M, N, K, stride_cm, SPLIT_K, SLOTS, STREAM_K, num_warps)),
+        (_producer, (w_desc, a_desc, w_bufs, a_bufs, ready, empty, M, N, K, SPLIT_K, STREAM_K)),
     ], [1], [PRODUCER_REGS])
     for i in gl.static_range(STAGES):
         mbarrier.invalidate(ready.index(i))
@@ -159,8 +207,9 @@ def descriptors(a, b, block_t: int, block_k: int):
 
 
 def expand(M: int, N: int, K: int, num_sms: int, cands=CANDIDATES) -> tuple:
-    """The candidates for one shape: (BLOCK_T, BLOCK_K, STAGES, SPLIT_K), "auto" splits sized (``split_for``), the
-    stages capped to SMEM_BYTES; dropped: duplicates, splits of 1 from "auto" (their unsplit twin is listed) and
+    """The candidates for one shape: (BLOCK_T, BLOCK_K, STAGES, SPLIT_K or STREAM), "auto" splits sized
+    (``split_for``), the stages capped to SMEM_BYTES; dropped: duplicates, splits of 1 from "auto" (their unsplit
+    twin is listed), a stream-K walk whose programs would each take whole tiles (the unsplit kernel's walk), and
     rings of fewer than MIN_STAGES."""
     out = []
     for bk, stages, split in cands:
@@ -169,6 +218,8 @@ def expand(M: int, N: int, K: int, num_sms: int, cands=CANDIDATES) -> tuple:
             if split <= 1:
                 continue
         bt = _token_tile(M)
+        if split == STREAM and walk(M, N, K, bt, bk, STREAM, num_sms)[0][0] == _tiles(M, N, bt):
+            continue
         stages = min(stages, SMEM_BYTES // ((BLOCK_W + bt) * bk))  # a deep ring for 64 tokens would not fit
         if stages < MIN_STAGES:
             continue
@@ -178,23 +229,48 @@ def expand(M: int, N: int, K: int, num_sms: int, cands=CANDIDATES) -> tuple:
     return tuple(out)
 
 
+def _tiles(M: int, N: int, block_t: int) -> int:
+    return triton.cdiv(N, BLOCK_W) * triton.cdiv(M, block_t)
+
+
+def walk(M: int, N: int, K: int, block_t: int, block_k: int, split, num_sms: int) -> tuple:
+    """(grid, SPLIT_K, SLOTS, STREAM_K) of a candidate: tiles x SPLIT_K programs, or (STREAM) min(num_sms, units)
+    programs with SLOTS the most programs any tile's units are shared by (owner(u) = ceil((u + 1) P / U) - 1)."""
+    tiles = _tiles(M, N, block_t)
+    if split != STREAM:
+        return (tiles * split,), split, split, False
+    k_tiles = triton.cdiv(K, block_k)
+    units = tiles * k_tiles
+    progs = min(num_sms, units)
+
+    def owner(u):
+        return -(-(u + 1) * progs // units) - 1
+
+    slots = max(owner((t + 1) * k_tiles - 1) - owner(t * k_tiles) + 1 for t in range(tiles))
+    return (progs,), 1, slots, True
+
+
 def name(cfg) -> str:
     """A candidate's name in race records and reports."""
     bt, bk, stages, split = cfg
-    return f"{KERNEL}: {BLOCK_W}x{bt}x{bk} s{stages}" + (f" split-K {split}" if split > 1 else "")
+    return f"{KERNEL}: {BLOCK_W}x{bt}x{bk} s{stages}" + (
+        " stream-K" if split == STREAM else f" split-K {split}" if split > 1 else "")
 
 
 def tile_dict(cfg) -> dict:
     """A candidate as the config dict tritondbg reports."""
     bt, bk, stages, split = cfg
-    return dict(BLOCK_W=BLOCK_W, BLOCK_T=bt, BLOCK_K=bk, STAGES=stages, SPLIT_K=split, num_warps=4)
+    d = dict(BLOCK_W=BLOCK_W, BLOCK_T=bt, BLOCK_K=bk, STAGES=stages, num_warps=4)
+    d.update(STREAM_K=True) if split == STREAM else d.update(SPLIT_K=split)
+    return d
 
 
-def _scratch_for(device, M: int, N: int, block_t: int, split: int):
-    """The split-K workspace and counters (per stream: kernels/_scratch.py); c^T's tiles are (BLOCK_W, block_t)."""
+def _scratch_for(device, M: int, N: int, block_t: int, slots: int):
+    """The merge's workspace (``slots`` partials a tile) and counters, per stream (kernels/_scratch.py); c^T's
+    tiles are (BLOCK_W, block_t)."""
     from ._gemm_gluon import split_scratch
 
-    return split_scratch(device, N, M, BLOCK_W, block_t, split)
+    return split_scratch(device, N, M, BLOCK_W, block_t, slots)
 
 
 class DecodePlan:
@@ -210,21 +286,23 @@ class DecodePlan:
 def build(cfg, a, b, c, scale_a, scale_b) -> DecodePlan:
     """Compile ``cfg`` for these operands (fp8 a (M, K) row-major, b (K, N) K-major, c (M, N) with unit column
     stride, 1-element fp32 scales), launch it once into ``c`` and return its plan."""
+    from ._gemm_gluon import _num_sms
+
     bt, bk, stages, split = cfg
     M, K = a.shape
     N = b.shape[1]
     descs = descriptors(a, b, bt, bk)
-    grid = (triton.cdiv(N, BLOCK_W), triton.cdiv(M, bt), split)
-    scratch = _scratch_for(c.device, M, N, bt, split) if split > 1 else None
+    grid, split_k, slots, stream_k = walk(M, N, K, bt, bk, split, _num_sms(c.device))
+    scratch = _scratch_for(c.device, M, N, bt, slots) if slots > 1 else None
     bufs = scratch() if scratch is not None else (None, None)
-    tail = (M, N, K, c.stride(0), stages, split, 4)
+    tail = (M, N, K, c.stride(0), stages, split_k, slots, stream_k, 4)
     # num_warps is both a launch option and the kernel's constexpr (the binder fills the parameter from it)
     compiled = gluon_decode_kernel[grid](*descs, c, scale_a, scale_b, *bufs, *tail[:-1], num_warps=4,
                                          maxnreg=maxnreg(4))
     plan = DecodePlan()
     plan.kernel = gluon_decode_kernel
-    # per call: c and the scales after the descriptors, then (split) the stream's workspace and counters; the
-    # unsplit kernel was specialised on None there, which the tail passes
+    # per call: c and the scales after the descriptors, then (merged tiles) the stream's workspace and counters;
+    # the unmerged kernel was specialised on None there, which the tail passes
     plan.launcher = _launch.Launcher(compiled, grid, tail if scratch is not None else (None, None, *tail),
                                      gluon_decode_kernel, scratch)
     plan.templates = tuple(_launch.descriptor_template(d) for d in descs)

@@ -3,7 +3,8 @@
     python tests/bench/gluon_decode.py [--shapes 1x8192x8192,16x8192x8192] [--cands 128:16:1,128:8:2]
                                        [--rounds 3] [--out gluon_decode.json]
 
-Each candidate (BLOCK_K:STAGES:SPLIT_K; SPLIT_K "auto" sizes it as the race does) is built, checked against
+Each candidate (BLOCK_K:STAGES:SPLIT_K; SPLIT_K "auto" sizes it as the race does, "sk" is the stream-K walk) is
+built, checked against
 fp8_gemm's reference (fp32 product; max error within 2^-6 of the largest output: WRONG, not timed), then timed with
 do_bench (median, L2 flushed) in ``--rounds`` rotated rounds beside fp8_gemm (whatever serves it: its race's pick
 once the race has run), torch._scaled_mm and the bare read of the weight. Needs an sm_90 GPU.
@@ -29,7 +30,8 @@ def _cands(text: str | None):
     out = []
     for item in text.split(","):
         bk, stages, split = item.split(":")
-        out.append((int(bk), int(stages), split if split == "auto" else int(split)))
+        out.append((int(bk), int(stages),
+                    split if split == "auto" else D.STREAM if split in ("sk", D.STREAM) else int(split)))
     return tuple(out)
 
 
@@ -45,8 +47,11 @@ def main(argv=None) -> int:
     import triton
     from triton.testing import do_bench
 
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
-        print("needs an sm_90 GPU", file=sys.stderr)
+    if not torch.cuda.is_available():
+        print("needs a CUDA GPU", file=sys.stderr)
+        return 2
+    if torch.cuda.get_device_capability() != (9, 0):
+        print("needs an sm_90 GPU (the Gluon decode kernel is Hopper's)", file=sys.stderr)
         return 2
     import read_floor
     from tritondbg.kernels import _gluon_decode as D
