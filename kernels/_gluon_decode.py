@@ -16,7 +16,7 @@ CTA per 64 weight rows (128 CTAs at N = 8192, no split), tokens on the wgmma's n
 - the walk: program p takes units [lo, hi) of the (tile, K step) units, tile-major: one tile each (unsplit), a K
   slice of one tile each (SPLIT_K), or (stream-K) an equal share of all units over min(#SMs, units) programs, which
   cuts a tile among neighbours (224 tiles at N = 14336 are 1.7 waves of one CTA an SM: 2 tiles' time unsplit,
-  1.7 tiles' streamed). A tile several programs reduce is merged by the last to arrive, summing the fp32 partials in
+  1.7 tiles' streamed; measured slower, so not raced). A tile several programs reduce is merged by the last to arrive, summing the fp32 partials in
   the fixed order of their slots (kernels/_gemm_gluon.py ``_split_merge``): deterministic;
 - epilogue: per-tensor scales, the output dtype, a masked pointer store of c[m, n] (c^T's tile, coalesced along n).
 TMA zero-fills what lies outside a or w (M = 1, a K tail), so no mask is needed before the epilogue.
@@ -43,9 +43,11 @@ BLOCK_W = 64  # weight rows per tile: the wgmma's M side (one warpgroup)
 # flushed): at M = 1 / 16 / 32 / 64, N = K = 8192, 256-deep steps in 6-8 stages and 512-deep in 4 tie
 # torch._scaled_mm (27.5-27.7 us against 27.6; the tl decode kernel 28.5-29.3), 64 tokens 27.7 against 29.5;
 # 128-deep steps in 10-24 stages were 1-7% slower, 64-deep 11-14%, and every split of K 10-18% slower (not listed).
-# 5 stages keep two CTAs on an SM (for tile counts between one and two per SM).
+# 5 stages keep two CTAs on an SM (for tile counts between one and two per SM). The stream-K walk (right on the
+# H200, ``python tests/bench/gluon_decode.py --cands 512:4:sk,256:6:sk``) was 2-13% slower than the unsplit one on
+# all five shapes tried, 16x14336x4096 (224 tiles: 1.7 waves) included (27.4 / 27.8 against 26.5 us): not listed.
 STREAM = "stream-K"  # a candidate's split: programs take equal shares of the (tile, K step) units
-CANDIDATES = ((256, 6, 1), (256, 8, 1), (512, 4, 1), (256, 5, 1), (512, 4, STREAM), (256, 6, STREAM))
+CANDIDATES = ((256, 6, 1), (256, 8, 1), (512, 4, 1), (256, 5, 1))
 MIN_STAGES = 3  # the promoted main loop holds two stages; a third keeps a load in flight (fewer: deadlock at 1)
 SMEM_BYTES = 200 * 1024  # the ring's budget (sm_90: 227 KiB a CTA, less the barriers and the layout conversion)
 

@@ -46,7 +46,7 @@ def test_stream_k_shares_cover_every_tile_once_and_count_its_contributors(M, N, 
 
 def test_token_tile_stages_and_splits_per_shape():
     cands = GD.expand(1, 8192, 8192, 132)
-    assert [c[0] for c in cands] == [8] * len(cands) and {c[3] for c in cands} == {1, GD.STREAM}
+    assert [c[0] for c in cands] == [8] * len(cands) and {c[3] for c in cands} == {1}  # the race's: unsplit
     assert {GD.expand(M, 8192, 8192, 132)[0][0] for M in (9, 16)} == {16} and GD.expand(33, 64, 256, 132)[0][0] == 64
     # 64 tokens: (64 + 64) x 256 bytes a stage, at most SMEM_BYTES of ring: 8 stages become 6, a duplicate of (256, 6)
     big = GD.expand(64, 8192, 8192, 132)
@@ -63,7 +63,8 @@ def test_token_tile_stages_and_splits_per_shape():
     # take whole tiles (132 tiles of 64 weight rows on 132 SMs: the unsplit walk)
     assert GD.walk(16, 14336, 4096, 16, 512, GD.STREAM, 132) == ((132,), 1, 2, True)
     assert GD.walk(1, 640, 256, 8, 256, GD.STREAM, 132) == ((10,), 1, 1, True)
-    assert not [c for c in GD.expand(1, 132 * 64, 4096, 132) if c[3] == GD.STREAM]
+    sk = ((512, 4, GD.STREAM),)
+    assert GD.expand(1, 132 * 64, 4096, 132, sk) == () and GD.expand(1, 133 * 64, 4096, 132, sk) == ((8, 512, 4, sk[0][2]),)
     for M, N, K in ((1, 1000, 3008), (7, 4096, 300), (64, 640, 16)):
         for _, bk, _, split in GD.expand(M, N, K, 132, ((128, 4, "auto"), (256, 4, "auto"))):
             k_tiles = -(-K // bk)
@@ -98,10 +99,10 @@ def _compile(cfg):
 
 @pytest.mark.parametrize("M", [1, 64])
 def test_every_race_candidate_compiles_for_sm90_with_tma_wgmma_and_no_spill(M):
-    """What the race fields at 8 and 64 tokens (stream-K walks among them), and a split: the merged ones with one
+    """What the race fields at 8 and 64 tokens, a split and a stream-K walk (the bench's): the merged ones with one
     acq_rel atomic and .cg re-reads, the others without."""
     pytest.importorskip("triton.experimental.gluon.language.nvidia.hopper")
-    cands = GD.expand(M, 8192, 8192, 132) + GD.expand(M, 1000, 3008, 132, ((256, 4, "auto"),))
+    cands = GD.expand(M, 8192, 8192, 132) + GD.expand(M, 1000, 3008, 132, ((256, 4, "auto"), (512, 4, GD.STREAM)))
     assert any(c[3] == GD.STREAM for c in cands) and any(isinstance(c[3], int) and c[3] > 1 for c in cands)
     for cfg in cands:
         k, usage = _compile(cfg)

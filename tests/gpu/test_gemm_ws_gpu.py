@@ -102,10 +102,11 @@ for M, N, K in ((1, 8192, 8192), (3, 1000, 3008), (16, 14336, 4096), (37, 1000, 
             n_bad = within(c, ref)
             if n_bad and not (fast and bool(torch.isfinite(c).all())):
                 bad.append(f"{name} {WS.config_name(cfg)}: {n_bad} outputs outside the tolerance")
-        # M <= 64: the Gluon decode kernel's candidates, and split ones (the bench's), each launched twice (the
-        # second through its cached launcher: same bits)
-        cands = GD.expand(M, N, K, sms) + GD.expand(M, N, K, sms, ((256, 6, "auto"), (128, 8, 2)))
-        for cfg in cands if M <= F8.DECODE_MAX_M and GD is not None else ():
+        # M <= 64: the Gluon decode kernel's candidates, and split and stream-K ones (the bench's), each launched
+        # twice (the second through its cached launcher: same bits)
+        extra = ((256, 6, "auto"), (128, 8, 2), (512, 4, GD.STREAM)) if GD is not None else ()
+        cands = GD.expand(M, N, K, sms) + GD.expand(M, N, K, sms, extra) if GD is not None else ()
+        for cfg in cands if M <= F8.DECODE_MAX_M else ():
             c = torch.full((M, N), float("nan"), device=dev, dtype=torch.bfloat16)
             plan = GD.build(cfg, a, b, c, sa, sb)
             c2 = torch.full_like(c, float("nan"))
