@@ -2,12 +2,17 @@
 
     python tests/bench/gluon_decode.py [--shapes 1x8192x8192,16x8192x8192] [--cands 128:16:1,128:8:2]
                                        [--rounds 3] [--out gluon_decode.json]
+    python tests/bench/gluon_decode.py --compile-only [--shapes ...] [--cands ...] [--out F]   # CPU: sm_90
 
 Each candidate (BLOCK_K:STAGES:SPLIT_K; SPLIT_K "auto" sizes it as the race does, "sk" is the stream-K walk) is
 built, checked against
 fp8_gemm's reference (fp32 product; max error within 2^-6 of the largest output: WRONG, not timed), then timed with
 do_bench (median, L2 flushed) in ``--rounds`` rotated rounds beside fp8_gemm (whatever serves it: its race's pick
 once the race has run), torch._scaled_mm and the bare read of the weight. Needs an sm_90 GPU.
+``--compile-only`` compiles each shape's candidates for sm_90 on the CPU (no GPU) and prints, per candidate,
+registers, spills, shared memory and the PTX that matters (the wgmma shape, TMA loads, mbarrier waits, the merge's
+acq_rel atomic and .cg re-reads); exit 1 if one fails to compile. Run it in a process that has not run a kernel
+under Triton 3.6's interpreter (which leaves triton.language patched: a later compile fails).
 """
 from __future__ import annotations
 
@@ -35,6 +40,76 @@ def _cands(text: str | None):
     return tuple(out)
 
 
+PTX_COUNTS = {"wgmma": r"wgmma\.mma_async\.sync\.aligned\.(m64n\d+k32\.f32\.e4m3\.e4m3)",
+              "tma": r"cp\.async\.bulk\.tensor\.2d", "mbarrier_wait": r"mbarrier\.try_wait",
+              "atom_acq_rel": r"atom\.global\.gpu\.acq_rel", "ld_cg": r"ld\.global\.cg"}
+
+
+def compile_cfg(cfg, M: int, N: int, K: int, num_sms: int = 132) -> dict:
+    """Compile one candidate for sm_90 on the CPU: its figures and PTX counts (``PTX_COUNTS``)."""
+    import re
+
+    import torch
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+    from triton.runtime.jit import mangle_type
+
+    from tritondbg.ir.stages import cubin_usage
+    from tritondbg.kernels import _gluon_decode as D
+
+    bt, bk, stages, split = cfg
+    f8 = torch.float8_e4m3fn
+    a, b = torch.empty(M, K, dtype=f8), torch.empty(N, K, dtype=f8).t()
+    descs = D.descriptors(a, b, bt, bk)
+    _, split_k, slots, stream_k = D.walk(M, N, K, bt, bk, split, num_sms)
+    types = dict(w_desc=mangle_type(descs[0]), a_desc=mangle_type(descs[1]), c_ptr="*bf16", scale_a_ptr="*fp32",
+                 scale_b_ptr="*fp32", M="i32", N="i32", K="i32", stride_cm="i32")
+    const = dict(STAGES=stages, SPLIT_K=split_k, SLOTS=slots, STREAM_K=stream_k, num_warps=4)
+    if slots > 1:
+        types.update(ws_ptr="*fp32", cnt_ptr="*i32")
+    else:
+        const.update(ws_ptr=None, cnt_ptr=None)
+    sig = {n: types.get(n, "constexpr") for n in D.gluon_decode_kernel.arg_names}
+    k = triton.compile(GluonASTSource(D.gluon_decode_kernel, sig, const), target=GPUTarget("cuda", 90, 32),
+                       options=dict(num_warps=4, maxnreg=D.maxnreg(4)))
+    ptx, usage = k.asm["ptx"], cubin_usage(k.asm["cubin"])
+    row = dict(shape=f"{M}x{N}x{K}", name=D.name(cfg), merged=slots > 1, regs=usage["REG"], spill_bytes=usage["STACK"],
+               shared=k.metadata.shared)
+    for key, pat in PTX_COUNTS.items():
+        found = re.findall(pat, ptx)
+        row[key] = sorted(set(found)) if key == "wgmma" else len(found)
+    return row
+
+
+def compile_only(args) -> int:
+    from tritondbg.kernels import _gluon_decode as D
+
+    rows, failed = [], 0
+    for shape in args.shapes.split(","):
+        M, N, K = (int(v) for v in shape.split("x"))
+        for cfg in D.expand(M, N, K, 132, _cands(args.cands)):
+            try:
+                row = compile_cfg(cfg, M, N, K)
+            except Exception as e:  # noqa: BLE001 - a candidate that does not compile is a line
+                failed += 1
+                msg = [line for line in str(e).splitlines() if line.strip()]
+                row = dict(shape=shape, name=D.name(cfg), error=f"{type(e).__name__}: {(msg[-1] if msg else '')[:200]}")
+                print(f"{shape} {D.name(cfg)}: FAILED {row['error']}", flush=True)
+            else:
+                print(f"{shape} {row['name']}: regs {row['regs']} spills {row['spill_bytes']} B "
+                      f"smem {row['shared'] // 1024} KiB  wgmma {','.join(row['wgmma'])}  tma {row['tma']}  "
+                      f"mbarrier waits {row['mbarrier_wait']}  acq_rel {row['atom_acq_rel']}  .cg {row['ld_cg']}",
+                      flush=True)
+            rows.append(row)
+    if args.out:
+        import json
+
+        with open(args.out, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 1 if failed else 0
+
+
 def main(argv=None) -> int:
     t0 = time.time()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -42,7 +117,10 @@ def main(argv=None) -> int:
     ap.add_argument("--cands", default=None, help="BLOCK_K:STAGES:SPLIT_K,... (default: the race's candidates)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default="gluon_decode.json")
+    ap.add_argument("--compile-only", action="store_true", help="compile the candidates for sm_90 on the CPU")
     args = ap.parse_args(argv)
+    if args.compile_only:
+        return compile_only(args)
     import torch
     import triton
     from triton.testing import do_bench
