@@ -38,7 +38,7 @@ from ._gemm_gluon import PRODUCER_REGS, _acc_layout, _gl_dtype, _promoted_mainlo
 
 KERNEL = "gluon_decode_kernel"
 BLOCK_W = 64  # weight rows per tile: the wgmma's M side (one warpgroup)
-# (BLOCK_K, STAGES, SPLIT_K or "auto") per candidate; BLOCK_T is chosen from M. Shared memory per stage:
+# (BLOCK_K, STAGES, SPLIT_K | "auto" | STREAM) per candidate; BLOCK_T is chosen from M. Shared memory per stage:
 # (64 + BLOCK_T) x BLOCK_K bytes (fp8). H200 (session 19, ``python tests/bench/gluon_decode.py``, do_bench, L2
 # flushed): at M = 1 / 16 / 32 / 64, N = K = 8192, 256-deep steps in 6-8 stages and 512-deep in 4 tie
 # torch._scaled_mm (27.5-27.7 us against 27.6; the tl decode kernel 28.5-29.3), 64 tokens 27.7 against 29.5;
