@@ -365,9 +365,9 @@ def _race_decode(a, b, c, scale_a, scale_b, out_dtype, sig):
         return c
     M, K = a.shape
     N = b.shape[1]
+    num_sms = _fp8_tma._num_sms(a.device)
     extra = ()
     if _GD is not None and _launch.pristine(_GD.gluon_decode_kernel):
-        num_sms = _fp8_tma._num_sms(a.device)
         extra = tuple((_GD.name(cfg), (lambda out, cfg=cfg: _GD.build(cfg, a, b, out, scale_a, scale_b)),
                        _GD.tile_dict(cfg), _GD.KERNEL) for cfg in _GD.expand(M, N, K, num_sms))
     gemm_tiles = M > RACE_DECODE_MIN_M
@@ -375,7 +375,7 @@ def _race_decode(a, b, c, scale_a, scale_b, out_dtype, sig):
         return c
     key, won = (sig, False), {}
     steady = lambda: fp8_gemm(a, b, scale_a, scale_b, out_dtype)  # noqa: E731 - the decode kernel's cached path
-    c = _WS.race(key, a, b, c, True, won, steady, _fp8_tma._num_sms(a.device), scales=(scale_a, scale_b), precise=2,
+    c = _WS.race(key, a, b, c, True, won, steady, num_sms, scales=(scale_a, scale_b), precise=2,
                  gemm_tiles=gemm_tiles, extra=extra, margin=DECODE_MARGIN)
     if key in won:
         _PLANS[sig] = _GluonDecodePlan(won[key], c.shape, c.device)

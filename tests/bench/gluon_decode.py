@@ -6,7 +6,7 @@
 
 Each candidate (BLOCK_K:STAGES:SPLIT_K; SPLIT_K "auto" sizes it as the race does, "sk" is the stream-K walk) is
 built, checked against
-fp8_gemm's reference (fp32 product; max error within 2^-6 of the largest output: WRONG, not timed), then timed with
+fp8_gemm's reference (fp32 product; max error within 2^-6 of the largest output: WRONG, not timed; exit 1), then timed with
 do_bench (median, L2 flushed) in ``--rounds`` rotated rounds beside fp8_gemm (whatever serves it: its race's pick
 once the race has run), torch._scaled_mm and the bare read of the weight. Needs an sm_90 GPU.
 ``--compile-only`` compiles each shape's candidates for sm_90 on the CPU (no GPU) and prints, per candidate,
@@ -137,7 +137,7 @@ def main(argv=None) -> int:
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     one = torch.ones((), device="cuda")
-    rows = []
+    rows, failed = [], 0
     for shape in args.shapes.split(","):
         M, N, K = (int(v) for v in shape.split("x"))
         a = (torch.randn(M, K, device="cuda") / 4).to(torch.float8_e4m3fn)
@@ -160,6 +160,7 @@ def main(argv=None) -> int:
             except Exception as e:  # noqa: BLE001 - a candidate that fails is a line
                 print(f"{shape} {D.name(cfg)}: FAILED {type(e).__name__}: {str(e).splitlines()[-1][:200]}")
                 rows.append(dict(shape=shape, name=D.name(cfg), error=str(e)[-300:]))
+                failed += 1
                 continue
             err = float((c.float() - ref).abs().max())
             c2 = torch.full_like(c, float("nan"))
@@ -168,6 +169,7 @@ def main(argv=None) -> int:
             if not err <= tol or not same:
                 print(f"{shape} {D.name(cfg)}: WRONG (max err {err:.3g}, tol {tol:.3g}; launcher bits same: {same})")
                 rows.append(dict(shape=shape, name=D.name(cfg), wrong=err, same=same))
+                failed += 1
                 continue
             calls[D.name(cfg)] = lambda plan=plan, c=c: plan(a, b, c, one, one)
         names = list(calls)
@@ -184,7 +186,9 @@ def main(argv=None) -> int:
         del calls
         torch.cuda.empty_cache()
     save(args.out, meta(t0, "tests/bench/gluon_decode.py", argv), rows)
-    return 0
+    if failed:
+        print(f"{failed} candidate(s) failed or wrong", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
