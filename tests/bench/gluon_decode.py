@@ -5,10 +5,10 @@
     python tests/bench/gluon_decode.py --compile-only [--shapes ...] [--cands ...] [--out F]   # CPU: sm_90
 
 Each candidate (BLOCK_K:STAGES:SPLIT_K; SPLIT_K "auto" sizes it as the race does, "sk" is the stream-K walk) is
-built, checked against
-fp8_gemm's reference (fp32 product; max error within 2^-6 of the largest output: WRONG, not timed; exit 1), then timed with
-do_bench (median, L2 flushed) in ``--rounds`` rotated rounds beside fp8_gemm (whatever serves it: its race's pick
-once the race has run), torch._scaled_mm and the bare read of the weight. Needs an sm_90 GPU.
+built, checked against fp8_gemm's reference (fp32 product; max error within 2^-6 of the largest output, and its
+cached launcher's bits: else WRONG, not timed, and exit 1), then timed with do_bench (median, L2 flushed) in
+``--rounds`` rotated rounds beside fp8_gemm (whatever serves it: its race's pick once the race has run),
+torch._scaled_mm and the bare read of the weight. Needs an sm_90 GPU.
 ``--compile-only`` compiles each shape's candidates for sm_90 on the CPU (no GPU) and prints, per candidate,
 registers, spills, shared memory and the PTX that matters (the wgmma shape, TMA loads, mbarrier waits, the merge's
 acq_rel atomic and .cg re-reads); exit 1 if one fails to compile. Run it in a process that has not run a kernel
