@@ -34,7 +34,8 @@ from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared,
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from . import _launch
-from ._gemm_gluon import PRODUCER_REGS, _acc_layout, _gl_dtype, _promoted_mainloop, _split_merge, _tma_load, maxnreg
+from ._gemm_gluon import (PRODUCER_REGS, _acc_layout, _gl_dtype, _promoted_mainloop, _split_merge, _tma_load, maxnreg,
+                          split_k_for)
 
 KERNEL = "gluon_decode_kernel"
 BLOCK_W = 64  # weight rows per tile: the wgmma's M side (one warpgroup)
@@ -58,13 +59,9 @@ def _token_tile(M: int) -> int:
 
 
 def split_for(M: int, N: int, K: int, block_k: int, num_sms: int) -> int:
-    """Splits of K that bring tiles x splits nearest to two programs per SM without an empty split (at most 8)."""
-    tiles = triton.cdiv(N, BLOCK_W) * triton.cdiv(M, _token_tile(M))
-    k_tiles = triton.cdiv(K, block_k)
-    split = max(1, min(8, (2 * num_sms) // max(tiles, 1), k_tiles))
-    while split > 1 and (split - 1) * triton.cdiv(k_tiles, split) >= k_tiles:
-        split -= 1
-    return split
+    """Splits of K that bring tiles x splits nearest to two programs per SM without an empty split (at most 8):
+    the Gluon gemm's rule (``split_k_for``) over c^T's tiles, with two programs an SM."""
+    return split_k_for(N, M, K, BLOCK_W, _token_tile(M), block_k, 2 * num_sms)
 
 
 @gluon.jit
