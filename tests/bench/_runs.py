@@ -26,3 +26,16 @@ def save(path: str, run_meta: dict, rows: list) -> None:
     with open(path, "w") as f:
         json.dump(dict(meta=run_meta, rows=rows), f, indent=1)
     print(json.dumps(run_meta))
+
+
+def rotated_rounds(calls: dict, rounds: int, warmup: int = 10, rep: int = 60) -> dict:
+    """name -> the do_bench medians (us, L2 flushed) of ``calls[name]`` over ``rounds`` rounds, each round starting one
+    name later (the GPU's clock drifts under load: whoever always ran last would run on a hotter GPU)."""
+    from triton.testing import do_bench
+
+    names = list(calls)
+    times = {k: [] for k in names}
+    for r in range(rounds):
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            times[k].append(do_bench(calls[k], warmup=warmup, rep=rep) * 1e3)
+    return times

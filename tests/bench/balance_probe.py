@@ -20,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from _runs import meta, save  # noqa: E402
+from _runs import meta, rotated_rounds, save  # noqa: E402
 
 PIN = dict(DEC_BLOCK_M=16, DEC_BLOCK_N=64, DEC_BLOCK_K=256, SPLIT_K=2, USE_DOT=True, num_warps=4, num_stages=4)
 
@@ -88,7 +88,6 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="balance_probe.json")
     args = ap.parse_args(argv)
     import torch
-    from triton.testing import do_bench
 
     if not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
@@ -101,10 +100,7 @@ def main(argv=None) -> int:
     for name, nbytes, make in problems:
         calls = make()
         names = list(calls)
-        times = {k: [] for k in names}
-        for r in range(args.rounds):
-            for k in names[r % len(names):] + names[:r % len(names)]:
-                times[k].append(do_bench(calls[k], warmup=10, rep=60) * 1e3)
+        times = rotated_rounds(calls, args.rounds)
         print(f"{name} ({nbytes / 2**20:.0f} MiB read)")
         for k in names:
             med = statistics.median(times[k])

@@ -15,7 +15,7 @@ import sys
 import time
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from _runs import meta, save  # noqa: E402
+from _runs import meta, rotated_rounds, save  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -28,7 +28,6 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import torch
     import triton
-    from triton.testing import do_bench
 
     if not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
@@ -60,11 +59,7 @@ def main(argv=None) -> int:
             calls["torch._scaled_mm"] = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
                                                                  out_dtype=torch.bfloat16)
             calls["fp8_gemm"] = lambda: F8.fp8_gemm(a, b, one, one)
-            times = {k: [] for k in calls}
-            names = list(calls)
-            for r in range(args.rounds):
-                for k in names[r % len(names):] + names[:r % len(names)]:
-                    times[k].append(do_bench(calls[k], warmup=10, rep=60) * 1e3)
+            times = rotated_rounds(calls, args.rounds)
             print(f"M={M} N={N} K={K}: autotuner's pick {pick}")
             for k in sorted(times, key=lambda k: min(times[k])):
                 t = times[k]

@@ -22,7 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from _runs import meta, save  # noqa: E402
+from _runs import meta, rotated_rounds, save  # noqa: E402
 
 SHAPES = "1x8192x8192,16x8192x8192,32x8192x8192,64x8192x8192,1x4096x4096,16x14336x4096,8x4096x14336"
 
@@ -123,7 +123,6 @@ def main(argv=None) -> int:
         return compile_only(args)
     import torch
     import triton
-    from triton.testing import do_bench
 
     if not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
@@ -173,10 +172,7 @@ def main(argv=None) -> int:
                 continue
             calls[D.name(cfg)] = lambda plan=plan, c=c: plan(a, b, c, one, one)
         names = list(calls)
-        times = {k: [] for k in names}
-        for r in range(args.rounds):
-            for k in names[r % len(names):] + names[:r % len(names)]:
-                times[k].append(do_bench(calls[k], warmup=10, rep=60) * 1e3)
+        times = rotated_rounds(calls, args.rounds)
         base = statistics.median(times["torch._scaled_mm"])
         print(f"{shape}  (fp8_gemm serves: {F8.ws_decision(a, b, one, one) and F8.ws_decision(a, b, one, one)['pick']})")
         for k in sorted(names, key=lambda k: statistics.median(times[k])):
