@@ -66,7 +66,7 @@ def _splitk_cached(a, b) -> torch.Tensor | None:
     patched), or None when there is none yet."""
     one = _one(a.device)
     plan = SK._PLANS.get(_splitk_sig(a, b, one))
-    if plan is None or (a.data_ptr() | b.data_ptr()) & 15 or not SK._pristine():
+    if plan is None or (a.data_ptr() | b.data_ptr()) & 15 or not plan.usable():
         return None
     c = a.new_empty((a.shape[0], b.shape[1]))
     plan.launch(a, b, c, one, one)

@@ -43,8 +43,13 @@ except ImportError:  # Triton without Gluon's Hopper API (or a later one that mo
     GK = None
 except AssertionError:  # Gluon imported first after TRITON_INTERPRET was turned off in a process whose triton.language
     GK = None            # was built interpreted (Gluon asserts on it): the tl kernels only, never an import error
+try:
+    from . import _gluon_decode as GD
+except (ImportError, AssertionError):  # as above: no Gluon decode candidate
+    GD = None
 
-WS_MIN_M = 32  # M at or below: the split-K kernel (a 64-row tile would be at least half padding)
+WS_MIN_M = 32  # M at or below: no gemm tile in the race (a 64-row tile would be at least half padding)
+DECODE_MAX_M = 64  # M at or below: the Gluon decode kernel's candidates (kernels/_gluon_decode.py) race too
 WS_MAX_M = 2048  # above: the tl persistent kernel, which ties cuBLAS there (module docstring)
 GROUP_M = 8
 # (BLOCK_M, BLOCK_N, BLOCK_K, STAGES, num_warps[, ping-pong]); shared memory <= 227 KiB each (16-bit)
@@ -126,14 +131,15 @@ def enabled() -> bool:
 
 
 def eligible(a, b, activation) -> bool | None:
-    """None when the Gluon kernel cannot take these (checked) operands; else whether b is K-major (``w.t()``)."""
+    """None when the Gluon kernels cannot take these (checked) operands; else whether b is K-major (``w.t()``).
+    Which of them race at this M: ``race`` (gemm tiles above WS_MIN_M, ``decode_candidates`` up to DECODE_MAX_M)."""
     if GK is None or not enabled() or activation is not None:
         return None
     if a.dtype not in (torch.float16, torch.bfloat16) or b.dtype != a.dtype:
         return None
     M, K = a.shape
     N = b.shape[1]
-    if not WS_MIN_M < M <= WS_MAX_M or K % 8 or N % 8 or _tma_layout(a) is not False:
+    if not 0 < M <= WS_MAX_M or K % 8 or N % 8 or _tma_layout(a) is not False:
         return None
     b_nk = _tma_layout(b)
     if b_nk is None or not _on_hopper(a) or not _launch.pristine(GK.gluon_gemm_kernel):
@@ -157,6 +163,20 @@ def eligible_fp8(a, b, scale_a, scale_b, out_dtype) -> bool:
     if not _on_hopper(a) or not _launch.pristine(GK.gluon_gemm_kernel) or _launch.PINNED & _TL_FP8_KERNELS:
         return False
     return True
+
+
+def decode_candidates(a, b, b_nk: bool, num_sms: int, scales: tuple = ()) -> tuple:
+    """The Gluon decode kernel's candidates for an eligible call with M <= DECODE_MAX_M, as ``race``'s ``extra``
+    (name, build(out) -> plan, tile dict, kernel name); none without the kernel or with its launch path patched.
+    fp8: ``scales`` (scale_a, scale_b), b K-major."""
+    M, K = a.shape
+    N = b.shape[1]
+    if GD is None or not 0 < M <= DECODE_MAX_M or not _launch.pristine(GD.gluon_decode_kernel):
+        return ()
+    elem = a.element_size()
+    return tuple((GD.name(cfg), (lambda out, cfg=cfg: GD.build(cfg, a, b, out, *scales, w_kmajor=b_nk)),
+                  GD.tile_dict(cfg), GD.KERNEL)
+                 for cfg in GD.expand(M, N, K, num_sms, GD.candidates(elem), elem))
 
 
 def _on_hopper(a) -> bool:
@@ -201,6 +221,8 @@ def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: i
 
 def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=None, scales: tuple = (),
          precise: int = 0, gemm_tiles: bool = True, extra: tuple = (), margin: float = MARGIN):
+    if not gemm_tiles and not extra:
+        return c
     """After the tl path computed ``c`` (the first call of ``sig``, its launcher cached): race the Gluon
     candidates against ``steady`` (the steady-state call; kernels/_race.py); a winner goes into ``plans[sig]`` and
     recomputes ``c``. fp8_gemm: ``scales`` (scale_a, scale_b) and ``precise`` (``build``); a winning plan takes
@@ -214,7 +236,7 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=None
     builds = {config_name(cfg): (lambda out, cfg=cfg: build(cfg, a, b, out, b_nk, num_sms, scales, precise))
               for cfg in cands}
     tiles = {config_name(cfg): tile_dict(cfg) for cfg in cands}
-    kernels = ["gluon_gemm_kernel"]
+    kernels = ["gluon_gemm_kernel"] if gemm_tiles else []  # the record names the first
     for name, make, tile, kernel in extra:
         builds[name] = make
         tiles[name] = {"path": kernel, **tile}

@@ -30,7 +30,8 @@ from __future__ import annotations
 import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
+from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, warpgroup_mma,
+                                                              warpgroup_mma_wait)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
 from . import _launch
@@ -49,8 +50,12 @@ BLOCK_W = 64  # weight rows per tile: the wgmma's M side (one warpgroup)
 # all five shapes tried, 16x14336x4096 (224 tiles: 1.7 waves) included (27.4 / 27.8 against 26.5 us): not listed.
 STREAM = "stream-K"  # a candidate's split: programs take equal shares of the (tile, K step) units
 CANDIDATES = ((256, 6, 1), (256, 8, 1), (512, 4, 1), (256, 5, 1))
+# 16-bit (gemm at M <= 64): the same bytes per K step, and a split of K for weights of few 64-row tiles (N = 4096:
+# 64 tiles on 132 SMs)
+CANDIDATES_16 = ((128, 6, 1), (128, 8, 1), (256, 4, 1), (128, 5, 1), (128, 6, "auto"))
 MIN_STAGES = 3  # the promoted main loop holds two stages; a third keeps a load in flight (fewer: deadlock at 1)
 SMEM_BYTES = 200 * 1024  # the ring's budget (sm_90: 227 KiB a CTA, less the barriers and the layout conversion)
+SM_BYTES = 228 * 1024  # shared memory an sm_90 SM holds (how many CTAs' rings share one: "auto" splits)
 
 
 def _token_tile(M: int) -> int:
@@ -58,10 +63,10 @@ def _token_tile(M: int) -> int:
     return max(8, triton.next_power_of_2(M))
 
 
-def split_for(M: int, N: int, K: int, block_k: int, num_sms: int) -> int:
-    """Splits of K that bring tiles x splits nearest to two programs per SM without an empty split (at most 8):
-    the Gluon gemm's rule (``split_k_for``) over c^T's tiles, with two programs an SM."""
-    return split_k_for(N, M, K, BLOCK_W, _token_tile(M), block_k, 2 * num_sms)
+def split_for(M: int, N: int, K: int, block_k: int, num_sms: int, per_sm: int = 2) -> int:
+    """Splits of K that bring tiles x splits nearest to ``per_sm`` programs per SM without an empty split (at most
+    8): the Gluon gemm's rule (``split_k_for``) over c^T's tiles."""
+    return split_k_for(N, M, K, BLOCK_W, _token_tile(M), block_k, per_sm * num_sms)
 
 
 @gluon.jit
@@ -101,11 +106,12 @@ def _contributors(tile, k_tiles, M, N, BLOCK_WR: gl.constexpr, BLOCK_T: gl.const
 
 
 @gluon.jit
-def _producer(w_desc, a_desc, w_bufs, a_bufs, ready, empty, M, N, K, SPLIT_K: gl.constexpr, STREAM_K: gl.constexpr):
+def _producer(w_desc, a_desc, w_bufs, a_bufs, ready, empty, M, N, K, SPLIT_K: gl.constexpr, STREAM_K: gl.constexpr,
+              W_KMAJOR: gl.constexpr):
     """Worker partition (1 warp): this program's units, a w box and an a box each, through the ring."""
-    BLOCK_WR: gl.constexpr = w_desc.block_type.shape[0]
+    BLOCK_WR: gl.constexpr = w_desc.block_type.shape[0 if W_KMAJOR else 1]
     BLOCK_T: gl.constexpr = a_desc.block_type.shape[0]
-    BLOCK_K: gl.constexpr = w_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     STAGES: gl.constexpr = w_bufs.type.shape[0]
     NBYTES: gl.constexpr = w_desc.block_type.nbytes + a_desc.block_type.nbytes  # OOB zero-fill counts too
     lo, hi, k_tiles = _units(M, N, K, BLOCK_WR, BLOCK_T, BLOCK_K, SPLIT_K, STREAM_K)
@@ -116,7 +122,10 @@ def _producer(w_desc, a_desc, w_bufs, a_bufs, ready, empty, M, N, K, SPLIT_K: gl
         s = i % STAGES
         mbarrier.wait(empty.index(s), ((i // STAGES) & 1) ^ 1)  # a fresh barrier: the first lap does not wait
         mbarrier.expect(ready.index(s), NBYTES)
-        _tma_load(w_desc, [(tile % num_w) * BLOCK_WR, kk * BLOCK_K], ready.index(s), w_bufs.index(s))
+        if W_KMAJOR:
+            _tma_load(w_desc, [(tile % num_w) * BLOCK_WR, kk * BLOCK_K], ready.index(s), w_bufs.index(s))
+        else:
+            _tma_load(w_desc, [kk * BLOCK_K, (tile % num_w) * BLOCK_WR], ready.index(s), w_bufs.index(s))
         _tma_load(a_desc, [(tile // num_w) * BLOCK_T, kk * BLOCK_K], ready.index(s), a_bufs.index(s))
 
 
@@ -126,7 +135,8 @@ def _store(acc, c_ptr, scale_a_ptr, scale_b_ptr, off_w, off_t, M, N, stride_cm, 
     coalesced along c's rows), masked to M x N."""
     BLOCK_WR: gl.constexpr = acc.shape[0]
     BLOCK_T: gl.constexpr = acc.shape[1]
-    acc = acc * (gl.load(scale_a_ptr) * gl.load(scale_b_ptr))
+    if scale_a_ptr is not None:  # per-tensor scales (fp8)
+        acc = acc * (gl.load(scale_a_ptr) * gl.load(scale_b_ptr))
     out: gl.constexpr = gl.BlockedLayout([1, 1], [32, 1], [1, num_warps], [0, 1])
     val = gl.convert_layout(acc.to(c_ptr.dtype.element_ty), out)
     n = off_w + gl.arange(0, BLOCK_WR, layout=gl.SliceLayout(1, out))
@@ -135,14 +145,33 @@ def _store(acc, c_ptr, scale_a_ptr, scale_b_ptr, off_w, off_t, M, N, stride_cm, 
 
 
 @gluon.jit
+def _mainloop(w_bufs, a_bufs, ready, empty, acc, it, k_steps, W_KMAJOR: gl.constexpr):
+    """16-bit: one accumulator, one wgmma chain in flight; the stage before it is handed back once that chain
+    is done reading it. A row-major weight (W_KMAJOR False) is read through a transposed (M-major) view, which
+    wgmma takes for 16-bit operands. Returns (acc, it)."""
+    STAGES: gl.constexpr = w_bufs.type.shape[0]
+    for kk in range(k_steps):
+        s = it % STAGES
+        mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+        w_op = w_bufs.index(s) if W_KMAJOR else w_bufs.index(s).permute((1, 0))
+        acc = warpgroup_mma(w_op, a_bufs.index(s).permute((1, 0)), acc, is_async=True)
+        acc = warpgroup_mma_wait(1, deps=(acc,))
+        mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1, pred=kk > 0)
+        it += 1
+    acc = warpgroup_mma_wait(0, deps=(acc,))
+    mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
+    return acc, it
+
+
+@gluon.jit
 def _consumer(w_desc, a_desc, w_bufs, a_bufs, ready, empty, c_ptr, scale_a_ptr, scale_b_ptr, ws_ptr, cnt_ptr,
               M, N, K, stride_cm, SPLIT_K: gl.constexpr, SLOTS: gl.constexpr, STREAM_K: gl.constexpr,
-              num_warps: gl.constexpr):
-    """Default partition (one warpgroup): per tile this program's units touch, the promoted wgmma chain over the
-    ring, the merge of the tile's partials (SLOTS > 1), the store."""
-    BLOCK_WR: gl.constexpr = w_desc.block_type.shape[0]
+              W_KMAJOR: gl.constexpr, num_warps: gl.constexpr):
+    """Default partition (one warpgroup): per tile this program's units touch, the wgmma chain over the ring
+    (fp8: promoted), the merge of the tile's partials (SLOTS > 1), the store."""
+    BLOCK_WR: gl.constexpr = w_desc.block_type.shape[0 if W_KMAJOR else 1]
     BLOCK_T: gl.constexpr = a_desc.block_type.shape[0]
-    BLOCK_K: gl.constexpr = w_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     layout: gl.constexpr = _acc_layout(w_desc.dtype, BLOCK_WR, BLOCK_T, num_warps)
     lo, hi, k_tiles = _units(M, N, K, BLOCK_WR, BLOCK_T, BLOCK_K, SPLIT_K, STREAM_K)
     num_w = gl.cdiv(N, BLOCK_WR)
@@ -151,7 +180,10 @@ def _consumer(w_desc, a_desc, w_bufs, a_bufs, ready, empty, c_ptr, scale_a_ptr, 
     for tile in range(lo // k_tiles, (hi - 1) // k_tiles + 1):
         kn = gl.minimum(hi, (tile + 1) * k_tiles) - gl.maximum(lo, tile * k_tiles)  # >= 1
         acc = gl.zeros((BLOCK_WR, BLOCK_T), gl.float32, layout)
-        acc, it = _promoted_mainloop(w_bufs, a_bufs, ready, empty, acc, zero, it, kn, True)
+        if scale_a_ptr is not None:  # fp8: precise accumulation
+            acc, it = _promoted_mainloop(w_bufs, a_bufs, ready, empty, acc, zero, it, kn, True)
+        else:
+            acc, it = _mainloop(w_bufs, a_bufs, ready, empty, acc, it, kn, W_KMAJOR)
         if SLOTS > 1:
             slot, count = _contributors(tile, k_tiles, M, N, BLOCK_WR, BLOCK_T, SPLIT_K, STREAM_K)
             acc, last = _split_merge(acc, ws_ptr, cnt_ptr, tile, slot, count, layout, BLOCK_WR, BLOCK_T, SLOTS)
@@ -166,7 +198,7 @@ def _consumer(w_desc, a_desc, w_bufs, a_bufs, ready, empty, c_ptr, scale_a_ptr, 
 @gluon.jit
 def gluon_decode_kernel(w_desc, a_desc, c_ptr, scale_a_ptr, scale_b_ptr, ws_ptr, cnt_ptr, M, N, K, stride_cm,
                         STAGES: gl.constexpr, SPLIT_K: gl.constexpr, SLOTS: gl.constexpr, STREAM_K: gl.constexpr,
-                        num_warps: gl.constexpr):
+                        W_KMAJOR: gl.constexpr, num_warps: gl.constexpr):
     """c (M, N), row stride ``stride_cm``, unit column stride, = (a @ w^T) * scale_a * scale_b for descriptors over
     the fp8 weight w (N, K) row-major (``b.t()``) and a (M, K) row-major; 1-element fp32 scales. Grid: tiles x
     SPLIT_K programs, or (STREAM_K) any number up to the units. SLOTS > 1 (a tile reduced by several programs:
@@ -185,8 +217,8 @@ def gluon_decode_kernel(w_desc, a_desc, c_ptr, scale_a_ptr, scale_b_ptr, ws_ptr,
     fence_async_shared()  # the inits (generic proxy) before the TMA engine (async proxy) signals the barriers
     gl.warp_specialize([
         (_consumer, (w_desc, a_desc, w_bufs, a_bufs, ready, empty, c_ptr, scale_a_ptr, scale_b_ptr, ws_ptr,
-                     cnt_ptr, M, N, K, stride_cm, SPLIT_K, SLOTS, STREAM_K, num_warps)),
-        (_producer, (w_desc, a_desc, w_bufs, a_bufs, ready, empty, M, N, K, SPLIT_K, STREAM_K)),
+                     cnt_ptr, M, N, K, stride_cm, SPLIT_K, SLOTS, STREAM_K, W_KMAJOR, num_warps)),
+        (_producer, (w_desc, a_desc, w_bufs, a_bufs, ready, empty, M, N, K, SPLIT_K, STREAM_K, W_KMAJOR)),
     ], [1], [PRODUCER_REGS])
     for i in gl.static_range(STAGES):
         mbarrier.invalidate(ready.index(i))
@@ -196,31 +228,39 @@ def gluon_decode_kernel(w_desc, a_desc, c_ptr, scale_a_ptr, scale_b_ptr, ws_ptr,
 # ---------------------------------------------------------------------------------------------------------
 # Host side
 # ---------------------------------------------------------------------------------------------------------
-def descriptors(a, b, block_t: int, block_k: int):
-    """TMA descriptors (zero padding) over w = b.t() (N, K) row-major, box (BLOCK_W, block_k), and a (M, K), box
-    (block_t, block_k)."""
+def descriptors(a, b, block_t: int, block_k: int, w_kmajor: bool = True):
+    """TMA descriptors (zero padding) over the weight and a (M, K) row-major, box (block_t, block_k). The weight:
+    w = b.t() (N, K) row-major, box (BLOCK_W, block_k), for a K-major b (``w_kmajor``: fp8 always); else b (K, N)
+    itself, row-major, box (block_k, BLOCK_W)."""
     def desc(t, box):
         return TensorDescriptor.from_tensor(t, box, gl.NVMMASharedLayout.get_default_for(box, _gl_dtype(t.dtype)))
 
-    return desc(b.t(), [BLOCK_W, block_k]), desc(a, [block_t, block_k])
+    w = desc(b.t(), [BLOCK_W, block_k]) if w_kmajor else desc(b, [block_k, BLOCK_W])
+    return w, desc(a, [block_t, block_k])
 
 
-def expand(M: int, N: int, K: int, num_sms: int, cands=CANDIDATES) -> tuple:
-    """The candidates for one shape: (BLOCK_T, BLOCK_K, STAGES, SPLIT_K or STREAM), "auto" splits sized
-    (``split_for``), the stages capped to SMEM_BYTES; dropped: duplicates, splits of 1 from "auto" (their unsplit
-    twin is listed), a stream-K walk whose programs would each take whole tiles (the unsplit kernel's walk), and
-    rings of fewer than MIN_STAGES."""
+def candidates(elem_size: int) -> tuple:
+    """The raced candidates for operands of ``elem_size`` bytes: fp8's, with K steps of the same bytes for 16-bit."""
+    return CANDIDATES if elem_size == 1 else CANDIDATES_16
+
+
+def expand(M: int, N: int, K: int, num_sms: int, cands=CANDIDATES, elem_size: int = 1) -> tuple:
+    """The candidates for one shape: (BLOCK_T, BLOCK_K, STAGES, SPLIT_K or STREAM), the stages capped to
+    SMEM_BYTES, "auto" splits sized (``split_for``, for as many CTAs an SM as the ring lets share one); dropped:
+    duplicates, splits of 1 from "auto" (their unsplit twin is listed), a stream-K walk whose programs would each
+    take whole tiles (the unsplit kernel's walk), and rings of fewer than MIN_STAGES."""
     out = []
     for bk, stages, split in cands:
+        bt = _token_tile(M)
+        stage_bytes = (BLOCK_W + bt) * bk * elem_size
+        stages = min(stages, SMEM_BYTES // stage_bytes)  # a deep ring for 64 tokens would not fit
+        if stages < MIN_STAGES:
+            continue
         if split == "auto":
-            split = split_for(M, N, K, bk, num_sms)
+            split = split_for(M, N, K, bk, num_sms, max(1, SM_BYTES // (stages * stage_bytes + 4096)))
             if split <= 1:
                 continue
-        bt = _token_tile(M)
         if split == STREAM and walk(M, N, K, bt, bk, STREAM, num_sms)[0][0] == _tiles(M, N, bt):
-            continue
-        stages = min(stages, SMEM_BYTES // ((BLOCK_W + bt) * bk))  # a deep ring for 64 tokens would not fit
-        if stages < MIN_STAGES:
             continue
         cfg = (bt, bk, stages, split)
         if cfg not in out:
@@ -273,37 +313,44 @@ def _scratch_for(device, M: int, N: int, block_t: int, slots: int):
 
 
 class DecodePlan:
-    """The kernel bound to one call signature: ``plan(a, b, c, scale_a, scale_b)`` launches it over descriptors
+    """The kernel bound to one call signature: ``plan(a, b, c[, scale_a, scale_b])`` launches it over descriptors
     rebased on the call's a and b (the templates hold no tensor). ``kernel`` is what ``_launch.pristine`` asks."""
-    __slots__ = ("kernel", "launcher", "templates", "report")
+    __slots__ = ("kernel", "launcher", "templates", "report", "trailing")
 
-    def __call__(self, a, b, c, scale_a, scale_b) -> None:
+    def __call__(self, a, b, c, *scales) -> None:
         _launch.SERVED[KERNEL] = self.report  # what tritondbg run / check report as what ran
-        self.launcher.with_templates((), self.templates, (b, a), (c, scale_a, scale_b))
+        self.launcher.with_templates((), self.templates, (b, a), (c, *(scales or self.trailing)))
 
 
-def build(cfg, a, b, c, scale_a, scale_b) -> DecodePlan:
-    """Compile ``cfg`` for these operands (fp8 a (M, K) row-major, b (K, N) K-major, c (M, N) with unit column
-    stride, 1-element fp32 scales), launch it once into ``c`` and return its plan."""
+def build(cfg, a, b, c, scale_a=None, scale_b=None, w_kmajor: bool = True) -> DecodePlan:
+    """Compile ``cfg`` for these operands (a (M, K) row-major; b (K, N), K-major (``w_kmajor``: ``w.t()``) or
+    row-major (16-bit only); c (M, N) with unit column stride; fp8: 1-element fp32 scales, 16-bit: none), launch it
+    once into ``c`` and return its plan."""
     from ._gemm_gluon import _num_sms
 
     bt, bk, stages, split = cfg
     M, K = a.shape
     N = b.shape[1]
-    descs = descriptors(a, b, bt, bk)
+    if scale_a is None and a.element_size() == 1:
+        raise ValueError("gluon decode: fp8 operands take their scales")
+    descs = descriptors(a, b, bt, bk, w_kmajor)
     grid, split_k, slots, stream_k = walk(M, N, K, bt, bk, split, _num_sms(c.device))
     scratch = _scratch_for(c.device, M, N, bt, slots) if slots > 1 else None
     bufs = scratch() if scratch is not None else (None, None)
-    tail = (M, N, K, c.stride(0), stages, split_k, slots, stream_k, 4)
+    tail = (M, N, K, c.stride(0), stages, split_k, slots, stream_k, bool(w_kmajor), 4)
     # num_warps is both a launch option and the kernel's constexpr (the binder fills the parameter from it)
     compiled = gluon_decode_kernel[grid](*descs, c, scale_a, scale_b, *bufs, *tail[:-1], num_warps=4,
                                          maxnreg=maxnreg(4))
     plan = DecodePlan()
     plan.kernel = gluon_decode_kernel
     # per call: c and the scales after the descriptors, then (merged tiles) the stream's workspace and counters;
-    # the unmerged kernel was specialised on None there, which the tail passes
-    plan.launcher = _launch.Launcher(compiled, grid, tail if scratch is not None else (None, None, *tail),
-                                     gluon_decode_kernel, scratch)
+    # the unmerged kernel was specialised on None there, which the tail passes. 16-bit: no scales (None, which
+    # the kernel was specialised on): per call before a scratch (the launcher passes it after them), else in the tail
+    scales = () if scale_a is not None else (None, None)
+    plan.trailing = scales if scratch is not None else ()
+    if scratch is None:
+        tail = (*scales[len(plan.trailing):], None, None, *tail)
+    plan.launcher = _launch.Launcher(compiled, grid, tail, gluon_decode_kernel, scratch)
     plan.templates = tuple(_launch.descriptor_template(d) for d in descs)
     plan.report = tile_dict(cfg)
     return plan

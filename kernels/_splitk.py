@@ -373,6 +373,11 @@ class _Plan:
     def launch(self, a, b, c, sa, sb) -> None:
         self.runner(a, b, c, sa, sb)
 
+    @staticmethod
+    def usable() -> bool:
+        """Whether the steady state may launch this plan now: only while nothing patches the decode kernel."""
+        return _pristine()
+
 
 def _pristine() -> bool:
     """No tool has patched the launch path (tritondbg's config pinning in run/check, the ir capture, an

@@ -73,10 +73,6 @@ import triton.language as tl
 from . import _fp8_tma, _gemm_ws as _WS, _launch, _race
 from ._autotune import autotune_bench
 
-try:
-    from . import _gluon_decode as _GD
-except (ImportError, AssertionError):  # no Gluon Hopper API (or Gluon refusing an interpreted build): no candidate
-    _GD = None
 from ._fp8_tma import fp8_gemm_tma_kernel  # noqa: F401 (the scenario lists it)
 # the decode kernel and its host side (re-exported: gemm, the tests, the benchmarks use these names here)
 from ._splitk import (DECODE_CONFIGS, _PLANS, _buffers_for, _decode, _pristine,  # noqa: F401
@@ -254,7 +250,7 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
     except (AttributeError, TypeError):  # not tensors, unhashable out_dtype: the checks below say what
         sig = plan = None
     if (plan is not None and not ((a.data_ptr() | b.data_ptr() | scale_a.data_ptr() | scale_b.data_ptr()) & 15)
-            and _pristine()):
+            and plan.usable()):
         c = torch.empty(plan.out_shape, device=plan.device, dtype=out_dtype)
         plan.launch(a, b, c, scale_a, scale_b)
         return c
@@ -343,7 +339,14 @@ class _GluonDecodePlan:
     def launch(self, a, b, c, sa, sb) -> None:
         self.plan(a, b, c, sa, sb)
 
+    def usable(self) -> bool:
+        """Whether the steady state may launch this plan now: its Gluon kernel unpatched (``tritondbg ir``'s
+        capture patches JITFunction.run) and no decode config pinned by a tool (that config runs instead). A tool
+        that only watches the tl autotuners (tritondbg run / check without a pin) gets the kernel users get."""
+        return _launch.pristine(self.plan.kernel) and _DECODE_KERNEL not in _launch.PINNED
 
+
+_DECODE_KERNEL = "fp8_gemm_decode_kernel"  # its name in ``_launch.PINNED`` (tritondbg's config pinning)
 RACE_DECODE_MIN_M = 16  # M at or below: no Gluon gemm tile in the race (its 64-token tiles lost there)
 # The lead a candidate needs in the decode race. The race's usual 3% keeps near-ties on the tl kernel (the one the
 # interpreter checks); the Gluon decode kernel computes the same precise product and was 2.1-2.5% faster at M = 1 /
@@ -359,17 +362,14 @@ def _race_decode(a, b, c, scale_a, scale_b, out_dtype, sig):
     H200 (session 16, GPU time, N = K = 8192) the gemm tiles won at M = 64 (29.4 us against the decode kernel's
     36.0; _scaled_mm 28.7) and M = 32 (30.1 / 33.1), and lost at M = 1 and 16 (31.4 / 31.3 against 27.9 / 28.3);
     the Gluon decode kernel (session 19) 27.5-27.7 us at M = 1 / 16 / 32 / 64. Returns ``c``."""
-    if not _pristine():  # a tool patched the launch path (a pinned config)
+    if _DECODE_KERNEL in _launch.PINNED:  # a tool pinned a decode config (tritondbg run --config): it runs
         return c
-    if sig is None or _PLANS.get(sig) is None or not _WS.eligible_fp8(a, b, scale_a, scale_b, out_dtype):
+    if sig is None or not _launch.aligned(a, b, scale_a, scale_b) or not _WS.eligible_fp8(a, b, scale_a, scale_b,
+                                                                                           out_dtype):
         return c
-    M, K = a.shape
-    N = b.shape[1]
+    M = a.shape[0]
     num_sms = _fp8_tma._num_sms(a.device)
-    extra = ()
-    if _GD is not None and _launch.pristine(_GD.gluon_decode_kernel):
-        extra = tuple((_GD.name(cfg), (lambda out, cfg=cfg: _GD.build(cfg, a, b, out, scale_a, scale_b)),
-                       _GD.tile_dict(cfg), _GD.KERNEL) for cfg in _GD.expand(M, N, K, num_sms))
+    extra = _WS.decode_candidates(a, b, True, num_sms, (scale_a, scale_b))
     gemm_tiles = M > RACE_DECODE_MIN_M
     if not extra and not gemm_tiles:
         return c

@@ -352,10 +352,13 @@ def _gemm(a, b, activation, splitk: bool, ws: bool):
         else:
             _launch_pointer(a, b, c, activation, sig=sig)
     # Hopper: the warp-specialised Gluon kernel against the path above, once per signature (kernels/_gemm_ws.py)
+    # (M <= 64: the Gluon decode kernel's candidates too, kernels/_gluon_decode.py; gemm tiles above M = 32)
     b_nk = _WS.eligible(a, b, activation) if ws and sig is not None and K > 0 else None
     if b_nk is not None:
         steady = lambda: _gemm(a, b, activation, splitk, ws)  # noqa: E731 - the cached path, as later calls take it
-        c = _WS.race(sig, a, b, c, b_nk, _PLANS, steady, _num_sms(a.device))
+        num_sms = _num_sms(a.device)
+        c = _WS.race(sig, a, b, c, b_nk, _PLANS, steady, num_sms, gemm_tiles=M > _WS.WS_MIN_M,
+                     extra=_WS.decode_candidates(a, b, b_nk, num_sms))
     return c
 
 

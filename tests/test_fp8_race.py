@@ -132,7 +132,7 @@ def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached
     kernel's candidates (and for 16 < M the Gluon gemm tiles) race that plan's steady call under the key
     (signature, precise); a winner serves later calls through the decode steady state (the call's scales, a new c).
     M <= 16 races the decode candidates only (the gemm tiles lost there on the H200), and nothing without them; a
-    patched launch path (a pinned config) or no cached decode plan (scales converted): no race."""
+    pinned decode config or a pointer off 16 bytes: no race."""
     launches, races = [], []
 
     class TLPlan:
@@ -142,6 +142,10 @@ def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached
         def launch(self, a, b, c, sa, sb):
             self.calls += 1
 
+        @staticmethod
+        def usable():
+            return F8._pristine()
+
     def decode(a, b, c, sa, sa_rows, sb, sb_cols, sig, scale_a, scale_b):
         launches.append(sig)
         if keep[0]:
@@ -149,6 +153,7 @@ def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached
         return c
 
     winner = _Plan("w", None)
+    winner.kernel = "gluon"  # what the steady state asks _launch.pristine about
 
     def race(sig, a, b, c, b_nk, plans, steady, num_sms, scales=(), precise=0, gemm_tiles=True, extra=(),
              margin=None):
@@ -164,14 +169,17 @@ def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached
         gluon_decode_kernel = object()
 
         @staticmethod
-        def expand(M, N, K, num_sms):
+        def expand(M, N, K, num_sms, cands, elem):
+            assert cands == "fp8 candidates" and elem == 1
             return ((M, 256, 6, 1), (M, 512, 4, 1))
+
+        candidates = staticmethod(lambda elem: "fp8 candidates")
 
         name = staticmethod(lambda cfg: f"decode {cfg}")
         tile_dict = staticmethod(lambda cfg: {"cfg": cfg})
 
     tiles = []
-    monkeypatch.setattr(F8, "_GD", GD)
+    monkeypatch.setattr(F8._WS, "GD", GD)
     monkeypatch.setattr(F8._launch, "pristine", lambda kernel: True)
 
     keep = [True]
@@ -197,20 +205,76 @@ def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached
     F8.fp8_gemm(a16, b, sa, sb)  # M <= RACE_DECODE_MIN_M: the decode candidates only
     assert len(races) == 2 and len(launches) == 2 and F8.RACE_DECODE_MIN_M == 16
     assert tiles[-1] == (False, ["decode (16, 256, 6, 1)", "decode (16, 512, 4, 1)"], {"gluon_decode_kernel"})
-    monkeypatch.setattr(F8, "_GD", None)  # no Gluon decode kernel (no Gluon Hopper API): M <= 16 races nothing
+    monkeypatch.setattr(F8._WS, "GD", None)  # no Gluon decode kernel (no Gluon Hopper API): M <= 16 races nothing
     a8 = torch.empty(8, 512, device="meta", dtype=F8_DTYPE)
     F8.fp8_gemm(a8, b, sa, sb)
     assert len(races) == 2 and len(launches) == 3
     a33 = torch.empty(33, 512, device="meta", dtype=F8_DTYPE)
     F8.fp8_gemm(a33, b, sa, sb)  # ... and 16 < M the gemm tiles only
     assert len(races) == 3 and tiles[-1] == (True, [], set())
-    monkeypatch.setattr(F8, "_GD", GD)
+    monkeypatch.setattr(F8._WS, "GD", GD)
     a48 = torch.empty(48, 512, device="meta", dtype=F8_DTYPE)
-    monkeypatch.setattr(F8, "_pristine", lambda: False)  # a tool pinned the decode kernel's config
+    monkeypatch.setattr(F8._launch, "PINNED", {"fp8_gemm_decode_kernel"})  # a tool pinned the decode config
     F8.fp8_gemm(a48, b, sa, sb)
     assert len(races) == 3 and len(launches) == 5
-    monkeypatch.setattr(F8, "_pristine", lambda: True)
-    keep[0] = False
-    a1 = torch.empty(17, 512, device="meta", dtype=F8_DTYPE)
-    F8.fp8_gemm(a1, b, sa, sb)  # no cached decode plan for this signature: nothing to race against
+    monkeypatch.setattr(F8._launch, "PINNED", set())
+    monkeypatch.setattr(F8._launch, "aligned", lambda *t: False)
+    a40 = torch.empty(40, 512, device="meta", dtype=F8_DTYPE)
+    F8.fp8_gemm(a40, b, sa, sb)  # a pointer off 16 bytes: no descriptor, no race
     assert len(races) == 3 and len(launches) == 6
+
+
+def test_fp8_decode_race_runs_and_its_winner_serves_under_a_tool_that_pins_nothing(monkeypatch):
+    """tritondbg run / check patch the tl autotuners (the decode kernel's cached plan is off: no plan stored) but
+    pin no config for a case without one: the race still runs, and its Gluon winner serves the signature's later
+    calls there (a determinism gate compares it with itself, and run / check check the kernel users get). With a
+    decode config pinned the tl path runs; ``tritondbg ir``'s capture (the Gluon kernel's launch path patched) gets
+    the tl path too."""
+    launches, races = [], []
+
+    def decode(a, b, c, sa, sa_rows, sb, sb_cols, sig, scale_a, scale_b):
+        launches.append(sig)  # the tl path under a tool: no cached plan kept
+        return c
+
+    winner = _Plan("w", None)
+    winner.kernel = "gluon"
+
+    def race(sig, a, b, c, b_nk, plans, steady, num_sms, scales=(), precise=0, gemm_tiles=True, extra=(),
+             margin=None):
+        races.append(sig)
+        plans[sig] = winner
+        return c
+
+    class GD:
+        KERNEL = "gluon_decode_kernel"
+        gluon_decode_kernel = "gluon"
+        expand = staticmethod(lambda M, N, K, num_sms, cands, elem: ((M, 256, 6, 1),))
+        candidates = staticmethod(lambda elem: ())
+        name = staticmethod(lambda cfg: f"decode {cfg}")
+        tile_dict = staticmethod(lambda cfg: {"cfg": cfg})
+
+    patched = {"gluon": False}
+    monkeypatch.setattr(F8._WS, "GD", GD)
+    monkeypatch.setattr(F8._launch, "pristine", lambda kernel: not patched.get(kernel, True))
+    monkeypatch.setattr(F8._launch, "aligned", lambda *t: True)
+    monkeypatch.setattr(F8._launch, "PINNED", set())
+    monkeypatch.setattr(F8, "_PLANS", {})
+    monkeypatch.setattr(F8, "_decode", decode)
+    monkeypatch.setattr(F8, "_pristine", lambda: False)  # the tl autotuner is patched (config pinning is on)
+    monkeypatch.setattr(F8._fp8_tma, "_num_sms", lambda device: 132)
+    monkeypatch.setattr(F8._WS, "eligible_fp8", lambda *args: True)
+    monkeypatch.setattr(F8._WS, "race", race)
+    a = torch.empty(1, 512, device="meta", dtype=F8_DTYPE)
+    b = torch.empty(384, 512, device="meta", dtype=F8_DTYPE).t()
+    sa, sb = torch.empty((), device="meta"), torch.empty((), device="meta")
+    F8.fp8_gemm(a, b, sa, sb)
+    assert len(races) == 1 and len(launches) == 1
+    F8.fp8_gemm(a, b, sa, sb)  # the steady state serves the Gluon winner though the tl autotuner is patched
+    assert winner.launches == 1 and len(launches) == 1 and len(races) == 1
+    monkeypatch.setattr(F8._launch, "PINNED", {"fp8_gemm_decode_kernel"})
+    F8.fp8_gemm(a, b, sa, sb)  # a pinned decode config runs, not the raced plan
+    assert winner.launches == 1 and len(launches) == 2
+    monkeypatch.setattr(F8._launch, "PINNED", set())
+    patched["gluon"] = True  # tritondbg ir: JITFunction.run patched, the Gluon kernel's launch path too
+    F8.fp8_gemm(a, b, sa, sb)
+    assert winner.launches == 1 and len(launches) == 3

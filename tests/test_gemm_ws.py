@@ -171,7 +171,7 @@ def test_pick_and_agrees():
     assert not WS.agrees(torch.zeros(2, 2), ref)
 
 
-def test_eligible_only_hopper_cuda_16bit_row_major_a_large_m(monkeypatch):
+def test_eligible_only_hopper_cuda_16bit_row_major_a_up_to_ws_max_m(monkeypatch):
     if WS.GK is None:
         pytest.skip("this Triton has no Gluon Hopper API")
     monkeypatch.setattr(WS, "_on_hopper", lambda a: True)
@@ -181,7 +181,8 @@ def test_eligible_only_hopper_cuda_16bit_row_major_a_large_m(monkeypatch):
     w = torch.empty(256, 64, dtype=torch.bfloat16)
     assert WS.eligible(a, w.t(), None) is True  # K-major b (an nn.Linear weight)
     assert WS.eligible(a, b, "gelu") is None
-    assert WS.eligible(a[:32], b, None) is None  # M <= WS_MIN_M: the split-K kernel's
+    assert WS.eligible(a[:32], b, None) is False and WS.eligible(a[:1], b, None) is False  # decode candidates race
+    assert WS.eligible(a[:0], b, None) is None
     assert WS.eligible(torch.zeros(WS.WS_MAX_M + 1, 64, dtype=torch.bfloat16), b, None) is None
     assert WS.eligible(a.t().contiguous().t(), b, None) is None  # column-major a
     assert WS.eligible(a[:, :60], b[:60], None) is None  # K % 8
@@ -205,12 +206,14 @@ def test_gemm_races_once_per_signature_and_serves_the_winner(monkeypatch):
     winner.kernel = object()
     races = []
 
-    def race(sig, a_, b_, c, b_nk, plans, steady, num_sms):
+    def race(sig, a_, b_, c, b_nk, plans, steady, num_sms, gemm_tiles=True, extra=()):
+        assert gemm_tiles is (a_.shape[0] > WS.WS_MIN_M) and extra == ("decode", a_.shape[0], b_nk, num_sms)
         races.append(sig)
         plans[sig] = winner
         return c
 
     monkeypatch.setattr(WS, "race", race)
+    monkeypatch.setattr(WS, "decode_candidates", lambda a, b, b_nk, num_sms: ("decode", a.shape[0], b_nk, num_sms))
     monkeypatch.setattr(GEMM._launch, "pristine", lambda k: True)
     monkeypatch.setattr(GEMM._launch, "aligned", lambda *t: True)
     monkeypatch.setattr(GEMM, "_PLANS", {})
@@ -219,8 +222,50 @@ def test_gemm_races_once_per_signature_and_serves_the_winner(monkeypatch):
     c2 = GEMM._gemm(a, b, None, False, True)
     assert len(races) == 1 and winner.launches == 1 and bool((c2 == 7.0).all())
     assert GEMM._sig(a, b, None, False, True) == races[0]
+    GEMM._gemm(a[:17], b, None, False, True)  # M <= WS_MIN_M: the decode candidates only (the race asserts it)
+    assert len(races) == 2
     monkeypatch.setattr(WS, "race", lambda *x: pytest.fail("gemm_tiled raced"))
     GEMM._gemm(a, b, None, False, False)
+
+
+def test_decode_candidates_up_to_decode_max_m_16bit_without_scales_fp8_with(monkeypatch):
+    """The Gluon decode kernel's candidates (kernels/_gluon_decode.py) for M <= DECODE_MAX_M: the candidate list
+    for the operands' element size, each built over the call's b layout (w_kmajor) with the call's scales (16-bit:
+    none); none above DECODE_MAX_M, without the kernel, or with its launch path patched."""
+    built = []
+
+    class GD:
+        KERNEL = "gluon_decode_kernel"
+        gluon_decode_kernel = "gluon"
+        candidates = staticmethod(lambda elem: f"cands{elem}")
+        name = staticmethod(lambda cfg: f"decode {cfg}")
+        tile_dict = staticmethod(lambda cfg: {"cfg": cfg})
+
+        @staticmethod
+        def expand(M, N, K, num_sms, cands, elem):
+            return ((M, N, K, num_sms, cands, elem),)
+
+        @staticmethod
+        def build(cfg, a, b, out, *scales, w_kmajor):
+            built.append((cfg, scales, w_kmajor))
+            return "plan"
+
+    monkeypatch.setattr(WS, "GD", GD)
+    monkeypatch.setattr(WS._launch, "pristine", lambda k: k == "gluon")
+    a, b = torch.empty(17, 64, dtype=torch.bfloat16), torch.empty(64, 48, dtype=torch.bfloat16)
+    (name, build, tile, kernel), = WS.decode_candidates(a, b, False, 132)
+    assert name == "decode (17, 48, 64, 132, 'cands2', 2)" and kernel == "gluon_decode_kernel"
+    assert build("out") == "plan" and built[-1] == ((17, 48, 64, 132, "cands2", 2), (), False)
+    f8 = torch.empty(64, 64, dtype=torch.float8_e4m3fn)
+    (_, build, _, _), = WS.decode_candidates(f8, f8.t(), True, 132, ("sa", "sb"))
+    build("out")
+    assert built[-1] == ((64, 64, 64, 132, "cands1", 1), ("sa", "sb"), True)
+    assert WS.decode_candidates(torch.empty(WS.DECODE_MAX_M + 1, 64, dtype=torch.bfloat16), b, False, 132) == ()
+    monkeypatch.setattr(WS._launch, "pristine", lambda k: False)  # tritondbg ir: the Gluon launch path patched
+    assert WS.decode_candidates(a, b, False, 132) == ()
+    monkeypatch.setattr(WS._launch, "pristine", lambda k: True)
+    monkeypatch.setattr(WS, "GD", None)
+    assert WS.decode_candidates(a, b, False, 132) == ()
 
 
 def test_build_binds_every_parameter_and_plans_rebase_descriptors(stub_launch):

@@ -5,7 +5,8 @@ Every candidate tile of each M class, pinned, against the fp32 product: bf16 and
 itself: the race ran and left a record, the first call and the cached calls after it return the same bits, and
 the output is right whichever path won. No timing is asserted (which path wins is the race's business; the
 sweep records it). Split-K candidates (M <= 128) are sized per shape as the race sizes them and must leave their
-counters at zero. fp8_gemm likewise (M <= 64: raced against the decode kernel, precise only, with the Gluon decode
+counters at zero. gemm at M <= 64 also runs each of the Gluon decode kernel's 16-bit candidates (kernels/_gluon_decode.py, both b layouts), twice.
+fp8_gemm likewise (M <= 64: raced against the decode kernel, precise only, with the Gluon decode
 kernel's candidates too, kernels/_gluon_decode.py): each fp8 candidate, precise (pipelined promotion) and fast, against
 the fp32 product within the bundled fp8 tolerance, then fp8_gemm's race, its later calls and new tensors with new
 scale values (a plan that kept the first call's scales would be off by their ratio). A subprocess: compiled mode
@@ -32,7 +33,7 @@ dev = torch.device("cuda")
 sms = G._num_sms(dev)
 bad = []
 for M, N, K in ((127, 4096, 4096), (127, 4096, 11008), (64, 4096, 4096), (100, 1000, 3000), (200, 1024, 512),
-                (1000, 1000, 3000), (1024, 4096, 4096)):
+                (1000, 1000, 3000), (1024, 4096, 4096), (1, 4096, 4096), (17, 1000, 3000), (3, 4160, 1000)):
     for dtype in (torch.bfloat16, torch.float16):
         for kn in (True, False):
             g = torch.Generator(device=dev).manual_seed(M + N + K)
@@ -48,6 +49,18 @@ for M, N, K in ((127, 4096, 4096), (127, 4096, 11008), (64, 4096, 4096), (100, 1
                 err = (c.float() - ref).abs().max().item()
                 if not err <= tol:
                     bad.append(f"{name} {WS.config_name(cfg)}: max error {err:.3g} > {tol:.3g}")
+            # M <= 64: the Gluon decode kernel's candidates (16-bit: no scales; a row-major b through a transposed
+            # view), each launched twice (the second through its cached launcher: same bits), counters left at zero
+            for extra_name, make, _, _ in WS.decode_candidates(a, b, not kn, sms):
+                c = torch.full((M, N), float("nan"), device=dev, dtype=dtype)
+                plan = make(c)
+                c2 = torch.full_like(c, float("nan"))
+                plan(a, b, c2)
+                err = (c.float() - ref).abs().max().item()
+                counters = plan.launcher.scratch()[1] if plan.launcher.scratch is not None else torch.zeros(1)
+                if not err <= tol or not torch.equal(c, c2) or bool(counters.any()):
+                    bad.append(f"{name} {extra_name}: max error {err:.3g} (tol {tol:.3g}), launcher same bits: "
+                               f"{torch.equal(c, c2)}, counters left non-zero: {bool(counters.any())}")
             outs = [G.gemm(a, b) for _ in range(3)]
             rec = G.ws_decision(a, b)
             if rec is None:
@@ -86,7 +99,7 @@ def within(out, ref):  # the bundled fp8 tolerance (tritondbg/compare.py): |d| <
     return int((~((out.float() - ref).abs() <= 3e-2 + 3e-2 * ref.abs())).sum())
 
 
-GD = F8._GD
+GD = WS.GD
 for M, N, K in ((1, 8192, 8192), (3, 1000, 3008), (16, 14336, 4096), (37, 1000, 3008), (64, 8192, 8192),
                 (100, 1000, 3008), (127, 11008, 4096), (200, 1024, 512), (1000, 1000, 3008), (4096, 4096, 4096)):
     for fast in (False, True) if M > 64 else (False,):  # M <= 64: the decode path, always precise

@@ -36,3 +36,21 @@ def test_every_prefill_config_is_right_wherever_it_is_pinned(cli_env):
     print(p.stdout[-4000:])
     assert p.returncode == 0 and p.stdout.strip().splitlines()[-1].startswith("OK "), (p.stdout[-3000:],
                                                                                      p.stderr[-2000:])
+
+
+@pytest.mark.parametrize("kernel,case,served", [("fp8_gemm", "decode_m1", "gluon_decode_kernel"),
+                                                 ("gemm", "decode_m1_11008x4096", None)])
+def test_run_checks_the_raced_kernel_users_get(kernel, case, served, cli_env):
+    """tritondbg run patches the tl autotuners (config pinning) but pins nothing on a case without a config: the
+    Gluon race runs there as in a user's process, and the kernel it serves is the one checked and reported
+    ("raced"). fp8 decode at M = 1 on the H200: the Gluon decode kernel (session 19: 1.5% margin, it led by 2%);
+    gemm: whichever kernel won is reported, and the record says what ran."""
+    p = run_cli(["run", kernel, "--case", case, "--json"], cli_env, timeout=900)
+    assert p.stdout, p.stderr
+    result = json.loads(p.stdout)["results"][0]
+    print(result["config"], result["config_source"])
+    assert result["status"] == "pass", result["message"]
+    raced = [k for k, src in result["config_source"].items() if src == "raced"]
+    if served is not None:
+        assert served in raced, result["config_source"]
+    assert all(k in result["config"] for k in raced)
