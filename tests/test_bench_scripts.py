@@ -480,3 +480,18 @@ def test_sweep_merge_keeps_the_sizes_a_run_did_not_cover():
     rows, metas = sw.merge({"rows": rows, "metas": metas}, [{"group": "softmax", "name": "8x256 (small)", "v": 3}],
                            {"softmax": newer}, ["softmax"])
     assert [e["command"] for e in metas["softmax"]["earlier"]] == ["python old"]
+
+
+def test_sweep_merge_keeps_the_dtypes_a_run_did_not_cover():
+    """A `--dtypes bfloat16` run replaces the bf16 rows it measured and keeps the float16 rows of the same shapes
+    (session 20: a bf16 gemm run at M = 64 dropped the float16 M = 64 rows from the table)."""
+    sw = _sweep_module()
+    old_meta = {"date": "d1", "gpu": "G", "triton": "3.6.0", "torch": "2.11", "command": "python old"}
+    new_meta = dict(old_meta, date="d2", command="python new --dtypes bfloat16")
+    shapes = (("gemm", "64x4096x4096"), ("softmax", "8x256 (small)"))
+    previous = {"rows": [{"group": g, "name": n, "dtype": d, "v": 1} for g, n in shapes for d in ("float16", "bfloat16")],
+                "metas": {"gemm": old_meta, "softmax": old_meta}}
+    new = [{"group": g, "name": n, "dtype": "bfloat16", "v": 2} for g, n in shapes]
+    rows, _ = sw.merge(previous, new, {"gemm": new_meta, "softmax": new_meta}, ["gemm", "softmax"])
+    assert sorted((r["group"], r["dtype"], r["v"]) for r in rows) == [
+        ("gemm", "bfloat16", 2), ("gemm", "float16", 1), ("softmax", "bfloat16", 2), ("softmax", "float16", 1)]

@@ -117,14 +117,15 @@ def markdown(rows, metas) -> str:
 
 
 def _part(row) -> tuple:
-    """What a run replaces: (group, size) for layernorm/softmax rows ("... (big)" / "... (small)": a run with
-    --sizes small leaves the big rows of an earlier run in place), (group, row name) for gemm rows (a run with
-    --gemm-m or --b-layout replaces the rows it measured), (group, None) for the others."""
+    """What a run replaces, per dtype (a run with --dtypes bfloat16 leaves the float16 rows in place): (group, size,
+    dtype) for layernorm/softmax rows ("... (big)" / "... (small)": a run with --sizes small leaves the big rows of
+    an earlier run in place), (group, row name, dtype) for gemm rows (a run with --gemm-m or --b-layout replaces the
+    rows it measured), (group, None, dtype) for the others (the whole group)."""
     name = row.get("name", "")
     if row.get("group") == "gemm":  # a run may cover some M (--gemm-m) or one b layout (--b-layout): row by row
-        return row.get("group"), name
+        return row.get("group"), name, row.get("dtype")
     size = name[name.rfind("(") + 1:-1] if name.endswith(")") and "(" in name else None
-    return row.get("group"), size
+    return row.get("group"), size, row.get("dtype")
 
 
 def _run_key(meta: dict) -> str:
