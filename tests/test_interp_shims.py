@@ -35,6 +35,22 @@ def test_scalar_args_are_tensors_and_libdevice_runs(capsys, tmp_path):
     assert "PASS scalar_args" in out
 
 
+def test_loop_induction_variables_are_tensors_as_in_compiled_code(capsys, tmp_path, cli_env):
+    """``for i in range(n): i.to(tl.int64)`` (flash-linear-attention's chunk kernels) and ``tl.range``: compiled
+    code's induction variables are tensors, the plain interpreter's Python ints ('int' object has no attribute
+    'to'); ``tl.static_range`` keeps ints (it sizes a tl.arange here)."""
+    status, out, _ = execute(f"{CASES}::loop_vars", capsys, tmp_path)
+    assert status == 0 and "PASS loop_vars" in out, out
+    plain = subprocess.run([sys.executable, "-c", f"""
+import runpy, torch
+mod = runpy.run_path({str(CASES)!r})
+mod["_loop_launch"](torch.arange(10, dtype=torch.float32))
+"""], env={**cli_env, "TRITON_INTERPRET": "1"}, capture_output=True, text=True, timeout=300)
+    # Triton 3.6's plain interpreter stops one line earlier, on the loop bound (numpy >= 2.4 and int(tensor))
+    assert plain.returncode != 0 and ("'int' object has no attribute 'to'" in plain.stderr
+                                      or "only 0-dimensional arrays" in plain.stderr), plain.stderr[-2000:]
+
+
 def test_prints_are_attributed_to_pid_and_line(capsys, tmp_path):
     status, out, _ = execute(f"{CASES}::prints", capsys, tmp_path)
     assert status == 0, out

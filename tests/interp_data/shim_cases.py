@@ -1,5 +1,5 @@
 """Scenarios for the interpreter shims' tests: prints, device_assert, a kernel exception, a wild pointer,
-scalar arguments used as tensors and a libdevice call. Lines the tests look for carry a ``# MARK: name``."""
+scalar arguments used as tensors, a libdevice call and loop induction variables used as tensors. Lines the tests look for carry a ``# MARK: name``."""
 import torch
 import triton
 import triton.language as tl
@@ -49,6 +49,19 @@ def scalar_kernel(x_ptr, y_ptr, n, eps, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, libdevice.rsqrt(x * x + e), mask=offs < n)  # MARK: libdevice
 
 
+@triton.jit
+def loop_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i in range(tl.cdiv(n, BLOCK)):
+        offs = i.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)  # MARK: loop_var_to
+        acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    for j in tl.range(0, 2):
+        acc += j.to(tl.float32)  # MARK: tl_range_var_to
+    for s in tl.static_range(2):  # an int, as compiled code's constexpr: it sizes a tl.arange
+        acc += tl.sum(tl.arange(0, 2 * (s + 1)).to(tl.float32), 0)
+    tl.store(y_ptr + tl.arange(0, BLOCK), acc)
+
+
 def _copy_launch(kernel):
     def launch(x):
         y = torch.empty_like(x)
@@ -71,6 +84,18 @@ def _scalar_launch(x):
     return y
 
 
+def _loop_launch(x):
+    y = torch.empty(4, dtype=torch.float32, device=x.device)
+    loop_kernel[(1,)](x, y, x.numel(), BLOCK=4)
+    return y
+
+
+def _loop_reference(x):
+    padded = torch.zeros(-(-x.numel() // 4) * 4)
+    padded[:x.numel()] = x.float()
+    return padded.reshape(-1, 4).sum(0) + 1.0 + 7.0  # j = 0, 1; static s: 0+1, then 0+1+2+3
+
+
 _CASES = [Case("tiny", params=dict(n=10))]
 prints = Scenario("prints", make_inputs, _copy_launch(print_kernel), _copy, _CASES, kernels=[print_kernel])
 device_assert = Scenario("device_assert", make_inputs, _copy_launch(assert_kernel), _copy, _CASES,
@@ -79,3 +104,6 @@ kernel_error = Scenario("kernel_error", make_inputs, _copy_launch(error_kernel),
 wild = Scenario("wild", make_inputs, _copy_launch(wild_kernel), _copy, _CASES, kernels=[wild_kernel])
 scalar_args = Scenario("scalar_args", make_inputs, _scalar_launch, lambda x: torch.rsqrt(x.float() ** 2 + 1e-3),
                        _CASES, kernels=[scalar_kernel])
+loop_vars = Scenario("loop_vars", make_inputs, _loop_launch, _loop_reference, [Case("tiny", params=dict(n=10),
+                                                                                    dtypes=("float32",))],
+                     kernels=[loop_kernel])

@@ -142,6 +142,53 @@ def _tensor_index():
     return lambda: setattr(I, "_patch_lang_tensor", original)
 
 
+def _is_range(node) -> bool:
+    """``range(...)``, ``tl.range(...)`` (any ``X.range``) in kernel source, not ``tl.static_range``."""
+    import ast
+
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, ast.Name) and func.id == "range") or (isinstance(func, ast.Attribute)
+                                                                    and func.attr == "range")
+
+
+def _loop_vars():
+    """The induction variable of a ``range`` / ``tl.range`` loop: a tensor in compiled code (``i.to(tl.int64)``,
+    flash-linear-attention's chunk kernels do it), a Python int in the interpreter (AttributeError: 'int' object has
+    no attribute 'to'). The interpreter already rewrites each kernel's assignments into tensors; this adds
+    ``i = to_tensor(i)`` at the top of such a loop's body, placed on the for line (stepping sees no new line).
+    ``tl.static_range`` loops keep their ints, as compiled code does (constexpr)."""
+    import ast
+
+    from triton.runtime import interpreter as I
+
+    rewriter = I.FunctionRewriter
+    original = rewriter.ast_transformer
+
+    class LoopVarTransformer(type(original)):
+        def visit_For(self, node):
+            node = self.generic_visit(node)
+            if isinstance(node.target, ast.Name) and _is_range(node.iter):
+                name = node.target.id
+                wrap = ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=ast.Call(
+                    func=ast.Attribute(value=ast.Name(id="interpreter_semantic", ctx=ast.Load()), attr="to_tensor",
+                                       ctx=ast.Load()),
+                    args=[ast.Name(id=name, ctx=ast.Load()), ast.Constant(value=False)], keywords=[]))
+                for part in ast.walk(wrap):  # all on the for line: no line event of its own (stepping)
+                    part.lineno = part.end_lineno = node.lineno
+                    part.col_offset, part.end_col_offset = node.col_offset, node.col_offset + 3
+                node.body.insert(0, wrap)
+            return node
+
+    def swap(transformer):
+        rewriter.ast_transformer = transformer
+        I.InterpretedFunction.rewritten_fn.clear()  # kernels rewritten before: rewrite them again
+
+    swap(LoopVarTransformer())
+    return lambda: swap(original)
+
+
 def _lang_extras():
     """Per launch (``_patch_lang``): libdevice stubs -> numpy, and ``tl.static_print`` printed once per
     line and launch (on the GPU it prints once, at compile time) with the kernel line."""
@@ -267,7 +314,7 @@ def _memory_guard():
 # the guard last: it wraps the memory ops outermost, so no other shim's memory access (lowp's bf16 atomics)
 # gets around it
 _SHIMS = {"bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "lowp_arith": _lowp_arith, "float_args": _float_args,
-          "tensor_index": _tensor_index, "lang_extras": _lang_extras, "print_assert": _print_assert,
+          "tensor_index": _tensor_index, "loop_vars": _loop_vars, "lang_extras": _lang_extras, "print_assert": _print_assert,
           "memory_guard": _memory_guard}
 
 
