@@ -127,6 +127,23 @@ def test_fp8_gemm_races_once_per_signature_and_serves_the_winner_unless_a_config
     assert winner.launches == 1 and len(launches) == 3  # the pinned tl kernel ran, not the raced plan
 
 
+def _stub_decode_path(monkeypatch, decode, race, pristine: bool):
+    """fp8_gemm's decode path with the decode kernel's launch (``decode``), the race and the SM count stubbed."""
+    monkeypatch.setattr(F8, "_PLANS", {})
+    monkeypatch.setattr(F8, "_decode", decode)
+    monkeypatch.setattr(F8, "_pristine", lambda: pristine)
+    monkeypatch.setattr(F8._fp8_tma, "_num_sms", lambda device: 132)
+    monkeypatch.setattr(F8._WS, "eligible_fp8", lambda *args: True)
+    monkeypatch.setattr(F8._WS, "race", race)
+
+
+def _meta_operands(M: int):
+    """a (M, 512), b = w.t() (512, 384) and two scalar scales, on the meta device (no memory, no kernel)."""
+    a = torch.empty(M, 512, device="meta", dtype=F8_DTYPE)
+    b = torch.empty(384, 512, device="meta", dtype=F8_DTYPE).t()
+    return a, b, torch.empty((), device="meta"), torch.empty((), device="meta")
+
+
 def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached_path(monkeypatch):
     """M <= 64: after the decode kernel's first call of a signature (its cached plan stored), the Gluon decode
     kernel's candidates (and for 16 < M the Gluon gemm tiles) race that plan's steady call under the key
@@ -183,15 +200,8 @@ def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached
     monkeypatch.setattr(F8._launch, "pristine", lambda kernel: True)
 
     keep = [True]
-    monkeypatch.setattr(F8, "_PLANS", {})
-    monkeypatch.setattr(F8, "_decode", decode)
-    monkeypatch.setattr(F8, "_pristine", lambda: True)
-    monkeypatch.setattr(F8._fp8_tma, "_num_sms", lambda device: 132)
-    monkeypatch.setattr(F8._WS, "eligible_fp8", lambda *args: True)
-    monkeypatch.setattr(F8._WS, "race", race)
-    a = torch.empty(64, 512, device="meta", dtype=F8_DTYPE)
-    b = torch.empty(384, 512, device="meta", dtype=F8_DTYPE).t()
-    sa, sb = torch.empty((), device="meta"), torch.empty((), device="meta")
+    _stub_decode_path(monkeypatch, decode, race, pristine=True)
+    a, b, sa, sb = _meta_operands(64)
     F8.fp8_gemm(a, b, sa, sb)
     sig = F8._signature(a, b, sa, sb, torch.bfloat16)
     assert launches == [sig] and races == [((sig, False), True, (sa, sb), 2, 132)]
@@ -258,15 +268,8 @@ def test_fp8_decode_race_runs_and_its_winner_serves_under_a_tool_that_pins_nothi
     monkeypatch.setattr(F8._launch, "pristine", lambda kernel: not patched.get(kernel, True))
     monkeypatch.setattr(F8._launch, "aligned", lambda *t: True)
     monkeypatch.setattr(F8._launch, "PINNED", set())
-    monkeypatch.setattr(F8, "_PLANS", {})
-    monkeypatch.setattr(F8, "_decode", decode)
-    monkeypatch.setattr(F8, "_pristine", lambda: False)  # the tl autotuner is patched (config pinning is on)
-    monkeypatch.setattr(F8._fp8_tma, "_num_sms", lambda device: 132)
-    monkeypatch.setattr(F8._WS, "eligible_fp8", lambda *args: True)
-    monkeypatch.setattr(F8._WS, "race", race)
-    a = torch.empty(1, 512, device="meta", dtype=F8_DTYPE)
-    b = torch.empty(384, 512, device="meta", dtype=F8_DTYPE).t()
-    sa, sb = torch.empty((), device="meta"), torch.empty((), device="meta")
+    _stub_decode_path(monkeypatch, decode, race, pristine=False)  # the tl autotuner is patched (config pinning)
+    a, b, sa, sb = _meta_operands(1)
     F8.fp8_gemm(a, b, sa, sb)
     assert len(races) == 1 and len(launches) == 1
     F8.fp8_gemm(a, b, sa, sb)  # the steady state serves the Gluon winner though the tl autotuner is patched
