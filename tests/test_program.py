@@ -387,3 +387,14 @@ def test_uninstall_leaves_a_patch_another_tool_put_over_ours():
         assert jit.JITFunction.__dict__["run"] is theirs and not attach.installed()
     finally:
         jit.JITFunction.run = before
+
+
+def test_summary_table_keeps_its_columns_apart_for_short_kernel_names():
+    """A one-letter kernel name (``k``) ran the header into "kernellaunches"; the name column is at least as wide
+    as its header."""
+    from tritondbg.program.modes import _summary_table
+
+    lines = _summary_table({"k": 1}, {"k": 1}, {"k": 0})
+    assert lines[0].split() == ["kernel", "launches", "checked", "findings"]
+    assert lines[1].split() == ["k", "1", "1", "0"]
+    assert len(lines[0]) == len(lines[1])

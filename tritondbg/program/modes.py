@@ -129,7 +129,7 @@ def _summary_table(launches: dict, checked: dict, per_kernel: dict) -> list[str]
     names = sorted(set(launches) | set(per_kernel))
     if not names:
         return ["  no Triton launch"]
-    width = max(len(n) for n in names) + 2
+    width = max(len(n) for n in names + ["kernel"]) + 2
     lines = [f"  {'kernel':<{width}}launches  checked  findings"]
     for n in names:
         lines.append(f"  {n:<{width}}{launches.get(n, 0):>8}  {checked.get(n, 0):>7}  {per_kernel.get(n, 0):>8}")
