@@ -8,7 +8,8 @@ its best tile changed with N at one M. A rule fitted to those eight shapes would
 measures the call itself, on the user's GPU.
 
 ``race`` runs after the tl path has computed a signature's first call and cached its launcher, when ``eligible``:
-Gluon's Hopper API imports, an sm_90 GPU, CUDA 16-bit operands, no activation, 32 < M <= 2048, a row-major a and a
+Gluon's Hopper API imports, an sm_90 GPU, CUDA 16-bit operands, no activation, 0 < M <= 2048 (the gemm tiles above
+M = 32, the Gluon decode kernel's candidates up to M = 64: ``decode_candidates``), a row-major a and a
 row-major or K-major b that TMA can describe (16-byte aligned base and row stride), the Gluon kernel's launch path
 unpatched (``tritondbg ir`` captures the tl kernels), no tl config pinned by a tool (``_launch.PINNED``:
 ``tritondbg run --config``), no CUDA graph capture under way. Each candidate tile (``candidates``: by M) is built,

@@ -1,4 +1,5 @@
-"""fp8 decode on Hopper in Gluon: the swapped product c^T = w @ a^T, a TMA producer warp and a deep ring.
+"""Decode gemms on Hopper in Gluon (fp8, and bf16 / fp16): the swapped product c^T = w @ a^T, a TMA producer warp
+and a deep ring.
 
 Why: at M <= 64 an fp8 gemm reads the weight once and does next to no math, so its speed is how much of the weight
 it keeps in flight. Nsight Compute on the H200 (session 19, ``python tests/bench/ncu_misses.py --only
@@ -7,7 +8,8 @@ programs) took 23.0-26.5 us at DRAM 54-63% of peak, cuBLAS's ``nvjet_sm90_qqtst_
 CTA per 64 weight rows (128 CTAs at N = 8192, no split), tokens on the wgmma's narrow N side (8 or 16), BLOCK_K
 128, 16 stages, TMA. This kernel is that design in Gluon:
 
-- producer partition (1 warp): TMA boxes of w (BLOCK_W x BLOCK_K, K-major: ``b.t()`` row-major) and a
+- producer partition (1 warp): TMA boxes of w (BLOCK_W x BLOCK_K, K-major: ``b.t()`` row-major; 16-bit also a
+  row-major (K, N) b's BLOCK_K x BLOCK_W box) and a
   (BLOCK_T x BLOCK_K) into a STAGES-deep ring (``ready`` expect-tx / ``empty`` mbarriers);
 - consumer (default) partition, one warpgroup: wgmma of the w box (A, 64 rows) by the a box read K-major (B,
   BLOCK_T = 8..64 columns: M = 1 pads to 8 tokens, not to wgmma's 64-row side). Precise accumulation as the other
@@ -22,7 +24,9 @@ CTA per 64 weight rows (128 CTAs at N = 8192, no split), tokens on the wgmma's n
 TMA zero-fills what lies outside a or w (M = 1, a K tail), so no mask is needed before the epilogue.
 
 fp8_gemm races it, with the Gluon gemm's small-M tiles, against the tl decode kernel on a decode signature's first
-call (kernels/fp8_gemm.py ``_race_decode``, kernels/_race.py). No interpreter: Gluon runs on the GPU only.
+call (kernels/fp8_gemm.py ``_race_decode``, kernels/_race.py); gemm races its bf16 / fp16 form at M <= 64 (session 20:
+plain fp32 accumulation, ``_mainloop``; a row-major b's (K, N) tile read through a transposed view, which wgmma takes
+for 16-bit operands; ``CANDIDATES_16``), through kernels/_gemm_ws.py ``decode_candidates``. No interpreter: Gluon runs on the GPU only.
 Importing this module raises ImportError where Triton has no Gluon Hopper API.
 """
 from __future__ import annotations
