@@ -222,14 +222,14 @@ def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: i
 
 def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=None, scales: tuple = (),
          precise: int = 0, gemm_tiles: bool = True, extra: tuple = (), margin: float = MARGIN):
-    if not gemm_tiles and not extra:
-        return c
     """After the tl path computed ``c`` (the first call of ``sig``, its launcher cached): race the Gluon
     candidates against ``steady`` (the steady-state call; kernels/_race.py); a winner goes into ``plans[sig]`` and
     recomputes ``c``. fp8_gemm: ``scales`` (scale_a, scale_b) and ``precise`` (``build``); a winning plan takes
     (a, b, c, *scales). ``gemm_tiles``: race this module's tiles (fp8 decode at M <= 16: not, they lost there);
     ``extra``: more candidates, (name, build(out) -> plan, tile dict, kernel name) each; ``margin``: the lead a
     candidate needs (kernels/_race.py). Returns ``c``."""
+    if not gemm_tiles and not extra:  # nothing to race
+        return c
     M, N = a.shape[0], b.shape[1]
     cands = expand(candidates(M, fp8=bool(scales)), M, N, a.shape[1], num_sms) if gemm_tiles else ()
     key = {"op": "fp8_gemm" if scales else "gemm", "M": M, "N": N, "K": a.shape[1],

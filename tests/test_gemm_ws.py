@@ -146,6 +146,10 @@ def test_extra_candidates_of_another_kernel_race_beside_the_tiles_and_report_onl
     assert set(R.DECISIONS["s2"]["ws"]) == {"dec"} and set(built) == {"dec"}
     WS.race("s3", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer, extra=extra, gemm_tiles=False, margin=0.6)
     assert R.DECISIONS["s3"]["pick"] is None and R.DECISIONS["s3"]["margin"] == 0.6  # a 50% lead, 60% asked
+    assert R.DECISIONS["s2"]["kernel"] == "gluon_decode_kernel"  # a race of decode candidates only names that kernel
+    c = c_tl.clone()
+    assert WS.race("s4", a, b, c, False, {}, _steady, 132, timer=timer, gemm_tiles=False) is c  # nothing to race
+    assert "s4" not in R.DECISIONS
 
 
 def test_a_signature_races_once(monkeypatch):
