@@ -353,7 +353,7 @@ def build(cfg, a, b, c, scale_a=None, scale_b=None, w_kmajor: bool = True) -> De
     scales = () if scale_a is not None else (None, None)
     plan.trailing = scales if scratch is not None else ()
     if scratch is None:
-        tail = (*scales[len(plan.trailing):], None, None, *tail)
+        tail = (*scales, None, None, *tail)
     plan.launcher = _launch.Launcher(compiled, grid, tail, gluon_decode_kernel, scratch)
     plan.templates = tuple(_launch.descriptor_template(d) for d in descs)
     plan.report = tile_dict(cfg)
