@@ -51,6 +51,22 @@ mod["_loop_launch"](torch.arange(10, dtype=torch.float32))
                                       or "only 0-dimensional arrays" in plain.stderr), plain.stderr[-2000:]
 
 
+def test_scalar_comparison_masks_and_builtin_aliases_run_as_compiled(capsys, tmp_path, cli_env):
+    """``mask & (i < T)`` with a scalar right side (fla's HGRN): the interpreter tags a comparison with its operands'
+    type, the splat makes int32 data, and Triton 3.9's load refuses the mask ("mask has unsupported dtype"); a
+    builtin bound to a module-level name (``maximum = tl.maximum``; fla's ``gather = tl.gather``) is left unpatched
+    and fails ("Did you forget to add @triton.jit"). tritondbg runs both as compiled code does."""
+    status, out, _ = execute(f"{CASES}::masks", capsys, tmp_path)
+    assert status == 0 and "PASS masks" in out, out
+    plain = subprocess.run([sys.executable, "-c", f"""
+import runpy, torch
+mod = runpy.run_path({str(CASES)!r})
+mod["_masks_launch"](torch.randn(72))
+"""], env={**cli_env, "TRITON_INTERPRET": "1"}, capture_output=True, text=True, timeout=300)
+    assert plain.returncode != 0 and ("mask has unsupported dtype" in plain.stderr
+                                      or "Did you forget to add @triton.jit" in plain.stderr), plain.stderr[-2000:]
+
+
 def test_prints_are_attributed_to_pid_and_line(capsys, tmp_path):
     status, out, _ = execute(f"{CASES}::prints", capsys, tmp_path)
     assert status == 0, out

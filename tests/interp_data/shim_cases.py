@@ -1,5 +1,6 @@
 """Scenarios for the interpreter shims' tests: prints, device_assert, a kernel exception, a wild pointer,
-scalar arguments used as tensors, a libdevice call and loop induction variables used as tensors. Lines the tests look for carry a ``# MARK: name``."""
+scalar arguments used as tensors, a libdevice call, loop induction variables used as tensors, a block mask and-ed with
+a scalar comparison, and a builtin bound to a name of this module. Lines the tests look for carry a ``# MARK: name``."""
 import torch
 import triton
 import triton.language as tl
@@ -62,6 +63,19 @@ def loop_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + tl.arange(0, BLOCK), acc)
 
 
+maximum = tl.maximum  # a builtin under a module-level name, as fla.ops.utils.op binds ``gather = tl.gather``
+
+
+@triton.jit(do_not_specialize=["T"])
+def masks_kernel(x_ptr, y_ptr, T, D: tl.constexpr, BT: tl.constexpr, BD: tl.constexpr):
+    o_d = tl.arange(0, BD)
+    mask = o_d < D
+    for i in range(0, BT):
+        mask_t = mask & (i < T)  # MARK: scalar_comparison_mask
+        x = tl.load(x_ptr + i * D + o_d, mask=mask_t, other=0.0)
+        tl.store(y_ptr + i * D + o_d, maximum(x, 0.0), mask=mask_t)  # MARK: builtin_alias
+
+
 def _copy_launch(kernel):
     def launch(x):
         y = torch.empty_like(x)
@@ -96,6 +110,18 @@ def _loop_reference(x):
     return padded.reshape(-1, 4).sum(0) + 1.0 + 7.0  # j = 0, 1; static s: 0+1, then 0+1+2+3
 
 
+def _masks_launch(x):
+    y = torch.full_like(x, -1.0)
+    masks_kernel[(1,)](x, y, x.numel() // 24, D=24, BT=4, BD=32)  # 4 time steps, the last one past T
+    return y
+
+
+def _masks_reference(x):
+    y = x.float().clamp(min=0.0)
+    y[(x.numel() // 24) * 24:] = -1.0
+    return y
+
+
 _CASES = [Case("tiny", params=dict(n=10))]
 prints = Scenario("prints", make_inputs, _copy_launch(print_kernel), _copy, _CASES, kernels=[print_kernel])
 device_assert = Scenario("device_assert", make_inputs, _copy_launch(assert_kernel), _copy, _CASES,
@@ -107,3 +133,6 @@ scalar_args = Scenario("scalar_args", make_inputs, _scalar_launch, lambda x: tor
 loop_vars = Scenario("loop_vars", make_inputs, _loop_launch, _loop_reference, [Case("tiny", params=dict(n=10),
                                                                                     dtypes=("float32",))],
                      kernels=[loop_kernel])
+masks = Scenario("masks", make_inputs, _masks_launch, _masks_reference, [Case("tiny", params=dict(n=72),
+                                                                              dtypes=("float32",))],
+                 kernels=[masks_kernel])

@@ -2,8 +2,9 @@
 
 Installed by the runner once interpreter mode is on; each is idempotent and reversible (``uninstall``).
 All of them wrap names that exist in Triton 3.6 and 3.9 (``InterpreterBuilder.create_dot/create_print/
-create_assert/set_grid_dim``, module functions ``_convert_float``, ``_implicit_cvt``, ``_patch_lang``,
-``_patch_lang_tensor``); a name that is missing in some version leaves that one shim out. Two live in their
+create_assert/set_grid_dim/binary_op``, ``FunctionRewriter.ast_transformer``, module functions ``_convert_float``,
+``_implicit_cvt``, ``_patch_lang``, ``_patch_lang_tensor``); a name that is missing in some version leaves that one
+shim out. Two live in their
 own modules: bf16/fp8 arithmetic computed in fp32 and rounded back (lowp.py) and the memory guard that
 keeps every load/store/atomic lane inside the launch's tensors (guard.py).
 """
@@ -189,9 +190,47 @@ def _loop_vars():
     return lambda: swap(original)
 
 
+class _GlobalsAttrs:
+    """A module's globals dict seen as attributes, so ``_LangPatchScope.set_attr`` can patch (and restore) a name."""
+
+    def __init__(self, globals_: dict):
+        object.__setattr__(self, "_globals", globals_)
+
+    def __getattr__(self, name):
+        try:
+            return self._globals[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name, value):
+        self._globals[name] = value
+
+    def __delattr__(self, name):
+        del self._globals[name]
+
+
+def _builtin_aliases(fn, scope) -> None:
+    """Names in a kernel's module bound to a triton.language builtin itself (``gather = tl.gather``, ``from
+    triton.language import gather``: flash-linear-attention's ``fla.ops.utils.op``): the interpreter patches the
+    modules' attributes, so such a name still calls the compiler's builtin, which fails ("Did you forget to add
+    @triton.jit ?"). Each is bound, for the launch, to what the interpreter put in its module's place."""
+    import triton.language as tl
+
+    changes = list(getattr(scope, "_changes", ()))
+    patched = {id(original): (obj, name) for obj, name, original in changes if tl.core.is_builtin(original)}
+    view = None
+    for name, value in list(fn.__globals__.items()):
+        hit = patched.get(id(value))
+        if hit is None or getattr(*hit) is value:
+            continue
+        view = view or _GlobalsAttrs(fn.__globals__)
+        scope.set_attr(view, name, getattr(*hit))
+
+
 def _lang_extras():
-    """Per launch (``_patch_lang``): libdevice stubs -> numpy, and ``tl.static_print`` printed once per
-    line and launch (on the GPU it prints once, at compile time) with the kernel line."""
+    """Per launch (``_patch_lang``): libdevice stubs -> numpy, builtins bound to names of the kernel's own module
+    (``_builtin_aliases``), and ``tl.static_print`` printed once per line and launch (on the GPU it prints once, at
+    compile time) with the kernel line."""
     import triton.language as tl
     from triton.runtime import interpreter as I
 
@@ -213,6 +252,7 @@ def _lang_extras():
         scope = original(fn)
         try:
             libdevice.patch(scope, fn)
+            _builtin_aliases(fn, scope)
             for mod in (tl, tl.core):
                 if hasattr(mod, "static_print"):
                     scope.set_attr(mod, "static_print", static_print)
@@ -297,6 +337,29 @@ def _print_assert():
     return undo
 
 
+def _comparisons_int1():
+    """A comparison's result is int1 in compiled code; the interpreter tags it with its operands' type (the bool data
+    under an int32 label), and a splat of a scalar comparison then makes int32 data: ``mask & (i < T)`` with a scalar
+    right side (flash-linear-attention's HGRN) became an int32 mask, which Triton 3.9's load refuses ("mask has
+    unsupported dtype"; 3.6 took it). The result of every comparison is tagged int1, as on the GPU."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as I
+
+    comparisons = (np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal)
+    builder = I.InterpreterBuilder
+    original = builder.binary_op
+
+    def binary_op(self, lhs, rhs, op):
+        out = original(self, lhs, rhs, op)
+        if op in comparisons and out.data.dtype == np.bool_:
+            out.dtype = tl.int1
+        return out
+
+    builder.binary_op = binary_op
+    return lambda: setattr(builder, "binary_op", original)
+
+
 def _lowp_arith():
     """bf16/fp8 elementwise ops, reductions, scans, casts and atomics in fp32, rounded back (lowp.py)."""
     from tritondbg.interp import lowp
@@ -313,9 +376,9 @@ def _memory_guard():
 
 # the guard last: it wraps the memory ops outermost, so no other shim's memory access (lowp's bf16 atomics)
 # gets around it
-_SHIMS = {"bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "lowp_arith": _lowp_arith, "float_args": _float_args,
-          "tensor_index": _tensor_index, "loop_vars": _loop_vars, "lang_extras": _lang_extras, "print_assert": _print_assert,
-          "memory_guard": _memory_guard}
+_SHIMS = {"bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "comparisons_int1": _comparisons_int1,
+          "lowp_arith": _lowp_arith, "float_args": _float_args, "tensor_index": _tensor_index, "loop_vars": _loop_vars,
+          "lang_extras": _lang_extras, "print_assert": _print_assert, "memory_guard": _memory_guard}
 
 
 def install() -> None:
