@@ -67,6 +67,18 @@ mod["_masks_launch"](torch.randn(72))
                                       or "Did you forget to add @triton.jit" in plain.stderr), plain.stderr[-2000:]
 
 
+def test_tensors_reached_through_a_pointer_table_are_not_out_of_bounds(capsys, tmp_path):
+    """A kernel handed tables of data pointers (grouped GEMM, MoE) reaches tensors that are not its arguments: the
+    memory guard masked those lanes and the sanitizer reported them (and the output came out wrong). A tensor whose
+    address an argument holds is reachable through such pointers now (a neighbour no argument names is not:
+    test_interp_guard.py); a store that runs past them into memory no tensor holds is still an out_of_bounds
+    finding, at its line."""
+    status, out, _ = execute(f"{CASES}::pointer_table", capsys, tmp_path)
+    assert status == 0 and "PASS pointer_table" in out and "out_of_bounds" not in out, out
+    status, out, _ = execute(f"{CASES}::pointer_table_spill", capsys, tmp_path)
+    assert status == 1 and f"out_of_bounds tests/interp_data/shim_cases.py:{mark(CASES, 'table_store')}" in out, out
+
+
 def test_prints_are_attributed_to_pid_and_line(capsys, tmp_path):
     status, out, _ = execute(f"{CASES}::prints", capsys, tmp_path)
     assert status == 0, out

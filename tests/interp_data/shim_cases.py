@@ -1,6 +1,6 @@
 """Scenarios for the interpreter shims' tests: prints, device_assert, a kernel exception, a wild pointer,
 scalar arguments used as tensors, a libdevice call, loop induction variables used as tensors, a block mask and-ed with
-a scalar comparison, and a builtin bound to a name of this module. Lines the tests look for carry a ``# MARK: name``."""
+a scalar comparison, a builtin bound to a name of this module, and tensors reached through a table of data pointers. Lines the tests look for carry a ``# MARK: name``."""
 import torch
 import triton
 import triton.language as tl
@@ -76,6 +76,17 @@ def masks_kernel(x_ptr, y_ptr, T, D: tl.constexpr, BT: tl.constexpr, BD: tl.cons
         tl.store(y_ptr + i * D + o_d, maximum(x, 0.0), mask=mask_t)  # MARK: builtin_alias
 
 
+@triton.jit
+def table_kernel(ptrs, sizes, out_ptrs, BLOCK: tl.constexpr, SPILL: tl.constexpr):
+    g = tl.program_id(0)  # group g: a tensor reached through the pointer tables (grouped GEMM, MoE), not an argument
+    n = tl.load(sizes + g)
+    src = tl.load(ptrs + g).to(tl.pointer_type(tl.float32))
+    dst = tl.load(out_ptrs + g).to(tl.pointer_type(tl.float32))
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        tl.store(dst + offs, tl.load(src + offs, mask=offs < n) * 2.0, mask=offs < n + SPILL)  # MARK: table_store
+
+
 def _copy_launch(kernel):
     def launch(x):
         y = torch.empty_like(x)
@@ -122,6 +133,16 @@ def _masks_reference(x):
     return y
 
 
+def _table_launch(x, spill=0):
+    xs = [x[:5].clone(), x[5:75].clone(), x[75:].clone()]
+    outs = [torch.empty_like(t) for t in xs]
+    ptrs = torch.tensor([t.data_ptr() for t in xs], dtype=torch.int64)
+    out_ptrs = torch.tensor([t.data_ptr() for t in outs], dtype=torch.int64)
+    sizes = torch.tensor([t.numel() for t in xs], dtype=torch.int32)
+    table_kernel[(3,)](ptrs, sizes, out_ptrs, BLOCK=32, SPILL=spill)
+    return torch.cat(outs)
+
+
 _CASES = [Case("tiny", params=dict(n=10))]
 prints = Scenario("prints", make_inputs, _copy_launch(print_kernel), _copy, _CASES, kernels=[print_kernel])
 device_assert = Scenario("device_assert", make_inputs, _copy_launch(assert_kernel), _copy, _CASES,
@@ -136,3 +157,8 @@ loop_vars = Scenario("loop_vars", make_inputs, _loop_launch, _loop_reference, [C
 masks = Scenario("masks", make_inputs, _masks_launch, _masks_reference, [Case("tiny", params=dict(n=72),
                                                                               dtypes=("float32",))],
                  kernels=[masks_kernel])
+pointer_table = Scenario("pointer_table", make_inputs, _table_launch, lambda x: 2.0 * x.float(),
+                         [Case("tiny", params=dict(n=108), dtypes=("float32",))], kernels=[table_kernel])
+pointer_table_spill = Scenario("pointer_table_spill", make_inputs, lambda x: _table_launch(x, spill=1 << 20),
+                               lambda x: 2.0 * x.float(), [Case("tiny", params=dict(n=108), dtypes=("float32",))],
+                               kernels=[table_kernel])

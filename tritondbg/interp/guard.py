@@ -6,8 +6,9 @@ into the CPU heap (a segfault, "double free or corruption", or a silently corrup
 out-of-bounds load reads whatever lies there. The guard wraps the interpreter builder's memory ops
 (``create_masked_load``, ``create_masked_store``, ``create_atomic_rmw``, ``create_atomic_cas``; every other
 memory op of Triton 3.6 and 3.9 goes through these) and masks off each live lane whose bytes are not inside
-the storage of one of the launch's tensor arguments (or a region given to ``allow``); a CAS lane, which has
-no mask, is pointed at a scratch word instead. Masked-off load lanes read as ``other`` (0 without one).
+the storage of one of the launch's tensor arguments (or a region given to ``allow``, or a live CPU tensor whose
+address an argument holds: a table of data pointers); a CAS lane, which has no mask, is pointed at a scratch word
+instead. Masked-off load lanes read as ``other`` (0 without one).
 
 It is installed with the shims (``runner.set_mode("interpret")``), so every interpreter run tritondbg makes
 has it, with or without the sanitizers. Reporting is the sanitizer's job: it checks first (against the tensor
@@ -88,6 +89,18 @@ def deferred_to(checking):
         _state["checker"] = saved
 
 
+def _merged(spans) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted, merged [lo, hi) byte intervals of (lo, hi) spans, as two uint64 arrays."""
+    los, his = [], []
+    for lo, hi in sorted(spans):
+        if los and lo <= his[-1]:
+            his[-1] = max(his[-1], hi)
+        else:
+            los.append(lo)
+            his.append(hi)
+    return np.array(los, dtype=np.uint64), np.array(his, dtype=np.uint64)
+
+
 def _intervals(launch) -> tuple[np.ndarray, np.ndarray]:
     """Sorted, merged [lo, hi) byte intervals a launch may touch (cached on the launch)."""
     cached = launch.extra.get("guard")
@@ -99,16 +112,56 @@ def _intervals(launch) -> tuple[np.ndarray, np.ndarray]:
             ext = _extent(v)
             if ext is not None and ext[1] > ext[0]:
                 spans.append(ext)
-    spans.sort()
-    los, his = [], []
-    for lo, hi in spans:
-        if los and lo <= his[-1]:
-            his[-1] = max(his[-1], hi)
-        else:
-            los.append(lo)
-            his.append(hi)
-    cached = launch.extra["guard"] = (np.array(los, dtype=np.uint64), np.array(his, dtype=np.uint64))
+    cached = launch.extra["guard"] = _merged(spans)
     return cached
+
+
+def _inside(a: np.ndarray, width, los: np.ndarray, his: np.ndarray) -> np.ndarray:
+    """Which addresses ``a`` (uint64) have their ``width`` bytes inside one of the intervals."""
+    i = np.searchsorted(los, a, side="right").astype(np.int64) - 1
+    return (i >= 0) & (a + np.uint64(width) <= his[np.maximum(i, 0)]) if los.size else np.zeros(a.shape, bool)
+
+
+def _table_intervals(launch) -> tuple[np.ndarray, np.ndarray]:
+    """The storages of the live CPU tensors whose addresses the launch was handed as values: an int64 tensor
+    argument holding data pointers (grouped GEMM, Triton's tutorial 08; MoE) or an integer argument. A kernel
+    reaches those tensors through pointers cast from integers, not through its arguments; a tensor no argument
+    names stays out of reach (a wild pointer into a neighbour is still masked). Found through the garbage
+    collector, once per launch and only when some lane falls outside the arguments."""
+    cached = launch.extra.get("guard_tables")
+    if cached is not None:
+        return cached
+    values = []
+    for value in launch.args.values():
+        for v in (value if isinstance(value, (tuple, list)) else (value,)):
+            if isinstance(v, int) and not isinstance(v, bool):
+                values.append(v)
+            elif getattr(v, "dtype", None) is not None and str(v.dtype) in ("torch.int64", "torch.uint64") \
+                    and getattr(v, "device", None) is not None and v.device.type == "cpu" and v.numel() <= 1 << 16:
+                values.extend(int(x) for x in v.reshape(-1).tolist())
+    addrs = np.unique(np.array([x for x in values if x >= 1 << 16], dtype=np.uint64))
+    spans = []
+    if addrs.size:
+        import gc
+
+        import torch
+
+        for obj in gc.get_objects():  # type(), not isinstance: some objects warn when their __class__ is read
+            if issubclass(type(obj), torch.Tensor) and obj.device.type == "cpu":
+                ext = _extent(obj)
+                if ext is not None and ext[1] > ext[0] and _inside(addrs, 1, *_merged([ext])).any():
+                    spans.append(ext)
+    cached = launch.extra["guard_tables"] = _merged(spans)
+    return cached
+
+
+def reachable(addrs: np.ndarray, width: int) -> np.ndarray:
+    """Which addresses (uint64) lie in a tensor the launch was handed by address (``_table_intervals``): where a
+    pointer cast from an integer may go."""
+    launch = hooks.current_launch()
+    if launch is None:
+        return np.zeros(np.shape(addrs), bool)
+    return _inside(np.asarray(addrs, dtype=np.uint64), width, *_table_intervals(launch))
 
 
 def outside(ptrs, mask) -> np.ndarray | None:
@@ -121,13 +174,14 @@ def outside(ptrs, mask) -> np.ndarray | None:
     p = np.asarray(ptrs.data)
     if p.size == 0:
         return None
-    los, his = _intervals(launch)
-    width = np.uint64(max(1, ptrs.get_element_ty().primitive_bitwidth // 8))
+    width = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
     a = p.astype(np.uint64, copy=False)
-    i = np.searchsorted(los, a, side="right").astype(np.int64) - 1
-    ok = (i >= 0) & (a + width <= his[np.maximum(i, 0)])
+    ok = _inside(a, width, *_intervals(launch))
     if mask is not None:
         ok |= ~np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)
+    if ok.all():
+        return None
+    ok |= _inside(a, width, *_table_intervals(launch))  # tensors handed to the launch by address
     if ok.all():
         return None
     return ~ok

@@ -237,6 +237,8 @@ class Sanitizer(Instrument, hooks.Listener):
                 ok |= b.contains(addrs, width)
         else:
             ok = argmap.owner(addrs, width) >= 0
+            if not ok.all():  # a pointer made from an integer: the tensors the launch was handed by address
+                ok |= guard.reachable(addrs, width)
         if ok.all():
             return None
         self._record_oob(op, cands, addrs[~ok], width, int(addrs.size))
