@@ -101,17 +101,22 @@ def _merged(spans) -> tuple[np.ndarray, np.ndarray]:
     return np.array(los, dtype=np.uint64), np.array(his, dtype=np.uint64)
 
 
+def _arg_values(launch):
+    """The launch's argument values, the items of tuple / list arguments one by one."""
+    for value in launch.args.values():
+        yield from (value if isinstance(value, (tuple, list)) else (value,))
+
+
 def _intervals(launch) -> tuple[np.ndarray, np.ndarray]:
     """Sorted, merged [lo, hi) byte intervals a launch may touch (cached on the launch)."""
     cached = launch.extra.get("guard")
     if cached is not None:
         return cached
     spans = [(int(SCRATCH.ctypes.data), int(SCRATCH.ctypes.data) + SCRATCH.nbytes)] + list(_state["allowed"])
-    for value in launch.args.values():
-        for v in (value if isinstance(value, (tuple, list)) else (value,)):
-            ext = _extent(v)
-            if ext is not None and ext[1] > ext[0]:
-                spans.append(ext)
+    for v in _arg_values(launch):
+        ext = _extent(v)
+        if ext is not None and ext[1] > ext[0]:
+            spans.append(ext)
     cached = launch.extra["guard"] = _merged(spans)
     return cached
 
@@ -131,25 +136,24 @@ def _table_intervals(launch) -> tuple[np.ndarray, np.ndarray]:
     cached = launch.extra.get("guard_tables")
     if cached is not None:
         return cached
+    import torch
+
     values = []
-    for value in launch.args.values():
-        for v in (value if isinstance(value, (tuple, list)) else (value,)):
-            if isinstance(v, int) and not isinstance(v, bool):
-                values.append(v)
-            elif getattr(v, "dtype", None) is not None and str(v.dtype) in ("torch.int64", "torch.uint64") \
-                    and getattr(v, "device", None) is not None and v.device.type == "cpu" and v.numel() <= 1 << 16:
-                values.extend(int(x) for x in v.reshape(-1).tolist())
+    for v in _arg_values(launch):
+        if isinstance(v, int) and not isinstance(v, bool):
+            values.append(v)
+        elif (isinstance(v, torch.Tensor) and v.dtype in (torch.int64, torch.uint64) and v.device.type == "cpu"
+              and v.numel() <= 1 << 16):
+            values.extend(v.reshape(-1).tolist())
     addrs = np.unique(np.array([x for x in values if x >= 1 << 16], dtype=np.uint64))
     spans = []
     if addrs.size:
         import gc
 
-        import torch
-
         for obj in gc.get_objects():  # type(), not isinstance: some objects warn when their __class__ is read
             if issubclass(type(obj), torch.Tensor) and obj.device.type == "cpu":
                 ext = _extent(obj)
-                if ext is not None and ext[1] > ext[0] and _inside(addrs, 1, *_merged([ext])).any():
+                if ext is not None and ((addrs >= np.uint64(ext[0])) & (addrs < np.uint64(ext[1]))).any():
                     spans.append(ext)
     cached = launch.extra["guard_tables"] = _merged(spans)
     return cached
