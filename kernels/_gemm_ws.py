@@ -55,12 +55,18 @@ WS_MAX_M = 2048  # above: the tl persistent kernel, which ties cuBLAS there (mod
 GROUP_M = 8
 # (BLOCK_M, BLOCK_N, BLOCK_K, STAGES, num_warps[, ping-pong]); shared memory <= 227 KiB each (16-bit)
 SPLIT = "sk"  # a candidate's 7th item: split K (the number of splits per shape, ``expand``)
+# or: the split tail (kernels/_gemm_gluon.py ``TAIL``: the last partial round's tiles split along K over the
+# programs it leaves idle; session 21, H200, GPU time: 2048x11008x4096 252.7 us against 259.6 unsplit (b = w.t():
+# 254.9 / 270.1), 1024x11008x4096 b = w.t() 139.3 / 143.9; ties elsewhere, tests/bench/runs/s21_tail_*.json)
+TAIL = "tail"
 # M <= 128, split-K (session 16, H200, GPU time): one 128-row tile row with K split until tiles x splits fill the SMs
 # once; won where few column tiles meet a long K (127x4096x11008: 38.5 us against the tl path's 40.2, torch 37.5)
 _SMALL_M = ((64, 64, 128, 5, 4), (64, 128, 64, 8, 4), (128, 128, 64, 5, 8), (128, 64, 64, 8, 4),
             (128, 64, 64, 8, 4, False, SPLIT))
-_MID_M = ((64, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8))
-_LARGE_M = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (128, 128, 64, 4, 4, True))
+_MID_M = ((64, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8),
+          (128, 128, 64, 5, 8, False, TAIL))
+_LARGE_M = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (128, 128, 64, 4, 4, True),
+            (128, 128, 64, 5, 8, False, TAIL))
 # fp8 e4m3 (fp8_gemm, M > 64): 128x128x128 over two warpgroups, the partials added pipelined (session 12 on the
 # H200: 8192^3 770 us against the tl kernel's 997 and _scaled_mm's 746; 4096^3 103 against 130 and 118)
 _FP8 = ((128, 128, 128, 5, 8), (128, 128, 128, 4, 8))
@@ -82,7 +88,8 @@ def candidates(M: int, fp8: bool = False) -> tuple:
 
 def expand(cands, M: int, N: int, K: int, num_sms: int) -> tuple:
     """``cands`` for one shape: a split-K candidate gets its number of splits (kernels/_gemm_gluon.py
-    ``split_k_for``: tiles x splits within one wave), or drops out where that is 1 (it would be its unsplit twin)."""
+    ``split_k_for``: tiles x splits within one wave), or drops out where that is 1 (it would be its unsplit twin);
+    a split-tail candidate stays where the shape leaves a tail to split (``tail_split``), else drops out."""
     out = []
     for cfg in cands:
         if len(cfg) > 6 and cfg[6] == SPLIT:
@@ -90,31 +97,38 @@ def expand(cands, M: int, N: int, K: int, num_sms: int) -> tuple:
             if split <= 1:
                 continue
             cfg = cfg[:6] + (split,)
+        elif len(cfg) > 6 and cfg[6] == TAIL:
+            if GK is None or GK.tail_split(M, N, K, cfg[0], cfg[1], cfg[2], num_sms)[1] <= 1:
+                continue
         out.append(cfg)
     return tuple(out)
 
 
 def _unpack(cfg) -> tuple:
-    """(BLOCK_M, BLOCK_N, BLOCK_K, STAGES, num_warps, ping-pong, splits) of a candidate tuple."""
+    """(BLOCK_M, BLOCK_N, BLOCK_K, STAGES, num_warps, ping-pong, splits, split tail) of a candidate tuple."""
     bm, bn, bk, stages, warps, *rest = cfg
     split = rest[1] if len(rest) > 1 and isinstance(rest[1], int) else 1
-    return bm, bn, bk, stages, warps, bool(rest and rest[0] is True), split
+    return bm, bn, bk, stages, warps, bool(rest and rest[0] is True), split, len(rest) > 1 and rest[1] == TAIL
 
 
 def tile_dict(cfg) -> dict:
     """A candidate as the config dict tritondbg reports (run/check's config line, profile's decisions)."""
-    bm, bn, bk, stages, warps, pp, split = _unpack(cfg)
+    bm, bn, bk, stages, warps, pp, split, tail = _unpack(cfg)
     d = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, STAGES=stages, PINGPONG=pp, num_warps=warps)
     if split > 1:
         d["SPLIT_K"] = split
+    if tail:
+        d["SPLIT_TAIL"] = True
     return d
 
 
 def config_name(cfg) -> str:
-    """The candidate's name in race records and reports; " split-K" before ``expand`` sizes it, then " split-K N"."""
-    bm, bn, bk, stages, warps, pp, split = _unpack(cfg)
+    """The candidate's name in race records and reports; " split-K" before ``expand`` sizes it, then " split-K N";
+    " split tail"."""
+    bm, bn, bk, stages, warps, pp, split, tail = _unpack(cfg)
     sk = f" split-K {split}" if split > 1 else " split-K" if len(cfg) > 6 and cfg[6] == SPLIT else ""
-    return f"gluon_gemm_kernel: {bm}x{bn}x{bk} s{stages} w{warps}" + (" pingpong" if pp else "") + sk
+    return (f"gluon_gemm_kernel: {bm}x{bn}x{bk} s{stages} w{warps}" + (" pingpong" if pp else "") + sk
+            + (" split tail" if tail else ""))
 
 
 def _sm90(device) -> bool:
@@ -204,10 +218,10 @@ class WSPlan:
 def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: int = 0) -> WSPlan:
     """Compile ``cfg`` for these operands, launch it once into ``c`` and return its plan. fp8: ``scales``
     (scale_a, scale_b), ``precise`` the kernel's PRECISE (0 fast accumulation, 2 pipelined promotion)."""
-    bm, bn, bk, stages, warps, pp, split = _unpack(cfg)
+    bm, bn, bk, stages, warps, pp, split, split_tail = _unpack(cfg)
     descs = GK.make_descriptors(a, b.t() if b_nk else b, c, bm, bn, bk, b_nk)
     compiled, grid, tail, scratch = GK.launch(descs, scales or (None, None), a.shape[0], b.shape[1], bm, bn, GROUP_M,
-                                              stages, b_nk, precise, pp, warps, num_sms, split)
+                                              stages, b_nk, precise, pp, warps, num_sms, split, split_tail)
     plan = WSPlan()
     plan.kernel = GK.gluon_gemm_kernel
     # the scale tensors are per call (WSPlan.__call__): the launcher's tail starts after them; a 16-bit split

@@ -136,7 +136,7 @@ def test_every_tile_gemm_races_compiles_for_sm90_in_both_b_layouts(cli_env):
     from tritondbg.kernels import _gemm_ws as WS
 
     want = {WS.config_name(c).split(": ")[1].replace(" pingpong", " pp").replace(" split-K", " sk")
-            for m in (64, 256, 1024) for c in WS.candidates(m)}
+            .replace(" split tail", " st") for m in (64, 256, 1024) for c in WS.candidates(m)}
     p = subprocess.run([sys.executable, str(REPO / "tests/bench/gluon_gemm.py"), "--compile-only", "--configs", "race"],
                        env=dict(cli_env, TRITON_DEFAULT_FP_FUSION="1"), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-2000:]
@@ -147,8 +147,9 @@ def test_every_tile_gemm_races_compiles_for_sm90_in_both_b_layouts(cli_env):
     for ln in lines:
         assert "spills 0 B" in ln and " wgmma 0 " not in ln and "setmaxnreg -" not in ln, ln
         assert "SERIALISED" not in ln, ln  # ptxas keeps the wgmma pipeline (no C7514)
-        # split-K's merge keeps its memory ordering: the counter's gpu-scope acq_rel atomic, partials re-read from L2
-        split = " sk " in ln.split("  ")[0] + " "
+        # split-K's merge (and the split tail's) keeps its memory ordering: the counter's gpu-scope acq_rel atomic,
+        # partials re-read from L2
+        split = any(f in ln.split("  ")[0] + " " for f in (" sk ", " st "))
         assert ("atom.acq_rel 0 " in ln) != split and ("ld.global.cg 0" in ln.split("atom.acq_rel")[1]) != split, ln
 
 

@@ -306,7 +306,8 @@ def test_split_k_candidates_are_sized_per_shape_and_launch_with_the_streams_buff
     assert WS.expand((sk,), 127, 4096, 11008, 132) == (sk[:6] + (2,),)  # 64 tiles of 128x64: 2 splits
     assert WS.expand((sk,), 127, 11008, 4096, 132) == ()  # 172 tiles: no split
     assert WS.expand((sk,), 127, 4096, 64, 132) == ()  # one k step: nothing to split
-    assert WS.expand(WS.candidates(1024), 1024, 4096, 4096, 132) == WS.candidates(1024)  # no split candidate there
+    tiles_only = tuple(c for c in WS.candidates(1024) if len(c) < 7)
+    assert WS.expand(WS.candidates(1024), 1024, 4096, 4096, 132) == tiles_only  # 256 tiles: no tail to split
     cfg = sk[:6] + (2,)
     assert WS.config_name(cfg).endswith(" split-K 2") and WS.tile_dict(cfg)["SPLIT_K"] == 2
     a = torch.empty(127, 11008, dtype=torch.bfloat16)
@@ -319,13 +320,39 @@ def test_split_k_candidates_are_sized_per_shape_and_launch_with_the_streams_buff
     ws, cnt = bound["ws_ptr"], bound["cnt_ptr"]
     assert ws.dtype == torch.float32 and ws.numel() >= 64 * 2 * 128 * 64
     assert cnt.dtype == torch.int32 and cnt.numel() >= 64 and not bool(cnt.any())
-    assert plan.launcher.tail == (8, 8, True, 0, False, 2, 4)  # GROUP_M .. SPLIT_K, num_warps: no buffers
+    assert plan.launcher.tail == (8, 8, True, 0, False, 2, 0, 4)  # GROUP_M .. SPLIT_K, TAIL, num_warps: no buffers
     assert tuple(plan.launcher.scratch()) == (ws, cnt)  # this (CPU) stream's set, the one the first launch used
     plan(a, w.t(), c)
     (_, _, trailing), = plan.launcher.runs
     assert trailing == (None, None)  # the 16-bit scales; the launcher puts the stream's scratch after them
     with pytest.raises(ValueError, match="ping-pong"):
         WS.build((128, 64, 64, 8, 4, True, 2), a, w.t(), c, True, 132)
+
+
+def test_split_tail_candidates_race_where_the_last_round_is_at_most_half_full(stub_launch):
+    """M > 128: the split-tail candidate (the last partial round's tiles split along K over the programs it leaves
+    idle) races where that round is at most half full, and its launch binds TAIL = the splits, a full grid of
+    programs and a per-stream workspace of tail tiles x splits (the tiles of whole rounds need none)."""
+    calls = stub_launch
+    (st,) = [c for c in WS.candidates(2048) if len(c) > 6]
+    assert st[6] == WS.TAIL and WS.candidates(256).count(st) == 1
+    assert WS.expand((st,), 2048, 11008, 4096, 132) == (st,)  # 16 x 86 = 1376 tiles = 10 x 132 + 56: 2 splits
+    assert WS.expand((st,), 1024, 14336, 4096, 132) == ()  # 896 = 6 x 132 + 104: over half full, no split
+    assert WS.expand((st,), 1024, 4096, 4096, 132) == ()  # 256 = 132 + 124
+    assert WS.expand((st,), 256, 4096, 4096, 132) == ()  # 64 tiles, no whole round: no tail (split-K's case)
+    assert WS.config_name(st).endswith(" s5 w8 split tail") and WS.tile_dict(st)["SPLIT_TAIL"] is True
+    a = torch.empty(2048, 4096, dtype=torch.bfloat16)
+    w = torch.empty(11008, 4096, dtype=torch.bfloat16)
+    c = torch.empty(2048, 11008, dtype=torch.bfloat16)
+    plan = WS.build(st, a, w.t(), c, True, 132)
+    (grid, args, _), = calls
+    bound = dict(zip(_REAL_KERNEL.arg_names, args))
+    assert grid == (132,) and bound["TAIL"] == 2 and bound["SPLIT_K"] == 1
+    ws, cnt = bound["ws_ptr"], bound["cnt_ptr"]
+    assert ws.numel() >= 56 * 2 * 128 * 128 and cnt.numel() >= 56 and not bool(cnt.any())
+    assert tuple(plan.launcher.scratch()) == (ws, cnt)
+    with pytest.raises(ValueError, match="no tail to split"):
+        WS.build(st, a[:1024], w[:4096].t(), c[:1024, :4096], True, 132)
 
 
 def test_pinning_reports_what_the_race_served_and_blocks_the_race_while_a_tl_config_is_pinned(monkeypatch):

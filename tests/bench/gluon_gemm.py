@@ -54,6 +54,11 @@ CONFIGS += ((128, 128, 64, 5, 8, "sk"), (128, 64, 64, 8, 4, "sk"), (128, 64, 128
 CONFIGS += ((64, 64, 128, 5, 4, "sk"), (64, 128, 64, 8, 4, "sk"), (64, 64, 64, 8, 4, "sk"), (64, 64, 128, 5, 4, "sk4"))
 # M <= 64, 32 columns: 128 tiles of 4096 columns (cuBLAS's pick at 64x4096x4096: nvjet 64x32, 16 stages; ncu)
 CONFIGS += ((64, 32, 64, 16, 4), (64, 32, 128, 8, 4), (64, 32, 64, 12, 4))
+# the split tail ("st", session 21): whole rounds, then the last round's tiles split along K over the programs it
+# leaves idle (kernels/_gemm_gluon.py ``TAIL``); a shape whose last round is over half full has none (an error row).
+# Session 21's first version, a stream-K tail, was slower everywhere (tests/bench/runs/s21_st_*.json)
+CONFIGS += ((128, 256, 64, 3, 8, "st"), (128, 128, 64, 5, 8, "st"), (128, 128, 64, 4, 4, "st"),
+            (128, 64, 64, 8, 4, "st"), (64, 64, 128, 5, 4, "st"), (64, 128, 64, 8, 4, "st"))
 # fp8 e4m3 (b K-major): precise accumulation keeps a partial accumulator: 128x256 and 256x128 spill ~250 B there.
 # Precise configs add the partials pipelined (stage k's partial while stage k+1's wgmma runs) unless "sync".
 FP8_SHAPES = "8192x8192x8192,4096x4096x4096,1024x8192x8192"
@@ -62,7 +67,9 @@ FP8_CONFIGS = ((128, 128, 128, 5, 8), (128, 128, 64, 6, 8), (128, 256, 128, 3, 8
                # M <= 128: one warpgroup, narrower tiles (more programs)
                (64, 128, 128, 6, 4), (128, 64, 128, 6, 4), (64, 64, 128, 8, 4),
                # M <= 128, split-K (see CONFIGS)
-               (128, 128, 128, 5, 8, "sk"), (128, 64, 128, 6, 4, "sk"))
+               (128, 128, 128, 5, 8, "sk"), (128, 64, 128, 6, 4, "sk"),
+               # the split tail (see CONFIGS)
+               (128, 128, 128, 5, 8, "st"), (128, 64, 128, 6, 4, "st"))
 FP8_TOL = 3e-2
 
 
@@ -76,10 +83,11 @@ def _split_flag(flags):
 
 def _cfg_kwargs(cfg, fp8=False) -> dict:
     """A config tuple's keyword arguments; trailing flags: "pp" (or True: kernels/_gemm_ws.py's tuples), "sync",
-    "sk[N]" (split-K)."""
+    "sk[N]" (split-K), "st" (or "tail": kernels/_gemm_ws.py's tuples; the split tail)."""
     bm, bn, bk, stages, warps, *flags = cfg
     kw = dict(block_m=bm, block_n=bn, block_k=bk, stages=stages, num_warps=warps,
-              pingpong="pp" in flags or True in flags, split_k=_split_flag(flags))
+              pingpong="pp" in flags or True in flags, split_k=_split_flag(flags),
+              tail="st" in flags or "tail" in flags)
     if fp8:
         kw["pipelined"] = "sync" not in flags
     return kw
@@ -89,7 +97,8 @@ def cfg_name(cfg) -> str:
     k = _cfg_kwargs(cfg)
     sk = k["split_k"]
     return ("{block_m}x{block_n}x{block_k} s{stages} w{num_warps}".format(**k) + (" pp" if k["pingpong"] else "")
-            + (" sync" if "sync" in cfg[5:] else "") + ("" if sk == 1 else f" sk{'' if sk == 'auto' else sk}"))
+            + (" sync" if "sync" in cfg[5:] else "") + ("" if sk == 1 else f" sk{'' if sk == 'auto' else sk}")
+            + (" st" if k["tail"] else ""))
 
 
 # ---------------------------------------------------------------- compile only (CPU, no GPU needed)
@@ -119,9 +128,9 @@ def compile_config(cfg, fp8=False, fast_accum=False, b_nk=None) -> dict:
     split = 4 if k["split_k"] == "auto" else k["split_k"]
     const = dict(GROUP_M=8, STAGES=k["stages"], B_NK=b_nk, PINGPONG=pp,
                  PRECISE=(0 if fast_accum else 1 if "sync" in cfg[5:] else 2) if fp8 else 0,
-                 SPLIT_K=split, num_warps=warps)
+                 SPLIT_K=split, TAIL=3 if k["tail"] else 0, num_warps=warps)
     types = dict(zip(("a_desc", "b_desc", "c_desc"), (mangle_type(d) for d in descs)))
-    if split > 1:
+    if split > 1 or k["tail"]:
         types.update(ws_ptr="*fp32", cnt_ptr="*i32")
     else:
         const.update(ws_ptr=None, cnt_ptr=None)

@@ -4,8 +4,8 @@ Every candidate tile of each M class, pinned, against the fp32 product: bf16 and
 (``w.t()``), edges no tile divides (M = 100, 200, 1000; N = 1000; K = 3000 with a 64-deep K tail). Then gemm
 itself: the race ran and left a record, the first call and the cached calls after it return the same bits, and
 the output is right whichever path won. No timing is asserted (which path wins is the race's business; the
-sweep records it). Split-K candidates (M <= 128) are sized per shape as the race sizes them and must leave their
-counters at zero. gemm at M <= 64 also runs each of the Gluon decode kernel's 16-bit candidates (kernels/_gluon_decode.py, both b layouts), twice.
+sweep records it). Split-K candidates (M <= 128) and split-tail ones (M > 128, 1000x11008x3000) are sized per shape
+as the race sizes them, give the same bits through their launcher and leave their counters at zero. gemm at M <= 64 also runs each of the Gluon decode kernel's 16-bit candidates (kernels/_gluon_decode.py, both b layouts), twice.
 fp8_gemm likewise (M <= 64: raced against the decode kernel, precise only, with the Gluon decode
 kernel's candidates too, kernels/_gluon_decode.py): each fp8 candidate, precise (pipelined promotion) and fast, against
 the fp32 product within the bundled fp8 tolerance, then fp8_gemm's race, its later calls and new tensors with new
@@ -33,7 +33,8 @@ dev = torch.device("cuda")
 sms = G._num_sms(dev)
 bad = []
 for M, N, K in ((127, 4096, 4096), (127, 4096, 11008), (64, 4096, 4096), (100, 1000, 3000), (200, 1024, 512),
-                (1000, 1000, 3000), (1024, 4096, 4096), (1, 4096, 4096), (17, 1000, 3000), (3, 4160, 1000)):
+                (1000, 1000, 3000), (1024, 4096, 4096), (1, 4096, 4096), (17, 1000, 3000), (3, 4160, 1000),
+                (1000, 11008, 3000)):  # 688 tiles of 128x128 = 5 x 132 + 28: the split tail (4 slices, a K tail)
     for dtype in (torch.bfloat16, torch.float16):
         for kn in (True, False):
             g = torch.Generator(device=dev).manual_seed(M + N + K)
@@ -43,12 +44,18 @@ for M, N, K in ((127, 4096, 4096), (127, 4096, 11008), (64, 4096, 4096), (100, 1
             ref = a.float() @ b.float()
             tol = 2.0 ** -6 * ref.abs().max().item()
             name = f"{M}x{N}x{K} {str(dtype)[6:]} b={'(K, N)' if kn else 'w.t()'}"
-            for cfg in WS.expand(WS.candidates(M), M, N, K, sms):  # split-K candidates sized for the shape
+            for cfg in WS.expand(WS.candidates(M), M, N, K, sms):  # split-K / split-tail candidates sized for the shape
                 c = torch.full((M, N), float("nan"), device=dev, dtype=dtype)
-                WS.build(cfg, a, b, c, not kn, sms)
+                plan = WS.build(cfg, a, b, c, not kn, sms)
                 err = (c.float() - ref).abs().max().item()
                 if not err <= tol:
                     bad.append(f"{name} {WS.config_name(cfg)}: max error {err:.3g} > {tol:.3g}")
+                if plan.launcher.scratch is not None:  # merged tiles: again through the launcher, same bits, counters 0
+                    c2 = torch.full_like(c, float("nan"))
+                    plan(a, b, c2)
+                    if not torch.equal(c, c2) or bool(plan.launcher.scratch()[1].any()):
+                        bad.append(f"{name} {WS.config_name(cfg)}: launcher same bits: {torch.equal(c, c2)}, "
+                                   f"counters left non-zero: {bool(plan.launcher.scratch()[1].any())}")
             # M <= 64: the Gluon decode kernel's candidates (16-bit: no scales; a row-major b through a transposed
             # view), each launched twice (the second through its cached launcher: same bits), counters left at zero
             for extra_name, make, _, _ in WS.decode_candidates(a, b, not kn, sms):
