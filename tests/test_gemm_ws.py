@@ -297,6 +297,17 @@ def test_build_binds_every_parameter_and_plans_rebase_descriptors(stub_launch):
     assert [list(d.shape) for d in descs] == [[127, 64], [256, 64], [127, 256]]
 
 
+def _built(cfg, M, N, K, calls):
+    """``cfg`` built (stubbed launch) over bf16 a (M, K), b = w.t() of w (N, K), c (M, N): the operands, the plan,
+    the launch's grid and its arguments by name."""
+    a = torch.empty(M, K, dtype=torch.bfloat16)
+    w = torch.empty(N, K, dtype=torch.bfloat16)
+    c = torch.empty(M, N, dtype=torch.bfloat16)
+    plan = WS.build(cfg, a, w.t(), c, True, 132)
+    (grid, args, _), = calls
+    return (a, w, c), plan, grid, dict(zip(_REAL_KERNEL.arg_names, args))
+
+
 def test_split_k_candidates_are_sized_per_shape_and_launch_with_the_streams_buffers(stub_launch):
     """A split-K candidate gets tiles x splits within one wave of SMs (dropped where that is one split: it would
     be its unsplit twin); its launch compiles over the workspace and counters (tensors, for the specialisation)
@@ -310,12 +321,7 @@ def test_split_k_candidates_are_sized_per_shape_and_launch_with_the_streams_buff
     assert WS.expand(WS.candidates(1024), 1024, 4096, 4096, 132) == tiles_only  # 256 tiles: no tail to split
     cfg = sk[:6] + (2,)
     assert WS.config_name(cfg).endswith(" split-K 2") and WS.tile_dict(cfg)["SPLIT_K"] == 2
-    a = torch.empty(127, 11008, dtype=torch.bfloat16)
-    w = torch.empty(4096, 11008, dtype=torch.bfloat16)
-    c = torch.empty(127, 4096, dtype=torch.bfloat16)
-    plan = WS.build(cfg, a, w.t(), c, True, 132)
-    (grid, args, _), = calls
-    bound = dict(zip(_REAL_KERNEL.arg_names, args))
+    (a, w, c), plan, grid, bound = _built(cfg, 127, 4096, 11008, calls)
     assert grid == (128,) and bound["SPLIT_K"] == 2 and bound["PINGPONG"] is False
     ws, cnt = bound["ws_ptr"], bound["cnt_ptr"]
     assert ws.dtype == torch.float32 and ws.numel() >= 64 * 2 * 128 * 64
@@ -341,12 +347,7 @@ def test_split_tail_candidates_race_where_the_last_round_is_at_most_half_full(st
     assert WS.expand((st,), 1024, 4096, 4096, 132) == ()  # 256 = 132 + 124
     assert WS.expand((st,), 256, 4096, 4096, 132) == ()  # 64 tiles, no whole round: no tail (split-K's case)
     assert WS.config_name(st).endswith(" s5 w8 split tail") and WS.tile_dict(st)["SPLIT_TAIL"] is True
-    a = torch.empty(2048, 4096, dtype=torch.bfloat16)
-    w = torch.empty(11008, 4096, dtype=torch.bfloat16)
-    c = torch.empty(2048, 11008, dtype=torch.bfloat16)
-    plan = WS.build(st, a, w.t(), c, True, 132)
-    (grid, args, _), = calls
-    bound = dict(zip(_REAL_KERNEL.arg_names, args))
+    (a, w, c), plan, grid, bound = _built(st, 2048, 11008, 4096, calls)
     assert grid == (132,) and bound["TAIL"] == 2 and bound["SPLIT_K"] == 1
     ws, cnt = bound["ws_ptr"], bound["cnt_ptr"]
     assert ws.numel() >= 56 * 2 * 128 * 128 and cnt.numel() >= 56 and not bool(cnt.any())
