@@ -238,6 +238,29 @@ def test_interpret_pytest_suite_finds_planted_bugs(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_autotuned_kernel_runs_one_pinned_config_in_a_program(tmp_path):
+    """Under `interpret -- CMD` and `capture -- CMD` (interpreted) an autotuned kernel runs the first config its
+    autotuner would try, once, as `interpret KERNEL` runs it: no timing of every config on the CPU (which ran an
+    in-place kernel once per timed run, unsanitized, and kept whichever config the CPU timed fastest). The
+    config is reported; the capture's reproducer compares the output the launch wrote."""
+    report = tmp_path / "f.json"
+    prog = ["--", "python", str(DATA / "programs.py"), "autotuned"]
+    out = run(["interpret", "--json", str(report), *prog])
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert "acc [1.0, 2.0, 3.0]" in out.stdout and "1 launch(es), 0 finding(s)" in out.stderr
+    assert "accumulate_kernel BLOCK=32" in out.stderr
+    assert json.loads(report.read_text())["pinned_configs"] == {"accumulate_kernel": ["BLOCK=32,num_warps=4,num_stages=3"]}
+    out = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), *prog])
+    assert out.returncode == 0, out.stderr[-3000:]
+    (entry,) = json.loads((tmp_path / "cap" / "captures.json").read_text())["captures"]
+    name = entry["reproducer"].split("::")[0].removesuffix(".py")
+    saved = json.loads((tmp_path / "cap" / "data" / f"{name}.json").read_text())
+    assert entry["outputs"] == ["acc_ptr"] and saved["config"]["BLOCK"] == 32
+    ((status, findings, message),) = replay([tmp_path / "cap" / entry["reproducer"]], tmp_path).values()
+    assert status == "pass" and not findings, message
+
+
+@pytest.mark.interpreter
 def test_capture_keeps_distinct_signatures_up_to_the_limits(tmp_path):
     prog = ["--", "python", str(DATA / "programs.py"), "sizes"]        # n = 100, 200, 100
     out = run(["capture", "--interpret", "--max-per-kernel", "3", "--out", str(tmp_path / "a"), *prog])
@@ -398,3 +421,46 @@ def test_summary_table_keeps_its_columns_apart_for_short_kernel_names():
     assert lines[0].split() == ["kernel", "launches", "checked", "findings"]
     assert lines[1].split() == ["k", "1", "1", "0"]
     assert len(lines[0]) == len(lines[1])
+
+
+def test_capture_keeps_the_state_from_before_the_autotuner_timed_its_configs(tmp_path, monkeypatch):
+    """A compiled program's autotuner times every config before the launch it keeps, and each timed run writes
+    the outputs: capture takes the before-state when the autotuner is called (``tuner_enter``), not at the launch,
+    so the reproducer's reference is what the launch wrote over the program's own bytes. Arguments the autotuner
+    resets itself (``reset_to_zero``) keep their state at the launch. Nothing is taken when it will not time."""
+    import torch
+    import triton
+
+    from tritondbg.program import attach, capture, child
+
+    monkeypatch.setitem(child._state, "config", {"run_dir": str(tmp_path)})  # where the capture entry goes
+
+    class Tuner:  # what capture reads of Triton's Autotuner
+        configs, arg_names, keys, cache = [1, 2], ["x_ptr", "y_ptr", "acc_ptr", "n"], ["n"], {}
+        reset_to_zero, restore_value = ["acc_ptr"], []
+
+    x, y, acc = torch.arange(8.0), torch.full((8,), -1.0), torch.full((8,), 5.0)
+    fn = object()
+    cap = capture.Capturer({"run_dir": str(tmp_path)})
+    cap.tuner_enter(fn, Tuner(), (x, y, acc, 8), {})
+    y.copy_(x * 2)              # the timed runs wrote y (the value the launch writes again)
+    acc.zero_()                 # the autotuner's reset_to_zero hook, before the launch
+    launch = attach.Launch(fn=fn, name="k", qualname="k", module="m", file="?", line=0,
+                           args={"x_ptr": x, "y_ptr": y, "acc_ptr": acc, "n": 8}, options={}, grid=(1,),
+                           config=triton.Config({"BLOCK": 8}), interpreted=True)
+
+    def proceed():
+        y.copy_(x * 2)
+        acc.add_(x)
+
+    cap.around(launch, proceed)
+    name = "k_0"
+    data = torch.load(tmp_path / "data" / f"{name}.pt")
+    meta = json.loads((tmp_path / "data" / f"{name}.json").read_text())
+    assert sorted(meta["outputs"]) == ["acc_ptr", "y_ptr"]  # y: the program's -1s before, 2x after
+    before = {meta["tensors"][i]["group"]: data["before"][meta["tensors"][i]["group"]] for i in range(3)}
+    y_group, acc_group = meta["tensors"][1]["group"], meta["tensors"][2]["group"]
+    assert torch.equal(before[y_group][:32].view(torch.float32), torch.full((8,), -1.0))
+    assert torch.equal(before[acc_group][:32].view(torch.float32), torch.zeros(8))  # after its reset, as launched
+    Tuner.cache = {(8, "torch.float32", "torch.float32", "torch.float32"): 1}  # a cached key: nothing is timed
+    assert not capture.will_benchmark(Tuner(), (x, y, acc, 8), {})

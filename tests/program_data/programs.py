@@ -1,4 +1,5 @@
-"""Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes`."""
+"""Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
+autotuned`."""
 import os
 import sys
 import time
@@ -18,7 +19,24 @@ def add_one_kernel(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs * stride, tl.load(x_ptr + offs * stride, mask=mask) + 1, mask=mask)
 
 
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 16})],
+                 key=["n"])
+@triton.jit
+def accumulate_kernel(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
+    """acc += x: each run adds again (an autotuner that benchmarks it adds once per timed run)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(acc_ptr + offs, tl.load(acc_ptr + offs, mask=mask) + tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "autotuned":                  # an autotuned in-place kernel: must run exactly once
+        x = torch.arange(100, dtype=torch.float32)
+        acc = torch.ones(100)
+        accumulate_kernel[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, acc, 100)
+        print(f"acc {acc[:3].tolist()}")
+        assert torch.equal(acc, x + 1), "the kernel ran more than once"
+        sys.exit(0)
     if sys.argv[1] == "device":                     # tutorial style: ask Triton's driver for the device
         DEVICE = triton.runtime.driver.active.get_active_torch_device()
         x = torch.arange(10, dtype=torch.float32, device=DEVICE)

@@ -77,6 +77,10 @@ class Observer:
     def around(self, launch: "Launch", proceed: Callable[[], Any]) -> Any:
         return proceed()
 
+    def tuner_enter(self, fn, tuner, args: tuple, kwargs: dict) -> None:
+        """An autotuner over kernel ``fn`` (one this observer wants) was called with ``args`` / ``kwargs``: before
+        it benchmarks (its timed runs write the outputs first) and before its hooks run."""
+
 
 @dataclass
 class Launch:
@@ -326,11 +330,33 @@ def _wrap_run(orig, interpreted: bool):
     return run
 
 
+def _tuned_fn(tuner):
+    """The kernel under an autotuner (through @triton.heuristics wrappers), or None."""
+    base = tuner
+    for _ in range(4):
+        base = getattr(base, "fn", None)
+        if isinstance(base, _KERNEL_TYPES):
+            return base
+    return None
+
+
+_KERNEL_TYPES: tuple = ()  # JITFunction (and InterpretedFunction): set by ``install``
+
+
 def _wrap_tuner_run(orig):
     def run(self, *args, **kwargs):
         stack = _local.tuners
         if stack is None:
             stack = _local.tuners = []
+        if not stack and _observers and not _local.bench:
+            fn = _tuned_fn(self)
+            for obs in _observers if fn is not None else ():
+                if obs.wants(fn):
+                    try:
+                        obs.tuner_enter(fn, self, args, kwargs)
+                    except Exception as exc:  # noqa: BLE001 - an observer must never stop the program
+                        print(f"tritondbg: {type(obs).__name__}.tuner_enter: {type(exc).__name__}: {exc}",
+                              file=sys.stderr)
         stack.append(self)
         try:
             return orig(self, *args, **kwargs)
@@ -361,11 +387,14 @@ def install() -> None:
     from triton.runtime import autotuner as A
     from triton.runtime import jit as J
 
+    global _KERNEL_TYPES
     targets = [(J.JITFunction, "run", lambda o: _wrap_run(o, False))]
+    _KERNEL_TYPES = (J.JITFunction,)
     try:
         from triton.runtime import interpreter as I
 
         targets.append((I.InterpretedFunction, "run", lambda o: _wrap_run(o, True)))
+        _KERNEL_TYPES += (I.InterpretedFunction,)
     except Exception:  # noqa: BLE001 - an interpreter-less build: compiled launches only
         pass
     targets.append((A.Autotuner, "run", _wrap_tuner_run))

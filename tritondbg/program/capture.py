@@ -122,8 +122,55 @@ def snapshot(launch: attach.Launch) -> Snapshot:
     return snap
 
 
-def copy_before(snap: Snapshot) -> None:
-    snap.before = [_bytes_of(g["storage"], g["device"], g["start"], g["end"]) for g in snap.groups]
+def copy_before(snap: Snapshot, early: dict | None = None) -> None:
+    """The bytes of each group before the launch; ``early`` (``early_bytes``: taken when the autotuner was
+    called, before its benchmark runs wrote the outputs) serves the groups it covers."""
+    snap.before = []
+    for g in snap.groups:
+        hit = (early or {}).get((g["device"], g["storage"].data_ptr()))
+        if hit is not None and hit[0] <= g["start"] and g["end"] <= hit[1]:
+            snap.before.append(hit[2][g["start"] - hit[0]:g["end"] - hit[0]].clone())
+        else:
+            snap.before.append(_bytes_of(g["storage"], g["device"], g["start"], g["end"]))
+
+
+def will_benchmark(tuner, args: tuple, kwargs: dict) -> bool:
+    """Whether ``tuner.run(*args, **kwargs)`` is about to time its configs: more than one config and its key
+    (Triton 3.6-3.9's: the key arguments, then every argument's dtype) not in its cache. True when unsure."""
+    try:
+        if len(tuner.configs) <= 1:
+            return False
+        given = {**dict(zip(tuner.arg_names, args)), **kwargs}
+        given = {k: v for k, v in given.items() if k in tuner.arg_names}
+        key = [given[k] for k in tuner.keys if k in given]
+        key += [str(v.dtype) for v in given.values() if hasattr(v, "dtype")]
+        return tuple(key) not in tuner.cache
+    except Exception:  # noqa: BLE001 - another Triton's autotuner: assume it times
+        return True
+
+
+def early_bytes(tuner, args: tuple, kwargs: dict, budget: float) -> dict | None:
+    """(device, storage pointer) -> (start, end, bytes) of the tensors an autotuner was called with, less the
+    ones it resets or restores itself before the launch (``reset_to_zero``, ``restore_value``: their state after
+    its hooks is the launch's); None when the copy would pass ``budget`` bytes."""
+    import torch
+
+    own = set(getattr(tuner, "reset_to_zero", None) or ()) | set(getattr(tuner, "restore_value", None) or ())
+    spans: dict[tuple, list] = {}
+    for name, v in {**dict(zip(tuner.arg_names, args)), **kwargs}.items():
+        if not isinstance(v, torch.Tensor) or name in own or v.numel() == 0:
+            continue
+        storage = v.untyped_storage()
+        lo = v.storage_offset() * v.element_size()
+        span = spans.setdefault((str(v.device), storage.data_ptr()), [lo, max(_extent(v), lo), storage])
+        span[0], span[1] = min(span[0], lo), max(span[1], _extent(v))
+    if sum(hi - lo for lo, hi, _ in spans.values()) > budget:
+        return None
+    out = {}
+    for (device, ptr), (lo, hi, storage) in spans.items():
+        lo -= lo % _ALIGN
+        out[(device, ptr)] = (lo, hi, _bytes_of(storage, device, lo, hi))
+    return out
 
 
 def _view(buf, spec: dict, start: int):
@@ -258,8 +305,6 @@ def _user_imports(path: str, module: str) -> list[str]:
 def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: list | None, *,
          error: str | None = None, command: str = "", extra: dict | None = None) -> dict:
     """Write NAME.py, data/NAME.{json,pt} and the kernel's source; returns the captures.json entry."""
-    import torch
-
     t0 = time.perf_counter()
     os.makedirs(os.path.join(out_dir, "data"), exist_ok=True)
     os.makedirs(os.path.join(out_dir, "src"), exist_ok=True)
@@ -398,6 +443,16 @@ class Capturer(attach.Observer):
         self.saved: dict[str, int] = {}
         self.used = 0.0
         self.skipped: list[str] = []
+        self.early: dict[int, dict] = {}  # id(kernel) -> its arguments' bytes when its autotuner was called
+
+    def tuner_enter(self, fn, tuner, args, kwargs) -> None:
+        """Before an autotuner times its configs (each timed run writes the outputs), keep the bytes of its
+        arguments: the captured launch's state before it (``copy_before``), not what the timed runs left."""
+        self.early.pop(id(fn), None)
+        if will_benchmark(tuner, args, kwargs):
+            early = early_bytes(tuner, args, kwargs, self.budget - self.used)
+            if early is not None:
+                self.early[id(fn)] = early
 
     def wants(self, fn) -> bool:
         if id(fn) in self.done:
@@ -422,7 +477,8 @@ class Capturer(attach.Observer):
             child.note(f"capture skipped: {line}")
             print(f"tritondbg capture: skipped {line}", file=sys.stderr)
             return proceed()
-        copy_before(snap)
+        # launched by its autotuner (config set): the bytes from before its timed runs, where it timed
+        copy_before(snap, self.early.pop(id(launch.fn), None) if launch.config is not None else None)
         error = None
         try:
             result = proceed()

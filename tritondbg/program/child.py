@@ -131,6 +131,33 @@ def _attach(cfg: dict) -> None:
 
         shims.install()
         standin.install(cfg.get("arch") or standin.current())
+        _pin_autotuners()
+
+
+def _pin_autotuners() -> None:
+    """Under the interpreter every autotuned kernel runs one config, as ``tritondbg interpret KERNEL`` runs it
+    (``configs.Pinning``: the first config its autotuner would try after its own pruning that can run): without
+    a GPU, the autotuner would time every config on the CPU (three runs each, unchecked by the sanitizers,
+    writing the outputs several times) and keep whichever the CPU timed fastest, a pick that changes from run
+    to run. The pinning stays for the program's life; ``write_summary`` reports what each kernel ran."""
+    import contextlib
+
+    from tritondbg.configs import Pinning
+
+    pinning = Pinning({}, pin_all=True)
+    stack = contextlib.ExitStack()
+    stack.enter_context(pinning.active())
+    _state["pinning"], _state["pin_stack"] = pinning, stack
+
+
+def pinned_configs() -> dict:
+    """kernel name -> the config string it ran under the interpreter's pinning (``_pin_autotuners``)."""
+    pinning = _state.get("pinning")
+    if pinning is None:
+        return {}
+    from tritondbg.configs import config_str
+
+    return {name: config_str(used) for name, used in pinning.used.items() if pinning.sources.get(name) == "default"}
 
 
 def write_summary() -> None:
@@ -141,7 +168,7 @@ def write_summary() -> None:
     from tritondbg.program import attach
 
     data = {"pid": os.getpid(), "argv": sys.argv, "launches": attach.counts(), "notes": _state["notes"],
-            "compile_info": attach.compile_info}
+            "compile_info": attach.compile_info, "pinned": pinned_configs()}
     for obs in _state["observers"]:
         summary = getattr(obs, "summary", None)
         if summary is not None:

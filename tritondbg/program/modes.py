@@ -106,7 +106,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     launches = _merge_counts(summaries, "launches")
     skipped = [line for s in summaries for line in s.get("skipped", [])]
     doc = {"command": cfg["command"], "exit_status": rc, "folder": out, "captures": entries,
-           "launches": launches, "skipped": skipped,
+           "launches": launches, "skipped": skipped, "pinned_configs": _merge_pinned(summaries),
            "notes": [n for s in summaries for n in s.get("notes", []) if not n.startswith("capture skipped")]}
     with open(os.path.join(out, "captures.json"), "w") as f:
         json.dump(doc, f, indent=1)
@@ -119,10 +119,27 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
         _err(f"  {e['reproducer']}  {e['kernel']}  launched from {e.get('launched_from')}{extra}")
     for line in skipped:
         _err(f"  skipped: {line}")
+    _err_pinned(doc["pinned_configs"])
     if rc != 0:
         _err(f"tritondbg capture: the program exited with status {rc}; the {len(entries)} reproducer(s) "
              f"written before are kept")
     return rc
+
+
+def _merge_pinned(summaries) -> dict:
+    """kernel -> the config(s) its autotuner was pinned to in the program's processes (interpreted runs)."""
+    out: dict[str, list] = {}
+    for s in summaries:
+        for name, config in (s.get("pinned") or {}).items():
+            if config not in out.setdefault(name, []):
+                out[name].append(config)
+    return out
+
+
+def _err_pinned(pinned: dict) -> None:
+    if pinned:
+        _err("  autotuned kernels ran one config each, the first their autotuner would try (no timing on the CPU): "
+             + "; ".join(f"{name} {' / '.join(configs)}" for name, configs in sorted(pinned.items())))
 
 
 def _summary_table(launches: dict, checked: dict, per_kernel: dict) -> list[str]:
@@ -161,13 +178,16 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     per_kernel: dict[str, int] = {}
     for f in findings:
         per_kernel[f.get("kernel", "?")] = per_kernel.get(f.get("kernel", "?"), 0) + 1
+    pinned = _merge_pinned(summaries)
     if json_path:
+        doc = {"command": cfg["command"], "exit_status": rc, "launches": launches, "findings": findings,
+               "captures": captures, "pinned_configs": pinned}
         with open(json_path, "w") as f:
-            json.dump({"command": cfg["command"], "exit_status": rc, "launches": launches, "findings": findings,
-                       "captures": captures}, f, indent=1, default=str)
+            json.dump(doc, f, indent=1, default=str)
     _err(f"tritondbg interpret: {sum(launches.values())} launch(es), {len(findings)} finding(s)")
     for line in _summary_table(launches, checked, per_kernel):
         _err(line)
+    _err_pinned(pinned)
     for f in findings:
         where = attach.describe_site(f.get("stack") or ([f["call_site"]] if f.get("call_site") else []))
         _err(f"  {f.get('kind')}: {os.path.basename(str(f.get('file')))}:{f.get('line')} in {f.get('kernel')} "

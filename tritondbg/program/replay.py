@@ -186,8 +186,13 @@ def load_scenario(file: str, name: str) -> Scenario:
         after = _tensors(meta, [groups.get(gi, b) for gi, b in enumerate(data()["before"])], "cpu")
         return {path: after[i].to(tensors[i].device) for path, i in meta["outputs"].items()}
 
+    # the outputs' dtype; else (nothing written) the first floating tensor's: the label of the case
     out_dtype = next((meta["tensors"][i]["dtype"] for i in meta["outputs"].values()
-                      if meta["tensors"][i]["dtype"] in DTYPES), "float32")
+                      if meta["tensors"][i]["dtype"] in DTYPES),
+                     next((t["dtype"] for t in meta["tensors"] if t["dtype"] in DTYPES), "float32"))
+    if not meta["outputs"]:
+        print(f"tritondbg: {meta['name']}: the captured launch changed no byte of its arguments, so this replay "
+              "has no output to compare (it still runs under the sanitizers)", file=sys.stderr)
     site = meta.get("call_site")
     case = Case("captured", dtypes=(out_dtype,), params={"grid": tuple(meta["grid"] or ())},
                 description=f"launched from {site[0]}:{site[1]}" if site else "")
