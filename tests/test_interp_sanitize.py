@@ -93,6 +93,18 @@ def test_race_names_both_programs_and_the_element():
     assert "out_ptr[0]" in f["message"]
 
 
+def test_race_between_two_store_lines_pairs_each_pid_with_its_own_line():
+    """Program 0 stores its block at one line, program 1 stores into that block at another: the finding's pid
+    and line are one program's store, the other pid and line the other's (they were crossed)."""
+    rec = run(f"{ZOO / 'race.py'}::two_sites")
+    f = next(f for f in rec.results[0].findings if f["kind"] == "race")
+    src = (ZOO / "race.py").read_text().splitlines()
+    own = next(i + 1 for i, ln in enumerate(src) if "tl.store(y_ptr + offs, tl.load" in ln)
+    bug = next(i + 1 for i, ln in enumerate(src) if "tl.store(y_ptr + offs - BLOCK" in ln)
+    assert (tuple(f["pid"]), f["line"], tuple(f["other_pid"]), f["other_line"]) == ((0, 0, 0), own, (1, 0, 0), bug)
+    assert f"pid (0, 0, 0) (line {own}) and pid (1, 0, 0) (line {bug})" in f["message"], f["message"]
+
+
 def test_poison_in_bf16_is_a_nan_bit_pattern_and_reaches_the_output():
     rec = run(f"{ZOO / 'undefined_lanes.py'}::buggy", dtype="bfloat16")
     f = rec.results[0].findings[0]

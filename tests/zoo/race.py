@@ -22,6 +22,22 @@ def sum_twin(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.atomic_add(out_ptr, partial)
 
 
+@triton.jit
+def copy_two_sites(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """y = x, each program its block; program 1 also zeroes program 0's block from another store."""
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=0.0), mask=offs < n)
+    if pid == 1:
+        tl.store(y_ptr + offs - BLOCK, tl.zeros((BLOCK,), tl.float32))  # BUG: race (with the store above)
+
+
+def _copy(x):
+    y = torch.empty_like(x)
+    copy_two_sites[(triton.cdiv(x.numel(), 128),)](x, y, x.numel(), BLOCK=128)
+    return y
+
+
 def _launch(kernel):
     def launch(x):
         out = torch.zeros(1, dtype=torch.float32, device=x.device)
@@ -41,3 +57,5 @@ def reference(x):
 _CASES = [Case("tiny", params=dict(n=500), atol=1e-3)]
 buggy = Scenario("buggy", make_inputs, _launch(sum_buggy), reference, _CASES, kernels=[sum_buggy])
 twin = Scenario("twin", make_inputs, _launch(sum_twin), reference, _CASES, kernels=[sum_twin])
+# the race between two different store lines: each pid reported with the line it stored from
+two_sites = Scenario("two_sites", make_inputs, _copy, lambda x: x.float(), _CASES, kernels=[copy_two_sites])

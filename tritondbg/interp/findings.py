@@ -27,12 +27,13 @@ def _consequence(e: dict) -> str:
     """What tritondbg did with the bad lanes, and what the GPU would do, in the op's own terms."""
     op = e["op"]
     noun = {"load": "load", "store": "store"}.get(op, "atomic")
+    poison = "poison: NaN for floats, the type's minimum for integers"  # sanitize.py's fill of an undefined lane
     if e.get("unmasked") and not e.get("masked"):
-        how, fill = f"The {noun} has no mask", "0"
+        how, fill = f"The {noun} has no mask", poison
     elif e.get("unmasked"):
-        how, fill = "The mask, where there is one, lets them through", "other=, or 0,"
+        how, fill = "The mask, where there is one, lets them through", f"other=, else {poison}"
     else:
-        how, fill = "Its mask lets them through", "other=, or 0,"
+        how, fill = "Its mask lets them through", f"other=, else {poison}"
     if op == "load":
         return (f"{how}: tritondbg did not read these lanes (they hold {fill} here); "
                 "on the GPU: garbage values or an illegal-address fault")
@@ -65,8 +66,8 @@ def _message(e: dict) -> str:
                 text += f"; lands in {e['lands']}"
         return f"{text}. {_consequence(e)}"
     if kind == "race":
-        return (f"plain stores from pid {_fmt_pid(e['pid'])} (line {e['other_line']}) and pid "
-                f"{_fmt_pid(e['other_pid'])} (line {e['line']}) write the same element {e['element']}; "
+        return (f"plain stores from pid {_fmt_pid(e['pid'])} (line {e['line']}) and pid "
+                f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) write the same element {e['element']}; "
                 f"{e['elements']} element(s) of this launch are written by more than one program "
                 f"(the result depends on program order: use tl.atomic_* or give each program its own elements)")
     if kind == "poison":

@@ -347,9 +347,9 @@ class Sanitizer(Instrument, hooks.Listener):
         pid_a, pid_b = self.pids[int(P[i])], self.pids[int(P[i + 1])]
         buf, desc = launch.argmap().describe(addr)
         saved = self.pid
-        self.pid = pid_a
-        e = self._entry("race", site_b, buf.name if buf else None, "store", other_pid=list(pid_b),
-                        other_line=site_a[1], element=desc, elements=0)
+        self.pid = pid_a  # pid_a stored at site_a, pid_b at site_b (the same line, or another store)
+        e = self._entry("race", site_a, buf.name if buf else None, "store", other_pid=list(pid_b),
+                        other_line=site_b[1], element=desc, elements=0)
         self.pid = saved
         e["elements"] += n_elems
         e["lanes"] += n_elems
