@@ -204,6 +204,8 @@ def test_capture_on_cpu_every_launch_replays(tmp_path):
     out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(EXAMPLE)], env={"EXAMPLE_BUG": "1"})
     assert out.returncode == 0, out.stderr[-3000:]
     doc = json.loads((folder / "captures.json").read_text())
+    first = doc["captures"][0]["reproducer"].split("::")[0]
+    assert f"replay one: tritondbg interpret {folder / first}" in out.stderr  # the command to take next
     kernels = {c["kernel"]: c for c in doc["captures"]}
     assert set(kernels) == set(doc["launches"]) and len(kernels) == 5
     ss = kernels["scale_shift_kernel"]
@@ -421,6 +423,19 @@ def test_summary_table_keeps_its_columns_apart_for_short_kernel_names():
     assert lines[0].split() == ["kernel", "launches", "checked", "findings"]
     assert lines[1].split() == ["k", "1", "1", "0"]
     assert len(lines[0]) == len(lines[1])
+
+
+def test_findings_repeated_over_launches_are_one_line_with_a_count():
+    """A kernel a loop launches with the same bug gives one finding line per distinct (kind, line, kernel,
+    tensor, call site), with how many launches had it; another line or kernel stays its own line."""
+    from tritondbg.program.modes import _finding_lines
+
+    site = [["train.py", 12, "step"]]
+    same = dict(kind="out_of_bounds", file="/k/kern.py", line=20, kernel="k", tensor="x_ptr", stack=site)
+    findings = [dict(same, pid=[3, 0, 0]) for _ in range(27)] + [dict(same, line=21, pid=[0, 0, 0])]
+    lines = _finding_lines(findings)
+    assert len(lines) == 2 and "kern.py:20 in k pid (3, 0, 0)" in lines[0] and lines[0].endswith("(in 27 launches)")
+    assert "kern.py:21" in lines[1] and "launches)" not in lines[1]
 
 
 def test_capture_keeps_the_state_from_before_the_autotuner_timed_its_configs(tmp_path, monkeypatch):

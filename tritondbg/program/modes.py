@@ -119,6 +119,10 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
         _err(f"  {e['reproducer']}  {e['kernel']}  launched from {e.get('launched_from')}{extra}")
     for line in skipped:
         _err(f"  skipped: {line}")
+    if entries:
+        first = entries[0]["reproducer"].split("::")[0]
+        _err(f"  replay one: tritondbg interpret {os.path.join(out, first)}   (any reproducer above; "
+             f"`tritondbg ir` takes it too)")
     _err_pinned(doc["pinned_configs"])
     if rc != 0:
         _err(f"tritondbg capture: the program exited with status {rc}; the {len(entries)} reproducer(s) "
@@ -140,6 +144,23 @@ def _err_pinned(pinned: dict) -> None:
     if pinned:
         _err("  autotuned kernels ran one config each, the first their autotuner would try (no timing on the CPU): "
              + "; ".join(f"{name} {' / '.join(configs)}" for name, configs in sorted(pinned.items())))
+
+
+def _finding_lines(findings: list) -> list[str]:
+    """One line per distinct finding (kind, kernel line, kernel, tensor, call site), the first launch's pid, and
+    how many launches had it: a bug in a kernel a loop launches 27 times is one line, not 27."""
+    groups: dict[tuple, list] = {}
+    for f in findings:
+        where = attach.describe_site(f.get("stack") or ([f["call_site"]] if f.get("call_site") else []))
+        key = (f.get("kind"), os.path.basename(str(f.get("file"))), f.get("line"), f.get("kernel"), f.get("tensor"),
+               where)
+        groups.setdefault(key, [f, 0])[1] += 1
+    lines = []
+    for (kind, file, line, kernel, tensor, where), (first, n) in groups.items():
+        times = f" (in {n} launches)" if n > 1 else ""
+        lines.append(f"  {kind}: {file}:{line} in {kernel} pid {tuple(first.get('pid') or ())}, tensor {tensor}; "
+                     f"launched from {where}{times}")
+    return lines
 
 
 def _summary_table(launches: dict, checked: dict, per_kernel: dict) -> list[str]:
@@ -188,10 +209,8 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     for line in _summary_table(launches, checked, per_kernel):
         _err(line)
     _err_pinned(pinned)
-    for f in findings:
-        where = attach.describe_site(f.get("stack") or ([f["call_site"]] if f.get("call_site") else []))
-        _err(f"  {f.get('kind')}: {os.path.basename(str(f.get('file')))}:{f.get('line')} in {f.get('kernel')} "
-             f"pid {tuple(f.get('pid') or ())}, tensor {f.get('tensor')}; launched from {where}")
+    for line in _finding_lines(findings):
+        _err(line)
     if captures:
         _err(f"  {len(captures)} reproducer(s) in {run_dir}: " + ", ".join(c["reproducer"] for c in captures))
         with open(os.path.join(run_dir, "captures.json"), "w") as f:
