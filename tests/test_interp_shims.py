@@ -79,6 +79,18 @@ def test_tensors_reached_through_a_pointer_table_are_not_out_of_bounds(capsys, t
     assert status == 1 and f"out_of_bounds tests/interp_data/shim_cases.py:{mark(CASES, 'table_store')}" in out, out
 
 
+def test_programmatic_dependent_launch_waits_run_as_no_ops(capsys, tmp_path, cli_env):
+    """``tl.extra.cuda.gdc_wait()`` and an imported ``gdc_launch_dependents()`` in a kernel launched with
+    ``launch_pdl=True`` (Triton's tutorial 11): the plain interpreter fails on them ("Did you forget to add
+    @triton.jit ?"); under tritondbg they are no-ops (launches run one after another) and the kernel passes."""
+    status, out, _ = execute(f"{CASES}::pdl", capsys, tmp_path)
+    assert status == 0 and "PASS pdl" in out, out
+    plain = subprocess.run([sys.executable, "-c", "import os, sys; sys.path.insert(0, os.path.dirname(sys.argv[1])); "
+                            "import torch, shim_cases as s; s._pdl_launch(torch.arange(10.0))", str(CASES)],
+                           capture_output=True, text=True, timeout=300, env=dict(cli_env, TRITON_INTERPRET="1"))
+    assert plain.returncode != 0 and "Did you forget to add @triton.jit" in plain.stderr, plain.stderr[-2000:]
+
+
 def test_prints_are_attributed_to_pid_and_line(capsys, tmp_path):
     status, out, _ = execute(f"{CASES}::prints", capsys, tmp_path)
     assert status == 0, out

@@ -1,10 +1,12 @@
 """Scenarios for the interpreter shims' tests: prints, device_assert, a kernel exception, a wild pointer,
 scalar arguments used as tensors, a libdevice call, loop induction variables used as tensors, a block mask and-ed with
-a scalar comparison, a builtin bound to a name of this module, and tensors reached through a table of data pointers. Lines the tests look for carry a ``# MARK: name``."""
+a scalar comparison, a builtin bound to a name of this module, tensors reached through a table of data pointers, and
+programmatic dependent launch's gdc_wait / gdc_launch_dependents. Lines the tests look for carry a ``# MARK: name``."""
 import torch
 import triton
 import triton.language as tl
 from triton.language.extra import libdevice
+from triton.language.extra.cuda import gdc_launch_dependents  # a name of this module bound to it
 
 from tritondbg import Case, Scenario
 
@@ -87,6 +89,23 @@ def table_kernel(ptrs, sizes, out_ptrs, BLOCK: tl.constexpr, SPILL: tl.constexpr
         tl.store(dst + offs, tl.load(src + offs, mask=offs < n) * 2.0, mask=offs < n + SPILL)  # MARK: table_store
 
 
+@triton.jit
+def pdl_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """Triton's tutorial 11 style: wait for the previous grid, signal the next (programmatic dependent launch)."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.extra.cuda.gdc_wait()
+    x = tl.load(x_ptr + offs, mask=mask)
+    gdc_launch_dependents()
+    tl.store(y_ptr + offs, x, mask=mask)
+
+
+def _pdl_launch(x):
+    y = torch.empty_like(x)
+    pdl_kernel[(triton.cdiv(x.numel(), 4),)](x, y, x.numel(), BLOCK=4, launch_pdl=True)
+    return y
+
+
 def _copy_launch(kernel):
     def launch(x):
         y = torch.empty_like(x)
@@ -162,3 +181,4 @@ pointer_table = Scenario("pointer_table", make_inputs, _table_launch, lambda x: 
 pointer_table_spill = Scenario("pointer_table_spill", make_inputs, lambda x: _table_launch(x, spill=1 << 20),
                                lambda x: 2.0 * x.float(), [Case("tiny", params=dict(n=108), dtypes=("float32",))],
                                kernels=[table_kernel])
+pdl = Scenario("pdl", make_inputs, _pdl_launch, _copy, _CASES, kernels=[pdl_kernel])

@@ -227,9 +227,38 @@ def _builtin_aliases(fn, scope) -> None:
         scope.set_attr(view, name, getattr(*hit))
 
 
+def _gdc_noop(*args, **kwargs):
+    """Programmatic dependent launch under the interpreter (``gdc_wait`` / ``gdc_launch_dependents``): nothing to
+    wait for or signal, since launches run one after another."""
+    return None
+
+
+def _grid_dependency(fn, scope) -> None:
+    """``tl.extra.cuda.gdc_wait()`` / ``gdc_launch_dependents()`` (Triton's tutorial 11, kernels launched with
+    ``launch_pdl=True``) call the compiler's semantic, which the interpreter has not: "Did you forget to add
+    @triton.jit ?". For the launch they are no-ops, in their module, its package and the kernel's own names."""
+    try:
+        import triton.language.extra.cuda as cuda
+        from triton.language.extra.cuda import gdc
+    except ImportError:  # a Triton without them: nothing to stand in for
+        return
+    view = None
+    for name in ("gdc_wait", "gdc_launch_dependents"):
+        original = getattr(gdc, name, None)
+        if original is None:
+            continue
+        for mod in (gdc, cuda):
+            if getattr(mod, name, None) is original:
+                scope.set_attr(mod, name, _gdc_noop)
+        for gname, value in list(fn.__globals__.items()):
+            if value is original:
+                view = view or _GlobalsAttrs(fn.__globals__)
+                scope.set_attr(view, gname, _gdc_noop)
+
+
 def _lang_extras():
     """Per launch (``_patch_lang``): libdevice stubs -> numpy, builtins bound to names of the kernel's own module
-    (``_builtin_aliases``), and ``tl.static_print`` printed once per line and launch (on the GPU it prints once, at
+    (``_builtin_aliases``), programmatic dependent launch's waits as no-ops (``_grid_dependency``), and ``tl.static_print`` printed once per line and launch (on the GPU it prints once, at
     compile time) with the kernel line."""
     import triton.language as tl
     from triton.runtime import interpreter as I
@@ -253,6 +282,7 @@ def _lang_extras():
         try:
             libdevice.patch(scope, fn)
             _builtin_aliases(fn, scope)
+            _grid_dependency(fn, scope)
             for mod in (tl, tl.core):
                 if hasattr(mod, "static_print"):
                     scope.set_attr(mod, "static_print", static_print)
