@@ -91,6 +91,22 @@ def test_programmatic_dependent_launch_waits_run_as_no_ops(capsys, tmp_path, cli
     assert plain.returncode != 0 and "Did you forget to add @triton.jit" in plain.stderr, plain.stderr[-2000:]
 
 
+def test_libdevice_refuses_the_dtypes_the_gpu_compiler_refuses(capsys, tmp_path, cli_env):
+    """libdevice.asin of fp16 values: the sm_90 compiler refuses it (CUDA's libdevice has fp32 and fp64 only), so
+    the interpreter must not compute it: a kernel error at the call's line naming the dtypes; cast to fp32 first
+    and it passes."""
+    status, out, _ = execute(f"{CASES}::asin_fp16", capsys, tmp_path)
+    line = mark(CASES, "asin_fp16")
+    assert status == 1 and f"shim_cases.py:{line}" in out and "libdevice.asin: input arg type does not match" in out, out
+    assert "got (fp16)" in out, out
+    status, out, _ = execute(f"{CASES}::asin_upcast", capsys, tmp_path)
+    assert status == 0 and "PASS asin_upcast" in out, out
+    compiled = run_cli(["ir", f"{CASES}::asin_fp16", "--arch", "sm_90", "--stage", "ttir"], cli_env)
+    # the compiler's own refusal, at the same line (Triton 3.6 and 3.9: a KeyError on the dtypes)
+    assert compiled.returncode != 0 and f"shim_cases.py:{line}: " in compiled.stderr, compiled.stderr
+    assert "float16" in compiled.stderr.split(f"shim_cases.py:{line}: ")[1], compiled.stderr
+
+
 def test_prints_are_attributed_to_pid_and_line(capsys, tmp_path):
     status, out, _ = execute(f"{CASES}::prints", capsys, tmp_path)
     assert status == 0, out

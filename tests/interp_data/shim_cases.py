@@ -1,7 +1,8 @@
 """Scenarios for the interpreter shims' tests: prints, device_assert, a kernel exception, a wild pointer,
 scalar arguments used as tensors, a libdevice call, loop induction variables used as tensors, a block mask and-ed with
 a scalar comparison, a builtin bound to a name of this module, tensors reached through a table of data pointers, and
-programmatic dependent launch's gdc_wait / gdc_launch_dependents. Lines the tests look for carry a ``# MARK: name``."""
+programmatic dependent launch's gdc_wait / gdc_launch_dependents, and libdevice.asin on fp16 (which the GPU
+compiler refuses) and on fp32. Lines the tests look for carry a ``# MARK: name``."""
 import torch
 import triton
 import triton.language as tl
@@ -87,6 +88,25 @@ def table_kernel(ptrs, sizes, out_ptrs, BLOCK: tl.constexpr, SPILL: tl.constexpr
     for start in range(0, n, BLOCK):
         offs = start + tl.arange(0, BLOCK)
         tl.store(dst + offs, tl.load(src + offs, mask=offs < n) * 2.0, mask=offs < n + SPILL)  # MARK: table_store
+
+
+@triton.jit
+def asin_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, UPCAST: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if UPCAST:
+        y = libdevice.asin(x.to(tl.float32))
+    else:
+        y = libdevice.asin(x)  # MARK: asin_fp16
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=offs < n)
+
+
+def _asin_launch(upcast):
+    def launch(x):
+        y = torch.empty_like(x)
+        asin_kernel[(triton.cdiv(x.numel(), 4),)](x, y, x.numel(), BLOCK=4, UPCAST=upcast)
+        return y
+    return launch
 
 
 @triton.jit
@@ -182,3 +202,12 @@ pointer_table_spill = Scenario("pointer_table_spill", make_inputs, lambda x: _ta
                                lambda x: 2.0 * x.float(), [Case("tiny", params=dict(n=108), dtypes=("float32",))],
                                kernels=[table_kernel])
 pdl = Scenario("pdl", make_inputs, _pdl_launch, _copy, _CASES, kernels=[pdl_kernel])
+_HALF = [Case("tiny", params=dict(n=10), dtypes=("float16",), atol=2e-3, rtol=2e-3)]
+def _unit_inputs(case, dtype, device, generator):
+    return dict(x=(torch.rand(case.params["n"], generator=generator) * 1.8 - 0.9).to(device=device, dtype=dtype))
+
+
+asin_fp16 = Scenario("asin_fp16", _unit_inputs, _asin_launch(False), lambda x: torch.asin(x.float()), _HALF,
+                     kernels=[asin_kernel])
+asin_upcast = Scenario("asin_upcast", _unit_inputs, _asin_launch(True), lambda x: torch.asin(x.float()), _HALF,
+                       kernels=[asin_kernel])

@@ -77,6 +77,65 @@ def _decode(t):
     return t.handle.data, t.dtype.scalar
 
 
+class _TableCore:
+    """``core`` for a copy of a libdevice function: ``extern_elementwise`` returns its dtype table."""
+
+    def __init__(self, core):
+        self._core = core
+
+    def __getattr__(self, name):
+        return getattr(self._core, name)
+
+    @staticmethod
+    def extern_elementwise(lib_name, lib_path, args, table, *rest, **kwargs):
+        return table
+
+
+_TABLES: dict[str, dict | None] = {}
+
+
+def dtype_table(name: str) -> dict | None:
+    """The argument dtypes the CUDA libdevice accepts for ``name`` (the keys of the table its function hands the
+    compiler, e.g. asin: fp32 and fp64 only), or None where it cannot be read (another Triton, no such function)."""
+    if name not in _TABLES:
+        import inspect
+        import types
+
+        table = None
+        try:
+            from triton.language import core
+            from triton.language.extra.cuda import libdevice as cuda
+
+            raw = getattr(getattr(cuda, name, None), "__wrapped__", None)
+            if raw is not None:
+                copy = types.FunctionType(raw.__code__, {**raw.__globals__, "core": _TableCore(core)}, name,
+                                          raw.__defaults__, raw.__closure__)
+                n = sum(1 for p in inspect.signature(raw).parameters if not p.startswith("_"))
+                got = copy(*([None] * n))
+                table = got if isinstance(got, dict) else None
+        except Exception:  # noqa: BLE001 - a libdevice of another shape: no check
+            table = None
+        _TABLES[name] = table
+    return _TABLES[name]
+
+
+def check_dtypes(name: str, types: tuple) -> None:
+    """Raise the compiler's error where CUDA's libdevice has no ``name`` for these argument dtypes (after the
+    promotion it applies to mixed float arguments): the interpreter would compute asin of fp16, which the GPU
+    compiler refuses (Triton 3.6 / 3.9: a KeyError on the dtypes at the call)."""
+    table = dtype_table(name)
+    if not table or types in table:
+        return
+    floats = [t for t in types if t.is_floating()]
+    if floats:
+        widest = max(floats, key=lambda t: t.primitive_bitwidth)
+        if tuple(widest if (t.is_floating() or t.is_int()) else t for t in types) in table:
+            return
+    want = ", ".join("(" + ", ".join(str(t) for t in k) + ")" for k in table)
+    raise ValueError(f"libdevice.{name}: input arg type does not match. Expect one of {want}, got "
+                     f"({', '.join(str(t) for t in types)}) (the GPU compiler refuses it too: cast to fp32 first)")
+
+
 def _make(name: str):
     import triton.language as tl
 
@@ -89,6 +148,7 @@ def _make(name: str):
         from tritondbg.interp import lowp
 
         tensors = [a if isinstance(a, tl.tensor) else I.interpreter_semantic.to_tensor(a) for a in args]
+        check_dtypes(name, tuple(t.dtype.scalar for t in tensors))
         decoded = [_decode(t) for t in tensors]
         floats = [ty for _, ty in decoded if ty.is_floating()]
         out_ty = {"int32": tl.int32, "int64": tl.int64}.get(kind) or (floats[0] if floats else tl.float32)

@@ -184,7 +184,11 @@ def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
     first error/fatal line of the exception or of what the compiler printed, else the exception's first line."""
     node, message = getattr(exc, "node", None), getattr(exc, "error_message", None)
     if message and node is not None and hasattr(node, "lineno"):
-        return _def_line(fn, node.lineno) + str(message).strip().splitlines()[-1]
+        text = str(message).strip().splitlines()[-1]
+        cause = exc.__cause__
+        if cause is not None and str(cause).strip().splitlines()[-1:] == [text]:
+            text = f"{type(cause).__name__}: {text}"  # "(triton.language.float16)" alone says little
+        return _def_line(fn, node.lineno) + text
     for line in (str(exc) + "\n" + log).splitlines():
         line = line.strip()
         if _ERROR_LINE.search(line) and not any(g in line for g in _GENERIC):
