@@ -263,6 +263,20 @@ def test_autotuned_kernel_runs_one_pinned_config_in_a_program(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_a_program_asking_for_a_cuda_tensor_gets_one_line_saying_what_to_do():
+    """torch.zeros(..., device="cuda") on a machine without CUDA: the program's own traceback, then one tritondbg
+    line naming the device to use instead; the exit status is the program's."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the tensor is made")
+    out = run(["interpret", "--", "python", str(DATA / "programs.py"), "cuda"])
+    assert out.returncode == 1 and "Traceback" in out.stderr, out.stderr[-2000:]
+    hint = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: the program asked torch for a CUDA")]
+    assert len(hint) == 1 and "get_active_torch_device()" in hint[0], out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
 def test_capture_keeps_distinct_signatures_up_to_the_limits(tmp_path):
     prog = ["--", "python", str(DATA / "programs.py"), "sizes"]        # n = 100, 200, 100
     out = run(["capture", "--interpret", "--max-per-kernel", "3", "--out", str(tmp_path / "a"), *prog])

@@ -132,6 +132,26 @@ def _attach(cfg: dict) -> None:
         shims.install()
         standin.install(cfg.get("arch") or standin.current())
         _pin_autotuners()
+        _hint_on_cuda_tensors()
+
+
+# what torch says when a CPU-only build (or a machine without a GPU) is asked for a CUDA tensor
+_NO_CUDA = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "no CUDA GPUs are available")
+
+
+def _hint_on_cuda_tensors() -> None:
+    """An uncaught error from torch about CUDA (``torch.randn(..., device="cuda")`` on a machine without one)
+    ends with one tritondbg line saying what to do: the program's own traceback is left as it is."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        if any(text in str(value) for text in _NO_CUDA):
+            print("tritondbg: the program asked torch for a CUDA tensor; under the interpreter kernels run on CPU "
+                  "tensors: create them on triton.runtime.driver.active.get_active_torch_device() (cpu here) "
+                  "instead of \"cuda\"", file=sys.stderr)
+
+    sys.excepthook = hook
 
 
 def _pin_autotuners() -> None:
