@@ -80,14 +80,15 @@ def masks_kernel(x_ptr, y_ptr, T, D: tl.constexpr, BT: tl.constexpr, BD: tl.cons
 
 
 @triton.jit
-def table_kernel(ptrs, sizes, out_ptrs, BLOCK: tl.constexpr, SPILL: tl.constexpr):
+def table_kernel(ptrs, sizes, out_ptrs, BLOCK: tl.constexpr, SPILL: tl.constexpr, OVER: tl.constexpr):
     g = tl.program_id(0)  # group g: a tensor reached through the pointer tables (grouped GEMM, MoE), not an argument
     n = tl.load(sizes + g)
     src = tl.load(ptrs + g).to(tl.pointer_type(tl.float32))
     dst = tl.load(out_ptrs + g).to(tl.pointer_type(tl.float32))
     for start in range(0, n, BLOCK):
         offs = start + tl.arange(0, BLOCK)
-        tl.store(dst + offs, tl.load(src + offs, mask=offs < n) * 2.0, mask=offs < n + SPILL)  # MARK: table_store
+        x = tl.load(src + offs, mask=offs < n + OVER)  # MARK: table_load
+        tl.store(dst + offs, x * 2.0, mask=offs < n + SPILL)  # MARK: table_store
 
 
 @triton.jit
@@ -172,13 +173,14 @@ def _masks_reference(x):
     return y
 
 
-def _table_launch(x, spill=0):
-    xs = [x[:5].clone(), x[5:75].clone(), x[75:].clone()]
+def _table_launch(x, spill=0, over=0):
+    # over: the groups are views of one buffer, and group 0's load runs ``over`` elements into group 1
+    xs = [x[:5].clone(), x[5:75].clone(), x[75:].clone()] if not over else list(torch.split(x.clone(), [5, 70, x.numel() - 75]))
     outs = [torch.empty_like(t) for t in xs]
     ptrs = torch.tensor([t.data_ptr() for t in xs], dtype=torch.int64)
     out_ptrs = torch.tensor([t.data_ptr() for t in outs], dtype=torch.int64)
     sizes = torch.tensor([t.numel() for t in xs], dtype=torch.int32)
-    table_kernel[(3,)](ptrs, sizes, out_ptrs, BLOCK=32, SPILL=spill)
+    table_kernel[(3,)](ptrs, sizes, out_ptrs, BLOCK=32, SPILL=spill, OVER=over)
     return torch.cat(outs)
 
 
@@ -201,6 +203,9 @@ pointer_table = Scenario("pointer_table", make_inputs, _table_launch, lambda x: 
 pointer_table_spill = Scenario("pointer_table_spill", make_inputs, lambda x: _table_launch(x, spill=1 << 20),
                                lambda x: 2.0 * x.float(), [Case("tiny", params=dict(n=108), dtypes=("float32",))],
                                kernels=[table_kernel])
+pointer_table_overread = Scenario("pointer_table_overread", make_inputs, lambda x: _table_launch(x, over=3),
+                                  lambda x: 2.0 * x.float(), [Case("tiny", params=dict(n=108), dtypes=("float32",))],
+                                  kernels=[table_kernel])
 pdl = Scenario("pdl", make_inputs, _pdl_launch, _copy, _CASES, kernels=[pdl_kernel])
 _HALF = [Case("tiny", params=dict(n=10), dtypes=("float16",), atol=2e-3, rtol=2e-3)]
 def _unit_inputs(case, dtype, device, generator):

@@ -35,7 +35,7 @@ def _consequence(e: dict) -> str:
     else:
         how, fill = "Its mask lets them through", f"other=, else {poison}"
     if op == "load":
-        return (f"{how}: tritondbg did not read these lanes (they hold {fill} here); "
+        return (f"{how}: tritondbg did not read these lanes (here they hold {fill}); "
                 "on the GPU: garbage values or an illegal-address fault")
     return f"{how}: tritondbg skipped these lanes; on the GPU: corrupted memory or an illegal-address fault"
 

@@ -138,7 +138,7 @@ def _table_intervals(launch) -> tuple[np.ndarray, np.ndarray]:
         return cached
     import torch
 
-    values = []
+    values, views = [], set()
     for v in _arg_values(launch):
         if isinstance(v, int) and not isinstance(v, bool):
             values.append(v)
@@ -150,13 +150,39 @@ def _table_intervals(launch) -> tuple[np.ndarray, np.ndarray]:
     if addrs.size:
         import gc
 
+        starts = set(addrs.tolist())
         for obj in gc.get_objects():  # type(), not isinstance: some objects warn when their __class__ is read
             if issubclass(type(obj), torch.Tensor) and obj.device.type == "cpu":
                 ext = _extent(obj)
                 if ext is not None and ((addrs >= np.uint64(ext[0])) & (addrs < np.uint64(ext[1]))).any():
                     spans.append(ext)
+                    if obj.data_ptr() in starts:  # a tensor the table names by its first element: its own extent
+                        views.add((obj.data_ptr(), obj.data_ptr() + _view_bytes(obj)))
+    launch.extra["guard_table_views"] = sorted(views, key=lambda v: (v[0], v[1] - v[0]))
     cached = launch.extra["guard_tables"] = _merged(spans)
     return cached
+
+
+def _view_bytes(t) -> int:
+    """Bytes from a tensor's first element to the end of its last (non-negative strides; 0 when empty)."""
+    if t.numel() == 0:
+        return 0
+    last = sum((n - 1) * st for n, st in zip(t.shape, t.stride()) if st > 0)
+    return (last + 1) * t.element_size()
+
+
+def table_span(addr: int) -> tuple[int, int] | None:
+    """The byte extent [lo, hi) of the tensor the launch was handed by address (``_table_intervals``) that starts
+    at ``addr`` (the smallest, where views share it): the tensor a pointer cast from that table entry belongs to;
+    None when no such tensor starts there."""
+    launch = hooks.current_launch()
+    if launch is None:
+        return None
+    _table_intervals(launch)
+    for lo, hi in launch.extra.get("guard_table_views", ()):
+        if lo == addr and hi > lo:
+            return lo, hi
+    return None
 
 
 def reachable(addrs: np.ndarray, width: int) -> np.ndarray:
