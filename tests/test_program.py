@@ -277,6 +277,18 @@ def test_a_program_asking_for_a_cuda_tensor_gets_one_line_saying_what_to_do():
 
 
 @pytest.mark.interpreter
+def test_a_library_autotuner_subclass_is_not_named_as_the_launch_site(tmp_path):
+    """A kernel launched through a library's Autotuner subclass (flash-linear-attention's CachedAutotuner.run):
+    the finding's call site is the program's function that called the kernel, not the subclass's run."""
+    report = tmp_path / "f.json"
+    out = run(["interpret", "--json", str(report), "--", "python", str(DATA / "programs.py"), "subclass"])
+    assert out.returncode == 1, out.stderr[-3000:]
+    sites = {f["call_site"][2] for f in json.loads(report.read_text())["findings"]}
+    assert sites == {"call_through_a_library_tuner"}, sites
+    assert "lib_tuner.py" not in out.stderr and "(call_through_a_library_tuner)" in out.stderr, out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
 def test_capture_keeps_distinct_signatures_up_to_the_limits(tmp_path):
     prog = ["--", "python", str(DATA / "programs.py"), "sizes"]        # n = 100, 200, 100
     out = run(["capture", "--interpret", "--max-per-kernel", "3", "--out", str(tmp_path / "a"), *prog])

@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|cuda`."""
+autotuned|cuda|subclass`."""
 import os
 import sys
 import time
@@ -29,7 +29,25 @@ def accumulate_kernel(x_ptr, acc_ptr, n, BLOCK: tl.constexpr):
     tl.store(acc_ptr + offs, tl.load(acc_ptr + offs, mask=mask) + tl.load(x_ptr + offs, mask=mask), mask=mask)
 
 
+from lib_tuner import lib_autotune  # noqa: E402
+
+
+@lib_autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 32})], key=["n"])
+@triton.jit
+def unmasked_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))  # BUG: no mask (n = 100, BLOCK = 64)
+
+
+def call_through_a_library_tuner():
+    x = torch.arange(100, dtype=torch.float32)
+    unmasked_kernel[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, torch.empty_like(x), 100)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "subclass":                   # launched through a library's Autotuner subclass
+        call_through_a_library_tuner()
+        sys.exit(0)
     if sys.argv[1] == "cuda":                       # what most scripts do: a tensor on "cuda" by name
         x = torch.zeros(3, device="cuda")
         sys.exit(0)

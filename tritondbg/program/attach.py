@@ -229,15 +229,25 @@ def _skip_dirs() -> list[str]:
     return _SKIP_DIRS
 
 
+_PLUMBING = frozenset({"run", "__call__", "_bench", "warmup", "prune_configs"})  # a kernel wrapper's own methods
+
+
 def user_stack(limit: int = 8) -> list[tuple[str, int, str]]:
-    """The frames of the program above the launch (Triton's and tritondbg's own frames left out)."""
+    """The frames of the program above the launch (Triton's and tritondbg's own frames left out, and a library's
+    launch plumbing: methods of its autotuner or heuristics subclasses, e.g. flash-linear-attention's
+    ``CachedAutotuner.run``, which would otherwise be named as the launch site)."""
     skip = tuple(_skip_dirs())
+    from triton.runtime.jit import KernelInterface
+
     out = []
     f = sys._getframe(2)
     while f is not None and len(out) < limit:
         fname = f.f_code.co_filename
         path = os.path.abspath(fname)
-        if not path.startswith(skip) and not fname.startswith("<"):
+        code = f.f_code
+        plumbing = code.co_name in _PLUMBING and code.co_varnames[:1] == ("self",) \
+            and isinstance(f.f_locals.get("self"), KernelInterface)
+        if not path.startswith(skip) and not fname.startswith("<") and not plumbing:
             out.append((path, f.f_lineno, f.f_code.co_name))
         f = f.f_back
     return out
