@@ -47,6 +47,21 @@ def test_gpu_capture_replays_on_the_cpu_interpreter(tmp_path):
             assert status == "pass" and not findings, (name, message)
 
 
+def test_gpu_capture_of_an_autotuned_launch_keeps_the_state_before_its_timed_runs(tmp_path):
+    """Compiled, the autotuner times both configs before the launch it keeps, and each timed run writes y: the
+    capture's before-state is taken when the autotuner is called, so the reproducer has y as an output (it had
+    none: the timed runs had written y already) and replays on the CPU against it."""
+    folder = tmp_path / "cap"
+    prog = REPO / "tests" / "program_data" / "programs.py"
+    out = tdbg(["capture", "--compiled", "--out", str(folder), "--", "python", str(prog), "autotuned_out"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
+    assert entry["outputs"] == ["y_ptr"] and entry["tensors"][0]["device"].startswith("cuda"), entry
+    rep = tdbg(["interpret", str(folder / entry["reproducer"]), "--json"], cwd=tmp_path)
+    r = json.loads(rep.stdout)["results"][0]
+    assert rep.returncode == 0 and r["status"] == "pass" and len(r["errors"]) == 1, (rep.stdout[-2000:], rep.stderr[-2000:])
+
+
 @pytest.mark.parametrize("mode", ["tritonparse", "proton", "both"])
 def test_tritonparse_and_proton_coexist(tmp_path, mode):
     """Each of tritonparse and Proton active in the same program as tritondbg: each writes its own output,

@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|cuda|subclass`."""
+autotuned|autotuned_out|cuda|subclass`."""
 import os
 import sys
 import time
@@ -44,7 +44,23 @@ def call_through_a_library_tuner():
     unmasked_kernel[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, torch.empty_like(x), 100)
 
 
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64})], key=["n"])
+@triton.jit
+def double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """y = 2 x: every timed run of its autotuner writes y as the kept launch does."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "autotuned_out":              # an autotuned kernel with a pure output, on Triton's device
+        DEVICE = triton.runtime.driver.active.get_active_torch_device()
+        x = torch.arange(100, dtype=torch.float32, device=DEVICE)
+        y = torch.zeros(100, device=DEVICE)
+        double_kernel[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, y, 100)
+        assert torch.equal(y, 2 * x)
+        sys.exit(0)
     if sys.argv[1] == "subclass":                   # launched through a library's Autotuner subclass
         call_through_a_library_tuner()
         sys.exit(0)
