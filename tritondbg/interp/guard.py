@@ -194,6 +194,20 @@ def reachable(addrs: np.ndarray, width: int) -> np.ndarray:
     return _inside(np.asarray(addrs, dtype=np.uint64), width, *_table_intervals(launch))
 
 
+def table_buffer(base: int, width: int, dtype: str) -> list:
+    """[a Buffer for the tensor starting at ``base``] when the launch was handed it by address (``table_span``),
+    so that a pointer cast from that table entry is checked against its own tensor (a read running past it into
+    the next one handed the same way is out of bounds); else []."""
+    from tritondbg.interp.memory import Buffer
+
+    span = table_span(int(base))
+    if span is None:
+        return []
+    lo, hi = span
+    return [Buffer(name=f"table tensor @0x{lo:x}", data_ptr=int(base), itemsize=width, shape=((hi - lo) // width,),
+                   strides=(1,), dtype=dtype, lo=lo, hi=hi, dense=True)]
+
+
 def outside(ptrs, mask) -> np.ndarray | None:
     """The live lanes of a memory op (pointer handle, mask array or None) that fall outside every tensor
     of the current launch, as a boolean array of the pointers' shape; None when there are none (or when

@@ -128,21 +128,6 @@ def _outputs(out, ref):
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _table_buffer(base: int, width: int, ptrs) -> list:
-    """[a Buffer for the tensor holding ``base``] when the launch was handed that tensor by address (a table of
-    data pointers: ``guard.table_span``), so that a pointer cast from the table entry is checked against its
-    own tensor (a read running past it into the next one handed the same way is out of bounds); else []."""
-    from tritondbg.interp.memory import Buffer
-
-    span = guard.table_span(int(base))
-    if span is None:
-        return []
-    lo, hi = span
-    dtype = str(ptrs.get_element_ty()).replace("triton.language.", "")
-    n = max(0, (hi - int(base)) // width)
-    return [Buffer(name=f"table tensor @0x{lo:x}", data_ptr=int(base), itemsize=width,
-                   shape=(n,), strides=(1,), dtype=dtype, lo=lo, hi=hi, dense=True)]
-
 class Sanitizer(Instrument, hooks.Listener):
     """All sanitizers at once (they share the per-op bookkeeping)."""
 
@@ -248,7 +233,8 @@ class Sanitizer(Instrument, hooks.Listener):
         base = shadow.base_of(ptrs)
         cands = argmap.by_base(base) if base is not None else []
         if not cands and base is not None and argmap.owner(np.array([base], np.uint64), 1)[0] < 0:
-            cands = _table_buffer(base, width, ptrs)  # a pointer cast from a table entry: that entry's tensor
+            # a pointer cast from a pointer-table entry: checked against the tensor that entry names
+            cands = guard.table_buffer(base, width, str(ptrs.get_element_ty()).replace("triton.language.", ""))
         if cands:
             ok = cands[0].contains(addrs, width)
             for b in cands[1:]:
