@@ -54,6 +54,8 @@ def test_a_dying_worker_is_an_error_for_its_item_in_table_junit_and_json(cli_env
     assert len(xml) == 3 and xml[("crash::segv", "correctness")][0] == "error"
     assert "SIGKILL" in xml[("crash::killed", "correctness")][1]
     assert "2 error(s)" in p.stdout and "1 passed" in p.stdout
+    # the one case that ran passed, but the run did not: the JSON's verdict is the exit status's
+    assert json.loads(record.read_text())["passed"] is False and RunRecord.load(record).passed is False
 
 
 def _check_then_sigint(cli_env, tmp_path, when):
@@ -88,6 +90,7 @@ def test_sigint_exits_130_and_every_unfinished_item_says_interrupted(cli_env, tm
     assert gates[("hang::sleeps", "correctness")]["status"] == INTERRUPTED
     assert all(g["status"] in (INTERRUPTED, PASS) for g in gates.values())
     assert RunRecord.load(record).extra["interrupted"] is True
+    assert json.loads(record.read_text())["passed"] is False  # an interrupted check is never a pass
     xml = _junit(junit)
     assert len(xml) == 4 and "interrupted" in xml[("hang::sleeps", "correctness")][1]
 

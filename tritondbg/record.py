@@ -102,6 +102,14 @@ class RunRecord:
 
     @property
     def passed(self) -> bool:
+        """Every case passed; for ``tritondbg check`` (``extra["gates"]``), every gate item passed or was skipped
+        with a reason: an item that failed, crashed, timed out or was interrupted is no pass, even when the
+        cases that did run passed (a crashed worker leaves no case result)."""
+        if self.extra.get("interrupted"):
+            return False
+        gates = self.extra.get("gates")
+        if gates is not None:  # check/outcome.py's statuses
+            return bool(gates) and all(g.get("status") in ("pass", "skipped") for g in gates)
         return bool(self.results) and all(r.passed for r in self.results)
 
     def to_dict(self) -> dict[str, Any]:
