@@ -233,6 +233,8 @@ def test_scenarios_with_the_same_name_in_two_files_stay_apart(cli_env, tmp_path)
 
 @pytest.mark.parametrize("args, needle", [
     (["check", "add", "--gates", "nope"], "unknown gate(s) nope"),
+    (["check", "add", "--gates", ""], "--gates names no gate"),  # an unset CI variable: not "every gate"
+    (["check", "add", "--gates", ","], "--gates names no gate"),
     (["check"], "name kernels, a scenario file, or --all"),
     (["check", "nokernel"], "unknown kernel 'nokernel'"),
     (["check", "add", "--device", "tpu"], "Invalid value for '--device'"),

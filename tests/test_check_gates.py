@@ -110,6 +110,19 @@ def test_a_run_that_compared_nothing_fails_naming_the_callable(name, words):
             assert w in out.reason, (gate, w, out.reason)
 
 
+@pytest.mark.interpreter
+def test_a_gate_that_checked_nothing_is_never_a_pass():
+    """A scenario whose case list is empty fails every gate (a mistake in the file, not a skip CI goes green on);
+    an autotuned kernel whose every config refuses itself (tl.static_assert) fails all-configs: no config ran."""
+    target = f"{DATA / 'mistakes.py'}::no_cases"
+    for gate in ("correctness", "determinism", "sanitize"):  # (all-configs: skipped, add_one is not autotuned)
+        out = run_gate(gate, loader.load(target), GateContext(device="cpu", target=target))
+        assert out.status == FAIL and "lists no case" in out.reason, (gate, out.status, out.reason)
+    target = f"{DATA / 'mistakes.py'}::all_refused"
+    out = run_gate("all-configs", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == FAIL and "no config ran: 2 not applicable" in out.reason, out.reason
+
+
 def test_interpret_fails_a_launch_that_returns_none(cli_env):
     p = run_cli(["interpret", f"{DATA / 'mistakes.py'}::no_return"], cli_env)
     assert p.returncode == 1 and "launch returned None" in p.stdout and "Traceback" not in p.stderr

@@ -1,5 +1,7 @@
 """check_data: the common scenario mistakes; each must be a FAIL (or an error) that names the callable."""
 import torch
+import triton
+import triton.language as tl
 from _tiny import add_one, launch, make_inputs, reference
 
 from tritondbg import Case, Scenario
@@ -21,8 +23,24 @@ def reference_in_place(x):
     return x.add_(1.0).float()  # changes x: the launch must still see the original
 
 
+@triton.autotune(configs=[triton.Config({"B": 16}), triton.Config({"B": 32})], key=["n"])
+@triton.jit
+def refuses_every_config(x_ptr, y_ptr, n, B: tl.constexpr):
+    tl.static_assert(B > 1000, "B must exceed 1000")  # every listed config refuses itself
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+
+
+def launch_refused(x):
+    y = torch.empty_like(x)
+    refuses_every_config[lambda meta: (triton.cdiv(x.numel(), meta["B"]),)](x, y, x.numel())
+    return y
+
+
 _CASES = [Case("tiny", params=dict(n=100))]
 no_return = Scenario("no_return", make_inputs, launch_no_return, reference, _CASES, kernels=[add_one])
 ref_str = Scenario("ref_str", make_inputs, launch, reference_str, _CASES, kernels=[add_one])
 bad_inputs = Scenario("bad_inputs", make_inputs_raises, launch, reference, _CASES, kernels=[add_one])
 ref_in_place = Scenario("ref_in_place", make_inputs, launch, reference_in_place, _CASES, kernels=[add_one])
+no_cases = Scenario("no_cases", make_inputs, launch, reference, [], kernels=[add_one])  # an empty case list
+all_refused = Scenario("all_refused", make_inputs, launch_refused, reference, _CASES, kernels=[refuses_every_config])

@@ -128,9 +128,12 @@ def _device(ctx: GateContext) -> str:
 
 
 def _nothing_ran(scenario, gate: str, ctx: GateContext) -> GateOutcome | None:
-    """A gate with no case to run here is skipped with why, never passed."""
+    """A gate with no case to run here is skipped with why, never passed; a scenario with no case at all is a
+    mistake in its file (a FAIL: CI must not go green on it)."""
     if _cases(scenario, ctx):
         return None
+    if not scenario.cases:
+        return GateOutcome(scenario.name, gate, FAIL, "the scenario lists no case (its `cases` is empty)")
     where = "under the interpreter (every case is interpret=False)" if ctx.interpret else "here"
     return GateOutcome(scenario.name, gate, SKIP, f"no case runs {where}")
 
@@ -208,6 +211,8 @@ def all_configs(scenario, ctx: GateContext) -> GateOutcome:
         return GateOutcome(scenario.name, "all-configs", SKIP, "no autotuned kernel")
     # small shapes only (configs x cases runs), first dtype of each
     runs = [(c, c.dtypes[0]) for c in _cases(scenario, ctx) if c.interpret]
+    if not scenario.cases:
+        return GateOutcome(scenario.name, "all-configs", FAIL, "the scenario lists no case (its `cases` is empty)")
     if not runs:
         return GateOutcome(scenario.name, "all-configs", SKIP, "no small (interpret=True) case to sweep")
     skipped: list = []
@@ -219,6 +224,10 @@ def all_configs(scenario, ctx: GateContext) -> GateOutcome:
         return GateOutcome(scenario.name, "all-configs", FAIL, f"{len(bad)} config run(s) wrong; first: {bad[0]}",
                            {"wrong": bad, "not_applicable": na}, results)
     n = len({(r.extra["sweep"]["kernel"], str(r.extra["sweep"]["config"])) for r in results})
+    if not results:  # every config was pruned or refused itself (tl.static_assert): nothing was checked
+        first = f"; first: {na[0]}" if na else ""
+        return GateOutcome(scenario.name, "all-configs", FAIL, f"no config ran: {len(na)} not applicable or "
+                           f"pruned{first}", {"not_applicable": na}, results)
     note = f"; {len(na)} not applicable or pruned" if na else ""
     return GateOutcome(scenario.name, "all-configs", PASS, f"{n} configs correct on {len(results)} runs{note}",
                        {"not_applicable": na} if na else {}, results)

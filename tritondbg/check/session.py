@@ -49,7 +49,12 @@ def resolve_targets(targets: tuple[str, ...], all_: bool) -> list[str]:
 def resolve_gates(text: str | None) -> list[str]:
     from tritondbg.check.gates import DEFAULT_GATES, GATES
 
-    gates = [g.strip() for g in text.split(",") if g.strip()] if text else list(DEFAULT_GATES)
+    if text is None:
+        gates = list(DEFAULT_GATES)
+    else:  # given: an empty list ("--gates ''" from an unset CI variable) is a mistake, not "every gate"
+        gates = [g.strip() for g in text.split(",") if g.strip()]
+        if not gates:
+            raise UsageError(f"--gates names no gate ({text!r}); choose from: {', '.join(GATES)}")
     unknown = [g for g in gates if g not in GATES]
     if unknown:
         raise UsageError(f"unknown gate(s) {', '.join(unknown)}; choose from: {', '.join(GATES)}")
