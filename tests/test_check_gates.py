@@ -123,6 +123,22 @@ def test_a_gate_that_checked_nothing_is_never_a_pass():
     assert out.status == FAIL and "no config ran: 2 not applicable" in out.reason, out.reason
 
 
+@pytest.mark.interpreter
+@pytest.mark.parametrize("gate", ["correctness", "sanitize", "determinism"])
+def test_a_kernel_error_in_a_gate_names_the_kernel_line_and_pid(gate):
+    """An exception inside the kernel: the gate's reason names the kernel line and pid, as `interpret` does (it
+    named the launch wrapper's line that called the kernel)."""
+    cases = REPO / "tests" / "interp_data" / "shim_cases.py"
+    line = next(i for i, ln in enumerate(cases.read_text().splitlines(), 1) if "# MARK: kernel_error" in ln)
+    target = f"{cases}::kernel_error"
+    out = run_gate(gate, loader.load(target), GateContext(device="cpu", target=target))
+    if gate == "determinism" and out.status == "skipped":
+        pytest.skip(out.reason)
+    assert out.status == FAIL and f"shim_cases.py:{line}" in out.reason and "ValueError" in out.reason, out.reason
+    if gate == "correctness":
+        assert f"shim_cases.py:{line}: pid (0, 0, 0): ValueError" in out.reason, out.reason
+
+
 def test_interpret_fails_a_launch_that_returns_none(cli_env):
     p = run_cli(["interpret", f"{DATA / 'mistakes.py'}::no_return"], cli_env)
     assert p.returncode == 1 and "launch returned None" in p.stdout and "Traceback" not in p.stderr

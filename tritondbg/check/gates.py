@@ -138,6 +138,16 @@ def _nothing_ran(scenario, gate: str, ctx: GateContext) -> GateOutcome | None:
     return GateOutcome(scenario.name, gate, SKIP, f"no case runs {where}")
 
 
+def _attributed(ctx: GateContext, *instruments) -> list:
+    """``instruments`` and, under the interpreter, the kernel-error attribution ``interpret`` uses (an exception
+    in the kernel names the kernel line and pid, not the launch wrapper's line that called it)."""
+    if not ctx.interpret:
+        return list(instruments)
+    from tritondbg.interp.attribution import KernelReport
+
+    return [KernelReport(), *instruments]
+
+
 def _first_failure(results) -> str:
     for r in results:
         if r.status != "pass":
@@ -191,7 +201,7 @@ def correctness(scenario, ctx: GateContext) -> GateOutcome:
     for case in _cases(scenario, ctx):
         for dtype in case.dtypes:
             results.append(runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
-                                           instruments=[ThreeWay(scenario)]))
+                                           instruments=_attributed(ctx, ThreeWay(scenario))))
     failed = [r for r in results if r.status != "pass"]
     if failed:
         return GateOutcome(scenario.name, "correctness", FAIL, _first_failure(results), {"failed": len(failed)},
@@ -255,7 +265,7 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
         for case in _cases(scenario, ctx):
             for dtype in case.dtypes:
                 results.append(runner.run_case(scenario, case, dtype, device="cpu", seed=ctx.seed,
-                                               instruments=[Sanitizer()]))
+                                               instruments=_attributed(GateContext(device="cpu"), Sanitizer())))
     findings = [(r, f) for r in results for f in r.findings if f.get("severity", "error") == "error"]
     if findings:
         r, f = findings[0]
@@ -390,7 +400,7 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
         for _ in range(2):
             cap = Capture()
             results.append(runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
-                                           instruments=[cap]))
+                                           instruments=_attributed(ctx, cap)))
             grabs.append(cap.outputs[0] if cap.outputs else None)
         a, b = grabs
         if a is None or b is None:
