@@ -116,7 +116,7 @@ def record_autotune(arch_name, case_name, dtype, out_path):
         tuner.cache[key] = winner
 
     saved = driver._active
-    driver.set_active(StubDriver(parse_arch(arch_name).gpu_target()))
+    driver.set_active(StubDriver(parse_arch(arch_name)))
     try:
         tuner.check_disk_cache(key, pruned, bench)
         _, path = autotune_json(tuner, args, kwargs, pruned, triton_cache_dir(), "gemm_kernel")

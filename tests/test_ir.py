@@ -458,3 +458,26 @@ def test_config_applies_to_the_kernel_that_lists_it(shared):
     bad = run_cli(["ir", "attention", "--case", "prefill_b4_h32_n4k_d128", "--arch", "sm_90", "--config",
                    "BLOCK_N=96"], env)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "no config of" in bad.stderr
+
+
+@pytest.mark.parametrize("name, needle", [
+    ("tutorial_01_vector_add", ".target sm_90a"),     # DEVICE = driver.active.get_active_torch_device() at import
+    ("tutorial_02_fused_softmax", ".target sm_90a"),  # kernel.warmup(), then n_regs / metadata.shared for its grid
+])
+def test_ir_on_host_code_that_asks_for_the_device(name, needle, tmp_path):
+    """Real host code asks for the GPU at import and at launch: `ir` answers as the target (it died with "0 active
+    drivers" importing Triton's tutorials, and on tutorial 02's warmup-then-launch)."""
+    p = run_cli(["ir", str(REPO / "tests" / "third_party" / f"{name}.py"), "--arch", "sm_90", "--stage", "ptx"],
+                _env(tmp_path / "cache", tmp_path / "out"), timeout=600)
+    assert p.returncode == 0 and needle in p.stdout, p.stderr[-2000:]
+
+
+def test_ir_imports_a_library_as_the_target_would(tmp_path):
+    """flash-linear-attention picks its configs at import from the device (Hopper, shared memory per block): `ir`
+    for sm_90 gets the Hopper list (BK = BV = 32 for chunk_fwd_kernel_h), not the CPU fallback's 16."""
+    pytest.importorskip("fla")
+    p = run_cli(["ir", str(REPO / "tests" / "third_party" / "fla_retention.py"), "--arch", "sm_90", "--stats",
+                 "--json"], _env(tmp_path / "cache", tmp_path / "out"), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    items = {i["kernel"]: i for i in json.loads(p.stdout)}
+    assert items["chunk_fwd_kernel_h"]["config"]["BK"] == 32, items["chunk_fwd_kernel_h"]["config"]

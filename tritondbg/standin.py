@@ -9,8 +9,9 @@ or "Torch not compiled with CUDA enabled". ``install(arch)`` makes them answer a
 device is ``cpu``; properties are that GPU's), so such code runs unmodified under the interpreter;
 ``uninstall()`` puts everything back. One mechanism, two users:
 
-- ``tritondbg ir`` swaps in the strict ``TargetDriver`` (``driver_swapped``): it only compiles, so anything
-  beyond the target is an error there;
+- ``tritondbg ir`` imports a scenario and runs its launch wrapper under ``answering_as``: its strict driver
+  (tritondbg/ir/capture.py ``StubDriver``: the target, the cpu torch device and the target's properties) and
+  torch.cuda's device queries; it only compiles, so a launch or a benchmark is an error there;
 - interpreter runs (``runner.set_mode("interpret")``, program mode) ``install`` the full ``StandinDriver``.
 
 What it does not do: make ``torch.cuda.is_available()`` true or give tensors a CUDA device (code that allocates
@@ -204,6 +205,30 @@ def driver_swapped(stand_in) -> Iterator[None]:
         yield
     finally:
         driver._active = saved   # not reset_active(): that would create the real driver (none on a CPU)
+
+
+@contextlib.contextmanager
+def answering_as(arch: Arch, stand_in=None) -> Iterator[None]:
+    """Host code's GPU questions answered as ``arch`` for a block, without the interpreter: Triton's driver is
+    ``stand_in`` (``tritondbg ir``'s compile-only driver) or a ``StandinDriver``, and torch.cuda's device queries
+    (capability, properties, name) are the target's. `tritondbg ir` imports a scenario and runs its launch wrapper
+    under it: a module that asks for the device at import (every Triton tutorial's ``DEVICE = ...``; fla's
+    Hopper checks and config lists) gets the answers the target's GPU would give."""
+    import torch
+
+    saved = {}
+    with driver_swapped(stand_in or StandinDriver(arch)):
+        try:
+            for name, value in _torch_cuda_patches(arch).items():
+                saved[name] = getattr(torch.cuda, name, None)
+                setattr(torch.cuda, name, value)
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    delattr(torch.cuda, name)
+                else:
+                    setattr(torch.cuda, name, value)
 
 
 class StandinKernel:

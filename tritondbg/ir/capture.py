@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterator
 from tritondbg.configs import config_dict, kernel_name
 from tritondbg.errors import UsageError
 from tritondbg.ir.integrity import checked_cache
-from tritondbg.standin import TargetDriver, driver_swapped
+from tritondbg.standin import TargetDriver, answering_as
 
 
 class CaptureError(Exception):
@@ -51,11 +51,59 @@ class Launch:
 
 
 class StubDriver(TargetDriver):
-    """Triton's active driver during a capture: the chosen target, no device, no stream (see tritondbg.standin)."""
+    """Triton's active driver during a capture: the chosen target, no device, no stream (see tritondbg.standin);
+    the device's torch device (cpu) and properties are the stand-in's (fla asks for the shared memory per block),
+    anything that needs a GPU (a launch, a benchmark) is refused."""
+
+    def __init__(self, arch):
+        super().__init__(arch.gpu_target())
+        from tritondbg.standin import StandinDriver
+
+        answers = StandinDriver(arch)
+        self.utils = answers.utils
+        self.get_active_torch_device = answers.get_active_torch_device
 
     def _missing(self, name: str) -> Exception:
         return CaptureError(f"the launch asked Triton's driver for {name!r}, which needs a GPU; `tritondbg ir` only "
                             "compiles (no launch, no benchmark)")
+
+
+class Warmed:
+    """What ``kernel.warmup(...)`` returns under ``tritondbg ir``: the kernel compiled for the target, with what
+    host code reads of it (Triton's tutorial 02 reads ``n_regs`` and ``metadata.shared`` to size its grid):
+    ``n_regs`` / ``n_spills`` from the cubin (cuobjdump; AMD: the compiler's metadata), handles never loaded
+    (``_init_handles`` does nothing: there is no device), a launch through it a no-op (``ir`` launches nothing)."""
+
+    def __init__(self, compiled):
+        self._compiled = compiled
+        self._usage = None
+
+    def __getattr__(self, name):
+        if name in ("n_regs", "n_spills"):
+            return self._resources()[name]
+        return getattr(self._compiled, name)
+
+    def _resources(self) -> dict:
+        if self._usage is None:
+            meta = getattr(self._compiled, "metadata", None)
+            regs, spills = getattr(meta, "num_regs", 0) or 0, getattr(meta, "num_spills", 0) or 0
+            cubin = getattr(self._compiled, "asm", {}).get("cubin")
+            if cubin:
+                from tritondbg.ir.stages import cubin_usage
+
+                try:
+                    usage = cubin_usage(cubin)
+                    regs, spills = usage.get("REG", regs), usage.get("STACK", spills)
+                except Exception:  # noqa: BLE001 - no cuobjdump here: the placeholders
+                    pass
+            self._usage = {"n_regs": regs, "n_spills": spills}
+        return self._usage
+
+    def _init_handles(self):
+        pass
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: None
 
 
 def _bound(fn, args, kwargs) -> dict[str, Any]:
@@ -79,12 +127,13 @@ _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
 @contextlib.contextmanager
-def intercepted(target, decider, launches: list[Launch], select: Callable[[str], bool] | None) -> Iterator[None]:
+def intercepted(arch, decider, launches: list[Launch], select: Callable[[str], bool] | None) -> Iterator[None]:
     """Patch Triton for the duration of one capture (see the module docstring); restores everything after."""
     from triton import knobs
     from triton.runtime.autotuner import Autotuner
     from triton.runtime.jit import JITFunction
 
+    target = arch.gpu_target()
     tuned: list[tuple[str, dict, str]] = []   # stack: (kernel name, config dict, source) of the running autotuner
     events: list[dict] = []
 
@@ -118,7 +167,7 @@ def intercepted(target, decider, launches: list[Launch], select: Callable[[str],
             source = "launch options of the wrapper" if config else "Triton's defaults (not autotuned)"
         launch = Launch(kernel=name, fn=fn, grid=_grid(fn, grid, args, kwargs), config=config, config_source=source)
         launches.append(launch)
-        if select is not None and not select(name):
+        if select is not None and not select(name) and not warmup:  # warmup(): the host reads the compiled kernel
             return None
         del events[:]
         t0 = time.perf_counter()
@@ -139,12 +188,12 @@ def intercepted(target, decider, launches: list[Launch], select: Callable[[str],
         launch.compiled = kernel
         launch.events = list(events)
         launch.cache_hit = events[-1]["cache_hit"] if events else None
-        return kernel
+        return Warmed(kernel) if warmup else kernel
 
     JITFunction.run, Autotuner.run = jit_run, tuner_run
     knobs.compilation.listener = listener
     try:
-        with driver_swapped(StubDriver(target)), checked_cache():
+        with answering_as(arch, StubDriver(arch)), checked_cache():
             yield
     finally:
         JITFunction.run, Autotuner.run = original_jit_run, original_tuner_run
@@ -193,6 +242,9 @@ def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
         line = line.strip()
         if _ERROR_LINE.search(line) and not any(g in line for g in _GENERIC):
             return line
+    for line in log.splitlines():  # MLIR's note on which pass failed, when its error line only says one did
+        if "Pipeline failed while executing" in line:
+            return line.strip().split(": reproducer generated")[0]
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
@@ -247,12 +299,11 @@ def capture(scenario, case, dtype: str, arch, decider, select: Callable[[str], b
     sweep): building a GPU-size case's inputs costs far more than a cache hit (attention prefill: ~1.2 s)."""
     from tritondbg.runner import kernel_error_message
 
-    target = arch.gpu_target()
     if inputs is None:
         inputs = case_inputs(scenario, case, dtype)
     launches: list[Launch] = []
     before = _entries(decider.cache_dir)
-    with intercepted(target, decider, launches, select):
+    with intercepted(arch, decider, launches, select):
         try:
             scenario.launch_for(case)(**inputs)
         except BaseException as exc:

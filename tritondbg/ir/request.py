@@ -78,7 +78,11 @@ def _capture_all(req: Request):
 
     check_supported(req.arch)   # one line before any work, not a compiler's wall of text
     runner.set_mode("compiled")
-    scenario = loader.load(req.target)
+    from tritondbg.ir.capture import StubDriver
+    from tritondbg.standin import answering_as
+
+    with answering_as(req.arch, StubDriver(req.arch)):  # import-time device questions: the target's answers
+        scenario = loader.load(req.target)
     case = runner.select_cases(scenario, req.case, interpret=False)
     if req.case == "all" or len(case) != 1:
         raise UsageError("`ir` compiles one case at a time; name one with --case")
