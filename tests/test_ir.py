@@ -481,3 +481,13 @@ def test_ir_imports_a_library_as_the_target_would(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     items = {i["kernel"]: i for i in json.loads(p.stdout)}
     assert items["chunk_fwd_kernel_h"]["config"]["BK"] == 32, items["chunk_fwd_kernel_h"]["config"]
+
+
+def test_stats_table_piped_keeps_every_label_and_names_each_config(tmp_path):
+    """`ir --all-configs --stats` into a pipe or a file: the table at its natural width (at 80 columns every label
+    was cut, "registers / thread" to "re…"), each column of the same kernel and target headed "config N"."""
+    p = run_cli(["ir", "add", "--all-configs", "--stats"], _env(tmp_path / "cache", tmp_path / "out"), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "registers / thread" in p.stdout and "shared memory" in p.stdout and "…" not in p.stdout, p.stdout[:2000]
+    header = p.stdout.splitlines()[:4]
+    assert any("config 1" in ln and "config 2" in ln for ln in header), header

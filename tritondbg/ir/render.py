@@ -82,7 +82,7 @@ def stats_table(rows: list[dict], out_file: str | None = None) -> None:
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     table.add_column("")
     for r in rows:
-        table.add_column(f"{r['kernel']}\n{r['arch']}", justify="right")
+        table.add_column(_stats_header(r, rows), justify="right")
     def shared(r):
         if r.get("shared") is None:
             return "-"
@@ -106,11 +106,28 @@ def stats_table(rows: list[dict], out_file: str | None = None) -> None:
             table.add_row(f"[bold]{source} instructions[/]", *["" for _ in rows])
         for n in names:
             table.add_row(f"  {n}", *[str(r["instruction_mix"].get(source, {}).get(n, 0)) for r in rows])
+    # a file or a pipe gets the table's natural width (at 80 columns every label and config was cut to "BL…")
     if out_file:
         with open(out_file, "w") as f:
-            Console(file=f, highlight=False, width=200, color_system=None).print(table)
+            Console(file=f, highlight=False, width=_UNBOUNDED, color_system=None).print(table)
     else:
-        Console(highlight=False).print(table)
+        Console(highlight=False, width=None if sys.stdout.isatty() else _UNBOUNDED).print(table)
+
+
+_UNBOUNDED = 100_000  # a console width no table reaches: rich then lays it out at its natural width
+
+
+def _stats_header(r: dict, rows: list[dict]) -> str:
+    """A column's header: kernel and target, and what tells it from a column of the same kernel and target (its
+    dtype under --diff dtype=...; "config N" under --all-configs)."""
+    same = [o for o in rows if o["kernel"] == r["kernel"] and o["arch"] == r["arch"]]
+    lines = [r["kernel"], r["arch"]]
+    if len(same) > 1:
+        if len({o.get("dtype") for o in same}) > 1:
+            lines.append(str(r.get("dtype")))
+        if len({str(o.get("config")) for o in same}) > 1:  # the "config" row below spells it out
+            lines.append(f"config {same.index(r) + 1}")
+    return "\n".join(lines)
 
 
 def _v(x) -> str:
