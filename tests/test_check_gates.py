@@ -100,6 +100,7 @@ def test_sigint_exits_130_and_every_unfinished_item_says_interrupted(cli_env, tm
     ("no_return", ["launch returned None", "forget `return`"]),
     ("ref_str", ["reference `reference_str`", "mistakes.py:", "returned str, not a tensor"]),
     ("bad_inputs", ["make_inputs `make_inputs_raises`", "mistakes.py:", "ValueError: bad shape parameter"]),
+    ("inputs_list", ["make_inputs `make_inputs_list`", "returned list, not a dict"]),  # it blamed the reference
 ])
 def test_a_run_that_compared_nothing_fails_naming_the_callable(name, words):
     target = f"{DATA / 'mistakes.py'}::{name}"

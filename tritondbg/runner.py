@@ -10,6 +10,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from typing import Any, Sequence
 
 from tritondbg import loader
@@ -259,6 +260,11 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
         inputs = scenario.make_inputs(case, tdtype, device, generator)
     except Exception as exc:  # noqa: BLE001 - a broken scenario is a result naming the callable, not a crash
         result.status, result.message = "error", _raised("make_inputs", scenario.make_inputs, exc)
+        return result
+    if not isinstance(inputs, Mapping):  # it would surface as the reference's "argument after ** must be a mapping"
+        result.status = "error"
+        result.message = (f"make_inputs {describe_callable(scenario.make_inputs)} returned {type(inputs).__name__}, "
+                          "not a dict of argument name -> value (the launch and the reference take them by name)")
         return result
     reference = scenario.reference_for(case)
     t0 = time.perf_counter()

@@ -19,6 +19,10 @@ def make_inputs_raises(case, dtype, device, generator):
     raise ValueError("bad shape parameter")
 
 
+def make_inputs_list(case, dtype, device, generator):
+    return [torch.ones(case.params["n"], dtype=dtype, device=device)]  # a list: the arguments need their names
+
+
 def reference_in_place(x):
     return x.add_(1.0).float()  # changes x: the launch must still see the original
 
@@ -41,6 +45,7 @@ _CASES = [Case("tiny", params=dict(n=100))]
 no_return = Scenario("no_return", make_inputs, launch_no_return, reference, _CASES, kernels=[add_one])
 ref_str = Scenario("ref_str", make_inputs, launch, reference_str, _CASES, kernels=[add_one])
 bad_inputs = Scenario("bad_inputs", make_inputs_raises, launch, reference, _CASES, kernels=[add_one])
+inputs_list = Scenario("inputs_list", make_inputs_list, launch, reference, _CASES, kernels=[add_one])
 ref_in_place = Scenario("ref_in_place", make_inputs, launch, reference_in_place, _CASES, kernels=[add_one])
 no_cases = Scenario("no_cases", make_inputs, launch, reference, [], kernels=[add_one])  # an empty case list
 all_refused = Scenario("all_refused", make_inputs, launch_refused, reference, _CASES, kernels=[refuses_every_config])
