@@ -64,6 +64,9 @@ def test_trace_shows_each_loop_iteration(cli_env):
     assert len({w["value"] for w in sums}) == 3  # the running row sum changes every iteration
     start = [s["values"]["start"]["value"] for s in log["steps"] if "start" in s.get("values", {})]
     assert start == [0, 64, 128]
+    # lines before `acc` exists: the watch is "undefined" in the log and not printed (it printed a NameError)
+    first = next(s for s in log["steps"] if s["event"] == "line")
+    assert first["watch"]["tl.sum(acc, 0)"] == {"kind": "undefined"} and "NameError" not in p.stdout
 
 
 def test_break_opens_pdb_with_block_helpers(cli_env):

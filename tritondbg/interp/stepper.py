@@ -225,6 +225,8 @@ class Stepper(Instrument, hooks.Listener):
         try:
             with sanitize.suspended():
                 return self._summ(eval(expr, frame.f_globals, dict(frame.f_locals)))
+        except NameError:  # a name the kernel has not assigned yet: not shown until it is
+            return {"kind": "undefined"}
         except Exception as exc:
             return {"kind": "error", "error": f"{type(exc).__name__}: {exc}"}
 

@@ -149,7 +149,7 @@ def print_steps(con: Console, r) -> None:
         con.print(f"  {pad}[bold]{st['line']:>4}[/]{hit}  {escape(st['source'])}")
         lines = [f"  {pad}        {escape(name)} = {escape(values.text(v))}" for name, v in st["values"].items()]
         lines += [f"  {pad}        [magenta]watch[/] {escape(expr)} = {escape(values.text(v))}"
-                  for expr, v in (st.get("watch") or {}).items()]
+                  for expr, v in (st.get("watch") or {}).items() if v.get("kind") != "undefined"]
         nxt = steps[i + 1] if i + 1 < len(steps) else None
         if nxt is not None and (nxt.get("depth") or 0) > depth and nxt["launch"] == st["launch"]:
             deferred.append((depth, lines))
