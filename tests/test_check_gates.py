@@ -140,6 +140,20 @@ def test_a_kernel_error_in_a_gate_names_the_kernel_line_and_pid(gate):
         assert f"shim_cases.py:{line}: pid (0, 0, 0): ValueError" in out.reason, out.reason
 
 
+def test_case_option_on_a_file_of_scenarios_runs_those_that_have_it():
+    """`check FILE --case odd`: the scenarios of FILE that have the case (it was an unknown-case error for the first
+    scenario without it); a case no scenario has is one usage line naming the cases there are."""
+    from tritondbg.check import session
+    from tritondbg.errors import UsageError
+
+    target = str(DATA / "two_scenarios.py")
+    items = session.plan([target], ["correctness"], device="cpu", case="odd")
+    assert [it.label for it in items] == ["two_scenarios::both"]
+    assert len(session.plan([target], ["correctness"], device="cpu", case="tiny")) == 2
+    with pytest.raises(UsageError, match="no scenario in .* has a case 'huge'; its cases: odd, tiny"):
+        session.plan([target], ["correctness"], device="cpu", case="huge")
+
+
 def test_interpret_fails_a_launch_that_returns_none(cli_env):
     p = run_cli(["interpret", f"{DATA / 'mistakes.py'}::no_return"], cli_env)
     assert p.returncode == 1 and "launch returned None" in p.stdout and "Traceback" not in p.stderr
