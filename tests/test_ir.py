@@ -376,6 +376,7 @@ def test_all_configs_emits_one_per_config(shared):
     (["ir", "add", "--config", "BLOCK=1024", "--all-configs"], "--config and --all-configs exclude each other"),
     (["ir", "gemm", "--diff", "arch=sm_80", "colour=red"], "bad --diff side 'colour=red'"),
     (["ir", "gemm", "--config", "BLOCK_M=7"], "no config of gemm_kernel has BLOCK_M=7"),
+    (["ir", "add", "--out", "/nonexistent_dir/x.ptx"], "--out /nonexistent_dir/x.ptx: no folder"),  # before compiling
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
     p = run_cli(args, _env(tmp_path / "cache", tmp_path / "traces"))

@@ -27,6 +27,8 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
         raise UsageError("--config and --all-configs exclude each other")
     if diff and (all_configs or as_json):
         raise UsageError("--diff compares two single requests: drop --all-configs / --json")
+    if out_file and not os.path.isdir(os.path.dirname(os.path.abspath(out_file))):  # before any compile
+        raise UsageError(f"--out {out_file}: no folder {os.path.dirname(os.path.abspath(out_file))}")
     the_arch, arch_source = resolve_arch(arch)
     stage = check_stage(stage, the_arch)
     req = Request(target, the_arch, arch_source, case=case, dtype=dtype, config=config, all_configs=all_configs)
