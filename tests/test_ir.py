@@ -492,3 +492,12 @@ def test_stats_table_piped_keeps_every_label_and_names_each_config(tmp_path):
     assert "registers / thread" in p.stdout and "shared memory" in p.stdout and "…" not in p.stdout, p.stdout[:2000]
     header = p.stdout.splitlines()[:4]
     assert any("config 1" in ln and "config 2" in ln for ln in header), header
+
+
+def test_all_configs_on_a_kernel_without_an_autotuner_says_so(tmp_path):
+    """--all-configs where nothing is autotuned: the one launch as it is, and a note saying there was nothing to
+    sweep (it printed the launch as if it were the sweep)."""
+    pytest.importorskip("liger_kernel")
+    p = run_cli(["ir", str(REPO / "tests" / "third_party" / "liger_swiglu.py"), "--all-configs", "--stage", "ttir"],
+                _env(tmp_path / "cache", tmp_path / "out"), timeout=600)
+    assert p.returncode == 0 and "launches no autotuned kernel" in p.stderr and "tt.func" in p.stdout, p.stderr[-2000:]

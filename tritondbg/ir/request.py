@@ -6,13 +6,13 @@ or miss), and the result is stored in the index for next time.
 """
 from __future__ import annotations
 
-from tritondbg.configs import config_dict
-
 import os
+import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
 from tritondbg import settings
+from tritondbg.configs import config_dict
 from tritondbg.errors import UsageError
 from tritondbg.ir import index
 from tritondbg.ir.item import COMPILED, IN_PROCESS, NOT_COMPILED, TRITON_HIT, IRItem, specialization
@@ -100,6 +100,9 @@ def _capture_all(req: Request):
     launches = capture(scenario, case, dtype, req.arch, decider, inputs=inputs)
     items = [_item(la, scenario, case, dtype, req) for la in launches]
     if req.all_configs:
+        if not any(la.kernel in tuners for la in launches):  # nothing to sweep: say so, show the launch
+            print(f"note: --all-configs: {scenario.name} launches no autotuned kernel; its "
+                  f"{len(launches)} launch(es) as they are", file=sys.stderr)
         items = _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) + \
             [i for i in items if i.kernel not in tuners]
     return items, decider.watch
