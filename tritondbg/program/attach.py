@@ -237,8 +237,6 @@ def user_stack(limit: int = 8) -> list[tuple[str, int, str]]:
     launch plumbing: methods of its autotuner or heuristics subclasses, e.g. flash-linear-attention's
     ``CachedAutotuner.run``, which would otherwise be named as the launch site)."""
     skip = tuple(_skip_dirs())
-    from triton.runtime.jit import KernelInterface
-
     out = []
     f = sys._getframe(2)
     while f is not None and len(out) < limit:
@@ -246,7 +244,7 @@ def user_stack(limit: int = 8) -> list[tuple[str, int, str]]:
         path = os.path.abspath(fname)
         code = f.f_code
         plumbing = code.co_name in _PLUMBING and code.co_varnames[:1] == ("self",) \
-            and isinstance(f.f_locals.get("self"), KernelInterface)
+            and isinstance(f.f_locals.get("self"), _INTERFACE)
         if not path.startswith(skip) and not fname.startswith("<") and not plumbing:
             out.append((path, f.f_lineno, f.f_code.co_name))
         f = f.f_back
@@ -351,6 +349,7 @@ def _tuned_fn(tuner):
 
 
 _KERNEL_TYPES: tuple = ()  # JITFunction (and InterpretedFunction): set by ``install``
+_INTERFACE: tuple = ()  # Triton's KernelInterface (kernels, autotuners, heuristics): set by ``install``
 
 
 def _wrap_tuner_run(orig):
@@ -397,9 +396,9 @@ def install() -> None:
     from triton.runtime import autotuner as A
     from triton.runtime import jit as J
 
-    global _KERNEL_TYPES
+    global _KERNEL_TYPES, _INTERFACE
     targets = [(J.JITFunction, "run", lambda o: _wrap_run(o, False))]
-    _KERNEL_TYPES = (J.JITFunction,)
+    _KERNEL_TYPES, _INTERFACE = (J.JITFunction,), (J.KernelInterface,)
     try:
         from triton.runtime import interpreter as I
 
