@@ -501,3 +501,14 @@ def test_all_configs_on_a_kernel_without_an_autotuner_says_so(tmp_path):
     p = run_cli(["ir", str(REPO / "tests" / "third_party" / "liger_swiglu.py"), "--all-configs", "--stage", "ttir"],
                 _env(tmp_path / "cache", tmp_path / "out"), timeout=600)
     assert p.returncode == 0 and "launches no autotuned kernel" in p.stderr and "tt.func" in p.stdout, p.stderr[-2000:]
+
+
+def test_diff_across_backends_without_a_stage_shows_ttgir(tmp_path):
+    """--diff arch=sm_90 arch=gfx942 with no --stage: the default (ptx) does not exist for gfx942, so both sides
+    show ttgir with a note (it was a usage error); an explicit --stage ptx stays one."""
+    env = _env(tmp_path / "cache", tmp_path / "out")
+    p = run_cli(["ir", "add", "--diff", "arch=sm_90", "arch=gfx942"], env, timeout=600)
+    assert p.returncode == 0 and "both sides show ttgir" in p.stderr, p.stderr[-2000:]
+    assert 'ttg.target = "cuda:90"' in p.stdout and 'ttg.target = "hip:gfx942"' in p.stdout, p.stdout[-2000:]
+    p = run_cli(["ir", "add", "--diff", "arch=sm_90", "arch=gfx942", "--stage", "ptx"], env, timeout=600)
+    assert p.returncode == 2 and "--stage ptx does not exist for gfx942" in p.stderr

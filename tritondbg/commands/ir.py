@@ -30,11 +30,12 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
     if out_file and not os.path.isdir(os.path.dirname(os.path.abspath(out_file))):  # before any compile
         raise UsageError(f"--out {out_file}: no folder {os.path.dirname(os.path.abspath(out_file))}")
     the_arch, arch_source = resolve_arch(arch)
+    stage_given = stage is not None
     stage = check_stage(stage, the_arch)
     req = Request(target, the_arch, arch_source, case=case, dtype=dtype, config=config, all_configs=all_configs)
     try:
         if diff:
-            return _diff(req, diff, stage, kernel, use_index)
+            return _diff(req, diff, stage, kernel, use_index, stage_given)
         items, _ = resolve(req, use_index=use_index)
         items = pick(items, kernel)
         if stats or as_json:
@@ -103,7 +104,7 @@ def _stats(items, as_json, out_file) -> int:
     return 0
 
 
-def _diff(req, sides, stage, kernel, use_index) -> int:
+def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int:
     from tritondbg.ir import render
     from tritondbg.ir.diff import parse_side, stats_rows, unified
     from tritondbg.ir.request import pick, resolve
@@ -116,6 +117,10 @@ def _diff(req, sides, stage, kernel, use_index) -> int:
         r = req
         if "arch" in changes:
             a = parse_arch(changes["arch"])
+            if stage not in a.stages() and not stage_given:  # two backends (sm_90 / gfx942): the layouts' stage
+                print(f"note: --diff: {a.name} has no {stage}; both sides show ttgir (--stage chooses)",
+                      file=sys.stderr)
+                stage = "ttgir"
             if stage not in a.stages():
                 raise UsageError(f"--stage {stage} does not exist for {a.name}; diff a stage both targets have")
             check_supported(a)
