@@ -154,6 +154,14 @@ def test_case_option_on_a_file_of_scenarios_runs_those_that_have_it():
         session.plan([target], ["correctness"], device="cpu", case="huge")
 
 
+def test_interpret_says_where_a_crashing_launch_died(cli_env):
+    """A launch wrapper that segfaults the process (interpret runs in-process): Python's fatal-error stack names
+    the wrapper's line (it ended with no word at all); the exit status is the signal's."""
+    p = run_cli(["interpret", f"{DATA / 'crash.py'}::segv"], cli_env)
+    assert p.returncode != 0 and "Segmentation fault" in p.stderr, p.stderr[-2000:]
+    assert f'File "{DATA / "crash.py"}", line' in p.stderr and "launch_and_die" in p.stderr, p.stderr[-2000:]
+
+
 def test_interpret_fails_a_launch_that_returns_none(cli_env):
     p = run_cli(["interpret", f"{DATA / 'mistakes.py'}::no_return"], cli_env)
     assert p.returncode == 1 and "launch returned None" in p.stdout and "Traceback" not in p.stderr

@@ -162,6 +162,7 @@ def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize,
     launch; exit status: the program's failure, else 1 with a finding, else 0 (its options:
     `tritondbg interpret --help --`).
     """
+    _report_crashes()
     sys.exit(execute(kernel, mode="interpret", case=case, dtype=dtype, config=config, seed=seed,
                      as_json=as_json, out_dir=out_dir, sanitize=sanitize, pid=pid, trace=trace, watch=watch,
                      breaks=breaks, all_configs=all_configs, arch=arch, timeout=timeout))
@@ -178,5 +179,15 @@ def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize,
 @_timeout_option
 def run_cmd(kernel, case, dtype, config, seed, as_json, out_dir, timeout):
     """Run KERNEL compiled on the local GPU (autotuned unless --config) and compare it with its reference."""
+    _report_crashes()
     sys.exit(execute(kernel, mode="compiled", case=case, dtype=dtype, config=config, seed=seed,
                      as_json=as_json, out_dir=out_dir, timeout=timeout))
+
+
+def _report_crashes() -> None:
+    """A crash of the process itself (a segfault in a launch wrapper's C call, a driver fault) prints Python's
+    stack (faulthandler: the innermost frame is the line to look at) instead of ending with no word; `check`
+    runs its items in workers and reports such a crash as the item's error."""
+    import faulthandler
+
+    faulthandler.enable(all_threads=False)
