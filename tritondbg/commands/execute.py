@@ -190,4 +190,7 @@ def _report_crashes() -> None:
     runs its items in workers and reports such a crash as the item's error."""
     import faulthandler
 
-    faulthandler.enable(all_threads=False)
+    try:
+        faulthandler.enable(all_threads=False)
+    except (AttributeError, OSError, ValueError):  # a stderr without a file descriptor (click's CliRunner)
+        pass
