@@ -249,7 +249,8 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
         from tritondbg.interp.sanitize import Sanitizer
     except ImportError as e:
         return GateOutcome(scenario.name, "sanitize", SKIP, f"sanitizers not available: {e}")
-    empty = _nothing_ran(scenario, "sanitize", GateContext(device="cpu", case=ctx.case))
+    ctx_cpu = GateContext(device="cpu", case=ctx.case)  # the sanitizers run under the interpreter
+    empty = _nothing_ran(scenario, "sanitize", ctx_cpu)
     if empty:
         return empty
     if runner.current_mode() != "interpret":
@@ -265,7 +266,7 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
         for case in _cases(scenario, ctx):
             for dtype in case.dtypes:
                 results.append(runner.run_case(scenario, case, dtype, device="cpu", seed=ctx.seed,
-                                               instruments=_attributed(GateContext(device="cpu"), Sanitizer())))
+                                               instruments=_attributed(ctx_cpu, Sanitizer())))
     findings = [(r, f) for r in results for f in r.findings if f.get("severity", "error") == "error"]
     if findings:
         r, f = findings[0]

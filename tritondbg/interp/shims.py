@@ -218,13 +218,19 @@ def _builtin_aliases(fn, scope) -> None:
 
     changes = list(getattr(scope, "_changes", ()))
     patched = {id(original): (obj, name) for obj, name, original in changes if tl.core.is_builtin(original)}
+    _rebind_globals(fn, scope, {key: getattr(*hit) for key, hit in patched.items()})
+
+
+def _rebind_globals(fn, scope, replacements: dict) -> None:
+    """For the launch: each name of ``fn``'s module bound to an object whose id is a key of ``replacements``
+    is bound to its replacement instead (the scope restores it)."""
     view = None
     for name, value in list(fn.__globals__.items()):
-        hit = patched.get(id(value))
-        if hit is None or getattr(*hit) is value:
+        new = replacements.get(id(value))
+        if new is None or new is value:
             continue
         view = view or _GlobalsAttrs(fn.__globals__)
-        scope.set_attr(view, name, getattr(*hit))
+        scope.set_attr(view, name, new)
 
 
 def _gdc_noop(*args, **kwargs):
@@ -242,18 +248,16 @@ def _grid_dependency(fn, scope) -> None:
         from triton.language.extra.cuda import gdc
     except ImportError:  # a Triton without them: nothing to stand in for
         return
-    view = None
+    originals = {}
     for name in ("gdc_wait", "gdc_launch_dependents"):
         original = getattr(gdc, name, None)
         if original is None:
             continue
+        originals[id(original)] = _gdc_noop
         for mod in (gdc, cuda):
             if getattr(mod, name, None) is original:
                 scope.set_attr(mod, name, _gdc_noop)
-        for gname, value in list(fn.__globals__.items()):
-            if value is original:
-                view = view or _GlobalsAttrs(fn.__globals__)
-                scope.set_attr(view, gname, _gdc_noop)
+    _rebind_globals(fn, scope, originals)
 
 
 def _lang_extras():
