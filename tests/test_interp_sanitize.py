@@ -193,3 +193,19 @@ def test_buffer_knows_views_with_gaps():
     assert b.where(view.data_ptr() + 24) == "v[1, 0]"
     t = buffer_of("t", torch.zeros(3, 5).t())  # a transpose is dense
     assert t.dense and t.where(t.data_ptr + 4) == "t[1, 0]"  # strides (1, 5): one element down dim 0
+
+
+@pytest.mark.parametrize("name", ["relu", "where", "max"])
+def test_undefined_lanes_laundered_by_an_op_are_still_poison(name):
+    """``tl.maximum(x, 0.0)`` / ``tl.where(x > 0, x, 0.0)`` turn the NaN poison into 0, and an int32 label's poison
+    (its smallest value) never wins ``tl.max``: the interpreter's values match the reference, the GPU's garbage
+    would not. Reported at the load's line; the twin (``other=``) stays clean."""
+    path = ZOO / "undefined_lanes.py"
+    rec = run(f"{path}::{name}_buggy")
+    src = path.read_text().splitlines()
+    line = next(i + 1 for i, ln in enumerate(src) if "laundered below" in ln)
+    hits = [f for r in rec.results for f in r.findings if f["kind"] == "poison"]
+    assert not rec.passed and hits and {f["line"] for f in hits} == {line}, [(f["kind"], f["line"]) for f in hits]
+    assert "enter tl." in hits[0]["message"]
+    twin = run(f"{path}::{name}_twin")
+    assert twin.passed and [f for r in twin.results for f in r.findings] == []

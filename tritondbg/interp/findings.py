@@ -78,8 +78,9 @@ def _message(e: dict) -> str:
                          + (f" (stored at line {e['stored_at']} by pid {_fmt_pid(e['pid'])})" if e.get("stored_at") else ""))
         if e.get("reaches"):
             parts.append("they enter " + ", ".join(e["reaches"]))
-        return (text + ": " + "; ".join(parts) + ". The interpreter returns 0 there, the GPU garbage: "
-                "give the load other= or keep those lanes out of the result")
+        return (text + ": " + "; ".join(parts) + ". On the GPU those lanes hold garbage (a bare "
+                "TRITON_INTERPRET=1 gives 0, the sanitizers NaN): give the load other= or keep those lanes out of "
+                "the result")
     if kind == "masked_reduction":
         ex = e.get("example")
         example = f"; e.g. lane {tuple(ex[0])} holds {ex[1]:.6g}" if ex else ""

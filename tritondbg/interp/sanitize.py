@@ -6,7 +6,8 @@
 - race: two programs of one launch writing the same element with plain (non-atomic) stores.
 - poison: lanes a masked load leaves undefined (no ``other``) are filled with NaN carrying the load's
   id in its payload (ints: the type's min, unsigned max), so code that reads them fails the reference
-  check; reported at the load's line when such a NaN reaches an output (or a reduction that skips NaN).
+  check; reported at the load's line when such a NaN reaches an output, or when such lanes enter a reduction or
+  a dot, whatever ops since the load made of the NaN (``tl.where(x > 0, x, 0.0)``: garbage on the GPU).
 - masked_reduction: padding lanes (``other``) that change a sum/max/min/dot (see shadow.py).
 - nan_inf: when an output holds NaN/Inf where the reference is finite, the first op (line, pid) that
   made a NaN/Inf its inputs did not hold.
@@ -394,8 +395,7 @@ class Sanitizer(Instrument, hooks.Listener):
                 idx = tuple(int(i) for i in np.argwhere(defined_bad)[0])
                 e["example"] = (list(idx), float(x[idx]))
         if undefined_bad.any():
-            self._poison_reached(p[undefined_bad], f"tl.{kind} at line {site[1]}"
-                                 + (" (which skips NaN, so the interpreter hides it)" if kind != "sum" else ""))
+            self._poison_reached(p[undefined_bad], f"tl.{kind} at line {site[1]}")
 
     def dot_event(self, bad, frame) -> None:
         def_a, def_b, und_a, und_b, pa, pb = bad

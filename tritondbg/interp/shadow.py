@@ -80,7 +80,10 @@ def _value_aware_pad(op, ins, pads, shape):
         zb = pb if pb is not None else np.zeros(shape, np.uint8)
         take_a = fa > fb if op in (np.maximum, np.fmax) else fa < fb
         tie = fa == fb
-        return np.where(tie, np.minimum(za, zb), np.where(take_a, za, zb))
+        chosen = np.where(tie, np.minimum(za, zb), np.where(take_a, za, zb))
+        # an undefined operand (k >= 3) holds garbage on the GPU, which may win whatever the interpreter's
+        # poison did (``tl.maximum(x, 0.0)`` drops the NaN): the result stays undefined
+        return np.maximum(chosen, np.maximum(np.where(za >= 3, za, zero), np.where(zb >= 3, zb, zero)))
     if ta is None:
         return tb
     return ta if tb is None else np.maximum(ta, tb)
@@ -224,6 +227,15 @@ def _reduce_kind(combine_fn) -> str:
     return "other"
 
 
+def _unknown(x: np.ndarray, undefined: np.ndarray) -> np.ndarray:
+    """``x`` with its undefined lanes (a masked load's without ``other``) as NaN: on the GPU they hold garbage,
+    whatever the ops since the load made of the interpreter's poison (``tl.where(x > 0, x, 0.0)`` turns its
+    NaN into 0; an integer's poison is the smallest value, which no max picks)."""
+    if not undefined.any():
+        return x
+    return np.where(undefined, np.nan, x.astype(np.float64, copy=False))
+
+
 def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None):
     """Lanes of padding that change a reduction: (defined_bad, undefined_bad) boolean arrays over x, the
     undefined ones holding poison ids; None when nothing changes. Slices that are all padding are skipped
@@ -235,6 +247,7 @@ def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None):
     live = padded & ~allpad
     if not live.any():
         return None
+    x = _unknown(x, live & (p >= 3))
     if kind == "sum":
         bad = live & ((x != 0) | np.isnan(x))
     elif kind in ("max", "argmax"):
@@ -320,6 +333,7 @@ def check_dot(a: np.ndarray, b: np.ndarray, pa, pb):
     out_pad = rowpad[..., :, None] | colpad[..., None, :]
     live_a = (pa >= 2) & ~rowpad[..., :, None]
     live_b = (pb >= 2) & ~colpad[..., None, :]
+    a, b = _unknown(a, live_a & (pa >= 3)), _unknown(b, live_b & (pb >= 3))
     bad_a = live_a & ((a != 0) | np.isnan(a))
     bad_b = live_b & ((b != 0) | np.isnan(b))
     if not bad_a.any() and not bad_b.any():
