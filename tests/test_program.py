@@ -263,6 +263,18 @@ def test_autotuned_kernel_runs_one_pinned_config_in_a_program(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_each_autotune_key_runs_the_first_config_its_own_pruning_keeps(tmp_path):
+    """n = 1024 keeps BLOCK=256 first, n = 192 only BLOCK=64 (an early_config_prune for a kernel with no mask): the
+    second key ran BLOCK=256 (grid 0, the output never written) when the pruning was done once per kernel."""
+    report = tmp_path / "f.json"
+    out = run(["interpret", "--json", str(report), "--", "python", str(DATA / "programs.py"), "pruned"])
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert json.loads(report.read_text())["pinned_configs"] == {
+        "triple_kernel": ["BLOCK=256,num_warps=4,num_stages=3", "BLOCK=64,num_warps=4,num_stages=3"]}
+    assert "one config per autotune key" in out.stderr
+
+
+@pytest.mark.interpreter
 def test_a_program_asking_for_a_cuda_tensor_gets_one_line_saying_what_to_do():
     """torch.zeros(..., device="cuda") on a machine without CUDA: the program's own traceback, then one tritondbg
     line naming the device to use instead; the exit status is the program's."""

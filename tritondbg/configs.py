@@ -157,6 +157,7 @@ class Pinning:
         self.used: dict[str, dict[str, Any]] = {}
         self.sources: dict[str, str] = {}
         self.tried: dict[str, list] = {}  # kernel name -> the configs its autotuner would try (after pruning)
+        self.ran: dict[str, list] = {}  # kernel name -> each config it ran (pinned per call: one per autotune key)
         self.skipped: dict[str, list[str]] = {}  # kernel name -> default candidates that were not applicable
 
     @contextlib.contextmanager
@@ -174,16 +175,18 @@ class Pinning:
             chosen, source = pinning.pins.get(id(tuner), (None, ""))
             if chosen is not None and bundled is not None:
                 bundled.PINNED.add(name)  # a bundled wrapper must not race another kernel past this pin
-            if len(tuner.configs) > 1 and name not in pinning.tried:
-                # the autotuner's own rules (early_config_prune, perf_model + top_k), as Autotuner.run applies them
-                tuner.nargs = dict(zip(tuner.arg_names, args))
-                pinning.tried[name] = list(tuner.prune_configs(kwargs))
-                _LAST_TRIED[name] = pinning.tried[name]
             candidates = [chosen]
-            if chosen is None and pinning.pin_all and len(tuner.configs) > 1:
-                # the first config the autotuner would try that can run at all: like Triton's benchmark, skip
-                # the ones that fail their own tl.static_assert (they would time as inf)
-                candidates, source = pinning.tried[name], "default"
+            if len(tuner.configs) > 1 and (name not in pinning.tried or chosen is None and pinning.pin_all):
+                # the autotuner's own rules (early_config_prune, perf_model + top_k), as Autotuner.run applies them
+                # to each new key: pruned for this call's arguments (n = 192 may rule out what n = 1024 kept)
+                tuner.nargs = dict(zip(tuner.arg_names, args))
+                pruned = list(tuner.prune_configs(kwargs))
+                pinning.tried.setdefault(name, pruned)
+                _LAST_TRIED.setdefault(name, pruned)
+                if chosen is None and pinning.pin_all:
+                    # the first config the autotuner would try that can run at all: like Triton's benchmark, skip
+                    # the ones that fail their own tl.static_assert (they would time as inf)
+                    candidates, source = pruned, "default"
             if candidates[0] is None:
                 result = original(tuner, *args, **kwargs)
                 if tuner.best_config is not None:
@@ -207,6 +210,8 @@ class Pinning:
                     tuner.configs = saved
                     pinning.used[name] = config_dict(chosen)
                     pinning.sources[name] = source
+                    if pinning.used[name] not in pinning.ran.setdefault(name, []):
+                        pinning.ran[name].append(pinning.used[name])
 
         Autotuner.run = run
         try:

@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|autotuned_out|cuda|subclass`."""
+autotuned|autotuned_out|pruned|cuda|subclass`."""
 import os
 import sys
 import time
@@ -53,7 +53,27 @@ def double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
 
 
+def _dividing(configs, named_args, **kwargs):
+    return [c for c in configs if named_args["n"] % c.kwargs["BLOCK"] == 0]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (256, 128, 64)], key=["n"],
+                 prune_configs_by={"early_config_prune": _dividing})
+@triton.jit
+def triple_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """y = 3 x with no mask: right only for a BLOCK that divides n, which its pruning keeps."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 3)
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "pruned":                     # two keys whose pruning keeps different first configs
+        for n in (1024, 192):
+            x = torch.randn(n)
+            y = torch.full_like(x, float("nan"))
+            triple_kernel[lambda meta: (n // meta["BLOCK"],)](x, y, n)
+            assert torch.equal(y, 3 * x), f"n = {n}: wrong"
+        sys.exit(0)
     if sys.argv[1] == "autotuned_out":              # an autotuned kernel with a pure output, on Triton's device
         DEVICE = triton.runtime.driver.active.get_active_torch_device()
         x = torch.arange(100, dtype=torch.float32, device=DEVICE)

@@ -171,13 +171,15 @@ def _pin_autotuners() -> None:
 
 
 def pinned_configs() -> dict:
-    """kernel name -> the config string it ran under the interpreter's pinning (``_pin_autotuners``)."""
+    """kernel name -> the config strings it ran under the interpreter's pinning (``_pin_autotuners``): one per
+    autotune key whose pruning kept another first config."""
     pinning = _state.get("pinning")
     if pinning is None:
         return {}
     from tritondbg.configs import config_str
 
-    return {name: config_str(used) for name, used in pinning.used.items() if pinning.sources.get(name) == "default"}
+    return {name: [config_str(c) for c in ran] for name, ran in pinning.ran.items()
+            if pinning.sources.get(name) == "default"}
 
 
 def write_summary() -> None:

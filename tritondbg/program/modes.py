@@ -134,15 +134,17 @@ def _merge_pinned(summaries) -> dict:
     """kernel -> the config(s) its autotuner was pinned to in the program's processes (interpreted runs)."""
     out: dict[str, list] = {}
     for s in summaries:
-        for name, config in (s.get("pinned") or {}).items():
-            if config not in out.setdefault(name, []):
-                out[name].append(config)
+        for name, configs in (s.get("pinned") or {}).items():
+            for config in configs:
+                if config not in out.setdefault(name, []):
+                    out[name].append(config)
     return out
 
 
 def _err_pinned(pinned: dict) -> None:
     if pinned:
-        _err("  autotuned kernels ran one config each, the first their autotuner would try (no timing on the CPU): "
+        _err("  autotuned kernels ran one config per autotune key, the first their autotuner would try after its "
+             "pruning (no timing on the CPU): "
              + "; ".join(f"{name} {' / '.join(configs)}" for name, configs in sorted(pinned.items())))
 
 
