@@ -31,3 +31,46 @@ def test_mismatch_exits_1(cli_env, tmp_path):
     p = run_cli(["interpret", str(bad), "--dtype", "float32"], cli_env, cwd=tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     assert "FAIL axpy" in p.stdout and "mismatched" in p.stdout
+
+
+def test_scenario_code_that_ends_the_process_is_an_error_naming_the_line(cli_env, tmp_path):
+    """A launch wrapper calling ``sys.exit(0)`` or ``os._exit(0)`` ended `interpret` with no word and exit 0 (a
+    silent pass); it is an error result at the wrapper's line. An exception raised inside a library the wrapper
+    calls names the library's line too."""
+    (tmp_path / "my_kernels.py").write_text((DATA / "user_kernels" / "my_kernels.py").read_text())
+    (tmp_path / "lib_helper.py").write_text("def check(x):\n    raise ValueError('the library refused')\n")
+    base = CASES.read_text()
+    cases = tmp_path / "ends.py"
+    cases.write_text(base + '''
+import os, sys
+import lib_helper
+
+
+def _exits(x, y, alpha):
+    axpy(x, y, alpha)
+    sys.exit(0)
+
+
+def _os_exits(x, y, alpha):
+    axpy(x, y, alpha)
+    os._exit(0)
+
+
+def _in_library(x, y, alpha):
+    lib_helper.check(x)
+
+
+_one = [Case("tiny", params=dict(n=100), dtypes=("float32",))]
+exits = Scenario("exits", make_inputs, _exits, reference, _one, kernels=[axpy_kernel])
+os_exits = Scenario("os_exits", make_inputs, _os_exits, reference, _one, kernels=[axpy_kernel])
+in_library = Scenario("in_library", make_inputs, _in_library, reference, _one, kernels=[axpy_kernel])
+''')
+    lines = cases.read_text().splitlines()
+    for name, call in (("exits", "sys.exit(0)"), ("os_exits", "os._exit(0)")):
+        p = run_cli(["interpret", f"{cases}::{name}"], cli_env, cwd=tmp_path)
+        line = next(i + 1 for i, ln in enumerate(lines) if ln.strip() == call)
+        assert p.returncode == 1, p.stdout + p.stderr
+        assert f"ends.py:{line}:" in p.stdout and f"{call} called" in p.stdout, p.stdout
+    p = run_cli(["interpret", f"{cases}::in_library"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1 and "ValueError: the library refused (raised at " in p.stdout, p.stdout
+    assert "lib_helper.py:2)" in p.stdout, p.stdout

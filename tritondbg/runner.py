@@ -109,20 +109,74 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+_TOOL_DIRS = tuple(f"{os.sep}{name}{os.sep}" for name in ("triton", "torch", "numpy", "tritondbg", "click"))
+_STDLIB = os.path.dirname(os.__file__)
+
+
+def _library_frame(tb, shown) -> str:
+    """`` (raised at FILE:LINE)`` for the innermost frame of a library the scenario calls (Liger's host code under
+    site-packages: ``liger_kernel/ops/dyt.py:139``) when it lies deeper than the ``shown`` frame; else ''."""
+    for frame in reversed(traceback.extract_tb(tb)):
+        fname = os.path.realpath(frame.filename)
+        if (frame.filename, frame.lineno, frame.name) == (shown.filename, shown.lineno, shown.name):
+            return ""  # the shown frame is the innermost one worth naming
+        if any(d in fname for d in _TOOL_DIRS) or (fname.startswith(_STDLIB) and "-packages" not in fname):
+            continue
+        if frame.filename.startswith("<"):
+            continue
+        return f" (raised at {frame.filename}:{frame.lineno})"
+    return ""
+
+
+def _exit_error(exc: BaseException) -> BaseException:
+    """A scenario's ``sys.exit()`` as an error saying so (it would have ended the run with no word, exit 0)."""
+    if isinstance(exc, SystemExit):
+        err = RuntimeError(f"sys.exit({exc.code!r}) called: scenario code must return (or raise), not end the "
+                           "process")
+        return err.with_traceback(exc.__traceback__)
+    return exc
+
+
+class ScenarioExit(RuntimeError):
+    """``os._exit`` called by a scenario's code: refused while tritondbg runs it (the process would end with no
+    report and the exit status the code chose, 0 included)."""
+
+
+def _refuse_os_exit():
+    import contextlib
+
+    @contextlib.contextmanager
+    def guard():
+        real = os._exit
+
+        def refuse(code):
+            raise ScenarioExit(f"os._exit({code!r}) called: scenario code must return (or raise), not end the process")
+
+        os._exit = refuse
+        try:
+            yield
+        finally:
+            os._exit = real
+    return guard()
+
+
 def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
-    """One line for an exception raised while launching: the innermost frame in a kernel or scenario file."""
+    """One line for an exception raised while launching: the innermost frame in a kernel or scenario file, and the
+    innermost frame of a library it called, where that lies deeper."""
+    exc = _exit_error(exc)
     files = {os.path.realpath(scenario.source)} if scenario.source else set()
-    where = ""
+    where, shown = "", None
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         fname = os.path.realpath(frame.filename)
         if fname in files or "/kernels/" in fname or fname.endswith(("_kernel.py", "_kernels.py")):
-            where = f"{frame.filename}:{frame.lineno}: "
+            where, shown = f"{frame.filename}:{frame.lineno}: ", frame
             break
     cause = exc
     while cause.__cause__ is not None:
         cause = cause.__cause__
     text = str(cause).strip().splitlines()
-    return f"{where}{type(cause).__name__}: {text[0] if text else ''}".strip()
+    deeper = _library_frame(exc.__traceback__, shown) if shown is not None else ""
+    return f"{where}{type(cause).__name__}: {text[0] if text else ''}{deeper}".strip()
 
 
 class Instrument:
@@ -171,13 +225,16 @@ def describe_callable(fn) -> str:
 
 def _raised(role: str, fn, exc: BaseException) -> str:
     """One line for a scenario callable that raised: which one, in which file, and the innermost user line."""
-    where = ""
+    exc = _exit_error(exc)
+    where, shown = "", None
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if "site-packages" not in frame.filename and os.path.basename(os.path.dirname(frame.filename)) != "tritondbg":
-            where = f" at {frame.filename}:{frame.lineno}"
+            where, shown = f" at {frame.filename}:{frame.lineno}", frame
             break
     text = str(exc).strip().splitlines()
-    return f"{role} {describe_callable(fn)} raised {type(exc).__name__}: {text[0] if text else ''}{where}".strip()
+    deeper = _library_frame(exc.__traceback__, shown) if shown is not None else ""
+    return (f"{role} {describe_callable(fn)} raised {type(exc).__name__}: {text[0] if text else ''}{where}"
+            f"{deeper}").strip()
 
 
 NOTHING_RETURNED = "launch returned None: nothing to compare; did the wrapper forget `return`?"
@@ -257,8 +314,9 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
         result.bytes = float(scenario.bytes(case, tdtype))
     generator = torch.Generator().manual_seed(seed)
     try:
-        inputs = scenario.make_inputs(case, tdtype, device, generator)
-    except Exception as exc:  # noqa: BLE001 - a broken scenario is a result naming the callable, not a crash
+        with _refuse_os_exit():
+            inputs = scenario.make_inputs(case, tdtype, device, generator)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken scenario is a result naming the callable, not a crash
         result.status, result.message = "error", _raised("make_inputs", scenario.make_inputs, exc)
         return result
     if not isinstance(inputs, Mapping):  # it would surface as the reference's "argument after ** must be a mapping"
@@ -269,8 +327,9 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
     reference = scenario.reference_for(case)
     t0 = time.perf_counter()
     try:
-        expected = reference(**copy_inputs(inputs))
-    except Exception as exc:  # noqa: BLE001
+        with _refuse_os_exit():
+            expected = reference(**copy_inputs(inputs))
+    except (Exception, SystemExit) as exc:  # noqa: BLE001
         result.status, result.message = "error", _raised("reference", reference, exc)
         return result
     result.reference_s = time.perf_counter() - t0
@@ -282,13 +341,14 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
     launch = scenario.launch_for(case)
     try:
         with contextlib.ExitStack() as stack:
+            stack.enter_context(_refuse_os_exit())
             stack.enter_context(pinning.active())
             _enter_all(stack, instruments, scenario, case, inputs)
             t0 = time.perf_counter()
             out = launch(**inputs)
             _sync(device)
             result.wall_s = time.perf_counter() - t0
-    except Exception as exc:  # a kernel failure is a result, not a crash of the tool
+    except (Exception, SystemExit) as exc:  # a kernel failure (or a sys.exit) is a result, not a crash of the tool
         result.status, result.message = "error", kernel_error_message(exc, scenario)
         reason = not_applicable_reason(exc)
         if reason:  # e.g. the config fails its own tl.static_assert: the compiler would refuse it
