@@ -72,11 +72,6 @@ _LARGE_M = ((128, 128, 64, 4, 4), (128, 128, 64, 5, 8), (128, 256, 64, 3, 8), (1
 _FP8 = ((128, 128, 128, 5, 8), (128, 128, 128, 4, 8))
 # M <= 128: 128x128 tiles leave most SMs idle (127x11008x4096: 86 programs); one warpgroup on narrower tiles
 _FP8_SMALL_M = ((64, 128, 128, 6, 4), (128, 64, 128, 6, 4), (64, 64, 128, 8, 4), (128, 128, 128, 5, 8))
-# M <= 16 (beside the Gluon decode kernel): the 64x128 tile only. H200, session 22 (``gluon_gemm.py --fp8 --timer
-# gpu``, runs/s22_fp8_127.json): 16x14336x4096 25.3 us against the decode race's pick's 26.6 (_scaled_mm 24.4); at
-# N = K = 8192 it lost (session 16: 31.3 against 28.3), and the race keeps the faster there
-FP8_TINY_M = 16
-_FP8_TINY = ((64, 128, 128, 6, 4),)
 _TL_KERNELS = frozenset({"gemm_kernel", "gemm_tma_kernel", "fp8_gemm_decode_kernel"})  # gemm's tl paths
 _TL_FP8_KERNELS = frozenset({"fp8_gemm_kernel", "fp8_gemm_tma_kernel"})  # fp8_gemm's large-M tl paths
 _SM90: dict = {}  # device index -> bool
@@ -85,9 +80,9 @@ _SM90: dict = {}  # device index -> bool
 def candidates(M: int, fp8: bool = False) -> tuple:
     """The Gluon tiles raced at this M (session 11 on the H200: 64-row and narrow tiles for M <= 128, where 128x128
     tiles leave most SMs idle; the 128x256 / 128x128 tiles cuBLAS uses above). fp8: ``_FP8``, and narrower
-    one-warpgroup tiles for M <= 128, one of them for M <= FP8_TINY_M. A split-K candidate carries ``SPLIT`` until ``expand`` sizes it."""
+    one-warpgroup tiles for M <= 128. A split-K candidate carries ``SPLIT`` until ``expand`` sizes it."""
     if fp8:
-        return _FP8_TINY if M <= FP8_TINY_M else _FP8_SMALL_M if M <= 128 else _FP8
+        return _FP8_SMALL_M if M <= 128 else _FP8
     return _SMALL_M if M <= 128 else _MID_M if M <= 512 else _LARGE_M
 
 
@@ -244,7 +239,7 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=None
     """After the tl path computed ``c`` (the first call of ``sig``, its launcher cached): race the Gluon
     candidates against ``steady`` (the steady-state call; kernels/_race.py); a winner goes into ``plans[sig]`` and
     recomputes ``c``. fp8_gemm: ``scales`` (scale_a, scale_b) and ``precise`` (``build``); a winning plan takes
-    (a, b, c, *scales). ``gemm_tiles``: race this module's tiles (gemm at M <= WS_MIN_M: not);
+    (a, b, c, *scales). ``gemm_tiles``: race this module's tiles (fp8 decode at M <= 16: not, they lost there);
     ``extra``: more candidates, (name, build(out) -> plan, tile dict, kernel name) each; ``margin``: the lead a
     candidate needs (kernels/_race.py). Returns ``c``."""
     if not gemm_tiles and not extra:  # nothing to race

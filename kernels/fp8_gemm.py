@@ -30,8 +30,8 @@ Four kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice
   On an sm_90 GPU with the Gluon kernel's layout (as above), the decode kernel's first call of a signature is
   raced (``_race_decode``) by the Gluon decode kernel (kernels/_gluon_decode.py: the swapped product, a TMA
   producer warp and a 4-8 stage ring; session 19, N = K = 8192: 27.5-27.7 us at M = 1 / 16 / 32 against the
-  decode kernel's 28.5-29.3 and _scaled_mm's 27.6) and by the Gluon gemm's small-M tiles (session 16: M = 64,
-  36.0 us for the decode kernel against 29.4 for the 64x64 tiles; one 64x128 tile at M <= 16, session 22).
+  decode kernel's 28.5-29.3 and _scaled_mm's 27.6) and, for 16 < M, by the Gluon gemm's small-M tiles (session
+  16: M = 64, 36.0 us for the decode kernel against 29.4 for the 64x64 tiles).
 
 Measured on an H200 (2026-11-29, Triton 3.6, torch 2.11, b K-major; times with do_bench, "graph" = CUDA-graph
 timing, ratio = torch._scaled_mm's do_bench time / ours): decode N = K = 8192, M = 1: 28.9 us (graph 20.1) =
@@ -347,6 +347,7 @@ class _GluonDecodePlan:
 
 
 _DECODE_KERNEL = "fp8_gemm_decode_kernel"  # its name in ``_launch.PINNED`` (tritondbg's config pinning)
+RACE_DECODE_MIN_M = 16  # M at or below: no Gluon gemm tile in the race (its 64-token tiles lost there)
 # The lead a candidate needs in the decode race. The race's usual 3% keeps near-ties on the tl kernel (the one the
 # interpreter checks); the Gluon decode kernel computes the same precise product and was 2.1-2.5% faster at M = 1 /
 # 16, N = K = 8192 in the race's own rounds on the H200 (session 19: 27.4 / 27.6 us against 28.0 / 28.3), where
@@ -355,25 +356,27 @@ DECODE_MARGIN = 0.015
 
 
 def _race_decode(a, b, c, scale_a, scale_b, out_dtype, sig):
-    """Hopper, M <= 64: the Gluon decode kernel's candidates (kernels/_gluon_decode.py) and the Gluon gemm's small-M
-    tiles (one for M <= 16: kernels/_gemm_ws.py ``candidates``) against the decode kernel's steady call, once per
-    signature (the decode path always accumulates precisely: the race's key is (sig, False), as a large-M call's
-    without fast accumulation). On the H200 (session 16, GPU time, N = K = 8192) the gemm tiles won at M = 64
-    (29.4 us against the decode kernel's 36.0; _scaled_mm 28.7) and M = 32 (30.1 / 33.1), and lost at M = 1 and 16
-    (31.4 / 31.3 against 27.9 / 28.3); the Gluon decode kernel (session 19) 27.5-27.7 us at M = 1 / 16 / 32 / 64;
-    at 16x14336x4096 (session 22) the 64x128 tile won (25.3 us against the decode race's pick's 26.6).
-    Returns ``c``."""
+    """Hopper, M <= 64: the Gluon decode kernel's candidates (kernels/_gluon_decode.py) and, for 16 < M, the Gluon
+    gemm's small-M tiles against the decode kernel's steady call, once per signature (the decode path always
+    accumulates precisely: the race's key is (sig, False), as a large-M call's without fast accumulation). On the
+    H200 (session 16, GPU time, N = K = 8192) the gemm tiles won at M = 64 (29.4 us against the decode kernel's
+    36.0; _scaled_mm 28.7) and M = 32 (30.1 / 33.1), and lost at M = 1 and 16 (31.4 / 31.3 against 27.9 / 28.3);
+    the Gluon decode kernel (session 19) 27.5-27.7 us at M = 1 / 16 / 32 / 64. Returns ``c``."""
     if _DECODE_KERNEL in _launch.PINNED:  # a tool pinned a decode config (tritondbg run --config): it runs
         return c
     if sig is None or not _launch.aligned(a, b, scale_a, scale_b) or not _WS.eligible_fp8(a, b, scale_a, scale_b,
                                                                                            out_dtype):
         return c
+    M = a.shape[0]
     num_sms = _fp8_tma._num_sms(a.device)
     extra = _WS.decode_candidates(a, b, True, num_sms, (scale_a, scale_b))
+    gemm_tiles = M > RACE_DECODE_MIN_M
+    if not extra and not gemm_tiles:
+        return c
     key, won = (sig, False), {}
     steady = lambda: fp8_gemm(a, b, scale_a, scale_b, out_dtype)  # noqa: E731 - the decode kernel's cached path
     c = _WS.race(key, a, b, c, True, won, steady, num_sms, scales=(scale_a, scale_b), precise=2,
-                 extra=extra, margin=DECODE_MARGIN)
+                 gemm_tiles=gemm_tiles, extra=extra, margin=DECODE_MARGIN)
     if key in won:
         _PLANS[sig] = _GluonDecodePlan(won[key], c.shape, c.device)
     return c

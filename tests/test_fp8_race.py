@@ -148,8 +148,8 @@ def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached
     """M <= 64: after the decode kernel's first call of a signature (its cached plan stored), the Gluon decode
     kernel's candidates (and for 16 < M the Gluon gemm tiles) race that plan's steady call under the key
     (signature, precise); a winner serves later calls through the decode steady state (the call's scales, a new c).
-    M <= 16 races the decode candidates and one gemm tile (kernels/_gemm_ws.py ``candidates``), the tile alone
-    without them; a pinned decode config or a pointer off 16 bytes: no race."""
+    M <= 16 races the decode candidates only (the gemm tiles lost there on the H200), and nothing without them; a
+    pinned decode config or a pointer off 16 bytes: no race."""
     launches, races = [], []
 
     class TLPlan:
@@ -212,26 +212,26 @@ def test_fp8_decode_calls_race_the_gluon_tiles_against_the_decode_kernels_cached
     c2 = F8.fp8_gemm(a, b, sa2, sb2)
     assert winner.launches == 1 and winner.scales == (sa2, sb2) and c2.shape == (64, 384) and launches == [sig]
     a16 = torch.empty(16, 512, device="meta", dtype=F8_DTYPE)
-    F8.fp8_gemm(a16, b, sa, sb)  # M <= 16: the decode candidates beside the gemm tiles
-    assert len(races) == 2 and len(launches) == 2
-    assert tiles[-1] == (True, ["decode (16, 256, 6, 1)", "decode (16, 512, 4, 1)"], {"gluon_decode_kernel"})
-    monkeypatch.setattr(F8._WS, "GD", None)  # no Gluon decode kernel (no Gluon Hopper API): the gemm tiles alone
+    F8.fp8_gemm(a16, b, sa, sb)  # M <= RACE_DECODE_MIN_M: the decode candidates only
+    assert len(races) == 2 and len(launches) == 2 and F8.RACE_DECODE_MIN_M == 16
+    assert tiles[-1] == (False, ["decode (16, 256, 6, 1)", "decode (16, 512, 4, 1)"], {"gluon_decode_kernel"})
+    monkeypatch.setattr(F8._WS, "GD", None)  # no Gluon decode kernel (no Gluon Hopper API): M <= 16 races nothing
     a8 = torch.empty(8, 512, device="meta", dtype=F8_DTYPE)
     F8.fp8_gemm(a8, b, sa, sb)
-    assert len(races) == 3 and len(launches) == 3 and tiles[-1] == (True, [], set())
+    assert len(races) == 2 and len(launches) == 3
     a33 = torch.empty(33, 512, device="meta", dtype=F8_DTYPE)
-    F8.fp8_gemm(a33, b, sa, sb)  # ... at 16 < M too
-    assert len(races) == 4 and tiles[-1] == (True, [], set())
+    F8.fp8_gemm(a33, b, sa, sb)  # ... and 16 < M the gemm tiles only
+    assert len(races) == 3 and tiles[-1] == (True, [], set())
     monkeypatch.setattr(F8._WS, "GD", GD)
     a48 = torch.empty(48, 512, device="meta", dtype=F8_DTYPE)
     monkeypatch.setattr(F8._launch, "PINNED", {"fp8_gemm_decode_kernel"})  # a tool pinned the decode config
     F8.fp8_gemm(a48, b, sa, sb)
-    assert len(races) == 4 and len(launches) == 5
+    assert len(races) == 3 and len(launches) == 5
     monkeypatch.setattr(F8._launch, "PINNED", set())
     monkeypatch.setattr(F8._launch, "aligned", lambda *t: False)
     a40 = torch.empty(40, 512, device="meta", dtype=F8_DTYPE)
     F8.fp8_gemm(a40, b, sa, sb)  # a pointer off 16 bytes: no descriptor, no race
-    assert len(races) == 4 and len(launches) == 6
+    assert len(races) == 3 and len(launches) == 6
 
 
 def test_fp8_decode_race_runs_and_its_winner_serves_under_a_tool_that_pins_nothing(monkeypatch):
