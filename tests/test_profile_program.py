@@ -53,7 +53,9 @@ def profiler(tmp_path, monkeypatch):
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # the compiled path of the decision reading
     import torch
 
-    monkeypatch.setattr(program.atexit, "register", lambda fn: None)
+    from tritondbg.program import exits
+
+    monkeypatch.setattr(exits, "on_exit", lambda fn, in_forks=True: None)
     # the observer wraps torch.profiler.profile.start (to see the program's own session): undone after the test
     monkeypatch.setattr(torch.profiler.profile, "start", torch.profiler.profile.start)
     (tmp_path / "tritondbg").mkdir()

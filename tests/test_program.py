@@ -351,6 +351,43 @@ def test_crashing_program_keeps_its_exit_status_and_captures(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_a_process_that_skips_atexit_still_reports_its_launches(tmp_path):
+    """os._exit (no atexit) after one launch; forked Pool workers (they end in os._exit, and inherit the parent's
+    counts): the summary said "0 launch(es)" / missed the workers, or counted the parent's launches twice."""
+    out = run(["interpret", "--", "python", str(DATA / "programs.py"), "osexit"])
+    assert out.returncode == 3 and "1 launch(es), 0 finding(s)" in out.stderr, out.stderr[-2000:]
+    out = run(["interpret", "--", "python", str(DATA / "programs.py"), "forkpool"])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "3 launch(es), 0 finding(s)" in out.stderr, out.stderr[-2000:]  # 2 workers + the parent's 1
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_to_tritondbg_alone_reaches_the_program_and_keeps_its_summary(tmp_path, sig):
+    """SIGTERM or SIGINT to tritondbg alone (a CI cancel, ``kill -INT``; no terminal sent it to the group):
+    forwarded to the program (SIGINT was swallowed: the program ran on), whose default SIGTERM action used to end
+    it with no summary ("0 launch(es)"); the launch before it is counted, the exit status is 128 + the signal."""
+    pidfile = tmp_path / "pid"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.Popen(TRITONDBG + ["interpret", "--", "python", str(DATA / "programs.py"), "sigint",
+                                         str(pidfile)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO,
+                            start_new_session=True,  # no controlling terminal, as under CI
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.time() + 120
+        while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:
+            time.sleep(0.2)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + sig and f"killed by {sig.name}" in err, err[-2000:]
+    assert "1 launch(es), 0 finding(s)" in err, err[-2000:]
+
+
+@pytest.mark.interpreter
 def test_interrupted_program_exits_130_and_keeps_captures(tmp_path):
     pidfile = tmp_path / "pid"
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
@@ -517,3 +554,18 @@ def test_capture_keeps_the_state_from_before_the_autotuner_timed_its_configs(tmp
     assert torch.equal(before[acc_group][:32].view(torch.float32), torch.zeros(8))  # after its reset, as launched
     Tuner.cache = {(8, "torch.float32", "torch.float32", "torch.float32"): 1}  # a cached key: nothing is timed
     assert not capture.will_benchmark(Tuner(), (x, y, acc, 8), {})
+
+
+@pytest.mark.interpreter
+def test_a_kernel_filter_that_matches_no_launch_fails_saying_so(tmp_path):
+    """`--kernel` with a typo: the run checked / captured nothing and exited 0, hiding the program's real finding.
+    It fails, naming the kernels the program launched; capture takes the same globs as interpret."""
+    prog = ["--", "python", str(DATA / "programs.py"), "sizes"]
+    out = run(["interpret", "--kernel", "scale_shift_kernl", *prog])
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert "--kernel scale_shift_kernl matched none of the 1 kernel(s) the program launched (scale_shift_kernel)" \
+        in out.stderr
+    out = run(["capture", "--interpret", "--kernel", "scale_shift_kernl", "--out", str(tmp_path / "a"), *prog])
+    assert out.returncode == 1 and "nothing was captured" in out.stderr, out.stderr[-2000:]
+    out = run(["capture", "--interpret", "--kernel", "scale_*", "--out", str(tmp_path / "b"), *prog])
+    assert out.returncode == 0 and "1 reproducer(s)" in out.stderr, out.stderr[-2000:]  # max-per-kernel 1

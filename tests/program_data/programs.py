@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|autotuned_out|pruned|cuda|subclass`."""
+autotuned|autotuned_out|pruned|cuda|subclass|osexit|forkpool`."""
 import os
 import sys
 import time
@@ -66,6 +66,10 @@ def triple_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 3)
 
 
+def _shift_sum(n):
+    return float(scale_shift(torch.arange(n, dtype=torch.float32), 2.0, 1.0).sum())
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "pruned":                     # two keys whose pruning keeps different first configs
         for n in (1024, 192):
@@ -110,7 +114,14 @@ if __name__ == "__main__":
         add_one_kernel[(2,)](view, view, view.numel(), view.stride(0), BLOCK=8)
         assert torch.equal(buf[3:23:2], torch.arange(3, 23, 2, dtype=torch.float32) + 1)
         sys.exit(0)
+    if sys.argv[1] == "forkpool":                   # forked workers (they end in os._exit), one launch each
+        import multiprocessing as mp
+
+        with mp.get_context("fork").Pool(2) as pool:
+            pool.map(_shift_sum, [100, 200])
     scale_shift(torch.arange(100, dtype=torch.float32), 2.0, 1.0)
+    if sys.argv[1] == "osexit":                     # ends without atexit
+        os._exit(3)
     if sys.argv[1] == "crash":
         raise RuntimeError("the program failed after one launch")
     if sys.argv[1] == "sigint":

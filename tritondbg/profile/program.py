@@ -29,7 +29,6 @@ tritondbg's own cost: ``phases`` in program-<pid>.json, plus the observer's own 
 """
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import time
@@ -112,7 +111,9 @@ class ProgramProfiler(attach.Observer):
                               "it ends")
         elif self.skip == 0:
             self._start()
-        atexit.register(self.finish)
+        from tritondbg.program import exits
+
+        exits.on_exit(self.finish, in_forks=False)  # also at os._exit / SIGTERM; a fork's session is the parent's
         self.phases["attach_ready"] = time.monotonic()
 
     # -------------------------------------------------------------------------------------------- session

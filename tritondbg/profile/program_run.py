@@ -201,7 +201,7 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
         "mode": "compiled" if gpu else "interpret", "timing": "gpu" if gpu else "interpreter", "note": note,
         "peaks": None, "traces": traces,
         "program": {"command": command, "exit_status": exit_status, "processes": processes,
-                    "window": window_summary(processes),
+                    "window": window_summary(processes, _untraced(run_dir / RECORD_DIR, processes)),
                     "kernels": kernels_table, "program_ms": program_us / 1e3,
                     "other_kernels": [{"kernel": n, "launches": t["launches"], "total_ms": t["total_us"] / 1e3}
                                       for n, t in others[:20]]},
@@ -292,15 +292,30 @@ def _finish_traces(run_dir: Path, per_process) -> None:
                 break
 
 
-def window_summary(processes: list[dict]) -> dict[str, Any]:
+def _untraced(record_dir: Path, processes: list[dict]) -> dict[str, int]:
+    """Launches of the program's processes that wrote a launch summary but no profile (forked workers, whose
+    profiler session is the parent's; a process killed before its profiler could stop): {"launches", "processes"}."""
+    traced = {p.get("pid") for p in processes}
+    launches = count = 0
+    for path in glob.glob(str(record_dir / "summary-*.json")):
+        data = _load(path) or {}
+        n = sum((data.get("launches") or {}).values())
+        if data.get("pid") not in traced and n:
+            launches, count = launches + n, count + 1
+    return {"launches": launches, "processes": count}
+
+
+def window_summary(processes: list[dict], untraced: dict | None = None) -> dict[str, Any]:
     """What was traced: tritondbg's window (``launches A..B``) or the program's own profiler session
-    (``program schedule``: the cycles and steps seen), over every process."""
+    (``program schedule``: the cycles and steps seen), over every process; ``untraced``: launches in processes
+    with no profile (``_untraced``), counted in "launches"."""
     sources = sorted({(p.get("window") or {}).get("source") or "launches" for p in processes})
     cycles = [c for p in processes for c in (p.get("window") or {}).get("cycles", [])]
+    untraced = untraced or {"launches": 0, "processes": 0}
     return {"source": ", ".join(sources) if sources else None, "cycles": cycles,
             "steps": sorted({s for c in cycles for s in c.get("steps", [])}),
-            "launches": sum(p["launches_seen"] for p in processes),
-            "traced": sum(p.get("traced_launches", 0) for p in processes)}
+            "launches": sum(p["launches_seen"] for p in processes) + untraced["launches"],
+            "traced": sum(p.get("traced_launches", 0) for p in processes), "untraced": untraced}
 
 
 def window_text(window: dict[str, Any]) -> str | None:
@@ -315,6 +330,10 @@ def window_text(window: dict[str, Any]) -> str | None:
         text += f": {len(window['cycles'])} trace(s), one per cycle of the program's profiler"
         if "program schedule" in (window.get("source") or ""):
             text += f", steps {steps[0]}..{steps[-1]}" if steps else ", no step with a Triton launch"
+    untraced = window.get("untraced") or {}
+    if untraced.get("launches"):
+        text += (f"; {untraced['launches']} in {untraced['processes']} process(es) with no trace: forked workers "
+                 "(their profiler session is the parent's) or a process killed before it could stop its profiler")
     return text + ")"
 
 

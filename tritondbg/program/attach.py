@@ -131,6 +131,18 @@ def remove_observer(obs: Observer) -> None:
         uninstall()
 
 
+def matches(fn, patterns) -> bool:
+    """Whether a launched kernel is one ``--kernel`` names: a glob on its name or qualified name (no patterns:
+    every kernel). The one rule interpret's checker and capture apply."""
+    if not patterns:
+        return True
+    import fnmatch
+
+    name = fn.fn.__name__
+    qual = getattr(fn.fn, "__qualname__", name)
+    return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(qual, p) for p in patterns)
+
+
 def counts() -> dict[str, int]:
     """Kernel name -> launches seen while attached (every launch, observed or not)."""
     out: dict[str, int] = {}

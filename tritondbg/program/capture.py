@@ -457,7 +457,7 @@ class Capturer(attach.Observer):
     def wants(self, fn) -> bool:
         if id(fn) in self.done:
             return False
-        if self.kernels and fn.fn.__name__ not in self.kernels:
+        if not attach.matches(fn, self.kernels):
             self.done.add(id(fn))
             return False
         return True

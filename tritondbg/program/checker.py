@@ -11,7 +11,6 @@ stderr as one line. An out-of-bounds lane is masked off: the program goes on.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import os
 import sys
 
@@ -71,12 +70,9 @@ class Checker(attach.Observer):
     def wants(self, fn) -> bool:
         if id(fn) in self.skip:
             return False
-        if self.patterns:
-            name = fn.fn.__name__
-            qual = getattr(fn.fn, "__qualname__", name)
-            if not any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(qual, p) for p in self.patterns):
-                self.skip.add(id(fn))
-                return False
+        if not attach.matches(fn, self.patterns):
+            self.skip.add(id(fn))
+            return False
         return True
 
     def around(self, launch, proceed):

@@ -13,7 +13,6 @@ as they happen (``findings.jsonl``, ``captures.jsonl``: a crash or a kill keeps 
 """
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import sys
@@ -69,6 +68,22 @@ class _TritonFinder:
         return spec
 
 
+def _exits():
+    """tritondbg.program.exits, loaded by path as the bootstrap loads this module: importing the tritondbg
+    package before the program's pytest could rewrite its tritondbg plugin makes pytest warn."""
+    mod = sys.modules.get("tritondbg.program.exits")
+    if mod is None:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("tritondbg.program.exits",
+                                                      os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                   "exits.py"))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+    return mod
+
+
 def start(phases: dict | None = None) -> None:
     """Called by the bootstrap sitecustomize: attach now if triton is loaded, else when it is imported.
     ``phases``: ``time.monotonic()`` stamps of the bootstrap (the profile feature reports tritondbg's cost)."""
@@ -80,7 +95,9 @@ def start(phases: dict | None = None) -> None:
     if "interpret" in cfg.get("features", ()):
         os.environ["TRITON_INTERPRET"] = "1"
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    atexit.register(write_summary)
+    exits = _exits()
+    exits.on_exit(write_summary)  # at exit, os._exit and SIGTERM (multiprocessing's workers end so)
+    exits.on_fork(_count_from_here)
     if "triton" in sys.modules:
         attach_now()
     else:
@@ -182,19 +199,53 @@ def pinned_configs() -> dict:
             if pinning.sources.get(name) == "default"}
 
 
-def write_summary() -> None:
-    """At exit: launches per kernel, per-kernel finding counts, notes (one file per process)."""
-    cfg = config()
-    if not cfg.get("run_dir") or not os.path.isdir(cfg["run_dir"]):
-        return
+def _summary() -> dict:
     from tritondbg.program import attach
 
-    data = {"pid": os.getpid(), "argv": sys.argv, "launches": attach.counts(), "notes": _state["notes"],
+    data = {"pid": os.getpid(), "argv": sys.argv, "launches": attach.counts(), "notes": list(_state["notes"]),
             "compile_info": attach.compile_info, "pinned": pinned_configs()}
     for obs in _state["observers"]:
         summary = getattr(obs, "summary", None)
         if summary is not None:
             data.update(summary())
+    return data
+
+
+def _count_from_here() -> None:
+    """In a forked child: what the parent counted so far, taken off this process's summary (the parent's has it)."""
+    if "triton" in sys.modules and _state["started"]:
+        _state["at_fork"] = _summary()
+
+
+def _minus(now, before):
+    """``now`` less ``before``: per-key for count dicts, the new tail of lists, numbers subtracted."""
+    if isinstance(now, dict) and isinstance(before, dict):
+        out = {}
+        for k, v in now.items():
+            if k in before and isinstance(v, (int, float)) and isinstance(before[k], (int, float)):
+                if v - before[k]:
+                    out[k] = v - before[k]
+            else:
+                out[k] = v
+        return out
+    if isinstance(now, list) and isinstance(before, list):
+        return now[len(before):]
+    if isinstance(now, (int, float)) and isinstance(before, (int, float)) and not isinstance(now, bool):
+        return now - before
+    return now
+
+
+def write_summary() -> None:
+    """At exit: launches per kernel, per-kernel finding counts, notes (one file per process; a forked child's
+    counts start at the fork)."""
+    cfg = config()
+    if not cfg.get("run_dir") or not os.path.isdir(cfg["run_dir"]):
+        return
+    data = _summary()
+    base = _state.get("at_fork")
+    if base is not None:
+        data = {k: (v if k in ("pid", "argv", "compile_info", "pinned") else _minus(v, base.get(k)))
+                for k, v in data.items()}
     try:
         with open(os.path.join(cfg["run_dir"], f"summary-{os.getpid()}.json"), "w") as f:
             json.dump(data, f, default=str)

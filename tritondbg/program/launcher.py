@@ -68,6 +68,21 @@ def signal_name(rc: int) -> str:
         return f"signal {-rc}"
 
 
+def _terminal_sent_it() -> bool:
+    """Whether a SIGINT came from the controlling terminal's Ctrl-C, which the terminal sends to the whole
+    foreground process group (the program included): tritondbg's group is the terminal's foreground one."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        return os.tcgetpgrp(fd) == os.getpgrp()
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def run(cmd: list[str], cfg: dict, *, interpret: bool = False) -> int:
     """Run the program attached; returns its exit status (128+N when killed by signal N)."""
     argv = resolve(cmd)
@@ -76,11 +91,12 @@ def run(cmd: list[str], cfg: dict, *, interpret: bool = False) -> int:
         proc = subprocess.Popen(argv, env=env)
     except OSError as exc:
         raise ProgramNotFound(f"{cmd[0]}: {exc.strerror}") from None
-    # Ctrl-C reaches the program itself (same process group); the parent waits for it to finish writing.
+    # A terminal's Ctrl-C reaches the program itself (same process group): the parent waits for it to finish
+    # writing. A SIGINT sent to tritondbg alone (``kill -INT``, a CI runner) is passed on, as SIGTERM always is.
     previous = {}
 
     def forward(signum, frame):
-        if signum != signal.SIGINT:
+        if signum != signal.SIGINT or not _terminal_sent_it():
             proc.send_signal(signum)
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:

@@ -127,7 +127,8 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     if rc != 0:
         _err(f"tritondbg capture: the program exited with status {rc}; the {len(entries)} reproducer(s) "
              f"written before are kept")
-    return rc
+        return rc
+    return 1 if _matched_nothing("capture", kernels, launches, entries) else rc
 
 
 def _merge_pinned(summaries) -> dict:
@@ -220,4 +221,17 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     if rc != 0:
         _err(f"tritondbg interpret: the program exited with status {rc}")
         return rc
+    if _matched_nothing("interpret", kernels, launches, sum(checked.values())):
+        return 1
     return 1 if findings else 0
+
+
+def _matched_nothing(command: str, patterns, launches: dict, done) -> bool:
+    """``--kernel`` given, kernels launched, none of them checked / captured: say so (a filter with a typo made a
+    clean-looking run that checked nothing) and fail."""
+    if not patterns or done or not launches:
+        return False
+    what = "checked" if command == "interpret" else "captured"
+    _err(f"tritondbg {command}: --kernel {' '.join(patterns)} matched none of the {len(launches)} kernel(s) the "
+         f"program launched ({', '.join(sorted(launches))}): nothing was {what}")
+    return True

@@ -1,0 +1,93 @@
+"""What a program-mode process writes when it ends (its summary, the profiler's trace), also when it ends without
+running ``atexit``: ``os._exit`` (multiprocessing's workers end that way; a program may too) and SIGTERM left at
+its default action (``Pool.__exit__`` terminates its workers so; CI runners cancel jobs so). Before, such a process
+left no summary: the run reported "no Triton launch ran", or "0 launch(es)" beside its streamed findings.
+
+``on_exit(fn)`` registers a hook, run once per process: at interpreter exit (atexit), in ``os._exit`` before the
+real one, or on SIGTERM (the hooks, then the default action: the exit status stays the signal's). ``on_fork(fn)``
+runs in a forked child (its counts start at the fork: the parent's summary holds the launches before it); a hook
+registered with ``in_forks=False`` (the profiler's, whose session belongs to the parent) does not run there.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import threading
+
+_hooks: list = []           # (fn, in_forks)
+_ran: set = set()           # (pid, hook index) already run
+_fork_listeners: list = []
+_state = {"installed": False, "forked_pid": None, "real_exit": None}
+
+
+def on_exit(fn, in_forks: bool = True) -> None:
+    _hooks.append((fn, in_forks))
+    atexit.register(_run, len(_hooks) - 1)
+    install()
+
+
+def on_fork(fn) -> None:
+    _fork_listeners.append(fn)
+    install()
+
+
+def forked() -> bool:
+    """Whether this process is a fork of the attached program (not the program itself)."""
+    return _state["forked_pid"] == os.getpid()
+
+
+def _run(i: int) -> None:
+    key = (os.getpid(), i)
+    if key in _ran:
+        return
+    _ran.add(key)
+    fn, in_forks = _hooks[i]
+    if forked() and not in_forks:
+        return
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - an exit hook must never change how the program ends
+        pass
+
+
+def run_all() -> None:
+    for i in range(len(_hooks)):
+        _run(i)
+
+
+def _exit(code=0):
+    run_all()
+    _state["real_exit"](code)
+
+
+def _on_term(signum, frame):
+    run_all()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _after_fork() -> None:
+    _state["forked_pid"] = os.getpid()
+    for fn in _fork_listeners:
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - as above
+            pass
+
+
+def install() -> None:
+    """Route ``os._exit`` and a default SIGTERM through the hooks (once per process; a program that installs its
+    own SIGTERM handler keeps it)."""
+    if _state["installed"]:
+        return
+    _state["installed"] = True
+    _state["real_exit"] = os._exit
+    os._exit = _exit
+    try:
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL):
+            signal.signal(signal.SIGTERM, _on_term)
+    except (ValueError, OSError):
+        pass
+    os.register_at_fork(after_in_child=_after_fork)
