@@ -67,6 +67,15 @@ def test_trace_shows_each_loop_iteration(cli_env):
     # lines before `acc` exists: the watch is "undefined" in the log and not printed (it printed a NameError)
     first = next(s for s in log["steps"] if s["event"] == "line")
     assert first["watch"]["tl.sum(acc, 0)"] == {"kind": "undefined"} and "NameError" not in p.stdout
+    assert "never defined" not in p.stdout  # acc exists later
+
+
+def test_a_watch_whose_name_never_exists_says_so_once(cli_env):
+    """A --watch on a name the kernel never has (a typo) printed nothing at all; one note at the end names it."""
+    p = run_cli(["interpret", LOOP, "--pid", "2", "--watch", "acc_typo + 1", "--watch", "tl.sum(acc, 0)"], cli_env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    notes = [ln for ln in p.stdout.splitlines() if "never defined" in ln]
+    assert len(notes) == 1 and "'acc_typo + 1'" in notes[0] and "tl.sum(acc, 0)" not in notes[0], p.stdout
 
 
 def test_break_opens_pdb_with_block_helpers(cli_env):

@@ -55,6 +55,7 @@ class Stepper(Instrument, hooks.Listener):
         self.seq = 0
         self.truncated = False
         self.breaks_hit: set = set()
+        self.watch_seen: set = set()  # --watch expressions that evaluated (not a NameError) at some step
         self.tracing = False
         self.prev_trace = None
         self.busy = False
@@ -83,6 +84,11 @@ class Stepper(Instrument, hooks.Listener):
         if not self.pid_seen:
             grids = ", ".join(f"{la['kernel']} grid {tuple(la['grid'])}" for la in self.launches) or "no launch"
             result.extra["trace_note"] = f"pid {self.pid} is outside every launch's grid ({grids})"
+        never = [w for w in self.watch if w not in self.watch_seen]
+        if never and self.pid_seen and self.steps:
+            result.extra["watch_note"] = ("--watch " + ", ".join(repr(w) for w in never) + ": a name in it was "
+                                          f"never defined at any traced line of pid {self.pid} (a typo, or a "
+                                          "name of another kernel?)")
         missed = [b for b in self.breaks if not any(ln == b[1] for _, ln in self.breaks_hit)]
         if missed and self.pid_seen:
             result.extra["break_note"] = ("breakpoint(s) never reached by pid " + str(self.pid) + ": "
@@ -216,6 +222,7 @@ class Stepper(Instrument, hooks.Listener):
             step["values"] = self._bind_diff(frame, st["snap"])
             if self.watch:
                 step["watch"] = {expr: self._eval(expr, frame) for expr in self.watch}
+                self.watch_seen.update(e for e, v in step["watch"].items() if v.get("kind") != "undefined")
         finally:
             self.busy = False
 

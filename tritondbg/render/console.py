@@ -94,7 +94,7 @@ def print_findings(con: Console, r) -> None:
         if f.get("source"):
             con.print(f"    [dim]{escape(f['source'])}[/]")
         con.print(f"    {escape(f.get('message', ''))}")
-    for key in ("trace_note", "break_note"):
+    for key in ("trace_note", "break_note", "watch_note"):
         if r.extra.get(key):
             con.print(f"  [yellow]note:[/] {escape(r.extra[key])}")
 
