@@ -73,4 +73,5 @@ in_library = Scenario("in_library", make_inputs, _in_library, reference, _one, k
         assert f"ends.py:{line}:" in p.stdout and f"{call} called" in p.stdout, p.stdout
     p = run_cli(["interpret", f"{cases}::in_library"], cli_env, cwd=tmp_path)
     assert p.returncode == 1 and "ValueError: the library refused (raised at " in p.stdout, p.stdout
+    assert "ERROR in_library case=tiny dtype=float32 mode=interpret\n" in p.stdout  # no "(0.0 ms ...)" time
     assert "lib_helper.py:2)" in p.stdout, p.stdout

@@ -24,7 +24,9 @@ def print_record(record: RunRecord, path: Path | None = None) -> None:
         print_steps(con, r)
         mark = {"pass": "[green]PASS[/]", "fail": "[red]FAIL[/]", "error": "[red]ERROR[/]"}[r.status]
         head = f"{mark} {r.kernel} case={r.case} dtype={r.dtype} mode={r.mode}"
-        if r.mode == "interpret":
+        if r.status == "error" and not r.wall_s:
+            pass  # the launch raised (or never started): no time to show
+        elif r.mode == "interpret":
             head += f" ({_fmt_time(r.wall_s)} on the CPU interpreter)"
         else:
             head += f" ({_fmt_time(r.wall_s)} incl. compile/autotune)"
