@@ -335,11 +335,15 @@ def test_interpret_kernel_option_checks_only_those_kernels(tmp_path):
     (["interpret", "--"], 2, "no program to run"),
     (["capture", "--", "no-such-command-xyz"], 127, "no-such-command-xyz: command not found"),
     (["interpret", "--", "./no/such/file.py"], 127, "no such executable file"),
+    # python's own missing script: one line before anything runs (profile made an empty run folder)
+    (["profile", "--", "python", "-u", "nope.py"], 127, "nope.py: no such file (the script `python` would run)"),
+    (["capture", "--", "python3", "nope.py"], 127, "nope.py: no such file"),
 ])
 def test_bad_program_command_is_one_line(args, rc, text, tmp_path):
     out = run(args, cwd=tmp_path)
     assert out.returncode == rc and text in out.stderr and "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "traces").exists()
 
 
 @pytest.mark.interpreter

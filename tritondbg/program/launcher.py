@@ -32,12 +32,35 @@ class ProgramNotFound(Exception):
     pass
 
 
+_PY_VALUE_OPTIONS = ("-W", "-X")  # python options whose value is the next argument
+
+
+def _script(args: list[str]) -> str | None:
+    """The script a ``python ARGS`` command runs, or None (``-m``, ``-c``, stdin, only options)."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-m", "-c", "-") or a.startswith(("-m", "-c")) and len(a) > 2 and a[1] in "mc":
+            return None
+        if a in _PY_VALUE_OPTIONS:
+            i += 2
+            continue
+        if a.startswith("-"):
+            i += 1
+            continue
+        return a
+    return None
+
+
 def resolve(cmd: list[str], command: str = "capture") -> list[str]:
     """The argv to start: ``python`` -> this Python, else the executable found beside it or on PATH."""
     if not cmd:
         raise UsageError(f"no program to run: put it after --, e.g. `tritondbg {command} -- python model.py`")
     exe = cmd[0]
     if re.fullmatch(r"python(3(\.\d+)?)?", exe):
+        script = _script(cmd[1:])
+        if script is not None and not os.path.isfile(script):
+            raise ProgramNotFound(f"{script}: no such file (the script `{exe}` would run)")
         return [sys.executable, *cmd[1:]]
     if os.sep in exe:
         if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
