@@ -136,7 +136,13 @@ def test_profile_a_program_under_the_interpreter(tmp_path, cli_env):
     run_dir = Path(js["run_dir"])
     [trace] = list(run_dir.glob("*.json"))  # layout rule: only the program's trace at the top
     assert trace.name.startswith("program-") and trace.name.endswith(".pt.trace.json")
-    assert json.loads(trace.read_text())["distributedInfo"]["rank"] == 0
+    doc = json.loads(trace.read_text())
+    assert doc["distributedInfo"]["rank"] == 0
+    # tritondbg's metadata, as `profile KERNEL`'s traces have it, and the name the trace has once committed (it
+    # named the deleted .partial folder)
+    meta = json.loads(doc["tritondbg"])
+    assert meta["timing"] == "interpreter" and "layernorm_fwd_kernel" in meta["kernels"], meta
+    assert doc["traceName"] == str(trace)
     html = (run_dir / "report.html").read_text()
     assert 'id="program-kernels"' in html and html.count('class="autotune"') == len(js["autotune"])
 

@@ -155,8 +155,8 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
             acc = totals_all.setdefault(name, {"launches": 0, "total_us": 0.0})
             acc["launches"] += t["launches"]
             acc["total_us"] += t["total_us"]
-    _finish_traces(run_dir, per_process)
     gpu = any(source == "gpu" for _, _, _, source in per_process)
+    _finish_traces(run_dir, per_process, command=command, gpu=gpu)
     triton_names = {n for data, _, _, _ in per_process for n in data["kernels"]}
     # share of the program's GPU time: every GPU kernel in the trace (torch's too); under the interpreter the
     # CPU time of the Triton launches only
@@ -254,8 +254,10 @@ def _read_trace(run_dir: Path, name: str) -> dict | None:
     return None
 
 
-def _finish_traces(run_dir: Path, per_process) -> None:
-    """Each trace gets its process's autotune track and a rank, and is written back once. HTA keys the traces of
+def _finish_traces(run_dir: Path, per_process, *, command: str = "", gpu: bool = False) -> None:
+    """Each trace gets its process's autotune track, a rank and tritondbg's metadata (``"tritondbg"``: the tool,
+    the timing, the command, the process; ``profile KERNEL``'s traces carry it too), its ``traceName`` pointing
+    at its final name, and is written back once. HTA keys the traces of
     a folder by rank (one replaces another of the same rank): the traces without a distributed rank of their
     own (several processes: pytest-xdist workers, a launcher's children; several cycles of the program's
     profiler schedule) are numbered 0..N-1 in order; a process started with RANK keeps it."""
@@ -278,9 +280,19 @@ def _finish_traces(run_dir: Path, per_process) -> None:
     unranked = [trace for data, _, trace in todo if not data.get("rank") and not own_rank(trace)]
     for i, trace in enumerate(unranked):
         trace["distributedInfo"] = {"backend": "none", "rank": i, "world_size": len(unranked)}
+    from tritondbg import __version__
+
     for data, name, trace in todo:
         if data.get("rank"):
             trace_events.ensure_rank(trace, *data["rank"])
+        trace["tritondbg"] = json.dumps({
+            "tool": f"tritondbg {__version__}", "timing": "gpu" if gpu else "interpreter", "command": command,
+            "pid": data.get("pid"), "kernels": sorted(data.get("kernels") or {}),
+            "note": "" if gpu else "interpreter: CPU times of TRITON_INTERPRET=1 launches, not GPU performance"})
+        if isinstance(trace.get("traceName"), str):  # the folder's and the file's names once committed
+            final = run_dir.name[1:-len(PARTIAL)] if run_dir.name.startswith(".") and run_dir.name.endswith(
+                PARTIAL) else run_dir.name
+            trace["traceName"] = str(run_dir.parent / final / name)
         for candidate in (run_dir / (name + PARTIAL), run_dir / name):
             if candidate.is_file():
                 try:
