@@ -445,3 +445,22 @@ def test_hparams_trials_one_per_config_of_a_timed_decision():
     assert got[1][2] == {"time/p50_us": pytest.approx(200.0), "time/p20_us": pytest.approx(180.0),
                          "time/p80_us": pytest.approx(220.0)}
     assert got[2][2] == {} and got[3][2] == {}
+
+
+def test_hparams_trials_of_two_autotune_keys_of_one_kernel_get_their_own_runs():
+    """Two keys of one kernel (a program's n = 1000 and n = 4096): each config trial its own run name (they shared
+    one: TensorBoard kept one HParams session and piled the other's event files into it)."""
+    from tritondbg.profile.tensorboard import trials
+    from tritondbg.record import CaseResult, RunRecord
+
+    def decision(n):
+        return {"kernel": "sum_kernel", "source": "interpreter", "key": [str(n)], "configs": [
+            {"config": {"BLOCK": 256}, "p50_ms": None, "p20_ms": None, "p80_ms": None, "status": "ran",
+             "winner": True}]}
+
+    r = CaseResult(kernel="sum_kernel", case="program", dtype="float32", mode="interpret", device="cpu", seed=0,
+                   params={})
+    r.extra["profile"] = {"timing": "interpreter", "kernel": {"median_ms": 1.0}, "autotune": [decision(1000),
+                                                                                          decision(4096)]}
+    names = [name for name, _, _ in trials(RunRecord(command="profile", results=[r]))]
+    assert len(names) == len(set(names)) == 2, names

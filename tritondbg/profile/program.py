@@ -319,6 +319,8 @@ class ProgramProfiler(attach.Observer):
             nbytes, dtype, shapes = tensor_bytes(launch.args, shapes_too=k["dtype"] is None)
             if k["dtype"] is None:
                 k["dtype"], k["shapes"] = dtype, shapes
+            if dtype is not None and dtype not in k.setdefault("dtypes", []):
+                k["dtypes"].append(dtype)  # every dtype it ran with (the label was the first launch's)
         attrs = self._range(launch) if self._domain is not None else None
         if attrs is not None:
             self._domain.push_range(attrs)

@@ -161,12 +161,15 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
     # share of the program's GPU time: every GPU kernel in the trace (torch's too); under the interpreter the
     # CPU time of the Triton launches only
     program_us = sum(t["total_us"] for n, t in totals_all.items() if gpu or n in triton_names)
+    several = len(per_process) > 1  # one result per (process, kernel): the case names the process
     for data, loaded, totals, source in per_process:
         for name, k in data["kernels"].items():
             t = totals.get(name, {"launches": 0, "total_us": 0.0})
             mean_ms = t["total_us"] / t["launches"] / 1e3 if t["launches"] else None
             decisions = [d for d in data["decisions"] if d["kernel"] == name]
-            r = CaseResult(kernel=name, case="program", dtype=k.get("dtype") or "-", device="cuda" if gpu else "cpu",
+            dtype = ",".join(k.get("dtypes") or []) or k.get("dtype") or "-"
+            case = f"program-pid{data['pid']}" if several else "program"
+            r = CaseResult(kernel=name, case=case, dtype=dtype, device="cuda" if gpu else "cpu",
                            mode="interpret" if data["interpreted"] else "compiled", seed=0,
                            params={"pid": data["pid"], "shapes": k.get("shapes"), "defined": f"{k['file']}:{k['line']}"})
             r.config = {name: decisions[0]["winner"]} if decisions else {}
@@ -187,7 +190,7 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
             r.extra["profile"]["metrics"] = derive(r, None)
             rec.results.append(r)
             kernels_table.append({
-                "kernel": name, "pid": data["pid"], "launches": k["launches"], "traced": k["traced"],
+                "kernel": name, "label": f"{name} (pid {data['pid']})" if several else name, "pid": data["pid"], "launches": k["launches"], "traced": k["traced"],
                 "timed_launches": t["launches"], "total_ms": t["total_us"] / 1e3, "mean_ms": mean_ms,
                 "share": t["total_us"] / program_us if program_us else None,
                 "gbps": r.extra["profile"]["metrics"]["gbps"], "bytes_per_launch": r.bytes,
@@ -375,5 +378,5 @@ def kernel_cells(row: dict[str, Any]) -> list[str]:
 
     share = "-" if row["share"] is None else f"{100 * row['share']:.1f}%"
     gbps = "-" if row["gbps"] is None else f"{row['gbps']:.4g} GB/s"
-    return [row["kernel"], str(row["launches"]), fmt_time(row["total_ms"]), fmt_time(row["mean_ms"]), share, gbps,
+    return [row.get("label", row["kernel"]), str(row["launches"]), fmt_time(row["total_ms"]), fmt_time(row["mean_ms"]), share, gbps,
             row["autotune"]]

@@ -56,7 +56,10 @@ def trials(record: RunRecord) -> list[tuple[str, dict[str, Any], dict[str, float
             out.append((f"hparams/{worker}/launch", {**base, "kernel": "-", "winner": "yes", "status": "launch",
                                                      "source": "no autotune", "config": "-"}, launch))
             continue
-        for d in decisions:
+        for j, d in enumerate(decisions):
+            # one trial per config and autotune key: several keys of a kernel shared run names (one HParams
+            # session kept, the others' event files piled into it)
+            key = f"-key{j}" if len(decisions) > 1 else ""
             for i, e in enumerate(d["configs"]):
                 if e["status"] == "not run":
                     continue
@@ -67,7 +70,7 @@ def trials(record: RunRecord) -> list[tuple[str, dict[str, Any], dict[str, float
                                if v is not None}
                 else:
                     metrics = launch if e["status"] == "ran" else {}
-                out.append((f"hparams/{worker}/{d['kernel']}-{i:02d}", hp, metrics))
+                out.append((f"hparams/{worker}/{d['kernel']}{key}-{i:02d}", hp, metrics))
     return out
 
 
