@@ -5,6 +5,7 @@ before any kernel runs, except ``--pid 99 --trace`` (the grid is known once the 
 ``q``. ``ir`` inputs that need the scenario compiled (compiled mode needs its own process) are in test_ir.py.
 """
 import io
+import json
 import os
 import sys
 from pathlib import Path
@@ -14,13 +15,18 @@ import pytest
 from tritondbg.cli import main
 
 FAKE_KEY = "A" * 52
+# the program of the program form (`-- python prog.py`): it says it ran, and with what, in the file `ran` beside it
+PROG = "import json, pathlib, sys\n(pathlib.Path(__file__).parent / 'ran').write_text(json.dumps(sys.argv[1:]))\n"
+PY = sys.executable
+PROGRAM = ["--", "{py}", "{tmp}/prog.py"]   # the program form's `-- CMD` in ROWS
 
 
 @pytest.fixture
 def bad(tmp_path):
     """A folder of bad scenario files and a fake cache folder (key-named folders holding user files)."""
     files = {"syn.py": "def f(:\n    pass\n", "cases.txt": "not python\n", "empty.py": "",
-             "noscen.py": "x = 1\n", "imp.py": "import nonexistent_module_xyz\n", "afile": "a file\n"}
+             "noscen.py": "x = 1\n", "imp.py": "import nonexistent_module_xyz\n", "afile": "a file\n",
+             "prog.py": PROG}
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     (tmp_path / "fake" / FAKE_KEY).mkdir(parents=True)
@@ -53,7 +59,7 @@ def _amd_checked() -> bool:
     return hasattr(amd, "get_target_triple")
 
 
-# (args, extra env, exit status, what the one line says); {tmp} is the fixture's folder
+# (args, extra env, exit status, what the one line says); {tmp} is the fixture's folder, {py} this Python
 ROWS = [
     (["interpret", "{tmp}/cases.txt"], {}, 2, "cases.txt is not a Python file"),
     (["interpret", "{tmp}/syn.py"], {}, 2, "syn.py:1: SyntaxError: invalid syntax"),
@@ -92,6 +98,39 @@ ROWS = [
     (["cache", "--cache-dir", "{tmp}/nothere", "clear", "--all"], {}, 2, "no Triton cache directory at"),
     (["cache", "--cache-dir", "{tmp}/cache", "show", "ZZZZ"], {}, 2, "no cache entry 'ZZZZ'"),
     (["cache", "--cache-dir", "{tmp}/cache", "clear"], {}, 2, "cache clear needs --kernel NAME, KEY... or --all"),
+    # a path the command will write, checked before any work (the program never starts, no gate runs)
+    (["profile", "--out", "/proc/nope", *PROGRAM], {}, 2, "--out /proc/nope: is not writable"),
+    (["profile", "--out", "/proc/nope", "add"], {}, 2, "--out /proc/nope: is not writable"),
+    (["profile", "--out", "{tmp}/afile", "add"], {}, 2, "--out {tmp}/afile: is a file, not a folder"),
+    (["profile", "add"], {"TRITONDBG_OUT": "{tmp}/afile"}, 2, "TRITONDBG_OUT {tmp}/afile: is a file"),
+    (["profile", "--json", "{tmp}/nodir/p.json", *PROGRAM], {}, 2,
+     "--json {tmp}/nodir/p.json: no folder {tmp}/nodir"),
+    (["capture", "--out", "/proc/nope", *PROGRAM], {}, 2, "--out /proc/nope: is not writable"),
+    (["capture", "--out", "{tmp}/afile/sub", *PROGRAM], {}, 2, "cannot be created: {tmp}/afile is a file"),
+    (["interpret", "--json", "/proc/nope/x.json", *PROGRAM], {}, 2,
+     "--json /proc/nope/x.json: no folder /proc/nope"),
+    (["interpret", "--json", "{tmp}", *PROGRAM], {}, 2, "--json {tmp}: is a folder, not a file"),
+    (["interpret", "--capture-on-finding", "--out", "{tmp}/afile", *PROGRAM], {}, 2,
+     "--out {tmp}/afile: is a file, not a folder"),
+    (["check", "add", "--gates", "correctness", "--junit", "/proc/nope/x.xml"], {}, 2,
+     "--junit /proc/nope/x.xml: no folder /proc/nope"),
+    (["check", "add", "--gates", "correctness", "--json", "{tmp}/afile/x.json"], {}, 2,
+     "--json {tmp}/afile/x.json: its folder {tmp}/afile is a file"),
+    (["check", "add", "--gates", "perf", "--update-baseline", "--baseline", "{tmp}/nodir/b.json"], {}, 2,
+     "--baseline {tmp}/nodir/b.json: no folder {tmp}/nodir"),
+    (["ir", "add", "--out", "{tmp}/nodir/add.ptx"], {}, 2, "--out {tmp}/nodir/add.ptx: no folder {tmp}/nodir; the IR goes there"),
+    # the program form: its own options before --, each value option with its value, the program after --
+    (["profile", "--json", *PROGRAM], {}, 2, "--json needs its FILE before --: tritondbg profile [--out DIR] "),
+    (["interpret", "--json", *PROGRAM], {}, 2, "--json needs its FILE before --: tritondbg interpret [--json "),
+    (["capture", "--max-per-kernel", *PROGRAM], {}, 2, "--max-per-kernel needs its N before --"),
+    (["profile", "--json", "--skip", "1", *PROGRAM], {}, 2, "--json needs a FILE (got the option --skip)"),
+    (["profile", "--iters", "5", *PROGRAM], {}, 2,
+     "--iters is not an option of the program form (--iters is an option of `tritondbg profile KERNEL`): "
+     "tritondbg profile [--out DIR] [--skip N] [--active M] [--interpret/--compiled] [--json FILE] -- CMD"),
+    (["interpret", "--watch", "x", *PROGRAM], {}, 2, "--watch is not an option of the program form"),
+    (["capture", "--bogus", *PROGRAM], {}, 2, "--bogus is not an option of `tritondbg capture`"),
+    (["profile", "add", *PROGRAM], {}, 2, "unexpected argument 'add' before --"),
+    (["interpret", "add", *PROGRAM], {}, 2, "unexpected argument 'add' before --"),
     (["list", "extra"], {}, 2, "Got unexpected extra argument (extra)"),
     (["nope"], {}, 2, "No such command 'nope'"),
 ]
@@ -105,12 +144,14 @@ def test_bad_input_is_one_line(args, env, status, needle, bad, monkeypatch, caps
     base = {"TRITON_CACHE_DIR": f"{tmp}/cache", "TRITONDBG_OUT": f"{tmp}/traces", "TRITONDBG_SAVE": "0"}
     base.update({k: v.replace("{tmp}", tmp) for k, v in env.items()})
     monkeypatch.chdir(bad)
-    code, out, err = invoke([a.replace("{tmp}", tmp) for a in args], base, monkeypatch, capsys)
+    code, out, err = invoke([a.replace("{tmp}", tmp).replace("{py}", PY) for a in args], base, monkeypatch, capsys)
     assert code == status, (code, err)
     assert needle.replace("{tmp}", tmp) in err, err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert list(Path(bad / "fake" / FAKE_KEY).iterdir()), "the fake cache folder lost its file"
     assert not (bad / "traces").exists(), "a bad input left a run record"
+    assert not (bad / "ran").exists(), "a bad input ran the program"
+    assert not (bad / "--").exists(), "an option took -- as its path"
 
 
 def test_pdb_quit_at_a_breakpoint_ends_the_run(bad, monkeypatch, capsys):
@@ -126,3 +167,23 @@ def test_pdb_quit_at_a_breakpoint_ends_the_run(bad, monkeypatch, capsys):
     assert f"quit at breakpoint {os.path.basename(add.__file__)}:{line}" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert "PASS" not in out and "passed" not in out
+
+
+@pytest.mark.parametrize("args", [
+    ["interpret", "--json", "{tmp}/r.json", "--kernel", "k_*", "--no-sanitize"],
+    ["capture", "--interpret", "--max-per-kernel", "2", "--out", "{tmp}/cap"],
+], ids=["interpret", "capture"])
+def test_program_form_options_take_their_values_and_the_program_gets_the_rest(args, bad, monkeypatch, capsys):
+    """Before --: the form's options, each with its value; after it: the program's, `--` and options included."""
+    tmp = str(bad)
+    env = {"TRITON_CACHE_DIR": f"{tmp}/cache", "TRITONDBG_OUT": f"{tmp}/traces", "TRITONDBG_SAVE": "0"}
+    monkeypatch.chdir(bad)
+    argv = [a.replace("{tmp}", tmp) for a in args] + ["--", PY, f"{tmp}/prog.py", "--", "--json", "x"]
+    code, out, err = invoke(argv, env, monkeypatch, capsys)
+    assert code == 0, (code, err)
+    assert json.loads((bad / "ran").read_text()) == ["--", "--json", "x"], err
+    assert not (bad / "--").exists()
+    if args[0] == "interpret":
+        assert json.loads((bad / "r.json").read_text())["exit_status"] == 0
+    else:
+        assert (bad / "cap" / "captures.json").exists(), err

@@ -1,7 +1,8 @@
 """Click options shared by several commands, defined once (pip-tools' scripts/options.py habit).
 
 Callbacks check what can be checked before any work (no torch import): the KERNEL argument names a bundled
-kernel or a compiling .py file, the record folder is writable."""
+kernel or a compiling .py file; every path a command will write (``--out DIR``, ``--json FILE``, ``--junit FILE``)
+can be written: ``check_output_path``, used through ``out_dir_option`` / ``out_file_option`` by every command."""
 import os
 
 import click
@@ -37,25 +38,93 @@ def writable_dir_problem(path: str) -> str:
     return ""
 
 
-def _check_out(ctx, param, value):
+def writable_file_problem(path: str, *, makes_folder: bool = False) -> str:
+    """Why a file cannot be written at ``path`` ("" when it can), without creating anything. ``makes_folder``:
+    the writer creates a missing folder (as ``RunRecord.save`` does); else the folder must exist."""
+    if not path:
+        return "is empty"
+    full = os.path.abspath(os.path.expanduser(path))
+    if os.path.isdir(full):
+        return "is a folder, not a file"
+    if os.path.exists(full):
+        return "" if os.access(full, os.W_OK) else "is not writable"
+    folder = os.path.dirname(full)
+    if makes_folder:
+        why = writable_dir_problem(folder)
+        return f"its folder {folder} {why}" if why else ""
+    if not os.path.exists(folder):
+        return f"no folder {folder}"
+    if not os.path.isdir(folder):
+        return f"no folder {folder}: it is a file"
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return f"is not writable (cannot create a file in {folder}: {exc.strerror or exc})"
+    return ""
+
+
+def check_output_path(name: str, path: str, *, folder: bool, purpose: str, makes_folder: bool = False) -> None:
+    """The one check of a path a command will write (``folder``: a folder it creates or writes into, else a
+    file): a UsageError (exit 2, before any work) naming the option, the path and why."""
+    from tritondbg.errors import UsageError
+
+    why = writable_dir_problem(path) if folder else writable_file_problem(path, makes_folder=makes_folder)
+    if why:
+        fix = "give a writable folder" if folder else "give a file in a writable folder"
+        raise UsageError(f"{name} {path}: {why}; {purpose} ({fix})")
+
+
+def _check_default_dir(name: str, always: bool, purpose: str) -> None:
+    """The folder written without ``name``: $TRITONDBG_OUT or ./traces, when records are saved (``always``: the
+    command writes its run folder whatever TRITONDBG_SAVE says, as `profile` does)."""
     from tritondbg import settings
     from tritondbg.errors import UsageError
 
-    if ctx.resilient_parsing:
-        return value
     s = settings.get()
-    if value is None and not s.save_records:
-        return value
-    path = value if value is not None else s.out_dir
-    why = writable_dir_problem(path)
+    if not (always or s.save_records):
+        return
+    why = writable_dir_problem(s.out_dir)
     if why:
-        if value is not None:
-            what, fix = f"--out {path}", "give a writable folder"
-        else:
-            what = f"TRITONDBG_OUT {path}" if os.environ.get("TRITONDBG_OUT") else f"the default record folder {path}"
-            fix = "set --out DIR, or TRITONDBG_SAVE=0 for no record"
-        raise UsageError(f"{what}: {why}; run records go there ({fix})")
-    return value
+        what = "TRITONDBG_OUT" if os.environ.get("TRITONDBG_OUT") else "the default record folder"
+        what = f"{what} {s.out_dir}"
+        fix = f"set {name} DIR" + ("" if always else ", or TRITONDBG_SAVE=0 for no record")
+        raise UsageError(f"{what}: {why}; {purpose} ({fix})")
+
+
+def _output_callback(*, folder: bool, purpose: str, makes_folder: bool = False, default: str | None = None):
+    """The click callback of ``out_dir_option`` / ``out_file_option``. ``default``: what is written when the
+    option is not given: None (nothing), "records" (the record folder, when records are saved), "always"."""
+    def callback(ctx, param, value):
+        if ctx.resilient_parsing:
+            return value
+        name = param.opts[0]
+        if value is None:
+            if default is not None:
+                _check_default_dir(name, default == "always", purpose)
+            return value
+        opts = {o for p in ctx.command.params for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))}
+        if value in opts or value == "--":   # `--json --skip 3`: the next option taken as the path
+            from tritondbg.errors import UsageError
+
+            raise UsageError(f"{name} needs a {'DIR' if folder else 'FILE'} (got the option {value})")
+        check_output_path(name, value, folder=folder, purpose=purpose, makes_folder=makes_folder)
+        return value
+    return callback
+
+
+def out_dir_option(*decls, purpose: str, default: str | None = None, **kw):
+    """``--out DIR``-style option: a folder the command creates or writes into, checked before any work."""
+    return click.option(*decls, metavar="DIR", default=None,
+                        callback=_output_callback(folder=True, purpose=purpose, default=default), **kw)
+
+
+def out_file_option(*decls, purpose: str, makes_folder: bool = False, **kw):
+    """``--json FILE``-style option: a file the command writes, checked before any work."""
+    return click.option(*decls, metavar="FILE", default=None,
+                        callback=_output_callback(folder=False, purpose=purpose, makes_folder=makes_folder), **kw)
 
 
 kernel = click.argument("kernel", callback=check_kernel)
@@ -67,5 +136,5 @@ config = click.option("--config", "config", metavar="K=V,...", default=None,
                       help="Autotune config to pin, e.g. BLOCK_M=64,num_warps=4 (must match a listed config).")
 seed = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the inputs.")
 as_json = click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
-out = click.option("--out", "out_dir", metavar="DIR", default=None, callback=_check_out,
-                   help="Folder for run records [default: $TRITONDBG_OUT or ./traces].")
+out = out_dir_option("--out", "out_dir", purpose="run records go there", default="records",
+                     help="Folder for run records [default: $TRITONDBG_OUT or ./traces].")

@@ -14,6 +14,9 @@ from tritondbg.errors import UsageError
 STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
 
 
+_OUT_PURPOSE = "the IR goes there"
+
+
 def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: str | None = None,
        dtype: str | None = None, config: str | None = None, all_configs: bool = False, kernel: str | None = None,
        source_map: bool = False, diff: tuple[str, str] | None = None, stats: bool = False, as_json: bool = False,
@@ -27,8 +30,8 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
         raise UsageError("--config and --all-configs exclude each other")
     if diff and (all_configs or as_json):
         raise UsageError("--diff compares two single requests: drop --all-configs / --json")
-    if out_file and not os.path.isdir(os.path.dirname(os.path.abspath(out_file))):  # before any compile
-        raise UsageError(f"--out {out_file}: no folder {os.path.dirname(os.path.abspath(out_file))}")
+    if out_file:  # before any compile (the command line checked it already; ir() is called from Python too)
+        options.check_output_path("--out", out_file, folder=False, purpose=_OUT_PURPOSE)
     the_arch, arch_source = resolve_arch(arch)
     stage_given = stage is not None
     stage = check_stage(stage, the_arch)
@@ -177,7 +180,7 @@ def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int
                    "dtype, config (e.g. --diff arch=sm_80 arch=sm_90).")
 @click.option("--stats", is_flag=True, help="Registers, spills, shared memory, warps/stages, instruction mix.")
 @click.option("--json", "as_json", is_flag=True, help="Stats (and what was compiled) as JSON.")
-@click.option("--out", "out_file", metavar="FILE", default=None, help="Write the IR (or --json) to FILE.")
+@options.out_file_option("--out", "out_file", purpose=_OUT_PURPOSE, help="Write the IR (or --json) to FILE.")
 @click.option("--no-index", is_flag=True,
               help="Recompute Triton's cache key from the real arguments (imports torch) instead of the index.")
 def ir_cmd(target, stage, arch, case, dtype, config, all_configs, kernel, source_map, diff, stats, as_json,

@@ -76,17 +76,24 @@ def profile_program_cmd_fn(cmd, *, out_dir: str | None = None, skip: int = 0, ac
     return rc
 
 
-@click.command("profile", context_settings=dict(ignore_unknown_options=True, allow_interspersed_args=False))
-@click.option("--out", "out_dir", metavar="DIR", default=None,
-              help="Folder that holds the run folders [default: $TRITONDBG_OUT or ./traces].")
+def _program_command(fn):
+    from tritondbg.commands.program import ProgramCommand
+
+    return click.command("profile", cls=ProgramCommand, context_settings=dict(allow_interspersed_args=False))(fn)
+
+
+@_program_command
+@options.out_dir_option("--out", "out_dir", purpose="the run folder goes there", default="always",
+                        help="Folder that holds the run folders [default: $TRITONDBG_OUT or ./traces].")
 @click.option("--skip", type=click.IntRange(0), default=0, show_default=True, metavar="N",
               help="Triton launches of the program before the trace starts.")
 @click.option("--active", type=click.IntRange(1), default=None, metavar="M",
               help="Triton launches recorded, then the trace stops [default: to the end of the program].")
 @click.option("--interpret/--compiled", "interpret", default=None,
               help="Under the CPU interpreter / compiled on the GPU [default: the interpreter when no GPU is visible].")
-@click.option("--json", "json_path", metavar="FILE", default=None,
-              help="Also write the per-kernel table, the autotune decisions and the run folder to FILE (JSON).")
+@options.out_file_option("--json", "json_path", purpose="the per-kernel table goes there",
+                         help="Also write the per-kernel table, the autotune decisions and the run folder to FILE "
+                              "(JSON).")
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def program_profile_cmd(out_dir, skip, active, interpret, json_path, cmd):
     """Profile every Triton launch of CMD (after --): NVTX range and record_function per launch, the
@@ -114,8 +121,9 @@ def _with_program_form():
               help="Launches recorded in the trace per case [default: 20 on a GPU, 3 under the interpreter].")
 @click.option("--warmup", type=click.IntRange(0), default=None, metavar="N",
               help="Launches before the trace starts [default: 10 on a GPU, 1 under the interpreter].")
-@click.option("--out", "out_dir", metavar="DIR", default=None,
-              help="Folder that holds the run folders; point TensorBoard at it [default: $TRITONDBG_OUT or ./traces].")
+@options.out_dir_option("--out", "out_dir", purpose="the run folder goes there", default="always",
+                        help="Folder that holds the run folders; point TensorBoard at it [default: $TRITONDBG_OUT or "
+                             "./traces].")
 @options.config
 @options.seed
 @click.option("--cuda-graph", is_flag=True,

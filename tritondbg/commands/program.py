@@ -2,6 +2,7 @@
 
 `interpret` keeps its scenario form (`tritondbg interpret KERNEL`); ``WithProgramForm`` sends a command
 line holding ``--`` to the program form instead (``program_interpret_cmd``), whose options are its own.
+``ProgramCommand`` parses a program form: its own options before ``--``, the program after it, untouched.
 """
 from __future__ import annotations
 
@@ -9,19 +10,66 @@ import sys
 
 import click
 
-_PROGRAM = dict(ignore_unknown_options=True, allow_interspersed_args=False)
+from tritondbg import options
+
+_PROGRAM = dict(allow_interspersed_args=False)
+
+
+class ProgramCommand(click.Command):
+    """`tritondbg NAME [OPTIONS] -- CMD [ARGS]...`: only this command's options go before the first ``--`` (a
+    value option takes its value, never the ``--``); everything after it is the program's. An unknown option or
+    an argument before ``--`` is a usage error naming it and the options of this form (exit 2, nothing run).
+    Without ``--`` the program starts at the first argument (`tritondbg capture python model.py`)."""
+
+    def form(self, ctx) -> str:
+        """`tritondbg profile [--out DIR] [--skip N] ... -- CMD [ARGS]...`: this form's synopsis."""
+        parts = []
+        for p in self.params:
+            if not isinstance(p, click.Option) or p.name == "help":
+                continue
+            name = "/".join(p.opts + p.secondary_opts)
+            parts.append(f"[{name}]" if p.is_flag else f"[{p.opts[0]} {p.metavar or 'VALUE'}]")
+            parts[-1] += "..." if p.multiple else ""
+        return f"{ctx.command_path} {' '.join(parts)} -- CMD [ARGS]..."
+
+    def _value_option(self, arg: str) -> click.Option | None:
+        return next((p for p in self.params if isinstance(p, click.Option) and not p.is_flag and arg in p.opts), None)
+
+    def parse_args(self, ctx, args):
+        cut = args.index("--") if "--" in args else None
+        head = list(args if cut is None else args[:cut])
+        opt = self._value_option(head[-1]) if cut is not None and head else None
+        if opt is not None:   # `--json -- CMD`: click would take the `--` as the file
+            raise click.UsageError(f"{head[-1]} needs its {opt.metavar or 'value'} before --: {self.form(ctx)}", ctx)
+        try:
+            rest = super().parse_args(ctx, head)
+        except click.NoSuchOption as exc:
+            kernel_form = ctx.meta.get("tritondbg.kernel_form")
+            where = ""
+            if kernel_form is not None and any(exc.option_name in [*p.opts, *p.secondary_opts]
+                                               for p in kernel_form.params if isinstance(p, click.Option)):
+                where = f" ({exc.option_name} is an option of `{ctx.command_path} KERNEL`)"
+            what = "the program form" if kernel_form is not None else f"`{ctx.command_path}`"
+            raise click.UsageError(f"{exc.option_name} is not an option of {what}{where}: {self.form(ctx)}",
+                                   ctx) from None
+        if cut is not None:
+            if ctx.params.get("cmd"):
+                raise click.UsageError(f"unexpected argument {ctx.params['cmd'][0]!r} before --: the program goes "
+                                       f"after it: {self.form(ctx)}", ctx)
+            ctx.params["cmd"] = tuple(args[cut + 1:])
+        return rest
 
 
 def _kernels(values) -> list[str]:
     return [k.strip() for v in values for k in v.split(",") if k.strip()]
 
 
-@click.command("capture", context_settings=_PROGRAM)
-@click.option("--out", "out_dir", metavar="DIR", default=None,
-              help="Folder for the reproducers [default: ./traces/capture-<time>].")
-@click.option("--max-per-kernel", type=click.IntRange(min=1), default=1, show_default=True,
+@click.command("capture", cls=ProgramCommand, context_settings=_PROGRAM)
+@options.out_dir_option("--out", "out_dir", purpose="the reproducers go there",
+                        help="Folder for the reproducers [default: ./traces/capture-<time>].")
+@click.option("--max-per-kernel", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="Distinct launches saved with their data per kernel.")
-@click.option("--max-mb", type=click.FloatRange(min=0), default=256.0, show_default=True,
+@click.option("--max-mb", type=click.FloatRange(min=0), default=256.0, show_default=True, metavar="MB",
               help="Tensor data written in all; launches past it are listed as skipped.")
 @click.option("--kernel", "kernels", metavar="NAME", multiple=True, help="Only these kernels (repeatable).")
 @click.option("--interpret/--compiled", "interpret", default=None,
@@ -44,15 +92,16 @@ def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, cmd):
                            kernels=_kernels(kernels), interpret=interpret))
 
 
-@click.command("interpret", context_settings=_PROGRAM)
-@click.option("--json", "json_path", metavar="FILE", default=None, help="Write every finding to FILE (JSON).")
+@click.command("interpret", cls=ProgramCommand, context_settings=_PROGRAM)
+@options.out_file_option("--json", "json_path", purpose="the findings go there",
+                         help="Write every finding to FILE (JSON).")
 @click.option("--kernel", "kernels", metavar="NAME", multiple=True,
               help="Only check these kernels (name or glob; repeatable, or comma-separated).")
 @click.option("--capture-on-finding", is_flag=True, help="Write a reproducer for each launch with a finding.")
 @click.option("--sanitize/--no-sanitize", default=True, show_default=True,
               help="Sanitizers on every launch (kernel errors and asserts are always reported).")
-@click.option("--out", "out_dir", metavar="DIR", default=None,
-              help="Folder for reproducers [default: ./traces/interpret-<time>].")
+@options.out_dir_option("--out", "out_dir", purpose="the reproducers go there",
+                        help="Folder for reproducers [default: ./traces/interpret-<time>].")
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def program_interpret_cmd(json_path, kernels, capture_on_finding, sanitize, out_dir, cmd):
     """Run CMD (after --) under the Triton interpreter on the CPU, sanitizers on every launch."""
@@ -77,7 +126,7 @@ class WithProgramForm(click.Command):
         args = ctx.meta.get("tritondbg.program_args")
         if args is None:
             return super().invoke(ctx)
-        cut = args.index("--")
-        sub = self.program_command.make_context(ctx.info_name, args[:cut] + ["--"] + args[cut + 1:], parent=ctx.parent)
+        ctx.meta["tritondbg.kernel_form"] = self   # names a kernel-form option given to the program form
+        sub = self.program_command.make_context(ctx.info_name, args, parent=ctx.parent)
         with sub:
             return self.program_command.invoke(sub)
