@@ -58,7 +58,7 @@ def test_a_dying_worker_is_an_error_for_its_item_in_table_junit_and_json(cli_env
     assert json.loads(record.read_text())["passed"] is False and RunRecord.load(record).passed is False
 
 
-def _check_then_sigint(cli_env, tmp_path, when):
+def _check_then_sigint(cli_env, tmp_path, when, sig=signal.SIGINT):
     """Start `tritondbg check`, send SIGINT at ``when`` ("workers": as soon as a worker process exists;
     "running": once the sleeping launch has started), return (process, json, junit)."""
     marker = tmp_path / "started"
@@ -76,7 +76,7 @@ def _check_then_sigint(cli_env, tmp_path, when):
         if when == "workers" and subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True).stdout.strip():
             break
         time.sleep(0.05)
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     p.communicate(timeout=180)
     return p, record, junit
 
@@ -93,6 +93,18 @@ def test_sigint_exits_130_and_every_unfinished_item_says_interrupted(cli_env, tm
     assert json.loads(record.read_text())["passed"] is False  # an interrupted check is never a pass
     xml = _junit(junit)
     assert len(xml) == 4 and "interrupted" in xml[("hang::sleeps", "correctness")][1]
+
+
+def test_sigterm_winds_down_as_sigint_and_exits_143(cli_env, tmp_path):
+    """SIGTERM (a CI runner's or Kubernetes' cancel) to tritondbg alone: the same wind-down as Ctrl-C, the files
+    written, the unfinished items "interrupted (SIGTERM)", exit 128 + 15 (it ended at once: no table, no --json,
+    no --junit, the workers left running; ``_prompt_shutdown`` now ends them as it does on SIGINT)."""
+    p, record, junit = _check_then_sigint(cli_env, tmp_path, "running", signal.SIGTERM)
+    assert p.returncode == 143, p.stderr[-2000:]
+    gates = _gates(record)
+    assert gates[("hang::sleeps", "correctness")]["status"] == INTERRUPTED
+    assert "SIGTERM" in gates[("hang::sleeps", "correctness")]["reason"]
+    assert RunRecord.load(record).extra["interrupted_by"] == "SIGTERM" and len(_junit(junit)) == 4
 
 
 @pytest.mark.interpreter
@@ -401,3 +413,33 @@ def test_a_main_thread_holding_the_gil_in_c_still_ends(tmp_path):
     assert time.monotonic() - t0 < 30, "the backstop did not end the process"
     assert p.returncode != 0 and "finished" not in p.stdout
     assert "Timeout" in p.stderr and "Thread" in p.stderr, p.stderr[-2000:]
+
+
+@pytest.mark.interpreter
+def test_all_configs_sweeps_autotuned_kernels_the_scenario_does_not_list():
+    """A launch running autotuned kernels that `kernels=` does not list (fla's chunk_simple_gla): the gate finds
+    them as `interpret` does and sweeps them (it was skipped, "no autotuned kernel"), with the verdict of the twin
+    scenario that lists them: copy_tuned's BLOCK=128 config is wrong (its 79 programs step by 64: 4880 elements
+    never written)."""
+    outs = {}
+    for name in ("unlisted", "listed"):
+        target = f"{DATA / 'unlisted.py'}::{name}"
+        outs[name] = run_gate("all-configs", loader.load(target), GateContext(device="cpu", target=target))
+    out = outs["unlisted"]
+    assert out.status == FAIL and "copy_tuned BLOCK=128" in out.reason and "4880/10000 elements" in out.reason, \
+        out.reason
+    assert (out.status, out.reason) == (outs["listed"].status, outs["listed"].reason)
+    swept = {(r.extra["sweep"]["kernel"], str(r.extra["sweep"]["config"])) for r in out.results}
+    assert {k for k, _ in swept} == {"rownorm_tuned", "copy_tuned"} and len(swept) == 4, swept
+
+
+def test_resources_judges_autotuned_kernels_the_scenario_does_not_list():
+    """rownorm_tuned, autotuned but not listed in `kernels=`, spills with num_warps=1 only: a config the
+    autotuner need not pick, as for a listed kernel (it was a FAIL: its rows were judged as a fixed launch)."""
+    target = f"{DATA / 'unlisted.py'}::unlisted"
+    out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == PASS and "1 config(s) spill but need not be picked" in out.reason, out.reason
+    assert "rownorm_tuned [num_warps=1" in out.reason, out.reason
+    assert sorted((r["kernel"], str(r["config"])) for r in out.details["rows"]) == sorted(
+        [("rownorm_tuned", str({"num_warps": w, "num_stages": 3})) for w in (1, 16)]
+        + [("copy_tuned", str({"BLOCK": b, "num_warps": 1, "num_stages": 3})) for b in (64, 128)])

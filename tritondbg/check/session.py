@@ -3,7 +3,7 @@ gather every gate's outcome into one RunRecord.
 
 The result of a gate is only what ran: the run is planned first (every kernel x gate), and each planned item
 ends as pass / FAIL / skipped (a gate's verdict, written by the worker that ran it) or error (a worker that
-died, with its signal; a timeout; an item that never ran) or interrupted (SIGINT), each error with the
+died, with its signal; a timeout; an item that never ran) or interrupted (SIGINT, SIGTERM), each error with the
 command that reruns that item alone. The table, the JUnit XML and the JSON are all made from that one list.
 """
 from __future__ import annotations
@@ -131,7 +131,7 @@ class _Watch:
         self.crashed: dict[str, str] = {}        # nodeid -> the worker that ran it when it died
         self.worker_exit: dict[str, int | None] = {}
         self.internal: str = ""
-        self.interrupted = False                 # SIGINT seen: later worker deaths are the shutdown, not crashes
+        self.interrupted = False                 # SIGINT / SIGTERM seen: later worker deaths are the shutdown
 
     def pytest_sessionstart(self, session):
         if self.show:
@@ -218,7 +218,7 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
           baseline: str = "tritondbg-baseline.json", update_baseline: bool = False, case: str | None = None,
           timeout: float | None = None, progress: bool = True) -> RunRecord:
     """Run the planned items and return the record: extra["gates"] has one entry per item, in plan order;
-    extra["interrupted"] says whether SIGINT cut the run short."""
+    extra["interrupted"] says whether SIGINT or SIGTERM cut the run short (``interrupted_by``: which)."""
     from tritondbg import deps
     deps.require(["pytest", "xdist"], "`tritondbg check`")
     import pytest
@@ -226,6 +226,7 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
     from tritondbg.pytest_plugin import item_file
 
     workers = default_workers(device) if workers is None else workers
+    _STOP["signal"] = "SIGINT"  # until a SIGTERM says otherwise (``stop_signals``, ``_prompt_shutdown``)
     tmp = Path(tempfile.mkdtemp(prefix="tritondbg-check-"))
     outdir = tmp / "outcomes"
     watch = _Watch(len(items), progress and sys.stderr.isatty(), lines=progress)
@@ -292,32 +293,66 @@ def _children() -> list[int]:
     return pids
 
 
+_STOP = {"signal": "SIGINT"}  # the signal that stopped the last run: SIGINT (Ctrl-C) or SIGTERM (a CI cancel)
+_STOPS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stopped(signum) -> None:
+    _STOP["signal"] = signal.Signals(signum).name
+    raise KeyboardInterrupt
+
+
+class stop_signals:
+    """SIGTERM (how CI runners and Kubernetes cancel a job) winds a check down as SIGINT does: KeyboardInterrupt,
+    the items that did not finish reported as interrupted, --json / --junit written, exit 128 + the signal. Its
+    default action ended the process at once: no table, no file, the workers left running."""
+
+    def __enter__(self):
+        import threading
+
+        _STOP["signal"] = "SIGINT"
+        self.old = signal.getsignal(signal.SIGTERM)
+        self.own = threading.current_thread() is threading.main_thread() and self.old is not signal.SIG_IGN
+        if self.own:
+            signal.signal(signal.SIGTERM, lambda signum, frame: _stopped(signum))
+        return self
+
+    def __exit__(self, *exc):
+        if self.own:
+            signal.signal(signal.SIGTERM, self.old if self.old is not None else signal.SIG_DFL)
+        return False
+
+
 class _prompt_shutdown:
-    """On SIGINT: raise KeyboardInterrupt as usual (pytest and xdist wind down), and make sure the workers end:
-    SIGTERM to the ones still there after 5 s, SIGKILL after 15 s (a worker stuck in a kernel would otherwise
-    hold the shutdown)."""
+    """On SIGINT or SIGTERM: raise KeyboardInterrupt as usual (pytest and xdist wind down), and make sure the
+    workers end: SIGTERM to the ones still there after 5 s, SIGKILL after 15 s (a worker stuck in a kernel would
+    otherwise hold the shutdown)."""
 
     def __init__(self, watch: _Watch):
         self.watch = watch
         self.done = None
+        self.old = {}
 
     def __enter__(self):
         import threading
 
         self.done = threading.Event()
-        self.old = signal.getsignal(signal.SIGINT)
-        if self.old is signal.SIG_IGN or threading.current_thread() is not threading.main_thread():
+        if threading.current_thread() is not threading.main_thread():
             return self
-        signal.signal(signal.SIGINT, self._on_sigint)
+        for sig in _STOPS:
+            old = signal.getsignal(sig)
+            if old is not signal.SIG_IGN:
+                self.old[sig] = old
+                signal.signal(sig, self._on_signal)
         return self
 
-    def _on_sigint(self, signum, frame):
+    def _on_signal(self, signum, frame):
         import threading
 
         if not self.watch.interrupted:
             self.watch.interrupted = True
             threading.Thread(target=self._reap, daemon=True).start()
-        raise KeyboardInterrupt
+        _stopped(signum)
 
     def _reap(self):
         for wait, sig in ((5, signal.SIGTERM), (10, signal.SIGKILL)):
@@ -331,8 +366,9 @@ class _prompt_shutdown:
 
     def __exit__(self, *exc):
         self.done.set()
-        if self.old is not signal.SIG_IGN:
-            signal.signal(signal.SIGINT, self.old if self.old is not None else signal.default_int_handler)
+        for sig, old in self.old.items():
+            default = signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL
+            signal.signal(sig, old if old is not None else default)
         return False
 
 
@@ -347,7 +383,7 @@ def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | No
         return GateOutcome(it.label, it.gate, ERROR, f"crashed: {why}" + (f"; {where}" if where else ""),
                            target=it.target, command=command)
     if interrupted:
-        return GateOutcome(it.label, it.gate, INTERRUPTED, "interrupted (SIGINT) before it finished",
+        return GateOutcome(it.label, it.gate, INTERRUPTED, f"interrupted ({_STOP['signal']}) before it finished",
                            target=it.target, command=command)
     why = watch.internal or (f"pytest exit status {int(rc)}" if rc is not None else "the gate session did not start")
     return GateOutcome(it.label, it.gate, ERROR, f"did not run: {why}", target=it.target, command=command)
@@ -362,6 +398,8 @@ def make_record(items: list[Item], outcomes: list[GateOutcome], *, device: str, 
     record.extra["device"] = device
     record.extra["workers"] = workers
     record.extra["interrupted"] = interrupted
+    if interrupted:
+        record.extra["interrupted_by"] = _STOP["signal"]
     try:
         record.environment = environment()
     except KeyboardInterrupt:
@@ -370,9 +408,9 @@ def make_record(items: list[Item], outcomes: list[GateOutcome], *, device: str, 
 
 
 def interrupted_record(items: list[Item], *, device: str, workers: int | None) -> RunRecord:
-    """SIGINT before the gate session started: every item interrupted."""
-    outcomes = [GateOutcome(i.label, i.gate, INTERRUPTED, "interrupted (SIGINT) before it started", target=i.target)
-                for i in items]
+    """SIGINT / SIGTERM before the gate session started: every item interrupted."""
+    outcomes = [GateOutcome(i.label, i.gate, INTERRUPTED, f"interrupted ({_STOP['signal']}) before it started",
+                            target=i.target) for i in items]
     return make_record(items, outcomes, device=device, workers=workers or 0, interrupted=True)
 
 
@@ -381,10 +419,11 @@ def outcomes_of(record: RunRecord) -> list[GateOutcome]:
 
 
 def exit_status(record: RunRecord) -> int:
-    """0: every item passed or was skipped with a reason; 1: a FAIL or an error; 130: interrupted."""
+    """0: every item passed or was skipped with a reason; 1: a FAIL or an error; 130: interrupted (SIGINT), 143:
+    terminated (SIGTERM)."""
     statuses = {g["status"] for g in record.extra.get("gates", [])}
     if record.extra.get("interrupted") or INTERRUPTED in statuses:
-        return 130
+        return 143 if record.extra.get("interrupted_by") == "SIGTERM" else 130
     if not statuses or statuses - {PASS, SKIP}:
         return 1
     return 0

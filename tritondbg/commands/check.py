@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from tritondbg import options
 from tritondbg.check.outcome import TIMEOUT_PER_CASE
 
 
@@ -13,7 +14,8 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
               arch: str | None = None, baseline: str = "tritondbg-baseline.json", update_baseline: bool = False,
               case: str | None = None, timeout: float | None = None) -> int:
     """Run the gates; 0 when every item passes (or is skipped with a reason), 1 when one fails or errs (crashed,
-    timed out, did not run), 130 when interrupted. The table, --junit and --json list every kernel x gate."""
+    timed out, did not run), 130 when interrupted (143 by SIGTERM). The table, --junit and --json list every
+    kernel x gate."""
     from tritondbg import deps
     from tritondbg.check import session
     from tritondbg.errors import UsageError
@@ -22,9 +24,21 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
         raise UsageError(f"-n/--workers must be at least 1, got {workers}")
     if timeout is not None and timeout < 0:
         raise UsageError(f"--timeout must be a number of seconds >= 0 (0: none), got {timeout:g}")
+    if update_baseline:   # written after every gate ran: say now that it cannot be
+        options.check_output_path("--baseline", baseline, folder=False, purpose="--update-baseline writes it")
     chosen = session.resolve_gates(gates)
     names = session.resolve_targets(targets, all_)
     items = session.rough_plan(names, chosen)
+    with session.stop_signals():  # SIGTERM (a CI cancel) winds down as Ctrl-C does: files written, 143
+        record = _run(session, deps, names, chosen, items, device=device, workers=workers, arch=arch,
+                      baseline=baseline, update_baseline=update_baseline, case=case, timeout=timeout)
+        _write(record, json_path, junit)
+    return session.exit_status(record)
+
+
+def _run(session, deps, names, chosen, items, *, device, workers, arch, baseline, update_baseline, case, timeout):
+    from tritondbg.errors import UsageError
+
     try:
         deps.require(["pytest", "xdist"], "`tritondbg check`")
         if device is None:
@@ -41,8 +55,7 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
                                update_baseline=update_baseline, case=case, timeout=timeout)
     except KeyboardInterrupt:  # Ctrl-C / a CI cancel while starting: every item says so
         record = session.interrupted_record(items, device=device or "?", workers=workers)
-    _write(record, json_path, junit)
-    return session.exit_status(record)
+    return record
 
 
 def _write(record, json_path: str | None, junit: str | None) -> None:
@@ -66,8 +79,9 @@ def _write(record, json_path: str | None, junit: str | None) -> None:
               help="Only this case (of each scenario that has it; default: every case that runs on the device).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None,
               help="cpu: interpreter; cuda: compiled on the GPU (default: cuda when available).")
-@click.option("--junit", metavar="FILE", help="Write JUnit XML here.")
-@click.option("--json", "json_path", metavar="FILE", help="Write the run record (JSON) here.")
+@options.out_file_option("--junit", purpose="the JUnit XML goes there", help="Write JUnit XML here.")
+@options.out_file_option("--json", "json_path", purpose="the run record goes there", makes_folder=True,
+                         help="Write the run record (JSON) here.")
 @click.option("-n", "--workers", type=int, default=None, help="Worker processes (default: 2 on a CPU, one per GPU).")
 @click.option("--timeout", type=float, default=None, metavar="SECONDS",
               help=f"Per kernel x gate item [default: {TIMEOUT_PER_CASE:g} s per case the scenario runs on the device; "
@@ -82,7 +96,8 @@ def check_cmd(targets, all_, gates, case, device, junit, json_path, workers, tim
     timed out, did not run: with the command that reruns it). A FILE with several scenarios checks them all.
 
     Exit status: 0 when every item passes or is skipped, 1 when one fails or errs, 2 on bad usage,
-    130 when interrupted (the table, --junit and --json then say which items did not finish)."""
+    130 when interrupted, 143 when terminated (SIGTERM: a CI cancel; the table, --junit and --json then say which
+    items did not finish)."""
     sys.exit(run_check(targets, all_=all_, gates=gates, device=device, junit=junit, json_path=json_path,
                        workers=workers, arch=arch, baseline=baseline, update_baseline=update_baseline, case=case,
                        timeout=timeout))
