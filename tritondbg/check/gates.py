@@ -214,17 +214,21 @@ def correctness(scenario, ctx: GateContext) -> GateOutcome:
 def all_configs(scenario, ctx: GateContext) -> GateOutcome:
     """Every config the autotuner would try (after its prune_configs_by) is correct, not only the winner; a config
     that fails its own tl.static_assert is listed as not applicable."""
+    from tritondbg.check.discover import with_launched_kernels
     from tritondbg.interp.sweep import sweep
 
-    tuners = autotuners(scenario.kernels)
-    if not tuners:
-        return GateOutcome(scenario.name, "all-configs", SKIP, "no autotuned kernel")
-    # small shapes only (configs x cases runs), first dtype of each
-    runs = [(c, c.dtypes[0]) for c in _cases(scenario, ctx) if c.interpret]
     if not scenario.cases:
         return _nothing_ran(scenario, "all-configs", ctx)
+    # small shapes only (configs x cases runs), first dtype of each
+    runs = [(c, c.dtypes[0]) for c in _cases(scenario, ctx) if c.interpret]
     if not runs:
-        return GateOutcome(scenario.name, "all-configs", SKIP, "no small (interpret=True) case to sweep")
+        why = "no small (interpret=True) case to sweep" if autotuners(scenario.kernels) else "no autotuned kernel"
+        return GateOutcome(scenario.name, "all-configs", SKIP, why)
+    # every autotuned kernel the cases launch, listed in Scenario.kernels or not (fla's wrappers launch their own)
+    scenario = with_launched_kernels(scenario, runs, device=_device(ctx), seed=ctx.seed)
+    if not autotuners(scenario.kernels):
+        return GateOutcome(scenario.name, "all-configs", SKIP, "no autotuned kernel (none listed in Scenario.kernels, "
+                           "none launched by the cases)")
     skipped: list = []
     swept, failures = sweep(scenario, runs, device=_device(ctx), seed=ctx.seed, skipped=skipped)
     results = [r for r in swept if r.extra["sweep"]["used"]]  # runs where the swept kernel was launched

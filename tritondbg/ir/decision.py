@@ -148,8 +148,11 @@ class Decider:
     pins: dict[str, Any] = field(default_factory=dict)   # kernel name -> exact triton.Config (--all-configs)
     watch: Watch = field(default_factory=Watch)
     kept: dict[str, list[dict]] = field(default_factory=dict)  # kernel -> configs its pruning keeps (swept)
+    # kernel name -> Autotuner of every autotuned launch decided, listed in Scenario.kernels or not (swept)
+    tuners: dict[str, Any] = field(default_factory=dict)
 
     def decide(self, tuner, name: str, args, kwargs) -> tuple[Any, str]:
+        self.tuners.setdefault(name, tuner)
         if name in self.pins:
             # what the kernel's own pruning keeps for these arguments: a pruned config never runs for them
             tuner.nargs = dict(zip(tuner.arg_names, args))

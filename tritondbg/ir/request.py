@@ -100,6 +100,8 @@ def _capture_all(req: Request):
     launches = capture(scenario, case, dtype, req.arch, decider, inputs=inputs)
     items = [_item(la, scenario, case, dtype, req) for la in launches]
     if req.all_configs:
+        # every autotuned kernel the launch ran, listed in Scenario.kernels or not (fla's wrappers launch their own)
+        tuners = {**decider.tuners, **tuners}
         if not any(la.kernel in tuners for la in launches):  # nothing to sweep: say so, show the launch
             print(f"note: --all-configs: {scenario.name} launches no autotuned kernel; its "
                   f"{len(launches)} launch(es) as they are", file=sys.stderr)
