@@ -209,3 +209,21 @@ def test_undefined_lanes_laundered_by_an_op_are_still_poison(name):
     assert "enter tl." in hits[0]["message"]
     twin = run(f"{path}::{name}_twin")
     assert twin.passed and [f for r in twin.results for f in r.findings] == []
+
+
+def test_programs_that_all_store_the_same_bits_get_a_warning_not_an_error():
+    """Every program setting a flag to 1 is harmless on the GPU, and so is every program storing the same sum of a
+    uniform input, which would race on another input: a warning saying both (it said "the result depends on
+    program order"), the case passes. Beside it, programs storing their own pid to one element race: one error,
+    for that element."""
+    data = Path(__file__).resolve().parent / "check_data" / "flag_race.py"
+    rec = run(f"{data}::flag")
+    (f,) = [f for r in rec.results for f in r.findings]
+    assert rec.passed and f["kind"] == "race" and f["severity"] == "warning", f
+    assert "each with the same value on this input: harmless if that holds for every input" in f["message"]
+    rec = run(f"{data}::flag_and_pid")
+    races = [f for f in rec.results[0].findings if f["kind"] == "race"]
+    assert not rec.passed and len(races) == 1, rec.results[0].findings
+    f = races[0]
+    assert f["tensor"] == "flag_ptr" and f["offsets"] == [1] and f["pid"] != f["other_pid"], f
+    assert "write different values to the same element flag_ptr[1]; 1 element(s)" in f["message"], f["message"]

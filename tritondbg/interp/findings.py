@@ -1,10 +1,62 @@
 """The sanitizers' aggregated entries as findings: the record's fields and the one-line message a user reads.
 
 Split from sanitize.py (which collects the entries). An entry is a dict with ``kind, file, line, function,
-kernel, pid, programs, lanes, tensor, op, offsets`` plus kind-specific fields (see ``Sanitizer``)."""
+kernel, pid, programs, lanes, tensor, op, offsets`` plus kind-specific fields (see ``Sanitizer``). Also which of
+a launch's cross-program stores make a race (``stored_bits``, ``race_conflict``)."""
 from __future__ import annotations
 
 from tritondbg.interp import frames
+
+
+def stored_bits(value, live, shape):
+    """The raw bits a plain store writes, one per live lane (as ``record_store`` takes the addresses), or None
+    when they cannot be read (then any cross-program write of that store counts as a race)."""
+    import numpy as np
+
+    try:
+        data = np.broadcast_to(np.asarray(value.data), shape)
+        data = np.ascontiguousarray(data.reshape(-1) if live is None else data[live])
+        if data.dtype.itemsize not in (1, 2, 4, 8):
+            return None
+        return np.array(data.view(f"u{data.dtype.itemsize}"), copy=True)
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def race_conflict(writes: list) -> dict | None:
+    """The first element (lowest address) that plain stores of more than one program write with different bits,
+    from a launch's ``writes`` [(addresses, program index, site id, stored bits or None)], or None when no element
+    is written by several programs. Where every such element got the same bits from each program (every program
+    sets a done flag to 1: harmless; or each program's sum of a torch.ones input: a race the input hides),
+    ``same_value`` is True: a warning, not an error. Returns the element's address, both program indices and
+    store sites, ``elements`` (how many elements) and ``same_value``."""
+    import numpy as np
+
+    if len(writes) < 2:
+        return None
+    A = np.concatenate([w[0] for w in writes])
+    P = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in writes])
+    S = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in writes])
+    V = np.concatenate([np.zeros(w[0].size, np.uint64) if w[3] is None else w[3].astype(np.uint64) for w in writes])
+    U = np.concatenate([np.full(w[0].size, w[3] is None) for w in writes])  # bits unknown: assume they differ
+    order = np.lexsort((P, A))  # stable: one program's stores to an element stay in program order
+    A, P, S, V, U = A[order], P[order], S[order], V[order], U[order]
+    starts = np.flatnonzero(np.r_[True, A[1:] != A[:-1]])
+    several = np.maximum.reduceat(P, starts) != np.minimum.reduceat(P, starts)
+    differ = (np.maximum.reduceat(V, starts) != np.minimum.reduceat(V, starts)) | np.logical_or.reduceat(U, starts)
+    bad = np.flatnonzero(several & differ)
+    same = bad.size == 0
+    if same:  # every program wrote the same bits: harmless if that holds for every input (a flag), not if the
+        bad = np.flatnonzero(several)  # values only agreed on this input (a sum of torch.ones): a warning
+        if bad.size == 0:
+            return None
+    lo = int(starts[bad[0]])
+    hi = int(starts[bad[0] + 1]) if bad[0] + 1 < starts.size else A.size
+    other = lo + np.flatnonzero(P[lo:hi] != P[lo])  # stores of the other programs to the element
+    wrote_other = other[U[other] | U[lo] | (V[other] != V[lo])]   # ... that wrote other bits than the first
+    j = int(wrote_other[0] if wrote_other.size else other[0])
+    return dict(addr=int(A[lo]), pid_a=int(P[lo]), pid_b=int(P[j]), site_a=int(S[lo]), site_b=int(S[j]),
+                elements=int(bad.size), same_value=bool(same))
 
 
 def _fmt_pid(pid) -> str:
@@ -65,11 +117,18 @@ def _message(e: dict) -> str:
             if e.get("lands"):
                 text += f"; lands in {e['lands']}"
         return f"{text}. {_consequence(e)}"
-    if kind == "race":
+    if kind == "race" and e.get("same_value"):
         return (f"plain stores from pid {_fmt_pid(e['pid'])} (line {e['line']}) and pid "
                 f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) write the same element {e['element']}; "
-                f"{e['elements']} element(s) of this launch are written by more than one program "
-                f"(the result depends on program order: use tl.atomic_* or give each program its own elements)")
+                f"{e['elements']} element(s) of this launch are written by more than one program, each with the "
+                f"same value on this input: harmless if that holds for every input (a done flag set to 1), a race "
+                f"if the values can differ (per-program results that agree only on this data)")
+    if kind == "race":
+        return (f"plain stores from pid {_fmt_pid(e['pid'])} (line {e['line']}) and pid "
+                f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) write different values to the same element "
+                f"{e['element']}; {e['elements']} element(s) of this launch are written by more than one program "
+                f"with different values (the result depends on program order: use tl.atomic_* or give each "
+                f"program its own elements)")
     if kind == "poison":
         text = "lanes this masked load leaves undefined (mask without other=) are read"
         parts = []
@@ -98,7 +157,7 @@ def _message(e: dict) -> str:
 
 def finding(e: dict) -> dict:
     """The record's form of an aggregated entry: kind, file, line, pid, tensor, offsets, message, severity."""
-    f = dict(kind=e["kind"], severity="error", file=e["file"], line=e["line"], function=e["function"],
+    f = dict(kind=e["kind"], severity="warning" if e.get("same_value") else "error", file=e["file"], line=e["line"], function=e["function"],
              kernel=e["kernel"], pid=list(e["pid"]), tensor=e["tensor"], offsets=list(e["offsets"]),
              op=e["op"], programs=len(e["programs"]), lanes=e["lanes"], message=_message(e),
              source=frames.source_line(e["file"], e["line"]))

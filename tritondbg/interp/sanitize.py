@@ -3,7 +3,8 @@
 - out_of_bounds: a load/store/atomic lane outside the argument tensor its pointer derives from (or outside
   every argument). The lane is masked off before the interpreter touches memory: never a segfault, never
   a silent read of a neighbour's memory. Reports line, pid, tensor, element offsets, how far outside.
-- race: two programs of one launch writing the same element with plain (non-atomic) stores.
+- race: two programs of one launch writing the same element with plain (non-atomic) stores; a warning where
+  each wrote the same bits (a done flag set to 1; or a race the input hides), an error where they differ.
 - poison: lanes a masked load leaves undefined (no ``other``) are filled with NaN carrying the load's
   id in its payload (ints: the type's min, unsigned max), so code that reads them fails the reference
   check; reported at the load's line when such a NaN reaches an output, or when such lanes enter a reduction or
@@ -319,7 +320,8 @@ class Sanitizer(Instrument, hooks.Listener):
             return
         site = frames.site()
         if self.write_count < _MAX_RACE_ELEMENTS:
-            self.writes.append((np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site)))
+            self.writes.append((np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),
+                                findings.stored_bits(value, live, p.shape)))
             self.write_count += int(addrs.size)
         if self.poison_used:
             self._poison_store(value, live, site)
@@ -335,26 +337,18 @@ class Sanitizer(Instrument, hooks.Listener):
             self.poison_stores.setdefault(int(sid), dict(pid=list(self.pid), file=site[0], line=site[1]))
 
     def _races(self, launch) -> None:
-        if len(self.writes) < 2:
+        race = findings.race_conflict(self.writes)  # same_value: every racing program wrote the same bits
+        if race is None:
             return
-        A = np.concatenate([w[0] for w in self.writes])
-        P = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in self.writes])
-        S = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in self.writes])
-        order = np.lexsort((P, A))
-        A, P, S = A[order], P[order], S[order]
-        dup = (A[1:] == A[:-1]) & (P[1:] != P[:-1])
-        if not dup.any():
-            return
-        i = int(np.argmax(dup))
-        n_elems = int(np.unique(A[1:][dup]).size)
-        addr = int(A[i])
-        site_a, site_b = self.sites[int(S[i])], self.sites[int(S[i + 1])]
-        pid_a, pid_b = self.pids[int(P[i])], self.pids[int(P[i + 1])]
+        n_elems, addr = race["elements"], race["addr"]
+        site_a, site_b = self.sites[race["site_a"]], self.sites[race["site_b"]]
+        pid_a, pid_b = self.pids[race["pid_a"]], self.pids[race["pid_b"]]
         buf, desc = launch.argmap().describe(addr)
         saved = self.pid
         self.pid = pid_a  # pid_a stored at site_a, pid_b at site_b (the same line, or another store)
         e = self._entry("race", site_a, buf.name if buf else None, "store", other_pid=list(pid_b),
-                        other_line=site_b[1], element=desc, elements=0)
+                        other_line=site_b[1], element=desc, elements=0, same_value=race["same_value"])
+        e["same_value"] = e["same_value"] and race["same_value"]  # one launch with different values: an error
         self.pid = saved
         e["elements"] += n_elems
         e["lanes"] += n_elems

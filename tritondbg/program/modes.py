@@ -223,7 +223,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
         return rc
     if _matched_nothing("interpret", kernels, launches, sum(checked.values())):
         return 1
-    return 1 if findings else 0
+    return 1 if any(f.get("severity", "error") == "error" for f in findings) else 0
 
 
 def _matched_nothing(command: str, patterns, launches: dict, done) -> bool:
