@@ -316,7 +316,7 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
     try:
         with _refuse_os_exit():
             inputs = scenario.make_inputs(case, tdtype, device, generator)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken scenario is a result naming the callable, not a crash
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken scenario: a result naming the callable
         result.status, result.message = "error", _raised("make_inputs", scenario.make_inputs, exc)
         return result
     if not isinstance(inputs, Mapping):  # it would surface as the reference's "argument after ** must be a mapping"
@@ -349,6 +349,8 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
             _sync(device)
             result.wall_s = time.perf_counter() - t0
     except (Exception, SystemExit) as exc:  # a kernel failure (or a sys.exit) is a result, not a crash of the tool
+        if getattr(exc, "ends_run", False):  # the user quit pdb at a breakpoint: the whole run stops
+            raise
         result.status, result.message = "error", kernel_error_message(exc, scenario)
         reason = not_applicable_reason(exc)
         if reason:  # e.g. the config fails its own tl.static_assert: the compiler would refuse it

@@ -27,6 +27,8 @@ class DebuggerQuit(SystemExit):
     A SystemExit, not an Exception: the runner records an Exception from a launch as a kernel error and
     goes on with the next case, which would stop at the breakpoint again."""
 
+    ends_run = True  # the runner lets it through (scenario code's own sys.exit is an error result there)
+
 
 class Stepper(Instrument, hooks.Listener):
     name = "stepper"
