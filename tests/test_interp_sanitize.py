@@ -227,3 +227,18 @@ def test_programs_that_all_store_the_same_bits_get_a_warning_not_an_error():
     f = races[0]
     assert f["tensor"] == "flag_ptr" and f["offsets"] == [1] and f["pid"] != f["other_pid"], f
     assert "write different values to the same element flag_ptr[1]; 1 element(s)" in f["message"], f["message"]
+
+
+def test_an_overflow_that_leaves_finite_wrong_outputs_is_named_at_its_line(recwarn):
+    """An fp16 sum of squares overflows to Inf and rsqrt(inf) = 0 makes the outputs finite and wrong (Liger's
+    poly_norm at N = 4097 in fp16): the only clue was numpy's "overflow encountered in cast" at a tritondbg line.
+    nan_inf names the tl.sum line; the twin (summed in fp32) is clean; numpy says nothing."""
+    path = ZOO / "overflow.py"
+    line = next(i + 1 for i, ln in enumerate(path.read_text().splitlines()) if "# fp16: the sum overflows" in ln)
+    rec = run(f"{path}::sum_overflow")
+    (f,) = [f for r in rec.results for f in r.findings]
+    assert not rec.passed and (f["kind"], f["line"]) == ("nan_inf", line), f
+    assert "no output is NaN/Inf, but the outputs do not match" in f["message"], f["message"]
+    assert not [w for w in recwarn if "overflow encountered" in str(w.message)]
+    twin = run(f"{path}::sum_fp32")
+    assert twin.passed and [f for r in twin.results for f in r.findings] == []

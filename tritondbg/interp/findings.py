@@ -148,18 +148,22 @@ def _message(e: dict) -> str:
     if kind == "nan_inf":
         ev = e["event"]
         label = "NaN" if ev["value"] != ev["value"] else ("Inf" if ev["value"] in (float("inf"), float("-inf")) else "NaN/Inf")
-        args = ", ".join(f"{v:.6g}" for v in ev["inputs"])
-        return (f"first {label} that its inputs did not hold: {ev['op']}({args}) = {ev['value']:.6g} "
-                f"in {ev['lanes']} lane(s); {e['output_count']} element(s) of the outputs are NaN/Inf where the "
-                f"reference is finite, first {e['output']}")
+        args = ", ".join(f"{v:.6g}" for v in ev["inputs"]) or "..."
+        text = (f"first {label} that its inputs did not hold: {ev['op']}({args}) = {ev['value']:.6g} in "
+                f"{ev['lanes']} lane(s)")
+        if not e.get("output"):  # e.g. an fp16 sum of squares overflows, rsqrt(inf) = 0: finite, wrong outputs
+            return (text + "; no output is NaN/Inf, but the outputs do not match the reference: later ops may have "
+                    "turned it into finite wrong values (rsqrt(inf) = 0, exp(-inf) = 0)")
+        return (text + f"; {e['output_count']} element(s) of the outputs are NaN/Inf where the reference is finite, "
+                f"first {e['output']}")
     return kind
 
 
 def finding(e: dict) -> dict:
     """The record's form of an aggregated entry: kind, file, line, pid, tensor, offsets, message, severity."""
-    f = dict(kind=e["kind"], severity="warning" if e.get("same_value") else "error", file=e["file"], line=e["line"], function=e["function"],
-             kernel=e["kernel"], pid=list(e["pid"]), tensor=e["tensor"], offsets=list(e["offsets"]),
-             op=e["op"], programs=len(e["programs"]), lanes=e["lanes"], message=_message(e),
+    f = dict(kind=e["kind"], severity="warning" if e.get("same_value") else "error", file=e["file"],
+             line=e["line"], function=e["function"], kernel=e["kernel"], pid=list(e["pid"]), tensor=e["tensor"],
+             offsets=list(e["offsets"]), op=e["op"], programs=len(e["programs"]), lanes=e["lanes"], message=_message(e),
              source=frames.source_line(e["file"], e["line"]))
     if e.get("off_min") is not None:
         f["offset_range"] = [e["off_min"], e["off_max"]]  # every lane; ``offsets`` is a sample of at most 8

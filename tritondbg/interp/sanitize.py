@@ -178,6 +178,8 @@ class Sanitizer(Instrument, hooks.Listener):
     def finish(self, result, out, expected) -> None:
         if out is not None and expected is not None:
             self._check_outputs(out, expected)
+            if result.status == "fail" and self.nonfinite and all(e["kind"] != "nan_inf" for e in self.agg.values()):
+                self._nonfinite_entry(None, 0)  # an Inf made on the way, finite but wrong outputs (rsqrt(inf) = 0)
         oob_sites = {(i["file"], i["line"]) for i in self.poison_info.values() if i.get("oob_only")}
         for entry in self.agg.values():
             if entry["kind"] == "poison" and (entry["file"], entry["line"]) in oob_sites:
@@ -463,15 +465,20 @@ class Sanitizer(Instrument, hooks.Listener):
                     first = tuple(int(i) for i in np.argwhere(nf)[0])
                     first_bad = (name, first)
         if bad_nonfinite and self.nonfinite:
-            ev = min(self.nonfinite, key=lambda d: d["seq"])
-            saved = self.pid
-            self.pid = tuple(ev["pid"])
-            e = self._entry("nan_inf", (ev["file"], ev["line"], ev["function"]), first_bad[0], ev["op"], event=ev,
-                            output_count=bad_nonfinite,
-                            output=f"{first_bad[0]}[{', '.join(str(i) for i in first_bad[1])}]")
-            self.pid = saved
-            e["lanes"] += ev["lanes"]
-            e["kernel"] = ev["kernel"]
+            self._nonfinite_entry(first_bad, bad_nonfinite)
+
+    def _nonfinite_entry(self, first_bad, count: int) -> None:
+        """The nan_inf finding at the first op that made a NaN/Inf its inputs did not hold; ``first_bad``: the first
+        NaN/Inf output element (name, index), None when the outputs are finite but wrong."""
+        ev = min(self.nonfinite, key=lambda d: d["seq"])
+        saved = self.pid
+        self.pid = tuple(ev["pid"])
+        e = self._entry("nan_inf", (ev["file"], ev["line"], ev["function"]), first_bad and first_bad[0], ev["op"],
+                        event=ev, output_count=count,
+                        output=first_bad and f"{first_bad[0]}[{', '.join(str(i) for i in first_bad[1])}]")
+        self.pid = saved
+        e["lanes"] += ev["lanes"]
+        e["kernel"] = ev["kernel"]
 
 
 # ---------------------------------------------------------------------------------------------------------

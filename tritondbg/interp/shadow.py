@@ -280,10 +280,12 @@ def _post_reduce(op, input, ret) -> None:
     first = input[0] if isinstance(input, tuple) else input
     p = pad_of(first.handle)
     outs = ret if isinstance(ret, tuple) else (ret,)
-    if p is None:
-        return
     axis, keep = op.axis, getattr(op, "keep_dims", False)
     kind = _reduce_kind(op.combine_fn)
+    if kind not in ("max", "min", "argmax", "argmin"):
+        _reduce_nonfinite(kind, first.handle, outs, axis, keep)
+    if p is None:
+        return
     san = _sink["san"]
     x = as_float(first.handle)
     if x is None:
@@ -304,6 +306,24 @@ def _post_reduce(op, input, ret) -> None:
         h = getattr(o, "handle", None)
         if h is not None and h.data.shape == val.shape:
             _set_pad(h, val)
+
+
+def _reduce_nonfinite(kind: str, src, outs, axis, keep) -> None:
+    """A sum (or a custom combine) whose result is Inf/NaN over finite lanes: an fp16 sum of squares overflows
+    (Liger's poly_norm at N = 4097 in fp16), then rsqrt(inf) = 0 makes the outputs finite and wrong."""
+    nf = _nonfinite(src)
+    for o in outs:
+        h = getattr(o, "handle", None)
+        if h is None or not (h.data.dtype.kind == "f" or _is_bf16(h)) or _nonfinite(h) is None:
+            continue
+        shape = h.data.shape
+        if nf is None:
+            in_nf = (np.zeros(shape, bool), np.zeros(shape, bool))
+        else:
+            n_, i_ = nf
+            red = (lambda a: a.any()) if axis is None else (lambda a: a.any(axis=axis, keepdims=keep))
+            in_nf = tuple(np.broadcast_to(np.asarray(red(a)), shape) for a in (n_, n_ | i_))
+        _check_new_nonfinite(f"tl.{kind}", h, (src,), in_nf=in_nf)
 
 
 def _wrap_scan(orig):
