@@ -184,8 +184,16 @@ def test_all_configs_usage_errors(capsys, tmp_path):
 
     with pytest.raises(UsageError, match="leave out --config"):
         execute(f"{ZOO / 'config_bug.py'}::buggy", capsys, tmp_path, all_configs=True, config="BLOCK=64")
-    with pytest.raises(UsageError, match="has no autotuned kernel"):
+    with pytest.raises(UsageError, match="launches no autotuned kernel"):
         execute(f"{ZOO / 'race.py'}::buggy", capsys, tmp_path, all_configs=True)
+
+
+def test_all_configs_sweeps_autotuned_kernels_the_scenario_does_not_list(capsys, tmp_path):
+    """A scenario whose launch calls autotuned kernels it does not list in ``kernels=`` (fla's wrappers launch their
+    own): `interpret --all-configs` sweeps them (it stopped: "has no autotuned kernel")."""
+    data = Path(__file__).resolve().parent / "check_data" / "unlisted.py"
+    status, out, _ = execute(f"{data}::unlisted", capsys, tmp_path, all_configs=True)
+    assert status == 1 and "1 of 4 config runs disagree" in out and "copy_tuned BLOCK=128" in out, out
 
 
 # ---- a third-party kernel from PyPI: Liger-Kernel's rms_norm forward --------------------------------------

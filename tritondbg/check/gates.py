@@ -214,7 +214,7 @@ def correctness(scenario, ctx: GateContext) -> GateOutcome:
 def all_configs(scenario, ctx: GateContext) -> GateOutcome:
     """Every config the autotuner would try (after its prune_configs_by) is correct, not only the winner; a config
     that fails its own tl.static_assert is listed as not applicable."""
-    from tritondbg.check.discover import with_launched_kernels
+    from tritondbg.discover import with_launched_kernels
     from tritondbg.interp.sweep import sweep
 
     if not scenario.cases:

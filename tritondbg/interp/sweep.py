@@ -58,15 +58,18 @@ def run_all_configs(target: str, *, cases: str | None = None, dtype: str | None 
     """The record of every (case, dtype, kernel, config) run; ``record.extra["sweep"]`` lists the failures."""
     from tritondbg import __version__, loader, runner
     from tritondbg.configs import autotuners
+    from tritondbg.discover import with_launched_kernels
     from tritondbg.record import RunRecord, environment
 
     runner.set_mode("interpret", arch)
     device = runner.default_device("interpret")
     scenario = loader.load(target)
-    if not autotuners(scenario.kernels):
-        raise UsageError(f"--all-configs: {scenario.name} has no autotuned kernel")
     selected = runner.select_cases(scenario, cases, interpret=True)
     runs = [(c, dt) for c in selected for dt in runner.select_dtypes(c, dtype)]
+    # every autotuned kernel the runs launch, listed in Scenario.kernels or not (fla's wrappers launch their own)
+    scenario = with_launched_kernels(scenario, runs, device=device, seed=seed)
+    if not autotuners(scenario.kernels):
+        raise UsageError(f"--all-configs: {scenario.name} launches no autotuned kernel")
     record = RunRecord(command=command or f"interpret {target} --all-configs")
     skipped: list = []
     record.results, failures = sweep(scenario, runs, device=device, seed=seed, instruments=instruments,

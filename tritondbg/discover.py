@@ -1,6 +1,7 @@
 """The autotuned kernels a scenario's launch really runs, whether ``Scenario.kernels`` lists them or not.
 
-The all-configs gate used to read ``Scenario.kernels`` only: a scenario that does not list its kernels (fla's
+Used by the all-configs gate (tritondbg/check/gates.py) and ``interpret --all-configs`` (tritondbg/interp/sweep.py),
+which read ``Scenario.kernels`` only before: a scenario that does not list its kernels (fla's
 ``chunk_simple_gla`` launches six autotuned kernels from inside its own wrappers) was skipped as "no autotuned
 kernel", although ``interpret`` pinned each of them. One run of each case under ``launched_autotuners`` sees
 every Autotuner the launch calls (``interpret`` pins them the same way: Triton's ``Autotuner.run``), and the gate
