@@ -87,6 +87,20 @@ def test_no_candidate_margin_faster_keeps_the_tl_path(monkeypatch):
     assert torch.equal(out, c_tl)  # untouched: the tl kernel's output
 
 
+@pytest.mark.parametrize("env, picked", [("0.01", True), ("", False), ("nonsense", False), ("1.5", False)])
+def test_race_margin_from_the_environment(monkeypatch, env, picked):
+    """TRITONDBG_RACE_MARGIN=0.01 lets a 2% lead win (the default 3% does not); unset, not a number or out of
+    [0, 1): the race's own margin, recorded in the decision."""
+    monkeypatch.setenv("TRITONDBG_RACE_MARGIN", env)
+    a, b, c_tl = _operands()
+    n = _names()
+    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 9.8), tl_us=10.0)
+    plans = {}
+    WS.race("sig", a, b, c_tl.clone(), False, plans, _steady, 132, timer=timer)
+    assert (R.DECISIONS["sig"]["pick"] is not None) is picked and bool(plans) is picked
+    assert R.DECISIONS["sig"]["margin"] == (0.01 if picked else R.MARGIN)
+
+
 def test_a_race_the_tl_path_keeps_leaves_what_ran_as_it_was(monkeypatch):
     """Each candidate launch reports itself in ``_launch.SERVED`` (what tritondbg run / check / the perf gate list as
     the config that ran); after a race the tl path keeps, the entry is what it was before the race (absent, or an
