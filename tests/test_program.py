@@ -392,6 +392,33 @@ def test_a_signal_to_tritondbg_alone_reaches_the_program_and_keeps_its_summary(t
 
 
 @pytest.mark.interpreter
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_program_ends_when_tritondbg_is_killed(tmp_path):
+    """SIGKILL to tritondbg (the OOM killer): the program gets SIGTERM instead of running on as an orphan."""
+    pidfile = tmp_path / "pid"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.Popen(TRITONDBG + ["interpret", "--", "python", str(DATA / "programs.py"), "sigint",
+                                         str(pidfile)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    deadline = time.time() + 120
+    while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:
+        time.sleep(0.2)
+    child = int(pidfile.read_text())
+    proc.kill()
+    proc.communicate(timeout=60)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        os.kill(child, signal.SIGKILL)
+        pytest.fail("the program outlived tritondbg")
+
+
+@pytest.mark.interpreter
 def test_interrupted_program_exits_130_and_keeps_captures(tmp_path):
     pidfile = tmp_path / "pid"
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}

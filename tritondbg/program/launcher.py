@@ -91,6 +91,26 @@ def signal_name(rc: int) -> str:
         return f"signal {-rc}"
 
 
+def _end_with_parent():
+    """Linux: the program gets SIGTERM when tritondbg dies (SIGKILL, the OOM killer), instead of running on as an
+    orphan that a later run's sweep of stale folders would delete under it. None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def set_death_signal():
+        prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # tritondbg died before the prctl: end now
+            os.kill(os.getpid(), signal.SIGTERM)
+    return set_death_signal
+
+
 def _terminal_sent_it() -> bool:
     """Whether a SIGINT came from the controlling terminal's Ctrl-C, which the terminal sends to the whole
     foreground process group (the program included): tritondbg's group is the terminal's foreground one."""
@@ -111,7 +131,7 @@ def run(cmd: list[str], cfg: dict, *, interpret: bool = False) -> int:
     argv = resolve(cmd)
     env = environment(cfg, interpret)
     try:
-        proc = subprocess.Popen(argv, env=env)
+        proc = subprocess.Popen(argv, env=env, preexec_fn=_end_with_parent())
     except OSError as exc:
         raise ProgramNotFound(f"{cmd[0]}: {exc.strerror}") from None
     # A terminal's Ctrl-C reaches the program itself (same process group): the parent waits for it to finish
