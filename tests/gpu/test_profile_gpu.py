@@ -105,6 +105,8 @@ def test_ncu_nvtx_include_profiles_exactly_the_kernels_in_the_range(tmp_path, cl
     record = json.loads(Path(js["record"]).read_text())
     nvtx = record["results"][0]["extra"]["profile"]["nvtx"]
     assert nvtx["domain"] == "tritondbg"
+    if not nvtx.get("available"):  # the ranges need the nvtx package (the H200 machine of session 22 had none)
+        pytest.skip("the nvtx package is not installed: tritondbg pushes no NVTX range, ncu has nothing to filter")
     filt = nvtx["ncu_filter"]  # "regex:tritondbg@add:h200_64M:float32.*/": this case's push/pop ranges
 
     def ncu(include: str) -> tuple[list[str], subprocess.CompletedProcess]:
