@@ -14,7 +14,7 @@ row-major or K-major b that TMA can describe (16-byte aligned base and row strid
 unpatched (``tritondbg ir`` captures the tl kernels), no tl config pinned by a tool (``_launch.PINNED``:
 ``tritondbg run --config``), no CUDA graph capture under way. Each candidate tile (``candidates``: by M) is built,
 checked against the tl output (max error within 2^-6 of the largest output) and timed against the tl path's steady
-call on the GPU (kernels/_race.py: the mechanism, GPU time, rotated rounds, MARGIN); a winner replaces the
+call on the GPU (kernels/_race.py: the mechanism, GPU time, rotated rounds; GEMM_MARGIN); a winner replaces the
 signature's cached launcher.
 Not above M = 2048: there the tl persistent kernel ties cuBLAS (tests/bench/sweep_h200.md), and on the H200 the
 Gluon kernel's race wins at 4096^3 and 8192^3 (196.8 vs 205.0 us, 1596 vs 1707 us, timed one after the other)
@@ -49,6 +49,12 @@ try:
 except (ImportError, AssertionError):  # as above: no Gluon decode candidate
     GD = None
 
+# The lead a Gluon candidate needs over the tl path in gemm's and fp8_gemm's races (kernels/_race.py's default is
+# 3%). H200, session 22 (``TRITONDBG_RACE_MARGIN=0.01 python tests/bench/sweep_h200.py --only gemm --gemm-m 1024
+# --dtypes bfloat16``, tests/bench/runs/s22_sweep_gemm_1024_m1.*): candidates 2.2-2.8% ahead in their race, which
+# 3% left unused, took 1024x4096x11008 from 0.97x to 0.99x torch and 1024x5120x13824 from 0.91x to 0.95x, no row
+# lower; a race's rounds move by under 1% (fp8_gemm DECODE_MARGIN, session 19)
+GEMM_MARGIN = 0.015
 WS_MIN_M = 32  # M at or below: no gemm tile in the race (a 64-row tile would be at least half padding)
 DECODE_MAX_M = 64  # M at or below: the Gluon decode kernel's candidates (kernels/_gluon_decode.py) race too
 WS_MAX_M = 2048  # above: the tl persistent kernel, which ties cuBLAS there (module docstring)
@@ -235,7 +241,7 @@ def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: i
 
 
 def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=None, scales: tuple = (),
-         precise: int = 0, gemm_tiles: bool = True, extra: tuple = (), margin: float = MARGIN):
+         precise: int = 0, gemm_tiles: bool = True, extra: tuple = (), margin: float = GEMM_MARGIN):
     """After the tl path computed ``c`` (the first call of ``sig``, its launcher cached): race the Gluon
     candidates against ``steady`` (the steady-state call; kernels/_race.py); a winner goes into ``plans[sig]`` and
     recomputes ``c``. fp8_gemm: ``scales`` (scale_a, scale_b) and ``precise`` (``build``); a winning plan takes

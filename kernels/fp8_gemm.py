@@ -18,7 +18,7 @@ Four kernels behind one wrapper (``fp8_gemm``: one argument check, then a choice
 - M > 64 on an sm_90 GPU, row-major a, K-major b, per-tensor scales, a 16-bit output: after the tl kernel has
   computed a call signature's first call, the warp-specialised Gluon kernel (kernels/_gemm_gluon.py; its precise
   accumulation adds each BLOCK_K-deep partial while the next stage's wgmma runs) races it (kernels/_gemm_ws.py,
-  as ``gemm`` does); at least 3% faster, it serves the signature's later calls (``ws_decision`` shows the race).
+  as ``gemm`` does); at least 1.5% faster, it serves the signature's later calls (``ws_decision`` shows the race).
   H200, session 12: 8192^3 770 us against the tl kernel's 997 and torch._scaled_mm's 746.
 - M <= 64 (decode), ``fp8_gemm_decode_kernel`` (kernels/_splitk.py, shared with gemm's small-M path): split-K
   in ONE launch, the last-arriving split sums the fp32 partials in a fixed order (deterministic). The decode
@@ -348,8 +348,8 @@ class _GluonDecodePlan:
 
 _DECODE_KERNEL = "fp8_gemm_decode_kernel"  # its name in ``_launch.PINNED`` (tritondbg's config pinning)
 RACE_DECODE_MIN_M = 16  # M at or below: no Gluon gemm tile in the race (its 64-token tiles lost there)
-# The lead a candidate needs in the decode race. The race's usual 3% keeps near-ties on the tl kernel (the one the
-# interpreter checks); the Gluon decode kernel computes the same precise product and was 2.1-2.5% faster at M = 1 /
+# The lead a candidate needs in the decode race (gemm's GEMM_MARGIN too, from session 22). The races' first 3% kept
+# near-ties on the tl kernel (the one the interpreter checks); the Gluon decode kernel computes the same precise product and was 2.1-2.5% faster at M = 1 /
 # 16, N = K = 8192 in the race's own rounds on the H200 (session 19: 27.4 / 27.6 us against 28.0 / 28.3), where
 # the rounds' medians moved by under 1%: its lead is not noise, and 3% would leave it unused.
 DECODE_MARGIN = 0.015

@@ -34,7 +34,7 @@ On an sm_90 GPU, a signature's first call then races the warp-specialised Gluon 
 a TMA producer warp and wgmma consumer warpgroups, as cuBLAS) against the path above (kernels/_gemm_ws.py:
 32 < M <= 2048, no activation, row-major a, row-major or K-major b; and at M <= 64 the Gluon decode kernel,
 kernels/_gluon_decode.py, the swapped product c^T = w a^T; each candidate tile is checked against the
-first call's output, then timed); a winner at least 3% faster serves that signature from then on
+first call's output, then timed); a winner at least 1.5% faster serves that signature from then on
 (``ws_decision`` shows the race). On the H200 it won at M = 127 and at some M = 1024 shapes (session 11,
 tests/bench/kernels_h200.md). The interpreter, ``tritondbg ir`` and ``gemm_tiled`` keep the tl kernels.
 

@@ -80,25 +80,25 @@ def test_a_winner_that_writes_nothing_returns_nan_not_the_tl_numbers(monkeypatch
 def test_no_candidate_margin_faster_keeps_the_tl_path(monkeypatch):
     a, b, c_tl = _operands()
     n = _names()
-    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 9.8), tl_us=10.0)
+    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 9.9), tl_us=10.0)
     plans, c = {}, c_tl.clone()
     out = WS.race("sig", a, b, c, False, plans, _steady, 132, timer=timer)
     assert plans == {} and R.DECISIONS["sig"]["pick"] is None
     assert torch.equal(out, c_tl)  # untouched: the tl kernel's output
 
 
-@pytest.mark.parametrize("env, picked", [("0.01", True), ("", False), ("nonsense", False), ("1.5", False)])
+@pytest.mark.parametrize("env, picked", [("0.005", True), ("", False), ("nonsense", False), ("1.5", False)])
 def test_race_margin_from_the_environment(monkeypatch, env, picked):
-    """TRITONDBG_RACE_MARGIN=0.01 lets a 2% lead win (the default 3% does not); unset, not a number or out of
-    [0, 1): the race's own margin, recorded in the decision."""
+    """TRITONDBG_RACE_MARGIN=0.005 lets a 1% lead win (gemm's GEMM_MARGIN, 1.5%, does not); unset, not a number or
+    out of [0, 1): the race's own margin, recorded in the decision."""
     monkeypatch.setenv("TRITONDBG_RACE_MARGIN", env)
     a, b, c_tl = _operands()
     n = _names()
-    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 9.8), tl_us=10.0)
+    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 9.9), tl_us=10.0)
     plans = {}
     WS.race("sig", a, b, c_tl.clone(), False, plans, _steady, 132, timer=timer)
     assert (R.DECISIONS["sig"]["pick"] is not None) is picked and bool(plans) is picked
-    assert R.DECISIONS["sig"]["margin"] == (0.01 if picked else R.MARGIN)
+    assert R.DECISIONS["sig"]["margin"] == (0.005 if picked else WS.GEMM_MARGIN)
 
 
 def test_a_race_the_tl_path_keeps_leaves_what_ran_as_it_was(monkeypatch):
@@ -107,7 +107,7 @@ def test_a_race_the_tl_path_keeps_leaves_what_ran_as_it_was(monkeypatch):
     earlier call's), and after a race a candidate wins, it is the winner's."""
     a, b, c_tl = _operands()
     n = _names()
-    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 9.8), tl_us=10.0)
+    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), dict.fromkeys(n, 9.9), tl_us=10.0)
     real_call = _Plan.__call__
 
     def call(self, *args):
