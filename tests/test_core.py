@@ -20,6 +20,18 @@ def test_compare_counts_mismatches_and_nan():
     assert s.passed and s.max_abs == 0
 
 
+def test_compare_names_an_integer_output_against_a_float_reference():
+    """A launch that wrote into an int32 buffer (a truncating cast) against a float reference: the mismatch names
+    both dtypes; a matching one, or two float dtypes, says nothing about them."""
+    ref = torch.tensor([0.5, 1.5, 2.0])
+    (s,) = compare(ref.to(torch.int32), ref, atol=1e-3, rtol=0.0)
+    assert not s.passed and s.dtypes == "int32 output, float32 reference"
+    (s,) = compare(torch.tensor([1, 2], dtype=torch.int32), torch.tensor([1.0, 2.0]), atol=1e-3, rtol=0.0)
+    assert s.passed and s.dtypes == ""
+    (s,) = compare(ref.half() + 1, ref, atol=1e-3, rtol=0.0)
+    assert not s.passed and s.dtypes == ""
+
+
 def test_compare_shape_mismatch_raises():
     with pytest.raises(ValueError, match="shape"):
         compare(torch.zeros(3), torch.zeros(4), 1e-3, 1e-3)

@@ -36,6 +36,7 @@ class ErrorStats:
     worst_index: list[int]   # index of the largest violation (or of the largest abs error when all pass)
     worst_out: float
     worst_ref: float
+    dtypes: str = ""         # "int32 output, float32 reference" where one is integer (or bool) and the other is not
 
     @property
     def passed(self) -> bool:
@@ -75,6 +76,9 @@ def compare(out, ref, atol: float, rtol: float) -> list[ErrorStats]:
         raise ValueError(f"kernel returned {len(outs)} output(s), reference {len(refs)}")
     stats = []
     for name, o, r in zip(_names(out, len(outs)), outs, refs):
+        kinds = (o.dtype.is_floating_point or o.dtype.is_complex, r.dtype.is_floating_point or r.dtype.is_complex)
+        dtypes = (f"{str(o.dtype).replace('torch.', '')} output, {str(r.dtype).replace('torch.', '')} reference"
+                  if kinds[0] != kinds[1] else "")
         o = o.detach().to("cpu", torch.float32)
         r = r.detach().to("cpu", torch.float32)
         if o.shape != r.shape:
@@ -100,5 +104,6 @@ def compare(out, ref, atol: float, rtol: float) -> list[ErrorStats]:
             name=name, shape=list(o.shape), max_abs=float(diff.max()), max_rel=float(rel.max()),
             mismatched=mismatched, numel=o.numel(), atol=atol, rtol=rtol, nonfinite=nonfinite,
             worst_index=idx, worst_out=float(o.reshape(-1)[flat]), worst_ref=float(r.reshape(-1)[flat]),
+            dtypes=dtypes if mismatched else "",
         ))
     return stats

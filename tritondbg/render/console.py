@@ -39,7 +39,8 @@ def print_record(record: RunRecord, path: Path | None = None) -> None:
                       f"(atol={e.atol:g}, rtol={e.rtol:g}) {verdict}")
             if not e.passed:
                 con.print(f"    worst at {tuple(e.worst_index)}: got {e.worst_out:.6g}, expected {e.worst_ref:.6g}"
-                          + (f"; {e.nonfinite} NaN/Inf where the reference is finite" if e.nonfinite else ""))
+                          + (f"; {e.nonfinite} NaN/Inf where the reference is finite" if e.nonfinite else "")
+                          + (f"; {e.dtypes} (a truncating cast or the wrong output dtype?)" if e.dtypes else ""))
         print_findings(con, r)
         if r.message and r.status != "pass":
             con.print(f"  [red]{escape(r.message)}[/]")
