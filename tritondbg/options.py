@@ -28,13 +28,18 @@ def writable_dir_problem(path: str) -> str:
         probe = parent
     if not os.path.isdir(probe):
         return f"cannot be created: {probe} is a file"
+    return _cannot_create_in(probe)
+
+
+def _cannot_create_in(folder: str) -> str:
+    """Why no file can be created in the existing ``folder`` ("" when one can: a temporary file, removed)."""
     import tempfile
 
     try:
-        with tempfile.TemporaryFile(dir=probe):
+        with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:
-        return f"is not writable (cannot create a file in {probe}: {exc.strerror or exc})"
+        return f"is not writable (cannot create a file in {folder}: {exc.strerror or exc})"
     return ""
 
 
@@ -56,14 +61,7 @@ def writable_file_problem(path: str, *, makes_folder: bool = False) -> str:
         return f"no folder {folder}"
     if not os.path.isdir(folder):
         return f"no folder {folder}: it is a file"
-    import tempfile
-
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        return f"is not writable (cannot create a file in {folder}: {exc.strerror or exc})"
-    return ""
+    return _cannot_create_in(folder)
 
 
 def check_output_path(name: str, path: str, *, folder: bool, purpose: str, makes_folder: bool = False) -> None:
