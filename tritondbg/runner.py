@@ -6,6 +6,7 @@ that already imported kernels the other way (the CLI runs one mode per process; 
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -142,22 +143,17 @@ class ScenarioExit(RuntimeError):
     report and the exit status the code chose, 0 included)."""
 
 
+def _refuse(code=0):
+    raise ScenarioExit(f"os._exit({code!r}) called: scenario code must return (or raise), not end the process")
+
+
+@contextlib.contextmanager
 def _refuse_os_exit():
-    import contextlib
-
-    @contextlib.contextmanager
-    def guard():
-        real = os._exit
-
-        def refuse(code):
-            raise ScenarioExit(f"os._exit({code!r}) called: scenario code must return (or raise), not end the process")
-
-        os._exit = refuse
-        try:
-            yield
-        finally:
-            os._exit = real
-    return guard()
+    real, os._exit = os._exit, _refuse
+    try:
+        yield
+    finally:
+        os._exit = real
 
 
 def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
@@ -191,8 +187,6 @@ class Instrument:
     name = "instrument"
 
     def active(self, scenario: Scenario, case: Case, inputs: dict):
-        import contextlib
-
         return contextlib.nullcontext()
 
     def finish(self, result: CaseResult, out, expected) -> None:
@@ -299,8 +293,6 @@ def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: i
 
 
 def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinned) -> CaseResult:
-    import contextlib
-
     import torch
 
     interpret = _mode == "interpret"

@@ -48,7 +48,8 @@ def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int
         rc = launcher.run(list(cmd), cfg, interpret=interpret)
         t_exit = time.monotonic()
         wall_s = t_exit - t0
-        record = build_record(folder.path, command=command, exit_status=rc, interpret=interpret)
+        record = build_record(folder.path, command=command, exit_status=rc, interpret=interpret,
+                              final_dir=folder.final)
         prog = record.extra["profile"]["program"]
         prog["wall_s"] = wall_s  # the program attached, start to exit
         record.tool_version = __version__
@@ -107,7 +108,8 @@ def _load(path: str) -> dict | None:
         return None
 
 
-def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bool) -> RunRecord:
+def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bool,
+                 final_dir: Path | None = None) -> RunRecord:
     """The run record from the program's files in ``run_dir`` (traces still named ``*.partial`` or not); the
     traces get the autotune track and a rank here (each read and written once)."""
     from tritondbg.profile import trace_events
@@ -156,7 +158,7 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
             acc["launches"] += t["launches"]
             acc["total_us"] += t["total_us"]
     gpu = any(source == "gpu" for _, _, _, source in per_process)
-    _finish_traces(run_dir, per_process, command=command, gpu=gpu)
+    _finish_traces(run_dir, per_process, command=command, gpu=gpu, final_dir=final_dir)
     triton_names = {n for data, _, _, _ in per_process for n in data["kernels"]}
     # share of the program's GPU time: every GPU kernel in the trace (torch's too); under the interpreter the
     # CPU time of the Triton launches only
@@ -257,7 +259,8 @@ def _read_trace(run_dir: Path, name: str) -> dict | None:
     return None
 
 
-def _finish_traces(run_dir: Path, per_process, *, command: str = "", gpu: bool = False) -> None:
+def _finish_traces(run_dir: Path, per_process, *, command: str = "", gpu: bool = False,
+                   final_dir: Path | None = None) -> None:
     """Each trace gets its process's autotune track, a rank and tritondbg's metadata (``"tritondbg"``: the tool,
     the timing, the command, the process; ``profile KERNEL``'s traces carry it too), its ``traceName`` pointing
     at its final name, and is written back once. HTA keys the traces of
@@ -292,10 +295,8 @@ def _finish_traces(run_dir: Path, per_process, *, command: str = "", gpu: bool =
             "tool": f"tritondbg {__version__}", "timing": "gpu" if gpu else "interpreter", "command": command,
             "pid": data.get("pid"), "kernels": sorted(data.get("kernels") or {}),
             "note": "" if gpu else "interpreter: CPU times of TRITON_INTERPRET=1 launches, not GPU performance"})
-        if isinstance(trace.get("traceName"), str):  # the folder's and the file's names once committed
-            final = run_dir.name[1:-len(PARTIAL)] if run_dir.name.startswith(".") and run_dir.name.endswith(
-                PARTIAL) else run_dir.name
-            trace["traceName"] = str(run_dir.parent / final / name)
+        if isinstance(trace.get("traceName"), str):  # the run folder's and the file's names once committed
+            trace["traceName"] = str((final_dir or run_dir) / name)
         for candidate in (run_dir / (name + PARTIAL), run_dir / name):
             if candidate.is_file():
                 try:
