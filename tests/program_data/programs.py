@@ -117,8 +117,10 @@ if __name__ == "__main__":
     if sys.argv[1] == "forkpool":                   # forked workers (they end in os._exit), one launch each
         import multiprocessing as mp
 
-        with mp.get_context("fork").Pool(2) as pool:
-            pool.map(_shift_sum, [100, 200])
+        pool = mp.get_context("fork").Pool(2)
+        pool.map(_shift_sum, [100, 200])
+        pool.close()  # the workers end in os._exit (`with Pool` would terminate them: SIGTERM, a test of its own)
+        pool.join()
     scale_shift(torch.arange(100, dtype=torch.float32), 2.0, 1.0)
     if sys.argv[1] == "osexit":                     # ends without atexit
         os._exit(3)

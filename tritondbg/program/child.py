@@ -247,7 +247,9 @@ def write_summary() -> None:
         data = {k: (v if k in ("pid", "argv", "compile_info", "pinned") else _minus(v, base.get(k)))
                 for k, v in data.items()}
     try:
-        with open(os.path.join(cfg["run_dir"], f"summary-{os.getpid()}.json"), "w") as f:
+        path = os.path.join(cfg["run_dir"], f"summary-{os.getpid()}.json")
+        with open(path + ".tmp", "w") as f:  # whole or absent: a kill mid-write leaves no half file
             json.dump(data, f, default=str)
+        os.replace(path + ".tmp", path)
     except OSError:
         pass

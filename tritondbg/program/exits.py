@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import os
 import signal
+import sys
 import threading
 
 _hooks: list = []           # (fn, in_forks)
@@ -45,10 +46,25 @@ def _run(i: int) -> None:
     fn, in_forks = _hooks[i]
     if forked() and not in_forks:
         return
+    # a SIGTERM arriving meanwhile (``Pool.__exit__`` terminates workers that are already exiting) waits until the
+    # hook has written its file: its handler then finds the hooks run and ends the process
+    blocked = _block_sigterm()
     try:
         fn()
-    except Exception:  # noqa: BLE001 - an exit hook must never change how the program ends
-        pass
+    except Exception as exc:  # noqa: BLE001 - an exit hook must never change how the program ends
+        if os.environ.get("TRITONDBG_DEBUG"):
+            print(f"tritondbg: exit hook {getattr(fn, '__name__', fn)} failed: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+def _block_sigterm() -> bool:
+    try:
+        return signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask (Windows)
+        return False
 
 
 def run_all() -> None:
