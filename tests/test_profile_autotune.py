@@ -73,6 +73,23 @@ def test_timed_decision_then_in_memory_cache_hit():
     assert hit["configs"] == d["configs"] and hit["winner"] == d["winner"]
 
 
+def test_one_decision_per_key_however_often_the_launch_calls_the_kernel():
+    """A launch calling the kernel in a loop (the attention race times its tl path ~20 times) reports each key
+    once, with the calls it answered; the trace's autotune track draws that benchmark once."""
+    from tritondbg.profile import trace_events
+
+    kernel = _make_kernel()
+    watch = at.AutotuneWatch([kernel])
+    with watch.watching(listen=False):
+        for n in (3000, 3000, 3000, 700, 3000):
+            _launch(kernel, n)
+    ds = watch.decisions({}, {"double_kernel": "autotuned"}, interpret=True)
+    assert [(d["key"][0], d["source"], d["calls"]) for d in ds] == [("3000", "benchmark", 4), ("700", "benchmark", 1)]
+    track = [e for e in trace_events.autotune_events(ds, 0.0) if e.get("ph") == "X"]
+    assert len(track) == 2 * 2  # two keys, two benchmarked configs each (BLOCK=1024 pruned)
+    assert sum(e["args"]["winner"] for e in track) == 2
+
+
 def test_watch_chains_with_another_tools_wrapper_and_restores_it():
     kernel = _make_kernel()
     seen = []

@@ -139,7 +139,7 @@ def test_autotune_track_report_and_hta_layout_on_the_gpu(profile_all):
         for d in prof["autotune"]:
             if d["source"] != "benchmark":
                 continue
-            mine = [e for e in track if e["args"]["kernel"] == d["kernel"]]
+            mine = [e for e in track if e["args"]["kernel"] == d["kernel"] and e["args"]["key"] == d["key"]]
             assert len(mine) == sum(c["status"] in ("timed", "failed") for c in d["configs"]), d["kernel"]
             assert sum(e["args"]["winner"] for e in mine) == 1
             benched += 1

@@ -79,7 +79,9 @@ class AutotuneWatch:
             yield self
 
     def decisions(self, used: dict[str, dict], sources: dict[str, str], *, interpret: bool) -> list[dict]:
-        """One decision per autotuned kernel that ran: pinned (untimed) or tuned (timed or from a cache)."""
+        """One decision per autotuned kernel that ran: pinned (untimed) or tuned (timed or from a cache), one
+        per key, ``calls`` counting the calls answered with it (the attention race called its tl kernel 19
+        times in one case: the trace drew 19 copies of the same benchmark)."""
         out = []
         for name, tuner in self.tuners.items():
             calls = [c for c in self.calls if c["tuner"] == name]
@@ -89,8 +91,15 @@ class AutotuneWatch:
             if source in PINNED_SOURCES:
                 out.append(_pinned(name, tuner, used.get(name, {}), source, interpret))
                 continue
+            seen: dict[tuple, dict[str, Any]] = {}
             for call in calls or [None]:
-                out.append(self._tuned(name, tuner, call, used.get(name, {})))
+                d = self._tuned(name, tuner, call, used.get(name, {}))
+                same = tuple(d["key"]) if d.get("key") else None  # a repeat's source is "in-memory cache"
+                if same in seen:  # the same key answered again in this launch (a loop, a race's timed calls)
+                    seen[same]["calls"] += 1
+                    continue
+                out.append(dict(d, calls=1))
+                seen[same] = out[-1]
         return out + race_decisions(getattr(self, "races_before", set()))
 
     def _tuned(self, name: str, tuner, call: dict | None, used: dict) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from tritondbg.record import RunRecord
 
 def _decision_lines(d: dict[str, Any]) -> list[str]:
     key = f" key=({', '.join(d['key'])})" if d.get("key") else ""
-    head = f"autotune {d['kernel']}{key}: {d['source']}"
+    head = f"autotune {d['kernel']}{key}: {d['source']}" + (f" ({d['calls']} calls)" if d.get("calls", 1) > 1 else "")
     if not d["timed"]:
         return [f"{head}; ran {config_str(d['winner'])} [dim](untimed: {d['note']})[/]"]
     timed = [e for e in d["configs"] if e["status"] == "timed"]

@@ -96,6 +96,8 @@ def decision_table(result, d: dict[str, Any]) -> str:
         facts.append(f"benchmark {d['bench_s']:.2f} s")
     if d.get("cache_hit"):
         facts.append("cache hit")
+    if d.get("calls", 1) > 1:
+        facts.append(f"answered {d['calls']} calls")
     head = (f"<h3>{_e(d['kernel'])}{_e(key)} &mdash; {_e(result.kernel)}:{_e(result.case)}:{_e(result.dtype)}</h3>"
             f"<p class=\"dim\">{'; '.join(facts)}. winner: <code>{_e(config_str(d.get('winner') or {}))}</code>"
             + (f". {_e(d['note'])}" if d.get("note") else "") + "</p>")
