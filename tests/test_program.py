@@ -393,6 +393,27 @@ def test_a_signal_to_tritondbg_alone_reaches_the_program_and_keeps_its_summary(t
 
 @pytest.mark.interpreter
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_second_sigint_while_an_exit_hook_writes_does_not_stop_it(tmp_path):
+    """A Ctrl-C sent to the whole process group reaches the program twice (from the group and from tritondbg,
+    which passes its own on): the second one, landing while the summary is written, used to raise
+    KeyboardInterrupt in the hook and lose the summary (a flaky CI failure: "0 launches", exit 130)."""
+    done = tmp_path / "done"
+    code = f"""
+import os, signal, time
+from tritondbg.program import exits
+def write():
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.2)  # the handler runs here
+    open({str(done)!r}, "w").write("written")
+exits.on_exit(write)
+raise KeyboardInterrupt  # the first Ctrl-C
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "KeyboardInterrupt" in p.stderr
+    assert done.read_text() == "written", p.stderr[-2000:]
+    assert p.stderr.count("KeyboardInterrupt") == 1, p.stderr[-2000:]  # the late one is dropped, not printed
+
+
 def test_the_program_ends_when_tritondbg_is_killed(tmp_path):
     """SIGKILL to tritondbg (the OOM killer): the program gets SIGTERM instead of running on as an orphan."""
     pidfile = tmp_path / "pid"
