@@ -85,3 +85,32 @@ def test_tritonparse_and_proton_coexist(tmp_path, mode):
         assert list(out_dir.glob("proton*")), list(out_dir.iterdir())      # proton wrote its profile
     kernels = {c["kernel"] for c in json.loads((folder / "captures.json").read_text())["captures"]}
     assert {"layernorm_fwd_kernel", "scale_shift_kernel"} <= kernels          # tritondbg captured too
+
+
+COMPILED = REPO / "tests" / "program_data" / "compiled_program.py"
+
+
+def test_torch_compile_kernels_are_captured_replayed_and_profiled(tmp_path):
+    """TorchInductor launches its Triton kernels without JITFunction.run: capture and profile saw none (0 launches,
+    exit 0; profile listed them as torch's). Now each is a launch: captured with its grid and config, replayed on
+    the CPU interpreter against the GPU's output, and a row of profile's table."""
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")}
+    folder = tmp_path / "cap"
+    out = tdbg(["capture", "--compiled", "--out", str(folder), "--", "python", str(COMPILED)], env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    doc = json.loads((folder / "captures.json").read_text())
+    kernels = {c["kernel"] for c in doc["captures"]}
+    assert len(kernels) >= 3 and all(k.startswith("triton_") for k in kernels), (kernels, out.stderr[-2000:])
+    assert sum(doc["launches"].values()) >= 6  # each compiled function called twice
+    assert all(str(COMPILED) in (c["program_site"] or "") for c in doc["captures"]), doc["captures"]
+    for c in doc["captures"]:
+        rep = tdbg(["interpret", str(folder / c["reproducer"]), "--json"], cwd=tmp_path)
+        r = json.loads(rep.stdout)["results"][0]
+        assert r["status"] == "pass" and not r.get("findings"), (c["reproducer"], r["message"], rep.stderr[-1500:])
+    prof = tdbg(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "p.json"), "--", "python",
+                 str(COMPILED)], env=env)
+    assert prof.returncode == 0, prof.stderr[-3000:]
+    js = json.loads((tmp_path / "p.json").read_text())
+    rows = {r["kernel"]: r for r in js["kernels"]}
+    assert kernels <= set(rows), (sorted(rows), kernels)
+    assert all(rows[k]["launches"] >= 2 and rows[k]["total_ms"] > 0 for k in kernels), rows

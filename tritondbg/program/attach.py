@@ -138,8 +138,8 @@ def matches(fn, patterns) -> bool:
         return True
     import fnmatch
 
-    name = fn.fn.__name__
-    qual = getattr(fn.fn, "__qualname__", name)
+    name = getattr(fn, "__name__", None) or fn.fn.__name__  # Inductor's kernels may have dropped ``fn.fn``
+    qual = getattr(fn, "__qualname__", None) or name
     return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(qual, p) for p in patterns)
 
 
@@ -147,7 +147,8 @@ def counts() -> dict[str, int]:
     """Kernel name -> launches seen while attached (every launch, observed or not)."""
     out: dict[str, int] = {}
     for key, n in list(_launches.items()):
-        name = getattr(getattr(_fns.get(key), "fn", None), "__name__", "?")
+        fn = _fns.get(key)
+        name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "?")
         out[name] = out.get(name, 0) + n
     return out
 
@@ -235,9 +236,15 @@ def _skip_dirs() -> list[str]:
 
         import tritondbg
 
-        # Triton's frames and tritondbg's own (its wrappers: the CPU stand-in, shims); not its bundled kernels
+        # Triton's frames and tritondbg's own (its wrappers: the CPU stand-in, shims); not its bundled kernels.
+        # torch.compile's machinery between a compiled model's call and its kernels' launch (dynamo, Inductor's
+        # runtime, fx), so that the frames kept reach the user's code.
         _SKIP_DIRS.extend([os.path.dirname(os.path.abspath(triton.__file__)) + os.sep,
                            os.path.dirname(os.path.abspath(tritondbg.__file__)) + os.sep])
+        torch = sys.modules.get("torch")
+        if torch is not None and getattr(torch, "__file__", None):
+            root = os.path.dirname(os.path.abspath(torch.__file__))
+            _SKIP_DIRS.extend(os.path.join(root, d) + os.sep for d in ("_dynamo", "_inductor", "fx", "_functorch"))
     return _SKIP_DIRS
 
 
@@ -268,10 +275,12 @@ def program_frame(stack) -> tuple[str, int, str] | None:
     import tritondbg
 
     ours = os.path.dirname(os.path.dirname(os.path.abspath(tritondbg.__file__))) + os.sep
+    from tritondbg.program.inductor import is_generated
+
     for frame in stack:
         path = os.path.abspath(frame[0])
         if "-packages" + os.sep in path or path.startswith(ours + "tritondbg" + os.sep) \
-                or path.startswith(ours + "kernels" + os.sep):
+                or path.startswith(ours + "kernels" + os.sep) or is_generated(path):
             continue
         return tuple(frame)
     return None
@@ -426,6 +435,9 @@ def install() -> None:
         wrapper = wrap(orig)
         _saved[(cls, attr)] = (orig, wrapper)
         setattr(cls, attr, wrapper)
+    from tritondbg.program import inductor
+
+    inductor.install()  # torch.compile's kernels (compiled mode: they never call JITFunction.run)
     knobs = getattr(triton, "knobs", None)
     runtime = getattr(knobs, "runtime", None)
     if runtime is not None and hasattr(runtime, "jit_post_compile_hook"):
@@ -444,5 +456,8 @@ def uninstall() -> None:
         if cls.__dict__.get(attr) is wrapper:
             setattr(cls, attr, orig)
     _saved.clear()
+    from tritondbg.program import inductor
+
+    inductor.uninstall()
     while _undo_hooks:
         _undo_hooks.pop()()

@@ -311,7 +311,12 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
     groups, outs = written(snap, after) if after is not None else ([], [])
     paths = arg_paths(snap.args)
     src_name = None
-    if os.path.isfile(launch.file):
+    standalone = launch.extra.get("standalone_source")  # a torch.compile kernel: its module needs a GPU to import
+    if standalone:
+        src_name = f"{launch.module}_{re.sub(r'[^A-Za-z0-9_]+', '_', launch.name)}.py"
+        with open(os.path.join(out_dir, "src", src_name), "w") as f:
+            f.write(standalone)
+    elif os.path.isfile(launch.file):
         src_name = re.sub(r"[^A-Za-z0-9_.]+", "_", launch.module if launch.module != "__main__"
                           else "__main__." + os.path.splitext(os.path.basename(launch.file))[0]) + ".py"
         dest = os.path.join(out_dir, "src", src_name)
@@ -325,8 +330,8 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         snap.unsaved.append(f"grid: {type(exc).__name__}: {exc}")
     meta = {
         "name": name, "kernel": launch.name, "qualname": launch.qualname, "module": launch.module,
-        "kernel_file": launch.file, "kernel_line": launch.line, "source": src_name,
-        "user_imports": _user_imports(launch.file, launch.module) if src_name else [],
+        "kernel_file": launch.file, "kernel_line": launch.line, "source": src_name, "standalone": bool(standalone),
+        "user_imports": _user_imports(launch.file, launch.module) if src_name and not standalone else [],
         "call_site": list(site) if site else None, "stack": [list(s) for s in launch.stack],
         "grid": grid, "args": snap.args, "options": {k: _plain(v) for k, v in launch.options.items()},
         "config": config_of(launch), "tensors": snap.specs,

@@ -90,6 +90,9 @@ def start(phases: dict | None = None) -> None:
     cfg = config()
     if not cfg.get("run_dir"):
         return
+    if _compile_worker():
+        os.environ.pop(ENV, None)  # nor its own workers
+        return
     cfg["_phases"] = dict(phases or {})
     cfg["_phases"]["child_loaded"] = time.monotonic()
     if "interpret" in cfg.get("features", ()):
@@ -102,6 +105,13 @@ def start(phases: dict | None = None) -> None:
         attach_now()
     else:
         sys.meta_path.insert(0, _TritonFinder())
+
+
+def _compile_worker() -> bool:
+    """torch.compile's compile workers (``torch/_inductor/compile_worker/__main__.py``) compile, never launch:
+    attached, each wrote a summary and the profile table labelled the program's kernels with pids."""
+    argv0 = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return os.path.basename(argv0) == "__main__.py" and os.path.basename(os.path.dirname(argv0)) == "compile_worker"
 
 
 def attach_now() -> None:
@@ -202,7 +212,14 @@ def pinned_configs() -> dict:
 def _summary() -> dict:
     from tritondbg.program import attach
 
-    data = {"pid": os.getpid(), "argv": sys.argv, "launches": attach.counts(), "notes": list(_state["notes"]),
+    launches = attach.counts()
+    notes = list(_state["notes"])
+    from tritondbg.program.inductor import compile_note
+
+    hint = compile_note(launches, os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
+    if hint:
+        notes.append(hint)
+    data = {"pid": os.getpid(), "argv": sys.argv, "launches": launches, "notes": notes,
             "compile_info": attach.compile_info, "pinned": pinned_configs()}
     for obs in _state["observers"]:
         summary = getattr(obs, "summary", None)

@@ -124,6 +124,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
         _err(f"  replay one: tritondbg interpret {os.path.join(out, first)}   (any reproducer above; "
              f"`tritondbg ir` takes it too)")
     _err_pinned(doc["pinned_configs"])
+    _err_compile_notes(summaries)
     if rc != 0:
         _err(f"tritondbg capture: the program exited with status {rc}; the {len(entries)} reproducer(s) "
              f"written before are kept")
@@ -140,6 +141,14 @@ def _merge_pinned(summaries) -> dict:
                 if config not in out.setdefault(name, []):
                     out[name].append(config)
     return out
+
+
+def _err_compile_notes(summaries) -> None:
+    """Why a torch.compile'd program showed no Triton launch (one line, however many processes said it)."""
+    from tritondbg.program.inductor import COMPILE_NOTE
+
+    for note in dict.fromkeys(n for s in summaries for n in s.get("notes", []) if n.startswith(COMPILE_NOTE)):
+        _err(f"  note: {note}")
 
 
 def _err_pinned(pinned: dict) -> None:
@@ -212,6 +221,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     for line in _summary_table(launches, checked, per_kernel):
         _err(line)
     _err_pinned(pinned)
+    _err_compile_notes(summaries)
     for line in _finding_lines(findings):
         _err(line)
     if captures:

@@ -79,6 +79,8 @@ def load_kernel(folder: str, meta: dict):
             problems.append(f"import {module}: {type(exc).__name__}: {exc}")
     # the original file when it is still there (its __file__-relative imports work), else the saved copy
     candidates = [meta.get("kernel_file")] + ([os.path.join(folder, "src", meta["source"])] if meta.get("source") else [])
+    if meta.get("standalone"):  # a torch.compile kernel: the saved kernel alone (its generated module wants a GPU)
+        candidates.reverse()
     for path in candidates:
         if not path or not os.path.isfile(path):
             continue

@@ -1,0 +1,102 @@
+"""torch.compile's Triton kernels in program mode (tritondbg/program/inductor.py), on the CPU: Inductor's kernels
+run under the interpreter when the program asks for its Triton CPU backend, a program whose graphs became C++
+says so instead of reading as a program without kernels, a generated module becomes a standalone kernel file,
+and compile workers are not attached. (Compiled capture and profile: tests/gpu/test_program_gpu.py.)"""
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PROGRAM = REPO / "tests" / "program_data" / "compiled_program.py"
+
+GENERATED = '''
+import triton
+import triton.language as tl
+
+from torch._inductor.runtime import triton_helpers, triton_heuristics
+from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math
+from torch._inductor.runtime.hints import AutotuneHint, ReductionHint, TileHint, DeviceProperties
+triton_helpers.set_driver_to_gpu()
+
+@triton_heuristics.pointwise(
+    size_hints={'x': 64}, filename=__file__,
+    triton_meta={'signature': {'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'XBLOCK': 'constexpr'}},
+    min_elem_per_thread=0
+)
+@triton.jit
+def triton_poi_fused_relu_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:]
+    xmask = xindex < xnumel
+    tmp0 = tl.load(in_ptr0 + (xindex), xmask)
+    tmp1 = triton_helpers.maximum(tmp0, 0.0)
+    tl.store(out_ptr0 + (xindex), tmp1, xmask)
+'''
+
+
+def run(args, env=None, timeout=600):
+    full = dict(os.environ)
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=full,
+                          cwd=REPO, timeout=timeout)
+
+
+def test_a_generated_module_becomes_a_kernel_file_that_imports_without_a_gpu(tmp_path):
+    import torch
+
+    from tritondbg.program.inductor import standalone_source
+
+    path = tmp_path / "torchinductor_me" / "ab" / "cabc.py"
+    path.parent.mkdir(parents=True)
+    path.write_text(GENERATED)
+    text = standalone_source(str(path), "triton_poi_fused_relu_0")
+    assert "set_driver_to_gpu" not in text and "triton_heuristics.pointwise" not in text and "@triton.jit" in text
+    out = tmp_path / "standalone.py"
+    out.write_text(text)
+    spec = importlib.util.spec_from_file_location("standalone_relu", out)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # the generated module itself raises here: no GPU driver
+    x = torch.randn(50)
+    y = torch.empty_like(x)
+    mod.triton_poi_fused_relu_0[(1,)](x, y, 50, XBLOCK=64)
+    assert torch.equal(y, torch.relu(x))
+    assert standalone_source(str(path), "no_such_kernel") is None
+    from tritondbg.program.inductor import is_generated
+
+    assert is_generated(str(path)) and not is_generated(str(out))
+
+
+def test_compile_workers_are_not_attached(monkeypatch):
+    from tritondbg.program import child
+
+    monkeypatch.setattr(sys, "argv", [os.path.join("x", "torch", "_inductor", "compile_worker", "__main__.py")])
+    assert child._compile_worker()
+    monkeypatch.setattr(sys, "argv", [str(PROGRAM)])
+    assert not child._compile_worker()
+
+
+@pytest.mark.interpreter
+def test_torch_compile_triton_kernels_run_under_the_sanitizers():
+    """cpu_backend = "triton": Inductor's kernels launch through the interpreter, each one checked, the launch
+    site the user's compiled function (not Inductor's generated wrapper)."""
+    # row_stats left out: Inductor's CPU Triton backend takes minutes over its reduction (not the interpreter)
+    p = run(["interpret", "--", "python", str(PROGRAM)], env={"COMPILE_TRITON": "1", "COMPILE_ONLY": "norm_gelu,mm_relu"})
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "compiled max err" in p.stdout
+    head = next(line for line in p.stderr.splitlines() if line.startswith("tritondbg interpret:"))
+    assert head.endswith(", 0 finding(s)") and int(head.split()[2]) >= 4, p.stderr[-3000:]  # 2 functions x 2 calls
+    rows = [line.split() for line in p.stderr.splitlines() if line.strip().startswith("triton_")]
+    assert len(rows) >= 2 and all(int(r[1]) == int(r[2]) >= 2 for r in rows), rows  # every launch checked
+
+
+@pytest.mark.interpreter
+def test_a_program_whose_compiled_graphs_ran_as_cpp_says_so():
+    p = run(["interpret", "--", "python", str(PROGRAM)], env={"COMPILE_ONLY": "row_stats"})  # C++ builds are slow
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "0 launch(es)" in p.stderr
+    assert "torch.compile compiled 1 graph(s) and none launched a Triton kernel" in p.stderr, p.stderr[-2000:]
+    assert 'cpu_backend = "triton"' in p.stderr
