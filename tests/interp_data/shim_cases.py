@@ -216,3 +216,21 @@ asin_fp16 = Scenario("asin_fp16", _unit_inputs, _asin_launch(False), lambda x: t
                      kernels=[asin_kernel])
 asin_upcast = Scenario("asin_upcast", _unit_inputs, _asin_launch(True), lambda x: torch.asin(x.float()), _HALF,
                        kernels=[asin_kernel])
+
+
+@triton.jit
+def hash_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    h = offs * 1640531535  # int32 wraps on purpose (a multiplicative hash): two's complement on the GPU
+    tl.store(out_ptr + offs, h, mask=offs < n)
+
+
+def _hash_launch(n):
+    out = torch.empty(n, dtype=torch.int32)
+    hash_kernel[(triton.cdiv(n, 64),)](out, n, BLOCK=64)
+    return out
+
+
+int_wrap = Scenario("int_wrap", lambda case, dtype, device, generator: dict(n=100), _hash_launch,
+                    lambda n: ((torch.arange(n, dtype=torch.int64) * 1640531535 + 2**31) % 2**32 - 2**31).int(),
+                    [Case("tiny", params={}, dtypes=("float32",), atol=0, rtol=0)], kernels=[hash_kernel])

@@ -363,10 +363,28 @@ def _print_assert():
             self.builder.options = saved
 
     sem_cls.device_assert = device_assert
+    # ... and Triton's integer-overflow checks go through device_assert too: with debug on for every assert, an
+    # int32 multiply that wraps on purpose (a hash; an index times a stride over a masked lane) failed the kernel,
+    # which the GPU (no TRITON_DEBUG) runs. They stay off, as the comment above means.
+    had_overflow = "binary_op_sanitize_overflow_impl" in sem_cls.__dict__
+    orig_overflow = getattr(sem_cls, "binary_op_sanitize_overflow_impl", None)
+
+    def binary_op_sanitize_overflow_impl(self, lhs, rhs, binary_op):
+        if isinstance(self.builder, B):
+            return None
+        return orig_overflow(self, lhs, rhs, binary_op)
+
+    if orig_overflow is not None:
+        sem_cls.binary_op_sanitize_overflow_impl = binary_op_sanitize_overflow_impl
 
     def undo():
         B.create_print, B.create_assert, B.set_grid_dim = orig_print, orig_assert, orig_dim
         sem_cls.device_assert = orig_sem_assert
+        if orig_overflow is not None:
+            if had_overflow:
+                sem_cls.binary_op_sanitize_overflow_impl = orig_overflow
+            else:
+                del sem_cls.binary_op_sanitize_overflow_impl
 
     return undo
 
