@@ -32,6 +32,28 @@ def test_compare_names_an_integer_output_against_a_float_reference():
     assert not s.passed and s.dtypes == ""
 
 
+def test_a_nan_or_infinite_reference_against_a_number_is_a_mismatch():
+    """NaN allowance (atol + rtol * |NaN|) and inf - inf made these pass ("max abs err inf ... ok"); a reproducer
+    captured from a poisoned run could then not tell a fixed kernel from a broken one. Equal NaN / inf still match."""
+    ref = torch.tensor([float("nan"), float("inf"), 1.0, float("nan"), float("-inf")])
+    out = torch.tensor([2.0, 3.0, 1.0, float("nan"), float("-inf")])
+    (s,) = compare(out, ref, atol=1e-3, rtol=1e-3)
+    assert s.mismatched == 2 and not s.passed and s.worst_index in ([0], [1])
+    (s,) = compare(ref.clone(), ref, atol=1e-3, rtol=1e-3)
+    assert s.passed
+
+
+def test_integer_outputs_are_compared_exactly():
+    """An index off by one near 6.7e7 passed under a float32 rtol (and float32 cannot hold it); ints match exactly."""
+    ref = torch.tensor([67108864, 5, -3], dtype=torch.int32)
+    (s,) = compare(ref + torch.tensor([8, 0, 0], dtype=torch.int32), ref, atol=1e-4, rtol=1e-4)
+    assert s.mismatched == 1 and (s.atol, s.rtol) == (0.0, 0.0) and s.max_abs == 8
+    (s,) = compare(ref + torch.tensor([1, 0, 0], dtype=torch.int32), ref, atol=1e-4, rtol=1e-4)
+    assert not s.passed  # 67108865 and 67108864 are one float32 value
+    (s,) = compare(ref.clone(), ref, atol=1e-4, rtol=1e-4)
+    assert s.passed
+
+
 def test_compare_shape_mismatch_raises():
     with pytest.raises(ValueError, match="shape"):
         compare(torch.zeros(3), torch.zeros(4), 1e-3, 1e-3)

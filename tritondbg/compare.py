@@ -79,8 +79,11 @@ def compare(out, ref, atol: float, rtol: float) -> list[ErrorStats]:
         kinds = (o.dtype.is_floating_point or o.dtype.is_complex, r.dtype.is_floating_point or r.dtype.is_complex)
         dtypes = (f"{str(o.dtype).replace('torch.', '')} output, {str(r.dtype).replace('torch.', '')} reference"
                   if kinds[0] != kinds[1] else "")
-        o = o.detach().to("cpu", torch.float32)
-        r = r.detach().to("cpu", torch.float32)
+        exact = not any(kinds)  # integer (or bool) output and reference: equal or not, no tolerance
+        o_atol, o_rtol = (0.0, 0.0) if exact else (atol, rtol)
+        wide = torch.float64 if exact else torch.float32  # an int32 near 2^31 is not rounded to a float32 step
+        o = o.detach().to("cpu", wide)
+        r = r.detach().to("cpu", wide)
         if o.shape != r.shape:
             raise ValueError(f"output {name}: shape {tuple(o.shape)} but reference has {tuple(r.shape)}")
         finite_ref = torch.isfinite(r)
@@ -90,19 +93,24 @@ def compare(out, ref, atol: float, rtol: float) -> list[ErrorStats]:
         same = (o == r) | (torch.isnan(o) & torch.isnan(r))
         diff = torch.where(same, torch.zeros_like(diff), diff)
         diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
-        allowed = atol + rtol * r.abs()
+        allowed = o_atol + o_rtol * r.abs()
         violation = diff - allowed
-        bad = violation > 0
+        # a NaN violation is a mismatch: a NaN reference against a number (NaN allowance), a finite output against
+        # an infinite reference (inf - inf); both passed before ("max abs err inf ... ok")
+        bad = ~same & ((violation > 0) | torch.isnan(violation))
+        nan = torch.isnan(violation)
+        violation = torch.where(nan, torch.where(bad, float("inf"), float("-inf")).to(violation.dtype), violation)
         mismatched = int(bad.sum())
         if o.numel() == 0:
-            stats.append(ErrorStats(name, list(o.shape), 0.0, 0.0, 0, 0, atol, rtol, 0, [], 0.0, 0.0))
+            stats.append(ErrorStats(name, list(o.shape), 0.0, 0.0, 0, 0, o_atol, o_rtol, 0, [], 0.0, 0.0))
             continue
         flat = int(torch.argmax(violation if mismatched else diff))
         idx = [int(i) for i in torch.unravel_index(torch.tensor(flat), o.shape)] if o.dim() else []
-        rel = diff / r.abs().clamp_min(atol if atol > 0 else 1e-12)
+        rel = diff / r.abs().clamp_min(o_atol if o_atol > 0 else 1e-12)
+        rel = torch.where(torch.isnan(rel), torch.where(same, 0.0, float("inf")).to(rel.dtype), rel)
         stats.append(ErrorStats(
             name=name, shape=list(o.shape), max_abs=float(diff.max()), max_rel=float(rel.max()),
-            mismatched=mismatched, numel=o.numel(), atol=atol, rtol=rtol, nonfinite=nonfinite,
+            mismatched=mismatched, numel=o.numel(), atol=o_atol, rtol=o_rtol, nonfinite=nonfinite,
             worst_index=idx, worst_out=float(o.reshape(-1)[flat]), worst_ref=float(r.reshape(-1)[flat]),
             dtypes=dtypes if mismatched else "",
         ))
