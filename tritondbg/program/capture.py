@@ -302,6 +302,19 @@ def _user_imports(path: str, module: str) -> list[str]:
     return sorted(set(found))
 
 
+def import_root(path: str, module: str) -> str | None:
+    """The ``sys.path`` folder the kernel's module was imported from (``.../libroot`` for ``mypkg.kern`` in
+    ``.../libroot/mypkg/kern.py``): a program may have put it there itself, which a replay must do too."""
+    if not module or module == "__main__" or not os.path.isabs(path):
+        return None
+    parts = module.split(".")
+    stem = os.path.splitext(path)[0]
+    if os.path.basename(stem) == "__init__":
+        stem = os.path.dirname(stem)
+    tail = os.path.join(*parts)
+    return stem[: -len(tail)].rstrip(os.sep) or None if stem.endswith(os.sep + tail) else None
+
+
 def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: list | None, *,
          error: str | None = None, command: str = "", extra: dict | None = None) -> dict:
     """Write NAME.py, data/NAME.{json,pt} and the kernel's source; returns the captures.json entry."""
@@ -332,6 +345,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "name": name, "kernel": launch.name, "qualname": launch.qualname, "module": launch.module,
         "kernel_file": launch.file, "kernel_line": launch.line, "source": src_name, "standalone": bool(standalone),
         "user_imports": _user_imports(launch.file, launch.module) if src_name and not standalone else [],
+        "import_root": import_root(launch.file, launch.module),
         "call_site": list(site) if site else None, "stack": [list(s) for s in launch.stack],
         "grid": grid, "args": snap.args, "options": {k: _plain(v) for k, v in launch.options.items()},
         "config": config_of(launch), "tensors": snap.specs,

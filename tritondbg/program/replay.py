@@ -72,6 +72,9 @@ def load_kernel(folder: str, meta: dict):
         raise UsageError(f"{meta['kernel']} is defined inside a function ({qualname}); its reproducer cannot "
                          f"import it: move the kernel to module level")
     problems = []
+    root = meta.get("import_root")
+    if root and os.path.isdir(root) and root not in sys.path:
+        sys.path.append(root)  # the program put its package's folder on sys.path itself
     if module != "__main__":
         try:
             return _unwrap(_resolve(importlib.import_module(module), qualname))
