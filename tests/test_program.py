@@ -621,3 +621,26 @@ def test_a_kernel_filter_that_matches_no_launch_fails_saying_so(tmp_path):
     assert out.returncode == 1 and "nothing was captured" in out.stderr, out.stderr[-2000:]
     out = run(["capture", "--interpret", "--kernel", "scale_*", "--out", str(tmp_path / "b"), *prog])
     assert out.returncode == 0 and "1 reproducer(s)" in out.stderr, out.stderr[-2000:]  # max-per-kernel 1
+
+
+@pytest.mark.interpreter
+def test_a_reproducer_replays_when_the_program_put_its_package_on_sys_path(tmp_path):
+    """Repo scripts and conftest.py files put their library's folder on sys.path themselves: the reproducer could
+    import neither the package nor the saved copy of the one module (its sibling import failed)."""
+    pkg = tmp_path / "libroot" / "mypkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text("import triton\nimport triton.language as tl\n\n@triton.jit\ndef twice(x):\n    return 2 * x\n")
+    (pkg / "kern.py").write_text(
+        "import torch, triton, triton.language as tl\nfrom mypkg.helpers import twice\n\n@triton.jit\n"
+        "def dbl_kernel(X, Y, N, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    m = offs < N\n    tl.store(Y + offs, twice(tl.load(X + offs, mask=m, other=0.0)), mask=m)\n\n"
+        "def dbl(x):\n    y = torch.empty_like(x)\n    dbl_kernel[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)\n"
+        "    return y\n")
+    prog = tmp_path / "prog.py"
+    prog.write_text("import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "
+                    "'libroot'))\nimport torch\nfrom mypkg.kern import dbl\nprint(dbl(torch.arange(100.0)).sum().item())\n")
+    p = run(["capture", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rep = run(["interpret", str(tmp_path / "cap" / "dbl_kernel_0.py")], cwd=tmp_path / "cap")
+    assert rep.returncode == 0 and "PASS" in rep.stdout, rep.stdout[-1500:] + rep.stderr[-1500:]
