@@ -117,8 +117,9 @@ def test_profile_a_program_under_the_interpreter(tmp_path, cli_env):
     p = run_cli(["profile", "--out", str(out), "--json", str(tmp_path / "p.json"), "--", "python", str(PROGRAM),
                  "--steps", "2"], cli_env, timeout=600)
     assert p.returncode == 0, p.stderr[-3000:]
-    assert p.stdout.startswith("profile_program: 2 steps on cpu")  # the program's stdout, then tritondbg's table
-    assert "layernorm_fwd_kernel" in p.stdout and f"tensorboard --logdir {out} --host 127.0.0.1" in p.stdout
+    assert p.stdout.startswith("profile_program: 2 steps on cpu")  # the program's stdout; tritondbg's table: stderr
+    assert "layernorm_fwd_kernel" in p.stderr and f"tensorboard --logdir {out} --host 127.0.0.1" in p.stderr
+    assert "layernorm_fwd_kernel" not in p.stdout  # stdout is the program's
     js = json.loads((tmp_path / "p.json").read_text())
     assert js["timing"] == "interpreter" and "not GPU performance" in js["note"]
     # the program's own time (it prints it) < the child's wall time; tritondbg's report time apart
@@ -153,7 +154,7 @@ def test_program_exit_status_and_missing_program(tmp_path, cli_env):
     prog.write_text("import sys\nsys.exit(3)\n")
     p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--", "python", str(prog)], cli_env)
     assert p.returncode == 3, p.stderr[-2000:]
-    assert "the program exited with status 3" in p.stdout
+    assert "the program exited with status 3" in p.stderr
     p = run_cli(["profile", "--", "no-such-program-xyz"], cli_env)
     assert p.returncode == 127 and p.stderr.strip() == "error: no-such-program-xyz: command not found"
     p = run_cli(["profile", "--"], cli_env)
@@ -224,7 +225,7 @@ def test_a_program_with_its_own_profiler_keeps_it(tmp_path, cli_env):
     assert "own trace written" in p.stdout
     own = json.loads((tmp_path / "own.json").read_text())  # the program's session recorded its launch
     assert any(e.get("name") == "add_kernel" for e in own["traceEvents"])
-    assert "the program started its own torch.profiler session at Triton launch 1" in p.stdout
+    assert "the program started its own torch.profiler session at Triton launch 1" in p.stderr
     [row] = json.loads((tmp_path / "p.json").read_text())["kernels"]
     assert (row["kernel"], row["launches"], row["traced"]) == ("add_kernel", 2, 1)
 
@@ -277,8 +278,8 @@ def _follow_schedule(tmp_path, cli_env):
     assert p.returncode == 0, p.stderr[-3000:]
     assert "program done 1" in p.stdout
     js = json.loads((tmp_path / "p.json").read_text())
-    assert js["window"]["source"] == "program schedule" and "program schedule" in p.stdout
-    assert "tritondbg follows it" in p.stdout
+    assert js["window"]["source"] == "program schedule" and "program schedule" in p.stderr
+    assert "tritondbg follows it" in p.stderr
     cycles = js["window"]["cycles"]
     assert [(c["steps"], c["launches"], c["exported_by"]) for c in cycles] == [
         ([2, 3], 2, "the program"), ([6, 7], 2, "the program"), ([1], 1, "tritondbg")]
@@ -298,7 +299,7 @@ def _follow_schedule(tmp_path, cli_env):
     assert all(t["distributedInfo"]["world_size"] == 3 for t in loaded)
     assert all(any(e.get("cat") == "autotune" for e in t["traceEvents"]) for t in loaded)
     line = "traced: 5 of 13 Triton launches (program schedule: 3 trace(s), one per cycle of the program's profiler"
-    assert line in p.stdout and line in (run_dir / "report.html").read_text().replace("&#x27;", "'")
+    assert line in p.stderr and line in (run_dir / "report.html").read_text().replace("&#x27;", "'")
     return prog, js, loaded
 
 
@@ -334,7 +335,7 @@ def test_a_profiler_whose_start_imports_triton_is_followed(tmp_path, cli_env):
     p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "p.json"), "--", "python",
                  str(prog)], cli_env, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
-    assert "early done" in p.stdout and "tritondbg follows it" in p.stdout
+    assert "early done" in p.stdout and "tritondbg follows it" in p.stderr
     js = json.loads((tmp_path / "p.json").read_text())
     [row] = js["kernels"]
     assert (row["launches"], row["traced"], row["timed_launches"]) == (2, 1, 1)

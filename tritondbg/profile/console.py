@@ -92,9 +92,11 @@ def print_program(record: RunRecord) -> None:
     """`tritondbg profile -- CMD`: the autotune decisions, the per-kernel table, where to look."""
     from tritondbg.profile.program_run import KERNEL_COLUMNS, kernel_cells
 
-    con = Console(highlight=False, stderr=False)
+    # stderr: stdout is the program's (interpret / capture -- CMD write theirs there too); long lines are not
+    # broken mid-sentence when piped (soft wrap), the table keeps a fixed width
+    con = Console(highlight=False, stderr=True, soft_wrap=True)
     if not con.is_terminal:
-        con = Console(highlight=False, width=200)
+        con = Console(highlight=False, stderr=True, soft_wrap=True, width=200)
     info = record.extra.get("profile", {})
     prog = info["program"]
     if info.get("note"):
