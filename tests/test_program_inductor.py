@@ -100,3 +100,40 @@ def test_a_program_whose_compiled_graphs_ran_as_cpp_says_so():
     assert "0 launch(es)" in p.stderr
     assert "torch.compile compiled 1 graph(s) and none launched a Triton kernel" in p.stderr, p.stderr[-2000:]
     assert 'cpu_backend = "triton"' in p.stderr
+
+
+HEUR = """
+import {trigger}
+class CachingAutotuner:
+    def run(self, *args, stream, benchmark_run=False, **kwargs):
+        return "ran"
+"""
+
+
+@pytest.mark.parametrize("when", ["while it loads", "before it is imported"])
+def test_the_wrapper_is_installed_however_the_runtime_module_and_triton_interleave(tmp_path, when):
+    """Inductor's runtime module imports triton, and tritondbg attaches inside triton's import: the module is in
+    sys.modules without its class yet. The wrap used to wait for an import that had already begun (the H200 run
+    captured 0 of a compiled model's launches); it now happens when that import ends."""
+    pkg = tmp_path / "fakeind" / "runtime"
+    pkg.mkdir(parents=True)
+    (tmp_path / "fakeind" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "heur.py").write_text(HEUR.format(trigger="fake_trigger" if when == "while it loads" else "os"))
+    (tmp_path / "fake_trigger.py").write_text("from tritondbg.program import inductor\n"
+                                              "inductor.install('fakeind.runtime.heur')\n")
+    code = f"""
+import sys
+sys.path.insert(0, {str(tmp_path)!r})
+from tritondbg.program import inductor
+if {when == "before it is imported"}:
+    inductor.install('fakeind.runtime.heur')
+import fakeind.runtime.heur as h
+assert getattr(h.CachingAutotuner.run, "_tritondbg", False), "not wrapped"
+assert type(sys.modules['fakeind.runtime']).__name__ == 'module'
+inductor.uninstall()
+assert not getattr(h.CachingAutotuner.run, "_tritondbg", False)
+print("ok")
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.stdout.strip() == "ok", p.stderr[-2000:]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import os
 import sys
+import types
 from typing import Any
 
 MODULE = "torch._inductor.runtime.triton_heuristics"
@@ -30,18 +31,48 @@ _saved: dict[str, Any] = {}
 _sources: dict[str, str | None] = {}
 
 
-def install() -> None:
-    """Wrap ``CachingAutotuner.run`` now if Inductor's runtime is loaded, else when it is imported."""
-    mod = sys.modules.get(MODULE)
+def install(module: str = MODULE) -> None:
+    """Wrap ``CachingAutotuner.run`` now if Inductor's runtime is loaded; when it is being loaded (it imports
+    triton, and tritondbg attaches inside triton's import: the class is not defined yet), when the import ends;
+    else when it is imported."""
+    mod = sys.modules.get(module)
     if mod is not None and hasattr(mod, "CachingAutotuner"):
         _wrap(mod)
+    elif mod is not None:
+        _when_loaded(module)
     elif not any(isinstance(f, _Finder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Finder())
+        sys.meta_path.insert(0, _Finder(module))
+
+
+class _Parent(types.ModuleType):
+    """The class of the loading module's package while it loads: the import system sets the finished module as
+    an attribute of its package (``setattr(parent, child, module)``, Python 3.8 to 3.13), which wraps it."""
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        child = _saved.get("pending")
+        if child is not None and name == child and hasattr(value, "CachingAutotuner"):
+            object.__setattr__(self, "__class__", types.ModuleType)
+            _saved.pop("pending", None)
+            _wrap(value)
+
+
+def _when_loaded(module: str) -> None:
+    parent_name, _, child = module.rpartition(".")
+    parent = sys.modules.get(parent_name)
+    if parent is None or type(parent) is not types.ModuleType:
+        return  # a package with a class of its own: leave it (its kernels are not followed)
+    _saved["pending"] = child
+    parent.__class__ = _Parent
 
 
 def uninstall() -> None:
     for f in [f for f in sys.meta_path if isinstance(f, _Finder)]:
         sys.meta_path.remove(f)
+    for m in list(sys.modules.values()):
+        if type(m) is _Parent:
+            object.__setattr__(m, "__class__", types.ModuleType)
+    _saved.pop("pending", None)
     saved = _saved.pop("run", None)
     if saved is not None:
         cls, orig, wrapper = saved
@@ -52,8 +83,11 @@ def uninstall() -> None:
 class _Finder:
     """Waits for Inductor's runtime module; wraps right after it ran."""
 
+    def __init__(self, module: str = MODULE):
+        self.module = module
+
     def find_spec(self, name, path=None, target=None):
-        if name != MODULE:
+        if name != self.module:
             return None
         if self in sys.meta_path:
             sys.meta_path.remove(self)
