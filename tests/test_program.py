@@ -563,6 +563,9 @@ def test_findings_repeated_over_launches_are_one_line_with_a_count():
     lines = _finding_lines(findings)
     assert len(lines) == 2 and "kern.py:20 in k pid (3, 0, 0)" in lines[0] and lines[0].endswith("(in 27 launches)")
     assert "kern.py:21" in lines[1] and "launches)" not in lines[1]
+    assert ", tensor x_ptr;" in lines[0]
+    [line] = _finding_lines([dict(same, kind="device_assert", tensor=None, pid=[0, 0, 0])])
+    assert "tensor" not in line  # it printed "tensor None"
 
 
 def test_capture_keeps_the_state_from_before_the_autotuner_timed_its_configs(tmp_path, monkeypatch):

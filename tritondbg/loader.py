@@ -136,6 +136,12 @@ def _import_file(path: Path):
     return module
 
 
+def no_scenario(file: str) -> str:
+    """A file without a Scenario: most likely a program that launches kernels, which program mode runs."""
+    return (f"{file} defines no Scenario (see README: 'Your own kernels'); a program that launches kernels runs "
+            f"as one: tritondbg interpret -- python {file}")
+
+
 def load(target: str) -> Scenario:
     """Resolve a bundled name or ``file.py[::name]`` to its Scenario (imports the file: mode must be set)."""
     if is_path_target(target):
@@ -145,7 +151,7 @@ def load(target: str) -> Scenario:
         module = _import_file(path)
         scenarios = _scenarios_in(module)
         if not scenarios:
-            raise UsageError(f"{file} defines no Scenario (see README: 'Your own kernels')")
+            raise UsageError(no_scenario(file))
         if wanted:
             for s in scenarios:
                 if s.name == wanted:

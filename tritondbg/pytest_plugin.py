@@ -93,7 +93,7 @@ def pytest_collection_modifyitems(session, config, items):
                 path = str(Path(target).expanduser().resolve())
                 pairs = [(f"{path}::{s.name}", s) for s in _import_scenarios(target)]
                 if not pairs:
-                    raise UsageError(f"{target} defines no Scenario (see README: 'Your own kernels')")
+                    raise UsageError(loader.no_scenario(target))
             else:
                 pairs = [(target, loader.load(target))]
         except UsageError as e:

@@ -96,7 +96,7 @@ def plan(targets: list[str], gates: list[str], *, device: str, case: str | None 
             file, _, wanted = t.partition("::")
             scenarios = _import_scenarios(file)
             if not scenarios:
-                raise UsageError(f"{file} defines no Scenario (see README: 'Your own kernels')")
+                raise UsageError(loader.no_scenario(file))
             if wanted:
                 chosen = [s for s in scenarios if s.name == wanted]
                 if not chosen:

@@ -170,7 +170,8 @@ def _finding_lines(findings: list) -> list[str]:
     lines = []
     for (kind, file, line, kernel, tensor, where), (first, n) in groups.items():
         times = f" (in {n} launches)" if n > 1 else ""
-        lines.append(f"  {kind}: {file}:{line} in {kernel} pid {tuple(first.get('pid') or ())}, tensor {tensor}; "
+        on = f", tensor {tensor}" if tensor is not None else ""  # a device_assert or a poison names no tensor
+        lines.append(f"  {kind}: {file}:{line} in {kernel} pid {tuple(first.get('pid') or ())}{on}; "
                      f"launched from {where}{times}")
     return lines
 
