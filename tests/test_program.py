@@ -647,3 +647,16 @@ def test_a_reproducer_replays_when_the_program_put_its_package_on_sys_path(tmp_p
     assert p.returncode == 0, p.stderr[-2000:]
     rep = run(["interpret", str(tmp_path / "cap" / "dbl_kernel_0.py")], cwd=tmp_path / "cap")
     assert rep.returncode == 0 and "PASS" in rep.stdout, rep.stdout[-1500:] + rep.stderr[-1500:]
+
+
+@pytest.mark.interpreter
+def test_a_program_that_asks_whether_triton_is_installed_first_is_still_attached(tmp_path):
+    """torch asks ``importlib.util.find_spec("triton")`` before importing it (on a CUDA machine): tritondbg's
+    import hook took that question for the import and stood down, and nothing was attached (0 launches of a
+    torch.compile'd model on the H200)."""
+    prog = tmp_path / "asks.py"
+    prog.write_text("import importlib.util\nassert importlib.util.find_spec('triton') is not None\nimport torch\n"
+                    "from tritondbg.kernels.add import add\nx = torch.ones(64)\nprint(add(x, x).sum().item())\n")
+    p = run(["capture", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "1 launch(es) of 1 kernel(s); 1 reproducer(s)" in p.stderr, p.stderr[-2000:]

@@ -40,7 +40,7 @@ def main():
         for _ in range(2):
             out = compiled(*args)
         err = max(err, (out - fn(*args)).abs().max().item())
-    print(f"compiled max err {err:.2e}")
+    print(f"compiled max err {err:.2e} on {dev}")
 
 
 if __name__ == "__main__":

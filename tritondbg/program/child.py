@@ -48,10 +48,13 @@ class _TritonFinder:
     def find_spec(self, name, path=None, target=None):
         if name != "triton":
             return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
+        # stays in sys.meta_path until triton is executed: ``importlib.util.find_spec("triton")`` (torch asks so
+        # whether triton is installed, on a CUDA machine) calls this without importing; removed then, the later
+        # import went past it and nothing was attached (a torch.compile'd model on the H200: 0 launches)
         spec = None
         for finder in sys.meta_path:
+            if finder is self:
+                continue
             find = getattr(finder, "find_spec", None)
             if find is not None:
                 spec = find(name, path, target)
@@ -63,6 +66,8 @@ class _TritonFinder:
 
         def exec_module(module):
             orig(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
             attach_now()
         spec.loader.exec_module = exec_module
         return spec

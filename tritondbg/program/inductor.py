@@ -89,10 +89,10 @@ class _Finder:
     def find_spec(self, name, path=None, target=None):
         if name != self.module:
             return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        spec = None
+        spec = None  # stays in sys.meta_path until the module is executed (child._TritonFinder says why)
         for finder in sys.meta_path:
+            if finder is self:
+                continue
             find = getattr(finder, "find_spec", None)
             spec = find(name, path, target) if find is not None else None
             if spec is not None:
@@ -103,6 +103,8 @@ class _Finder:
 
         def exec_module(module):
             orig(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
             try:
                 _wrap(module)
             except Exception as exc:  # noqa: BLE001 - never stop the program
