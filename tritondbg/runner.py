@@ -149,7 +149,18 @@ def _refuse(code=0):
 
 @contextlib.contextmanager
 def _refuse_os_exit():
-    real, os._exit = os._exit, _refuse
+    """Refuse ``os._exit`` in the thread that runs the scenario's code; another thread's goes through (the
+    watchdog's thread ends a process stuck past its --timeout so, exit 124)."""
+    import threading
+
+    real, runner_thread = os._exit, threading.get_ident()
+
+    def refuse(code=0):
+        if threading.get_ident() != runner_thread:
+            real(code)
+        _refuse(code)
+
+    os._exit = refuse
     try:
         yield
     finally:
@@ -243,10 +254,15 @@ def _not_tensors(role: str, fn, value) -> str | None:
     if value is None:
         return NOTHING_RETURNED if role == "launch" else \
             f"reference {describe_callable(fn)} returned None: nothing to compare against"
-    for v in _as_list(value):
+    items = _as_list(value)
+    for i, v in enumerate(items):
         if not isinstance(v, torch.Tensor):
-            return (f"{role} {describe_callable(fn)} returned {type(v).__name__}, not a tensor (or a tuple/list/dict "
-                    "of tensors)")
+            if v is not None or items == [value]:
+                return (f"{role} {describe_callable(fn)} returned {type(v).__name__}, not a tensor (or a "
+                        "tuple/list/dict of tensors)")
+            key = list(value)[i] if isinstance(value, dict) else i
+            return (f"{role} {describe_callable(fn)} returned a {type(value).__name__} whose item {key!r} is None"
+                    + ("; did a helper forget `return`?" if role == "launch" else ""))
     return None
 
 
@@ -394,26 +410,80 @@ def default_device(mode: str) -> str:
 
 def run(target: str, *, mode: str = "interpret", cases: str | None = None, dtype: str | None = None,
         config: str | dict | None = None, seed: int = 0, command: str = "",
-        instruments: Sequence[Instrument] = (), arch: str | None = None) -> RunRecord:
+        instruments: Sequence[Instrument] = (), arch: str | None = None, on_result=None) -> RunRecord:
     """Run a scenario's selected cases x dtypes in one mode and return the record of the run.
 
-    ``arch``: the target the interpreter's CPU stand-in reports to host code (default sm_90)."""
-    set_mode(mode, arch)
-    device = default_device(mode)
-    scenario = loader.load(target)
-    requested = parse_config(config) if isinstance(config, str) or config is None else dict(config)
-    selected = select_cases(scenario, cases, interpret=(mode == "interpret"))
-    plan_checks = [(c, select_dtypes(c, dtype)) for c in selected]  # validate all names before running
-    # validate --config keys and values up front (one clear line, exit 2)
-    plan(scenario.kernels, None, requested, interpret=(mode == "interpret"))
-    record = RunRecord(command=command or f"{mode} {target}")
-    for case, dtypes in plan_checks:
-        for dt in dtypes:
-            record.results.append(run_case(scenario, case, dt, device=device, seed=seed, config=requested,
-                                           instruments=instruments))
-    record.environment = environment()
-    record.extra["scenario_source"] = scenario.source
-    from tritondbg import __version__
+    ``arch``: the target the interpreter's CPU stand-in reports to host code (default sm_90); ``on_result(result)``
+    is called as each case finishes."""
+    return Run(target, mode=mode, cases=cases, dtype=dtype, config=config, seed=seed, command=command,
+               instruments=instruments, arch=arch).run(on_result)
 
-    record.tool_version = __version__
-    return record
+
+class Run:
+    """A run planned: the scenario loaded, its cases x dtypes chosen and every name checked (bad usage before any
+    work). ``run(on_result)`` runs them in order into ``record``, calling ``on_result(result)`` as each finishes.
+    A run cut short (SIGINT, SIGTERM, a timeout) ends with ``stop``: the case that was running and the ones not
+    started become errors that say so, so ``record`` keeps what finished and is never a pass."""
+
+    def __init__(self, target: str, *, mode: str = "interpret", cases: str | None = None, dtype: str | None = None,
+                 config: str | dict | None = None, seed: int = 0, command: str = "",
+                 instruments: Sequence[Instrument] = (), arch: str | None = None):
+        set_mode(mode, arch)
+        self.device = default_device(mode)
+        self.scenario = loader.load(target)
+        self.config = parse_config(config) if isinstance(config, str) or config is None else dict(config)
+        selected = select_cases(self.scenario, cases, interpret=(mode == "interpret"))
+        self.planned = [(c, dt) for c in selected for dt in select_dtypes(c, dtype)]  # all names checked first
+        # validate --config keys and values up front (one clear line, exit 2)
+        plan(self.scenario.kernels, None, self.config, interpret=(mode == "interpret"))
+        self.seed, self.instruments = seed, instruments
+        self.record = RunRecord(command=command or f"{mode} {target}")
+        self._running: tuple[int, float] | None = None  # (index into planned, perf_counter at its start)
+
+    def run(self, on_result=None) -> RunRecord:
+        results = self.record.results
+        for i in range(len(results), len(self.planned)):
+            case, dt = self.planned[i]
+            self._running = (i, time.perf_counter())
+            result = run_case(self.scenario, case, dt, device=self.device, seed=self.seed, config=self.config,
+                              instruments=self.instruments)
+            results.append(result)  # one step: a signal lands before it (unfinished) or after (finished)
+            if on_result is not None:
+                on_result(result)
+        self._running = None
+        return self._complete()
+
+    def stop(self, by: str, why: str, *, running: str | None = None) -> list[CaseResult]:
+        """End a run cut short by ``by`` (SIGINT, SIGTERM, timeout): each planned case without a result gets an
+        error result, ``running`` (default: "``why`` after N s, before it finished") for the one that was
+        running, "not run: ``why`` before it started" for the rest. Returns those results (once)."""
+        results = self.record.results
+        unfinished = []
+        for i in range(len(results), len(self.planned)):
+            case, dt = self.planned[i]
+            if self._running is not None and self._running[0] == i:
+                took = time.perf_counter() - self._running[1]
+                message = running or f"{why} after {took:.1f} s, before it finished"
+            else:
+                message = f"not run: {why} before it started"
+            unfinished.append(CaseResult(kernel=self.scenario.name, case=case.name, dtype=dt, mode=_mode or "?",
+                                         device=self.device, seed=self.seed, params=dict(case.params),
+                                         status="error", message=message, extra={"interrupted": by}))
+        results.extend(unfinished)
+        self._running = None
+        self.record.extra["interrupted"] = True
+        self.record.extra["interrupted_by"] = by
+        self._complete()
+        return unfinished
+
+    def _complete(self) -> RunRecord:
+        record = self.record
+        try:
+            record.environment = environment()
+        except Exception:  # noqa: BLE001 - a run cut short still keeps its record
+            record.environment = record.environment or {}
+        record.extra["scenario_source"] = self.scenario.source
+        from tritondbg import __version__
+
+        record.tool_version = __version__
+        return record

@@ -294,6 +294,11 @@ def _children() -> list[int]:
 
 
 _STOP = {"signal": "SIGINT"}  # the signal that stopped the last run: SIGINT (Ctrl-C) or SIGTERM (a CI cancel)
+
+
+def stopped_by() -> str:
+    """"SIGINT" or "SIGTERM": what raised the last KeyboardInterrupt under ``stop_signals``."""
+    return _STOP["signal"]
 _STOPS = (signal.SIGINT, signal.SIGTERM)
 
 

@@ -25,12 +25,42 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
             config: str | None = None, seed: int = 0, as_json: bool = False, out_dir: str | None = None,
             sanitize: bool = True, pid: str | None = None, trace: bool = False, watch=(), breaks=(),
             all_configs: bool = False, arch: str | None = None, timeout: float | None = None) -> int:
-    """Run, print, save; returns the exit status (0 all match and no finding, 1 otherwise, 124 timed out).
+    """Run, print, save; returns the exit status (0 all match and no finding, 1 otherwise, 124 timed out, 130
+    interrupted by SIGINT, 143 by SIGTERM).
 
     Interpreter runs carry the instruments: error/print attribution, sanitizers (``sanitize``), the stepper
     (``pid``/``trace``/``watch``/``breaks``), and ``all_configs`` runs every autotune config; ``arch`` is the GPU
-    that the CPU stand-in reports to host code (default sm_90)."""
-    from tritondbg import runner
+    that the CPU stand-in reports to host code (default sm_90).
+
+    Each case's block is printed as the case finishes (not with ``as_json``: stdout is then the record alone). A
+    run cut short (SIGINT, SIGTERM, ``timeout``) keeps the cases that finished: the record is written, the case
+    that was running and those not started are errors saying why, the summary line is printed."""
+    from tritondbg.check import session  # `check`'s stop: SIGTERM (a CI cancel) winds down as Ctrl-C does
+
+    with session.stop_signals():
+        try:
+            return _execute(target, mode=mode, case=case, dtype=dtype, config=config, seed=seed, as_json=as_json,
+                            out_dir=out_dir, sanitize=sanitize, pid=pid, trace=trace, watch=watch, breaks=breaks,
+                            all_configs=all_configs, arch=arch, timeout=timeout)
+        except KeyboardInterrupt:  # before any case ran (imports, the scenario loading) or an --all-configs sweep
+            by = _stop_signal()
+            click.echo(f"interrupted ({by})", err=True)
+            return _EXIT[by]
+
+
+_EXIT = {"SIGINT": 130, "SIGTERM": 143, "timeout": 124}
+
+
+def _stop_signal() -> str:
+    """SIGINT or SIGTERM: which one raised the KeyboardInterrupt (check/session.py's ``stop_signals`` notes it)."""
+    from tritondbg.check import session
+
+    return session.stopped_by()
+
+
+def _execute(target: str, *, mode: str, case, dtype, config, seed, as_json, out_dir, sanitize, pid, trace, watch,
+             breaks, all_configs, arch, timeout) -> int:
+    from tritondbg import runner, watchdog
     from tritondbg.errors import UsageError
     from tritondbg.record import record_path
 
@@ -38,9 +68,11 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
     folder = run_folder(out_dir, mode, target) if save else None
     command = f"{'interpret' if mode == 'interpret' else 'run'} {target}"
     if arch is not None:
-        from tritondbg.ir.targets import parse_arch
+        from tritondbg.ir.targets import check_supported, parse_arch
 
-        arch = parse_arch(arch).name   # a bad name is bad usage (exit 2) before anything runs
+        the_arch = parse_arch(arch)   # a bad name is bad usage (exit 2) before anything runs
+        check_supported(the_arch)      # as `ir` does: sm_999 ran, and host code saw capability (99, 9)
+        arch = the_arch.name
     instruments = []
     if mode == "interpret":
         from tritondbg.interp import instruments as build
@@ -54,42 +86,87 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
         raise UsageError("--all-configs runs every config: leave out --config")
     if timeout is not None and timeout <= 0:
         raise UsageError(f"--timeout must be a positive number of seconds, got {timeout:g}")
-    from tritondbg import watchdog
-
-    if timeout:  # the deadline is for running the kernel: import torch, Triton and the scenario before it
+    if all_configs:
         from tritondbg import loader
+        from tritondbg.interp.sweep import run_all_configs
 
-        runner.set_mode(mode, arch)
+        runner.set_mode(mode, arch)  # the deadline is for running the kernel: imports come before it
         loader.load(target)
-    try:
-        with watchdog.deadline(timeout):
-            if all_configs:
-                from tritondbg.interp.sweep import run_all_configs
-
+        try:
+            with watchdog.deadline(timeout):
                 record = run_all_configs(target, cases=case, dtype=dtype, seed=seed,
                                          command=command + " --all-configs", instruments=instruments, arch=arch)
-            else:
-                record = runner.run(target, mode=mode, cases=case, dtype=dtype, config=config, seed=seed,
-                                    command=command, instruments=instruments, arch=arch)
+        except watchdog.Timeout as exc:
+            click.echo(f"error: {exc}", err=True)
+            return watchdog.EXIT_STUCK
+        return _finish(record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json)
+    # planned (torch, Triton and the scenario imported, every name checked) before the deadline starts
+    run = runner.Run(target, mode=mode, cases=case, dtype=dtype, config=config, seed=seed, command=command,
+                     instruments=instruments, arch=arch)
+    show = None
+    if not as_json:  # with --json stdout is the record alone
+        from functools import partial
+
+        from tritondbg.render.console import print_case
+
+        show = partial(print_case, None)
+
+    def on_stuck(message: str) -> None:  # the watchdog's thread: the main thread is stuck in C; exit 124 follows
+        unfinished = run.stop("timeout", f"the run timed out (--timeout {timeout:g})", running=message)
+        _finish(run.record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json,
+                unfinished=unfinished)
+        click.echo(f"error: {message}", err=True)
+
+    try:
+        with watchdog.deadline(timeout, on_stuck=on_stuck):
+            record = run.run(show)
+    except KeyboardInterrupt:
+        by = _stop_signal()
+        unfinished = run.stop(by, f"interrupted ({by})")
+        done = len(run.record.results) - len(unfinished)
+        line = f"interrupted ({by}): {done} of {len(run.record.results)} case(s) finished"
     except watchdog.Timeout as exc:
-        click.echo(f"error: {exc}", err=True)
-        return watchdog.EXIT_STUCK
+        by = "timeout"
+        unfinished = run.stop(by, f"the run timed out (--timeout {timeout:g})", running=str(exc))
+        line = f"error: {exc}"
+    else:
+        return _finish(record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json,
+                       unfinished=[])  # every block was printed as its case finished
+    _finish(run.record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json,
+            unfinished=unfinished)
+    click.echo(line, err=True)
+    return _EXIT[by]
+
+
+def _finish(record, *, mode: str, pid: str | None, sanitize: bool, folder: Path | None, as_json: bool,
+            unfinished: list | None = None) -> int:
+    """Complete the record, save it, print it: with ``as_json`` the whole record; else the blocks not printed
+    yet (``unfinished``; None: every case) and the summary line. Returns 0 when it passed, else 1."""
+    from tritondbg.record import record_path
+
     if mode == "interpret":
         from tritondbg import standin
 
         record.extra["stand_in_arch"] = standin.current().name if standin.current() else None
-    _check_pid_reached(record, pid)
+    if not record.extra.get("interrupted"):
+        _check_pid_reached(record, pid)
     record.extra["sanitizers"] = mode == "interpret" and sanitize
     path = None
     if folder is not None:
         path = record.save(record_path(folder))
         record.extra["record_path"] = str(path)
     if as_json:
-        print(record.to_json())
-    else:
+        print(record.to_json(), flush=True)
+    elif unfinished is None:
         from tritondbg.render.console import print_record
 
         print_record(record, path)
+    else:
+        from tritondbg.render.console import print_case, print_summary
+
+        for r in unfinished:
+            print_case(None, r)
+        print_summary(None, record, path)
     return 0 if record.passed else 1
 
 
@@ -126,8 +203,9 @@ def _interpret_options(fn):
 
 def _timeout_option(fn):
     return click.option("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="Stop after SECONDS: one line naming the kernel, case and (interpreter) the program id "
-                             "and kernel line it was stuck in; exit 124. [default: none]")(fn)
+                        help="Stop after SECONDS: the cases that finished are kept (printed, and in the record); "
+                             "one line naming the kernel, case and (interpreter) the program id and kernel line it "
+                             "was stuck in; exit 124. [default: none]")(fn)
 
 
 def _with_program_form(**kw):
@@ -154,7 +232,8 @@ def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize,
     Sanitizers are on: an out-of-bounds access, a race between programs, undefined masked lanes reaching an
     output, padding lanes that change a reduction, or the first NaN/Inf behind a non-finite output is a
     finding (kernel file:line, pid, tensor, offsets). Exit status: 0 when every output matches and there is
-    no finding, 1 otherwise (mismatch, finding, kernel error), 2 on bad usage.
+    no finding, 1 otherwise (mismatch, finding, kernel error), 2 on bad usage. Each case prints as it finishes;
+    Ctrl-C (exit 130), SIGTERM (143) or --timeout (124) keep the cases that finished, in the output and the record.
 
     \b
     Program form: tritondbg interpret [--json FILE] [--kernel NAME] [--capture-on-finding] -- CMD [ARGS...]

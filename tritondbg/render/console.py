@@ -21,35 +21,51 @@ def _fmt_time(s: float) -> str:
 def print_record(record: RunRecord, path: Path | None = None) -> None:
     con = _console()
     for r in record.results:
-        print_steps(con, r)
-        mark = {"pass": "[green]PASS[/]", "fail": "[red]FAIL[/]", "error": "[red]ERROR[/]"}[r.status]
-        head = f"{mark} {r.kernel} case={r.case} dtype={r.dtype} mode={r.mode}"
-        if r.status == "error" and not r.wall_s:
-            pass  # the launch raised (or never started): no time to show
-        elif r.mode == "interpret":
-            head += f" ({_fmt_time(r.wall_s)} on the CPU interpreter)"
-        else:
-            head += f" ({_fmt_time(r.wall_s)} incl. compile/autotune)"
-        con.print(head)
-        for kernel, cfg in r.config.items():
-            con.print(f"  config {kernel}: {config_str(cfg)}  [dim]({r.config_source.get(kernel, '')})[/]")
-        for e in r.errors:
-            verdict = "ok" if e.passed else f"[red]{e.mismatched}/{e.numel} mismatched[/]"
-            con.print(f"  {e.name} {tuple(e.shape)}: max abs err {e.max_abs:.3g}, max rel err {e.max_rel:.3g} "
-                      f"(atol={e.atol:g}, rtol={e.rtol:g}) {verdict}")
-            if not e.passed:
-                con.print(f"    worst at {tuple(e.worst_index)}: got {e.worst_out:.6g}, expected {e.worst_ref:.6g}"
-                          + (f"; {e.nonfinite} NaN/Inf where the reference is finite" if e.nonfinite else "")
-                          + (f"; {e.dtypes} (a truncating cast or the wrong output dtype?)" if e.dtypes else ""))
-        print_findings(con, r)
-        if r.message and r.status != "pass":
-            con.print(f"  [red]{escape(r.message)}[/]")
+        print_case(con, r)
     print_sweep(con, record)
+    print_summary(con, record, path)
+
+
+def print_case(con: Console | None, r) -> None:
+    """One case's block: the verdict line, configs used, error against the reference, findings, message. Printed
+    as the case finishes (``interpret``/``run`` stream them), so a run cut short still shows what it got through."""
+    con = con or _console()
+    print_steps(con, r)
+    mark = {"pass": "[green]PASS[/]", "fail": "[red]FAIL[/]", "error": "[red]ERROR[/]"}[r.status]
+    head = f"{mark} {r.kernel} case={r.case} dtype={r.dtype} mode={r.mode}"
+    if r.status == "error" and not r.wall_s:
+        pass  # the launch raised (or never started): no time to show
+    elif r.mode == "interpret":
+        head += f" ({_fmt_time(r.wall_s)} on the CPU interpreter)"
+    else:
+        head += f" ({_fmt_time(r.wall_s)} incl. compile/autotune)"
+    con.print(head)
+    for kernel, cfg in r.config.items():
+        con.print(f"  config {kernel}: {config_str(cfg)}  [dim]({r.config_source.get(kernel, '')})[/]")
+    for e in r.errors:
+        verdict = "ok" if e.passed else f"[red]{e.mismatched}/{e.numel} mismatched[/]"
+        con.print(f"  {e.name} {tuple(e.shape)}: max abs err {e.max_abs:.3g}, max rel err {e.max_rel:.3g} "
+                  f"(atol={e.atol:g}, rtol={e.rtol:g}) {verdict}")
+        if not e.passed:
+            con.print(f"    worst at {tuple(e.worst_index)}: got {e.worst_out:.6g}, expected {e.worst_ref:.6g}"
+                      + (f"; {e.nonfinite} NaN/Inf where the reference is finite" if e.nonfinite else "")
+                      + (f"; {e.dtypes} (a truncating cast or the wrong output dtype?)" if e.dtypes else ""))
+    print_findings(con, r)
+    if r.message and r.status != "pass":
+        con.print(f"  [red]{escape(r.message)}[/]")
+
+
+def print_summary(con: Console | None, record: RunRecord, path: Path | None = None) -> None:
+    """The last line: N/M passed, the sanitizers' count, what cut the run short (if anything), the record."""
+    con = con or _console()
     n_pass = sum(r.passed for r in record.results)
     summary = f"{n_pass}/{len(record.results)} passed"
     if record.extra.get("sanitizers"):
         n = sum(len(r.findings) for r in record.results)
         summary += f", sanitizers on: {n} finding(s)" if n else ", sanitizers on: no finding"
+    by = record.extra.get("interrupted_by") if record.extra.get("interrupted") else None
+    if by:
+        summary += ", timed out" if by == "timeout" else f", interrupted ({by})"
     con.print(("[green]" if record.passed else "[red]") + summary + "[/]"
               + (f"  record: {path}" if path else ""))
 

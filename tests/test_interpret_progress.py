@@ -1,0 +1,233 @@
+"""`interpret` / `run` print each case as it finishes, and a run cut short keeps what finished: SIGINT (exit 130),
+SIGTERM (143) and --timeout (124) print the finished cases, write the run record with the unfinished cases as
+errors saying why, and print the summary line. Before, nothing was printed until every case had finished and an
+interrupt lost it all (`aborted`, no record)."""
+import json
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tritondbg import runner
+from tritondbg.record import RunRecord
+
+# three cases: `fast` finishes at once, `slow` spins (it never ends in a test's time), `after` never starts.
+# make_inputs of `slow` touches $TRITONDBG_TEST_STARTED, so a test knows `fast` is done and `slow` running.
+SCENARIO = '''
+import os
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def loop_add(x_ptr, out_ptr, n, ITERS, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    acc = tl.load(x_ptr + offs, mask=m, other=0.0)
+    for i in range(ITERS):
+        acc = acc + 0.0
+    tl.store(out_ptr + offs, acc, mask=m)
+
+
+def launch(x, iters):
+    out = torch.empty_like(x)
+    loop_add[(1,)](x, out, x.numel(), iters, BLOCK=64)
+    return out
+
+
+def make_inputs(case, dtype, device, generator):
+    marker = os.environ.get("TRITONDBG_TEST_STARTED")
+    if case.name == "slow" and marker:
+        open(marker, "w").close()
+    return dict(x=torch.randn(50, generator=generator).to(dtype), iters=case.params["iters"])
+
+
+demo = Scenario(name="demo", description="", launch=launch, reference=lambda x, iters: x.float(),
+                make_inputs=make_inputs, kernels=[loop_add],
+                cases=[Case("fast", params=dict(iters=1), dtypes=("float32",)),
+                       Case("slow", params=dict(iters=10 ** 9), dtypes=("float32",)),
+                       Case("after", params=dict(iters=1), dtypes=("float32",))])
+'''
+FAST_LINE = "PASS demo case=fast dtype=float32 mode=interpret ("
+
+
+class _Cli:
+    """`tritondbg interpret cases.py --case all ARGS` in a subprocess; stdout read line by line as it comes."""
+
+    def __init__(self, tmp_path: Path, env: dict, *args: str):
+        (tmp_path / "cases.py").write_text(SCENARIO)
+        self.tmp, self.marker = tmp_path, tmp_path / "started"
+        env = dict(env, TRITONDBG_TEST_STARTED=str(self.marker))
+        # a shell's background job starts with SIGINT ignored and Python keeps it so: restore the default
+        self.p = subprocess.Popen([sys.executable, "-m", "tritondbg", "interpret", str(tmp_path / "cases.py"),
+                                   "--case", "all", *args], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True,
+                                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        self.lines: queue.Queue = queue.Queue()
+        self.out: list[str] = []
+        self.err = ""
+        threading.Thread(target=self._read_out, daemon=True).start()
+        self.err_reader = threading.Thread(target=self._read_err, daemon=True)
+        self.err_reader.start()
+
+    def _read_out(self):
+        for line in self.p.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _read_err(self):
+        self.err = self.p.stderr.read()
+
+    def wait_started(self, limit=120.0):
+        """Until `slow` has started (so `fast` has finished)."""
+        t0 = time.time()
+        while not self.marker.exists():
+            assert self.p.poll() is None, f"ended early ({self.p.returncode}): {self.err[-2000:]}"
+            assert time.time() - t0 < limit, "the slow case did not start"
+            time.sleep(0.05)
+
+    def next_line(self, limit: float) -> str | None:
+        try:
+            line = self.lines.get(timeout=limit)
+        except queue.Empty:
+            return None
+        if line is not None:
+            self.out.append(line)
+        return line
+
+    def finish(self, sig=None, limit=60.0) -> tuple[int, str, str]:
+        """Send ``sig`` (if any), wait for the end; (exit status, all of stdout, stderr)."""
+        if sig is not None:
+            self.p.send_signal(sig)
+        try:
+            self.p.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            pytest.fail(f"still running {limit} s after {sig!r}")
+        while self.next_line(10) is not None:
+            pass
+        self.err_reader.join(10)
+        return self.p.returncode, "".join(self.out), self.err
+
+    def record(self) -> dict:
+        found = list((self.tmp / "traces").glob("*/tritondbg/record.json"))
+        assert len(found) == 1, f"run records: {found}"
+        return json.loads(found[0].read_text())
+
+
+def _statuses(record: dict) -> list[tuple[str, str]]:
+    return [(r["case"], r["status"]) for r in record["results"]]
+
+
+def test_each_case_prints_as_it_finishes(cli_env, tmp_path):
+    run = _Cli(tmp_path, cli_env)
+    try:
+        run.wait_started()
+        t0, seen = time.time(), False
+        while not seen and time.time() - t0 < 15:
+            line = run.next_line(max(0.1, 15 - (time.time() - t0)))
+            if line is None:
+                break
+            seen = line.startswith(FAST_LINE)
+        assert seen, f"no PASS line for the finished case while the slow one runs; stdout so far: {run.out}"
+        assert run.p.poll() is None  # the slow case is still running: the line came before the end
+    finally:
+        run.p.kill()
+        run.p.wait()
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_keeps_the_finished_cases(cli_env, tmp_path, sig, status):
+    run = _Cli(tmp_path, cli_env)
+    run.wait_started()
+    time.sleep(0.5)
+    code, out, err = run.finish(sig)
+    name = signal.Signals(sig).name
+    assert code == status, (code, out[-2000:], err[-2000:])
+    assert out.startswith(FAST_LINE), out
+    assert f"1/3 passed, sanitizers on: no finding, interrupted ({name})  record: " in out, out
+    assert "Traceback" not in err and f"interrupted ({name}): 1 of 3 case(s) finished" in err, err
+    record = run.record()
+    assert _statuses(record) == [("fast", "pass"), ("slow", "error"), ("after", "error")]
+    slow, after = record["results"][1:]
+    assert slow["message"].startswith(f"interrupted ({name}) after ") and "before it finished" in slow["message"]
+    assert after["message"] == f"not run: interrupted ({name}) before it started"
+    assert record["passed"] is False and record["extra"]["interrupted_by"] == name
+    assert f"ERROR demo case=slow dtype=float32 mode=interpret\n  {slow['message']}\n" in out
+
+
+def test_a_timeout_keeps_the_finished_cases(cli_env, tmp_path):
+    run = _Cli(tmp_path, cli_env, "--timeout", "8")  # the fast case must end before it, under load too
+    code, out, err = run.finish(limit=120)
+    assert code == 124, (code, out[-2000:], err[-2000:])
+    assert out.startswith(FAST_LINE), out
+    assert "1/3 passed, sanitizers on: no finding, timed out  record: " in out, out
+    errors = [ln for ln in err.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "Traceback" not in err, err
+    assert "timed out after 8 s: demo case slow/float32, pid (0, 0, 0) at " in errors[0], errors
+    record = run.record()
+    assert _statuses(record) == [("fast", "pass"), ("slow", "error"), ("after", "error")]
+    assert record["results"][1]["message"] == errors[0][len("error: "):]
+    assert record["results"][2]["message"] == "not run: the run timed out (--timeout 8) before it started"
+    assert record["passed"] is False and record["extra"]["interrupted_by"] == "timeout"
+
+
+def test_json_stays_one_document_when_interrupted(cli_env, tmp_path):
+    run = _Cli(tmp_path, cli_env, "--json")
+    run.wait_started()
+    time.sleep(0.5)
+    code, out, err = run.finish(signal.SIGINT)
+    assert code == 130, (code, out[-2000:], err[-2000:])
+    doc = json.loads(out)  # stdout is the record alone: no case block streamed into it
+    assert _statuses(doc) == [("fast", "pass"), ("slow", "error"), ("after", "error")]
+    assert doc["passed"] is False and doc["extra"]["interrupted_by"] == "SIGINT"
+    assert _statuses(run.record()) == _statuses(doc)
+
+
+@pytest.mark.interpreter
+def test_runner_reports_each_result_as_it_finishes():
+    seen = []
+    record = runner.run("add", mode="interpret", on_result=seen.append)
+    assert len(seen) == len(record.results) > 1 and all(a is b for a, b in zip(seen, record.results))
+
+
+@pytest.mark.interpreter
+def test_stop_marks_what_did_not_finish():
+    run = runner.Run("add", mode="interpret", cases="all")
+    planned = len(run.planned)
+    done = []
+
+    def stop_after_first(result):
+        done.append(result)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run.run(stop_after_first)
+    unfinished = run.stop("SIGINT", "interrupted (SIGINT)")
+    record = RunRecord.from_dict(json.loads(run.record.to_json()))
+    assert len(done) == 1 and len(unfinished) == planned - 1 == len(record.results) - 1
+    assert all(r.status == "error" and r.message == "not run: interrupted (SIGINT) before it started"
+               for r in record.results[1:])
+    assert record.results[0].passed and not record.passed and record.extra["interrupted_by"] == "SIGINT"
+
+
+def test_a_case_stuck_outside_python_still_writes_the_record(cli_env, tmp_path):
+    """The main thread waits in C past the deadline (as a kernel spinning on the GPU keeps it): the watchdog's
+    thread writes the record and prints the summary, then ends the process with 124 (its os._exit was refused as
+    if the scenario had called it: exit 1 from faulthandler's backstop 20 s later, no record)."""
+    hang = Path(__file__).resolve().parent / "check_data" / "hang.py"
+    p = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", f"{hang}::deaf", "--timeout", "1"],
+                       env=cli_env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 124, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    assert "0/1 passed, sanitizers on: no finding, timed out  record: " in p.stdout, p.stdout
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "did not come back to Python" in errors[0] and "Traceback" not in p.stderr, p.stderr
+    record = RunRecord.load(next((tmp_path / "traces").glob("*")))
+    assert [r.status for r in record.results] == ["error"] and record.extra["interrupted_by"] == "timeout"
+    assert record.results[0].message == errors[0][len("error: "):]
