@@ -88,6 +88,7 @@ ROWS = [
     (["interpret", "add", "--break", "x"], {}, 2, "bad --break 'x'"),
     (["interpret", "add", "--seed", "x"], {}, 2, "Invalid value for '--seed'"),
     (["ir", "add", "--arch", "sm_999"], {}, 2, "--arch sm_999: not a target this Triton's ptxas knows; valid: "),
+    (["interpret", "add", "--arch", "sm_999"], {}, 2, "--arch sm_999: not a target this Triton's ptxas knows"),
     (["ir", "add", "--arch", "gfx9999"], {}, 2, "--arch gfx9999: not an AMD target this Triton knows; valid: "),
     (["ir", "add", "--diff", "arch=sm_90", "arch=sm_999"], {}, 2, "--arch sm_999: not a target"),
     (["ir", "add", "--arch", "sm_9x"], {}, 2, "unknown --arch 'sm_9x'"),

@@ -111,6 +111,7 @@ def test_sigterm_winds_down_as_sigint_and_exits_143(cli_env, tmp_path):
 @pytest.mark.parametrize("name, words", [
     ("no_return", ["launch returned None", "forget `return`"]),
     ("ref_str", ["reference `reference_str`", "mistakes.py:", "returned str, not a tensor"]),
+    ("tuple_none", ["returned a tuple whose item 1 is None", "forget `return`"]),  # said "returned NoneType"
     ("bad_inputs", ["make_inputs `make_inputs_raises`", "mistakes.py:", "ValueError: bad shape parameter"]),
     ("inputs_list", ["make_inputs `make_inputs_list`", "returned list, not a dict"]),  # it blamed the reference
 ])

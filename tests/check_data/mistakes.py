@@ -43,6 +43,9 @@ def launch_refused(x):
 
 _CASES = [Case("tiny", params=dict(n=100))]
 no_return = Scenario("no_return", make_inputs, launch_no_return, reference, _CASES, kernels=[add_one])
+# a launch returning (out, helper()) where the helper forgot its `return`
+tuple_none = Scenario("tuple_none", make_inputs, lambda x: (launch(x), None), lambda x: (reference(x), reference(x)),
+                      _CASES, kernels=[add_one])
 ref_str = Scenario("ref_str", make_inputs, launch, reference_str, _CASES, kernels=[add_one])
 bad_inputs = Scenario("bad_inputs", make_inputs_raises, launch, reference, _CASES, kernels=[add_one])
 inputs_list = Scenario("inputs_list", make_inputs_list, launch, reference, _CASES, kernels=[add_one])
