@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import findings, frames, guard, hooks, shadow
+from tritondbg.interp import findings, frames, guard, hooks, shadow, undo
+from tritondbg.interp.poison import handle_kind, payload_ids, poison_array, poisoned  # noqa: F401 (API)
 from tritondbg.runner import Instrument
 
 KINDS = ("out_of_bounds", "race", "poison", "masked_reduction", "nan_inf")
@@ -47,74 +48,6 @@ def suspended():
         shadow.set_sink(sink)
 
 
-# ---------------------------------------------------------------------------------------------------------
-# poison values
-# ---------------------------------------------------------------------------------------------------------
-
-def poison_array(shape, tl_ty, np_dtype, site_id: int) -> np.ndarray:
-    """A block of poison for undefined lanes: a NaN whose payload carries ``site_id`` (1..63) in bits
-    that survive fp32 <-> fp16/bf16 conversions; the min (signed) or max (unsigned) integer; fp8: its NaN."""
-    import triton.language as tl
-
-    sid = int(site_id) & 0x3F
-    np_dtype = np.dtype(np_dtype)
-    if np_dtype == np.float32:
-        return np.full(shape, 0x7FC00000 | (sid << 16), dtype=np.uint32).view(np.float32)
-    if np_dtype == np.float64:
-        return np.full(shape, 0x7FF8000000000000 | (sid << 45), dtype=np.uint64).view(np.float64)
-    if np_dtype == np.float16:
-        return np.full(shape, 0x7E00 | (sid << 3), dtype=np.uint16).view(np.float16)
-    if tl_ty == tl.bfloat16:
-        return np.full(shape, 0x7FC0 | sid, dtype=np.uint16)
-    if np_dtype == np.uint8 and tl_ty.is_floating():
-        fnuz = tl_ty in (getattr(tl, "float8e4b8", None), getattr(tl, "float8e5b16", None))
-        return np.full(shape, 0x80 if fnuz else 0x7F, dtype=np.uint8)
-    if np_dtype == np.bool_:
-        return np.zeros(shape, dtype=np.bool_)
-    info = np.iinfo(np_dtype)
-    return np.full(shape, info.min if info.min < 0 else info.max, dtype=np_dtype)
-
-
-def payload_ids(values: np.ndarray, kind: str) -> np.ndarray:
-    """Poison ids (0 = none) of the NaN lanes of raw float storage; ``kind`` is fp32/fp64/fp16/bf16."""
-    if kind == "fp32":
-        bits = values.view(np.uint32)
-        return np.where(np.isnan(values.view(np.float32)), (bits >> np.uint32(16)) & np.uint32(0x3F), 0)
-    if kind == "fp64":
-        bits = values.view(np.uint64)
-        return np.where(np.isnan(values.view(np.float64)), (bits >> np.uint64(45)) & np.uint64(0x3F), 0)
-    if kind == "fp16":
-        bits = values.view(np.uint16)
-        return np.where(np.isnan(values.view(np.float16)), (bits >> np.uint16(3)) & np.uint16(0x3F), 0)
-    if kind == "bf16":
-        bits = values.view(np.uint16)
-        nan = ((bits & np.uint16(0x7F80)) == np.uint16(0x7F80)) & ((bits & np.uint16(0x7F)) != 0)
-        return np.where(nan, bits & np.uint16(0x3F), 0)
-    return np.zeros(values.shape, dtype=np.int64)
-
-
-def _handle_kind(h) -> str | None:
-    import triton.language as tl
-
-    ty = shadow._scalar_ty(h)
-    return {tl.float32: "fp32", tl.float64: "fp64", tl.float16: "fp16", tl.bfloat16: "bf16"}.get(ty)
-
-
-def _torch_payload_ids(t):
-    """(poison ids, NaN mask) of a torch tensor's elements, or None for dtypes without payload."""
-    import torch
-
-    t = t.detach().cpu().contiguous()
-    views = {torch.float32: (torch.int32, "fp32"), torch.float64: (torch.int64, "fp64"),
-             torch.float16: (torch.int16, "fp16"), torch.bfloat16: (torch.int16, "bf16")}
-    if t.dtype not in views:
-        return None
-    as_int, kind = views[t.dtype]
-    raw = t.view(as_int).numpy()
-    unsigned = raw.view({"fp32": np.float32, "fp64": np.float64, "fp16": np.float16, "bf16": np.uint16}[kind])
-    return payload_ids(unsigned, kind), torch.isnan(t.float()).numpy()
-
-
 def _outputs(out, ref):
     """(name, out tensor, reference tensor) for each output, named as compare.py names them."""
     from tritondbg.compare import _as_list, _names
@@ -135,8 +68,9 @@ class Sanitizer(Instrument, hooks.Listener):
 
     name = "sanitizer"
 
-    def __init__(self):
+    def __init__(self, journal: bool = False):
         self.check_nonfinite = True
+        self.keep_journal = journal  # record what the launch overwrites (undo.Journal: program mode, CPU tensors)
         self._reset()
 
     def _reset(self) -> None:
@@ -156,6 +90,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.atomic_depth = 0
         self.unmasked_depth = 0  # inside tl.load/tl.store without mask= (create_load/create_store)
         self.seq = 0
+        self.journal = undo.Journal() if self.keep_journal else None
 
     # -- instrument -------------------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -329,7 +264,7 @@ class Sanitizer(Instrument, hooks.Listener):
             self._poison_store(value, live, site)
 
     def _poison_store(self, value, live, site) -> None:
-        kind = _handle_kind(value)
+        kind = handle_kind(value)
         if kind is None:
             return
         data = np.broadcast_to(value.data, live.shape if live is not None else value.data.shape)
@@ -423,7 +358,12 @@ class Sanitizer(Instrument, hooks.Listener):
         return e
 
     # -- at the end of the case -------------------------------------------------------------------------
-    def _check_outputs(self, out, expected) -> None:
+    def check_program_outputs(self, out: dict, neutral: dict) -> None:
+        """Program mode: the launch's tensors as this sanitized run left them (``out``, name -> tensor) against the
+        same launch run again with the plain interpreter's filler (``neutral``): poison that reached them."""
+        self._check_outputs(out, neutral, nonfinite=False)
+
+    def _check_outputs(self, out, expected, nonfinite: bool = True) -> None:
         import torch
 
         bad_nonfinite = 0
@@ -431,34 +371,31 @@ class Sanitizer(Instrument, hooks.Listener):
         for name, o, r in _outputs(out, expected):
             if not isinstance(o, torch.Tensor) or not o.dtype.is_floating_point:
                 continue
-            r32 = r.detach().float().cpu()
-            o32 = o.detach().float().cpu()
-            if r32.shape != o32.shape:
+            if tuple(r.shape) != tuple(o.shape):
                 continue
-            ids = _torch_payload_ids(o) if self.poison_used else None
-            poisoned = np.zeros(tuple(o.shape), dtype=bool)
-            if ids is not None:
-                pid_ids, nan = ids
-                hit = (pid_ids > 0) & ~torch.isnan(r32).numpy()
-                poisoned = hit
-                for sid in np.unique(pid_ids[hit]):
-                    info = self.poison_info.get(int(sid))
-                    if info is None:
-                        continue
-                    e = self._poison_entry(info)
-                    sel = hit & (pid_ids == sid)
-                    e["lanes"] += int(sel.sum())
-                    store = self.poison_stores.get(int(sid))
-                    if store is not None:
-                        e["pid"] = store["pid"]
-                        e["stored_at"] = store["line"]
-                    if e["output"] is None:
-                        first = tuple(int(i) for i in np.argwhere(sel)[0])
-                        e["output"] = f"{name}[{', '.join(str(i) for i in first)}]"
-                        e["output_count"] = int(sel.sum())
-                        e["tensor"] = name
-                        e["offsets"] = [int(np.ravel_multi_index(first, sel.shape))] if sel.ndim else [0]
-            nf = (~torch.isfinite(o32) & torch.isfinite(r32)).numpy() & ~poisoned
+            hits = poisoned(o, r) if self.poison_used else None
+            hit = np.zeros(tuple(o.shape), dtype=bool) if hits is None else hits[1]
+            for sid in np.unique(hits[0][hit]) if hits is not None else ():
+                info = self.poison_info.get(int(sid))
+                if info is None:
+                    continue
+                e = self._poison_entry(info)
+                sel = hit & (hits[0] == sid)
+                e["lanes"] += int(sel.sum())
+                store = self.poison_stores.get(int(sid))
+                if store is not None:
+                    e["pid"] = store["pid"]
+                    e["stored_at"] = store["line"]
+                if e["output"] is None:
+                    first = tuple(int(i) for i in np.argwhere(sel)[0])
+                    e["output"] = f"{name}[{', '.join(str(i) for i in first)}]"
+                    e["output_count"] = int(sel.sum())
+                    e["tensor"] = name
+                    e["offsets"] = [int(np.ravel_multi_index(first, sel.shape))] if sel.ndim else [0]
+            if not nonfinite:
+                continue
+            o32, r32 = o.detach().float().cpu(), r.detach().float().cpu()
+            nf = (~torch.isfinite(o32) & torch.isfinite(r32)).numpy() & ~hit
             if nf.any():
                 bad_nonfinite += int(nf.sum())
                 if first_bad is None:
@@ -533,6 +470,8 @@ def _install_memory() -> None:
             if new is not None:
                 mask = _mask_handle(new)
             san.record_store(ptrs, value, None if mask is None else mask.data)
+            if san.journal is not None:
+                san.journal.record(ptrs, None if mask is None else mask.data)
         return orig["create_masked_store"](self, ptrs, value, mask, *rest, **kw)
 
     def create_atomic_rmw(self, rmw_op, ptr, val, mask, *rest, **kw):
@@ -541,6 +480,8 @@ def _install_memory() -> None:
             new = san.check_access("atomic", ptr, None if mask is None else mask.data)
             if new is not None:
                 mask = _mask_handle(new)
+            if san.journal is not None:
+                san.journal.record(ptr, None if mask is None else mask.data)
         return orig["create_atomic_rmw"](self, rmw_op, ptr, val, mask, *rest, **kw)
 
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kw):
@@ -551,6 +492,8 @@ def _install_memory() -> None:
                 data = np.array(ptr.data, dtype=np.uint64, copy=True)
                 data[~np.broadcast_to(new, data.shape)] = np.uint64(guard.SCRATCH.ctypes.data)
                 ptr = I.TensorHandle(data, ptr.dtype)
+            if san.journal is not None:
+                san.journal.record(ptr, None)
         return orig["create_atomic_cas"](self, ptr, cmp, val, *rest, **kw)
 
     def _atomic(name):

@@ -9,7 +9,8 @@ shadows ride in ``attr``, propagated by wrapping the builder's value ops (names 
   poison id of that load's line; 1 ("fill") for a lane where ``tl.where`` put a real value in place of
   padding (``tl.where(mask, x - mean, 0.0)``: a deliberate neutral value, not padding, but it does not
   make a padded row real either). Elementwise ops take the max over operands (a product whose other factor
-  is exactly 0 is real again: ``delta * x`` with ``delta == 0`` on padded lanes does not depend on x);
+  is exactly 0 is real again: ``delta * x`` with ``delta == 0`` on padded lanes does not depend on x; not so
+  for an undefined factor, garbage that may be Inf or NaN);
   ``tl.where`` takes the chosen side; a reduction's result is padding where its slice had no real lane.
 - ``tdbg_base`` (int, pointer values only): the address of the argument a pointer was derived from, so an
   out-of-bounds access is judged against *its* tensor, not whatever memory happens to lie there.
@@ -62,9 +63,10 @@ def _value_aware_pad(op, ins, pads, shape):
     a, b = ins
     pa, pb = _bcast(pads[0], shape), _bcast(pads[1], shape)
     zero = np.uint8(0)
-    if op is np.multiply:  # depends on a padded factor only where the other factor is not 0
-        ta = np.where(_bcast(_nonzero(b), shape), pa, zero) if pa is not None else None
-        tb = np.where(_bcast(_nonzero(a), shape), pb, zero) if pb is not None else None
+    if op is np.multiply:  # depends on a padded factor only where the other factor is not 0; an undefined
+        # factor (k >= 3) is garbage on the GPU, Inf or NaN as well: times 0 it stays undefined
+        ta = np.where(_bcast(_nonzero(b), shape) | (pa >= 3), pa, zero) if pa is not None else None
+        tb = np.where(_bcast(_nonzero(a), shape) | (pb >= 3), pb, zero) if pb is not None else None
     elif op in (np.add, np.subtract):
         # a padded term that is exactly 0 adds nothing to a lane that holds its own data (``acc += load``
         # of a zero-filled tail); against a uniform value (``x - mean``) the lane stays padding: its result
@@ -267,7 +269,15 @@ def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None):
 
 def _wrap_reduce(orig):
     def apply(self, input):
-        ret = orig(self, input)
+        # Triton 3.9's apply(x) calls apply((x,)) again: only the outermost call checks (once, not twice)
+        depth = self.__dict__.get("_tdbg_depth", 0)
+        self._tdbg_depth = depth + 1
+        try:
+            ret = orig(self, input)
+        finally:
+            self._tdbg_depth = depth
+        if depth:
+            return ret
         try:
             _post_reduce(self, input, ret)
         except Exception:  # shadow bookkeeping must never break a kernel

@@ -7,6 +7,17 @@ around the launch with the launch's arguments. There is no reference to compare 
 need one (an output NaN where the reference is finite) do not apply. Each finding gets the kernel, the
 launch's index and the call site in the program, goes to ``findings.jsonl`` at once and is printed to
 stderr as one line. An out-of-bounds lane is masked off: the program goes on.
+
+Masked-lane poison. The sanitizers fill the lanes a masked load leaves undefined (no ``other=``) with a NaN
+that names the load, so their uses show. A scenario compares the outputs with its reference; a program has
+none, and must go on computing what it computes without tritondbg. So a launch whose sanitized run made
+poison is run again from the state before it, with the plain interpreter's filler (0): the program keeps what
+that run wrote, and that run is the reference the first run's tensors are checked against
+(``Sanitizer.check_program_outputs``: the test ``interpret KERNEL`` applies to its reference). Poison that
+reached a tensor is then a ``poison`` finding at the load's line, as in a scenario. The state before the launch
+comes back from what the sanitizer's journal recorded the first run overwrote (``interp.undo``: CPU tensors,
+the cost follows what the launch writes), else from the bytes copied before it (``capture.copy_before``: other
+devices, and ``--capture-on-finding``, which saves them; its reference is what the second run wrote).
 """
 from __future__ import annotations
 
@@ -24,21 +35,36 @@ class _Result:
         self.status, self.message, self.findings, self.extra = "pass", "", [], {}
 
 
-def instruments(sanitize: bool = True) -> list:
-    """The instruments for one launch (new ones each time: they keep per-launch state)."""
+def instruments(sanitize: bool = True, journal: bool = False) -> list:
+    """The instruments for one launch (new ones each time: they keep per-launch state); ``journal``: the sanitizer
+    records what the launch overwrites (``interp.undo``)."""
     from tritondbg.interp.attribution import KernelReport
 
     out = [KernelReport()]
     if sanitize:
         from tritondbg.interp.sanitize import Sanitizer
 
-        out.append(Sanitizer())
+        out.append(Sanitizer(journal=journal))
     return out
 
 
-def instrument_launch(proceed, args: dict, *, sanitize: bool = True):
-    """Run ``proceed()`` (one interpreted launch) under the instruments; returns (value, findings, error)."""
-    insts = instruments(sanitize)
+_COPY_MAX_BYTES = 2 << 30  # bytes of non-CPU tensors copied before a sanitized launch (to run it again)
+_KEPT_POISON = ("the launch's writes were too large to undo for a run without the poison: the program's "
+                "tensors keep it (NaN in those lanes)")
+
+
+def on_cpu(snap) -> bool:
+    return all(g["device"] == "cpu" for g in snap.groups)
+
+
+def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
+    """Run ``proceed()`` (one interpreted launch) under the instruments; returns (value, findings, error).
+    ``snap``: a ``capture.Snapshot`` of the launch's tensors. Where the sanitized run filled undefined lanes with
+    poison, the launch runs again from the state before it (module docstring): the bytes ``copy_before`` took, or
+    else, for CPU tensors, what the sanitizer's journal recorded the run overwrote."""
+    journal = bool(sanitize and snap is not None and not snap.before and on_cpu(snap))
+    insts = instruments(sanitize, journal)
+    san = insts[-1] if sanitize else None
     result = _Result()
     value, error = None, None
     try:
@@ -51,8 +77,88 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True):
         result.status = "error"
         result.message = f"{type(exc).__name__}: {exc}"
     for inst in insts:
-        inst.finish(result, None, None)
+        if inst is not san:
+            inst.finish(result, None, None)
+    if san is not None:
+        note = None
+        if error is None and san.poison_used and snap is not None:
+            value, error, note = _without_poison(proceed, san, snap, result, value)
+        san.journal = None
+        san.finish(result, None, None)
+        for f in result.findings if note else ():
+            if f["kind"] == "poison":
+                f.setdefault("notes", []).append(note)
     return value, result.findings, error
+
+
+def _without_poison(proceed, san, snap, result, value):
+    """The launch run again from the state before it with the plain interpreter's filler for undefined lanes (the
+    program keeps what it writes); the first run's tensors are checked against it. Returns (value, error, note)
+    of that run. When that state is not known (too much to copy or undo) the program keeps the poison and the first
+    run's ``value``: a NaN that names a load counts wherever it is in the launch's tensors (against a reference
+    with no NaN)."""
+    import io
+
+    import torch
+
+    from tritondbg.interp import shims
+
+    journal = san.journal
+    tensors = _tensors(snap)
+    if snap.before:
+        restore = lambda: _restore(snap)  # noqa: E731
+    elif journal is not None and journal.complete:
+        restore = journal.undo
+        tensors = {k: t for k, t in tensors.items() if journal.touched(*_extent(t))}
+    else:
+        san.check_program_outputs(tensors, {k: torch.zeros((), dtype=torch.float32).expand(t.shape)
+                                            for k, t in tensors.items()})
+        return value, None, _KEPT_POISON
+    capture.sync(snap)
+    poisoned = {k: t.clone() for k, t in tensors.items()}
+    restore()
+    stream = shims._prints["stream"]
+    shims.set_print_stream(io.StringIO())  # the sanitized run printed already
+    value, error = None, None
+    try:
+        value = proceed()
+    except Exception as exc:  # noqa: BLE001 - the plain interpreter's error: the program sees it
+        error = exc
+        result.status, result.message = "error", f"{type(exc).__name__}: {exc}"
+    finally:
+        shims.set_print_stream(stream)
+        shims.take_prints()
+    if error is None:
+        capture.sync(snap)
+        san.check_program_outputs(poisoned, tensors)
+    return value, error, None
+
+
+def _restore(snap) -> None:
+    """Put back the bytes the launch's tensors held before it (``capture.copy_before``)."""
+    import torch
+
+    for g, before in zip(snap.groups, snap.before):
+        flat = torch.empty(0, dtype=torch.uint8, device=g["device"]).set_(g["storage"])
+        flat[g["start"]:g["end"]].copy_(before)
+
+
+def _extent(t) -> tuple[int, int]:
+    """[first byte, end byte) of a tensor's elements."""
+    lo = t.data_ptr()
+    return lo, lo + max(capture._extent(t) - t.storage_offset() * t.element_size(), 0)
+
+
+def _tensors(snap) -> dict:
+    """Argument path -> floating-point tensor argument of the launch (each view once)."""
+    paths = capture.arg_paths(snap.args)
+    out, seen = {}, set()
+    for i, (t, spec) in enumerate(zip(snap.tensors, snap.specs)):
+        key = (spec["group"], spec["byte_offset"], spec["dtype"], tuple(spec["shape"]), tuple(spec["stride"]))
+        if t.dtype.is_floating_point and key not in seen:
+            seen.add(key)
+            out[paths.get(i, f"tensor{i}")] = t
+    return out
 
 
 class Checker(attach.Observer):
@@ -82,7 +188,14 @@ class Checker(attach.Observer):
         if self.capture_on_finding:
             snap = capture.snapshot(launch)
             capture.copy_before(snap)
-        value, findings, error = instrument_launch(proceed, launch.args, sanitize=self.sanitize)
+        elif self.sanitize:  # the state a run without the poison starts from (instrument_launch)
+            try:
+                snap = capture.snapshot(launch)
+                if not on_cpu(snap) and snap.nbytes <= _COPY_MAX_BYTES:
+                    capture.copy_before(snap)
+            except Exception:  # noqa: BLE001 - tensors that cannot be read as bytes: no second run
+                snap = None
+        value, findings, error = instrument_launch(proceed, launch.args, sanitize=self.sanitize, snap=snap)
         site = launch.call_site
         for f in findings:
             f.update(kernel=launch.name, qualname=launch.qualname, launch=index,
@@ -94,7 +207,7 @@ class Checker(attach.Observer):
                   f"[launched from {attach.describe_site(launch.stack)}]", file=sys.stderr, flush=True)
         if findings:
             self.findings[launch.name] = self.findings.get(launch.name, 0) + len(findings)
-            if snap is not None:
+            if self.capture_on_finding:
                 self._capture(launch, snap, error)
         if error is not None:
             raise error

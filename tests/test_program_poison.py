@@ -1,0 +1,264 @@
+"""Masked-lane poison under `tritondbg interpret -- CMD` (program mode) as under `interpret KERNEL` (scenarios).
+
+The sanitizers fill the lanes a masked load leaves undefined (no ``other=``) with a NaN naming the load. In a
+program that poison used to stay in the program's tensors (its results turned NaN, later clean kernels read it)
+and the launches that stored it reported nothing: only a scenario's reference check found it. Now such a launch
+runs again with the plain interpreter's filler; the program keeps that run's results, and the poison the
+sanitized run stored is a ``poison`` finding at the load's line (program/checker.py).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+
+import pytest
+import torch
+
+from tritondbg import runner
+from tritondbg.interp import instruments
+
+pytestmark = [pytest.mark.interpreter, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+REPO = Path(__file__).resolve().parents[1]
+
+KERNELS = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def copy_pad(X, Y, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < N)  # LOAD copy_pad
+    tl.store(Y + offs, x)
+
+
+@triton.jit
+def scale_by_dot(X, W, Y, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    w = tl.load(W + cols, mask=mask)  # LOAD scale_by_dot
+    x = tl.load(X + row * N + cols, mask=mask, other=0.0)
+    x = tl.where(mask, x, 0.0)
+    c = tl.sum(x * w, axis=0)
+    tl.store(Y + row * N + cols, x * c, mask=mask)
+
+
+@triton.jit
+def add_into(Y, X, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < N)  # LOAD add_into
+    tl.device_print("added", x)
+    tl.store(Y + offs, tl.load(Y + offs) + x)
+
+
+@triton.jit
+def accumulate(Y, X, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < N)  # LOAD accumulate
+    tl.atomic_add(Y + offs, x)
+
+
+@triton.jit
+def total(X, OUT, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(OUT, tl.sum(tl.load(X + offs, mask=offs < N, other=0.0), axis=0))
+
+
+@triton.jit
+def wsum(W, DY, OUT, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    w = tl.load(W + cols, mask=mask)  # LOAD wsum
+    dy = tl.load(DY + row * N + cols, mask=mask, other=0.0)
+    tl.store(OUT + row, tl.sum(w * dy, axis=0))
+
+
+@triton.jit
+def padded_sum(X, OUT, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + row * N + offs, mask=offs < N, other=1.0)
+    tl.store(OUT + row, tl.sum(x, axis=0))  # SUM padded_sum
+'''
+
+PROGRAM = '''
+import json, sys, torch
+sys.path.insert(0, sys.argv[1])
+from poison_kernels import accumulate, add_into, copy_pad, scale_by_dot, total, wsum
+
+torch.manual_seed(0)
+res = {}
+x = torch.randn(20)
+y = torch.full((32,), 7.0)
+copy_pad[(1,)](x, y, 20, BLOCK=32)
+want = torch.cat([x, torch.zeros(12)])             # what the plain interpreter gives (0 in undefined lanes)
+res["copy_pad"] = (y - want).abs().max().item()
+s = torch.zeros(1)
+total[(1,)](y, s, 32, BLOCK=32)                    # a clean kernel reading what copy_pad wrote
+res["total"] = abs(s.item() - x.sum().item())
+a, w = torch.randn(2, 24), torch.ones(24)
+b = torch.empty_like(a)
+scale_by_dot[(2,)](a, w, b, 24, BLOCK=32)
+res["scale_by_dot"] = (b - a * (a * w).sum(-1, keepdim=True)).abs().max().item()
+acc0, inc = torch.randn(16), torch.randn(10)
+acc = acc0.clone()
+add_into[(1,)](acc, inc, 10, BLOCK=16)             # in place: run twice, it would add twice
+res["add_into"] = (acc - (acc0 + torch.cat([inc, torch.zeros(6)]))).abs().max().item()
+acc = acc0.clone()
+accumulate[(1,)](acc, inc, 10, BLOCK=16)           # the same through atomics
+res["accumulate"] = (acc - (acc0 + torch.cat([inc, torch.zeros(6)]))).abs().max().item()
+wv, dy = torch.randn(24), torch.randn(3, 24)
+o = torch.empty(3)
+wsum[(3,)](wv, dy, o, 24, BLOCK=32)
+res["wsum"] = (o - (wv * dy).sum(-1)).abs().max().item()
+print("RESULT " + json.dumps(res))
+'''
+
+
+def _line(marker: str) -> int:
+    return next(i for i, ln in enumerate(KERNELS.splitlines(), 1) if ln.rstrip().endswith(marker))
+
+
+def _run(args, cwd, timeout=120):
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=timeout)
+
+
+@pytest.fixture
+def program(tmp_path):
+    (tmp_path / "poison_kernels.py").write_text(KERNELS)
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    return tmp_path
+
+
+def _results(stdout: str) -> dict:
+    return json.loads(next(ln for ln in stdout.splitlines() if ln.startswith("RESULT "))[7:])
+
+
+def test_a_program_computes_what_it_computes_without_tritondbg_and_poison_is_reported(program):
+    report = program / "findings.json"
+    out = _run(["interpret", "--json", str(report), "--out", str(program / "t"), "--", sys.executable, "prog.py",
+                str(program)], cwd=program)
+    assert out.returncode == 1, out.stderr[-3000:]
+    res = _results(out.stdout)
+    # the poison used to leak: copy_pad's tail, total's sum and scale_by_dot's rows were NaN, add_into doubled
+    assert all(v < 1e-4 for v in res.values()), res
+    found = sorted((f["kernel"], f["kind"], f["line"], f["tensor"]) for f in json.loads(report.read_text())["findings"])
+    assert found == [("accumulate", "poison", _line("# LOAD accumulate"), "Y"),
+                     ("add_into", "poison", _line("# LOAD add_into"), "Y"),
+                     ("copy_pad", "poison", _line("# LOAD copy_pad"), "Y"),
+                     ("scale_by_dot", "poison", _line("# LOAD scale_by_dot"), "Y"),
+                     ("wsum", "poison", _line("# LOAD wsum"), "OUT")], found
+    assert "12 element(s) of output Y hold them, first Y[20]" in out.stderr
+    # the kernel's device_print is printed once (by the sanitized run), not again by the run the program keeps
+    assert out.stdout.count("added") == 1, out.stdout
+
+
+def test_capture_on_finding_saves_the_output_without_the_poison_as_the_reference(program):
+    folder = program / "cof"
+    out = _run(["interpret", "--capture-on-finding", "--kernel", "copy_pad", "--out", str(folder), "--",
+                sys.executable, "prog.py", str(program)], cwd=program)
+    assert out.returncode == 1, out.stderr[-3000:]
+    meta = json.loads((folder / "data" / "copy_pad_0.json").read_text())
+    saved = torch.load(folder / "data" / "copy_pad_0.pt")
+    spec = meta["tensors"][meta["outputs"]["Y"]]
+    group = saved["after_groups"][spec["group"]]
+    start = meta["groups"][spec["group"]]["start"]
+    y = group[spec["byte_offset"] - start:].view(torch.float32)[:32]
+    assert not y.isnan().any() and (y[20:] == 0).all(), y
+
+
+def test_scenario_undefined_factor_times_zero_padding_is_poison_not_a_padded_reduction(tmp_path):
+    """``tl.sum(w * dy)`` with ``w`` undefined and ``dy`` padded with 0: the poison of ``w`` enters the sum (it was
+    reported as a masked_reduction at the sum, with every lane counted twice)."""
+    (tmp_path / "poison_kernels.py").write_text(KERNELS)
+    (tmp_path / "cases.py").write_text(textwrap.dedent('''
+        import sys, os, torch
+        sys.path.insert(0, os.path.dirname(__file__))
+        from tritondbg import Case, Scenario
+        from poison_kernels import wsum
+
+        def launch(w, dy):
+            out = torch.empty(dy.shape[0])
+            wsum[(dy.shape[0],)](w, dy, out, dy.shape[1], BLOCK=32)
+            return out
+
+        def make(case, dtype, device, generator):
+            return dict(w=torch.randn(24, generator=generator), dy=torch.randn(3, 24, generator=generator))
+
+        WSUM = Scenario(name="wsum", make_inputs=make, launch=launch, kernels=[wsum],
+                        reference=lambda w, dy: (w * dy).sum(-1), cases=[Case("tiny", dtypes=("float32",))])
+    '''))
+    target = str(tmp_path / "cases.py")
+    rec = runner.run(target, mode="interpret", instruments=instruments.build(target))
+    kinds = sorted((f["kind"], f["line"]) for r in rec.results for f in r.findings)
+    assert kinds == [("poison", _line("# LOAD wsum"))], kinds
+
+
+def test_a_padded_reduction_counts_each_lane_once(tmp_path):
+    (tmp_path / "poison_kernels.py").write_text(KERNELS)
+    (tmp_path / "cases.py").write_text(textwrap.dedent('''
+        import sys, os, torch
+        sys.path.insert(0, os.path.dirname(__file__))
+        from tritondbg import Case, Scenario
+        from poison_kernels import padded_sum
+
+        def launch(x):
+            out = torch.empty(x.shape[0])
+            padded_sum[(x.shape[0],)](x, out, x.shape[1], BLOCK=32)
+            return out
+
+        PADDED = Scenario(name="padded", make_inputs=lambda case, dtype, device, generator: dict(x=torch.randn(3, 24)),
+                          launch=launch, kernels=[padded_sum], reference=lambda x: x.sum(-1),
+                          cases=[Case("tiny", dtypes=("float32",))])
+    '''))
+    target = str(tmp_path / "cases.py")
+    rec = runner.run(target, mode="interpret", instruments=instruments.build(target))
+    (f,) = [f for r in rec.results for f in r.findings]
+    assert (f["kind"], f["line"], f["lanes"]) == ("masked_reduction", _line("# SUM padded_sum"), 3 * 8), f
+
+
+def test_the_state_before_the_launch_comes_back_from_the_journal_or_the_copy(tmp_path, monkeypatch):
+    """In process: the second run starts from what the journal recorded the first overwrote (CPU tensors) or from
+    the bytes copied before the launch; without either (a journal past its limit) the program keeps the poison and
+    each NaN naming the load is still reported, with a note saying so."""
+    from tritondbg.interp import undo
+    from tritondbg.program import capture, checker
+
+    runner.set_mode("interpret")
+    (tmp_path / "poison_kernels_inproc.py").write_text(KERNELS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import poison_kernels_inproc as K
+
+    inc = torch.randn(10)
+    acc0 = torch.randn(16)
+    want = acc0 + torch.cat([inc, torch.zeros(6)])
+
+    def launch(copy: bool):
+        acc = acc0.clone()
+        args = dict(Y=acc, X=inc, N=10)
+        snap = capture.snapshot(types.SimpleNamespace(args=args))
+        if copy:
+            capture.copy_before(snap)
+        _, findings, error = checker.instrument_launch(lambda: K.add_into[(1,)](acc, inc, 10, BLOCK=16), args,
+                                                       snap=snap)
+        assert error is None and [(f["kind"], f["tensor"]) for f in findings] == [("poison", "Y")], findings
+        return acc, findings[0]
+
+    for copy in (False, True):  # journal, copy: the in-place add is applied once, with 0 in the undefined lanes
+        acc, f = launch(copy)
+        assert torch.allclose(acc, want) and not f.get("notes"), (copy, acc, f)
+        assert "10 element(s) of output Y hold them" not in f["message"] and "6 element(s)" in f["message"]
+    monkeypatch.setattr(undo, "MAX_LANES", 4)
+    acc, f = launch(False)
+    assert acc[10:].isnan().all() and any("keep it" in n for n in f["notes"]), (acc, f)
+    assert "6 element(s) of output Y hold them, first Y[10]" in f["message"], f["message"]
