@@ -42,24 +42,27 @@ def append(name: str, record: dict) -> None:
         f.write(line)
 
 
-class _TritonFinder:
-    """Waits for ``import triton``; attaches right after triton's package ran."""
+class AfterImport:
+    """A meta-path hook: ``then(module)`` right after module ``name`` was executed (``import triton``: attach;
+    Inductor's runtime: wrap its launcher, ``inductor.py``). It stays in ``sys.meta_path`` until then:
+    ``importlib.util.find_spec("triton")`` (torch asks so whether triton is installed, on a CUDA machine) calls
+    ``find_spec`` without importing; a hook that stood down there let the import past (a torch.compile'd model on
+    the H200: nothing attached, 0 launches)."""
+
+    def __init__(self, name: str, then):
+        self.name, self.then = name, then
 
     def find_spec(self, name, path=None, target=None):
-        if name != "triton":
+        if name != self.name:
             return None
-        # stays in sys.meta_path until triton is executed: ``importlib.util.find_spec("triton")`` (torch asks so
-        # whether triton is installed, on a CUDA machine) calls this without importing; removed then, the later
-        # import went past it and nothing was attached (a torch.compile'd model on the H200: 0 launches)
         spec = None
         for finder in sys.meta_path:
             if finder is self:
                 continue
             find = getattr(finder, "find_spec", None)
-            if find is not None:
-                spec = find(name, path, target)
-                if spec is not None:
-                    break
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None:
+                break
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         orig = spec.loader.exec_module
@@ -68,7 +71,7 @@ class _TritonFinder:
             orig(module)
             if self in sys.meta_path:
                 sys.meta_path.remove(self)
-            attach_now()
+            self.then(module)
         spec.loader.exec_module = exec_module
         return spec
 
@@ -109,7 +112,7 @@ def start(phases: dict | None = None) -> None:
     if "triton" in sys.modules:
         attach_now()
     else:
-        sys.meta_path.insert(0, _TritonFinder())
+        sys.meta_path.insert(0, AfterImport("triton", lambda module: attach_now()))
 
 
 def _compile_worker() -> bool:

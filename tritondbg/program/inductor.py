@@ -40,8 +40,10 @@ def install(module: str = MODULE) -> None:
         _wrap(mod)
     elif mod is not None:
         _when_loaded(module)
-    elif not any(isinstance(f, _Finder) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Finder(module))
+    elif not _hooks():
+        from tritondbg.program.child import AfterImport
+
+        sys.meta_path.insert(0, AfterImport(module, _wrap_loaded))
 
 
 class _Parent(types.ModuleType):
@@ -67,7 +69,7 @@ def _when_loaded(module: str) -> None:
 
 
 def uninstall() -> None:
-    for f in [f for f in sys.meta_path if isinstance(f, _Finder)]:
+    for f in _hooks():
         sys.meta_path.remove(f)
     for m in list(sys.modules.values()):
         if type(m) is _Parent:
@@ -80,38 +82,17 @@ def uninstall() -> None:
             cls.run = orig
 
 
-class _Finder:
-    """Waits for Inductor's runtime module; wraps right after it ran."""
+def _wrap_loaded(module) -> None:
+    try:
+        _wrap(module)
+    except Exception as exc:  # noqa: BLE001 - never stop the program
+        print(f"tritondbg: cannot follow torch.compile's Triton kernels: {type(exc).__name__}: {exc}", file=sys.stderr)
 
-    def __init__(self, module: str = MODULE):
-        self.module = module
 
-    def find_spec(self, name, path=None, target=None):
-        if name != self.module:
-            return None
-        spec = None  # stays in sys.meta_path until the module is executed (child._TritonFinder says why)
-        for finder in sys.meta_path:
-            if finder is self:
-                continue
-            find = getattr(finder, "find_spec", None)
-            spec = find(name, path, target) if find is not None else None
-            if spec is not None:
-                break
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        orig = spec.loader.exec_module
+def _hooks() -> list:
+    from tritondbg.program.child import AfterImport
 
-        def exec_module(module):
-            orig(module)
-            if self in sys.meta_path:
-                sys.meta_path.remove(self)
-            try:
-                _wrap(module)
-            except Exception as exc:  # noqa: BLE001 - never stop the program
-                print(f"tritondbg: cannot follow torch.compile's Triton kernels: {type(exc).__name__}: {exc}",
-                      file=sys.stderr)
-        spec.loader.exec_module = exec_module
-        return spec
+    return [f for f in sys.meta_path if isinstance(f, AfterImport) and f.then is _wrap_loaded]
 
 
 def _wrap(mod) -> None:
