@@ -188,3 +188,17 @@ def test_program_form_options_take_their_values_and_the_program_gets_the_rest(ar
         assert json.loads((bad / "r.json").read_text())["exit_status"] == 0
     else:
         assert (bad / "cap" / "captures.json").exists(), err
+
+
+def test_a_kernel_name_that_is_a_file_here_without_py_says_so(tmp_path, monkeypatch):
+    """`tritondbg interpret moe_race` beside moe_race.py: the unknown-kernel line names the file it likely meant."""
+    from tritondbg import loader
+    from tritondbg.errors import UsageError
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "moe_race.py").write_text("")
+    with pytest.raises(UsageError, match=r"did you mean \./moe_race\.py\?"):
+        loader.check_target("moe_race")
+    with pytest.raises(UsageError) as err:
+        loader.check_target("other")
+    assert "did you mean" not in str(err.value)

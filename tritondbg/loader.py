@@ -35,13 +35,19 @@ def is_path_target(target: str) -> bool:
     return "::" in target or path.endswith(".py") or "/" in path or Path(path).is_file()
 
 
+def unknown_kernel(target: str, names) -> str:
+    """The line for a KERNEL that is neither bundled nor a path; names ``TARGET.py`` when that file is here."""
+    here = f"; did you mean ./{target}.py?" if Path(f"{target.partition('::')[0]}.py").is_file() else ""
+    return f"unknown kernel {target!r}; choose from: {', '.join(names)} (or path/to/cases.py::name){here}"
+
+
 def check_target(target: str) -> None:
     """Reject a KERNEL argument that cannot be loaded, without importing anything (UsageError, exit 2): an
     unknown bundled name, a missing or non-.py file, a file that does not compile (``file:line``)."""
     if not is_path_target(target):
         names = bundled_names()
         if target not in names:
-            raise UsageError(f"unknown kernel {target!r}; choose from: {', '.join(names)} (or path/to/cases.py::name)")
+            raise UsageError(unknown_kernel(target, names))
         return
     file = target.partition("::")[0]
     path = Path(file).expanduser()
@@ -167,7 +173,7 @@ def load(target: str) -> Scenario:
 
     names = bundled_names()
     if target not in names:
-        raise UsageError(f"unknown kernel {target!r}; choose from: {', '.join(names)} (or path/to/cases.py::name)")
+        raise UsageError(unknown_kernel(target, names))
     with _outside_pytest():
         module = importlib.import_module(f"{BUNDLED_PACKAGE}.{target}")
     scenarios = _scenarios_in(module)

@@ -42,7 +42,7 @@ def resolve_targets(targets: tuple[str, ...], all_: bool) -> list[str]:
             if not Path(t.split("::")[0]).expanduser().is_file():
                 raise UsageError(f"no such scenario file: {t.split('::')[0]}")
         elif t not in names:
-            raise UsageError(f"unknown kernel {t!r}; choose from: {', '.join(names)} (or path/to/cases.py)")
+            raise UsageError(loader.unknown_kernel(t, names))
     return list(dict.fromkeys(targets))
 
 
