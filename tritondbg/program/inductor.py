@@ -37,7 +37,7 @@ def install(module: str = MODULE) -> None:
     else when it is imported."""
     mod = sys.modules.get(module)
     if mod is not None and hasattr(mod, "CachingAutotuner"):
-        _wrap(mod)
+        _wrap_loaded(mod)
     elif mod is not None:
         _when_loaded(module)
     elif not _hooks():
@@ -56,7 +56,7 @@ class _Parent(types.ModuleType):
         if child is not None and name == child and hasattr(value, "CachingAutotuner"):
             object.__setattr__(self, "__class__", types.ModuleType)
             _saved.pop("pending", None)
-            _wrap(value)
+            _wrap_loaded(value)  # never raises into the import system
 
 
 def _when_loaded(module: str) -> None:
