@@ -512,3 +512,24 @@ def test_diff_across_backends_without_a_stage_shows_ttgir(tmp_path):
     assert 'ttg.target = "cuda:90"' in p.stdout and 'ttg.target = "hip:gfx942"' in p.stdout, p.stdout[-2000:]
     p = run_cli(["ir", "add", "--diff", "arch=sm_90", "arch=gfx942", "--stage", "ptx"], env, timeout=600)
     assert p.returncode == 2 and "--stage ptx does not exist for gfx942" in p.stderr
+
+
+def test_the_default_config_of_an_unpruned_autotuner_says_it_may_not_be_the_gpus_pick(tmp_path):
+    """mamba's SSD kernels have no pruning: the message said "left after the kernel's pruning", and the config
+    (295 KB of shared memory on sm_90) is one the GPU's autotuner drops."""
+    import triton
+
+    from tritondbg.ir.decision import Decider
+
+    class Tuner:  # what decide() reads of an Autotuner
+        configs = [triton.Config({"B": 128}), triton.Config({"B": 64})]
+        arg_names = ["x"]
+
+        def prune_configs(self, kwargs):
+            return list(self.configs)
+
+    d = Decider(requested={}, case_name="tiny", case_config=None, records=[], cache_dir=str(tmp_path),
+                record_pattern=str(tmp_path / "none*.json"))
+    chosen, why = d.decide(Tuner(), "k", (1,), {})
+    assert chosen.kwargs == {"B": 128}
+    assert why.startswith("first of the 2 configs (its pruning drops none)") and "not necessarily" in why

@@ -184,8 +184,10 @@ class Decider:
             chosen = choose(tuner, name, dict(self.case_config), strict=False)
             if chosen is not None:
                 return chosen, f"case {self.case_name}'s config (no recorded autotune decision)"
-        return pruned[0], (f"first of the {len(pruned)} configs left after the kernel's pruning "
-                           "(no recorded autotune decision; pick one with --config or see --all-configs)")
+        which = (f"first of the {len(pruned)} configs (its pruning drops none)" if len(pruned) == len(tuner.configs)
+                 else f"first of the {len(pruned)} configs left after the kernel's pruning")
+        return pruned[0], (f"{which} (no recorded autotune decision, and not necessarily one the GPU's autotuner "
+                           "keeps; pick one with --config or see --all-configs)")
 
 
 def _listed(tuner, config) -> bool:
