@@ -231,3 +231,58 @@ def test_a_case_stuck_outside_python_still_writes_the_record(cli_env, tmp_path):
     record = RunRecord.load(next((tmp_path / "traces").glob("*")))
     assert [r.status for r in record.results] == ["error"] and record.extra["interrupted_by"] == "timeout"
     assert record.results[0].message == errors[0][len("error: "):]
+
+
+SWEPT = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.autotune(configs=[triton.Config({"SPIN": 0}), triton.Config({"SPIN": 1})], key=["n"])
+@triton.jit
+def spin_copy(x_ptr, out_ptr, n, SPIN: tl.constexpr, BLOCK: tl.constexpr = 64):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    acc = tl.load(x_ptr + offs, mask=m, other=0.0)
+    for i in range(SPIN * 10 ** 9):  # the second config never ends in a test's time
+        acc = acc + 0.0
+    tl.store(out_ptr + offs, acc, mask=m)
+
+
+def launch(x):
+    out = torch.empty_like(x)
+    spin_copy[(1,)](x, out, x.numel())
+    return out
+
+
+swept = Scenario(name="swept", description="", launch=launch, reference=lambda x: x.float(),
+                 make_inputs=lambda case, dtype, device, generator: dict(x=torch.randn(50, generator=generator)),
+                 kernels=[spin_copy], cases=[Case("tiny", params={}, dtypes=("float32",))])
+'''
+
+
+def test_all_configs_prints_each_config_and_keeps_them_on_ctrl_c(cli_env, tmp_path):
+    """--all-configs printed nothing until every config had run, and Ctrl-C lost them all."""
+    (tmp_path / "swept.py").write_text(SWEPT)
+    p = subprocess.Popen([sys.executable, "-m", "tritondbg", "interpret", str(tmp_path / "swept.py"), "--all-configs"],
+                         env=cli_env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        import select
+
+        ready, _, _ = select.select([p.stdout], [], [], 90)  # the first config's block, while the second spins
+        assert ready, "nothing printed while the second config runs"
+        first = p.stdout.readline()
+        assert first.startswith("PASS swept case=tiny"), first
+        time.sleep(1.0)
+        assert p.poll() is None
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err[-2000:]
+    assert "1/1 passed" in out and "interrupted (SIGINT)" in out and "before the run was cut short" in out, out
+    [path] = (tmp_path / "traces").glob("*/tritondbg/record.json")
+    record = json.loads(path.read_text())
+    assert record["extra"]["interrupted_by"] == "SIGINT" and len(record["results"]) == 1

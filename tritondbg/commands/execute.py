@@ -87,19 +87,30 @@ def _execute(target: str, *, mode: str, case, dtype, config, seed, as_json, out_
     if timeout is not None and timeout <= 0:
         raise UsageError(f"--timeout must be a positive number of seconds, got {timeout:g}")
     if all_configs:
+        from functools import partial
+
         from tritondbg import loader
         from tritondbg.interp.sweep import run_all_configs
+        from tritondbg.render.console import print_case
 
         runner.set_mode(mode, arch)  # the deadline is for running the kernel: imports come before it
         loader.load(target)
+        show = None if as_json else partial(print_case, None)  # each config's block as it finishes
         try:
             with watchdog.deadline(timeout):
-                record = run_all_configs(target, cases=case, dtype=dtype, seed=seed,
+                record = run_all_configs(target, cases=case, dtype=dtype, seed=seed, on_result=show,
                                          command=command + " --all-configs", instruments=instruments, arch=arch)
-        except watchdog.Timeout as exc:
-            click.echo(f"error: {exc}", err=True)
-            return watchdog.EXIT_STUCK
-        return _finish(record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json)
+        except (KeyboardInterrupt, watchdog.Timeout) as exc:
+            by = "timeout" if isinstance(exc, watchdog.Timeout) else _stop_signal()
+            record = getattr(exc, "record", None)
+            if record is not None:  # the configs that ran are kept: in the record, under the summary
+                record.extra.update(interrupted=True, interrupted_by=by)
+                _finish(record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json,
+                        unfinished=[])
+            click.echo(f"error: {exc}" if by == "timeout" else f"interrupted ({by})", err=True)
+            return _EXIT[by]
+        return _finish(record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json,
+                       unfinished=None if as_json else [])
     # planned (torch, Triton and the scenario imported, every name checked) before the deadline starts
     run = runner.Run(target, mode=mode, cases=case, dtype=dtype, config=config, seed=seed, command=command,
                      instruments=instruments, arch=arch)
@@ -162,10 +173,11 @@ def _finish(record, *, mode: str, pid: str | None, sanitize: bool, folder: Path 
 
         print_record(record, path)
     else:
-        from tritondbg.render.console import print_case, print_summary
+        from tritondbg.render.console import print_case, print_summary, print_sweep
 
         for r in unfinished:
             print_case(None, r)
+        print_sweep(None, record)
         print_summary(None, record, path)
     return 0 if record.passed else 1
 

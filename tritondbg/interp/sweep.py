@@ -12,7 +12,8 @@ from typing import Sequence
 from tritondbg.errors import UsageError
 
 
-def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence = (), skipped: list | None = None):
+def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence = (), skipped: list | None = None,
+          results: list | None = None, failures: list | None = None, on_result=None):
     """Run every config the autotuner would try, of every autotuned kernel, on each (case, dtype) of ``runs``,
     pinned exactly.
 
@@ -20,11 +21,14 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
     ``top_k``) applied to the case's real arguments, found by one default run. A config that fails its own
     ``tl.static_assert`` (or a compile-time resource limit) is not applicable: it goes to ``skipped`` with the
     reason, never to the failures. Returns (results, failures); each result's ``extra["sweep"]`` says which kernel
-    and config it ran. Shared by ``interpret --all-configs`` and the all-configs gate of ``tritondbg check``."""
+    and config it ran. ``results`` / ``failures``: lists to fill as the runs finish (a sweep cut short keeps what
+    ran), ``on_result(result)`` is called for each. Shared by ``interpret --all-configs`` and the all-configs gate
+    of ``tritondbg check``."""
     from tritondbg import runner
     from tritondbg.configs import autotuners, config_dict, config_str, tried_configs
 
-    results, failures = [], []
+    results = results if results is not None else []
+    failures = failures if failures is not None else []
     skipped = skipped if skipped is not None else []
     for case, dt in runs:
         tried = tried_configs(lambda: runner.run_case(scenario, case, dt, device=device, seed=seed))
@@ -48,14 +52,18 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
                 if not r.passed:
                     failures.append({"kernel": name, "config": config_str(config_dict(cfg)), "case": case.name,
                                      "dtype": dt, "status": r.status, "message": r.message})
+                if on_result is not None:
+                    on_result(r)
                 if not used:  # this case never launches the kernel: its configs cannot matter here
                     break
     return results, failures
 
 
 def run_all_configs(target: str, *, cases: str | None = None, dtype: str | None = None, seed: int = 0,
-                    command: str = "", instruments: Sequence = (), arch: str | None = None):
-    """The record of every (case, dtype, kernel, config) run; ``record.extra["sweep"]`` lists the failures."""
+                    command: str = "", instruments: Sequence = (), arch: str | None = None, on_result=None):
+    """The record of every (case, dtype, kernel, config) run; ``record.extra["sweep"]`` lists the failures.
+    ``on_result`` sees each run as it finishes. Interrupted (Ctrl-C, SIGTERM, a timeout), the exception leaves
+    with ``.record``: the runs that finished."""
     from tritondbg import __version__, loader, runner
     from tritondbg.configs import autotuners
     from tritondbg.discover import with_launched_kernels
@@ -72,10 +80,16 @@ def run_all_configs(target: str, *, cases: str | None = None, dtype: str | None 
         raise UsageError(f"--all-configs: {scenario.name} launches no autotuned kernel")
     record = RunRecord(command=command or f"interpret {target} --all-configs")
     skipped: list = []
-    record.results, failures = sweep(scenario, runs, device=device, seed=seed, instruments=instruments,
-                                     skipped=skipped)
+    failures: list = []
     record.environment = environment()
     record.extra["scenario_source"] = scenario.source
-    record.extra["sweep"] = {"runs": len(record.results), "failures": failures, "not_applicable": skipped}
     record.tool_version = __version__
+    try:
+        sweep(scenario, runs, device=device, seed=seed, instruments=instruments, skipped=skipped,
+              results=record.results, failures=failures, on_result=on_result)
+    except BaseException as exc:
+        exc.record = record
+        raise
+    finally:
+        record.extra["sweep"] = {"runs": len(record.results), "failures": failures, "not_applicable": skipped}
     return record

@@ -182,11 +182,12 @@ def print_steps(con: Console, r) -> None:
         con.print(f"  [dim]step log: {escape(r.extra['step_log'])}[/]")
 
 
-def print_sweep(con: Console, record: RunRecord) -> None:
+def print_sweep(con: Console | None, record: RunRecord) -> None:
     """After an --all-configs run: which configs disagree with the reference (or a sanitizer)."""
     sweep = record.extra.get("sweep")
     if not sweep:
         return
+    con = con or _console()
     fails = sweep.get("failures", [])
     skipped = sweep.get("not_applicable", [])
     if skipped:
@@ -194,7 +195,8 @@ def print_sweep(con: Console, record: RunRecord) -> None:
         for s in skipped:
             con.print(f"  {s['kernel']} {s['config']}  case={s['case']} dtype={s['dtype']}: {escape(s['reason'])}")
     if not fails:
-        con.print(f"[green]all {sweep['runs']} config runs agree with the reference[/]")
+        cut = " that ran before the run was cut short" if record.extra.get("interrupted") else ""
+        con.print(f"[green]all {sweep['runs']} config runs{cut} agree with the reference[/]")
         return
     con.print(f"[red]{len(fails)} of {sweep['runs']} config runs disagree:[/]")
     for f in fails:
