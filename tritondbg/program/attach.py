@@ -329,30 +329,40 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
                   grid=grid, config=config, interpreted=interpreted, stack=user_stack())
 
 
+def observe(key: int, fn, make_launch: Callable[[], "Launch | None"], launch: Callable[[], Any]) -> Any:
+    """One launch of kernel ``fn`` (``key``: a stable id of the launching object): counted, then ``launch()`` run
+    through the observers that want ``fn``, which see ``make_launch()`` (built only when one does; None: the launch
+    runs unobserved). The one path for ``JITFunction.run`` and torch.compile's launches (``inductor.py``)."""
+    n = _launches.get(key)
+    if n is None:
+        _fns[key], n = fn, 0
+    _launches[key] = n + 1
+    if len(_observers) == 1:
+        if not _observers[0].wants(fn):
+            return launch()
+        chain = list(_observers)
+    else:
+        chain = [o for o in _observers if o.wants(fn)]
+        if not chain:
+            return launch()
+    seen = make_launch()
+    if seen is None:
+        return launch()
+
+    def call(i: int):
+        if i == len(chain):
+            return launch()
+        return chain[i].around(seen, lambda: call(i + 1))
+    return call(0)
+
+
 def _wrap_run(orig, interpreted: bool):
     def run(self, *args, grid, warmup, **kwargs):
         if warmup or not _observers or _local.bench:
             return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
-        key = id(self)                  # not the JITFunction itself: its __hash__ hashes its source key
-        n = _launches.get(key)
-        if n is None:
-            _fns[key], n = self, 0
-        _launches[key] = n + 1
-        if len(_observers) == 1:
-            if not _observers[0].wants(self):
-                return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
-            chain = list(_observers)
-        else:
-            chain = [o for o in _observers if o.wants(self)]
-            if not chain:
-                return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
-        launch = _make_launch(self, args, kwargs, grid, interpreted)
-
-        def call(i: int):
-            if i == len(chain):
-                return orig(self, *args, grid=grid, warmup=warmup, **kwargs)
-            return chain[i].around(launch, lambda: call(i + 1))
-        return call(0)
+        # keyed by id: the JITFunction's __hash__ hashes its source key
+        return observe(id(self), self, lambda: _make_launch(self, args, kwargs, grid, interpreted),
+                       lambda: orig(self, *args, grid=grid, warmup=warmup, **kwargs))
 
     run.__wrapped__ = orig
     run._tritondbg = True

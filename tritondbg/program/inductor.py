@@ -106,30 +106,22 @@ def _wrap(mod) -> None:
 
         if benchmark_run or getattr(self, "triton_interpret", False) or not attach._observers or attach._local.bench:
             return orig(self, *args, stream=stream, benchmark_run=benchmark_run, **kwargs)
-        fn = self.fn
-        key = id(self)
-        attach._fns[key] = fn
-        attach._launches[key] = attach._launches.get(key, 0) + 1
-        chain = [o for o in attach._observers if o.wants(fn)]
-        if not chain:
-            return orig(self, *args, stream=stream, **kwargs)
-        try:
-            launch = _launch(self, args)
-        except Exception as exc:  # noqa: BLE001 - a torch version this does not know: the launch runs unobserved
-            _note_once(f"a torch.compile kernel ({getattr(fn, '__name__', '?')}) could not be followed: "
-                       f"{type(exc).__name__}: {exc}")
-            return orig(self, *args, stream=stream, **kwargs)
-
-        def call(i: int):
-            if i == len(chain):
-                return orig(self, *args, stream=stream, **kwargs)
-            return chain[i].around(launch, lambda: call(i + 1))
-        return call(0)
+        return attach.observe(id(self), self.fn, lambda: _launch_or_none(self, args),
+                              lambda: orig(self, *args, stream=stream, **kwargs))
 
     run.__wrapped__ = orig
     run._tritondbg = True
     cls.run = run
     _saved["run"] = (cls, orig, run)
+
+
+def _launch_or_none(tuner, args):
+    try:
+        return _launch(tuner, args)
+    except Exception as exc:  # noqa: BLE001 - a torch version this does not know: the launch runs unobserved
+        _note_once(f"a torch.compile kernel ({getattr(tuner.fn, '__name__', '?')}) could not be followed: "
+                   f"{type(exc).__name__}: {exc}")
+        return None
 
 
 _noted: set = set()
