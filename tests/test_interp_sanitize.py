@@ -32,10 +32,10 @@ def run(target: str, sanitize_on: bool = True, **kw):
     return runner.run(target, mode="interpret", instruments=insts, **kw)
 
 
-def test_zoo_has_the_seven_bugs():
+def test_zoo_has_the_ten_bugs():
     kinds = sorted(bug_line(p)[1] for p in ZOO_FILES)
     assert kinds == sorted(["out_of_bounds", "out_of_bounds", "race", "nan_inf", "masked_reduction",
-                            "out_of_bounds", "poison"]), kinds
+                            "out_of_bounds", "poison", "uninit", "uninit", "uninit"]), kinds
     for p in ZOO_FILES:  # each defines a buggy scenario and its twin
         assert loader.load(f"{p}::buggy").name == "buggy" and loader.load(f"{p}::twin").name == "twin"
 

@@ -140,6 +140,10 @@ def _message(e: dict) -> str:
         return (text + ": " + "; ".join(parts) + ". On the GPU those lanes hold garbage (a bare "
                 "TRITON_INTERPRET=1 gives 0, the sanitizers NaN): give the load other= or keep those lanes out of "
                 "the result")
+    if kind == "uninit":
+        from tritondbg.interp.initcheck import message
+
+        return message(e, progs)
     if kind == "masked_reduction":
         ex = e.get("example")
         example = f"; e.g. lane {tuple(ex[0])} holds {ex[1]:.6g}" if ex else ""

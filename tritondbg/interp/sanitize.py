@@ -19,20 +19,18 @@ a missing mask reports once with the first pid and a count, not once per program
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import findings, frames, guard, hooks, shadow, undo
+from tritondbg.interp import findings, frames, guard, hooks, initcheck, shadow, undo
+from tritondbg.interp.memops import HeldLocks, _active, install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array, poisoned  # noqa: F401 (API)
 from tritondbg.runner import Instrument
 
-KINDS = ("out_of_bounds", "race", "poison", "masked_reduction", "nan_inf")
+KINDS = ("out_of_bounds", "race", "poison", "uninit", "masked_reduction", "nan_inf")
 _MAX_SAMPLE = 8
 _MAX_NONFINITE_EVENTS = 64
 _MAX_RACE_ELEMENTS = 1 << 26  # stop recording stores past 64M elements (memory), say so in the finding
-_active: dict[str, Any] = {"san": None}
-_saved: dict[str, Any] = {}
 
 
 @contextlib.contextmanager
@@ -80,6 +78,9 @@ class Sanitizer(Instrument, hooks.Listener):
         self.poison_info: dict[int, dict] = {}
         self.poison_used = False
         self.poison_stores: dict[int, dict] = {}
+        self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
+        self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
+        self.locks = HeldLocks()                     # lock words the running program holds (memops.py)
         self.launch = None
         self.pid = (0, 0, 0)
         self.pids: list[tuple] = []
@@ -102,9 +103,11 @@ class Sanitizer(Instrument, hooks.Listener):
         with hooks.listening(self), guard.deferred_to(checking):  # it checks every lane first
             _install_memory()
             shadow.install()
+            initcheck.install()  # torch.empty & co. hand out marked memory (uninit findings)
             try:
                 yield self
             finally:
+                initcheck.uninstall()
                 shadow.uninstall()
                 _uninstall_memory()
                 shadow.set_sink(None)
@@ -129,6 +132,7 @@ class Sanitizer(Instrument, hooks.Listener):
     def program(self, launch, pid) -> None:
         self.pid = pid
         self.pids.append(pid)
+        self.locks = HeldLocks()
 
     def launch_end(self, launch, error) -> None:
         try:
@@ -237,8 +241,7 @@ class Sanitizer(Instrument, hooks.Listener):
         site = frames.site()
         sid = self.poison_sites.get(site[:2])
         if sid is None:
-            sid = min(len(self.poison_sites) + 1, 63)
-            self.poison_sites[site[:2]] = sid
+            sid = self._new_sid(site[:2])
             self.poison_info.setdefault(sid, dict(file=site[0], line=site[1], function=site[2], pid=list(self.pid),
                                                   kernel=self.launch.kernel if self.launch else "?",
                                                   oob_only=True))
@@ -246,6 +249,29 @@ class Sanitizer(Instrument, hooks.Listener):
             self.poison_info[sid]["oob_only"] = False
         self.poison_used = True
         return poison_array(ptrs.data.shape, ptrs.get_element_ty(), np_dtype, sid), sid
+
+    def _new_sid(self, key) -> int:
+        """A poison id (1..62; 63 is initcheck's mark) for a load line (``key``: (file, line[, "uninit"]))."""
+        sid = self.poison_sites[key] = min(len(self.poison_sites) + 1, initcheck.UNINIT_ID - 1)
+        return sid
+
+    def uninit_site(self, site, where: dict) -> tuple[int, dict]:
+        """(poison id, info) of a load line that read initcheck's mark; ``where``: the first such element."""
+        key = (site[0], site[1], "uninit")
+        sid = self.poison_sites.get(key)
+        if sid is None:
+            sid = self._new_sid(key)
+            self.poison_info[sid] = dict(file=site[0], line=site[1], function=site[2], pid=list(self.pid),
+                                         kernel=self.launch.kernel if self.launch else "?", oob_only=False,
+                                         uninit=where, read=0)
+            self.uninit_sids.add(sid)
+        return sid, self.poison_info[sid]
+
+    def uninit_entry(self, sid: int) -> dict:
+        return self._poison_entry(self.poison_info[sid])
+
+    def atomic_uninit_entry(self, site, op: str, where: dict) -> dict:
+        return self._entry("uninit", site, where["tensor"], op, element=where["element"], alloc=where["alloc"])
 
     def record_store(self, ptrs, value, mask) -> None:
         if self.atomic_depth or self.launch is None:
@@ -256,12 +282,16 @@ class Sanitizer(Instrument, hooks.Listener):
         if addrs.size == 0:
             return
         site = frames.site()
-        if self.write_count < _MAX_RACE_ELEMENTS:
+        released = self.locks.release(ptrs, live) if self.locks else False
+        # a store made holding a lock (or giving one back) is ordered against the other programs': no race
+        if self.write_count < _MAX_RACE_ELEMENTS and not self.locks and not released:
             self.writes.append((np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),
                                 findings.stored_bits(value, live, p.shape)))
             self.write_count += int(addrs.size)
         if self.poison_used:
             self._poison_store(value, live, site)
+        if self.uninit_sids:
+            initcheck.check_store(self, ptrs, value, live)
 
     def _poison_store(self, value, live, site) -> None:
         kind = handle_kind(value)
@@ -353,7 +383,14 @@ class Sanitizer(Instrument, hooks.Listener):
     def _poison_entry(self, info) -> dict:
         saved = self.pid
         self.pid = tuple(info["pid"])
-        e = self._entry("poison", (info["file"], info["line"], info["function"]), None, "load", reaches=[], output=None)
+        site = (info["file"], info["line"], info["function"])
+        if "uninit" in info:  # a load that read initcheck's mark
+            where = info["uninit"]
+            e = self._entry("uninit", site, where["tensor"], "load", reaches=[], output=None, element=where["element"],
+                            alloc=where["alloc"])
+            e["read"] = info["read"]
+        else:
+            e = self._entry("poison", site, None, "load", reaches=[], output=None)
         self.pid = saved
         return e
 
@@ -390,7 +427,8 @@ class Sanitizer(Instrument, hooks.Listener):
                     first = tuple(int(i) for i in np.argwhere(sel)[0])
                     e["output"] = f"{name}[{', '.join(str(i) for i in first)}]"
                     e["output_count"] = int(sel.sum())
-                    e["tensor"] = name
+                    if e["kind"] == "poison":
+                        e["tensor"] = name
                     e["offsets"] = [int(np.ravel_multi_index(first, sel.shape))] if sel.ndim else [0]
             if not nonfinite:
                 continue
@@ -416,126 +454,3 @@ class Sanitizer(Instrument, hooks.Listener):
         self.pid = saved
         e["lanes"] += ev["lanes"]
         e["kernel"] = ev["kernel"]
-
-
-# ---------------------------------------------------------------------------------------------------------
-# memory-op wrappers (Triton 3.6: load(ptrs, mask, other, cache_modifier, eviction_policy, is_volatile);
-# 3.9: load(ptrs, mask, other, cache_policy, is_volatile); both reach here through *rest)
-# ---------------------------------------------------------------------------------------------------------
-
-def _install_memory() -> None:
-    import triton.language as tl
-    from triton.runtime import interpreter as I
-
-    B = I.InterpreterBuilder
-    if _saved:
-        return
-    names = ("create_masked_load", "create_masked_store", "create_atomic_rmw", "create_atomic_cas",
-             "create_atomic_store", "create_atomic_load", "create_load", "create_store")
-    for n in names:
-        if n in B.__dict__:
-            _saved[n] = B.__dict__[n]
-    orig = dict(_saved)
-
-    def _mask_handle(m):
-        return I.TensorHandle(np.ascontiguousarray(m), tl.int1)
-
-    def create_masked_load(self, ptrs, mask, other, *rest, **kw):
-        san = _active["san"]
-        if san is None:
-            return orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
-        user_partial = mask is not None and not np.asarray(mask.data).all()
-        new = san.check_access("atomic" if san.atomic_depth else "load", ptrs,
-                               None if mask is None else mask.data)
-        if new is not None:
-            mask = _mask_handle(new)
-        sid = 0
-        m = None if mask is None else np.broadcast_to(np.asarray(mask.data, dtype=bool), ptrs.data.shape)
-        partial = m is not None and not m.all()
-        if other is None and partial and not san.atomic_depth:
-            dtype_tt = ptrs.get_element_ty()
-            poison, sid = san.poison_for(ptrs, I._get_np_dtype(dtype_tt), oob_only=not user_partial)
-            other = I.TensorHandle(poison, dtype_tt)
-        out = orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
-        if partial:
-            fill = sid + 2 if sid else 2  # shadow.py: 2 padding, 2 + poison id undefined
-            out.attr[shadow.PAD] = np.where(m, 0, fill).astype(np.uint8)
-        return out
-
-    def create_masked_store(self, ptrs, value, mask, *rest, **kw):
-        san = _active["san"]
-        if san is not None:
-            new = san.check_access("atomic" if san.atomic_depth else "store", ptrs,
-                                   None if mask is None else mask.data)
-            if new is not None:
-                mask = _mask_handle(new)
-            san.record_store(ptrs, value, None if mask is None else mask.data)
-            if san.journal is not None:
-                san.journal.record(ptrs, None if mask is None else mask.data)
-        return orig["create_masked_store"](self, ptrs, value, mask, *rest, **kw)
-
-    def create_atomic_rmw(self, rmw_op, ptr, val, mask, *rest, **kw):
-        san = _active["san"]
-        if san is not None:
-            new = san.check_access("atomic", ptr, None if mask is None else mask.data)
-            if new is not None:
-                mask = _mask_handle(new)
-            if san.journal is not None:
-                san.journal.record(ptr, None if mask is None else mask.data)
-        return orig["create_atomic_rmw"](self, rmw_op, ptr, val, mask, *rest, **kw)
-
-    def create_atomic_cas(self, ptr, cmp, val, *rest, **kw):
-        san = _active["san"]
-        if san is not None:
-            new = san.check_access("atomic", ptr, None)
-            if new is not None:  # CAS has no mask: point the bad lanes at a scratch word instead
-                data = np.array(ptr.data, dtype=np.uint64, copy=True)
-                data[~np.broadcast_to(new, data.shape)] = np.uint64(guard.SCRATCH.ctypes.data)
-                ptr = I.TensorHandle(data, ptr.dtype)
-            if san.journal is not None:
-                san.journal.record(ptr, None)
-        return orig["create_atomic_cas"](self, ptr, cmp, val, *rest, **kw)
-
-    def _atomic(name):
-        def wrapper(self, *args, **kw):
-            san = _active["san"]
-            if san is not None:
-                san.atomic_depth += 1
-            try:
-                return orig[name](self, *args, **kw)
-            finally:
-                if san is not None:
-                    san.atomic_depth -= 1
-        return wrapper
-
-    def _unmasked(name):
-        def wrapper(self, *args, **kw):
-            san = _active["san"]
-            if san is not None:
-                san.unmasked_depth += 1
-            try:
-                return orig[name](self, *args, **kw)
-            finally:
-                if san is not None:
-                    san.unmasked_depth -= 1
-        return wrapper
-
-    B.create_masked_load, B.create_masked_store = create_masked_load, create_masked_store
-    for n in ("create_load", "create_store"):  # tl.load/tl.store without mask=: they call the masked ones
-        if n in orig:
-            setattr(B, n, _unmasked(n))
-    if "create_atomic_rmw" in orig:
-        B.create_atomic_rmw = create_atomic_rmw
-    if "create_atomic_cas" in orig:
-        B.create_atomic_cas = create_atomic_cas
-    for n in ("create_atomic_store", "create_atomic_load"):  # 3.9: these call the masked load/store
-        if n in orig:
-            setattr(B, n, _atomic(n))
-
-
-def _uninstall_memory() -> None:
-    from triton.runtime import interpreter as I
-
-    for n, f in _saved.items():
-        setattr(I.InterpreterBuilder, n, f)
-    _saved.clear()

@@ -9,7 +9,7 @@ Nothing is imported (no torch, no triton) until the program imports triton: a me
 ``import triton`` and installs the observers right after triton's own ``__init__`` ran, before the program's
 first ``@triton.jit`` (TRITON_INTERPRET is already in the environment). Results go to files in ``run_dir``
 as they happen (``findings.jsonl``, ``captures.jsonl``: a crash or a kill keeps them) and a per-process
-``summary-<pid>.json`` at exit; the parent (``report.py``) reads them after the program exited.
+``summary-<pid>.json`` at exit; the parent (``modes.py``) reads them after the program exited.
 """
 from __future__ import annotations
 
@@ -143,6 +143,10 @@ def _attach(cfg: dict) -> None:
         from tritondbg.program.checker import Checker
 
         observers.append(Checker(cfg))
+        if cfg.get("sanitize", True):  # torch.empty & co. hand out marked memory from here on (uninit findings)
+            from tritondbg.interp import initcheck
+
+            initcheck.install()
     elif "capture" in features:
         from tritondbg.program.capture import Capturer
 
@@ -267,6 +271,8 @@ def write_summary() -> None:
     if not cfg.get("run_dir") or not os.path.isdir(cfg["run_dir"]):
         return
     data = _summary()
+    if not _state["started"] and not data["notes"] and not any((data["launches"] or {}).values()):
+        return  # never imported triton (multiprocessing's resource tracker, a `python -c` helper): nothing to say
     base = _state.get("at_fork")
     if base is not None:
         data = {k: (v if k in ("pid", "argv", "compile_info", "pinned") else _minus(v, base.get(k)))

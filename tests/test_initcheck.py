@@ -1,0 +1,186 @@
+"""Uninitialized memory (interp/initcheck.py): under the sanitizers torch.empty & co. hand out marked memory, and
+a kernel that uses what nothing wrote is an ``uninit`` finding; a spin lock is told from a race (interp/memops.py).
+
+The zoo files uninit_accumulate.py / uninit_read.py / uninit_lock.py (run by test_interp_sanitize.py's zoo tests)
+cover the scenario form: each bug at its line, each twin clean."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tritondbg import runner
+from tritondbg.interp import initcheck, instruments
+
+pytestmark = [pytest.mark.interpreter, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+_KINDS = {torch.float32: ("fp32", np.uint32), torch.float64: ("fp64", np.uint64), torch.float16: ("fp16", np.uint16),
+          torch.bfloat16: ("bf16", np.uint16), torch.int32: ("i32", np.uint32), torch.int64: ("i64", np.uint64)}
+
+
+def _raw(t):
+    kind, view = _KINDS[t.dtype]
+    ints = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    raw = t.view(ints).numpy().view(view)
+    if kind in ("fp32", "fp64", "fp16"):
+        raw = raw.view({"fp32": np.float32, "fp64": np.float64, "fp16": np.float16}[kind])
+    return raw, kind
+
+
+def test_every_empty_factory_hands_out_the_mark_and_is_restored():
+    originals = (torch.empty, torch.empty_like, torch.empty_strided)
+    initcheck.install()
+    initcheck.install()  # nested (a program-wide install and a launch's)
+    try:
+        x = torch.randn(3, 4)
+        for dtype in _KINDS:
+            for t in (torch.empty(5, 3, dtype=dtype), torch.empty_like(x, dtype=dtype),
+                      torch.empty_strided((2, 3), (1, 2), dtype=dtype), x.new_empty((4,), dtype=dtype),
+                      x.new_empty_strided((2, 2), (2, 1), dtype=dtype)):
+                raw, kind = _raw(t)
+                assert initcheck.marked(raw, kind).all(), (dtype, t)
+        leaf = torch.empty(3, requires_grad=True)  # filled without tripping autograd's in-place check
+        assert leaf.requires_grad and torch.isnan(leaf).all()
+        # a NaN the data holds, or data, is not the mark
+        for t in (torch.full((4,), float("nan")), torch.randn(4), torch.arange(4, dtype=torch.int32)):
+            assert not initcheck.marked(*_raw(t)).any()
+        assert torch.zeros(3).eq(0).all()  # other factories untouched
+        initcheck.uninstall()
+        assert initcheck.installed()
+    finally:
+        initcheck.uninstall()
+    assert not initcheck.installed()
+    assert (torch.empty, torch.empty_like, torch.empty_strided) == originals
+    assert "new_empty" not in torch.Tensor.__dict__ and "new_empty_strided" not in torch.Tensor.__dict__
+
+
+SPIN = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def spin(x_ptr, lock_ptr, out_ptr, N, BLOCK: tl.constexpr, RELEASE_FIRST: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + cols, mask=cols < N, other=0.0)
+    while tl.atomic_cas(lock_ptr, 0, 1) != 0:  # CAS
+        pass
+    if RELEASE_FIRST:
+        tl.atomic_xchg(lock_ptr, 0)
+    acc = tl.load(out_ptr + cols, mask=cols < N, other=0.0)
+    tl.store(out_ptr + cols, acc + x * (tl.program_id(0) + 1), mask=cols < N)  # STORE
+    if not RELEASE_FIRST:
+        tl.atomic_xchg(lock_ptr, 0)
+
+
+def _launch(zeroed, release_first):
+    def launch(x):
+        out = torch.zeros_like(x)
+        lock = (torch.zeros if zeroed else torch.empty)(1, dtype=torch.int32, device=x.device)
+        spin[(3,)](x, lock, out, x.numel(), BLOCK=32, RELEASE_FIRST=release_first)
+        return out
+    return launch
+
+
+def make_inputs(case, dtype, device, generator):
+    return dict(x=torch.randn(20, generator=generator).to(device))
+
+
+def reference(x):
+    return 6 * x
+
+
+_CASES = [Case("tiny", params={}, dtypes=("float32",))]
+empty_lock = Scenario("empty_lock", make_inputs, _launch(False, False), reference, _CASES, kernels=[spin])
+locked = Scenario("locked", make_inputs, _launch(True, False), reference, _CASES, kernels=[spin])
+unlocked_store = Scenario("unlocked_store", make_inputs, _launch(True, True), reference, _CASES, kernels=[spin])
+'''
+
+
+def _line(text: str, tag: str) -> int:
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if ln.rstrip().endswith(f"# {tag}"))
+
+
+@pytest.fixture
+def spin_file(tmp_path):
+    p = tmp_path / "spin.py"
+    p.write_text(SPIN)
+    return p
+
+
+def _run(target):
+    return runner.run(target, mode="interpret", instruments=instruments.build(target, sanitize=True))
+
+
+def test_a_spin_on_a_torch_empty_lock_is_found_and_stopped(spin_file):
+    t0 = time.monotonic()
+    rec = _run(f"{spin_file}::empty_lock")
+    assert time.monotonic() - t0 < 60
+    (r,) = rec.results
+    assert r.status == "error" and "atomic_cas" in r.message and "never reads its free value" in r.message, r.message
+    (f,) = [f for f in r.findings if f["kind"] == "uninit"]
+    assert f["line"] == _line(SPIN, "CAS") and f["op"] == "cas" and f["tensor"] == "lock_ptr"
+    assert "torch.empty at" in f["message"] and "spin.py" in f["message"]
+
+
+def test_stores_under_a_lock_are_not_a_race_but_after_its_release_they_are(spin_file):
+    rec = _run(f"{spin_file}::locked")
+    assert rec.passed and not rec.results[0].findings, rec.results[0].findings
+    rec = _run(f"{spin_file}::unlocked_store")
+    races = [f for f in rec.results[0].findings if f["kind"] == "race"]
+    assert races and races[0]["line"] == _line(SPIN, "STORE"), rec.results[0].findings
+
+
+PROGRAM = '''
+import sys, torch, triton, triton.language as tl
+
+
+@triton.jit
+def add_rows(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=0.0)
+    tl.atomic_add(out_ptr + cols, x, mask=cols < N)  # ATOMIC
+
+
+x = torch.randn(6, 50, dtype=torch.bfloat16)
+out = (torch.zeros if sys.argv[1:] == ["zeros"] else torch.empty)(50, dtype=torch.float32)  # ALLOC
+add_rows[(6,)](x, out, 50, BLOCK=64)
+print("finite", bool(torch.isfinite(out).all()))
+'''
+
+
+def _tritondbg(args, cwd):
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=180)
+
+
+def test_program_mode_reports_an_atomic_into_torch_empty(tmp_path):
+    (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    bad = _tritondbg(["interpret", "--", sys.executable, "prog.py"], tmp_path)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    lines = [ln for ln in bad.stderr.splitlines() if ln.startswith("tritondbg: uninit")]
+    assert len(lines) == 1, bad.stderr
+    assert f"prog.py:{_line(PROGRAM, 'ATOMIC')}" in lines[0] and "tl.atomic_add into out_ptr[0]" in lines[0]
+    assert f"torch.empty at prog.py:{_line(PROGRAM, 'ALLOC')}" in lines[0]
+    good = _tritondbg(["interpret", "--", sys.executable, "prog.py", "zeros"], tmp_path)
+    assert good.returncode == 0 and "uninit" not in good.stderr and "finite True" in good.stdout, good.stderr
+    plain = _tritondbg(["interpret", "--no-sanitize", "--", sys.executable, "prog.py"], tmp_path)
+    assert "uninit" not in plain.stderr and "finite" in plain.stdout  # no mark without the sanitizers
+
+
+def test_scenario_zoo_messages_say_where_the_memory_came_from():
+    zoo = Path(__file__).resolve().parent / "zoo"
+    rec = _run(f"{zoo / 'uninit_read.py'}::buggy")
+    f = next(f for r in rec.results for f in r.findings if f["kind"] == "uninit")
+    assert "torch.empty_like at" in f["message"] and "stored to out_ptr[0]" in f["message"], f["message"]
+    assert all(not any(x["kind"] == "nan_inf" for x in r.findings) for r in rec.results)  # no follow-on finding

@@ -1,0 +1,321 @@
+"""Uninitialized memory: ``torch.empty`` and friends filled with a mark the sanitizers recognise when a kernel reads it.
+
+``torch.empty`` gives whatever the allocator's memory held. On a CPU that is often zeros, so a kernel that
+accumulates into a ``torch.empty`` output (split-K with ``tl.atomic_add``), spins on a ``torch.empty`` lock, or
+reads an output element nothing wrote, passes under a bare ``TRITON_INTERPRET=1`` and fails on the GPU, where the
+memory holds the last tensor's bytes. While the sanitizers run (``install``), the empty-family factories of torch
+fill what they return with a mark, as PyTorch's own ``fill_uninitialized_memory`` does with NaN:
+
+- floats (fp16 / bf16 / fp32 / fp64): a NaN whose payload is ``UNINIT_ID`` (poison.py's payload scheme, an id
+  the per-load poison never takes), so a read of it is told apart from a NaN the data holds;
+- int32 / int64: ``INT_MARK`` (0x5A5A5A5A...), an index or count no real data is likely to hold;
+- other dtypes (bool, int8/16, fp8) are left as torch gives them.
+
+sanitize.py checks what each load and atomic reads against the mark (``marked``): a load marks the lanes
+undefined (the shadow's poison of that load), so they count only where they reach a store, a reduction or an
+output, the way a masked load without ``other=`` does; an atomic read-modify-write of a marked element is a
+finding at once (a sum that starts from garbage, a lock that never reads 0). ``allocated_at`` says which line
+of the user's code allocated the memory.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+UNINIT_ID = 63                       # poison.py payload id reserved for this mark (load sites take 1..62)
+INT_MARK = {4: 0x5A5A5A5A, 8: 0x5A5A5A5A5A5A5A5A}
+_MAX_SITES = 4096                    # allocations remembered for ``allocated_at``
+
+_state = {"depth": 0, "saved": {}, "sites": OrderedDict()}
+_lock = threading.Lock()
+
+
+def _float_bits(dtype) -> tuple | None:
+    """(integer view dtype, bit pattern) of the mark for a float torch dtype, or None."""
+    import torch
+
+    return {torch.float32: (torch.int32, 0x7FC00000 | (UNINIT_ID << 16)),
+            torch.float64: (torch.int64, 0x7FF8000000000000 | (UNINIT_ID << 45)),
+            torch.float16: (torch.int16, 0x7E00 | (UNINIT_ID << 3)),
+            torch.bfloat16: (torch.int16, 0x7FC0 | UNINIT_ID)}.get(dtype)
+
+
+def fill(t, factory: str = "torch.empty") -> None:
+    """Fill a fresh tensor with the mark (floats and 32/64-bit integers; nothing else, nothing on meta/fake)."""
+    import torch
+
+    if type(t) is not torch.Tensor or t.layout != torch.strided or t.numel() == 0 or t.device.type == "meta":
+        return
+    bits = _float_bits(t.dtype)
+    with torch.no_grad():
+        if bits is not None:
+            t.view(bits[0]).fill_(bits[1])
+        elif t.dtype in (torch.int32, torch.int64):
+            t.fill_(INT_MARK[t.element_size()])
+        else:
+            return
+    _remember(t, factory)
+
+
+def _remember(t, factory: str) -> None:
+    try:
+        storage = t.untyped_storage()
+        lo, n = storage.data_ptr(), storage.nbytes()
+    except (RuntimeError, NotImplementedError):
+        return
+    site = _user_frame()
+    with _lock:
+        sites = _state["sites"]
+        sites.pop(lo, None)
+        sites[lo] = (n, f"{factory} at {site}" if site else factory)
+        while len(sites) > _MAX_SITES:
+            sites.popitem(last=False)
+
+
+def _user_frame() -> str | None:
+    """``file:line (function)`` of the first caller outside torch and tritondbg."""
+    import torch
+
+    import tritondbg
+    from tritondbg.interp.frames import short_path
+
+    skip = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,
+            os.path.dirname(os.path.abspath(tritondbg.__file__)) + os.sep, os.path.dirname(__file__) + os.sep)
+    f = sys._getframe(2)
+    while f is not None:
+        path = os.path.abspath(f.f_code.co_filename)
+        if not path.startswith(skip):
+            return f"{short_path(path)}:{f.f_lineno} ({f.f_code.co_name})"
+        f = f.f_back
+    return None
+
+
+def allocated_at(addr: int) -> str | None:
+    """Where the marked memory at ``addr`` was allocated (the newest allocation that covers it), if known."""
+    with _lock:
+        items = list(_state["sites"].items())
+    for lo, (n, site) in reversed(items):
+        if lo <= addr < lo + n:
+            return site
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the factories
+# ---------------------------------------------------------------------------------------------------------
+
+def _wrap(fn, label: str):
+    def empty(*args, **kwargs):
+        t = fn(*args, **kwargs)
+        if kwargs.get("out") is None:
+            fill(t, label)
+        return t
+    empty.__wrapped__ = fn
+    empty.__name__ = getattr(fn, "__name__", "empty")
+    empty.__doc__ = getattr(fn, "__doc__", None)
+    return empty
+
+
+def _targets():
+    import torch
+
+    return [(torch, "empty"), (torch, "empty_like"), (torch, "empty_strided"),
+            (torch.Tensor, "new_empty"), (torch.Tensor, "new_empty_strided")]
+
+
+def install() -> None:
+    """Fill what the empty-family factories return, until the matching ``uninstall`` (calls nest)."""
+    with _lock:
+        _state["depth"] += 1
+        if _state["depth"] > 1:
+            return
+        for owner, name in _targets():
+            fn = getattr(owner, name, None)
+            if fn is None:
+                continue
+            _state["saved"][(owner, name)] = (fn, name in owner.__dict__)
+            label = f"torch.{name}" if owner.__name__ == "torch" else f"Tensor.{name}"
+            setattr(owner, name, _wrap(fn, label))
+
+
+def uninstall() -> None:
+    with _lock:
+        if _state["depth"] == 0:
+            return
+        _state["depth"] -= 1
+        if _state["depth"]:
+            return
+        for (owner, name), (fn, own) in _state["saved"].items():
+            if own:
+                setattr(owner, name, fn)
+            else:  # a method torch.Tensor inherits from its C base: drop the override
+                delattr(owner, name)
+        _state["saved"].clear()
+
+
+def installed() -> bool:
+    return _state["depth"] > 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# reading the mark back (interpreter values: numpy data + the Triton element type's kind)
+# ---------------------------------------------------------------------------------------------------------
+
+def marked(values: np.ndarray, kind: str | None) -> np.ndarray | None:
+    """Which of ``values`` (raw interpreter data of one element kind: fp32/fp64/fp16/bf16/i32/i64) hold the mark;
+    None for kinds the mark is never written in."""
+    from tritondbg.interp.poison import payload_ids
+
+    if kind in ("fp32", "fp64", "fp16", "bf16"):
+        return payload_ids(values, kind) == UNINIT_ID
+    if kind in ("i32", "i64"):
+        size = 4 if kind == "i32" else 8
+        return values.view(f"u{size}") == np.dtype(f"u{size}").type(INT_MARK[size])
+    return None
+
+
+def value_kind(h) -> str | None:
+    """The element kind of an interpreter value the mark can be in (see ``marked``), or None."""
+    import triton.language as tl
+
+    from tritondbg.interp.poison import handle_kind
+    from tritondbg.interp.shadow_values import _scalar_ty
+
+    kind = handle_kind(h)
+    if kind is not None:
+        return kind
+    return {tl.int32: "i32", tl.int64: "i64"}.get(_scalar_ty(h))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the sanitizer's side (sanitize.py calls these; ``san`` is the running Sanitizer)
+# ---------------------------------------------------------------------------------------------------------
+
+_CAS_SPIN = 2000  # compares of one atomic_cas line against the mark before the launch stops (a lock never freed)
+
+
+class UninitializedLock(RuntimeError):
+    """A kernel spins on an atomic_cas of memory nothing wrote (a lock allocated with torch.empty)."""
+
+
+def _hits(h, live) -> np.ndarray | None:
+    kind = value_kind(h)
+    if kind is None:
+        return None
+    data = np.asarray(h.data)
+    hit = marked(np.ascontiguousarray(data), kind)
+    if hit is None:
+        return None
+    hit = hit.reshape(data.shape)
+    if live is not None:
+        hit = hit & np.broadcast_to(np.asarray(live, dtype=bool), hit.shape)
+    return hit if hit.any() else None
+
+
+def _where(san, ptrs, hit) -> dict:
+    """The first marked element's tensor, name (``c[0, 3]``) and allocation site."""
+    addrs = np.broadcast_to(np.asarray(ptrs.data), hit.shape)[hit]
+    addr = int(addrs.reshape(-1)[0])
+    width = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+    buf, desc = san.launch.argmap().describe(addr, width)
+    return dict(tensor=buf.name if buf is not None else None, element=desc, alloc=allocated_at(addr))
+
+
+def check_load(san, ptrs, out, live) -> None:
+    """A load's live lanes that read the mark become undefined lanes of this load (the shadow's poison): found
+    where they reach a store, a reduction or an output, like the lanes of a masked load without ``other=``."""
+    from tritondbg.interp import frames, shadow
+    from tritondbg.interp.poison import poison_array
+
+    hit = _hits(out, live)
+    if hit is None:
+        return
+    site = frames.site()
+    sid, info = san.uninit_site(site, _where(san, ptrs, hit))
+    info["read"] += int(hit.sum())
+    data = out.data
+    if value_kind(out).startswith(("fp", "bf")) and data.flags.writeable:  # the load's id in the payload
+        data[hit] = poison_array(data.shape, ptrs.get_element_ty(), data.dtype, sid)[hit]
+    pad = shadow.pad_of(out)
+    pad = np.zeros(hit.shape, np.uint8) if pad is None else np.broadcast_to(pad, hit.shape)
+    shadow._set_pad(out, np.where(hit, sid + 2, pad).astype(np.uint8))
+
+
+def check_store(san, ptrs, value, live) -> None:
+    """A store of lanes a load read from the mark: the element they land in names the finding."""
+    from tritondbg.interp import shadow
+
+    pad = shadow.pad_of(value)
+    if pad is None:
+        return
+    shape = np.asarray(ptrs.data).shape
+    pad = np.broadcast_to(pad, shape).astype(np.int64) - 2
+    sel = np.isin(pad, list(san.uninit_sids))
+    if live is not None:
+        sel &= np.broadcast_to(np.asarray(live, dtype=bool), shape)
+    if not sel.any():
+        return
+    from tritondbg.interp import frames
+
+    line = frames.site()[1]
+    for sid in np.unique(pad[sel]):
+        lanes = sel & (pad == sid)
+        e = san.uninit_entry(int(sid))
+        e["lanes"] += int(lanes.sum())
+        if e.get("stored") is None:
+            e["stored"] = _where(san, ptrs, lanes)["element"]
+            e["stored_at"] = line
+
+
+_RMW_NAMES = {"fadd": "add", "umax": "max", "umin": "min"}
+
+
+def check_atomic(san, op: str, ptrs, old, live) -> None:
+    """An atomic read-modify-write whose old value is the mark: a finding at the atomic's line at once."""
+    from tritondbg.interp import frames
+
+    op = _RMW_NAMES.get(op, op)
+    hit = _hits(old, live)
+    if hit is None:
+        return
+    site = frames.site()
+    where = _where(san, ptrs, hit)
+    e = san.atomic_uninit_entry(site, op, where)
+    e["lanes"] += int(hit.sum())
+    if op == "cas":
+        n = san.uninit_spins.get(site[:2], 0) + 1
+        san.uninit_spins[site[:2]] = n
+        if n >= _CAS_SPIN:
+            raise UninitializedLock(
+                f"tl.atomic_cas at line {site[1]} compared {where['element']} {n} times and it still holds memory "
+                f"nothing wrote{_alloc_text(where)}: a lock that never reads its free value; the launch stops here "
+                "(on the GPU: a hang, or a pass when the memory happens to hold it)")
+
+
+def _alloc_text(where: dict) -> str:
+    return f" (allocated by {where['alloc']})" if where.get("alloc") else " (allocated uninitialized)"
+
+
+def message(e: dict, progs: str) -> str:
+    """The finding's text (findings.py): a load's marked lanes that reach somewhere, or an atomic on the mark."""
+    alloc = _alloc_text(e)
+    gpu = ("On the GPU that memory holds whatever the allocator last put there (on a CPU often zeros, which is why "
+           "a bare TRITON_INTERPRET=1 passes)")
+    if e["op"] != "load":
+        verb = "compares" if e["op"] == "cas" else "into"
+        return (f"tl.atomic_{e['op']} {verb} {e['element']} ({e['lanes']} lane(s) in {progs}), memory nothing wrote "
+                f"before the launch{alloc}. {gpu}: allocate it with torch.zeros (or fill it before the launch)")
+    parts = []
+    if e.get("stored"):
+        parts.append(f"stored to {e['stored']} at line {e['stored_at']}")
+    if e.get("output"):
+        parts.append(f"{e['output_count']} element(s) of the outputs hold them, first {e['output']}")
+    if e.get("reaches"):
+        parts.append("they enter " + ", ".join(e["reaches"]))
+    return (f"reads {e['element']} ({e['read']} lane(s)), memory nothing wrote before the launch{alloc}, and uses "
+            f"it: {'; '.join(parts)}. {gpu}: write it before it is read (torch.zeros, or a store first), or keep "
+            "those lanes out of the result")

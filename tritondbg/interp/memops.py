@@ -1,0 +1,195 @@
+"""The sanitizers' wrappers of the interpreter's memory ops (loads, stores, atomics), and the locks a program holds.
+
+Each wrapper asks the running Sanitizer (``_active["san"]``, sanitize.py) to check the op's lanes first: lanes out
+of bounds are masked off before the interpreter touches memory, a masked load's undefined lanes get poison, what
+a load or an atomic reads is checked for initcheck's mark of uninitialized memory, and plain stores are recorded
+for the race check.
+
+Locks. A program that takes a lock with ``tl.atomic_cas(lock, free, taken)`` (the compare succeeded: it read
+``free``) and gives it back with ``tl.atomic_xchg`` / a store / a CAS on the same word (Triton's layer-norm backward
+tutorial) orders its stores in between against every other program's: those stores are not races. ``HeldLocks``
+keeps, per program, the lock words it holds; the race check skips stores made while one is held.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tritondbg.interp import guard, initcheck, shadow
+
+_active: dict[str, Any] = {"san": None}
+_saved: dict[str, Any] = {}
+
+
+class HeldLocks:
+    """Lock words (addresses) the running program holds."""
+
+    def __init__(self):
+        self.held: set[int] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.held)
+
+    def cas(self, ptr, cmp, old, live) -> None:
+        """A compare-and-swap: where it succeeded on a word not held, the program takes it; on a held word, gives
+        it back."""
+        addrs = np.broadcast_to(np.asarray(ptr.data), np.shape(old.data))
+        won = np.asarray(old.data) == np.broadcast_to(np.asarray(cmp.data), np.shape(old.data))
+        if live is not None:
+            won = won & np.broadcast_to(np.asarray(live, dtype=bool), won.shape)
+        for a in np.unique(addrs[won]).tolist():
+            if a in self.held:
+                self.held.discard(a)
+            else:
+                self.held.add(a)
+
+    def release(self, ptr, live) -> bool:
+        """An exchange or a store: gives back the held words among its lanes. True when it wrote a held word."""
+        if not self.held:
+            return False
+        addrs = np.asarray(ptr.data)
+        if live is not None:
+            addrs = addrs[np.broadcast_to(np.asarray(live, dtype=bool), addrs.shape)]
+        hit = self.held.intersection(np.unique(addrs).tolist())
+        self.held -= hit
+        return bool(hit)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# memory-op wrappers (Triton 3.6: load(ptrs, mask, other, cache_modifier, eviction_policy, is_volatile);
+# 3.9: load(ptrs, mask, other, cache_policy, is_volatile); both reach here through *rest)
+# ---------------------------------------------------------------------------------------------------------
+
+def install() -> None:
+    import triton.language as tl
+    from triton.runtime import interpreter as I
+
+    B = I.InterpreterBuilder
+    if _saved:
+        return
+    names = ("create_masked_load", "create_masked_store", "create_atomic_rmw", "create_atomic_cas",
+             "create_atomic_store", "create_atomic_load", "create_load", "create_store")
+    for n in names:
+        if n in B.__dict__:
+            _saved[n] = B.__dict__[n]
+    orig = dict(_saved)
+
+    def _mask_handle(m):
+        return I.TensorHandle(np.ascontiguousarray(m), tl.int1)
+
+    def create_masked_load(self, ptrs, mask, other, *rest, **kw):
+        san = _active["san"]
+        if san is None:
+            return orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
+        user_partial = mask is not None and not np.asarray(mask.data).all()
+        new = san.check_access("atomic" if san.atomic_depth else "load", ptrs,
+                               None if mask is None else mask.data)
+        if new is not None:
+            mask = _mask_handle(new)
+        sid = 0
+        m = None if mask is None else np.broadcast_to(np.asarray(mask.data, dtype=bool), ptrs.data.shape)
+        partial = m is not None and not m.all()
+        if other is None and partial and not san.atomic_depth:
+            dtype_tt = ptrs.get_element_ty()
+            poison, sid = san.poison_for(ptrs, I._get_np_dtype(dtype_tt), oob_only=not user_partial)
+            other = I.TensorHandle(poison, dtype_tt)
+        out = orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
+        if partial:
+            fill = sid + 2 if sid else 2  # shadow.py: 2 padding, 2 + poison id undefined
+            out.attr[shadow.PAD] = np.where(m, 0, fill).astype(np.uint8)
+        if initcheck.installed() and not san.atomic_depth and san.launch is not None:
+            initcheck.check_load(san, ptrs, out, m)
+        return out
+
+    def create_masked_store(self, ptrs, value, mask, *rest, **kw):
+        san = _active["san"]
+        if san is not None:
+            new = san.check_access("atomic" if san.atomic_depth else "store", ptrs,
+                                   None if mask is None else mask.data)
+            if new is not None:
+                mask = _mask_handle(new)
+            san.record_store(ptrs, value, None if mask is None else mask.data)
+            if san.journal is not None:
+                san.journal.record(ptrs, None if mask is None else mask.data)
+        return orig["create_masked_store"](self, ptrs, value, mask, *rest, **kw)
+
+    def create_atomic_rmw(self, rmw_op, ptr, val, mask, *rest, **kw):
+        san = _active["san"]
+        if san is not None:
+            new = san.check_access("atomic", ptr, None if mask is None else mask.data)
+            if new is not None:
+                mask = _mask_handle(new)
+            if san.journal is not None:
+                san.journal.record(ptr, None if mask is None else mask.data)
+        old = orig["create_atomic_rmw"](self, rmw_op, ptr, val, mask, *rest, **kw)
+        if san is not None and san.launch is not None and initcheck.installed():
+            op = str(rmw_op).rsplit(".", 1)[-1].lower()
+            if op != "xchg":  # an exchange does not read what it replaces
+                initcheck.check_atomic(san, op, ptr, old, None if mask is None else mask.data)
+        if san is not None and san.locks and str(rmw_op).rsplit(".", 1)[-1].lower() == "xchg":
+            san.locks.release(ptr, None if mask is None else mask.data)  # tl.atomic_xchg(lock, 0): given back
+        return old
+
+    def create_atomic_cas(self, ptr, cmp, val, *rest, **kw):
+        san = _active["san"]
+        live = None
+        if san is not None:
+            new = san.check_access("atomic", ptr, None)
+            if new is not None:  # CAS has no mask: point the bad lanes at a scratch word instead
+                data = np.array(ptr.data, dtype=np.uint64, copy=True)
+                data[~np.broadcast_to(new, data.shape)] = np.uint64(guard.SCRATCH.ctypes.data)
+                ptr = I.TensorHandle(data, ptr.dtype)
+            if san.journal is not None:
+                san.journal.record(ptr, None)
+            live = new
+        old = orig["create_atomic_cas"](self, ptr, cmp, val, *rest, **kw)
+        if san is not None and san.launch is not None:
+            san.locks.cas(ptr, cmp, old, live)
+            if initcheck.installed():
+                initcheck.check_atomic(san, "cas", ptr, old, live)
+        return old
+
+    def _atomic(name):
+        def wrapper(self, *args, **kw):
+            san = _active["san"]
+            if san is not None:
+                san.atomic_depth += 1
+            try:
+                return orig[name](self, *args, **kw)
+            finally:
+                if san is not None:
+                    san.atomic_depth -= 1
+        return wrapper
+
+    def _unmasked(name):
+        def wrapper(self, *args, **kw):
+            san = _active["san"]
+            if san is not None:
+                san.unmasked_depth += 1
+            try:
+                return orig[name](self, *args, **kw)
+            finally:
+                if san is not None:
+                    san.unmasked_depth -= 1
+        return wrapper
+
+    B.create_masked_load, B.create_masked_store = create_masked_load, create_masked_store
+    for n in ("create_load", "create_store"):  # tl.load/tl.store without mask=: they call the masked ones
+        if n in orig:
+            setattr(B, n, _unmasked(n))
+    if "create_atomic_rmw" in orig:
+        B.create_atomic_rmw = create_atomic_rmw
+    if "create_atomic_cas" in orig:
+        B.create_atomic_cas = create_atomic_cas
+    for n in ("create_atomic_store", "create_atomic_load"):  # 3.9: these call the masked load/store
+        if n in orig:
+            setattr(B, n, _atomic(n))
+
+
+def uninstall() -> None:
+    from triton.runtime import interpreter as I
+
+    for n, f in _saved.items():
+        setattr(I.InterpreterBuilder, n, f)
+    _saved.clear()
