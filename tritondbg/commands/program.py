@@ -13,6 +13,9 @@ import click
 from tritondbg import options
 
 _PROGRAM = dict(allow_interspersed_args=False)
+# the kernel form's options that step through one program instance of one launch (not in the program form: a
+# program launches many kernels, many times; a captured launch is one): the option -> its value in the hint
+STEPPING = {"--trace": "", "--watch": " EXPR", "--break": " LINE", "--pid": " X,Y,Z"}
 
 
 class ProgramCommand(click.Command):
@@ -48,7 +51,12 @@ class ProgramCommand(click.Command):
             where = ""
             if kernel_form is not None and any(exc.option_name in [*p.opts, *p.secondary_opts]
                                                for p in kernel_form.params if isinstance(p, click.Option)):
-                where = f" ({exc.option_name} is an option of `{ctx.command_path} KERNEL`)"
+                where = f" ({exc.option_name} is an option of `{ctx.command_path} KERNEL`"
+                if exc.option_name in STEPPING:
+                    where += (f"; to step through one launch of a program, save it and step through the "
+                              f"reproducer: `tritondbg capture --kernel NAME -- CMD`, then `{ctx.command_path} "
+                              f"{exc.option_name}{STEPPING[exc.option_name]} traces/capture-<time>/NAME_0.py`")
+                where += ")"
             what = "the program form" if kernel_form is not None else f"`{ctx.command_path}`"
             raise click.UsageError(f"{exc.option_name} is not an option of {what}{where}: {self.form(ctx)}",
                                    ctx) from None
@@ -68,10 +76,11 @@ def _kernels(values) -> list[str]:
 @options.out_dir_option("--out", "out_dir", purpose="the reproducers go there",
                         help="Folder for the reproducers [default: ./traces/capture-<time>].")
 @click.option("--max-per-kernel", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
-              help="Distinct launches saved with their data per kernel.")
+              help="Distinct launches saved with their data per kernel (over all the program's processes).")
 @click.option("--max-mb", type=click.FloatRange(min=0), default=256.0, show_default=True, metavar="MB",
-              help="Tensor data written in all; launches past it are listed as skipped.")
-@click.option("--kernel", "kernels", metavar="NAME", multiple=True, help="Only these kernels (repeatable).")
+              help="Tensor data written in all (all processes); launches past it are listed as skipped.")
+@click.option("--kernel", "kernels", metavar="NAME", multiple=True,
+              help="Only capture these kernels (name or glob; repeatable, or comma-separated).")
 @click.option("--interpret/--compiled", "interpret", default=None,
               help="Run the program under the CPU interpreter / compiled on the GPU [default: the interpreter "
                    "when no GPU is visible].")

@@ -13,7 +13,8 @@ For a launch it keeps (``replay.py`` reads it back as a Scenario):
 
 A signature is distinct by tensor dtype/shape/strides/device, integer values, the grid and the config.
 After ``max_per_kernel`` saved launches of a kernel its later launches only count (the fast path), and
-``max_mb`` caps the data written, with a line for each launch skipped.
+``max_mb`` caps the data written, with a line for each launch skipped. Both limits, and "distinct", hold for the
+program, not for each of its processes (a pool's workers, pytest-xdist's): ``claims.py``.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import sys
 import time
 from typing import Any
 
-from tritondbg.program import attach, child
+from tritondbg.program import attach, child, claims
 
 _ALIGN = 128
 _INT_OF_SIZE = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
@@ -418,9 +419,13 @@ def copy_after(snap: Snapshot) -> list:
 
 
 def capture_name(kernel: str, index: int, out_dir: str) -> str:
+    """``KERNEL_INDEX``, claimed in the run folder so that no other process of the program writes the same files
+    (another kernel of the same name, a checker's reproducer in another process): then ``KERNEL_INDEX_pPID``."""
     name = f"{kernel}_{index}"
-    if os.path.exists(os.path.join(out_dir, f"{name}.py")):
-        name = f"{kernel}_{index}_p{os.getpid()}"
+    j = 0
+    while not claims.first(out_dir, "name." + name):
+        j += 1
+        name = f"{kernel}_{index}_p{os.getpid()}" + (f"_{j}" if j > 1 else "")
     return name
 
 
@@ -449,7 +454,8 @@ def signature(launch: attach.Launch) -> tuple:
 
 
 class Capturer(attach.Observer):
-    """Saves the first ``max_per_kernel`` distinct launches of each kernel (``kernels``: only those)."""
+    """Saves the first ``max_per_kernel`` distinct launches of each kernel (``kernels``: only those), counted over
+    the program's processes (``claims``)."""
 
     def __init__(self, cfg: dict):
         self.out_dir = cfg["run_dir"]
@@ -460,7 +466,9 @@ class Capturer(attach.Observer):
         self.done: set[int] = set()
         self.seen: dict[str, set] = {}
         self.saved: dict[str, int] = {}
-        self.used = 0.0
+        self.used = 0.0                   # bytes this process wrote (the limit is the program's: ``shared``)
+        self.shared = claims.Budget(self.out_dir, self.budget)
+        self.next_slot: dict[str, int] = {}  # claims key of a kernel -> the first of its slots not known taken
         self.skipped: list[str] = []
         self.early: dict[int, dict] = {}  # id(kernel) -> its arguments' bytes when its autotuner was called
 
@@ -487,15 +495,31 @@ class Capturer(attach.Observer):
         if key in seen:
             return proceed()
         seen.add(key)
+        # The limits are the program's, whichever process launches (claims.py): a kernel whose last slot another
+        # process took is done here too; a signature another process saved is not saved again.
+        kernel = claims.key_of(launch.module, launch.qualname)
+        if os.path.exists(os.path.join(self.out_dir, claims.DIR, f"{kernel}.{self.max_per_kernel - 1}")):
+            self.done.add(id(launch.fn))
+            return proceed()
+        if not claims.first(self.out_dir, f"{kernel}.sig-{claims.key_of(repr(key))}"):
+            return proceed()
         snap = snapshot(launch)
         need = 2 * snap.nbytes
-        if self.used + need > self.budget:
+        if not self.shared.reserve(need):
             line = (f"{launch.name} launch from {_site(launch)}: {size(snap.nbytes)} of inputs would pass "
-                    f"--max-mb {self.budget / 1e6:g} (used {size(self.used)}): not saved")
+                    f"--max-mb {self.budget / 1e6:g} (used {size(self.shared.used())}): not saved")
             self.skipped.append(line)
             child.note(f"capture skipped: {line}")
             print(f"tritondbg capture: skipped {line}", file=sys.stderr)
             return proceed()
+        index = claims.slot(self.out_dir, kernel, self.max_per_kernel, self.next_slot.get(kernel, 0))
+        if index is None:                  # the program's other processes took every slot meanwhile
+            self.shared.give_back(need)
+            self.done.add(id(launch.fn))
+            return proceed()
+        self.next_slot[kernel] = index + 1
+        if index + 1 >= self.max_per_kernel:
+            self.done.add(id(launch.fn))
         # launched by its autotuner (config set): the bytes from before its timed runs, where it timed
         copy_before(snap, self.early.pop(id(launch.fn), None) if launch.config is not None else None)
         error = None
@@ -503,19 +527,17 @@ class Capturer(attach.Observer):
             result = proceed()
         except BaseException as exc:
             error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-            self._write(launch, snap, None, error)
+            self._write(launch, snap, None, error, index, need)
             raise
-        self._write(launch, snap, copy_after(snap), None)
+        self._write(launch, snap, copy_after(snap), None, index, need)
         return result
 
-    def _write(self, launch, snap, after, error) -> None:
-        n = self.saved.get(launch.qualname, 0)
-        name = capture_name(launch.name, n, self.out_dir)
+    def _write(self, launch, snap, after, error, index: int, reserved: float) -> None:
+        name = capture_name(launch.name, index, self.out_dir)
         entry = save(self.out_dir, name, launch, snap, after, error=error, command=self.command)
         self.used += entry["bytes"]
-        self.saved[launch.qualname] = n + 1
-        if n + 1 >= self.max_per_kernel:
-            self.done.add(id(launch.fn))
+        self.shared.give_back(reserved - entry["bytes"])
+        self.saved[launch.qualname] = self.saved.get(launch.qualname, 0) + 1
         child.append("captures.jsonl", entry)
 
     def summary(self) -> dict:

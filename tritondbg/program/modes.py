@@ -6,7 +6,10 @@
   a per-kernel summary; exit status: the program's failure, else 1 with a finding, else 0.
 
 Both read what the program's processes wrote into the run folder (``findings.jsonl``, ``captures.jsonl``,
-``summary-<pid>.json``) after it exited, however it exited: what was written before a crash is reported.
+``summary-<pid>.json``) after it exited, however it exited: what was written before a crash is reported. Then
+the per-process files are merged into the folder's record (``captures.json``; ``--json``) and removed, with the
+processes' claims (``.claims/``, ``claims.py``). A folder used again (``--out``) is cleared of them before the
+program starts: before, the next run merged the last run's summaries, captures and findings with its own.
 """
 from __future__ import annotations
 
@@ -53,6 +56,23 @@ def read_summaries(run_dir: str) -> list[dict]:
     return out
 
 
+# what the program's processes write for the parent (child.py, capture.py, checker.py, claims.py)
+_WORK_FILES = ("summary-[0-9]*.json", "summary-[0-9]*.json.tmp", "captures.jsonl")
+
+
+def clear_work_files(run_dir: str, extra=()) -> None:
+    """Remove the per-process files of a run (after they were merged, or left by an earlier run)."""
+    from tritondbg.program import claims
+
+    for pattern in (*_WORK_FILES, *extra):
+        for path in glob.glob(os.path.join(run_dir, pattern)):
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+    shutil.rmtree(os.path.join(run_dir, claims.DIR), ignore_errors=True)
+
+
 def _merge_counts(summaries: list[dict], key: str) -> dict[str, int]:
     total: dict[str, int] = {}
     for s in summaries:
@@ -95,6 +115,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     if not _resolvable(cmd, "capture"):
         return 127
     os.makedirs(out, exist_ok=True)
+    clear_work_files(out)
     cfg = {"run_dir": out, "features": ["capture"], "max_per_kernel": max_per_kernel, "max_mb": max_mb,
            "kernels": list(kernels), "command": "tritondbg capture -- " + shlex.join(cmd)}
     if interpret is None:
@@ -110,6 +131,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
            "notes": [n for s in summaries for n in s.get("notes", []) if not n.startswith("capture skipped")]}
     with open(os.path.join(out, "captures.json"), "w") as f:
         json.dump(doc, f, indent=1)
+    clear_work_files(out)
     from tritondbg.program.capture import size
 
     _err(f"tritondbg capture: {sum(launches.values())} launch(es) of {len(launches)} kernel(s); "
@@ -195,6 +217,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     if keep:
         run_dir = os.path.abspath(out_dir or os.path.join("traces", f"interpret-{_stamp()}"))
         os.makedirs(run_dir, exist_ok=True)
+        clear_work_files(run_dir, extra=("findings.jsonl",))
     else:
         run_dir = tempfile.mkdtemp(prefix="tritondbg-program-")
     cfg = {"run_dir": run_dir, "features": ["interpret"], "kernels": list(kernels), "sanitize": sanitize,
@@ -207,6 +230,8 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     finally:
         if not keep:
             shutil.rmtree(run_dir, ignore_errors=True)
+        else:   # findings.jsonl stays: the findings, one JSON line each (as --json lists them)
+            clear_work_files(run_dir)
     launches = _merge_counts(summaries, "launches")
     checked = _merge_counts(summaries, "checked")
     per_kernel: dict[str, int] = {}
