@@ -184,3 +184,38 @@ def test_scenario_zoo_messages_say_where_the_memory_came_from():
     f = next(f for r in rec.results for f in r.findings if f["kind"] == "uninit")
     assert "torch.empty_like at" in f["message"] and "stored to out_ptr[0]" in f["message"], f["message"]
     assert all(not any(x["kind"] == "nan_inf" for x in r.findings) for r in rec.results)  # no follow-on finding
+
+
+def test_output_elements_no_launch_wrote_are_found_at_the_launch_with_its_grid():
+    zoo = Path(__file__).resolve().parent / "zoo" / "unwritten_tail.py"
+    launch_line = _line(zoo.read_text(), "BUG: uninit")
+    rec = _run(f"{zoo}::buggy")
+    for r in rec.results:
+        (f,) = [f for f in r.findings if f["kind"] == "uninit"]
+        assert (f["line"], f["op"], f["tensor"], f["lanes"], f["offsets"]) == (launch_line, "unwritten", "out", 40, [960])
+        assert "grid (15, 1, 1)" in f["message"] and "torch.empty_like at" in f["message"], f["message"]
+        assert not [x for x in r.findings if x["kind"] == "nan_inf"]
+
+
+def test_an_int32_output_no_launch_wrote_is_found(tmp_path):
+    (tmp_path / "ints.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from tritondbg import Case, Scenario
+
+        @triton.jit
+        def iota(out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, offs, mask=offs < n - 3)
+
+        def launch(x):
+            out = torch.empty(x.shape, dtype=torch.int32, device=x.device)
+            iota[(triton.cdiv(x.numel(), 16),)](out, x.numel(), BLOCK=16)
+            return out
+
+        cases = Scenario("cases", lambda case, dtype, device, generator: dict(x=torch.zeros(40, device=device)),
+                         launch, lambda x: torch.arange(40, dtype=torch.int32), [Case("tiny", dtypes=("float32",))],
+                         kernels=[iota])
+    '''))
+    rec = _run(str(tmp_path / "ints.py"))
+    (f,) = [f for f in rec.results[0].findings if f["kind"] == "uninit"]
+    assert f["op"] == "unwritten" and f["lanes"] == 3 and f["offsets"] == [37], f

@@ -67,41 +67,81 @@ def _remember(t, factory: str) -> None:
         lo, n = storage.data_ptr(), storage.nbytes()
     except (RuntimeError, NotImplementedError):
         return
+    from tritondbg.interp.frames import short_path
+
     site = _user_frame()
     with _lock:
         sites = _state["sites"]
         sites.pop(lo, None)
-        sites[lo] = (n, f"{factory} at {site}" if site else factory)
+        sites[lo] = (n, f"{factory} at {short_path(site[0])}:{site[1]} ({site[2]})" if site else factory, site)
         while len(sites) > _MAX_SITES:
             sites.popitem(last=False)
 
 
-def _user_frame() -> str | None:
-    """``file:line (function)`` of the first caller outside torch and tritondbg."""
+def caller_site() -> tuple[str, int, str] | None:
+    """(file, line, function) of the first frame outside torch, triton and tritondbg: a launch's call site."""
+    import triton
+
+    return _user_frame((os.path.dirname(os.path.abspath(triton.__file__)) + os.sep,))
+
+
+def _user_frame(more=()) -> tuple[str, int, str] | None:
+    """(file, line, function) of the first caller outside torch and tritondbg (and ``more`` package dirs)."""
     import torch
 
     import tritondbg
-    from tritondbg.interp.frames import short_path
 
     skip = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,
-            os.path.dirname(os.path.abspath(tritondbg.__file__)) + os.sep, os.path.dirname(__file__) + os.sep)
+            os.path.dirname(os.path.abspath(tritondbg.__file__)) + os.sep, *more)
     f = sys._getframe(2)
     while f is not None:
         path = os.path.abspath(f.f_code.co_filename)
         if not path.startswith(skip):
-            return f"{short_path(path)}:{f.f_lineno} ({f.f_code.co_name})"
+            return path, f.f_lineno, f.f_code.co_name
         f = f.f_back
     return None
 
 
 def allocated_at(addr: int) -> str | None:
-    """Where the marked memory at ``addr`` was allocated (the newest allocation that covers it), if known."""
+    """Where the marked memory at ``addr`` was allocated (the newest allocation that covers it): "torch.empty at
+    file:line (function)", if known."""
+    found = _allocation(addr)
+    return found[1] if found else None
+
+
+def allocation_site(addr: int) -> tuple[str, int, str] | None:
+    found = _allocation(addr)
+    return found[2] if found else None
+
+
+def _allocation(addr: int):
     with _lock:
         items = list(_state["sites"].items())
-    for lo, (n, site) in reversed(items):
+    for lo, (n, text, site) in reversed(items):
         if lo <= addr < lo + n:
-            return site
+            return n, text, site
     return None
+
+
+def unwritten(out, ref) -> np.ndarray | None:
+    """Elements of an output tensor that still hold the mark (no launch wrote them) where the reference holds a
+    value, or None when there are none."""
+    import torch
+
+    t = out.detach().cpu().contiguous()
+    if t.dtype in (torch.int32, torch.int64):
+        kind, raw = ("i32" if t.dtype == torch.int32 else "i64"), t.numpy()
+    else:
+        bits = _float_bits(t.dtype)
+        if bits is None:
+            return None
+        kind = {torch.float32: "fp32", torch.float64: "fp64", torch.float16: "fp16", torch.bfloat16: "bf16"}[t.dtype]
+        raw = t.view(bits[0]).numpy().view({"fp32": np.float32, "fp64": np.float64, "fp16": np.float16,
+                                            "bf16": np.uint16}[kind])
+    m = marked(np.ascontiguousarray(raw), kind).reshape(tuple(t.shape))
+    if t.dtype.is_floating_point:
+        m &= ~torch.isnan(ref.detach().float().cpu()).numpy()
+    return m if m.any() else None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -302,6 +342,13 @@ def _alloc_text(where: dict) -> str:
 
 def message(e: dict, progs: str) -> str:
     """The finding's text (findings.py): a load's marked lanes that reach somewhere, or an atomic on the mark."""
+    if e["op"] == "unwritten":
+        handed = e.get("handed")
+        launch = (f"this launch of {handed[0]} (grid {handed[1]}) was handed it as {handed[2]} and no launch stored "
+                  "to them" if handed else "no launch stored to them")
+        return (f"{e['lanes']} of {e['numel']} element(s) of output {e['tensor']} were never written (first "
+                f"{e['element']}): {launch}; the memory is from {e.get('alloc') or 'torch.empty'}. On the GPU they hold whatever the allocator "
+                "last put there: check that the grid covers every element and that the stores' masks are not too strict")
     alloc = _alloc_text(e)
     gpu = ("On the GPU that memory holds whatever the allocator last put there (on a CPU often zeros, which is why "
            "a bare TRITON_INTERPRET=1 passes)")

@@ -81,6 +81,9 @@ class Sanitizer(Instrument, hooks.Listener):
         self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.locks = HeldLocks()                     # lock words the running program holds (memops.py)
+        self.last_kernel = "?"
+        self.launch_site = ("?", 0, "?")
+        self.handed: list[tuple] = []               # (call site, launch, [(lo, hi, arg name)]) per launch
         self.launch = None
         self.pid = (0, 0, 0)
         self.pids: list[tuple] = []
@@ -97,6 +100,9 @@ class Sanitizer(Instrument, hooks.Listener):
     @contextlib.contextmanager
     def active(self, scenario, case, inputs):
         self._reset()
+        code = getattr(scenario.launch_for(case), "__code__", None) if scenario is not None else None
+        # where an unwritten output is reported when its allocation is not known: the scenario's launch function
+        self.launch_site = (code.co_filename, code.co_firstlineno, code.co_name) if code else ("?", 0, "?")
         _active["san"] = self
         shadow.set_sink(self)
         checking = lambda: _active["san"] is not None and self.launch is not None  # noqa: E731
@@ -127,6 +133,9 @@ class Sanitizer(Instrument, hooks.Listener):
     # -- launch events ----------------------------------------------------------------------------------
     def launch_begin(self, launch) -> None:
         self.launch = launch
+        self.last_kernel = launch.kernel
+        if initcheck.installed():  # which tensors this launch was handed, and from where (unwritten outputs)
+            self.handed.append((initcheck.caller_site(), launch, [(b.lo, b.hi, b.name) for b in launch.argmap().buffers]))
         self.pids, self.writes, self.write_count = [], [], 0
 
     def program(self, launch, pid) -> None:
@@ -406,12 +415,17 @@ class Sanitizer(Instrument, hooks.Listener):
         bad_nonfinite = 0
         first_bad = None
         for name, o, r in _outputs(out, expected):
-            if not isinstance(o, torch.Tensor) or not o.dtype.is_floating_point:
+            if not isinstance(o, torch.Tensor) or not isinstance(r, torch.Tensor) or tuple(r.shape) != tuple(o.shape):
                 continue
-            if tuple(r.shape) != tuple(o.shape):
+            unwritten = initcheck.unwritten(o, r) if nonfinite else None  # a program's tensors: not outputs
+            if unwritten is not None:
+                self._unwritten_entry(name, o, unwritten)
+            if not o.dtype.is_floating_point:
                 continue
             hits = poisoned(o, r) if self.poison_used else None
             hit = np.zeros(tuple(o.shape), dtype=bool) if hits is None else hits[1]
+            if unwritten is not None:
+                hit = hit | unwritten
             for sid in np.unique(hits[0][hit]) if hits is not None else ():
                 info = self.poison_info.get(int(sid))
                 if info is None:
@@ -441,6 +455,24 @@ class Sanitizer(Instrument, hooks.Listener):
                     first_bad = (name, first)
         if bad_nonfinite and self.nonfinite:
             self._nonfinite_entry(first_bad, bad_nonfinite)
+
+    def _unwritten_entry(self, name: str, o, unwritten) -> None:
+        """Output elements no launch wrote (still initcheck's mark): reported at the launch that was handed them
+        (else the line that allocated them). Not where a store went out of bounds: that finding says why."""
+        if any(e["kind"] == "out_of_bounds" and e["op"] == "store" for e in self.agg.values()):
+            return
+        first = tuple(int(i) for i in np.argwhere(unwritten)[0])
+        addr = o.data_ptr() + int(np.ravel_multi_index(first, unwritten.shape) if unwritten.ndim else 0) * o.element_size()
+        handed = [(site, launch.kernel, tuple(launch.grid), arg) for site, launch, bufs in self.handed
+                  for lo, hi, arg in bufs if lo <= addr < hi and site is not None]
+        site = handed[-1][0] if handed else (initcheck.allocation_site(o.data_ptr()) or self.launch_site)
+        e = self._entry("uninit", site, name, "unwritten", element=f"{name}[{', '.join(str(i) for i in first)}]",
+                        alloc=initcheck.allocated_at(o.data_ptr()), numel=int(o.numel()),
+                        handed=handed[-1][1:] if handed else None)
+        e["lanes"] += int(unwritten.sum())
+        e["kernel"] = self.last_kernel
+        e["pid"], e["programs"] = [], set()  # no program wrote them
+        e["offsets"] = [int(np.ravel_multi_index(first, unwritten.shape))] if unwritten.ndim else [0]
 
     def _nonfinite_entry(self, first_bad, count: int) -> None:
         """The nan_inf finding at the first op that made a NaN/Inf its inputs did not hold; ``first_bad``: the first
