@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import ast
 import contextlib
-from typing import Any, Iterator
+import functools
+from typing import Any, Callable, Iterator
 
 from tritondbg.errors import UsageError
 
@@ -147,9 +148,55 @@ def check_keys(tuners: dict[str, Any], wanted: dict[str, Any]) -> None:
         raise UsageError(f"unknown config key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(all_keys))}")
 
 
+def _own_run_classes(base) -> list:
+    """``base`` and each of its subclasses (at any depth) that defines its own ``run``."""
+    out, todo = [base], list(base.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if "run" in vars(cls) and cls not in out:
+            out.append(cls)
+    return out
+
+
+@contextlib.contextmanager
+def every_autotuner_run(make: Callable[[Callable], Callable]) -> Iterator[None]:
+    """Replace ``Autotuner.run``, and the ``run`` of every Autotuner subclass that defines its own, by
+    ``make(that class's run)`` for a block. A library's subclass may benchmark in its own ``run`` without ever
+    calling ``Autotuner.run`` (FlagGems' ``LibTuner``: "asked Triton's driver for 'get_device_interface'" under
+    `tritondbg ir`, a GPU benchmark under the interpreter); one that calls ``super().run`` (fla's
+    ``CachedAutotuner``) is handled once, at its own ``run``: the inner call goes straight to Triton's."""
+    from triton.runtime.autotuner import Autotuner
+
+    inside: set[int] = set()   # tuners running inside a replaced run now
+
+    def guarded(original):
+        replaced = make(original)
+
+        def run(tuner, *args, **kwargs):
+            if id(tuner) in inside:
+                return original(tuner, *args, **kwargs)
+            inside.add(id(tuner))
+            try:
+                return replaced(tuner, *args, **kwargs)
+            finally:
+                inside.discard(id(tuner))
+        return run
+
+    saved = {cls: vars(cls)["run"] for cls in _own_run_classes(Autotuner)}
+    for cls, original in saved.items():
+        cls.run = guarded(original)
+    try:
+        yield
+    finally:
+        for cls, original in saved.items():
+            cls.run = original
+
+
 class Pinning:
-    """Patches Autotuner.run for the duration of a run: pinned kernels run their one chosen config; under the
-    interpreter every other autotuned kernel runs its first config after pruning. Records what ran."""
+    """Patches Autotuner.run (and a subclass's own run: ``every_autotuner_run``) for the duration of a run:
+    pinned kernels run their one chosen config; under the interpreter every other autotuned kernel runs its
+    first config after pruning. Records what ran."""
 
     def __init__(self, pins: dict[int, tuple[Any, str]], pin_all: bool):
         self.pins = pins                 # id(autotuner) -> (Config, source)
@@ -162,15 +209,15 @@ class Pinning:
 
     @contextlib.contextmanager
     def active(self) -> Iterator["Pinning"]:
-        from triton.runtime.autotuner import Autotuner
-
-        original = Autotuner.run
         pinning = self
         bundled = _bundled_launch()
         if bundled is not None:
             bundled.SERVED.clear()
 
-        def run(tuner, *args, **kwargs):
+        def make(original):
+            return functools.partial(run, original)
+
+        def run(original, tuner, *args, **kwargs):
             name = kernel_name(tuner)
             chosen, source = pinning.pins.get(id(tuner), (None, ""))
             if chosen is not None and bundled is not None:
@@ -213,11 +260,10 @@ class Pinning:
                     if pinning.used[name] not in pinning.ran.setdefault(name, []):
                         pinning.ran[name].append(pinning.used[name])
 
-        Autotuner.run = run
         try:
-            yield self
+            with every_autotuner_run(make):
+                yield self
         finally:
-            Autotuner.run = original
             if bundled is not None:
                 bundled.PINNED.clear()
                 for name, config in bundled.SERVED.items():  # run outside an autotuner (gemm's Gluon kernel)

@@ -14,6 +14,7 @@ device is ``cpu``; properties are that GPU's), so such code runs unmodified unde
   torch.cuda's device queries; it only compiles, so a launch or a benchmark is an error there;
 - interpreter runs (``runner.set_mode("interpret")``, program mode) ``install`` the full ``StandinDriver``.
 
+``torch.utils._triton.has_triton()`` answers True (libraries such as torchao gate their kernels on it).
 What it does not do: make ``torch.cuda.is_available()`` true or give tensors a CUDA device (code that allocates
 on ``"cuda"`` by name still needs a GPU). ``warmup()`` returns a ``StandinKernel`` whose resource figures are
 placeholders (no GPU compile happens under the interpreter; `tritondbg ir` gives the real ones).
@@ -21,6 +22,7 @@ placeholders (no GPU compile happens under the interpreter; `tritondbg ir` gives
 from __future__ import annotations
 
 import contextlib
+import functools
 import types
 from typing import Any, Iterator
 
@@ -218,6 +220,7 @@ def answering_as(arch: Arch, stand_in=None) -> Iterator[None]:
 
     saved = {}
     with driver_swapped(stand_in or StandinDriver(arch)):
+        saved_has_triton = _answer_has_triton()
         try:
             for name, value in _torch_cuda_patches(arch).items():
                 saved[name] = getattr(torch.cuda, name, None)
@@ -229,6 +232,37 @@ def answering_as(arch: Arch, stand_in=None) -> Iterator[None]:
                     delattr(torch.cuda, name)
                 else:
                     setattr(torch.cuda, name, value)
+            _restore_has_triton(saved_has_triton)
+
+
+@functools.cache
+def _has_triton() -> bool:
+    """``torch.utils._triton.has_triton()`` under the stand-in: Triton kernels run here (interpreted, or compiled
+    by `tritondbg ir`). torch answers False on a machine without a GPU, and libraries gate their Triton kernels
+    on it (torchao's blockwise fp8 quantization: "unsupported without triton"; mx_formats, quantized_training
+    define their kernels only ``if has_triton():``)."""
+    return True
+
+
+def _answer_has_triton():
+    """Make ``torch.utils._triton.has_triton`` answer True; returns what to put back (None: nothing patched).
+    Modules that imported the function before this (torch's own, at ``import torch``) keep theirs."""
+    try:
+        import torch.utils._triton as torch_triton
+    except ImportError:
+        return None
+    saved = getattr(torch_triton, "has_triton", None)
+    if saved is None:
+        return None
+    torch_triton.has_triton = _has_triton
+    return saved
+
+
+def _restore_has_triton(saved) -> None:
+    if saved is not None:
+        import torch.utils._triton as torch_triton
+
+        torch_triton.has_triton = saved
 
 
 class StandinKernel:
@@ -317,6 +351,7 @@ def install(arch: Arch | str | None = None) -> Arch:
         return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     InterpretedFunction.run = run
+    _state["has_triton"] = _answer_has_triton()
     return arch
 
 
@@ -335,4 +370,5 @@ def uninstall() -> None:
         else:
             setattr(torch.cuda, name, value)
     InterpretedFunction.run = _state["run"]
+    _restore_has_triton(_state.get("has_triton"))
     _state.clear()

@@ -6,8 +6,8 @@ Nothing is launched and no GPU is needed. While the wrapper runs:
 - ``JITFunction.run`` is called with ``warmup=True``: Triton itself binds the real arguments, specialises them
   (dtypes, 16-byte divisibility of pointers and ints, ints equal to 1 become constexprs), packs the options and
   compiles through the compile cache, exactly as a GPU launch does, then returns before launching;
-- ``Autotuner.run`` runs the one config that ``decision.Decider`` picked (no benchmark), so wrappers that read
-  ``best_config`` afterwards (fp8_gemm's split-K reduce) see it;
+- ``Autotuner.run`` (and a subclass's own ``run``) runs the one config that ``decision.Decider`` picked (no
+  benchmark), so wrappers that read ``best_config`` afterwards (fp8_gemm's split-K reduce) see it;
 - the cache's ``get_group`` checks each file of a hit (``integrity``): a damaged entry (a truncated PTX, a cut
   metadata json) is named on stderr, its files removed and the kernel compiled again into a fresh entry.
 The grid is evaluated with the bound arguments, as Triton would before launching.
@@ -15,17 +15,21 @@ The grid is evaluated with the bound arguments, as Triton would before launching
 from __future__ import annotations
 
 import contextlib
+import functools
+import gc
 import io
+import itertools
 import os
 import re
 import sys
 import tempfile
 import time
 import traceback
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from tritondbg.configs import config_dict, kernel_name
+from tritondbg.configs import config_dict, every_autotuner_run, kernel_name
 from tritondbg.errors import UsageError
 from tritondbg.ir.integrity import checked_cache
 from tritondbg.standin import TargetDriver, answering_as
@@ -68,15 +72,30 @@ class StubDriver(TargetDriver):
                             "compiles (no launch, no benchmark)")
 
 
-class Warmed:
-    """What ``kernel.warmup(...)`` returns under ``tritondbg ir``: the kernel compiled for the target, with what
-    host code reads of it (Triton's tutorial 02 reads ``n_regs`` and ``metadata.shared`` to size its grid):
-    ``n_regs`` / ``n_spills`` from the cubin (cuobjdump; AMD: the compiler's metadata), handles never loaded
-    (``_init_handles`` does nothing: there is no device), a launch through it a no-op (``ir`` launches nothing)."""
+_GENERATIONS = itertools.count(1)
+_generation = [0]                            # the capture running now (or last)
+_handed_out: "weakref.WeakSet[Warmed]" = weakref.WeakSet()   # every Warmed given to host code
 
-    def __init__(self, compiled):
+
+class Warmed:
+    """What ``kernel.warmup(...)`` and ``kernel[grid](...)`` return under ``tritondbg ir``: the kernel compiled
+    for the target (None: a kernel the request does not select), with what host code reads of it (Triton's
+    tutorial 02 reads ``n_regs`` and ``metadata.shared`` to size its grid): ``n_regs`` / ``n_spills`` from the
+    cubin (cuobjdump; AMD: the compiler's metadata), handles never loaded (``_init_handles`` does nothing: there
+    is no device), a launch through it a no-op (``ir`` launches nothing).
+
+    Libraries keep what ``kernel[grid](...)`` returned and launch later calls of the same signature through it,
+    without ``JITFunction.run`` (flag_gems' ``libentry``: ``kernel[grid](*args)``; memoised ``warmup()``
+    kernels): within one capture that launch is the compiled one again. A later capture of the same process
+    (``--all-configs``, ``--diff``) clears such caches first (``forget_handed_out``), since their kernel was
+    compiled for another config or target; one it could not clear is refused in one line."""
+
+    def __init__(self, compiled, kernel: str = ""):
         self._compiled = compiled
         self._usage = None
+        self._kernel = kernel
+        self._generation = _generation[0]
+        _handed_out.add(self)
 
     def __getattr__(self, name):
         if name in ("n_regs", "n_spills"):
@@ -103,7 +122,45 @@ class Warmed:
         pass
 
     def __getitem__(self, grid):
+        if self._generation != _generation[0]:
+            raise CaptureError(
+                f"the launch wrapper launched {self._kernel or 'a kernel'} through a compiled kernel it kept from "
+                "an earlier compile in this process (a library's cache of compiled kernels) that tritondbg could "
+                "not clear; --all-configs and --diff need a fresh compile per variant: run one `tritondbg ir` per "
+                "variant instead")
         return lambda *args, **kwargs: None
+
+
+def forget_handed_out() -> None:
+    """Start a new capture: drop the entries of host-side caches (dicts, directly or through a tuple) that hold
+    a ``Warmed`` of an earlier capture, so the wrapper goes through ``JITFunction.run`` again and compiles for
+    this capture's config and target. Namespaces (a module's or an object's ``__dict__``) are left alone: a
+    kernel kept there is refused when launched (``Warmed.__getitem__``)."""
+    _generation[0] = next(_GENERATIONS)
+    stale = list(_handed_out)
+    _handed_out.clear()
+    if not stale:
+        return
+    ids = {id(w) for w in stale}
+    tuples = []
+    for holder in gc.get_referrers(*stale):
+        if isinstance(holder, dict):
+            _drop_entries(holder, ids)
+        elif isinstance(holder, tuple):
+            tuples.append(holder)
+    if tuples:
+        ids = {id(t) for t in tuples}
+        for holder in gc.get_referrers(*tuples):
+            if isinstance(holder, dict):
+                _drop_entries(holder, ids)
+
+
+def _drop_entries(d: dict, ids: set[int]) -> None:
+    keys = [k for k, v in d.items() if id(v) in ids]
+    if not keys or any(getattr(o, "__dict__", None) is d for o in gc.get_referrers(d)):
+        return
+    for k in keys:
+        d.pop(k, None)
 
 
 def _bound(fn, args, kwargs) -> dict[str, Any]:
@@ -130,14 +187,13 @@ _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 def intercepted(arch, decider, launches: list[Launch], select: Callable[[str], bool] | None) -> Iterator[None]:
     """Patch Triton for the duration of one capture (see the module docstring); restores everything after."""
     from triton import knobs
-    from triton.runtime.autotuner import Autotuner
     from triton.runtime.jit import JITFunction
 
     target = arch.gpu_target()
     tuned: list[tuple[str, dict, str]] = []   # stack: (kernel name, config dict, source) of the running autotuner
     events: list[dict] = []
 
-    original_jit_run, original_tuner_run = JITFunction.run, Autotuner.run
+    original_jit_run = JITFunction.run
     previous_listener = getattr(knobs.compilation, "listener", None)
 
     def listener(*, src, metadata, metadata_group, times, cache_hit, **kw):
@@ -146,7 +202,7 @@ def intercepted(arch, decider, launches: list[Launch], select: Callable[[str], b
             previous_listener(src=src, metadata=metadata, metadata_group=metadata_group, times=times,
                               cache_hit=cache_hit, **kw)
 
-    def tuner_run(tuner, *args, **kwargs):
+    def tuner_run(original_tuner_run, tuner, *args, **kwargs):
         name = kernel_name(tuner)
         chosen, source = decider.decide(tuner, name, args, kwargs)
         saved = tuner.configs
@@ -168,7 +224,7 @@ def intercepted(arch, decider, launches: list[Launch], select: Callable[[str], b
         launch = Launch(kernel=name, fn=fn, grid=_grid(fn, grid, args, kwargs), config=config, config_source=source)
         launches.append(launch)
         if select is not None and not select(name) and not warmup:  # warmup(): the host reads the compiled kernel
-            return None
+            return Warmed(None, name)
         del events[:]
         t0 = time.perf_counter()
         captured = io.StringIO()
@@ -188,15 +244,18 @@ def intercepted(arch, decider, launches: list[Launch], select: Callable[[str], b
         launch.compiled = kernel
         launch.events = list(events)
         launch.cache_hit = events[-1]["cache_hit"] if events else None
-        return Warmed(kernel) if warmup else kernel
+        return Warmed(kernel, name)   # launched through again (libraries keep it): a no-op, as this launch
 
-    JITFunction.run, Autotuner.run = jit_run, tuner_run
+    forget_handed_out()   # a library cache of an earlier capture's kernels would skip JITFunction.run
+    JITFunction.run = jit_run
     knobs.compilation.listener = listener
     try:
-        with answering_as(arch, StubDriver(arch)), checked_cache():
+        # Autotuner subclasses with a run of their own (FlagGems' LibTuner benchmarks there) are pinned too
+        with every_autotuner_run(lambda original: functools.partial(tuner_run, original)), \
+                answering_as(arch, StubDriver(arch)), checked_cache():
             yield
     finally:
-        JITFunction.run, Autotuner.run = original_jit_run, original_tuner_run
+        JITFunction.run = original_jit_run
         knobs.compilation.listener = previous_listener
 
 

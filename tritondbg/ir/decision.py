@@ -92,8 +92,8 @@ def autotune_json(tuner, args, kwargs, pruned, cache_dir: str, name: str):
     import triton.runtime.autotuner as autotuner_module
 
     check = getattr(tuner, "check_disk_cache", None)
-    if check is None:
-        return None, None
+    if check is None or not isinstance(getattr(tuner, "cache", None), dict):
+        return None, None   # a library's autotuner keeping its own cache (FlagGems' LibTuner: a database)
     key = tuning_key(tuner, args, kwargs)
     opened = []
     original_manager = getattr(autotuner_module, "get_cache_manager", None)
