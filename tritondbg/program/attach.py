@@ -244,7 +244,10 @@ def _skip_dirs() -> list[str]:
         torch = sys.modules.get("torch")
         if torch is not None and getattr(torch, "__file__", None):
             root = os.path.dirname(os.path.abspath(torch.__file__))
-            _SKIP_DIRS.extend(os.path.join(root, d) + os.sep for d in ("_dynamo", "_inductor", "fx", "_functorch"))
+            _SKIP_DIRS.extend(os.path.join(root, d) + os.sep for d in ("_dynamo", "_inductor", "fx", "_functorch",
+                                                                        "_library", "_higher_order_ops"))
+            # a custom op's dispatch (torch.library.triton_op / custom_op: torchao's kernels)
+            _SKIP_DIRS.extend(os.path.join(root, f) for f in ("_ops.py", "_compile.py"))
     return _SKIP_DIRS
 
 

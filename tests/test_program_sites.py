@@ -1,0 +1,84 @@
+"""Program mode on library code: a launch inside ``torch.library.triton_op`` names the user's frame (torch's custom-op
+dispatch frames are skipped, as dynamo's are), and numpy's floating-point warnings from the interpreter (a 0/0 in
+lanes a kernel never stores: bitsandbytes' blockwise quantization) do not reach the user."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = [pytest.mark.interpreter]
+
+LIB = '''
+import torch, triton, triton.language as tl
+from torch.library import triton_op, wrap_triton
+
+
+@triton.jit
+def shift_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs + 1, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)   # off by one: a finding
+
+
+@triton_op("tdbgtest::shift", mutates_args={})
+def shift(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    wrap_triton(shift_kernel)[(triton.cdiv(x.numel(), 128),)](x, out, x.numel(), BLOCK=128)
+    return out
+
+
+@triton.jit
+def normalize_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    amax = tl.max(tl.abs(x), axis=0)
+    tl.store(out_ptr + offs, x / amax, mask=mask)      # programs past the end: 0/0, never stored
+'''
+
+PROG = '''
+import sys, torch
+sys.path.insert(0, "lib/site-packages")  # an installed library
+from shiftlib import shift, normalize_kernel
+
+x = torch.randn(1000)
+if sys.argv[1] == "op":
+    shift(x)  # USER
+else:
+    out = torch.empty(100)
+    normalize_kernel[(4,)](x[:100], out, 100, BLOCK=64)
+    print("finite", bool(torch.isfinite(out).all()))
+'''
+
+
+def _tritondbg(args, cwd):
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=180)
+
+
+@pytest.fixture
+def prog(tmp_path):
+    (tmp_path / "lib" / "site-packages").mkdir(parents=True)
+    (tmp_path / "lib" / "site-packages" / "shiftlib.py").write_text(textwrap.dedent(LIB))
+    (tmp_path / "prog.py").write_text(textwrap.dedent(PROG))
+    return tmp_path
+
+
+def test_a_triton_op_launch_names_the_users_frame(prog):
+    user = next(i for i, ln in enumerate(PROG.splitlines(), 1) if ln.endswith("# USER"))
+    r = _tritondbg(["interpret", "--", sys.executable, "prog.py", "op"], prog)
+    assert r.returncode == 1, r.stderr
+    line = next(ln for ln in r.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds"))
+    assert f"<- {prog / 'prog.py'}:{user} (<module>)" in line, line
+
+
+def test_numpy_warnings_of_lanes_never_stored_do_not_reach_the_user(prog):
+    r = _tritondbg(["interpret", "--", sys.executable, "prog.py", "norm"], prog)
+    assert r.returncode == 0 and "finite True" in r.stdout, r.stderr
+    assert "RuntimeWarning" not in r.stderr and "0 finding(s)" in r.stderr, r.stderr
