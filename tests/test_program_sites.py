@@ -74,7 +74,7 @@ def test_a_triton_op_launch_names_the_users_frame(prog):
     user = next(i for i, ln in enumerate(PROG.splitlines(), 1) if ln.endswith("# USER"))
     r = _tritondbg(["interpret", "--", sys.executable, "prog.py", "op"], prog)
     assert r.returncode == 1, r.stderr
-    line = next(ln for ln in r.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds"))
+    line = next((ln for ln in r.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds")), r.stderr)
     assert f"<- {prog / 'prog.py'}:{user} (<module>)" in line, line
 
 
@@ -82,3 +82,34 @@ def test_numpy_warnings_of_lanes_never_stored_do_not_reach_the_user(prog):
     r = _tritondbg(["interpret", "--", sys.executable, "prog.py", "norm"], prog)
     assert r.returncode == 0 and "finite True" in r.stdout, r.stderr
     assert "RuntimeWarning" not in r.stderr and "0 finding(s)" in r.stderr, r.stderr
+
+
+def test_wrap_triton_of_an_older_torch_hands_back_the_interpreters_kernel(monkeypatch):
+    """torch before 2.13 raised for an InterpretedFunction (seen on the GPU machine's torch 2.11); the shim hands it
+    back. Simulated here with such a wrap_triton."""
+    import torch.library
+    import torch._library.triton as lib
+    import triton
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpretedFunction
+
+    from tritondbg.interp import shims
+
+    def strict(kernel):
+        raise RuntimeError("wrap_triton only works on functions annotated with triton.jit or triton.autotune")
+
+    @triton.jit
+    def k(x_ptr):
+        tl.store(x_ptr, 1.0)
+
+    monkeypatch.setattr(lib, "wrap_triton", strict)
+    monkeypatch.setattr(torch.library, "wrap_triton", strict)
+    undo = shims._wrap_triton()
+    try:
+        assert isinstance(k, InterpretedFunction)   # the suite runs under the interpreter
+        assert torch.library.wrap_triton(k) is k and lib.wrap_triton(k) is k
+        with pytest.raises(RuntimeError, match="only works on"):
+            lib.wrap_triton(lambda: None)           # anything else still goes to torch's
+    finally:
+        undo()
+    assert lib.wrap_triton is strict

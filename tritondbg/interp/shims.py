@@ -426,11 +426,42 @@ def _memory_guard():
     return guard.install()
 
 
+def _wrap_triton():
+    """``torch.library.wrap_triton`` before torch 2.13 refused the interpreter's kernels ("wrap_triton only works on
+    functions annotated with triton.jit"): a ``triton_op`` library (torchao) could not launch under the interpreter.
+    Torch 2.13 hands them back as they are; so does this, for older torch. Returns the undo."""
+    import torch.library
+    import torch._library.triton as lib
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.interpreter import InterpretedFunction
+
+    original = lib.wrap_triton
+
+    def wrap_triton(triton_kernel):
+        inner = triton_kernel.fn if isinstance(triton_kernel, Autotuner) else triton_kernel
+        if isinstance(inner, InterpretedFunction):
+            return triton_kernel   # launched eagerly, as torch 2.13 does
+        return original(triton_kernel)
+
+    wrap_triton.__wrapped__ = original
+    same = getattr(torch.library, "wrap_triton", None) is original
+    lib.wrap_triton = wrap_triton
+    if same:
+        torch.library.wrap_triton = wrap_triton
+
+    def undo():
+        lib.wrap_triton = original
+        if same:
+            torch.library.wrap_triton = original
+    return undo
+
+
 # the guard last: it wraps the memory ops outermost, so no other shim's memory access (lowp's bf16 atomics)
 # gets around it
 _SHIMS = {"bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "comparisons_int1": _comparisons_int1,
           "lowp_arith": _lowp_arith, "float_args": _float_args, "tensor_index": _tensor_index, "loop_vars": _loop_vars,
-          "lang_extras": _lang_extras, "print_assert": _print_assert, "memory_guard": _memory_guard}
+          "lang_extras": _lang_extras, "print_assert": _print_assert, "wrap_triton": _wrap_triton,
+          "memory_guard": _memory_guard}
 
 
 def install() -> None:
@@ -439,7 +470,7 @@ def install() -> None:
         if name not in _saved:
             try:
                 _saved[name] = make()
-            except AttributeError:  # the internal it wraps does not exist in this Triton version
+            except (AttributeError, ImportError):  # the internal it wraps does not exist in this Triton / torch
                 continue
 
 
