@@ -113,3 +113,47 @@ def test_wrap_triton_of_an_older_torch_hands_back_the_interpreters_kernel(monkey
     finally:
         undo()
     assert lib.wrap_triton is strict
+
+
+SPIN = '''
+import os, sys, torch, triton, triton.language as tl
+
+
+@triton.jit
+def spin(x_ptr):
+    while tl.load(x_ptr) == 0:  # SPIN: nobody ever sets it
+        pass
+
+
+x = torch.zeros(4)
+open(sys.argv[1], "w").write(str(os.getpid()))
+spin[(2,)](x)
+'''
+
+
+def test_ctrl_c_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(tmp_path):
+    import signal
+    import time
+
+    (tmp_path / "spin.py").write_text(textwrap.dedent(SPIN))
+    pidfile = tmp_path / "pid"
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    proc = subprocess.Popen([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "spin.py",
+                             str(pidfile)], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        time.sleep(2.0)                   # inside the launch by now
+        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    spin_line = next(i for i, ln in enumerate(SPIN.splitlines(), 1) if "# SPIN" in ln)
+    assert proc.returncode == 130, err[-2000:]
+    assert f"tritondbg: interrupted in spin at spin.py:{spin_line}, pid (0, 0, 0) (launch 0 of it)" in err, err[-2000:]
+    row = next(ln for ln in err.splitlines() if ln.strip().startswith("spin "))
+    assert row.split()[1:3] == ["1", "0"], row   # launched once, checked none

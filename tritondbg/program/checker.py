@@ -168,6 +168,19 @@ def _tensors(snap) -> dict:
     return out
 
 
+def _say_interrupted(launch, index: int, exc: BaseException) -> None:
+    """One line: the kernel line and program the interpreter was running when the user pressed Ctrl-C."""
+    from triton.runtime import interpreter
+
+    from tritondbg.interp import frames
+
+    where = frames.traceback_site(exc)
+    pid = getattr(getattr(interpreter, "interpreter_builder", None), "grid_idx", None)
+    at = f" at {os.path.basename(where[0])}:{where[1]}" if where else ""
+    print(f"tritondbg: interrupted in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
+          f"{index} of it) [launched from {attach.describe_site(launch.stack)}]", file=sys.stderr, flush=True)
+
+
 class Checker(attach.Observer):
     def __init__(self, cfg: dict):
         self.patterns = list(cfg.get("kernels") or ())
@@ -190,7 +203,6 @@ class Checker(attach.Observer):
 
     def around(self, launch, proceed):
         index = self.launches.get(launch.name, 0)
-        self.launches[launch.name] = index + 1
         snap = None
         if self.capture_on_finding:
             snap = capture.snapshot(launch)
@@ -202,7 +214,12 @@ class Checker(attach.Observer):
                     capture.copy_before(snap)
             except Exception:  # noqa: BLE001 - tensors that cannot be read as bytes: no second run
                 snap = None
-        value, findings, error = instrument_launch(proceed, launch.args, sanitize=self.sanitize, snap=snap)
+        try:
+            value, findings, error = instrument_launch(proceed, launch.args, sanitize=self.sanitize, snap=snap)
+        except KeyboardInterrupt as exc:  # Ctrl-C in a launch (a kernel that spins): where it was, not "checked"
+            _say_interrupted(launch, index, exc)
+            raise
+        self.launches[launch.name] = index + 1
         site = launch.call_site
         for f in findings:
             f.update(kernel=launch.name, qualname=launch.qualname, launch=index,
