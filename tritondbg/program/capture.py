@@ -326,6 +326,10 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
     paths = arg_paths(snap.args)
     src_name = None
     standalone = launch.extra.get("standalone_source")  # a torch.compile kernel: its module needs a GPU to import
+    if not standalone and "<locals>" in launch.qualname:  # a kernel defined in a function: not importable by name
+        from tritondbg.program import nested
+
+        standalone = nested.standalone_source(launch.file, launch.qualname, launch.fn)
     if standalone:
         src_name = f"{launch.module}_{re.sub(r'[^A-Za-z0-9_]+', '_', launch.name)}.py"
         with open(os.path.join(out_dir, "src", src_name), "w") as f:

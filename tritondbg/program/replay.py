@@ -69,8 +69,11 @@ def load_kernel(folder: str, meta: dict):
     """The jit function: its module when importable, else the saved source (``src/``)."""
     qualname, module = meta["qualname"], meta["module"]
     if "<locals>" in qualname:
-        raise UsageError(f"{meta['kernel']} is defined inside a function ({qualname}); its reproducer cannot "
-                         f"import it: move the kernel to module level")
+        if not (meta.get("standalone") and meta.get("source")):
+            raise UsageError(f"{meta['kernel']} is defined inside a function ({qualname}) and its source was not "
+                             f"found; its reproducer cannot import it: move the kernel to module level")
+        path = os.path.join(folder, "src", meta["source"])  # saved lifted to module level (program/nested.py)
+        return _unwrap(_resolve(_load_file(path, meta), qualname.rsplit(".", 1)[-1]))
     problems = []
     root = meta.get("import_root")
     if root and os.path.isdir(root) and root not in sys.path:
