@@ -157,3 +157,15 @@ def test_ctrl_c_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(tm
     assert f"tritondbg: interrupted in spin at spin.py:{spin_line}, pid (0, 0, 0) (launch 0 of it)" in err, err[-2000:]
     row = next(ln for ln in err.splitlines() if ln.strip().startswith("spin "))
     assert row.split()[1:3] == ["1", "0"], row   # launched once, checked none
+
+
+def test_program_form_takes_arch_for_the_stand_in(tmp_path):
+    (tmp_path / "arch.py").write_text("import torch, triton\n"
+                                      "print('target', triton.runtime.driver.active.get_current_target().arch)\n"
+                                      "print('cap', torch.cuda.get_device_capability())\n")
+    r = _tritondbg(["interpret", "--arch", "sm_80", "--", sys.executable, "arch.py"], tmp_path)
+    assert r.returncode == 0 and "target 80" in r.stdout and "cap (8, 0)" in r.stdout, r.stdout + r.stderr
+    r = _tritondbg(["interpret", "--arch", "gfx942", "--", sys.executable, "arch.py"], tmp_path)
+    assert r.returncode == 0 and "target gfx942" in r.stdout, r.stdout + r.stderr
+    bad = _tritondbg(["interpret", "--arch", "sm_999", "--", sys.executable, "arch.py"], tmp_path)
+    assert bad.returncode == 2 and "target" not in bad.stdout and len(bad.stderr.strip().splitlines()) == 1, bad.stderr

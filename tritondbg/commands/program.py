@@ -111,13 +111,22 @@ def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, cmd):
               help="Sanitizers on every launch (kernel errors and asserts are always reported).")
 @options.out_dir_option("--out", "out_dir", purpose="the reproducers go there",
                         help="Folder for reproducers [default: ./traces/interpret-<time>].")
+@click.option("--arch", "arch", metavar="TARGET", default=None,
+              help="GPU that the program's host code sees through the CPU stand-in (driver target, device "
+                   "properties, torch.cuda capability) [default: sm_90]; e.g. sm_80, sm_100, gfx942.")
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def program_interpret_cmd(json_path, kernels, capture_on_finding, sanitize, out_dir, cmd):
+def program_interpret_cmd(json_path, kernels, capture_on_finding, sanitize, out_dir, arch, cmd):
     """Run CMD (after --) under the Triton interpreter on the CPU, sanitizers on every launch."""
     from tritondbg.program import modes
 
+    if arch is not None:  # a bad or unsupported name is bad usage (exit 2) before the program starts
+        from tritondbg.ir.targets import check_supported, parse_arch
+
+        the_arch = parse_arch(arch)
+        check_supported(the_arch)
+        arch = the_arch.name
     sys.exit(modes.interpret(list(cmd), json_path=json_path, kernels=_kernels(kernels),
-                             capture_on_finding=capture_on_finding, sanitize=sanitize, out_dir=out_dir))
+                             capture_on_finding=capture_on_finding, sanitize=sanitize, out_dir=out_dir, arch=arch))
 
 
 class WithProgramForm(click.Command):

@@ -210,7 +210,7 @@ def _summary_table(launches: dict, checked: dict, per_kernel: dict) -> list[str]
 
 
 def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_finding: bool = False,
-              sanitize: bool = True, out_dir: str | None = None) -> int:
+              sanitize: bool = True, out_dir: str | None = None, arch: str | None = None) -> int:
     if not _resolvable(cmd, "interpret"):
         return 127
     keep = capture_on_finding or bool(out_dir)
@@ -221,7 +221,8 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     else:
         run_dir = tempfile.mkdtemp(prefix="tritondbg-program-")
     cfg = {"run_dir": run_dir, "features": ["interpret"], "kernels": list(kernels), "sanitize": sanitize,
-           "capture_on_finding": capture_on_finding, "command": "tritondbg interpret -- " + shlex.join(cmd)}
+           "capture_on_finding": capture_on_finding, "command": "tritondbg interpret -- " + shlex.join(cmd),
+           "arch": arch}
     try:
         rc = _start(cmd, cfg, interpret=True)
         findings = read_jsonl(os.path.join(run_dir, "findings.jsonl"))
