@@ -5,8 +5,6 @@ The zoo files uninit_accumulate.py / uninit_read.py / uninit_lock.py (run by tes
 cover the scenario form: each bug at its line, each twin clean."""
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 import textwrap
 import time
@@ -14,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 import torch
 
 from tritondbg import runner
@@ -157,24 +156,17 @@ print("finite", bool(torch.isfinite(out).all()))
 '''
 
 
-def _tritondbg(args, cwd):
-    env = dict(os.environ)
-    env.pop("TRITON_INTERPRET", None)
-    return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=180)
-
-
-def test_program_mode_reports_an_atomic_into_torch_empty(tmp_path):
+def test_program_mode_reports_an_atomic_into_torch_empty(tmp_path, cli_env):
     (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM))
-    bad = _tritondbg(["interpret", "--", sys.executable, "prog.py"], tmp_path)
+    bad = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     lines = [ln for ln in bad.stderr.splitlines() if ln.startswith("tritondbg: uninit")]
     assert len(lines) == 1, bad.stderr
     assert f"prog.py:{_line(PROGRAM, 'ATOMIC')}" in lines[0] and "tl.atomic_add into out_ptr[0]" in lines[0]
     assert f"torch.empty at prog.py:{_line(PROGRAM, 'ALLOC')}" in lines[0]
-    good = _tritondbg(["interpret", "--", sys.executable, "prog.py", "zeros"], tmp_path)
+    good = run_cli(["interpret", "--", sys.executable, "prog.py", "zeros"], cli_env, cwd=tmp_path)
     assert good.returncode == 0 and "uninit" not in good.stderr and "finite True" in good.stdout, good.stderr
-    plain = _tritondbg(["interpret", "--no-sanitize", "--", sys.executable, "prog.py"], tmp_path)
+    plain = run_cli(["interpret", "--no-sanitize", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert "uninit" not in plain.stderr and "finite" in plain.stdout  # no mark without the sanitizers
 
 

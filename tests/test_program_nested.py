@@ -4,12 +4,11 @@ the file's imports, module-level jit helpers and constants, and its closure's pl
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
+from conftest import run_cli
 
 pytestmark = [pytest.mark.interpreter]
 
@@ -47,22 +46,15 @@ if __name__ == "__main__":
 '''
 
 
-def _tritondbg(args, cwd):
-    env = dict(os.environ)
-    env.pop("TRITON_INTERPRET", None)
-    return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=240)
-
-
-def test_a_kernel_defined_in_a_function_is_captured_and_replays(tmp_path):
+def test_a_kernel_defined_in_a_function_is_captured_and_replays(tmp_path, cli_env):
     (tmp_path / "prog.py").write_text(textwrap.dedent(PROG))
-    cap = _tritondbg(["capture", "--out", "cap", "--", sys.executable, "prog.py"], tmp_path)
+    cap = run_cli(["capture", "--out", "cap", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert cap.returncode == 0, cap.stderr[-2000:]
     [entry] = json.loads((tmp_path / "cap" / "captures.json").read_text())["captures"]
     src = next((tmp_path / "cap" / "src").glob("*.py")).read_text()
     assert "def affine_kernel(" in src and "def _twice(" in src and "SHIFT = tl.constexpr(1)" in src, src
     assert "autotune" not in src and "Impls" not in src, src   # config pinned by the reproducer; annotation dropped
-    rep = _tritondbg(["interpret", str(tmp_path / "cap" / entry["reproducer"]), "--json"], tmp_path)
+    rep = run_cli(["interpret", str(tmp_path / "cap" / entry["reproducer"]), "--json"], cli_env, cwd=tmp_path)
     r = json.loads(rep.stdout)["results"][0]
     assert rep.returncode == 0 and r["status"] == "pass", (rep.stdout[-1500:], rep.stderr[-1500:])
 

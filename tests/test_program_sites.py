@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+from conftest import run_cli
 
 pytestmark = [pytest.mark.interpreter]
 
@@ -55,13 +56,6 @@ else:
 '''
 
 
-def _tritondbg(args, cwd):
-    env = dict(os.environ)
-    env.pop("TRITON_INTERPRET", None)
-    return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=180)
-
-
 @pytest.fixture
 def prog(tmp_path):
     (tmp_path / "lib" / "site-packages").mkdir(parents=True)
@@ -70,16 +64,16 @@ def prog(tmp_path):
     return tmp_path
 
 
-def test_a_triton_op_launch_names_the_users_frame(prog):
+def test_a_triton_op_launch_names_the_users_frame(prog, cli_env):
     user = next(i for i, ln in enumerate(PROG.splitlines(), 1) if ln.endswith("# USER"))
-    r = _tritondbg(["interpret", "--", sys.executable, "prog.py", "op"], prog)
+    r = run_cli(["interpret", "--", sys.executable, "prog.py", "op"], cli_env, cwd=prog)
     assert r.returncode == 1, r.stderr
     line = next((ln for ln in r.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds")), r.stderr)
     assert f"<- {prog / 'prog.py'}:{user} (<module>)" in line, line
 
 
-def test_numpy_warnings_of_lanes_never_stored_do_not_reach_the_user(prog):
-    r = _tritondbg(["interpret", "--", sys.executable, "prog.py", "norm"], prog)
+def test_numpy_warnings_of_lanes_never_stored_do_not_reach_the_user(prog, cli_env):
+    r = run_cli(["interpret", "--", sys.executable, "prog.py", "norm"], cli_env, cwd=prog)
     assert r.returncode == 0 and "finite True" in r.stdout, r.stderr
     assert "RuntimeWarning" not in r.stderr and "0 finding(s)" in r.stderr, r.stderr
 
@@ -159,13 +153,13 @@ def test_ctrl_c_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(tm
     assert row.split()[1:3] == ["1", "0"], row   # launched once, checked none
 
 
-def test_program_form_takes_arch_for_the_stand_in(tmp_path):
+def test_program_form_takes_arch_for_the_stand_in(tmp_path, cli_env):
     (tmp_path / "arch.py").write_text("import torch, triton\n"
                                       "print('target', triton.runtime.driver.active.get_current_target().arch)\n"
                                       "print('cap', torch.cuda.get_device_capability())\n")
-    r = _tritondbg(["interpret", "--arch", "sm_80", "--", sys.executable, "arch.py"], tmp_path)
+    r = run_cli(["interpret", "--arch", "sm_80", "--", sys.executable, "arch.py"], cli_env, cwd=tmp_path)
     assert r.returncode == 0 and "target 80" in r.stdout and "cap (8, 0)" in r.stdout, r.stdout + r.stderr
-    r = _tritondbg(["interpret", "--arch", "gfx942", "--", sys.executable, "arch.py"], tmp_path)
+    r = run_cli(["interpret", "--arch", "gfx942", "--", sys.executable, "arch.py"], cli_env, cwd=tmp_path)
     assert r.returncode == 0 and "target gfx942" in r.stdout, r.stdout + r.stderr
-    bad = _tritondbg(["interpret", "--arch", "sm_999", "--", sys.executable, "arch.py"], tmp_path)
+    bad = run_cli(["interpret", "--arch", "sm_999", "--", sys.executable, "arch.py"], cli_env, cwd=tmp_path)
     assert bad.returncode == 2 and "target" not in bad.stdout and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
