@@ -83,6 +83,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.locks = HeldLocks()                     # lock words the running program holds (memops.py)
         self.last_kernel = "?"
         self.launch_site = ("?", 0, "?")
+        self.scenario = None
         self.handed: list[tuple] = []               # (call site, launch, [(lo, hi, arg name)]) per launch
         self.launch = None
         self.pid = (0, 0, 0)
@@ -100,6 +101,7 @@ class Sanitizer(Instrument, hooks.Listener):
     @contextlib.contextmanager
     def active(self, scenario, case, inputs):
         self._reset()
+        self.scenario = scenario  # None in program mode (no outputs to check against a reference)
         code = getattr(scenario.launch_for(case), "__code__", None) if scenario is not None else None
         # where an unwritten output is reported when its allocation is not known: the scenario's launch function
         self.launch_site = (code.co_filename, code.co_firstlineno, code.co_name) if code else ("?", 0, "?")
@@ -134,7 +136,7 @@ class Sanitizer(Instrument, hooks.Listener):
     def launch_begin(self, launch) -> None:
         self.launch = launch
         self.last_kernel = launch.kernel
-        if initcheck.installed():  # which tensors this launch was handed, and from where (unwritten outputs)
+        if self.scenario is not None and initcheck.installed():  # a scenario's outputs: unwritten elements
             self.handed.append((initcheck.caller_site(), launch, [(b.lo, b.hi, b.name) for b in launch.argmap().buffers]))
         self.pids, self.writes, self.write_count = [], [], 0
 
