@@ -128,19 +128,17 @@ def unwritten(out, ref) -> np.ndarray | None:
     value, or None when there are none."""
     import torch
 
+    from tritondbg.interp.poison import torch_payload_ids
+
     t = out.detach().cpu().contiguous()
     if t.dtype in (torch.int32, torch.int64):
-        kind, raw = ("i32" if t.dtype == torch.int32 else "i64"), t.numpy()
+        m = marked(t.numpy(), "i32" if t.dtype == torch.int32 else "i64")
     else:
-        bits = _float_bits(t.dtype)
-        if bits is None:
+        ids = torch_payload_ids(t)  # floats: the NaN payload ids poison.py reads back
+        if ids is None:
             return None
-        kind = {torch.float32: "fp32", torch.float64: "fp64", torch.float16: "fp16", torch.bfloat16: "bf16"}[t.dtype]
-        raw = t.view(bits[0]).numpy().view({"fp32": np.float32, "fp64": np.float64, "fp16": np.float16,
-                                            "bf16": np.uint16}[kind])
-    m = marked(np.ascontiguousarray(raw), kind).reshape(tuple(t.shape))
-    if t.dtype.is_floating_point:
-        m &= ~torch.isnan(ref.detach().float().cpu()).numpy()
+        m = (ids[0] == UNINIT_ID) & ~torch.isnan(ref.detach().float().cpu()).numpy()
+    m = np.asarray(m).reshape(tuple(t.shape))
     return m if m.any() else None
 
 
