@@ -66,6 +66,7 @@ class RowConfig(NamedTuple):
     stages: int = 1  # single: 1 = one tile per program; >= 2 = persistent programs, the next tile's load in
     #                 flight (cp.async into shared memory) while this one is reduced and stored. looped: the
     #                 pipelining depth of the chunk loops.
+    per: int = 1     # coop: block_n-column steps per program (1: its slice of the row stays in registers)
 
 
 def vec(n: int, *strides: int, elem_size: int) -> int:
@@ -128,6 +129,36 @@ def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None,
     return RowConfig("looped", chunk, 1, min(16, max(4, chunk // 512)), LOOP_STAGES)
 
 
+KINDS = ("single", "looped", "split", "coop")
+# Few long rows (softmax's coop kernel): one program per row leaves most SMs idle while each row streams through
+# one SM (H200, Triton 3.6, bf16, CUDA-graph GPU time, tests/bench/explore_rows_coop.py: 1x128256 25.8 us looped
+# against 4.6 with the row over 63 programs; 8x32768 5.2 against 3.7; torch.softmax 30.3 / 9.2). Rows of at least
+# COOP_MIN_ROW_BYTES, at most one row per COOP_ROWS_PER_SMS SMs, are cut into slices of COOP_MIN_SLICE columns or
+# more: the smallest power of two giving at most COOP_PROGRAMS_PER_SM programs per SM.
+COOP_MIN_ROW_BYTES = 48 * 1024
+COOP_ROWS_PER_SMS = 2
+COOP_MIN_SLICE = 2048
+COOP_MAX_BLOCK = 8192      # columns held per step; longer slices loop (two passes, the second from L2)
+COOP_PROGRAMS_PER_SM = 3
+
+
+def coop_configs(M: int, N: int, elem_size: int, sms: int | None, max_block_n: int):
+    """The coop configs worth trying for M rows of N columns on a GPU of ``sms`` SMs, best first (the wrapper
+    takes the first whose programs fit on the GPU at once); empty when the rule keeps one program per row."""
+    if not sms or N * elem_size < COOP_MIN_ROW_BYTES or M * COOP_ROWS_PER_SMS > sms:
+        return []
+    out = []
+    slice_ = COOP_MIN_SLICE
+    while slice_ < N:  # at least two slices a row
+        if M * triton.cdiv(N, slice_) <= COOP_PROGRAMS_PER_SM * sms:
+            block = min(slice_, COOP_MAX_BLOCK, max_block_n)
+            out.append(RowConfig("coop", block, 1, min(8, max(4, block // 512)), 1, slice_ // block))
+        slice_ *= 2
+    return out
+
+
+
+
 def split_tail(N: int, head: int) -> int:
     """The tail block of a split row: next_power_of_2(N - head)."""
     return triton.next_power_of_2(N - head)
@@ -136,8 +167,8 @@ def split_tail(N: int, head: int) -> int:
 def check_config(config, max_block_n: int, N: int) -> RowConfig:
     """A caller-given config (benchmarks): checked, returned as a RowConfig."""
     c = RowConfig(*config)
-    if c.kind not in ("single", "looped", "split"):
-        raise ValueError(f"config kind must be 'single', 'looped' or 'split', got {c.kind!r}")
+    if c.kind not in KINDS:
+        raise ValueError(f"config kind must be one of {', '.join(map(repr, KINDS))}, got {c.kind!r}")
     if c.kind == "split" and not (c.block_n < N < 2 * c.block_n and c.rows == 1):
         raise ValueError(f"a split config needs block_n < N={N} < 2 * block_n and rows 1, got {tuple(c)}")
     for name in ("block_n", "rows", "num_warps"):
@@ -146,8 +177,10 @@ def check_config(config, max_block_n: int, N: int) -> RowConfig:
             raise ValueError(f"config {name} must be a power of two >= 1, got {v!r}")
     if c.kind == "single" and c.block_n < N:
         raise ValueError(f"config block_n {c.block_n} < N={N} for the single-pass kernel")
-    if c.kind == "looped" and c.rows != 1:
-        raise ValueError("config rows must be 1 for the looped kernel")
+    if c.kind in ("looped", "coop") and c.rows != 1:
+        raise ValueError(f"config rows must be 1 for the {c.kind} kernel")
+    if not isinstance(c.per, int) or c.per < 1:
+        raise ValueError(f"config per must be an int >= 1, got {c.per!r}")
     if not isinstance(c.stages, int) or not 1 <= c.stages <= 4:
         raise ValueError(f"config stages must be 1..4, got {c.stages!r}")
     return c

@@ -31,7 +31,7 @@ SCENARIO = Scenario(
     launch=K.softmax,
     reference=K.reference,
     baseline=baseline,
-    kernels=[K.softmax_kernel, K.softmax_looped_kernel, K.softmax_split_kernel],
+    kernels=[K.softmax_kernel, K.softmax_looped_kernel, K.softmax_split_kernel, K.softmax_coop_kernel],
     flops=lambda case, dtype: K.flops(**case.params),
     bytes=lambda case, dtype: K.bytes_moved(**case.params, dtype=dtype),
     cases=[
@@ -48,6 +48,11 @@ SCENARIO = Scenario(
         # 333 = 256 + 77 of a 128-column tail: the split kernel (the rule uses it for 4097..6144 columns)
         Case("tiny_split", params=dict(M=4, N=333, row_config=("split", 256, 1, 4), scale=50.0), dtypes=_ALL,
              description="row as two power-of-two blocks (head unmasked, tail masked), |x| ~ 250"),
+        # each row over several programs (the rule's pick on a GPU for few long rows, e.g. a vocabulary's logits):
+        # 333 = 2 x 128 + 77 columns in slices of 2 x 64, |x| ~ 250 (the slices' maxima far apart); a GPU runs it as
+        # one cooperative launch, the interpreter as statistics then output
+        Case("tiny_coop", params=dict(M=3, N=333, row_config=("coop", 64, 1, 4, 1, 2), scale=50.0), dtypes=_ALL,
+             description="rows cut over programs, statistics combined (barrier on a GPU)"),
         # large values: the running max jumps between chunks, so the rescaling of the sum matters.
         Case("tiny_looped_large", params=dict(M=5, N=1000, max_block_n=128, scale=50.0), dtypes=_ALL,
              description="online path with |x| ~ 250"),
@@ -63,6 +68,9 @@ SCENARIO = Scenario(
         Case("h200_131072x256", params=dict(M=131072, N=256), dtypes=("float16",), interpret=False),
         Case("h200_6710x5000", params=dict(M=6710, N=5000), dtypes=("bfloat16",), interpret=False),
         # 65536 columns > 16384: the online kernel at full size (4 chunks per row, pass 2 from L2).
+        # a decode step's logits over a 128K vocabulary: 8 rows, each over 63 programs (the coop kernel)
+        Case("h200_vocab", params=dict(M=8, N=128256), dtypes=("bfloat16",), interpret=False,
+             description="few rows of a vocabulary: each row over many programs"),
         Case("h200_long_rows", params=dict(M=2048, N=65536), dtypes=("float16",), interpret=False,
              description="online path at H200 scale"),
     ],

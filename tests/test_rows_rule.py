@@ -171,3 +171,58 @@ def test_layernorm_names_what_it_cannot_take():
         LN.layernorm(torch.randn(4, 6, 10).transpose(0, 1), w, None)
     with pytest.raises(ValueError, match=r"weight must have shape \(10,\)"):
         LN.layernorm(torch.randn(2, 3, 10), torch.randn(3), None)
+
+
+def test_coop_rule_cuts_few_long_rows_over_the_sms():
+    """Few long rows on a GPU: each row over several programs, the smallest slice (>= 2048 columns) giving at most
+    three programs per SM; none for short rows, for as many rows as half the SMs, or without an SM count (CPU)."""
+    sms = 132
+    first = lambda M, N, e=2: (_rows.coop_configs(M, N, e, sms, 32768) or [None])[0]  # noqa: E731
+    assert first(1, 128256) == RowConfig("coop", 2048, 1, 4, 1, 1)  # 63 programs
+    assert first(8, 128256) == RowConfig("coop", 4096, 1, 8, 1, 1)  # 256 programs (2048 columns: 504)
+    assert first(32, 151936) == RowConfig("coop", 8192, 1, 8, 1, 2)  # 16384-column slices, two steps each
+    assert first(8, 32768) == RowConfig("coop", 2048, 1, 4, 1, 1)
+    assert first(4, 24576, 4) == RowConfig("coop", 2048, 1, 4, 1, 1)  # fp32: 96 KiB rows
+    for M, N, e in ((1, 20000, 2), (16, 16384, 2), (67, 128256, 2), (1, 2048, 4)):
+        assert _rows.coop_configs(M, N, e, sms, 32768) == [], (M, N, e)  # < 48 KiB rows, or > sms / 2 rows
+    assert _rows.coop_configs(1, 128256, 2, None, 32768) == []
+    for M, N in ((1, 24576), (3, 50257), (7, 128256), (66, 256000), (1, 10 ** 6)):
+        cands = _rows.coop_configs(M, N, 2, sms, 32768)
+        assert cands, (M, N)
+        for c in cands:  # >= 2 slices a row, programs within three per SM, steps of at most 8192 columns
+            chunks = triton.cdiv(N, c.block_n * c.per)
+            assert 2 <= chunks and M * chunks <= 3 * sms and c.block_n <= 8192, (M, N, c)
+        assert [c.block_n * c.per for c in cands] == sorted(c.block_n * c.per for c in cands)
+
+
+@pytest.mark.parametrize("M, N, cfg", [
+    (3, 333, ("coop", 64, 1, 4, 1, 2)),     # 3 slices of 2 x 64 (the last one 77 columns)
+    (2, 1000, ("coop", 128, 1, 4, 1, 1)),   # 8 slices (VEC 8: 1000 = 8 x 125)
+    (5, 777, ("coop", 256, 1, 4, 1, 4)),    # one slice of 4 steps: statistics over the steps, then the output
+    (1, 4100, ("coop", 512, 1, 4, 1, 2)),   # 5 slices, the last one 4 columns
+])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_coop_softmax_combines_the_slices_statistics(M, N, cfg, dtype):
+    """Under the interpreter the coop kernel runs as two launches (statistics, output): slices whose maxima are far
+    apart (|x| ~ 250) combine to torch's softmax; a row of -inf gives NaN as torch does."""
+    gen = torch.Generator().manual_seed(M * N)
+    x = (torch.randn(M, N, generator=gen) * 50).to(dtype)
+    x[:, N // 3] = 300.0  # one slice holds the row's max, far above the others
+    if M > 2:
+        x[1] = -float("inf")
+    out, ref = SM.softmax(x, config=cfg), SM.reference(x)
+    assert out.dtype == dtype and out.shape == x.shape
+    if M > 2:
+        assert torch.isnan(out[1]).all() and torch.isnan(torch.softmax(x[1].float(), -1)).all()
+        out, ref = out[[0, *range(2, M)]], ref[[0, *range(2, M)]]
+    torch.testing.assert_close(out.float(), ref, atol=2e-2 if dtype == torch.bfloat16 else 1e-5, rtol=1e-2)
+
+
+def test_coop_config_is_checked():
+    x = torch.randn(2, 300)
+    with pytest.raises(ValueError, match="rows must be 1"):
+        SM.softmax(x, config=("coop", 64, 2, 4, 1, 1))
+    with pytest.raises(ValueError, match="per must be"):
+        SM.softmax(x, config=("coop", 64, 1, 4, 1, 0))
+    with pytest.raises(ValueError, match="more than"):  # more programs than the scratch holds
+        SM.softmax(torch.randn(5000, 300), config=("coop", 64, 1, 4, 1, 1))

@@ -267,7 +267,12 @@ class Sweep:
             for M, N, size in norm_shapes(ns, sizes):
                 gen = torch.Generator(device=self.dev).manual_seed(0)
                 x = torch.randn(M, N, device=self.dev, generator=gen).mul_(2).add_(0.5).to(dtype)
-                cfg = (LN if kind == "layernorm" else SM).config_for(N, x.element_size(), M=M)
+                if kind == "layernorm":
+                    cfg = LN.config_for(N, x.element_size(), M=M)
+                else:  # the coop config where few long rows get one (kernels/softmax.py)
+                    sms = (torch.cuda.get_device_properties(self.dev).multi_processor_count
+                           if str(self.dev).startswith("cuda") else None)
+                    cfg = SM.config_for(N, x.element_size(), M=M, sms=sms)
                 if kind == "layernorm":
                     w = (1 + 0.1 * torch.randn(N, device=self.dev, generator=gen)).to(dtype)
                     b = (0.1 * torch.randn(N, device=self.dev, generator=gen)).to(dtype)
@@ -485,6 +490,8 @@ def _ok_msg(ok, max_abs, n_bad):
 
 
 def _cfg_str(c) -> str:
+    if c.kind == "coop":
+        return f"coop slices of {c.block_n * c.per} warps {c.num_warps}"
     return f"{c.kind} block {c.block_n} rows {c.rows} warps {c.num_warps} stages {c.stages}"
 
 
