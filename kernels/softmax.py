@@ -249,7 +249,8 @@ _SINGLE = _launch.Launches(softmax_kernel, _PLANS)
 _LOOPED = _launch.Launches(softmax_looped_kernel, _PLANS)
 _SPLIT = _launch.Launches(softmax_split_kernel, _PLANS)
 _COOP = _launch.Launches(softmax_coop_kernel, _PLANS)
-COOP_MAX_PROGRAMS = 4096  # scratch per (device, stream): 2 statistics per program, 2 counters per row
+COOP_MAX_PROGRAMS = 4096  # scratch per (device, stream): 2 statistics per program, 1 counter per row
+COOP_REFUSED: set = set()  # devices where CUDA refused a cooperative launch: the rule picks without coop there
 
 
 def _coop_scratch(device) -> _scratch.Scratch:
@@ -365,13 +366,21 @@ def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowCo
     scalars = dict(stride_x_row=x2.stride(0), stride_y_row=y2.stride(0), M=M, N=N)
     if config is not None:
         cfg = check_config(config, max_block_n, N)
-    elif _launch.launchable(x2) and _fused():
+    elif _launch.launchable(x2) and _fused() and x2.device not in COOP_REFUSED:
         cfg = _coop_pick(x2, y2, scalars, v, max_block_n) or config_for(N, x.element_size(), max_block_n, M)
     else:
         cfg = config_for(N, x.element_size(), max_block_n, M)
     if cfg.kind == "coop":
-        _coop(x2, y2, sig, scalars, cfg, v)
-        return y
+        try:
+            _coop(x2, y2, sig, scalars, cfg, v)
+            return y
+        except RuntimeError as e:
+            # CUDA refused the cooperative launch: fewer SMs than the device reports (an MPS client's share of the
+            # GPU, say). The rule's own pick then, for this device from now on; a config the caller gave fails.
+            if config is not None or "cooperative" not in str(e):
+                raise
+            COOP_REFUSED.add(x2.device)
+            cfg = config_for(N, x.element_size(), max_block_n, M)
     if cfg.kind == "split":
         consts = dict(BLOCK_N=cfg.block_n, BLOCK_B=split_tail(N, cfg.block_n), VEC=v)
         launch(softmax_split_kernel, _SPLIT, sig, (x2, y2), scalars, consts, cfg, M, y2)

@@ -226,3 +226,27 @@ def test_coop_config_is_checked():
         SM.softmax(x, config=("coop", 64, 1, 4, 1, 0))
     with pytest.raises(ValueError, match="more than"):  # more programs than the scratch holds
         SM.softmax(torch.randn(5000, 300), config=("coop", 64, 1, 4, 1, 1))
+
+
+def test_a_refused_cooperative_launch_falls_back_to_one_program_per_row(monkeypatch):
+    """CUDA refuses a cooperative launch whose programs cannot all be resident (an MPS client's share of the SMs
+    is smaller than the device's count): the wrapper then runs the rule's own pick, on that device from then on;
+    a coop config the caller gave fails instead."""
+    calls = []
+
+    def refused(*args):
+        calls.append(args)
+        raise RuntimeError("Triton Error [CUDA]: too many blocks in cooperative launch")
+
+    monkeypatch.setattr(_launch, "launchable", lambda t: True)
+    monkeypatch.setattr(SM, "_fused", lambda: True)
+    monkeypatch.setattr(SM, "_coop_pick", lambda *a: RowConfig("coop", 256, 1, 4, 1, 1))
+    monkeypatch.setattr(SM, "_coop", refused)
+    monkeypatch.setattr(SM, "COOP_REFUSED", set())
+    x = torch.randn(3, 1000) * 5
+    torch.testing.assert_close(SM.softmax(x), SM.reference(x), atol=1e-5, rtol=1e-5)
+    assert len(calls) == 1 and SM.COOP_REFUSED == {x.device}
+    SM.softmax(torch.randn(2, 1000))
+    assert len(calls) == 1  # not tried again on that device
+    with pytest.raises(RuntimeError, match="cooperative"):
+        SM.softmax(x, config=("coop", 256, 1, 4, 1, 1))

@@ -1,7 +1,8 @@
 """softmax's coop path on the GPU: few long rows, each over several programs meeting at a barrier under one
 cooperative launch (kernels/softmax.py). The rule must pick it where it applies; the result must match the
 reference on the first call, from the cached launcher (new values, a row of -inf), in CUDA-graph replays, and on
-two streams launched at the same moment (behind one gate); the barrier's counters must be back at zero after
+two streams launched at the same moment (behind one gate), and, where CUDA refuses the cooperative launch, through
+the fallback to one program per row; the barrier's counters must be back at zero after
 every launch (the next launch counts from zero).
 
 Skipped without CUDA; run on the GPU machine with `pytest -m gpu`.
@@ -89,6 +90,23 @@ for _ in range(30):
 print(f"two streams: {wrong} of 60 outputs differ from the call alone, counters {counters_left()}")
 if wrong or counters_left():
     bad.append("streams")
+# a cooperative launch CUDA refuses (more programs than fit at once: 320 of 32 warps, two per SM at most): the
+# wrapper falls back to one program per row, right, and no longer tries coop on this device
+from tritondbg.kernels._rows import RowConfig
+real = SM._persistent_programs, SM.coop_configs
+SM._persistent_programs = lambda *a: 10 ** 6
+SM.coop_configs = lambda *a: [RowConfig("coop", 1024, 1, 32, 1, 1)]
+try:
+    x = torch.randn(8, 40000, device="cuda")
+    before = {id(p) for p in SM._PLANS.values()}
+    out = SM.softmax(x)
+    kernels = [p.kernel.__name__ for p in SM._PLANS.values() if id(p) not in before]
+    e = err(out, x)
+    print(f"refused cooperative launch: fell back to {kernels}, err {e:.3g}, refused on {SM.COOP_REFUSED}")
+    if e > 0 or "softmax_coop_kernel" in kernels or x.device not in SM.COOP_REFUSED:
+        bad.append("refused")
+finally:
+    SM._persistent_programs, SM.coop_configs = real
 print("BAD " + ", ".join(bad) if bad else "ALL OK")
 '''
 
