@@ -9,6 +9,12 @@ Locks. A program that takes a lock with ``tl.atomic_cas(lock, free, taken)`` (th
 ``free``) and gives it back with ``tl.atomic_xchg`` / a store / a CAS on the same word (Triton's layer-norm backward
 tutorial) orders its stores in between against every other program's: those stores are not races. ``HeldLocks``
 keeps, per program, the lock words it holds; the race check skips stores made while one is held.
+
+Waits for another program. The interpreter runs a launch's programs one after another, so a program that polls
+memory only another program of the same launch would change (a grid-wide barrier, a cooperative launch's arrival
+counter, a flag set by a later program) waits forever: nothing else runs while it spins. ``SpinWatch`` counts, per
+program, atomics that read the same values from the same addresses at the same line; past ``SPIN_LIMIT`` of them
+in a row the launch stops with ``ProgramsWait``, which says so, instead of hanging.
 """
 from __future__ import annotations
 
@@ -54,6 +60,52 @@ class HeldLocks:
         hit = self.held.intersection(np.unique(addrs).tolist())
         self.held -= hit
         return bool(hit)
+
+
+SPIN_LIMIT = 5000  # atomics in a row reading the same values at one line (one program) before the launch stops
+
+
+class ProgramsWait(RuntimeError):
+    """A program spins on memory only another program of the same launch could change (interpreter: never)."""
+
+
+class SpinWatch:
+    """The running program's last atomic (line, addresses, values read) and how many times in a row it repeated."""
+
+    def __init__(self):
+        self.last = None
+        self.count = 0
+
+    def atomic(self, san, op: str, ptr, old, live) -> None:
+        from tritondbg.interp import frames
+
+        addrs = np.asarray(ptr.data)
+        vals = np.asarray(old.data)
+        if live is not None:
+            keep = np.broadcast_to(np.asarray(live, dtype=bool), vals.shape)
+            addrs, vals = np.broadcast_to(addrs, vals.shape)[keep], vals[keep]
+        key = (addrs.tobytes(), vals.tobytes())
+        if key != (self.last and self.last[1:]):  # the line only matters when the rest repeats
+            self.last, self.count = (None, *key), 0
+            return
+        site = frames.site()
+        if self.last[0] not in (None, site[:2]):
+            self.last, self.count = (site[:2], *key), 0
+            return
+        self.last = (site[:2], *key)
+        self.count += 1
+        if self.count < SPIN_LIMIT:
+            return
+        width = max(1, ptr.get_element_ty().primitive_bitwidth // 8)
+        first = int(np.asarray(addrs).reshape(-1)[0]) if np.size(addrs) else 0
+        buf, desc = san.launch.argmap().describe(first, width) if san.launch is not None else (None, "memory")
+        value = np.asarray(vals).reshape(-1)[0].item() if np.size(vals) else "?"
+        raise ProgramsWait(
+            f"program {tuple(san.pid)} of {san.launch.kernel if san.launch else 'the kernel'} ran tl.atomic_{op} on "
+            f"{desc} at line {site[1]} {self.count + 1} times in a row and read {value} every time: it waits for "
+            "another program of this launch, and the interpreter runs programs one after another, so the wait can "
+            "never end. A kernel whose programs wait for each other (a grid-wide barrier, a cooperative launch) "
+            "runs on a GPU only; under the interpreter, split it into launches at the barrier")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -129,6 +181,8 @@ def install() -> None:
                 initcheck.check_atomic(san, op, ptr, old, None if mask is None else mask.data)
         if san is not None and san.locks and str(rmw_op).rsplit(".", 1)[-1].lower() == "xchg":
             san.locks.release(ptr, None if mask is None else mask.data)  # tl.atomic_xchg(lock, 0): given back
+        if san is not None and san.launch is not None:
+            san.spin.atomic(san, str(rmw_op).rsplit(".", 1)[-1].lower(), ptr, old, None if mask is None else mask.data)
         return old
 
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kw):
@@ -148,6 +202,7 @@ def install() -> None:
             san.locks.cas(ptr, cmp, old, live)
             if initcheck.installed():
                 initcheck.check_atomic(san, "cas", ptr, old, live)
+            san.spin.atomic(san, "cas", ptr, old, live)
         return old
 
     def _atomic(name):

@@ -23,7 +23,8 @@ import contextlib
 import numpy as np
 
 from tritondbg.interp import findings, frames, guard, hooks, initcheck, shadow, undo
-from tritondbg.interp.memops import HeldLocks, _active, install as _install_memory, uninstall as _uninstall_memory
+from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
+from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array, poisoned  # noqa: F401 (API)
 from tritondbg.runner import Instrument
 
@@ -81,6 +82,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.locks = HeldLocks()                     # lock words the running program holds (memops.py)
+        self.spin = SpinWatch()                      # the running program's repeated atomics (memops.py)
         self.last_kernel = "?"
         self.launch_site = ("?", 0, "?")
         self.scenario = None
@@ -144,6 +146,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.pid = pid
         self.pids.append(pid)
         self.locks = HeldLocks()
+        self.spin = SpinWatch()
 
     def launch_end(self, launch, error) -> None:
         try:
