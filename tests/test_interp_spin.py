@@ -33,6 +33,9 @@ def barrier(x_ptr, out_ptr, count_ptr, POLLS: tl.constexpr):
     if POLLS == 0:
         while seen < tl.num_programs(0):
             seen = tl.atomic_add(count_ptr, 0)  # WAIT
+    elif POLLS == -1:  # a flag polled with volatile loads
+        while tl.load(count_ptr, volatile=True) < tl.num_programs(0):  # VOLATILE
+            pass
     else:
         for _ in range(POLLS):  # a bounded poll: ends on its own
             seen = tl.atomic_add(count_ptr, 0)
@@ -55,6 +58,8 @@ def reference(x, polls):
 
 _CASES = [Case("tiny", params=dict(polls=0), dtypes=("float32",))]
 waits = Scenario("waits", make_inputs, launch, reference, _CASES, kernels=[barrier])
+volatile = Scenario("volatile", make_inputs, launch, reference,
+                    [Case("tiny", params=dict(polls=-1), dtypes=("float32",))], kernels=[barrier])
 bounded = Scenario("bounded", make_inputs, launch, reference, [Case("tiny", params=dict(polls=50), dtypes=("float32",))],
                    kernels=[barrier])
 
@@ -123,6 +128,8 @@ def test_a_grid_barrier_stops_with_a_message_instead_of_hanging(kernels, monkeyp
     assert r.status == "error" and not rec.passed, (r.status, r.message)
     assert f"at line {_line('WAIT')}" in r.message and "waits for another program of this launch" in r.message
     assert "program (0, 0, 0)" in r.message and "read 1 every time" in r.message, r.message
+    (r,) = _run(f"{kernels}::volatile").results
+    assert r.status == "error" and "a volatile tl.load" in r.message and f"line {_line('VOLATILE')}" in r.message
 
 
 def test_a_bounded_poll_is_not_stopped(kernels, monkeypatch):

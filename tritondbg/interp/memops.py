@@ -13,7 +13,7 @@ keeps, per program, the lock words it holds; the race check skips stores made wh
 Waits for another program. The interpreter runs a launch's programs one after another, so a program that polls
 memory only another program of the same launch would change (a grid-wide barrier, a cooperative launch's arrival
 counter, a flag set by a later program) waits forever: nothing else runs while it spins. ``SpinWatch`` counts, per
-program, atomics that read the same values from the same addresses at the same line; past ``SPIN_LIMIT`` of them
+program, atomics and volatile loads that read the same values from the same addresses at the same line; past ``SPIN_LIMIT`` of them
 in a row the launch stops with ``ProgramsWait``, which says so, instead of hanging.
 """
 from __future__ import annotations
@@ -76,7 +76,8 @@ class SpinWatch:
         self.last = None
         self.count = 0
 
-    def atomic(self, san, op: str, ptr, old, live) -> None:
+    def poll(self, san, what: str, ptr, old, live) -> None:
+        """An atomic (``what``: 'tl.atomic_add', ...) or a volatile load that read ``old`` through ``ptr``."""
         from tritondbg.interp import frames
 
         addrs = np.asarray(ptr.data)
@@ -101,7 +102,7 @@ class SpinWatch:
         buf, desc = san.launch.argmap().describe(first, width) if san.launch is not None else (None, "memory")
         value = np.asarray(vals).reshape(-1)[0].item() if np.size(vals) else "?"
         raise ProgramsWait(
-            f"program {tuple(san.pid)} of {san.launch.kernel if san.launch else 'the kernel'} ran tl.atomic_{op} on "
+            f"program {tuple(san.pid)} of {san.launch.kernel if san.launch else 'the kernel'} ran {what} on "
             f"{desc} at line {site[1]} {self.count + 1} times in a row and read {value} every time: it waits for "
             "another program of this launch, and the interpreter runs programs one after another, so the wait can "
             "never end. A kernel whose programs wait for each other (a grid-wide barrier, a cooperative launch) "
@@ -147,6 +148,8 @@ def install() -> None:
             poison, sid = san.poison_for(ptrs, I._get_np_dtype(dtype_tt), oob_only=not user_partial)
             other = I.TensorHandle(poison, dtype_tt)
         out = orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
+        if rest and rest[-1] is True and san.launch is not None and not san.atomic_depth:  # is_volatile: a poll?
+            san.spin.poll(san, "a volatile tl.load", ptrs, out, m)
         if partial:
             fill = sid + 2 if sid else 2  # shadow.py: 2 padding, 2 + poison id undefined
             out.attr[shadow.PAD] = np.where(m, 0, fill).astype(np.uint8)
@@ -182,7 +185,8 @@ def install() -> None:
         if san is not None and san.locks and str(rmw_op).rsplit(".", 1)[-1].lower() == "xchg":
             san.locks.release(ptr, None if mask is None else mask.data)  # tl.atomic_xchg(lock, 0): given back
         if san is not None and san.launch is not None:
-            san.spin.atomic(san, str(rmw_op).rsplit(".", 1)[-1].lower(), ptr, old, None if mask is None else mask.data)
+            san.spin.poll(san, "tl.atomic_" + str(rmw_op).rsplit(".", 1)[-1].lower(), ptr, old,
+                          None if mask is None else mask.data)
         return old
 
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kw):
@@ -202,7 +206,7 @@ def install() -> None:
             san.locks.cas(ptr, cmp, old, live)
             if initcheck.installed():
                 initcheck.check_atomic(san, "cas", ptr, old, live)
-            san.spin.atomic(san, "cas", ptr, old, live)
+            san.spin.poll(san, "tl.atomic_cas", ptr, old, live)
         return old
 
     def _atomic(name):
