@@ -50,8 +50,11 @@ def _run(i: int) -> None:
     # hook has written its file: its handler then finds the hooks run and ends the process. A second SIGINT (a
     # Ctrl-C sent to the whole process group reaches the program, and tritondbg passes its own on) is noted and
     # dropped: the program is already ending, and a KeyboardInterrupt here lost the summary (1 in ~15 CI runs)
+    # The SIGINT handler is not put back between hooks: a SIGINT pending when one hook ends would otherwise raise in
+    # the next one before its first line, and atexit would skip that hook (the process is ending either way; CPython
+    # resets SIGINT itself to end with it after an uncaught KeyboardInterrupt)
     blocked = _block_sigterm()
-    held = _hold_sigint()
+    _hold_sigint()
     try:
         fn()
     except Exception as exc:  # noqa: BLE001 - an exit hook must never change how the program ends
@@ -59,8 +62,6 @@ def _run(i: int) -> None:
             print(f"tritondbg: exit hook {getattr(fn, '__name__', fn)} failed: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
     finally:
-        if held is not None:
-            signal.signal(signal.SIGINT, held)
         if blocked:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
@@ -77,8 +78,8 @@ def _late_sigint(signum, frame) -> None:
 
 
 def _hold_sigint():
-    """Replace the SIGINT handler while a hook runs (main thread only: elsewhere no handler can run anyway);
-    returns the one to put back, or None."""
+    """Replace the SIGINT handler from the first exit hook on (main thread only: elsewhere no handler can run
+    anyway); returns the one it replaced, or None."""
     try:
         if threading.current_thread() is not threading.main_thread():
             return None
