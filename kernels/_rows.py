@@ -21,6 +21,8 @@ flight. Two shapes of program:
 - ``split``: rows of 4097..6144 columns held as two power-of-two blocks (4096 unmasked + a masked tail: 5000
   = 4096 + 904 of 1024) instead of one 8192 block with 25-50% padding, whose registers limit the programs
   per SM (run 1 on the H200: 5000 / 5120 at 67-73% of copy with the padded block, 86% at 8192).
+- ``coop`` (softmax, on a GPU): few rows of 48 KiB or more, each cut into slices over several programs that meet at a
+  per-row barrier in one cooperative launch (``coop_configs`` below; kernels/softmax.py ``softmax_coop_kernel``).
 - ``stages`` >= 2 (single): persistent programs (as many as fit on the GPU at once, from the compiled
   kernel's registers and shared memory) walk tiles; Triton's pipeliner keeps the next tile's load in flight
   (cp.async into shared memory) while this tile is reduced and stored. Looped: the chunk loops pipelined
