@@ -60,8 +60,8 @@ _CASES = [Case("tiny", params=dict(polls=0), dtypes=("float32",))]
 waits = Scenario("waits", make_inputs, launch, reference, _CASES, kernels=[barrier])
 volatile = Scenario("volatile", make_inputs, launch, reference,
                     [Case("tiny", params=dict(polls=-1), dtypes=("float32",))], kernels=[barrier])
-bounded = Scenario("bounded", make_inputs, launch, reference, [Case("tiny", params=dict(polls=50), dtypes=("float32",))],
-                   kernels=[barrier])
+bounded = Scenario("bounded", make_inputs, launch, reference,
+                   [Case("tiny", params=dict(polls=50), dtypes=("float32",))], kernels=[barrier])
 
 
 def coop_inputs(case, dtype, device, generator):

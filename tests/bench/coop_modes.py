@@ -49,7 +49,8 @@ def main(argv=None) -> int:
         ok = (y.float() - SM.reference(x)).abs().max().item()
         copy = graph_us(lambda: y.copy_(x))
         print(f"{M}x{N} {block}x{per} w{warps} ({grid[0]} programs) copy {copy:.2f}: "
-              + ", ".join(f"{k} {v:.2f}" for k, v in res.items()) + f"  (err {ok:.3g}, counters {int(count.count_nonzero())})",
+              + ", ".join(f"{k} {v:.2f}" for k, v in res.items())
+              + f"  (err {ok:.3g}, counters {int(count.count_nonzero())})",
               flush=True)
     return 0
 

@@ -13,8 +13,8 @@ keeps, per program, the lock words it holds; the race check skips stores made wh
 Waits for another program. The interpreter runs a launch's programs one after another, so a program that polls
 memory only another program of the same launch would change (a grid-wide barrier, a cooperative launch's arrival
 counter, a flag set by a later program) waits forever: nothing else runs while it spins. ``SpinWatch`` counts, per
-program, atomics and volatile loads that read the same values from the same addresses at the same line; past ``SPIN_LIMIT`` of them
-in a row the launch stops with ``ProgramsWait``, which says so, instead of hanging.
+program, atomics and volatile loads that read the same values from the same addresses at the same line; past
+``SPIN_LIMIT`` of them in a row the launch stops with ``ProgramsWait``, which says so, instead of hanging.
 """
 from __future__ import annotations
 
