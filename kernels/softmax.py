@@ -23,8 +23,10 @@ Design
       (max, sum of exp) in a scratch buffer, the row's programs meet at a barrier (an arrival counter; the
       launch is cooperative, so CUDA refuses it rather than hang if the programs could not all be resident),
       then each combines the row's pairs and writes its slice. Under the interpreter (programs run one after
-      another) the same kernel runs as two launches, statistics then output. H200, bf16, GPU time:
-      1x128256 25.8 -> 4.6 us, 8x32768 5.2 -> 3.7 (torch.softmax 30.3 / 9.2).
+      another) the same kernel runs as two launches, statistics then output. Rows off 16-byte boundaries (odd N)
+      are sliced from their aligned base: whole 16-byte vectors in the body, the ragged ends as edge lanes.
+      H200, bf16, GPU time: 1x128256 25.8 -> 4.6 us, 8x32768 5.2 -> 3.7, 64x50257 16.6 -> 7.9 (torch.softmax
+      30.3 / 9.2 / 13.3).
     - N and the row strides are hinted as multiples of VEC (16-byte accesses for N = 1000, 5000, ...).
     - The wrapper caches a launcher per call signature (kernels/_launch.py).
     Measured on an H200 before this rule (Triton 3.6, fp16, one row per program, % of the 4.27 TB/s device
@@ -168,19 +170,35 @@ def softmax_split_kernel(
 
 
 @triton.jit
+def _coop_step(start, cols, n_vec, lead, VA: tl.constexpr):
+    """Offsets and mask of one step of BLOCK_N columns at ``start``. VA > 1: offsets from the row's aligned base,
+    whole 16-byte vectors only (a mask constant over each), so that loads and stores vectorise; the ragged ends
+    of the row are the edge lanes."""
+    offs = start + cols
+    if VA > 1:
+        lo = lead - start  # the row's first column, in the step's lanes (start is a multiple of VA)
+        hi = n_vec + lo
+        lo = (lo + VA - 1) // VA * VA
+        hi = hi // VA * VA
+        return offs, (cols >= lo) & (cols < hi)
+    return offs, offs < n_vec
+
+
+@triton.jit
 def softmax_coop_kernel(
     x_ptr, y_ptr,  # as softmax_kernel
     stats_ptr,  # *fp32 scratch, 2 per program: its slice's max and sum of exp(x - max)
     count_ptr,  # *i32 scratch, 1 per row: the barrier's arrivals (zero before and after a fused launch)
     stride_x_row,  # elements between rows of x (a multiple of VEC)
-    stride_y_row,  # elements between rows of y (a multiple of VEC)
+    stride_y_row,  # elements between rows of y (a multiple of VEC; equal to stride_x_row when VA > 1)
     M,  # rows (the grid is (M * CHUNKS,))
     N,  # columns (a multiple of VEC)
     BLOCK_N: tl.constexpr,  # columns per step (power of two)
     PER: tl.constexpr,  # steps per program: a program's slice is PER * BLOCK_N columns (1: held in registers)
-    CHUNKS: tl.constexpr,  # programs per row, cdiv(N, PER * BLOCK_N)
+    CHUNKS: tl.constexpr,  # programs per row, cdiv(N (+ VA - 1), PER * BLOCK_N)
     CHUNKS_P2: tl.constexpr,  # next_power_of_2(CHUNKS)
     VEC: tl.constexpr,  # power of two dividing N and both row strides
+    VA: tl.constexpr,  # 1, or the elements of 16 bytes where rows start off 16-byte boundaries (N odd, say)
     PHASE: tl.constexpr,  # 0: statistics, barrier, output in one launch (co-resident grid); 1: statistics; 2: output
 ):
     # A few long rows: each row cut into CHUNKS slices, one program each, so that the row's bytes stream through
@@ -188,25 +206,50 @@ def softmax_coop_kernel(
     # a barrier (PHASE 0, on a GPU under a cooperative launch: every program resident at once), then each one
     # combines the row's CHUNKS pairs and writes its slice. PHASE 1 then 2 is the same as two launches (the
     # interpreter runs programs one after another, so no program may wait for another there).
+    # VA > 1 (rows not on 16-byte boundaries): slices are cut from the row's 16-byte-aligned base, each step loads
+    # and stores whole 16-byte vectors (masks constant over each), and the row's ragged ends (under VA elements at
+    # each end) go through 2 * VA edge lanes, taken by the program whose slice holds them.
     n_vec = N // VEC * VEC
     pid = tl.program_id(0)
     row = pid // CHUNKS
     chunk = pid - row * CHUNKS
     row64 = row.to(tl.int64)
-    x_row = x_ptr + row64 * (stride_x_row // VEC * VEC)
-    y_row = y_ptr + row64 * (stride_y_row // VEC * VEC)
-    start = chunk * (PER * BLOCK_N)
     cols = tl.arange(0, BLOCK_N)
-    offs = start + cols
-    x = tl.load(x_row + offs, mask=offs < n_vec, other=-float("inf")).to(tl.float32)
+    SL: tl.constexpr = PER * BLOCK_N
+    if VA > 1:
+        row_at = row64 * stride_x_row  # the row's first element; its aligned base below
+        base = row_at // VA * VA
+        lead = (row_at - base).to(tl.int32)
+        x_row = x_ptr + base
+        y_row = y_ptr + base
+        start = chunk * SL
+        e = tl.arange(0, 2 * VA)
+        tail_at = (lead + n_vec) // VA * VA  # the tail's aligned vector, relative to the base
+        e_col = tl.where(e < VA, e, tail_at + e - VA)  # relative to the base
+        body_at = (lead + VA - 1) // VA * VA  # the first whole vector of the row, relative to the base
+        mine = e * 0 + chunk  # (a tensor: the interpreter's & of a tensor and a scalar bool is no mask)
+        head = (e < VA) & (e_col < body_at) & (mine == 0)  # the row's first, partial vector: chunk 0's
+        tail = (e >= VA) & (e_col >= body_at) & (mine == tail_at // SL)  # the last one: its chunk's
+        e_on = (head | tail) & (e_col >= lead) & (e_col < lead + n_vec)
+        xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
+    else:
+        lead = 0
+        x_row = x_ptr + row64 * (stride_x_row // VEC * VEC)
+        y_row = y_ptr + row64 * (stride_y_row // VEC * VEC)
+        start = chunk * SL
+    o0, k0 = _coop_step(start, cols, n_vec, lead, VA)
+    x = tl.load(x_row + o0, mask=k0, other=-float("inf")).to(tl.float32)
     if PHASE != 2:
         m_c = tl.max(x, axis=0)
+        if VA > 1:
+            m_c = tl.maximum(m_c, tl.max(xe, axis=0))
         shift = tl.where(m_c == -float("inf"), 0.0, m_c)
         s_c = tl.sum(tl.exp(x - shift), axis=0)
+        if VA > 1:
+            s_c += tl.sum(tl.exp(xe - shift), axis=0)
         for step in tl.range(1, PER):  # longer slices: online max and rescaled sum, as softmax_looped_kernel
-            o = start + step * BLOCK_N + cols
-            xs = tl.load(x_row + o, mask=o < n_vec, other=-float("inf"), eviction_policy="evict_last")
-            xs = xs.to(tl.float32)
+            os_, ks = _coop_step(start + step * BLOCK_N, cols, n_vec, lead, VA)
+            xs = tl.load(x_row + os_, mask=ks, other=-float("inf"), eviction_policy="evict_last").to(tl.float32)
             m_new = tl.maximum(m_c, tl.max(xs, axis=0))
             shift = tl.where(m_new == -float("inf"), 0.0, m_new)
             s_c = s_c * tl.exp(m_c - shift) + tl.sum(tl.exp(xs - shift), axis=0)
@@ -228,20 +271,22 @@ def softmax_coop_kernel(
     if PHASE != 1:
         c = tl.arange(0, CHUNKS_P2)
         on = c < CHUNKS
-        base = stats_ptr + 2 * (row * CHUNKS + c)
-        ms = tl.load(base, mask=on, other=-float("inf"), volatile=True)
-        ss = tl.load(base + 1, mask=on, other=0.0, volatile=True)
+        stats = stats_ptr + 2 * (row * CHUNKS + c)
+        ms = tl.load(stats, mask=on, other=-float("inf"), volatile=True)
+        ss = tl.load(stats + 1, mask=on, other=0.0, volatile=True)
         m = tl.max(ms, axis=0)
         m = tl.where(m == -float("inf"), 0.0, m)  # a row of -inf: s = 0 and y = 0 / 0 = NaN, as torch
         inv_s = 1.0 / tl.sum(ss * tl.exp(ms - m), axis=0)
+        if VA > 1:
+            tl.store(y_row + e_col, (tl.exp(xe - m) * inv_s).to(y_ptr.dtype.element_ty), mask=e_on)
         if PER == 1:
-            tl.store(y_row + offs, (tl.exp(x - m) * inv_s).to(y_ptr.dtype.element_ty), mask=offs < n_vec)
+            tl.store(y_row + o0, (tl.exp(x - m) * inv_s).to(y_ptr.dtype.element_ty), mask=k0)
         else:
             for step in tl.range(0, PER):
-                o = start + step * BLOCK_N + cols
-                xs = tl.load(x_row + o, mask=o < n_vec, other=-float("inf"), eviction_policy="evict_first")
+                os_, ks = _coop_step(start + step * BLOCK_N, cols, n_vec, lead, VA)
+                xs = tl.load(x_row + os_, mask=ks, other=-float("inf"), eviction_policy="evict_first")
                 y = tl.exp(xs.to(tl.float32) - m) * inv_s
-                tl.store(y_row + o, y.to(y_ptr.dtype.element_ty), mask=o < n_vec)
+                tl.store(y_row + os_, y.to(y_ptr.dtype.element_ty), mask=ks)
 
 
 _PLANS: dict = {}  # call signature -> cached launcher (of either kernel)
@@ -258,9 +303,18 @@ def _coop_scratch(device) -> _scratch.Scratch:
                             ("softmax_count", 2 * COOP_MAX_PROGRAMS, torch.int32))
 
 
-def _coop_consts(N: int, cfg: RowConfig, v: int) -> dict:
-    chunks = triton.cdiv(N, cfg.block_n * cfg.per)
-    return dict(BLOCK_N=cfg.block_n, PER=cfg.per, CHUNKS=chunks, CHUNKS_P2=triton.next_power_of_2(chunks), VEC=v)
+def _coop_consts(N: int, cfg: RowConfig, v: int, va: int = 1) -> dict:
+    """``va`` > 1: rows off 16-byte boundaries cut from their aligned base (one more chunk may be needed)."""
+    chunks = triton.cdiv(N + va - 1, cfg.block_n * cfg.per)
+    return dict(BLOCK_N=cfg.block_n, PER=cfg.per, CHUNKS=chunks, CHUNKS_P2=triton.next_power_of_2(chunks), VEC=v,
+                VA=va)
+
+
+def _coop_va(x2, y2, v: int) -> int:
+    """16 bytes of elements where x's rows start off 16-byte boundaries (v below that) and x and y share their
+    row stride (so one offset serves both); else 1."""
+    va = 16 // x2.element_size()
+    return va if v < va and x2.stride(0) == y2.stride(0) and va <= 8 else 1
 
 
 def _fused() -> bool:
@@ -274,7 +328,7 @@ def _coop_pick(x2, y2, scalars: dict, v: int, max_block_n: int) -> RowConfig | N
     M, N = scalars["M"], scalars["N"]
     sms = _device_properties(x2.device.index or 0)["multiprocessor_count"]
     for cfg in coop_configs(M, N, x2.element_size(), sms, max_block_n):
-        consts = _coop_consts(N, cfg, v)
+        consts = _coop_consts(N, cfg, v, _coop_va(x2, y2, v))
         programs = M * consts["CHUNKS"]
         if programs > COOP_MAX_PROGRAMS:
             continue
@@ -290,7 +344,7 @@ def _coop(x2, y2, sig, scalars: dict, cfg: RowConfig, v: int) -> None:
     refuses it, instead of hanging, if the programs cannot all be resident at once), two launches under the
     interpreter."""
     M, N = scalars["M"], scalars["N"]
-    consts = _coop_consts(N, cfg, v)
+    consts = _coop_consts(N, cfg, v, _coop_va(x2, y2, v))
     programs = M * consts["CHUNKS"]
     if programs > COOP_MAX_PROGRAMS:
         raise ValueError(f"softmax: a coop config over {M} rows of {N} needs {programs} programs, more than "

@@ -73,7 +73,7 @@ def coop_fused(x):
     y = torch.empty_like(x)
     stats, count = SM._coop_scratch(x.device)()
     SM.softmax_coop_kernel[(9,)](x, y, stats, count, 333, 333, 3, 333, BLOCK_N=64, PER=2, CHUNKS=3, CHUNKS_P2=4,
-                                 VEC=1, PHASE=0)
+                                 VEC=1, VA=1, PHASE=0)
     return y
 
 

@@ -250,3 +250,20 @@ def test_a_refused_cooperative_launch_falls_back_to_one_program_per_row(monkeypa
     assert len(calls) == 1  # not tried again on that device
     with pytest.raises(RuntimeError, match="cooperative"):
         SM.softmax(x, config=("coop", 256, 1, 4, 1, 1))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_coop_softmax_on_rows_off_16_byte_boundaries(dtype):
+    """Odd row lengths (each row starts elsewhere within a 16-byte vector): slices cut from the row's aligned base,
+    whole vectors in the body and the ragged ends as edge lanes; and a strided x (rows of 400 of which 333 are
+    used: x and y strides differ, so the plain path)."""
+    gen = torch.Generator().manual_seed(7)
+    for x in ((torch.randn(6, 1001, generator=gen) * 40).to(dtype),
+              (torch.randn(5, 400, generator=gen) * 40).to(dtype)[:, :333]):
+        v = SM.vec(x.shape[1], x.stride(0), x.shape[1], elem_size=x.element_size())
+        va = SM._coop_va(x, torch.empty(x.shape), v)
+        assert va == (16 // x.element_size() if x.is_contiguous() else 1)
+        x[:, 0] = 250.0  # the max in a head lane for some rows
+        for cfg in (("coop", 64, 1, 4, 1, 2), ("coop", 256, 1, 4, 1, 1), ("coop", 32, 1, 4, 1, 1)):
+            torch.testing.assert_close(SM.softmax(x, config=cfg).float(), SM.reference(x),
+                                       atol=2e-2 if dtype == torch.bfloat16 else 1e-5, rtol=1e-2)

@@ -39,7 +39,7 @@ def main(argv=None) -> int:
         grid = (M * chunks,)
 
         def run(phase, coop):
-            return lambda: SM.softmax_coop_kernel[grid](x, y, stats, count, N, N, M, N, **consts, PHASE=phase,
+            return lambda: SM.softmax_coop_kernel[grid](x, y, stats, count, N, N, M, N, **consts, VA=1, PHASE=phase,
                                                           num_warps=warps, launch_cooperative_grid=coop)
         res = {}
         for name, fns in (("fused coop", [run(0, True)]), ("fused plain", [run(0, False)]),
