@@ -300,7 +300,7 @@ COOP_REFUSED: set = set()  # devices where CUDA refused a cooperative launch: th
 
 def _coop_scratch(device) -> _scratch.Scratch:
     return _scratch.Scratch(device, ("softmax_stats", 2 * COOP_MAX_PROGRAMS, torch.float32),
-                            ("softmax_count", 2 * COOP_MAX_PROGRAMS, torch.int32))
+                            ("softmax_count", COOP_MAX_PROGRAMS, torch.int32))
 
 
 def _coop_consts(N: int, cfg: RowConfig, v: int, va: int = 1) -> dict:
@@ -314,7 +314,7 @@ def _coop_va(x2, y2, v: int) -> int:
     """16 bytes of elements where x's rows start off 16-byte boundaries (v below that) and x and y share their
     row stride (so one offset serves both); else 1."""
     va = 16 // x2.element_size()
-    return va if v < va and x2.stride(0) == y2.stride(0) and va <= 8 else 1
+    return va if v < va and x2.stride(0) == y2.stride(0) else 1
 
 
 def _fused() -> bool:
@@ -327,12 +327,13 @@ def _coop_pick(x2, y2, scalars: dict, v: int, max_block_n: int) -> RowConfig | N
     needs that), or None."""
     M, N = scalars["M"], scalars["N"]
     sms = _device_properties(x2.device.index or 0)["multiprocessor_count"]
+    va = _coop_va(x2, y2, v)
+    tensors = (x2, y2, *_coop_scratch(x2.device)())
     for cfg in coop_configs(M, N, x2.element_size(), sms, max_block_n):
-        consts = _coop_consts(N, cfg, v, _coop_va(x2, y2, v))
+        consts = _coop_consts(N, cfg, v, va)
         programs = M * consts["CHUNKS"]
         if programs > COOP_MAX_PROGRAMS:
             continue
-        tensors = (x2, y2, *_coop_scratch(x2.device)())
         if programs <= _persistent_programs(softmax_coop_kernel, tensors, scalars,
                                             {**consts, "PHASE": 0, "launch_cooperative_grid": True}, cfg):
             return cfg

@@ -58,3 +58,10 @@ def run_cli(args, env, cwd=None, input=None, timeout=300):
     """Run `python -m tritondbg ARGS`; returns CompletedProcess with text output."""
     return subprocess.run([sys.executable, "-m", "tritondbg", *args], env=env, cwd=cwd, input=input,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def run_sanitized(target: str):
+    """``tritondbg interpret TARGET`` in this process, sanitizers on: the run's record."""
+    from tritondbg.interp import instruments
+
+    return runner.run(target, mode="interpret", instruments=instruments.build(target, sanitize=True))

@@ -12,11 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import run_cli, run_sanitized
 import torch
 
-from tritondbg import runner
-from tritondbg.interp import initcheck, instruments
+from tritondbg.interp import initcheck
 
 pytestmark = [pytest.mark.interpreter, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
@@ -114,8 +113,7 @@ def spin_file(tmp_path):
     return p
 
 
-def _run(target):
-    return runner.run(target, mode="interpret", instruments=instruments.build(target, sanitize=True))
+_run = run_sanitized
 
 
 def test_a_spin_on_a_torch_empty_lock_is_found_and_stopped(spin_file):

@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from tritondbg import runner
-from tritondbg.interp import instruments, memops
+from conftest import run_sanitized
+
+from tritondbg.interp import memops
 
 pytestmark = [pytest.mark.interpreter, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
@@ -111,8 +112,7 @@ def kernels(tmp_path):
     return p
 
 
-def _run(target):
-    return runner.run(target, mode="interpret", instruments=instruments.build(target, sanitize=True))
+_run = run_sanitized
 
 
 def _line(tag: str) -> int:

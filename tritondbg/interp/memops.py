@@ -98,9 +98,9 @@ class SpinWatch:
         if self.count < SPIN_LIMIT:
             return
         width = max(1, ptr.get_element_ty().primitive_bitwidth // 8)
-        first = int(np.asarray(addrs).reshape(-1)[0]) if np.size(addrs) else 0
-        buf, desc = san.launch.argmap().describe(first, width) if san.launch is not None else (None, "memory")
-        value = np.asarray(vals).reshape(-1)[0].item() if np.size(vals) else "?"
+        first = int(addrs.reshape(-1)[0]) if addrs.size else 0
+        desc = san.launch.argmap().describe(first, width)[1] if san.launch is not None else "memory"
+        value = vals.reshape(-1)[0].item() if vals.size else "?"
         raise ProgramsWait(
             f"program {tuple(san.pid)} of {san.launch.kernel if san.launch else 'the kernel'} ran {what} on "
             f"{desc} at line {site[1]} {self.count + 1} times in a row and read {value} every time: it waits for "

@@ -77,15 +77,14 @@ def _late_sigint(signum, frame) -> None:
     """SIGINT while an exit hook runs: the process is ending already."""
 
 
-def _hold_sigint():
+def _hold_sigint() -> None:
     """Replace the SIGINT handler from the first exit hook on (main thread only: elsewhere no handler can run
-    anyway); returns the one it replaced, or None."""
+    anyway)."""
     try:
-        if threading.current_thread() is not threading.main_thread():
-            return None
-        return signal.signal(signal.SIGINT, _late_sigint)
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, _late_sigint)
     except (ValueError, OSError, TypeError):
-        return None
+        pass
 
 
 def run_all() -> None:
