@@ -21,8 +21,9 @@ flight. Two shapes of program:
 - ``split``: rows of 4097..6144 columns held as two power-of-two blocks (4096 unmasked + a masked tail: 5000
   = 4096 + 904 of 1024) instead of one 8192 block with 25-50% padding, whose registers limit the programs
   per SM (run 1 on the H200: 5000 / 5120 at 67-73% of copy with the padded block, 86% at 8192).
-- ``coop`` (softmax, on a GPU): few rows of 48 KiB or more, each cut into slices over several programs that meet at a
-  per-row barrier in one cooperative launch (``coop_configs`` below; kernels/softmax.py ``softmax_coop_kernel``).
+- ``coop`` (softmax, on a GPU): few rows of 48 KiB or more (96 KiB above half the SM count), each cut into slices
+  over several programs that meet at a per-row barrier in one cooperative launch (``coop_configs`` below;
+  kernels/softmax.py ``softmax_coop_kernel``).
 - ``stages`` >= 2 (single): persistent programs (as many as fit on the GPU at once, from the compiled
   kernel's registers and shared memory) walk tiles; Triton's pipeliner keeps the next tile's load in flight
   (cp.async into shared memory) while this tile is reduced and stored. Looped: the chunk loops pipelined
@@ -135,19 +136,24 @@ KINDS = ("single", "looped", "split", "coop")
 # Few long rows (softmax's coop kernel): one program per row leaves most SMs idle while each row streams through
 # one SM (H200, Triton 3.6, bf16, CUDA-graph GPU time, tests/bench/explore_rows_coop.py: 1x128256 25.8 us looped
 # against 4.6 with the row over 63 programs; 8x32768 5.2 against 3.7; torch.softmax 30.3 / 9.2). Rows of at least
-# COOP_MIN_ROW_BYTES, at most one row per COOP_ROWS_PER_SMS SMs, are cut into slices of COOP_MIN_SLICE columns or
-# more: the smallest power of two giving at most COOP_PROGRAMS_PER_SM programs per SM.
+# COOP_MIN_ROW_BYTES, at most one row per two SMs, are cut into slices of COOP_MIN_SLICE columns or more: the
+# smallest power of two giving at most COOP_PROGRAMS_PER_SM programs per SM. Up to one row per SM, rows of
+# COOP_FULL_ROW_BYTES or more too. Session 26 (bf16, GPU time, tests/bench/runs/s26_coop_m128.json, s26_caps.json):
+# one program per row against the rule's cut, 80x50257 12.6 -> 9.7 us, 100x128256 35.5 -> 20.7, 128x50257 13.2 ->
+# 11.7, 128x151936 48.1 -> 36.5; rows of 64 KB stay whole there (128x32001: 7.6 whole, 8.1 cut). 4 programs per
+# SM rather than 3: 3 doubles the slice to 64K columns at M >= 100 (100x128256 26.0 us against 20.7; 23 shapes of
+# 1-128 rows of 24576-256000 columns: 258 us in all against 279; 32x32768 and 43x24576 4.4 -> 4.6-4.7).
 COOP_MIN_ROW_BYTES = 48 * 1024
-COOP_ROWS_PER_SMS = 2
+COOP_FULL_ROW_BYTES = 96 * 1024
 COOP_MIN_SLICE = 2048
 COOP_MAX_BLOCK = 8192      # columns held per step; longer slices loop (two passes, the second from L2)
-COOP_PROGRAMS_PER_SM = 3
+COOP_PROGRAMS_PER_SM = 4
 
 
 def coop_configs(M: int, N: int, elem_size: int, sms: int | None, max_block_n: int):
     """The coop configs worth trying for M rows of N columns on a GPU of ``sms`` SMs, best first (the wrapper
     takes the first whose programs fit on the GPU at once); empty when the rule keeps one program per row."""
-    if not sms or N * elem_size < COOP_MIN_ROW_BYTES or M * COOP_ROWS_PER_SMS > sms:
+    if not sms or M > sms or N * elem_size < (COOP_MIN_ROW_BYTES if 2 * M <= sms else COOP_FULL_ROW_BYTES):
         return []
     out = []
     slice_ = COOP_MIN_SLICE
@@ -157,8 +163,6 @@ def coop_configs(M: int, N: int, elem_size: int, sms: int | None, max_block_n: i
             out.append(RowConfig("coop", block, 1, min(8, max(4, block // 512)), 1, slice_ // block))
         slice_ *= 2
     return out
-
-
 
 
 def split_tail(N: int, head: int) -> int:

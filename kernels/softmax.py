@@ -17,8 +17,9 @@ Design
       columns; pass 1 keeps a running max ``m`` and a running sum ``s``
       rescaled by ``exp(m_old - m_new)`` when the max grows; pass 2 re-reads the row (from L2; loads of pass
       1 hint ``evict_last``) and writes ``exp(x - m) / s``.
-    - ``softmax_coop_kernel``: few long rows (at most one row per two SMs, rows of 48 KiB or more, e.g. the
-      logits of a decode step over a 128K vocabulary) on a GPU: each row cut into slices of 2048+ columns, one
+    - ``softmax_coop_kernel``: few long rows (rows of 48 KiB or more up to one row per two SMs, of 96 KiB or more
+      up to one per SM, e.g. the logits of a decode step over a 128K vocabulary) on a GPU: each row cut into
+      slices of 2048+ columns, one
       program each, so the row streams through many SMs instead of one. Each program reduces its slice to
       (max, sum of exp) in a scratch buffer, the row's programs meet at a barrier (an arrival counter; the
       launch is cooperative, so CUDA refuses it rather than hang if the programs could not all be resident),
@@ -27,7 +28,11 @@ Design
       are sliced from their aligned base: whole 16-byte vectors in the body, the ragged ends as edge lanes.
       H200, bf16, GPU time: 1x128256 25.8 -> 4.6 us, 8x32768 5.2 -> 3.7, 64x50257 16.6 -> 7.9 (torch.softmax
       30.3 / 9.2 / 13.3).
-    - N and the row strides are hinted as multiples of VEC (16-byte accesses for N = 1000, 5000, ...).
+    - N and the row strides are hinted as multiples of VEC (16-byte accesses for N = 1000, 5000, ...). Rows off
+      16-byte boundaries (an odd N, e.g. GPT-2's 50257-token vocabulary) are read by every kernel but the split
+      one from each row's aligned base: whole 16-byte vectors (masks constant over each), the ragged ends
+      (under 16 bytes at each end) in 2 x 16 bytes of edge lanes (``_vec_step``, ``_edges``). H200, bf16, do_bench
+      (tests/bench/odd_shapes.py): 4096x50257 433 -> 299 us (torch.softmax 364), 8192x32001 493 -> 329 (610).
     - The wrapper caches a launcher per call signature (kernels/_launch.py).
     Measured on an H200 before this rule (Triton 3.6, fp16, one row per program, % of the 4.27 TB/s device
     copy): 8192x8192 and 16384x4096 ~91%, online 2048x65536 ~76%. The sweep over row lengths:
@@ -59,18 +64,70 @@ LOOP_CHUNK = 8192
 
 
 @triton.jit
-def _softmax_tile(x_ptr, y_ptr, tile, sx, sy, M, n_vec, cols, ROWS: tl.constexpr):
+def _vec_step(start, cols, n_vec, lead, VA: tl.constexpr):
+    """Offsets and mask of one step of BLOCK_N columns at ``start``. VA > 1: offsets from the row's aligned base,
+    whole 16-byte vectors only (a mask constant over each), so that loads and stores vectorise; the ragged ends
+    of the row are the edge lanes (``_edges``)."""
+    offs = start + cols
+    if VA > 1:
+        lo = lead - start  # the row's first column, in the step's lanes (start is a multiple of VA)
+        hi = n_vec + lo
+        lo = (lo + VA - 1) // VA * VA
+        hi = hi // VA * VA
+        return offs, (cols >= lo) & (cols < hi)
+    return offs, offs < n_vec
+
+
+@triton.jit
+def _edges(lead, n_vec, VA: tl.constexpr):
+    """A row's ragged ends, relative to its 16-byte-aligned base (``lead``: the row's first column there; a scalar
+    or a column of rows): 2 * VA edge lanes, the first VA over the row's first vector, the last VA over the vector
+    after its last whole one. Returns their columns, the head lanes and the tail lanes that hold the row's
+    elements outside its whole vectors (``_vec_step``'s body), and the tail vector's column."""
+    e = tl.arange(0, 2 * VA)
+    body_at = (lead + VA - 1) // VA * VA  # the row's first whole vector
+    tail_at = (lead + n_vec) // VA * VA  # the vector after its last whole one
+    col = tl.where(e < VA, e, tail_at + e - VA)
+    on_row = (col >= lead) & (col < lead + n_vec)
+    return col, (e < VA) & (col < body_at) & on_row, (e >= VA) & (col >= body_at) & on_row, tail_at
+
+
+@triton.jit
+def _softmax_tile(x_ptr, y_ptr, tile, sx, sy, M, n_vec, cols, ROWS: tl.constexpr, VA: tl.constexpr):
     rows = tile * ROWS + tl.arange(0, ROWS)
-    mask = (rows < M)[:, None] & (cols < n_vec)[None, :]
+    row_ok = (rows < M)[:, None]
     rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
+    if VA > 1:  # rows off 16-byte boundaries (sx == sy): whole vectors from each row's aligned base, ends apart
+        row_at = rows64 * sx
+        base = (row_at // VA * VA)[:, None]
+        lead = (row_at[:, None] - base).to(tl.int32)
+        x_row = x_ptr + base
+        y_row = y_ptr + base
+        lo = (lead + VA - 1) // VA * VA
+        hi = (lead + n_vec) // VA * VA
+        mask = row_ok & (cols[None, :] >= lo) & (cols[None, :] < hi)
+        e_col, e_head, e_tail, _ = _edges(lead, n_vec, VA)
+        e_on = row_ok & (e_head | e_tail)
+        xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
+    else:
+        x_row = x_ptr + rows64[:, None] * sx
+        y_row = y_ptr + rows64[:, None] * sy
+        mask = row_ok & (cols < n_vec)[None, :]
     # padded lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum
-    x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=-float("inf")).to(tl.float32)
+    x = tl.load(x_row + cols[None, :], mask=mask, other=-float("inf")).to(tl.float32)
     m = tl.max(x, axis=1)
+    if VA > 1:
+        m = tl.maximum(m, tl.max(xe, axis=1))
     m = tl.where(m == -float("inf"), 0.0, m)  # rows past M (all padding): no NaN computed, none stored
     e = tl.exp(x - m[:, None])
-    inv_s = 1.0 / tl.sum(e, axis=1)
-    y = e * inv_s[:, None]
-    tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+    s = tl.sum(e, axis=1)
+    if VA > 1:
+        ee = tl.exp(xe - m[:, None])
+        s += tl.sum(ee, axis=1)
+    inv_s = 1.0 / s
+    if VA > 1:
+        tl.store(y_row + e_col, (ee * inv_s[:, None]).to(y_ptr.dtype.element_ty), mask=e_on)
+    tl.store(y_row + cols[None, :], (e * inv_s[:, None]).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -85,6 +142,7 @@ def softmax_kernel(
     ROWS: tl.constexpr,  # rows per tile
     VEC: tl.constexpr,  # power of two dividing N and both row strides (16-byte vector accesses)
     STAGES: tl.constexpr,  # 1: one tile per program; >= 2: persistent programs, next tile's load in flight
+    VA: tl.constexpr = 1,  # 1, or the elements of 16 bytes where rows start off 16-byte boundaries (N odd, say)
 ):
     # round down to what VEC says they are (no-ops): tells Triton N and the strides are multiples of VEC
     n_vec = N // VEC * VEC
@@ -92,10 +150,10 @@ def softmax_kernel(
     sy = stride_y_row // VEC * VEC
     cols = tl.arange(0, BLOCK_N)
     if STAGES == 1:
-        _softmax_tile(x_ptr, y_ptr, tl.program_id(0), sx, sy, M, n_vec, cols, ROWS)
+        _softmax_tile(x_ptr, y_ptr, tl.program_id(0), sx, sy, M, n_vec, cols, ROWS, VA)
     else:
         for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
-            _softmax_tile(x_ptr, y_ptr, tile, sx, sy, M, n_vec, cols, ROWS)
+            _softmax_tile(x_ptr, y_ptr, tile, sx, sy, M, n_vec, cols, ROWS, VA)
 
 
 @triton.jit
@@ -110,19 +168,33 @@ def softmax_looped_kernel(
     ROWS: tl.constexpr,  # 1
     VEC: tl.constexpr,  # power of two dividing N and both row strides
     STAGES: tl.constexpr,  # pipelining depth of the chunk loops (1: none)
+    VA: tl.constexpr = 1,  # 1, or the elements of 16 bytes where rows start off 16-byte boundaries (N odd, say)
 ):
     n_vec = N // VEC * VEC
     row = tl.program_id(0).to(tl.int64)
-    x_row = x_ptr + row * (stride_x_row // VEC * VEC)
-    y_row = y_ptr + row * (stride_y_row // VEC * VEC)
     cols = tl.arange(0, BLOCK_N)
-
-    # Pass 1: online max and rescaled sum.
     m = -float("inf")  # running max
     s = 0.0  # running sum of exp(x - m)
-    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
-        offs = start + cols
-        mask = offs < n_vec
+    if VA > 1:  # the row off 16-byte boundaries (stride_x_row == stride_y_row): whole vectors from its aligned
+        # base in the chunk loops, its ragged ends (under VA elements at each end) in 2 * VA edge lanes
+        row_at = row * stride_x_row
+        base = row_at // VA * VA
+        lead = (row_at - base).to(tl.int32)
+        x_row = x_ptr + base
+        y_row = y_ptr + base
+        e_col, e_head, e_tail, _ = _edges(lead, n_vec, VA)
+        e_on = e_head | e_tail
+        xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
+        m = tl.max(xe, axis=0)
+        s = tl.sum(tl.exp(xe - tl.where(m == -float("inf"), 0.0, m)), axis=0)
+    else:
+        lead = 0
+        x_row = x_ptr + row * (stride_x_row // VEC * VEC)
+        y_row = y_ptr + row * (stride_y_row // VEC * VEC)
+
+    # Pass 1: online max and rescaled sum.
+    for start in tl.range(0, lead + n_vec, BLOCK_N, num_stages=STAGES):
+        offs, mask = _vec_step(start, cols, n_vec, lead, VA)
         x = tl.load(x_row + offs, mask=mask, other=-float("inf"), eviction_policy="evict_last").to(tl.float32)
         m_new = tl.maximum(m, tl.max(x, axis=0))
         # while every value so far is -inf, m_new is -inf and (-inf) - (-inf) would be NaN: shift by 0
@@ -132,9 +204,10 @@ def softmax_looped_kernel(
     inv_s = 1.0 / s
 
     # Pass 2: normalise and write (x comes back from L2).
-    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
-        offs = start + cols
-        mask = offs < n_vec
+    if VA > 1:
+        tl.store(y_row + e_col, (tl.exp(xe - m) * inv_s).to(y_ptr.dtype.element_ty), mask=e_on)
+    for start in tl.range(0, lead + n_vec, BLOCK_N, num_stages=STAGES):
+        offs, mask = _vec_step(start, cols, n_vec, lead, VA)
         x = tl.load(x_row + offs, mask=mask, other=-float("inf"), eviction_policy="evict_first").to(tl.float32)
         y = tl.exp(x - m) * inv_s
         tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
@@ -167,21 +240,6 @@ def softmax_split_kernel(
     inv_s = 1.0 / (tl.sum(ea, axis=0) + tl.sum(eb, axis=0))
     tl.store(y_row + ca, (ea * inv_s).to(y_ptr.dtype.element_ty))
     tl.store(y_row + cb, (eb * inv_s).to(y_ptr.dtype.element_ty), mask=mb)
-
-
-@triton.jit
-def _coop_step(start, cols, n_vec, lead, VA: tl.constexpr):
-    """Offsets and mask of one step of BLOCK_N columns at ``start``. VA > 1: offsets from the row's aligned base,
-    whole 16-byte vectors only (a mask constant over each), so that loads and stores vectorise; the ragged ends
-    of the row are the edge lanes."""
-    offs = start + cols
-    if VA > 1:
-        lo = lead - start  # the row's first column, in the step's lanes (start is a multiple of VA)
-        hi = n_vec + lo
-        lo = (lo + VA - 1) // VA * VA
-        hi = hi // VA * VA
-        return offs, (cols >= lo) & (cols < hi)
-    return offs, offs < n_vec
 
 
 @triton.jit
@@ -223,21 +281,17 @@ def softmax_coop_kernel(
         x_row = x_ptr + base
         y_row = y_ptr + base
         start = chunk * SL
-        e = tl.arange(0, 2 * VA)
-        tail_at = (lead + n_vec) // VA * VA  # the tail's aligned vector, relative to the base
-        e_col = tl.where(e < VA, e, tail_at + e - VA)  # relative to the base
-        body_at = (lead + VA - 1) // VA * VA  # the first whole vector of the row, relative to the base
-        mine = e * 0 + chunk  # (a tensor: the interpreter's & of a tensor and a scalar bool is no mask)
-        head = (e < VA) & (e_col < body_at) & (mine == 0)  # the row's first, partial vector: chunk 0's
-        tail = (e >= VA) & (e_col >= body_at) & (mine == tail_at // SL)  # the last one: its chunk's
-        e_on = (head | tail) & (e_col >= lead) & (e_col < lead + n_vec)
+        e_col, e_head, e_tail, tail_at = _edges(lead, n_vec, VA)
+        mine = e_col * 0 + chunk  # (a tensor: the interpreter's & of a tensor and a scalar bool is no mask)
+        # the row's first, partial vector is chunk 0's; the last one, its chunk's
+        e_on = (e_head & (mine == 0)) | (e_tail & (mine == tail_at // SL))
         xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
     else:
         lead = 0
         x_row = x_ptr + row64 * (stride_x_row // VEC * VEC)
         y_row = y_ptr + row64 * (stride_y_row // VEC * VEC)
         start = chunk * SL
-    o0, k0 = _coop_step(start, cols, n_vec, lead, VA)
+    o0, k0 = _vec_step(start, cols, n_vec, lead, VA)
     x = tl.load(x_row + o0, mask=k0, other=-float("inf")).to(tl.float32)
     if PHASE != 2:
         m_c = tl.max(x, axis=0)
@@ -248,7 +302,7 @@ def softmax_coop_kernel(
         if VA > 1:
             s_c += tl.sum(tl.exp(xe - shift), axis=0)
         for step in tl.range(1, PER):  # longer slices: online max and rescaled sum, as softmax_looped_kernel
-            os_, ks = _coop_step(start + step * BLOCK_N, cols, n_vec, lead, VA)
+            os_, ks = _vec_step(start + step * BLOCK_N, cols, n_vec, lead, VA)
             xs = tl.load(x_row + os_, mask=ks, other=-float("inf"), eviction_policy="evict_last").to(tl.float32)
             m_new = tl.maximum(m_c, tl.max(xs, axis=0))
             shift = tl.where(m_new == -float("inf"), 0.0, m_new)
@@ -283,7 +337,7 @@ def softmax_coop_kernel(
             tl.store(y_row + o0, (tl.exp(x - m) * inv_s).to(y_ptr.dtype.element_ty), mask=k0)
         else:
             for step in tl.range(0, PER):
-                os_, ks = _coop_step(start + step * BLOCK_N, cols, n_vec, lead, VA)
+                os_, ks = _vec_step(start + step * BLOCK_N, cols, n_vec, lead, VA)
                 xs = tl.load(x_row + os_, mask=ks, other=-float("inf"), eviction_policy="evict_first")
                 y = tl.exp(xs.to(tl.float32) - m) * inv_s
                 tl.store(y_row + os_, y.to(y_ptr.dtype.element_ty), mask=ks)
@@ -310,7 +364,7 @@ def _coop_consts(N: int, cfg: RowConfig, v: int, va: int = 1) -> dict:
                 VA=va)
 
 
-def _coop_va(x2, y2, v: int) -> int:
+def _va(x2, y2, v: int) -> int:
     """16 bytes of elements where x's rows start off 16-byte boundaries (v below that) and x and y share their
     row stride (so one offset serves both); else 1."""
     va = 16 // x2.element_size()
@@ -327,7 +381,7 @@ def _coop_pick(x2, y2, scalars: dict, v: int, max_block_n: int) -> RowConfig | N
     needs that), or None."""
     M, N = scalars["M"], scalars["N"]
     sms = _device_properties(x2.device.index or 0)["multiprocessor_count"]
-    va = _coop_va(x2, y2, v)
+    va = _va(x2, y2, v)
     tensors = (x2, y2, *_coop_scratch(x2.device)())
     for cfg in coop_configs(M, N, x2.element_size(), sms, max_block_n):
         consts = _coop_consts(N, cfg, v, va)
@@ -345,7 +399,7 @@ def _coop(x2, y2, sig, scalars: dict, cfg: RowConfig, v: int) -> None:
     refuses it, instead of hanging, if the programs cannot all be resident at once), two launches under the
     interpreter."""
     M, N = scalars["M"], scalars["N"]
-    consts = _coop_consts(N, cfg, v, _coop_va(x2, y2, v))
+    consts = _coop_consts(N, cfg, v, _va(x2, y2, v))
     programs = M * consts["CHUNKS"]
     if programs > COOP_MAX_PROGRAMS:
         raise ValueError(f"softmax: a coop config over {M} rows of {N} needs {programs} programs, more than "
@@ -441,7 +495,7 @@ def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowCo
         launch(softmax_split_kernel, _SPLIT, sig, (x2, y2), scalars, consts, cfg, M, y2)
         return y
     kernel, launches = (softmax_kernel, _SINGLE) if cfg.kind == "single" else (softmax_looped_kernel, _LOOPED)
-    consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages)
+    consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages, VA=_va(x2, y2, v))
     launch(kernel, launches, sig, (x2, y2), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y2)
     return y
 

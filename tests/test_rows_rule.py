@@ -175,23 +175,27 @@ def test_layernorm_names_what_it_cannot_take():
 
 def test_coop_rule_cuts_few_long_rows_over_the_sms():
     """Few long rows on a GPU: each row over several programs, the smallest slice (>= 2048 columns) giving at most
-    three programs per SM; none for short rows, for as many rows as half the SMs, or without an SM count (CPU)."""
+    four programs per SM; rows of 48 KiB or more up to half the SMs, of 96 KiB or more up to one row per SM; none
+    for shorter rows, for more rows than SMs, or without an SM count (CPU)."""
     sms = 132
     first = lambda M, N, e=2: (_rows.coop_configs(M, N, e, sms, 32768) or [None])[0]  # noqa: E731
     assert first(1, 128256) == RowConfig("coop", 2048, 1, 4, 1, 1)  # 63 programs
-    assert first(8, 128256) == RowConfig("coop", 4096, 1, 8, 1, 1)  # 256 programs (2048 columns: 504)
+    assert first(8, 128256) == RowConfig("coop", 2048, 1, 4, 1, 1)  # 504 programs
+    assert first(64, 32001) == RowConfig("coop", 4096, 1, 8, 1, 1)  # 512 programs (2048 columns: 1024)
     assert first(32, 151936) == RowConfig("coop", 8192, 1, 8, 1, 2)  # 16384-column slices, two steps each
+    assert first(100, 128256) == RowConfig("coop", 8192, 1, 8, 1, 4)  # 400 programs (3 per SM: 65536 columns)
+    assert first(128, 50257) == RowConfig("coop", 8192, 1, 8, 1, 2)  # more rows than half the SMs, 100 KB rows
     assert first(8, 32768) == RowConfig("coop", 2048, 1, 4, 1, 1)
     assert first(4, 24576, 4) == RowConfig("coop", 2048, 1, 4, 1, 1)  # fp32: 96 KiB rows
-    for M, N, e in ((1, 20000, 2), (16, 16384, 2), (67, 128256, 2), (1, 2048, 4)):
-        assert _rows.coop_configs(M, N, e, sms, 32768) == [], (M, N, e)  # < 48 KiB rows, or > sms / 2 rows
+    for M, N, e in ((1, 20000, 2), (16, 16384, 2), (67, 32001, 2), (133, 128256, 2), (1, 2048, 4)):
+        assert _rows.coop_configs(M, N, e, sms, 32768) == [], (M, N, e)  # < 48 / 96 KiB rows, or > sms rows
     assert _rows.coop_configs(1, 128256, 2, None, 32768) == []
-    for M, N in ((1, 24576), (3, 50257), (7, 128256), (66, 256000), (1, 10 ** 6)):
+    for M, N in ((1, 24576), (3, 50257), (7, 128256), (66, 256000), (67, 49153), (132, 256000), (1, 10 ** 6)):
         cands = _rows.coop_configs(M, N, 2, sms, 32768)
         assert cands, (M, N)
-        for c in cands:  # >= 2 slices a row, programs within three per SM, steps of at most 8192 columns
+        for c in cands:  # >= 2 slices a row, programs within four per SM, steps of at most 8192 columns
             chunks = triton.cdiv(N, c.block_n * c.per)
-            assert 2 <= chunks and M * chunks <= 3 * sms and c.block_n <= 8192, (M, N, c)
+            assert 2 <= chunks and M * chunks <= 4 * sms and c.block_n <= 8192, (M, N, c)
         assert [c.block_n * c.per for c in cands] == sorted(c.block_n * c.per for c in cands)
 
 
@@ -261,9 +265,64 @@ def test_coop_softmax_on_rows_off_16_byte_boundaries(dtype):
     for x in ((torch.randn(6, 1001, generator=gen) * 40).to(dtype),
               (torch.randn(5, 400, generator=gen) * 40).to(dtype)[:, :333]):
         v = SM.vec(x.shape[1], x.stride(0), x.shape[1], elem_size=x.element_size())
-        va = SM._coop_va(x, torch.empty(x.shape), v)
+        va = SM._va(x, torch.empty(x.shape), v)
         assert va == (16 // x.element_size() if x.is_contiguous() else 1)
         x[:, 0] = 250.0  # the max in a head lane for some rows
         for cfg in (("coop", 64, 1, 4, 1, 2), ("coop", 256, 1, 4, 1, 1), ("coop", 32, 1, 4, 1, 1)):
             torch.testing.assert_close(SM.softmax(x, config=cfg).float(), SM.reference(x),
                                        atol=2e-2 if dtype == torch.bfloat16 else 1e-5, rtol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_single_and_looped_softmax_on_rows_off_16_byte_boundaries(dtype):
+    """Rows whose length is not a multiple of 16 bytes start at every offset within a vector: the single-pass and
+    looped kernels read them from each row's aligned base in whole vectors, the ragged ends in edge lanes. Checked
+    at every lead (M >= 16 consecutive rows), with the row's max in a head lane, in a tail lane or in the body,
+    a row of -inf (NaN, as torch), rows shorter than one vector, and tiles of several rows with M not a multiple."""
+    gen = torch.Generator().manual_seed(3)
+    atol = 2e-2 if dtype == torch.bfloat16 else 1e-5
+    for M, N in ((17, 1001), (19, 333), (16, 1002), (9, 3), (11, 1)):
+        x = (torch.randn(M, N, generator=gen) * 40).to(dtype)
+        x[1, 0], x[2, -1], x[3, N // 2] = 300.0, 300.0, 300.0
+        x[4] = -float("inf")
+        v = SM.vec(N, N, N, elem_size=x.element_size())
+        assert SM._va(x, torch.empty_like(x), v) == 16 // x.element_size()  # the aligned path is the one run
+        block = triton.next_power_of_2(N)
+        cfgs = [None, ("single", block, 1, 4), ("single", block, 4, 4), ("single", block, 2, 4, 2),
+                ("looped", 64, 1, 4), ("looped", 256, 1, 4)]
+        for cfg in cfgs:
+            y = SM.softmax(x, config=cfg).float()
+            assert y[4].isnan().all(), (M, N, cfg)
+            torch.testing.assert_close(y, SM.reference(x), atol=atol, rtol=1e-2, equal_nan=True,
+                                       msg=lambda m: f"{(M, N, cfg)}: {m}")
+
+
+def test_odd_rows_compile_to_16_byte_vectors_for_sm90(cli_env, tmp_path):
+    """The property the aligned path is for, checked without a GPU: a softmax over GPT-2's 50257-column logits
+    (looped kernel), 32001 columns held whole, and 1001-column rows several per program compile for sm_90 to
+    16-byte loads and stores in the body, scalar accesses only for the edge lanes (before: every access scalar, and
+    the H200 ran 4096x50257 bf16 at 0.84x torch.softmax)."""
+    from conftest import run_cli
+
+    sc = tmp_path / "odd_rows.py"
+    sc.write_text(
+        "from tritondbg import Case, Scenario\nfrom tritondbg.kernels import softmax as K\nimport torch\n\n"
+        "def make_inputs(case, dtype, device, generator):\n"
+        "    p = case.params\n"
+        "    return dict(x=torch.randn(p['M'], p['N'], generator=generator).to(device=device, dtype=dtype))\n\n"
+        "SCENARIO = Scenario(name='odd_rows', description='odd rows', make_inputs=make_inputs, launch=K.softmax,\n"
+        "    reference=K.reference, kernels=[K.softmax_kernel, K.softmax_looped_kernel],\n"
+        "    cases=[Case('vocab', params=dict(M=4, N=50257), dtypes=('bfloat16',)),\n"
+        "           Case('wide', params=dict(M=8, N=32001), dtypes=('bfloat16',)),\n"
+        "           Case('rows', params=dict(M=4096, N=1001), dtypes=('bfloat16',))])\n")
+    import re
+
+    for case, kernel in (("vocab", "softmax_looped_kernel"), ("wide", "softmax_kernel"), ("rows", "softmax_kernel")):
+        p = run_cli(["ir", str(sc), "--case", case, "--arch", "sm_90", "--stage", "ptx"], cli_env, timeout=300)
+        assert p.returncode == 0 and kernel in p.stderr, (case, p.stderr[-2000:])
+        loads = re.findall(r"ld\.global[\w.:]*", p.stdout)
+        stores = re.findall(r"st\.global[\w.:]*", p.stdout)
+        vec_loads = [s for s in loads if ".v4.b32" in s]
+        assert vec_loads and any(".v4.b32" in s for s in stores), (case, loads, stores)
+        # scalar accesses: the edge lanes' only (one or a few per thread's share), far fewer than the vectors
+        assert len(loads) - len(vec_loads) <= 9 and len([s for s in stores if ".v4" not in s]) <= 1, (case, loads)

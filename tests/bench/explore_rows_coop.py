@@ -9,6 +9,7 @@ configs (slice = block_n x per columns), each checked against the reference firs
 back at zero), under do_bench (median, L2 flushed) and as CUDA-graph replays (GPU time).
 
     python tests/bench/explore_rows_coop.py [--dtypes bfloat16] [--shapes 11x24576,...] [--out F.json]
+    python tests/bench/explore_rows_coop.py --caps 3,4 ...   # the rule's pick under each programs-per-SM cap
 
 Needs a CUDA GPU (exit 2 without one).
 """
@@ -70,6 +71,8 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--picks-only", action="store_true", help="time the wrapper's pick and the one-program-per-row "
                     "rule only (no coop candidates)")
+    ap.add_argument("--caps", default="", help="comma-separated values of _rows.COOP_PROGRAMS_PER_SM: time the "
+                    "rule's coop pick under each (the first of its configs that launches) instead of the candidates")
     ap.add_argument("--out", default="explore_rows_coop.json")
     args = ap.parse_args(argv)
     import torch
@@ -78,7 +81,7 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
         return 2
-    from tritondbg.kernels import _scratch
+    from tritondbg.kernels import _rows, _scratch
     from tritondbg.kernels import softmax as SM
 
     def bench(fn):
@@ -100,7 +103,12 @@ def main(argv=None) -> int:
             t_torch = [bench(lambda: torch.softmax(x, dim=-1))]
             rule = SM.config_for(N, x.element_size(), M=M)
             results = []
-            for cfg in [None, rule, *([] if args.picks_only else candidates(M, N, sms))]:
+            cands = [] if args.picks_only or args.caps else candidates(M, N, sms)
+            for cap in filter(None, args.caps.split(",")):
+                _rows.COOP_PROGRAMS_PER_SM = int(cap)
+                cands += [c for c in _rows.coop_configs(M, N, x.element_size(), sms, SM.MAX_FUSED_BLOCK_N)
+                          if c not in cands][:2]  # the wrapper takes the first that launches
+            for cfg in [None, rule, *cands]:
                 fn = (lambda cfg=cfg: SM.softmax(x, config=cfg))  # None: the wrapper's own pick
                 try:
                     err = (fn().float() - ref).abs().max().item()
@@ -135,7 +143,6 @@ def main(argv=None) -> int:
                   + (fmt(picked) if picked else "pick ?") + "  " + (fmt(ruled) if ruled else "rule ?")
                   + ("  best: " + ", ".join(map(fmt, top)) if top else "")
                   + (f"  [{len(bad)} bad: {bad[0]['error'][:80]}]" if bad else ""), flush=True)
-            del x, ref, copy_out
     with open(args.out, "w") as f:
         json.dump(dict(triton=triton.__version__, torch=torch.__version__, gpu=torch.cuda.get_device_name(),
                        rows=rows_out), f, indent=1)
