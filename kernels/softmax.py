@@ -221,24 +221,47 @@ def softmax_split_kernel(
     M,  # rows (the grid is (M,))
     N,  # columns, BLOCK_N < N < 2 * BLOCK_N (a multiple of VEC)
     BLOCK_N: tl.constexpr,  # the largest power of two below N: the row's head, no mask
-    BLOCK_B: tl.constexpr,  # next_power_of_2(N - BLOCK_N): the row's tail, masked
+    BLOCK_B: tl.constexpr,  # next_power_of_2(N - BLOCK_N) (at least VA): the row's tail, masked
     VEC: tl.constexpr,  # power of two dividing N and both row strides
+    VA: tl.constexpr = 1,  # 1, or the elements of 16 bytes where rows start off 16-byte boundaries (N odd, say)
 ):
     # One row as two power-of-two blocks instead of one padded block (see layernorm_fwd_split_kernel).
     n_vec = N // VEC * VEC
     row = tl.program_id(0).to(tl.int64)
-    x_row = x_ptr + row * (stride_x_row // VEC * VEC)
-    y_row = y_ptr + row * (stride_y_row // VEC * VEC)
     ca = tl.arange(0, BLOCK_N)
     cb = BLOCK_N + tl.arange(0, BLOCK_B)
-    mb = cb < n_vec
-    xa = tl.load(x_row + ca).to(tl.float32)
+    if VA > 1:  # the row off 16-byte boundaries: both blocks from its aligned base in whole vectors, ends apart
+        row_at = row * stride_x_row
+        base = row_at // VA * VA
+        lead = (row_at - base).to(tl.int32)
+        x_row = x_ptr + base
+        y_row = y_ptr + base
+        ma = ca >= (lead + VA - 1) // VA * VA
+        mb = cb < (lead + n_vec) // VA * VA
+        e_col, e_head, e_tail, _ = _edges(lead, n_vec, VA)
+        e_on = e_head | e_tail
+        xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
+        xa = tl.load(x_row + ca, mask=ma, other=-float("inf")).to(tl.float32)
+    else:
+        x_row = x_ptr + row * (stride_x_row // VEC * VEC)
+        y_row = y_ptr + row * (stride_y_row // VEC * VEC)
+        ma = None  # the head: no mask
+        mb = cb < n_vec
+        xa = tl.load(x_row + ca).to(tl.float32)
     xb = tl.load(x_row + cb, mask=mb, other=-float("inf")).to(tl.float32)
     m = tl.maximum(tl.max(xa, axis=0), tl.max(xb, axis=0))
+    if VA > 1:
+        m = tl.maximum(m, tl.max(xe, axis=0))
     ea = tl.exp(xa - m)
     eb = tl.exp(xb - m)  # padded lanes: exp(-inf) = 0
-    inv_s = 1.0 / (tl.sum(ea, axis=0) + tl.sum(eb, axis=0))
-    tl.store(y_row + ca, (ea * inv_s).to(y_ptr.dtype.element_ty))
+    s = tl.sum(ea, axis=0) + tl.sum(eb, axis=0)
+    if VA > 1:
+        ee = tl.exp(xe - m)
+        s += tl.sum(ee, axis=0)
+    inv_s = 1.0 / s
+    if VA > 1:
+        tl.store(y_row + e_col, (ee * inv_s).to(y_ptr.dtype.element_ty), mask=e_on)
+    tl.store(y_row + ca, (ea * inv_s).to(y_ptr.dtype.element_ty), mask=ma)
     tl.store(y_row + cb, (eb * inv_s).to(y_ptr.dtype.element_ty), mask=mb)
 
 
@@ -364,11 +387,11 @@ def _coop_consts(N: int, cfg: RowConfig, v: int, va: int = 1) -> dict:
                 VA=va)
 
 
-def _va(x2, y2, v: int) -> int:
-    """16 bytes of elements where x's rows start off 16-byte boundaries (v below that) and x and y share their
-    row stride (so one offset serves both); else 1."""
+def _va(x2, y2, v: int, block: int) -> int:
+    """16 bytes of elements where x's rows start off 16-byte boundaries (v below that), x and y share their row
+    stride (so one offset serves both) and the kernel's blocks hold whole vectors (``block`` >= that); else 1."""
     va = 16 // x2.element_size()
-    return va if v < va and x2.stride(0) == y2.stride(0) else 1
+    return va if v < va <= block and x2.stride(0) == y2.stride(0) else 1
 
 
 def _fused() -> bool:
@@ -381,10 +404,9 @@ def _coop_pick(x2, y2, scalars: dict, v: int, max_block_n: int) -> RowConfig | N
     needs that), or None."""
     M, N = scalars["M"], scalars["N"]
     sms = _device_properties(x2.device.index or 0)["multiprocessor_count"]
-    va = _va(x2, y2, v)
     tensors = (x2, y2, *_coop_scratch(x2.device)())
     for cfg in coop_configs(M, N, x2.element_size(), sms, max_block_n):
-        consts = _coop_consts(N, cfg, v, va)
+        consts = _coop_consts(N, cfg, v, _va(x2, y2, v, cfg.block_n))
         programs = M * consts["CHUNKS"]
         if programs > COOP_MAX_PROGRAMS:
             continue
@@ -399,7 +421,7 @@ def _coop(x2, y2, sig, scalars: dict, cfg: RowConfig, v: int) -> None:
     refuses it, instead of hanging, if the programs cannot all be resident at once), two launches under the
     interpreter."""
     M, N = scalars["M"], scalars["N"]
-    consts = _coop_consts(N, cfg, v, _va(x2, y2, v))
+    consts = _coop_consts(N, cfg, v, _va(x2, y2, v, cfg.block_n))
     programs = M * consts["CHUNKS"]
     if programs > COOP_MAX_PROGRAMS:
         raise ValueError(f"softmax: a coop config over {M} rows of {N} needs {programs} programs, more than "
@@ -491,11 +513,12 @@ def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowCo
             COOP_REFUSED.add(x2.device)
             cfg = config_for(N, x.element_size(), max_block_n, M)
     if cfg.kind == "split":
-        consts = dict(BLOCK_N=cfg.block_n, BLOCK_B=split_tail(N, cfg.block_n), VEC=v)
+        va = _va(x2, y2, v, cfg.block_n)
+        consts = dict(BLOCK_N=cfg.block_n, BLOCK_B=max(split_tail(N, cfg.block_n), va), VEC=v, VA=va)
         launch(softmax_split_kernel, _SPLIT, sig, (x2, y2), scalars, consts, cfg, M, y2)
         return y
     kernel, launches = (softmax_kernel, _SINGLE) if cfg.kind == "single" else (softmax_looped_kernel, _LOOPED)
-    consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages, VA=_va(x2, y2, v))
+    consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages, VA=_va(x2, y2, v, cfg.block_n))
     launch(kernel, launches, sig, (x2, y2), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y2)
     return y
 

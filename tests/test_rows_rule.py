@@ -265,7 +265,7 @@ def test_coop_softmax_on_rows_off_16_byte_boundaries(dtype):
     for x in ((torch.randn(6, 1001, generator=gen) * 40).to(dtype),
               (torch.randn(5, 400, generator=gen) * 40).to(dtype)[:, :333]):
         v = SM.vec(x.shape[1], x.stride(0), x.shape[1], elem_size=x.element_size())
-        va = SM._va(x, torch.empty(x.shape), v)
+        va = SM._va(x, torch.empty(x.shape), v, 64)
         assert va == (16 // x.element_size() if x.is_contiguous() else 1)
         x[:, 0] = 250.0  # the max in a head lane for some rows
         for cfg in (("coop", 64, 1, 4, 1, 2), ("coop", 256, 1, 4, 1, 1), ("coop", 32, 1, 4, 1, 1)):
@@ -274,22 +274,29 @@ def test_coop_softmax_on_rows_off_16_byte_boundaries(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_single_and_looped_softmax_on_rows_off_16_byte_boundaries(dtype):
-    """Rows whose length is not a multiple of 16 bytes start at every offset within a vector: the single-pass and
-    looped kernels read them from each row's aligned base in whole vectors, the ragged ends in edge lanes. Checked
-    at every lead (M >= 16 consecutive rows), with the row's max in a head lane, in a tail lane or in the body,
-    a row of -inf (NaN, as torch), rows shorter than one vector, and tiles of several rows with M not a multiple."""
+def test_every_softmax_kernel_on_rows_off_16_byte_boundaries(dtype):
+    """Rows whose length is not a multiple of 16 bytes start at every offset within a vector: the single-pass,
+    split and looped kernels read them from each row's aligned base in whole vectors, the ragged ends in edge lanes.
+    Checked at every lead (M >= 16 consecutive rows), with the row's max in a head lane, in a tail lane or in the
+    body, a row of -inf (NaN, as torch), rows shorter than one vector, tiles of several rows with M not a multiple,
+    a split tail shorter than a vector (N = 4097 style), and blocks narrower than a vector (the plain path)."""
     gen = torch.Generator().manual_seed(3)
     atol = 2e-2 if dtype == torch.bfloat16 else 1e-5
-    for M, N in ((17, 1001), (19, 333), (16, 1002), (9, 3), (11, 1)):
+    va = 16 // torch.empty((), dtype=dtype).element_size()
+    for M, N in ((17, 1001), (19, 333), (16, 1002), (16, 129), (17, 135), (9, 3), (11, 1)):
         x = (torch.randn(M, N, generator=gen) * 40).to(dtype)
         x[1, 0], x[2, -1], x[3, N // 2] = 300.0, 300.0, 300.0
         x[4] = -float("inf")
         v = SM.vec(N, N, N, elem_size=x.element_size())
-        assert SM._va(x, torch.empty_like(x), v) == 16 // x.element_size()  # the aligned path is the one run
         block = triton.next_power_of_2(N)
+        assert SM._va(x, torch.empty_like(x), v, block) == (va if block >= va else 1)
+        assert SM._va(x, torch.empty_like(x), v, va // 2) == 1  # a step narrower than a vector: plain path
         cfgs = [None, ("single", block, 1, 4), ("single", block, 4, 4), ("single", block, 2, 4, 2),
                 ("looped", 64, 1, 4), ("looped", 256, 1, 4)]
+        if N < 200:  # steps narrower than a vector (the plain path; slow under the interpreter on long rows)
+            cfgs.append(("looped", max(1, va // 2), 1, 4))
+        if N > 2 and N & (N - 1):
+            cfgs.append(("split", block // 2, 1, 4))  # head block_n = the power of two below N, a tail
         for cfg in cfgs:
             y = SM.softmax(x, config=cfg).float()
             assert y[4].isnan().all(), (M, N, cfg)
@@ -299,9 +306,9 @@ def test_single_and_looped_softmax_on_rows_off_16_byte_boundaries(dtype):
 
 def test_odd_rows_compile_to_16_byte_vectors_for_sm90(cli_env, tmp_path):
     """The property the aligned path is for, checked without a GPU: a softmax over GPT-2's 50257-column logits
-    (looped kernel), 32001 columns held whole, and 1001-column rows several per program compile for sm_90 to
-    16-byte loads and stores in the body, scalar accesses only for the edge lanes (before: every access scalar, and
-    the H200 ran 4096x50257 bf16 at 0.84x torch.softmax)."""
+    (looped kernel), 32001 columns held whole, 1001-column rows several per program and 5001-column rows as two
+    blocks (split kernel) compile for sm_90 to 16-byte loads and stores in the body, scalar accesses only for the
+    edge lanes (before: every access scalar, and the H200 ran 4096x50257 bf16 at 0.84x torch.softmax)."""
     from conftest import run_cli
 
     sc = tmp_path / "odd_rows.py"
@@ -311,18 +318,21 @@ def test_odd_rows_compile_to_16_byte_vectors_for_sm90(cli_env, tmp_path):
         "    p = case.params\n"
         "    return dict(x=torch.randn(p['M'], p['N'], generator=generator).to(device=device, dtype=dtype))\n\n"
         "SCENARIO = Scenario(name='odd_rows', description='odd rows', make_inputs=make_inputs, launch=K.softmax,\n"
-        "    reference=K.reference, kernels=[K.softmax_kernel, K.softmax_looped_kernel],\n"
+        "    reference=K.reference, kernels=[K.softmax_kernel, K.softmax_looped_kernel, K.softmax_split_kernel],\n"
         "    cases=[Case('vocab', params=dict(M=4, N=50257), dtypes=('bfloat16',)),\n"
         "           Case('wide', params=dict(M=8, N=32001), dtypes=('bfloat16',)),\n"
-        "           Case('rows', params=dict(M=4096, N=1001), dtypes=('bfloat16',))])\n")
+        "           Case('rows', params=dict(M=4096, N=1001), dtypes=('bfloat16',)),\n"
+        "           Case('split', params=dict(M=4096, N=5001), dtypes=('bfloat16',))])\n")
     import re
 
-    for case, kernel in (("vocab", "softmax_looped_kernel"), ("wide", "softmax_kernel"), ("rows", "softmax_kernel")):
+    for case, kernel in (("vocab", "softmax_looped_kernel"), ("wide", "softmax_kernel"), ("rows", "softmax_kernel"),
+                         ("split", "softmax_split_kernel")):
         p = run_cli(["ir", str(sc), "--case", case, "--arch", "sm_90", "--stage", "ptx"], cli_env, timeout=300)
         assert p.returncode == 0 and kernel in p.stderr, (case, p.stderr[-2000:])
         loads = re.findall(r"ld\.global[\w.:]*", p.stdout)
         stores = re.findall(r"st\.global[\w.:]*", p.stdout)
-        vec_loads = [s for s in loads if ".v4.b32" in s]
-        assert vec_loads and any(".v4.b32" in s for s in stores), (case, loads, stores)
-        # scalar accesses: the edge lanes' only (one or a few per thread's share), far fewer than the vectors
-        assert len(loads) - len(vec_loads) <= 9 and len([s for s in stores if ".v4" not in s]) <= 1, (case, loads)
+        assert any(".v4.b32" in s for s in loads) and any(".v4.b32" in s for s in stores), (case, loads, stores)
+        # scalar accesses (not .v2 / .v4): the edge lanes' only, one or a few per thread's share
+        scalar_loads = [s for s in loads if not re.search(r"\.v[24]\.", s)]
+        scalar_stores = [s for s in stores if not re.search(r"\.v[24]\.", s)]
+        assert len(scalar_loads) <= 9 and len(scalar_stores) <= 1, (case, loads, stores)

@@ -23,7 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-SOFTMAX = ("4096x50257", "16384x50257", "512x50257", "2048x32001", "8192x32001", "128x50257", "1024x151655")
+SOFTMAX = ("4096x50257", "16384x50257", "512x50257", "2048x32001", "8192x32001", "128x50257", "1024x151655",
+           "8192x5001", "32768x1001", "64x4097")
 LAYERNORM = ("8192x4097", "4096x50257")
 # (M, N, K, layout): "nt" = a @ w.t() (w of N x K, row-major), "nn" = a @ b (b of K x N, row-major)
 GEMM = (("8192x50257x768", "nt"), ("4096x50257x1024", "nt"), ("8192x32001x4096", "nt"),
