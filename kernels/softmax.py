@@ -29,10 +29,11 @@ Design
       H200, bf16, GPU time: 1x128256 25.8 -> 4.6 us, 8x32768 5.2 -> 3.7, 64x50257 16.6 -> 7.9 (torch.softmax
       30.3 / 9.2 / 13.3).
     - N and the row strides are hinted as multiples of VEC (16-byte accesses for N = 1000, 5000, ...). Rows off
-      16-byte boundaries (an odd N, e.g. GPT-2's 50257-token vocabulary) are read by every kernel but the split
-      one from each row's aligned base: whole 16-byte vectors (masks constant over each), the ragged ends
-      (under 16 bytes at each end) in 2 x 16 bytes of edge lanes (``_vec_step``, ``_edges``). H200, bf16, do_bench
-      (tests/bench/odd_shapes.py): 4096x50257 433 -> 299 us (torch.softmax 364), 8192x32001 493 -> 329 (610).
+      16-byte boundaries (an odd N, e.g. GPT-2's 50257-token vocabulary) are read from each row's aligned base:
+      whole 16-byte vectors (masks constant over each), the ragged ends (under 16 bytes at each end) in 2 x 16
+      bytes of edge lanes (``_vec_step``, ``_edges``); the single-pass kernel then holds one row per program.
+      H200, bf16, do_bench (tests/bench/odd_shapes.py): 4096x50257 433 -> 299 us (torch.softmax 364), 8192x32001
+      493 -> 329 (610).
     - The wrapper caches a launcher per call signature (kernels/_launch.py).
     Measured on an H200 before this rule (Triton 3.6, fp16, one row per program, % of the 4.27 TB/s device
     copy): 8192x8192 and 16384x4096 ~91%, online 2048x65536 ~76%. The sweep over row lengths:
@@ -93,41 +94,42 @@ def _edges(lead, n_vec, VA: tl.constexpr):
 
 
 @triton.jit
-def _softmax_tile(x_ptr, y_ptr, tile, sx, sy, M, n_vec, cols, ROWS: tl.constexpr, VA: tl.constexpr):
+def _softmax_tile(x_ptr, y_ptr, tile, sx, sy, M, n_vec, cols, ROWS: tl.constexpr):
     rows = tile * ROWS + tl.arange(0, ROWS)
-    row_ok = (rows < M)[:, None]
+    mask = (rows < M)[:, None] & (cols < n_vec)[None, :]
     rows64 = rows.to(tl.int64)  # int64: M * stride can pass 2**31
-    if VA > 1:  # rows off 16-byte boundaries (sx == sy): whole vectors from each row's aligned base, ends apart
-        row_at = rows64 * sx
-        base = (row_at // VA * VA)[:, None]
-        lead = (row_at[:, None] - base).to(tl.int32)
-        x_row = x_ptr + base
-        y_row = y_ptr + base
-        lo = (lead + VA - 1) // VA * VA
-        hi = (lead + n_vec) // VA * VA
-        mask = row_ok & (cols[None, :] >= lo) & (cols[None, :] < hi)
-        e_col, e_head, e_tail, _ = _edges(lead, n_vec, VA)
-        e_on = row_ok & (e_head | e_tail)
-        xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
-    else:
-        x_row = x_ptr + rows64[:, None] * sx
-        y_row = y_ptr + rows64[:, None] * sy
-        mask = row_ok & (cols < n_vec)[None, :]
     # padded lanes load -inf: they never win the max and add exp(-inf) = 0 to the sum
-    x = tl.load(x_row + cols[None, :], mask=mask, other=-float("inf")).to(tl.float32)
+    x = tl.load(x_ptr + rows64[:, None] * sx + cols[None, :], mask=mask, other=-float("inf")).to(tl.float32)
     m = tl.max(x, axis=1)
-    if VA > 1:
-        m = tl.maximum(m, tl.max(xe, axis=1))
     m = tl.where(m == -float("inf"), 0.0, m)  # rows past M (all padding): no NaN computed, none stored
     e = tl.exp(x - m[:, None])
-    s = tl.sum(e, axis=1)
-    if VA > 1:
-        ee = tl.exp(xe - m[:, None])
-        s += tl.sum(ee, axis=1)
-    inv_s = 1.0 / s
-    if VA > 1:
-        tl.store(y_row + e_col, (ee * inv_s[:, None]).to(y_ptr.dtype.element_ty), mask=e_on)
-    tl.store(y_row + cols[None, :], (e * inv_s[:, None]).to(y_ptr.dtype.element_ty), mask=mask)
+    inv_s = 1.0 / tl.sum(e, axis=1)
+    y = e * inv_s[:, None]
+    tl.store(y_ptr + rows64[:, None] * sy + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _softmax_row_va(x_ptr, y_ptr, row, sx, n_vec, cols, VA: tl.constexpr):
+    """One row off 16-byte boundaries held whole (x and y share the row stride ``sx``): whole 16-byte vectors from
+    its aligned base, the ragged ends as edge lanes. One row, 1-D: with a 2-D tile of several rows, Triton 3.6 laid
+    the edge lanes out as the tile (each thread loading all 32 of a 4-row tile's edge lanes, 1.8x the time)."""
+    row_at = row.to(tl.int64) * sx
+    base = row_at // VA * VA
+    lead = (row_at - base).to(tl.int32)
+    x_row = x_ptr + base
+    y_row = y_ptr + base
+    mask = (cols >= (lead + VA - 1) // VA * VA) & (cols < (lead + n_vec) // VA * VA)
+    e_col, e_head, e_tail, _ = _edges(lead, n_vec, VA)
+    e_on = e_head | e_tail
+    xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
+    x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
+    m = tl.maximum(tl.max(x, axis=0), tl.max(xe, axis=0))
+    m = tl.where(m == -float("inf"), 0.0, m)  # a row of -inf: s = 0 and y = 0 / 0 = NaN, as torch
+    e = tl.exp(x - m)
+    ee = tl.exp(xe - m)
+    inv_s = 1.0 / (tl.sum(e, axis=0) + tl.sum(ee, axis=0))
+    tl.store(y_row + e_col, (ee * inv_s).to(y_ptr.dtype.element_ty), mask=e_on)
+    tl.store(y_row + cols, (e * inv_s).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -142,7 +144,8 @@ def softmax_kernel(
     ROWS: tl.constexpr,  # rows per tile
     VEC: tl.constexpr,  # power of two dividing N and both row strides (16-byte vector accesses)
     STAGES: tl.constexpr,  # 1: one tile per program; >= 2: persistent programs, next tile's load in flight
-    VA: tl.constexpr = 1,  # 1, or the elements of 16 bytes where rows start off 16-byte boundaries (N odd, say)
+    VA: tl.constexpr = 1,  # 1, or the elements of 16 bytes where rows start off 16-byte boundaries (N odd, say;
+    #                       ROWS == 1 then)
 ):
     # round down to what VEC says they are (no-ops): tells Triton N and the strides are multiples of VEC
     n_vec = N // VEC * VEC
@@ -150,10 +153,16 @@ def softmax_kernel(
     sy = stride_y_row // VEC * VEC
     cols = tl.arange(0, BLOCK_N)
     if STAGES == 1:
-        _softmax_tile(x_ptr, y_ptr, tl.program_id(0), sx, sy, M, n_vec, cols, ROWS, VA)
+        if VA > 1:  # ROWS == 1
+            _softmax_row_va(x_ptr, y_ptr, tl.program_id(0), sx, n_vec, cols, VA)
+        else:
+            _softmax_tile(x_ptr, y_ptr, tl.program_id(0), sx, sy, M, n_vec, cols, ROWS)
     else:
         for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
-            _softmax_tile(x_ptr, y_ptr, tile, sx, sy, M, n_vec, cols, ROWS, VA)
+            if VA > 1:
+                _softmax_row_va(x_ptr, y_ptr, tile, sx, n_vec, cols, VA)
+            else:
+                _softmax_tile(x_ptr, y_ptr, tile, sx, sy, M, n_vec, cols, ROWS)
 
 
 @triton.jit
@@ -438,16 +447,39 @@ def _coop(x2, y2, sig, scalars: dict, cfg: RowConfig, v: int) -> None:
                                          num_warps=cfg.num_warps)
 
 
+# Rows of an odd length held whole (session 26, H200, bf16, do_bench, tests/bench/explore_rows_long.py,
+# runs/s26_short_odd.json): a row's start is off 16-byte boundaries, so the rule's even-N tiles run badly. Rows of
+# at least ODD_ROW_BYTES (padded) take one row per program through the aligned path, ~16 elements a thread
+# (32768x1001: 45.6 us with the rule's 4-row tiles, 37.0 so; an even 1000: 36.0); shorter ones keep scalar accesses
+# in tiles of ~ODD_ROW_BYTES with a warp per 1024 elements (attention scores over CLIP's 77 tokens, 262144x77: 82.7
+# -> 37.9 us; ViT's 197 patches, 151296x197: 61.6 -> 49.2; torch.softmax 54.6 / 60.0): one row per program is too
+# little work there (95-162 us).
+ODD_ROW_BYTES = 2048
+
+
+def _odd_rows(cfg: RowConfig, elem_size: int) -> RowConfig:
+    """The rule's single-pass config adapted to rows off 16-byte boundaries (above)."""
+    row_bytes = cfg.block_n * elem_size
+    if row_bytes >= ODD_ROW_BYTES:
+        return cfg if cfg.rows == 1 else cfg._replace(rows=1, num_warps=min(4, max(1, cfg.block_n // 512)))
+    rows = min(cfg.rows, max(1, ODD_ROW_BYTES // row_bytes))
+    return cfg._replace(rows=rows, num_warps=max(1, rows * cfg.block_n // 1024))
+
+
 def config_for(N: int, elem_size: int, max_block_n: int = MAX_FUSED_BLOCK_N,
                M: int | None = None, sms: int | None = None) -> RowConfig:
-    """The config the wrapper's rule picks (kernels/_rows.py ``row_config`` with this kernel's loop chunk); with
-    ``sms`` (a GPU's SM count) and M, the coop config it tries first where few long rows get one (the wrapper
-    takes it when its programs fit on the GPU at once)."""
+    """The config the wrapper's rule picks for contiguous rows (kernels/_rows.py ``row_config`` with this kernel's
+    loop chunk; rows off 16-byte boundaries held whole: ``_odd_rows``); with ``sms`` (a GPU's SM count) and M, the
+    coop config it tries first where few long rows get one (the wrapper takes it when its programs fit on the GPU
+    at once)."""
     if M is not None and sms:
         coop = coop_configs(M, N, elem_size, sms, max_block_n)
         if coop:
             return coop[0]
-    return row_config(N, elem_size, max_block_n, M, LOOP_CHUNK)
+    cfg = row_config(N, elem_size, max_block_n, M, LOOP_CHUNK)
+    if cfg.kind == "single" and N * elem_size % 16:
+        return _odd_rows(cfg, elem_size)
+    return cfg
 
 
 def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowConfig | None = None) -> torch.Tensor:
@@ -518,7 +550,8 @@ def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowCo
         launch(softmax_split_kernel, _SPLIT, sig, (x2, y2), scalars, consts, cfg, M, y2)
         return y
     kernel, launches = (softmax_kernel, _SINGLE) if cfg.kind == "single" else (softmax_looped_kernel, _LOOPED)
-    consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages, VA=_va(x2, y2, v, cfg.block_n))
+    va = _va(x2, y2, v, cfg.block_n) if cfg.rows == 1 else 1  # the aligned path holds one row per program
+    consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages, VA=va)
     launch(kernel, launches, sig, (x2, y2), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y2)
     return y
 

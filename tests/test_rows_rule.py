@@ -292,6 +292,7 @@ def test_every_softmax_kernel_on_rows_off_16_byte_boundaries(dtype):
         assert SM._va(x, torch.empty_like(x), v, block) == (va if block >= va else 1)
         assert SM._va(x, torch.empty_like(x), v, va // 2) == 1  # a step narrower than a vector: plain path
         cfgs = [None, ("single", block, 1, 4), ("single", block, 4, 4), ("single", block, 2, 4, 2),
+                ("single", block, 1, 4, 2),  # persistent programs, one row each (the aligned path)
                 ("looped", 64, 1, 4), ("looped", 256, 1, 4)]
         if N < 200:  # steps narrower than a vector (the plain path; slow under the interpreter on long rows)
             cfgs.append(("looped", max(1, va // 2), 1, 4))

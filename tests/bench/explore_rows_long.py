@@ -38,8 +38,8 @@ def candidates(M: int, N: int):
     block = triton.next_power_of_2(N)
     out = []
     if block <= 8192:  # short rows (mid-size inputs): rows per program and warps
-        for rows in (1, 2, 4):
-            for warps in (2, 4, 8, 16):
+        for rows in (1, 2, 4, 8, 16, 32, 64):
+            for warps in (1, 2, 4, 8, 16):
                 if 4 <= rows * block // (32 * warps) <= 64 and M // rows >= 64:
                     out.append(RowConfig("single", block, rows, warps, 1))
         out.append(RowConfig("single", block, 1, max(4, block // 1024), 2))
@@ -64,6 +64,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtypes", default="bfloat16")
     ap.add_argument("--shapes", default=SHAPES)
     ap.add_argument("--rep", type=int, default=100)
+    ap.add_argument("--no-align", action="store_true", help="softmax: rows off 16-byte boundaries with scalar "
+                    "accesses (the path before session 26) instead of whole vectors from each row's aligned base")
     ap.add_argument("--graph", action="store_true", help="also time CUDA-graph replays (GPU time, no host cost)")
     ap.add_argument("--out", default="explore_rows_long.json")
     args = ap.parse_args(argv)
@@ -76,6 +78,9 @@ def main(argv=None) -> int:
         return 2
     if args.kernel == "softmax":
         from tritondbg.kernels import softmax as K
+
+        if args.no_align:
+            K._va = lambda *a: 1
 
         def ours(x, cfg):
             return K.softmax(x, config=cfg)

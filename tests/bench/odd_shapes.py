@@ -1,7 +1,8 @@
 """Issue 18, shapes the sweep does not hold: odd vocabulary sizes (GPT-2's 50257, a padded 32001) in the ops a
 language model runs on them, against torch on the local GPU.
 
-- softmax over logits rows of an odd length (many rows: a training step's tokens; few: a decode step);
+- softmax over logits rows of an odd length (many rows: a training step's tokens; few: a decode step), and over
+  attention scores of an odd sequence length (eager attention: ViT's 197 patches, CLIP's 77 tokens);
 - the LM head ``h @ wte.t()`` (N odd: the output rows are off 16-byte boundaries, so TMA cannot store them) and
   its backward products ``dlogits @ wte`` (K odd) and ``dlogits.t() @ h`` (M odd);
 - layernorm on the same odd rows.
@@ -24,7 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 SOFTMAX = ("4096x50257", "16384x50257", "512x50257", "2048x32001", "8192x32001", "128x50257", "1024x151655",
-           "8192x5001", "32768x1001", "64x4097")
+           "8192x5001", "32768x1001", "64x4097",
+           "151296x197", "262144x77")  # attention probabilities: ViT's 197 patches (B 64, 12 heads), CLIP's 77 tokens
 LAYERNORM = ("8192x4097", "4096x50257")
 # (M, N, K, layout): "nt" = a @ w.t() (w of N x K, row-major), "nn" = a @ b (b of K x N, row-major)
 GEMM = (("8192x50257x768", "nt"), ("4096x50257x1024", "nt"), ("8192x32001x4096", "nt"),
