@@ -337,3 +337,22 @@ def test_odd_rows_compile_to_16_byte_vectors_for_sm90(cli_env, tmp_path):
         scalar_loads = [s for s in loads if not re.search(r"\.v[24]\.", s)]
         scalar_stores = [s for s in stores if not re.search(r"\.v[24]\.", s)]
         assert len(scalar_loads) <= 9 and len(scalar_stores) <= 1, (case, loads, stores)
+
+
+def test_rule_for_odd_rows_held_whole():
+    """Odd rows held whole (session 26, H200): rows of >= 2 KB one per program (the aligned path, ~16 elements a
+    thread), shorter rows in ~2 KB tiles with a warp per 1024 elements (scalar accesses); even rows keep the rule's
+    tiles; rows that loop or go over the SMs are not this rule's."""
+    c = SM.config_for
+    assert c(1001, 2, M=32768) == RowConfig("single", 1024, 1, 2)
+    assert c(3001, 2, M=11000) == RowConfig("single", 4096, 1, 4)  # already one row a program: the rule's warps
+    assert c(77, 2, M=262144) == RowConfig("single", 128, 8, 1)  # CLIP's 77 tokens
+    assert c(197, 2, M=151296) == RowConfig("single", 256, 4, 1)  # ViT's 197 patches
+    assert c(77, 4, M=262144) == RowConfig("single", 128, 4, 1)  # fp32: 512-byte rows
+    assert c(1000, 2, M=32768) == row_config(1000, 2, SM.MAX_FUSED_BLOCK_N, 32768)  # even: unchanged
+    assert c(50257, 2, M=4096).kind == "looped"
+    for N, es in ((1001, 2), (77, 2), (197, 4), (333, 2), (5, 2)):
+        for M in (1, 7, 300, 100000):
+            cfg = c(N, es, M=M)
+            assert cfg.rows == 1 or cfg.rows * cfg.block_n * es <= SM.ODD_ROW_BYTES, (N, es, M, cfg)
+            assert cfg.rows * cfg.block_n >= 32 * cfg.num_warps or cfg.num_warps == 1, (N, es, M, cfg)
