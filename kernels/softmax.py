@@ -19,19 +19,19 @@ Design
       1 hint ``evict_last``) and writes ``exp(x - m) / s``.
     - ``softmax_coop_kernel``: few long rows (rows of 48 KiB or more up to one row per two SMs, of 96 KiB or more
       up to one per SM, e.g. the logits of a decode step over a 128K vocabulary) on a GPU: each row cut into
-      slices of 2048+ columns, one
-      program each, so the row streams through many SMs instead of one. Each program reduces its slice to
-      (max, sum of exp) in a scratch buffer, the row's programs meet at a barrier (an arrival counter; the
-      launch is cooperative, so CUDA refuses it rather than hang if the programs could not all be resident),
-      then each combines the row's pairs and writes its slice. Under the interpreter (programs run one after
-      another) the same kernel runs as two launches, statistics then output. Rows off 16-byte boundaries (odd N)
-      are sliced from their aligned base: whole 16-byte vectors in the body, the ragged ends as edge lanes.
+      slices of 2048+ columns, one program each, so the row streams through many SMs instead of one. Each
+      program reduces its slice to (max, sum of exp) in a scratch buffer, the row's programs meet at a barrier
+      (an arrival counter; the launch is cooperative, so CUDA refuses it rather than hang if the programs could
+      not all be resident), then each combines the row's pairs and writes its slice. Under the interpreter
+      (programs run one after another) the same kernel runs as two launches, statistics then output. Rows off
+      16-byte boundaries (odd N) are sliced from their aligned base (below).
       H200, bf16, GPU time: 1x128256 25.8 -> 4.6 us, 8x32768 5.2 -> 3.7, 64x50257 16.6 -> 7.9 (torch.softmax
       30.3 / 9.2 / 13.3).
     - N and the row strides are hinted as multiples of VEC (16-byte accesses for N = 1000, 5000, ...). Rows off
       16-byte boundaries (an odd N, e.g. GPT-2's 50257-token vocabulary) are read from each row's aligned base:
       whole 16-byte vectors (masks constant over each), the ragged ends (under 16 bytes at each end) in 2 x 16
-      bytes of edge lanes (``_vec_step``, ``_edges``); the single-pass kernel then holds one row per program.
+      bytes of edge lanes (``_vec_step``, ``_edges``); the single-pass kernel takes that path for rows of 2 KB or
+      more, one row per program, and shorter odd rows in small scalar tiles (``_odd_rows``).
       H200, bf16, do_bench (tests/bench/odd_shapes.py): 4096x50257 433 -> 299 us (torch.softmax 364), 8192x32001
       493 -> 329 (610).
     - The wrapper caches a launcher per call signature (kernels/_launch.py).
