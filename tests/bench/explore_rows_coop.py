@@ -104,10 +104,14 @@ def main(argv=None) -> int:
             rule = SM.config_for(N, x.element_size(), M=M)
             results = []
             cands = [] if args.picks_only or args.caps else candidates(M, N, sms)
-            for cap in filter(None, args.caps.split(",")):
-                _rows.COOP_PROGRAMS_PER_SM = int(cap)
-                cands += [c for c in _rows.coop_configs(M, N, x.element_size(), sms, SM.MAX_FUSED_BLOCK_N)
-                          if c not in cands][:2]  # the wrapper takes the first that launches
+            cap0 = _rows.COOP_PROGRAMS_PER_SM
+            try:
+                for cap in filter(None, args.caps.split(",")):
+                    _rows.COOP_PROGRAMS_PER_SM = int(cap)
+                    cands += [c for c in _rows.coop_configs(M, N, x.element_size(), sms, SM.MAX_FUSED_BLOCK_N)
+                              if c not in cands][:2]  # the wrapper takes the first that launches
+            finally:  # the wrapper's own pick (config None) under the module's cap, not the last one asked
+                _rows.COOP_PROGRAMS_PER_SM = cap0
             for cfg in [None, rule, *cands]:
                 fn = (lambda cfg=cfg: SM.softmax(x, config=cfg))  # None: the wrapper's own pick
                 try:
