@@ -496,3 +496,25 @@ def test_sweep_merge_keeps_the_dtypes_a_run_did_not_cover():
     rows, _ = sw.merge(previous, new, {"gemm": new_meta, "softmax": new_meta}, ["gemm", "softmax"])
     assert sorted((r["group"], r["dtype"], r["v"]) for r in rows) == [
         ("gemm", "bfloat16", 2), ("gemm", "float16", 1), ("softmax", "bfloat16", 2), ("softmax", "float16", 1)]
+
+
+def test_sweep_merge_a_run_of_chosen_row_lengths_replaces_only_its_rows():
+    """`--n 1001` rows (marked by_row) replace the rows of that name and keep the other lengths of their size;
+    a later full run of that size replaces them too (no duplicate rows)."""
+    sw = _sweep_module()
+    old_meta = {"date": "d1", "gpu": "G", "triton": "3.6.0", "torch": "2.11", "command": "python old"}
+    new_meta = dict(old_meta, date="d2", command="python new --n 1001")
+    previous = {"rows": [{"group": "softmax", "name": n, "dtype": "bfloat16", "v": 1}
+                         for n in ("1024x256 (small)", "262x1001 (small)")], "metas": {"softmax": old_meta}}
+    new = [{"group": "softmax", "name": "262x1001 (small)", "dtype": "bfloat16", "v": 2, "by_row": True},
+           {"group": "softmax", "name": "1048x1001 (mid)", "dtype": "bfloat16", "v": 2, "by_row": True}]
+    rows, metas = sw.merge(previous, new, {"softmax": new_meta}, ["softmax"])
+    assert sorted((r["name"], r["v"]) for r in rows) == [("1024x256 (small)", 1), ("1048x1001 (mid)", 2),
+                                                         ("262x1001 (small)", 2)]
+    assert [e["command"] for e in metas["softmax"]["earlier"]] == ["python old"]
+    full = dict(old_meta, date="d3", command="python full --sizes small")
+    rows, _ = sw.merge({"rows": rows, "metas": metas}, [
+        {"group": "softmax", "name": n, "dtype": "bfloat16", "v": 3} for n in ("1024x256 (small)", "262x1001 (small)")],
+        {"softmax": full}, ["softmax"])
+    assert sorted((r["name"], r["v"]) for r in rows) == [("1024x256 (small)", 3), ("1048x1001 (mid)", 2),
+                                                         ("262x1001 (small)", 3)]

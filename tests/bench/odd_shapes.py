@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 SOFTMAX = ("4096x50257", "16384x50257", "512x50257", "2048x32001", "8192x32001", "128x50257", "1024x151655",
            "8192x5001", "32768x1001", "64x4097",
            "151296x197", "262144x77")  # attention probabilities: ViT's 197 patches (B 64, 12 heads), CLIP's 77 tokens
-LAYERNORM = ("8192x4097", "4096x50257")
+LAYERNORM = ("8192x4097", "4096x50257", "262144x77", "151296x197", "32768x1001", "8192x5001", "1024x32001")
 # (M, N, K, layout): "nt" = a @ w.t() (w of N x K, row-major), "nn" = a @ b (b of K x N, row-major)
 GEMM = (("8192x50257x768", "nt"), ("4096x50257x1024", "nt"), ("8192x32001x4096", "nt"),
         ("8192x768x50257", "nn"), ("4096x4096x32001", "nn"), ("50257x768x8192", "nn"), ("127x50257x768", "nt"))
@@ -38,6 +38,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default="softmax,gemm,layernorm")
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--shapes", default="", help="softmax/layernorm: these MxN shapes instead of the op's list")
     ap.add_argument("--out", default="odd_shapes.json")
     args = ap.parse_args(argv)
     import torch
@@ -69,14 +70,14 @@ def main(argv=None) -> int:
 
     only = args.only.split(",")
     if "softmax" in only:
-        for shape in SOFTMAX:
+        for shape in (args.shapes.split(",") if args.shapes else SOFTMAX):
             M, N = map(int, shape.split("x"))
             x = (4 * torch.randn(M, N, device="cuda", generator=gen)).to(dtype)
             cfg = S.config_for(N, x.element_size(), M=M, sms=torch.cuda.get_device_properties(0).multi_processor_count)
             run("softmax", shape, lambda: S.softmax(x), lambda: torch.softmax(x, dim=-1), S.reference(x), 2e-2,
                 f"{cfg.kind} {cfg.block_n} w{cfg.num_warps}")
     if "layernorm" in only:
-        for shape in LAYERNORM:
+        for shape in (args.shapes.split(",") if args.shapes else LAYERNORM):
             M, N = map(int, shape.split("x"))
             x = torch.randn(M, N, device="cuda", generator=gen).to(dtype)
             w, b = (torch.randn(N, device="cuda", generator=gen).to(dtype) for _ in range(2))

@@ -287,8 +287,10 @@ class Sweep:
                     nbytes = SM.bytes_moved(M, N, dtype)
                 tol = 1e-2 if dtype_name == "float16" else 2e-2
                 check = lambda ours=ours, ref=ref, tol=tol: _ok_msg(*_close(ours(), ref(), tol, tol))  # noqa: E731
+                # rows of chosen lengths (--n) replace their own rows only, not their size's (sweep_table._part)
                 self.measure(kind, f"{M}x{N} ({size})", dtype_name, ours, kh.baselines(kind, inputs), check,
-                             nbytes=nbytes, small=size != "big", config=_cfg_str(cfg))
+                             nbytes=nbytes, small=size != "big", config=_cfg_str(cfg),
+                             extra=dict(by_row=True) if getattr(self.args, "n", "") else None)
                 del x, inputs
                 _empty_cache(self.dev)
 

@@ -122,7 +122,9 @@ def _part(row) -> tuple:
     an earlier run in place), (group, row name, dtype) for gemm rows (a run with --gemm-m or --b-layout replaces the
     rows it measured), (group, None, dtype) for the others (the whole group)."""
     name = row.get("name", "")
-    if row.get("group") == "gemm":  # a run may cover some M (--gemm-m) or one b layout (--b-layout): row by row
+    # a gemm run may cover some M (--gemm-m) or one b layout (--b-layout), a norm run some row lengths (--n,
+    # its rows marked by_row): row by row
+    if row.get("group") == "gemm" or row.get("by_row"):
         return row.get("group"), name, row.get("dtype")
     size = name[name.rfind("(") + 1:-1] if name.endswith(")") and "(" in name else None
     return row.get("group"), size, row.get("dtype")
@@ -148,8 +150,13 @@ def merge(previous: dict, rows: list, metas: dict, groups: list) -> tuple[list, 
                 dict(r, run=_run_key(old_metas[r["group"]]))
                 for r in previous.get("rows", [])]
     covered = {_part(r) for r in rows}
+
+    def replaced(r):  # by its part (a by_row row also by its size's part), or by a new row of the same name
+        return (_part(r) in covered or _part({**r, "by_row": False}) in covered
+                or (r.get("group"), r.get("name"), r.get("dtype")) in covered)
+
     kept = [r for r in old_rows if r.get("group") not in groups
-            or (_part(r)[1] is not None and _part(r) not in covered and any(r2.get("group") == r["group"] for r2 in rows))]
+            or (_part(r)[1] is not None and not replaced(r) and any(r2.get("group") == r["group"] for r2 in rows))]
     out = {g: m for g, m in old_metas.items() if g not in groups}
     for g, m in metas.items():
         m = dict(m)
