@@ -33,12 +33,19 @@ flight. Two shapes of program:
 round N and the strides down to a multiple of VEC (a no-op by construction) so that Triton knows it: loads
 and stores of rows whose length is not a multiple of 16 (N = 1000, 3000, 5000) then still vectorise to
 16-byte accesses; without it Triton only assumes what its specialisation sees (divisible by 16, or nothing).
+
+``VA`` (rows off 16-byte boundaries: an odd N such as GPT-2's 50257-token vocabulary, where no VEC > 1 divides
+N): the kernels read each row from its 16-byte-aligned base in whole 16-byte vectors (``vec_step``: masks constant
+over each vector) and take the row's ragged ends, under 16 bytes at each end, through 2 x 16 bytes of edge lanes
+(``edges``); ``va`` says when (x and y must share the row stride: one offset serves both). Rows of an odd length
+held whole take that path one row per program, shorter ones small scalar tiles (``odd_rows``).
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
 import triton
+import triton.language as tl
 
 from . import _launch
 
@@ -130,6 +137,61 @@ def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None,
     chunk = min(max_block_n, loop_chunk)
     # the looped kernels keep per-lane running state besides the chunk: ~16 chunk elements per thread
     return RowConfig("looped", chunk, 1, min(16, max(4, chunk // 512)), LOOP_STAGES)
+
+
+# Rows of an odd length held whole (session 26, H200, softmax bf16, do_bench, tests/bench/explore_rows_long.py,
+# runs/s26_short_odd.json): a row's start is off 16-byte boundaries, so the rule's even-N tiles run badly. Rows of
+# at least ODD_ROW_BYTES (padded) take one row per program through the aligned path, ~16 elements a thread
+# (32768x1001: 45.6 us with the rule's 4-row tiles, 37.0 so; an even 1000: 36.0); shorter ones keep scalar accesses
+# in tiles of ~ODD_ROW_BYTES with a warp per 1024 elements (attention scores over CLIP's 77 tokens, 262144x77: 82.7
+# -> 37.9 us; ViT's 197 patches, 151296x197: 61.6 -> 49.2; torch.softmax 54.6 / 60.0): one row per program is too
+# little work there (95-162 us).
+ODD_ROW_BYTES = 2048
+
+
+def odd_rows(cfg: RowConfig, elem_size: int) -> RowConfig:
+    """The rule's single-pass config adapted to rows off 16-byte boundaries (above)."""
+    row_bytes = cfg.block_n * elem_size
+    if row_bytes >= ODD_ROW_BYTES:
+        return cfg if cfg.rows == 1 else cfg._replace(rows=1, num_warps=min(4, max(1, cfg.block_n // 512)))
+    rows = min(cfg.rows, max(1, ODD_ROW_BYTES // row_bytes))
+    return cfg._replace(rows=rows, num_warps=max(1, rows * cfg.block_n // 1024))
+
+
+def va(x2, y2, v: int, block: int) -> int:
+    """16 bytes of elements where x's rows start off 16-byte boundaries (v below that), x and y share their row
+    stride (so one offset serves both) and the kernel's blocks hold whole vectors (``block`` >= that); else 1."""
+    n = 16 // x2.element_size()
+    return n if v < n <= block and x2.stride(0) == y2.stride(0) else 1
+
+
+@triton.jit
+def vec_step(start, cols, n_vec, lead, VA: tl.constexpr):
+    """Offsets and mask of one step of BLOCK_N columns at ``start``. VA > 1: offsets from the row's aligned base,
+    whole 16-byte vectors only (a mask constant over each), so that loads and stores vectorise; the ragged ends
+    of the row are the edge lanes (``edges``)."""
+    offs = start + cols
+    if VA > 1:
+        lo = lead - start  # the row's first column, in the step's lanes (start is a multiple of VA)
+        hi = n_vec + lo
+        lo = (lo + VA - 1) // VA * VA
+        hi = hi // VA * VA
+        return offs, (cols >= lo) & (cols < hi)
+    return offs, offs < n_vec
+
+
+@triton.jit
+def edges(lead, n_vec, VA: tl.constexpr):
+    """A row's ragged ends, relative to its 16-byte-aligned base (``lead``: the row's first column there; a scalar
+    or a column of rows): 2 * VA edge lanes, the first VA over the row's first vector, the last VA over the vector
+    after its last whole one. Returns their columns, the head lanes and the tail lanes that hold the row's
+    elements outside its whole vectors (``vec_step``'s body), and the tail vector's column."""
+    e = tl.arange(0, 2 * VA)
+    body_at = (lead + VA - 1) // VA * VA  # the row's first whole vector
+    tail_at = (lead + n_vec) // VA * VA  # the vector after its last whole one
+    col = tl.where(e < VA, e, tail_at + e - VA)
+    on_row = (col >= lead) & (col < lead + n_vec)
+    return col, (e < VA) & (col < body_at) & on_row, (e >= VA) & (col >= body_at) & on_row, tail_at
 
 
 KINDS = ("single", "looped", "split", "coop")

@@ -37,7 +37,7 @@ import triton
 import triton.language as tl
 
 from . import _launch
-from ._rows import RowConfig, check_config, launch, row_config, split_tail, vec
+from ._rows import RowConfig, check_config, edges, launch, odd_rows, row_config, split_tail, va, vec, vec_step
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
 # Largest block (columns) the wrapper may use; the rule (kernels/_rows.py) decides below it.
@@ -70,6 +70,36 @@ def _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tile, sx, sy, M, N, eps, cols, c
 
 
 @triton.jit
+def _layernorm_row_va(x_ptr, w_ptr, b_ptr, y_ptr, row, sx, N, n_vec, eps, cols, HAS_BIAS: tl.constexpr,
+                      VA: tl.constexpr):
+    """One row off 16-byte boundaries held whole (x and y share the row stride ``sx``): whole 16-byte vectors from
+    its aligned base, the ragged ends as edge lanes (kernels/_rows.py ``edges``); 1-D, as softmax's
+    ``_softmax_row_va``. weight and bias are read at the row's columns (off their vectors: from L1/L2)."""
+    row_at = row.to(tl.int64) * sx
+    base = row_at // VA * VA
+    lead = (row_at - base).to(tl.int32)
+    x_row = x_ptr + base
+    y_row = y_ptr + base
+    mask = (cols >= (lead + VA - 1) // VA * VA) & (cols < (lead + n_vec) // VA * VA)
+    e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
+    e_on = e_head | e_tail
+    xe = tl.load(x_row + e_col, mask=e_on, other=0.0).to(tl.float32)
+    x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
+    mean = (tl.sum(x, axis=0) + tl.sum(xe, axis=0)) / N
+    xc = tl.where(mask, x - mean, 0.0)
+    xec = tl.where(e_on, xe - mean, 0.0)
+    var = (tl.sum(xc * xc, axis=0) + tl.sum(xec * xec, axis=0)) / N
+    rstd = 1.0 / tl.sqrt(var + eps)
+    y = xc * rstd * tl.load(w_ptr + cols - lead, mask=mask, other=0.0).to(tl.float32)
+    ye = xec * rstd * tl.load(w_ptr + e_col - lead, mask=e_on, other=0.0).to(tl.float32)
+    if HAS_BIAS:
+        y = y + tl.load(b_ptr + cols - lead, mask=mask, other=0.0).to(tl.float32)
+        ye = ye + tl.load(b_ptr + e_col - lead, mask=e_on, other=0.0).to(tl.float32)
+    tl.store(y_row + e_col, ye.to(y_ptr.dtype.element_ty), mask=e_on)
+    tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
 def layernorm_fwd_kernel(
     x_ptr,  # *T, input (M, N), last dim contiguous
     w_ptr,  # *W, weight (N,), contiguous
@@ -85,6 +115,8 @@ def layernorm_fwd_kernel(
     ROWS: tl.constexpr,  # rows per tile
     VEC: tl.constexpr,  # power of two dividing N and both row strides (16-byte vector accesses)
     STAGES: tl.constexpr,  # 1: one tile per program; >= 2: persistent programs, next tile's load in flight
+    VA: tl.constexpr = 1,  # 1, or the elements of 16 bytes where rows start off 16-byte boundaries (N odd, say;
+    #                        ROWS == 1 and stride_x_row == stride_y_row): kernels/_rows.py
 ):
     # round down to what VEC says they are (no-ops): tells Triton N and the strides are multiples of VEC
     n_vec = N // VEC * VEC
@@ -93,11 +125,18 @@ def layernorm_fwd_kernel(
     cols = tl.arange(0, BLOCK_N)
     col_ok = cols < n_vec
     if STAGES == 1:  # no loop: a loop would let the compiler hoist the weight/bias loads above the row load
-        _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tl.program_id(0), sx, sy, M, N, eps, cols, col_ok,
-                        HAS_BIAS, ROWS)
+        if VA > 1:
+            _layernorm_row_va(x_ptr, w_ptr, b_ptr, y_ptr, tl.program_id(0), sx, N, n_vec, eps, cols, HAS_BIAS, VA)
+        else:
+            _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tl.program_id(0), sx, sy, M, N, eps, cols, col_ok,
+                            HAS_BIAS, ROWS)
     else:
         for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
-            _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tile, sx, sy, M, N, eps, cols, col_ok, HAS_BIAS, ROWS)
+            if VA > 1:
+                _layernorm_row_va(x_ptr, w_ptr, b_ptr, y_ptr, tile, sx, N, n_vec, eps, cols, HAS_BIAS, VA)
+            else:
+                _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tile, sx, sy, M, N, eps, cols, col_ok, HAS_BIAS,
+                                ROWS)
 
 
 @triton.jit
@@ -116,41 +155,73 @@ def layernorm_fwd_looped_kernel(
     ROWS: tl.constexpr,  # 1
     VEC: tl.constexpr,  # power of two dividing N and both row strides
     STAGES: tl.constexpr,  # pipelining depth of the chunk loops (1: none)
+    VA: tl.constexpr = 1,  # 1, or the elements of 16 bytes where rows start off 16-byte boundaries (N odd, say)
 ):
     n_vec = N // VEC * VEC
     row = tl.program_id(0).to(tl.int64)
-    x_row = x_ptr + row * (stride_x_row // VEC * VEC)
-    y_row = y_ptr + row * (stride_y_row // VEC * VEC)
     cols = tl.arange(0, BLOCK_N)
+    if VA > 1:  # the row off 16-byte boundaries (stride_x_row == stride_y_row): whole vectors from its aligned
+        # base in the chunk loops (kernels/_rows.py vec_step), its ragged ends in 2 * VA edge lanes
+        row_at = row * stride_x_row
+        base = row_at // VA * VA
+        lead = (row_at - base).to(tl.int32)
+        x_row = x_ptr + base
+        y_row = y_ptr + base
+        e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
+        e_on = e_head | e_tail
+        xe = tl.load(x_row + e_col, mask=e_on, other=0.0).to(tl.float32)
+        body_lo = (lead + VA - 1) // VA * VA
+        body_hi = (lead + n_vec) // VA * VA
+    else:
+        lead = 0
+        x_row = x_ptr + row * (stride_x_row // VEC * VEC)
+        y_row = y_ptr + row * (stride_y_row // VEC * VEC)
+        body_lo = 0
+        body_hi = n_vec
 
-    # Pass 1: per-lane Welford. Only the last chunk is partial, so at step k every valid lane takes
-    # its (k+1)-th sample: the Welford divisor is the scalar k+1 (no per-element division).
+    # Pass 1: per-lane Welford. Only the first chunk (below body_lo, the row's head lanes: VA > 1) and the last
+    # are partial, so at step k a valid lane takes its (k+1)-th sample, or its k-th for a lane the first chunk
+    # left out: two scalar divisors (no per-element division).
     lane_mean = tl.zeros([BLOCK_N], dtype=tl.float32)
     lane_m2 = tl.zeros([BLOCK_N], dtype=tl.float32)
-    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
-        inv_count = 1.0 / (start // BLOCK_N + 1)  # fp32 scalar
-        offs = start + cols
-        mask = offs < n_vec
+    late = cols < body_lo
+    for start in tl.range(0, lead + n_vec, BLOCK_N, num_stages=STAGES):
+        k = start // BLOCK_N
+        inv_count = 1.0 / (k + 1)  # fp32 scalar
+        if VA > 1:
+            inv_count = tl.where(late, 1.0 / tl.maximum(k, 1), inv_count)  # k = 0: late lanes are masked
+        offs, mask = vec_step(start, cols, n_vec, lead, VA)
         x = tl.load(x_row + offs, mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
         delta = tl.where(mask, x - lane_mean, 0.0)  # masked lanes keep their state
         lane_mean += delta * inv_count
         lane_m2 += delta * (x - lane_mean)  # delta == 0 on masked lanes
-    # Combine the lanes (Chan et al.): lane c saw ceil((N - c) / BLOCK_N) values (0 when c >= N).
-    lane_count = ((tl.maximum(N - cols, 0) + BLOCK_N - 1) // BLOCK_N).to(tl.float32)
-    mean = tl.sum(lane_count * lane_mean, axis=0) / N
+    # Combine the lanes (Chan et al.): lane c saw the columns k * BLOCK_N + c in [body_lo, body_hi)
+    lane_count = ((tl.maximum(body_hi - cols, 0) + BLOCK_N - 1) // BLOCK_N - late.to(tl.int32))
+    lane_count = tl.maximum(lane_count, 0).to(tl.float32)
+    s = tl.sum(lane_count * lane_mean, axis=0)
+    if VA > 1:
+        s += tl.sum(xe, axis=0)
+    mean = s / N
     d = lane_mean - mean
-    var = tl.sum(lane_m2 + lane_count * d * d, axis=0) / N
-    rstd = 1.0 / tl.sqrt(var + eps)
+    m2 = tl.sum(lane_m2 + lane_count * d * d, axis=0)
+    if VA > 1:
+        xec = tl.where(e_on, xe - mean, 0.0)
+        m2 += tl.sum(xec * xec, axis=0)
+    rstd = 1.0 / tl.sqrt(m2 / N + eps)
 
     # Pass 2: normalise and write (x comes back from L2).
-    for start in tl.range(0, n_vec, BLOCK_N, num_stages=STAGES):
-        offs = start + cols
-        mask = offs < n_vec
-        w = tl.load(w_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    if VA > 1:
+        ye = xec * rstd * tl.load(w_ptr + e_col - lead, mask=e_on, other=0.0).to(tl.float32)
+        if HAS_BIAS:
+            ye = ye + tl.load(b_ptr + e_col - lead, mask=e_on, other=0.0).to(tl.float32)
+        tl.store(y_row + e_col, ye.to(y_ptr.dtype.element_ty), mask=e_on)
+    for start in tl.range(0, lead + n_vec, BLOCK_N, num_stages=STAGES):
+        offs, mask = vec_step(start, cols, n_vec, lead, VA)
+        w = tl.load(w_ptr + offs - lead, mask=mask, other=0.0).to(tl.float32)
         x = tl.load(x_row + offs, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
         y = (x - mean) * rstd * w
         if HAS_BIAS:
-            b = tl.load(b_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+            b = tl.load(b_ptr + offs - lead, mask=mask, other=0.0).to(tl.float32)
             y = y + b
         tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
@@ -165,31 +236,66 @@ def layernorm_fwd_split_kernel(
     eps,  # added to the variance
     HAS_BIAS: tl.constexpr,
     BLOCK_N: tl.constexpr,  # the largest power of two below N: the row's head, no mask
-    BLOCK_B: tl.constexpr,  # next_power_of_2(N - BLOCK_N): the row's tail, masked
+    BLOCK_B: tl.constexpr,  # next_power_of_2(N - BLOCK_N) (at least VA): the row's tail, masked
     VEC: tl.constexpr,  # power of two dividing N and both row strides
+    VA: tl.constexpr = 1,  # 1, or the elements of 16 bytes where rows start off 16-byte boundaries (N odd, say)
 ):
     # One row in registers as two power-of-two blocks (5000 = 4096 + 904 of 1024) instead of one padded block
     # (8192: 39% of the lanes idle, and their registers): more programs fit on an SM.
     n_vec = N // VEC * VEC
     row = tl.program_id(0).to(tl.int64)
-    x_row = x_ptr + row * (stride_x_row // VEC * VEC)
-    y_row = y_ptr + row * (stride_y_row // VEC * VEC)
     ca = tl.arange(0, BLOCK_N)
     cb = BLOCK_N + tl.arange(0, BLOCK_B)
-    mb = cb < n_vec
-    xa = tl.load(x_row + ca).to(tl.float32)
+    if VA > 1:  # the row off 16-byte boundaries: both blocks from its aligned base in whole vectors, ends apart
+        row_at = row * stride_x_row
+        base = row_at // VA * VA
+        lead = (row_at - base).to(tl.int32)
+        x_row = x_ptr + base
+        y_row = y_ptr + base
+        ma = ca >= (lead + VA - 1) // VA * VA
+        mb = cb < (lead + n_vec) // VA * VA
+        e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
+        e_on = e_head | e_tail
+        xe = tl.load(x_row + e_col, mask=e_on, other=0.0).to(tl.float32)
+        xa = tl.load(x_row + ca, mask=ma, other=0.0).to(tl.float32)
+    else:
+        lead = 0
+        x_row = x_ptr + row * (stride_x_row // VEC * VEC)
+        y_row = y_ptr + row * (stride_y_row // VEC * VEC)
+        ma = None  # the head: no mask
+        mb = cb < n_vec
+        xa = tl.load(x_row + ca).to(tl.float32)
     xb = tl.load(x_row + cb, mask=mb, other=0.0).to(tl.float32)
-    mean = (tl.sum(xa, axis=0) + tl.sum(xb, axis=0)) / N
+    s = tl.sum(xa, axis=0) + tl.sum(xb, axis=0)
+    if VA > 1:
+        s += tl.sum(xe, axis=0)
+    mean = s / N
     xa = xa - mean
+    if VA > 1:
+        xa = tl.where(ma, xa, 0.0)
     xb = tl.where(mb, xb - mean, 0.0)
-    var = (tl.sum(xa * xa, axis=0) + tl.sum(xb * xb, axis=0)) / N
-    rstd = 1.0 / tl.sqrt(var + eps)
-    ya = xa * rstd * tl.load(w_ptr + ca).to(tl.float32)
-    yb = xb * rstd * tl.load(w_ptr + cb, mask=mb, other=0.0).to(tl.float32)
+    m2 = tl.sum(xa * xa, axis=0) + tl.sum(xb * xb, axis=0)
+    if VA > 1:
+        xe = tl.where(e_on, xe - mean, 0.0)
+        m2 += tl.sum(xe * xe, axis=0)
+    rstd = 1.0 / tl.sqrt(m2 / N + eps)
+    yb = xb * rstd * tl.load(w_ptr + cb - lead, mask=mb, other=0.0).to(tl.float32)
     if HAS_BIAS:
-        ya = ya + tl.load(b_ptr + ca).to(tl.float32)
-        yb = yb + tl.load(b_ptr + cb, mask=mb, other=0.0).to(tl.float32)
-    tl.store(y_row + ca, ya.to(y_ptr.dtype.element_ty))
+        yb = yb + tl.load(b_ptr + cb - lead, mask=mb, other=0.0).to(tl.float32)
+    if VA > 1:  # the head's masked lanes are 0 in xa: their weight and bias unread
+        ya = xa * rstd * tl.load(w_ptr + ca - lead, mask=ma, other=0.0).to(tl.float32)
+        if HAS_BIAS:
+            ya = ya + tl.load(b_ptr + ca - lead, mask=ma, other=0.0).to(tl.float32)
+    else:
+        ya = xa * rstd * tl.load(w_ptr + ca).to(tl.float32)
+        if HAS_BIAS:
+            ya = ya + tl.load(b_ptr + ca).to(tl.float32)
+    if VA > 1:
+        ye = xe * rstd * tl.load(w_ptr + e_col - lead, mask=e_on, other=0.0).to(tl.float32)
+        if HAS_BIAS:
+            ye = ye + tl.load(b_ptr + e_col - lead, mask=e_on, other=0.0).to(tl.float32)
+        tl.store(y_row + e_col, ye.to(y_ptr.dtype.element_ty), mask=e_on)
+    tl.store(y_row + ca, ya.to(y_ptr.dtype.element_ty), mask=ma)
     tl.store(y_row + cb, yb.to(y_ptr.dtype.element_ty), mask=mb)
 
 
@@ -201,8 +307,12 @@ _SPLIT = _launch.Launches(layernorm_fwd_split_kernel, _PLANS)
 
 def config_for(N: int, elem_size: int, max_block_n: int = MAX_FUSED_BLOCK_N,
                M: int | None = None) -> RowConfig:
-    """The config the wrapper's rule picks (kernels/_rows.py ``row_config`` with this kernel's loop chunk)."""
-    return row_config(N, elem_size, max_block_n, M, LOOP_CHUNK)
+    """The config the wrapper's rule picks (kernels/_rows.py ``row_config`` with this kernel's loop chunk; rows off
+    16-byte boundaries held whole: ``odd_rows``, as softmax)."""
+    cfg = row_config(N, elem_size, max_block_n, M, LOOP_CHUNK)
+    if cfg.kind == "single" and N * elem_size % 16:
+        return odd_rows(cfg, elem_size)
+    return cfg
 
 
 def layernorm(
@@ -276,12 +386,15 @@ def layernorm(
     v = vec(N, x2.stride(0), y2.stride(0), elem_size=x.element_size())
     scalars = dict(stride_x_row=x2.stride(0), stride_y_row=y2.stride(0), M=M, N=N, eps=eps)
     if cfg.kind == "split":
-        consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, BLOCK_B=split_tail(N, cfg.block_n), VEC=v)
+        a = va(x2, y2, v, cfg.block_n)
+        consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, BLOCK_B=max(split_tail(N, cfg.block_n), a), VEC=v,
+                      VA=a)
         launch(layernorm_fwd_split_kernel, _SPLIT, sig, (x2, weight, b_arg, y2), scalars, consts, cfg, M, y2)
         return y
     kernel, launches = ((layernorm_fwd_kernel, _SINGLE) if cfg.kind == "single"
                         else (layernorm_fwd_looped_kernel, _LOOPED))
-    consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages)
+    a = va(x2, y2, v, cfg.block_n) if cfg.rows == 1 else 1  # the aligned path holds one row per program
+    consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages, VA=a)
     launch(kernel, launches, sig, (x2, weight, b_arg, y2), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y2)
     return y
 

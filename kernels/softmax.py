@@ -30,8 +30,8 @@ Design
     - N and the row strides are hinted as multiples of VEC (16-byte accesses for N = 1000, 5000, ...). Rows off
       16-byte boundaries (an odd N, e.g. GPT-2's 50257-token vocabulary) are read from each row's aligned base:
       whole 16-byte vectors (masks constant over each), the ragged ends (under 16 bytes at each end) in 2 x 16
-      bytes of edge lanes (``_vec_step``, ``_edges``); the single-pass kernel takes that path for rows of 2 KB or
-      more, one row per program, and shorter odd rows in small scalar tiles (``_odd_rows``).
+      bytes of edge lanes (``vec_step``, ``edges``); the single-pass kernel takes that path for rows of 2 KB or
+      more, one row per program, and shorter odd rows in small scalar tiles (``odd_rows``).
       H200, bf16, do_bench (tests/bench/odd_shapes.py): 4096x50257 433 -> 299 us (torch.softmax 364), 8192x32001
       493 -> 329 (610).
     - The wrapper caches a launcher per call signature (kernels/_launch.py).
@@ -53,8 +53,8 @@ import triton.language as tl
 from triton.runtime.jit import JITFunction
 
 from . import _launch, _scratch
-from ._rows import (RowConfig, _device_properties, _persistent_programs, check_config, coop_configs, launch,
-                    row_config, split_tail, vec)
+from ._rows import (ODD_ROW_BYTES, RowConfig, _device_properties, _persistent_programs, check_config,  # noqa: F401
+                    coop_configs, edges, launch, odd_rows, row_config, split_tail, va, vec, vec_step)
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
 # Largest block (columns) the wrapper may use; the rule (kernels/_rows.py) decides below it.
@@ -62,35 +62,6 @@ MAX_FUSED_BLOCK_N = 32768
 # Chunk of the looped kernel for many rows of > 16384 columns (H200, session 7: softmax 1024x32768 46.0 us
 # with 8192-column chunks and 16 warps vs 53.3 with 4096).
 LOOP_CHUNK = 8192
-
-
-@triton.jit
-def _vec_step(start, cols, n_vec, lead, VA: tl.constexpr):
-    """Offsets and mask of one step of BLOCK_N columns at ``start``. VA > 1: offsets from the row's aligned base,
-    whole 16-byte vectors only (a mask constant over each), so that loads and stores vectorise; the ragged ends
-    of the row are the edge lanes (``_edges``)."""
-    offs = start + cols
-    if VA > 1:
-        lo = lead - start  # the row's first column, in the step's lanes (start is a multiple of VA)
-        hi = n_vec + lo
-        lo = (lo + VA - 1) // VA * VA
-        hi = hi // VA * VA
-        return offs, (cols >= lo) & (cols < hi)
-    return offs, offs < n_vec
-
-
-@triton.jit
-def _edges(lead, n_vec, VA: tl.constexpr):
-    """A row's ragged ends, relative to its 16-byte-aligned base (``lead``: the row's first column there; a scalar
-    or a column of rows): 2 * VA edge lanes, the first VA over the row's first vector, the last VA over the vector
-    after its last whole one. Returns their columns, the head lanes and the tail lanes that hold the row's
-    elements outside its whole vectors (``_vec_step``'s body), and the tail vector's column."""
-    e = tl.arange(0, 2 * VA)
-    body_at = (lead + VA - 1) // VA * VA  # the row's first whole vector
-    tail_at = (lead + n_vec) // VA * VA  # the vector after its last whole one
-    col = tl.where(e < VA, e, tail_at + e - VA)
-    on_row = (col >= lead) & (col < lead + n_vec)
-    return col, (e < VA) & (col < body_at) & on_row, (e >= VA) & (col >= body_at) & on_row, tail_at
 
 
 @triton.jit
@@ -119,7 +90,7 @@ def _softmax_row_va(x_ptr, y_ptr, row, sx, n_vec, cols, VA: tl.constexpr):
     x_row = x_ptr + base
     y_row = y_ptr + base
     mask = (cols >= (lead + VA - 1) // VA * VA) & (cols < (lead + n_vec) // VA * VA)
-    e_col, e_head, e_tail, _ = _edges(lead, n_vec, VA)
+    e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
     e_on = e_head | e_tail
     xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
     x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
@@ -191,7 +162,7 @@ def softmax_looped_kernel(
         lead = (row_at - base).to(tl.int32)
         x_row = x_ptr + base
         y_row = y_ptr + base
-        e_col, e_head, e_tail, _ = _edges(lead, n_vec, VA)
+        e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
         e_on = e_head | e_tail
         xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
         m = tl.max(xe, axis=0)
@@ -203,7 +174,7 @@ def softmax_looped_kernel(
 
     # Pass 1: online max and rescaled sum.
     for start in tl.range(0, lead + n_vec, BLOCK_N, num_stages=STAGES):
-        offs, mask = _vec_step(start, cols, n_vec, lead, VA)
+        offs, mask = vec_step(start, cols, n_vec, lead, VA)
         x = tl.load(x_row + offs, mask=mask, other=-float("inf"), eviction_policy="evict_last").to(tl.float32)
         m_new = tl.maximum(m, tl.max(x, axis=0))
         # while every value so far is -inf, m_new is -inf and (-inf) - (-inf) would be NaN: shift by 0
@@ -216,7 +187,7 @@ def softmax_looped_kernel(
     if VA > 1:
         tl.store(y_row + e_col, (tl.exp(xe - m) * inv_s).to(y_ptr.dtype.element_ty), mask=e_on)
     for start in tl.range(0, lead + n_vec, BLOCK_N, num_stages=STAGES):
-        offs, mask = _vec_step(start, cols, n_vec, lead, VA)
+        offs, mask = vec_step(start, cols, n_vec, lead, VA)
         x = tl.load(x_row + offs, mask=mask, other=-float("inf"), eviction_policy="evict_first").to(tl.float32)
         y = tl.exp(x - m) * inv_s
         tl.store(y_row + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
@@ -247,7 +218,7 @@ def softmax_split_kernel(
         y_row = y_ptr + base
         ma = ca >= (lead + VA - 1) // VA * VA
         mb = cb < (lead + n_vec) // VA * VA
-        e_col, e_head, e_tail, _ = _edges(lead, n_vec, VA)
+        e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
         e_on = e_head | e_tail
         xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
         xa = tl.load(x_row + ca, mask=ma, other=-float("inf")).to(tl.float32)
@@ -313,7 +284,7 @@ def softmax_coop_kernel(
         x_row = x_ptr + base
         y_row = y_ptr + base
         start = chunk * SL
-        e_col, e_head, e_tail, tail_at = _edges(lead, n_vec, VA)
+        e_col, e_head, e_tail, tail_at = edges(lead, n_vec, VA)
         mine = e_col * 0 + chunk  # (a tensor: the interpreter's & of a tensor and a scalar bool is no mask)
         # the row's first, partial vector is chunk 0's; the last one, its chunk's
         e_on = (e_head & (mine == 0)) | (e_tail & (mine == tail_at // SL))
@@ -323,7 +294,7 @@ def softmax_coop_kernel(
         x_row = x_ptr + row64 * (stride_x_row // VEC * VEC)
         y_row = y_ptr + row64 * (stride_y_row // VEC * VEC)
         start = chunk * SL
-    o0, k0 = _vec_step(start, cols, n_vec, lead, VA)
+    o0, k0 = vec_step(start, cols, n_vec, lead, VA)
     x = tl.load(x_row + o0, mask=k0, other=-float("inf")).to(tl.float32)
     if PHASE != 2:
         m_c = tl.max(x, axis=0)
@@ -334,7 +305,7 @@ def softmax_coop_kernel(
         if VA > 1:
             s_c += tl.sum(tl.exp(xe - shift), axis=0)
         for step in tl.range(1, PER):  # longer slices: online max and rescaled sum, as softmax_looped_kernel
-            os_, ks = _vec_step(start + step * BLOCK_N, cols, n_vec, lead, VA)
+            os_, ks = vec_step(start + step * BLOCK_N, cols, n_vec, lead, VA)
             xs = tl.load(x_row + os_, mask=ks, other=-float("inf"), eviction_policy="evict_last").to(tl.float32)
             m_new = tl.maximum(m_c, tl.max(xs, axis=0))
             shift = tl.where(m_new == -float("inf"), 0.0, m_new)
@@ -369,7 +340,7 @@ def softmax_coop_kernel(
             tl.store(y_row + o0, (tl.exp(x - m) * inv_s).to(y_ptr.dtype.element_ty), mask=k0)
         else:
             for step in tl.range(0, PER):
-                os_, ks = _vec_step(start + step * BLOCK_N, cols, n_vec, lead, VA)
+                os_, ks = vec_step(start + step * BLOCK_N, cols, n_vec, lead, VA)
                 xs = tl.load(x_row + os_, mask=ks, other=-float("inf"), eviction_policy="evict_first")
                 y = tl.exp(xs.to(tl.float32) - m) * inv_s
                 tl.store(y_row + os_, y.to(y_ptr.dtype.element_ty), mask=ks)
@@ -396,13 +367,6 @@ def _coop_consts(N: int, cfg: RowConfig, v: int, va: int = 1) -> dict:
                 VA=va)
 
 
-def _va(x2, y2, v: int, block: int) -> int:
-    """16 bytes of elements where x's rows start off 16-byte boundaries (v below that), x and y share their row
-    stride (so one offset serves both) and the kernel's blocks hold whole vectors (``block`` >= that); else 1."""
-    va = 16 // x2.element_size()
-    return va if v < va <= block and x2.stride(0) == y2.stride(0) else 1
-
-
 def _fused() -> bool:
     """The coop kernel may run as one launch: compiled (the interpreter runs programs one after another)."""
     return isinstance(softmax_coop_kernel, JITFunction)
@@ -415,7 +379,7 @@ def _coop_pick(x2, y2, scalars: dict, v: int, max_block_n: int) -> RowConfig | N
     sms = _device_properties(x2.device.index or 0)["multiprocessor_count"]
     tensors = (x2, y2, *_coop_scratch(x2.device)())
     for cfg in coop_configs(M, N, x2.element_size(), sms, max_block_n):
-        consts = _coop_consts(N, cfg, v, _va(x2, y2, v, cfg.block_n))
+        consts = _coop_consts(N, cfg, v, va(x2, y2, v, cfg.block_n))
         programs = M * consts["CHUNKS"]
         if programs > COOP_MAX_PROGRAMS:
             continue
@@ -430,7 +394,7 @@ def _coop(x2, y2, sig, scalars: dict, cfg: RowConfig, v: int) -> None:
     refuses it, instead of hanging, if the programs cannot all be resident at once), two launches under the
     interpreter."""
     M, N = scalars["M"], scalars["N"]
-    consts = _coop_consts(N, cfg, v, _va(x2, y2, v, cfg.block_n))
+    consts = _coop_consts(N, cfg, v, va(x2, y2, v, cfg.block_n))
     programs = M * consts["CHUNKS"]
     if programs > COOP_MAX_PROGRAMS:
         raise ValueError(f"softmax: a coop config over {M} rows of {N} needs {programs} programs, more than "
@@ -447,29 +411,10 @@ def _coop(x2, y2, sig, scalars: dict, cfg: RowConfig, v: int) -> None:
                                          num_warps=cfg.num_warps)
 
 
-# Rows of an odd length held whole (session 26, H200, bf16, do_bench, tests/bench/explore_rows_long.py,
-# runs/s26_short_odd.json): a row's start is off 16-byte boundaries, so the rule's even-N tiles run badly. Rows of
-# at least ODD_ROW_BYTES (padded) take one row per program through the aligned path, ~16 elements a thread
-# (32768x1001: 45.6 us with the rule's 4-row tiles, 37.0 so; an even 1000: 36.0); shorter ones keep scalar accesses
-# in tiles of ~ODD_ROW_BYTES with a warp per 1024 elements (attention scores over CLIP's 77 tokens, 262144x77: 82.7
-# -> 37.9 us; ViT's 197 patches, 151296x197: 61.6 -> 49.2; torch.softmax 54.6 / 60.0): one row per program is too
-# little work there (95-162 us).
-ODD_ROW_BYTES = 2048
-
-
-def _odd_rows(cfg: RowConfig, elem_size: int) -> RowConfig:
-    """The rule's single-pass config adapted to rows off 16-byte boundaries (above)."""
-    row_bytes = cfg.block_n * elem_size
-    if row_bytes >= ODD_ROW_BYTES:
-        return cfg if cfg.rows == 1 else cfg._replace(rows=1, num_warps=min(4, max(1, cfg.block_n // 512)))
-    rows = min(cfg.rows, max(1, ODD_ROW_BYTES // row_bytes))
-    return cfg._replace(rows=rows, num_warps=max(1, rows * cfg.block_n // 1024))
-
-
 def config_for(N: int, elem_size: int, max_block_n: int = MAX_FUSED_BLOCK_N,
                M: int | None = None, sms: int | None = None) -> RowConfig:
     """The config the wrapper's rule picks for contiguous rows (kernels/_rows.py ``row_config`` with this kernel's
-    loop chunk; rows off 16-byte boundaries held whole: ``_odd_rows``); with ``sms`` (a GPU's SM count) and M, the
+    loop chunk; rows off 16-byte boundaries held whole: ``odd_rows``); with ``sms`` (a GPU's SM count) and M, the
     coop config it tries first where few long rows get one (the wrapper takes it when its programs fit on the GPU
     at once)."""
     if M is not None and sms:
@@ -478,7 +423,7 @@ def config_for(N: int, elem_size: int, max_block_n: int = MAX_FUSED_BLOCK_N,
             return coop[0]
     cfg = row_config(N, elem_size, max_block_n, M, LOOP_CHUNK)
     if cfg.kind == "single" and N * elem_size % 16:
-        return _odd_rows(cfg, elem_size)
+        return odd_rows(cfg, elem_size)
     return cfg
 
 
@@ -545,13 +490,13 @@ def softmax(x: torch.Tensor, max_block_n: int = MAX_FUSED_BLOCK_N, config: RowCo
             COOP_REFUSED.add(x2.device)
             cfg = config_for(N, x.element_size(), max_block_n, M)
     if cfg.kind == "split":
-        va = _va(x2, y2, v, cfg.block_n)
-        consts = dict(BLOCK_N=cfg.block_n, BLOCK_B=max(split_tail(N, cfg.block_n), va), VEC=v, VA=va)
+        a = va(x2, y2, v, cfg.block_n)
+        consts = dict(BLOCK_N=cfg.block_n, BLOCK_B=max(split_tail(N, cfg.block_n), a), VEC=v, VA=a)
         launch(softmax_split_kernel, _SPLIT, sig, (x2, y2), scalars, consts, cfg, M, y2)
         return y
     kernel, launches = (softmax_kernel, _SINGLE) if cfg.kind == "single" else (softmax_looped_kernel, _LOOPED)
-    va = _va(x2, y2, v, cfg.block_n) if cfg.rows == 1 else 1  # the aligned path holds one row per program
-    consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages, VA=va)
+    a = va(x2, y2, v, cfg.block_n) if cfg.rows == 1 else 1  # the aligned path holds one row per program
+    consts = dict(BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages, VA=a)
     launch(kernel, launches, sig, (x2, y2), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y2)
     return y
 

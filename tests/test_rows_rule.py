@@ -265,7 +265,7 @@ def test_coop_softmax_on_rows_off_16_byte_boundaries(dtype):
     for x in ((torch.randn(6, 1001, generator=gen) * 40).to(dtype),
               (torch.randn(5, 400, generator=gen) * 40).to(dtype)[:, :333]):
         v = SM.vec(x.shape[1], x.stride(0), x.shape[1], elem_size=x.element_size())
-        va = SM._va(x, torch.empty(x.shape), v, 64)
+        va = SM.va(x, torch.empty(x.shape), v, 64)
         assert va == (16 // x.element_size() if x.is_contiguous() else 1)
         x[:, 0] = 250.0  # the max in a head lane for some rows
         for cfg in (("coop", 64, 1, 4, 1, 2), ("coop", 256, 1, 4, 1, 1), ("coop", 32, 1, 4, 1, 1)):
@@ -289,8 +289,8 @@ def test_every_softmax_kernel_on_rows_off_16_byte_boundaries(dtype):
         x[4] = -float("inf")
         v = SM.vec(N, N, N, elem_size=x.element_size())
         block = triton.next_power_of_2(N)
-        assert SM._va(x, torch.empty_like(x), v, block) == (va if block >= va else 1)
-        assert SM._va(x, torch.empty_like(x), v, va // 2) == 1  # a step narrower than a vector: plain path
+        assert SM.va(x, torch.empty_like(x), v, block) == (va if block >= va else 1)
+        assert SM.va(x, torch.empty_like(x), v, va // 2) == 1  # a step narrower than a vector: plain path
         cfgs = [None, ("single", block, 1, 4), ("single", block, 4, 4), ("single", block, 2, 4, 2),
                 ("single", block, 1, 4, 2),  # persistent programs, one row each (the aligned path)
                 ("looped", 64, 1, 4), ("looped", 256, 1, 4)]
@@ -309,29 +309,71 @@ def test_every_softmax_kernel_on_rows_off_16_byte_boundaries(dtype):
     torch.testing.assert_close(SM.softmax(x).float(), SM.reference(x), atol=atol, rtol=1e-2)
 
 
-def test_odd_rows_compile_to_16_byte_vectors_for_sm90(cli_env, tmp_path):
-    """The property the aligned path is for, checked without a GPU: a softmax over GPT-2's 50257-column logits
-    (looped kernel), 32001 columns held whole, 1001-column rows several per program and 5001-column rows as two
-    blocks (split kernel) compile for sm_90 to 16-byte loads and stores in the body, scalar accesses only for the
-    edge lanes (before: every access scalar, and the H200 ran 4096x50257 bf16 at 0.84x torch.softmax)."""
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_every_layernorm_kernel_on_rows_off_16_byte_boundaries(dtype):
+    """layernorm's single-pass, split and looped kernels on rows off 16-byte boundaries (as softmax's above): every
+    lead within a vector, a large row mean (the centred variance), an outlier in a head lane, in a tail lane and in
+    the body, rows shorter than a vector, bias and no bias, and the looped kernel's per-lane Welford with the first
+    chunk's head lanes left out (steps of 64..256 columns over 1001)."""
+    gen = torch.Generator().manual_seed(5)
+    atol = 3e-2 if dtype == torch.bfloat16 else 1e-4
+    va = 16 // torch.empty((), dtype=dtype).element_size()
+    for M, N in ((17, 1001), (19, 333), (16, 1002), (17, 135), (9, 3), (11, 1)):
+        x = (torch.randn(M, N, generator=gen) * 3 + 100).to(dtype)
+        if N > 3:
+            x[1, 0], x[2, -1], x[3, N // 2] = 160.0, 40.0, 190.0
+        w = (1 + 0.3 * torch.randn(N, generator=gen)).to(dtype)
+        b = (0.5 * torch.randn(N, generator=gen)).to(dtype)
+        v = LN.vec(N, N, N, elem_size=x.element_size())
+        block = triton.next_power_of_2(N)
+        assert LN.va(x, torch.empty_like(x), v, block) == (va if block >= va else 1)
+        cfgs = [None, ("single", block, 1, 4), ("single", block, 4, 4), ("single", block, 1, 4, 2),
+                ("looped", 64, 1, 4), ("looped", 256, 1, 4)]
+        if N < 200:
+            cfgs.append(("looped", max(1, va // 2), 1, 4))  # steps narrower than a vector: the plain path
+        if N > 2 and N & (N - 1):
+            cfgs.append(("split", block // 2, 1, 4))
+        for bias in (b, None):
+            ref = LN.reference(x, w, bias)
+            for cfg in cfgs:
+                torch.testing.assert_close(LN.layernorm(x, w, bias, config=cfg).float(), ref, atol=atol, rtol=1e-2,
+                                           msg=lambda m: f"{(M, N, cfg, bias is None)}: {m}")
+    buf = (torch.randn(7 * 1001 + 3, generator=gen) * 3).to(dtype)  # a view at an odd storage offset
+    x = buf[3:].view(7, 1001)
+    w, b = torch.ones(1001, dtype=dtype), torch.zeros(1001, dtype=dtype)
+    torch.testing.assert_close(LN.layernorm(x, w, b).float(), LN.reference(x, w, b), atol=atol, rtol=1e-2)
+
+
+@pytest.mark.parametrize("op", ["softmax", "layernorm"])
+def test_odd_rows_compile_to_16_byte_vectors_for_sm90(op, cli_env, tmp_path):
+    """The property the aligned path is for, checked without a GPU: softmax and layernorm over GPT-2's 50257-column
+    logits (looped kernel), 32001 columns held whole, 1001-column rows (one per program) and 5001-column rows as
+    two blocks (split kernel) compile for sm_90 to 16-byte loads and stores of x and y, scalar accesses only for
+    the edge lanes (before: every access scalar, and the H200 ran softmax 4096x50257 bf16 at 0.84x torch.softmax).
+    layernorm's weight and bias are read at the row's columns, off their vectors: scalar loads, from L1/L2."""
     from conftest import run_cli
 
     sc = tmp_path / "odd_rows.py"
+    names = dict(softmax=("softmax_kernel", "softmax_looped_kernel", "softmax_split_kernel"),
+                 layernorm=("layernorm_fwd_kernel", "layernorm_fwd_looped_kernel", "layernorm_fwd_split_kernel"))[op]
     sc.write_text(
-        "from tritondbg import Case, Scenario\nfrom tritondbg.kernels import softmax as K\nimport torch\n\n"
+        f"from tritondbg import Case, Scenario\nfrom tritondbg.kernels import {op} as K\nimport torch\n\n"
         "def make_inputs(case, dtype, device, generator):\n"
         "    p = case.params\n"
-        "    return dict(x=torch.randn(p['M'], p['N'], generator=generator).to(device=device, dtype=dtype))\n\n"
-        "SCENARIO = Scenario(name='odd_rows', description='odd rows', make_inputs=make_inputs, launch=K.softmax,\n"
-        "    reference=K.reference, kernels=[K.softmax_kernel, K.softmax_looped_kernel, K.softmax_split_kernel],\n"
+        "    t = lambda *s: torch.randn(*s, generator=generator).to(device=device, dtype=dtype)\n"
+        "    x = t(p['M'], p['N'])\n"
+        + ("    return dict(x=x)\n\n" if op == "softmax" else
+           "    return dict(x=x, weight=t(p['N']), bias=t(p['N']))\n\n")
+        + f"SCENARIO = Scenario(name='odd_rows', description='odd rows', make_inputs=make_inputs, launch=K.{op},\n"
+        f"    reference=K.reference, kernels=[{', '.join('K.' + n for n in names)}],\n"
         "    cases=[Case('vocab', params=dict(M=4, N=50257), dtypes=('bfloat16',)),\n"
         "           Case('wide', params=dict(M=8, N=32001), dtypes=('bfloat16',)),\n"
         "           Case('rows', params=dict(M=4096, N=1001), dtypes=('bfloat16',)),\n"
         "           Case('split', params=dict(M=4096, N=5001), dtypes=('bfloat16',))])\n")
     import re
 
-    for case, kernel in (("vocab", "softmax_looped_kernel"), ("wide", "softmax_kernel"), ("rows", "softmax_kernel"),
-                         ("split", "softmax_split_kernel")):
+    single, looped, split = names
+    for case, kernel in (("vocab", looped), ("wide", single), ("rows", single), ("split", split)):
         p = run_cli(["ir", str(sc), "--case", case, "--arch", "sm_90", "--stage", "ptx"], cli_env, timeout=300)
         assert p.returncode == 0 and kernel in p.stderr, (case, p.stderr[-2000:])
         loads = re.findall(r"ld\.global[\w.:]*", p.stdout)
@@ -340,23 +382,25 @@ def test_odd_rows_compile_to_16_byte_vectors_for_sm90(cli_env, tmp_path):
         # scalar accesses (not .v2 / .v4): the edge lanes' only, one or a few per thread's share
         scalar_loads = [s for s in loads if not re.search(r"\.v[24]\.", s)]
         scalar_stores = [s for s in stores if not re.search(r"\.v[24]\.", s)]
-        assert len(scalar_loads) <= 9 and len(scalar_stores) <= 1, (case, loads, stores)
+        assert len(scalar_stores) <= 1, (case, stores)
+        assert op == "layernorm" or len(scalar_loads) <= 9, (case, loads)
 
 
-def test_rule_for_odd_rows_held_whole():
+@pytest.mark.parametrize("K", [SM, LN], ids=["softmax", "layernorm"])
+def test_rule_for_odd_rows_held_whole(K):
     """Odd rows held whole (session 26, H200): rows of >= 2 KB one per program (the aligned path, ~16 elements a
     thread), shorter rows in ~2 KB tiles with a warp per 1024 elements (scalar accesses); even rows keep the rule's
-    tiles; rows that loop or go over the SMs are not this rule's."""
-    c = SM.config_for
+    tiles; rows that loop or go over the SMs are not this rule's. The same rule for both row kernels."""
+    c = K.config_for
     assert c(1001, 2, M=32768) == RowConfig("single", 1024, 1, 2)
     assert c(3001, 2, M=11000) == RowConfig("single", 4096, 1, 4)  # already one row a program: the rule's warps
     assert c(77, 2, M=262144) == RowConfig("single", 128, 8, 1)  # CLIP's 77 tokens
     assert c(197, 2, M=151296) == RowConfig("single", 256, 4, 1)  # ViT's 197 patches
     assert c(77, 4, M=262144) == RowConfig("single", 128, 4, 1)  # fp32: 512-byte rows
-    assert c(1000, 2, M=32768) == row_config(1000, 2, SM.MAX_FUSED_BLOCK_N, 32768)  # even: unchanged
+    assert c(1000, 2, M=32768) == row_config(1000, 2, K.MAX_FUSED_BLOCK_N, 32768)  # even: unchanged
     assert c(50257, 2, M=4096).kind == "looped"
     for N, es in ((1001, 2), (77, 2), (197, 4), (333, 2), (5, 2)):
         for M in (1, 7, 300, 100000):
             cfg = c(N, es, M=M)
-            assert cfg.rows == 1 or cfg.rows * cfg.block_n * es <= SM.ODD_ROW_BYTES, (N, es, M, cfg)
+            assert cfg.rows == 1 or cfg.rows * cfg.block_n * es <= _rows.ODD_ROW_BYTES, (N, es, M, cfg)
             assert cfg.rows * cfg.block_n >= 32 * cfg.num_warps or cfg.num_warps == 1, (N, es, M, cfg)

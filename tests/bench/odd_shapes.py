@@ -10,7 +10,8 @@ language model runs on them, against torch on the local GPU.
 Each op is checked against its fp32 reference first, then ours and torch are timed with do_bench (median, L2
 flushed) in interleaved rounds (kernels_h200.interleaved); ratio = torch / ours (> 1: ours faster).
 
-    python tests/bench/odd_shapes.py [--only softmax,gemm,layernorm] [--dtype bfloat16] [--out F.json]
+    python tests/bench/odd_shapes.py [--only softmax,gemm,layernorm] [--dtype bfloat16] [--shapes MxN,...]
+        [--before] [--out F.json]
 
 Needs a CUDA GPU (exit 2 without one).
 """
@@ -39,6 +40,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--shapes", default="", help="softmax/layernorm: these MxN shapes instead of the op's list")
+    ap.add_argument("--before", action="store_true", help="softmax/layernorm as before the odd-row path (sessions "
+                    "26 / 27): every access of rows off 16-byte boundaries scalar, the even-N rule's tiles")
     ap.add_argument("--out", default="odd_shapes.json")
     args = ap.parse_args(argv)
     import torch
@@ -52,6 +55,10 @@ def main(argv=None) -> int:
     from tritondbg.kernels import layernorm as L
     from tritondbg.kernels import softmax as S
 
+    if args.before:  # both wrappers call kernels/_rows.py's va and odd_rows through their module's globals
+        for K in (L, S):
+            K.va = lambda *a: 1
+            K.odd_rows = lambda cfg, elem_size: cfg
     dtype = getattr(torch, args.dtype)
     gen = torch.Generator(device="cuda").manual_seed(0)
     print(f"Triton {triton.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name()}, {args.dtype}",

@@ -1,6 +1,6 @@
 """softmax on rows of an odd length on the GPU (session 26): rows whose start is off 16-byte boundaries are read
 from each row's aligned base in whole vectors (the looped, split and coop kernels, and the single-pass kernel
-with one row per program), short ones in small scalar tiles (kernels/softmax.py ``_odd_rows``). Per shape: the
+with one row per program), short ones in small scalar tiles (kernels/_rows.py ``odd_rows``). Per shape: the
 kernel the rule should pick, the result against the reference on the first call and from the cached launcher
 (new values, the row's max in its first or last column, a row of -inf), and a view at an odd storage offset and
 attention scores of a 4-D shape through the same paths.
