@@ -37,8 +37,10 @@ and stores of rows whose length is not a multiple of 16 (N = 1000, 3000, 5000) t
 ``VA`` (rows off 16-byte boundaries: an odd N such as GPT-2's 50257-token vocabulary, where no VEC > 1 divides
 N): the kernels read each row from its 16-byte-aligned base in whole 16-byte vectors (``vec_step``: masks constant
 over each vector) and take the row's ragged ends, under 16 bytes at each end, through 2 x 16 bytes of edge lanes
-(``edges``); ``va`` says when (x and y must share the row stride: one offset serves both). Rows of an odd length
-held whole take that path one row per program, shorter ones small scalar tiles (``odd_rows``).
+(``edges``); ``va`` says when (x and y must share the row stride: one offset serves both). softmax's rows of an
+odd length held whole take that path one row per program; shorter ones (both kernels) small scalar tiles
+(``odd_rows``). layernorm's looped kernel takes it; its single-pass and split kernels do not (weight and bias, read
+at the row's columns, would go scalar: slower on the H200).
 """
 from __future__ import annotations
 
@@ -149,11 +151,15 @@ def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None,
 ODD_ROW_BYTES = 2048
 
 
-def odd_rows(cfg: RowConfig, elem_size: int) -> RowConfig:
-    """The rule's single-pass config adapted to rows off 16-byte boundaries (above)."""
+def odd_rows(cfg: RowConfig, elem_size: int, aligned: bool = True) -> RowConfig:
+    """The rule's single-pass config adapted to rows off 16-byte boundaries (above). ``aligned``: the kernel holds
+    such rows whole through the aligned path (softmax); without it (layernorm, whose weight and bias loads then go
+    scalar: slower, session 27) rows of ODD_ROW_BYTES or more keep the rule's config."""
     row_bytes = cfg.block_n * elem_size
     if row_bytes >= ODD_ROW_BYTES:
-        return cfg if cfg.rows == 1 else cfg._replace(rows=1, num_warps=min(4, max(1, cfg.block_n // 512)))
+        if not aligned or cfg.rows == 1:
+            return cfg
+        return cfg._replace(rows=1, num_warps=min(4, max(1, cfg.block_n // 512)))
     rows = min(cfg.rows, max(1, ODD_ROW_BYTES // row_bytes))
     return cfg._replace(rows=rows, num_warps=max(1, rows * cfg.block_n // 1024))
 

@@ -17,7 +17,16 @@ Design
       reduction inside the loop) and combines the lanes once at the end (Chan's parallel formula); pass 2
       re-reads the row (from L2: loads of pass 1 hint ``evict_last``) and writes y.
     - N and the row strides are hinted as multiples of VEC (the largest power of two up to 16 bytes that
-      divides them), so rows like N = 1000 or 5000 still load and store 16 bytes at a time.
+      divides them), so rows like N = 1000 or 5000 still load and store 16 bytes at a time. Rows off 16-byte
+      boundaries (an odd N: 77, 197, 1001, 50257): the looped kernel reads each row from its aligned base in
+      whole 16-byte vectors, the ragged ends (under 16 bytes at each end) in edge lanes (kernels/_rows.py
+      ``vec_step``, ``edges``, as softmax); its per-lane Welford then has lanes whose first sample is in the second
+      chunk (the row's head lanes): two scalar divisors per step. weight and bias are read at the row's columns,
+      off their vectors (scalar loads): that made the same path slower in the single-pass and split kernels (H200,
+      bf16, session 27: 32768x1001 48.4 -> 59.1 us, 8192x5001 72.6 -> 87.9), so they keep scalar accesses. Short
+      odd rows (under 2 KB) go in small tiles (kernels/_rows.py ``odd_rows``: 262144x77 103.1 -> 38.5 us,
+      151296x197 64.6 -> 46.3); the looped kernel's aligned path: 4096x50257 602.9 -> 432.6 us, 1024x32001
+      105.3 -> 76.5 (F.layer_norm 838.5 / 145.2; tests/bench/runs/s27_ln_*.json).
     - The wrapper caches a launcher per call signature (kernels/_launch.py): a repeated call costs a dict
       lookup, torch.empty and the compiled kernel's launch.
     Measured on an H200 before this rule (Triton 3.6, fp16, one row per program, % of the 4.27 TB/s device
@@ -70,36 +79,6 @@ def _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tile, sx, sy, M, N, eps, cols, c
 
 
 @triton.jit
-def _layernorm_row_va(x_ptr, w_ptr, b_ptr, y_ptr, row, sx, N, n_vec, eps, cols, HAS_BIAS: tl.constexpr,
-                      VA: tl.constexpr):
-    """One row off 16-byte boundaries held whole (x and y share the row stride ``sx``): whole 16-byte vectors from
-    its aligned base, the ragged ends as edge lanes (kernels/_rows.py ``edges``); 1-D, as softmax's
-    ``_softmax_row_va``. weight and bias are read at the row's columns (off their vectors: from L1/L2)."""
-    row_at = row.to(tl.int64) * sx
-    base = row_at // VA * VA
-    lead = (row_at - base).to(tl.int32)
-    x_row = x_ptr + base
-    y_row = y_ptr + base
-    mask = (cols >= (lead + VA - 1) // VA * VA) & (cols < (lead + n_vec) // VA * VA)
-    e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
-    e_on = e_head | e_tail
-    xe = tl.load(x_row + e_col, mask=e_on, other=0.0).to(tl.float32)
-    x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
-    mean = (tl.sum(x, axis=0) + tl.sum(xe, axis=0)) / N
-    xc = tl.where(mask, x - mean, 0.0)
-    xec = tl.where(e_on, xe - mean, 0.0)
-    var = (tl.sum(xc * xc, axis=0) + tl.sum(xec * xec, axis=0)) / N
-    rstd = 1.0 / tl.sqrt(var + eps)
-    y = xc * rstd * tl.load(w_ptr + cols - lead, mask=mask, other=0.0).to(tl.float32)
-    ye = xec * rstd * tl.load(w_ptr + e_col - lead, mask=e_on, other=0.0).to(tl.float32)
-    if HAS_BIAS:
-        y = y + tl.load(b_ptr + cols - lead, mask=mask, other=0.0).to(tl.float32)
-        ye = ye + tl.load(b_ptr + e_col - lead, mask=e_on, other=0.0).to(tl.float32)
-    tl.store(y_row + e_col, ye.to(y_ptr.dtype.element_ty), mask=e_on)
-    tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
-
-
-@triton.jit
 def layernorm_fwd_kernel(
     x_ptr,  # *T, input (M, N), last dim contiguous
     w_ptr,  # *W, weight (N,), contiguous
@@ -115,8 +94,6 @@ def layernorm_fwd_kernel(
     ROWS: tl.constexpr,  # rows per tile
     VEC: tl.constexpr,  # power of two dividing N and both row strides (16-byte vector accesses)
     STAGES: tl.constexpr,  # 1: one tile per program; >= 2: persistent programs, next tile's load in flight
-    VA: tl.constexpr = 1,  # 1, or the elements of 16 bytes where rows start off 16-byte boundaries (N odd, say;
-    #                        ROWS == 1 and stride_x_row == stride_y_row): kernels/_rows.py
 ):
     # round down to what VEC says they are (no-ops): tells Triton N and the strides are multiples of VEC
     n_vec = N // VEC * VEC
@@ -125,18 +102,11 @@ def layernorm_fwd_kernel(
     cols = tl.arange(0, BLOCK_N)
     col_ok = cols < n_vec
     if STAGES == 1:  # no loop: a loop would let the compiler hoist the weight/bias loads above the row load
-        if VA > 1:
-            _layernorm_row_va(x_ptr, w_ptr, b_ptr, y_ptr, tl.program_id(0), sx, N, n_vec, eps, cols, HAS_BIAS, VA)
-        else:
-            _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tl.program_id(0), sx, sy, M, N, eps, cols, col_ok,
-                            HAS_BIAS, ROWS)
+        _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tl.program_id(0), sx, sy, M, N, eps, cols, col_ok,
+                        HAS_BIAS, ROWS)
     else:
         for tile in tl.range(tl.program_id(0), tl.cdiv(M, ROWS), tl.num_programs(0), num_stages=STAGES):
-            if VA > 1:
-                _layernorm_row_va(x_ptr, w_ptr, b_ptr, y_ptr, tile, sx, N, n_vec, eps, cols, HAS_BIAS, VA)
-            else:
-                _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tile, sx, sy, M, N, eps, cols, col_ok, HAS_BIAS,
-                                ROWS)
+            _layernorm_tile(x_ptr, w_ptr, b_ptr, y_ptr, tile, sx, sy, M, N, eps, cols, col_ok, HAS_BIAS, ROWS)
 
 
 @triton.jit
@@ -236,66 +206,31 @@ def layernorm_fwd_split_kernel(
     eps,  # added to the variance
     HAS_BIAS: tl.constexpr,
     BLOCK_N: tl.constexpr,  # the largest power of two below N: the row's head, no mask
-    BLOCK_B: tl.constexpr,  # next_power_of_2(N - BLOCK_N) (at least VA): the row's tail, masked
+    BLOCK_B: tl.constexpr,  # next_power_of_2(N - BLOCK_N): the row's tail, masked
     VEC: tl.constexpr,  # power of two dividing N and both row strides
-    VA: tl.constexpr = 1,  # 1, or the elements of 16 bytes where rows start off 16-byte boundaries (N odd, say)
 ):
     # One row in registers as two power-of-two blocks (5000 = 4096 + 904 of 1024) instead of one padded block
     # (8192: 39% of the lanes idle, and their registers): more programs fit on an SM.
     n_vec = N // VEC * VEC
     row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * (stride_x_row // VEC * VEC)
+    y_row = y_ptr + row * (stride_y_row // VEC * VEC)
     ca = tl.arange(0, BLOCK_N)
     cb = BLOCK_N + tl.arange(0, BLOCK_B)
-    if VA > 1:  # the row off 16-byte boundaries: both blocks from its aligned base in whole vectors, ends apart
-        row_at = row * stride_x_row
-        base = row_at // VA * VA
-        lead = (row_at - base).to(tl.int32)
-        x_row = x_ptr + base
-        y_row = y_ptr + base
-        ma = ca >= (lead + VA - 1) // VA * VA
-        mb = cb < (lead + n_vec) // VA * VA
-        e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
-        e_on = e_head | e_tail
-        xe = tl.load(x_row + e_col, mask=e_on, other=0.0).to(tl.float32)
-        xa = tl.load(x_row + ca, mask=ma, other=0.0).to(tl.float32)
-    else:
-        lead = 0
-        x_row = x_ptr + row * (stride_x_row // VEC * VEC)
-        y_row = y_ptr + row * (stride_y_row // VEC * VEC)
-        ma = None  # the head: no mask
-        mb = cb < n_vec
-        xa = tl.load(x_row + ca).to(tl.float32)
+    mb = cb < n_vec
+    xa = tl.load(x_row + ca).to(tl.float32)
     xb = tl.load(x_row + cb, mask=mb, other=0.0).to(tl.float32)
-    s = tl.sum(xa, axis=0) + tl.sum(xb, axis=0)
-    if VA > 1:
-        s += tl.sum(xe, axis=0)
-    mean = s / N
+    mean = (tl.sum(xa, axis=0) + tl.sum(xb, axis=0)) / N
     xa = xa - mean
-    if VA > 1:
-        xa = tl.where(ma, xa, 0.0)
     xb = tl.where(mb, xb - mean, 0.0)
-    m2 = tl.sum(xa * xa, axis=0) + tl.sum(xb * xb, axis=0)
-    if VA > 1:
-        xe = tl.where(e_on, xe - mean, 0.0)
-        m2 += tl.sum(xe * xe, axis=0)
-    rstd = 1.0 / tl.sqrt(m2 / N + eps)
-    yb = xb * rstd * tl.load(w_ptr + cb - lead, mask=mb, other=0.0).to(tl.float32)
+    var = (tl.sum(xa * xa, axis=0) + tl.sum(xb * xb, axis=0)) / N
+    rstd = 1.0 / tl.sqrt(var + eps)
+    ya = xa * rstd * tl.load(w_ptr + ca).to(tl.float32)
+    yb = xb * rstd * tl.load(w_ptr + cb, mask=mb, other=0.0).to(tl.float32)
     if HAS_BIAS:
-        yb = yb + tl.load(b_ptr + cb - lead, mask=mb, other=0.0).to(tl.float32)
-    if VA > 1:  # the head's masked lanes are 0 in xa: their weight and bias unread
-        ya = xa * rstd * tl.load(w_ptr + ca - lead, mask=ma, other=0.0).to(tl.float32)
-        if HAS_BIAS:
-            ya = ya + tl.load(b_ptr + ca - lead, mask=ma, other=0.0).to(tl.float32)
-    else:
-        ya = xa * rstd * tl.load(w_ptr + ca).to(tl.float32)
-        if HAS_BIAS:
-            ya = ya + tl.load(b_ptr + ca).to(tl.float32)
-    if VA > 1:
-        ye = xe * rstd * tl.load(w_ptr + e_col - lead, mask=e_on, other=0.0).to(tl.float32)
-        if HAS_BIAS:
-            ye = ye + tl.load(b_ptr + e_col - lead, mask=e_on, other=0.0).to(tl.float32)
-        tl.store(y_row + e_col, ye.to(y_ptr.dtype.element_ty), mask=e_on)
-    tl.store(y_row + ca, ya.to(y_ptr.dtype.element_ty), mask=ma)
+        ya = ya + tl.load(b_ptr + ca).to(tl.float32)
+        yb = yb + tl.load(b_ptr + cb, mask=mb, other=0.0).to(tl.float32)
+    tl.store(y_row + ca, ya.to(y_ptr.dtype.element_ty))
     tl.store(y_row + cb, yb.to(y_ptr.dtype.element_ty), mask=mb)
 
 
@@ -307,11 +242,11 @@ _SPLIT = _launch.Launches(layernorm_fwd_split_kernel, _PLANS)
 
 def config_for(N: int, elem_size: int, max_block_n: int = MAX_FUSED_BLOCK_N,
                M: int | None = None) -> RowConfig:
-    """The config the wrapper's rule picks (kernels/_rows.py ``row_config`` with this kernel's loop chunk; rows off
-    16-byte boundaries held whole: ``odd_rows``, as softmax)."""
+    """The config the wrapper's rule picks (kernels/_rows.py ``row_config`` with this kernel's loop chunk; short rows
+    off 16-byte boundaries in small tiles: ``odd_rows``)."""
     cfg = row_config(N, elem_size, max_block_n, M, LOOP_CHUNK)
     if cfg.kind == "single" and N * elem_size % 16:
-        return odd_rows(cfg, elem_size)
+        return odd_rows(cfg, elem_size, aligned=False)
     return cfg
 
 
@@ -386,15 +321,15 @@ def layernorm(
     v = vec(N, x2.stride(0), y2.stride(0), elem_size=x.element_size())
     scalars = dict(stride_x_row=x2.stride(0), stride_y_row=y2.stride(0), M=M, N=N, eps=eps)
     if cfg.kind == "split":
-        a = va(x2, y2, v, cfg.block_n)
-        consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, BLOCK_B=max(split_tail(N, cfg.block_n), a), VEC=v,
-                      VA=a)
+        consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, BLOCK_B=split_tail(N, cfg.block_n), VEC=v)
         launch(layernorm_fwd_split_kernel, _SPLIT, sig, (x2, weight, b_arg, y2), scalars, consts, cfg, M, y2)
         return y
-    kernel, launches = ((layernorm_fwd_kernel, _SINGLE) if cfg.kind == "single"
-                        else (layernorm_fwd_looped_kernel, _LOOPED))
-    a = va(x2, y2, v, cfg.block_n) if cfg.rows == 1 else 1  # the aligned path holds one row per program
-    consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages, VA=a)
+    consts = dict(HAS_BIAS=has_bias, BLOCK_N=cfg.block_n, ROWS=cfg.rows, VEC=v, STAGES=cfg.stages)
+    if cfg.kind == "single":
+        kernel, launches = layernorm_fwd_kernel, _SINGLE
+    else:  # rows off 16-byte boundaries: the aligned path (the single-pass and split kernels keep scalar accesses)
+        kernel, launches = layernorm_fwd_looped_kernel, _LOOPED
+        consts["VA"] = va(x2, y2, v, cfg.block_n)
     launch(kernel, launches, sig, (x2, weight, b_arg, y2), scalars, consts, cfg, triton.cdiv(M, cfg.rows), y2)
     return y
 

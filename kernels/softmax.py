@@ -53,7 +53,7 @@ import triton.language as tl
 from triton.runtime.jit import JITFunction
 
 from . import _launch, _scratch
-from ._rows import (ODD_ROW_BYTES, RowConfig, _device_properties, _persistent_programs, check_config,  # noqa: F401
+from ._rows import (RowConfig, _device_properties, _persistent_programs, check_config,
                     coop_configs, edges, launch, odd_rows, row_config, split_tail, va, vec, vec_step)
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)

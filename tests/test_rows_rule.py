@@ -311,10 +311,10 @@ def test_every_softmax_kernel_on_rows_off_16_byte_boundaries(dtype):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_every_layernorm_kernel_on_rows_off_16_byte_boundaries(dtype):
-    """layernorm's single-pass, split and looped kernels on rows off 16-byte boundaries (as softmax's above): every
-    lead within a vector, a large row mean (the centred variance), an outlier in a head lane, in a tail lane and in
-    the body, rows shorter than a vector, bias and no bias, and the looped kernel's per-lane Welford with the first
-    chunk's head lanes left out (steps of 64..256 columns over 1001)."""
+    """layernorm on rows off 16-byte boundaries: the looped kernel's aligned path (as softmax's above) and the
+    single-pass and split kernels' scalar one: every lead within a vector, a large row mean (the centred variance),
+    an outlier in a head lane, in a tail lane and in the body, rows shorter than a vector, bias and no bias, and the
+    looped kernel's per-lane Welford with the first chunk's head lanes left out (steps of 64..256 columns)."""
     gen = torch.Generator().manual_seed(5)
     atol = 3e-2 if dtype == torch.bfloat16 else 1e-4
     va = 16 // torch.empty((), dtype=dtype).element_size()
@@ -346,11 +346,12 @@ def test_every_layernorm_kernel_on_rows_off_16_byte_boundaries(dtype):
 
 @pytest.mark.parametrize("op", ["softmax", "layernorm"])
 def test_odd_rows_compile_to_16_byte_vectors_for_sm90(op, cli_env, tmp_path):
-    """The property the aligned path is for, checked without a GPU: softmax and layernorm over GPT-2's 50257-column
-    logits (looped kernel), 32001 columns held whole, 1001-column rows (one per program) and 5001-column rows as
-    two blocks (split kernel) compile for sm_90 to 16-byte loads and stores of x and y, scalar accesses only for
-    the edge lanes (before: every access scalar, and the H200 ran softmax 4096x50257 bf16 at 0.84x torch.softmax).
-    layernorm's weight and bias are read at the row's columns, off their vectors: scalar loads, from L1/L2."""
+    """The property the aligned path is for, checked without a GPU: softmax over GPT-2's 50257-column logits
+    (looped kernel), 32001 columns held whole, 1001-column rows (one per program) and 5001-column rows as two blocks
+    (split kernel), and layernorm over the 50257 columns (looped), compile for sm_90 to 16-byte loads and stores of
+    x and y, scalar accesses only for the edge lanes (before: every access scalar, and the H200 ran softmax
+    4096x50257 bf16 at 0.84x torch.softmax, layernorm 603 against 433 us). layernorm's weight and bias are read at
+    the row's columns, off their vectors: scalar loads."""
     from conftest import run_cli
 
     sc = tmp_path / "odd_rows.py"
@@ -373,7 +374,10 @@ def test_odd_rows_compile_to_16_byte_vectors_for_sm90(op, cli_env, tmp_path):
     import re
 
     single, looped, split = names
-    for case, kernel in (("vocab", looped), ("wide", single), ("rows", single), ("split", split)):
+    cases = (("vocab", looped), ("wide", single), ("rows", single), ("split", split))
+    if op == "layernorm":  # the aligned path in the looped kernel only (kernels/layernorm.py: measured slower else)
+        cases = cases[:1]
+    for case, kernel in cases:
         p = run_cli(["ir", str(sc), "--case", case, "--arch", "sm_90", "--stage", "ptx"], cli_env, timeout=300)
         assert p.returncode == 0 and kernel in p.stderr, (case, p.stderr[-2000:])
         loads = re.findall(r"ld\.global[\w.:]*", p.stdout)
@@ -388,12 +392,15 @@ def test_odd_rows_compile_to_16_byte_vectors_for_sm90(op, cli_env, tmp_path):
 
 @pytest.mark.parametrize("K", [SM, LN], ids=["softmax", "layernorm"])
 def test_rule_for_odd_rows_held_whole(K):
-    """Odd rows held whole (session 26, H200): rows of >= 2 KB one per program (the aligned path, ~16 elements a
-    thread), shorter rows in ~2 KB tiles with a warp per 1024 elements (scalar accesses); even rows keep the rule's
-    tiles; rows that loop or go over the SMs are not this rule's. The same rule for both row kernels."""
+    """Odd rows held whole (session 26, H200): softmax's rows of >= 2 KB one per program (the aligned path, ~16
+    elements a thread); shorter rows (both kernels) in ~2 KB tiles with a warp per 1024 elements (scalar accesses);
+    even rows keep the rule's tiles; rows that loop or go over the SMs are not this rule's."""
     c = K.config_for
-    assert c(1001, 2, M=32768) == RowConfig("single", 1024, 1, 2)
-    assert c(3001, 2, M=11000) == RowConfig("single", 4096, 1, 4)  # already one row a program: the rule's warps
+    if K is SM:  # rows of >= 2 KB held whole through the aligned path
+        assert c(1001, 2, M=32768) == RowConfig("single", 1024, 1, 2)
+    else:  # layernorm has no aligned single-pass path: the rule's tiles
+        assert c(1001, 2, M=32768) == row_config(1001, 2, K.MAX_FUSED_BLOCK_N, 32768) == RowConfig("single", 1024, 4, 4)
+    assert c(3001, 2, M=11000) == RowConfig("single", 4096, 1, 4)  # already one row a program: the rule's
     assert c(77, 2, M=262144) == RowConfig("single", 128, 8, 1)  # CLIP's 77 tokens
     assert c(197, 2, M=151296) == RowConfig("single", 256, 4, 1)  # ViT's 197 patches
     assert c(77, 4, M=262144) == RowConfig("single", 128, 4, 1)  # fp32: 512-byte rows
@@ -402,5 +409,6 @@ def test_rule_for_odd_rows_held_whole(K):
     for N, es in ((1001, 2), (77, 2), (197, 4), (333, 2), (5, 2)):
         for M in (1, 7, 300, 100000):
             cfg = c(N, es, M=M)
-            assert cfg.rows == 1 or cfg.rows * cfg.block_n * es <= _rows.ODD_ROW_BYTES, (N, es, M, cfg)
+            whole = K is LN and cfg.block_n * es >= _rows.ODD_ROW_BYTES  # layernorm: the rule's tiles
+            assert whole or cfg.rows == 1 or cfg.rows * cfg.block_n * es <= _rows.ODD_ROW_BYTES, (N, es, M, cfg)
             assert cfg.rows * cfg.block_n >= 32 * cfg.num_warps or cfg.num_warps == 1, (N, es, M, cfg)

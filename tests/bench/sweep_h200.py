@@ -15,7 +15,7 @@ command, a summary against the issue's targets, every row) to ``--out`` and the 
 in separate calls and still make one table.
 
 Parts, with their estimated time on the H200 (compiles and autotuning included; one device call is 10 min):
-  layernorm 2 dtypes x 19 row lengths x 3 sizes ~5 min (--quick ~2)     softmax the same
+  layernorm 2 dtypes x 23 row lengths x 3 sizes ~6 min (--quick ~2)     softmax the same
   gemm      per dtype: 7 M x 7 (N, K) + 2 squares + 2 GELU, ~4-5 min (run one dtype a call; --quick ~2)
   fp8       8192^3, decode M = 1 / 16 (bare read of the weight), six more large-M shapes, M = 32 / 64, three more
             decode weights: ~3 min
@@ -47,8 +47,9 @@ from sweep_table import (ALSO, GROUPS, SIZES, TARGETS, _part, _run_key, grid_sum
 
 ALIASES = {"norm": ("layernorm", "softmax"), "attn": ("prefill", "decode"), "attention": ("prefill", "decode"),
            "all": GROUPS, "fp8_gemm": ("fp8",)}
-NORM_N = (128, 256, 512, 768, 1000, 1024, 2048, 3000, 4096, 5000, 5120, 6144, 8192, 11008, 12288, 14336, 16384,
-          24576, 32768)
+# odd lengths (session 27): rows off 16-byte boundaries (ViT's 197 patches, 1001, 5001, a padded 32001 vocabulary)
+NORM_N = (128, 197, 256, 512, 768, 1000, 1001, 1024, 2048, 3000, 4096, 5000, 5001, 5120, 6144, 8192, 11008, 12288,
+          14336, 16384, 24576, 32001, 32768)
 NORM_N_QUICK = (128, 256, 1000, 3000, 5000, 5120, 8192, 11008, 12288, 32768)
 NORM_N_GRID = (256, 1000, 3000, 5000, 8192, 11008, 16384, 32768)  # --grid's default row lengths
 BIG_ELEMS = 1 << 25    # ~32M elements per norm row ("big": bandwidth-bound)

@@ -1,7 +1,6 @@
-"""layernorm on rows of an odd length on the GPU (session 27): as softmax (tests/gpu/test_softmax_odd_gpu.py), rows
-whose start is off 16-byte boundaries are read from each row's aligned base in whole vectors (the looped and split
-kernels, and the single-pass kernel with one row per program), short ones in small scalar tiles (kernels/_rows.py
-``odd_rows``). Per shape: the kernel the rule should pick, the result against the reference on the first call and
+"""layernorm on rows of an odd length on the GPU (session 27): the looped kernel reads rows whose start is off
+16-byte boundaries from each row's aligned base in whole vectors (as softmax: tests/gpu/test_softmax_odd_gpu.py),
+the single-pass and split kernels with scalar accesses, short rows in small tiles (kernels/_rows.py ``odd_rows``). Per shape: the kernel the rule should pick, the result against the reference on the first call and
 from the cached launcher (new values, with bias and without), rows of a large mean (the centred variance), and a
 view at an odd storage offset.
 
@@ -32,9 +31,9 @@ def err(out, x, w, b):
 bf, f16, f32 = torch.bfloat16, torch.float16, torch.float32
 SHAPES = [  # (M, N, dtype, the kernel the rule picks)
     (4096, 50257, bf, "layernorm_fwd_looped_kernel"),  # GPT-2's vocabulary
-    (200, 32001, bf, "layernorm_fwd_kernel"),          # held whole, one row per program
+    (200, 32001, bf, "layernorm_fwd_kernel"),          # held whole, one row per program (32 warps)
     (1024, 32001, f16, "layernorm_fwd_looped_kernel"),
-    (32768, 1001, bf, "layernorm_fwd_kernel"),         # 2 KB rows: one per program, aligned
+    (32768, 1001, bf, "layernorm_fwd_kernel"),         # 2 KB rows: the rule's tiles
     (4096, 77, bf, "layernorm_fwd_kernel"),            # small scalar tiles
     (2048, 197, f32, "layernorm_fwd_kernel"),
     (8192, 5001, bf, "layernorm_fwd_split_kernel"),
