@@ -200,6 +200,16 @@ def edges(lead, n_vec, VA: tl.constexpr):
     return col, (e < VA) & (col < body_at) & on_row, (e >= VA) & (col >= body_at) & on_row, tail_at
 
 
+@triton.jit
+def aligned_row(x_ptr, y_ptr, row_at, n_vec, VA: tl.constexpr):
+    """A row off 16-byte boundaries whose first element is ``row_at`` (x and y share the row stride): pointers to
+    its 16-byte-aligned base in x and y, its first column there (``lead``), and its edge lanes (``edges``)."""
+    base = row_at // VA * VA
+    lead = (row_at - base).to(tl.int32)
+    e_col, e_head, e_tail, tail_at = edges(lead, n_vec, VA)
+    return x_ptr + base, y_ptr + base, lead, e_col, e_head, e_tail, tail_at
+
+
 KINDS = ("single", "looped", "split", "coop")
 # Few long rows (softmax's coop kernel): one program per row leaves most SMs idle while each row streams through
 # one SM (H200, Triton 3.6, bf16, CUDA-graph GPU time, tests/bench/explore_rows_coop.py: 1x128256 25.8 us looped

@@ -46,7 +46,7 @@ import triton
 import triton.language as tl
 
 from . import _launch
-from ._rows import RowConfig, check_config, edges, launch, odd_rows, row_config, split_tail, va, vec, vec_step
+from ._rows import RowConfig, aligned_row, check_config, launch, odd_rows, row_config, split_tail, va, vec, vec_step
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
 # Largest block (columns) the wrapper may use; the rule (kernels/_rows.py) decides below it.
@@ -132,12 +132,7 @@ def layernorm_fwd_looped_kernel(
     cols = tl.arange(0, BLOCK_N)
     if VA > 1:  # the row off 16-byte boundaries (stride_x_row == stride_y_row): whole vectors from its aligned
         # base in the chunk loops (kernels/_rows.py vec_step), its ragged ends in 2 * VA edge lanes
-        row_at = row * stride_x_row
-        base = row_at // VA * VA
-        lead = (row_at - base).to(tl.int32)
-        x_row = x_ptr + base
-        y_row = y_ptr + base
-        e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
+        x_row, y_row, lead, e_col, e_head, e_tail, _ = aligned_row(x_ptr, y_ptr, row * stride_x_row, n_vec, VA)
         e_on = e_head | e_tail
         xe = tl.load(x_row + e_col, mask=e_on, other=0.0).to(tl.float32)
         body_lo = (lead + VA - 1) // VA * VA

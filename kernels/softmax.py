@@ -53,8 +53,8 @@ import triton.language as tl
 from triton.runtime.jit import JITFunction
 
 from . import _launch, _scratch
-from ._rows import (RowConfig, _device_properties, _persistent_programs, check_config,
-                    coop_configs, edges, launch, odd_rows, row_config, split_tail, va, vec, vec_step)
+from ._rows import (RowConfig, _device_properties, _persistent_programs, aligned_row, check_config, coop_configs,
+                    launch, odd_rows, row_config, split_tail, va, vec, vec_step)
 
 _SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
 # Largest block (columns) the wrapper may use; the rule (kernels/_rows.py) decides below it.
@@ -84,13 +84,8 @@ def _softmax_row_va(x_ptr, y_ptr, row, sx, n_vec, cols, VA: tl.constexpr):
     """One row off 16-byte boundaries held whole (x and y share the row stride ``sx``): whole 16-byte vectors from
     its aligned base, the ragged ends as edge lanes. One row, 1-D: with a 2-D tile of several rows, Triton 3.6 laid
     the edge lanes out as the tile (each thread loading all 32 of a 4-row tile's edge lanes, 1.8x the time)."""
-    row_at = row.to(tl.int64) * sx
-    base = row_at // VA * VA
-    lead = (row_at - base).to(tl.int32)
-    x_row = x_ptr + base
-    y_row = y_ptr + base
+    x_row, y_row, lead, e_col, e_head, e_tail, _ = aligned_row(x_ptr, y_ptr, row.to(tl.int64) * sx, n_vec, VA)
     mask = (cols >= (lead + VA - 1) // VA * VA) & (cols < (lead + n_vec) // VA * VA)
-    e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
     e_on = e_head | e_tail
     xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
     x = tl.load(x_row + cols, mask=mask, other=-float("inf")).to(tl.float32)
@@ -157,12 +152,7 @@ def softmax_looped_kernel(
     s = 0.0  # running sum of exp(x - m)
     if VA > 1:  # the row off 16-byte boundaries (stride_x_row == stride_y_row): whole vectors from its aligned
         # base in the chunk loops, its ragged ends (under VA elements at each end) in 2 * VA edge lanes
-        row_at = row * stride_x_row
-        base = row_at // VA * VA
-        lead = (row_at - base).to(tl.int32)
-        x_row = x_ptr + base
-        y_row = y_ptr + base
-        e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
+        x_row, y_row, lead, e_col, e_head, e_tail, _ = aligned_row(x_ptr, y_ptr, row * stride_x_row, n_vec, VA)
         e_on = e_head | e_tail
         xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
         m = tl.max(xe, axis=0)
@@ -211,14 +201,9 @@ def softmax_split_kernel(
     ca = tl.arange(0, BLOCK_N)
     cb = BLOCK_N + tl.arange(0, BLOCK_B)
     if VA > 1:  # the row off 16-byte boundaries: both blocks from its aligned base in whole vectors, ends apart
-        row_at = row * stride_x_row
-        base = row_at // VA * VA
-        lead = (row_at - base).to(tl.int32)
-        x_row = x_ptr + base
-        y_row = y_ptr + base
+        x_row, y_row, lead, e_col, e_head, e_tail, _ = aligned_row(x_ptr, y_ptr, row * stride_x_row, n_vec, VA)
         ma = ca >= (lead + VA - 1) // VA * VA
         mb = cb < (lead + n_vec) // VA * VA
-        e_col, e_head, e_tail, _ = edges(lead, n_vec, VA)
         e_on = e_head | e_tail
         xe = tl.load(x_row + e_col, mask=e_on, other=-float("inf")).to(tl.float32)
         xa = tl.load(x_row + ca, mask=ma, other=-float("inf")).to(tl.float32)
@@ -278,13 +263,9 @@ def softmax_coop_kernel(
     cols = tl.arange(0, BLOCK_N)
     SL: tl.constexpr = PER * BLOCK_N
     if VA > 1:
-        row_at = row64 * stride_x_row  # the row's first element; its aligned base below
-        base = row_at // VA * VA
-        lead = (row_at - base).to(tl.int32)
-        x_row = x_ptr + base
-        y_row = y_ptr + base
+        x_row, y_row, lead, e_col, e_head, e_tail, tail_at = aligned_row(x_ptr, y_ptr, row64 * stride_x_row, n_vec,
+                                                                         VA)
         start = chunk * SL
-        e_col, e_head, e_tail, tail_at = edges(lead, n_vec, VA)
         mine = e_col * 0 + chunk  # (a tensor: the interpreter's & of a tensor and a scalar bool is no mask)
         # the row's first, partial vector is chunk 0's; the last one, its chunk's
         e_on = (e_head & (mine == 0)) | (e_tail & (mine == tail_at // SL))
