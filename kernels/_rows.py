@@ -151,15 +151,22 @@ def row_config(N: int, elem_size: int, max_block_n: int, M: int | None = None,
 ODD_ROW_BYTES = 2048
 
 
-def odd_rows(cfg: RowConfig, elem_size: int, aligned: bool = True) -> RowConfig:
+def odd_rows(cfg: RowConfig, elem_size: int, aligned: bool = True, M: int | None = None) -> RowConfig:
     """The rule's single-pass config adapted to rows off 16-byte boundaries (above). ``aligned``: the kernel holds
     such rows whole through the aligned path (softmax); without it (layernorm, whose weight and bias loads then go
-    scalar: slower, session 27) rows of ODD_ROW_BYTES or more keep the rule's config."""
+    scalar: slower, session 27) rows of ODD_ROW_BYTES or more keep the rule's config. ``M``: on inputs small enough
+    that the rule shrank its tiles (row_config's small-input branch), short rows go two per program with a warp
+    per 256 elements (session 27, softmax bf16, tests/bench/runs/s27_small_odd.json: 1331x197 7.3 us with 4 rows
+    on one warp, 5.3 so, GPU time 3.05 -> 2.18, torch.softmax 5.4 / 2.1; 5323x197 8.0 -> 6.9): one warp per
+    program leaves the GPU a few warps per SM there."""
     row_bytes = cfg.block_n * elem_size
     if row_bytes >= ODD_ROW_BYTES:
         if not aligned or cfg.rows == 1:
             return cfg
         return cfg._replace(rows=1, num_warps=min(4, max(1, cfg.block_n // 512)))
+    if M is not None and M < MIN_PROGRAMS * max(1, TILE_BYTES // row_bytes):
+        rows = min(cfg.rows, 2)
+        return cfg._replace(rows=rows, num_warps=max(1, rows * cfg.block_n // 256))
     rows = min(cfg.rows, max(1, ODD_ROW_BYTES // row_bytes))
     return cfg._replace(rows=rows, num_warps=max(1, rows * cfg.block_n // 1024))
 

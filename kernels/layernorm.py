@@ -241,7 +241,7 @@ def config_for(N: int, elem_size: int, max_block_n: int = MAX_FUSED_BLOCK_N,
     off 16-byte boundaries in small tiles: ``odd_rows``)."""
     cfg = row_config(N, elem_size, max_block_n, M, LOOP_CHUNK)
     if cfg.kind == "single" and N * elem_size % 16:
-        return odd_rows(cfg, elem_size, aligned=False)
+        return odd_rows(cfg, elem_size, aligned=False, M=M)
     return cfg
 
 

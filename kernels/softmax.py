@@ -404,7 +404,7 @@ def config_for(N: int, elem_size: int, max_block_n: int = MAX_FUSED_BLOCK_N,
             return coop[0]
     cfg = row_config(N, elem_size, max_block_n, M, LOOP_CHUNK)
     if cfg.kind == "single" and N * elem_size % 16:
-        return odd_rows(cfg, elem_size)
+        return odd_rows(cfg, elem_size, M=M)
     return cfg
 
 

@@ -404,6 +404,9 @@ def test_rule_for_odd_rows_held_whole(K):
     assert c(77, 2, M=262144) == RowConfig("single", 128, 8, 1)  # CLIP's 77 tokens
     assert c(197, 2, M=151296) == RowConfig("single", 256, 4, 1)  # ViT's 197 patches
     assert c(77, 4, M=262144) == RowConfig("single", 128, 4, 1)  # fp32: 512-byte rows
+    # small inputs (the rule's tiles shrunk to fill the GPU): two rows a program, a warp per 256 elements
+    assert c(197, 2, M=1331) == c(197, 2, M=5323) == RowConfig("single", 256, 2, 2)
+    assert c(197, 2, M=16384) == RowConfig("single", 256, 4, 1)  # 8 KiB tiles already fill the GPU
     assert c(1000, 2, M=32768) == row_config(1000, 2, K.MAX_FUSED_BLOCK_N, 32768)  # even: unchanged
     assert c(50257, 2, M=4096).kind == "looped"
     for N, es in ((1001, 2), (77, 2), (197, 4), (333, 2), (5, 2)):
