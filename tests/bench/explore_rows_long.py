@@ -79,7 +79,6 @@ def main(argv=None) -> int:
     if args.kernel == "softmax":
         from tritondbg.kernels import softmax as K
 
-
         def ours(x, cfg):
             return K.softmax(x, config=cfg)
 
