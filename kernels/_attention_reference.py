@@ -46,7 +46,9 @@ def reference_decode(q, k_cache, v_cache, seq_lens=None, sm_scale=None, **_):
     if seq_lens is not None:
         lens = torch.as_tensor(seq_lens, device=q.device).to(torch.int64).clamp(0, S_MAX)
         pos = torch.arange(S_MAX, device=q.device)[None, None, :]
-        s = s.masked_fill(pos >= lens[:, None, None], float("-inf"))
+        unused = pos >= lens[:, None, None]  # a cache's slots past a sequence's length may hold anything (NaN)
+        s = s.masked_fill(unused, float("-inf"))
+        vf = vf.masked_fill(unused[..., None], 0.0)
     return torch.einsum("bhs,bhsd->bhd", _masked_softmax(s), vf)
 
 

@@ -17,10 +17,18 @@ def make_inputs(case, dtype, device, generator):
 
     if "S" in p:  # decode: one query per sequence over a (B, H_KV, S, D) cache
         seq_lens = p.get("seq_lens")
+        if p.get("layout") == "bshd":  # a (B, S, H_KV, D) cache, passed as its (B, H_KV, S, D) view
+            k_cache, v_cache = (randn(B, p["S"], h_kv, D).transpose(1, 2) for _ in "kv")
+        else:
+            k_cache, v_cache = randn(B, h_kv, p["S"], D), randn(B, h_kv, p["S"], D)
+        if seq_lens is not None and p.get("poison"):  # slots past a sequence's length hold NaN
+            for b, n in enumerate(seq_lens):
+                k_cache[b, :, max(n, 0):] = float("nan")
+                v_cache[b, :, max(n, 0):] = float("nan")
         return dict(
             q=randn(B, H, D),
-            k_cache=randn(B, h_kv, p["S"], D),
-            v_cache=randn(B, h_kv, p["S"], D),
+            k_cache=k_cache,
+            v_cache=v_cache,
             seq_lens=None if seq_lens is None else torch.tensor(seq_lens, dtype=torch.int32, device=device),
             num_splits=p.get("num_splits"),
         )
@@ -97,6 +105,13 @@ SCENARIO = Scenario(
         _decode("decode_tiny_ragged", dict(B=4, H=4, H_KV=2, S=301, D=128, seq_lens=[301, 40, 1, 0], num_splits=5),
                 ("float16", "bfloat16"), config=dict(BLOCK_N=64, LOOP_STAGES=3),
                 description="5 splits (non-power-of-two merge), empty splits, a length-0 sequence (output 0), GQA"),
+        _decode("decode_tiny_bshd_nan", dict(B=3, H=4, H_KV=2, S=333, D=64, seq_lens=[333, 70, 129], num_splits=3,
+                                            layout="bshd", poison=True), ("bfloat16", "float16", "float32"),
+                description="a (B, S, H_KV, D) cache, NaN past each length; ragged chunk ends (TMA + masked tail)"),
+        _decode("decode_tiny_bshd_nan_mha", dict(B=2, H=3, S=200, D=32, seq_lens=[7, 190], num_splits=2,
+                                                layout="bshd", poison=True), ("bfloat16",),
+                config=dict(BLOCK_N=64, LOOP_STAGES=3, ROW_STATE=True),
+                description="as above, one query head per KV head (the CUDA-core path, per-row state)"),
         _decode("decode_tiny_gqa4_single", dict(B=2, H=8, H_KV=2, S=100, D=32, seq_lens=[100, 0], num_splits=1),
                 ("float32", "bfloat16"), config=dict(BLOCK_N=32, LOOP_STAGES=3),
                 description="GQA group of 4 (tensor-core path, padded to 16 rows), one split (direct store), "

@@ -50,7 +50,7 @@ def main() -> int:
         for ns in [int(s) for s in args.splits.split(",")]:
             if ns > max(1, S // 64):
                 continue
-            fn = lambda ns=ns: attention_decode(q, k, v, num_splits=ns)
+            fn = lambda ns=ns, q=q, k=k, v=v: attention_decode(q, k, v, num_splits=ns)
             o = fn()
             o = fn()  # the steady-state launcher
             ref = o if ref is None else ref
