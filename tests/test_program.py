@@ -660,3 +660,25 @@ def test_a_program_that_asks_whether_triton_is_installed_first_is_still_attached
     p = run(["capture", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "1 launch(es) of 1 kernel(s); 1 reproducer(s)" in p.stderr, p.stderr[-2000:]
+
+
+@pytest.mark.interpreter
+def test_reproducer_of_a_tutorial_style_script_loads_its_definitions_only(tmp_path):
+    """A kernel defined in a script without a ``__main__`` guard (Triton's tutorials): its reproducer loads the
+    script's definitions, not its module-level launch and prints, so the kernel replays on the interpreter and
+    compiles for a GPU target without one (running the script there fails at its ``DEVICE = ...`` line)."""
+    mark = tmp_path / "mark.txt"
+    folder = tmp_path / "cap"
+    out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(DATA / "tutorial_script.py")],
+              env={"MARK": str(mark)})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert mark.read_text() == "ran\n"
+    (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
+    repro = str(folder / entry["reproducer"].split("::")[0])
+    out = run(["interpret", repro], env={"MARK": str(mark)})
+    assert out.returncode == 0 and "1/1 passed" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "max diff" not in out.stdout
+    out = run(["ir", repro, "--arch", "sm_90", "--stage", "ptx"], env={"MARK": str(mark)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert ".entry axpy_kernel" in out.stdout and "max diff" not in out.stdout
+    assert mark.read_text() == "ran\n"  # neither replay ran the script's module-level code

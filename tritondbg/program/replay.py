@@ -4,10 +4,14 @@
 and aliasing, on the run's device), ``launch`` launches the kernel with the recorded grid, arguments,
 options and autotune config (the autotuner is bypassed: the config that ran is the one replayed), and
 ``reference`` returns what the launch wrote when it was captured. The kernel comes from its module when
-that is importable (and is not the program's ``__main__``), else from the saved copy in ``src/``.
+that is importable (and is not the program's ``__main__``), else from the saved copy in ``src/``. A kernel of
+the program's main script is loaded from the script's definitions only (``_load_definitions``): a script
+without a ``__main__`` guard (every Triton tutorial) would otherwise run again, launches and all, each time a
+reproducer is loaded, and fail to load wherever it asks for a GPU (``tritondbg ir``, ``check``'s resources).
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
 import importlib.util
@@ -65,6 +69,59 @@ def _load_file(path: str, meta: dict):
     return mod
 
 
+# what a script does rather than defines: not run when its definitions are loaded
+_ACTIONS = (ast.Expr, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Assert, ast.Delete, ast.Raise)
+
+
+def _is_main_guard(node) -> bool:
+    return isinstance(node, ast.If) and any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(node.test))
+
+
+def _definitions(body: list) -> list:
+    """``body`` less its actions (calls, loops, with blocks, asserts, the ``__main__`` block), also inside
+    top-level if / try blocks (optional imports, a device chosen by an if)."""
+    kept = []
+    for node in body:
+        if isinstance(node, _ACTIONS) or _is_main_guard(node):
+            continue
+        if isinstance(node, (ast.If, ast.Try)):
+            for field in ("body", "orelse", "finalbody"):
+                if getattr(node, field, None):
+                    setattr(node, field, _definitions(getattr(node, field)) or [ast.Pass(lineno=node.lineno,
+                                                                                         col_offset=0)])
+            for handler in getattr(node, "handlers", ()):
+                handler.body = _definitions(handler.body) or [ast.Pass(lineno=handler.lineno, col_offset=0)]
+        kept.append(node)
+    return kept
+
+
+def _load_definitions(path: str, meta: dict):
+    """A program's main script as a module of its definitions: imports, functions, classes and assignments, run
+    one top-level statement at a time (line numbers kept, so the kernel's source and findings point at the
+    script); a statement that raises (``DEVICE = driver.active.get_active_torch_device()`` without a GPU) is
+    skipped and listed in the module's ``__tritondbg_skipped__``."""
+    digest = hashlib.sha1(("defs:" + os.path.abspath(path)).encode()).hexdigest()[:10]
+    mod_name = f"tritondbg_capture_{digest}"
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
+    for d in (os.path.dirname(meta.get("kernel_file") or ""), os.path.dirname(os.path.abspath(path))):
+        if d and os.path.isdir(d) and d not in sys.path:
+            sys.path.append(d)   # siblings the script imports
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), filename=path)
+    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader(mod_name, loader=None, origin=path))
+    mod.__file__ = path
+    skipped = mod.__dict__.setdefault("__tritondbg_skipped__", [])
+    sys.modules[mod_name] = mod
+    for node in _definitions(tree.body):
+        code = compile(ast.Module(body=[node], type_ignores=[]), path, "exec")
+        try:
+            exec(code, mod.__dict__)  # noqa: S102 - the user's own script, as running it would
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - skip it, as the script's actions are
+            skipped.append(f"line {node.lineno}: {type(exc).__name__}: {exc}")
+    return mod
+
+
 def load_kernel(folder: str, meta: dict):
     """The jit function: its module when importable, else the saved source (``src/``)."""
     qualname, module = meta["qualname"], meta["module"]
@@ -90,10 +147,14 @@ def load_kernel(folder: str, meta: dict):
     for path in candidates:
         if not path or not os.path.isfile(path):
             continue
+        mod = None
         try:
-            return _unwrap(_resolve(_load_file(path, meta), qualname))
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a script without a __main__ guard may exit
-            problems.append(f"{path}: {type(exc).__name__}: {exc}")
+            mod = _load_definitions(path, meta) if module == "__main__" else _load_file(path, meta)
+            return _unwrap(_resolve(mod, qualname))
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a module may exit at import
+            skipped = getattr(mod, "__tritondbg_skipped__", None)
+            problems.append(f"{path}: {type(exc).__name__}: {exc}"
+                            + (f" (statements that raised: {'; '.join(skipped)})" if skipped else ""))
     raise UsageError(f"cannot load kernel {qualname}: " + "; ".join(problems or ["no saved source"]))
 
 
