@@ -672,7 +672,7 @@ def test_reproducer_of_a_tutorial_style_script_loads_its_definitions_only(tmp_pa
     out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(DATA / "tutorial_script.py")],
               env={"MARK": str(mark)})
     assert out.returncode == 0, out.stderr[-3000:]
-    assert mark.read_text() == "ran\n"
+    assert mark.read_text() == "launch\nran\n"
     (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
     repro = str(folder / entry["reproducer"].split("::")[0])
     out = run(["interpret", repro], env={"MARK": str(mark)})
@@ -681,4 +681,4 @@ def test_reproducer_of_a_tutorial_style_script_loads_its_definitions_only(tmp_pa
     out = run(["ir", repro, "--arch", "sm_90", "--stage", "ptx"], env={"MARK": str(mark)})
     assert out.returncode == 0, out.stderr[-2000:]
     assert ".entry axpy_kernel" in out.stdout and "max diff" not in out.stdout
-    assert mark.read_text() == "ran\n"  # neither replay ran the script's module-level code
+    assert mark.read_text() == "launch\nran\n"  # neither replay ran the script's launch or module-level code

@@ -77,27 +77,51 @@ def _is_main_guard(node) -> bool:
     return isinstance(node, ast.If) and any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(node.test))
 
 
-def _definitions(body: list) -> list:
-    """``body`` less its actions (calls, loops, with blocks, asserts, the ``__main__`` block), also inside
-    top-level if / try blocks (optional imports, a device chosen by an if)."""
+def _launchers(tree) -> set:
+    """Names of the script's top-level functions that launch a kernel (a ``kernel[grid](...)`` call), directly
+    or through another such function."""
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    found: set = set()
+    while True:
+        more = {name for name, d in defs.items() if name not in found and _launches(d, found)}
+        if not more:
+            return found
+        found |= more
+
+
+def _launches(node, launchers: set) -> bool:
+    """Whether ``node`` calls ``kernel[grid](...)`` or one of ``launchers``."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and (isinstance(n.func, ast.Subscript)
+                                        or isinstance(n.func, ast.Name) and n.func.id in launchers):
+            return True
+    return False
+
+
+def _definitions(body: list, launchers: set) -> list:
+    """``body`` less its actions (calls, loops, with blocks, asserts, the ``__main__`` block, assignments of a
+    launch's result: ``out = add(x, y)``), also inside top-level if / try blocks (optional imports, a device
+    chosen by an if)."""
     kept = []
     for node in body:
         if isinstance(node, _ACTIONS) or _is_main_guard(node):
             continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _launches(node, launchers):
+            continue
         if isinstance(node, (ast.If, ast.Try)):
             for field in ("body", "orelse", "finalbody"):
                 if getattr(node, field, None):
-                    setattr(node, field, _definitions(getattr(node, field)) or [ast.Pass(lineno=node.lineno,
-                                                                                         col_offset=0)])
+                    setattr(node, field, _definitions(getattr(node, field), launchers)
+                            or [ast.Pass(lineno=node.lineno, col_offset=0)])
             for handler in getattr(node, "handlers", ()):
-                handler.body = _definitions(handler.body) or [ast.Pass(lineno=handler.lineno, col_offset=0)]
+                handler.body = _definitions(handler.body, launchers) or [ast.Pass(lineno=handler.lineno, col_offset=0)]
         kept.append(node)
     return kept
 
 
 def _load_definitions(path: str, meta: dict):
-    """A program's main script as a module of its definitions: imports, functions, classes and assignments, run
-    one top-level statement at a time (line numbers kept, so the kernel's source and findings point at the
+    """A program's main script as a module of its definitions: imports, functions, classes and assignments
+    (``_definitions``), run one top-level statement at a time (line numbers kept, so the kernel's source and findings point at the
     script); a statement that raises (``DEVICE = driver.active.get_active_torch_device()`` without a GPU) is
     skipped and listed in the module's ``__tritondbg_skipped__``."""
     digest = hashlib.sha1(("defs:" + os.path.abspath(path)).encode()).hexdigest()[:10]
@@ -113,7 +137,7 @@ def _load_definitions(path: str, meta: dict):
     mod.__file__ = path
     skipped = mod.__dict__.setdefault("__tritondbg_skipped__", [])
     sys.modules[mod_name] = mod
-    for node in _definitions(tree.body):
+    for node in _definitions(tree.body, _launchers(tree)):
         code = compile(ast.Module(body=[node], type_ignores=[]), path, "exec")
         try:
             exec(code, mod.__dict__)  # noqa: S102 - the user's own script, as running it would
