@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="explore_gemm_mid_m.json")
     ap.add_argument("--rep", type=int, default=30)
     ap.add_argument("--no-pinned", action="store_true", help="only torch and gemm with the tail off / on")
-    ap.add_argument("--extra", default="", help="BM:BN:BK:GROUP_M:WARPS:STAGES[:SUBTILE],... pinned beside EXTRA "
+    ap.add_argument("--extra", default="", help="BM:BN:BK:GROUP_M:WARPS:STAGES[:SUBTILE[:CTAS]],... pinned beside EXTRA "
                     "(e.g. narrow deep-pipelined tiles for small M)")
     ap.add_argument("--only-extra", action="store_true", help="pin only the --extra configs (not TMA_CONFIGS, EXTRA)")
     ap.add_argument("--device", default="cuda", help=argparse.SUPPRESS)  # cpu: a smoke test under the interpreter
@@ -79,7 +79,8 @@ def main(argv=None) -> int:
     if not args.no_pinned and args.device == "cuda":
         pinned_cfgs += [(triton.Config(dict(BLOCK_M=e[0], BLOCK_N=e[1], BLOCK_K=e[2], GROUP_M=e[3],
                                             EPILOGUE_SUBTILE=bool(e[6]) if len(e) > 6 else True),
-                                       num_warps=e[4], num_stages=e[5]), (G.TAIL_SPLIT_MAX,))
+                                       num_warps=e[4], num_stages=e[5], num_ctas=e[7] if len(e) > 7 else 1),
+                         (G.TAIL_SPLIT_MAX,))
                         for e in (extra if args.only_extra else list(EXTRA) + extra)]
     if dev.type == "cuda":
         G._ensure_allocator()
@@ -133,11 +134,14 @@ def main(argv=None) -> int:
             for tail in tails:
                 c = torch.empty(M, N, device=dev, dtype=dtype)
 
-                def fn(cfg=cfg, tail=tail, c=c, tiles=tiles):
-                    G.gemm_tma_kernel.fn[(G.tma_programs(M, N, K, cfg.kwargs, sms, tail),)](
+                # a cluster of num_ctas CTAs is one program: the persistent grid has sms // num_ctas of them
+                units = sms // max(1, cfg.num_ctas)
+
+                def fn(cfg=cfg, tail=tail, c=c, tiles=tiles, units=units):
+                    G.gemm_tma_kernel.fn[(G.tma_programs(M, N, K, cfg.kwargs, units, tail),)](
                         a, b, c, ws, cnt, M, N, K, a.stride(0), b.stride(0), A_TRANS=False, B_TRANS=False,
-                        ACTIVATION=act, NUM_SMS=sms, TAIL_SPLIT=tail, num_warps=cfg.num_warps,
-                        num_stages=cfg.num_stages, **cfg.kwargs)
+                        ACTIVATION=act, NUM_SMS=units, TAIL_SPLIT=tail, num_warps=cfg.num_warps,
+                        num_stages=cfg.num_stages, num_ctas=cfg.num_ctas, **cfg.kwargs)
                     return c
 
                 split = tail_split(tiles, sms, triton.cdiv(K, cfg.kwargs["BLOCK_K"]), tail)
@@ -159,7 +163,7 @@ def main(argv=None) -> int:
         bcfg = best["config"] if best else {}
         bdesc = (f"{bcfg['BLOCK_M']}x{bcfg['BLOCK_N']} w{bcfg['num_warps']} s{bcfg['num_stages']} {best['name']}"
                  if best else "")
-        print(f"{M:5d}x{N:5d}x{K:5d}{' gelu' if act else '     '} torch {t:8.1f} us | "
+        print(f"{M:5d}x{N:5d}x{K:5d}{' gelu' if act else '     '} torch {fmt(base) if t is None else f'{t:8.1f} us'} | "
               f"{'gemm ' + fmt(rule) + ' | ' if rule else ''}tail off {fmt(off)} | "
               f"tail on {fmt(on)} [{pick}] | best pinned {fmt(best) if best else '-'} [{bdesc}]", flush=True)
         del a, b, ref
