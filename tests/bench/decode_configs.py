@@ -1,7 +1,9 @@
 """Decode attention: every config of ``_DECODE_CONFIGS`` pinned, at the picked split count and its neighbours,
 beside SDPA (do_bench and CUDA-graph medians): is the autotuner's pick the best config there?
 
-    python tests/bench/decode_configs.py [--shapes B:H:H_KV:S,...] [--json OUT]
+    python tests/bench/decode_configs.py [--shapes B:H:H_KV:S,...] [--extra BLOCK_N:STAGES:WARPS[:ROW],...] [--json OUT]
+
+``--extra``: configs outside ``_DECODE_CONFIGS`` pinned beside them (ROW = 1: per-row softmax state).
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ SHAPES = [(1, 32, 8, 32768), (8, 32, 32, 1024), (1, 32, 32, 1024), (8, 32, 32, 4
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", default="", help="B:H:H_KV:S,... (default: the list above)")
+    ap.add_argument("--extra", default="", help="BLOCK_N:STAGES:WARPS[:ROW],... pinned beside the configs")
+    ap.add_argument("--splits", default="", help="split counts to time, or 'picked' (default: the pick, half and double it)")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
     shapes = [tuple(int(x) for x in s.split(":")) for s in args.shapes.split(",") if s] or SHAPES
@@ -30,6 +34,8 @@ def main() -> int:
     from tritondbg.kernels import _attention_decode as D
 
     kernel, configs = D._attn_decode_kernel, list(D._attn_decode_kernel.configs)
+    extra = [tuple(int(v) for v in e.split(":")) for e in args.extra.split(",") if e]
+    pinned = configs + [D._decode_cfg(e[0], e[1], e[2], bool(e[3]) if len(e) > 3 else False) for e in extra]
     dev, out = torch.device("cuda"), []
     for B, H, HKV, S in shapes:
         g = torch.Generator(device="cuda").manual_seed(0)
@@ -40,13 +46,15 @@ def main() -> int:
         rows = [(name, do_bench(fn), time_ms(fn, "graph"))
                 for name, fn in baselines("attention", {"q": q, "k_cache": k, "v_cache": v}).items()]
         ref = D.attention_decode(q, k, v)
-        for ns in sorted({max(1, picked // 2), picked, min(picked * 2, max(1, S // 512))}):
+        splits = ([picked] if args.splits == "picked" else [int(v) for v in args.splits.split(",")] if args.splits
+                  else sorted({max(1, picked // 2), picked, min(picked * 2, max(1, S // 512))}))
+        for ns in splits:
             D._PLANS.clear()
             kernel.configs = configs
             auto = lambda ns=ns, q=q, k=k, v=v: D.attention_decode(q, k, v, num_splits=ns)  # noqa: E731
             auto(), auto()
             rows.append((f"splits={ns} autotuned -> {kernel.best_config}", do_bench(auto), time_ms(auto, "graph")))
-            for c in configs:
+            for c in pinned:
                 kernel.configs = [c]
                 kernel.cache.clear()
                 D._PLANS.clear()
