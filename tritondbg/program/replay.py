@@ -49,15 +49,20 @@ def _unwrap(obj):
     return obj
 
 
-def _load_file(path: str, meta: dict):
-    """Import a kernel's module file under a private name (its folder and the original's on sys.path)."""
-    digest = hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:10]
-    mod_name = f"tritondbg_capture_{digest}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
+def _private_name(path: str, meta: dict, kind: str = "") -> str:
+    """The private module name ``path`` loads under (``kind`` keeps a load of its definitions apart from an import),
+    once its folder and the original's are on sys.path (siblings it imports)."""
     for d in (os.path.dirname(meta.get("kernel_file") or ""), os.path.dirname(os.path.abspath(path))):
         if d and os.path.isdir(d) and d not in sys.path:
-            sys.path.append(d)   # siblings the module imports
+            sys.path.append(d)
+    return "tritondbg_capture_" + hashlib.sha1((kind + os.path.abspath(path)).encode()).hexdigest()[:10]
+
+
+def _load_file(path: str, meta: dict):
+    """Import a kernel's module file under a private name."""
+    mod_name = _private_name(path, meta)
+    if mod_name in sys.modules:
+        return sys.modules[mod_name]
     spec = importlib.util.spec_from_file_location(mod_name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = mod
@@ -121,16 +126,12 @@ def _definitions(body: list, launchers: set) -> list:
 
 def _load_definitions(path: str, meta: dict):
     """A program's main script as a module of its definitions: imports, functions, classes and assignments
-    (``_definitions``), run one top-level statement at a time (line numbers kept, so the kernel's source and findings point at the
-    script); a statement that raises (``DEVICE = driver.active.get_active_torch_device()`` without a GPU) is
-    skipped and listed in the module's ``__tritondbg_skipped__``."""
-    digest = hashlib.sha1(("defs:" + os.path.abspath(path)).encode()).hexdigest()[:10]
-    mod_name = f"tritondbg_capture_{digest}"
+    (``_definitions``), run one top-level statement at a time (line numbers kept: the kernel's source and findings
+    point at the script); a statement that raises (``DEVICE = driver.active.get_active_torch_device()`` without a
+    GPU) is skipped and listed in the module's ``__tritondbg_skipped__``."""
+    mod_name = _private_name(path, meta, "defs:")
     if mod_name in sys.modules:
         return sys.modules[mod_name]
-    for d in (os.path.dirname(meta.get("kernel_file") or ""), os.path.dirname(os.path.abspath(path))):
-        if d and os.path.isdir(d) and d not in sys.path:
-            sys.path.append(d)   # siblings the script imports
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), filename=path)
     mod = importlib.util.module_from_spec(importlib.util.spec_from_loader(mod_name, loader=None, origin=path))
