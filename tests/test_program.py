@@ -663,22 +663,29 @@ def test_a_program_that_asks_whether_triton_is_installed_first_is_still_attached
 
 
 @pytest.mark.interpreter
-def test_reproducer_of_a_tutorial_style_script_loads_its_definitions_only(tmp_path):
-    """A kernel defined in a script without a ``__main__`` guard (Triton's tutorials): its reproducer loads the
-    script's definitions, not its module-level launch and prints, so the kernel replays on the interpreter and
-    compiles for a GPU target without one (running the script there fails at its ``DEVICE = ...`` line)."""
+def test_reproducer_of_a_tutorial_style_script_loads_its_definitions_only(tmp_path, monkeypatch):
+    """Kernels defined in a script without a ``__main__`` guard (Triton's tutorials) or inside its main block: their
+    reproducers load the script's definitions, not its module-level launches and prints, so the kernels replay on
+    the interpreter (both in one process too) and compile for a GPU target without one (running the script there
+    fails at its ``DEVICE = ...`` line)."""
     mark = tmp_path / "mark.txt"
     folder = tmp_path / "cap"
     out = run(["capture", "--interpret", "--out", str(folder), "--", "python", str(DATA / "tutorial_script.py")],
               env={"MARK": str(mark)})
     assert out.returncode == 0, out.stderr[-3000:]
-    assert mark.read_text() == "launch\nran\n"
-    (entry,) = json.loads((folder / "captures.json").read_text())["captures"]
-    repro = str(folder / entry["reproducer"].split("::")[0])
-    out = run(["interpret", repro], env={"MARK": str(mark)})
-    assert out.returncode == 0 and "1/1 passed" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
-    assert "max diff" not in out.stdout
-    out = run(["ir", repro, "--arch", "sm_90", "--stage", "ptx"], env={"MARK": str(mark)})
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert ".entry axpy_kernel" in out.stdout and "max diff" not in out.stdout
-    assert mark.read_text() == "launch\nran\n"  # neither replay ran the script's launch or module-level code
+    ran = "launch\nran\nmain\n"
+    assert mark.read_text() == ran
+    captures = json.loads((folder / "captures.json").read_text())["captures"]
+    repros = {c["kernel"]: str(folder / c["reproducer"].split("::")[0]) for c in captures}
+    assert set(repros) == {"axpy_kernel", "negate_kernel"}
+    for kernel, repro in repros.items():
+        out = run(["interpret", repro], env={"MARK": str(mark)})
+        assert out.returncode == 0 and "1/1 passed" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+        assert "max diff" not in out.stdout
+        out = run(["ir", repro, "--arch", "sm_90", "--stage", "ptx"], env={"MARK": str(mark)})
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert f".entry {kernel}" in out.stdout and "max diff" not in out.stdout
+    monkeypatch.setenv("MARK", str(mark))
+    results = replay([repros["axpy_kernel"], repros["negate_kernel"]], tmp_path)  # one process, one module
+    assert sorted(status for status, _, _ in results.values()) == ["pass", "pass"], results
+    assert mark.read_text() == ran  # no replay ran the script's launches or module-level code

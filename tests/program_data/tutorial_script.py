@@ -41,3 +41,15 @@ out = axpy(x, y)
 with open(os.environ["MARK"], "a") as f:
     f.write("ran\n")
 print("max diff", (out - (SCALE * x + y)).abs().max().item())
+
+if __name__ == "__main__":
+    @triton.jit
+    def negate_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):  # defined in the main block, as quick scripts do
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(out_ptr + offs, -tl.load(x_ptr + offs, mask=m), mask=m)
+
+    neg = torch.empty_like(x)
+    negate_kernel[(triton.cdiv(x.numel(), BLOCK),)](x, neg, x.numel(), BLOCK=BLOCK)
+    with open(os.environ["MARK"], "a") as f:
+        f.write("main\n")

@@ -124,27 +124,40 @@ def _definitions(body: list, launchers: set) -> list:
     return kept
 
 
-def _load_definitions(path: str, meta: dict):
+def _load_definitions(path: str, meta: dict, need: str = ""):
     """A program's main script as a module of its definitions: imports, functions, classes and assignments
     (``_definitions``), run one top-level statement at a time (line numbers kept: the kernel's source and findings
     point at the script); a statement that raises (``DEVICE = driver.active.get_active_torch_device()`` without a
-    GPU) is skipped and listed in the module's ``__tritondbg_skipped__``."""
+    GPU) is skipped and listed in the module's ``__tritondbg_skipped__``. When that leaves ``need`` undefined, the
+    definitions inside the script's ``if __name__ == "__main__":`` block run too (a kernel defined there)."""
     mod_name = _private_name(path, meta, "defs:")
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
+    mod = sys.modules.get(mod_name)
+    if mod is not None and (not need or need in mod.__dict__ or mod.__tritondbg_guarded__):
+        return mod
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), filename=path)
-    mod = importlib.util.module_from_spec(importlib.util.spec_from_loader(mod_name, loader=None, origin=path))
-    mod.__file__ = path
-    skipped = mod.__dict__.setdefault("__tritondbg_skipped__", [])
-    sys.modules[mod_name] = mod
-    for node in _definitions(tree.body, _launchers(tree)):
+    launchers = _launchers(tree)
+    if mod is None:
+        mod = importlib.util.module_from_spec(importlib.util.spec_from_loader(mod_name, loader=None, origin=path))
+        mod.__file__ = path
+        mod.__tritondbg_skipped__, mod.__tritondbg_guarded__ = [], False
+        sys.modules[mod_name] = mod
+        _run_each(_definitions(tree.body, launchers), path, mod.__dict__, mod.__tritondbg_skipped__)
+    if need and need not in mod.__dict__:  # the kernel is defined in the script's `if __name__ == "__main__":` block
+        mod.__tritondbg_guarded__ = True
+        guarded = [m for n in tree.body if _is_main_guard(n) for m in n.body]
+        _run_each(_definitions(guarded, launchers), path, mod.__dict__, mod.__tritondbg_skipped__)
+    return mod
+
+
+def _run_each(nodes: list, path: str, namespace: dict, skipped: list) -> None:
+    """Run each statement in ``namespace``; one that raises (or exits) is listed in ``skipped``."""
+    for node in nodes:
         code = compile(ast.Module(body=[node], type_ignores=[]), path, "exec")
         try:
-            exec(code, mod.__dict__)  # noqa: S102 - the user's own script, as running it would
+            exec(code, namespace)  # noqa: S102 - the user's own script, as running it would
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - skip it, as the script's actions are
             skipped.append(f"line {node.lineno}: {type(exc).__name__}: {exc}")
-    return mod
 
 
 def load_kernel(folder: str, meta: dict):
@@ -174,7 +187,8 @@ def load_kernel(folder: str, meta: dict):
             continue
         mod = None
         try:
-            mod = _load_definitions(path, meta) if module == "__main__" else _load_file(path, meta)
+            mod = (_load_definitions(path, meta, qualname.split(".")[0]) if module == "__main__"
+                   else _load_file(path, meta))
             return _unwrap(_resolve(mod, qualname))
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a module may exit at import
             skipped = getattr(mod, "__tritondbg_skipped__", None)
