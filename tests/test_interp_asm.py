@@ -1,0 +1,70 @@
+"""Inline PTX under the interpreter (tritondbg/interp/inline_asm.py): one-instruction snippets run on the CPU as
+the GPU runs them; anything else is an error that names the snippet."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import run_cli
+
+pytestmark = pytest.mark.interpreter
+
+CASES = Path(__file__).resolve().parent / "interp_data" / "inline_asm_cases.py"
+
+
+class _H:  # a TensorHandle's data is all evaluate reads
+    def __init__(self, data):
+        self.data = np.asarray(data)
+
+
+def test_snippets_compute_as_the_gpu_does():
+    from tritondbg.interp.inline_asm import evaluate
+
+    a = np.array([1.0, 1e-40, -3.5, 16777216.0], dtype=np.float32)
+    b = np.array([3.0, 2.0, 0.25, 1.0], dtype=np.float32)
+    got = evaluate("add.rn.f32 $0, $1, $2;", [_H(a), _H(b)], (4,))
+    assert got.dtype == np.float32 and np.array_equal(got, a + b)  # 16777216 + 1 rounds to even, as float32 does
+    got = evaluate(" div.rn.f32  $0, $1, $2 ", [_H(a.view(np.int32)), _H(b.view(np.int32))], (4,))  # "=r" operands
+    assert np.array_equal(got, a / b)
+    got = evaluate("add.rn.ftz.f32 $0, $1, $2;", [_H(a), _H(np.zeros(4, np.float32))], (4,))
+    assert got[1] == 0.0 and got[0] == 1.0  # the subnormal input flushed to zero
+    bits = evaluate("mov.b32 $0, $1;", [_H(a)], (4,))
+    assert np.array_equal(bits.view(np.float32), a)
+    assert evaluate("mov.u64 $0, %globaltimer;", [], ()).dtype == np.uint64
+
+
+@pytest.mark.parametrize("asm, values", [
+    ("{ mul.rn.f32 $0, $1, $1; }", 1),                    # braces: a block of instructions
+    ("add.rn.f32 $0, $1, $2; add.rn.f32 $0, $0, $1;", 2),  # two instructions
+    ("add.rz.f32 $0, $1, $2;", 2),                         # a rounding mode numpy does not have
+    ("add.rn.f32 $0, $1, $2;", 1),                         # an operand that is not there
+    ("cvt.rn.bf16x2.f32 $0, $1, $2;", 2),                  # packed conversion
+])
+def test_other_snippets_are_refused(asm, values):
+    from tritondbg.interp.inline_asm import UnsupportedAsm, evaluate
+
+    with pytest.raises(UnsupportedAsm):
+        evaluate(asm, [_H(np.ones(4, np.float32))] * values, (4,))
+
+
+def test_a_width_mismatch_is_refused():
+    from tritondbg.interp.inline_asm import UnsupportedAsm, evaluate
+
+    with pytest.raises(UnsupportedAsm, match="16-bit values for a 32-bit instruction"):
+        evaluate("add.rn.f32 $0, $1, $1;", [_H(np.ones(4, np.uint16))], (4,))
+
+
+def test_kernel_with_inline_ptx_runs_under_interpret_and_its_ptx_compiles(cli_env):
+    out = run_cli(["interpret", f"{CASES}::inline_asm"], env=cli_env)
+    assert out.returncode == 0 and "PASS inline_asm" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+    # the snippets are the GPU's own: ptxas takes them (MUFU.TANH is tanh.approx.f32)
+    out = run_cli(["ir", f"{CASES}::inline_asm", "--arch", "sm_90", "--stage", "sass"], env=cli_env)
+    assert out.returncode == 0 and "MUFU.TANH" in out.stdout, out.stderr[-2000:]
+
+
+def test_a_snippet_the_cpu_cannot_run_is_an_error_naming_it(cli_env):
+    out = run_cli(["interpret", f"{CASES}::two_instructions"], env=cli_env)
+    assert out.returncode != 0
+    assert "ERROR two_instructions" in out.stdout and "inline_asm_cases.py:44" in out.stdout
+    assert "inline asm the interpreter cannot run (more than one instruction)" in out.stdout
+    assert "mul.rn.f32 t, $1, $1" in out.stdout
