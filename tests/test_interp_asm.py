@@ -65,6 +65,15 @@ def test_kernel_with_inline_ptx_runs_under_interpret_and_its_ptx_compiles(cli_en
 def test_a_snippet_the_cpu_cannot_run_is_an_error_naming_it(cli_env):
     out = run_cli(["interpret", f"{CASES}::two_instructions"], env=cli_env)
     assert out.returncode != 0
-    assert "ERROR two_instructions" in out.stdout and "inline_asm_cases.py:44" in out.stdout
+    line = next(i for i, ln in enumerate(CASES.read_text().splitlines(), 1) if "# MARK: two_instructions" in ln)
+    assert "ERROR two_instructions" in out.stdout and f"inline_asm_cases.py:{line - 1}" in out.stdout
     assert "inline asm the interpreter cannot run (more than one instruction)" in out.stdout
     assert "mul.rn.f32 t, $1, $1" in out.stdout
+
+
+def test_cuda_timer_smid_and_libdevice_bit_functions_run_under_interpret(cli_env):
+    """``tl.extra.cuda.globaltimer()`` / ``smid()`` (the plain interpreter: "Did you forget to add @triton.jit ?")
+    and libdevice's popc / clz / ffs / brev / mulhi (stubs that return None there), bit-exact against Python."""
+    out = run_cli(["interpret", f"{CASES}::extras"], env=cli_env)
+    assert out.returncode == 0 and "PASS extras" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "max abs err 0," in out.stdout

@@ -1,9 +1,11 @@
 """Scenarios for the inline-asm shim (tritondbg/interp/inline_asm.py): one-instruction PTX snippets as kernels
 inline them (round-to-nearest fp32 ops, with ``=f`` and with ``=r`` constraints; ``.approx`` functions; a bit
-cast; a clock read), checked against torch; and a two-instruction snippet the CPU cannot run."""
+cast; a clock read), checked against torch; a two-instruction snippet the CPU cannot run; and tl.extra.cuda's
+globaltimer() / smid() with libdevice's integer bit functions (popc, clz, ffs, brev, mulhi)."""
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra import libdevice
 
 from tritondbg import Case, Scenario
 
@@ -74,3 +76,46 @@ _CASES = [Case("tiny", params=dict(n=77), dtypes=("float32",))]
 inline_asm = Scenario("inline_asm", make_inputs, _launch, _reference, _CASES, kernels=[asm_kernel])
 two_instructions = Scenario("two_instructions", make_inputs, _two_launch, lambda x, y: x * x + x, _CASES,
                             kernels=[two_instructions_kernel])
+
+
+@triton.jit
+def extras_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0)
+    t0 = tl.extra.cuda.globaltimer()
+    tl.store(out_ptr + offs, libdevice.popc(x), mask=m)
+    tl.store(out_ptr + n + offs, libdevice.clz(x), mask=m)
+    tl.store(out_ptr + 2 * n + offs, libdevice.ffs(x), mask=m)
+    tl.store(out_ptr + 3 * n + offs, libdevice.brev(x), mask=m)
+    tl.store(out_ptr + 4 * n + offs, libdevice.mulhi(x, x + 12345), mask=m)
+    t1 = tl.extra.cuda.globaltimer()
+    tl.store(out_ptr + 5 * n + offs, (t1 >= t0).to(tl.int32) + tl.extra.cuda.smid(), mask=m)
+
+
+def make_ints(case, dtype, device, generator):
+    n = case.params["n"]
+    x = torch.randint(-2**31, 2**31 - 12346, (n,), generator=generator, dtype=torch.int64)
+    x[:3] = torch.tensor([0, -1, 1])
+    return dict(x=x.to(torch.int32).to(device))
+
+
+def _extras_launch(x):
+    out = torch.empty(6, x.numel(), dtype=torch.int32, device=x.device)
+    extras_kernel[(triton.cdiv(x.numel(), 32),)](x, out, x.numel(), BLOCK=32)
+    return out
+
+
+def _extras_reference(x):
+    def i32(v):
+        return (v + 2**31) % 2**32 - 2**31
+    rows = []
+    for v in x.tolist():
+        u = v % 2**32
+        rows.append([bin(u).count("1"), 32 - u.bit_length(), (u & -u).bit_length(), i32(int(f"{u:032b}"[::-1], 2)),
+                     i32((v * (v + 12345)) >> 32), 1])
+    return torch.tensor(rows, dtype=torch.int32).t().contiguous().to(x.device)
+
+
+extras = Scenario("extras", make_ints, _extras_launch, _extras_reference,
+                  [Case("tiny", params=dict(n=77), dtypes=("float32",))], kernels=[extras_kernel])

@@ -61,11 +61,36 @@ _BINARY = {
     "mul_rn": np.multiply, "mul_rz": np.multiply, "mul_rd": np.multiply, "mul_ru": np.multiply,
     "ldexp": lambda x, e: np.ldexp(x, e.astype(np.int32)), "scalbn": lambda x, e: np.ldexp(x, e.astype(np.int32)),
 }
+def _bits(fn):
+    """An integer function of one lane's bits (as an unsigned Python int of the input's width) -> int, vectorised."""
+    def apply(x):
+        width = x.dtype.itemsize * 8
+        u = x.view(np.dtype(f"uint{width}"))
+        return np.vectorize(lambda v: fn(int(v), width), otypes=[object])(u)
+    return apply
+
+
+def _brev(v: int, width: int) -> int:
+    return int(format(v, f"0{width}b")[::-1], 2)
+
+
+def _mulhi(x, y):
+    """The high half of the full product (signed or unsigned as the inputs are), lane by lane."""
+    width = x.dtype.itemsize * 8
+    return np.vectorize(lambda a, b: (int(a) * int(b)) >> width, otypes=[object])(x, y)
+
+
+# integer bit functions: "int32" results (counts) or "same" (the input's integer type)
+_INT_BITS = {"popc": ("int32", _bits(lambda v, w: bin(v).count("1"))),
+             "clz": ("int32", _bits(lambda v, w: w - v.bit_length())),
+             "ffs": ("int32", _bits(lambda v, w: (v & -v).bit_length())),
+             "brev": ("same", _bits(_brev)), "mulhi": ("same", _mulhi)}
 _TERNARY = {"fma": lambda x, y, z: x * y + z, "fma_rn": lambda x, y, z: x * y + z,
             "fma_rz": lambda x, y, z: x * y + z, "fma_rd": lambda x, y, z: x * y + z,
             "fma_ru": lambda x, y, z: x * y + z}
 
-SUPPORTED = frozenset(_UNARY) | frozenset(_UNARY_INT) | frozenset(_UNARY_INT64) | frozenset(_BINARY) | frozenset(_TERNARY)
+SUPPORTED = (frozenset(_UNARY) | frozenset(_UNARY_INT) | frozenset(_UNARY_INT64) | frozenset(_BINARY)
+             | frozenset(_TERNARY) | frozenset(_INT_BITS))
 
 
 def _decode(t):
@@ -132,15 +157,19 @@ def check_dtypes(name: str, types: tuple) -> None:
         if tuple(widest if (t.is_floating() or t.is_int()) else t for t in types) in table:
             return
     want = ", ".join("(" + ", ".join(str(t) for t in k) + ")" for k in table)
+    advice = "cast to fp32 first" if floats else "cast to one of those first"
     raise ValueError(f"libdevice.{name}: input arg type does not match. Expect one of {want}, got "
-                     f"({', '.join(str(t) for t in types)}) (the GPU compiler refuses it too: cast to fp32 first)")
+                     f"({', '.join(str(t) for t in types)}) (the GPU compiler refuses it too: {advice})")
 
 
 def _make(name: str):
     import triton.language as tl
 
-    fn = _UNARY.get(name) or _UNARY_INT.get(name) or _UNARY_INT64.get(name) or _BINARY.get(name) or _TERNARY[name]
-    kind = "int32" if name in _UNARY_INT else "int64" if name in _UNARY_INT64 else "float"
+    if name in _INT_BITS:
+        kind, fn = _INT_BITS[name]
+    else:
+        fn = _UNARY.get(name) or _UNARY_INT.get(name) or _UNARY_INT64.get(name) or _BINARY.get(name) or _TERNARY[name]
+        kind = "int32" if name in _UNARY_INT else "int64" if name in _UNARY_INT64 else "float"
 
     def impl(*args, _semantic=None, _builder=None, **kwargs):
         from triton.runtime import interpreter as I
@@ -151,9 +180,14 @@ def _make(name: str):
         check_dtypes(name, tuple(t.dtype.scalar for t in tensors))
         decoded = [_decode(t) for t in tensors]
         floats = [ty for _, ty in decoded if ty.is_floating()]
-        out_ty = {"int32": tl.int32, "int64": tl.int64}.get(kind) or (floats[0] if floats else tl.float32)
+        out_ty = ({"int32": tl.int32, "int64": tl.int64, "same": decoded[0][1]}.get(kind)
+                  or (floats[0] if floats else tl.float32))
         with np.errstate(all="ignore"):
             out = np.asarray(fn(*[d for d, _ in decoded]))
+        if out.dtype == object:  # Python ints of the bit functions: wrap to the output's width, as the GPU does
+            width = np.dtype(I._get_np_dtype(out_ty)).itemsize * 8
+            out = np.vectorize(lambda v: v & ((1 << width) - 1), otypes=[np.uint64])(out).astype(
+                np.dtype(f"uint{width}")).view(I._get_np_dtype(out_ty))
         if lowp.type_name(out_ty) in lowp.LOWP:  # bf16/fp8 in: computed in fp32, rounded to the input's type
             out = lowp.encode(out.astype(np.float32), out_ty)
         else:

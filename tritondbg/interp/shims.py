@@ -240,30 +240,56 @@ def _gdc_noop(*args, **kwargs):
     return None
 
 
-def _grid_dependency(fn, scope) -> None:
-    """``tl.extra.cuda.gdc_wait()`` / ``gdc_launch_dependents()`` (Triton's tutorial 11, kernels launched with
-    ``launch_pdl=True``) call the compiler's semantic, which the interpreter has not: "Did you forget to add
-    @triton.jit ?". For the launch they are no-ops, in their module, its package and the kernel's own names."""
+def _globaltimer(*args, **kwargs):
+    """``tl.extra.cuda.globaltimer()`` under the interpreter: its own PTX, through the inline-asm shim."""
+    import triton.language as tl
+
+    return tl.inline_asm_elementwise("mov.u64 $0, %globaltimer;", "=l", [], dtype=tl.int64, is_pure=False, pack=1)
+
+
+def _smid(*args, **kwargs):
+    """``tl.extra.cuda.smid()`` under the interpreter (0: one program at a time)."""
+    import triton.language as tl
+
+    return tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=True, pack=1)
+
+
+_CUDA_EXTRAS = {"gdc": {"gdc_wait": _gdc_noop, "gdc_launch_dependents": _gdc_noop},
+                "utils": {"globaltimer": _globaltimer, "smid": _smid}}
+
+
+def _cuda_extras(fn, scope) -> None:
+    """``tl.extra.cuda``'s functions that call the compiler's semantic, which the interpreter has not ("Did you
+    forget to add @triton.jit ?"): programmatic dependent launch's ``gdc_wait()`` / ``gdc_launch_dependents()``
+    (Triton's tutorial 11) are no-ops, launches running one after another; ``globaltimer()`` and ``smid()`` read
+    their special registers through the inline-asm shim. For the launch, in their module, its package and the
+    kernel's own names."""
     try:
+        import importlib
+
         import triton.language.extra.cuda as cuda
-        from triton.language.extra.cuda import gdc
     except ImportError:  # a Triton without them: nothing to stand in for
         return
     originals = {}
-    for name in ("gdc_wait", "gdc_launch_dependents"):
-        original = getattr(gdc, name, None)
-        if original is None:
+    for module_name, stand_ins in _CUDA_EXTRAS.items():
+        try:
+            mod = importlib.import_module(f"triton.language.extra.cuda.{module_name}")
+        except ImportError:
             continue
-        originals[id(original)] = _gdc_noop
-        for mod in (gdc, cuda):
-            if getattr(mod, name, None) is original:
-                scope.set_attr(mod, name, _gdc_noop)
+        for name, stand_in in stand_ins.items():
+            original = getattr(mod, name, None)
+            if original is None:
+                continue
+            originals[id(original)] = stand_in
+            for where in (mod, cuda):
+                if getattr(where, name, None) is original:
+                    scope.set_attr(where, name, stand_in)
     _rebind_globals(fn, scope, originals)
 
 
 def _lang_extras():
     """Per launch (``_patch_lang``): libdevice stubs -> numpy, builtins bound to names of the kernel's own module
-    (``_builtin_aliases``), programmatic dependent launch's waits as no-ops (``_grid_dependency``), and ``tl.static_print`` printed once per line and launch (on the GPU it prints once, at
+    (``_builtin_aliases``), ``tl.extra.cuda``'s functions (``_cuda_extras``), and ``tl.static_print`` printed once per line and launch (on the GPU it prints once, at
     compile time) with the kernel line."""
     import triton.language as tl
     from triton.runtime import interpreter as I
@@ -287,7 +313,7 @@ def _lang_extras():
         try:
             libdevice.patch(scope, fn)
             _builtin_aliases(fn, scope)
-            _grid_dependency(fn, scope)
+            _cuda_extras(fn, scope)
             for mod in (tl, tl.core):
                 if hasattr(mod, "static_print"):
                     scope.set_attr(mod, "static_print", static_print)
