@@ -140,3 +140,11 @@ def test_reduction_along_a_strided_axis_accumulates_in_fp32(dtype):
     colsum[(1,)](x, s, c, M=4096, N=2)
     assert s.tolist() == [4096.0, 4096.0]  # one fp16 rounding after another stalls at 2048
     assert c[-1].tolist() == [4096.0, 4096.0]
+
+
+def test_float32_atomic_exchange_runs_bit_exact():
+    """``tl.atomic_xchg`` on fp32: the plain interpreter's C++ atomics refuse it ("Unsupported data type")."""
+    from tritondbg import runner
+
+    rec = runner.run(f"{CASES}::xchg", dtype="float32")
+    assert rec.passed, [(r.status, r.message) for r in rec.results]

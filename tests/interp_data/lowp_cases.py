@@ -128,3 +128,23 @@ def ops_reference(x, y):
 ops = Scenario("ops", _two, run_ops, ops_reference,
                [Case("tiny", params=dict(shape=(37,)), dtypes=("float32", "float16", "bfloat16"))],
                kernels=[ops_kernel], description="elementwise, reduction, scan and atomic ops in the storage type")
+
+
+@triton.jit
+def xchg_kernel(x_ptr, y_ptr, old_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    old = tl.atomic_xchg(y_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+    tl.store(old_ptr + offs, old, mask=m)
+
+
+def run_xchg(x, y):
+    y, old = y.clone(), torch.empty_like(y)
+    xchg_kernel[(1,)](x, y, old, x.numel(), BLOCK=triton.next_power_of_2(x.numel()))
+    return dict(y=y, old=old)
+
+
+xchg = Scenario("xchg", _two, run_xchg, lambda x, y: dict(y=x, old=y),
+                [Case("tiny", params=dict(shape=(37,)), dtypes=("float32",))], kernels=[xchg_kernel],
+                description="tl.atomic_xchg on fp32 (atom.exch.b32 on the GPU; the C++ atomics take ints; Triton "
+                            "refuses fp16 / bf16 exchanges, compiled or not)")

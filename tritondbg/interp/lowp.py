@@ -138,6 +138,12 @@ def encode(f: np.ndarray, ty, rtz: bool = False) -> np.ndarray:
 # handles
 # ---------------------------------------------------------------------------------------------------------
 
+def _tl():
+    import triton.language as tl
+
+    return tl
+
+
 def _I():
     from triton.runtime import interpreter as I
 
@@ -250,7 +256,8 @@ def _fp_to_fp(orig):
 
 
 def _atomic_rmw(orig):
-    """``tl.atomic_add`` (and xchg) on bf16: the interpreter's C++ atomics refuse uint16 storage. Programs
+    """``tl.atomic_xchg`` on fp32 / fp64 (the C++ atomics refuse float exchanges); ``tl.atomic_add`` (and xchg)
+    on bf16: the interpreter's C++ atomics refuse uint16 storage. Programs
     run one at a time, so read-modify-write the lanes in order (lanes hitting one address one after the
     other), adding in fp32 and rounding to bf16 as the GPU's ``red.add.bf16`` does. Returns the old values."""
     I = _I()
@@ -259,6 +266,13 @@ def _atomic_rmw(orig):
 
     def create_atomic_rmw(self, rmw_op, ptr, val, mask, *rest, **kwargs):
         ty = val.dtype
+        if rmw_op == xchg and val.data.dtype in (np.float32, np.float64):
+            # fp32 / fp64 exchange (the GPU's atom.exch.b32 / .b64): the C++ atomics take integers only
+            # ("Unsupported data type"); an exchange moves bits, so it runs on the same bits as integers
+            bits = I.TensorHandle(val.data.view(np.int32 if val.data.dtype == np.float32 else np.int64),
+                                  _tl().int32 if val.data.dtype == np.float32 else _tl().int64)
+            old = orig(self, rmw_op, ptr, bits, mask, *rest, **kwargs)
+            return I.TensorHandle(np.asarray(old.data).view(val.data.dtype), getattr(ty, "scalar", ty))
         if type_name(ty) not in LOWP or rmw_op not in (fadd, xchg):
             return orig(self, rmw_op, ptr, val, mask, *rest, **kwargs)
         p = np.asarray(ptr.data)
