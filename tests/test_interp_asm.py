@@ -77,3 +77,11 @@ def test_cuda_timer_smid_and_libdevice_bit_functions_run_under_interpret(cli_env
     out = run_cli(["interpret", f"{CASES}::extras"], env=cli_env)
     assert out.returncode == 0 and "PASS extras" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
     assert "max abs err 0," in out.stdout
+
+
+def test_the_first_nan_an_asm_snippet_makes_is_a_finding_at_its_line(cli_env):
+    out = run_cli(["interpret", f"{CASES}::asm_nan"], env=cli_env)
+    line = next(i for i, ln in enumerate(CASES.read_text().splitlines(), 1) if "# MARK: asm_nan" in ln)
+    assert out.returncode == 1, out.stdout[-2000:]
+    assert f"nan_inf tests/interp_data/inline_asm_cases.py:{line - 1}" in out.stdout, out.stdout[-2000:]
+    assert "first NaN that its inputs did not hold: inline asm(" in out.stdout

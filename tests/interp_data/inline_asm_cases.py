@@ -119,3 +119,23 @@ def _extras_reference(x):
 
 extras = Scenario("extras", make_ints, _extras_launch, _extras_reference,
                   [Case("tiny", params=dict(n=77), dtypes=("float32",))], kernels=[extras_kernel])
+
+
+@triton.jit
+def asm_nan_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=1.0)
+    r = tl.inline_asm_elementwise("sqrt.approx.f32 $0, $1;", "=f,f", [x - 0.5], dtype=tl.float32, is_pure=True,
+                                  pack=1)  # MARK: asm_nan (BUG: x + 0.5)
+    tl.store(out_ptr + offs, r * 2.0, mask=m)
+
+
+def _asm_nan_launch(x, y):
+    out = torch.empty_like(x)
+    asm_nan_kernel[(triton.cdiv(x.numel(), 32),)](x.abs(), out, x.numel(), BLOCK=32)
+    return out
+
+
+asm_nan = Scenario("asm_nan", make_inputs, _asm_nan_launch, lambda x, y: 2.0 * torch.sqrt(x.abs() + 0.5), _CASES,
+                   kernels=[asm_nan_kernel])

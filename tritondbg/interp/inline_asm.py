@@ -16,7 +16,8 @@ in the order of ``args``) and computed with numpy as the GPU computes it:
 
 The operands' bits are read as the instruction's type (an ``=r`` float operand is the same 32 bits as ``=f``).
 Anything else (several instructions, packed operands, predicates) still raises, with the asm and the advice to
-read it with ``tritondbg ir``. Installed with the other shims (interp/shims.py).
+read it with ``tritondbg ir``. A NaN/Inf a snippet makes from finite inputs is the sanitizer's (``nan_inf``) as
+any op's. Installed with the other shims (interp/shims.py).
 """
 from __future__ import annotations
 
@@ -141,7 +142,11 @@ def install():
             raise NotImplementedError(f"inline asm the interpreter cannot run ({e}): {' '.join(asm.split())!r}; "
                                       "the CPU runs one-instruction PTX snippets only (see `tritondbg ir` for "
                                       "what the GPU runs)") from None
-        return _Call([I.TensorHandle(np.ascontiguousarray(data), elem)])
+        out = I.TensorHandle(np.ascontiguousarray(data), elem)
+        from tritondbg.interp.shadow_values import _check_new_nonfinite
+
+        _check_new_nonfinite("inline asm", out, values)  # the sanitizer's first NaN/Inf, as for any other op
+        return _Call([out])
 
     builder.create_inline_asm = create_inline_asm
     return lambda: setattr(builder, "create_inline_asm", original)
