@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import types
 from typing import Any, Iterator
 
@@ -153,6 +154,24 @@ def _cpu_benchmarker(fn, *args, rep: int = 3, **kwargs):
     ms = (time.perf_counter() - t0) * 1e3 / max(1, min(int(rep), 3))
     quantiles = kwargs.get("quantiles")
     return [ms] * len(quantiles) if quantiles else ms
+
+
+_BENCH_NOTE = ("tritondbg: triton.testing.do_bench returns NaN under the interpreter, without running the function: "
+               "a CPU timing says nothing of a GPU (the kernels it would time are checked where the program calls "
+               "them itself)")
+
+
+def _nan_bench(fn, *args, quantiles=None, return_mode="mean", **kwargs):
+    """``triton.testing.do_bench`` / ``do_bench_cudagraph`` under the stand-in: NaN, in the shape the caller asked
+    for, with a note on stderr once. The real ones would fail on the stand-in's device interface (no events), and
+    running a benchmark's sizes on the interpreter (tutorial 01 goes to 2^27 elements) would take hours."""
+    if not _state.get("bench_noted"):
+        _state["bench_noted"] = True
+        print(_BENCH_NOTE, file=sys.stderr)
+    nan = float("nan")
+    if quantiles:
+        return [nan] * len(quantiles)
+    return [nan] if return_mode == "all" else nan
 
 
 class StandinDriver(TargetDriver):
@@ -352,6 +371,11 @@ def install(arch: Arch | str | None = None) -> Arch:
 
     InterpretedFunction.run = run
     _state["has_triton"] = _answer_has_triton()
+    import triton.testing as testing
+
+    _state["bench"] = {n: getattr(testing, n) for n in ("do_bench", "do_bench_cudagraph") if hasattr(testing, n)}
+    for name in _state["bench"]:
+        setattr(testing, name, _nan_bench)
     return arch
 
 
@@ -371,4 +395,8 @@ def uninstall() -> None:
             setattr(torch.cuda, name, value)
     InterpretedFunction.run = _state["run"]
     _restore_has_triton(_state.get("has_triton"))
+    import triton.testing as testing
+
+    for name, fn in _state.get("bench", {}).items():
+        setattr(testing, name, fn)
     _state.clear()

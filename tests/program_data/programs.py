@@ -104,6 +104,15 @@ if __name__ == "__main__":
         add_one_kernel[(1,)](x, x, 10, 1, BLOCK=16)
         print(f"device {DEVICE}: {x[:3].tolist()}")
         sys.exit(0)
+    if sys.argv[1] == "bench":                      # tutorial style: time the kernel and torch with do_bench
+        DEVICE = triton.runtime.driver.active.get_active_torch_device()
+        x = torch.arange(10, dtype=torch.float32, device=DEVICE)
+        add_one_kernel[(1,)](x, x, 10, 1, BLOCK=16)
+        launches = []
+        ms = triton.testing.do_bench(lambda: launches.append(add_one_kernel[(1,)](x, x, 10, 1, BLOCK=16)))
+        q = triton.testing.do_bench(lambda: x + 1, quantiles=[0.5, 0.2, 0.8])
+        print(f"bench {ms} {q} {len(launches)} {x[:3].tolist()}")
+        sys.exit(0)
     if sys.argv[1] == "sizes":                      # two distinct launch signatures, one repeated
         for n in (100, 200, 100):
             scale_shift(torch.arange(n, dtype=torch.float32), 2.0, 1.0)
