@@ -232,7 +232,8 @@ def test_program_that_asks_triton_for_its_device_runs_on_the_cpu():
 def test_benchmarks_in_a_program_return_nan_without_running_on_the_interpreter():
     """``triton.testing.do_bench`` (tutorials end with a benchmark): it used to fail on the stand-in's device
     interface (no events) after the kernels had been checked; it now returns NaN as the caller asked for it
-    (a float, quantiles), without running the function, and says why once."""
+    (a float, quantiles), without running the function, and says why once. Tutorial 02's
+    ``getattr(torch, DEVICE.type).set_stream(...)`` runs too (torch.cpu has no set_stream)."""
     out = run(["interpret", "--", "python", str(DATA / "programs.py"), "bench"])
     assert out.returncode == 0, out.stderr[-3000:]
     assert "bench nan [nan, nan, nan] 0 [1.0, 2.0, 3.0]" in out.stdout, out.stdout

@@ -118,13 +118,18 @@ def test_standin_uninstall_puts_everything_back(monkeypatch):
 
     from tritondbg import standin
 
-    before = (driver._active, torch.cuda.get_device_capability, InterpretedFunction.run)
+    import triton.testing
+
+    before = (driver._active, torch.cuda.get_device_capability, InterpretedFunction.run, triton.testing.do_bench)
+    assert hasattr(torch.cpu, "set_stream")
     standin.uninstall()
     try:
         assert standin.current() is None
         assert driver._active is not before[0]
         assert torch.cuda.get_device_capability is not before[1]
         assert InterpretedFunction.run is not before[2]
+        assert triton.testing.do_bench is not before[3] and triton.testing.do_bench.__module__ == "triton.testing"
+        assert not hasattr(torch.cpu, "set_stream")  # added by the stand-in only (torch 2.13's CPU build has none)
         with pytest.raises(Exception):
             torch.cuda.get_device_capability()       # a CPU build of torch: no CUDA
     finally:

@@ -174,6 +174,10 @@ def _nan_bench(fn, *args, quantiles=None, return_mode="mean", **kwargs):
     return [nan] if return_mode == "all" else nan
 
 
+def _set_cpu_stream(stream) -> None:
+    """``torch.cpu.set_stream`` under the stand-in: the CPU has one stream."""
+
+
 class StandinDriver(TargetDriver):
     """Triton's active driver on a CPU, under the interpreter: the target and properties of the chosen GPU,
     the torch device ``cpu``."""
@@ -376,6 +380,10 @@ def install(arch: Arch | str | None = None) -> Arch:
     _state["bench"] = {n: getattr(testing, n) for n in ("do_bench", "do_bench_cudagraph") if hasattr(testing, n)}
     for name in _state["bench"]:
         setattr(testing, name, _nan_bench)
+    # `getattr(torch, DEVICE.type).set_stream(stream)` (tutorial 02's benchmark): torch.cpu has Stream, not set_stream
+    _state["cpu_set_stream"] = not hasattr(torch.cpu, "set_stream")
+    if _state["cpu_set_stream"]:
+        torch.cpu.set_stream = _set_cpu_stream
     return arch
 
 
@@ -399,4 +407,6 @@ def uninstall() -> None:
 
     for name, fn in _state.get("bench", {}).items():
         setattr(testing, name, fn)
+    if _state.get("cpu_set_stream"):
+        del torch.cpu.set_stream
     _state.clear()
