@@ -61,6 +61,8 @@ _BINARY = {
     "mul_rn": np.multiply, "mul_rz": np.multiply, "mul_rd": np.multiply, "mul_ru": np.multiply,
     "ldexp": lambda x, e: np.ldexp(x, e.astype(np.int32)), "scalbn": lambda x, e: np.ldexp(x, e.astype(np.int32)),
 }
+
+
 def _bits(fn):
     """An integer function of one lane's bits (as an unsigned Python int of the input's width) -> int, vectorised."""
     def apply(x):

@@ -289,8 +289,8 @@ def _cuda_extras(fn, scope) -> None:
 
 def _lang_extras():
     """Per launch (``_patch_lang``): libdevice stubs -> numpy, builtins bound to names of the kernel's own module
-    (``_builtin_aliases``), ``tl.extra.cuda``'s functions (``_cuda_extras``), and ``tl.static_print`` printed once per line and launch (on the GPU it prints once, at
-    compile time) with the kernel line."""
+    (``_builtin_aliases``), ``tl.extra.cuda``'s functions (``_cuda_extras``), and ``tl.static_print`` printed once
+    per line and launch (on the GPU it prints once, at compile time) with the kernel line."""
     import triton.language as tl
     from triton.runtime import interpreter as I
 
@@ -492,10 +492,10 @@ def _inline_asm():
 
 # the guard last: it wraps the memory ops outermost, so no other shim's memory access (lowp's bf16 atomics)
 # gets around it
-_SHIMS = {"inline_asm": _inline_asm, "bf16_dot": _bf16_dot, "bf16_round": _bf16_round, "comparisons_int1": _comparisons_int1,
-          "lowp_arith": _lowp_arith, "float_args": _float_args, "tensor_index": _tensor_index, "loop_vars": _loop_vars,
-          "lang_extras": _lang_extras, "print_assert": _print_assert, "wrap_triton": _wrap_triton,
-          "memory_guard": _memory_guard}
+_SHIMS = {"inline_asm": _inline_asm, "bf16_dot": _bf16_dot, "bf16_round": _bf16_round,
+          "comparisons_int1": _comparisons_int1, "lowp_arith": _lowp_arith, "float_args": _float_args,
+          "tensor_index": _tensor_index, "loop_vars": _loop_vars, "lang_extras": _lang_extras,
+          "print_assert": _print_assert, "wrap_triton": _wrap_triton, "memory_guard": _memory_guard}
 
 
 def install() -> None:
