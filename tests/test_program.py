@@ -702,3 +702,22 @@ def test_reproducer_of_a_tutorial_style_script_loads_its_definitions_only(tmp_pa
     results = replay([repros["axpy_kernel"], repros["negate_kernel"]], tmp_path)  # one process, one module
     assert sorted(status for status, _, _ in results.values()) == ["pass", "pass"], results
     assert mark.read_text() == ran  # no replay ran the script's launches or module-level code
+
+
+def test_a_sigint_delivered_twice_interrupts_the_program_once():
+    """A SIGINT sent to the whole group (no terminal) reaches the program and tritondbg passes its own copy on:
+    the program's handler raises KeyboardInterrupt once and drops the twin; a later Ctrl-C interrupts again."""
+    from tritondbg.program import exits
+
+    saved = exits._state.pop("sigint_at", None)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            exits._sigint_once(2, None)
+        assert exits._sigint_once(2, None) is None          # the twin, within SIGINT_TWIN_S
+        exits._state["sigint_at"] -= exits.SIGINT_TWIN_S + 0.1
+        with pytest.raises(KeyboardInterrupt):
+            exits._sigint_once(2, None)                     # a later Ctrl-C
+    finally:
+        exits._state.pop("sigint_at", None)
+        if saved is not None:
+            exits._state["sigint_at"] = saved
