@@ -86,3 +86,26 @@ def test_gpu_bench_scripts_on_a_cpu_say_so_in_one_line(script, args, cli_env):
     p = subprocess.run([sys.executable, str(REPO / "tests" / "bench" / script), *args], env=cli_env,
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 2 and p.stderr.strip() == "needs a CUDA GPU", p.stderr[-500:]
+
+
+@pytest.mark.parametrize("raised, code, said", [("KeyboardInterrupt", 130, "interrupted"),
+                                                ("SystemExit(143)", 143, ""), ("SystemExit(3)", 3, None)])
+def test_an_interrupt_exits_130_after_atexit_and_without_teardown(raised, code, said):
+    """Ctrl-C / SIGTERM reaching main: 'interrupted', atexit hooks run, exit 130 (143 for a command that exits
+    so after SIGTERM) — and no interpreter teardown (a torch profiler stopped mid-way crashed there with SIGSEGV,
+    exit -11 in CI). The object freed at teardown stands in for that C++ state: its __del__ must not run."""
+    prog = ("import atexit, sys\n"
+            "import tritondbg.cli as c\n"
+            "class Torn:\n"
+            "    def __del__(self): sys.stdout.write('torn down\\n'); sys.stdout.flush()\n"
+            "held = Torn()\n"
+            "atexit.register(lambda: print('atexit ran', flush=True))\n"
+            f"def boom(**kw): raise {raised}\n"
+            "c.cli.main = boom\n"
+            "c.main(['list'])\n")
+    r = subprocess.run([sys.executable, "-c", prog], capture_output=True, text=True, timeout=60)
+    assert r.returncode == code, r.stderr
+    if said is None:  # any other exit status: the usual exit, teardown included
+        assert r.stdout.splitlines() == ["atexit ran", "torn down"]
+    else:
+        assert r.stderr.strip() == said and r.stdout.splitlines() == ["atexit ran"]

@@ -7,6 +7,7 @@ runner, not the CLI, decides when kernel modules (and so @triton.jit) are import
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -57,6 +58,10 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="tritondbg", standalone_mode=False)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except SystemExit as e:  # a command's own exit status; an interrupted run's (130, 143) skips the teardown
+        if e.code in _INTERRUPTED:
+            _exit_interrupted(e.code)
+        raise
     except click.UsageError as e:   # click's own usage errors too: one line, with where to read more
         hint = f" (see '{e.ctx.command_path} --help')" if e.ctx is not None else ""
         click.echo(f"error: {e.format_message()}{hint}", err=True)
@@ -66,15 +71,34 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        sys.exit(130)
+        _exit_interrupted(130)
     except (UsageError, ModeError) as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
-        sys.exit(130)
+        _exit_interrupted(130)
     except Exception as e:  # noqa: BLE001 - the tool's own bug: one line, full traceback on request
         if settings.get().debug:
             raise
         click.echo(f"error: {type(e).__name__}: {e} (set TRITONDBG_DEBUG=1 for the traceback)", err=True)
         sys.exit(1)
+
+
+_INTERRUPTED = (130, 143)  # 128 + SIGINT, 128 + SIGTERM
+
+
+def _exit_interrupted(code: int) -> None:
+    """Exit ``code`` (130, 143) after Ctrl-C / SIGTERM without Python's teardown. Every ``with`` block has run
+    by now (partial folders removed, records written); what is left is the interpreter freeing torch's C++ state, and a
+    profiler or Triton launch stopped mid-way by the interrupt can crash there (SIGSEGV, exit -11 instead of
+    130: seen in CI, ``test_real_profile_run_killed_midway...``). atexit hooks still run."""
+    import atexit
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed pipe must not stop the exit
+            pass
+    atexit._run_exitfuncs()
+    os._exit(code)
