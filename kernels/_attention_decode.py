@@ -25,7 +25,7 @@ from triton.runtime.jit import JITFunction
 
 from . import _launch, _scratch
 from ._attention_common import _SUPPORTED_HEAD_DIMS, LOG2E, _check_common
-from ._autotune import autotune_bench
+from ._autotune import gpu_time_bench
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -49,6 +49,10 @@ _DECODE_CONFIGS = [
     # G == 1 only: per-row softmax state (no reduction over rows inside the loop; see the kernel)
     _decode_cfg(64, 3, 4, True),   # R1: 184 / 184, 65,536 B
     _decode_cfg(128, 2, 8, True),  # R2: 185 / 149, 65,536 B
+    # R3: 32 keys on two warps. H200 (session 28, GPU time): B8 H32 KV1024 34.0-34.2 us against R1's 35.2 (SDPA
+    # default 34.5); slower on fuller grids (B32 KV1024 141.8 against 137.4) and at B1 KV1024 (11.7 against 9.2),
+    # where the autotuner, keyed on the grid's load (LOAD) and timing GPU time, does not take it.
+    _decode_cfg(32, 3, 2, True),
 ]
 
 
@@ -87,9 +91,12 @@ def _prune_decode_configs(configs, named_args, **kwargs):
 # Under the interpreter programs run one after another and the wrapper checks the counters after each launch.
 
 
-@triton.autotune(configs=_DECODE_CONFIGS, key=["S_MAX", "HEAD_DIM", "GP", "NUM_SPLITS", "ELEM_BYTES"],
-                 prune_configs_by={"early_config_prune": _prune_decode_configs}, do_bench=autotune_bench)
-@triton.jit
+# The key carries the grid's load (LOAD: programs per SM, bucketed): without it B8 and B32 at one cache length
+# shared a key, and the config tuned at B8 served B32 untuned (0.96x SDPA there in four sweeps, session 28).
+# The timer is GPU time (kernels/_autotune.py): small decode steps are launch-bound under plain do_bench.
+@triton.autotune(configs=_DECODE_CONFIGS, key=["S_MAX", "HEAD_DIM", "GP", "NUM_SPLITS", "ELEM_BYTES", "LOAD"],
+                 prune_configs_by={"early_config_prune": _prune_decode_configs}, do_bench=gpu_time_bench)
+@triton.jit(do_not_specialize=["LOAD"])
 def _attn_decode_kernel(
     Q, K, V,            # q (B, H, D); k/v cache (B, H_KV, S_MAX, D); last dims contiguous
     SEQ_LENS,           # int32 (B,) if HAS_SEQ_LENS
@@ -102,6 +109,7 @@ def _attn_decode_kernel(
     stride_vb, stride_vh, stride_vs,
     stride_ob, stride_oh,
     H, H_KV, GROUP, S_MAX, NUM_SPLITS,
+    LOAD,               # the autotuner's key only: programs per SM, bucketed (_load_bucket)
     qk_scale,           # sm_scale * log2(e)
     HEAD_DIM: tl.constexpr, GP: tl.constexpr, ELEM_BYTES: tl.constexpr,
     HAS_SEQ_LENS: tl.constexpr, USE_DOT: tl.constexpr, SINGLE_SPLIT: tl.constexpr, FP32_DOT: tl.constexpr,
@@ -281,6 +289,12 @@ def _decode_num_splits(tiles: int, s_max: int, num_sms: int) -> int:
     return max(1, min(round(num_sms / tiles), hi))
 
 
+def _load_bucket(programs: int, num_sms: int) -> int:
+    """The grid's programs per SM as the decode autotuner's key sees it: 0 below one per SM, then 1, 2-3, 4-7,
+    8-15, ... -> 1, 2, 3, 4, ... (H200, H=32: B1 KV1024 0, B8 KV1024 1, B32 KV1024 3)."""
+    return (max(0, programs) // max(1, num_sms)).bit_length()
+
+
 _PLANS: dict = {}     # call signature -> _Plan
 _MAX_PLANS = 4096     # a server with ever-changing shapes must not grow the cache without bound
 
@@ -298,7 +312,8 @@ class _Plan:
 
 
 _SCALAR_NAMES = ("stride_qb", "stride_qh", "stride_kb", "stride_kh", "stride_ks", "stride_vb", "stride_vh",
-                 "stride_vs", "stride_ob", "stride_oh", "H", "H_KV", "GROUP", "S_MAX", "NUM_SPLITS", "qk_scale")
+                 "stride_vs", "stride_ob", "stride_oh", "H", "H_KV", "GROUP", "S_MAX", "NUM_SPLITS", "LOAD",
+                 "qk_scale")
 _TENSOR_ARGS = ("Q", "K", "V", "SEQ_LENS", "O", "WS_O", "WS_LSE", "CNT")
 _TUNER_RUN, _JIT_RUN = Autotuner.run, JITFunction.run
 
@@ -348,7 +363,8 @@ def _make_plan(q, k_cache, v_cache, seq_lens, sm_scale, num_splits):
                     k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
                     v_cache.stride(0), v_cache.stride(1), v_cache.stride(2),
                     H * D, D,  # o is contiguous
-                    H, H_KV, G, S_MAX, num_splits, scale * LOG2E)
+                    H, H_KV, G, S_MAX, num_splits, _load_bucket(tiles * num_splits, _num_sms(q.device)),
+                    scale * LOG2E)
     plan.consts = dict(HEAD_DIM=D, GP=gp, ELEM_BYTES=q.element_size(), HAS_SEQ_LENS=seq_lens is not None,
                        USE_DOT=use_dot, SINGLE_SPLIT=single, FP32_DOT=q.dtype == torch.float32)
     return plan

@@ -1,8 +1,9 @@
 """The bundled kernels under Triton's interpreter when imported on their own (a bare ``TRITON_INTERPRET=1``,
-outside tritondbg's runner): the timer their autotuners use, and a fix of Triton 3.6's loop bounds.
+outside tritondbg's runner): the timers their autotuners use, and a fix of Triton 3.6's loop bounds.
 
 The timer (``triton.autotune(..., do_bench=autotune_bench)``): on a GPU it is Triton's default
-(``driver.active.get_benchmarker()``, i.e. ``triton.testing.do_bench``). Under the interpreter it times nothing
+(``driver.active.get_benchmarker()``, i.e. ``triton.testing.do_bench``; ``gpu_time_bench`` replays the launch
+from a CUDA graph instead, for kernels with launch-bound shapes). Under the interpreter it times nothing
 and gives every config 0 ms, so the first config left after pruning runs, the choice ``tritondbg interpret``
 makes. Triton's default would ask for a GPU driver and fail on a machine without one ("0 active drivers"), and
 on one with a GPU it would time numpy, running every config many times on the CPU.
@@ -23,6 +24,27 @@ def autotune_bench(kernel_call, quantiles=None):
     if interpreting():
         return [0.0] * len(quantiles) if quantiles else 0.0
     return triton.runtime.driver.active.get_benchmarker()(kernel_call, quantiles=quantiles)
+
+
+def gpu_time_bench(kernel_call, quantiles=None):
+    """An autotuner timer of GPU time: the launch replayed from a CUDA graph (``do_bench_cudagraph``: no per-call
+    Python), for kernels whose small shapes are launch-bound. Under plain do_bench every config of such a shape
+    measures the same host work and the pick is noise: prefill (H200, 2026-11-30, Triton 3.6) picked 64x64 and
+    128x128 in two processes for one B2 H8 N1000 GQA case whose GPU times are 17.8 and 22.8 us; decode attention
+    (session 28) took a 32-key tile at B1 KV1024 that runs 11.7 us against the 9.2 of the one it displaced,
+    timing its ~80 us host path. Large shapes rank the same either way. With the L2 evicted before each replayed
+    call instead (tests/bench/explore_prefill_timer.py) the prefill picks were the same, 3 processes of 3. Under
+    the interpreter, without CUDA, during a capture or where a graph cannot be captured: ``autotune_bench``."""
+    import torch
+
+    if torch.cuda.is_available() and not interpreting() and not torch.cuda.is_current_stream_capturing():
+        from triton.testing import do_bench_cudagraph
+
+        try:
+            return do_bench_cudagraph(kernel_call, rep=50, quantiles=quantiles)
+        except Exception:  # noqa: BLE001 - e.g. out of resources at compile time: the default path says it
+            torch.cuda.synchronize()
+    return autotune_bench(kernel_call, quantiles)
 
 
 def fix_loop_bounds() -> bool:

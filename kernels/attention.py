@@ -67,7 +67,7 @@ the earlier 16 splits). Small prefill shapes were launch-bound: ~110 us of Pytho
 argument binding, four host descriptors) against ~17 us of GPU at B2 H8 N1000. A call with an earlier call's
 signature now goes through a cached launcher (``_PrefillPlan``): 27 us of host time per call on the H200 VM
 against SDPA flash's 37 (2026-12-01, tests/bench/host_cost.py --baselines). The prefill autotuner times configs
-on the GPU alone (``_gpu_time_bench``).
+on the GPU alone (``gpu_time_bench``, kernels/_autotune.py).
 """
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ from ._attention_decode import (_DECODE_CONFIGS, _PLANS, _attn_decode_kernel, _d
 from . import _attention_race as _AR, _launch, _race
 # the references and the cost model (kernels/_attention_reference.py), re-exported: the scenario and benchmarks
 from ._attention_reference import bytes_moved, flops, reference, reference_decode  # noqa: F401
-from ._autotune import autotune_bench, interpreting as _interpreting
+from ._autotune import gpu_time_bench
 from ._launch import ensure_allocator as _ensure_allocator
 
 # --------------------------------------------------------------------------------------------------------
@@ -248,27 +248,8 @@ def _attn_inner(acc, l_i, m_i, q, k_src, v_src, b, hk, stride_kn, stride_vn,
     return acc, l_i, m_i
 
 
-def _gpu_time_bench(kernel_call, quantiles):
-    """The prefill autotuner's timer: the launch replayed from a CUDA graph (``do_bench_cudagraph``: GPU time,
-    no per-call Python). Small prefill shapes are launch-bound: under plain do_bench every config measures
-    the same ~50-100 us of host work (argument binding, descriptors) and the pick is noise. On the H200
-    (2026-11-30, Triton 3.6) two processes picked 64x64 and 128x128 for the same B2 H8 N1000 GQA case, whose
-    GPU times are 17.8 and 22.8 us. Large shapes rank the same either way (inputs far beyond the L2). Under the
-    interpreter, without CUDA or where a graph cannot be captured: ``autotune_bench`` (kernels/_autotune.py).
-    With the L2 evicted before each replayed call instead (tests/bench/explore_prefill_timer.py, H200, 2026-11-30)
-    the picks were the same, in 3 processes out of 3 each, on B8 H16 N1000 and B4 H32 N4096 causal."""
-    from triton.testing import do_bench_cudagraph
-
-    if torch.cuda.is_available() and not _interpreting() and not torch.cuda.is_current_stream_capturing():
-        try:
-            return do_bench_cudagraph(kernel_call, rep=50, quantiles=quantiles)
-        except Exception:  # noqa: BLE001 - e.g. out of resources at compile time: the default path says it
-            torch.cuda.synchronize()
-    return autotune_bench(kernel_call, quantiles)
-
-
 @triton.autotune(configs=_PREFILL_CONFIGS, key=["N_Q", "N_KV", "HEAD_DIM", "CAUSAL", "TMA", "HEAD_GROUP"],
-                 prune_configs_by={"early_config_prune": _prune_prefill_configs}, do_bench=_gpu_time_bench)
+                 prune_configs_by={"early_config_prune": _prune_prefill_configs}, do_bench=gpu_time_bench)
 @triton.heuristics({"EVEN_KV": lambda args: args["N_KV"] % args["BLOCK_N"] == 0})
 @triton.jit
 def _attn_fwd_kernel(Q,  # *q (B, H, N_Q, D), read; last dim contiguous (LOADS 0 and 2)

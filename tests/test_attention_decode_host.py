@@ -12,6 +12,8 @@ import torch
 
 from tritondbg.kernels import _attention_decode as K  # the decode host path (re-exported by attention)
 
+_REAL_KERNEL = K._attn_decode_kernel  # the autotuner (the fixture stands a recorder in for it)
+
 
 class _Compiled:
     def __init__(self):
@@ -144,3 +146,29 @@ def test_pristine_is_false_while_tritondbg_pins_configs():
 ])
 def test_decode_split_rule_about_one_program_per_sm(tiles, s_max, expected):
     assert K._decode_num_splits(tiles, s_max, 132) == expected
+
+
+def test_the_autotuner_key_tells_batch_sizes_apart(fake):
+    """B8 and B32 at one cache length used to share the decode autotuner's key (cache length, head dim, group,
+    splits, element size), so the config tuned at B8 served B32 untuned (session 28: 0.96x SDPA). The key now
+    carries the grid's programs per SM (LOAD), bucketed; B31 and B32 share a bucket (one tuning for near grids)."""
+    kernel, _ = fake
+    assert _REAL_KERNEL.keys == ["S_MAX", "HEAD_DIM", "GP", "NUM_SPLITS", "ELEM_BYTES", "LOAD"]
+    names = list(kernel.fn.arg_names)
+
+    def tuned_key(B):
+        kernel.tuned.clear()
+        K.attention_decode(*_inputs(B=B, H=32, H_KV=32, S=1024))
+        (grid, args, kwargs), = kernel.tuned
+        bound = dict(zip(names, args)) | kwargs
+        return tuple(bound[n] for n in _REAL_KERNEL.keys)
+
+    b1, b8, b32, b31 = (tuned_key(B) for B in (1, 8, 32, 31))
+    assert b8[:5] == b32[:5]  # what the old key saw: the same
+    assert len({b1, b8, b32}) == 3 and b32 == b31
+
+
+@pytest.mark.parametrize("programs, bucket", [(0, 0), (64, 0), (131, 0), (132, 1), (263, 1), (264, 2),
+                                              (1024, 3), (1056, 4)])
+def test_load_bucket(programs, bucket):
+    assert K._load_bucket(programs, 132) == bucket

@@ -1,6 +1,6 @@
 """Issue 18, the prefill autotuner's timer: does it rank configs as the sweep and the perf gate time them, and does
 it pick the same config in every process? (an exploration: its output decides the prefill autotuner's timer,
-``_gpu_time_bench`` in kernels/attention.py).
+``gpu_time_bench`` in kernels/_autotune.py).
 
     python tests/bench/explore_prefill_timer.py [--shapes 7,1,8] [--procs 3] [--out explore_prefill_timer.json]
 
