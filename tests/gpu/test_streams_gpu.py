@@ -19,6 +19,7 @@ from _gpu_code import run_gpu_code
 pytestmark = pytest.mark.gpu
 
 CODE = r'''
+import os
 import torch
 from tritondbg.kernels import attention as A, fp8_gemm as F8, gemm as G, _attention_race as AR, _gemm_ws as WS
 from tritondbg.kernels import _splitk as SK
@@ -77,12 +78,16 @@ f8 = torch.float8_e4m3fn
 a1, a2 = ((torch.randn(1, 8192, device=dev) / 4).to(f8) for _ in range(2))
 b1, b2 = ((torch.randn(8192, 8192, device=dev) / 4).to(f8).t() for _ in range(2))
 sa, sb = torch.tensor(0.5, device=dev), torch.tensor(0.25, device=dev)
+# the tl split-K kernel: on the H200 the Gluon decode kernel wins this signature's race, unsplit (128 CTAs, no
+# partials: nothing shared between streams), and its plan has no tl runner
+os.environ["TRITONDBG_GLUON_GEMM"] = "0"
 before = set(SK._PLANS)
 F8.fp8_gemm(a1, b1, sa, sb)
 splits = [p.runner.grid[1] for p in new_plans(before)]
 together(f"fp8_gemm decode 1x8192x8192 (SPLIT_K {splits})", lambda a, b: F8.fp8_gemm(a, b, sa, sb), (a1, b1), (a2, b2))
 if not splits or max(splits) < 2:
     bad.append(f"fp8 decode: no split-K plan (grids {splits})")
+del os.environ["TRITONDBG_GLUON_GEMM"]
 
 # gemm_tma_kernel's split tail (160 tiles of 128x256 on 132 SMs: the last 28 split along K)
 a1, a2 = (torch.randn(1024, 13824, device=dev, dtype=torch.bfloat16) for _ in range(2))
