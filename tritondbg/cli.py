@@ -90,9 +90,9 @@ _INTERRUPTED = (130, 143)  # 128 + SIGINT, 128 + SIGTERM
 
 def _exit_interrupted(code: int) -> None:
     """Exit ``code`` (130, 143) after Ctrl-C / SIGTERM without Python's teardown. Every ``with`` block has run
-    by now (partial folders removed, records written); what is left is the interpreter freeing torch's C++ state, and a
-    profiler or Triton launch stopped mid-way by the interrupt can crash there (SIGSEGV, exit -11 instead of
-    130: seen in CI, ``test_real_profile_run_killed_midway...``). atexit hooks still run."""
+    by now (partial folders removed, records written); what is left is the interpreter freeing torch's C++
+    state, and a profiler or Triton launch stopped mid-way by the interrupt can crash there (SIGSEGV, exit -11
+    instead of 130: seen in CI, ``test_real_profile_run_killed_midway...``). atexit hooks still run."""
     import atexit
 
     for stream in (sys.stdout, sys.stderr):
