@@ -81,7 +81,7 @@ from ._attention_common import (_SMEM_LIMIT, _SUPPORTED_DTYPES, _SUPPORTED_HEAD_
                                 TensorDescriptor, _check_common, _tma_ok, _tma_target, check_prefill_args)
 # the decode kernel and its host side (kernels/_attention_decode.py), re-exported: the scenario, tests, benchmarks
 from ._attention_decode import (_DECODE_CONFIGS, _PLANS, _attn_decode_kernel, _decode_num_splits,  # noqa: F401
-                                _num_sms, _pristine, attention_decode, check_decode_args)
+                                _load_bucket, _num_sms, _pristine, attention_decode, check_decode_args)
 from . import _attention_race as _AR, _launch, _race
 # the references and the cost model (kernels/_attention_reference.py), re-exported: the scenario and benchmarks
 from ._attention_reference import bytes_moved, flops, reference, reference_decode  # noqa: F401
@@ -248,10 +248,13 @@ def _attn_inner(acc, l_i, m_i, q, k_src, v_src, b, hk, stride_kn, stride_vn,
     return acc, l_i, m_i
 
 
-@triton.autotune(configs=_PREFILL_CONFIGS, key=["N_Q", "N_KV", "HEAD_DIM", "CAUSAL", "TMA", "HEAD_GROUP"],
+# LOAD (the autotuner's key only): the grid's 128-row tiles per SM, bucketed as decode's (_load_bucket), so B1 and
+# B32 of one sequence length are tuned apart: a tile that fills the GPU at B1 is not the one for a full grid.
+@triton.autotune(configs=_PREFILL_CONFIGS,
+                 key=["N_Q", "N_KV", "HEAD_DIM", "CAUSAL", "TMA", "HEAD_GROUP", "LOAD"],
                  prune_configs_by={"early_config_prune": _prune_prefill_configs}, do_bench=gpu_time_bench)
 @triton.heuristics({"EVEN_KV": lambda args: args["N_KV"] % args["BLOCK_N"] == 0})
-@triton.jit
+@triton.jit(do_not_specialize=["LOAD"])
 def _attn_fwd_kernel(Q,  # *q (B, H, N_Q, D), read; last dim contiguous (LOADS 0 and 2)
                      K,  # *k (B, H_KV, N_KV, D), read (LOADS 0 and 2)
                      V,  # *v (B, H_KV, N_KV, D), read (LOADS 0 and 2)
@@ -263,6 +266,7 @@ def _attn_fwd_kernel(Q,  # *q (B, H, N_Q, D), read; last dim contiguous (LOADS 0
                      stride_ob, stride_oh, stride_om,
                      H, GROUP,  # query heads; query heads per kv head (H // H_KV)
                      N_Q, N_KV,
+                     LOAD,  # the autotuner's key only (above)
                      qk_scale,  # sm_scale * log2(e)
                      HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, NEG_SCALE: tl.constexpr,
                      DOT_PRECISION: tl.constexpr, TMA: tl.constexpr,
@@ -506,7 +510,8 @@ def _attention(q, k, v, causal, sm_scale, use_tma, config=None, sig=None):
                   stride_kb=k.stride(0), stride_kh=k.stride(1), stride_kn=k.stride(2),
                   stride_vb=v.stride(0), stride_vh=v.stride(1), stride_vn=v.stride(2),
                   stride_ob=o.stride(0), stride_oh=o.stride(1), stride_om=o.stride(2),
-                  H=H, GROUP=H // H_KV, N_Q=N_Q, N_KV=N_KV, qk_scale=qk_scale,
+                  H=H, GROUP=H // H_KV, N_Q=N_Q, N_KV=N_KV,
+                  LOAD=_load_bucket(B * H * triton.cdiv(N_Q, 128), _num_sms(q.device)), qk_scale=qk_scale,
                   HEAD_DIM=D, CAUSAL=bool(causal), NEG_SCALE=qk_scale < 0,
                   DOT_PRECISION="ieee" if q.dtype == torch.float32 else "tf32", TMA=tma, HEAD_GROUP=_HEAD_GROUP)
     compiled = kernel[grid](q, k, v, o, qd, kd, vd, od, *values.values(), **extra)  # the kernel's order

@@ -13,6 +13,8 @@ import torch
 
 from tritondbg.kernels import attention as A
 
+_REAL_KERNEL = A._attn_fwd_kernel  # the autotuner (the fixture stands a recorder in for it)
+
 
 class _Compiled:
     def __init__(self):
@@ -149,3 +151,24 @@ def test_under_tritondbg_run_the_new_launcher_writes_the_returned_output(fake, m
     assert dargs[3] is o and dargs[7].base is o
     A.attention(q, k, v)
     assert len(kernel.compiled.direct) == 2 and len(kernel.tuned) == 1  # checked once per (signature, config)
+
+
+def test_the_autotuner_key_tells_batch_sizes_apart(fake):
+    """One sequence length at B1 and at B32 used to share the prefill autotuner's key (lengths, head dim, causal,
+    TMA, launch order): the tile tuned on a grid of a few programs served a full one. The key carries the grid's
+    load (LOAD: 128-row tiles per SM, bucketed as decode's); B24 and B32 share a bucket (one tuning for near grids)."""
+    kernel, _ = fake
+    assert _REAL_KERNEL.keys[-1] == "LOAD"
+    names = list(kernel.fn.fn.arg_names)
+
+    def tuned_key(B):
+        kernel.tuned.clear()
+        A._PREFILL_PLANS.clear()
+        A.attention(*_inputs(B=B, H=8, H_KV=8, N=1000))
+        (_, args, kwargs), = kernel.tuned
+        bound = dict(zip(names, args)) | kwargs
+        return tuple(bound[n] for n in _REAL_KERNEL.keys)
+
+    b1, b4, b24, b32 = (tuned_key(B) for B in (1, 4, 24, 32))
+    assert b1[:-1] == b32[:-1]  # what the old key saw: the same
+    assert len({b1, b4, b32}) == 3 and b24 == b32
