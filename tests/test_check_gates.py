@@ -215,7 +215,7 @@ def test_check_timeout_is_an_error_per_item_and_the_run_moves_on(cli_env, tmp_pa
     assert p.returncode == 1, p.stdout + p.stderr
     gates = _gates(record)
     loop, deaf = gates[("hang::loop", "correctness")], gates[("hang::deaf", "correctness")]
-    assert loop["status"] == ERROR and "timed out after 3 s" in loop["reason"] and "pid (0, 0, 0)" in loop["reason"]
+    assert loop["status"] == ERROR and "timed out after 3 s" in loop["reason"] and "pid (0, 0, 0)" in loop["reason"], loop
     assert "hang.py:" in loop["reason"] and "--timeout 3" in loop["command"]
     assert deaf["status"] == ERROR and "did not come back to Python" in deaf["reason"]
     assert gates[("crash::fine", "correctness")]["status"] == PASS

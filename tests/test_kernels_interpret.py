@@ -146,3 +146,46 @@ def test_loop_bounds_fix_mends_triton_36s_conversion(monkeypatch):
     assert fixed is not patch_36 and _autotune.fix_loop_bounds() and interp._patch_lang_tensor is fixed  # once
     steps[(2,)](out, 10, STEP=2)
     assert out.tolist() == list(range(10))
+
+
+@pytest.mark.parametrize("where", ["launch", "instrument"])
+def test_a_deadline_stays_a_deadline_when_cleanup_fails_under_it(where):
+    """The watchdog's Timeout (or Ctrl-C) raised in a launch, then replaced by a cleanup's exception (a context
+    manager of the user's or an instrument whose exit fails on a kernel cut short): run_case raises the Timeout
+    again instead of reporting the kernel as failed (a timed-out check item came back FAIL, not error, in CI)."""
+    import contextlib
+    import dataclasses
+
+    from tritondbg import watchdog
+
+    scenario = loader.load("add")
+
+    @contextlib.contextmanager
+    def failing_cleanup():
+        try:
+            yield
+        finally:
+            raise RuntimeError("cleanup failed on a kernel cut short")
+
+    def stuck(**inputs):
+        with failing_cleanup() if where == "launch" else contextlib.nullcontext():
+            raise watchdog.Timeout("timed out after 3 s")
+
+    class Instrument:
+        def active(self, scenario, case, inputs):
+            return failing_cleanup()
+
+    bad = dataclasses.replace(scenario, launch=stuck)
+    with pytest.raises(watchdog.Timeout, match="timed out after 3 s"):
+        runner.run_case(bad, scenario.case("tiny"), "float32", device="cpu", seed=0,
+                        instruments=[Instrument()] if where == "instrument" else ())
+    # a plain kernel exception is still a result, whatever was raised and handled before it
+    def raises_after_handled(**inputs):
+        try:
+            raise ValueError("handled")
+        except ValueError:
+            raise RuntimeError("the kernel's own error") from None
+
+    r = runner.run_case(dataclasses.replace(scenario, launch=raises_after_handled), scenario.case("tiny"),
+                        "float32", device="cpu", seed=0)
+    assert r.status == "error" and "the kernel's own error" in r.message

@@ -204,6 +204,20 @@ class Instrument:
         pass
 
 
+def _reraise_interrupt(exc: BaseException) -> None:
+    """An exception raised while an interrupt was unwinding (Ctrl-C, SIGTERM, the watchdog's ``Timeout``: the
+    BaseExceptions that are not SystemExit) replaced it: an instrument's or the user's cleanup that failed on a
+    kernel cut short. Raise the interrupt again, so that a run stopped at its deadline is an error of the run,
+    never the kernel's own failure (a timed-out check item once came back FAIL instead of error in CI)."""
+    seen = set()
+    ctx = exc.__context__
+    while ctx is not None and id(ctx) not in seen:
+        seen.add(id(ctx))
+        if not isinstance(ctx, (Exception, SystemExit)):
+            raise ctx
+        ctx = ctx.__context__
+
+
 def _enter_all(stack, instruments, scenario, case, inputs):
     for inst in instruments:
         stack.enter_context(inst.active(scenario, case, inputs))
@@ -325,6 +339,7 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
         with _refuse_os_exit():
             inputs = scenario.make_inputs(case, tdtype, device, generator)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken scenario: a result naming the callable
+        _reraise_interrupt(exc)
         result.status, result.message = "error", _raised("make_inputs", scenario.make_inputs, exc)
         return result
     if not isinstance(inputs, Mapping):  # it would surface as the reference's "argument after ** must be a mapping"
@@ -338,6 +353,7 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
         with _refuse_os_exit():
             expected = reference(**copy_inputs(inputs))
     except (Exception, SystemExit) as exc:  # noqa: BLE001
+        _reraise_interrupt(exc)
         result.status, result.message = "error", _raised("reference", reference, exc)
         return result
     result.reference_s = time.perf_counter() - t0
@@ -363,6 +379,7 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
     except (Exception, SystemExit) as exc:  # a kernel failure (or a sys.exit) is a result, not a crash of the tool
         if getattr(exc, "ends_run", False):  # the user quit pdb at a breakpoint: the whole run stops
             raise
+        _reraise_interrupt(exc)
         result.status, result.message = "error", kernel_error_message(exc, scenario)
         reason = not_applicable_reason(exc)
         if reason:  # e.g. the config fails its own tl.static_assert: the compiler would refuse it
