@@ -34,8 +34,27 @@ def _chain_previous() -> None:
             sys.modules["sitecustomize"] = mine
 
 
+class _LaunchingTritondbg:
+    """A meta-path finder for the one name ``tritondbg``: the package this file belongs to, the tritondbg that
+    started the program. Without it the program imports whichever tritondbg its own sys.path finds: none where
+    tritondbg ran from a source checkout (``python -m tritondbg`` in the repo) and the program's script lies
+    elsewhere (the attach failed so), another version where one is installed too. The package's submodules
+    then load from its own folder; nothing else is looked up here."""
+
+    _package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "tritondbg":
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_file_location(name, os.path.join(self._package, "__init__.py"),
+                                                      submodule_search_locations=[self._package])
+
+
 _chain_previous()
 if os.environ.get("TRITONDBG_PROGRAM"):
+    sys.meta_path.insert(0, _LaunchingTritondbg())
     try:
         # child.py is loaded by path, under its own name, without importing the tritondbg package yet: a
         # program's pytest would warn that its tritondbg plugin was imported before it could be rewritten.
