@@ -85,8 +85,12 @@ def test_every_autotune_config_has_its_timing(profile_all):
         assert len(timed) >= 2 or d["pruned"], d
         for c in timed:
             assert 0 < c["p20_ms"] <= c["p50_ms"] <= c["p80_ms"], c
-        best = min(timed, key=lambda c: c["p50_ms"])
-        assert best["winner"] and d["winner"] == best["config"]
+        # Triton's Autotuner keeps min(timings) over [p50, p20, p80] lists: the median first, ties (the GPU event
+        # timer's 32 ns steps: two add configs tied at the median on the H200 once) broken by p20, then p80
+        best = min(timed, key=lambda c: (c["p50_ms"], c["p20_ms"], c["p80_ms"]))
+        winners = [c for c in timed if c["winner"]]
+        assert len(winners) == 1 and d["winner"] == winners[0]["config"], d
+        assert winners[0]["p50_ms"] == best["p50_ms"], (winners[0], best)
         assert len(d["pruned"]) == statuses.count("pruned")
 
 
