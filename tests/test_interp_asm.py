@@ -85,3 +85,25 @@ def test_the_first_nan_an_asm_snippet_makes_is_a_finding_at_its_line(cli_env):
     assert out.returncode == 1, out.stdout[-2000:]
     assert f"nan_inf tests/interp_data/inline_asm_cases.py:{line - 1}" in out.stdout, out.stdout[-2000:]
     assert "first NaN that its inputs did not hold: inline asm(" in out.stdout
+
+
+def test_ptx_constants_are_operands_too():
+    """``0f...`` (a float32's bits, as Triton's own snippets write log2(e)), ``0d...``, decimals and integers:
+    computed as the GPU does, one value for every lane; a constant of the wrong width or kind is refused."""
+    from tritondbg.interp.inline_asm import UnsupportedAsm, evaluate
+
+    a = np.array([1.0, -2.5, 3e-3, 1e30], dtype=np.float32)
+    log2e = np.array(0x3FB8AA3B, dtype=np.uint32).view(np.float32)
+    got = evaluate("mul.rn.f32 $0, $1, 0f3FB8AA3B;", [_H(a)], (4,))
+    assert got.dtype == np.float32 and np.array_equal(got, a * log2e)
+    assert np.array_equal(evaluate("mul.f32 $0, $1, 2.0;", [_H(a)], (4,)), a * np.float32(2))
+    assert np.array_equal(evaluate("fma.rn.f32 $0, $1, -1e-1, 0f3F800000;", [_H(a)], (4,)),
+                          (a.astype(np.float64) * np.float64(np.float32(-0.1)) + 1.0).astype(np.float32))
+    got = evaluate("add.rn.f64 $0, $1, 0d3FF0000000000000;", [_H(a.astype(np.float64))], (4,))
+    assert np.array_equal(got, a.astype(np.float64) + 1.0)
+    assert np.array_equal(evaluate("mov.b32 $0, 0f3F800000;", [], (2, 2)).view(np.float32), np.ones((2, 2)))
+    with pytest.raises(UnsupportedAsm, match="64-bit for a 32-bit"):
+        evaluate("add.rn.f32 $0, $1, 0d3FF0000000000000;", [_H(a)], (4,))
+    for bad in ("add.rn.f32 $0, $1, %r7;", "add.rn.f32 $0, $1, 0f3F80;", "add.rn.f32 $0, $1, two;"):
+        with pytest.raises(UnsupportedAsm, match="operand"):
+            evaluate(bad, [_H(a)], (4,))

@@ -15,6 +15,8 @@ in the order of ``args``) and computed with numpy as the GPU computes it:
   ``%clock``/``%clock64`` (the host's nanosecond counter), ``%smid`` (0).
 
 The operands' bits are read as the instruction's type (an ``=r`` float operand is the same 32 bits as ``=f``).
+An input may also be a PTX constant: ``0f3FB8AA3B`` (a float32's bits, as ptxas and Triton's own snippets write
+log2(e)), ``0d...`` (a float64's), a decimal (``2.0``, ``-1e-6``: rounded to the instruction's type) or an integer.
 Anything else (several instructions, packed operands, predicates) still raises, with the asm and the advice to
 read it with ``tritondbg ir``. A NaN/Inf a snippet makes from finite inputs is the sanitizer's (``nan_inf``) as
 any op's. Installed with the other shims (interp/shims.py).
@@ -67,9 +69,34 @@ def _instruction(asm: str):
     return m.group(1).split("."), [o.strip() for o in m.group(2).split(",")]
 
 
+_HEX_FLOAT = {"0f": (8, np.uint32, np.float32), "0d": (16, np.uint64, np.float64)}
+_DECIMAL = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?")
+
+
+def _constant(text: str, np_type):
+    """A PTX constant operand as a 0-d array of ``np_type``, or None when ``text`` is not one."""
+    head = text[:2].lower()
+    if head in _HEX_FLOAT and re.fullmatch(r"[0-9a-fA-F]+", text[2:]) and len(text) - 2 == _HEX_FLOAT[head][0]:
+        _, bits_type, float_type = _HEX_FLOAT[head]
+        value = np.array(int(text[2:], 16), dtype=bits_type).view(float_type)
+        if value.dtype.itemsize != np.dtype(np_type).itemsize:
+            raise UnsupportedAsm(f"constant {text} is {value.dtype.itemsize * 8}-bit for a "
+                                 f"{np.dtype(np_type).itemsize * 8}-bit instruction")
+        return value.view(np_type)
+    if re.fullmatch(r"[+-]?(0[xX][0-9a-fA-F]+|\d+)", text) and np.dtype(np_type).kind in "iu":
+        return np.array(int(text, 0), dtype=np_type)
+    if _DECIMAL.fullmatch(text) and np.dtype(np_type).kind == "f":
+        return np.array(float(text), dtype=np_type)
+    return None
+
+
 def _operand(text: str, values: list, np_type):
-    """The array an operand ``$i`` (i >= 1) stands for, its bits read as ``np_type``."""
+    """The array an operand ``$i`` (i >= 1) stands for, its bits read as ``np_type``; a constant as itself."""
     m = re.fullmatch(r"\$(\d+)", text)
+    if m is None:
+        constant = _constant(text, np_type)
+        if constant is not None:
+            return constant
     if m is None or not 1 <= int(m.group(1)) <= len(values):
         raise UnsupportedAsm(f"operand {text!r}")
     data = np.asarray(values[int(m.group(1)) - 1].data)
@@ -95,7 +122,8 @@ def evaluate(asm: str, values: list, shape: tuple):
             raise UnsupportedAsm(f"mov.{type_name}")
         return np.full(shape or (1,), _SPECIAL[operands[1]](), dtype=np_type)
     if op == "mov" and len(parts) == 2 and type_name in ("b32", "b64") and len(operands) == 2:
-        return _operand(operands[1], values, _TYPES[type_name]).copy()
+        bits = _operand(operands[1], values, _TYPES[type_name])
+        return np.full(shape or (1,), bits, dtype=bits.dtype) if bits.ndim == 0 else bits.copy()
     if op not in _FLOAT_OPS or type_name not in ("f32", "f64") or not set(parts[1:-1]) <= _MODIFIERS:
         raise UnsupportedAsm(f"instruction {'.'.join(parts)}")
     arity, fn = _FLOAT_OPS[op]
@@ -108,6 +136,8 @@ def evaluate(asm: str, values: list, shape: tuple):
         args = [_ftz(a) for a in args]
     with np.errstate(all="ignore"):
         out = np.asarray(fn(*args), dtype=np_type)
+    if out.ndim == 0:  # constants only: one value for every lane
+        out = np.full(shape or (1,), out, dtype=np_type)
     return _ftz(out) if ftz else out
 
 

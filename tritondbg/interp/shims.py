@@ -7,7 +7,7 @@ create_assert/set_grid_dim/binary_op``, ``FunctionRewriter.ast_transformer``, mo
 shim out. Two live in their
 own modules: bf16/fp8 arithmetic computed in fp32 and rounded back (lowp.py) and the memory guard that
 keeps every load/store/atomic lane inside the launch's tensors (guard.py); one-instruction inline PTX is
-computed in inline_asm.py.
+computed in inline_asm.py; a tensor descriptor TMA cannot take is refused with its numbers (descriptors.py).
 """
 from __future__ import annotations
 
@@ -483,6 +483,13 @@ def _wrap_triton():
     return undo
 
 
+def _descriptors():
+    """Device-side tensor descriptors checked with their numbers in the message (interp/descriptors.py)."""
+    from . import descriptors
+
+    return descriptors.install()
+
+
 def _inline_asm():
     """One-instruction PTX snippets of ``tl.inline_asm_elementwise`` computed with numpy (interp/inline_asm.py)."""
     from . import inline_asm
@@ -492,7 +499,7 @@ def _inline_asm():
 
 # the guard last: it wraps the memory ops outermost, so no other shim's memory access (lowp's bf16 atomics)
 # gets around it
-_SHIMS = {"inline_asm": _inline_asm, "bf16_dot": _bf16_dot, "bf16_round": _bf16_round,
+_SHIMS = {"inline_asm": _inline_asm, "descriptors": _descriptors, "bf16_dot": _bf16_dot, "bf16_round": _bf16_round,
           "comparisons_int1": _comparisons_int1, "lowp_arith": _lowp_arith, "float_args": _float_args,
           "tensor_index": _tensor_index, "loop_vars": _loop_vars, "lang_extras": _lang_extras,
           "print_assert": _print_assert, "wrap_triton": _wrap_triton, "memory_guard": _memory_guard}
