@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU evidence in one go, on a CUDA machine with torch and triton installed (the H200 of the device tool).
 # Run records and traces go to /tmp; the JSON results worth keeping go to $OUT (default ./gpu-out). Each step is time-boxed so one slow step cannot eat the others.
-# Usage: bash tests/gpu/run_on_h200.sh [step ...]   steps: install kernels ir profile ncu overhead zoo check check_some recheck variants bench sweep
+# Usage: bash tests/gpu/run_on_h200.sh [step ...]   steps: install kernels ir profile ncu overhead zoo check check_some recheck variants bench sweep tests
 set -uo pipefail
 OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 TRITONDBG_OUT=/tmp/tdbg-traces; W=/tmp/tdbg-work; mkdir -p $W
@@ -58,6 +58,11 @@ variants) log variants   # issue 7: candidate kernels beside the ones they would
 sweep) log "sweep ${SWEEP_ARGS:---only norm}"   # issue 18: SWEEP_ARGS="--only gemm --dtypes bfloat16" etc. (one part per call)
   # each call's table + JSON land in $OUT; join the parts' JSONs with `sweep_h200.py --render a.json b.json`
   timeout ${SWEEP_TIMEOUT:-570} python3 tests/bench/sweep_h200.py ${SWEEP_ARGS:---only norm} --out "$OUT/sweep_h200.md" 2>&1 | tee "$OUT/sweep.log" | grep -E "^#|FAIL|ERROR|Traceback|Error" | tail -40 ;;
+tests) log "pytest -m gpu ${GPU_TESTS:-tests/gpu}"   # the GPU tests, verbose, into $OUT (kept when the box cuts them)
+  # the whole suite takes more than one 10-minute call (cold caches: ~12 tests in 570 s on 2026-12-03): name some
+  # with GPU_TESTS="tests/gpu/test_launch_gpu.py ..."; run `install` first (the subprocess tests import tritondbg)
+  timeout ${TESTS_TIMEOUT:-540} python3 -m pytest -m gpu -p no:cacheprovider -v -rfEs --tb=short ${GPU_TESTS:-tests/gpu} \
+    > "$OUT/gpu_tests.txt" 2>&1; echo "exit $?"; grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed" "$OUT/gpu_tests.txt" | tail -60 ;;
 bench) log bench   # issue 7
   timeout ${BENCH_TIMEOUT:-540} python3 tests/bench/kernels_h200.py --json "$OUT/bench.json" 2>&1 | tee "$OUT/bench.log" | grep -v '^{' | tail -60 ;;
 esac; done
