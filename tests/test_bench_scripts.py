@@ -520,3 +520,24 @@ def test_sweep_merge_a_run_of_chosen_row_lengths_replaces_only_its_rows():
         {"softmax": full}, ["softmax"])
     assert sorted((r["name"], r["v"]) for r in rows) == [("1024x256 (small)", 3), ("1048x1001 (mid)", 2),
                                                          ("262x1001 (small)", 3)]
+
+
+def test_static_launch_passes_the_cubin_only_its_runtime_arguments():
+    """explore_static_launch.py hands torch's launcher the arguments Triton's C entry takes minus the constexprs
+    (torch's type string has none): a wrong count is refused there, a wrong pick launches with shifted values."""
+    import triton
+    import triton.language as tl
+    from triton.compiler import ASTSource
+
+    spec = importlib.util.spec_from_file_location("explore_static_launch", REPO / "tests/bench/explore_static_launch.py")
+    E = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(E)
+
+    @triton.jit
+    def k(x_ptr, BLOCK: tl.constexpr, y_ptr, n, ONE: tl.constexpr):
+        pass
+
+    class Compiled:
+        src = ASTSource(k, {"x_ptr": "*fp16", "BLOCK": "constexpr", "y_ptr": "*fp16", "n": "i32", "ONE": "constexpr"},
+                        {"BLOCK": 16, "ONE": 1})
+    assert E.runtime_args(Compiled) == [0, 2, 3]

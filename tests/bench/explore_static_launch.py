@@ -55,10 +55,25 @@ def static_launch(compiled, folder: str):
     impl, fn, warps, shared, tys = k.C_impl._launch_kernel, k.function, k.num_warps, k.shared, k.arg_tys
     extra = (None,) * (bool(k.has_global_scratch) + bool(k.has_profile_scratch))
     tys += "O" * len(extra)
+    keep = runtime_args(compiled)
 
     def launch(grid, stream, args):
-        impl(fn, grid[0], grid[1], grid[2], warps, shared, tys, (*args, *extra), stream)
+        """``args``: every kernel argument in order, as Triton's C entry takes them (constexprs included)."""
+        impl(fn, grid[0], grid[1], grid[2], warps, shared, tys, (*(args[i] for i in keep), *extra), stream)
     return launch, tys
+
+
+def runtime_args(compiled) -> list[int]:
+    """Indices of the arguments the cubin takes (constexprs and specialised constants left out), as
+    ``StaticallyLaunchedTritonKernel.arg_ty_from_signature`` counts them."""
+    src = compiled.src
+    names = list(src.fn.arg_names)
+
+    def index(key):
+        return names.index(key) if isinstance(key, str) else key[0] if isinstance(key, tuple) else key
+    signature = {index(k): v for k, v in src.signature.items()}
+    constants = {index(k) for k in getattr(src, "constants", {})}
+    return [i for i in sorted(signature) if signature[i] != "constexpr" and i not in constants]
 
 
 def _rows(name, launcher, launch, tensors, stream, whole, theirs):
