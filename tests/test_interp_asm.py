@@ -34,11 +34,13 @@ def test_snippets_compute_as_the_gpu_does():
 
 
 @pytest.mark.parametrize("asm, values", [
-    ("{ mul.rn.f32 $0, $1, $1; }", 1),                    # braces: a block of instructions
-    ("add.rn.f32 $0, $1, $2; add.rn.f32 $0, $0, $1;", 2),  # two instructions
+    ("{ .reg .pred p; setp.lt.f32 p, $1, 0f00000000; @p mov.b32 $0, $1; }", 1),  # a predicate
+    ("{ L: add.rn.f32 $0, $1, $1; bra L; }", 1),                                  # a label and a branch
     ("add.rz.f32 $0, $1, $2;", 2),                         # a rounding mode numpy does not have
     ("add.rn.f32 $0, $1, $2;", 1),                         # an operand that is not there
-    ("cvt.rn.bf16x2.f32 $0, $1, $2;", 2),                  # packed conversion
+    ("cvt.rs.satfinite.e4m3x4.f32 $0, {$1, $1, $1, $1}, $1;", 1),  # stochastic rounding (sm_100a)
+    ("{ .reg .f32 t; add.rn.f32 u, $1, $1; }", 1),         # a register never declared
+    ("{ .reg .b16 h; add.rn.f32 $0, h, $1; }", 1),         # a 16-bit register in a 32-bit float op
 ])
 def test_other_snippets_are_refused(asm, values):
     from tritondbg.interp.inline_asm import UnsupportedAsm, evaluate
@@ -62,13 +64,52 @@ def test_kernel_with_inline_ptx_runs_under_interpret_and_its_ptx_compiles(cli_en
     assert out.returncode == 0 and "MUFU.TANH" in out.stdout, out.stderr[-2000:]
 
 
-def test_a_snippet_the_cpu_cannot_run_is_an_error_naming_it(cli_env):
-    out = run_cli(["interpret", f"{CASES}::two_instructions"], env=cli_env)
+def test_a_block_runs_and_a_snippet_the_cpu_cannot_run_is_an_error_naming_it(cli_env):
+    out = run_cli(["interpret", f"{CASES}::two_instructions"], env=cli_env)  # { .reg .f32 t; mul; add }
+    assert out.returncode == 0 and "PASS two_instructions" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+    out = run_cli(["interpret", f"{CASES}::branchy"], env=cli_env)
     assert out.returncode != 0
-    line = next(i for i, ln in enumerate(CASES.read_text().splitlines(), 1) if "# MARK: two_instructions" in ln)
-    assert "ERROR two_instructions" in out.stdout and f"inline_asm_cases.py:{line - 1}" in out.stdout
-    assert "inline asm the interpreter cannot run (more than one instruction)" in out.stdout
-    assert "mul.rn.f32 t, $1, $1" in out.stdout
+    line = next(i for i, ln in enumerate(CASES.read_text().splitlines(), 1) if "# MARK: branchy" in ln)
+    assert "ERROR branchy" in out.stdout and f"inline_asm_cases.py:{line - 1}" in out.stdout, out.stdout[-2000:]
+    assert "inline asm the interpreter cannot run (predicates, labels and branches" in out.stdout
+    assert "@!done bra L" in out.stdout
+
+
+def test_blocks_packed_conversions_and_pack_as_the_gpu_computes_them():
+    """What quantising kernels inline: a ``.b16`` register between two cvt (a Triton fp8 row-quant kernel's),
+    fp32 pairs to e4m3 / e5m2 / bf16 / f16 (first source in the high half, ``.satfinite`` clamps), back from e4m3,
+    integer widening, ``pack=2`` / ``pack=4`` register packing (narrow elements low first), vector operands."""
+    import torch
+
+    from tritondbg.interp.inline_asm import evaluate
+
+    x = np.array([0.3, -1.7, 500.0, -1e6, 3.0, np.nan, 0.0, 2.0 ** -9], dtype=np.float32)
+    e4m3 = torch.from_numpy(np.clip(x, -448, 448)).to(torch.float8_e4m3fn).view(torch.uint8).numpy()
+    got = evaluate("{ .reg .b16 packed; cvt.rn.satfinite.e4m3x2.f32 packed, $1, $1; cvt.u32.u16 $0, packed; }",
+                   [_H(x)], (8,), out_dtype=np.int32)
+    assert np.array_equal(got.view(np.uint32), e4m3.astype(np.uint32) * 257), got  # the byte twice
+    y = x[::-1].copy()
+    got = evaluate("cvt.rn.bf16x2.f32 $0, $1, $2;", [_H(x), _H(y)], (8,), out_dtype=np.uint32)
+    bf = lambda v: torch.from_numpy(v).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)  # noqa: E731
+    assert np.array_equal(got, (bf(x).astype(np.uint32) << 16) | bf(y))
+    e5 = torch.from_numpy(np.clip(x, -57344, 57344)).to(torch.float8_e5m2).view(torch.uint8).numpy()
+    got = evaluate("cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;", [_H(x), _H(x)], (8,), out_dtype=np.uint16)
+    assert np.array_equal(got, e5.astype(np.uint16) * 257)
+    # pack=2 over 16-bit outputs: one .b32 register holds two bf16 results, element 0 in the low half
+    pairs = evaluate("cvt.rn.bf16x2.f32 $0, $2, $1;", [_H(x)], (8,), out_dtype=np.uint16, pack=2)
+    assert np.array_equal(pairs, bf(x))
+    # pack=4 fp8 out of fp32: {$4, $3, $2, $1} puts element 0 in the low byte
+    q = evaluate("{ .reg .b16 lo, hi; cvt.rn.satfinite.e4m3x2.f32 lo, $2, $1; cvt.rn.satfinite.e4m3x2.f32 hi, $4, $3;"
+                 " mov.b32 $0, {lo, hi}; }", [_H(x)], (8,), out_dtype=np.uint8, pack=4)
+    assert np.array_equal(q, e4m3)
+    back = evaluate("{ .reg .b16 p; .reg .b32 h; cvt.rn.satfinite.e4m3x2.f32 p, $1, $1; cvt.rn.f16x2.e4m3x2 h, p;"
+                    " mov.b32 {$0, p}, h; }", [_H(x)], (8,), out_dtype=np.float16)
+    ref = torch.from_numpy(e4m3).view(torch.float8_e4m3fn).to(torch.float16).numpy()
+    assert np.array_equal(back, ref, equal_nan=True)
+    ints = evaluate("cvt.rni.s32.f32 $0, $1;", [_H(x)], (8,), out_dtype=np.int32)
+    assert list(ints) == [0, -2, 500, -1000000, 3, 0, 0, 0]
+    assert list(evaluate("cvt.s32.s8 $0, $1;", [_H(np.array([-3, 5], np.int8))], (2,), out_dtype=np.int32)) == [-3, 5]
+    assert list(evaluate("shr.s32 $0, $1, 1;", [_H(np.array([-8, 8], np.int32))], (2,), out_dtype=np.int32)) == [-4, 4]
 
 
 def test_cuda_timer_smid_and_libdevice_bit_functions_run_under_interpret(cli_env):
@@ -107,3 +148,14 @@ def test_ptx_constants_are_operands_too():
     for bad in ("add.rn.f32 $0, $1, %r7;", "add.rn.f32 $0, $1, 0f3F80;", "add.rn.f32 $0, $1, two;"):
         with pytest.raises(UnsupportedAsm, match="operand"):
             evaluate(bad, [_H(a)], (4,))
+
+
+
+def test_a_quantising_kernel_runs_under_interpret_and_its_ptx_compiles(cli_env):
+    """fp8 through a .b16 register, four fp8 per register (pack=4), bf16 pairs (pack=2): bit-exact against torch's
+    conversions; ptxas takes the same snippets (the GPU's F2FP instructions)."""
+    out = run_cli(["interpret", f"{CASES}::quant"], env=cli_env)
+    assert out.returncode == 0 and "PASS quant" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+    assert out.stdout.count("max abs err 0,") == 3, out.stdout[-2000:]
+    out = run_cli(["ir", f"{CASES}::quant", "--arch", "sm_90", "--stage", "sass"], env=cli_env)
+    assert out.returncode == 0 and "F2FP" in out.stdout, out.stderr[-2000:]

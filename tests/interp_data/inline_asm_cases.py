@@ -1,6 +1,7 @@
 """Scenarios for the inline-asm shim (tritondbg/interp/inline_asm.py): one-instruction PTX snippets as kernels
 inline them (round-to-nearest fp32 ops, with ``=f`` and with ``=r`` constraints; ``.approx`` functions; a bit
-cast; a clock read), checked against torch; a two-instruction snippet the CPU cannot run; and tl.extra.cuda's
+cast; a clock read), checked against torch; a block of two instructions; a branching one the CPU cannot
+run; and tl.extra.cuda's
 globaltimer() / smid() with libdevice's integer bit functions (popc, clz, ffs, brev, mulhi)."""
 import torch
 import triton
@@ -48,6 +49,16 @@ def two_instructions_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, y, mask=m)
 
 
+@triton.jit
+def branchy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    y = tl.inline_asm_elementwise("{ .reg .pred done; L: setp.ge.f32 done, $1, 0f00000000; @!done bra L; mov.b32 $0, $1; }",
+                                  "=f,f", [x], dtype=tl.float32, is_pure=True, pack=1)  # MARK: branchy
+    tl.store(out_ptr + offs, y, mask=m)
+
+
 def make_inputs(case, dtype, device, generator):
     n = case.params["n"]
     x = torch.randn(n, generator=generator).to(device)
@@ -76,6 +87,15 @@ _CASES = [Case("tiny", params=dict(n=77), dtypes=("float32",))]
 inline_asm = Scenario("inline_asm", make_inputs, _launch, _reference, _CASES, kernels=[asm_kernel])
 two_instructions = Scenario("two_instructions", make_inputs, _two_launch, lambda x, y: x * x + x, _CASES,
                             kernels=[two_instructions_kernel])
+
+
+def _branchy_launch(x, y):
+    out = torch.empty_like(x)
+    branchy_kernel[(triton.cdiv(x.numel(), 32),)](x, out, x.numel(), BLOCK=32)
+    return out
+
+
+branchy = Scenario("branchy", make_inputs, _branchy_launch, lambda x, y: x, _CASES, kernels=[branchy_kernel])
 
 
 @triton.jit
@@ -139,3 +159,48 @@ def _asm_nan_launch(x, y):
 
 asm_nan = Scenario("asm_nan", make_inputs, _asm_nan_launch, lambda x, y: 2.0 * torch.sqrt(x.abs() + 0.5), _CASES,
                    kernels=[asm_nan_kernel])
+
+
+
+@triton.jit
+def quant_kernel(x_ptr, q_ptr, q4_ptr, h_ptr, n, BLOCK: tl.constexpr):
+    """Quantisation as kernels inline it: a per-element fp8 through a .b16 register (pack=1, int32 out), four fp8
+    per .b32 register (pack=4), and bf16 pairs (pack=2, 16-bit out) from a bf16 tensor's fp32 upcast."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    bits = tl.inline_asm_elementwise(
+        "{ .reg .b16 p; cvt.rn.satfinite.e4m3x2.f32 p, $1, $1; cvt.u32.u16 $0, p; }", "=r,f", [x],
+        dtype=tl.int32, is_pure=True, pack=1)
+    tl.store(q_ptr + offs, bits.to(tl.uint8), mask=m)
+    q4 = tl.inline_asm_elementwise(
+        "{ .reg .b16 lo, hi; cvt.rn.satfinite.e4m3x2.f32 lo, $2, $1; cvt.rn.satfinite.e4m3x2.f32 hi, $4, $3; "
+        "mov.b32 $0, {lo, hi}; }", "=r,r,r,r,r", [x], dtype=tl.uint8, is_pure=True, pack=4)
+    tl.store(q4_ptr + offs, q4, mask=m)
+    h = tl.inline_asm_elementwise("cvt.rn.bf16x2.f32 $0, $2, $1;", "=r,r,r", [x], dtype=tl.bfloat16, is_pure=True,
+                                  pack=2)
+    tl.store(h_ptr + offs, h, mask=m)
+
+
+def make_quant_inputs(case, dtype, device, generator):
+    n = case.params["n"]
+    x = torch.randn(n, generator=generator) * 100
+    x[:4] = torch.tensor([1000.0, -1000.0, 2.0 ** -9, 0.0])
+    return dict(x=x.to(device))
+
+
+def _quant_launch(x):
+    q = torch.empty(x.numel(), dtype=torch.uint8, device=x.device)
+    q4 = torch.empty_like(q)
+    h = torch.empty(x.numel(), dtype=torch.bfloat16, device=x.device)
+    quant_kernel[(triton.cdiv(x.numel(), 64),)](x, q, q4, h, x.numel(), BLOCK=64)
+    return q.to(torch.int32), q4.to(torch.int32), h.float()
+
+
+def _quant_reference(x):
+    fp8 = x.clamp(-448, 448).to(torch.float8_e4m3fn).view(torch.uint8).to(torch.int32)
+    return fp8, fp8, x.to(torch.bfloat16).float()
+
+
+quant = Scenario("quant", make_quant_inputs, _quant_launch, _quant_reference,
+                 [Case("tiny", params=dict(n=256), dtypes=("float32",))], kernels=[quant_kernel])
