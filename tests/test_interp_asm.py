@@ -106,6 +106,9 @@ def test_blocks_packed_conversions_and_pack_as_the_gpu_computes_them():
                     " mov.b32 {$0, p}, h; }", [_H(x)], (8,), out_dtype=np.float16)
     ref = torch.from_numpy(e4m3).view(torch.float8_e4m3fn).to(torch.float16).numpy()
     assert np.array_equal(back, ref, equal_nan=True)
+    got = evaluate("cvt.rn.satfinite.e4m3x2.bf16x2 $0, $1;", [_H(bf(x))], (8,), out_dtype=np.uint8, pack=2)
+    via_bf16 = torch.from_numpy(bf(x).view(np.int16)).view(torch.bfloat16).float().clamp(-448, 448)
+    assert np.array_equal(got, via_bf16.to(torch.float8_e4m3fn).view(torch.uint8).numpy())
     ints = evaluate("cvt.rni.s32.f32 $0, $1;", [_H(x)], (8,), out_dtype=np.int32)
     assert list(ints) == [0, -2, 500, -1000000, 3, 0, 0, 0]
     assert list(evaluate("cvt.s32.s8 $0, $1;", [_H(np.array([-3, 5], np.int8))], (2,), out_dtype=np.int32)) == [-3, 5]

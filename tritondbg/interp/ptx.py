@@ -12,7 +12,8 @@ Instructions (the ones kernels inline, see inline_asm.py for why):
 - ``mov`` (a bit copy; ``{a, b}`` packs halves low first, ``mov.b32 {a, b}, $1`` unpacks), the special registers
   ``%globaltimer %clock %clock64 %smid``;
 - ``cvt``: ``.e4m3x2 .e5m2x2 .f16x2 .bf16x2`` from two ``.f32`` (the first source to the high half; ``.satfinite``
-  clamps to the largest finite value, NaN stays NaN; ``.relu`` clamps at 0), ``.f16x2`` from ``.e4m3x2`` /
+  clamps to the largest finite value, NaN stays NaN; ``.relu`` clamps at 0), ``.e4m3x2 .e5m2x2`` from one
+  ``.f16x2`` / ``.bf16x2`` (high half to high byte: the form Triton emits itself), ``.f16x2`` from ``.e4m3x2`` /
   ``.e5m2x2``, ``.f16 .bf16`` from ``.f32`` (``.rn``), ``.f32`` from ``.f16 .bf16``, float to integer
   (``.rni .rzi .rmi .rpi``, saturating as the GPU does), integer to float (``.rn``) and integer to integer
   (truncated, or extended by the source's signedness).
@@ -172,6 +173,14 @@ class Machine:
             return (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
         return b.view(_SINT[width(type_name)]) if type_name[0] == "s" else b
 
+    @staticmethod
+    def value_of(bits: np.ndarray, type_name: str) -> np.ndarray:
+        """Raw 16-bit halves as float32 numbers of ``f16`` / ``bf16``."""
+        b = bits.astype(np.uint16)
+        if type_name == "bf16":
+            return (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
+        return b.view(np.float16).astype(np.float32)
+
     def write(self, text: str, result: np.ndarray, bits: int) -> None:
         """Store ``result`` (raw bits of ``bits`` width) into register ``text`` (or unpack into ``{a, b}``)."""
         result = np.broadcast_to(np.asarray(result), (self.lanes,)).astype(_UINT[max(bits, 8)])
@@ -224,6 +233,13 @@ def _cvt(m: Machine, parts: list[str], ops: list[str]) -> None:
         half = width(dst) // 2
         hi, lo = (_to_float_bits(m.value(o, "f32"), dst[:-2], sat, relu).astype(_UINT[width(dst)]) for o in ops[1:])
         m.write(ops[0], (hi << _UINT[width(dst)](half)) | lo, width(dst))
+        return
+    if dst in ("e4m3x2", "e5m2x2") and src in ("f16x2", "bf16x2"):  # the form Triton itself emits for bf16 -> fp8
+        b = m.bits(ops[1], src)
+        half = "bf16" if src == "bf16x2" else "f16"
+        lo, hi = (m.value_of(part, half) for part in (b & np.uint32(0xFFFF), b >> np.uint32(16)))
+        lo, hi = (_to_float_bits(v, dst[:-2], sat, relu).astype(np.uint16) for v in (lo, hi))
+        m.write(ops[0], (hi << np.uint16(8)) | lo, 16)
         return
     if dst == "f16x2" and src in ("e4m3x2", "e5m2x2"):
         b = m.bits(ops[1], src)
