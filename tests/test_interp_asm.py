@@ -162,3 +162,15 @@ def test_a_quantising_kernel_runs_under_interpret_and_its_ptx_compiles(cli_env):
     assert out.stdout.count("max abs err 0,") == 3, out.stdout[-2000:]
     out = run_cli(["ir", f"{CASES}::quant", "--arch", "sm_90", "--stage", "sass"], env=cli_env)
     assert out.returncode == 0 and "F2FP" in out.stdout, out.stderr[-2000:]
+
+
+def test_several_outputs_take_their_registers_in_turn():
+    """``dtype=(a, b)``: each output's registers in turn, then the inputs' (a bf16x2 word split in two halves)."""
+    from tritondbg.interp.inline_asm import evaluate
+
+    words = np.array([0x3F80C000, 0x12345678], dtype=np.uint32)
+    lo, hi = evaluate("mov.b32 {$0, $1}, $2;", [_H(words)], (2,), out_dtype=[np.uint16, np.uint16])
+    assert list(lo) == [0xC000, 0x5678] and list(hi) == [0x3F80, 0x1234]
+    s, d = evaluate("{ add.rn.f32 $0, $2, $3; sub.rn.f32 $1, $2, $3; }",
+                    [_H(np.float32([1, 2])), _H(np.float32([0.5, 4]))], (2,), out_dtype=[np.float32, np.float32])
+    assert list(s) == [1.5, 6.0] and list(d) == [0.5, -2.0]

@@ -77,24 +77,30 @@ def _result_type(stmts) -> str:
     raise UnsupportedAsm("no instruction writes $0")
 
 
-def evaluate(asm: str, values: list, shape: tuple, out_dtype=None, pack: int = 1) -> np.ndarray:
+def evaluate(asm: str, values: list, shape: tuple, out_dtype=None, pack: int = 1):
     """The result of ``asm`` on ``values`` (TensorHandles of one shape or scalars), an array of ``shape`` of
-    ``out_dtype``'s bits (None: the type of the instruction that writes ``$0``, as its numpy type); raises
-    UnsupportedAsm for what the CPU cannot run."""
+    ``out_dtype``'s bits (None: the type of the instruction that writes ``$0``, as its numpy type); a list of them
+    for a list of dtypes (several outputs: each one's registers in turn, then the inputs'). Raises UnsupportedAsm
+    for what the CPU cannot run."""
     stmts = statements(asm)
     count = int(np.prod(shape)) if shape else 1
     if pack < 1 or count % pack:
         raise UnsupportedAsm(f"pack={pack} does not divide the {count} elements")
     lanes = count // pack
+    several = isinstance(out_dtype, (list, tuple))
     if out_dtype is None:
         kind = _result_type(stmts)
         out_dtype = {"f32": np.float32, "f64": np.float64}.get(kind) or _UINT[width(kind)]
-    out_bits = np.dtype(out_dtype).itemsize * 8
+    dtypes = list(out_dtype) if several else [out_dtype]
     m = Machine(lanes)
-    n_out, out_rbits = _registers(out_bits, pack)
-    for i in range(n_out):
-        m.declare(f"${i}", out_rbits)
-    k = n_out
+    k, outs = 0, []
+    for dt in dtypes:
+        bits = np.dtype(dt).itemsize * 8
+        n, rbits = _registers(bits, pack)
+        outs.append((dt, bits, [f"${k + i}" for i in range(n)]))
+        for i in range(n):
+            m.declare(f"${k + i}", rbits)
+        k += n
     for v in values:
         data = np.asarray(v.data)
         flat = np.ascontiguousarray(np.broadcast_to(data, shape or (1,)) if data.size != count else data).reshape(-1)
@@ -108,8 +114,9 @@ def evaluate(asm: str, values: list, shape: tuple, out_dtype=None, pack: int = 1
                 m.declare(name, width(parts[0]))
         else:
             execute(m, parts, ops)
-    regs = [m.regs[f"${i}"][0] for i in range(n_out)]
-    return _join_elements(regs, out_bits, pack).view(out_dtype).reshape(shape or (1,))
+    results = [_join_elements([m.regs[r][0] for r in regs], bits, pack).view(dt).reshape(shape or (1,))
+               for dt, bits, regs in outs]
+    return results if several else results[0]
 
 
 def install():
@@ -128,23 +135,20 @@ def install():
 
     def create_inline_asm(self, asm, constraints, values, types, is_pure, pack):
         types = list(types) if isinstance(types, (list, tuple)) else [types]
+        elems = [getattr(ty, "element_ty", ty) for ty in types]
         try:
-            if len(types) != 1:
-                raise UnsupportedAsm(f"{len(types)} outputs (one is supported)")
-            ty = types[0]
-            elem = getattr(ty, "element_ty", ty)
-            shape = tuple(getattr(ty, "shape", ()) or ())
-            out = I._get_np_dtype(elem)
-            data = evaluate(asm, values, shape, out_dtype=out, pack=int(pack))
+            shape = tuple(getattr(types[0], "shape", ()) or ())
+            datas = evaluate(asm, values, shape, out_dtype=[I._get_np_dtype(e) for e in elems], pack=int(pack))
         except UnsupportedAsm as e:
             raise NotImplementedError(f"inline asm the interpreter cannot run ({e}): {' '.join(asm.split())!r}; "
                                       "the CPU runs straight-line PTX only (see `tritondbg ir` for what the GPU "
                                       "runs)") from None
-        out = I.TensorHandle(np.ascontiguousarray(data), elem)
         from tritondbg.interp.shadow_values import _check_new_nonfinite
 
-        _check_new_nonfinite("inline asm", out, values)  # the sanitizer's first NaN/Inf, as for any other op
-        return _Call([out])
+        outs = [I.TensorHandle(np.ascontiguousarray(d), e) for d, e in zip(datas, elems)]
+        for out in outs:
+            _check_new_nonfinite("inline asm", out, values)  # the sanitizer's first NaN/Inf, as for any other op
+        return _Call(outs)
 
     builder.create_inline_asm = create_inline_asm
     return lambda: setattr(builder, "create_inline_asm", original)
