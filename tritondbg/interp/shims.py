@@ -6,7 +6,7 @@ create_assert/set_grid_dim/binary_op``, ``FunctionRewriter.ast_transformer``, mo
 ``_implicit_cvt``, ``_patch_lang``, ``_patch_lang_tensor``); a name that is missing in some version leaves that one
 shim out. Two live in their
 own modules: bf16/fp8 arithmetic computed in fp32 and rounded back (lowp.py) and the memory guard that
-keeps every load/store/atomic lane inside the launch's tensors (guard.py); one-instruction inline PTX is
+keeps every load/store/atomic lane inside the launch's tensors (guard.py); straight-line inline PTX is
 computed in inline_asm.py; a tensor descriptor TMA cannot take is refused with its numbers (descriptors.py).
 """
 from __future__ import annotations
@@ -491,7 +491,7 @@ def _descriptors():
 
 
 def _inline_asm():
-    """One-instruction PTX snippets of ``tl.inline_asm_elementwise`` computed with numpy (interp/inline_asm.py)."""
+    """Straight-line PTX of ``tl.inline_asm_elementwise`` computed with numpy (interp/inline_asm.py, ptx.py)."""
     from . import inline_asm
 
     return inline_asm.install()
