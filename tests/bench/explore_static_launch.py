@@ -14,7 +14,6 @@ GPU and a torch with ``torch._C._StaticCudaLauncher`` (2.8 and newer builds with
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -24,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from host_breakdown import per_call  # noqa: E402
+from host_breakdown import cuda_args, per_call  # noqa: E402
 
 
 @triton.jit
@@ -88,14 +87,11 @@ def _rows(name, launcher, launch, tensors, stream, whole, theirs):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--calls", type=int, default=20000)
-    args = ap.parse_args(argv)
+    args = cuda_args(argv, __doc__.splitlines()[0])
+    if args is None:
+        return 2
     import torch
 
-    if not torch.cuda.is_available():
-        print("needs a CUDA GPU", file=sys.stderr)
-        return 2
     if not hasattr(torch._C, "_StaticCudaLauncher"):
         print(f"torch {torch.__version__} has no torch._C._StaticCudaLauncher", file=sys.stderr)
         return 2

@@ -35,15 +35,26 @@ def per_call(fn, calls: int, rounds: int = 7) -> float:
     return best * 1e6
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def cuda_args(argv, description: str):
+    """``--calls`` parsed, or None (after one line on stderr) without a CUDA GPU: the preamble of the host-time
+    scripts (this one, explore_static_launch.py)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--calls", type=int, default=20000)
     args = ap.parse_args(argv)
     import torch
 
     if not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
+        return None
+    return args
+
+
+def main(argv=None) -> int:
+    args = cuda_args(argv, __doc__.splitlines()[0])
+    if args is None:
         return 2
+    import torch
+
     from tritondbg.kernels import _launch
     from tritondbg.kernels import layernorm as LN
     from tritondbg.kernels import softmax as SM

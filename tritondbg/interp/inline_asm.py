@@ -105,8 +105,9 @@ def evaluate(asm: str, values: list, shape: tuple, out_dtype=None, pack: int = 1
         data = np.asarray(v.data)
         flat = np.ascontiguousarray(np.broadcast_to(data, shape or (1,)) if data.size != count else data).reshape(-1)
         bits = flat.dtype.itemsize * 8
+        rbits = _registers(bits, pack)[1]
         for reg in _split_elements(flat, bits, pack):
-            m.declare(f"${k}", _registers(bits, pack)[1], reg)
+            m.declare(f"${k}", rbits, reg)
             k += 1
     for kind, parts, ops in stmts:
         if kind == "reg":

@@ -170,7 +170,7 @@ class Machine:
         if type_name in _FLOAT:
             return b.view(_FLOAT[type_name])
         if type_name == "bf16":
-            return (b.astype(np.uint32) << np.uint32(16)).view(np.float32)
+            return self.value_of(b, "bf16")
         return b.view(_SINT[width(type_name)]) if type_name[0] == "s" else b
 
     @staticmethod
