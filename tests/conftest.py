@@ -15,8 +15,15 @@ import pytest
 os.environ["TRITON_INTERPRET"] = "1"
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
-from tritondbg import runner  # noqa: E402  (after the env is set)
+import tritondbg  # noqa: E402  (after the env is set)
+from tritondbg import runner  # noqa: E402
 
+# The tritondbg this process imported, first on every child's path: the subprocesses of a checkout's tests (the
+# CLI, helper scripts, bench scripts) then run the checkout's code, installed or not (the GPU machine runs the
+# tests from a copy of the tree, where none was installed: "No module named tritondbg" before).
+_ROOT = Path(tritondbg.__file__).resolve().parents[1]
+if (_ROOT / "pyproject.toml").is_file():  # a source tree, never site-packages (it would come before the stdlib)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), os.environ.get("PYTHONPATH")) if p)
 runner.set_mode("interpret")
 
 REPO = Path(__file__).resolve().parent.parent

@@ -63,7 +63,7 @@ def test_gpu_bench_scripts_say_they_need_a_gpu_in_one_line(cli_env):
                    "tests/bench/explore_gemm_ws.py", "tests/bench/explore_rows_small.py",
                    "tests/bench/gluon_gemm.py", "tests/bench/balance_probe.py", "tests/bench/gluon_decode.py",
                    "tests/bench/decode_configs.py", "tests/bench/host_breakdown.py",
-                   "tests/bench/explore_static_launch.py"):
+                   "tests/bench/explore_static_launch.py", "tests/bench/host_add.py"):
         p = subprocess.run([sys.executable, str(REPO / script)], env=dict(cli_env, CUDA_VISIBLE_DEVICES=""),
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 2 and p.stderr.strip() == "needs a CUDA GPU", (script, p.stderr[-500:])

@@ -214,6 +214,19 @@ def _fault_line(path: Path) -> str:
     return "; ".join(p for p in (head, frame) if p)
 
 
+def plugin_args() -> list[str]:
+    """``-p`` options for the plugins pytest would not load itself: tritondbg's where its pytest11 entry point is
+    not registered (tritondbg run from a source checkout that was never installed: every gate "did not run:
+    pytest exit status 4" before, pytest refusing the --tritondbg-* options) or plugin autoload is off; xdist's
+    where autoload is off. Never both ways: a plugin loaded by its entry point and by ``-p`` is an error."""
+    from importlib.metadata import entry_points
+
+    autoload = not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    registered = any(ep.value.split(":")[0] == "tritondbg.pytest_plugin" for ep in entry_points(group="pytest11"))
+    args = [] if autoload and registered else ["-p", "tritondbg.pytest_plugin"]
+    return args + ([] if autoload else ["-p", "xdist.plugin"])
+
+
 def check(items: list[Item], *, device: str, workers: int | None = None, arch: str | None = None,
           baseline: str = "tritondbg-baseline.json", update_baseline: bool = False, case: str | None = None,
           timeout: float | None = None, progress: bool = True) -> RunRecord:
@@ -243,8 +256,7 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
                 "--max-worker-restart", str(max(4, len(items)))]
         for t in dict.fromkeys(i.target for i in items):
             args += ["--tritondbg", t]
-        if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):  # else the pytest11 entry point loads it
-            args += ["-p", "tritondbg.pytest_plugin", "-p", "xdist.plugin"]
+        args += plugin_args()
         if arch:
             args += ["--tritondbg-arch", arch]
         if case:
@@ -377,6 +389,10 @@ class _prompt_shutdown:
         return False
 
 
+_PYTEST_EXIT = {3: " (pytest internal error)", 4: " (pytest usage error: an option or plugin it did not take)",
+                5: " (pytest collected nothing)"}
+
+
 def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | None, **repro) -> GateOutcome:
     """The outcome of an item that wrote none: crashed (with its signal), interrupted, or never run."""
     command = repro_command(it.target, it.gate, **repro)
@@ -390,7 +406,8 @@ def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | No
     if interrupted:
         return GateOutcome(it.label, it.gate, INTERRUPTED, f"interrupted ({_STOP['signal']}) before it finished",
                            target=it.target, command=command)
-    why = watch.internal or (f"pytest exit status {int(rc)}" if rc is not None else "the gate session did not start")
+    why = watch.internal or (f"pytest exit status {int(rc)}{_PYTEST_EXIT.get(int(rc), '')}" if rc is not None
+                             else "the gate session did not start")
     return GateOutcome(it.label, it.gate, ERROR, f"did not run: {why}", target=it.target, command=command)
 
 
