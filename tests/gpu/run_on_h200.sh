@@ -60,7 +60,7 @@ sweep) log "sweep ${SWEEP_ARGS:---only norm}"   # issue 18: SWEEP_ARGS="--only g
   timeout ${SWEEP_TIMEOUT:-570} python3 tests/bench/sweep_h200.py ${SWEEP_ARGS:---only norm} --out "$OUT/sweep_h200.md" 2>&1 | tee "$OUT/sweep.log" | grep -E "^#|FAIL|ERROR|Traceback|Error" | tail -40 ;;
 tests) log "pytest -m gpu ${GPU_TESTS:-tests/gpu}"   # the GPU tests, verbose, into $OUT (kept when the box cuts them)
   # the whole suite takes more than one 10-minute call (cold caches: ~12 tests in 570 s on 2026-12-03): name some
-  # with GPU_TESTS="tests/gpu/test_launch_gpu.py ..."; run `install` first (the subprocess tests import tritondbg)
+  # with GPU_TESTS="tests/gpu/test_launch_gpu.py ..." (tests/conftest.py puts this tree on the subprocesses' path)
   timeout ${TESTS_TIMEOUT:-540} python3 -m pytest -m gpu -p no:cacheprovider -v -rfEs --tb=short ${GPU_TESTS:-tests/gpu} \
     > "$OUT/gpu_tests.txt" 2>&1; echo "exit $?"; grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed" "$OUT/gpu_tests.txt" | tail -60 ;;
 bench) log bench   # issue 7

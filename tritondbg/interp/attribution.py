@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 
+from tritondbg import missing_return
 from tritondbg.interp import frames, hooks, shims
 from tritondbg.runner import Instrument
 
@@ -66,6 +67,9 @@ class KernelReport(Instrument):
         if site is None:  # raised outside kernel code (the launch wrapper): the runner's message stands
             return
         file, line, func = site
+        hint = missing_return.hint_for(exc, detail, site)  # a None from a jit helper that forgot its `return`
+        if hint:
+            detail = f"{detail}; {hint}"
         where = f"{frames.short_path(file)}:{line}"
         result.message = f"{where}: pid {pid}: {detail}" if pid is not None else f"{where}: {detail}"
         result.findings.append(dict(kind="kernel_error", severity="error", file=file, line=line,

@@ -1,0 +1,136 @@
+"""A @triton.jit helper whose value is used but which returns nothing (tritondbg/missing_return.py): Triton says
+"cannot convert None of type <class 'NoneType'> to tensor" at the line that uses the value, under the interpreter
+and in a GPU compile alike; tritondbg names the helper, its line and the call."""
+import ast
+import textwrap
+
+import pytest
+from conftest import run_cli
+
+from tritondbg import missing_return
+
+pytestmark = pytest.mark.interpreter
+
+HELPERS = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x, s):
+    y = x * s
+
+
+@triton.jit
+def shift(x, s):
+    return x + s
+'''
+
+KERNEL = '''
+import torch, triton, triton.language as tl
+import helpers as H
+
+
+@triton.jit
+def double_kernel(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    x = H.shift(x, 0.0)
+    y = H.scale(x, 2.0)
+    tl.store(o_ptr + offs, y, mask=m)
+
+
+def double(x):
+    o = torch.empty_like(x)
+    double_kernel[(triton.cdiv(x.numel(), 128),)](x, o, x.numel(), BLOCK=128)
+    return o
+'''
+
+PROG = '''
+import torch
+from mk import double
+
+x = torch.randn(300, dtype=torch.bfloat16)
+print("RIGHT", bool(torch.equal(double(x), x * 2)))
+'''
+
+CASES = '''
+import torch
+from tritondbg import Case, Scenario
+from mk import double, double_kernel
+
+
+def make_inputs(case, dtype, device, generator):
+    return dict(x=torch.randn(case.params["n"], generator=generator).to(device=device, dtype=dtype))
+
+
+SCENARIO = Scenario(name="double", launch=double, reference=lambda x: 2 * x.float(), make_inputs=make_inputs,
+                    cases=[Case("tiny", params=dict(n=300), dtypes=("float32",))], kernels=[double_kernel])
+'''
+
+
+def _line(text, needle):
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
+
+
+@pytest.fixture
+def files(tmp_path):
+    for name, text in (("helpers.py", HELPERS), ("mk.py", KERNEL), ("prog.py", PROG), ("cases.py", CASES)):
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def _expected():
+    return (f"the @triton.jit function scale (helpers.py:{_line(HELPERS, 'def scale')}) returns nothing, yet line "
+            f"{_line(KERNEL, 'y = H.scale')} uses its value (`H.scale(x, 2.0)`): a forgotten `return`?")
+
+
+def test_interpret_names_the_helper_that_forgot_its_return(files, cli_env):
+    p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=files)
+    finding = next(ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: kernel_error"))
+    assert f"mk.py:{_line(KERNEL, 'tl.store')}" in finding, finding
+    assert "cannot convert None" in finding and _expected() in finding, finding
+    assert "shift" not in finding, finding  # it returns its value
+    assert p.returncode != 0
+
+
+def test_a_compile_for_a_gpu_target_names_it_too(files, cli_env):
+    p = run_cli(["ir", str(files / "cases.py"), "--stage", "ttir", "--arch", "sm90"], cli_env, cwd=files)
+    assert p.returncode != 0
+    assert _expected() in p.stderr, p.stderr[-2000:]
+
+
+def _def(src):
+    return ast.parse(textwrap.dedent(src)).body[0]
+
+
+@pytest.mark.parametrize("src, gives", [
+    ("def f(x):\n    y = x * 2\n", False),
+    ("def f(x):\n    return\n", False),
+    ("def f(x):\n    return None\n", False),
+    ("def f(x):\n    def g():\n        return x\n    y = g\n", False),
+    ("def f(x, C):\n    if C:\n        return x\n", True),
+    ("def f(x):\n    for i in range(3):\n        x += 1\n    return x, x\n", True),
+])
+def test_returns_value(src, gives):
+    assert missing_return.returns_value(_def(src)) is gives
+
+
+def test_no_hint_without_none_in_the_error_or_without_such_a_call(files):
+    mk = files / "mk.py"
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(files))
+    try:
+        spec = importlib.util.spec_from_file_location("mk_for_hint", mk)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(files))
+    store = _line(KERNEL, "tl.store")
+    assert missing_return.hint("IndexError: out of range", str(mk), store, "double_kernel", vars(mod)) == ""
+    assert missing_return.hint("TypeError: None", str(mk), store, "double", vars(mod)) == ""  # plain Python
+    assert _expected() == missing_return.hint("TypeError: cannot convert None", str(mk), store, "double_kernel",
+                                              vars(mod))

@@ -1,0 +1,151 @@
+"""A ``@triton.jit`` helper whose value a kernel uses but which returns nothing: a forgotten ``return``.
+
+``y = scale(x, 2.0)`` where ``scale`` computes its result and never returns it makes ``y`` None, and the kernel
+fails further on, at the line that uses ``y``, with Triton's "cannot convert None of type <class 'NoneType'> to
+tensor" (the GPU compiler says the same, at the same line). Neither names the helper. When a kernel error mentions
+None, ``hints`` reads the failing function's source and names each jit function it calls for a value that has no
+``return <value>`` anywhere in its body, with both places: under the interpreter (interp/attribution.py) and in a
+compile for a GPU target (ir/capture.py: ``tritondbg ir``, ``run``).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import linecache
+import os
+import textwrap
+
+
+def mentions_none(text: str) -> bool:
+    """An error text that a None value may have caused."""
+    return "None" in text
+
+
+def _function_at(file: str, name: str, line: int) -> ast.FunctionDef | None:
+    """The ``def name`` of ``file`` whose lines hold ``line`` (the innermost such)."""
+    try:
+        tree = ast.parse("".join(linecache.getlines(file)) or open(file).read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name \
+                and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno > best.lineno:
+                best = node
+    return best
+
+
+def _resolve(node: ast.expr, globs: dict):
+    """The object a call's function expression names in ``globs`` (``f``, ``mod.f``, ``mod.sub.f``), or None."""
+    if isinstance(node, ast.Name):
+        return globs.get(node.id, getattr(builtins, node.id, None))
+    if isinstance(node, ast.Attribute):
+        base = _resolve(node.value, globs)
+        return getattr(base, node.attr, None) if base is not None else None
+    return None
+
+
+def _python_function(obj):
+    """The Python function under a ``@triton.jit`` object, or None for anything else: a JITFunction's ``.fn``, or
+    the ``.fn`` of the InterpretedFunction that stands for it in the globals of interpreted kernel code."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    fn = obj.fn if isinstance(obj, (JITFunction, InterpretedFunction)) else None
+    return fn if inspect.isfunction(fn) else None
+
+
+def _definition(fn) -> tuple[ast.FunctionDef, str] | None:
+    """(its ``def`` with the file's line numbers, file) of a Python function."""
+    try:
+        lines, start = inspect.getsourcelines(fn)
+        file = inspect.getsourcefile(fn) or "?"
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    ast.increment_lineno(tree, start - 1)
+    node = tree.body[0] if tree.body else None
+    return (node, file) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def returns_value(fdef: ast.FunctionDef) -> bool:
+    """Whether any ``return`` of the function (not of a function nested in it) gives a value other than None."""
+    todo = list(fdef.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None \
+                and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+            return True
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _used_calls(fdef: ast.FunctionDef):
+    """Calls whose value the function uses (every call but a bare statement ``f(...)``)."""
+    bare = {id(s.value) for s in ast.walk(fdef) if isinstance(s, ast.Expr)}
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Call) and id(node) not in bare:
+            yield node
+
+
+def hints(file: str, line: int, name: str, globs: dict) -> list[str]:
+    """One sentence per used call, in function ``name`` of ``file`` (the one holding ``line``), to a jit function
+    that returns nothing; the call on ``line`` first."""
+    fdef = _function_at(file, name, line)
+    if fdef is None:
+        return []
+    found = []
+    for call in _used_calls(fdef):
+        callee = _python_function(_resolve(call.func, globs))
+        if callee is None:
+            continue
+        where = _definition(callee)
+        if where is None or returns_value(where[0]):
+            continue
+        cdef, cfile = where
+        text = ast.get_source_segment("".join(linecache.getlines(file)), call) or f"{cdef.name}(...)"
+        text = " ".join(text.split())
+        if len(text) > 60:
+            text = text[:57] + "..."
+        found.append((call.lineno != line, call.lineno,
+                      f"the @triton.jit function {cdef.name} ({os.path.basename(cfile)}:{cdef.lineno}) returns "
+                      f"nothing, yet line {call.lineno} uses its value (`{text}`): a forgotten `return`?"))
+    return [h for *_, h in sorted(found)]
+
+
+def hint(detail: str, file: str, line: int, func: str, globs: dict | None) -> str:
+    """The first hint for an error ``detail`` raised at ``file:line`` in function ``func`` (whose module's globals
+    are ``globs``), or "" (no None in the text, no such call, or the source cannot be read)."""
+    if globs is None or not mentions_none(detail):
+        return ""
+    try:
+        found = hints(file, line, func, globs)
+    except Exception:  # noqa: BLE001 - a hint is a courtesy: never replace the kernel's own error
+        return ""
+    return found[0] + (f" ({len(found) - 1} more such call(s))" if len(found) > 1 else "") if found else ""
+
+
+def hint_for(exc: BaseException, detail: str, site: tuple[str, int, str]) -> str:
+    """``hint`` for an interpreted kernel's error ``detail`` raised at ``site`` (file, line, function): the
+    function's globals are those of its frame in ``exc``'s traceback."""
+    file, _, func = site
+    return hint(detail, *site, _frame_globals(exc, file, func)) if mentions_none(detail) else ""
+
+
+def _frame_globals(exc: BaseException, file: str, func: str) -> dict | None:
+    """The globals of the innermost traceback frame running ``func`` of ``file`` (the kernel's module)."""
+    seen, globs = set(), None
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_name == func and code.co_filename == file:
+                globs = tb.tb_frame.f_globals
+            tb = tb.tb_next
+        exc = exc.__cause__ or exc.__context__
+    return globs
