@@ -20,12 +20,23 @@ def _gates(args, cli_env, tmp_path):
 
 
 @pytest.mark.parametrize("gate, file, word", [("perf", "slow_copy.py", "x torch"),
-                                              ("agreement", "tf32_dot.py", "GPU and interpreter differ")])
+                                              ("agreement", "fma_contract.py", "GPU and interpreter differ")])
 def test_gpu_gate_zoo(gate, file, word, cli_env, tmp_path):
     p, g = _gates([f"{ZOO / file}::buggy", f"{ZOO / file}::twin", "--gates", gate], cli_env, tmp_path)
     stem = file[:-3]
     assert g[(f"{stem}::buggy", gate)]["status"] == "FAIL" and word in g[(f"{stem}::buggy", gate)]["reason"], g
     assert g[(f"{stem}::twin", gate)]["status"] == "pass", g
+    assert p.returncode == 1
+
+
+def test_the_interpreter_computes_tf32_dots_as_the_gpu_does(cli_env, tmp_path):
+    """tf32_dot's buggy kernel (fp32 tl.dot at the default precision) fails its fp32 tolerance on the GPU and, with
+    tritondbg's TF32 emulation, on the CPU alike: GPU and interpreter agree on it (they differed by ~1e-2 before)."""
+    f = ZOO / "tf32_dot.py"
+    p, g = _gates([f"{f}::buggy", f"{f}::twin", "--gates", "agreement,correctness"], cli_env, tmp_path)
+    assert g[("tf32_dot::buggy", "agreement")]["status"] == "pass", g
+    assert g[("tf32_dot::twin", "agreement")]["status"] == "pass", g
+    assert g[("tf32_dot::buggy", "correctness")]["status"] == "FAIL", g
     assert p.returncode == 1
 
 

@@ -48,4 +48,7 @@ def reference(r, w, k, v, a, b):
 rwkv7 = Scenario(name="fla_rwkv7", description="fla chunk_rwkv7 forward (o and final state)",
                  make_inputs=make_inputs, launch=launch, reference=reference,
                  kernels=[chunk_dplr_fwd_A_kernel_intra_sub_intra],
-                 cases=[Case("tiny", params=dict(B=1, T=20, H=2, K=16), dtypes=("float32", "bfloat16"))])
+                 cases=[Case("tiny", params=dict(B=1, T=20, H=2, K=16), dtypes=("bfloat16",)),
+                        # fp32 through TF32 dots (tl.dot's default precision, on the GPU and under tritondbg)
+                        Case("tiny_tf32", params=dict(B=1, T=20, H=2, K=16), dtypes=("float32",), atol=1e-2,
+                             rtol=1e-2)])

@@ -1,6 +1,8 @@
-"""Zoo (agreement gate, GPU): an fp32 matmul whose tl.dot uses the default input precision, TF32 on the GPU
-(10-bit mantissa) but exact fp32 in the CPU interpreter: the interpreter says it matches, the H200 does not.
-The twin asks for input_precision="ieee"."""
+"""Zoo (correctness gate, CPU; agreement on the GPU): an fp32 matmul whose tl.dot uses the default input precision,
+TF32 on NVIDIA GPUs (operands truncated to 10 mantissa bits): its error against the fp32 reference exceeds the
+case tolerance. The bare interpreter multiplies in full fp32 and passes it; tritondbg's interpreter computes TF32
+as the GPU does (interp/shims.py ``_tf32_dot``), so the correctness gate fails it on the CPU with a note naming the
+dot, and on the GPU interpreter and GPU agree. The twin asks for input_precision="ieee"."""
 import torch
 import triton
 import triton.language as tl
@@ -25,7 +27,7 @@ def matmul_kernel(a_ptr,  # *fp32 (M, K), read
         if IEEE:
             acc = tl.dot(a, b, acc, input_precision="ieee")
         else:
-            acc = tl.dot(a, b, acc)  # BUG: agreement (TF32 on the GPU, exact on the CPU)
+            acc = tl.dot(a, b, acc)  # BUG: correctness (TF32: 10 mantissa bits, on the GPU and here)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 

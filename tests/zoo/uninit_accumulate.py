@@ -43,6 +43,8 @@ def reference(a, b):
     return a.float() @ b.float()
 
 
-_CASES = [Case("tiny", params=dict(M=33, N=20, K=40), dtypes=("float32", "bfloat16"), atol=1e-3, rtol=1e-3)]
+# 1e-2: the fp32 inputs go through TF32 dots (tl.dot's default precision: 10 mantissa bits, on the GPU and, under
+# tritondbg, on the CPU)
+_CASES = [Case("tiny", params=dict(M=33, N=20, K=40), dtypes=("float32", "bfloat16"), atol=1e-2, rtol=1e-2)]
 buggy = Scenario("buggy", make_inputs, _launch(False), reference, _CASES, kernels=[splitk_kernel])
 twin = Scenario("twin", make_inputs, _launch(True), reference, _CASES, kernels=[splitk_kernel])

@@ -37,6 +37,7 @@ class KernelReport(Instrument):
     def active(self, scenario, case, inputs):
         self.error = None
         shims.take_prints()
+        shims.take_tf32_sites()
         try:
             yield self
         except Exception as exc:
@@ -48,6 +49,11 @@ class KernelReport(Instrument):
         prints = shims.take_prints()
         if prints:
             result.extra["prints"] = prints
+        tf32 = shims.take_tf32_sites()
+        if tf32:  # a mismatch that fp32 operands truncated to TF32 may explain (the GPU computes the same)
+            result.extra["tf32_dots"] = tf32
+            if result.status == "fail":
+                result.message = f"{result.message}; {shims.tf32_note(tf32)}"
         if self.error is None or result.status != "error":
             return
         exc, pid, site = self.error
