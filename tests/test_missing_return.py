@@ -134,3 +134,41 @@ def test_no_hint_without_none_in_the_error_or_without_such_a_call(files):
     assert missing_return.hint("TypeError: None", str(mk), store, "double", vars(mod)) == ""  # plain Python
     assert _expected() == missing_return.hint("TypeError: cannot convert None", str(mk), store, "double_kernel",
                                               vars(mod))
+
+
+COMPILED = '''
+import sys
+sys.path.insert(0, sys.argv[1])
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+import mk
+from tritondbg.runner import kernel_error_message
+
+
+class Scen:
+    source = sys.argv[1] + "/cases.py"
+
+
+src = ASTSource(mk.double_kernel, signature={"x_ptr": "*fp32", "o_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"},
+                constexprs={"BLOCK": 128})
+try:
+    triton.compile(src, target=GPUTarget("cuda", 90, 32))
+except Exception as exc:  # what `tritondbg run` reports when the launch's compile fails on the GPU
+    print("MESSAGE", kernel_error_message(exc, Scen()))
+'''
+
+
+def test_run_s_compile_error_names_it_too(files):
+    """`tritondbg run`'s message for a launch whose compile failed (the same front end as on the GPU, here for a
+    target compiled on the CPU: the launch itself needs a GPU)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    p = subprocess.run([sys.executable, "-c", COMPILED, str(files)], env=env, capture_output=True, text=True,
+                       timeout=300)
+    assert "MESSAGE" in p.stdout, (p.stdout[-2000:], p.stderr[-2000:])
+    assert "cannot convert None" in p.stdout and _expected() in p.stdout, p.stdout

@@ -5,7 +5,7 @@ fails further on, at the line that uses ``y``, with Triton's "cannot convert Non
 tensor" (the GPU compiler says the same, at the same line). Neither names the helper. When a kernel error mentions
 None, ``hints`` reads the failing function's source and names each jit function it calls for a value that has no
 ``return <value>`` anywhere in its body, with both places: under the interpreter (interp/attribution.py) and in a
-compile for a GPU target (ir/capture.py: ``tritondbg ir``, ``run``).
+compile for a GPU target (``compile_hint``: ir/capture.py for ``tritondbg ir``, runner.py for ``run``).
 """
 from __future__ import annotations
 
@@ -134,6 +134,59 @@ def hint_for(exc: BaseException, detail: str, site: tuple[str, int, str]) -> str
     function's globals are those of its frame in ``exc``'s traceback."""
     file, _, func = site
     return hint(detail, *site, _frame_globals(exc, file, func)) if mentions_none(detail) else ""
+
+
+def compile_hint(exc: BaseException, fn=None) -> str:
+    """``hint`` for a failed compile of a kernel for a GPU target (``tritondbg ir``, ``run``): the line from the
+    chain's Triton CompilationError (counted from the kernel's ``def`` line), the kernel ``fn`` (a JITFunction)
+    given or found in the traceback (``_compiled_fn``), the error text from the error under it."""
+    err = _chain_find(exc, lambda e: hasattr(getattr(e, "node", None), "lineno") and hasattr(e, "src"))
+    if err is None:
+        return ""
+    fn = fn if fn is not None else _compiled_fn(exc)
+    py = getattr(fn, "fn", None)
+    if not inspect.isfunction(py):
+        return ""
+    cause = err.__cause__
+    text = f"{type(cause).__name__}: {cause}" if cause is not None else str(getattr(err, "error_message", "") or "")
+    if not mentions_none(text):
+        return ""
+    try:
+        lines, start = inspect.getsourcelines(py)
+        offset = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("def "))
+        file = inspect.getsourcefile(py) or ""
+    except (OSError, TypeError, StopIteration):
+        return ""
+    return hint(text, file, start + offset + err.node.lineno - 1, py.__name__, py.__globals__)
+
+
+def _chain_find(exc: BaseException, want):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if want(exc):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _compiled_fn(exc: BaseException):
+    """The JITFunction Triton's front end was compiling when ``exc`` was raised: the ``fn`` of the ASTSource in
+    ``compile`` / ``make_ir`` (Triton cuts the traceback below them), or ``ast_to_ttir``'s own ``fn``."""
+    from triton.runtime.jit import JITFunction
+
+    seen, found = set(), None
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None:
+            local = tb.tb_frame.f_locals
+            for obj in (local.get("fn"), getattr(local.get("self"), "fn", None), getattr(local.get("src"), "fn", None)):
+                if isinstance(obj, JITFunction):
+                    found = obj
+            tb = tb.tb_next
+        exc = exc.__cause__ or exc.__context__
+    return found
 
 
 def _frame_globals(exc: BaseException, file: str, func: str) -> dict | None:

@@ -183,7 +183,10 @@ def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
         cause = cause.__cause__
     text = str(cause).strip().splitlines()
     deeper = _library_frame(exc.__traceback__, shown) if shown is not None else ""
-    return f"{where}{type(cause).__name__}: {text[0] if text else ''}{deeper}".strip()
+    from tritondbg import missing_return
+
+    found = missing_return.compile_hint(exc)  # compiled mode: a jit helper that forgot its `return`
+    return f"{where}{type(cause).__name__}: {text[0] if text else ''}{deeper}{'; ' + found if found else ''}".strip()
 
 
 class Instrument:

@@ -296,16 +296,10 @@ def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
         cause = exc.__cause__
         if cause is not None and str(cause).strip().splitlines()[-1:] == [text]:
             text = f"{type(cause).__name__}: {text}"  # "(triton.language.float16)" alone says little
-        where = _def_line(fn, node.lineno)
-        if where:  # a None from a jit helper that forgot its `return` (missing_return.py)
-            from tritondbg import missing_return
+        from tritondbg import missing_return
 
-            file, line = where[:-2].rsplit(":", 1)
-            py = getattr(fn, "fn", None)
-            found = missing_return.hint(text, file, int(line), getattr(py, "__name__", ""),
-                                        getattr(py, "__globals__", None))
-            text = f"{text}; {found}" if found else text
-        return where + text
+        found = missing_return.compile_hint(exc, fn)  # a None from a jit helper that forgot its `return`
+        return _def_line(fn, node.lineno) + (f"{text}; {found}" if found else text)
     for line in (str(exc) + "\n" + log).splitlines():
         line = line.strip()
         if _ERROR_LINE.search(line) and not any(g in line for g in _GENERIC):
