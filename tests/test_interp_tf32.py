@@ -1,5 +1,5 @@
 """tl.dot on fp32 operands at the default input precision runs in TF32 on NVIDIA GPUs (each operand's low 13
-mantissa bits ignored); tritondbg's interpreter computes it the same way (interp/shims.py ``_tf32_dot``), where
+mantissa bits ignored); tritondbg's interpreter computes it the same way (interp/dots.py ``tf32_dot``), where
 the bare interpreter multiplies in full fp32 and passes kernels whose fp32 tolerance the GPU then misses.
 "ieee" and "tf32x3" stay fp32; 16-bit operands are untouched."""
 import pytest

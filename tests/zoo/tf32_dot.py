@@ -1,7 +1,7 @@
 """Zoo (correctness gate, CPU; agreement on the GPU): an fp32 matmul whose tl.dot uses the default input precision,
 TF32 on NVIDIA GPUs (operands truncated to 10 mantissa bits): its error against the fp32 reference exceeds the
 case tolerance. The bare interpreter multiplies in full fp32 and passes it; tritondbg's interpreter computes TF32
-as the GPU does (interp/shims.py ``_tf32_dot``), so the correctness gate fails it on the CPU with a note naming the
+as the GPU does (interp/dots.py ``tf32_dot``), so the correctness gate fails it on the CPU with a note naming the
 dot, and on the GPU interpreter and GPU agree. The twin asks for input_precision="ieee"."""
 import torch
 import triton

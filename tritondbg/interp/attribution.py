@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 
 from tritondbg import missing_return
-from tritondbg.interp import frames, hooks, shims
+from tritondbg.interp import dots, frames, hooks, shims
 from tritondbg.runner import Instrument
 
 
@@ -37,7 +37,7 @@ class KernelReport(Instrument):
     def active(self, scenario, case, inputs):
         self.error = None
         shims.take_prints()
-        shims.take_tf32_sites()
+        dots.take_tf32_sites()
         try:
             yield self
         except Exception as exc:
@@ -49,11 +49,11 @@ class KernelReport(Instrument):
         prints = shims.take_prints()
         if prints:
             result.extra["prints"] = prints
-        tf32 = shims.take_tf32_sites()
+        tf32 = dots.take_tf32_sites()
         if tf32:  # a mismatch that fp32 operands truncated to TF32 may explain (the GPU computes the same)
             result.extra["tf32_dots"] = tf32
             if result.status == "fail":
-                result.message = f"{result.message}; {shims.tf32_note(tf32)}"
+                result.message = f"{result.message}; {dots.tf32_note(tf32)}"
         if self.error is None or result.status != "error":
             return
         exc, pid, site = self.error

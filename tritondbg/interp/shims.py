@@ -7,13 +7,16 @@ create_assert/set_grid_dim/binary_op``, ``FunctionRewriter.ast_transformer``, mo
 shim out. Two live in their
 own modules: bf16/fp8 arithmetic computed in fp32 and rounded back (lowp.py) and the memory guard that
 keeps every load/store/atomic lane inside the launch's tensors (guard.py); straight-line inline PTX is
-computed in inline_asm.py; a tensor descriptor TMA cannot take is refused with its numbers (descriptors.py).
+computed in inline_asm.py; a tensor descriptor TMA cannot take is refused with its numbers (descriptors.py);
+``tl.dot`` / ``tl.dot_scaled`` compute what the tensor cores do (dots.py: bf16 upcast, TF32 truncation, block-scaled
+dots on interpreters without them).
 """
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
+
+from tritondbg.interp import dots
 
 _saved: dict[str, object] = {}
 
@@ -64,94 +67,6 @@ def _decode(handle):
 
         return I._convert_float(data, ty, tl.float32, None).view(np.float32)
     return data
-
-
-def _bf16_dot():
-    """tl.dot on bf16 operands: the interpreter multiplies the raw uint16 storage (garbage, ~1e10 errors
-    measured on Triton 3.9). Upcast bf16 operands to fp32 first, as the tensor cores do (exact)."""
-    import numpy as np
-    import triton.language as tl
-    from triton.runtime import interpreter as I
-
-    builder = I.InterpreterBuilder
-    original = builder.create_dot
-
-    def create_dot(self, a, b, d, *args, **kwargs):
-        if a.dtype.scalar == tl.bfloat16 or b.dtype.scalar == tl.bfloat16:
-            def up(h):
-                if h.dtype.scalar == tl.bfloat16:
-                    return I.TensorHandle(I._convert_float(h.data, tl.bfloat16, tl.float32, None).view(np.float32),
-                                          tl.float32)
-                return h
-            a, b = up(a), up(b)
-        return original(self, a, b, d, *args, **kwargs)
-
-    builder.create_dot = create_dot
-    return lambda: setattr(builder, "create_dot", original)
-
-
-# tl.dot calls computed in TF32 (file:line): this launch's (taken by attribution.KernelReport) and the process's
-_tf32: dict[str, dict] = {"launch": {}, "all": {}}
-
-
-def _note_tf32() -> None:
-    from tritondbg.interp import frames
-
-    file, line, _ = frames.site(sys._getframe(2))
-    where = f"{os.path.basename(file)}:{line}"
-    for seen in _tf32.values():
-        if len(seen) < 64:
-            seen[where] = None
-
-
-def take_tf32_sites() -> list[str]:
-    """The kernel lines whose tl.dot ran in TF32 since the last call (``_tf32_dot``)."""
-    sites = list(_tf32["launch"])
-    _tf32["launch"].clear()
-    return sites
-
-
-def tf32_sites() -> list[str]:
-    """Every kernel line of this process whose tl.dot ran in TF32."""
-    return list(_tf32["all"])
-
-
-def tf32_note(sites: list[str]) -> str:
-    """One sentence for a run whose tl.dot ran in TF32 at ``sites``."""
-    more = f" (and {len(sites) - 1} more)" if len(sites) > 1 else ""
-    return (f"tl.dot at {sites[0]}{more} computed in TF32 as on NVIDIA GPUs (fp32 operands truncated to 10 mantissa "
-            f"bits: Triton's default input_precision for fp32); input_precision=\"ieee\" computes in fp32")
-
-
-def _tf32_dot():
-    """tl.dot on fp32 operands at input_precision "tf32" (Triton's default for fp32 on NVIDIA GPUs): the tensor
-    cores read each operand's sign, exponent and top 10 mantissa bits and ignore the low 13 (truncation: Triton
-    feeds the fp32 bits to mma/wgmma as they are; only its tf32x3 split rounds, with cvt.rna). The interpreter
-    multiplied in full fp32, so a kernel whose tolerance only fp32 meets passed on the CPU and failed on the GPU.
-    Truncate the operands the same way here (products of two tf32 values are exact in fp32, so what is left
-    between CPU and GPU is the summation order). "ieee" and "tf32x3" stay fp32."""
-    import numpy as np
-    import triton.language as tl
-    from triton._C.libtriton import ir
-    from triton.runtime import interpreter as I
-
-    builder = I.InterpreterBuilder
-    original = builder.create_dot
-    tf32 = ir.INPUT_PRECISION.TF32
-
-    def truncated(h):
-        bits = np.ascontiguousarray(h.data).view(np.uint32)
-        finite = (bits & np.uint32(0x7F800000)) != np.uint32(0x7F800000)  # NaN and inf as they are
-        return I.TensorHandle(np.where(finite, bits & np.uint32(0xFFFFE000), bits).view(np.float32), h.dtype)
-
-    def create_dot(self, a, b, d, input_precision=None, *args, **kwargs):
-        if input_precision == tf32 and a.dtype.scalar == tl.float32 and b.dtype.scalar == tl.float32:
-            a, b = truncated(a), truncated(b)
-            _note_tf32()
-        return original(self, a, b, d, input_precision, *args, **kwargs)
-
-    builder.create_dot = create_dot
-    return lambda: setattr(builder, "create_dot", original)
 
 
 def _bf16_round():
@@ -564,7 +479,8 @@ def _inline_asm():
 
 # the guard last: it wraps the memory ops outermost, so no other shim's memory access (lowp's bf16 atomics)
 # gets around it
-_SHIMS = {"inline_asm": _inline_asm, "descriptors": _descriptors, "bf16_dot": _bf16_dot, "tf32_dot": _tf32_dot,
+_SHIMS = {"inline_asm": _inline_asm, "descriptors": _descriptors, "bf16_dot": dots.bf16_dot, "tf32_dot": dots.tf32_dot,
+          "dot_scaled": dots.dot_scaled,
           "bf16_round": _bf16_round,
           "comparisons_int1": _comparisons_int1, "lowp_arith": _lowp_arith, "float_args": _float_args,
           "tensor_index": _tensor_index, "loop_vars": _loop_vars, "lang_extras": _lang_extras,

@@ -247,7 +247,7 @@ class Checker(attach.Observer):
         child.append("captures.jsonl", entry)
 
     def summary(self) -> dict:
-        from tritondbg.interp import shims
+        from tritondbg.interp import dots
 
         return {"checked": dict(self.launches), "findings_per_kernel": dict(self.findings),
-                "captured": dict(self.captured), "tf32_dots": shims.tf32_sites()}
+                "captured": dict(self.captured), "tf32_dots": dots.tf32_sites()}

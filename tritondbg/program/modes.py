@@ -251,7 +251,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     _err_compile_notes(summaries)
     tf32 = list(dict.fromkeys(site for s in summaries for site in s.get("tf32_dots", [])))
     if tf32:
-        from tritondbg.interp.shims import tf32_note
+        from tritondbg.interp.dots import tf32_note
 
         _err(f"  note: {tf32_note(tf32)}")
     for line in _finding_lines(findings):
