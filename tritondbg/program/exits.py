@@ -145,4 +145,27 @@ def install() -> None:
                 signal.signal(signal.SIGINT, _sigint_once)
     except (ValueError, OSError):
         pass
+    _route_default_sigint()
     os.register_at_fork(after_in_child=_after_fork)
+
+
+def _route_default_sigint() -> None:
+    """A program that installs Python's default SIGINT handler itself (one started with SIGINT ignored, a
+    background job or a CI worker, takes Ctrl-C back so) gets ``_sigint_once`` in its place, and ``getsignal``
+    still answers ``default_int_handler``: without it such a program took the group's SIGINT and tritondbg's copy
+    of it, the second inside its own handling of the first. Any other handler is installed as given."""
+    real_signal, real_getsignal = signal.signal, signal.getsignal
+
+    def shown(handler):
+        return signal.default_int_handler if handler is _sigint_once else handler
+
+    def signal_(signalnum, handler):
+        if signalnum == signal.SIGINT and handler is signal.default_int_handler:
+            handler = _sigint_once
+        return shown(real_signal(signalnum, handler))
+
+    def getsignal(signalnum):
+        return shown(real_getsignal(signalnum))
+
+    signal_.__wrapped__, getsignal.__wrapped__ = real_signal, real_getsignal
+    signal.signal, signal.getsignal = signal_, getsignal

@@ -1,0 +1,49 @@
+"""A SIGINT sent to tritondbg's whole process group with no terminal (``kill -INT -PGID``: test harnesses, CI
+runners) reaches the program twice: directly and as the copy tritondbg passes on (it cannot tell such a signal
+from one sent to it alone). The program's process drops the second within 0.5 s (program/exits.py), also when the
+program installs Python's default handler itself, as one started with SIGINT ignored (a background job, some CI
+workers) must: before, that program took a second KeyboardInterrupt inside its own handling of the first (seen as
+a lost traceback in test_profile_program's Ctrl-C test, about one CI run in ten)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.interpreter
+
+PROG = """
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # started with SIGINT ignored: take it back
+print("SAME", signal.getsignal(signal.SIGINT) is signal.default_int_handler, flush=True)
+import triton
+open(sys.argv[1], "w").close()
+try:
+    time.sleep(60)
+except KeyboardInterrupt:
+    time.sleep(0.3)  # cleanup: a second KeyboardInterrupt here would cut it short
+    print("CLEANED UP", flush=True)
+"""
+
+
+def test_a_group_sigint_interrupts_the_program_once(tmp_path, cli_env):
+    prog, ready = tmp_path / "prog.py", tmp_path / "ready"
+    prog.write_text(PROG)
+    proc = subprocess.Popen([sys.executable, "-m", "tritondbg", "interpret", "--", "python", str(prog), str(ready)],
+                            env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline = time.time() + 120
+        while not ready.exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "SAME True" in out, (out, err[-2000:])  # getsignal still answers what the program installed
+    assert "CLEANED UP" in out, (out, err[-2000:])
+    assert proc.returncode == 0, err[-2000:]
