@@ -102,3 +102,14 @@ def test_the_fma_zoo_compiles_to_one_fma_and_its_twin_to_two_roundings(cli_env):
     assert all(p.returncode == 0 for p in ptx.values()), {v: p.stderr[-500:] for v, p in ptx.items()}
     assert "fma.rn.f32" in ptx["buggy"].stdout and "sub.rn.f32" not in ptx["buggy"].stdout
     assert "fma.rn.f32" not in ptx["twin"].stdout and "sub.rn.f32" in ptx["twin"].stdout
+
+
+def test_an_amd_target_keeps_fp32(tmp_path, cli_env):
+    """On AMD targets Triton's default precision for fp32 dots is "ieee": `interpret --arch gfx942` keeps fp32. (That
+    run also failed before at its first `tl.zeros`, "Cannot call @triton.jit'd outside of the scope of a kernel":
+    checking the AMD target imported triton before TRITON_INTERPRET was set; commands/execute.py.)"""
+    zoo = REPO / "tests" / "zoo" / "tf32_dot.py"
+    amd = run_cli(["interpret", f"{zoo}::buggy", "--arch", "gfx942"], cli_env, cwd=tmp_path)
+    assert amd.returncode == 0 and "TF32" not in amd.stdout + amd.stderr, amd.stdout[-2000:]
+    nv = run_cli(["interpret", f"{zoo}::buggy", "--arch", "sm_80"], cli_env, cwd=tmp_path)
+    assert nv.returncode == 1 and "computed in TF32" in nv.stdout, nv.stdout[-2000:]

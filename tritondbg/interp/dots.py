@@ -70,6 +70,15 @@ def tf32_note(sites: list[str]) -> str:
             f"bits: Triton's default input_precision for fp32); input_precision=\"ieee\" computes in fp32")
 
 
+def _nvidia_target() -> bool:
+    """The interpreted run stands in for an NVIDIA GPU (the default, sm_90; ``--arch``). On an AMD target Triton's
+    default precision for fp32 dots is "ieee" (the interpreter's own default stays "tf32"): no truncation there."""
+    from tritondbg import standin
+
+    arch = standin.current()
+    return arch is None or arch.is_cuda
+
+
 def tf32_dot():
     """tl.dot on fp32 operands at input_precision "tf32" (Triton's default for fp32 on NVIDIA GPUs): the tensor
     cores read each operand's sign, exponent and top 10 mantissa bits and ignore the low 13 (truncation: Triton
@@ -92,7 +101,8 @@ def tf32_dot():
         return I.TensorHandle(np.where(finite, bits & np.uint32(0xFFFFE000), bits).view(np.float32), h.dtype)
 
     def create_dot(self, a, b, d, input_precision=None, *args, **kwargs):
-        if input_precision == tf32 and a.dtype.scalar == tl.float32 and b.dtype.scalar == tl.float32:
+        if input_precision == tf32 and a.dtype.scalar == tl.float32 and b.dtype.scalar == tl.float32 \
+                and _nvidia_target():
             a, b = truncated(a), truncated(b)
             _note_tf32()
         return original(self, a, b, d, input_precision, *args, **kwargs)
