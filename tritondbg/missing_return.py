@@ -140,7 +140,7 @@ def compile_hint(exc: BaseException, fn=None) -> str:
     """``hint`` for a failed compile of a kernel for a GPU target (``tritondbg ir``, ``run``): the line from the
     chain's Triton CompilationError (counted from the kernel's ``def`` line), the kernel ``fn`` (a JITFunction)
     given or found in the traceback (``_compiled_fn``), the error text from the error under it."""
-    err = _chain_find(exc, lambda e: hasattr(getattr(e, "node", None), "lineno") and hasattr(e, "src"))
+    err = next((e for e in _chain(exc) if hasattr(getattr(e, "node", None), "lineno") and hasattr(e, "src")), None)
     if err is None:
         return ""
     fn = fn if fn is not None else _compiled_fn(exc)
@@ -160,14 +160,22 @@ def compile_hint(exc: BaseException, fn=None) -> str:
     return hint(text, file, start + offset + err.node.lineno - 1, py.__name__, py.__globals__)
 
 
-def _chain_find(exc: BaseException, want):
+def _chain(exc: BaseException):
+    """``exc`` and the exceptions under it (``__cause__``, else ``__context__``), each once."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if want(exc):
-            return exc
+        yield exc
         exc = exc.__cause__ or exc.__context__
-    return None
+
+
+def _frames(exc: BaseException):
+    """Every traceback frame of the chain, outermost first within each exception."""
+    for e in _chain(exc):
+        tb = e.__traceback__
+        while tb is not None:
+            yield tb.tb_frame
+            tb = tb.tb_next
 
 
 def _compiled_fn(exc: BaseException):
@@ -175,30 +183,19 @@ def _compiled_fn(exc: BaseException):
     ``compile`` / ``make_ir`` (Triton cuts the traceback below them), or ``ast_to_ttir``'s own ``fn``."""
     from triton.runtime.jit import JITFunction
 
-    seen, found = set(), None
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        tb = exc.__traceback__
-        while tb is not None:
-            local = tb.tb_frame.f_locals
-            for obj in (local.get("fn"), getattr(local.get("self"), "fn", None), getattr(local.get("src"), "fn", None)):
-                if isinstance(obj, JITFunction):
-                    found = obj
-            tb = tb.tb_next
-        exc = exc.__cause__ or exc.__context__
+    found = None
+    for frame in _frames(exc):
+        local = frame.f_locals
+        for obj in (local.get("fn"), getattr(local.get("self"), "fn", None), getattr(local.get("src"), "fn", None)):
+            if isinstance(obj, JITFunction):
+                found = obj
     return found
 
 
 def _frame_globals(exc: BaseException, file: str, func: str) -> dict | None:
     """The globals of the innermost traceback frame running ``func`` of ``file`` (the kernel's module)."""
-    seen, globs = set(), None
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        tb = exc.__traceback__
-        while tb is not None:
-            code = tb.tb_frame.f_code
-            if code.co_name == func and code.co_filename == file:
-                globs = tb.tb_frame.f_globals
-            tb = tb.tb_next
-        exc = exc.__cause__ or exc.__context__
+    globs = None
+    for frame in _frames(exc):
+        if frame.f_code.co_name == func and frame.f_code.co_filename == file:
+            globs = frame.f_globals
     return globs
