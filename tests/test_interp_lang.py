@@ -102,3 +102,24 @@ def test_scan_reduce_and_flip_on_bf16_rows_of_odd_length():
     padded = torch.zeros(B)
     padded[:n] = x.float()
     assert torch.equal(flip, padded.flip(0))
+
+
+@triton.jit
+def _mixed_kernel(a_ptr, b_ptr, sb_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    sb = tl.load(sb_ptr + rn[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot_scaled(a, None, "bf16", b, sb, "e5m2"))
+
+
+def test_dot_scaled_mixes_an_unscaled_bf16_operand_with_scaled_e5m2():
+    g = torch.Generator().manual_seed(0)
+    M, N, K = 16, 32, 64
+    a = torch.randn(M, K, generator=g).to(torch.bfloat16)
+    b = torch.randn(K, N, generator=g).to(torch.float8_e5m2)
+    sb = torch.randint(125, 130, (N, K // 32), dtype=torch.uint8, generator=g)
+    c = torch.empty(M, N)
+    _mixed_kernel[(1,)](a, b, sb, c, M=M, N=N, K=K)
+    ref = a.float() @ (b.float() * torch.pow(2.0, sb.float() - 127).repeat_interleave(32, 1).T)
+    assert (c - ref).abs().max() <= 1e-5 * ref.abs().max(), (c - ref).abs().max()
