@@ -73,8 +73,9 @@ def _execute(target: str, *, mode: str, case, dtype, config, seed, as_json, out_
         the_arch = parse_arch(arch)   # a bad name is bad usage (exit 2) before anything runs
         # the mode first: asking Triton about an AMD target imports triton, and a triton imported before
         # TRITON_INTERPRET is set made tl.zeros and every jit helper compiled-mode functions ("Cannot call
-        # @triton.jit'd outside of the scope of a kernel" under `interpret --arch gfx942`)
-        runner.set_mode(mode, the_arch.name)
+        # @triton.jit'd outside of the scope of a kernel" under `interpret --arch gfx942`); the target itself
+        # only once it is known to be good (a refused one must not stay the stand-in's)
+        runner.set_mode(mode)
         check_supported(the_arch)      # as `ir` does: sm_999 ran, and host code saw capability (99, 9)
         arch = the_arch.name
     instruments = []
