@@ -151,13 +151,19 @@ def compile_hint(exc: BaseException, fn=None) -> str:
     text = f"{type(cause).__name__}: {cause}" if cause is not None else str(getattr(err, "error_message", "") or "")
     if not mentions_none(text):
         return ""
+    where = kernel_line(py, err.node.lineno)
+    return hint(text, *where, py.__name__, py.__globals__) if where else ""
+
+
+def kernel_line(py, lineno: int) -> tuple[str, int] | None:
+    """(file, line) of line ``lineno`` of a jit function's source as Triton counts it (1 = the ``def`` line,
+    decorators not counted), or None where the source cannot be read."""
     try:
         lines, start = inspect.getsourcelines(py)
         offset = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("def "))
-        file = inspect.getsourcefile(py) or ""
+        return inspect.getsourcefile(py) or "", start + offset + lineno - 1
     except (OSError, TypeError, StopIteration):
-        return ""
-    return hint(text, file, start + offset + err.node.lineno - 1, py.__name__, py.__globals__)
+        return None
 
 
 def _chain(exc: BaseException):

@@ -16,21 +16,17 @@ import sys
 def bf16_dot():
     """tl.dot on bf16 operands: the interpreter multiplies the raw uint16 storage (garbage, ~1e10 errors
     measured on Triton 3.9). Upcast bf16 operands to fp32 first, as the tensor cores do (exact)."""
-    import numpy as np
     import triton.language as tl
     from triton.runtime import interpreter as I
+
+    from tritondbg.interp import lowp
 
     builder = I.InterpreterBuilder
     original = builder.create_dot
 
     def create_dot(self, a, b, d, *args, **kwargs):
         if a.dtype.scalar == tl.bfloat16 or b.dtype.scalar == tl.bfloat16:
-            def up(h):
-                if h.dtype.scalar == tl.bfloat16:
-                    return I.TensorHandle(I._convert_float(h.data, tl.bfloat16, tl.float32, None).view(np.float32),
-                                          tl.float32)
-                return h
-            a, b = up(a), up(b)
+            a, b = (lowp.up(h) if h.dtype.scalar == tl.bfloat16 else h for h in (a, b))
         return original(self, a, b, d, *args, **kwargs)
 
     builder.create_dot = create_dot
@@ -144,7 +140,8 @@ def _mx_values(handle, fmt: str, k_pack: bool, is_rhs: bool):
     unless packed along M / N), fp8 and bf16 decoded, fp16 widened."""
     import numpy as np
     import triton.language as tl
-    from triton.runtime import interpreter as I
+
+    from tritondbg.interp import lowp
 
     data = handle.data
     if fmt == "E2M1":
@@ -155,14 +152,10 @@ def _mx_values(handle, fmt: str, k_pack: bool, is_rhs: bool):
         shape = list(codes.shape)
         shape[axis] *= 2
         return both.reshape(shape)
-    ty = getattr(handle.dtype, "scalar", handle.dtype)
-    if fmt == "BF16":
-        return (data.astype(np.uint32) << np.uint32(16)).view(np.float32)
     if fmt == "FP16":
         return data.astype(np.float32)
-    if data.dtype == np.uint8 and ty == tl.uint8:  # fp8 still as bytes: the format says which
-        ty = tl.float8e4nv if fmt == "E4M3" else tl.float8e5
-    return I._convert_float(data, ty, tl.float32, None).view(np.float32)
+    # bf16 / fp8 storage, decoded by the format's type (fp8 may still be typed as the uint8 it was loaded as)
+    return lowp.decode(data, {"BF16": tl.bfloat16, "E4M3": tl.float8e4nv, "E5M2": tl.float8e5}[fmt])
 
 
 def _create_dot_scaled(self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, fast_math, lhs_k_pack,

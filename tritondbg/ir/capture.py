@@ -313,14 +313,10 @@ def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
 
 def _def_line(fn, lineno: int) -> str:
     """``file:line: `` of line ``lineno`` (1 = the ``def`` line, as Triton counts) of a kernel, or ""."""
-    import inspect
+    from tritondbg.missing_return import kernel_line
 
-    try:
-        lines, start = inspect.getsourcelines(fn.fn)
-        offset = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
-        return f"{inspect.getsourcefile(fn.fn)}:{start + offset + lineno - 1}: "
-    except (OSError, TypeError, StopIteration, AttributeError):
-        return ""
+    where = kernel_line(getattr(fn, "fn", None), lineno)
+    return f"{where[0]}:{where[1]}: " if where else ""
 
 
 def _compile_error(fn, target, exc: BaseException, printed: str, native: str) -> str:
