@@ -121,6 +121,15 @@ class _Cli:
         return json.loads(found[0].read_text())
 
 
+def _results(run: "_Cli") -> list:
+    """Each case's status and message from the run's record, for a failure's message (two CI runs of session 31
+    ended with exit 1, an empty stderr and the record's summary cut from the assertion text: not diagnosed)."""
+    try:
+        return [(r["case"], r["status"], r["message"][:300]) for r in run.record()["results"]]
+    except Exception as exc:  # noqa: BLE001 - only for the message
+        return [f"no record: {exc}"]
+
+
 def _statuses(record: dict) -> list[tuple[str, str]]:
     return [(r["case"], r["status"]) for r in record["results"]]
 
@@ -149,7 +158,7 @@ def test_a_signal_keeps_the_finished_cases(cli_env, tmp_path, sig, status):
     time.sleep(0.5)
     code, out, err = run.finish(sig)
     name = signal.Signals(sig).name
-    assert code == status, (code, out[-2000:], err[-2000:])
+    assert code == status, (code, out[-2000:], err[-2000:], _results(run))
     assert out.startswith(FAST_LINE), out
     assert f"1/3 passed, sanitizers on: no finding, interrupted ({name})  record: " in out, out
     assert "Traceback" not in err and f"interrupted ({name}): 1 of 3 case(s) finished" in err, err
@@ -165,7 +174,7 @@ def test_a_signal_keeps_the_finished_cases(cli_env, tmp_path, sig, status):
 def test_a_timeout_keeps_the_finished_cases(cli_env, tmp_path):
     run = _Cli(tmp_path, cli_env, "--timeout", "8")  # the fast case must end before it, under load too
     code, out, err = run.finish(limit=120)
-    assert code == 124, (code, out[-2000:], err[-2000:])
+    assert code == 124, (code, out[-2000:], err[-2000:], _results(run))
     assert out.startswith(FAST_LINE), out
     assert "1/3 passed, sanitizers on: no finding, timed out  record: " in out, out
     errors = [ln for ln in err.splitlines() if ln.startswith("error:")]
@@ -183,7 +192,7 @@ def test_json_stays_one_document_when_interrupted(cli_env, tmp_path):
     run.wait_started()
     time.sleep(0.5)
     code, out, err = run.finish(signal.SIGINT)
-    assert code == 130, (code, out[-2000:], err[-2000:])
+    assert code == 130, (code, out[-2000:], err[-2000:], _results(run))
     doc = json.loads(out)  # stdout is the record alone: no case block streamed into it
     assert _statuses(doc) == [("fast", "pass"), ("slow", "error"), ("after", "error")]
     assert doc["passed"] is False and doc["extra"]["interrupted_by"] == "SIGINT"
