@@ -116,6 +116,10 @@ SCENARIO = Scenario(
                 ("float32", "bfloat16"), config=dict(BLOCK_N=32, LOOP_STAGES=3),
                 description="GQA group of 4 (tensor-core path, padded to 16 rows), one split (direct store), "
                             "a length-0 sequence"),
+        _decode("decode_tiny_many_splits", dict(B=2, H=8, H_KV=2, S=672, D=32, seq_lens=[672, 600], num_splits=21),
+                ("bfloat16", "float32"), config=dict(BLOCK_N=32, LOOP_STAGES=3),
+                description="21 splits of 32 tokens (the longest merge of the cases: a max that moves late rescales "
+                            "the sums); 600 tokens: the last 2 splits empty, the 19th ragged"),
         # ---- realistic H200 shapes (compiled only)
         Case("prefill_b4_h32_n4k_d128", params=dict(B=4, H=32, N=4096, D=128, causal=False),
              dtypes=("bfloat16",), interpret=False),

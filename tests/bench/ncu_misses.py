@@ -1,6 +1,6 @@
 """Issue 18: the profile behind each target the sweep misses, ours beside the baseline, from Nsight Compute.
 
-    python tests/bench/ncu_misses.py [--only gemm64,gemm127,gemm1024,prefill1000,fp8,fp8dec1,fp8dec16,fp8m127,decode1k]
+    python tests/bench/ncu_misses.py [--only gemm64,gemm127,gemm1024,prefill1000,fp8,fp8dec1,fp8dec16,fp8m127,decode1k,decode32kgqa]
                                      [--out ncu_misses.json]
 
 For each workload and each implementation (ours, then the baselines), one child process builds the inputs, warms
@@ -35,6 +35,7 @@ WORKLOADS = {
     "fp8dec16": ("ours", "torch._scaled_mm"),   # 16x8192x8192: 0.95x
     "fp8m127": ("ours", "torch._scaled_mm"),    # 127x11008x4096: 0.89x
     "decode1k": ("ours", "sdpa default"),       # decode attention B8 H32 KV1024 D128 bf16: 0.98x
+    "decode32kgqa": ("ours", "sdpa default"),   # decode attention B1 H32/8 KV32768 D128 bf16: 0.97x (session 29)
 }
 SHOWN = (("Duration", "us"), ("Compute (SM) Throughput", "%"), ("DRAM Throughput", "%"), ("L2 Hit Rate", "%"),
          ("Registers Per Thread", ""), ("Grid Size", ""), ("Block Size", ""), ("Achieved Occupancy", "%"),
@@ -64,9 +65,10 @@ def _call(workload: str, who: str):
         if who == "ours":
             return lambda: A.attention(q, k, v)
         return kh.baselines("attention", dict(q=q, k=k, v=v, causal=False))[who]
-    if workload == "decode1k":
-        q = torch.randn(8, 32, 128, device=dev, generator=g).to(torch.bfloat16)
-        k, v = (torch.randn(8, 32, 1024, 128, device=dev, generator=g).to(torch.bfloat16) for _ in range(2))
+    if workload.startswith("decode"):
+        B, HKV, S = (8, 32, 1024) if workload == "decode1k" else (1, 8, 32768)
+        q = torch.randn(B, 32, 128, device=dev, generator=g).to(torch.bfloat16)
+        k, v = (torch.randn(B, HKV, S, 128, device=dev, generator=g).to(torch.bfloat16) for _ in range(2))
         if who == "ours":
             return lambda: A.attention_decode(q, k, v)
         return kh.baselines("attention", dict(q=q, k_cache=k, v_cache=v))[who]
@@ -130,7 +132,7 @@ def main(argv=None) -> int:
     for workload in args.only.split(","):
         for who in WORKLOADS[workload]:
             cmd = [ncu, "--clock-control", "none", "--nvtx", "--nvtx-include", "ncu/", "--section", "SpeedOfLight", "--section", "LaunchStats",
-                   "--section", "Occupancy", "--section", "MemoryWorkloadAnalysis", "--csv", "--page", "details",
+                   "--section", "Occupancy", "--section", "MemoryWorkloadAnalysis", "--section", "WarpStateStats", "--csv", "--page", "details",
                    sys.executable, os.path.abspath(__file__), "--child", f"{workload}:{who}"]
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             kernels = _parse(p.stdout)
