@@ -113,6 +113,8 @@ class _Cli:
         while self.next_line(10) is not None:
             pass
         self.err_reader.join(10)
+        if self.err_reader.is_alive():  # for a failure's message: stderr not at EOF 10 s after the exit
+            self.err = "<stderr still open 10 s after the process ended: another process holds the pipe>"
         return self.p.returncode, "".join(self.out), self.err
 
     def record(self) -> dict:
