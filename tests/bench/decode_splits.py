@@ -1,6 +1,6 @@
 """Decode attention: time attention_decode for several split counts beside SDPA (issue 7, split heuristic).
 
-    python tests/bench/decode_splits.py [--splits 1,2,4,...] [--shapes B:H:H_KV:S,...] [--streamk 1,2]
+    python tests/bench/decode_splits.py [--splits 1,2,4,...]
 
 For each decode shape of the issue (H=32, D=128, bf16) prints, per split count, do_bench and CUDA-graph
 medians, with the count ``_decode_num_splits`` picks marked, and SDPA's default (cuDNN) and flash backends.
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import torch
 from kernels_h200 import baselines  # the SDPA calls the kernel table times (tests/bench/kernels_h200.py)
@@ -25,8 +24,6 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--splits", default="1,2,3,4,6,8,12,16,24,32")
     ap.add_argument("--shapes", default="", help="B:H:H_KV:S,... (default: the list above)")
-    ap.add_argument("--streamk", default="", help="also the variant tests/bench/variants/decode_streamk.py with "
-                    "these program counts per SM (e.g. 1,2; GQA shapes only)")
     args = ap.parse_args()
     shapes = [tuple(int(x) for x in s.split(":")) for s in args.shapes.split(",") if s] or SHAPES
     if not torch.cuda.is_available():
@@ -60,15 +57,6 @@ def main() -> int:
             bad = (o.float() - ref.float()).abs().max().item()
             rows.append((f"ours splits={ns}{' (picked)' if ns == picked else ''}{'' if bad < 2e-2 else f' DIFFERS {bad:.3g}'}",
                          do_bench(fn), time_ms(fn, "graph")))
-        for per_sm in [int(x) for x in args.streamk.split(",") if x] if HKV < H else []:
-            sys.path.insert(0, str(Path(__file__).resolve().parent / "variants"))
-            from decode_streamk import decode_streamk
-
-            fn = lambda n=per_sm * _num_sms(dev), q=q, k=k, v=v: decode_streamk(q, k, v, programs=n)  # noqa: E731
-            o = fn()
-            bad = 0.0 if ref is None else (o.float() - ref.float()).abs().max().item()
-            rows.append((f"streamk {per_sm} per SM{'' if bad < 2e-2 else f' DIFFERS {bad:.3g}'}", do_bench(fn),
-                         time_ms(fn, "graph")))
         print(f"\nB={B} H={H} H_KV={HKV} S={S}: KV {kv_bytes / 2**20:.0f} MiB, picked splits={picked}")
         print("| call | do_bench | graph | TB/s (graph) |\n|---|---|---|---|")
         for name, t, tg in rows:
