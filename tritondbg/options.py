@@ -127,7 +127,8 @@ def out_file_option(*decls, purpose: str, makes_folder: bool = False, **kw):
 
 kernel = click.argument("kernel", callback=check_kernel)
 case = click.option("--case", "case", metavar="NAME", default=None,
-                    help="Case of the scenario (default: tiny); 'all' for every case that can run.")
+                    help="Case of the scenario (default: tiny): a name, a comma-separated list or a glob ('decode*'); "
+                         "'all' for every case that can run.")
 dtype = click.option("--dtype", metavar="DTYPE", default=None,
                      help="Run one dtype of the case (default: every dtype it lists).")
 config = click.option("--config", "config", metavar="K=V,...", default=None,

@@ -30,7 +30,8 @@ def pytest_addoption(parser):
     group.addoption("--tritondbg-baseline", default="tritondbg-baseline.json", help="perf gate baseline file")
     group.addoption("--tritondbg-update-baseline", action="store_true", help="perf gate: rewrite the baseline")
     group.addoption("--tritondbg-outdir", default=None, help="write one JSON outcome per gate item here")
-    group.addoption("--tritondbg-case", default=None, metavar="NAME", help="run only this case of each scenario")
+    group.addoption("--tritondbg-case", default=None, metavar="NAME",
+                    help="run only these cases of each scenario (a name, a comma-separated list or a glob)")
     group.addoption("--tritondbg-timeout", type=float, default=None, metavar="SECONDS",
                     help=f"per gate item; an item past it is an error naming where it was stuck "
                          f"(default {TIMEOUT_PER_CASE:g} s per case the scenario runs; 0: none)")

@@ -7,6 +7,7 @@ that already imported kernels the other way (the CLI runs one mode per process; 
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import sys
 import time
@@ -72,21 +73,49 @@ def torch_dtype(name: str):
     return getattr(torch, name)
 
 
+def case_specs(case: str | None) -> list[str]:
+    """``--case`` as its parts: a name, a comma-separated list, shell-style globs (``decode*``), ``all``."""
+    return [] if case is None else [t.strip() for t in case.split(",") if t.strip()]
+
+
+def case_wanted(case: str | None, name: str) -> bool:
+    """Whether ``--case`` (None: every case) takes the case called ``name``."""
+    specs = case_specs(case)
+    return case is None or any(t == "all" or fnmatch.fnmatchcase(name, t) for t in specs)
+
+
 def select_cases(scenario: Scenario, case: str | None, *, interpret: bool) -> list[Case]:
-    """The cases to run: the named one ("all" for every runnable case), else ``tiny``, else the first runnable."""
+    """The cases to run: those ``case`` names (comma-separated names or globs, "all" for every runnable case),
+    else ``tiny``, else the first runnable."""
     runnable = [c for c in scenario.cases if c.interpret or not interpret]
-    if case == "all":
+    specs = case_specs(case)
+    if case is not None and not specs:
+        raise UsageError("--case is empty; name a case, a comma-separated list, a glob such as 'tiny*', or all")
+    if "all" in specs:
         return runnable
-    if case is not None:
+    chosen: dict[str, Case] = {}
+    choices = f"{', '.join(scenario.case_names)}, all"
+    for spec in specs:
+        if any(ch in spec for ch in "*?["):  # a glob: the runnable cases it matches, in the scenario's order
+            hits = [c for c in scenario.cases if fnmatch.fnmatchcase(c.name, spec)]
+            if not hits:
+                raise UsageError(f"no case of {scenario.name} matches {spec!r}; choose from: {choices}")
+            usable = [c for c in hits if any(c is r for r in runnable)]
+            if not usable:
+                raise UsageError(f"the cases matching {spec!r} are GPU-size cases (interpret=False); under the "
+                                 f"interpreter choose from: {', '.join(c.name for c in runnable)}")
+            chosen.update((c.name, c) for c in usable)
+            continue
         try:
-            chosen = scenario.case(case)
+            one = scenario.case(spec)
         except KeyError:
-            raise UsageError(f"unknown case {case!r} for {scenario.name}; choose from: "
-                             f"{', '.join(scenario.case_names)}, all") from None
-        if interpret and not chosen.interpret:
-            raise UsageError(f"case {case!r} is a GPU-size case (interpret=False); under the interpreter choose "
+            raise UsageError(f"unknown case {spec!r} for {scenario.name}; choose from: {choices}") from None
+        if interpret and not one.interpret:
+            raise UsageError(f"case {spec!r} is a GPU-size case (interpret=False); under the interpreter choose "
                              f"from: {', '.join(c.name for c in runnable)}")
-        return [chosen]
+        chosen[one.name] = one
+    if chosen:
+        return list(chosen.values())
     for c in runnable:
         if c.name == "tiny":
             return [c]

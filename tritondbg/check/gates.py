@@ -120,7 +120,7 @@ class ThreeWay(runner.Instrument):
 
 def _cases(scenario, ctx: GateContext):
     """Cases a gate runs here: interpretable ones on the CPU, every case on a GPU (only ``ctx.case`` if set)."""
-    return [c for c in scenario.cases if (c.interpret or not ctx.interpret) and ctx.case in (None, c.name)]
+    return [c for c in scenario.cases if (c.interpret or not ctx.interpret) and runner.case_wanted(ctx.case, c.name)]
 
 
 def _device(ctx: GateContext) -> str:
@@ -306,7 +306,7 @@ def _resource_cases(scenario, ctx: GateContext | None = None) -> list:
     kernel's pruning keeps for them; cases with the same specialization hit the compile cache), plus the first
     case of each launch wrapper not covered yet. ``resources`` then adds cases until every kernel the scenario
     lists was compiled (a wrapper with several code paths launches different kernels for different cases)."""
-    cases = [c for c in scenario.cases if ctx is None or ctx.case in (None, c.name)]
+    cases = [c for c in scenario.cases if ctx is None or runner.case_wanted(ctx.case, c.name)]
     chosen = [c for c in cases if not c.interpret and _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES]
     wrappers = {id(scenario.launch_for(c)) for c in chosen}
     for case in cases:
@@ -373,7 +373,7 @@ def resources(scenario, ctx: GateContext) -> GateOutcome:
     explicit = dict(getattr(scenario, "limits", None) or {})
     limits = {"max_spills": 0, "max_shared": None, "max_regs": None, **explicit}
     cases = _resource_cases(scenario, ctx)
-    rest = [c for c in scenario.cases if c not in cases and ctx.case in (None, c.name) and
+    rest = [c for c in scenario.cases if c not in cases and runner.case_wanted(ctx.case, c.name) and
             (c.interpret or _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES)]
     wanted = _kernel_names(scenario)
     rows, done, why = _compile_rows(scenario, ctx, cases, rest, wanted)

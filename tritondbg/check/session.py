@@ -104,7 +104,7 @@ def plan(targets: list[str], gates: list[str], *, device: str, case: str | None 
                                      f"{', '.join(s.name for s in scenarios)}")
                 scenarios = chosen
             if case and case != "all" and not wanted and len(scenarios) > 1:  # --case: the scenarios that have it
-                having = [s for s in scenarios if any(c.name == case for c in s.cases)]
+                having = [s for s in scenarios if any(runner.case_wanted(case, c.name) for c in s.cases)]
                 if not having:
                     cases = sorted({c.name for s in scenarios for c in s.cases})
                     raise UsageError(f"no scenario in {file} has a case {case!r}; its cases: {', '.join(cases)}")

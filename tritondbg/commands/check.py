@@ -76,7 +76,8 @@ def _write(record, json_path: str | None, junit: str | None) -> None:
 @click.option("--gates", metavar="LIST", help="Comma-separated: correctness, all-configs, sanitize, resources, "
               "perf, agreement, determinism (default: all; GPU-only gates skip on a CPU).")
 @click.option("--case", "case", metavar="NAME", default=None,
-              help="Only this case (of each scenario that has it; default: every case that runs on the device).")
+              help="Only these cases (a name, a comma-separated list or a glob, of each scenario that has them; "
+                   "default: every case that runs on the device).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default=None,
               help="cpu: interpreter; cuda: compiled on the GPU (default: cuda when available).")
 @options.out_file_option("--junit", purpose="the JUnit XML goes there", help="Write JUnit XML here.")

@@ -1,0 +1,78 @@
+"""`--case` takes a name, a comma-separated list, shell-style globs and `all`, the same way in interpret / run /
+profile / ir / check. Before, only one exact name (or `all`) was taken, and `check --case all` gave every gate
+zero cases: correctness "skipped: no case runs under the interpreter", exit 0, nothing checked."""
+import json
+
+import pytest
+
+from conftest import run_cli
+from tritondbg import loader, runner
+from tritondbg.errors import UsageError
+
+pytestmark = pytest.mark.interpreter
+
+
+@pytest.fixture(scope="module")
+def attention():
+    return loader.load("attention")  # interpreter mode: tests/conftest.py
+
+
+def _names(cases):
+    return [c.name for c in cases]
+
+
+def test_a_list_and_globs_pick_cases_once_in_the_order_named(attention):
+    got = runner.select_cases(attention, "decode_tiny_gqa*, tiny,decode_tiny_gqa4_single,tiny_c*", interpret=True)
+    assert _names(got) == ["decode_tiny_gqa4_single", "tiny", "tiny_causal", "tiny_causal_9heads", "tiny_cross_gqa"]
+
+
+def test_a_glob_under_the_interpreter_keeps_the_cases_it_can_run(attention):
+    got = _names(runner.select_cases(attention, "decode*", interpret=True))
+    assert "decode_tiny" in got and "decode_tiny_many_splits" in got
+    assert not any(n.startswith("decode_b") for n in got)  # GPU-size cases (interpret=False)
+    compiled = _names(runner.select_cases(attention, "decode*", interpret=False))
+    assert "decode_b8_h32_kv32k_d128" in compiled and set(got) < set(compiled)
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("zzz*", "no case of attention matches 'zzz*'"),
+    ("prefill_*", "the cases matching 'prefill_*' are GPU-size cases"),
+    ("tiny,nope", "unknown case 'nope' for attention"),
+    (" , ", "--case is empty"),
+])
+def test_a_case_list_that_names_nothing_runnable_is_bad_usage(attention, spec, needle):
+    with pytest.raises(UsageError) as err:
+        runner.select_cases(attention, spec, interpret=True)
+    assert needle in str(err.value)
+
+
+def test_all_in_a_list_is_every_runnable_case(attention):
+    assert runner.select_cases(attention, "tiny,all", interpret=True) == \
+        [c for c in attention.cases if c.interpret]
+
+
+def test_case_wanted():
+    assert runner.case_wanted(None, "x") and runner.case_wanted("all", "x") and runner.case_wanted("a,x", "x")
+    assert runner.case_wanted("tiny*", "tiny_one_block") and not runner.case_wanted("tiny", "tiny_one_block")
+
+
+def _checked(cli_env, tmp_path, case):
+    out = tmp_path / "r.json"
+    p = run_cli(["check", "add", "--case", case, "--gates", "correctness", "--device", "cpu", "-n", "1",
+                 "--json", str(out)], cli_env, cwd=tmp_path)
+    record = json.loads(out.read_text())
+    return p, record["extra"]["gates"], sorted({r["case"] for r in record["results"]})
+
+
+@pytest.mark.parametrize("case", ["all", "tiny*"])
+def test_check_runs_the_cases_a_list_or_glob_names(case, cli_env, tmp_path):
+    p, gates, cases = _checked(cli_env, tmp_path, case)
+    assert [(g["gate"], g["status"]) for g in gates] == [("correctness", "pass")], gates
+    assert cases == ["tiny", "tiny_one_block"], cases
+    assert p.returncode == 0, p.stderr
+
+
+def test_interpret_runs_a_case_list(cli_env, tmp_path):
+    p = run_cli(["interpret", "add", "--case", "tiny_one_block,tiny", "--json"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert [r["case"] for r in json.loads(p.stdout)["results"]][::3] == ["tiny_one_block", "tiny"]
