@@ -1,6 +1,7 @@
 """`--case` takes a name, a comma-separated list, shell-style globs and `all`, the same way in interpret / run /
 profile / ir / check. Before, only one exact name (or `all`) was taken, and `check --case all` gave every gate
-zero cases: correctness "skipped: no case runs under the interpreter", exit 0, nothing checked."""
+zero cases: correctness "skipped: no case runs under the interpreter", exit 0, nothing checked. `--dtype` takes a
+list and the usual short spellings (bf16, fp16, fp32, torch.bfloat16): before, "case 'tiny' has no dtype 'bf16'"."""
 import json
 
 import pytest
@@ -76,3 +77,27 @@ def test_interpret_runs_a_case_list(cli_env, tmp_path):
     p = run_cli(["interpret", "add", "--case", "tiny_one_block,tiny", "--json"], cli_env, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert [r["case"] for r in json.loads(p.stdout)["results"]][::3] == ["tiny_one_block", "tiny"]
+
+
+@pytest.mark.parametrize("given, expected", [
+    ("bf16", ["bfloat16"]), ("FP16", ["float16"]), ("torch.float32", ["float32"]),
+    ("half,float", ["float16", "float32"]), ("bfloat16, bf16,fp32", ["bfloat16", "float32"]),
+])
+def test_dtype_spellings_and_lists(given, expected):
+    case = loader.load("add").case("tiny")
+    assert runner.select_dtypes(case, given) == expected
+
+
+@pytest.mark.parametrize("given, needle", [("fp8", "no dtype 'fp8'"), (" , ", "--dtype is empty"),
+                                           ("bf16,int8", "no dtype 'int8'")])
+def test_a_dtype_the_case_does_not_list_is_bad_usage(given, needle):
+    with pytest.raises(UsageError) as err:
+        runner.select_dtypes(loader.load("add").case("tiny"), given)
+    assert needle in str(err.value)
+
+
+def test_ir_takes_one_dtype(cli_env, tmp_path):
+    p = run_cli(["ir", "add", "--dtype", "bf16", "--stage", "ttir"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "dtype=bfloat16" in p.stderr and "tt.func" in p.stdout, p.stderr
+    p = run_cli(["ir", "add", "--dtype", "bf16,fp16", "--stage", "ttir"], cli_env, cwd=tmp_path)
+    assert p.returncode == 2 and "one dtype at a time" in p.stderr, p.stderr

@@ -130,7 +130,8 @@ case = click.option("--case", "case", metavar="NAME", default=None,
                     help="Case of the scenario (default: tiny): a name, a comma-separated list or a glob ('decode*'); "
                          "'all' for every case that can run.")
 dtype = click.option("--dtype", metavar="DTYPE", default=None,
-                     help="Run one dtype of the case (default: every dtype it lists).")
+                     help="Dtype(s) to run, a name or a comma-separated list; bf16, fp16, fp32 spellings too "
+                          "(default: every dtype the case lists).")
 config = click.option("--config", "config", metavar="K=V,...", default=None,
                       help="Autotune config to pin, e.g. BLOCK_M=64,num_warps=4 (must match a listed config).")
 seed = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the inputs.")

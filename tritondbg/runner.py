@@ -124,12 +124,31 @@ def select_cases(scenario: Scenario, case: str | None, *, interpret: bool) -> li
     return [runnable[0]]
 
 
+# Other spellings of the dtypes a case lists (Triton's and the usual short ones); "fp8" is ambiguous: not one
+DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "f16": "float16", "half": "float16", "fp32": "float32",
+                 "f32": "float32", "float": "float32", "fp64": "float64", "f64": "float64", "double": "float64",
+                 "e4m3": "float8_e4m3fn", "fp8e4nv": "float8_e4m3fn", "float8e4nv": "float8_e4m3fn",
+                 "e5m2": "float8_e5m2", "fp8e5": "float8_e5m2", "float8e5": "float8_e5m2"}
+
+
 def select_dtypes(case: Case, dtype: str | None) -> list[str]:
+    """The dtypes to run: every one the case lists, or those ``dtype`` names (a comma-separated list; bf16, fp16,
+    fp32, torch.bfloat16 and the like spelled either way)."""
     if dtype is None:
         return list(case.dtypes)
-    if dtype not in case.dtypes:
-        raise UsageError(f"case {case.name!r} has no dtype {dtype!r}; choose from: {', '.join(case.dtypes)}")
-    return [dtype]
+    wanted: list[str] = []
+    for given in (t.strip() for t in dtype.split(",")):
+        if not given:
+            continue
+        bare = given.lower().removeprefix("torch.")
+        name = DTYPE_ALIASES.get(bare, bare)
+        if name not in case.dtypes:
+            raise UsageError(f"case {case.name!r} has no dtype {given!r}; choose from: {', '.join(case.dtypes)}")
+        if name not in wanted:
+            wanted.append(name)
+    if not wanted:
+        raise UsageError(f"--dtype is empty; choose from: {', '.join(case.dtypes)}")
+    return wanted
 
 
 def _sync(device: str) -> None:

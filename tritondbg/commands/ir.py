@@ -167,7 +167,8 @@ def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int
 @click.option("--case", "case", metavar="NAME", default=None,
               help="Case of the scenario whose arguments specialise the kernel [default: tiny]; GPU-size cases "
                    "work too (their inputs are built in CPU memory).")
-@click.option("--dtype", metavar="DTYPE", default=None, help="Dtype of the case [default: its first].")
+@click.option("--dtype", metavar="DTYPE", default=None,
+              help="Dtype of the case, e.g. bfloat16 or bf16 [default: its first].")
 @click.option("--config", "config", metavar="K=V,...", default=None,
               help="Autotune config to compile (must match a listed config) [default: the recorded autotune "
                    "decision, else the case's config, else the first config left after pruning].")

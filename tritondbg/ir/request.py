@@ -87,7 +87,10 @@ def _capture_all(req: Request):
     if req.case == "all" or len(case) != 1:
         raise UsageError("`ir` compiles one case at a time; name one with --case")
     case = case[0]
-    dtype = runner.select_dtypes(case, req.dtype)[0]  # the case's first dtype unless --dtype
+    dtypes = runner.select_dtypes(case, req.dtype)
+    if req.dtype is not None and len(dtypes) != 1:
+        raise UsageError("`ir` compiles one dtype at a time; name one with --dtype")
+    dtype = dtypes[0]  # the case's first dtype unless --dtype
     requested = parse_config(req.config)
     tuners = autotuners(scenario.kernels)
     check_keys(tuners, requested)
