@@ -101,3 +101,17 @@ def test_ir_takes_one_dtype(cli_env, tmp_path):
     assert p.returncode == 0 and "dtype=bfloat16" in p.stderr and "tt.func" in p.stdout, p.stderr
     p = run_cli(["ir", "add", "--dtype", "bf16,fp16", "--stage", "ttir"], cli_env, cwd=tmp_path)
     assert p.returncode == 2 and "one dtype at a time" in p.stderr, p.stderr
+
+
+def test_a_plugin_case_that_matches_nothing_fails_the_gate(tmp_path):
+    """`pytest --tritondbg add --tritondbg-case zzz` (no `tritondbg check` to validate the name first): a FAIL
+    naming the cases, never a skip (it said "no case runs under the interpreter", exit 0)."""
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", "--rootdir", str(tmp_path),
+            "--tritondbg", "add", "--tritondbg-device", "cpu", "--tritondbg-gates", "correctness", "--tritondbg-case"]
+    p = subprocess.run(base + ["zzz"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert p.returncode == 1 and "--case 'zzz' matches no case of add; its cases: tiny" in p.stdout, p.stdout
+    p = subprocess.run(base + ["h200*"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert p.returncode == 0 and "every case --case 'h200*' names is interpret=False" in p.stdout, p.stdout

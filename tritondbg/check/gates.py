@@ -134,7 +134,11 @@ def _nothing_ran(scenario, gate: str, ctx: GateContext) -> GateOutcome | None:
         return None
     if not scenario.cases:
         return GateOutcome(scenario.name, gate, FAIL, "the scenario lists no case (its `cases` is empty)")
-    where = "under the interpreter (every case is interpret=False)" if ctx.interpret else "here"
+    if not any(runner.case_wanted(ctx.case, c.name) for c in scenario.cases):  # a typo must not go green
+        return GateOutcome(scenario.name, gate, FAIL, f"--case {ctx.case!r} matches no case of {scenario.name}; "
+                                                     f"its cases: {', '.join(scenario.case_names)}")
+    chosen = "" if ctx.case is None else f" --case {ctx.case!r} names"
+    where = f"under the interpreter (every case{chosen} is interpret=False)" if ctx.interpret else "here"
     return GateOutcome(scenario.name, gate, SKIP, f"no case runs {where}")
 
 
