@@ -78,10 +78,13 @@ def case_specs(case: str | None) -> list[str]:
     return [] if case is None else [t.strip() for t in case.split(",") if t.strip()]
 
 
+def _matches(spec: str, name: str) -> bool:
+    return name == spec or fnmatch.fnmatchcase(name, spec)  # an exact name first: it may hold a '['
+
+
 def case_wanted(case: str | None, name: str) -> bool:
     """Whether ``--case`` (None: every case) takes the case called ``name``."""
-    specs = case_specs(case)
-    return case is None or any(t == "all" or fnmatch.fnmatchcase(name, t) for t in specs)
+    return case is None or any(t == "all" or _matches(t, name) for t in case_specs(case))
 
 
 def select_cases(scenario: Scenario, case: str | None, *, interpret: bool) -> list[Case]:
@@ -94,26 +97,20 @@ def select_cases(scenario: Scenario, case: str | None, *, interpret: bool) -> li
     if "all" in specs:
         return runnable
     chosen: dict[str, Case] = {}
-    choices = f"{', '.join(scenario.case_names)}, all"
-    for spec in specs:
-        if any(ch in spec for ch in "*?["):  # a glob: the runnable cases it matches, in the scenario's order
-            hits = [c for c in scenario.cases if fnmatch.fnmatchcase(c.name, spec)]
-            if not hits:
-                raise UsageError(f"no case of {scenario.name} matches {spec!r}; choose from: {choices}")
-            usable = [c for c in hits if any(c is r for r in runnable)]
-            if not usable:
-                raise UsageError(f"the cases matching {spec!r} are GPU-size cases (interpret=False); under the "
-                                 f"interpreter choose from: {', '.join(c.name for c in runnable)}")
-            chosen.update((c.name, c) for c in usable)
-            continue
-        try:
-            one = scenario.case(spec)
-        except KeyError:
-            raise UsageError(f"unknown case {spec!r} for {scenario.name}; choose from: {choices}") from None
-        if interpret and not one.interpret:
-            raise UsageError(f"case {spec!r} is a GPU-size case (interpret=False); under the interpreter choose "
-                             f"from: {', '.join(c.name for c in runnable)}")
-        chosen[one.name] = one
+    for spec in specs:  # in the order named; a glob's cases in the scenario's order
+        glob = spec not in scenario.case_names and any(ch in spec for ch in "*?[")
+        hits = [c for c in scenario.cases if _matches(spec, c.name)]
+        if not hits:
+            raise UsageError((f"no case of {scenario.name} matches {spec!r}" if glob else
+                              f"unknown case {spec!r} for {scenario.name}")
+                             + f"; choose from: {', '.join(scenario.case_names)}, all")
+        usable = [c for c in hits if c.interpret or not interpret]
+        if not usable:
+            raise UsageError((f"the cases matching {spec!r} are GPU-size cases" if glob else
+                              f"case {spec!r} is a GPU-size case")
+                             + f" (interpret=False); under the interpreter choose from: "
+                             f"{', '.join(c.name for c in runnable)}")
+        chosen.update((c.name, c) for c in usable)
     if chosen:
         return list(chosen.values())
     for c in runnable:

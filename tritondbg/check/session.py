@@ -103,7 +103,7 @@ def plan(targets: list[str], gates: list[str], *, device: str, case: str | None 
                     raise UsageError(f"no scenario {wanted!r} in {file}; choose from: "
                                      f"{', '.join(s.name for s in scenarios)}")
                 scenarios = chosen
-            if case and case != "all" and not wanted and len(scenarios) > 1:  # --case: the scenarios that have it
+            if case and not wanted and len(scenarios) > 1:  # --case: the scenarios that have it
                 having = [s for s in scenarios if any(runner.case_wanted(case, c.name) for c in s.cases)]
                 if not having:
                     cases = sorted({c.name for s in scenarios for c in s.cases})
