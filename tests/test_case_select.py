@@ -115,3 +115,42 @@ def test_a_plugin_case_that_matches_nothing_fails_the_gate(tmp_path):
     assert p.returncode == 1 and "--case 'zzz' matches no case of add; its cases: tiny" in p.stdout, p.stdout
     p = subprocess.run(base + ["h200*"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert p.returncode == 0 and "every case --case 'h200*' names is interpret=False" in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("spec, timed", [(None, ["big_a", "big_b"]), ("all", ["big_a", "big_b"]),
+                                         ("big_*", ["big_a", "big_b"]), ("tiny,big_b", ["big_b"])])
+def test_the_gpu_perf_gate_times_the_cases_a_list_or_glob_names(spec, timed, monkeypatch, tmp_path):
+    """The perf and agreement gates (GPU) filtered by `case in (None, name)` after the other gates stopped: under
+    `check --device cuda --case 'big_*'` (or `all`) the perf gate timed nothing and passed ("0 timed")."""
+    import dataclasses
+
+    from tritondbg.check import perf
+    from tritondbg.check.gates import GateContext
+    from tritondbg.scenario import Case
+
+    monkeypatch.setattr(perf, "time_ms", lambda fn, how: fn())
+    seen = []
+    scenario = dataclasses.replace(
+        loader.load("add"), make_inputs=lambda case, dtype, device, gen: {"case": case.name},
+        launch=lambda case: seen.append(case) or 1.0, baseline=lambda case: 1.0,
+        cases=[Case("tiny", dtypes=("float16",)), Case("big_a", dtypes=("float16",), interpret=False),
+               Case("big_b", dtypes=("float16",), interpret=False)])
+    ctx = GateContext(device="cuda", case=spec, baseline_file=str(tmp_path / "b.json"), update_baseline=True)
+    out = perf.perf_gate(scenario, ctx)
+    assert out.status == "pass" and out.reason == f"{len(timed)} timed", out
+    assert sorted(set(seen)) == timed
+
+
+@pytest.mark.parametrize("gate", ["perf", "agreement"])
+def test_a_gpu_gate_never_passes_on_zero_cases(gate, tmp_path):
+    from tritondbg.check import perf
+    from tritondbg.check.gates import GateContext
+
+    run = perf.perf_gate if gate == "perf" else perf.agreement_gate
+    ctx = GateContext(device="cuda", case="zzz*", baseline_file=str(tmp_path / "b.json"))
+    out = run(loader.load("layernorm"), ctx)
+    assert out.status == "FAIL" and "--case 'zzz*' matches no case of layernorm" in out.reason, out
+    # a case that exists but is not one this gate runs: a skip that names the cases it would run
+    other = "tiny" if gate == "perf" else "h200_4096x1024"
+    out = run(loader.load("layernorm"), GateContext(device="cuda", case=other, baseline_file=str(tmp_path / "b.json")))
+    assert out.status == "skipped" and f"--case '{other}' names no case this gate" in out.reason, out

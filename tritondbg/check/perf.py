@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tritondbg import runner
-from tritondbg.check.outcome import FAIL, PASS, GateOutcome
+from tritondbg.check.outcome import FAIL, PASS, SKIP, GateOutcome
 
 
 def _key(scenario, case, dtype) -> str:
@@ -85,6 +85,24 @@ def perf_cases(scenario) -> list:
     return [c for c in scenario.cases if not c.interpret] or list(scenario.cases)
 
 
+def _chosen(scenario, gate: str, ctx, pool: list, what: str) -> tuple[list, GateOutcome | None]:
+    """The cases of ``pool`` that ``--case`` names, or the outcome when there is none: a name or glob matching
+    no case of the scenario is a FAIL (a typo must not go green), one that leaves this gate nothing to run a
+    SKIP that says so, never a pass on zero cases."""
+    case = getattr(ctx, "case", None)
+    cases = [c for c in pool if runner.case_wanted(case, c.name)]
+    if cases:
+        return cases, None
+    if not scenario.cases:
+        return [], GateOutcome(scenario.name, gate, FAIL, "the scenario lists no case (its `cases` is empty)")
+    if not any(runner.case_wanted(case, c.name) for c in scenario.cases):
+        return [], GateOutcome(scenario.name, gate, FAIL, f"--case {case!r} matches no case of {scenario.name}; "
+                                                          f"its cases: {', '.join(scenario.case_names)}")
+    names = ", ".join(c.name for c in pool) or "none"
+    return [], GateOutcome(scenario.name, gate, SKIP, f"--case {case!r} names no case this gate {what} "
+                                                      f"(it {what}: {names})")
+
+
 def perf_gate(scenario, ctx) -> GateOutcome:
     import torch
 
@@ -95,9 +113,10 @@ def perf_gate(scenario, ctx) -> GateOutcome:
     timings, reasons, missing = {}, [], []
     # GPU-size cases only when the scenario has them: a tiny case times Python launch overhead (the autotuner's
     # run path, the wrapper), not the kernel, and would fail the torch-ratio floor for the wrong reason.
-    for case in perf_cases(scenario):
-        if getattr(ctx, "case", None) not in (None, case.name):
-            continue
+    cases, empty = _chosen(scenario, "perf", ctx, perf_cases(scenario), "times")
+    if empty:
+        return empty
+    for case in cases:
         for dtype in case.dtypes:
             key = _key(scenario, case, dtype)
             inputs = scenario.make_inputs(case, getattr(torch, dtype), "cuda", torch.Generator().manual_seed(ctx.seed))
@@ -156,6 +175,9 @@ def agreement_gate(scenario, ctx) -> GateOutcome:
     from tritondbg.check.gates import Capture
     from tritondbg.compare import compare, tolerance
 
+    cases, empty = _chosen(scenario, "agreement", ctx, [c for c in scenario.cases if c.interpret], "compares")
+    if empty:
+        return empty
     results, bad = [], []
     with tempfile.TemporaryDirectory() as tmp:
         dump = Path(tmp) / "interp.pt"
@@ -168,9 +190,7 @@ def agreement_gate(scenario, ctx) -> GateOutcome:
             return GateOutcome(scenario.name, "agreement", FAIL,
                                f"interpreter run failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
         interp = torch.load(dump)
-        for case in scenario.cases:
-            if not case.interpret or getattr(ctx, "case", None) not in (None, case.name):
-                continue
+        for case in cases:
             for dtype in case.dtypes:
                 cap = Capture()
                 r = runner.run_case(scenario, case, dtype, device="cuda", seed=ctx.seed, instruments=[cap])
