@@ -35,6 +35,14 @@ def test_scalar_args_are_tensors_and_libdevice_runs(capsys, tmp_path):
     assert "PASS scalar_args" in out
 
 
+def test_a_backends_own_libdevice_runs(capsys, tmp_path, cli_env):
+    """``tl.extra.cuda.libdevice.asin`` and ``from triton.language.extra.cuda import libdevice`` (Triton's tutorial
+    07): only the generic stub module was replaced; the bare interpreter and tritondbg failed alike ("Did you forget
+    to add @triton.jit ?")."""
+    status, out, _ = execute(f"{CASES}::backend_libdevice", capsys, tmp_path)
+    assert status == 0 and "PASS backend_libdevice" in out and "FAIL" not in out, out
+
+
 def test_loop_induction_variables_are_tensors_as_in_compiled_code(capsys, tmp_path, cli_env):
     """``for i in range(n): i.to(tl.int64)`` (flash-linear-attention's chunk kernels) and ``tl.range``: compiled
     code's induction variables are tensors, the plain interpreter's Python ints ('int' object has no attribute

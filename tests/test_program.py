@@ -287,18 +287,58 @@ def test_each_autotune_key_runs_the_first_config_its_own_pruning_keeps(tmp_path)
     assert "one config per autotune key" in out.stderr
 
 
-@pytest.mark.interpreter
-def test_a_program_asking_for_a_cuda_tensor_gets_one_line_saying_what_to_do():
-    """torch.zeros(..., device="cuda") on a machine without CUDA: the program's own traceback, then one tritondbg
-    line naming the device to use instead; the exit status is the program's."""
+def _no_cuda():
     import torch
 
     if torch.cuda.is_available():
-        pytest.skip("this machine has CUDA: the tensor is made")
-    out = run(["interpret", "--", "python", str(DATA / "programs.py"), "cuda"])
+        pytest.skip("this machine has CUDA: the tensors are made there")
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("order", ["tensors", "triton_first"])
+def test_a_script_written_for_the_gpu_runs_its_cuda_tensors_on_the_cpu(order, tmp_path):
+    """torch.randn(..., device="cuda"), .cuda(), .to("cuda:0"), device=0, pin_memory, set_default_device("cuda"):
+    without a GPU each of these died before the first launch ("Torch not compiled with CUDA enabled"); under
+    `interpret --` they are CPU tensors, the kernels run and the run says how many requests were moved. torch's
+    warnings name the program's line, not tritondbg's function mode."""
+    _no_cuda()
+    record = tmp_path / "r.json"
+    out = run(["interpret", "--json", str(record), "--", sys.executable, str(DATA / "cuda_by_name.py"), order])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "devices ['cpu']" in out.stdout
+    err = float(out.stdout.split("max error ")[1].split()[0])
+    assert err < 0.1, out.stdout                       # bf16 chained five times; a wrong input would be ~1
+    assert "warned at ['cuda_by_name.py:" in out.stdout, out.stdout
+    assert json.loads(record.read_text())["launches"] == {"axpy_kernel": 5}
+    assert "note: 6 request(s) for a CUDA tensor or device were served on the CPU" in out.stderr, out.stderr
+
+
+@pytest.mark.interpreter
+def test_capture_without_a_gpu_serves_cuda_tensors_too(tmp_path):
+    _no_cuda()
+    out = run(["capture", "--out", str(tmp_path / "cap"), "--", sys.executable, str(DATA / "cuda_by_name.py"),
+               "tensors"])
+    assert out.returncode == 0 and "reproducer(s)" in out.stderr, out.stderr[-2000:]
+    assert "were served on the CPU" in out.stderr
+
+
+@pytest.mark.interpreter
+def test_a_cuda_only_torch_object_gets_one_line_saying_what_to_do():
+    """torch.cuda.Event on a machine without CUDA: the program's own traceback, then one tritondbg line; the exit
+    status is the program's."""
+    _no_cuda()
+    out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "event"])
     assert out.returncode == 1 and "Traceback" in out.stderr, out.stderr[-2000:]
-    hint = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: the program asked torch for a CUDA")]
+    hint = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: the program used a CUDA-only part")]
     assert len(hint) == 1 and "get_active_torch_device()" in hint[0], out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
+def test_a_worker_thread_cuda_tensor_is_not_moved():
+    """Function modes are per thread (documented in tritondbg/program/cpu_device.py): a thread's "cuda" still fails."""
+    _no_cuda()
+    out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "thread"])
+    assert "thread: AssertionError: Torch not compiled with CUDA enabled" in out.stdout, out.stdout + out.stderr
 
 
 @pytest.mark.interpreter

@@ -8,6 +8,7 @@ import triton
 import triton.language as tl
 from triton.language.extra import libdevice
 from triton.language.extra.cuda import gdc_launch_dependents  # a name of this module bound to it
+from triton.language.extra.cuda import libdevice as cuda_libdevice  # the backend's module, as tutorial 07 uses it
 
 from tritondbg import Case, Scenario
 
@@ -51,6 +52,26 @@ def scalar_kernel(x_ptr, y_ptr, n, eps, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
     e = eps.to(tl.float32)  # MARK: scalar_to
     tl.store(y_ptr + offs, libdevice.rsqrt(x * x + e), mask=offs < n)  # MARK: libdevice
+
+
+@triton.jit
+def backend_libdevice_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32)
+    a = tl.extra.cuda.libdevice.asin(tl.sin(x))  # MARK: cuda_attr
+    b = cuda_libdevice.atan2(x, 1.0 + x * x)  # MARK: cuda_module
+    tl.store(y_ptr + offs, (a + b).to(y_ptr.dtype.element_ty), mask=offs < n)
+
+
+def _backend_libdevice_launch(x):
+    y = torch.empty_like(x)
+    backend_libdevice_kernel[(triton.cdiv(x.numel(), 32),)](x, y, x.numel(), BLOCK=32)
+    return y
+
+
+def _backend_libdevice_reference(x):
+    x = x.float()
+    return torch.asin(torch.sin(x)) + torch.atan2(x, 1.0 + x * x)
 
 
 @triton.jit
@@ -192,6 +213,9 @@ kernel_error = Scenario("kernel_error", make_inputs, _copy_launch(error_kernel),
 wild = Scenario("wild", make_inputs, _copy_launch(wild_kernel), _copy, _CASES, kernels=[wild_kernel])
 scalar_args = Scenario("scalar_args", make_inputs, _scalar_launch, lambda x: torch.rsqrt(x.float() ** 2 + 1e-3),
                        _CASES, kernels=[scalar_kernel])
+backend_libdevice = Scenario("backend_libdevice", make_inputs, _backend_libdevice_launch,
+                             _backend_libdevice_reference, [Case("tiny", params=dict(n=50), dtypes=("float32", "bfloat16"))],
+                             kernels=[backend_libdevice_kernel])
 loop_vars = Scenario("loop_vars", make_inputs, _loop_launch, _loop_reference, [Case("tiny", params=dict(n=10),
                                                                                     dtypes=("float32",))],
                      kernels=[loop_kernel])

@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|autotuned_out|pruned|cuda|subclass|osexit|forkpool`."""
+autotuned|autotuned_out|pruned|subclass|osexit|forkpool`."""
 import os
 import sys
 import time
@@ -87,9 +87,6 @@ if __name__ == "__main__":
         sys.exit(0)
     if sys.argv[1] == "subclass":                   # launched through a library's Autotuner subclass
         call_through_a_library_tuner()
-        sys.exit(0)
-    if sys.argv[1] == "cuda":                       # what most scripts do: a tensor on "cuda" by name
-        x = torch.zeros(3, device="cuda")
         sys.exit(0)
     if sys.argv[1] == "autotuned":                  # an autotuned in-place kernel: must run exactly once
         x = torch.arange(100, dtype=torch.float32)

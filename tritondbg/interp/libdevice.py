@@ -3,7 +3,10 @@
 The libdevice module a kernel imports holds empty stubs (``def rsqrt(arg0): ...``); the compiler swaps in
 the CUDA/HIP implementation, the interpreter does not, so a stub returns None and the kernel fails later
 with "cannot convert None to tensor" (Liger-Kernel's rms_norm does ``from ...libdevice import rsqrt``).
-Here the stubs a kernel can see are replaced, for one launch, by numpy versions of the same math.
+Kernels written for one backend call its module directly (Triton's tutorial 07: ``tl.extra.cuda.libdevice.asin``,
+``from triton.language.extra.cuda import libdevice``); those functions need the compiler too (the bare interpreter:
+"Did you forget to add @triton.jit?"). Here the functions a kernel can see, in the generic stub module and in the
+CUDA and HIP ones, are replaced, for one launch, by numpy versions of the same math.
 """
 from __future__ import annotations
 
@@ -12,6 +15,8 @@ import math
 import numpy as np
 
 STUB_MODULE = "triton.language.extra.libdevice"
+# the modules whose functions a kernel may call: the generic stubs and each backend's implementation
+MODULES = (STUB_MODULE, "triton.language.extra.cuda.libdevice", "triton.language.extra.hip.libdevice")
 
 
 def _vec(f):
@@ -119,6 +124,7 @@ class _TableCore:
 
 
 _TABLES: dict[str, dict | None] = {}
+_ORIGINALS: dict[str, object] = {}  # the CUDA module's own functions (their dtype tables), kept before patching
 
 
 def dtype_table(name: str) -> dict | None:
@@ -133,7 +139,7 @@ def dtype_table(name: str) -> dict | None:
             from triton.language import core
             from triton.language.extra.cuda import libdevice as cuda
 
-            raw = getattr(getattr(cuda, name, None), "__wrapped__", None)
+            raw = getattr(_ORIGINALS.get(name) or getattr(cuda, name, None), "__wrapped__", None)
             if raw is not None:
                 copy = types.FunctionType(raw.__code__, {**raw.__globals__, "core": _TableCore(core)}, name,
                                           raw.__defaults__, raw.__closure__)
@@ -212,21 +218,36 @@ def implementation(name: str):
     return _impls[name]
 
 
+def _modules() -> list:
+    """The libdevice modules, imported: ``tl.extra.cuda.libdevice`` in a kernel body may be the first import of
+    it, which would hand the kernel the unpatched functions."""
+    import importlib
+
+    out = []
+    for name in MODULES:
+        try:
+            out.append(importlib.import_module(name))
+        except Exception:  # noqa: BLE001 - a Triton without that backend's module
+            pass
+    return out
+
+
 def patch(scope, fn) -> None:
-    """Inside an interpreter patch scope: replace the libdevice stubs visible to ``fn`` (imported names in
-    its module and the stub module's attributes) by numpy implementations; the scope restores them."""
+    """Inside an interpreter patch scope: replace the libdevice functions visible to ``fn`` (imported names in
+    its module and the libdevice modules' attributes) by numpy implementations; the scope restores them."""
     import sys
 
-    stub = sys.modules.get(STUB_MODULE)
-    if stub is not None:
+    for module in _modules():
         for name in SUPPORTED:
-            if hasattr(stub, name) and getattr(getattr(stub, name), "__module__", "") == STUB_MODULE:
-                scope.set_attr(stub, name, implementation(name))
+            if hasattr(module, name) and getattr(getattr(module, name), "__module__", "") == module.__name__:
+                if module.__name__ == MODULES[1]:
+                    _ORIGINALS.setdefault(name, getattr(module, name))
+                scope.set_attr(module, name, implementation(name))
     module = sys.modules.get(getattr(fn, "__module__", None) or "")
     if module is None:
         return
     for key, value in list(fn.__globals__.items()):
-        if getattr(value, "__module__", "") == STUB_MODULE and callable(value):
+        if getattr(value, "__module__", "") in MODULES and callable(value):
             name = getattr(value, "__name__", key)
             if name in SUPPORTED:
                 scope.set_attr(module, key, implementation(name))

@@ -76,20 +76,32 @@ class AfterImport:
         return spec
 
 
-def _exits():
-    """tritondbg.program.exits, loaded by path as the bootstrap loads this module: importing the tritondbg
+def _sibling(name: str):
+    """tritondbg.program.<name>, loaded by path as the bootstrap loads this module: importing the tritondbg
     package before the program's pytest could rewrite its tritondbg plugin makes pytest warn."""
-    mod = sys.modules.get("tritondbg.program.exits")
+    full = f"tritondbg.program.{name}"
+    mod = sys.modules.get(full)
     if mod is None:
         import importlib.util
 
-        spec = importlib.util.spec_from_file_location("tritondbg.program.exits",
-                                                      os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                                   "exits.py"))
+        spec = importlib.util.spec_from_file_location(full, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                         f"{name}.py"))
         mod = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = mod
         spec.loader.exec_module(mod)
     return mod
+
+
+def _exits():
+    return _sibling("exits")
+
+
+def _cuda_as_cpu(module=None) -> None:
+    """Interpreting without a GPU: the program's "cuda" tensors are made on the CPU (``cpu_device.py``)."""
+    try:
+        _sibling("cpu_device").install()
+    except Exception as exc:  # noqa: BLE001 - never stop the program
+        note(f"could not serve CUDA tensors on the CPU: {type(exc).__name__}: {exc}")
 
 
 def start(phases: dict | None = None) -> None:
@@ -105,6 +117,11 @@ def start(phases: dict | None = None) -> None:
     cfg["_phases"]["child_loaded"] = time.monotonic()
     if "interpret" in cfg.get("features", ()):
         os.environ["TRITON_INTERPRET"] = "1"
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):  # interpret --, capture -- without a GPU
+        if "torch" in sys.modules:
+            _cuda_as_cpu()
+        else:
+            sys.meta_path.insert(0, AfterImport("torch", _cuda_as_cpu))
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     exits = _exits()
     exits.on_exit(write_summary)  # at exit, os._exit and SIGTERM (multiprocessing's workers end so)
@@ -175,7 +192,8 @@ def _attach(cfg: dict) -> None:
 
 
 # what torch says when a CPU-only build (or a machine without a GPU) is asked for a CUDA tensor
-_NO_CUDA = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "no CUDA GPUs are available")
+_NO_CUDA = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "no CUDA GPUs are available",
+            "Tried to instantiate dummy base class", "Cannot get CUDA generator", "Cannot access accelerator device")
 
 
 def _hint_on_cuda_tensors() -> None:
@@ -186,9 +204,10 @@ def _hint_on_cuda_tensors() -> None:
     def hook(kind, value, tb):
         previous(kind, value, tb)
         if any(text in str(value) for text in _NO_CUDA):
-            print("tritondbg: the program asked torch for a CUDA tensor; under the interpreter kernels run on CPU "
-                  "tensors: create them on triton.runtime.driver.active.get_active_torch_device() (cpu here) "
-                  "instead of \"cuda\"", file=sys.stderr)
+            print("tritondbg: the program used a CUDA-only part of torch that has no CPU stand-in (tensors asked "
+                  "for on \"cuda\" are made on the CPU under the interpreter, CUDA events, streams and generators "
+                  "are not): make it on triton.runtime.driver.active.get_active_torch_device() (cpu here)",
+                  file=sys.stderr)
 
     sys.excepthook = hook
 
@@ -233,6 +252,9 @@ def _summary() -> dict:
         notes.append(hint)
     data = {"pid": os.getpid(), "argv": sys.argv, "launches": launches, "notes": notes,
             "compile_info": attach.compile_info, "pinned": pinned_configs()}
+    moved = sys.modules.get("tritondbg.program.cpu_device")
+    if moved is not None and moved.moved():
+        data["cuda_on_cpu"] = moved.moved()
     for obs in _state["observers"]:
         summary = getattr(obs, "summary", None)
         if summary is not None:

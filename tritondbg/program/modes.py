@@ -166,9 +166,14 @@ def _merge_pinned(summaries) -> dict:
 
 
 def _err_compile_notes(summaries) -> None:
-    """Why a torch.compile'd program showed no Triton launch (one line, however many processes said it)."""
+    """Why a torch.compile'd program showed no Triton launch (one line, however many processes said it), and how
+    many of its CUDA tensors were made on the CPU."""
+    from tritondbg.program import cpu_device
     from tritondbg.program.inductor import COMPILE_NOTE
 
+    moved = cpu_device.note(summaries)
+    if moved:
+        _err(f"  note: {moved}")
     for note in dict.fromkeys(n for s in summaries for n in s.get("notes", []) if n.startswith(COMPILE_NOTE)):
         _err(f"  note: {note}")
 

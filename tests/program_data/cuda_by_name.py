@@ -1,0 +1,71 @@
+"""A script written for a GPU, as most are: every tensor on "cuda" by name. Under `tritondbg interpret --` on a
+machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|event|thread`."""
+import sys
+import warnings
+
+if sys.argv[1] == "triton_first":   # triton imported before torch: the stand-in is in place all the same
+    import triton  # noqa: F401
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+
+@triton.jit
+def axpy_kernel(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, (a * x.to(tl.float32) + y.to(tl.float32)).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def axpy(a, x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    axpy_kernel[(triton.cdiv(n, 128),)](x, y, out, a, n, BLOCK=128)
+    return out
+
+
+def main(mode):
+    if mode == "event":                        # a CUDA-only object: still an error, with tritondbg's line
+        torch.cuda.Event(enable_timing=True)
+    if mode == "thread":                       # function modes are per thread: a worker's "cuda" is not moved
+        import threading
+        errors = []
+        t = threading.Thread(target=lambda: errors.append(_try(lambda: torch.zeros(3, device="cuda"))))
+        t.start()
+        t.join()
+        print(f"thread: {errors[0]}")
+        return
+    g = torch.ones(2, requires_grad=True).sum()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        float(g)                               # torch warns from C: which line does the warning name?
+    print("warned at", [f"{w.filename.rsplit('/', 1)[-1]}:{w.lineno}" for w in seen])
+    n = 1000
+    x = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    y = torch.randn(n, dtype=torch.bfloat16).cuda()
+    z = torch.linspace(-1, 1, n).to("cuda:0").to(torch.bfloat16)
+    w = torch.ones(n, dtype=torch.bfloat16, pin_memory=True).to(torch.device("cuda"), non_blocking=True)
+    v = torch.zeros(n, device=0, dtype=torch.bfloat16).pin_memory()
+    torch.set_default_device("cuda")
+    u = torch.full((n,), 2.0, dtype=torch.bfloat16)
+    torch.set_default_device("cpu")
+    out = axpy(2.0, x, axpy(1.0, y, axpy(0.5, z, axpy(1.0, w, axpy(1.0, v, u)))))
+    ref = 2.0 * x.float() + (y.float() + (0.5 * z.float() + (w.float() + (v.float() + u.float()))))
+    torch.cuda.synchronize()
+    print("devices", sorted({str(t.device) for t in (x, y, z, w, v, u, out)}))
+    print("max error", float((out.float() - ref).abs().max()))
+
+
+def _try(fn):
+    try:
+        fn()
+        return "made"
+    except Exception as exc:  # noqa: BLE001
+        return f"{type(exc).__name__}: {str(exc)[:60]}"
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,127 @@
+"""`tritondbg interpret -- CMD` on a machine without a GPU: the program's "cuda" tensors are made on the CPU.
+
+Programs and test suites written for a GPU name the device: ``torch.randn(n, device="cuda")``, ``x.cuda()``,
+``x.to("cuda:0")``, ``torch.set_default_device("cuda")`` (Liger-Kernel's and most kernel authors' tests, every
+benchmark script). Without a GPU each of these dies with "Torch not compiled with CUDA enabled" before the first
+launch, and the only way under the interpreter was to edit the program. Here a torch function mode, pushed when
+the program imports torch, answers such requests with CPU tensors (where the interpreter runs kernels anyway):
+
+- a ``device=`` argument naming CUDA (``"cuda"``, ``"cuda:1"``, ``torch.device("cuda")``, a bare index) becomes
+  ``"cpu"``; ``Tensor.to(<cuda device>, ...)`` likewise; ``Tensor.cuda()`` returns the tensor;
+- ``pin_memory=True`` / ``Tensor.pin_memory()`` (no pinned allocator without an accelerator) pin nothing;
+- ``torch.set_default_device("cuda")`` sets the CPU.
+
+What stays as it was: ``torch.cuda.is_available()`` is still False (a program that picks its device by asking
+gets the CPU already), tensors report ``device.type == "cpu"``, and CUDA-only objects (``torch.cuda.Event``,
+``torch.Generator(device="cuda")``) still fail; the program's traceback then ends with one tritondbg line
+(``child._hint_on_cuda_tensors``). Function modes are per thread: a tensor a worker thread asks on "cuda" is
+not moved. Only installed when torch has no CUDA device; the run's summary says how many requests were moved.
+"""
+from __future__ import annotations
+
+import sys
+import warnings
+
+_state: dict = {"mode": None, "moved": 0, "default_device": None}
+
+
+def _cpu(device):
+    """``device`` with CUDA replaced by the CPU (the same object when it names no CUDA device)."""
+    import torch
+
+    if isinstance(device, str) and (device == "cuda" or device.startswith("cuda:")):
+        return "cpu"
+    if isinstance(device, torch.device) and device.type == "cuda":
+        return torch.device("cpu")
+    if isinstance(device, int) and not isinstance(device, bool):  # device=0: CUDA device 0
+        return "cpu"
+    return device
+
+
+def _mode_class():
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    tensor_to, tensor_cuda, tensor_pin = torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.pin_memory
+
+    class CudaAsCpu(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            if func is tensor_cuda or func is tensor_pin:
+                if func is tensor_cuda:
+                    _state["moved"] += 1
+                return args[0]
+            if "device" in kwargs:
+                device = _cpu(kwargs["device"])
+                if device is not kwargs["device"]:
+                    _state["moved"] += 1
+                    kwargs = dict(kwargs, device=device)
+            if kwargs.get("pin_memory"):
+                kwargs = dict(kwargs, pin_memory=False)
+            if func is tensor_to and len(args) > 1:
+                device = _cpu(args[1])
+                if device is not args[1]:
+                    _state["moved"] += 1
+                    args = (args[0], device, *args[2:])
+            return func(*args, **kwargs)
+
+    return CudaAsCpu
+
+
+def install() -> bool:
+    """Push the mode (idempotent); False when torch has a CUDA device (nothing to stand in for)."""
+    import torch
+
+    if _state["mode"] is not None:
+        return True
+    if torch.cuda.is_available():
+        return False
+    mode = _mode_class()()
+    mode.__enter__()  # for the program's life: popped by nobody (the program's own modes stack above it)
+    _state["mode"] = mode
+    original = torch.set_default_device
+    _state["default_device"] = original
+
+    def set_default_device(device):
+        moved = _cpu(device)
+        if moved is not device:
+            _state["moved"] += 1
+        return original(moved)
+
+    torch.set_default_device = set_default_device
+    _own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
+    return True
+
+
+def _own_warnings_point_at_the_caller(code) -> None:
+    """torch's warnings name the innermost Python frame, which under the mode is its ``__torch_function__``
+    (``float(loss)`` on a tensor that requires grad: "cpu_device.py:66: UserWarning: Converting a tensor..."):
+    such a warning names the program's line instead, printed or recorded (pytest's summary, catch_warnings).
+    Python's warnings machinery builds every warning through ``warnings.WarningMessage``, looked up each time."""
+    base = warnings.WarningMessage
+
+    class WarningMessage(base):
+        def __init__(self, message, category, filename, lineno, file=None, line=None, source=None):
+            if filename == __file__:
+                frame = sys._getframe(1)
+                while frame is not None and frame.f_code is not code:
+                    frame = frame.f_back
+                if frame is not None and frame.f_back is not None:
+                    filename, lineno, line = frame.f_back.f_code.co_filename, frame.f_back.f_lineno, None
+            super().__init__(message, category, filename, lineno, file, line, source)
+
+    warnings.WarningMessage = WarningMessage
+
+
+def moved() -> int:
+    """How many CUDA requests were answered on the CPU so far."""
+    return _state["moved"]
+
+
+def note(summaries) -> str | None:
+    """The run's line on what was moved, over the program's processes' summaries (``cuda_on_cpu`` counts)."""
+    n = sum(s.get("cuda_on_cpu", 0) for s in summaries)
+    if not n:
+        return None
+    return (f"{n} request(s) for a CUDA tensor or device were served on the CPU (no GPU here: the interpreter "
+            f"runs kernels on CPU tensors)")
