@@ -342,6 +342,16 @@ def test_a_worker_thread_cuda_tensor_is_not_moved():
 
 
 @pytest.mark.interpreter
+def test_an_out_of_bounds_load_finding_says_what_the_program_got():
+    """The finding said the lanes "hold poison: NaN for floats": in a program they hold the plain interpreter's 0
+    (the launch runs again without the poison and the program keeps that run), and the program printed 0."""
+    out = run(["interpret", "--", sys.executable, str(DATA / "programs.py"), "oob_load"])
+    assert out.returncode == 1 and "y[98:102] [1.0, 1.0, 0.0, 0.0]" in out.stdout, out.stdout + out.stderr
+    line = next(ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds"))
+    assert "the program got 0" in line and "here they hold poison" not in line, line
+
+
+@pytest.mark.interpreter
 def test_a_library_autotuner_subclass_is_not_named_as_the_launch_site(tmp_path):
     """A kernel launched through a library's Autotuner subclass (flash-linear-attention's CachedAutotuner.run):
     the finding's call site is the program's function that called the kernel, not the subclass's run."""

@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|autotuned_out|pruned|subclass|osexit|forkpool`."""
+autotuned|autotuned_out|pruned|subclass|oob_load|osexit|forkpool`."""
 import os
 import sys
 import time
@@ -37,6 +37,12 @@ from lib_tuner import lib_autotune  # noqa: E402
 def unmasked_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(y_ptr + offs, tl.load(x_ptr + offs))  # BUG: no mask (n = 100, BLOCK = 64)
+
+
+@triton.jit
+def unmasked_copy_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))  # BUG: no mask (x has 100 elements, y 128)
 
 
 def call_through_a_library_tuner():
@@ -87,6 +93,11 @@ if __name__ == "__main__":
         sys.exit(0)
     if sys.argv[1] == "subclass":                   # launched through a library's Autotuner subclass
         call_through_a_library_tuner()
+        sys.exit(0)
+    if sys.argv[1] == "oob_load":                   # a load with no mask, past the end of x: what does y get?
+        x, y = torch.ones(100), torch.full((128,), 5.0)
+        unmasked_copy_kernel[(2,)](x, y, BLOCK=64)
+        print(f"y[98:102] {y[98:102].tolist()}")
         sys.exit(0)
     if sys.argv[1] == "autotuned":                  # an autotuned in-place kernel: must run exactly once
         x = torch.arange(100, dtype=torch.float32)

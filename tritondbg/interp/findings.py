@@ -86,6 +86,11 @@ def _consequence(e: dict) -> str:
         how, fill = "The mask, where there is one, lets them through", f"other=, else {poison}"
     else:
         how, fill = "Its mask lets them through", f"other=, else {poison}"
+    if op == "load" and e.get("program_fill") is not None:  # program mode kept a run without the poison
+        held = fill.replace(poison, e["program_fill"])
+        return (f"{how}: tritondbg did not read these lanes (the program got {held}: the checked run held poison "
+                "there, the program a run with the plain interpreter's filler); on the GPU: garbage values or an "
+                "illegal-address fault")
     if op == "load":
         return (f"{how}: tritondbg did not read these lanes (here they hold {fill}); "
                 "on the GPU: garbage values or an illegal-address fault")

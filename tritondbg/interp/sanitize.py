@@ -78,6 +78,9 @@ class Sanitizer(Instrument, hooks.Listener):
         self.poison_sites: dict[tuple, int] = {}
         self.poison_info: dict[int, dict] = {}
         self.poison_used = False
+        # what the program's lanes hold where the checked run put poison: None (the poison itself: a scenario),
+        # "0" (program mode ran the launch again with the plain interpreter's filler and kept that run)
+        self.program_fill: str | None = None
         self.poison_stores: dict[int, dict] = {}
         self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
@@ -132,6 +135,8 @@ class Sanitizer(Instrument, hooks.Listener):
         for entry in self.agg.values():
             if entry["kind"] == "poison" and (entry["file"], entry["line"]) in oob_sites:
                 continue  # lanes masked off as out of bounds: the out_of_bounds finding says it
+            if self.program_fill is not None:
+                entry["program_fill"] = self.program_fill
             result.findings.append(findings.finding(entry))
 
     # -- launch events ----------------------------------------------------------------------------------

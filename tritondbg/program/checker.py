@@ -88,6 +88,8 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
         note = None
         if error is None and san.poison_used and snap is not None:
             value, error, note = _without_poison(proceed, san, snap, result, value)
+            if note is None:  # the program has the run without poison: its undefined lanes read 0
+                san.program_fill = "0"
         san.journal = None
         san.finish(result, None, None)
         for f in result.findings if note else ():
