@@ -90,10 +90,11 @@ def test_tensors_reached_through_a_pointer_table_are_not_out_of_bounds(capsys, t
 def test_a_read_past_a_table_tensor_into_the_next_one_is_out_of_bounds(capsys, tmp_path):
     """Group 0's load runs 3 elements past its tensor into group 1's, both reached through the pointer table
     (views of one buffer): every lane is inside some handed tensor, but not the one the pointer was cast from,
-    which the table entry names; the finding names it and counts the lanes past its end."""
+    which the table entry names; the finding names it by its entry (``ptrs[0]``; "table tensor @0x55..."
+    before) and counts the lanes past its end."""
     status, out, _ = execute(f"{CASES}::pointer_table_overread", capsys, tmp_path)
     assert status == 1 and f"out_of_bounds tests/interp_data/shim_cases.py:{mark(CASES, 'table_load')}" in out, out
-    assert "outside table tensor @0x" in out and "3 lane(s)" in out and "1..3 element(s) past the end" in out, out
+    assert "outside ptrs[0]" in out and "3 lane(s)" in out and "1..3 element(s) past the end" in out, out
 
 
 def test_programmatic_dependent_launch_waits_run_as_no_ops(capsys, tmp_path, cli_env):

@@ -342,6 +342,28 @@ def test_a_worker_thread_cuda_tensor_is_not_moved():
 
 
 @pytest.mark.interpreter
+def test_a_launch_through_address_tables_replays_with_its_tensors(tmp_path):
+    """A grouped kernel handed int64 tables of data pointers (Triton's tutorial 08, MoE): capture saved the tables
+    alone, and the replay read the capturing process's addresses (every load "points into no argument tensor").
+    The tensors behind the tables are saved and the replay's tables point at its own copies; int64 values that
+    are not addresses are left as they are."""
+    cap = tmp_path / "cap"
+    out = run(["capture", "--out", str(cap), "--max-per-kernel", "2", "--", sys.executable, str(DATA / "grouped.py")])
+    assert out.returncode == 0 and "grouped OK" in out.stdout, out.stdout + out.stderr[-2000:]
+    meta = json.loads((cap / "data" / "grouped_scale_kernel_0.json").read_text())
+    assert sorted(meta["outputs"]) == [f"out_ptrs[{i}]" for i in range(4)], meta["outputs"]
+    assert len(meta["pointers"]) == 8 and json.loads((cap / "data" / "mix_kernel_0.json").read_text())["pointers"] == []
+    for name in ("grouped_scale_kernel_0", "mix_kernel_0"):
+        replay = run(["interpret", str(cap / f"{name}.py")], cwd=tmp_path)
+        assert replay.returncode == 0 and "1/1 passed" in replay.stdout and "out_of_bounds" not in replay.stdout, \
+            replay.stdout + replay.stderr[-2000:]
+    assert replay.stdout.count(" ok") == 1  # mix_kernel: its output equals the capture's (the hashes untouched)
+    # an fp64 launch replays as fp64 with fp64's tolerance (it was labelled float32 and checked at 1e-4)
+    replay = run(["interpret", str(cap / "grouped_scale_kernel_1.py")], cwd=tmp_path)
+    assert replay.returncode == 0 and "dtype=float64" in replay.stdout and "atol=1e-08" in replay.stdout, replay.stdout
+
+
+@pytest.mark.interpreter
 def test_an_out_of_bounds_load_finding_says_what_the_program_got():
     """The finding said the lanes "hold poison: NaN for floats": in a program they hold the plain interpreter's 0
     (the launch runs again without the poison and the program keeps that run), and the program printed 0."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 # dtype names a case may list; the runner maps them to torch dtypes.
-DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn")
+DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float64")
 
 
 PERF_TIMINGS = ("do_bench", "graph")

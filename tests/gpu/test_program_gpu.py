@@ -47,6 +47,29 @@ def test_gpu_capture_replays_on_the_cpu_interpreter(tmp_path):
             assert status == "pass" and not findings, (name, message)
 
 
+@pytest.mark.parametrize("replay", ["run", "interpret"])
+def test_gpu_capture_through_address_tables_replays_on_the_gpu_and_the_cpu(replay, tmp_path):
+    """Tables of CUDA data pointers (grouped GEMM, MoE): the tensors behind them are saved and each replay points
+    the tables at its own copies, on the GPU (`run`) and on the CPU interpreter (`interpret`); a script written
+    for the GPU is left as it is there (no "served on the CPU" note: CUDA is available)."""
+    folder = tmp_path / "cap"
+    prog = REPO / "tests" / "program_data" / "grouped.py"
+    out = tdbg(["capture", "--compiled", "--out", str(folder), "--max-per-kernel", "2", "--", "python", str(prog)])
+    assert out.returncode == 0 and "grouped OK" in out.stdout, out.stderr[-3000:]
+    assert "served on the CPU" not in out.stderr
+    for name in ("grouped_scale_kernel_0", "grouped_scale_kernel_1", "mix_kernel_0"):
+        rep = tdbg([replay, str(folder / f"{name}.py"), "--json"], cwd=tmp_path)
+        r = json.loads(rep.stdout)["results"][0]
+        assert rep.returncode == 0 and r["status"] == "pass" and not r["findings"], (name, rep.stdout[-2000:],
+                                                                                     rep.stderr[-2000:])
+
+
+def test_a_script_naming_cuda_runs_on_the_gpu_under_interpret():
+    out = tdbg(["interpret", "--", "python", str(REPO / "tests" / "program_data" / "cuda_by_name.py"), "tensors"])
+    assert out.returncode == 0 and "devices ['cuda:0']" in out.stdout, out.stdout + out.stderr[-3000:]
+    assert "served on the CPU" not in out.stderr
+
+
 def test_gpu_capture_of_an_autotuned_launch_keeps_the_state_before_its_timed_runs(tmp_path):
     """Compiled, the autotuner times both configs before the launch it keeps, and each timed run writes y: the
     capture's before-state is taken when the autotuner is called, so the reproducer has y as an output (it had

@@ -138,13 +138,21 @@ def _table_intervals(launch) -> tuple[np.ndarray, np.ndarray]:
         return cached
     import torch
 
-    values, views = [], set()
-    for v in _arg_values(launch):
-        if isinstance(v, int) and not isinstance(v, bool):
-            values.append(v)
-        elif (isinstance(v, torch.Tensor) and v.dtype in (torch.int64, torch.uint64) and v.device.type == "cpu"
-              and v.numel() <= 1 << 16):
-            values.extend(v.reshape(-1).tolist())
+    values, views, names = [], set(), {}
+    for name, arg in launch.args.items():
+        items = arg if isinstance(arg, (tuple, list)) else (arg,)
+        for j, v in enumerate(items):
+            path = f"{name}[{j}]" if isinstance(arg, (tuple, list)) else name
+            if isinstance(v, int) and not isinstance(v, bool):
+                values.append(v)
+                names.setdefault(v, path)
+            elif (isinstance(v, torch.Tensor) and v.dtype in (torch.int64, torch.uint64) and v.device.type == "cpu"
+                  and v.numel() <= 1 << 16):
+                entries = v.reshape(-1).tolist()
+                values.extend(entries)
+                for k, e in enumerate(entries):  # the tensor an entry names: "group_a_ptrs[2]"
+                    names.setdefault(e, f"{path}[{k}]")
+    launch.extra["guard_table_names"] = names
     addrs = np.unique(np.array([x for x in values if x >= 1 << 16], dtype=np.uint64))
     spans = []
     if addrs.size:
@@ -204,7 +212,9 @@ def table_buffer(base: int, width: int, dtype: str) -> list:
     if span is None:
         return []
     lo, hi = span
-    return [Buffer(name=f"table tensor @0x{lo:x}", data_ptr=int(base), itemsize=width, shape=((hi - lo) // width,),
+    launch = hooks.current_launch()
+    named = (launch.extra.get("guard_table_names") or {}).get(lo) if launch is not None else None
+    return [Buffer(name=named or f"table tensor @0x{lo:x}", data_ptr=int(base), itemsize=width, shape=((hi - lo) // width,),
                    strides=(1,), dtype=dtype, lo=lo, hi=hi, dense=True)]
 
 

@@ -28,7 +28,7 @@ import sys
 import time
 from typing import Any
 
-from tritondbg.program import attach, child, claims
+from tritondbg.program import attach, child, claims, tables
 
 _ALIGN = 128
 _INT_OF_SIZE = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
@@ -48,6 +48,7 @@ class Snapshot:
         self.before: list[Any] = []       # per group: uint8 host tensor
         self.unsaved: list[str] = []
         self.args: dict[str, Any] = {}
+        self.pointers: list[dict] = []    # table entries that hold a tensor's address (tables.py)
 
     @property
     def nbytes(self) -> int:
@@ -102,6 +103,7 @@ def snapshot(launch: attach.Launch) -> Snapshot:
     """Encode the launch's arguments and copy the bytes its tensors view (before the launch)."""
     snap = Snapshot()
     snap.args = {k: _encode(v, snap, k) for k, v in launch.args.items()}
+    tables.addressed(snap)  # tensors reached through tables of their addresses (grouped GEMM, MoE)
     by_storage: dict[tuple, int] = {}
     for t in snap.tensors:
         storage = t.untyped_storage()
@@ -324,6 +326,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
     os.makedirs(os.path.join(out_dir, "src"), exist_ok=True)
     groups, outs = written(snap, after) if after is not None else ([], [])
     paths = arg_paths(snap.args)
+    paths.update(tables.paths(snap.pointers, paths))
     src_name = None
     standalone = launch.extra.get("standalone_source")  # a torch.compile kernel: its module needs a GPU to import
     if not standalone and "<locals>" in launch.qualname:  # a kernel defined in a function: not importable by name
@@ -353,7 +356,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "import_root": import_root(launch.file, launch.module),
         "call_site": list(site) if site else None, "stack": [list(s) for s in launch.stack],
         "grid": grid, "args": snap.args, "options": {k: _plain(v) for k, v in launch.options.items()},
-        "config": config_of(launch), "tensors": snap.specs,
+        "config": config_of(launch), "tensors": snap.specs, "pointers": snap.pointers,
         "groups": [{k: v for k, v in g.items() if k != "storage"} for g in snap.groups],
         "outputs": {paths.get(i, f"tensor{i}"): i for i in outs},
         "unsaved": snap.unsaved, "error": error, "interpreted": launch.interpreted,

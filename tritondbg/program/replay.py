@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from tritondbg.errors import UsageError
+from tritondbg.program import tables
 from tritondbg.scenario import DTYPES, Case, Scenario
 
 
@@ -277,6 +278,7 @@ def load_scenario(file: str, name: str) -> Scenario:
         if meta["unsaved"]:
             raise UsageError(f"{name}: capture could not save: {'; '.join(meta['unsaved'])}")
         tensors = _tensors(meta, data()["before"], device)
+        tables.rewrite(meta.get("pointers") or [], tensors)  # address tables point at this process's tensors
         return {"tensors": tensors}
 
     def launch(tensors):

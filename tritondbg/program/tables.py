@@ -1,0 +1,117 @@
+"""Tensors a launch reaches through a table of their addresses, for capture and replay.
+
+A grouped GEMM (Triton's tutorial 08) or a MoE kernel gets int64 tensors of data pointers (``torch.tensor([a.data_ptr()
+for a in group_a])``) and casts each entry to a pointer in the kernel. Its argument list names the tables, not the
+tensors behind them: a reproducer that saved the arguments alone replayed addresses of the capturing process,
+and the interpreter reported every load as out of bounds ("point into no argument tensor").
+
+``addressed(snap)`` finds, for each int64 tensor argument whose every non-zero entry lands in a live tensor of its
+device (an argument of the launch, else one found through the garbage collector), the tensors behind it, adds them
+to the snapshot (their bytes are saved before and after the launch like the arguments') and records each entry as
+(table, entry, tensor, byte offset). ``rewrite`` points the replay's tables at the replay's tensors. A table
+with an entry that lands in no tensor is left as plain integers (hash values, indices): nothing is added or
+rewritten for it.
+"""
+from __future__ import annotations
+
+MAX_ENTRIES = 1 << 16
+_LOW = 1 << 16  # no tensor lives below this address: smaller values are indices, sizes, null
+
+
+def _view_span(t) -> tuple[int, int]:
+    """[first byte, one past the last byte) of the elements ``t`` views (non-negative strides)."""
+    if t.numel() == 0:
+        return t.data_ptr(), t.data_ptr()
+    last = sum((n - 1) * st for n, st in zip(t.shape, t.stride()) if st > 0)
+    return t.data_ptr(), t.data_ptr() + (last + 1) * t.element_size()
+
+
+def _holder(addr: int, tensors: list):
+    """The tensor of ``tensors`` that ``addr`` falls in: one starting there first, else the one whose view spans it."""
+    best = None
+    for t in tensors:
+        lo, hi = _view_span(t)
+        if lo == addr and hi > lo:
+            return t
+        if best is None and lo <= addr < hi:
+            best = t
+    return best
+
+
+def _live(device_type: str, skip: set) -> list:
+    import gc
+
+    import torch
+
+    out = []
+    for obj in gc.get_objects():  # type(), not isinstance: some objects warn when their __class__ is read
+        if issubclass(type(obj), torch.Tensor) and id(obj) not in skip:
+            try:
+                if obj.device.type == device_type and obj.numel() > 0 and not obj.is_sparse:
+                    out.append(obj)
+            except Exception:  # noqa: BLE001 - a tensor subclass without storage
+                continue
+    return out
+
+
+def addressed(snap) -> None:
+    """Add the tensors behind the snapshot's address tables to ``snap.tensors``; set ``snap.pointers``."""
+    import torch
+
+    snap.pointers = []
+    tables = [(i, t) for i, t in enumerate(snap.tensors)
+              if t.dtype == torch.int64 and 0 < t.numel() <= MAX_ENTRIES and t.layout == torch.strided]
+    live: dict[str, list] = {}
+    for ti, table in tables:
+        values = table.detach().reshape(-1).tolist()
+        if not any(v >= _LOW for v in values) or any(0 < v < _LOW or v < 0 for v in values):
+            continue                                   # indices, sizes or hashes: not a table of addresses
+        device = table.device.type
+        own = [t for t in snap.tensors if t.device.type == device]
+        found = []
+        for k, v in enumerate(values):
+            if v == 0:
+                continue
+            t = _holder(v, own)
+            if t is None:
+                if device not in live:
+                    live[device] = _live(device, {id(x) for x in snap.tensors})
+                t = _holder(v, live[device])
+            if t is None:
+                found = None                           # an entry that lands nowhere: leave the table alone
+                break
+            found.append((k, t, v - t.data_ptr()))
+        if not found:
+            continue
+        for k, t, offset in found:
+            idx = next((j for j, x in enumerate(snap.tensors) if x is t), None)
+            if idx is None:
+                snap.tensors.append(t)
+                own.append(t)
+                idx = len(snap.tensors) - 1
+            snap.pointers.append({"table": ti, "entry": k, "tensor": idx, "offset": offset})
+
+
+def paths(pointers: list, arg_paths: dict) -> dict[int, str]:
+    """Tensor index -> a name for the tensors found through a table: ``group_a_ptrs[2]`` (its first entry)."""
+    out: dict[int, str] = {}
+    for p in pointers:
+        if p["tensor"] not in arg_paths and p["tensor"] not in out:
+            out[p["tensor"]] = f"{arg_paths.get(p['table'], 'tensor%d' % p['table'])}[{p['entry']}]"
+    return out
+
+
+def rewrite(pointers: list, tensors: list) -> None:
+    """Point each recorded table entry at the replay's copy of its tensor (same byte offset)."""
+    import torch
+
+    by_table: dict[int, list] = {}
+    for p in pointers:
+        by_table.setdefault(p["table"], []).append(p)
+    for ti, entries in by_table.items():
+        table = tensors[ti]
+        values = table.detach().reshape(-1).cpu().clone()
+        for p in entries:
+            values[p["entry"]] = tensors[p["tensor"]].data_ptr() + p["offset"]
+        with torch.no_grad():
+            table.copy_(values.reshape(table.shape).to(table.device))
