@@ -40,6 +40,12 @@ def test_the_interpreter_computes_tf32_dots_as_the_gpu_does(cli_env, tmp_path):
     assert p.returncode == 1
 
 
+def _autotuned(kernel) -> bool:
+    from triton.runtime.autotuner import Autotuner
+
+    return any(isinstance(k, Autotuner) for k in loader.load(kernel).kernels)
+
+
 # One bundled kernel per item: `check --all` twice took more than the 10 minutes of one call on a fresh H200
 # (2026-11-30), so run it as `pytest -m gpu tests/gpu/test_check_gpu.py -k attention`, one kernel per call.
 @pytest.mark.parametrize("kernel", loader.bundled_names())
@@ -48,6 +54,10 @@ def test_every_gate_passes_on_bundled_kernels_gpu(kernel, cli_env, tmp_path):
     _gates([kernel, "--gates", "perf", "--baseline", str(baseline), "--update-baseline"], cli_env, tmp_path)
     p, g = _gates([kernel, "--baseline", str(baseline)], cli_env, tmp_path)
     assert {k for k, _ in g} == {kernel}, g
-    bad = {k: v["reason"] for k, v in g.items() if v["status"] != "pass"}
+    # all-configs has nothing to run for a kernel with no autotuner (layernorm, softmax: row rules pick the
+    # config); the test asked every gate to pass and failed on that honest skip (2026-12-03, H200)
+    no_tuner = {(kernel, "all-configs")} if not _autotuned(kernel) else set()
+    bad = {k: v["reason"] for k, v in g.items() if v["status"] != "pass"
+           and not (k in no_tuner and v["status"] == "skipped" and "no autotuned kernel" in v["reason"])}
     assert not bad, bad
     assert p.returncode == 0

@@ -48,7 +48,7 @@ def main(mode):
     y = torch.randn(n, dtype=torch.bfloat16).cuda()
     z = torch.linspace(-1, 1, n).to("cuda:0").to(torch.bfloat16)
     w = torch.ones(n, dtype=torch.bfloat16, pin_memory=True).to(torch.device("cuda"), non_blocking=True)
-    v = torch.zeros(n, device=0, dtype=torch.bfloat16).pin_memory()
+    v = torch.zeros(n, dtype=torch.bfloat16).pin_memory().to(0)
     torch.set_default_device("cuda")
     u = torch.full((n,), 2.0, dtype=torch.bfloat16)
     torch.set_default_device("cpu")
