@@ -342,6 +342,49 @@ def test_a_worker_thread_cuda_tensor_is_not_moved():
 
 
 @pytest.mark.interpreter
+@pytest.mark.parametrize("how", ["script", "pytest"])
+def test_a_kernel_error_traceback_holds_the_programs_frames_not_tritondbgs(how):
+    """The traceback of an error raised through a wrapped launch went through ~10 frames of tritondbg (standin,
+    attach, checker, interp/hooks) between the program's line and Triton's; they are left out, by Python's printer
+    and by pytest's."""
+    prog = str(DATA / "kernel_error.py")
+    cmd = [sys.executable, prog] if how == "script" else [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                                          prog]
+    out = run(["interpret", "--", *cmd])
+    text = out.stdout + out.stderr
+    assert out.returncode == 1 and "must be a power of 2" in text, text[-3000:]
+    assert "kernel_error.py" in text and "interpreter.py" in text, text[-3000:]
+    frames = [ln for ln in text.splitlines() if ("tritondbg/" in ln or "tritondbg\\" in ln)
+              and (ln.lstrip().startswith("File ") or ".py:" in ln)]
+    assert not frames, frames
+
+
+def test_an_error_raised_inside_tritondbg_keeps_every_frame(monkeypatch):
+    from tritondbg.program import attach, tracebacks
+
+    monkeypatch.setattr(attach, "_fns_seen", {"any": True})  # no pytest marking of this process's modules
+    monkeypatch.setattr(attach, "_launches", {})
+    monkeypatch.setattr(attach, "_fns", {})
+
+    def boom():
+        raise KeyError("the program's")
+
+    try:
+        attach.observe(-1, object(), lambda: None, boom)   # through a tritondbg frame
+    except KeyError as exc:
+        tracebacks.strip(exc)
+        files = [f.filename for f in __import__("traceback").extract_tb(exc.__traceback__)]
+        assert files and not any(tracebacks.ours(f) for f in files), files
+        assert files[-1] == __file__
+    try:
+        tracebacks.ours(None)  # a bug of ours: its innermost frame is tritondbg's
+    except AttributeError as exc:
+        tracebacks.strip(exc)
+        files = [f.filename for f in __import__("traceback").extract_tb(exc.__traceback__)]
+        assert tracebacks.ours(files[-1]), files
+
+
+@pytest.mark.interpreter
 def test_a_launch_through_address_tables_replays_with_its_tensors(tmp_path):
     """A grouped kernel handed int64 tables of data pointers (Triton's tutorial 08, MoE): capture saved the tables
     alone, and the replay read the capturing process's addresses (every load "points into no argument tensor").

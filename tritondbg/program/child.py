@@ -179,6 +179,9 @@ def _attach(cfg: dict) -> None:
     for obs in observers:
         attach.add_observer(obs)
     _state["observers"] = observers
+    from tritondbg.program import tracebacks
+
+    tracebacks.install()
     # After attach: the stand-in wraps InterpretedFunction.run over ours, and a later re-install of it (a
     # program that calls tritondbg's runner.set_mode, as tritondbg's own tests do) puts ours back under it.
     if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):

@@ -1,0 +1,85 @@
+"""The program's tracebacks without tritondbg's frames.
+
+An error in a kernel under `tritondbg interpret -- CMD` (or any error raised through a launch tritondbg wraps) went
+up through ten-odd frames of tritondbg (the stand-in's ``run``, attach's observer chain, the checker, the
+interpreter hooks) between the program's line and Triton's: noise in a traceback that is the program's. Here
+those frames are left out of the tracebacks a program prints: Python's uncaught-exception printer
+(``sys.excepthook``) and pytest's (``__tracebackhide__`` in tritondbg's modules, a callable pytest asks per
+exception). An exception raised inside tritondbg itself (its innermost frame is tritondbg's: a bug of ours) keeps
+every frame.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import types
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # .../tritondbg/
+
+
+def ours(filename: str) -> bool:
+    return filename.startswith(ROOT)
+
+
+def _raised_by_us(exc: BaseException) -> bool:
+    tb, last = exc.__traceback__, None
+    while tb is not None:
+        last, tb = tb, tb.tb_next
+    return last is not None and ours(last.tb_frame.f_code.co_filename)
+
+
+def _without_ours(tb):
+    kept = []
+    while tb is not None:
+        if not ours(tb.tb_frame.f_code.co_filename):
+            kept.append(tb)
+        tb = tb.tb_next
+    out = None
+    for entry in reversed(kept):
+        out = types.TracebackType(out, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return out
+
+
+def strip(exc: BaseException | None, seen: set | None = None) -> None:
+    """Leave tritondbg's frames out of ``exc``'s traceback and those of the exceptions chained to it."""
+    seen = set() if seen is None else seen
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if exc.__traceback__ is not None and not _raised_by_us(exc):
+            exc.__traceback__ = _without_ours(exc.__traceback__)
+        strip(exc.__cause__, seen)
+        exc = exc.__context__
+
+
+def install() -> None:
+    """For the program's life: the uncaught-exception printer leaves our frames out (chained after any hook the
+    program or another tool set before)."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        try:
+            strip(value)
+            tb = value.__traceback__
+        except Exception:  # noqa: BLE001 - print what there is
+            pass
+        previous(kind, value, tb)
+
+    sys.excepthook = hook
+
+
+def _hide(excinfo) -> bool:
+    """pytest's question for a frame of a tritondbg module: hide it unless the error is ours."""
+    try:
+        return not _raised_by_us(excinfo.value)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def hide_from_pytest() -> None:
+    """Mark tritondbg's loaded modules for pytest's traceback printer (``__tracebackhide__``)."""
+    for name, module in list(sys.modules.items()):
+        if (name == "tritondbg" or name.startswith("tritondbg.")) and module is not None:
+            try:
+                module.__tracebackhide__ = _hide
+            except Exception:  # noqa: BLE001
+                continue
