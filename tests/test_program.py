@@ -250,6 +250,10 @@ def test_interpret_pytest_suite_finds_planted_bugs(tmp_path):
     assert "3 passed" in out.stdout and "PytestAssertRewriteWarning" not in out.stdout
     found = sorted((f["kernel"], f["kind"], f["line"]) for f in json.loads(report.read_text())["findings"])
     assert found == [("row_sum_kernel", "race", 19), ("shift_copy_kernel", "out_of_bounds", 12)]
+    # each finding names the test that launched it (pytest captures the inline line of a test that passes)
+    tests = {f["kernel"]: f.get("test") for f in json.loads(report.read_text())["findings"]}
+    assert all(t and t.startswith("tests/program_data/user_suite.py::test_") for t in tests.values()), tests
+    assert f"in test {tests['row_sum_kernel']}" in out.stderr, out.stderr[-2000:]
 
 
 @pytest.mark.interpreter

@@ -143,6 +143,13 @@ def _without_poison(proceed, san, snap, result, value):
     return value, error, None
 
 
+def current_test() -> str | None:
+    """The pytest test running the launch (``PYTEST_CURRENT_TEST``: "path::name[params] (call)"), or None: pytest
+    captures the finding's line of a test that passes, and the call site is often a library's frame."""
+    value = os.environ.get("PYTEST_CURRENT_TEST")
+    return value.rsplit(" (", 1)[0] if value else None
+
+
 def _restore(snap) -> None:
     """Put back the bytes the launch's tensors held before it (``capture.copy_before``)."""
     import torch
@@ -223,14 +230,16 @@ class Checker(attach.Observer):
             raise
         self.launches[launch.name] = index + 1
         site = launch.call_site
+        test = current_test()
         for f in findings:
             f.update(kernel=launch.name, qualname=launch.qualname, launch=index,
                      call_site=list(site) if site else None, stack=[list(s) for s in launch.stack[:6]],
-                     pid_process=os.getpid())
+                     pid_process=os.getpid(), **({"test": test} if test else {}))
             child.append("findings.jsonl", f)
             print(f"tritondbg: {f['kind']} in {launch.name} at {os.path.basename(str(f.get('file')))}:{f.get('line')} "
                   f"pid {tuple(f['pid']) if f.get('pid') else '?'}: {f.get('message', '')} "
-                  f"[launched from {attach.describe_site(launch.stack)}]", file=sys.stderr, flush=True)
+                  f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]",
+                  file=sys.stderr, flush=True)
         if findings:
             self.findings[launch.name] = self.findings.get(launch.name, 0) + len(findings)
             if self.capture_on_finding:

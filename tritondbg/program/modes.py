@@ -193,13 +193,20 @@ def _finding_lines(findings: list) -> list[str]:
         where = attach.describe_site(f.get("stack") or ([f["call_site"]] if f.get("call_site") else []))
         key = (f.get("kind"), os.path.basename(str(f.get("file"))), f.get("line"), f.get("kernel"), f.get("tensor"),
                where)
-        groups.setdefault(key, [f, 0])[1] += 1
+        group = groups.setdefault(key, [f, 0, []])
+        group[1] += 1
+        if f.get("test") and f["test"] not in group[2]:
+            group[2].append(f["test"])
     lines = []
-    for (kind, file, line, kernel, tensor, where), (first, n) in groups.items():
+    for (kind, file, line, kernel, tensor, where), (first, n, tests) in groups.items():
         times = f" (in {n} launches)" if n > 1 else ""
         on = f", tensor {tensor}" if tensor is not None else ""  # a device_assert or a poison names no tensor
+        within = ""
+        if tests:   # under pytest: the tests that launched it (the first two, and how many more)
+            more = f" and {len(tests) - 2} more" if len(tests) > 2 else ""
+            within = f"; in test {', '.join(tests[:2])}{more}"
         lines.append(f"  {kind}: {file}:{line} in {kernel} pid {tuple(first.get('pid') or ())}{on}; "
-                     f"launched from {where}{times}")
+                     f"launched from {where}{times}{within}")
     return lines
 
 
