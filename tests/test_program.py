@@ -366,7 +366,7 @@ def test_a_kernel_error_traceback_holds_the_programs_frames_not_tritondbgs(how):
 def test_an_error_raised_inside_tritondbg_keeps_every_frame(monkeypatch):
     from tritondbg.program import attach, tracebacks
 
-    monkeypatch.setattr(attach, "_fns_seen", {"any": True})  # no pytest marking of this process's modules
+    monkeypatch.setattr(tracebacks, "hide_from_pytest", lambda: None)  # no marking of this process's modules
     monkeypatch.setattr(attach, "_launches", {})
     monkeypatch.setattr(attach, "_fns", {})
 

@@ -127,16 +127,24 @@ def _device(ctx: GateContext) -> str:
     return "cpu" if ctx.interpret else "cuda"
 
 
+def no_such_case(scenario, gate: str, case: str | None) -> GateOutcome | None:
+    """A FAIL when the scenario has no case, or none that ``--case`` names (a typo must not go green); else None."""
+    if not scenario.cases:
+        return GateOutcome(scenario.name, gate, FAIL, "the scenario lists no case (its `cases` is empty)")
+    if not any(runner.case_wanted(case, c.name) for c in scenario.cases):
+        return GateOutcome(scenario.name, gate, FAIL, f"--case {case!r} matches no case of {scenario.name}; "
+                                                     f"its cases: {', '.join(scenario.case_names)}")
+    return None
+
+
 def _nothing_ran(scenario, gate: str, ctx: GateContext) -> GateOutcome | None:
     """A gate with no case to run here is skipped with why, never passed; a scenario with no case at all is a
     mistake in its file (a FAIL: CI must not go green on it)."""
     if _cases(scenario, ctx):
         return None
-    if not scenario.cases:
-        return GateOutcome(scenario.name, gate, FAIL, "the scenario lists no case (its `cases` is empty)")
-    if not any(runner.case_wanted(ctx.case, c.name) for c in scenario.cases):  # a typo must not go green
-        return GateOutcome(scenario.name, gate, FAIL, f"--case {ctx.case!r} matches no case of {scenario.name}; "
-                                                     f"its cases: {', '.join(scenario.case_names)}")
+    unmatched = no_such_case(scenario, gate, ctx.case)
+    if unmatched:
+        return unmatched
     chosen = "" if ctx.case is None else f" --case {ctx.case!r} names"
     where = f"under the interpreter (every case{chosen} is interpret=False)" if ctx.interpret else "here"
     return GateOutcome(scenario.name, gate, SKIP, f"no case runs {where}")

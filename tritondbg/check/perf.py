@@ -89,15 +89,15 @@ def _chosen(scenario, gate: str, ctx, pool: list, what: str) -> tuple[list, Gate
     """The cases of ``pool`` that ``--case`` names, or the outcome when there is none: a name or glob matching
     no case of the scenario is a FAIL (a typo must not go green), one that leaves this gate nothing to run a
     SKIP that says so, never a pass on zero cases."""
+    from tritondbg.check.gates import no_such_case
+
     case = getattr(ctx, "case", None)
     cases = [c for c in pool if runner.case_wanted(case, c.name)]
     if cases:
         return cases, None
-    if not scenario.cases:
-        return [], GateOutcome(scenario.name, gate, FAIL, "the scenario lists no case (its `cases` is empty)")
-    if not any(runner.case_wanted(case, c.name) for c in scenario.cases):
-        return [], GateOutcome(scenario.name, gate, FAIL, f"--case {case!r} matches no case of {scenario.name}; "
-                                                          f"its cases: {', '.join(scenario.case_names)}")
+    unmatched = no_such_case(scenario, gate, case)
+    if unmatched:
+        return [], unmatched
     names = ", ".join(c.name for c in pool) or "none"
     return [], GateOutcome(scenario.name, gate, SKIP, f"--case {case!r} names no case this gate {what} "
                                                       f"(it {what}: {names})")

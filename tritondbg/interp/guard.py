@@ -156,22 +156,37 @@ def _table_intervals(launch) -> tuple[np.ndarray, np.ndarray]:
     addrs = np.unique(np.array([x for x in values if x >= 1 << 16], dtype=np.uint64))
     spans = []
     if addrs.size:
-        import gc
-
         starts = set(addrs.tolist())
-        for obj in gc.get_objects():  # type(), not isinstance: some objects warn when their __class__ is read
-            if issubclass(type(obj), torch.Tensor) and obj.device.type == "cpu":
-                ext = _extent(obj)
-                if ext is not None and ((addrs >= np.uint64(ext[0])) & (addrs < np.uint64(ext[1]))).any():
-                    spans.append(ext)
-                    if obj.data_ptr() in starts:  # a tensor the table names by its first element: its own extent
-                        views.add((obj.data_ptr(), obj.data_ptr() + _view_bytes(obj)))
+        for obj in live_tensors("cpu"):
+            ext = _extent(obj)
+            if ext is not None and ((addrs >= np.uint64(ext[0])) & (addrs < np.uint64(ext[1]))).any():
+                spans.append(ext)
+                if obj.data_ptr() in starts:  # a tensor the table names by its first element: its own extent
+                    views.add((obj.data_ptr(), obj.data_ptr() + view_bytes(obj)))
     launch.extra["guard_table_views"] = sorted(views, key=lambda v: (v[0], v[1] - v[0]))
     cached = launch.extra["guard_tables"] = _merged(spans)
     return cached
 
 
-def _view_bytes(t) -> int:
+def live_tensors(device_type: str) -> list:
+    """Every live tensor on that device type with elements, found through the garbage collector (a kernel handed
+    tensors by address: the guard here, capture's ``program/tables.py``)."""
+    import gc
+
+    import torch
+
+    out = []
+    for obj in gc.get_objects():  # type(), not isinstance: some objects warn when their __class__ is read
+        if issubclass(type(obj), torch.Tensor):
+            try:
+                if obj.device.type == device_type and obj.numel() > 0 and not obj.is_sparse:
+                    out.append(obj)
+            except Exception:  # noqa: BLE001 - a tensor subclass without storage
+                continue
+    return out
+
+
+def view_bytes(t) -> int:
     """Bytes from a tensor's first element to the end of its last (non-negative strides; 0 when empty)."""
     if t.numel() == 0:
         return 0

@@ -16,7 +16,8 @@ import numpy as np
 
 STUB_MODULE = "triton.language.extra.libdevice"
 # the modules whose functions a kernel may call: the generic stubs and each backend's implementation
-MODULES = (STUB_MODULE, "triton.language.extra.cuda.libdevice", "triton.language.extra.hip.libdevice")
+CUDA_MODULE = "triton.language.extra.cuda.libdevice"
+MODULES = (STUB_MODULE, CUDA_MODULE, "triton.language.extra.hip.libdevice")
 
 
 def _vec(f):
@@ -240,7 +241,7 @@ def patch(scope, fn) -> None:
     for module in _modules():
         for name in SUPPORTED:
             if hasattr(module, name) and getattr(getattr(module, name), "__module__", "") == module.__name__:
-                if module.__name__ == MODULES[1]:
+                if module.__name__ == CUDA_MODULE:
                     _ORIGINALS.setdefault(name, getattr(module, name))
                 scope.set_attr(module, name, implementation(name))
     module = sys.modules.get(getattr(fn, "__module__", None) or "")

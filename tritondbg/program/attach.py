@@ -332,21 +332,17 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
                   grid=grid, config=config, interpreted=interpreted, stack=user_stack())
 
 
-_fns_seen = {"any": False}
-
-
 def observe(key: int, fn, make_launch: Callable[[], "Launch | None"], launch: Callable[[], Any]) -> Any:
     """One launch of kernel ``fn`` (``key``: a stable id of the launching object): counted, then ``launch()`` run
     through the observers that want ``fn``, which see ``make_launch()`` (built only when one does; None: the launch
     runs unobserved). The one path for ``JITFunction.run`` and torch.compile's launches (``inductor.py``)."""
     n = _launches.get(key)
     if n is None:
-        _fns[key], n = fn, 0
-        if not _fns_seen["any"]:  # the first launch: tritondbg's modules are loaded now
-            _fns_seen["any"] = True
+        if not _launches:  # the program's first launch: tritondbg's modules are loaded now
             from tritondbg.program import tracebacks
 
             tracebacks.hide_from_pytest()
+        _fns[key], n = fn, 0
     _launches[key] = n + 1
     if len(_observers) == 1:
         if not _observers[0].wants(fn):

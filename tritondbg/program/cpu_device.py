@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 import warnings
 
-_state: dict = {"mode": None, "moved": 0, "default_device": None}
+_state: dict = {"mode": None, "moved": 0}
 
 
 def _cpu(device):
@@ -80,7 +80,6 @@ def install() -> bool:
     mode.__enter__()  # for the program's life: popped by nobody (the program's own modes stack above it)
     _state["mode"] = mode
     original = torch.set_default_device
-    _state["default_device"] = original
 
     def set_default_device(device):
         moved = _cpu(device)

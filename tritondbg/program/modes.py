@@ -146,7 +146,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
         _err(f"  replay one: tritondbg interpret {os.path.join(out, first)}   (any reproducer above; "
              f"`tritondbg ir` takes it too)")
     _err_pinned(doc["pinned_configs"])
-    _err_compile_notes(summaries)
+    _err_notes(summaries)
     if rc != 0:
         _err(f"tritondbg capture: the program exited with status {rc}; the {len(entries)} reproducer(s) "
              f"written before are kept")
@@ -165,7 +165,7 @@ def _merge_pinned(summaries) -> dict:
     return out
 
 
-def _err_compile_notes(summaries) -> None:
+def _err_notes(summaries) -> None:
     """Why a torch.compile'd program showed no Triton launch (one line, however many processes said it), and how
     many of its CUDA tensors were made on the CPU."""
     from tritondbg.program import cpu_device
@@ -260,7 +260,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     for line in _summary_table(launches, checked, per_kernel):
         _err(line)
     _err_pinned(pinned)
-    _err_compile_notes(summaries)
+    _err_notes(summaries)
     tf32 = list(dict.fromkeys(site for s in summaries for site in s.get("tf32_dots", [])))
     if tf32:
         from tritondbg.interp.dots import tf32_note

@@ -14,44 +14,23 @@ rewritten for it.
 """
 from __future__ import annotations
 
+from tritondbg.interp.guard import live_tensors, view_bytes
+
 MAX_ENTRIES = 1 << 16
 _LOW = 1 << 16  # no tensor lives below this address: smaller values are indices, sizes, null
-
-
-def _view_span(t) -> tuple[int, int]:
-    """[first byte, one past the last byte) of the elements ``t`` views (non-negative strides)."""
-    if t.numel() == 0:
-        return t.data_ptr(), t.data_ptr()
-    last = sum((n - 1) * st for n, st in zip(t.shape, t.stride()) if st > 0)
-    return t.data_ptr(), t.data_ptr() + (last + 1) * t.element_size()
 
 
 def _holder(addr: int, tensors: list):
     """The tensor of ``tensors`` that ``addr`` falls in: one starting there first, else the one whose view spans it."""
     best = None
     for t in tensors:
-        lo, hi = _view_span(t)
+        lo = t.data_ptr()
+        hi = lo + view_bytes(t)
         if lo == addr and hi > lo:
             return t
         if best is None and lo <= addr < hi:
             best = t
     return best
-
-
-def _live(device_type: str, skip: set) -> list:
-    import gc
-
-    import torch
-
-    out = []
-    for obj in gc.get_objects():  # type(), not isinstance: some objects warn when their __class__ is read
-        if issubclass(type(obj), torch.Tensor) and id(obj) not in skip:
-            try:
-                if obj.device.type == device_type and obj.numel() > 0 and not obj.is_sparse:
-                    out.append(obj)
-            except Exception:  # noqa: BLE001 - a tensor subclass without storage
-                continue
-    return out
 
 
 def addressed(snap) -> None:
@@ -75,7 +54,7 @@ def addressed(snap) -> None:
             t = _holder(v, own)
             if t is None:
                 if device not in live:
-                    live[device] = _live(device, {id(x) for x in snap.tensors})
+                    live[device] = live_tensors(device)
                 t = _holder(v, live[device])
             if t is None:
                 found = None                           # an entry that lands nowhere: leave the table alone
