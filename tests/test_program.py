@@ -388,6 +388,20 @@ def test_an_error_raised_inside_tritondbg_keeps_every_frame(monkeypatch):
         assert tracebacks.ours(files[-1]), files
 
 
+def test_a_ctrl_c_inside_tritondbgs_frames_is_not_shown_as_ours(monkeypatch):
+    """Ctrl-C during a launch raises KeyboardInterrupt in tritondbg's SIGINT handler, mid-shim: its traceback had
+    tritondbg's frames (the 'raised inside tritondbg' rule); an interrupt is where the program was, not a bug."""
+    from tritondbg.program import exits, tracebacks
+
+    monkeypatch.setitem(exits._state, "sigint_at", None)
+    try:
+        exits._sigint_once(signal.SIGINT, None)
+    except KeyboardInterrupt as exc:
+        tracebacks.strip(exc)
+        files = [f.filename for f in __import__("traceback").extract_tb(exc.__traceback__)]
+        assert files == [__file__], files
+
+
 @pytest.mark.interpreter
 def test_a_launch_through_address_tables_replays_with_its_tensors(tmp_path):
     """A grouped kernel handed int64 tables of data pointers (Triton's tutorial 08, MoE): capture saved the tables

@@ -6,7 +6,7 @@ interpreter hooks) between the program's line and Triton's: noise in a traceback
 those frames are left out of the tracebacks a program prints: Python's uncaught-exception printer
 (``sys.excepthook``) and pytest's (``__tracebackhide__`` in tritondbg's modules, a callable pytest asks per
 exception). An exception raised inside tritondbg itself (its innermost frame is tritondbg's: a bug of ours) keeps
-every frame.
+every frame; a KeyboardInterrupt is not one (a Ctrl-C during a launch lands in tritondbg's frames).
 """
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ def ours(filename: str) -> bool:
 
 
 def _raised_by_us(exc: BaseException) -> bool:
+    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C lands wherever the program was, tritondbg's code included
+        return False
     tb, last = exc.__traceback__, None
     while tb is not None:
         last, tb = tb, tb.tb_next
