@@ -245,6 +245,20 @@ def test_check_bad_usage(args, needle, cli_env):
     assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr
 
 
+@pytest.mark.parametrize("content", ["garbage{\n", "[1, 2]\n", '{"times_ms": [1]}\n'])
+@pytest.mark.parametrize("update", [False, True])
+def test_a_corrupt_baseline_file_is_one_usage_line(content, update, cli_env, tmp_path):
+    """A --baseline file that is not one was read as an empty baseline (every gate passed against nothing), and
+    --update-baseline failed on it after every gate had run: now one line before any work, exit 2."""
+    bad = tmp_path / "base.json"
+    bad.write_text(content)
+    p = run_cli(["check", "add", "--gates", "resources", "--baseline", str(bad)]
+                + (["--update-baseline"] if update else []), cli_env, cwd=tmp_path)
+    assert p.returncode == 2 and "not a baseline file" in p.stderr, (p.returncode, p.stderr[-2000:])
+    assert len(p.stderr.strip().splitlines()) == 1 and p.stdout == "", (p.stdout, p.stderr)
+    assert bad.read_text() == content  # left as it was
+
+
 def test_pytest_plugin_option_and_fixture(tmp_path):
     """A user's pytest run applies the gates: --tritondbg collects scenario files; the fixture checks inline."""
     twin, buggy = f"{ZOO / 'missing_mask.py'}::twin", f"{ZOO / 'missing_mask.py'}::buggy"

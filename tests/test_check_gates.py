@@ -44,16 +44,16 @@ def test_a_dying_worker_is_an_error_for_its_item_in_table_junit_and_json(cli_env
     assert p.returncode == 1, p.stdout + p.stderr
     gates = _gates(record)
     assert set(gates) == {("crash::segv", "correctness"), ("crash::killed", "correctness"),
-                          ("crash::fine", "correctness")}
+                          ("crash::fine", "correctness"), ("crash::segv_in_c", "correctness")}
     assert gates[("crash::fine", "correctness")]["status"] == PASS
     segv, killed = gates[("crash::segv", "correctness")], gates[("crash::killed", "correctness")]
     assert segv["status"] == ERROR and "SIGSEGV" in segv["reason"] and "crash.py" in segv["reason"]
     assert killed["status"] == ERROR and "SIGKILL" in killed["reason"]
     assert killed["command"].startswith("tritondbg check ") and "crash.py::killed --gates correctness" in killed["command"]
     xml = _junit(junit)
-    assert len(xml) == 3 and xml[("crash::segv", "correctness")][0] == "error"
+    assert len(xml) == 4 and xml[("crash::segv", "correctness")][0] == "error"
     assert "SIGKILL" in xml[("crash::killed", "correctness")][1]
-    assert "2 error(s)" in p.stdout and "1 passed" in p.stdout
+    assert "3 error(s)" in p.stdout and "1 passed" in p.stdout
     # the one case that ran passed, but the run did not: the JSON's verdict is the exit status's
     assert json.loads(record.read_text())["passed"] is False and RunRecord.load(record).passed is False
 
@@ -111,7 +111,7 @@ def test_sigterm_winds_down_as_sigint_and_exits_143(cli_env, tmp_path):
 @pytest.mark.parametrize("name, words", [
     ("no_return", ["launch returned None", "forget `return`"]),
     ("ref_str", ["reference `reference_str`", "mistakes.py:", "returned str, not a tensor"]),
-    ("tuple_none", ["returned a tuple whose item 1 is None", "forget `return`"]),  # said "returned NoneType"
+    ("tuple_none", ["output out1: launch", "returned None where the other side has a tensor", "forget `return`"]),
     ("bad_inputs", ["make_inputs `make_inputs_raises`", "mistakes.py:", "ValueError: bad shape parameter"]),
     ("inputs_list", ["make_inputs `make_inputs_list`", "returned list, not a dict"]),  # it blamed the reference
 ])
@@ -122,6 +122,33 @@ def test_a_run_that_compared_nothing_fails_naming_the_callable(name, words):
         assert out.status == FAIL, (gate, out.reason)
         for w in words:
             assert w in out.reason, (gate, w, out.reason)
+
+
+@pytest.mark.interpreter
+def test_dict_outputs_are_matched_by_key_and_none_on_both_sides_is_skipped():
+    """Outputs returned as dicts were compared by position (a user's report): a right kernel listing its outputs
+    in another order than the reference failed, one whose outputs are swapped passed, other keys passed. An
+    optional output that is None on both sides (Liger's ``(loss, None)``) was an error."""
+    def gate(name, which="correctness"):
+        target = f"{DATA / 'mistakes.py'}::{name}"
+        return run_gate(which, loader.load(target), GateContext(device="cpu", target=target))
+
+    for which in ("correctness", "sanitize"):
+        assert gate("dict_reordered", which).status == PASS, gate("dict_reordered", which).reason
+        assert gate("none_both", which).status == PASS, gate("none_both", which).reason
+    out = gate("dict_swapped")
+    assert out.status == FAIL and "elements of y outside" in out.reason, out.reason
+    out = gate("dict_keys")
+    assert out.status == FAIL and "differ in keys: missing 'y'; not in the reference 'out'" in out.reason, out.reason
+
+
+@pytest.mark.interpreter
+def test_determinism_runs_every_dtype_of_a_case():
+    """A case listing float32 then bfloat16, non-deterministic in bfloat16 only: the gate ran the first dtype."""
+    target = f"{DATA / 'mistakes.py'}::jitter_bf16"
+    out = run_gate("determinism", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == FAIL and out.reason.startswith("tiny/bfloat16 output 0:"), out.reason
+    assert {r.dtype for r in out.results} == {"float32", "bfloat16"}
 
 
 @pytest.mark.interpreter
@@ -151,6 +178,7 @@ def test_a_kernel_error_in_a_gate_names_the_kernel_line_and_pid(gate):
     assert out.status == FAIL and f"shim_cases.py:{line}" in out.reason and "ValueError" in out.reason, out.reason
     if gate == "correctness":
         assert f"shim_cases.py:{line}: pid (0, 0, 0): ValueError" in out.reason, out.reason
+        assert out.reason.count("ValueError") == 1, out.reason  # the message and its finding: said once
 
 
 def test_case_option_on_a_file_of_scenarios_runs_those_that_have_it():
@@ -165,6 +193,17 @@ def test_case_option_on_a_file_of_scenarios_runs_those_that_have_it():
     assert len(session.plan([target], ["correctness"], device="cpu", case="tiny")) == 2
     with pytest.raises(UsageError, match="no scenario in .* has a case 'huge'; its cases: odd, tiny"):
         session.plan([target], ["correctness"], device="cpu", case="huge")
+
+
+def test_a_crash_names_the_case_and_the_users_line_not_pythons_library(cli_env, tmp_path):
+    record = tmp_path / "c.json"
+    p = run_cli(["check", f"{DATA / 'crash.py'}::segv_in_c", "--gates", "correctness", "--json", str(record)],
+                cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    reason = _gates(record)[("crash::segv_in_c", "correctness")]["reason"]
+    line = next(i for i, ln in enumerate((DATA / "crash.py").read_text().splitlines(), 1) if "# CRASH" in ln)
+    assert "SIGSEGV" in reason and "in segv_in_c case second/float32" in reason, reason
+    assert f'crash.py", line {line} in launch_reads_address_zero' in reason and "__init__.py" not in reason, reason
 
 
 def test_interpret_says_where_a_crashing_launch_died(cli_env):

@@ -62,21 +62,46 @@ def _as_list(x) -> list:
     return [x]
 
 
-def _names(x, n: int) -> list[str]:
-    if isinstance(x, dict):
-        return list(x.keys())
-    return ["out"] if n == 1 else [f"out{i}" for i in range(n)]
+def _kind(x) -> str:
+    return f"dict (keys {', '.join(map(repr, x))})" if isinstance(x, dict) else type(x).__name__
 
 
-def compare(out, ref, atol: float, rtol: float) -> list[ErrorStats]:
+def pairs(out, ref, who: str = "kernel") -> list[tuple[str, Any, Any]]:
+    """(name, output, reference) for each output to compare. Dicts are matched by key (a kernel returning its
+    outputs in another order than the reference, or swapped, was compared by position: a right kernel failed, a
+    wrong one passed), sequences by position; an item that is None on both sides (Liger's ``(loss, None)``) is
+    left out. Raises ValueError, saying how, when the two do not match up."""
+    if isinstance(out, dict) or isinstance(ref, dict):
+        if not (isinstance(out, dict) and isinstance(ref, dict)):
+            raise ValueError(f"{who} returned a {_kind(out)}, reference a {_kind(ref)}: return the same kind "
+                             "(dicts are matched by key)")
+        missing, extra = [k for k in ref if k not in out], [k for k in out if k not in ref]
+        if missing or extra:
+            raise ValueError(f"{who} outputs and reference differ in keys: "
+                             + "; ".join(part for part in (
+                                 missing and f"missing {', '.join(map(repr, missing))}",
+                                 extra and f"not in the reference {', '.join(map(repr, extra))}") if part))
+        named = [(str(k), out[k], ref[k]) for k in ref]
+    else:
+        outs, refs = _as_list(out), _as_list(ref)
+        if len(outs) != len(refs):
+            raise ValueError(f"{who} returned {len(outs)} output(s), reference {len(refs)}")
+        names = ["out"] if len(outs) == 1 else [f"out{i}" for i in range(len(outs))]
+        named = list(zip(names, outs, refs))
+    for name, o, r in named:
+        if (o is None) != (r is None):
+            side = who if o is None else "reference"
+            raise ValueError(f"output {name}: {side} returned None where the other side has a tensor"
+                             + ("; did a helper forget `return`?" if o is None else ""))
+    return [(name, o, r) for name, o, r in named if o is not None]
+
+
+def compare(out, ref, atol: float, rtol: float, who: str = "kernel") -> list[ErrorStats]:
     """Compare (possibly nested) outputs against the reference; one ErrorStats per output tensor."""
     import torch  # heavy; only once a run happened
 
-    outs, refs = _as_list(out), _as_list(ref)
-    if len(outs) != len(refs):
-        raise ValueError(f"kernel returned {len(outs)} output(s), reference {len(refs)}")
     stats = []
-    for name, o, r in zip(_names(out, len(outs)), outs, refs):
+    for name, o, r in pairs(out, ref, who):
         kinds = (o.dtype.is_floating_point or o.dtype.is_complex, r.dtype.is_floating_point or r.dtype.is_complex)
         dtypes = (f"{str(o.dtype).replace('torch.', '')} output, {str(r.dtype).replace('torch.', '')} reference"
                   if kinds[0] != kinds[1] else "")

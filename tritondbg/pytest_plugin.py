@@ -187,18 +187,25 @@ def _faults_to_file(outdir: str | None, target: str, gate: str):
         return None
     import faulthandler
 
+    from tritondbg import watchdog
+
     f = open(item_file(outdir, target, gate, ".fault"), "w")  # noqa: SIM115 - kept open while the item runs
     faulthandler.enable(file=f, all_threads=False)
+    watchdog.trail[0] = f  # each case as it starts: the crash's case
     return f
 
 
 def _faults_off(f) -> None:
     import faulthandler
 
+    from tritondbg import watchdog
+
     faulthandler.disable()
+    watchdog.trail[0] = None
     f.close()
-    if os.path.getsize(f.name) == 0:
-        os.remove(f.name)
+    with open(f.name, errors="replace") as log:  # the cases' trail alone: the item lived
+        if "Fatal Python error" not in log.read():
+            os.remove(f.name)
 
 
 def _pick_gpu(device: str) -> None:

@@ -308,7 +308,8 @@ NOTHING_RETURNED = "launch returned None: nothing to compare; did the wrapper fo
 
 
 def _not_tensors(role: str, fn, value) -> str | None:
-    """Why ``value`` (a launch's or reference's result) cannot be compared, or None when it can."""
+    """Why ``value`` (a launch's or reference's result) cannot be compared, or None when it can. An item that is
+    None is left to the pairing (compare.pairs): None on both sides is skipped, on one side an error."""
     import torch
 
     from tritondbg.compare import _as_list
@@ -317,14 +318,13 @@ def _not_tensors(role: str, fn, value) -> str | None:
         return NOTHING_RETURNED if role == "launch" else \
             f"reference {describe_callable(fn)} returned None: nothing to compare against"
     items = _as_list(value)
-    for i, v in enumerate(items):
-        if not isinstance(v, torch.Tensor):
-            if v is not None or items == [value]:
-                return (f"{role} {describe_callable(fn)} returned {type(v).__name__}, not a tensor (or a "
-                        "tuple/list/dict of tensors)")
-            key = list(value)[i] if isinstance(value, dict) else i
-            return (f"{role} {describe_callable(fn)} returned a {type(value).__name__} whose item {key!r} is None"
-                    + ("; did a helper forget `return`?" if role == "launch" else ""))
+    for v in items:
+        if v is not None and not isinstance(v, torch.Tensor):
+            return (f"{role} {describe_callable(fn)} returned {type(v).__name__}, not a tensor (or a "
+                    "tuple/list/dict of tensors)")
+    if all(v is None for v in items):
+        return (f"{role} {describe_callable(fn)} returned a {type(value).__name__} of None only: nothing to compare"
+                + ("; did a helper forget `return`?" if role == "launch" else ""))
     return None
 
 
@@ -442,17 +442,17 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
             result.status, result.message = "error", bad_out
             out = None
     if out is not None:
-        _compare_into(result, out, expected, dtype, case)
+        _compare_into(result, out, expected, dtype, case, f"launch {describe_callable(launch)}")
     for inst in instruments:
         inst.finish(result, out, expected)
     _apply_findings(result)
     return result
 
 
-def _compare_into(result: CaseResult, out, expected, dtype: str, case: Case) -> None:
+def _compare_into(result: CaseResult, out, expected, dtype: str, case: Case, who: str = "kernel") -> None:
     atol, rtol = tolerance(dtype, case.atol, case.rtol)
     try:
-        result.errors = compare(out, expected, atol, rtol)
+        result.errors = compare(out, expected, atol, rtol, who)
     except ValueError as exc:
         result.status, result.message = "error", str(exc)
         return

@@ -32,6 +32,8 @@ BACKSTOP = 20.0  # seconds after stage 2 before faulthandler ends a process whos
 
 _activity: dict[str, str] = {}
 _end: list = [None]   # monotonic time of the current deadline
+trail: list = [None]  # an open file each activity is written to (pytest_plugin: the item's fault log)
+TRAIL_PREFIX = "tritondbg: running "
 
 
 def remaining(default: float) -> float:
@@ -47,9 +49,17 @@ class Timeout(BaseException):
 
 @contextmanager
 def activity(**what: str):
-    """Record what the main thread is doing (kernel=..., case=..., dtype=...) for a timeout report."""
+    """Record what the main thread is doing (kernel=..., case=..., dtype=...) for a timeout report, and in the
+    ``trail`` file when one is set (a check worker's fault log: a crash then says which case it died in)."""
     saved = dict(_activity)
     _activity.update({k: str(v) for k, v in what.items()})
+    if trail[0] is not None and "case" in what:
+        try:
+            trail[0].write(f"{TRAIL_PREFIX}{_activity.get('kernel', '?')} case {_activity['case']}/"
+                           f"{_activity.get('dtype', '?')}\n")
+            trail[0].flush()
+        except (OSError, ValueError):
+            pass
     try:
         yield
     finally:

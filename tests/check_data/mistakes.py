@@ -52,3 +52,42 @@ inputs_list = Scenario("inputs_list", make_inputs_list, launch, reference, _CASE
 ref_in_place = Scenario("ref_in_place", make_inputs, launch, reference_in_place, _CASES, kernels=[add_one])
 no_cases = Scenario("no_cases", make_inputs, launch, reference, [], kernels=[add_one])  # an empty case list
 all_refused = Scenario("all_refused", make_inputs, launch_refused, reference, _CASES, kernels=[refuses_every_config])
+
+
+# outputs as dicts: matched by key (they were compared by position: a right kernel whose dict lists its outputs in
+# another order failed, one whose outputs are swapped passed)
+def _pair(x):
+    y = launch(x)
+    return y, y * 2
+
+
+def reference_dict(x):
+    return {"y": reference(x), "y2": reference(x) * 2}
+
+
+dict_reordered = Scenario("dict_reordered", make_inputs, lambda x: dict(zip(("y2", "y"), _pair(x)[::-1])),
+                          reference_dict, _CASES, kernels=[add_one])
+dict_swapped = Scenario("dict_swapped", make_inputs, lambda x: dict(zip(("y", "y2"), _pair(x)[::-1])),
+                        reference_dict, _CASES, kernels=[add_one])
+dict_keys = Scenario("dict_keys", make_inputs, lambda x: {"out": _pair(x)[0], "y2": _pair(x)[1]},
+                     reference_dict, _CASES, kernels=[add_one])
+# (loss, None) on both sides, as Liger's ops return an optional output: the None is not compared
+none_both = Scenario("none_both", make_inputs, lambda x: (launch(x), None), lambda x: (reference(x), None),
+                     _CASES, kernels=[add_one])
+
+_calls = {"n": 0}
+
+
+def launch_jitter_bf16(x):
+    """Deterministic in float32, not in bfloat16 (a per-call perturbation on that dtype's path only)."""
+    y = launch(x)
+    if x.dtype == torch.bfloat16:
+        _calls["n"] += 1
+        y = y + _calls["n"] * 0.5
+    return y
+
+
+# the determinism gate compared each case's first dtype only: this passed with float32 listed first
+jitter_bf16 = Scenario("jitter_bf16", make_inputs, launch_jitter_bf16, reference,
+                       [Case("tiny", params=dict(n=100), dtypes=("float32", "bfloat16"), atol=100, rtol=0)],
+                       kernels=[add_one])

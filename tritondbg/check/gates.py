@@ -89,7 +89,7 @@ class ThreeWay(runner.Instrument):
     def finish(self, result, out, expected) -> None:
         import torch
 
-        from tritondbg.compare import _as_list, tolerance
+        from tritondbg.compare import pairs, tolerance
 
         if out is None or result.dtype not in LOW_PRECISION or self.scenario.baseline is None or self.inputs is None:
             return
@@ -99,8 +99,13 @@ class ThreeWay(runner.Instrument):
             result.extra["three_way"] = f"skipped: torch baseline failed on {result.device}: {type(e).__name__}"
             return
         atol, _ = tolerance(result.dtype, self.case.atol, self.case.rtol)
+        try:
+            matched = [(o, b, r) for (_, o, r), (_, b, _) in zip(pairs(out, expected), pairs(base, expected, "torch"))]
+        except ValueError as e:
+            result.extra["three_way"] = f"skipped: {e}"
+            return
         rows = []
-        for o, b, r in zip(_as_list(out), _as_list(base), _as_list(expected)):
+        for o, b, r in matched:
             r = r.detach().to("cpu", torch.float32)
             e_kernel = float((o.detach().to("cpu", torch.float32) - r).abs().nan_to_num(float("inf")).max())
             e_torch = float((b.detach().to("cpu", torch.float32) - r).abs().nan_to_num(float("inf")).max())
@@ -163,8 +168,10 @@ def _attributed(ctx: GateContext, *instruments) -> list:
 def _first_failure(results) -> str:
     for r in results:
         if r.status != "pass":
-            errors = [f for f in r.findings if f.get("severity", "error") == "error" and f.get("message")]
-            return f"{r.case}/{r.dtype}: {r.message}" + (f": {errors[0]['message']}" if errors else "")
+            errors = [f["message"] for f in r.findings if f.get("severity", "error") == "error" and f.get("message")]
+            # a kernel error is both the message and a finding: said once
+            extra = errors[0] if errors and errors[0] not in (r.message or "") else ""
+            return f"{r.case}/{r.dtype}: {r.message}" + (f": {extra}" if extra else "")
     return ""
 
 
@@ -411,8 +418,8 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
     if empty:
         return empty
     results, differ = [], []
-    for case in _cases(scenario, ctx):
-        dtype = case.dtypes[0]
+    # every dtype of each case: a run that differs in bf16 only passed when float32 came first (user report)
+    for case, dtype in ((c, d) for c in _cases(scenario, ctx) for d in c.dtypes):
         grabs = []
         for _ in range(2):
             cap = Capture()
@@ -431,7 +438,8 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
         return GateOutcome(scenario.name, "determinism", FAIL, differ[0], {"differ": differ}, results)
     if errors:
         return GateOutcome(scenario.name, "determinism", FAIL, _first_failure(errors), {}, results)
-    return GateOutcome(scenario.name, "determinism", PASS, f"{len(results) // 2} cases bitwise equal twice", {},
+    return GateOutcome(scenario.name, "determinism", PASS, f"{len(results) // 2} case x dtype runs bitwise equal "
+                       "twice", {},
                        results)
 
 

@@ -23,6 +23,25 @@ def read_baseline(path: str) -> dict:
     return json.loads(p.read_text()) if p.is_file() else {}
 
 
+def check_baseline_file(path: str) -> None:
+    """UsageError, one line, when ``path`` exists but is not a baseline file (the gates used to read a corrupt file
+    as an empty one and pass; --update-baseline failed on it after every gate had run)."""
+    from tritondbg.errors import UsageError
+
+    p = Path(path)
+    if not p.exists():
+        return
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise UsageError(f"--baseline {path}: not a baseline file ({type(e).__name__}: {e})") from None
+    bad = [k for k in ("times_ms", "configs", "meta") if not isinstance(data, dict)
+           or not isinstance(data.get(k, {}), dict)]
+    if bad:
+        raise UsageError(f"--baseline {path}: not a baseline file (expected a JSON object with 'times_ms', "
+                         "'configs' and 'meta' objects, as --update-baseline writes)")
+
+
 def load_baseline(path: str, part: str = "times_ms") -> dict:
     """One part of a baseline file: ``times_ms`` or ``configs``."""
     return read_baseline(path).get(part, {})

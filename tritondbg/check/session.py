@@ -208,10 +208,18 @@ def _fault_line(path: Path) -> str:
         text = path.read_text(errors="replace").splitlines()
     except OSError:
         return ""
-    head = next((ln.strip() for ln in text if ln.startswith("Fatal Python error")), "")
-    frame = next((ln.strip() for ln in text if ln.strip().startswith("File ") and "site-packages" not in ln
-                  and f"{os.sep}tritondbg{os.sep}" not in ln), "")
-    return "; ".join(p for p in (head, frame) if p)
+    from tritondbg import watchdog
+
+    head = next((i for i, ln in enumerate(text) if ln.startswith("Fatal Python error")), None)
+    if head is None:
+        return ""
+    # the case the worker had started last (watchdog.trail), and the innermost frame of the user's code (not
+    # Python's own library: it named ctypes' string_at for a wrapper's segfault)
+    case = next((ln[len(watchdog.TRAIL_PREFIX):].strip() for ln in reversed(text[:head])
+                 if ln.startswith(watchdog.TRAIL_PREFIX)), "")
+    frames = [ln.strip() for ln in text[head:] if ln.strip().startswith('File "')]
+    frame = next((f for f in frames if not watchdog._skip_file(f.split('"')[1])), frames[0] if frames else "")
+    return "; ".join(p for p in (text[head].strip(), case and f"in {case}", frame) if p)
 
 
 def plugin_args() -> list[str]:

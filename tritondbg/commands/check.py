@@ -26,6 +26,9 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
         raise UsageError(f"--timeout must be a number of seconds >= 0 (0: none), got {timeout:g}")
     if update_baseline:   # written after every gate ran: say now that it cannot be
         options.check_output_path("--baseline", baseline, folder=False, purpose="--update-baseline writes it")
+    from tritondbg.check.perf import check_baseline_file
+
+    check_baseline_file(baseline)  # a corrupt file was read as an empty one: every gate passed against nothing
     chosen = session.resolve_gates(gates)
     names = session.resolve_targets(targets, all_)
     items = session.rough_plan(names, chosen)

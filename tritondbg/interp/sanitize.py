@@ -49,12 +49,12 @@ def suspended():
 
 def _outputs(out, ref):
     """(name, out tensor, reference tensor) for each output, named as compare.py names them."""
-    from tritondbg.compare import _as_list, _names
+    from tritondbg.compare import pairs
 
-    outs, refs = _as_list(out), _as_list(ref)
-    if len(outs) != len(refs):
+    try:
+        return pairs(out, ref)
+    except ValueError:  # the correctness comparison reports it
         return []
-    return list(zip(_names(out, len(outs)), outs, refs))
 
 
 # ---------------------------------------------------------------------------------------------------------
