@@ -318,6 +318,17 @@ def test_a_script_written_for_the_gpu_runs_its_cuda_tensors_on_the_cpu(order, tm
 
 
 @pytest.mark.interpreter
+def test_autocast_named_for_cuda_runs_on_the_cpu_at_cudas_dtype():
+    """``torch.autocast("cuda")`` on a machine without CUDA: torch disabled it with a warning and the kernel got
+    float32 where a GPU gives it float16 (a user's report); GradScaler("cuda") likewise."""
+    _no_cuda()
+    out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "amp"])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "amp torch.float16 torch.bfloat16 torch.float16 scaler enabled True" in out.stdout, out.stdout
+    assert "Disabling" not in out.stderr and "5 request(s) for a CUDA tensor or device" in out.stderr, out.stderr
+
+
+@pytest.mark.interpreter
 def test_capture_without_a_gpu_serves_cuda_tensors_too(tmp_path):
     _no_cuda()
     out = run(["capture", "--out", str(tmp_path / "cap"), "--", sys.executable, str(DATA / "cuda_by_name.py"),
@@ -361,6 +372,22 @@ def test_a_kernel_error_traceback_holds_the_programs_frames_not_tritondbgs(how):
     frames = [ln for ln in text.splitlines() if ("tritondbg/" in ln or "tritondbg\\" in ln)
               and (ln.lstrip().startswith("File ") or ".py:" in ln)]
     assert not frames, frames
+
+
+@pytest.mark.parametrize("how", ["fallback", "pytest.raises"])
+def test_a_kernel_error_the_program_caught_is_a_warning(how, tmp_path):
+    """A launch that raises into a program that handles it (a negative test's ``pytest.raises``, a ``try`` with a
+    fallback) and exits 0: the run exited 1 where the bare interpreter's exits 0 (a user's report). The finding
+    stays, as a warning that says the program caught it; uncaught, it is still an error (test above)."""
+    prog = str(DATA / "kernel_error.py")
+    cmd = ([sys.executable, prog, "fallback"] if how == "fallback" else
+           [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", prog, "-k", "refused"])
+    out = run(["interpret", "--json", str(tmp_path / "r.json"), "--", *cmd])
+    assert out.returncode == 0, out.stderr[-3000:]
+    line = [ln for ln in out.stderr.splitlines() if ln.lstrip().startswith("kernel_error:")]
+    assert len(line) == 1 and line[0].endswith("the program caught the error and went on"), out.stderr[-3000:]
+    (finding,) = json.loads((tmp_path / "r.json").read_text())["findings"]
+    assert finding["severity"] == "warning" and finding["handled"] is True
 
 
 def test_an_error_raised_inside_tritondbg_keeps_every_frame(monkeypatch):
@@ -432,6 +459,18 @@ def test_an_out_of_bounds_load_finding_says_what_the_program_got():
     assert out.returncode == 1 and "y[98:102] [1.0, 1.0, 0.0, 0.0]" in out.stdout, out.stdout + out.stderr
     line = next(ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds"))
     assert "the program got 0" in line and "here they hold poison" not in line, line
+
+
+@pytest.mark.interpreter
+def test_a_program_killed_by_a_segfault_still_reports_its_launches():
+    """A segfault in the program's C code after its launches: no exit hook runs, and the report said "0
+    launch(es)" beside the findings of those launches. The counts are written as the launches go (child.checkpoint,
+    at most once a second: the first launch's at once)."""
+    out = run(["interpret", "--", sys.executable, str(DATA / "programs.py"), "oob_then_segv"])
+    assert out.returncode == 139, out.stderr[-3000:]
+    row = next(ln.split() for ln in out.stderr.splitlines() if ln.strip().startswith("unmasked_copy_kernel "))
+    assert row[1:3] == ["1", "1"], out.stderr[-3000:]   # launched once, checked once (the first launch's write)
+    assert "finding(s)" in out.stderr and "0 launch(es)" not in out.stderr, out.stderr[-3000:]
 
 
 @pytest.mark.interpreter

@@ -125,7 +125,10 @@ spin[(2,)](x)
 '''
 
 
-def test_ctrl_c_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(tmp_path):
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_stop_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(sig, tmp_path):
+    """Ctrl-C (the terminal's group SIGINT) or SIGTERM (``timeout``, a CI cancel: it said only "killed by SIGTERM")
+    while a launch spins: the kernel line and pid it was at."""
     import signal
     import time
 
@@ -141,14 +144,18 @@ def test_ctrl_c_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(tm
         while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline and proc.poll() is None:
             time.sleep(0.2)
         time.sleep(2.0)                   # inside the launch by now
-        os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C
+        if sig == "SIGINT":
+            os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C
+        else:
+            proc.send_signal(signal.SIGTERM)    # timeout(1) signals tritondbg, which passes it on
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
     spin_line = next(i for i, ln in enumerate(SPIN.splitlines(), 1) if "# SPIN" in ln)
-    assert proc.returncode == 130, err[-2000:]
-    assert f"tritondbg: interrupted in spin at spin.py:{spin_line}, pid (0, 0, 0) (launch 0 of it)" in err, err[-2000:]
+    how = "interrupted" if sig == "SIGINT" else "terminated (SIGTERM)"
+    assert proc.returncode == (130 if sig == "SIGINT" else 143), err[-2000:]
+    assert f"tritondbg: {how} in spin at spin.py:{spin_line}, pid (0, 0, 0) (launch 0 of it)" in err, err[-2000:]
     row = next(ln for ln in err.splitlines() if ln.strip().startswith("spin "))
     assert row.split()[1:3] == ["1", "0"], row   # launched once, checked none
 

@@ -1,5 +1,5 @@
 """A script written for a GPU, as most are: every tensor on "cuda" by name. Under `tritondbg interpret --` on a
-machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|event|thread`."""
+machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|event|thread|amp`."""
 import sys
 import warnings
 
@@ -37,6 +37,16 @@ def main(mode):
         t.start()
         t.join()
         print(f"thread: {errors[0]}")
+        return
+    if mode == "amp":                          # mixed precision named for CUDA: half precision on the CPU too
+        x, w = torch.randn(64, 64, device="cuda"), torch.randn(64, 64, device="cuda")
+        with torch.autocast("cuda"):
+            h = x @ w                          # float16 on a GPU (CUDA autocast's default dtype)
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            b = x @ w
+        out = axpy(1.0, h, h)                  # the kernel gets what the GPU run gives it
+        scaler = torch.amp.GradScaler("cuda")
+        print("amp", h.dtype, b.dtype, out.dtype, "scaler enabled", scaler.is_enabled())
         return
     g = torch.ones(2, requires_grad=True).sum()
     with warnings.catch_warnings(record=True) as seen:

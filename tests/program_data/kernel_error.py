@@ -22,5 +22,20 @@ def test_launch():
     launch()
 
 
+def test_launch_refused():  # a negative test: the error is what it expects (select with -k refused)
+    import pytest
+
+    with pytest.raises(Exception, match="power of 2"):
+        launch()
+
+
 if __name__ == "__main__":
-    launch()
+    import sys
+
+    if sys.argv[1:] == ["fallback"]:  # a program that catches the error and takes another path
+        try:
+            launch()
+        except Exception:
+            print("fell back to torch")
+    else:
+        launch()

@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|autotuned_out|pruned|subclass|oob_load|osexit|forkpool`."""
+autotuned|autotuned_out|pruned|subclass|oob_load|oob_then_segv|osexit|forkpool`."""
 import os
 import sys
 import time
@@ -99,6 +99,12 @@ if __name__ == "__main__":
         unmasked_copy_kernel[(2,)](x, y, BLOCK=64)
         print(f"y[98:102] {y[98:102].tolist()}")
         sys.exit(0)
+    if sys.argv[1] == "oob_then_segv":              # the same launch, then the program dies in C code
+        import ctypes
+        x, y = torch.ones(100), torch.full((128,), 5.0)
+        unmasked_copy_kernel[(2,)](x, y, BLOCK=64)
+        add_one_kernel[(1,)](x, y, 100, 1, BLOCK=128)
+        ctypes.string_at(0)                         # SIGSEGV: no exit hook runs
     if sys.argv[1] == "autotuned":                  # an autotuned in-place kernel: must run exactly once
         x = torch.arange(100, dtype=torch.float32)
         acc = torch.ones(100)

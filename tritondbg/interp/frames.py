@@ -79,6 +79,16 @@ def traceback_site(exc: BaseException) -> tuple[str, int, str] | None:
     return found
 
 
+def frame_site(frame) -> tuple[str, int, str] | None:
+    """The innermost user kernel frame on a running stack (a signal handler's ``frame`` and its callers)."""
+    codes = kernel_codes()
+    while frame is not None:
+        if frame.f_code in codes:
+            return frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
+        frame = frame.f_back
+    return None
+
+
 _STATEMENTS: dict[str, dict[int, int]] = {}
 
 

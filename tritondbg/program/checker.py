@@ -177,16 +177,18 @@ def _tensors(snap) -> dict:
     return out
 
 
-def _say_interrupted(launch, index: int, exc: BaseException) -> None:
-    """One line: the kernel line and program the interpreter was running when the user pressed Ctrl-C."""
+def _say_interrupted(launch, index: int, exc: BaseException | None = None, frame=None,
+                     how: str = "interrupted") -> None:
+    """One line: the kernel line and program the interpreter was running when the user pressed Ctrl-C (``exc``)
+    or SIGTERM ended the program (``frame``: where the signal landed; a CI timeout ends a stuck run so)."""
     from triton.runtime import interpreter
 
     from tritondbg.interp import frames
 
-    where = frames.traceback_site(exc)
+    where = frames.traceback_site(exc) if exc is not None else frames.frame_site(frame)
     pid = getattr(getattr(interpreter, "interpreter_builder", None), "grid_idx", None)
     at = f" at {os.path.basename(where[0])}:{where[1]}" if where else ""
-    print(f"tritondbg: interrupted in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
+    print(f"tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
           f"{index} of it) [launched from {attach.describe_site(launch.stack)}]", file=sys.stderr, flush=True)
 
 
@@ -201,6 +203,12 @@ class Checker(attach.Observer):
         self.launches: dict[str, int] = {}
         self.findings: dict[str, int] = {}
         self.captured: dict[str, int] = {}
+        self.running = None
+        child._exits().on_term(self.on_term)
+
+    def on_term(self, frame) -> None:
+        if self.running is not None:
+            _say_interrupted(*self.running, frame=frame, how="terminated (SIGTERM)")
 
     def wants(self, fn) -> bool:
         if id(fn) in self.skip:
@@ -223,11 +231,14 @@ class Checker(attach.Observer):
                     capture.copy_before(snap)
             except Exception:  # noqa: BLE001 - tensors that cannot be read as bytes: no second run
                 snap = None
+        self.running = (launch, index)  # SIGTERM says where it landed (on_term)
         try:
             value, findings, error = instrument_launch(proceed, launch.args, sanitize=self.sanitize, snap=snap)
         except KeyboardInterrupt as exc:  # Ctrl-C in a launch (a kernel that spins): where it was, not "checked"
             _say_interrupted(launch, index, exc)
             raise
+        finally:
+            self.running = None
         self.launches[launch.name] = index + 1
         site = launch.call_site
         test = current_test()
@@ -244,6 +255,7 @@ class Checker(attach.Observer):
             self.findings[launch.name] = self.findings.get(launch.name, 0) + len(findings)
             if self.capture_on_finding:
                 self._capture(launch, snap, error)
+        child.checkpoint()  # the counts so far, should the program die where no exit hook runs
         if error is not None:
             raise error
         return value

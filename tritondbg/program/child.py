@@ -289,6 +289,19 @@ def _minus(now, before):
     return now
 
 
+CHECKPOINT_S = 1.0  # how stale the launch counts of a process killed by SIGSEGV / SIGKILL can be
+
+
+def checkpoint() -> None:
+    """After a launch: the summary, written at most once a second (the first launch's at once), so a process that
+    dies of a signal no exit hook sees (a segfault in the program's C code, SIGKILL) still reports its launches;
+    it reported "0 launch(es)" beside the findings of the launches it made."""
+    now = time.monotonic()
+    if now - _state.get("checkpoint_at", -CHECKPOINT_S) >= CHECKPOINT_S:
+        _state["checkpoint_at"] = now
+        write_summary()
+
+
 def write_summary() -> None:
     """At exit: launches per kernel, per-kernel finding counts, notes (one file per process; a forked child's
     counts start at the fork)."""

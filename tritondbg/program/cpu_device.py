@@ -9,7 +9,10 @@ the program imports torch, answers such requests with CPU tensors (where the int
 - a ``device=`` argument naming CUDA (``"cuda"``, ``"cuda:1"``, ``torch.device("cuda")``, a bare index) becomes
   ``"cpu"``; ``Tensor.to(<cuda device>, ...)`` likewise; ``Tensor.cuda()`` returns the tensor;
 - ``pin_memory=True`` / ``Tensor.pin_memory()`` (no pinned allocator without an accelerator) pin nothing;
-- ``torch.set_default_device("cuda")`` sets the CPU.
+- ``torch.set_default_device("cuda")`` sets the CPU;
+- ``torch.autocast("cuda", dtype)`` is CPU autocast at that dtype (float16 when none is given, as on CUDA), and
+  ``GradScaler("cuda")`` a CPU scaler (torch disabled both, and kernels ran in float32 where a GPU gives them half
+  precision).
 
 What stays as it was: ``torch.cuda.is_available()`` is still False (a program that picks its device by asking
 gets the CPU already), tensors report ``device.type == "cpu"``, and CUDA-only objects (``torch.cuda.Event``,
@@ -88,8 +91,35 @@ def install() -> bool:
         return original(moved)
 
     torch.set_default_device = set_default_device
+    _amp_on_the_cpu(torch)
     _own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
     return True
+
+
+def _amp_on_the_cpu(torch) -> None:
+    """``torch.autocast("cuda", ...)`` (and ``torch.cuda.amp.autocast``) becomes CPU autocast with CUDA's default
+    dtype (float16), ``GradScaler("cuda")`` a CPU scaler: torch disabled both with a warning, and kernels got
+    float32 where the GPU run gives them half precision (a user's report)."""
+    autocast, scaler = torch.amp.autocast_mode.autocast, torch.amp.grad_scaler.GradScaler
+    autocast_init, scaler_init = autocast.__init__, scaler.__init__
+
+    def __init__(self, *args, **kwargs):
+        device = args[0] if args else kwargs.get("device_type")
+        if _cpu(device) is not device:
+            _state["moved"] += 1
+            args, kwargs = args[1:], dict(kwargs, device_type="cpu")
+            if len(args) < 1 and kwargs.get("dtype") is None:
+                kwargs["dtype"] = torch.float16  # CUDA autocast's default (the CPU's is bfloat16)
+        autocast_init(self, *args, **kwargs)
+
+    def scaler_on_cpu(self, *args, **kwargs):
+        device = args[0] if args else kwargs.get("device", "cuda")
+        if _cpu(device) is not device:
+            _state["moved"] += 1
+            args, kwargs = args[1:], dict(kwargs, device="cpu")
+        scaler_init(self, *args, **kwargs)
+
+    autocast.__init__, scaler.__init__ = __init__, scaler_on_cpu
 
 
 def _own_warnings_point_at_the_caller(code) -> None:

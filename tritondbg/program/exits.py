@@ -20,6 +20,7 @@ import time
 _hooks: list = []           # (fn, in_forks)
 _ran: set = set()           # (pid, hook index) already run
 _fork_listeners: list = []
+_term_listeners: list = []
 _state = {"installed": False, "forked_pid": None, "real_exit": None}
 
 
@@ -98,7 +99,18 @@ def _exit(code=0):
     _state["real_exit"](code)
 
 
+def on_term(fn) -> None:
+    """``fn(frame)`` when a default SIGTERM ends the process, before the hooks: ``frame`` is where it landed."""
+    _term_listeners.append(fn)
+    install()
+
+
 def _on_term(signum, frame):
+    for fn in list(_term_listeners):
+        try:
+            fn(frame)
+        except Exception:  # noqa: BLE001 - the process is ending: the hooks still run
+            pass
     run_all()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGTERM)
