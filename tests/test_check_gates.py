@@ -214,6 +214,17 @@ def test_interpret_says_where_a_crashing_launch_died(cli_env):
     assert f'File "{DATA / "crash.py"}", line' in p.stderr and "launch_and_die" in p.stderr, p.stderr[-2000:]
 
 
+def test_interpret_keeps_the_cases_that_finished_before_a_crash(cli_env, tmp_path):
+    """`interpret --case all` on a scenario whose second case segfaults in-process: the record of the first case
+    was lost (saved only at the end); it is saved after each case, marked incomplete, and is not a pass."""
+    p = run_cli(["interpret", f"{DATA / 'crash.py'}::segv_in_c", "--case", "all"], cli_env)
+    assert p.returncode == -11 or p.returncode == 139, (p.returncode, p.stderr[-2000:])
+    (path,) = (tmp_path / "traces").rglob("record.json")
+    record = RunRecord.load(path)
+    assert [(r.case, r.status) for r in record.results] == [("tiny", "pass")]
+    assert "1 of 2 case(s) finished" in record.extra["incomplete"] and not record.passed
+
+
 def test_interpret_fails_a_launch_that_returns_none(cli_env):
     p = run_cli(["interpret", f"{DATA / 'mistakes.py'}::no_return"], cli_env)
     assert p.returncode == 1 and "launch returned None" in p.stdout and "Traceback" not in p.stderr

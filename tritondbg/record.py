@@ -105,7 +105,7 @@ class RunRecord:
         """Every case passed; for ``tritondbg check`` (``extra["gates"]``), every gate item passed or was skipped
         with a reason: an item that failed, crashed, timed out or was interrupted is no pass, even when the
         cases that did run passed (a crashed worker leaves no case result)."""
-        if self.extra.get("interrupted"):
+        if self.extra.get("interrupted") or self.extra.get("incomplete"):  # incomplete: saved mid-run (a crash)
             return False
         gates = self.extra.get("gates")
         if gates is not None:  # check/outcome.py's statuses

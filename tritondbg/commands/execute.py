@@ -127,6 +127,22 @@ def _execute(target: str, *, mode: str, case, dtype, config, seed, as_json, out_
 
         show = partial(print_case, None)
 
+    if folder is not None:  # the record so far after each case: a crash (a segfault in C) ends where no handler runs
+        shown = show
+
+        def show(result) -> None:
+            if shown is not None:
+                shown(result)
+            partial_record = run.record
+            partial_record.extra["incomplete"] = (f"{len(partial_record.results)} of {len(run.planned)} case(s) "
+                                                  "finished; the run had not ended")
+            try:
+                partial_record.save(record_path(folder))
+            except OSError:  # the final save says so, if it fails too
+                pass
+            finally:
+                partial_record.extra.pop("incomplete", None)
+
     def on_stuck(message: str) -> None:  # the watchdog's thread: the main thread is stuck in C; exit 124 follows
         unfinished = run.stop("timeout", f"the run timed out (--timeout {timeout:g})", running=message)
         _finish(run.record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json,
