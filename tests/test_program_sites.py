@@ -170,3 +170,24 @@ def test_program_form_takes_arch_for_the_stand_in(tmp_path, cli_env):
     assert r.returncode == 0 and "target gfx942" in r.stdout, r.stdout + r.stderr
     bad = run_cli(["interpret", "--arch", "sm_999", "--", sys.executable, "arch.py"], cli_env, cwd=tmp_path)
     assert bad.returncode == 2 and "target" not in bad.stdout and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_a_deep_library_call_still_ends_with_the_programs_frame(tmp_path, monkeypatch):
+    """A library that reaches its launch through more frames than the stack keeps (fla's chunk_gla, Liger's jsd):
+    "launched from" named only the library's frames, never the program's line (findings and captures alike)."""
+    from tritondbg.program import attach
+
+    lib = tmp_path / "site-packages" / "deeplib_for_sites.py"
+    lib.parent.mkdir()
+    lib.write_text("def f0(cb):\n    return cb()\n"
+                   + "".join(f"def f{i}(cb):\n    return f{i - 1}(cb)\n" for i in range(1, 12)))
+    monkeypatch.syspath_prepend(str(lib.parent))
+    import deeplib_for_sites
+
+    stack = deeplib_for_sites.f11(lambda: attach.user_stack())  # the lambda stands for the launch wrapper
+    assert len(stack) == 8 and stack[0][2] == "f0", stack
+    mine = attach.program_frame(stack)
+    assert mine is not None and mine[0] == __file__ and mine[2].startswith("test_a_deep_library"), stack
+    short = attach.short_stack(stack)
+    assert len(short) == 6 and attach.program_frame(short) == mine
+    assert attach.describe_site(short).endswith(f"<- {__file__}:{mine[1]} ({mine[2]})")

@@ -261,16 +261,32 @@ def user_stack(limit: int = 8) -> list[tuple[str, int, str]]:
     skip = tuple(_skip_dirs())
     out = []
     f = sys._getframe(2)
-    while f is not None and len(out) < limit:
+    while f is not None:
         fname = f.f_code.co_filename
         path = os.path.abspath(fname)
         code = f.f_code
         plumbing = code.co_name in _PLUMBING and code.co_varnames[:1] == ("self",) \
             and isinstance(f.f_locals.get("self"), _INTERFACE)
         if not path.startswith(skip) and not fname.startswith("<") and not plumbing:
-            out.append((path, f.f_lineno, f.f_code.co_name))
+            frame = (path, f.f_lineno, f.f_code.co_name)
+            if len(out) < limit:
+                out.append(frame)
+            elif program_frame([frame]) is not None:  # a library's call deeper than ``limit``: its caller still
+                out[-1] = frame                       # ends the stack (fla's chunk_gla named only fla's frames)
+                break
+            if len(out) == limit and program_frame(out) is not None:
+                break
         f = f.f_back
     return out
+
+
+def short_stack(stack, n: int = 6) -> list:
+    """The first ``n`` frames of a launch's stack, the program's own frame kept when it is further up."""
+    head = [list(s) for s in stack[:n]]
+    mine = program_frame(stack)
+    if mine is not None and program_frame(head) is None and head:
+        head[-1] = list(mine)
+    return head
 
 
 def program_frame(stack) -> tuple[str, int, str] | None:

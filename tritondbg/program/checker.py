@@ -244,7 +244,7 @@ class Checker(attach.Observer):
         test = current_test()
         for f in findings:
             f.update(kernel=launch.name, qualname=launch.qualname, launch=index,
-                     call_site=list(site) if site else None, stack=[list(s) for s in launch.stack[:6]],
+                     call_site=list(site) if site else None, stack=attach.short_stack(launch.stack),
                      pid_process=os.getpid(), **({"test": test} if test else {}))
             child.append("findings.jsonl", f)
             print(f"tritondbg: {f['kind']} in {launch.name} at {os.path.basename(str(f.get('file')))}:{f.get('line')} "
