@@ -462,6 +462,28 @@ def test_an_out_of_bounds_load_finding_says_what_the_program_got():
 
 
 @pytest.mark.interpreter
+def test_a_damaged_reproducer_data_file_is_one_line_naming_it(tmp_path):
+    """A reproducer whose tensors were cut short (a disk full, a kill mid-copy) or whose JSON was overwritten: the
+    run said make_inputs raised torch's "PytorchStreamReader failed reading zip archive" (exit 1, as if the case
+    failed), or named Python's json module; now one line naming the file, exit 2, for interpret and ir."""
+    cap = tmp_path / "cap"
+    out = run(["capture", "--out", str(cap), "--", sys.executable, str(DATA / "programs.py"), "oob_load"])
+    assert out.returncode == 0, out.stderr[-2000:]
+    (repro,) = cap.glob("unmasked_copy_kernel_*.py")
+    data = cap / "data" / f"{repro.stem}.pt"
+    data.write_bytes(data.read_bytes()[:100])
+    for cmd in (["interpret", str(repro)], ["ir", str(repro)]):
+        bad = run(cmd)
+        assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+            f"error: reproducer {repro.stem}: {data} is damaged (not the tensor file capture wrote: File is not a zip "
+            "file)"], (cmd, bad.stderr[-2000:])
+    meta = data.with_suffix(".json")
+    meta.write_text("{\n")
+    bad = run(["interpret", str(repro)])
+    assert bad.returncode == 2 and f"{meta} is damaged (not the JSON capture wrote" in bad.stderr, bad.stderr[-2000:]
+
+
+@pytest.mark.interpreter
 def test_a_program_killed_by_a_segfault_still_reports_its_launches():
     """A segfault in the program's C code after its launches: no exit hook runs, and the report said "0
     launch(es)" beside the findings of those launches. The counts are written as the launches go (child.checkpoint,

@@ -32,6 +32,23 @@ def _meta(folder: str, name: str) -> dict:
             return json.load(f)
     except OSError as exc:
         raise UsageError(f"reproducer {name}: cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError: it named Python's json module
+        raise UsageError(f"reproducer {name}: {path} is damaged (not the JSON capture wrote: {exc})") from None
+
+
+def _check_data(path: str, name: str) -> None:
+    """A truncated or overwritten tensor file, named at load (it surfaced as make_inputs raising torch's
+    "PytorchStreamReader failed reading zip archive"). torch.save writes a zip: its directory, at the end of the
+    file, is read here, not the tensors."""
+    import zipfile
+
+    if not os.path.exists(path):
+        return  # said by make_inputs when the launch needs it (capture may not have saved it: meta "unsaved")
+    try:
+        with zipfile.ZipFile(path) as z:
+            z.namelist()
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise UsageError(f"reproducer {name}: {path} is damaged (not the tensor file capture wrote: {exc})") from None
 
 
 def _resolve(obj, qualname: str):
@@ -260,6 +277,7 @@ def load_scenario(file: str, name: str) -> Scenario:
     folder = os.path.dirname(os.path.abspath(file))
     meta = _meta(folder, name)
     data_path = os.path.join(folder, "data", f"{name}.pt")
+    _check_data(data_path, name)
     cache: dict[str, Any] = {}
 
     def data():
