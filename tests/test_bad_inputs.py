@@ -25,7 +25,9 @@ PROGRAM = ["--", "{py}", "{tmp}/prog.py"]   # the program form's `-- CMD` in ROW
 def bad(tmp_path):
     """A folder of bad scenario files and a fake cache folder (key-named folders holding user files)."""
     files = {"syn.py": "def f(:\n    pass\n", "cases.txt": "not python\n", "empty.py": "",
-             "noscen.py": "x = 1\n", "imp.py": "import nonexistent_module_xyz\n", "afile": "a file\n",
+             "noscen.py": "x = 1\n", "imp.py": "import nonexistent_module_xyz\n",
+             # an error raised inside a library (torch) by the user's helper: the helper's line, not torch's
+             "libhelper.py": "import torch\ndt = getattr(torch, 'no_such_dtype')\n", "implib.py": "import libhelper\n", "afile": "a file\n",
              "prog.py": PROG}
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -67,6 +69,7 @@ ROWS = [
     (["interpret", "{tmp}/empty.py"], {}, 2, "empty.py defines no Scenario"),
     (["interpret", "{tmp}/noscen.py"], {}, 2, "noscen.py defines no Scenario"),
     (["interpret", "{tmp}/imp.py"], {}, 2, "imp.py:1: ModuleNotFoundError: No module named 'nonexistent_module_xyz'"),
+    (["interpret", "{tmp}/implib.py"], {}, 2, "libhelper.py:2: AttributeError: module 'torch' has no attribute"),
     (["interpret", "{tmp}/missing.py"], {}, 2, "no such scenario file"),
     (["run", "UNKNOWN"], {}, 2, "unknown kernel 'UNKNOWN'; choose from: add, attention"),
     (["ir", "UNKNOWN"], {}, 2, "unknown kernel 'UNKNOWN'"),
