@@ -225,6 +225,19 @@ def test_interpret_keeps_the_cases_that_finished_before_a_crash(cli_env, tmp_pat
     assert "1 of 2 case(s) finished" in record.extra["incomplete"] and not record.passed
 
 
+@pytest.mark.parametrize("command", ["interpret", "ir"])
+def test_a_missing_constexpr_names_the_launch_line(command, cli_env):
+    """A launch wrapper (in a module the scenario imports) that forgets a constexpr: interpret printed the
+    TypeError with no line; ir said "compiling K for cuda:90 failed: ... dynamic_func() missing ..."."""
+    wrapper = DATA / "_wrappers.py"
+    line = next(i for i, ln in enumerate(wrapper.read_text().splitlines(), 1) if "# MISSING" in ln)
+    p = run_cli([command, f"{DATA / 'missing_constexpr.py'}::missing"], cli_env)
+    text = p.stdout + p.stderr
+    assert p.returncode != 0 and f"{wrapper}:{line}" in text, text[-2000:]
+    assert "needs_block() missing 1 required positional argument: 'BLOCK'" in text, text[-2000:]
+    assert "dynamic_func" not in text and "Traceback" not in text, text[-2000:]
+
+
 def test_interpret_fails_a_launch_that_returns_none(cli_env):
     p = run_cli(["interpret", f"{DATA / 'mistakes.py'}::no_return"], cli_env)
     assert p.returncode == 1 and "launch returned None" in p.stdout and "Traceback" not in p.stderr

@@ -218,11 +218,17 @@ def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
     exc = _exit_error(exc)
     files = {os.path.realpath(scenario.source)} if scenario.source else set()
     where, shown = "", None
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+    frames = traceback.extract_tb(exc.__traceback__)
+    for frame in reversed(frames):
         fname = os.path.realpath(frame.filename)
         if fname in files or "/kernels/" in fname or fname.endswith(("_kernel.py", "_kernels.py")):
             where, shown = f"{frame.filename}:{frame.lineno}: ", frame
             break
+    if shown is None:  # a launch wrapper in a module of the user's the scenario imports (a missing constexpr)
+        from tritondbg.watchdog import _skip_file
+
+        shown = next((f for f in reversed(frames) if not _skip_file(f.filename)), None)
+        where = f"{shown.filename}:{shown.lineno}: " if shown is not None else ""
     cause = exc
     while cause.__cause__ is not None:
         cause = cause.__cause__

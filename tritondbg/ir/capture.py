@@ -236,6 +236,10 @@ def intercepted(arch, decider, launches: list[Launch], select: Callable[[str], b
                 kernel = original_jit_run(fn, *args, grid=grid, warmup=True, **kwargs)
         except CaptureError:
             raise
+        except TypeError as exc:
+            if _binding_error(exc):  # the launch's arguments, not the compiler: where the launch is
+                raise CaptureError(_launch_error(name, exc)) from exc
+            raise CaptureError(_compile_error(fn, target, exc, captured.getvalue(), "".join(native))) from exc
         except Exception as exc:
             raise CaptureError(_compile_error(fn, target, exc, captured.getvalue(), "".join(native))) from exc
         if captured.getvalue() or native:   # e.g. TRITON_DUMP_PTXAS_LOG=1: pass it on, to stderr
@@ -309,6 +313,22 @@ def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
             return line.strip().split(": reproducer generated")[0]
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
+
+
+def _binding_error(exc: TypeError) -> bool:
+    """Triton's argument binder refusing the launch's arguments (a constexpr not passed, an unknown keyword)."""
+    text = str(exc)
+    return "dynamic_func()" in text and ("required positional argument" in text or "unexpected keyword" in text)
+
+
+def _launch_error(name: str, exc: TypeError) -> str:
+    """``launching K at file:line failed: TypeError: K() missing ...``: it said "compiling K for cuda:90 failed:
+    ... dynamic_func() missing ...", with no line (the binder is Triton's generated function)."""
+    from tritondbg.watchdog import _skip_file
+
+    site = next((f for f in reversed(traceback.extract_stack()[:-2]) if not _skip_file(f.filename)), None)
+    at = f" at {site.filename}:{site.lineno}" if site is not None else ""
+    return f"launching {name}{at} failed: TypeError: {str(exc).replace('dynamic_func()', f'{name}()')}"
 
 
 def _def_line(fn, lineno: int) -> str:
