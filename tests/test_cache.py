@@ -66,6 +66,11 @@ def test_ls_reports_corrupt_and_partial_entries(cache):
     (soft / "tmp.pid_123_abc").mkdir()
     (cache / ("A" * 52)).mkdir()
     (cache / "stray.txt").write_text("x")
+    # what a compile stopped midway (Ctrl-C during `ir`) leaves: stages, no metadata, no group file ("ok" before)
+    cut = cache / ("B" * 52)
+    cut.mkdir()
+    for stage in ("source", "ttir", "ttgir"):
+        shutil.copy(add90 / f"add_kernel.{stage}", cut / f"add_kernel.{stage}")
     by_path = {}
     for e in _ls(cache):
         by_path.setdefault(e["path"], []).append(e)
@@ -74,6 +79,10 @@ def test_ls_reports_corrupt_and_partial_entries(cache):
     assert by_path[str(soft)][0]["problem"] == "unfinished write (tmp.pid_123_abc)"
     assert by_path[str(cache / ("A" * 52))][0]["problem"] == "empty folder"
     assert by_path[str(cache / "stray.txt")][0]["problem"] == "stray file"
+    (cut_entry,) = by_path[str(cut)]
+    assert cut_entry["kind"] == "kernel" and cut_entry["kernel"] == "add_kernel" and not cut_entry["ok"]
+    assert cut_entry["problem"].startswith("partial: no metadata json and no __grp__ file"), cut_entry
+    assert cut_entry["stages"] == ["source", "ttir", "ttgir"]
     table = run_cli(["cache", "--cache-dir", str(cache), "ls"], _env(cache, cache.parent))
     assert table.returncode == 0 and "Traceback" not in table.stderr and "incomplete or corrupt" in table.stdout
 

@@ -105,6 +105,14 @@ def read_entry(folder: Path) -> list[Entry]:
             except (OSError, ValueError) as exc:
                 e.problem = f"corrupt autotune record: {exc}"
             out.append(e)
+    stages = ("source", "ttir", "ttgir", "llir", "ptx", "cubin", "amdgcn", "hsaco")
+    staged = sorted({n.rsplit(".", 1)[0] for n in names if n.rsplit(".", 1)[-1] in stages})
+    if not out and staged:  # stages without metadata or group file: a compile stopped midway (Ctrl-C during `ir`)
+        for stem in staged:
+            e = Entry(**{**asdict(base), "kind": KIND_KERNEL, "kernel": stem})
+            e.stages = [s for s in stages if f"{stem}.{s}" in names]
+            e.problem = "partial: no metadata json and no __grp__ file (an unfinished compile; Triton will recompile it)"
+            out.append(e)
     if not out:
         e = Entry(**asdict(base))
         if any(n.endswith((".so", ".pyd", ".dylib")) for n in names):
