@@ -461,6 +461,37 @@ def test_an_out_of_bounds_load_finding_says_what_the_program_got():
     assert "the program got 0" in line and "here they hold poison" not in line, line
 
 
+@pytest.mark.parametrize("code, rc, said", [("print('no kernel here')", 0, "no Triton launch: nothing captured"),
+                                             ("raise SystemExit(3)", 3, "no Triton launch; the program exited with "
+                                              "status 3: nothing captured")])
+def test_capture_of_a_program_that_launches_nothing_says_so_and_leaves_no_folder(code, rc, said, tmp_path):
+    """It printed '0 launch(es) of 0 kernel(s); 0 reproducer(s), 0 B' and left a folder holding an empty
+    captures.json (and, after a crash, "the 0 reproducer(s) written before are kept")."""
+    (tmp_path / "prog.py").write_text(code + "\n")
+    out = run(["capture", "--out", str(tmp_path / "cap"), "--", sys.executable, str(tmp_path / "prog.py")])
+    assert out.returncode == rc and out.stderr.strip().splitlines()[-1] == f"tritondbg capture: {said}", out.stderr
+    assert not (tmp_path / "cap").exists()
+
+
+@pytest.mark.interpreter
+def test_a_big_capture_lists_twenty_reproducers_and_counts_the_rest(tmp_path):
+    """One line per reproducer was 1000 lines after `--max-per-kernel 1000`; captures.json has them all."""
+    (tmp_path / "prog.py").write_text(
+        "import torch, triton, triton.language as tl\n"
+        "@triton.jit\n"
+        "def inc(x_ptr):\n"
+        "    tl.store(x_ptr, tl.load(x_ptr) + 1)\n"
+        "for i in range(25):\n"
+        "    inc[(1,)](torch.zeros(i + 1))  # another shape each time: another reproducer\n")
+    cap = tmp_path / "cap"
+    out = run(["capture", "--max-per-kernel", "100", "--out", str(cap), "--", sys.executable, str(tmp_path / "prog.py")])
+    assert out.returncode == 0, out.stderr[-2000:]
+    listed = [ln for ln in out.stderr.splitlines() if "launched from" in ln]
+    assert len(listed) == 19, out.stderr
+    assert f"  ... and 6 more reproducer(s): {cap / 'captures.json'} lists them all" in out.stderr, out.stderr
+    assert len(json.loads((cap / "captures.json").read_text())["captures"]) == 25
+
+
 @pytest.mark.interpreter
 def test_a_damaged_reproducer_data_file_is_one_line_naming_it(tmp_path):
     """A reproducer whose tensors were cut short (a disk full, a kill mid-copy) or whose JSON was overwritten: the

@@ -13,6 +13,7 @@ program starts: before, the next run merged the last run's summaries, captures a
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import glob
 import json
@@ -108,6 +109,9 @@ def gpu_visible() -> bool:
     return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/kfd")
 
 
+LISTED_MAX = 20  # reproducers listed one per line at the end of a capture
+
+
 def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb: float = 256.0,
             kernels=(), interpret: bool | None = None) -> int:
     """``interpret``: run the program under the interpreter (default: when no GPU is visible)."""
@@ -134,11 +138,22 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     clear_work_files(out)
     from tritondbg.program.capture import size
 
+    if not entries and not any(launches.values()):  # a folder holding an empty captures.json said nothing
+        os.remove(os.path.join(out, "captures.json"))
+        with contextlib.suppress(OSError):
+            os.rmdir(out)  # only when empty: a folder the user named may hold other things
+        _err("tritondbg capture: no Triton launch" + (f"; the program exited with status {rc}" if rc else "")
+             + ": nothing captured")
+        return rc
     _err(f"tritondbg capture: {sum(launches.values())} launch(es) of {len(launches)} kernel(s); "
          f"{len(entries)} reproducer(s), {size(sum(e.get('bytes', 0) for e in entries))}, in {out}")
-    for e in entries:
+    shown = entries if len(entries) <= LISTED_MAX else entries[:LISTED_MAX - 1]  # 1000 lines after a big capture
+    for e in shown:
         extra = f"  (could not save: {'; '.join(e['unsaved'])})" if e.get("unsaved") else ""
         _err(f"  {e['reproducer']}  {e['kernel']}  launched from {e.get('launched_from')}{extra}")
+    if len(shown) < len(entries):
+        _err(f"  ... and {len(entries) - len(shown)} more reproducer(s): {os.path.join(out, 'captures.json')} "
+             "lists them all")
     for line in skipped:
         _err(f"  skipped: {line}")
     if entries:
@@ -148,8 +163,8 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     _err_pinned(doc["pinned_configs"])
     _err_notes(summaries)
     if rc != 0:
-        _err(f"tritondbg capture: the program exited with status {rc}; the {len(entries)} reproducer(s) "
-             f"written before are kept")
+        kept = f"the {len(entries)} reproducer(s) written before are kept" if entries else "no reproducer was written"
+        _err(f"tritondbg capture: the program exited with status {rc}; {kept}")
         return rc
     return 1 if _matched_nothing("capture", kernels, launches, entries) else rc
 
