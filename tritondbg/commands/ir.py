@@ -17,6 +17,18 @@ STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
 _OUT_PURPOSE = "the IR goes there"
 
 
+def _check_cache_dir() -> None:
+    """Triton's cache folder must take files: a TRITON_CACHE_DIR naming a file was "compiling K for sm_90 failed:
+    NotADirectoryError" (exit 1), as if the kernel did not compile."""
+    from tritondbg.ir.index import triton_cache_dir
+
+    where = triton_cache_dir()
+    why = options.writable_dir_problem(where)
+    if why:
+        what = "TRITON_CACHE_DIR" if os.environ.get("TRITON_CACHE_DIR") else "Triton's cache folder"
+        raise UsageError(f"{what} {where}: {why}; `ir` compiles into it (set TRITON_CACHE_DIR to a writable folder)")
+
+
 def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: str | None = None,
        dtype: str | None = None, config: str | None = None, all_configs: bool = False, kernel: str | None = None,
        source_map: bool = False, diff: tuple[str, str] | None = None, stats: bool = False, as_json: bool = False,
@@ -32,6 +44,7 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
         raise UsageError("--diff compares two single requests: drop --all-configs / --json")
     if out_file:  # before any compile (the command line checked it already; ir() is called from Python too)
         options.check_output_path("--out", out_file, folder=False, purpose=_OUT_PURPOSE)
+    _check_cache_dir()
     the_arch, arch_source = resolve_arch(arch)
     stage_given = stage is not None
     stage = check_stage(stage, the_arch)
