@@ -170,6 +170,14 @@ def test_program_form_takes_arch_for_the_stand_in(tmp_path, cli_env):
     assert r.returncode == 0 and "target gfx942" in r.stdout, r.stdout + r.stderr
     bad = run_cli(["interpret", "--arch", "sm_999", "--", sys.executable, "arch.py"], cli_env, cwd=tmp_path)
     assert bad.returncode == 2 and "target" not in bad.stdout and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+    # capture takes it too (a program's sm_80 or gfx942 host path could not be captured)
+    r = run_cli(["capture", "--interpret", "--arch", "sm_80", "--out", "cap", "--", sys.executable, "arch.py"], cli_env,
+                cwd=tmp_path)
+    assert r.returncode == 0 and "target 80" in r.stdout and "cap (8, 0)" in r.stdout, r.stdout + r.stderr
+    bad = run_cli(["capture", "--compiled", "--arch", "sm_80", "--out", "cap2", "--", sys.executable, "arch.py"],
+                  cli_env, cwd=tmp_path)
+    assert bad.returncode == 2 and "does not apply to a compiled run" in bad.stderr and "target" not in bad.stdout
+    assert not (tmp_path / "cap2").exists()
 
 
 def test_a_deep_library_call_still_ends_with_the_programs_frame(tmp_path, monkeypatch):

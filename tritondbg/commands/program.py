@@ -72,6 +72,23 @@ def _kernels(values) -> list[str]:
     return [k.strip() for v in values for k in v.split(",") if k.strip()]
 
 
+def _arch_option(f):
+    return click.option("--arch", "arch", metavar="TARGET", default=None,
+                        help="GPU that the program's host code sees through the CPU stand-in (driver target, device "
+                             "properties, torch.cuda capability) [default: sm_90]; e.g. sm_80, sm_100, gfx942.")(f)
+
+
+def _checked_arch(arch: str | None) -> str | None:
+    """A bad or unsupported name is bad usage (exit 2) before the program starts."""
+    if arch is None:
+        return None
+    from tritondbg.ir.targets import check_supported, parse_arch
+
+    the_arch = parse_arch(arch)
+    check_supported(the_arch)
+    return the_arch.name
+
+
 @click.command("capture", cls=ProgramCommand, context_settings=_PROGRAM)
 @options.out_dir_option("--out", "out_dir", purpose="the reproducers go there",
                         help="Folder for the reproducers [default: ./traces/capture-<time>].")
@@ -84,8 +101,9 @@ def _kernels(values) -> list[str]:
 @click.option("--interpret/--compiled", "interpret", default=None,
               help="Run the program under the CPU interpreter / compiled on the GPU [default: the interpreter "
                    "when no GPU is visible].")
+@_arch_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, cmd):
+def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, arch, cmd):
     """Run CMD (after --) with tritondbg attached; save each kernel's distinct launches as reproducers.
 
     \b
@@ -98,7 +116,7 @@ def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, cmd):
     from tritondbg.program import modes
 
     sys.exit(modes.capture(list(cmd), out_dir=out_dir, max_per_kernel=max_per_kernel, max_mb=max_mb,
-                           kernels=_kernels(kernels), interpret=interpret))
+                           kernels=_kernels(kernels), interpret=interpret, arch=_checked_arch(arch)))
 
 
 @click.command("interpret", cls=ProgramCommand, context_settings=_PROGRAM)
@@ -111,20 +129,13 @@ def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, cmd):
               help="Sanitizers on every launch (kernel errors and asserts are always reported).")
 @options.out_dir_option("--out", "out_dir", purpose="the reproducers go there",
                         help="Folder for reproducers [default: ./traces/interpret-<time>].")
-@click.option("--arch", "arch", metavar="TARGET", default=None,
-              help="GPU that the program's host code sees through the CPU stand-in (driver target, device "
-                   "properties, torch.cuda capability) [default: sm_90]; e.g. sm_80, sm_100, gfx942.")
+@_arch_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def program_interpret_cmd(json_path, kernels, capture_on_finding, sanitize, out_dir, arch, cmd):
     """Run CMD (after --) under the Triton interpreter on the CPU, sanitizers on every launch."""
     from tritondbg.program import modes
 
-    if arch is not None:  # a bad or unsupported name is bad usage (exit 2) before the program starts
-        from tritondbg.ir.targets import check_supported, parse_arch
-
-        the_arch = parse_arch(arch)
-        check_supported(the_arch)
-        arch = the_arch.name
+    arch = _checked_arch(arch)
     sys.exit(modes.interpret(list(cmd), json_path=json_path, kernels=_kernels(kernels),
                              capture_on_finding=capture_on_finding, sanitize=sanitize, out_dir=out_dir, arch=arch))
 

@@ -113,18 +113,24 @@ LISTED_MAX = 20  # reproducers listed one per line at the end of a capture
 
 
 def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb: float = 256.0,
-            kernels=(), interpret: bool | None = None) -> int:
-    """``interpret``: run the program under the interpreter (default: when no GPU is visible)."""
+            kernels=(), interpret: bool | None = None, arch: str | None = None) -> int:
+    """``interpret``: run the program under the interpreter (default: when no GPU is visible); ``arch``: the GPU
+    the interpreter's CPU stand-in shows the program's host code (default sm_90)."""
     out = os.path.abspath(out_dir or os.path.join("traces", f"capture-{_stamp()}"))
+    if interpret is None:
+        interpret = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") or not gpu_visible()
+    if arch is not None and not interpret:
+        from tritondbg.errors import UsageError
+
+        raise UsageError("--arch sets the GPU the interpreter's CPU stand-in shows: it does not apply to a compiled "
+                         "run (--compiled, or a GPU here): add --interpret")
     if not _resolvable(cmd, "capture"):
         return 127
     os.makedirs(out, exist_ok=True)
     clear_work_files(out)
     cfg = {"run_dir": out, "features": ["capture"], "max_per_kernel": max_per_kernel, "max_mb": max_mb,
-           "kernels": list(kernels), "command": "tritondbg capture -- " + shlex.join(cmd)}
-    if interpret is None:
-        interpret = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") or not gpu_visible()
-    cfg["interpreted"] = interpret
+           "kernels": list(kernels), "command": "tritondbg capture -- " + shlex.join(cmd), "arch": arch,
+           "interpreted": interpret}
     rc = _start(cmd, cfg, interpret=interpret)
     entries = read_jsonl(os.path.join(out, "captures.jsonl"))
     summaries = read_summaries(out)
