@@ -409,6 +409,9 @@ def test_a_signal_during_the_profilers_stop_acts_after_it(sig):
     from tritondbg.profile.session import _raise_interrupt, signals_deferred
 
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)  # what a run folder installs
+    # Python's own SIGINT handler, as in a program run from a terminal (pytest run as a background job of a
+    # non-interactive shell starts with SIGINT ignored, and then nothing raises)
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     done = []
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -421,6 +424,7 @@ def test_a_signal_during_the_profilers_stop_acts_after_it(sig):
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGTERM, old_term)
+        signal.signal(signal.SIGINT, old_int)
 
 
 def test_hparams_trials_one_per_config_of_a_timed_decision():

@@ -138,7 +138,8 @@ def test_a_stop_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(si
     env.pop("TRITON_INTERPRET", None)
     proc = subprocess.Popen([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "spin.py",
                              str(pidfile)], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,  # SIGINT as from a terminal, whatever ours is:
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.time() + 120
         while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline and proc.poll() is None:

@@ -58,7 +58,7 @@ def cache_ls(*, cache_dir: str | None = None, kernel: str | None = None, as_json
 def _label(e) -> str:
     """What an entry holds, for `clear`: the kernel, "(autotune)"/"(module)", or the stem of loose stage files."""
     if e.kind == "kernel":
-        return e.kernel or "-"
+        return (e.kernel or "-") + (" (no metadata)" if e.problem.startswith("partial: no metadata") else "")
     if e.kind == "other":
         stems = sorted({n.split(".", 1)[0] for n in e.stages})
         return f"{', '.join(stems) or 'empty folder'} ({'no metadata' if stems else 'other'})"
