@@ -342,7 +342,8 @@ def _def_line(fn, lineno: int) -> str:
 def _compile_error(fn, target, exc: BaseException, printed: str, native: str) -> str:
     """One line for a failed compile, naming a file that keeps everything it printed."""
     name = fn.__name__
-    where = f"{target.backend}:{target.arch}"
+    # the name --arch takes (sm_90, gfx942), not Triton's "cuda:90"
+    where = f"sm_{target.arch}" if target.backend == "cuda" else str(target.arch)
     log = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)) + "\n" + native + "\n" + printed
     try:
         fd, path = tempfile.mkstemp(prefix=f"tritondbg-compile-{name}-", suffix=".log")
