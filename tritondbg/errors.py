@@ -1,4 +1,5 @@
-"""Error types the CLI turns into one clear line and an exit status."""
+"""Error types the CLI turns into one clear line and an exit status, and where an error is: ``not_users_file``."""
+import os
 
 
 class UsageError(Exception):
@@ -9,3 +10,12 @@ class UsageError(Exception):
 
 class ModeError(RuntimeError):
     """Interpreted and compiled execution mixed in one process (TRITON_INTERPRET is read at @triton.jit time)."""
+
+
+def not_users_file(path: str) -> bool:
+    """Frames of Python itself, installed packages and tritondbg's own code: not where a user's error or hang is
+    (the innermost frame outside them is what an error line names)."""
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    path = os.path.abspath(path)
+    return (path.startswith(here) or "site-packages" in path or "dist-packages" in path
+            or path.startswith(os.path.dirname(os.__file__) + os.sep) or path.startswith("<"))

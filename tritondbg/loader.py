@@ -78,12 +78,12 @@ def _import_error_line(exc: BaseException, path: Path) -> str:
 
     if isinstance(exc, SyntaxError):
         return _syntax_line(exc)
-    from tritondbg.watchdog import _skip_file
+    from tritondbg.errors import not_users_file
 
     frames = traceback.extract_tb(exc.__traceback__)
     user = [f for f in frames if "importlib" not in f.filename and "<frozen" not in f.filename]
     # the innermost frame of the user's own files (it named torch/__init__.py for a helper's getattr(torch, ...))
-    own = [f for f in user if not _skip_file(f.filename)]
+    own = [f for f in user if not not_users_file(f.filename)]
     last = own[-1] if own else user[-1] if user else None
     where = f"{last.filename}:{last.lineno}: " if last else ""
     text = str(exc).strip().splitlines()

@@ -225,9 +225,9 @@ def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
             where, shown = f"{frame.filename}:{frame.lineno}: ", frame
             break
     if shown is None:  # a launch wrapper in a module of the user's the scenario imports (a missing constexpr)
-        from tritondbg.watchdog import _skip_file
+        from tritondbg.errors import not_users_file
 
-        shown = next((f for f in reversed(frames) if not _skip_file(f.filename)), None)
+        shown = next((f for f in reversed(frames) if not not_users_file(f.filename)), None)
         where = f"{shown.filename}:{shown.lineno}: " if shown is not None else ""
     cause = exc
     while cause.__cause__ is not None:

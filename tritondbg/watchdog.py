@@ -27,6 +27,8 @@ import time
 from contextlib import contextmanager
 from typing import Callable
 
+from tritondbg.errors import not_users_file
+
 EXIT_STUCK = 124
 BACKSTOP = 20.0  # seconds after stage 2 before faulthandler ends a process whose main thread holds the GIL
 
@@ -67,14 +69,6 @@ def activity(**what: str):
         _activity.update(saved)
 
 
-def _skip_file(path: str) -> bool:
-    """Frames of Python itself, installed packages and tritondbg's own code are not where a user's code hangs."""
-    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    path = os.path.abspath(path)
-    return (path.startswith(here) or "site-packages" in path or "dist-packages" in path
-            or path.startswith(os.path.dirname(os.__file__) + os.sep) or path.startswith("<"))
-
-
 def where(frame) -> str:
     """Where ``frame``'s thread is: under the interpreter the kernel line and program id; else the
     innermost frame of the user's own code (a launch wrapper), else the innermost frame."""
@@ -101,7 +95,7 @@ def where(frame) -> str:
         pass
     f, innermost = frame, frame
     while f is not None:
-        if not _skip_file(f.f_code.co_filename):
+        if not not_users_file(f.f_code.co_filename):
             return f"at {f.f_code.co_filename}:{f.f_lineno} (in {f.f_code.co_name})"
         f = f.f_back
     return f"at {innermost.f_code.co_filename}:{innermost.f_lineno} (in {innermost.f_code.co_name})"

@@ -209,6 +209,7 @@ def _fault_line(path: Path) -> str:
     except OSError:
         return ""
     from tritondbg import watchdog
+    from tritondbg.errors import not_users_file
 
     head = next((i for i, ln in enumerate(text) if ln.startswith("Fatal Python error")), None)
     if head is None:
@@ -218,7 +219,7 @@ def _fault_line(path: Path) -> str:
     case = next((ln[len(watchdog.TRAIL_PREFIX):].strip() for ln in reversed(text[:head])
                  if ln.startswith(watchdog.TRAIL_PREFIX)), "")
     frames = [ln.strip() for ln in text[head:] if ln.strip().startswith('File "')]
-    frame = next((f for f in frames if not watchdog._skip_file(f.split('"')[1])), frames[0] if frames else "")
+    frame = next((f for f in frames if not not_users_file(f.split('"')[1])), frames[0] if frames else "")
     return "; ".join(p for p in (text[head].strip(), case and f"in {case}", frame) if p)
 
 

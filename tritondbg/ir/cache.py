@@ -22,6 +22,9 @@ from tritondbg.ir.index import INDEX_DIRNAME, forget_entries
 from tritondbg.ir.integrity import ownership, stage_problem
 
 KIND_KERNEL, KIND_AUTOTUNE, KIND_MODULE, KIND_OTHER = "kernel", "autotune", "module", "other"
+# the files Triton writes per compile stage, in pipeline order; "sass" is tritondbg's own disassembly beside them
+TRITON_STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "cubin", "amdgcn", "hsaco")
+STAGE_ORDER = ("source", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco")
 _KEY = re.compile(r"^[A-Z2-7]{52}$|^[0-9a-f]{64}$")   # base32 (3.x) or hex sha256 keys
 _BINARY = ("cubin", "hsaco")
 
@@ -105,12 +108,11 @@ def read_entry(folder: Path) -> list[Entry]:
             except (OSError, ValueError) as exc:
                 e.problem = f"corrupt autotune record: {exc}"
             out.append(e)
-    stages = ("source", "ttir", "ttgir", "llir", "ptx", "cubin", "amdgcn", "hsaco")
-    staged = sorted({n.rsplit(".", 1)[0] for n in names if n.rsplit(".", 1)[-1] in stages})
+    staged = sorted({n.rsplit(".", 1)[0] for n in names if n.rsplit(".", 1)[-1] in TRITON_STAGES})
     if not out and staged:  # stages without metadata or group file: a compile stopped midway (Ctrl-C during `ir`)
         for stem in staged:
             e = Entry(**{**asdict(base), "kind": KIND_KERNEL, "kernel": stem})
-            e.stages = [s for s in stages if f"{stem}.{s}" in names]
+            e.stages = [s for s in TRITON_STAGES if f"{stem}.{s}" in names]
             e.problem = "partial: no metadata json and no __grp__ file (an unfinished compile; Triton will recompile it)"
             out.append(e)
     if not out:
@@ -153,9 +155,7 @@ def _kernel_entry(folder: Path, group_name: str, names: list[str], base: Entry) 
     sass = folder / f"{stem}.sass"
     if sass.is_file():
         e.files["sass"] = str(sass)
-    e.stages = [s for s in ("source", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco")
-                if s in e.files] + sorted(s for s in e.files if s not in (
-                    "json", "source", "ttir", "ttgir", "llir", "ptx", "cubin", "sass", "amdgcn", "hsaco"))
+    e.stages = [s for s in STAGE_ORDER if s in e.files] + sorted(s for s in e.files if s not in ("json", *STAGE_ORDER))
     if missing:
         e.problem = f"partial: missing {', '.join(sorted(missing))}"
     for stage, path in e.files.items():   # each stage parsed: Triton itself would serve a truncated one

@@ -324,9 +324,9 @@ def _binding_error(exc: TypeError) -> bool:
 def _launch_error(name: str, exc: TypeError) -> str:
     """``launching K at file:line failed: TypeError: K() missing ...``: it said "compiling K for cuda:90 failed:
     ... dynamic_func() missing ...", with no line (the binder is Triton's generated function)."""
-    from tritondbg.watchdog import _skip_file
+    from tritondbg.errors import not_users_file
 
-    site = next((f for f in reversed(traceback.extract_stack()[:-2]) if not _skip_file(f.filename)), None)
+    site = next((f for f in reversed(traceback.extract_stack()[:-2]) if not not_users_file(f.filename)), None)
     at = f" at {site.filename}:{site.lineno}" if site is not None else ""
     return f"launching {name}{at} failed: TypeError: {str(exc).replace('dynamic_func()', f'{name}()')}"
 

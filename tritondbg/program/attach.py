@@ -271,10 +271,10 @@ def user_stack(limit: int = 8) -> list[tuple[str, int, str]]:
             frame = (path, f.f_lineno, f.f_code.co_name)
             if len(out) < limit:
                 out.append(frame)
+                if len(out) == limit and program_frame(out) is not None:
+                    break
             elif program_frame([frame]) is not None:  # a library's call deeper than ``limit``: its caller still
                 out[-1] = frame                       # ends the stack (fla's chunk_gla named only fla's frames)
-                break
-            if len(out) == limit and program_frame(out) is not None:
                 break
         f = f.f_back
     return out
