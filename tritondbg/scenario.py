@@ -84,6 +84,9 @@ class Scenario:
     deterministic: bool = True   # claims bitwise-equal outputs for equal inputs (the determinism gate checks it)
     limits: Mapping[str, Any] | None = None  # resources gate: max_spills (0), max_shared, max_regs overrides
     source: str = ""  # filled by the loader: the file the scenario came from
+    # the reference is what the launch wrote when it was captured (a reproducer): a NaN/Inf there is what the
+    # program got, not what it expects, so the nan_inf sanitizer does not take it as expected
+    reference_is_capture: bool = False
 
     def case(self, name: str) -> Case:
         for c in self.cases:

@@ -163,6 +163,10 @@ def _message(e: dict) -> str:
         if not e.get("output"):  # e.g. an fp16 sum of squares overflows, rsqrt(inf) = 0: finite, wrong outputs
             return (text + "; no output is NaN/Inf, but the outputs do not match the reference: later ops may have "
                     "turned it into finite wrong values (rsqrt(inf) = 0, exp(-inf) = 0)")
+        if e.get("captured_count") is not None:  # a reproducer: its reference is the captured output
+            held = (f"; the captured output held {e['captured_count']} of them too: the program got them"
+                    if e["captured_count"] else "")
+            return text + f"; {e['output_count']} element(s) of the outputs are NaN/Inf, first {e['output']}{held}"
         return (text + f"; {e['output_count']} element(s) of the outputs are NaN/Inf where the reference is finite, "
                 f"first {e['output']}")
     return kind
@@ -170,7 +174,8 @@ def _message(e: dict) -> str:
 
 def finding(e: dict) -> dict:
     """The record's form of an aggregated entry: kind, file, line, pid, tensor, offsets, message, severity."""
-    f = dict(kind=e["kind"], severity="warning" if e.get("same_value") else "error", file=e["file"],
+    severity = e.get("severity") or ("warning" if e.get("same_value") else "error")
+    f = dict(kind=e["kind"], severity=severity, file=e["file"],
              line=e["line"], function=e["function"], kernel=e["kernel"], pid=list(e["pid"]), tensor=e["tensor"],
              offsets=list(e["offsets"]), op=e["op"], programs=len(e["programs"]), lanes=e["lanes"], message=_message(e),
              source=frames.source_line(e["file"], e["line"]))

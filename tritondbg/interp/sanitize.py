@@ -422,8 +422,12 @@ class Sanitizer(Instrument, hooks.Listener):
     def _check_outputs(self, out, expected, nonfinite: bool = True) -> None:
         import torch
 
-        bad_nonfinite = 0
+        bad_nonfinite = captured_nonfinite = 0
         first_bad = None
+        nan_seen = False
+        # a reproducer's reference is the captured output: a NaN/Inf in it is what the program got, so every
+        # NaN/Inf an op of the kernel made counts (still only with an op that made one from finite inputs)
+        from_capture = bool(getattr(self.scenario, "reference_is_capture", False))
         for name, o, r in _outputs(out, expected):
             if not isinstance(o, torch.Tensor) or not isinstance(r, torch.Tensor) or tuple(r.shape) != tuple(o.shape):
                 continue
@@ -457,14 +461,22 @@ class Sanitizer(Instrument, hooks.Listener):
             if not nonfinite:
                 continue
             o32, r32 = o.detach().float().cpu(), r.detach().float().cpu()
-            nf = (~torch.isfinite(o32) & torch.isfinite(r32)).numpy() & ~hit
+            finite_ref = torch.isfinite(r32)
+            nf = (~torch.isfinite(o32) & (finite_ref | from_capture)).numpy() & ~hit
             if nf.any():
                 bad_nonfinite += int(nf.sum())
+                captured_nonfinite += int((nf & ~finite_ref.numpy()).sum())
+                nan_seen = nan_seen or bool(torch.isnan(o32).numpy()[nf].any())
                 if first_bad is None:
                     first = tuple(int(i) for i in np.argwhere(nf)[0])
                     first_bad = (name, first)
         if bad_nonfinite and self.nonfinite:
-            self._nonfinite_entry(first_bad, bad_nonfinite)
+            e = self._nonfinite_entry(first_bad, bad_nonfinite)
+            if from_capture:
+                e["captured_count"] = captured_nonfinite
+                # an Inf the kernel made and the program got may be meant (a -inf mask, log(0)): a warning;
+                # a NaN is not
+                e["severity"] = "error" if nan_seen else "warning"
 
     def _unwritten_entry(self, name: str, o, unwritten) -> None:
         """Output elements no launch wrote (still initcheck's mark): reported at the launch that was handed them
@@ -484,7 +496,7 @@ class Sanitizer(Instrument, hooks.Listener):
         e["pid"], e["programs"] = [], set()  # no program wrote them
         e["offsets"] = [int(np.ravel_multi_index(first, unwritten.shape))] if unwritten.ndim else [0]
 
-    def _nonfinite_entry(self, first_bad, count: int) -> None:
+    def _nonfinite_entry(self, first_bad, count: int) -> dict:
         """The nan_inf finding at the first op that made a NaN/Inf its inputs did not hold; ``first_bad``: the first
         NaN/Inf output element (name, index), None when the outputs are finite but wrong."""
         ev = min(self.nonfinite, key=lambda d: d["seq"])
@@ -496,3 +508,4 @@ class Sanitizer(Instrument, hooks.Listener):
         self.pid = saved
         e["lanes"] += ev["lanes"]
         e["kernel"] = ev["kernel"]
+        return e

@@ -337,4 +337,4 @@ def load_scenario(file: str, name: str) -> Scenario:
     return Scenario(name=name, make_inputs=make_inputs, launch=launch, reference=reference, cases=[case],
                     kernels=_Kernels(), description=f"captured launch of {meta['qualname']} "
                                                     f"({os.path.basename(meta['kernel_file'])}:{meta['kernel_line']})",
-                    deterministic=False)
+                    deterministic=False, reference_is_capture=True)
