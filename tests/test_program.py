@@ -458,7 +458,7 @@ def test_an_out_of_bounds_load_finding_says_what_the_program_got():
     out = run(["interpret", "--", sys.executable, str(DATA / "programs.py"), "oob_load"])
     assert out.returncode == 1 and "y[98:102] [1.0, 1.0, 0.0, 0.0]" in out.stdout, out.stdout + out.stderr
     line = next(ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds"))
-    assert "the program got 0" in line and "here they hold poison" not in line, line
+    assert "your program got 0 there" in line and "here they hold poison" not in line, line
 
 
 @pytest.mark.parametrize("code, rc, said", [("print('no kernel here')", 0, "no Triton launch: nothing captured"),

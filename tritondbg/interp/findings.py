@@ -88,9 +88,9 @@ def _consequence(e: dict) -> str:
         how, fill = "Its mask lets them through", f"other=, else {poison}"
     if op == "load" and e.get("program_fill") is not None:  # program mode kept a run without the poison
         held = fill.replace(poison, e["program_fill"])
-        return (f"{how}: tritondbg did not read these lanes (the program got {held}: the checked run held poison "
-                "there, the program a run with the plain interpreter's filler); on the GPU: garbage values or an "
-                "illegal-address fault")
+        return (f"{how}: tritondbg did not read these lanes; your program got {held} there (its launch was run "
+                "again without the checks' poison, as plain TRITON_INTERPRET=1 runs it); on the GPU: garbage values "
+                "or an illegal-address fault")
     if op == "load":
         return (f"{how}: tritondbg did not read these lanes (here they hold {fill}); "
                 "on the GPU: garbage values or an illegal-address fault")
