@@ -87,6 +87,8 @@ ROWS = [
     (["interpret", "add", "--pid", "-1", "--trace"], {}, 2, "bad --pid '-1'"),
     (["interpret", "add", "--pid", "99", "--trace", "--dtype", "float32"], {}, 2,
      "--pid 99: pid (99, 0, 0) is outside every launch's grid"),
+    (["interpret", "add", "--pid", "1", "--watch", "x[0]", "--dtype", "float32"], {}, 2,
+     "--watch 'x[0]': it failed at every traced line of pid (1, 0, 0)"),
     (["interpret", "add", "--break", "9999"], {}, 2, "--break 9999 is not a line of a @triton.jit function"),
     (["interpret", "add", "--break", "x"], {}, 2, "bad --break 'x'"),
     (["interpret", "add", "--seed", "x"], {}, 2, "Invalid value for '--seed'"),

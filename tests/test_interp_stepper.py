@@ -71,11 +71,25 @@ def test_trace_shows_each_loop_iteration(cli_env):
 
 
 def test_a_watch_whose_name_never_exists_says_so_once(cli_env):
-    """A --watch on a name the kernel never has (a typo) printed nothing at all; one note at the end names it."""
+    """A --watch on a name the kernel never has (a typo) printed nothing at all; one note names it, and like a
+    --pid outside the grid it is bad usage (exit 2: it exited 0), while the other watch still showed its values."""
     p = run_cli(["interpret", LOOP, "--pid", "2", "--watch", "acc_typo + 1", "--watch", "tl.sum(acc, 0)"], cli_env)
-    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.returncode == 2, p.stdout + p.stderr
     notes = [ln for ln in p.stdout.splitlines() if "never defined" in ln]
     assert len(notes) == 1 and "'acc_typo + 1'" in notes[0] and "tl.sum(acc, 0)" not in notes[0], p.stdout
+    errors = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(errors) == 1 and "--watch 'acc_typo + 1': a name in it was never defined" in errors[0], p.stderr
+    assert "tl.sum(acc, 0) = " in p.stdout or "tl.sum(acc, 0):" in p.stdout, p.stdout[-2000:]
+
+
+def test_a_watch_that_fails_at_every_line_is_one_usage_line(cli_env):
+    """`--watch "1/0"` printed its ZeroDivisionError at every traced line and exited 0; indexing a block
+    (`acc[0]`, as in numpy) did the same with no hint. Now: exit 2, one line with the error (and the hint)."""
+    p = run_cli(["interpret", LOOP, "--pid", "2", "--watch", "acc[0]"], cli_env)
+    assert p.returncode == 2, p.stdout + p.stderr
+    errors = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(errors) == 1 and "--watch 'acc[0]': it failed at every traced line of pid (2, 0, 0)" in errors[0]
+    assert "takes no indexing" in errors[0], errors
 
 
 def test_break_opens_pdb_with_block_helpers(cli_env):

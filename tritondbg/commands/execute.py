@@ -182,6 +182,7 @@ def _finish(record, *, mode: str, pid: str | None, sanitize: bool, folder: Path 
         record.extra["stand_in_arch"] = standin.current().name if standin.current() else None
     if not record.extra.get("interrupted"):
         _check_pid_reached(record, pid)
+        _check_watches_evaluated(record)
     record.extra["sanitizers"] = mode == "interpret" and sanitize
     path = None
     if folder is not None:
@@ -210,6 +211,20 @@ def _check_pid_reached(record, pid: str | None) -> None:
     notes = [r.extra.get("trace_note") for r in record.results if "trace_pid" in r.extra]
     if pid is not None and notes and all(notes):
         raise UsageError(f"--pid {pid}: {notes[0]}")
+
+
+def _check_watches_evaluated(record) -> None:
+    """A --watch expression that showed no value at any traced line of any case (an undefined name, an error at
+    every line) is bad usage (exit 2), as a --pid outside the grid is; one that worked in some case is a note."""
+    from tritondbg.errors import UsageError
+
+    traced = [r for r in record.results if "trace_pid" in r.extra and not r.extra.get("trace_note")]
+    nevers = [r.extra.get("watch_never") or {} for r in traced]
+    if not traced or not all(nevers):
+        return
+    failed = [w for w in nevers[0] if all(w in n for n in nevers)]
+    if failed:
+        raise UsageError(f"--watch {failed[0]!r}: {nevers[0][failed[0]]}")
 
 
 def _interpret_options(fn):

@@ -57,7 +57,8 @@ class Stepper(Instrument, hooks.Listener):
         self.seq = 0
         self.truncated = False
         self.breaks_hit: set = set()
-        self.watch_seen: set = set()  # --watch expressions that evaluated (not a NameError) at some step
+        self.watch_seen: set = set()  # --watch expressions that evaluated (no NameError, no other error) at some step
+        self.watch_errors: dict = {}  # --watch expression -> the first error it raised (other than a NameError)
         self.tracing = False
         self.prev_trace = None
         self.busy = False
@@ -86,11 +87,10 @@ class Stepper(Instrument, hooks.Listener):
         if not self.pid_seen:
             grids = ", ".join(f"{la['kernel']} grid {tuple(la['grid'])}" for la in self.launches) or "no launch"
             result.extra["trace_note"] = f"pid {self.pid} is outside every launch's grid ({grids})"
-        never = [w for w in self.watch if w not in self.watch_seen]
+        never = {w: self._never_reason(w) for w in self.watch if w not in self.watch_seen}
         if never and self.pid_seen and self.steps:
-            result.extra["watch_note"] = ("--watch " + ", ".join(repr(w) for w in never) + ": a name in it was "
-                                          f"never defined at any traced line of pid {self.pid} (a typo, or a "
-                                          "name of another kernel?)")
+            result.extra["watch_never"] = never  # commands/execute.py: one failing everywhere is a usage error
+            result.extra["watch_note"] = "; ".join(f"--watch {w!r}: {why}" for w, why in never.items())
         missed = [b for b in self.breaks if not any(ln == b[1] for _, ln in self.breaks_hit)]
         if missed and self.pid_seen:
             result.extra["break_note"] = ("breakpoint(s) never reached by pid " + str(self.pid) + ": "
@@ -224,9 +224,24 @@ class Stepper(Instrument, hooks.Listener):
             step["values"] = self._bind_diff(frame, st["snap"])
             if self.watch:
                 step["watch"] = {expr: self._eval(expr, frame) for expr in self.watch}
-                self.watch_seen.update(e for e, v in step["watch"].items() if v.get("kind") != "undefined")
+                for e, v in step["watch"].items():
+                    if v.get("kind") == "error":
+                        self.watch_errors.setdefault(e, v.get("error", "error"))
+                    elif v.get("kind") != "undefined":
+                        self.watch_seen.add(e)
         finally:
             self.busy = False
+
+    def _never_reason(self, expr: str) -> str:
+        """Why ``expr`` showed no value at any traced line of the pid."""
+        err = self.watch_errors.get(expr)
+        if err is None:
+            return (f"a name in it was never defined at any traced line of pid {self.pid} (a typo, or a name of "
+                    "another kernel?)")
+        hint = ""
+        if "[" in expr and ("index" in err or "iterable" in err):  # a[0]: the interpreter's blocks take no indexing
+            hint = " (a block takes no indexing here: watch the whole block, shown as min/max/mean and a few values)"
+        return f"it failed at every traced line of pid {self.pid}: {err}{hint}"
 
     def _eval(self, expr: str, frame) -> dict:
         from tritondbg.interp import sanitize
