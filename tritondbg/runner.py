@@ -524,6 +524,10 @@ class Run:
         self._running = None
         return self._complete()
 
+    def started_case(self) -> float:
+        """perf_counter at the start of the case running now (now, when none is)."""
+        return self._running[1] if self._running is not None else time.perf_counter()
+
     def stop(self, by: str, why: str, *, running: str | None = None) -> list[CaseResult]:
         """End a run cut short by ``by`` (SIGINT, SIGTERM, timeout): each planned case without a result gets an
         error result, ``running`` (default: "``why`` after N s, before it finished") for the one that was

@@ -5,6 +5,7 @@ import datetime as _dt
 import os
 import re
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -152,11 +153,15 @@ def _execute(target: str, *, mode: str, case, dtype, config, seed, as_json, out_
     try:
         with watchdog.deadline(timeout, on_stuck=on_stuck):
             record = run.run(show)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         by = _stop_signal()
-        unfinished = run.stop(by, f"interrupted ({by})")
+        where = _kernel_line_of(exc) if mode == "interpret" else ""
+        running = None
+        if where:
+            running = f"interrupted ({by}) {where}, after {time.perf_counter() - run.started_case():.1f} s"
+        unfinished = run.stop(by, f"interrupted ({by})", running=running)
         done = len(run.record.results) - len(unfinished)
-        line = f"interrupted ({by}): {done} of {len(run.record.results)} case(s) finished"
+        line = f"interrupted ({by}){' ' + where if where else ''}: {done} of {len(run.record.results)} case(s) finished"
     except watchdog.Timeout as exc:
         by = "timeout"
         unfinished = run.stop(by, f"the run timed out (--timeout {timeout:g})", running=str(exc))
@@ -202,6 +207,21 @@ def _finish(record, *, mode: str, pid: str | None, sanitize: bool, folder: Path 
         print_sweep(None, record)
         print_summary(None, record, path)
     return 0 if record.passed else 1
+
+
+def _kernel_line_of(exc: BaseException) -> str:
+    """``in K at file.py:LINE, pid (x, y, z)``: the kernel line the interpreter was running when Ctrl-C / SIGTERM
+    landed (a hung kernel's spin loop), as program mode says it; "" when it landed outside kernel code."""
+    from tritondbg.interp import frames, hooks
+
+    try:
+        where = frames.traceback_site(exc)
+        pid = hooks.current_pid()
+    except Exception:  # noqa: BLE001 - the plain line still says what happened
+        return ""
+    if where is None:
+        return ""
+    return f"in {where[2]} at {os.path.basename(where[0])}:{where[1]}" + (f", pid {pid}" if pid is not None else "")
 
 
 def _check_pid_reached(record, pid: str | None) -> None:
