@@ -81,6 +81,16 @@ def wsum(W, DY, OUT, N, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def wsum_add(W, DY, OUT, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    w = tl.load(W + cols, mask=mask)  # LOAD wsum_add
+    dy = tl.load(DY + row * N + cols, mask=mask, other=0.0)
+    tl.store(OUT + row, tl.sum(w + dy, axis=0))  # the undefined lanes are added: garbage in the sum
+
+
+@triton.jit
 def padded_sum(X, OUT, N, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     offs = tl.arange(0, BLOCK)
@@ -152,12 +162,15 @@ def test_a_program_computes_what_it_computes_without_tritondbg_and_poison_is_rep
     res = _results(out.stdout)
     # the poison used to leak: copy_pad's tail, total's sum and scale_by_dot's rows were NaN, add_into doubled
     assert all(v < 1e-4 for v in res.values()), res
-    found = sorted((f["kernel"], f["kind"], f["line"], f["tensor"]) for f in json.loads(report.read_text())["findings"])
-    assert found == [("accumulate", "poison", _line("# LOAD accumulate"), "Y"),
-                     ("add_into", "poison", _line("# LOAD add_into"), "Y"),
-                     ("copy_pad", "poison", _line("# LOAD copy_pad"), "Y"),
-                     ("scale_by_dot", "poison", _line("# LOAD scale_by_dot"), "Y"),
-                     ("wsum", "poison", _line("# LOAD wsum"), "OUT")], found
+    found = sorted((f["kernel"], f["kind"], f["line"], f["tensor"], f["severity"])
+                   for f in json.loads(report.read_text())["findings"])
+    # scale_by_dot and wsum multiply the undefined lanes by exact zeros before their sums: 0 for any finite
+    # garbage, a warning (no output holds poison: the products were 0)
+    assert found == [("accumulate", "poison", _line("# LOAD accumulate"), "Y", "error"),
+                     ("add_into", "poison", _line("# LOAD add_into"), "Y", "error"),
+                     ("copy_pad", "poison", _line("# LOAD copy_pad"), "Y", "error"),
+                     ("scale_by_dot", "poison", _line("# LOAD scale_by_dot"), None, "warning"),
+                     ("wsum", "poison", _line("# LOAD wsum"), None, "warning")], found
     assert "12 element(s) of output Y hold them, first Y[20]" in out.stderr
     # the kernel's device_print is printed once (by the sanitized run), not again by the run the program keeps
     assert out.stdout.count("added") == 1, out.stdout
@@ -177,15 +190,19 @@ def test_capture_on_finding_saves_the_output_without_the_poison_as_the_reference
     assert not y.isnan().any() and (y[20:] == 0).all(), y
 
 
-def test_scenario_undefined_factor_times_zero_padding_is_poison_not_a_padded_reduction(tmp_path):
-    """``tl.sum(w * dy)`` with ``w`` undefined and ``dy`` padded with 0: the poison of ``w`` enters the sum (it was
-    reported as a masked_reduction at the sum, with every lane counted twice)."""
+@pytest.mark.parametrize("kernel, op", [("wsum", "*"), ("wsum_add", "+")])
+def test_scenario_undefined_factor_times_zero_padding_is_a_poison_warning(tmp_path, kernel, op):
+    """``tl.sum(w * dy)`` with ``w`` undefined and ``dy`` padded with 0: the products are 0 for any finite garbage,
+    so the result is right on the GPU (fla's layer-norm backward does this; the poison made every output NaN and the
+    case FAILED with an error finding): a poison *warning* naming the product, and the case passes. ``w + dy``
+    keeps the garbage: an error, and the case fails (it was reported as a masked_reduction at the sum, with every
+    lane counted twice, before that)."""
     (tmp_path / "poison_kernels.py").write_text(KERNELS)
     (tmp_path / "cases.py").write_text(textwrap.dedent('''
         import sys, os, torch
         sys.path.insert(0, os.path.dirname(__file__))
         from tritondbg import Case, Scenario
-        from poison_kernels import wsum
+        from poison_kernels import {kernel} as wsum
 
         def launch(w, dy):
             out = torch.empty(dy.shape[0])
@@ -196,12 +213,17 @@ def test_scenario_undefined_factor_times_zero_padding_is_poison_not_a_padded_red
             return dict(w=torch.randn(24, generator=generator), dy=torch.randn(3, 24, generator=generator))
 
         WSUM = Scenario(name="wsum", make_inputs=make, launch=launch, kernels=[wsum],
-                        reference=lambda w, dy: (w * dy).sum(-1), cases=[Case("tiny", dtypes=("float32",))])
-    '''))
+                        reference=lambda w, dy: (w {op} dy).sum(-1), cases=[Case("tiny", dtypes=("float32",))])
+    ''').replace("{kernel}", kernel).replace("{op}", op))
     target = str(tmp_path / "cases.py")
     rec = runner.run(target, mode="interpret", instruments=instruments.build(target))
-    kinds = sorted((f["kind"], f["line"]) for r in rec.results for f in r.findings)
-    assert kinds == [("poison", _line("# LOAD wsum"))], kinds
+    (f,) = [f for r in rec.results for f in r.findings]
+    assert (f["kind"], f["line"]) == ("poison", _line(f"# LOAD {kernel}")), f
+    if op == "*":
+        assert f["severity"] == "warning" and rec.results[0].status == "pass", (f, rec.results[0].message)
+        assert "multiplied by exact zeros (line " in f["message"] and "enter tl.sum" in f["message"], f["message"]
+    else:
+        assert f["severity"] == "error" and rec.results[0].status == "fail", f
 
 
 def test_a_padded_reduction_counts_each_lane_once(tmp_path):

@@ -136,6 +136,13 @@ def _message(e: dict) -> str:
                 f"program its own elements)")
     if kind == "poison":
         text = "lanes this masked load leaves undefined (mask without other=) are read"
+        tz = e.get("times_zero")
+        if tz:
+            reach = f" and the products enter {', '.join(e['reaches'])}" if e.get("reaches") else ""
+            return (f"lanes this masked load leaves undefined (mask without other=) are multiplied by exact zeros "
+                    f"(line {tz['line']}: {tz['source'].strip()}){reach}: 0 for any finite leftover value, so the "
+                    "results are right unless the GPU's leftover there is Inf or NaN; give the load other=0.0 to "
+                    "make sure")
         parts = []
         if e.get("output"):
             parts.append(f"{e['output_count']} element(s) of output {e['tensor']} hold them, first {e['output']}"

@@ -162,7 +162,8 @@ class Sanitizer(Instrument, hooks.Listener):
 
     # -- bookkeeping ------------------------------------------------------------------------------------
     def _entry(self, kind: str, site: tuple, tensor: str | None, op: str, **first) -> dict:
-        key = (kind, site[0], site[1], tensor if kind != "poison" else None, op if kind != "poison" else "")
+        key = (kind, site[0], site[1], tensor if kind != "poison" else None,
+               op if kind != "poison" else ("times_zero" if op == "times_zero" else ""))
         e = self.agg.get(key)
         if e is None:
             e = self.agg[key] = dict(kind=kind, file=site[0], line=site[1], function=site[2], tensor=tensor, op=op,
@@ -366,6 +367,21 @@ class Sanitizer(Instrument, hooks.Listener):
                                    op=name, lanes=int(new.sum()), value=value, inputs=vals,
                                    kernel=self.launch.kernel if self.launch else "?"))
 
+    def times_zero_sid(self, sid: int, frame) -> int:
+        """The pad id for lanes of load ``sid``'s undefined lanes multiplied by an exact 0 (shadow._times_zero): one
+        per load line, its info naming the first such product; where they reach a result: a warning."""
+        info = self.poison_info.get(sid)
+        if info is None or "uninit" in info:
+            return sid
+        key = (info["file"], info["line"], "times_zero")
+        tz = self.poison_sites.get(key)
+        if tz is None:
+            tz = self._new_sid(key)
+            line = frame.f_lineno if frame else 0
+            source = frames.source_line(frame.f_code.co_filename, line) if frame else ""
+            self.poison_info[tz] = dict(info, oob_only=False, times_zero=dict(line=line, source=source))
+        return tz
+
     def reduction_event(self, kind, x, defined_bad, undefined_bad, p, frame) -> None:
         site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
         if defined_bad.any():
@@ -408,6 +424,9 @@ class Sanitizer(Instrument, hooks.Listener):
             e = self._entry("uninit", site, where["tensor"], "load", reaches=[], output=None, element=where["element"],
                             alloc=where["alloc"])
             e["read"] = info["read"]
+        elif "times_zero" in info:  # undefined lanes times an exact 0: 0 for finite garbage (a warning)
+            e = self._entry("poison", site, None, "times_zero", reaches=[], output=None)
+            e["times_zero"], e["severity"] = info["times_zero"], "warning"
         else:
             e = self._entry("poison", site, None, "load", reaches=[], output=None)
         self.pid = saved

@@ -64,7 +64,8 @@ def _value_aware_pad(op, ins, pads, shape):
     pa, pb = _bcast(pads[0], shape), _bcast(pads[1], shape)
     zero = np.uint8(0)
     if op is np.multiply:  # depends on a padded factor only where the other factor is not 0; an undefined
-        # factor (k >= 3) is garbage on the GPU, Inf or NaN as well: times 0 it stays undefined
+        # factor (k >= 3) is garbage on the GPU, Inf or NaN as well: times 0 it stays undefined (``_times_zero``
+        # then gives those lanes their own id: 0 for finite garbage, a warning where they reach a result)
         ta = np.where(_bcast(_nonzero(b), shape) | (pa >= 3), pa, zero) if pa is not None else None
         tb = np.where(_bcast(_nonzero(a), shape) | (pb >= 3), pb, zero) if pb is not None else None
     elif op in (np.add, np.subtract):
@@ -96,11 +97,71 @@ def _uniform(h) -> bool:
     return d.size <= 1 or bool((d == d.reshape(-1)[0]).all())
 
 
+def _stale(p) -> np.ndarray | bool:
+    """Lanes of pad ``p`` that hold memory nothing wrote (initcheck's ids: ``torch.empty``), whose old bits may well
+    be Inf or NaN (a freed tensor's -inf scores): times 0 they stay undefined."""
+    san = _sink["san"]
+    stale = getattr(san, "uninit_sids", None)
+    if not stale:
+        return False
+    return np.isin(p.astype(np.int16) - 2, np.fromiter(stale, dtype=np.int16)) & (p >= 3)
+
+
+def _times_zero(out, lhs, rhs):
+    """``x * 0`` where x is a lane a masked load left undefined (the NaN poison) and the 0 is a defined lane (a
+    padded ``other=0.0`` tail): the product is 0 for any finite garbage. Those lanes get the value 0 (the poison
+    made them NaN) and, from the sanitizer, a pad id of their own (``times_zero_sid``): where they reach a
+    reduction or a dot the finding is a warning that names the product (fla's layer-norm backward multiplies an
+    other-less weight load by a zero-padded gradient: every dx was reported as poisoned, and it is right on the
+    GPU). Returns (lanes, their pad) to put over the product's pad, or None."""
+    san = _sink["san"]
+    if san is None:
+        return None
+    shape = out.data.shape
+    pa, pb = pad_of(lhs), pad_of(rhs)
+    hit = np.zeros(shape, bool)
+    new = np.zeros(shape, np.uint8)
+    frame = None
+    for p, other, p_other in ((pa, rhs, pb), (pb, lhs, pa)):
+        if p is None:
+            continue
+        p = _bcast(p, shape)
+        undefined = (p >= 3) & ~np.asarray(_stale(p))
+        if not undefined.any():
+            continue
+        zero_other = ~_bcast(_nonzero(other), shape)
+        if p_other is not None:
+            zero_other = zero_other & (_bcast(p_other, shape) < 3)
+        sel = undefined & zero_other & ~hit
+        if not sel.any():
+            continue
+        frame = frame or _site_frame()
+        for k in np.unique(p[sel]):
+            lanes = sel & (p == k)
+            new[lanes] = san.times_zero_sid(int(k) - 2, frame) + 2
+        hit |= sel
+    if not hit.any():
+        return None
+    out.data[hit] = 0  # +0.0 in every float format (bf16 and fp8 stored as their bits), 0 for integers
+    return hit, new
+
+
 def _wrap_binary(orig):
     def binary_op(self, lhs, rhs, op):
         out = orig(self, lhs, rhs, op)
         if PAD in lhs.attr or PAD in rhs.attr:
+            tz = None
+            if op is np.multiply:
+                try:
+                    tz = _times_zero(out, lhs, rhs)
+                except Exception:  # shadow bookkeeping must never break a kernel
+                    _debug_raise()
             _elementwise_pad(out, (lhs, rhs), op)
+            if tz is not None:
+                p = pad_of(out)
+                p = np.zeros(out.data.shape, np.uint8) if p is None else np.array(p, dtype=np.uint8)
+                p[tz[0]] = tz[1][tz[0]]
+                _set_pad(out, p)
         if out.data.dtype.kind == "f" or _is_bf16(out):
             _check_new_nonfinite(getattr(op, "__name__", "op"), out, (lhs, rhs))
         return out
