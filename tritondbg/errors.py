@@ -15,6 +15,8 @@ class ModeError(RuntimeError):
 def not_users_file(path: str) -> bool:
     """Frames of Python itself, installed packages and tritondbg's own code: not where a user's error or hang is
     (the innermost frame outside them is what an error line names)."""
+    if str(path).startswith("<"):  # <string> (a dataclass's generated __init__), <frozen ...>, <stdin>
+        return True
     here = os.path.dirname(os.path.abspath(__file__)) + os.sep
     path = os.path.abspath(path)
     return (path.startswith(here) or "site-packages" in path or "dist-packages" in path

@@ -108,8 +108,9 @@ class RunRecord:
         if self.extra.get("interrupted") or self.extra.get("incomplete"):  # incomplete: saved mid-run (a crash)
             return False
         gates = self.extra.get("gates")
-        if gates is not None:  # check/outcome.py's statuses
-            return bool(gates) and all(g.get("status") in ("pass", "skipped") for g in gates)
+        if gates is not None:  # check/outcome.py's statuses; only skips: nothing was checked, no pass
+            return (bool(gates) and all(g.get("status") in ("pass", "skipped") for g in gates)
+                    and any(g.get("status") == "pass" for g in gates))
         return bool(self.results) and all(r.passed for r in self.results)
 
     def to_dict(self) -> dict[str, Any]:

@@ -51,6 +51,10 @@ class Case:
     def __post_init__(self):
         if self.perf_timing not in PERF_TIMINGS:
             raise ValueError(f"case {self.name!r}: perf_timing {self.perf_timing!r}; choose from {', '.join(PERF_TIMINGS)}")
+        if isinstance(self.dtypes, str):  # dtypes="float32": one dtype, not seven characters
+            object.__setattr__(self, "dtypes", (self.dtypes,))
+        if not self.dtypes:  # no run at all: every gate said "0 case x dtype runs match", a pass
+            raise ValueError(f"case {self.name!r}: no dtypes; give at least one, e.g. dtypes=('float32',)")
         bad = [d for d in self.dtypes if d not in DTYPES]
         if bad:
             raise ValueError(f"case {self.name!r}: unknown dtype(s) {bad}; choose from {', '.join(DTYPES)}")

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from tritondbg import runner
 from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome
+from tritondbg.check.launches import LaunchCounter
 from tritondbg.configs import autotuners
 
 # Three-way check for low precision (flash-attention's test_layer_norm habit): the kernel's error against the
@@ -220,7 +221,7 @@ def correctness(scenario, ctx: GateContext) -> GateOutcome:
     for case in _cases(scenario, ctx):
         for dtype in case.dtypes:
             results.append(runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
-                                           instruments=_attributed(ctx, ThreeWay(scenario))))
+                                           instruments=_attributed(ctx, ThreeWay(scenario), LaunchCounter())))
     failed = [r for r in results if r.status != "pass"]
     if failed:
         return GateOutcome(scenario.name, "correctness", FAIL, _first_failure(results), {"failed": len(failed)},
@@ -289,7 +290,7 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
         for case in _cases(scenario, ctx):
             for dtype in case.dtypes:
                 results.append(runner.run_case(scenario, case, dtype, device="cpu", seed=ctx.seed,
-                                               instruments=_attributed(ctx_cpu, Sanitizer())))
+                                               instruments=_attributed(ctx_cpu, Sanitizer(), LaunchCounter())))
     findings = [(r, f) for r in results for f in r.findings if f.get("severity", "error") == "error"]
     if findings:
         r, f = findings[0]

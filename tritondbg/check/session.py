@@ -450,12 +450,13 @@ def outcomes_of(record: RunRecord) -> list[GateOutcome]:
 
 
 def exit_status(record: RunRecord) -> int:
-    """0: every item passed or was skipped with a reason; 1: a FAIL or an error; 130: interrupted (SIGINT), 143:
+    """0: every item passed or was skipped with a reason, and one passed; 1: a FAIL or an error, or nothing ran
+    (every item skipped: a GPU-only scenario on a CPU runner is no green); 130: interrupted (SIGINT), 143:
     terminated (SIGTERM)."""
     statuses = {g["status"] for g in record.extra.get("gates", [])}
     if record.extra.get("interrupted") or INTERRUPTED in statuses:
         return 143 if record.extra.get("interrupted_by") == "SIGTERM" else 130
-    if not statuses or statuses - {PASS, SKIP}:
+    if not statuses or statuses - {PASS, SKIP} or PASS not in statuses:
         return 1
     return 0
 

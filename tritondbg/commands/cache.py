@@ -16,7 +16,14 @@ def _dir(cache_dir: str | None) -> str:
     if cache_dir:
         import os
 
-        return os.path.abspath(os.path.expanduser(cache_dir))
+        from tritondbg.errors import UsageError
+
+        path = os.path.abspath(os.path.expanduser(cache_dir))
+        if not os.path.isdir(path):  # a typo listed "no entries in DIR", exit 0, as an empty cache would
+            what = "is a file" if os.path.exists(path) else "does not exist"
+            raise UsageError(f"--cache-dir {cache_dir}: {what}; give a Triton cache folder (default: "
+                             "$TRITON_CACHE_DIR, else ~/.triton/cache)")
+        return path
     return triton_cache_dir()
 
 

@@ -29,6 +29,10 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
     from tritondbg.check.perf import check_baseline_file
 
     check_baseline_file(baseline)  # a corrupt file was read as an empty one: every gate passed against nothing
+    if arch is not None:  # a bad name was the resources gate's FAIL ("could not compile: UsageError ..."), exit 1
+        from tritondbg.ir.targets import check_supported, parse_arch
+
+        check_supported(parse_arch(arch))
     chosen = session.resolve_gates(gates)
     names = session.resolve_targets(targets, all_)
     items = session.rough_plan(names, chosen)

@@ -30,4 +30,6 @@ def print_gates(record: RunRecord) -> None:
         line += f", {n['error']} error(s)"
     if n["interrupted"] or record.extra.get("interrupted"):
         line += f", {n['interrupted']} interrupted"
+    if gates and n["skipped"] == len(gates):
+        line += ": nothing ran (every item was skipped), so nothing passed"
     con.print(line)

@@ -1,0 +1,88 @@
+"""A check that ran none of the kernel is no pass (helper report, session 35): a launch that takes a torch
+fallback passed correctness and sanitize ("1 case x dtype runs match", exit 0), and a case with no dtypes ran
+nothing and passed ("0 case x dtype runs match")."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tritondbg import Case, loader
+from tritondbg.check.gates import GateContext, run_gate
+from tritondbg.check.outcome import FAIL, PASS
+
+CASES = textwrap.dedent('''
+    import torch, triton, triton.language as tl
+    from tritondbg import Case, Scenario
+
+    @triton.jit
+    def scale_kernel(x_ptr, y_ptr, s, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * s, mask=m)
+
+    def scale(x, s):
+        y = torch.empty_like(x)
+        if x.numel() == 0:  # an early return on an empty input: nothing to launch for
+            return y
+        scale_kernel[(triton.cdiv(x.numel(), 64),)](x, y, s, x.numel(), BLOCK=64)
+        return y
+
+    def fallback(x, s):
+        return x * s  # the library's torch path: no Triton launch at all
+
+    def make(case, dtype, device, generator):
+        return dict(x=torch.randn(case.params["n"], generator=generator).to(dtype), s=2.0)
+
+    ref = lambda x, s: x.float() * s
+    kernel = Scenario(name="kernel", make_inputs=make, launch=scale, reference=ref, kernels=[scale_kernel],
+                      cases=[Case("tiny", params=dict(n=100)), Case("empty", params=dict(n=0))])
+    torch_path = Scenario(name="torch_path", make_inputs=make, launch=fallback, reference=ref,
+                          kernels=[scale_kernel], cases=[Case("tiny", params=dict(n=100))])
+''')
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("gate", ["correctness", "sanitize"])
+def test_a_launch_that_ran_no_triton_kernel_fails_the_gate(tmp_path, gate):
+    (tmp_path / "cases.py").write_text(CASES)
+    ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::torch_path")
+    out = run_gate(gate, loader.load(ctx.target), ctx)
+    assert out.status == FAIL and "ran no Triton kernel" in out.reason, out.reason
+    ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::kernel")  # incl. an empty case
+    out = run_gate(gate, loader.load(ctx.target), ctx)
+    assert out.status == PASS, out.reason
+
+
+def test_a_case_without_dtypes_is_refused_when_written():
+    with pytest.raises(ValueError, match="no dtypes"):
+        Case("tiny", dtypes=())
+    assert Case("tiny", dtypes="bfloat16").dtypes == ("bfloat16",)  # one dtype, not its characters
+
+
+def test_a_check_where_every_item_was_skipped_is_no_pass():
+    """Every item skipped (a scenario of GPU-only cases on a CPU runner) exited 0 with `"passed": true`."""
+    from tritondbg.check.session import exit_status
+    from tritondbg.record import RunRecord
+
+    skipped = RunRecord(command="check", extra={"gates": [{"status": "skipped"}, {"status": "skipped"}]})
+    assert exit_status(skipped) == 1 and not skipped.passed
+    some = RunRecord(command="check", extra={"gates": [{"status": "pass"}, {"status": "skipped"}]})
+    assert exit_status(some) == 0 and some.passed
+
+
+@pytest.mark.interpreter
+def test_the_cli_says_nothing_ran_when_every_item_was_skipped(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "cases.py").write_text(CASES.replace('cases=[Case("tiny", params=dict(n=100))])',
+                                                     'cases=[Case("big", params=dict(n=100), interpret=False)])'))
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "check", f"{tmp_path / 'cases.py'}::torch_path",
+                          "--gates", "correctness,sanitize", "--json", str(tmp_path / "c.json")],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "0 passed, 0 failed, 2 skipped: nothing ran (every item was skipped)" in out.stdout, out.stdout
+    import json
+
+    assert json.loads((tmp_path / "c.json").read_text())["passed"] is False
