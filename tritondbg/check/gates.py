@@ -411,7 +411,11 @@ def resources(scenario, ctx: GateContext) -> GateOutcome:
 
 def determinism(scenario, ctx: GateContext) -> GateOutcome:
     """Two runs with the same inputs give bitwise-equal outputs (where the scenario claims it)."""
+    import contextlib
+
     import torch
+
+    from tritondbg.interp import hooks
 
     if not getattr(scenario, "deterministic", True):
         return GateOutcome(scenario.name, "determinism", SKIP, "scenario does not claim bitwise determinism")
@@ -420,28 +424,45 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
         return empty
     results, differ = [], []
     # every dtype of each case: a run that differs in bf16 only passed when float32 came first (user report)
+    # under the interpreter the second run takes the programs in reverse order, as a GPU may schedule them: a
+    # float atomic_add across programs sums in another order there (it always passed on the CPU, in grid order)
+    reorder = ctx.interpret
     for case, dtype in ((c, d) for c in _cases(scenario, ctx) for d in c.dtypes):
         grabs = []
-        for _ in range(2):
+        for second in (False, True):
             cap = Capture()
-            results.append(runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
-                                           instruments=_attributed(ctx, cap)))
+            with hooks.reversed_programs() if reorder and second else contextlib.nullcontext():
+                r = runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
+                                    instruments=_attributed(ctx, cap))
+            if reorder and second and r.status == "error" and results[-1].status != "error":
+                # a kernel whose programs wait on earlier ones (a lookback scan) cannot run backwards one after
+                # the other: compare with a second run in grid order
+                cap = Capture()
+                r = runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
+                                    instruments=_attributed(ctx, cap))
+                r.extra["reverse_order_failed"] = True
+            results.append(r)
             grabs.append(cap.outputs[0] if cap.outputs else None)
         a, b = grabs
         if a is None or b is None:
             continue
+        order = (" (the second ran its programs in reverse order, as a GPU may schedule them: float atomics then "
+                 "add in another order)" if reorder and not results[-1].extra.get("reverse_order_failed") else "")
         for i, (x, y) in enumerate(zip(a, b)):
             if isinstance(x, torch.Tensor) and not _bitwise_equal(x, y):
                 differ.append(f"{case.name}/{dtype} output {i}: {_count_differ(x, y)} elements differ "
-                              "between two identical runs")
+                              f"between two identical runs{order}")
     errors = [r for r in results if r.status == "error"]
     if differ:
         return GateOutcome(scenario.name, "determinism", FAIL, differ[0], {"differ": differ}, results)
     if errors:
         return GateOutcome(scenario.name, "determinism", FAIL, _first_failure(errors), {}, results)
+    how = ""
+    if reorder:
+        kept = sum(1 for r in results[1::2] if r.extra.get("reverse_order_failed"))
+        how = " (programs in grid order, then reversed" + (f"; {kept} run(s) could not reverse them" if kept else "") + ")"
     return GateOutcome(scenario.name, "determinism", PASS, f"{len(results) // 2} case x dtype runs bitwise equal "
-                       "twice", {},
-                       results)
+                       f"twice{how}", {}, results)
 
 
 def perf(scenario, ctx: GateContext) -> GateOutcome:

@@ -51,7 +51,7 @@ class Listener:
 
 _listeners: list[Listener] = []
 _saved: dict[str, Any] = {}
-_state: dict[str, Any] = {"launch": None, "count": 0, "pid": None}
+_state: dict[str, Any] = {"launch": None, "count": 0, "pid": None, "reverse": False}
 
 
 def current_launch() -> Launch | None:
@@ -109,8 +109,11 @@ def _install() -> None:
             _state["launch"].grid = (int(nx), int(ny), int(nz))
 
     def set_grid_idx(self, x, y, z):
-        orig_idx(self, x, y, z)
         launch = _state["launch"]
+        if _state["reverse"] and launch is not None:  # the last program first (``reversed_programs``)
+            gx, gy, gz = launch.grid
+            x, y, z = gx - 1 - int(x), gy - 1 - int(y), gz - 1 - int(z)
+        orig_idx(self, x, y, z)
         if launch is not None:
             launch.programs += 1
             pid = (int(x), int(y), int(z))
@@ -140,6 +143,20 @@ def detach(listener: Listener) -> None:
     _listeners.remove(listener)
     if not _listeners:
         _uninstall()
+
+
+@contextlib.contextmanager
+def reversed_programs():
+    """Within the block every launch runs its programs in reverse grid order (the interpreter runs them in grid
+    order, one after the other; a GPU in any order): a float atomic's sum then adds in another order, so a kernel
+    whose result depends on it shows it on the CPU (the determinism gate's second run)."""
+    before = _state["reverse"]
+    _state["reverse"] = True
+    try:
+        with listening(Listener()):  # the patches are in place while a listener is
+            yield
+    finally:
+        _state["reverse"] = before
 
 
 @contextlib.contextmanager
