@@ -86,3 +86,25 @@ def test_the_cli_says_nothing_ran_when_every_item_was_skipped(tmp_path):
     import json
 
     assert json.loads((tmp_path / "c.json").read_text())["passed"] is False
+
+
+@pytest.mark.interpreter
+def test_a_scenario_that_fails_to_import_in_a_worker_says_why(tmp_path):
+    """It imported in `check`'s own process, not in the gate worker (a branch on the worker's environment, a
+    module-level setup that fails there): the item said only "pytest exit status 5 (pytest collected nothing)"."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "cases.py").write_text("import os\n" + CASES + textwrap.dedent('''
+        if os.environ.get("PYTEST_XDIST_WORKER"):
+            raise ImportError("the worker has no such module")
+    '''))
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "check", f"{tmp_path / 'cases.py'}::kernel",
+                          "--gates", "correctness", "--json", str(tmp_path / "c.json")],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr
+    (gate,) = json.loads((tmp_path / "c.json").read_text())["extra"]["gates"]
+    assert gate["status"] == "error", gate
+    assert "a worker could not load the scenario: importing cases.py failed" in gate["reason"], gate["reason"]
+    assert "ImportError: the worker has no such module" in gate["reason"], gate["reason"]

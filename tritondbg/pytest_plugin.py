@@ -98,11 +98,21 @@ def pytest_collection_modifyitems(session, config, items):
             else:
                 pairs = [(target, loader.load(target))]
         except UsageError as e:
+            outdir = config.getoption("tritondbg_outdir", None)
+            if outdir:  # `check`'s worker: its usage error would reach the controller only as "collected nothing"
+                try:
+                    with open(Path(outdir) / COLLECT_ERROR, "x") as f:  # the first worker's says it
+                        f.write(str(e))
+                except OSError:
+                    pass
             raise pytest.UsageError(str(e)) from None
         for one, scenario in pairs:
             for gate in gates:
                 items.append(GateItem.from_parent(session, name=f"{label(one, scenario)}::{gate}", target=one,
                                                   gate=gate, label=label(one, scenario)))
+
+
+COLLECT_ERROR = "collect-error.txt"  # in --tritondbg-outdir: why a worker could not collect (check/session.py)
 
 
 class GateFailed(Exception):

@@ -131,6 +131,7 @@ class _Watch:
         self.crashed: dict[str, str] = {}        # nodeid -> the worker that ran it when it died
         self.worker_exit: dict[str, int | None] = {}
         self.internal: str = ""
+        self.collect_error: str = ""             # a worker could not import a scenario file: why
         self.interrupted = False                 # SIGINT / SIGTERM seen: later worker deaths are the shutdown
 
     def pytest_sessionstart(self, session):
@@ -245,7 +246,7 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
     deps.require(["pytest", "xdist"], "`tritondbg check`")
     import pytest
 
-    from tritondbg.pytest_plugin import item_file
+    from tritondbg.pytest_plugin import COLLECT_ERROR, item_file
 
     workers = default_workers(device) if workers is None else workers
     _STOP["signal"] = "SIGINT"  # until a SIGTERM says otherwise (``stop_signals``, ``_prompt_shutdown``)
@@ -280,6 +281,9 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
                 rc = pytest.main(args, plugins=[watch])
         except KeyboardInterrupt:
             interrupted = True
+        collect_error = outdir / COLLECT_ERROR
+        if collect_error.exists():  # the scenario imported here but not in a worker: the worker's reason
+            watch.collect_error = "a worker could not load the scenario: " + collect_error.read_text().strip()
         interrupted = interrupted or rc == pytest.ExitCode.INTERRUPTED
         outcomes = []
         for it in items:
@@ -415,8 +419,9 @@ def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | No
     if interrupted:
         return GateOutcome(it.label, it.gate, INTERRUPTED, f"interrupted ({_STOP['signal']}) before it finished",
                            target=it.target, command=command)
-    why = watch.internal or (f"pytest exit status {int(rc)}{_PYTEST_EXIT.get(int(rc), '')}" if rc is not None
-                             else "the gate session did not start")
+    why = watch.collect_error or watch.internal or (
+        f"pytest exit status {int(rc)}{_PYTEST_EXIT.get(int(rc), '')}" if rc is not None
+        else "the gate session did not start")
     return GateOutcome(it.label, it.gate, ERROR, f"did not run: {why}", target=it.target, command=command)
 
 
