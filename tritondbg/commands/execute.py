@@ -221,7 +221,7 @@ def _kernel_line_of(exc: BaseException) -> str:
         return ""
     if where is None:
         return ""
-    return f"in {where[2]} at {os.path.basename(where[0])}:{where[1]}" + (f", pid {pid}" if pid is not None else "")
+    return f"in {where[2]} at {frames.site_name(where[0])}:{where[1]}" + (f", pid {pid}" if pid is not None else "")
 
 
 def _check_pid_reached(record, pid: str | None) -> None:

@@ -9,7 +9,6 @@ tensor cores compute, where the plain interpreter computes something else or not
 """
 from __future__ import annotations
 
-import os
 import sys
 
 
@@ -41,7 +40,7 @@ def _note_tf32() -> None:
     from tritondbg.interp import frames
 
     file, line, _ = frames.site(sys._getframe(2))
-    where = f"{os.path.basename(file)}:{line}"
+    where = f"{frames.site_name(file)}:{line}"
     for seen in _tf32.values():
         if len(seen) < 64:
             seen[where] = None

@@ -123,6 +123,17 @@ def source_line(file: str, line: int) -> str:
     return linecache.getline(file, line).strip()
 
 
+def site_name(file: str) -> str:
+    """How a message names a kernel's file: the file name, or for an installed package the path inside it
+    (``fla/ops/gla/chunk.py``: flash-linear-attention has dozens of files called chunk.py)."""
+    file = str(file)
+    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
+        at = file.rfind(marker)
+        if at >= 0:
+            return file[at + len(marker):]
+    return os.path.basename(file)
+
+
 def short_path(file: str) -> str:
     """A path relative to the working directory when it is under it (shorter messages), else absolute."""
     try:

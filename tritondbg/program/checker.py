@@ -187,7 +187,7 @@ def _say_interrupted(launch, index: int, exc: BaseException | None = None, frame
 
     where = frames.traceback_site(exc) if exc is not None else frames.frame_site(frame)
     pid = getattr(getattr(interpreter, "interpreter_builder", None), "grid_idx", None)
-    at = f" at {os.path.basename(where[0])}:{where[1]}" if where else ""
+    at = f" at {frames.site_name(where[0])}:{where[1]}" if where else ""
     print(f"tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
           f"{index} of it) [launched from {attach.describe_site(launch.stack)}]", file=sys.stderr, flush=True)
 
@@ -242,12 +242,14 @@ class Checker(attach.Observer):
         self.launches[launch.name] = index + 1
         site = launch.call_site
         test = current_test()
+        from tritondbg.interp import frames
+
         for f in findings:
             f.update(kernel=launch.name, qualname=launch.qualname, launch=index,
                      call_site=list(site) if site else None, stack=attach.short_stack(launch.stack),
                      pid_process=os.getpid(), **({"test": test} if test else {}))
             child.append("findings.jsonl", f)
-            print(f"tritondbg: {f['kind']} in {launch.name} at {os.path.basename(str(f.get('file')))}:{f.get('line')} "
+            print(f"tritondbg: {f['kind']} in {launch.name} at {frames.site_name(f.get('file'))}:{f.get('line')} "
                   f"pid {tuple(f['pid']) if f.get('pid') else '?'}: {f.get('message', '')} "
                   f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]",
                   file=sys.stderr, flush=True)

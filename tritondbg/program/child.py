@@ -206,7 +206,15 @@ def _hint_on_cuda_tensors() -> None:
 
     def hook(kind, value, tb):
         previous(kind, value, tb)
-        if any(text in str(value) for text in _NO_CUDA):
+        cpu = sys.modules.get("tritondbg.program.cpu_device")
+        asked = cpu.library_asked(tb) if cpu is not None and isinstance(value, Exception) else None
+        if asked is not None:
+            from tritondbg.interp.frames import site_name
+
+            print(f"tritondbg: the code above asked torch.cuda.is_available() at {site_name(asked[0])}:{asked[1]} "
+                  f"({asked[2]}) and heard False (no GPU here: its \"cuda\" tensors are made on the CPU), so it took "
+                  "its CPU branch; the error is that branch's, not a kernel's", file=sys.stderr)
+        elif any(text in str(value) for text in _NO_CUDA):
             print("tritondbg: the program used a CUDA-only part of torch that has no CPU stand-in (tensors asked "
                   "for on \"cuda\" are made on the CPU under the interpreter, CUDA events, streams and generators "
                   "are not): make it on triton.runtime.driver.active.get_active_torch_device() (cpu here)",

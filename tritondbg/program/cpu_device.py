@@ -79,6 +79,10 @@ def install() -> bool:
         return True
     if torch.cuda.is_available():
         return False
+    global _TORCH_DIR
+    import os
+
+    _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
     mode = _mode_class()()
     mode.__enter__()  # for the program's life: popped by nobody (the program's own modes stack above it)
     _state["mode"] = mode
@@ -91,9 +95,55 @@ def install() -> bool:
         return original(moved)
 
     torch.set_default_device = set_default_device
+    _record_availability_asks(torch)
     _amp_on_the_cpu(torch)
     _own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
     return True
+
+
+def _record_availability_asks(torch) -> None:
+    """``torch.cuda.is_available()`` stays False; where a library first asked it is kept (file, line, function of
+    the first caller outside torch), for the hint on an error its CPU branch then raises (``library_asked``)."""
+    original = torch.cuda.is_available
+
+    def is_available(*args, **kwargs):
+        answer = original(*args, **kwargs)
+        if not answer and _state.get("asked") is None:
+            f = sys._getframe(1)
+            while f is not None and f.f_code.co_filename.startswith(_TORCH_DIR):
+                f = f.f_back
+            if f is not None:
+                _state["asked"] = (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+        return answer
+
+    torch.cuda.is_available = is_available
+
+
+_TORCH_DIR = ""  # set at install: torch's own folder (its internal asks are not a library's)
+
+
+def library_asked(tb) -> tuple[str, int, str] | None:
+    """Where the program asked ``torch.cuda.is_available()`` (and heard False), when an error's traceback ``tb``
+    ends in the same installed package: that package likely chose its CPU branch by the answer (Liger-Kernel's DyT
+    backward has none: ``UnboundLocalError: NUM_SMS``)."""
+    asked = _state.get("asked")
+    if asked is None:
+        return None
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    package = _package(asked[0])
+    return asked if package and last and _package(last) == package else None
+
+
+def _package(file: str) -> str | None:
+    """The top-level package of an installed file (``liger_kernel`` of .../site-packages/liger_kernel/...)."""
+    for marker in ("site-packages/", "dist-packages/"):
+        at = file.rfind(marker)
+        if at >= 0:
+            return file[at + len(marker):].split("/", 1)[0]
+    return None
 
 
 def _amp_on_the_cpu(torch) -> None:

@@ -1,0 +1,42 @@
+"""`interpret -- CMD`: a library that picks its path by ``torch.cuda.is_available()`` (False without a GPU) and has no
+CPU branch fails with its own error (Liger-Kernel's DyT backward: ``UnboundLocalError: NUM_SMS``); tritondbg's line
+after the traceback names where it asked (a helper found no hint at all)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+LIBRARY = textwrap.dedent('''
+    import torch
+    import triton  # a kernel library: tritondbg attaches when triton is imported
+
+    def infer_device():
+        if torch.cuda.is_available():
+            return "cuda"
+        return "cpu"
+
+    def op(x):
+        if infer_device() == "cuda":
+            sms = torch.cuda.get_device_properties(0).multi_processor_count
+        return x * sms  # no CPU branch: UnboundLocalError
+''')
+
+
+@pytest.mark.interpreter
+def test_an_error_in_a_librarys_cpu_branch_names_where_it_asked(tmp_path):
+    lib = tmp_path / "site-packages" / "gpulib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(LIBRARY)
+    (tmp_path / "prog.py").write_text("import torch, gpulib\ngpulib.op(torch.ones(2, device='cuda'))\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site-packages"), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1, out.stderr[-3000:]
+    assert "UnboundLocalError" in out.stderr, out.stderr[-3000:]
+    assert ("tritondbg: the code above asked torch.cuda.is_available() at gpulib/__init__.py:6 (infer_device) and "
+            "heard False") in out.stderr, out.stderr[-3000:]
