@@ -40,3 +40,12 @@ def test_an_error_in_a_librarys_cpu_branch_names_where_it_asked(tmp_path):
     assert "UnboundLocalError" in out.stderr, out.stderr[-3000:]
     assert ("tritondbg: the code above asked torch.cuda.is_available() at gpulib/__init__.py:6 (infer_device) and "
             "heard False") in out.stderr, out.stderr[-3000:]
+
+
+def test_a_kernel_file_in_an_installed_package_is_named_by_its_path_in_it():
+    """fla has dozens of files called chunk.py: "tl.dot at chunk.py:130" named none of them."""
+    from tritondbg.interp.frames import site_name
+
+    assert site_name("/v/lib/python3.11/site-packages/fla/ops/gla/chunk.py") == "fla/ops/gla/chunk.py"
+    assert site_name("/usr/lib/python3/dist-packages/liger_kernel/ops/dyt.py") == "liger_kernel/ops/dyt.py"
+    assert site_name("/home/me/proj/kernels.py") == "kernels.py"
