@@ -271,14 +271,23 @@ def test_pytest_plugin_option_and_fixture(tmp_path):
 
         def test_buggy_is_caught(tritondbg_check):
             tritondbg_check({buggy!r}, gates=["sanitize"])
+
+        def test_a_gate_name_typo_fails_naming_the_gates(tritondbg_check):
+            tritondbg_check({twin!r}, gates=["corectness"])
+
+        def test_only_skips_is_a_skip(tritondbg_check):
+            tritondbg_check({twin!r}, gates=["perf"])
     """))
     base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path)]
     env_cmd = dict(capture_output=True, text=True, cwd=tmp_path, timeout=600)
     p = subprocess.run(base + ["test_mine.py", "--tritondbg-device", "cpu", "--tritondbg", twin,
                                "--tritondbg-gates", "sanitize"], **env_cmd)
     out = p.stdout + p.stderr
-    assert "1 failed, 2 passed" in out, out         # fixture twin + collected twin::sanitize pass; buggy fails
+    # fixture twin + collected twin::sanitize pass; buggy fails, and so does the gate typo (it crashed the gate with
+    # a KeyError); a call whose every gate skipped (perf on the CPU) is a skip, not a pass
+    assert "2 failed, 2 passed, 1 skipped" in out, out
     assert "out_of_bounds" in out and "missing_mask.py" in out
+    assert "unknown gate(s) ['corectness']; valid: correctness" in out, out
 
 
 def test_check_all_cpu_gates_pass_on_bundled_kernels(cli_env, tmp_path):

@@ -233,17 +233,24 @@ def tritondbg_check(request):
     """Run gates on a scenario in this test; fails the test with each failing gate's reason."""
     def check(target: str, gates=("correctness", "sanitize", "determinism"), device: str | None = None, **ctx_args):
         from tritondbg import loader, runner
-        from tritondbg.check.gates import GateContext, run_gate
-        from tritondbg.check.outcome import FAIL
+        from tritondbg.check.gates import GATES, GateContext, run_gate
+        from tritondbg.check.outcome import ERROR, FAIL, SKIP
 
+        gates = [gates] if isinstance(gates, str) else list(gates)
+        unknown = [g for g in gates if g not in GATES]
+        if unknown or not gates:  # a typo crashed the gate ("gate crashed: KeyError")
+            pytest.fail(f"tritondbg_check: unknown gate(s) {unknown or '(none given)'}; valid: {', '.join(GATES)}",
+                        pytrace=False)
         dev = device or ("cpu" if runner.current_mode() in (None, "interpret") else "cuda")
         if runner.current_mode() is None:
             runner.set_mode("interpret" if dev == "cpu" else "compiled")
         scenario = loader.load(target)
         ctx = GateContext(device=dev, target=target, **ctx_args)
         outcomes = [run_gate(g, scenario, ctx) for g in gates]
-        failed = [o for o in outcomes if o.status == FAIL]
+        failed = [o for o in outcomes if o.status in (FAIL, ERROR)]  # a gate that crashed did not pass either
         if failed:
-            pytest.fail("\n".join(f"{o.kernel} {o.gate}: {o.reason}" for o in failed), pytrace=False)
+            pytest.fail("\n".join(f"{o.kernel} {o.gate}: {o.status}: {o.reason}" for o in failed), pytrace=False)
+        if all(o.status == SKIP for o in outcomes):  # nothing ran here: no pass
+            pytest.skip("; ".join(f"{o.gate}: {o.reason}" for o in outcomes))
         return outcomes
     return check
