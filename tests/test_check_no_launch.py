@@ -108,3 +108,11 @@ def test_a_scenario_that_fails_to_import_in_a_worker_says_why(tmp_path):
     assert gate["status"] == "error", gate
     assert "a worker could not load the scenario: importing cases.py failed" in gate["reason"], gate["reason"]
     assert "ImportError: the worker has no such module" in gate["reason"], gate["reason"]
+
+
+@pytest.mark.parametrize("kw", [dict(atol="0.1"), dict(atol=float("inf")), dict(rtol=-1.0), dict(atol=float("nan")),
+                                dict(perf_floor=True)])
+def test_a_case_tolerance_that_is_no_finite_number_is_refused_when_written(kw):
+    """atol="0.1" crashed the gate ("can only concatenate str"); atol=inf passed anything; NaN or negative later."""
+    with pytest.raises(ValueError, match="give a finite number >= 0"):
+        Case("tiny", **kw)

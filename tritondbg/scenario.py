@@ -8,6 +8,8 @@ This module itself imports neither torch nor triton: the CLI imports it to resol
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -55,6 +57,13 @@ class Case:
             object.__setattr__(self, "dtypes", (self.dtypes,))
         if not self.dtypes:  # no run at all: every gate said "0 case x dtype runs match", a pass
             raise ValueError(f"case {self.name!r}: no dtypes; give at least one, e.g. dtypes=('float32',)")
+        for name in ("atol", "rtol", "perf_floor"):  # atol="0.1" crashed the gate; inf passed anything
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"case {self.name!r}: {name}={value!r}; give a finite number >= 0 (or None for the "
+                                 "default)")
         bad = [d for d in self.dtypes if d not in DTYPES]
         if bad:
             raise ValueError(f"case {self.name!r}: unknown dtype(s) {bad}; choose from {', '.join(DTYPES)}")

@@ -39,8 +39,10 @@ def resolve_targets(targets: tuple[str, ...], all_: bool) -> list[str]:
         raise UsageError(f"name kernels, a scenario file, or --all; kernels: {', '.join(names)}")
     for t in targets:
         if loader.is_path_target(t):
-            if not Path(t.split("::")[0]).expanduser().is_file():
-                raise UsageError(f"no such scenario file: {t.split('::')[0]}")
+            path = Path(t.split("::")[0]).expanduser()
+            if not path.is_file():
+                what = " (a folder: name a scenario file in it)" if path.is_dir() else ""
+                raise UsageError(f"no such scenario file: {t.split('::')[0]}{what}")
         elif t not in names:
             raise UsageError(loader.unknown_kernel(t, names))
     return list(dict.fromkeys(targets))
