@@ -584,6 +584,16 @@ def test_bad_program_command_is_one_line(args, rc, text, tmp_path):
     assert not (tmp_path / "traces").exists()
 
 
+@pytest.mark.parametrize("args", [["capture", "prog.py"], ["interpret", "--", "./prog.py"]])
+def test_a_script_given_without_python_says_how_to_run_it(args, tmp_path):
+    """It said "prog.py: no such executable file" about a file that is there (a helper's `capture prog.py`)."""
+    (tmp_path / "prog.py").write_text("print('ran')\n")
+    out = run(args, cwd=tmp_path)
+    assert out.returncode == 127 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "a Python script, not an executable: run it with python, `tritondbg" in out.stderr, out.stderr
+    assert f"-- python {args[-1]}`" in out.stderr, out.stderr
+
+
 @pytest.mark.interpreter
 def test_crashing_program_keeps_its_exit_status_and_captures(tmp_path):
     out = run(["capture", "--interpret", "--out", str(tmp_path / "c"), "--", "python", str(DATA / "programs.py"), "crash"])

@@ -62,6 +62,9 @@ def resolve(cmd: list[str], command: str = "capture") -> list[str]:
         if script is not None and not os.path.isfile(script):
             raise ProgramNotFound(f"{script}: no such file (the script `{exe}` would run)")
         return [sys.executable, *cmd[1:]]
+    if exe.endswith(".py") and os.path.isfile(exe) and not os.access(exe, os.X_OK):  # the script, not its python
+        raise ProgramNotFound(f"{exe}: a Python script, not an executable: run it with python, "
+                              f"`tritondbg {command} -- python {' '.join(cmd)}`")
     if os.sep in exe:
         if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
             raise ProgramNotFound(f"{exe}: no such executable file")
