@@ -116,3 +116,14 @@ def test_a_case_tolerance_that_is_no_finite_number_is_refused_when_written(kw):
     """atol="0.1" crashed the gate ("can only concatenate str"); atol=inf passed anything; NaN or negative later."""
     with pytest.raises(ValueError, match="give a finite number >= 0"):
         Case("tiny", **kw)
+
+
+@pytest.mark.interpreter
+def test_the_resources_pass_says_which_cases_it_did_not_compile(tmp_path):
+    """It compiles the first case of each wrapper (and the GPU-size ones): a case with its own specialization (a
+    wide row that spills) was left out of a "no spills" pass without a word."""
+    (tmp_path / "cases.py").write_text(CASES)
+    ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::kernel")
+    out = run_gate("resources", loader.load(ctx.target), ctx)
+    assert out.status == PASS, out.reason
+    assert "compiled case(s) tiny, not empty (--case NAME compiles that one)" in out.reason, out.reason

@@ -403,6 +403,11 @@ def resources(scenario, ctx: GateContext) -> GateOutcome:
 
     out = judge(scenario.name, rows, limits, explicit, _recorded_picks(scenario, ctx))
     out.details["cases"], out.details["case_seconds"] = list(done), done
+    skipped = [c.name for c in scenario.cases if runner.case_wanted(ctx.case, c.name) and c.name not in done]
+    if skipped and out.status == PASS:  # a case's own specialization (a wide row) may spill: say what was not seen
+        out.reason += (f"; compiled case(s) {', '.join(done)}, not {', '.join(skipped[:4])}"
+                       f"{' ...' if len(skipped) > 4 else ''} (--case NAME compiles that one)")
+        out.details["not_compiled"] = skipped
     missing = sorted(wanted - {r.get("kernel") for r in rows})
     if missing:
         out.details["never_launched"] = missing
