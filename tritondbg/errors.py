@@ -1,4 +1,7 @@
-"""Error types the CLI turns into one clear line and an exit status, and where an error is: ``not_users_file``."""
+"""Error types the CLI turns into one clear line and an exit status, and where an error is: ``not_users_file``,
+``installed_path``."""
+from __future__ import annotations
+
 import os
 
 
@@ -20,4 +23,15 @@ def not_users_file(path: str) -> bool:
     here = os.path.dirname(os.path.abspath(__file__)) + os.sep
     path = os.path.abspath(path)
     return (path.startswith(here) or "site-packages" in path or "dist-packages" in path
-            or path.startswith(os.path.dirname(os.__file__) + os.sep) or path.startswith("<"))
+            or path.startswith(os.path.dirname(os.__file__) + os.sep))
+
+
+def installed_path(path: str) -> str | None:
+    """The path of ``path`` inside the site-packages (or dist-packages) folder it is installed in, else None:
+    ``fla/ops/gla/chunk.py`` for .../site-packages/fla/ops/gla/chunk.py."""
+    path = str(path)
+    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
+        at = path.rfind(marker)
+        if at >= 0:
+            return path[at + len(marker):]
+    return None

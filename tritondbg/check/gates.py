@@ -432,23 +432,23 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
     # under the interpreter the second run takes the programs in reverse order, as a GPU may schedule them: a
     # float atomic_add across programs sums in another order there (it always passed on the CPU, in grid order)
     reorder = ctx.interpret
+
+    def once(case, dtype, reverse: bool):
+        cap = Capture()
+        with hooks.reversed_programs() if reverse else contextlib.nullcontext():
+            r = runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
+                                instruments=_attributed(ctx, cap))
+        return r, cap.outputs[0] if cap.outputs else None
+
     for case, dtype in ((c, d) for c in _cases(scenario, ctx) for d in c.dtypes):
-        grabs = []
-        for second in (False, True):
-            cap = Capture()
-            with hooks.reversed_programs() if reorder and second else contextlib.nullcontext():
-                r = runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
-                                    instruments=_attributed(ctx, cap))
-            if reorder and second and r.status == "error" and results[-1].status != "error":
-                # a kernel whose programs wait on earlier ones (a lookback scan) cannot run backwards one after
-                # the other: compare with a second run in grid order
-                cap = Capture()
-                r = runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
-                                    instruments=_attributed(ctx, cap))
-                r.extra["reverse_order_failed"] = True
-            results.append(r)
-            grabs.append(cap.outputs[0] if cap.outputs else None)
-        a, b = grabs
+        first, a = once(case, dtype, False)
+        second, b = once(case, dtype, reorder)
+        if reorder and second.status == "error" and first.status != "error":
+            # a kernel whose programs wait on earlier ones (a lookback scan) cannot run backwards one after the
+            # other: compare with a second run in grid order
+            second, b = once(case, dtype, False)
+            second.extra["reverse_order_failed"] = True
+        results += [first, second]
         if a is None or b is None:
             continue
         order = (" (the second ran its programs in reverse order, as a GPU may schedule them: float atomics then "

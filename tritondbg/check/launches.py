@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import contextlib
 
+from tritondbg.interp import hooks
 from tritondbg.runner import Instrument, current_mode
 
 
-class LaunchCounter(Instrument):
+class LaunchCounter(Instrument, hooks.Listener):
     name = "launches"
 
     def __init__(self):
@@ -29,16 +30,11 @@ class LaunchCounter(Instrument):
         if not self.counting:
             yield self
             return
-        from tritondbg.interp import hooks
-
-        counter = self
-
-        class _Count(hooks.Listener):
-            def launch_begin(self, launch) -> None:
-                counter.count += 1
-
-        with hooks.listening(_Count()):
+        with hooks.listening(self):
             yield self
+
+    def launch_begin(self, launch) -> None:
+        self.count += 1
 
     def finish(self, result, out, expected) -> None:
         if not self.counting or self.count or out is None or result.status == "error":

@@ -126,12 +126,9 @@ def source_line(file: str, line: int) -> str:
 def site_name(file: str) -> str:
     """How a message names a kernel's file: the file name, or for an installed package the path inside it
     (``fla/ops/gla/chunk.py``: flash-linear-attention has dozens of files called chunk.py)."""
-    file = str(file)
-    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
-        at = file.rfind(marker)
-        if at >= 0:
-            return file[at + len(marker):]
-    return os.path.basename(file)
+    from tritondbg.errors import installed_path
+
+    return installed_path(file) or os.path.basename(str(file))
 
 
 def short_path(file: str) -> str:

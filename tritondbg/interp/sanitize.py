@@ -163,7 +163,7 @@ class Sanitizer(Instrument, hooks.Listener):
     # -- bookkeeping ------------------------------------------------------------------------------------
     def _entry(self, kind: str, site: tuple, tensor: str | None, op: str, **first) -> dict:
         key = (kind, site[0], site[1], tensor if kind != "poison" else None,
-               op if kind != "poison" else ("times_zero" if op == "times_zero" else ""))
+               op if kind != "poison" or op == "times_zero" else "")
         e = self.agg.get(key)
         if e is None:
             e = self.agg[key] = dict(kind=kind, file=site[0], line=site[1], function=site[2], tensor=tensor, op=op,

@@ -113,10 +113,10 @@ def _times_zero(out, lhs, rhs):
     made them NaN) and, from the sanitizer, a pad id of their own (``times_zero_sid``): where they reach a
     reduction or a dot the finding is a warning that names the product (fla's layer-norm backward multiplies an
     other-less weight load by a zero-padded gradient: every dx was reported as poisoned, and it is right on the
-    GPU). Returns (lanes, their pad) to put over the product's pad, or None."""
+    GPU). Called after ``_elementwise_pad`` gave the product its pad: those lanes' pad is replaced."""
     san = _sink["san"]
     if san is None:
-        return None
+        return
     shape = out.data.shape
     pa, pb = pad_of(lhs), pad_of(rhs)
     hit = np.zeros(shape, bool)
@@ -141,27 +141,24 @@ def _times_zero(out, lhs, rhs):
             new[lanes] = san.times_zero_sid(int(k) - 2, frame) + 2
         hit |= sel
     if not hit.any():
-        return None
+        return
     out.data[hit] = 0  # +0.0 in every float format (bf16 and fp8 stored as their bits), 0 for integers
-    return hit, new
+    p = pad_of(out)
+    p = np.zeros(shape, np.uint8) if p is None else np.array(p, dtype=np.uint8)
+    p[hit] = new[hit]
+    _set_pad(out, p)
 
 
 def _wrap_binary(orig):
     def binary_op(self, lhs, rhs, op):
         out = orig(self, lhs, rhs, op)
         if PAD in lhs.attr or PAD in rhs.attr:
-            tz = None
+            _elementwise_pad(out, (lhs, rhs), op)
             if op is np.multiply:
                 try:
-                    tz = _times_zero(out, lhs, rhs)
+                    _times_zero(out, lhs, rhs)
                 except Exception:  # shadow bookkeeping must never break a kernel
                     _debug_raise()
-            _elementwise_pad(out, (lhs, rhs), op)
-            if tz is not None:
-                p = pad_of(out)
-                p = np.zeros(out.data.shape, np.uint8) if p is None else np.array(p, dtype=np.uint8)
-                p[tz[0]] = tz[1][tz[0]]
-                _set_pad(out, p)
         if out.data.dtype.kind == "f" or _is_bf16(out):
             _check_new_nonfinite(getattr(op, "__name__", "op"), out, (lhs, rhs))
         return out

@@ -22,6 +22,7 @@ not moved. Only installed when torch has no CUDA device; the run's summary says 
 """
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 
@@ -79,10 +80,6 @@ def install() -> bool:
         return True
     if torch.cuda.is_available():
         return False
-    global _TORCH_DIR
-    import os
-
-    _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
     mode = _mode_class()()
     mode.__enter__()  # for the program's life: popped by nobody (the program's own modes stack above it)
     _state["mode"] = mode
@@ -105,21 +102,19 @@ def _record_availability_asks(torch) -> None:
     """``torch.cuda.is_available()`` stays False; where a library first asked it is kept (file, line, function of
     the first caller outside torch), for the hint on an error its CPU branch then raises (``library_asked``)."""
     original = torch.cuda.is_available
+    torch_dir = os.path.dirname(torch.__file__) + os.sep  # torch's own asks are not a library's
 
     def is_available(*args, **kwargs):
         answer = original(*args, **kwargs)
         if not answer and _state.get("asked") is None:
             f = sys._getframe(1)
-            while f is not None and f.f_code.co_filename.startswith(_TORCH_DIR):
+            while f is not None and f.f_code.co_filename.startswith(torch_dir):
                 f = f.f_back
             if f is not None:
                 _state["asked"] = (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
         return answer
 
     torch.cuda.is_available = is_available
-
-
-_TORCH_DIR = ""  # set at install: torch's own folder (its internal asks are not a library's)
 
 
 def library_asked(tb) -> tuple[str, int, str] | None:
@@ -139,11 +134,10 @@ def library_asked(tb) -> tuple[str, int, str] | None:
 
 def _package(file: str) -> str | None:
     """The top-level package of an installed file (``liger_kernel`` of .../site-packages/liger_kernel/...)."""
-    for marker in ("site-packages/", "dist-packages/"):
-        at = file.rfind(marker)
-        if at >= 0:
-            return file[at + len(marker):].split("/", 1)[0]
-    return None
+    from tritondbg.errors import installed_path
+
+    inside = installed_path(file)
+    return inside.split(os.sep, 1)[0] if inside else None
 
 
 def _amp_on_the_cpu(torch) -> None:
