@@ -82,37 +82,42 @@ def pytest_collection_modifyitems(session, config, items):
     targets = config.getoption("tritondbg")
     if not targets:
         return
-    from tritondbg import loader
+    from tritondbg.check.session import import_timeout, load_target
     from tritondbg.errors import UsageError
 
     gates = _gates(config)
+    outdir = config.getoption("tritondbg_outdir", None)
     for target in targets:
+        # `check`'s worker: a fatal signal while importing goes to a fault log the controller reads
+        fault = _faults_to_file(outdir, target, COLLECT_FAULT)
         try:
-            if loader.is_path_target(target) and "::" not in target:  # every Scenario the file defines
-                from tritondbg.check.session import _import_scenarios
-
-                path = str(Path(target).expanduser().resolve())
-                pairs = [(f"{path}::{s.name}", s) for s in _import_scenarios(target)]
-                if not pairs:
-                    raise UsageError(loader.no_scenario(target))
-            else:
-                pairs = [(target, loader.load(target))]
+            pairs = load_target(target, import_timeout(config.getoption("tritondbg_timeout")),
+                                on_stuck=lambda msg: _collect_error(outdir, f"loading {target}: {msg}"))
         except UsageError as e:
-            outdir = config.getoption("tritondbg_outdir", None)
-            if outdir:  # `check`'s worker: its usage error would reach the controller only as "collected nothing"
-                try:
-                    with open(Path(outdir) / COLLECT_ERROR, "x") as f:  # the first worker's says it
-                        f.write(str(e))
-                except OSError:
-                    pass
+            _collect_error(outdir, str(e))
             raise pytest.UsageError(str(e)) from None
+        finally:
+            if fault is not None:
+                _faults_off(fault)
         for one, scenario in pairs:
             for gate in gates:
                 items.append(GateItem.from_parent(session, name=f"{label(one, scenario)}::{gate}", target=one,
                                                   gate=gate, label=label(one, scenario)))
 
 
+def _collect_error(outdir: str | None, text: str) -> None:
+    """`check`'s worker: its usage error would reach the controller only as "collected nothing"; the first
+    worker's reason is kept in the outdir."""
+    if outdir:
+        try:
+            with open(Path(outdir) / COLLECT_ERROR, "x") as f:
+                f.write(text)
+        except OSError:
+            pass
+
+
 COLLECT_ERROR = "collect-error.txt"  # in --tritondbg-outdir: why a worker could not collect (check/session.py)
+COLLECT_FAULT = "(collect)"  # the gate name of a target's import fault log (``item_file(outdir, target, ...)``)
 
 
 class GateFailed(Exception):

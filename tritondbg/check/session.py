@@ -85,9 +85,39 @@ def _import_scenarios(file: str) -> list:
     return loader._scenarios_in(module)
 
 
-def plan(targets: list[str], gates: list[str], *, device: str, case: str | None = None) -> list[Item]:
+def import_timeout(timeout: float | None) -> float | None:
+    """How long loading one target's scenario file may take: --timeout when given (0: no limit), else
+    TIMEOUT_PER_CASE. A file whose import hangs (a lock, a server it waits for) is an error, not a hung CI job."""
+    from tritondbg.check.outcome import TIMEOUT_PER_CASE
+
+    return TIMEOUT_PER_CASE if timeout is None else (timeout or None)
+
+
+def load_target(target: str, timeout: float | None, on_stuck=None) -> list[tuple[str, object]]:
+    """(target, Scenario) for each scenario ``target`` names: a bundled kernel, ``file.py::name`` or every
+    Scenario of ``file.py``. Past ``timeout`` seconds (``import_timeout``) the import is stopped: UsageError
+    naming the file and the line it was stuck at."""
+    from tritondbg import loader, watchdog
+
+    try:
+        with watchdog.deadline(timeout, on_stuck=on_stuck):
+            if loader.is_path_target(target) and "::" not in target:
+                path = str(Path(target).expanduser().resolve())
+                pairs = [(f"{path}::{s.name}", s) for s in _import_scenarios(target)]
+                if not pairs:
+                    raise UsageError(loader.no_scenario(target))
+                return pairs
+            return [(target, loader.load(target))]
+    except watchdog.Timeout as exc:
+        where = str(exc).split(":", 1)[-1].replace(" (no kernel running),", "").strip()
+        raise UsageError(f"loading {target.split('::')[0]} did not finish in {timeout:g} s: {where}") from None
+
+
+def plan(targets: list[str], gates: list[str], *, device: str, case: str | None = None,
+         timeout: float | None = None) -> list[Item]:
     """Every kernel x gate to run. A scenario file is read here: each Scenario it defines is checked (as
-    `interpret FILE` lists them), and a file that does not import is bad usage before any work."""
+    `interpret FILE` lists them), and a file that does not import (or not within ``import_timeout(timeout)``)
+    is bad usage before any work."""
     from tritondbg import loader, runner
 
     if runner.current_mode() is None:
@@ -96,9 +126,7 @@ def plan(targets: list[str], gates: list[str], *, device: str, case: str | None 
     for t in targets:
         if loader.is_path_target(t):
             file, _, wanted = t.partition("::")
-            scenarios = _import_scenarios(file)
-            if not scenarios:
-                raise UsageError(loader.no_scenario(file))
+            scenarios = [s for _, s in load_target(file, import_timeout(timeout))]
             if wanted:
                 chosen = [s for s in scenarios if s.name == wanted]
                 if not chosen:
@@ -248,7 +276,7 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
     deps.require(["pytest", "xdist"], "`tritondbg check`")
     import pytest
 
-    from tritondbg.pytest_plugin import COLLECT_ERROR, item_file
+    from tritondbg.pytest_plugin import COLLECT_ERROR, COLLECT_FAULT, item_file
 
     workers = default_workers(device) if workers is None else workers
     _STOP["signal"] = "SIGINT"  # until a SIGTERM says otherwise (``stop_signals``, ``_prompt_shutdown``)
@@ -286,6 +314,15 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
         collect_error = outdir / COLLECT_ERROR
         if collect_error.exists():  # the scenario imported here but not in a worker: the worker's reason
             watch.collect_error = "a worker could not load the scenario: " + collect_error.read_text().strip()
+        else:  # a worker that died while importing a file left its fault log (a signal's Python stack)
+            for t in dict.fromkeys(i.target for i in items):
+                fault = item_file(str(outdir), t, COLLECT_FAULT, ".fault")
+                if fault.exists():
+                    code = next((c for c in watch.worker_exit.values() if c), None)
+                    where = _fault_line(fault)
+                    watch.collect_error = f"{_signal_text(code)} while loading {t.split('::')[0]}" + \
+                        (f"; {where}" if where else "")
+                    break
         interrupted = interrupted or rc == pytest.ExitCode.INTERRUPTED
         outcomes = []
         for it in items:

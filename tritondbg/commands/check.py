@@ -57,7 +57,7 @@ def _run(session, deps, names, chosen, items, *, device, workers, arch, baseline
 
             if not torch.cuda.is_available():
                 raise UsageError("--device cuda needs a CUDA GPU and none is visible")
-        items = session.plan(names, chosen, device=device, case=case)
+        items = session.plan(names, chosen, device=device, case=case, timeout=timeout)
         record = session.check(items, device=device, workers=workers, arch=arch, baseline=baseline,
                                update_baseline=update_baseline, case=case, timeout=timeout)
     except KeyboardInterrupt:  # Ctrl-C / a CI cancel while starting: every item says so
