@@ -152,6 +152,7 @@ class GateItem(pytest.Item):
         outdir = config.getoption("tritondbg_outdir")
         fault = _faults_to_file(outdir, self.target, self.gate)
         t0 = time.monotonic()
+        seen: list = []  # SIGINT / SIGTERM that arrived while the gate ran (``_signals_seen``)
 
         def write(outcome: GateOutcome) -> None:
             outcome.kernel, outcome.target, outcome.seconds = self.label, self.target, time.monotonic() - t0
@@ -169,8 +170,20 @@ class GateItem(pytest.Item):
         try:
             scenario = loader.load(self.target)  # imported at collection: no time of the item's
             timeout = given if given is not None else default_timeout(scenario, device)
-            with watchdog.deadline(timeout, on_stuck=on_stuck):
+            with watchdog.deadline(timeout, on_stuck=on_stuck), _signals_seen() as seen:
                 outcome = run_gate(self.gate, scenario, ctx)
+        except KeyboardInterrupt as exc:
+            if seen:  # Ctrl-C or a CI cancel: the run winds down (check reports the item interrupted)
+                raise
+            import traceback
+
+            from tritondbg.errors import not_users_file
+
+            frame = next((f for f in reversed(traceback.extract_tb(exc.__traceback__))
+                          if not not_users_file(f.filename)), None)
+            at = f" at {frame.filename}:{frame.lineno}" if frame is not None else ""
+            outcome = GateOutcome(self.label, self.gate, ERROR, f"the scenario's code raised KeyboardInterrupt{at}, "
+                                  "with no Ctrl-C or SIGTERM sent: an error of its code, not a stop")
         except watchdog.Timeout as exc:
             outcome = GateOutcome(self.label, self.gate, ERROR, str(exc))
         except Exception as exc:  # noqa: BLE001 - e.g. the scenario no longer loads in this worker
@@ -193,6 +206,35 @@ class GateItem(pytest.Item):
 
     def reportinfo(self):
         return self.target, None, f"tritondbg {self.name}"
+
+
+class _signals_seen(list):
+    """While a gate runs: records SIGINT / SIGTERM arriving (the list is non-empty then), so that a
+    KeyboardInterrupt the user's code raised itself is told from a Ctrl-C (both ended the run as interrupted)."""
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self.old = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                old = signal.getsignal(sig)
+                if callable(old):  # a handler that raises (the default SIGINT one, check's SIGTERM one): keep it
+                    self.old[sig] = old
+                    signal.signal(sig, self._seen)
+        return self
+
+    def _seen(self, signum, frame):
+        self.append(signum)
+        return self.old[signum](signum, frame)
+
+    def __exit__(self, *exc):
+        import signal
+
+        for sig, old in self.old.items():
+            signal.signal(sig, old)
+        return False
 
 
 def _faults_to_file(outdir: str | None, target: str, gate: str):

@@ -208,8 +208,28 @@ def _refuse_os_exit():
     os._exit = refuse
     try:
         yield
+    except BaseException as exc:
+        called = _pytest_outcome(exc)
+        if called is None:
+            raise
+        raise PytestCalled(f"{called} called outside a pytest test: the case did not run").with_traceback(
+            exc.__traceback__) from None
     finally:
         os._exit = real
+
+
+class PytestCalled(Exception):
+    """pytest.skip / xfail / fail raised by a scenario's code (a helper shared with the user's tests): their
+    exceptions are BaseExceptions, which ended a run with a traceback wall and a check item with no reason."""
+
+
+def _pytest_outcome(exc: BaseException) -> str | None:
+    """``pytest.skip('why')`` for pytest's skip / xfail / fail exceptions, else None (no pytest import)."""
+    kinds = {"Skipped": "skip", "XFailed": "xfail", "Failed": "fail"}
+    if not any(c.__name__ == "OutcomeException" and c.__module__ == "_pytest.outcomes" for c in type(exc).__mro__):
+        return None
+    msg = getattr(exc, "msg", None) or str(exc)
+    return f"pytest.{kinds.get(type(exc).__name__, type(exc).__name__)}({msg!r})"
 
 
 def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
@@ -233,7 +253,8 @@ def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
     while cause.__cause__ is not None:
         cause = cause.__cause__
     text = str(cause).strip().splitlines()
-    deeper = _library_frame(exc.__traceback__, shown) if shown is not None else ""
+    deeper = _library_frame(exc.__traceback__, shown) if shown is not None and not isinstance(exc, PytestCalled) \
+        else ""
     from tritondbg import missing_return
 
     found = missing_return.compile_hint(exc)  # compiled mode: a jit helper that forgot its `return`
@@ -267,7 +288,7 @@ def _reraise_interrupt(exc: BaseException) -> None:
     ctx = exc.__context__
     while ctx is not None and id(ctx) not in seen:
         seen.add(id(ctx))
-        if not isinstance(ctx, (Exception, SystemExit)):
+        if not isinstance(ctx, (Exception, SystemExit)) and _pytest_outcome(ctx) is None:  # (PytestCalled's)
             raise ctx
         ctx = ctx.__context__
 
@@ -305,7 +326,8 @@ def _raised(role: str, fn, exc: BaseException) -> str:
             where, shown = f" at {frame.filename}:{frame.lineno}", frame
             break
     text = str(exc).strip().splitlines()
-    deeper = _library_frame(exc.__traceback__, shown) if shown is not None else ""
+    deeper = _library_frame(exc.__traceback__, shown) if shown is not None and not isinstance(exc, PytestCalled) \
+        else ""
     return (f"{role} {describe_callable(fn)} raised {type(exc).__name__}: {text[0] if text else ''}{where}"
             f"{deeper}").strip()
 
