@@ -135,6 +135,7 @@ ROWS = [
     (["profile", "--json", *PROGRAM], {}, 2, "--json needs its FILE before --: tritondbg profile [--out DIR] "),
     (["interpret", "--json", *PROGRAM], {}, 2, "--json needs its FILE before --: tritondbg interpret [--json "),
     (["capture", "--max-per-kernel", *PROGRAM], {}, 2, "--max-per-kernel needs its N before --"),
+    (["capture", "--max-mb", "0", *PROGRAM], {}, 2, "'--max-mb': 0.0 is not in the range x>0"),  # saved nothing, exit 0
     (["profile", "--json", "--skip", "1", *PROGRAM], {}, 2, "--json needs a FILE (got the option --skip)"),
     (["profile", "--iters", "5", *PROGRAM], {}, 2,
      "--iters is not an option of the program form (--iters is an option of `tritondbg profile KERNEL`): "
