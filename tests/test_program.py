@@ -527,6 +527,21 @@ def test_a_program_killed_by_a_segfault_still_reports_its_launches():
 
 
 @pytest.mark.interpreter
+def test_a_capture_killed_by_a_segfault_counts_its_launches_as_a_floor(tmp_path):
+    """capture after a segfault said "0 launch(es) of 0 kernel(s); 1 reproducer(s)": the capture feature never
+    wrote its counts as it ran (only interpret's checker did), and a count written at most once a second is a
+    floor once the process is killed."""
+    out = run(["capture", "--interpret", "--out", str(tmp_path / "c"), "--", sys.executable,
+               str(DATA / "programs.py"), "oob_then_segv"])
+    assert out.returncode == 139, out.stderr[-3000:]
+    assert "tritondbg capture: at least 2 launch(es) of 2 kernel(s) (the program was killed" in out.stderr, \
+        out.stderr[-3000:]
+    assert "0 launch(es)" not in out.stderr, out.stderr[-3000:]
+    out = run(["interpret", "--", sys.executable, str(DATA / "programs.py"), "oob_then_segv"])
+    assert "tritondbg interpret: at least 1 launch(es) (the program was killed" in out.stderr, out.stderr[-3000:]
+
+
+@pytest.mark.interpreter
 def test_a_library_autotuner_subclass_is_not_named_as_the_launch_site(tmp_path):
     """A kernel launched through a library's Autotuner subclass (flash-linear-attention's CachedAutotuner.run):
     the finding's call site is the program's function that called the kernel, not the subclass's run."""

@@ -64,6 +64,7 @@ _undo_hooks: list[Callable[[], None]] = []
 compile_info: dict[str, dict[str, Any]] = {}   # "module.qualname" -> compile options (compiled mode)
 autotune_info: dict[str, dict[str, Any]] = {}  # qualname -> the autotuner's decision (Triton >= 3.8, compiled)
 _launches: dict[int, int] = {}                 # id(kernel) -> launches seen (every launch, wanted or not)
+after_launch: list = [None]  # called after each launch (child.checkpoint: the counts written as launches go)
 _fns: dict[int, Any] = {}                      # id(kernel) -> kernel
 _SKIP_DIRS: list[str] = []
 
@@ -360,6 +361,14 @@ def observe(key: int, fn, make_launch: Callable[[], "Launch | None"], launch: Ca
             tracebacks.hide_from_pytest()
         _fns[key], n = fn, 0
     _launches[key] = n + 1
+    try:
+        return _through_observers(fn, make_launch, launch)
+    finally:
+        if after_launch[0] is not None:
+            after_launch[0]()
+
+
+def _through_observers(fn, make_launch, launch):
     if len(_observers) == 1:
         if not _observers[0].wants(fn):
             return launch()

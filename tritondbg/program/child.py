@@ -174,6 +174,7 @@ def _attach(cfg: dict) -> None:
         observers.append(ProgramProfiler(cfg))
     elif "observe" in features:           # attached, nothing to do (the overhead benchmark)
         observers.append(attach.Observer())
+    attach.after_launch[0] = checkpoint   # the counts of a process that dies of a signal (any feature)
     if not observers:
         attach.install()                  # launch counts only
     for obs in observers:
@@ -307,12 +308,13 @@ def checkpoint() -> None:
     now = time.monotonic()
     if now - _state.get("checkpoint_at", -CHECKPOINT_S) >= CHECKPOINT_S:
         _state["checkpoint_at"] = now
-        write_summary()
+        write_summary(final=False)
 
 
-def write_summary() -> None:
+def write_summary(final: bool = True) -> None:
     """At exit: launches per kernel, per-kernel finding counts, notes (one file per process; a forked child's
-    counts start at the fork)."""
+    counts start at the fork). ``final`` False: a checkpoint while the program runs (a floor of its counts, if
+    the process dies where no exit hook runs)."""
     cfg = config()
     if not cfg.get("run_dir") or not os.path.isdir(cfg["run_dir"]):
         return
@@ -323,6 +325,7 @@ def write_summary() -> None:
     if base is not None:
         data = {k: (v if k in ("pid", "argv", "compile_info", "pinned") else _minus(v, base.get(k)))
                 for k, v in data.items()}
+    data["final"] = final
     try:
         path = os.path.join(cfg["run_dir"], f"summary-{os.getpid()}.json")
         with open(path + ".tmp", "w") as f:  # whole or absent: a kill mid-write leaves no half file

@@ -109,6 +109,15 @@ def gpu_visible() -> bool:
     return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/kfd")
 
 
+def _launch_count(n: int, summaries, lost: bool = False, of: str = "") -> str:
+    """"N launch(es)"; "at least N" where a process was killed where no exit hook runs (its counts are written
+    at most once a second as it runs: child.checkpoint; its summary is not ``final``) or never wrote them
+    (``lost``)."""
+    if lost or any(not s.get("final", True) for s in summaries):
+        return f"at least {n} launch(es){of} (the program was killed before it reported every launch)"
+    return f"{n} launch(es){of}"
+
+
 LISTED_MAX = 20  # reproducers listed one per line at the end of a capture
 
 
@@ -151,7 +160,11 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
         _err("tritondbg capture: no Triton launch" + (f"; the program exited with status {rc}" if rc else "")
              + ": nothing captured")
         return rc
-    _err(f"tritondbg capture: {sum(launches.values())} launch(es) of {len(launches)} kernel(s); "
+    kernels_saved = {e.get("kernel") for e in entries}  # a process that never wrote its counts still saved these
+    counted = _launch_count(max(sum(launches.values()), len(entries)), summaries,
+                            lost=bool(kernels_saved - set(launches)),
+                            of=f" of {len(kernels_saved | set(launches))} kernel(s)")
+    _err(f"tritondbg capture: {counted}; "
          f"{len(entries)} reproducer(s), {size(sum(e.get('bytes', 0) for e in entries))}, in {out}")
     shown = entries if len(entries) <= LISTED_MAX else entries[:LISTED_MAX - 1]  # 1000 lines after a big capture
     for e in shown:
@@ -290,7 +303,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
                "captures": captures, "pinned_configs": pinned}
         with open(json_path, "w") as f:
             json.dump(doc, f, indent=1, default=str)
-    _err(f"tritondbg interpret: {sum(launches.values())} launch(es), {len(findings)} finding(s)")
+    _err(f"tritondbg interpret: {_launch_count(sum(launches.values()), summaries)}, {len(findings)} finding(s)")
     for line in _summary_table(launches, checked, per_kernel):
         _err(line)
     _err_pinned(pinned)
