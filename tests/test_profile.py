@@ -158,7 +158,7 @@ def test_tensorboard_event_files_hold_hparams_and_best_time(cli_run):
     tags = root.Tags()
     scalar_tags = set(tags["scalars"])
     for dtype in ("float32", "float16", "bfloat16"):
-        tag = f"best_time_us/add/tiny/{dtype}"
+        tag = f"interpreter/best_time_us/add/tiny/{dtype}"  # CPU: its own section
         assert tag in scalar_tags
         row = next(r for r in js["summary"] if r["dtype"] == dtype)
         assert root.Scalars(tag)[0].value == pytest.approx(row["median_ms"] * 1e3, rel=1e-5)

@@ -122,6 +122,6 @@ def test_tensorboard_lists_the_run_its_workers_views_and_hparams_sessions(profil
 
         # best-time scalar and the roofline image are served too
         scalar_tags = get_json(f"{base}/data/plugin/scalars/tags")
-        assert "best_time_us/add/tiny/float32" in scalar_tags[add_run]
+        assert "interpreter/best_time_us/add/tiny/float32" in scalar_tags[add_run]
         image_tags = get_json(f"{base}/data/plugin/images/tags")
         assert "roofline" in image_tags[add_run]

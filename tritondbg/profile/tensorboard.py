@@ -5,7 +5,9 @@
   interpreter only the config that ran is a trial, with the launch's interpreter time. Kernels without
   autotuning give one trial per case.
 - Scalars ``best_time_us/<scenario>/<case>/<dtype>`` (the median kernel time), ``tflops/...``, ``gbps/...``,
-  ``speedup_vs_torch/...``; the summary table and the autotune decisions as text; the roofline as an image.
+  ``speedup_vs_torch/...`` (under ``interpreter/`` when the interpreter timed them: a section of its own, so a
+  CPU run in the same logdir never shares a card with a GPU run); the summary table and the autotune decisions
+  as text; the roofline as an image.
 
 Scalars: each value is written at steps 0..3 (a flat line), not once. Checked in headless Chromium on
 TensorBoard 2.21 (two runs sharing a card, "Ignore outliers in chart scaling" on, as by default): with one
@@ -89,12 +91,14 @@ def write(record: RunRecord, run_dir: Path, roofline_png: Path | None = None) ->
             prof = r.extra.get("profile", {})
             med = (prof.get("kernel") or {}).get("median_ms")
             m = prof.get("metrics") or {}
+            # interpreter timings are CPU seconds of Python: their own section, never one card with a GPU run's
+            where = "" if prof.get("timing") == "gpu" else "interpreter/"
             tag = f"{r.kernel}/{r.case}/{r.dtype}"
             for name, value in (("best_time_us", _us(med)), ("tflops", m.get("tflops")), ("gbps", m.get("gbps")),
                                 ("speedup_vs_torch", m.get("speedup_vs_torch"))):
                 if value is not None:
                     for step in range(STEPS):
-                        w.add_scalar(f"{name}/{tag}", value, step)
+                        w.add_scalar(f"{where}{name}/{tag}", value, step)
                     scalars += 1
         w.add_text("summary", markdown(record), 0)
         w.add_text("autotune", autotune_markdown(record), 0)
