@@ -130,3 +130,21 @@ def test_the_resources_pass_says_which_cases_it_did_not_compile(tmp_path):
     out = run_gate("resources", loader.load(ctx.target), ctx)
     assert out.status == PASS, out.reason
     assert "compiled case(s) tiny, not empty (--case NAME compiles that one)" in out.reason, out.reason
+
+
+@pytest.mark.parametrize("gates, rc", [
+    # GPU-only cases on a CPU runner: resources compiled them, every gate that runs the kernel skipped (exit 0 before)
+    ([("resources", "pass"), ("correctness", "skipped"), ("sanitize", "skipped")], 1),
+    ([("resources", "pass")], 0),                                     # only the compile gate asked: it ran
+    ([("resources", "skipped")], 1),
+    ([("resources", "pass"), ("correctness", "pass"), ("sanitize", "skipped")], 0),
+    ([("resources", "FAIL"), ("correctness", "skipped")], 1),
+], ids=["compile-only-pass", "resources-asked-alone", "all-skipped", "one-ran", "a-fail"])
+def test_a_compile_only_pass_is_not_something_ran(gates, rc):
+    from tritondbg.check import session
+    from tritondbg.check.outcome import GateOutcome
+
+    items = [session.Item("k", "k", g) for g, _ in gates]
+    record = session.make_record(items, [GateOutcome("k", g, s, "why") for g, s in gates], device="cpu", workers=1)
+    assert session.exit_status(record) == rc
+    assert record.passed is (rc == 0)

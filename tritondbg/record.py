@@ -109,8 +109,10 @@ class RunRecord:
             return False
         gates = self.extra.get("gates")
         if gates is not None:  # check/outcome.py's statuses; only skips: nothing was checked, no pass
+            from tritondbg.check.outcome import nothing_ran
+
             return (bool(gates) and all(g.get("status") in ("pass", "skipped") for g in gates)
-                    and any(g.get("status") == "pass" for g in gates))
+                    and not nothing_ran(gates))
         return bool(self.results) and all(r.passed for r in self.results)
 
     def to_dict(self) -> dict[str, Any]:

@@ -10,6 +10,16 @@ PASS, FAIL, SKIP = "pass", "FAIL", "skipped"
 ERROR = "error"
 INTERRUPTED = "interrupted"  # SIGINT (Ctrl-C, a CI cancel) before the item finished
 STATUSES = (PASS, FAIL, SKIP, ERROR, INTERRUPTED)
+COMPILE_ONLY = ("resources",)  # gates that compile the kernel and never run it
+
+
+def nothing_ran(gates: list[dict]) -> bool:
+    """No gate that runs the kernel ran on any item: every one was skipped (GPU-only cases on a CPU runner),
+    whatever a compile-only gate (resources) said. Only compile-only gates asked: nothing ran when all skipped."""
+    runs = [g for g in gates if g.get("gate") not in COMPILE_ONLY] or gates
+    return all(g.get("status") == SKIP for g in runs)
+
+
 # `check --timeout` default: seconds per case a gate item runs (so it scales with the scenario). The slowest
 # bundled item, attention's resources gate with a cold compile cache (9 cases compiled), took 813 s on two cores
 # shared with other jobs at load 6.5 and 1389 s at load 13 (tests/bench/check.md).

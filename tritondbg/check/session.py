@@ -17,7 +17,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tritondbg.check.outcome import ERROR, FAIL, INTERRUPTED, PASS, SKIP, GateOutcome, repro_command
+from tritondbg.check.outcome import (ERROR, FAIL, INTERRUPTED, PASS, SKIP, GateOutcome, nothing_ran,
+                                     repro_command)
 from tritondbg.errors import UsageError
 from tritondbg.record import RunRecord, environment
 
@@ -495,12 +496,13 @@ def outcomes_of(record: RunRecord) -> list[GateOutcome]:
 
 def exit_status(record: RunRecord) -> int:
     """0: every item passed or was skipped with a reason, and one passed; 1: a FAIL or an error, or nothing ran
-    (every item skipped: a GPU-only scenario on a CPU runner is no green); 130: interrupted (SIGINT), 143:
+    (every item skipped, or every gate that runs the kernel: a GPU-only scenario on a CPU runner is no green,
+    though resources compiled it); 130: interrupted (SIGINT), 143:
     terminated (SIGTERM)."""
     statuses = {g["status"] for g in record.extra.get("gates", [])}
     if record.extra.get("interrupted") or INTERRUPTED in statuses:
         return 143 if record.extra.get("interrupted_by") == "SIGTERM" else 130
-    if not statuses or statuses - {PASS, SKIP} or PASS not in statuses:
+    if not statuses or statuses - {PASS, SKIP} or nothing_ran(record.extra.get("gates", [])):
         return 1
     return 0
 

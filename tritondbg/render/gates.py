@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tritondbg.check.outcome import COMPILE_ONLY, nothing_ran
 from tritondbg.record import RunRecord
 
 _STYLE = {"pass": "[green]pass[/]", "FAIL": "[red]FAIL[/]", "skipped": "[yellow]skipped[/]",
@@ -32,4 +33,7 @@ def print_gates(record: RunRecord) -> None:
         line += f", {n['interrupted']} interrupted"
     if gates and n["skipped"] == len(gates):
         line += ": nothing ran (every item was skipped), so nothing passed"
+    elif gates and nothing_ran(gates) and not n["FAIL"] + n["error"] + n["interrupted"]:
+        line += (": nothing ran (every gate that runs the kernel was skipped; "
+                 f"{', '.join(COMPILE_ONLY)} only compiled it), so nothing passed")
     con.print(line)
