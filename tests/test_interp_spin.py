@@ -65,6 +65,33 @@ bounded = Scenario("bounded", make_inputs, launch, reference,
                    [Case("tiny", params=dict(polls=50), dtypes=("float32",))], kernels=[barrier])
 
 
+@triton.jit
+def locked_sum(x_ptr, out_ptr, lock_ptr, RELEASE: tl.constexpr):
+    pid = tl.program_id(0)
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:  # TAKE
+        pass
+    tl.store(out_ptr, tl.load(out_ptr) + tl.load(x_ptr + pid))
+    if RELEASE:
+        tl.atomic_xchg(lock_ptr, 0)
+
+
+def lock_launch(x, release):
+    out = torch.zeros(1, device=x.device)
+    lock = torch.zeros(1, dtype=torch.int32, device=x.device)
+    locked_sum[(4,)](x, out, lock, RELEASE=release)
+    return out
+
+
+def lock_inputs(case, dtype, device, generator):
+    return dict(x=torch.randn(4, generator=generator).to(device), release=case.params["release"])
+
+
+held = Scenario("held", lock_inputs, lock_launch, lambda x, release: x.sum(0, keepdim=True),
+                [Case("tiny", params=dict(release=False), dtypes=("float32",))], kernels=[locked_sum])
+released = Scenario("released", lock_inputs, lock_launch, lambda x, release: x.sum(0, keepdim=True),
+                    [Case("tiny", params=dict(release=True), dtypes=("float32",), atol=1e-5)], kernels=[locked_sum])
+
+
 def coop_inputs(case, dtype, device, generator):
     return dict(x=torch.randn(3, 333, generator=generator).to(device))
 
@@ -150,3 +177,31 @@ def test_the_bundled_coop_softmax_in_one_launch_stops_and_in_two_passes(kernels,
     assert r.status == "error" and "softmax_coop_kernel" in r.message and "waits for another program" in r.message
     rec = _run(f"{kernels}::coop_two")
     assert rec.passed and not rec.results[0].findings, rec.results[0].message
+
+
+def test_a_lock_a_finished_program_never_gave_back_is_named_as_such(kernels, monkeypatch):
+    """A helper's report: program 0 took the lock and ended holding it; program 1's spin was explained as "a
+    grid-wide barrier ... runs on a GPU only: split it into launches", sending the user after the wrong fix."""
+    monkeypatch.setattr(memops, "SPIN_LIMIT", 300)
+    (r,) = _run(f"{kernels}::held").results
+    assert r.status == "error", r.message
+    assert "program (1, 0, 0)" in r.message and f"program (0, 0, 0) took that lock with tl.atomic_cas at line " \
+        f"{_line('TAKE')} and ended without giving it back" in r.message, r.message
+    assert "grid-wide barrier" not in r.message, r.message
+    rec = _run(f"{kernels}::released")
+    assert rec.passed and not rec.results[0].findings, rec.results[0].message
+
+
+def test_a_kernel_error_is_printed_once(kernels, monkeypatch):
+    """Every kernel error was printed twice: its finding block, then the same text as the case's message line."""
+    import io
+
+    from rich.console import Console
+
+    from tritondbg.render.console import print_case
+
+    monkeypatch.setattr(memops, "SPIN_LIMIT", 300)
+    (r,) = _run(f"{kernels}::held").results
+    buf = io.StringIO()
+    print_case(Console(file=buf, width=400), r)
+    assert buf.getvalue().count("ended without giving it back") == 1, buf.getvalue()

@@ -32,12 +32,12 @@ class HeldLocks:
     """Lock words (addresses) the running program holds."""
 
     def __init__(self):
-        self.held: set[int] = set()
+        self.held: dict[int, tuple] = {}  # address -> the site (file, line, function) that took it
 
     def __bool__(self) -> bool:
         return bool(self.held)
 
-    def cas(self, ptr, cmp, old, live) -> None:
+    def cas(self, ptr, cmp, old, live, site=None) -> None:
         """A compare-and-swap: where it succeeded on a word not held, the program takes it; on a held word, gives
         it back."""
         addrs = np.broadcast_to(np.asarray(ptr.data), np.shape(old.data))
@@ -46,9 +46,9 @@ class HeldLocks:
             won = won & np.broadcast_to(np.asarray(live, dtype=bool), won.shape)
         for a in np.unique(addrs[won]).tolist():
             if a in self.held:
-                self.held.discard(a)
+                del self.held[a]
             else:
-                self.held.add(a)
+                self.held[a] = site
 
     def release(self, ptr, live) -> bool:
         """An exchange or a store: gives back the held words among its lanes. True when it wrote a held word."""
@@ -57,8 +57,9 @@ class HeldLocks:
         addrs = np.asarray(ptr.data)
         if live is not None:
             addrs = addrs[np.broadcast_to(np.asarray(live, dtype=bool), addrs.shape)]
-        hit = self.held.intersection(np.unique(addrs).tolist())
-        self.held -= hit
+        hit = self.held.keys() & set(np.unique(addrs).tolist())
+        for a in hit:
+            del self.held[a]
         return bool(hit)
 
 
@@ -101,8 +102,18 @@ class SpinWatch:
         first = int(addrs.reshape(-1)[0]) if addrs.size else 0
         desc = san.launch.argmap().describe(first, width)[1] if san.launch is not None else "memory"
         value = vals.reshape(-1)[0].item() if vals.size else "?"
+        kernel = san.launch.kernel if san.launch else "the kernel"
+        taken = san.abandoned.get(first)
+        if taken is not None:  # an earlier program took this word with a CAS and ended holding it
+            owner, at = taken
+            where = f" at line {at[1]}" if at else ""
+            raise ProgramsWait(
+                f"program {tuple(san.pid)} of {kernel} ran {what} on {desc} at line {site[1]} {self.count + 1} "
+                f"times in a row and read {value} every time: program {tuple(owner)} took that lock with "
+                f"tl.atomic_cas{where} and ended without giving it back, so no program can take it, on a GPU as "
+                "here. Release it at the end of the critical section (tl.atomic_xchg(lock, 0), or a CAS back)")
         raise ProgramsWait(
-            f"program {tuple(san.pid)} of {san.launch.kernel if san.launch else 'the kernel'} ran {what} on "
+            f"program {tuple(san.pid)} of {kernel} ran {what} on "
             f"{desc} at line {site[1]} {self.count + 1} times in a row and read {value} every time: it waits for "
             "another program of this launch, and the interpreter runs programs one after another, so the wait can "
             "never end. A kernel whose programs wait for each other (a grid-wide barrier, a cooperative launch) "
@@ -203,7 +214,9 @@ def install() -> None:
             live = new
         old = orig["create_atomic_cas"](self, ptr, cmp, val, *rest, **kw)
         if san is not None and san.launch is not None:
-            san.locks.cas(ptr, cmp, old, live)
+            from tritondbg.interp import frames
+
+            san.locks.cas(ptr, cmp, old, live, frames.site())
             if initcheck.installed():
                 initcheck.check_atomic(san, "cas", ptr, old, live)
             san.spin.poll(san, "tl.atomic_cas", ptr, old, live)

@@ -85,6 +85,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.locks = HeldLocks()                     # lock words the running program holds (memops.py)
+        self.abandoned: dict[int, tuple] = {}        # lock words a finished program of the launch still held
         self.spin = SpinWatch()                      # the running program's repeated atomics (memops.py)
         self.last_kernel = "?"
         self.launch_site = ("?", 0, "?")
@@ -146,8 +147,11 @@ class Sanitizer(Instrument, hooks.Listener):
         if self.scenario is not None and initcheck.installed():  # a scenario's outputs: unwritten elements
             self.handed.append((initcheck.caller_site(), launch, [(b.lo, b.hi, b.name) for b in launch.argmap().buffers]))
         self.pids, self.writes, self.write_count = [], [], 0
+        self.abandoned = {}  # lock address -> (pid, site) of a program that ended holding it (memops.SpinWatch)
 
     def program(self, launch, pid) -> None:
+        for addr, site in self.locks.held.items():  # the program before ended holding these lock words
+            self.abandoned[addr] = (self.pid, site)
         self.pid = pid
         self.pids.append(pid)
         self.locks = HeldLocks()
