@@ -154,3 +154,16 @@ def test_a_gpu_gate_never_passes_on_zero_cases(gate, tmp_path):
     other = "tiny" if gate == "perf" else "h200_4096x1024"
     out = run(loader.load("layernorm"), GateContext(device="cuda", case=other, baseline_file=str(tmp_path / "b.json")))
     assert out.status == "skipped" and f"--case '{other}' names no case this gate" in out.reason, out
+
+
+def test_a_scenario_with_no_interpreter_case_says_so_instead_of_an_empty_list(attention):
+    """'under the interpreter choose from: ' with nothing after it (a helper's scenario of GPU-only cases)."""
+    import dataclasses
+
+    gpu_only = dataclasses.replace(attention, cases=[c for c in attention.cases if not c.interpret])
+    name = gpu_only.cases[0].name
+    with pytest.raises(UsageError) as err:
+        runner.select_cases(gpu_only, name, interpret=True)
+    assert "has no case that runs under the interpreter" in str(err.value) and not str(err.value).endswith(": ")
+    with pytest.raises(UsageError, match="every case is interpret=False"):
+        runner.select_cases(gpu_only, None, interpret=True)

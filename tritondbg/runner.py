@@ -106,10 +106,11 @@ def select_cases(scenario: Scenario, case: str | None, *, interpret: bool) -> li
                              + f"; choose from: {', '.join(scenario.case_names)}, all")
         usable = [c for c in hits if c.interpret or not interpret]
         if not usable:
+            choose = (f"under the interpreter choose from: {', '.join(c.name for c in runnable)}" if runnable else
+                      f"{scenario.name} has no case that runs under the interpreter: run it on a GPU (`tritondbg "
+                      "run`), or add a small case to the scenario")
             raise UsageError((f"the cases matching {spec!r} are GPU-size cases" if glob else
-                              f"case {spec!r} is a GPU-size case")
-                             + f" (interpret=False); under the interpreter choose from: "
-                             f"{', '.join(c.name for c in runnable)}")
+                              f"case {spec!r} is a GPU-size case") + f" (interpret=False); {choose}")
         chosen.update((c.name, c) for c in usable)
     if chosen:
         return list(chosen.values())
@@ -117,7 +118,9 @@ def select_cases(scenario: Scenario, case: str | None, *, interpret: bool) -> li
         if c.name == "tiny":
             return [c]
     if not runnable:
-        raise UsageError(f"{scenario.name} has no case that runs {'under the interpreter' if interpret else ''}")
+        raise UsageError(f"{scenario.name} has no case that runs" + (
+            " under the interpreter (every case is interpret=False): run it on a GPU, or add a small case"
+            if interpret else ""))
     return [runnable[0]]
 
 
