@@ -284,3 +284,66 @@ def test_the_state_before_the_launch_comes_back_from_the_journal_or_the_copy(tmp
     acc, f = launch(False)
     assert acc[10:].isnan().all() and any("keep it" in n for n in f["notes"]), (acc, f)
     assert "6 element(s) of output Y hold them, first Y[10]" in f["message"], f["message"]
+
+
+DOT_CASES = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, A_OTHER: tl.constexpr, B_OTHER: tl.constexpr,
+              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        am = (rm[:, None] < M) & ((k0 + rk)[None, :] < K)
+        bm = ((k0 + rk)[:, None] < K) & (rn[None, :] < N)
+        if A_OTHER:
+            a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :], mask=am, other=0.0)
+        else:
+            a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :], mask=am)  # LOAD A
+        if B_OTHER:
+            b = tl.load(b_ptr + (k0 + rk)[:, None] * N + rn[None, :], mask=bm, other=0.0)
+        else:
+            b = tl.load(b_ptr + (k0 + rk)[:, None] * N + rn[None, :], mask=bm)
+        acc = tl.dot(a, b, acc)  # DOT
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def make(case, dtype, device, generator):
+    return dict(a=torch.randn(19, 37, generator=generator).to(dtype), b=torch.randn(37, 21, generator=generator).to(dtype),
+                b_other=case.params["b_other"])
+
+
+def mm(a, b, b_other):
+    c = torch.empty(19, 21)
+    mm_kernel[(2, 1)](a, b, c, 19, 21, 37, A_OTHER=False, B_OTHER=b_other, BM=16, BN=32, BK=16)
+    return c
+
+
+mm_s = Scenario("mm", make, mm, lambda a, b, b_other: a.float() @ b.float(),
+                [Case("padded_b", params=dict(b_other=True), dtypes=("float16",)),
+                 Case("bare_b", params=dict(b_other=False), dtypes=("float16",))], kernels=[mm_kernel])
+'''
+
+
+def test_a_dot_whose_undefined_k_tail_meets_a_zero_padded_partner_is_a_warning(tmp_path):
+    """A helper's report: ``tl.dot(a, b)`` with ``a`` loaded without other= and ``b`` with other=0.0 on the K
+    tail was a poison error and every output NaN ("4847/4847 mismatched"), though each product there is 0 for
+    finite garbage, as ``tl.sum(w * dy)`` (a warning) has it. Both loads without other=: still an error."""
+    (tmp_path / "cases.py").write_text(DOT_CASES)
+    line = lambda tag: next(i for i, ln in enumerate(DOT_CASES.splitlines(), 1) if ln.rstrip().endswith(tag))  # noqa: E731
+    target = str(tmp_path / "cases.py")
+    rec = runner.run(target, mode="interpret", cases="padded_b", instruments=instruments.build(target))
+    (r,) = rec.results
+    assert r.status == "pass", r.message
+    (f,) = r.findings
+    assert (f["kind"], f["severity"], f["line"]) == ("poison", "warning", line("# LOAD A")), f
+    assert f"enter tl.dot at line {line('# DOT')}" in f["message"], f["message"]
+    rec = runner.run(target, mode="interpret", cases="bare_b", instruments=instruments.build(target))
+    (r,) = rec.results
+    assert r.status != "pass" and any(f["kind"] == "poison" and f["severity"] == "error" for f in r.findings), \
+        (r.status, r.findings)

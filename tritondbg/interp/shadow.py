@@ -439,8 +439,58 @@ def check_dot(a: np.ndarray, b: np.ndarray, pa, pb):
     return out_pad, (bad_a & (pa == 2), bad_b & (pb == 2), bad_a & (pa >= 3), bad_b & (pb >= 3), pa, pb)
 
 
+def _dot_times_zero(a, b):
+    """``tl.dot(a, b)`` where a lane of ``a`` that a masked load left undefined meets only exact, defined zeros of
+    ``b`` (the K tail of an other-less load against a zero-padded partner), or the other way round: every product
+    it makes is 0 for finite garbage, as ``_times_zero`` has it for ``*``. Such lanes become defined zeros (the
+    poison made every output of their row NaN, and the dot an error) and the sanitizer gets a warning naming the
+    dot. Returns (a, b), new handles where lanes changed."""
+    san = _sink["san"]
+    pa, pb = pad_of(a), pad_of(b)
+    if san is None or (pa is None and pb is None) or a.data.ndim < 2 or b.data.ndim < 2:
+        return a, b
+    fa, fb = as_float(a), as_float(b)
+    if fa is None or fb is None:
+        return a, b
+    pa = None if pa is None else _bcast(pa, fa.shape)
+    pb = None if pb is None else _bcast(pb, fb.shape)
+    # (..., K): k whose every lane of the partner is an exact, defined zero
+    zero_k_of_b = ((fb == 0) & ((pb < 3) if pb is not None else True)).all(axis=-1)
+    zero_k_of_a = ((fa == 0) & ((pa < 3) if pa is not None else True)).all(axis=-2)
+    frame, hits = None, []
+    new = []
+    for h, p, zero_k, expand in ((a, pa, zero_k_of_b, -2), (b, pb, zero_k_of_a, -1)):
+        if p is None:
+            new.append(h)
+            continue
+        undefined = (p >= 3) & ~np.asarray(_stale(p))
+        sel = undefined & np.expand_dims(zero_k, expand)
+        if not sel.any():
+            new.append(h)
+            continue
+        frame = frame or _site_frame()
+        hits += [san.times_zero_sid(int(k) - 2, frame) + 2 for k in np.unique(p[sel])]
+        data = np.array(np.broadcast_to(h.data, p.shape), copy=True)
+        data[sel] = 0  # +0.0 in every float format (bf16 and fp8 stored as their bits)
+        from triton.runtime import interpreter as I
+
+        h2 = I.TensorHandle(data, h.dtype)
+        p2 = np.array(p, dtype=np.uint8)
+        p2[sel] = 2  # a defined pad lane holding 0, as other=0.0 makes (a row of pad lanes stays a pad row)
+        _set_pad(h2, p2)
+        new.append(h2)
+    if hits:
+        line = frame.f_lineno if frame else 0
+        san._poison_reached(np.asarray(hits, dtype=np.uint8), f"tl.dot at line {line}")
+    return new[0], new[1]
+
+
 def _wrap_dot(orig):
     def create_dot(self, a, b, d, *args, **kwargs):
+        try:
+            a, b = _dot_times_zero(a, b)
+        except Exception:  # shadow bookkeeping must never break a kernel
+            _debug_raise()
         out = orig(self, a, b, d, *args, **kwargs)
         try:
             pa, pb, pd = pad_of(a), pad_of(b), pad_of(d)
