@@ -50,3 +50,61 @@ def test_a_keyboardinterrupt_the_code_raises_is_an_error_not_a_ctrl_c(tmp_path):
     assert out.returncode == 1, out.stdout + out.stderr  # 130 before: an interrupt
     assert gate["status"] == "error", gate
     assert "raised KeyboardInterrupt at" in gate["reason"] and "cases.py:" in gate["reason"], gate["reason"]
+
+
+def test_determinism_does_not_need_the_reference(tmp_path):
+    """A scenario whose reference raises: correctness fails on it, but determinism (two launches compared with
+    each other) failed with the reference's exception too."""
+    from tritondbg import loader
+    from tritondbg.check.gates import GateContext, run_gate
+
+    path = tmp_path / "cases.py"
+    path.write_text(CASES.replace("ref = lambda x, s: x.float() * s", "def ref(x, s):\n    raise RuntimeError('no')"))
+    scenario = loader.load(f"{path}::kernel")
+    ctx = GateContext(device="cpu", target=f"{path}::kernel")
+    assert run_gate("determinism", scenario, ctx).status == "pass"
+    bad = run_gate("correctness", scenario, ctx)
+    assert bad.status != "pass" and "RuntimeError: no" in bad.reason, bad.reason
+
+
+NAN_THEN_SUM = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def logen_kernel(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * N + offs, mask=offs < N, other=0.0)
+    acc += tl.sqrt(x) * tl.log(x * x)  # NAN
+    tl.store(out_ptr + row, tl.sum(tl.where(offs < N + 3, acc, 0.0), axis=0))  # SUM
+
+
+def launch(x):
+    out = torch.empty(x.shape[0])
+    logen_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=64)
+    return out
+
+
+s = Scenario("s", lambda case, dtype, device, generator: dict(x=torch.randn(3, 50, generator=generator)), launch,
+             lambda x: (x.abs().sqrt() * torch.log(x * x)).sum(1), [Case("tiny", dtypes=("float32",))],
+             kernels=[logen_kernel])
+'''
+
+
+def test_findings_are_listed_in_the_order_they_happened(tmp_path):
+    """The first NaN (sqrt of a negative) came after the reduction it spoils in the list, and the sanitize gate's
+    reason named the reduction: the finding made first comes first."""
+    from tritondbg import loader
+    from tritondbg.check.gates import GateContext, run_gate
+
+    (tmp_path / "cases.py").write_text(NAN_THEN_SUM)
+    line = lambda tag: next(i for i, ln in enumerate(NAN_THEN_SUM.splitlines(), 1) if ln.rstrip().endswith(tag))  # noqa: E731
+    out = run_gate("sanitize", loader.load(f"{tmp_path / 'cases.py'}::s"), GateContext(device="cpu"))
+    assert out.status == "FAIL", out.reason
+    kinds = [(f["kind"], f["line"]) for f in out.details["findings"]]
+    assert kinds[0] == ("nan_inf", line("# NAN")), kinds
+    assert ("masked_reduction", line("# SUM")) in kinds, kinds
+    assert out.reason.startswith("nan_inf at "), out.reason

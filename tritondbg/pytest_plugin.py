@@ -89,7 +89,7 @@ def pytest_collection_modifyitems(session, config, items):
     outdir = config.getoption("tritondbg_outdir", None)
     for target in targets:
         # `check`'s worker: a fatal signal while importing goes to a fault log the controller reads
-        fault = _faults_to_file(outdir, target, COLLECT_FAULT)
+        fault = _faults_to_file(outdir, target, COLLECT_FAULT, f".{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.fault")
         try:
             pairs = load_target(target, import_timeout(config.getoption("tritondbg_timeout")),
                                 on_stuck=lambda msg: _collect_error(outdir, f"loading {target}: {msg}"))
@@ -237,7 +237,7 @@ class _signals_seen(list):
         return False
 
 
-def _faults_to_file(outdir: str | None, target: str, gate: str):
+def _faults_to_file(outdir: str | None, target: str, gate: str, suffix: str = ".fault"):
     """While an item runs, a fatal signal (SIGSEGV, SIGBUS, SIGABRT...) writes its Python stack to a file beside
     the item's outcome, for `check` to name the signal and the line (only under `tritondbg check`)."""
     if not outdir:
@@ -246,7 +246,7 @@ def _faults_to_file(outdir: str | None, target: str, gate: str):
 
     from tritondbg import watchdog
 
-    f = open(item_file(outdir, target, gate, ".fault"), "w")  # noqa: SIM115 - kept open while the item runs
+    f = open(item_file(outdir, target, gate, suffix), "w")  # noqa: SIM115 - kept open while the item runs
     faulthandler.enable(file=f, all_threads=False)
     watchdog.trail[0] = f  # each case as it starts: the crash's case
     return f
@@ -260,9 +260,12 @@ def _faults_off(f) -> None:
     faulthandler.disable()
     watchdog.trail[0] = None
     f.close()
-    with open(f.name, errors="replace") as log:  # the cases' trail alone: the item lived
-        if "Fatal Python error" not in log.read():
-            os.remove(f.name)
+    try:
+        with open(f.name, errors="replace") as log:  # the cases' trail alone: the item lived
+            if "Fatal Python error" not in log.read():
+                os.remove(f.name)
+    except OSError:
+        pass
 
 
 def _pick_gpu(device: str) -> None:

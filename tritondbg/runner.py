@@ -389,19 +389,20 @@ def copy_inputs(value):
 
 def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: int,
              config: dict[str, Any] | None = None, instruments: Sequence[Instrument] = (),
-             pinned: Any = None) -> CaseResult:
+             pinned: Any = None, reference: bool = True) -> CaseResult:
     """Build inputs, run the reference and the kernel (each on its own copy of the inputs), compare.
     Never raises for a kernel failure or a broken scenario callable (make_inputs, reference, launch).
 
-    ``pinned``: an exact triton.Config to run for every autotuned kernel (all-configs sweeps)."""
+    ``pinned``: an exact triton.Config to run for every autotuned kernel (all-configs sweeps); ``reference``
+    False: the launch alone, nothing compared (the determinism gate compares two launches)."""
     from tritondbg import watchdog
 
     with watchdog.activity(kernel=scenario.name, case=case.name, dtype=dtype):
         return _run_case(scenario, case, dtype, device=device, seed=seed, config=config, instruments=instruments,
-                         pinned=pinned)
+                         pinned=pinned, use_reference=reference)
 
 
-def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinned) -> CaseResult:
+def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinned, use_reference=True) -> CaseResult:
     import torch
 
     interpret = _mode == "interpret"
@@ -430,13 +431,13 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
     t0 = time.perf_counter()
     try:
         with _refuse_os_exit():
-            expected = reference(**copy_inputs(inputs))
+            expected = reference(**copy_inputs(inputs)) if use_reference else None
     except (Exception, SystemExit) as exc:  # noqa: BLE001
         _reraise_interrupt(exc)
         result.status, result.message = "error", _raised("reference", reference, exc)
         return result
     result.reference_s = time.perf_counter() - t0
-    bad_ref = _not_tensors("reference", reference, expected)
+    bad_ref = _not_tensors("reference", reference, expected) if use_reference else None
     if bad_ref:
         result.status, result.message = "error", bad_ref
         return result
@@ -472,7 +473,7 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
         if bad_out:  # nothing was compared: never a pass
             result.status, result.message = "error", bad_out
             out = None
-    if out is not None:
+    if out is not None and use_reference:
         _compare_into(result, out, expected, dtype, case, f"launch {describe_callable(launch)}")
     for inst in instruments:
         inst.finish(result, out, expected)

@@ -437,7 +437,7 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
         cap = Capture()
         with hooks.reversed_programs() if reverse else contextlib.nullcontext():
             r = runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
-                                instruments=_attributed(ctx, cap))
+                                instruments=_attributed(ctx, cap), reference=False)  # two launches compared
         return r, cap.outputs[0] if cap.outputs else None
 
     for case, dtype in ((c, d) for c in _cases(scenario, ctx) for d in c.dtypes):

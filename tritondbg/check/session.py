@@ -316,9 +316,10 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
         if collect_error.exists():  # the scenario imported here but not in a worker: the worker's reason
             watch.collect_error = "a worker could not load the scenario: " + collect_error.read_text().strip()
         else:  # a worker that died while importing a file left its fault log (a signal's Python stack)
-            for t in dict.fromkeys(i.target for i in items):
-                fault = item_file(str(outdir), t, COLLECT_FAULT, ".fault")
-                if fault.exists():
+            for t in dict.fromkeys(i.target for i in items):  # one log per worker: <key>.<worker>.fault
+                fault = next(iter(sorted(outdir.glob(item_file(str(outdir), t, COLLECT_FAULT, ".*.fault").name))),
+                             None)
+                if fault is not None:
                     code = next((c for c in watch.worker_exit.values() if c), None)
                     where = _fault_line(fault)
                     watch.collect_error = f"{_signal_text(code)} while loading {t.split('::')[0]}" + \

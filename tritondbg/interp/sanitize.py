@@ -133,7 +133,8 @@ class Sanitizer(Instrument, hooks.Listener):
             if result.status == "fail" and self.nonfinite and all(e["kind"] != "nan_inf" for e in self.agg.values()):
                 self._nonfinite_entry(None, 0)  # an Inf made on the way, finite but wrong outputs (rsqrt(inf) = 0)
         oob_sites = {(i["file"], i["line"]) for i in self.poison_info.values() if i.get("oob_only")}
-        for entry in self.agg.values():
+        # in the order they happened: the first NaN before the reduction it spoils, whichever was aggregated first
+        for entry in sorted(self.agg.values(), key=lambda e: e.get("event", e)["seq"]):
             if entry["kind"] == "poison" and (entry["file"], entry["line"]) in oob_sites:
                 continue  # lanes masked off as out of bounds: the out_of_bounds finding says it
             if self.program_fill is not None:
@@ -170,9 +171,10 @@ class Sanitizer(Instrument, hooks.Listener):
                op if kind != "poison" or op == "times_zero" else "")
         e = self.agg.get(key)
         if e is None:
+            self.seq += 1  # the order findings are listed in: the first made first (a nan_inf its event's)
             e = self.agg[key] = dict(kind=kind, file=site[0], line=site[1], function=site[2], tensor=tensor, op=op,
                                      pid=list(self.pid), kernel=self.launch.kernel if self.launch else "?",
-                                     programs=set(), lanes=0, offsets=[], notes=[], **first)
+                                     programs=set(), lanes=0, offsets=[], notes=[], seq=self.seq, **first)
         if len(e["programs"]) < 100000:
             e["programs"].add(self.pid)
         return e
