@@ -233,3 +233,12 @@ def test_an_int32_multiply_that_wraps_on_purpose_is_not_an_error(capsys, tmp_pat
     status, out, err = execute(f"{CASES}::int_wrap", capsys, tmp_path)
     assert status == 0, out + err
     assert "overflow" not in out + err
+
+
+def test_a_dot_the_gpu_compiler_refuses_for_its_size_is_a_kernel_error(capsys, tmp_path):
+    """A helper's report: tl.dot of fp16 blocks with K = 8 ran and passed under the interpreter (its builder waives
+    the bounds: (1, 1, 1)), while the sm_90 compiler refuses it ("K >= 16"). K = 16 runs."""
+    status, out, _ = execute(f"{CASES}::small_dot", capsys, tmp_path, case="k8")
+    assert status == 1 and f"shim_cases.py:{mark(CASES, 'small_dot')}" in out and "K >= 16" in out, out
+    status, out, _ = execute(f"{CASES}::small_dot", capsys, tmp_path, case="k16")
+    assert status == 0 and "PASS small_dot" in out, out

@@ -258,3 +258,29 @@ def _hash_launch(n):
 int_wrap = Scenario("int_wrap", lambda case, dtype, device, generator: dict(n=100), _hash_launch,
                     lambda n: ((torch.arange(n, dtype=torch.int64) * 1640531535 + 2**31) % 2**32 - 2**31).int(),
                     [Case("tiny", params={}, dtypes=("float32",), atol=0, rtol=0)], kernels=[hash_kernel])
+
+
+@triton.jit
+def small_dot_kernel(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * BN + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], tl.dot(a, b))  # MARK: small_dot
+
+
+def _dot_inputs(case, dtype, device, generator):
+    k = case.params["k"]
+    return dict(a=torch.randn(16, k, generator=generator).to(device=device, dtype=dtype),
+                b=torch.randn(k, 16, generator=generator).to(device=device, dtype=dtype))
+
+
+def _small_dot(a, b):
+    c = torch.empty(16, 16, device=a.device)
+    small_dot_kernel[(1,)](a, b, c, BM=16, BN=16, BK=a.shape[1])
+    return c
+
+
+small_dot = Scenario("small_dot", _dot_inputs, _small_dot, lambda a, b: a.float() @ b.float(),
+                     [Case("k8", params=dict(k=8), dtypes=("float16",), atol=1e-2, rtol=1e-2),
+                      Case("k16", params=dict(k=16), dtypes=("float16",), atol=1e-2, rtol=1e-2)],
+                     kernels=[small_dot_kernel])

@@ -12,6 +12,38 @@ from __future__ import annotations
 import sys
 
 
+def min_dot_size():
+    """The GPU compiler's lower bounds on ``tl.dot``'s shapes (K >= 16 for 16-bit operands on NVIDIA, 32 for 8-bit,
+    8 for fp32), which the interpreter's builder waives with (1, 1, 1): a dot the GPU compiler refuses ("Input
+    shapes should have ... K >= 16") ran on the CPU and passed. The bounds of the target the stand-in reports
+    (default sm_90; ``--arch``)."""
+    from triton.runtime import interpreter as I
+
+    builder = I.interpreter_builder
+    old = builder.codegen_fns["min_dot_size"]  # KeyError where this Triton has none: the shim is skipped
+
+    def bounds(lhs_type, rhs_type):
+        from tritondbg import standin
+        from tritondbg.ir.targets import DEFAULT_ARCH, parse_arch
+
+        arch = standin.current() or parse_arch(DEFAULT_ARCH)
+        try:
+            if arch.is_cuda:
+                from triton.backends.nvidia.compiler import min_dot_size as of_target
+            else:
+                from triton.backends.amd.compiler import get_min_dot_size as of_target
+            check = of_target(arch.gpu_target())
+        except (ImportError, AttributeError, TypeError):  # a Triton without that backend: no bound
+            return old(lhs_type, rhs_type)
+        return check(lhs_type, rhs_type)
+
+    builder.codegen_fns["min_dot_size"] = bounds
+
+    def undo():
+        builder.codegen_fns["min_dot_size"] = old
+    return undo
+
+
 def bf16_dot():
     """tl.dot on bf16 operands: the interpreter multiplies the raw uint16 storage (garbage, ~1e10 errors
     measured on Triton 3.9). Upcast bf16 operands to fp32 first, as the tensor cores do (exact)."""

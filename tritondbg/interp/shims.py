@@ -480,6 +480,7 @@ def _inline_asm():
 # the guard last: it wraps the memory ops outermost, so no other shim's memory access (lowp's bf16 atomics)
 # gets around it
 _SHIMS = {"inline_asm": _inline_asm, "descriptors": _descriptors, "bf16_dot": dots.bf16_dot, "tf32_dot": dots.tf32_dot,
+          "min_dot_size": dots.min_dot_size,
           "dot_scaled": dots.dot_scaled,
           "bf16_round": _bf16_round,
           "comparisons_int1": _comparisons_int1, "lowp_arith": _lowp_arith, "float_args": _float_args,
@@ -493,7 +494,7 @@ def install() -> None:
         if name not in _saved:
             try:
                 _saved[name] = make()
-            except (AttributeError, ImportError):  # the internal it wraps does not exist in this Triton / torch
+            except (AttributeError, ImportError, KeyError):  # what it wraps is not in this Triton / torch
                 continue
 
 
