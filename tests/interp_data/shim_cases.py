@@ -284,3 +284,65 @@ small_dot = Scenario("small_dot", _dot_inputs, _small_dot, lambda a, b: a.float(
                      [Case("k8", params=dict(k=8), dtypes=("float16",), atol=1e-2, rtol=1e-2),
                       Case("k16", params=dict(k=16), dtypes=("float16",), atol=1e-2, rtol=1e-2)],
                      kernels=[small_dot_kernel])
+
+
+@triton.jit
+def _max_nan(a, b):  # Inductor's triton_helpers.maximum: NaN wins
+    return tl.where((a > b) | (a != a), a, b)
+
+
+@triton.jit
+def _argmax_combine(a, ia, b, ib):
+    take = (a > b) | ((a == b) & (ia < ib))
+    return tl.where(take, a, b), tl.where(take, ia, ib)
+
+
+@triton.jit
+def custom_reduce_kernel(x_ptr, mx_ptr, am_ptr, cm_ptr, N: tl.constexpr, M: tl.constexpr):
+    r = tl.arange(0, M)[:, None]
+    c = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + r * N + c)
+    tl.store(mx_ptr + tl.arange(0, M), tl.reduce(x, 1, _max_nan))
+    _, i = tl.reduce((x, tl.broadcast_to(c, (M, N))), 1, _argmax_combine)
+    tl.store(am_ptr + tl.arange(0, M), i)
+    tl.store(cm_ptr + r * N + c, tl.associative_scan(x, 1, _max_nan))
+
+
+def _custom_reduce(x):
+    M, N = x.shape
+    mx, am, cm = torch.empty(M), torch.empty(M, dtype=torch.int32), torch.empty(M, N)
+    custom_reduce_kernel[(1,)](x, mx, am, cm, N=N, M=M)
+    return dict(mx=mx, am=am, cm=cm)
+
+
+def _custom_reduce_ref(x):
+    return dict(mx=x.max(1).values, am=x.argmax(1).to(torch.int32), cm=torch.cummax(x, 1).values)
+
+
+custom_reduce = Scenario("custom_reduce", lambda case, dtype, device, generator: dict(
+    x=torch.randn(8, 64, generator=generator).to(device=device, dtype=dtype)), _custom_reduce,
+    _custom_reduce_ref, [Case("tiny", dtypes=("float32",))], kernels=[custom_reduce_kernel])
+
+
+@triton.jit
+def _pick_larger(a, b):  # a Python `if` on the values: scalars only (the block path would take `if block` as True)
+    if a > b:
+        return a
+    else:
+        return b
+
+
+@triton.jit
+def if_reduce_kernel(x_ptr, o_ptr, N: tl.constexpr):
+    tl.store(o_ptr, tl.reduce(tl.load(x_ptr + tl.arange(0, N)), 0, _pick_larger))
+
+
+def _if_reduce(x):
+    o = torch.empty(1)
+    if_reduce_kernel[(1,)](x, o, N=x.numel())
+    return o
+
+
+if_reduce = Scenario("if_reduce", lambda case, dtype, device, generator: dict(
+    x=torch.randn(16, generator=generator).to(device=device, dtype=dtype)), _if_reduce,
+    lambda x: x.max().reshape(1), [Case("tiny", dtypes=("float32",))], kernels=[if_reduce_kernel])

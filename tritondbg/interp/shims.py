@@ -470,6 +470,13 @@ def _descriptors():
     return descriptors.install()
 
 
+def _reductions():
+    """tl.reduce / tl.associative_scan with the kernel's own combine function, on blocks (interp/reductions.py)."""
+    from . import reductions
+
+    return reductions.install()
+
+
 def _inline_asm():
     """Straight-line PTX of ``tl.inline_asm_elementwise`` computed with numpy (interp/inline_asm.py, ptx.py)."""
     from . import inline_asm
@@ -480,7 +487,7 @@ def _inline_asm():
 # the guard last: it wraps the memory ops outermost, so no other shim's memory access (lowp's bf16 atomics)
 # gets around it
 _SHIMS = {"inline_asm": _inline_asm, "descriptors": _descriptors, "bf16_dot": dots.bf16_dot, "tf32_dot": dots.tf32_dot,
-          "min_dot_size": dots.min_dot_size,
+          "min_dot_size": dots.min_dot_size, "reductions": _reductions,
           "dot_scaled": dots.dot_scaled,
           "bf16_round": _bf16_round,
           "comparisons_int1": _comparisons_int1, "lowp_arith": _lowp_arith, "float_args": _float_args,

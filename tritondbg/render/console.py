@@ -51,9 +51,7 @@ def print_case(con: Console | None, r) -> None:
                       + (f"; {e.nonfinite} NaN/Inf where the reference is finite" if e.nonfinite else "")
                       + (f"; {e.dtypes} (a truncating cast or the wrong output dtype?)" if e.dtypes else ""))
     print_findings(con, r)
-    said = any(f.get("kind") == "kernel_error" and f.get("message") and f["message"] in r.message
-               for f in r.findings)  # the error's block above holds the same text, with its line and pid
-    if r.message and r.status != "pass" and not said:
+    if r.message and r.status != "pass":
         con.print(f"  [red]{escape(r.message)}[/]")
 
 
@@ -114,6 +112,8 @@ def print_findings(con: Console, r) -> None:
         con.print(f"  [red]{f.get('kind')}[/] {escape(_where(f))}{pid_txt}{escape(tensor)}")
         if f.get("source"):
             con.print(f"    [dim]{escape(f['source'])}[/]")
+        if f.get("kind") == "kernel_error" and f.get("message") and f["message"] in (r.message or ""):
+            continue  # the case's one-line message below says it (file:line: pid: error), not twice
         con.print(f"    {escape(f.get('message', ''))}")
     for key in ("trace_note", "break_note", "watch_note"):
         if r.extra.get(key):
