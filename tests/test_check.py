@@ -277,6 +277,12 @@ def test_pytest_plugin_option_and_fixture(tmp_path):
 
         def test_only_skips_is_a_skip(tritondbg_check):
             tritondbg_check({twin!r}, gates=["perf"])
+
+        def test_a_scenario_name_typo_is_one_line(tritondbg_check):
+            tritondbg_check({twin + "z"!r}, gates=["correctness"])
+
+        def test_a_file_is_every_scenario_in_it(tritondbg_check):
+            outcomes = tritondbg_check({str(ZOO / 'missing_mask.py')!r}, gates=["sanitize"])
     """))
     base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path)]
     env_cmd = dict(capture_output=True, text=True, cwd=tmp_path, timeout=600)
@@ -285,9 +291,13 @@ def test_pytest_plugin_option_and_fixture(tmp_path):
     out = p.stdout + p.stderr
     # fixture twin + collected twin::sanitize pass; buggy fails, and so does the gate typo (it crashed the gate with
     # a KeyError); a call whose every gate skipped (perf on the CPU) is a skip, not a pass
-    assert "2 failed, 2 passed, 1 skipped" in out, out
+    # a scenario name typo was a UsageError traceback; a file of several scenarios was refused: now every one is
+    # checked (the buggy one fails the test)
+    assert "4 failed, 2 passed, 1 skipped" in out, out
     assert "out_of_bounds" in out and "missing_mask.py" in out
     assert "unknown gate(s) ['corectness']; valid: correctness" in out, out
+    assert "tritondbg_check: no scenario 'twinz' in" in out and "UsageError" not in out, out
+    assert "test_a_file_is_every_scenario_in_it" in out and "buggy sanitize: FAIL" in out, out
 
 
 def test_check_all_cpu_gates_pass_on_bundled_kernels(cli_env, tmp_path):

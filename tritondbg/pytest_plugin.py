@@ -282,7 +282,7 @@ def _pick_gpu(device: str) -> None:
 def tritondbg_check(request):
     """Run gates on a scenario in this test; fails the test with each failing gate's reason."""
     def check(target: str, gates=("correctness", "sanitize", "determinism"), device: str | None = None, **ctx_args):
-        from tritondbg import loader, runner
+        from tritondbg import runner
         from tritondbg.check.gates import GATES, GateContext, run_gate
         from tritondbg.check.outcome import ERROR, FAIL, SKIP
 
@@ -294,9 +294,15 @@ def tritondbg_check(request):
         dev = device or ("cpu" if runner.current_mode() in (None, "interpret") else "cuda")
         if runner.current_mode() is None:
             runner.set_mode("interpret" if dev == "cpu" else "compiled")
-        scenario = loader.load(target)
-        ctx = GateContext(device=dev, target=target, **ctx_args)
-        outcomes = [run_gate(g, scenario, ctx) for g in gates]
+        from tritondbg.check.session import load_target
+        from tritondbg.errors import UsageError
+
+        try:  # a file's every scenario, as `check FILE` takes them
+            pairs = load_target(target, None)
+        except UsageError as e:  # a typo in the target: one line, as for a gate name (it was a traceback)
+            pytest.fail(f"tritondbg_check: {e}", pytrace=False)
+        outcomes = [run_gate(g, scenario, GateContext(device=dev, target=one, **ctx_args))
+                    for one, scenario in pairs for g in gates]
         failed = [o for o in outcomes if o.status in (FAIL, ERROR)]  # a gate that crashed did not pass either
         if failed:
             pytest.fail("\n".join(f"{o.kernel} {o.gate}: {o.status}: {o.reason}" for o in failed), pytrace=False)
