@@ -121,6 +121,10 @@ def _message(e: dict) -> str:
                     f"{_range(e)}, {'; '.join(how)}")
             if e.get("lands"):
                 text += f"; lands in {e['lands']}"
+            lo, hi = e.get("off_min"), e.get("off_max")
+            if (lo is not None and lo <= -(1 << 30)) or (hi is not None and hi >= 1 << 31):
+                text += ("; offsets this far (around 2**31) are the mark of an int32 index that overflowed: compute "
+                         "it in int64 (e.g. row.to(tl.int64) * stride)")
         return f"{text}. {_consequence(e)}"
     if kind == "race" and e.get("same_value"):
         return (f"plain stores from pid {_fmt_pid(e['pid'])} (line {e['line']}) and pid "
