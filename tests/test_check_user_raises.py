@@ -108,3 +108,18 @@ def test_findings_are_listed_in_the_order_they_happened(tmp_path):
     assert kinds[0] == ("nan_inf", line("# NAN")), kinds
     assert ("masked_reduction", line("# SUM")) in kinds, kinds
     assert out.reason.startswith("nan_inf at "), out.reason
+
+
+def test_a_scenario_with_nothing_to_compare_runs_the_launch_and_is_no_pass(tmp_path):
+    """A reproducer of a launch that did not finish in the program: its launch runs (to show a hang or a fault
+    again), the reference is not asked, and a launch that ends is still an error naming why nothing compared."""
+    import dataclasses
+
+    from tritondbg import loader, runner
+
+    path = tmp_path / "cases.py"
+    path.write_text(CASES.replace("ref = lambda x, s: x.float() * s", "def ref(x, s):\n    raise RuntimeError('no')"))
+    scenario = dataclasses.replace(loader.load(f"{path}::kernel"), nothing_to_compare="it was cut short")
+    r = runner.run_case(scenario, scenario.cases[0], "float32", device="cpu", seed=0)
+    assert r.status == "error" and r.message.startswith("nothing to compare: it was cut short"), r.message
+    assert r.wall_s > 0  # the launch ran

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import textwrap
 import types
 from pathlib import Path
 
@@ -971,3 +972,43 @@ def test_a_sigint_delivered_twice_interrupts_the_program_once():
         exits._state.pop("sigint_at", None)
         if saved is not None:
             exits._state["sigint_at"] = saved
+
+
+@pytest.mark.interpreter
+def test_reproducers_of_a_launch_that_changed_nothing_or_did_not_finish(tmp_path):
+    """A helper's report: the replay of a launch cut short (Ctrl-C) said "the captured launch changed no byte" and
+    ERROR "returned a dict of None only", and ran nothing (the reference was checked first); a launch that really
+    changed nothing could never pass. Now: the unchanged launch compares every argument (it must leave them as
+    they were: PASS); the unfinished one runs, and is an error that says why nothing is compared."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def noop(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            o = tl.arange(0, BLOCK)
+            tl.store(y_ptr + o, tl.load(x_ptr + o), mask=o < n)
+
+        @triton.jit
+        def fails(x_ptr, BLOCK: tl.constexpr):
+            o = tl.arange(0, BLOCK)
+            tl.store(x_ptr + o, tl.load(x_ptr + o) + 1)
+            tl.device_assert(o < 0, "always")
+
+        x, y = torch.randn(16), torch.zeros(16)
+        noop[(1,)](x, y, 0, BLOCK=16)
+        try:
+            fails[(1,)](x, BLOCK=16)
+        except Exception:
+            pass
+    '''))
+    out = run(["capture", "--interpret", "--out", str(tmp_path / "c"), "--", sys.executable, str(prog)])
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "fails_0.py::fails_0  fails" in out.stderr and "(the launch did not finish: " in out.stderr, out.stderr
+    done = run(["interpret", str(tmp_path / "c" / "noop_0.py")])
+    assert done.returncode == 0 and "PASS noop_0" in done.stdout, done.stdout + done.stderr
+    assert "checks that it leaves them as they were" in done.stderr, done.stderr
+    cut = run(["interpret", str(tmp_path / "c" / "fails_0.py")])  # it runs again, and fails again, at its line
+    assert cut.returncode == 1 and "device_assert failed: always" in cut.stdout, cut.stdout + cut.stderr
+    assert "the captured launch did not finish in the program (" in cut.stderr, cut.stderr
+    assert "None only" not in cut.stdout + cut.stderr and "changed no byte" not in cut.stderr

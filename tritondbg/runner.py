@@ -353,6 +353,8 @@ def _not_tensors(role: str, fn, value) -> str | None:
         if v is not None and not isinstance(v, torch.Tensor):
             return (f"{role} {describe_callable(fn)} returned {type(v).__name__}, not a tensor (or a "
                     "tuple/list/dict of tensors)")
+    if not items:
+        return f"{role} {describe_callable(fn)} returned an empty {type(value).__name__}: nothing to compare"
     if all(v is None for v in items):
         return (f"{role} {describe_callable(fn)} returned a {type(value).__name__} of None only: nothing to compare"
                 + ("; did a helper forget `return`?" if role == "launch" else ""))
@@ -428,6 +430,7 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
                           "not a dict of argument name -> value (the launch and the reference take them by name)")
         return result
     reference = scenario.reference_for(case)
+    use_reference = use_reference and not scenario.nothing_to_compare
     t0 = time.perf_counter()
     try:
         with _refuse_os_exit():
@@ -475,6 +478,9 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
             out = None
     if out is not None and use_reference:
         _compare_into(result, out, expected, dtype, case, f"launch {describe_callable(launch)}")
+    elif scenario.nothing_to_compare and result.status != "error":  # it ran to its end: still no verdict on it
+        result.status, result.message = "error", f"nothing to compare: {scenario.nothing_to_compare}; " \
+            f"this run of it finished"
     for inst in instruments:
         inst.finish(result, out, expected)
     _apply_findings(result)

@@ -100,6 +100,9 @@ class Scenario:
     # the reference is what the launch wrote when it was captured (a reproducer): a NaN/Inf there is what the
     # program got, not what it expects, so the nan_inf sanitizer does not take it as expected
     reference_is_capture: bool = False
+    # why there is no reference at all (a reproducer of a launch that did not finish in the program): the launch
+    # runs, nothing is compared, and the case is an error that says so
+    nothing_to_compare: str = ""
 
     def case(self, name: str) -> Case:
         for c in self.cases:

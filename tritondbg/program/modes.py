@@ -169,6 +169,8 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     shown = entries if len(entries) <= LISTED_MAX else entries[:LISTED_MAX - 1]  # 1000 lines after a big capture
     for e in shown:
         extra = f"  (could not save: {'; '.join(e['unsaved'])})" if e.get("unsaved") else ""
+        if e.get("error"):  # interrupted or raised: its inputs are kept (replay it to see it hang), no outputs
+            extra += f"  (the launch did not finish: {e['error'].rstrip(': ')}; no output to compare)"
         _err(f"  {e['reproducer']}  {e['kernel']}  launched from {e.get('launched_from')}{extra}")
     if len(shown) < len(entries):
         _err(f"  ... and {len(entries) - len(shown)} more reproducer(s): {os.path.join(out, 'captures.json')} "

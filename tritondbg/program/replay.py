@@ -307,20 +307,30 @@ def load_scenario(file: str, name: str) -> Scenario:
             raise UsageError(f"{name}: the grid was not recorded")
         _allocator_for(tensors)
         kernel()[tuple(meta["grid"])](**{**args, **options, **config})
-        return {path: tensors[i] for path, i in meta["outputs"].items()}
+        return {path: tensors[i] for path, i in compared.items()}
 
     def reference(tensors):
         groups = data()["after_groups"]
         after = _tensors(meta, [groups.get(gi, b) for gi, b in enumerate(data()["before"])], "cpu")
-        return {path: after[i].to(tensors[i].device) for path, i in meta["outputs"].items()}
+        return {path: after[i].to(tensors[i].device) for path, i in compared.items()}
+
+    # what the replay compares: the outputs; a launch that finished changing no byte: every tensor argument (the
+    # replay must leave them as they were too); a launch that did not finish in the program: nothing
+    compared = dict(meta["outputs"])
+    if not compared and not meta.get("error"):
+        compared = {f"arg{i}": i for i in range(len(meta["tensors"]))}
 
     # the outputs' dtype; else (nothing written) the first floating tensor's: the label of the case
     out_dtype = next((meta["tensors"][i]["dtype"] for i in meta["outputs"].values()
                       if meta["tensors"][i]["dtype"] in DTYPES),
                      next((t["dtype"] for t in meta["tensors"] if t["dtype"] in DTYPES), "float32"))
-    if not meta["outputs"]:
-        print(f"tritondbg: {meta['name']}: the captured launch changed no byte of its arguments, so this replay "
-              "has no output to compare (it still runs under the sanitizers)", file=sys.stderr)
+    if meta.get("error"):
+        print(f"tritondbg: {meta['name']}: the captured launch did not finish in the program ({meta['error']}): "
+              "nothing after it was captured, so this replay has no output to compare; it runs under the sanitizers "
+              "(--timeout bounds a hang)", file=sys.stderr)
+    elif not meta["outputs"]:
+        print(f"tritondbg: {meta['name']}: the captured launch changed no byte of its arguments: this replay checks "
+              "that it leaves them as they were", file=sys.stderr)
     site = meta.get("call_site")
     case = Case("captured", dtypes=(out_dtype,), params={"grid": tuple(meta["grid"] or ())},
                 description=f"launched from {site[0]}:{site[1]}" if site else "")
@@ -337,4 +347,6 @@ def load_scenario(file: str, name: str) -> Scenario:
     return Scenario(name=name, make_inputs=make_inputs, launch=launch, reference=reference, cases=[case],
                     kernels=_Kernels(), description=f"captured launch of {meta['qualname']} "
                                                     f"({os.path.basename(meta['kernel_file'])}:{meta['kernel_line']})",
-                    deterministic=False, reference_is_capture=True)
+                    deterministic=False, reference_is_capture=True,
+                    nothing_to_compare=(f"the captured launch did not finish in the program ({meta['error'].rstrip(': ')})"
+                                        if meta.get("error") else ""))
