@@ -167,3 +167,15 @@ def test_a_scenario_with_no_interpreter_case_says_so_instead_of_an_empty_list(at
     assert "has no case that runs under the interpreter" in str(err.value) and not str(err.value).endswith(": ")
     with pytest.raises(UsageError, match="every case is interpret=False"):
         runner.select_cases(gpu_only, None, interpret=True)
+
+
+def test_ir_takes_a_list_that_names_one_case_and_lists_the_cases_of_one_that_names_more(cli_env, tmp_path):
+    """`ir --case all` was refused even for a scenario of one case (the README says lists and `all` work as in
+    profile and check); one naming several now lists them."""
+    from pathlib import Path
+
+    shim = Path(__file__).parent / "interp_data" / "shim_cases.py"
+    p = run_cli(["ir", f"{shim}::small_dot", "--case", "all", "--stage", "ttir"], cli_env, cwd=tmp_path)
+    assert p.returncode == 2 and "--case all names 2 (k8, k16): name one" in p.stderr, p.stderr
+    p = run_cli(["ir", f"{shim}::small_dot", "--case", "k1*", "--stage", "ttir"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "tt.dot" in p.stdout, p.stderr[-2000:]

@@ -84,8 +84,9 @@ def _capture_all(req: Request):
     with answering_as(req.arch, StubDriver(req.arch)):  # import-time device questions: the target's answers
         scenario = loader.load(req.target)
     case = runner.select_cases(scenario, req.case, interpret=False)
-    if req.case == "all" or len(case) != 1:
-        raise UsageError("`ir` compiles one case at a time; name one with --case")
+    if len(case) != 1:  # a list, a glob or `all` that names one case is that case
+        raise UsageError(f"`ir` compiles one case at a time; --case {req.case} names {len(case)} "
+                         f"({', '.join(c.name for c in case)}): name one")
     case = case[0]
     dtypes = runner.select_dtypes(case, req.dtype)
     if req.dtype is not None and len(dtypes) != 1:
