@@ -79,7 +79,8 @@ def _consequence(e: dict) -> str:
     """What tritondbg did with the bad lanes, and what the GPU would do, in the op's own terms."""
     op = e["op"]
     noun = {"load": "load", "store": "store"}.get(op, "atomic")
-    poison = "poison: NaN for floats, the type's minimum for integers"  # sanitize.py's fill of an undefined lane
+    # poison.py's fill of an undefined lane
+    poison = "poison: NaN for floats, the type's minimum for signed integers, its maximum for unsigned ones"
     if e.get("unmasked") and not e.get("masked"):
         how, fill = f"The {noun} has no mask", poison
     elif e.get("unmasked"):
