@@ -580,6 +580,16 @@ def test_interpret_kernel_option_checks_only_those_kernels(tmp_path):
     assert row[1:] == ["1", "0", "0"]                                    # launched, not checked, no finding
 
 
+@pytest.mark.interpreter
+def test_a_kernel_filter_that_matched_nothing_is_said_when_the_program_fails_too(tmp_path):
+    """A helper's report: with a failing test suite, `--kernel nomatch*` printed only "the program exited with
+    status 1", not that nothing was checked."""
+    out = run(["interpret", "--kernel", "nomatch*", "--", "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               str(DATA / "user_suite.py")])
+    assert out.returncode != 0, out.stderr[-2000:]
+    assert "--kernel nomatch* matched none of the" in out.stderr, out.stderr[-2000:]
+
+
 # ---------------------------------------------------------------------------------------------------------
 # bad input
 # ---------------------------------------------------------------------------------------------------------

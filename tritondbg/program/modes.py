@@ -185,6 +185,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     _err_notes(summaries)
     if rc != 0:
         kept = f"the {len(entries)} reproducer(s) written before are kept" if entries else "no reproducer was written"
+        _matched_nothing("capture", kernels, launches, entries)  # a --kernel typo is said whatever the status
         _err(f"tritondbg capture: the program exited with status {rc}; {kept}")
         return rc
     return 1 if _matched_nothing("capture", kernels, launches, entries) else rc
@@ -322,6 +323,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
         with open(os.path.join(run_dir, "captures.json"), "w") as f:
             json.dump({"command": cfg["command"], "captures": captures}, f, indent=1)
     if rc != 0:
+        _matched_nothing("interpret", kernels, launches, sum(checked.values()))  # said whatever the status
         _err(f"tritondbg interpret: the program exited with status {rc}")
         return rc
     if _matched_nothing("interpret", kernels, launches, sum(checked.values())):
