@@ -35,3 +35,17 @@ def installed_path(path: str) -> str | None:
         if at >= 0:
             return path[at + len(marker):]
     return None
+
+
+class PytestCalled(Exception):
+    """pytest.skip / xfail / fail raised by a scenario's code (a helper shared with the user's tests): their
+    exceptions are BaseExceptions, which ended a run with a traceback wall and a check item with no reason."""
+
+
+def pytest_outcome(exc: BaseException) -> str | None:
+    """``pytest.skip('why')`` for pytest's skip / xfail / fail exceptions, else None (no pytest import)."""
+    kinds = {"Skipped": "skip", "XFailed": "xfail", "Failed": "fail"}
+    if not any(c.__name__ == "OutcomeException" and c.__module__ == "_pytest.outcomes" for c in type(exc).__mro__):
+        return None
+    msg = getattr(exc, "msg", None) or str(exc)
+    return f"pytest.{kinds.get(type(exc).__name__, type(exc).__name__)}({msg!r})"

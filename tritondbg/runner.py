@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from tritondbg import loader
 from tritondbg.compare import compare, tolerance
 from tritondbg.configs import not_applicable_reason, parse_config, plan
-from tritondbg.errors import ModeError, UsageError
+from tritondbg.errors import ModeError, PytestCalled, UsageError, pytest_outcome
 from tritondbg.record import CaseResult, RunRecord, environment
 from tritondbg.scenario import Case, Scenario
 
@@ -212,7 +212,7 @@ def _refuse_os_exit():
     try:
         yield
     except BaseException as exc:
-        called = _pytest_outcome(exc)
+        called = pytest_outcome(exc)
         if called is None:
             raise
         raise PytestCalled(f"{called} called outside a pytest test: the case did not run").with_traceback(
@@ -221,18 +221,6 @@ def _refuse_os_exit():
         os._exit = real
 
 
-class PytestCalled(Exception):
-    """pytest.skip / xfail / fail raised by a scenario's code (a helper shared with the user's tests): their
-    exceptions are BaseExceptions, which ended a run with a traceback wall and a check item with no reason."""
-
-
-def _pytest_outcome(exc: BaseException) -> str | None:
-    """``pytest.skip('why')`` for pytest's skip / xfail / fail exceptions, else None (no pytest import)."""
-    kinds = {"Skipped": "skip", "XFailed": "xfail", "Failed": "fail"}
-    if not any(c.__name__ == "OutcomeException" and c.__module__ == "_pytest.outcomes" for c in type(exc).__mro__):
-        return None
-    msg = getattr(exc, "msg", None) or str(exc)
-    return f"pytest.{kinds.get(type(exc).__name__, type(exc).__name__)}({msg!r})"
 
 
 def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
@@ -291,7 +279,7 @@ def _reraise_interrupt(exc: BaseException) -> None:
     ctx = exc.__context__
     while ctx is not None and id(ctx) not in seen:
         seen.add(id(ctx))
-        if not isinstance(ctx, (Exception, SystemExit)) and _pytest_outcome(ctx) is None:  # (PytestCalled's)
+        if not isinstance(ctx, (Exception, SystemExit)) and pytest_outcome(ctx) is None:  # (PytestCalled's)
             raise ctx
         ctx = ctx.__context__
 
