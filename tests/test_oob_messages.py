@@ -72,3 +72,33 @@ def test_an_offset_wrapped_by_an_int32_overflow_says_so(cases):
     assert "int32 index that overflowed" in f["message"] and "tl.int64" in f["message"], f["message"]
     (r,) = run_sanitized(f"{cases}::bias").results  # small offsets: no such hint
     assert not any("overflowed" in f["message"] for f in r.findings)
+
+
+ALIASED = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def root(x_ptr, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    m = o < n
+    tl.store(x_ptr + o, tl.sqrt(tl.load(x_ptr + o, mask=m)), mask=m)  # in place: NaN where x < 0
+
+
+def launch(x):
+    root[(1,)](x, x.numel(), BLOCK=64)
+    return x, x  # the same tensor under two names (dX written into dY)
+
+
+s = Scenario("s", lambda case, dtype, device, generator: dict(x=-torch.rand(50, generator=generator) - 1),
+             launch, lambda x: (x.abs().sqrt(), x.abs().sqrt()), [Case("tiny", dtypes=("float32",))], kernels=[root])
+'''
+
+
+def test_an_output_returned_twice_is_counted_once(tmp_path):
+    """Liger's RMSNorm backward writes dX into dY and returns both: the nan_inf count added each NaN twice."""
+    (tmp_path / "aliased.py").write_text(ALIASED)
+    (r,) = run_sanitized(f"{tmp_path / 'aliased.py'}::s").results
+    f = next(f for f in r.findings if f["kind"] == "nan_inf")
+    assert "50 element(s) of the outputs are NaN/Inf" in f["message"], f["message"]
