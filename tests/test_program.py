@@ -581,6 +581,16 @@ def test_interpret_kernel_option_checks_only_those_kernels(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_capture_under_pytest_names_the_test_of_each_reproducer(tmp_path):
+    """interpret's findings named the test ("in test test_x.py::test_scale[37]"); capture's reproducers did not."""
+    out = run(["capture", "--out", str(tmp_path / "c"), "--", "python", "-m", "pytest", "-q", "-p",
+               "no:cacheprovider", str(DATA / "user_suite.py")])
+    doc = json.loads((tmp_path / "c" / "captures.json").read_text())
+    assert doc["captures"] and all("user_suite.py::test_" in (c["test"] or "") for c in doc["captures"]), doc
+    assert " in test " in out.stderr and "user_suite.py::test_" in out.stderr, out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
 def test_a_kernel_filter_that_matched_nothing_is_said_when_the_program_fails_too(tmp_path):
     """A helper's report: with a failing test suite, `--kernel nomatch*` printed only "the program exited with
     status 1", not that nothing was checked."""

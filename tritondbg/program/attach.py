@@ -503,3 +503,10 @@ def uninstall() -> None:
     inductor.uninstall()
     while _undo_hooks:
         _undo_hooks.pop()()
+
+
+def current_test() -> str | None:
+    """The pytest test running the launch (``PYTEST_CURRENT_TEST``: "path::name[params] (call)"), or None: pytest
+    captures the finding's line of a test that passes, and the call site is often a library's frame."""
+    value = os.environ.get("PYTEST_CURRENT_TEST")
+    return value.rsplit(" (", 1)[0] if value else None

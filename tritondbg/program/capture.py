@@ -383,7 +383,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
             "grid": grid, "tensors": [{"arg": paths.get(i, f"tensor{i}"), "shape": s["shape"], "dtype": s["dtype"],
                                        "device": s["device"]} for i, s in enumerate(snap.specs)],
             "outputs": sorted(meta["outputs"]), "bytes": nbytes, "unsaved": snap.unsaved, "error": error,
-            "write_s": round(time.perf_counter() - t0, 4)}
+            "test": attach.current_test(), "write_s": round(time.perf_counter() - t0, 4)}
 
 
 def _save_fast(obj, path: str) -> None:

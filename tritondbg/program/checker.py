@@ -143,13 +143,6 @@ def _without_poison(proceed, san, snap, result, value):
     return value, error, None
 
 
-def current_test() -> str | None:
-    """The pytest test running the launch (``PYTEST_CURRENT_TEST``: "path::name[params] (call)"), or None: pytest
-    captures the finding's line of a test that passes, and the call site is often a library's frame."""
-    value = os.environ.get("PYTEST_CURRENT_TEST")
-    return value.rsplit(" (", 1)[0] if value else None
-
-
 def _restore(snap) -> None:
     """Put back the bytes the launch's tensors held before it (``capture.copy_before``)."""
     import torch
@@ -241,7 +234,7 @@ class Checker(attach.Observer):
             self.running = None
         self.launches[launch.name] = index + 1
         site = launch.call_site
-        test = current_test()
+        test = attach.current_test()
         from tritondbg.interp import frames
 
         for f in findings:

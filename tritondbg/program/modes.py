@@ -171,7 +171,8 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
         extra = f"  (could not save: {'; '.join(e['unsaved'])})" if e.get("unsaved") else ""
         if e.get("error"):  # interrupted or raised: its inputs are kept (replay it to see it hang), no outputs
             extra += f"  (the launch did not finish: {e['error'].rstrip(': ')}; no output to compare)"
-        _err(f"  {e['reproducer']}  {e['kernel']}  launched from {e.get('launched_from')}{extra}")
+        test = f" in test {e['test']}" if e.get("test") else ""  # under pytest: which test launched it
+        _err(f"  {e['reproducer']}  {e['kernel']}  launched from {e.get('launched_from')}{test}{extra}")
     if len(shown) < len(entries):
         _err(f"  ... and {len(entries) - len(shown)} more reproducer(s): {os.path.join(out, 'captures.json')} "
              "lists them all")
