@@ -591,6 +591,34 @@ def test_capture_under_pytest_names_the_test_of_each_reproducer(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_a_second_capture_into_a_folder_keeps_the_first_ones_listed(tmp_path):
+    """captures.json listed only the last capture's reproducers while the folder held both runs' (and a second
+    run that launched nothing removed the list)."""
+    progs = []
+    for name in ("first", "second"):
+        p = tmp_path / f"{name}.py"
+        p.write_text(textwrap.dedent(f'''
+            import torch, triton, triton.language as tl
+
+            @triton.jit
+            def {name}_kernel(x_ptr, BLOCK: tl.constexpr):
+                o = tl.arange(0, BLOCK)
+                tl.store(x_ptr + o, tl.load(x_ptr + o) * 2)
+
+            {name}_kernel[(1,)](torch.randn(16), BLOCK=16)
+        '''))
+        progs.append(p)
+    folder = tmp_path / "c"
+    for p in progs + [None]:
+        cmd = [sys.executable, str(p)] if p else [sys.executable, "-c", "print(1)"]
+        out = run(["capture", "--interpret", "--out", str(folder), "--", *cmd])
+        assert out.returncode == 0, out.stderr[-2000:]
+    doc = json.loads((folder / "captures.json").read_text())
+    assert doc["captures"] == [] and sorted(c["kernel"] for c in doc["earlier_captures"]) == \
+        ["first_kernel", "second_kernel"], doc
+
+
+@pytest.mark.interpreter
 def test_a_kernel_filter_that_matched_nothing_is_said_when_the_program_fails_too(tmp_path):
     """A helper's report: with a failing test suite, `--kernel nomatch*` printed only "the program exited with
     status 1", not that nothing was checked."""

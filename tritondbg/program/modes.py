@@ -109,6 +109,16 @@ def gpu_visible() -> bool:
     return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/kfd")
 
 
+def _earlier_captures(out: str) -> list:
+    """The entries of a captures.json an earlier capture left in ``out`` (its own earlier list included)."""
+    try:
+        with open(os.path.join(out, "captures.json")) as f:
+            doc = json.load(f)
+        return list(doc.get("captures") or []) + list(doc.get("earlier_captures") or [])
+    except (OSError, ValueError, AttributeError, TypeError):
+        return []
+
+
 def _launch_count(n: int, summaries, lost: bool = False, of: str = "") -> str:
     """"N launch(es)"; "at least N" where a process was killed where no exit hook runs (its counts are written
     at most once a second as it runs: child.checkpoint; its summary is not ``final``) or never wrote them
@@ -137,6 +147,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
         return 127
     os.makedirs(out, exist_ok=True)
     clear_work_files(out)
+    earlier = _earlier_captures(out)
     cfg = {"run_dir": out, "features": ["capture"], "max_per_kernel": max_per_kernel, "max_mb": max_mb,
            "kernels": list(kernels), "command": "tritondbg capture -- " + shlex.join(cmd), "arch": arch,
            "interpreted": interpret}
@@ -148,13 +159,20 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     doc = {"command": cfg["command"], "exit_status": rc, "folder": out, "captures": entries,
            "launches": launches, "skipped": skipped, "pinned_configs": _merge_pinned(summaries),
            "notes": [n for s in summaries for n in s.get("notes", []) if not n.startswith("capture skipped")]}
+    # a folder captured into before: its reproducers this run did not replace stay listed, apart
+    mine = {e.get("reproducer") for e in entries}
+    kept = [e for e in earlier if e.get("reproducer") not in mine
+            and os.path.exists(os.path.join(out, str(e.get("reproducer", "")).split("::")[0]))]
+    if kept:
+        doc["earlier_captures"] = kept
     with open(os.path.join(out, "captures.json"), "w") as f:
         json.dump(doc, f, indent=1)
     clear_work_files(out)
     from tritondbg.program.capture import size
 
     if not entries and not any(launches.values()):  # a folder holding an empty captures.json said nothing
-        os.remove(os.path.join(out, "captures.json"))
+        if not kept:  # (an earlier capture's list stays)
+            os.remove(os.path.join(out, "captures.json"))
         with contextlib.suppress(OSError):
             os.rmdir(out)  # only when empty: a folder the user named may hold other things
         _err("tritondbg capture: no Triton launch" + (f"; the program exited with status {rc}" if rc else "")
@@ -178,6 +196,9 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
              "lists them all")
     for line in skipped:
         _err(f"  skipped: {line}")
+    if kept:
+        _err(f"  and {len(kept)} reproducer(s) of an earlier capture into this folder (captures.json: "
+             "earlier_captures)")
     if entries:
         first = entries[0]["reproducer"].split("::")[0]
         _err(f"  replay one: tritondbg interpret {os.path.join(out, first)}   (any reproducer above; "
