@@ -510,3 +510,18 @@ def current_test() -> str | None:
     captures the finding's line of a test that passes, and the call site is often a library's frame."""
     value = os.environ.get("PYTEST_CURRENT_TEST")
     return value.rsplit(" (", 1)[0] if value else None
+
+
+def say_interrupted(launch, index: int, exc: BaseException | None = None, frame=None,
+                    how: str = "interrupted") -> None:
+    """One line: the kernel line and program the interpreter was running when the user pressed Ctrl-C (``exc``)
+    or SIGTERM ended the program (``frame``: where the signal landed; a CI timeout ends a stuck run so)."""
+    from triton.runtime import interpreter
+
+    from tritondbg.interp import frames
+
+    where = frames.traceback_site(exc) if exc is not None else frames.frame_site(frame)
+    pid = getattr(getattr(interpreter, "interpreter_builder", None), "grid_idx", None)
+    at = f" at {frames.site_name(where[0])}:{where[1]}" if where else ""
+    print(f"tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
+          f"{index} of it) [launched from {describe_site(launch.stack)}]", file=sys.stderr, flush=True)

@@ -478,6 +478,12 @@ class Capturer(attach.Observer):
         self.next_slot: dict[str, int] = {}  # claims key of a kernel -> the first of its slots not known taken
         self.skipped: list[str] = []
         self.early: dict[int, dict] = {}  # id(kernel) -> its arguments' bytes when its autotuner was called
+        self.running = None               # (launch, index) of the launch under way: where a Ctrl-C / SIGTERM landed
+        child._exits().on_term(self.on_term)
+
+    def on_term(self, frame) -> None:
+        if self.running is not None and self.running[0].interpreted:
+            attach.say_interrupted(*self.running, frame=frame, how="terminated (SIGTERM)")
 
     def tuner_enter(self, fn, tuner, args, kwargs) -> None:
         """Before an autotuner times its configs (each timed run writes the outputs), keep the bytes of its
@@ -530,12 +536,17 @@ class Capturer(attach.Observer):
         # launched by its autotuner (config set): the bytes from before its timed runs, where it timed
         copy_before(snap, self.early.pop(id(launch.fn), None) if launch.config is not None else None)
         error = None
+        self.running = (launch, max(0, attach.counts().get(launch.name, 1) - 1))  # this launch's number
         try:
             result = proceed()
         except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt) and launch.interpreted:  # where it was, as interpret says it
+                attach.say_interrupted(*self.running, exc)
             error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
             self._write(launch, snap, None, error, index, need)
             raise
+        finally:
+            self.running = None
         self._write(launch, snap, copy_after(snap), None, index, need)
         return result
 

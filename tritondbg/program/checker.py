@@ -170,21 +170,6 @@ def _tensors(snap) -> dict:
     return out
 
 
-def _say_interrupted(launch, index: int, exc: BaseException | None = None, frame=None,
-                     how: str = "interrupted") -> None:
-    """One line: the kernel line and program the interpreter was running when the user pressed Ctrl-C (``exc``)
-    or SIGTERM ended the program (``frame``: where the signal landed; a CI timeout ends a stuck run so)."""
-    from triton.runtime import interpreter
-
-    from tritondbg.interp import frames
-
-    where = frames.traceback_site(exc) if exc is not None else frames.frame_site(frame)
-    pid = getattr(getattr(interpreter, "interpreter_builder", None), "grid_idx", None)
-    at = f" at {frames.site_name(where[0])}:{where[1]}" if where else ""
-    print(f"tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
-          f"{index} of it) [launched from {attach.describe_site(launch.stack)}]", file=sys.stderr, flush=True)
-
-
 class Checker(attach.Observer):
     def __init__(self, cfg: dict):
         self.patterns = list(cfg.get("kernels") or ())
@@ -201,7 +186,7 @@ class Checker(attach.Observer):
 
     def on_term(self, frame) -> None:
         if self.running is not None:
-            _say_interrupted(*self.running, frame=frame, how="terminated (SIGTERM)")
+            attach.say_interrupted(*self.running, frame=frame, how="terminated (SIGTERM)")
 
     def wants(self, fn) -> bool:
         if id(fn) in self.skip:
@@ -228,7 +213,7 @@ class Checker(attach.Observer):
         try:
             value, findings, error = instrument_launch(proceed, launch.args, sanitize=self.sanitize, snap=snap)
         except KeyboardInterrupt as exc:  # Ctrl-C in a launch (a kernel that spins): where it was, not "checked"
-            _say_interrupted(launch, index, exc)
+            attach.say_interrupted(launch, index, exc)
             raise
         finally:
             self.running = None
