@@ -159,7 +159,8 @@ def test_a_stop_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(si
     how = "interrupted" if sig == "SIGINT" else "terminated (SIGTERM)"
     assert proc.returncode == (130 if sig == "SIGINT" else 143), err[-2000:]
     assert f"tritondbg: {how} in spin at spin.py:{spin_line}, pid (0, 0, 0) (launch 0 of it)" in err, err[-2000:]
-    if command == "capture":
+    if command == "capture":  # the launch is kept, marked unfinished (SIGTERM's was not kept at all)
+        assert "spin_0.py::spin_0" in err and "(the launch did not finish: " in err, err[-2000:]
         return
     row = next(ln for ln in err.splitlines() if ln.strip().startswith("spin "))
     assert row.split()[1:3] == ["1", "0"], row   # launched once, checked none

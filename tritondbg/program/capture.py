@@ -478,12 +478,19 @@ class Capturer(attach.Observer):
         self.next_slot: dict[str, int] = {}  # claims key of a kernel -> the first of its slots not known taken
         self.skipped: list[str] = []
         self.early: dict[int, dict] = {}  # id(kernel) -> its arguments' bytes when its autotuner was called
-        self.running = None               # (launch, index) of the launch under way: where a Ctrl-C / SIGTERM landed
+        self.running = None               # the launch under way (launch, number, snap, slot, bytes): for SIGTERM
         child._exits().on_term(self.on_term)
 
     def on_term(self, frame) -> None:
-        if self.running is not None and self.running[0].interpreted:
-            attach.say_interrupted(*self.running, frame=frame, how="terminated (SIGTERM)")
+        if self.running is None:
+            return
+        launch, number, snap, index, need = self.running
+        if launch.interpreted:
+            attach.say_interrupted(launch, number, frame=frame, how="terminated (SIGTERM)")
+        try:  # kept as a Ctrl-C'd one is: its inputs, marked unfinished (replay it to see it hang)
+            self._write(launch, snap, None, "SIGTERM: the program was terminated during this launch", index, need)
+        except Exception:  # noqa: BLE001 - the process is ending: what could not be written is not listed
+            pass
 
     def tuner_enter(self, fn, tuner, args, kwargs) -> None:
         """Before an autotuner times its configs (each timed run writes the outputs), keep the bytes of its
@@ -536,12 +543,14 @@ class Capturer(attach.Observer):
         # launched by its autotuner (config set): the bytes from before its timed runs, where it timed
         copy_before(snap, self.early.pop(id(launch.fn), None) if launch.config is not None else None)
         error = None
-        self.running = (launch, max(0, attach.counts().get(launch.name, 1) - 1))  # this launch's number
+        number = max(0, attach.counts().get(launch.name, 1) - 1)  # this launch's number, for the interrupt line
+        self.running = (launch, number, snap, index, need)
         try:
             result = proceed()
         except BaseException as exc:
+            self.running = None
             if isinstance(exc, KeyboardInterrupt) and launch.interpreted:  # where it was, as interpret says it
-                attach.say_interrupted(*self.running, exc)
+                attach.say_interrupted(launch, number, exc)
             error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
             self._write(launch, snap, None, error, index, need)
             raise
