@@ -49,3 +49,17 @@ def test_a_kernel_file_in_an_installed_package_is_named_by_its_path_in_it():
     assert site_name("/v/lib/python3.11/site-packages/fla/ops/gla/chunk.py") == "fla/ops/gla/chunk.py"
     assert site_name("/usr/lib/python3/dist-packages/liger_kernel/ops/dyt.py") == "liger_kernel/ops/dyt.py"
     assert site_name("/home/me/proj/kernels.py") == "kernels.py"
+
+
+@pytest.mark.interpreter
+def test_a_librarys_own_cuda_device_check_gets_a_hint(tmp_path):
+    """fla's FusedCrossEntropyLoss asserts "Only support CUDA/NPU/XPU tensors" on the tensors' device: the program
+    ended with that alone, no word that its "cuda" tensors are made on the CPU here."""
+    (tmp_path / "prog.py").write_text("import torch, triton\nx = torch.randn(4, device='cuda')\n"
+                                      "assert x.device.type in ('cuda', 'xpu'), 'Only support CUDA/NPU/XPU tensors'\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1 and "AssertionError: Only support CUDA/NPU/XPU tensors" in out.stderr, out.stderr
+    assert "tritondbg: the error above names CUDA: under the interpreter the program's \"cuda\" tensors are made " \
+           "on the CPU" in out.stderr, out.stderr[-3000:]

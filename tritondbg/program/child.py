@@ -215,6 +215,13 @@ def _hint_on_cuda_tensors() -> None:
             print(f"tritondbg: the code above asked torch.cuda.is_available() at {site_name(asked[0])}:{asked[1]} "
                   f"({asked[2]}) and heard False (no GPU here: its \"cuda\" tensors are made on the CPU), so it took "
                   "its CPU branch; the error is that branch's, not a kernel's", file=sys.stderr)
+        elif cpu is not None and cpu.moved() and isinstance(value, Exception) and "cuda" in str(value).lower() \
+                and not any(text in str(value) for text in _NO_CUDA):
+            # a library's own check of the tensors' device (fla: "Only support CUDA/NPU/XPU tensors")
+            print("tritondbg: the error above names CUDA: under the interpreter the program's \"cuda\" tensors are "
+                  "made on the CPU (tensor.device.type is \"cpu\"), so code that insists on CUDA tensors (is_cuda, "
+                  "device.type == \"cuda\") refuses them; run it compiled on a GPU, or capture the kernels it "
+                  "reaches another way", file=sys.stderr)
         elif any(text in str(value) for text in _NO_CUDA):
             print("tritondbg: the program used a CUDA-only part of torch that has no CPU stand-in (tensors asked "
                   "for on \"cuda\" are made on the CPU under the interpreter, CUDA events, streams and generators "
