@@ -215,12 +215,22 @@ def _refuse_os_exit():
         called = pytest_outcome(exc)
         if called is None:
             raise
+        # the traceback ends at the user's call: pytest's own frame is no "library frame" worth naming
         raise PytestCalled(f"{called} called outside a pytest test: the case did not run").with_traceback(
-            exc.__traceback__) from None
+            _without_pytest_frames(exc.__traceback__)) from None
     finally:
         os._exit = real
 
 
+def _without_pytest_frames(tb):
+    """``tb`` cut before its first frame in pytest's own package."""
+    marker = os.sep + "_pytest" + os.sep
+    keep, t = None, tb
+    while t is not None and marker not in t.tb_frame.f_code.co_filename:
+        keep, t = t, t.tb_next
+    if keep is not None:
+        keep.tb_next = None
+    return tb if keep is not None else None
 
 
 def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
@@ -244,8 +254,7 @@ def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
     while cause.__cause__ is not None:
         cause = cause.__cause__
     text = str(cause).strip().splitlines()
-    deeper = _library_frame(exc.__traceback__, shown) if shown is not None and not isinstance(exc, PytestCalled) \
-        else ""
+    deeper = _library_frame(exc.__traceback__, shown) if shown is not None else ""
     from tritondbg import missing_return
 
     found = missing_return.compile_hint(exc)  # compiled mode: a jit helper that forgot its `return`
@@ -317,8 +326,7 @@ def _raised(role: str, fn, exc: BaseException) -> str:
             where, shown = f" at {frame.filename}:{frame.lineno}", frame
             break
     text = str(exc).strip().splitlines()
-    deeper = _library_frame(exc.__traceback__, shown) if shown is not None and not isinstance(exc, PytestCalled) \
-        else ""
+    deeper = _library_frame(exc.__traceback__, shown) if shown is not None else ""
     return (f"{role} {describe_callable(fn)} raised {type(exc).__name__}: {text[0] if text else ''}{where}"
             f"{deeper}").strip()
 

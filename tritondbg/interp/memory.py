@@ -32,12 +32,9 @@ class Buffer:
 
     def label(self) -> str:
         dims = ", ".join(str(s) for s in self.shape)
-        extent = (self.hi - self.lo) // max(1, self.itemsize)
-        numel = 1
-        for n in self.shape:
-            numel *= n
-        if 0 in self.strides and numel > 1 and any(n > 1 for n, st in zip(self.shape, self.strides) if st == 0):
+        if 0 not in self.shape and any(n > 1 and st == 0 for n, st in zip(self.shape, self.strides)):
             # an expand()ed / broadcast view: its offsets run over the storage, not over the shape
+            extent = (self.hi - self.lo) // max(1, self.itemsize)
             return (f"{self.name} ({self.dtype}[{dims}], a broadcast view with strides "
                     f"({', '.join(str(st) for st in self.strides)}): {extent} element(s) of storage)")
         return f"{self.name} ({self.dtype}[{dims}])"

@@ -16,18 +16,19 @@ raises while it runs) falls back to the interpreter's own element-by-element pat
 """
 from __future__ import annotations
 
-import numpy as np
+import contextlib
 
-_saved: dict = {}
+import numpy as np
 
 
 class _NotBlockwise(Exception):
     """The combine function asked a block for one truth value (``if a > b:``): it works on scalars only."""
 
 
-def _call(op, left, right, dtypes):
-    """combine_fn(*left, *right) on numpy blocks -> numpy blocks, each in its operand's numpy dtype. While it runs, a
-    block's truth value raises (the interpreter answers True for any block: ``if a > b:`` gave a wrong result)."""
+@contextlib.contextmanager
+def _blocks_have_no_truth():
+    """While the block path runs, a block's truth value raises (the interpreter answers True for any block, so
+    ``if a > b:`` on blocks gave a wrong result); a one-element value answers as before."""
     import triton.language as tl
 
     cls = tl.core.tensor
@@ -41,13 +42,18 @@ def _call(op, left, right, dtypes):
 
     cls.__bool__ = strict
     try:
-        ret = op.combine_fn.fn(*(op.to_tensor(np.ascontiguousarray(x), dt) for x, dt in zip(left, dtypes)),
-                               *(op.to_tensor(np.ascontiguousarray(x), dt) for x, dt in zip(right, dtypes)))
+        yield
     finally:
         if had:
             cls.__bool__ = old
         else:
             del cls.__bool__
+
+
+def _call(op, left, right, dtypes):
+    """combine_fn(*left, *right) on numpy blocks -> numpy blocks, each in its operand's numpy dtype."""
+    ret = op.combine_fn.fn(*(op.to_tensor(np.ascontiguousarray(x), dt) for x, dt in zip(left, dtypes)),
+                           *(op.to_tensor(np.ascontiguousarray(x), dt) for x, dt in zip(right, dtypes)))
     ret = ret if isinstance(ret, tuple) else (ret,)
     if len(ret) != len(left):
         raise ValueError("the combine function returned another number of values")
@@ -107,13 +113,15 @@ def install():
 
     def generic_reduce(self, input):
         try:
-            return _reduce(self, input)
+            with _blocks_have_no_truth():
+                return _reduce(self, input)
         except Exception:  # noqa: BLE001 - a combine function that takes scalars only: the interpreter's path
             return slow_reduce(self, input)
 
     def generic_scan(self, input):
         try:
-            return _scan(self, input)
+            with _blocks_have_no_truth():
+                return _scan(self, input)
         except Exception:  # noqa: BLE001
             return slow_scan(self, input)
 

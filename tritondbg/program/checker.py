@@ -235,7 +235,6 @@ class Checker(attach.Observer):
             self.findings[launch.name] = self.findings.get(launch.name, 0) + len(findings)
             if self.capture_on_finding:
                 self._capture(launch, snap, error)
-        child.checkpoint()  # the counts so far, should the program die where no exit hook runs
         if error is not None:
             raise error
         return value

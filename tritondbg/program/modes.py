@@ -161,17 +161,17 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
            "notes": [n for s in summaries for n in s.get("notes", []) if not n.startswith("capture skipped")]}
     # a folder captured into before: its reproducers this run did not replace stay listed, apart
     mine = {e.get("reproducer") for e in entries}
-    kept = [e for e in earlier if e.get("reproducer") not in mine
-            and os.path.exists(os.path.join(out, str(e.get("reproducer", "")).split("::")[0]))]
-    if kept:
-        doc["earlier_captures"] = kept
+    still = [e for e in earlier if e.get("reproducer") not in mine
+             and os.path.exists(os.path.join(out, str(e.get("reproducer", "")).split("::")[0]))]
+    if still:
+        doc["earlier_captures"] = still
     with open(os.path.join(out, "captures.json"), "w") as f:
         json.dump(doc, f, indent=1)
     clear_work_files(out)
     from tritondbg.program.capture import size
 
     if not entries and not any(launches.values()):  # a folder holding an empty captures.json said nothing
-        if not kept:  # (an earlier capture's list stays)
+        if not still:  # (an earlier capture's list stays)
             os.remove(os.path.join(out, "captures.json"))
         with contextlib.suppress(OSError):
             os.rmdir(out)  # only when empty: a folder the user named may hold other things
@@ -196,8 +196,8 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
              "lists them all")
     for line in skipped:
         _err(f"  skipped: {line}")
-    if kept:
-        _err(f"  and {len(kept)} reproducer(s) of an earlier capture into this folder (captures.json: "
+    if still:
+        _err(f"  and {len(still)} reproducer(s) of an earlier capture into this folder (captures.json: "
              "earlier_captures)")
     if entries:
         first = entries[0]["reproducer"].split("::")[0]
@@ -205,12 +205,12 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
              f"`tritondbg ir` takes it too)")
     _err_pinned(doc["pinned_configs"])
     _err_notes(summaries)
+    unmatched = _matched_nothing("capture", kernels, launches, entries)  # said whatever the program's status
     if rc != 0:
         kept = f"the {len(entries)} reproducer(s) written before are kept" if entries else "no reproducer was written"
-        _matched_nothing("capture", kernels, launches, entries)  # a --kernel typo is said whatever the status
         _err(f"tritondbg capture: the program exited with status {rc}; {kept}")
         return rc
-    return 1 if _matched_nothing("capture", kernels, launches, entries) else rc
+    return 1 if unmatched else rc
 
 
 def _merge_pinned(summaries) -> dict:
@@ -344,11 +344,11 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
         _err(f"  {len(captures)} reproducer(s) in {run_dir}: " + ", ".join(c["reproducer"] for c in captures))
         with open(os.path.join(run_dir, "captures.json"), "w") as f:
             json.dump({"command": cfg["command"], "captures": captures}, f, indent=1)
+    unmatched = _matched_nothing("interpret", kernels, launches, sum(checked.values()))  # whatever the status
     if rc != 0:
-        _matched_nothing("interpret", kernels, launches, sum(checked.values()))  # said whatever the status
         _err(f"tritondbg interpret: the program exited with status {rc}")
         return rc
-    if _matched_nothing("interpret", kernels, launches, sum(checked.values())):
+    if unmatched:
         return 1
     return 1 if any(f.get("severity", "error") == "error" for f in findings) else 0
 
