@@ -32,9 +32,9 @@ def run(target: str, sanitize_on: bool = True, **kw):
     return runner.run(target, mode="interpret", instruments=insts, **kw)
 
 
-def test_zoo_has_the_eleven_bugs():
+def test_zoo_has_the_twelve_bugs():
     kinds = sorted(bug_line(p)[1] for p in ZOO_FILES)
-    assert kinds == sorted(["out_of_bounds", "out_of_bounds", "race", "nan_inf", "masked_reduction",
+    assert kinds == sorted(["out_of_bounds", "out_of_bounds", "race", "race", "nan_inf", "masked_reduction",
                             "out_of_bounds", "poison", "uninit", "uninit", "uninit", "uninit"]), kinds
     for p in ZOO_FILES:  # each defines a buggy scenario and its twin
         assert loader.load(f"{p}::buggy").name == "buggy" and loader.load(f"{p}::twin").name == "twin"
@@ -242,3 +242,23 @@ def test_an_overflow_that_leaves_finite_wrong_outputs_is_named_at_its_line(recwa
     assert not [w for w in recwarn if "overflow encountered" in str(w.message)]
     twin = run(f"{path}::sum_fp32")
     assert twin.passed and [f for r in twin.results for f in r.findings] == []
+
+
+def test_store_atomic_conflict_leaves_out_a_programs_store_after_its_own_atomic():
+    """A store and another program's atomic on one element race, unless the storing program's own atomic on it
+    came first (the last ticket's reset); atomics on other elements are no race."""
+    from tritondbg.interp import findings
+
+    a = lambda *x: np.array(x, dtype=np.uint64)  # noqa: E731
+    # writes: (addresses, program, site, bits, seq); atomics: (addresses, program, site, seq, op)
+    reset = findings.store_atomic_conflict([(a(8), 1, 0, None, 5)], [(a(8), 0, 1, 2, "tl.atomic_add"),
+                                                                      (a(8), 1, 1, 4, "tl.atomic_add")])
+    assert reset is None
+    early = findings.store_atomic_conflict([(a(8), 0, 0, None, 1)], [(a(8), 0, 1, 2, "tl.atomic_add"),
+                                                                      (a(8), 1, 1, 4, "tl.atomic_add")])
+    assert early is not None and (early["pid_a"], early["pid_b"], early["elements"]) == (0, 1, 1)
+    assert early["atomic"] == "tl.atomic_add" and early["site_b"] == 1
+    apart = findings.store_atomic_conflict([(a(8, 16), 0, 0, None, 1)], [(a(24), 1, 1, 2, "tl.atomic_xchg")])
+    assert apart is None
+    two = findings.store_atomic_conflict([(a(16, 8), 0, 0, None, 1)], [(a(8, 16), 1, 1, 2, "tl.atomic_max")])
+    assert two["addr"] == 8 and two["elements"] == 2

@@ -2,7 +2,7 @@
 
 Split from sanitize.py (which collects the entries). An entry is a dict with ``kind, file, line, function,
 kernel, pid, programs, lanes, tensor, op, offsets`` plus kind-specific fields (see ``Sanitizer``). Also which of
-a launch's cross-program stores make a race (``stored_bits``, ``race_conflict``)."""
+a launch's cross-program stores make a race (``stored_bits``, ``race_conflict``, ``store_atomic_conflict``)."""
 from __future__ import annotations
 
 from tritondbg.interp import frames
@@ -57,6 +57,53 @@ def race_conflict(writes: list) -> dict | None:
     j = int(wrote_other[0] if wrote_other.size else other[0])
     return dict(addr=int(A[lo]), pid_a=int(P[lo]), pid_b=int(P[j]), site_a=int(S[lo]), site_b=int(S[j]),
                 elements=int(bad.size), same_value=bool(same))
+
+
+def store_atomic_conflict(writes: list, atomics: list) -> dict | None:
+    """The first element (lowest address) that a plain store of one program and an atomic of another both change,
+    from a launch's ``writes`` [(addresses, program index, site id, bits, seq)] and ``atomics`` [(addresses that the
+    atomic changed, program index, site id, seq, op name)], or None. Nothing orders a plain store against another
+    program's atomic: on a GPU the atomic lands before or after it (program 0 zeroing a total that every program
+    tl.atomic_adds into loses the adds that came first), while the interpreter runs programs in order and hides
+    it. A store that follows its own program's atomic on the element is left out: the last program of a ticket
+    counter (``tl.atomic_add(count, 1) == n - 1``) resetting it with ``tl.store(count, 0)``. Atomics that changed
+    nothing (a poll: ``tl.atomic_add(flag, 0)``) are not recorded. Returns the element's address, the storing and
+    the atomic program's indices and sites, the atomic's name and ``elements`` (how many elements)."""
+    import numpy as np
+
+    if not writes or not atomics:
+        return None
+    TA = np.concatenate([a[0] for a in atomics])
+    SA = np.concatenate([w[0] for w in writes])
+    hit = np.flatnonzero(np.isin(SA, TA))
+    if hit.size == 0:
+        return None
+    SP = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in writes])[hit]
+    SS = np.concatenate([np.full(w[0].size, w[4], dtype=np.int64) for w in writes])[hit]
+    SI = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in writes])[hit]
+    SA = SA[hit]
+    keep = np.isin(TA, SA)
+    TP = np.concatenate([np.full(a[0].size, a[1], dtype=np.int64) for a in atomics])[keep]
+    TS = np.concatenate([np.full(a[0].size, a[3], dtype=np.int64) for a in atomics])[keep]
+    TI = np.concatenate([np.full(a[0].size, i, dtype=np.int64) for i, a in enumerate(atomics)])[keep]
+    TA = TA[keep]
+    by_addr: dict[int, list] = {}
+    for addr, prog, seq, i in zip(TA.tolist(), TP.tolist(), TS.tolist(), TI.tolist()):
+        by_addr.setdefault(addr, []).append((prog, seq, i))
+    racing: dict[int, tuple] = {}
+    for addr, prog, seq, site in zip(SA.tolist(), SP.tolist(), SS.tolist(), SI.tolist()):
+        ops = by_addr[addr]
+        if any(p == prog and s < seq for p, s, _ in ops):
+            continue  # this program's own atomic came first: a reset by the program the counter picked
+        other = next((o for o in ops if o[0] != prog), None)
+        if other is not None and addr not in racing:
+            racing[addr] = (prog, site, other)
+    if not racing:
+        return None
+    addr = min(racing)
+    prog, site, (o_prog, _, i) = racing[addr]
+    return dict(addr=addr, pid_a=prog, site_a=site, pid_b=o_prog, site_b=atomics[i][2], atomic=atomics[i][4],
+                elements=len(racing))
 
 
 def _fmt_pid(pid) -> str:
@@ -133,6 +180,12 @@ def _message(e: dict) -> str:
                 f"{e['elements']} element(s) of this launch are written by more than one program, each with the "
                 f"same value on this input: harmless if that holds for every input (a done flag set to 1), a race "
                 f"if the values can differ (per-program results that agree only on this data)")
+    if kind == "race" and e.get("atomic"):
+        return (f"a plain store from pid {_fmt_pid(e['pid'])} (line {e['line']}) and {e['atomic']} from pid "
+                f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) both change element {e['element']} with nothing "
+                f"ordering them ({e['elements']} such element(s) in this launch): on a GPU the atomic can land before "
+                f"the store, which then overwrites it, or after (the interpreter runs programs in order, which hides "
+                f"it). Initialize before the launch (torch.zeros) or write the element only through atomics")
     if kind == "race":
         return (f"plain stores from pid {_fmt_pid(e['pid'])} (line {e['line']}) and pid "
                 f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) write different values to the same element "

@@ -120,6 +120,24 @@ class SpinWatch:
             "runs on a GPU only; under the interpreter, split it into launches at the barrier")
 
 
+def _changed(ptr, old, live) -> np.ndarray:
+    """The addresses of an atomic's lanes (``live``: None for every lane) whose memory no longer holds the bits the
+    atomic read: what it changed (a poll such as ``tl.atomic_add(flag, 0)`` or a failed CAS changes nothing)."""
+    from triton.runtime.interpreter import _interpreter
+
+    p = np.asarray(ptr.data)
+    o = np.broadcast_to(np.asarray(old.data), p.shape)
+    if live is not None:
+        on = np.broadcast_to(np.asarray(live, dtype=bool), p.shape)
+        p, o = p[on], o[on]
+    addrs = np.ascontiguousarray(p.reshape(-1), dtype=np.uint64)
+    if addrs.size == 0 or o.dtype.itemsize not in (1, 2, 4, 8):
+        return addrs
+    bits = np.dtype(f"u{o.dtype.itemsize}")
+    now = _interpreter.load(addrs, np.ones(addrs.shape, dtype=bool), np.zeros(addrs.shape, bits), bits)
+    return addrs[now != np.ascontiguousarray(o.reshape(-1)).view(bits)]
+
+
 # ---------------------------------------------------------------------------------------------------------
 # memory-op wrappers (Triton 3.6: load(ptrs, mask, other, cache_modifier, eviction_policy, is_volatile);
 # 3.9: load(ptrs, mask, other, cache_policy, is_volatile); both reach here through *rest)
@@ -196,8 +214,10 @@ def install() -> None:
         if san is not None and san.locks and str(rmw_op).rsplit(".", 1)[-1].lower() == "xchg":
             san.locks.release(ptr, None if mask is None else mask.data)  # tl.atomic_xchg(lock, 0): given back
         if san is not None and san.launch is not None:
-            san.spin.poll(san, "tl.atomic_" + str(rmw_op).rsplit(".", 1)[-1].lower(), ptr, old,
-                          None if mask is None else mask.data)
+            op = str(rmw_op).rsplit(".", 1)[-1].lower()
+            what = "tl.atomic_" + {"fadd": "add", "umax": "max", "umin": "min"}.get(op, op)
+            san.record_atomic(_changed(ptr, old, None if mask is None else mask.data), what)
+            san.spin.poll(san, what, ptr, old, None if mask is None else mask.data)
         return old
 
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kw):
@@ -217,6 +237,7 @@ def install() -> None:
             from tritondbg.interp import frames
 
             san.locks.cas(ptr, cmp, old, live, frames.site())
+            san.record_atomic(_changed(ptr, old, live), "tl.atomic_cas")
             if initcheck.installed():
                 initcheck.check_atomic(san, "cas", ptr, old, live)
             san.spin.poll(san, "tl.atomic_cas", ptr, old, live)

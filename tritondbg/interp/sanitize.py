@@ -98,6 +98,8 @@ class Sanitizer(Instrument, hooks.Listener):
         self.site_index: dict[tuple, int] = {}
         self.writes: list[tuple] = []
         self.write_count = 0
+        self.atomics: list[tuple] = []  # (addresses an atomic changed, program index, site id, seq, op name)
+        self.mem_seq = 0                # the order of a launch's stores and atomics
         self.atomic_depth = 0
         self.unmasked_depth = 0  # inside tl.load/tl.store without mask= (create_load/create_store)
         self.seq = 0
@@ -147,7 +149,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.last_kernel = launch.kernel
         if self.scenario is not None and initcheck.installed():  # a scenario's outputs: unwritten elements
             self.handed.append((initcheck.caller_site(), launch, [(b.lo, b.hi, b.name) for b in launch.argmap().buffers]))
-        self.pids, self.writes, self.write_count = [], [], 0
+        self.pids, self.writes, self.write_count, self.atomics = [], [], 0, []
         self.abandoned = {}  # lock address -> (pid, site) of a program that ended holding it (memops.SpinWatch)
 
     def program(self, launch, pid) -> None:
@@ -162,7 +164,7 @@ class Sanitizer(Instrument, hooks.Listener):
         try:
             self._races(launch)
         finally:
-            self.writes = []
+            self.writes, self.atomics = [], []
             self.launch = None
 
     # -- bookkeeping ------------------------------------------------------------------------------------
@@ -299,20 +301,33 @@ class Sanitizer(Instrument, hooks.Listener):
     def atomic_uninit_entry(self, site, op: str, where: dict) -> dict:
         return self._entry("uninit", site, where["tensor"], op, element=where["element"], alloc=where["alloc"])
 
+    def record_atomic(self, changed: np.ndarray, op: str) -> None:
+        """An atomic of the running program and the addresses whose bits it changed (memops.py reads them back),
+        for the races of plain stores against other programs' atomics (``findings.store_atomic_conflict``)."""
+        if self.launch is None or changed.size == 0 or self.write_count >= _MAX_RACE_ELEMENTS:
+            return
+        self.mem_seq += 1
+        self.atomics.append((changed, len(self.pids) - 1, self._site_id(frames.site()), self.mem_seq, op))
+        self.write_count += int(changed.size)
+
     def record_store(self, ptrs, value, mask) -> None:
-        if self.atomic_depth or self.launch is None:
+        if self.launch is None:
             return
         p = ptrs.data
         live = np.broadcast_to(np.asarray(mask, dtype=bool), p.shape) if mask is not None else None
         addrs = (p.reshape(-1) if live is None else p[live]).astype(np.uint64, copy=False)
         if addrs.size == 0:
             return
+        if self.atomic_depth:  # Triton 3.9's tl.atomic_store reaches the masked store
+            self.record_atomic(np.array(addrs, copy=True), "tl.atomic_store")
+            return
         site = frames.site()
         released = self.locks.release(ptrs, live) if self.locks else False
         # a store made holding a lock (or giving one back) is ordered against the other programs': no race
         if self.write_count < _MAX_RACE_ELEMENTS and not self.locks and not released:
+            self.mem_seq += 1
             self.writes.append((np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),
-                                findings.stored_bits(value, live, p.shape)))
+                                findings.stored_bits(value, live, p.shape), self.mem_seq))
             self.write_count += int(addrs.size)
         if self.poison_used:
             self._poison_store(value, live, site)
@@ -330,6 +345,7 @@ class Sanitizer(Instrument, hooks.Listener):
             self.poison_stores.setdefault(int(sid), dict(pid=list(self.pid), file=site[0], line=site[1]))
 
     def _races(self, launch) -> None:
+        self._store_atomic_race(launch)
         race = findings.race_conflict(self.writes)  # same_value: every racing program wrote the same bits
         if race is None:
             return
@@ -350,6 +366,23 @@ class Sanitizer(Instrument, hooks.Listener):
             e["offsets"].append(int((addr - buf.data_ptr) // buf.itemsize))
         if self.write_count >= _MAX_RACE_ELEMENTS:
             e["notes"].append(f"only the first {_MAX_RACE_ELEMENTS} stored elements of the launch were checked")
+
+    def _store_atomic_race(self, launch) -> None:
+        race = findings.store_atomic_conflict(self.writes, self.atomics)
+        if race is None:
+            return
+        buf, desc = launch.argmap().describe(race["addr"])
+        saved = self.pid
+        self.pid = self.pids[race["pid_a"]]
+        e = self._entry("race", self.sites[race["site_a"]], buf.name if buf else None, "store_vs_atomic",
+                        other_pid=list(self.pids[race["pid_b"]]), other_line=self.sites[race["site_b"]][1],
+                        element=desc, elements=0, same_value=False, atomic=race["atomic"])
+        self.pid = saved
+        e["elements"] += race["elements"]
+        e["lanes"] += race["elements"]
+        e["programs"].add(self.pids[race["pid_b"]])
+        if buf is not None and len(e["offsets"]) < _MAX_SAMPLE:
+            e["offsets"].append(int((race["addr"] - buf.data_ptr) // buf.itemsize))
 
     # -- value events (from shadow.py) ------------------------------------------------------------------
     def nonfinite_event(self, name, out, ins, new, frame) -> None:
