@@ -260,3 +260,27 @@ def test_a_reduce_or_scan_with_the_kernels_own_combine_runs_on_blocks(capsys, tm
     # a combine with a Python `if` on its values cannot take blocks: the interpreter's own path, the right max
     status, out, _ = execute(f"{CASES}::if_reduce", capsys, tmp_path)
     assert status == 0 and "PASS if_reduce" in out, out
+
+
+def test_device_function_calls_patch_the_language_once_per_module_and_launch(capsys, tmp_path, monkeypatch):
+    """tl.sum, tl.sigmoid and a helper of another module called in each of 10 programs: the interpreter patched
+    the language again at every such call (inspect.getmembers of tl each time, ~10 ms: half of a small launch's
+    time). Now once per module and launch (the kernel's, triton.language.standard's, the helper's, whose own
+    libdevice name still runs); the launch's end restores tl as it was."""
+    import triton.language as tl
+    from triton.runtime import interpreter as I
+
+    calls = []
+    real = I._patch_builtin
+
+    def counting(pkg, *a, **kw):
+        if pkg is tl:
+            calls.append(pkg)
+        return real(pkg, *a, **kw)
+
+    monkeypatch.setattr(I, "_patch_builtin", counting)
+    before = tl.sum
+    status, out, _ = execute(f"{CASES}::device_calls", capsys, tmp_path)
+    assert status == 0 and "PASS device_calls" in out, out
+    assert 1 <= len(calls) <= 3, len(calls)  # 10 programs x 3 device calls patched it 30 times
+    assert tl.sum is before

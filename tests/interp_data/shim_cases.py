@@ -1,6 +1,6 @@
 """Scenarios for the interpreter shims' tests: prints, device_assert, a kernel exception, a wild pointer,
 scalar arguments used as tensors, a libdevice call, loop induction variables used as tensors, a block mask and-ed with
-a scalar comparison, a builtin bound to a name of this module, tensors reached through a table of data pointers, and
+a scalar comparison, a builtin bound to a name of this module, device functions of tl and of another module (shim_helpers.py), tensors reached through a table of data pointers, and
 programmatic dependent launch's gdc_wait / gdc_launch_dependents, and libdevice.asin on fp16 (which the GPU
 compiler refuses) and on fp32. Lines the tests look for carry a ``# MARK: name``."""
 import torch
@@ -11,6 +11,8 @@ from triton.language.extra.cuda import gdc_launch_dependents  # a name of this m
 from triton.language.extra.cuda import libdevice as cuda_libdevice  # the backend's module, as tutorial 07 uses it
 
 from tritondbg import Case, Scenario
+
+from shim_helpers import scaled_rsqrt  # noqa: E402 - a device function of another module
 
 
 @triton.jit
@@ -146,6 +148,21 @@ def _pdl_launch(x):
     y = torch.empty_like(x)
     pdl_kernel[(triton.cdiv(x.numel(), 4),)](x, y, x.numel(), BLOCK=4, launch_pdl=True)
     return y
+
+
+@triton.jit
+def device_calls_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    s = tl.sum(x * x, axis=0)  # tl.sum and tl.sigmoid are device functions of triton.language.standard
+    tl.store(y_ptr + offs, scaled_rsqrt(x, s) + tl.sigmoid(x), mask=offs < n)
+
+
+def _device_calls_reference(x):
+    x = x.float()
+    blocks = torch.nn.functional.pad(x, (0, (-x.numel()) % 4)).reshape(-1, 4)
+    s = (blocks * blocks).sum(dim=1, keepdim=True).expand(-1, 4).reshape(-1)[: x.numel()]
+    return x * torch.rsqrt(s + 1.0) + torch.sigmoid(x)
 
 
 def _copy_launch(kernel):
@@ -346,3 +363,5 @@ def _if_reduce(x):
 if_reduce = Scenario("if_reduce", lambda case, dtype, device, generator: dict(
     x=torch.randn(16, generator=generator).to(device=device, dtype=dtype)), _if_reduce,
     lambda x: x.max().reshape(1), [Case("tiny", dtypes=("float32",))], kernels=[if_reduce_kernel])
+device_calls = Scenario("device_calls", make_inputs, _copy_launch(device_calls_kernel), _device_calls_reference,
+                        [Case("tiny", params=dict(n=40), dtypes=("float32",))], kernels=[device_calls_kernel])

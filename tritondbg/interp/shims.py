@@ -288,7 +288,17 @@ def _lang_extras():
         _emit({"kind": "static_print", "file": file, "line": line, "pid": None,
                "text": f"[{frames.short_path(file)}:{line} static_print] {text}"})
 
+    patched: dict = {"globals": None}  # the running launch's patched modules (ids of their globals)
+
     def patch_lang(fn):
+        # A device function call (tl.sum, tl.sigmoid, the kernel's own helpers) patches the language again, in
+        # every program: ~10 ms of inspect.getmembers each, half an interpreter launch's time on small kernels.
+        # What it patches is global (the tl modules, the function's module) and stays patched until the launch
+        # restores it, so one patch per module and launch does it.
+        key = id(getattr(fn, "__globals__", None))
+        nested = isinstance(sys._getframe(1).f_locals.get("self"), I.InterpretedFunction)
+        if nested and patched["globals"] is not None and key in patched["globals"]:
+            return I._LangPatchScope()
         scope = original(fn)
         try:
             libdevice.patch(scope, fn)
@@ -297,6 +307,16 @@ def _lang_extras():
             for mod in (tl, tl.core):
                 if hasattr(mod, "static_print"):
                     scope.set_attr(mod, "static_print", static_print)
+            if not nested:  # a launch (GridExecutor): what device functions patch lasts until its restore
+                patched["globals"] = {key}
+                restore = scope.restore
+
+                def restore_and_forget():
+                    patched["globals"] = None
+                    restore()
+                scope.restore = restore_and_forget
+            elif patched["globals"] is not None:
+                patched["globals"].add(key)
         except Exception:  # a Triton whose scope differs: keep the plain interpreter behaviour
             pass
         return scope
