@@ -262,3 +262,18 @@ def test_store_atomic_conflict_leaves_out_a_programs_store_after_its_own_atomic(
     assert apart is None
     two = findings.store_atomic_conflict([(a(16, 8), 0, 0, None, 1)], [(a(8, 16), 1, 1, 2, "tl.atomic_max")])
     assert two["addr"] == 8 and two["elements"] == 2
+
+
+def test_the_race_reported_is_the_first_to_happen_not_the_lowest_address():
+    """Two elements raced: the finding names the pair of stores that raced first in program order. By address,
+    it named whichever tensor the allocator placed lower: another pair of lines from one run to the next."""
+    from tritondbg.interp import findings
+
+    a = lambda *x: np.array(x, dtype=np.uint64)  # noqa: E731
+    bits = lambda *x: np.array(x, dtype=np.uint64)  # noqa: E731
+    writes = [(a(900), 0, 0, bits(1), 1), (a(100), 0, 1, bits(1), 2),   # program 0: first store 900, then 100
+              (a(900), 1, 2, bits(2), 3), (a(100), 1, 3, bits(2), 4)]   # program 1 races 900 first
+    race = findings.race_conflict(writes)
+    assert (race["addr"], race["site_a"], race["site_b"], race["elements"]) == (900, 0, 2, 2)
+    writes[2], writes[3] = (a(900), 1, 2, bits(2), 4), (a(100), 1, 3, bits(2), 3)  # now 100 is raced first
+    assert findings.race_conflict(writes)["addr"] == 100

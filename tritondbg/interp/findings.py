@@ -24,8 +24,10 @@ def stored_bits(value, live, shape):
 
 
 def race_conflict(writes: list) -> dict | None:
-    """The first element (lowest address) that plain stores of more than one program write with different bits,
-    from a launch's ``writes`` [(addresses, program index, site id, stored bits or None)], or None when no element
+    """The first element that plain stores of more than one program write with different bits (the one raced
+    first, in the order the stores ran: addresses change from run to run, so the lowest would name another pair of
+    lines in another run), from a launch's ``writes`` [(addresses, program index, site id, stored bits or None,
+    seq)], or None when no element
     is written by several programs. Where every such element got the same bits from each program (every program
     sets a done flag to 1: harmless; or each program's sum of a torch.ones input: a race the input hides),
     ``same_value`` is True: a warning, not an error. Returns the element's address, both program indices and
@@ -39,8 +41,9 @@ def race_conflict(writes: list) -> dict | None:
     S = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in writes])
     V = np.concatenate([np.zeros(w[0].size, np.uint64) if w[3] is None else w[3].astype(np.uint64) for w in writes])
     U = np.concatenate([np.full(w[0].size, w[3] is None) for w in writes])  # bits unknown: assume they differ
+    Q = np.concatenate([np.full(w[0].size, w[4] if len(w) > 4 else 0, dtype=np.int64) for w in writes])
     order = np.lexsort((P, A))  # stable: one program's stores to an element stay in program order
-    A, P, S, V, U = A[order], P[order], S[order], V[order], U[order]
+    A, P, S, V, U, Q = A[order], P[order], S[order], V[order], U[order], Q[order]
     starts = np.flatnonzero(np.r_[True, A[1:] != A[:-1]])
     several = np.maximum.reduceat(P, starts) != np.minimum.reduceat(P, starts)
     differ = (np.maximum.reduceat(V, starts) != np.minimum.reduceat(V, starts)) | np.logical_or.reduceat(U, starts)
@@ -50,8 +53,11 @@ def race_conflict(writes: list) -> dict | None:
         bad = np.flatnonzero(several)  # values only agreed on this input (a sum of torch.ones): a warning
         if bad.size == 0:
             return None
-    lo = int(starts[bad[0]])
-    hi = int(starts[bad[0] + 1]) if bad[0] + 1 < starts.size else A.size
+    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, A.size]))
+    raced_at = np.where(P != P[starts][group], Q, np.iinfo(np.int64).max)  # another program's store to it
+    first = bad[int(np.argmin(np.minimum.reduceat(raced_at, starts)[bad]))]
+    lo = int(starts[first])
+    hi = int(starts[first + 1]) if first + 1 < starts.size else A.size
     other = lo + np.flatnonzero(P[lo:hi] != P[lo])  # stores of the other programs to the element
     wrote_other = other[U[other] | U[lo] | (V[other] != V[lo])]   # ... that wrote other bits than the first
     j = int(wrote_other[0] if wrote_other.size else other[0])
@@ -60,7 +66,7 @@ def race_conflict(writes: list) -> dict | None:
 
 
 def store_atomic_conflict(writes: list, atomics: list) -> dict | None:
-    """The first element (lowest address) that a plain store of one program and an atomic of another both change,
+    """The first element (by the store's order) that a plain store of one program and an atomic of another both change,
     from a launch's ``writes`` [(addresses, program index, site id, bits, seq)] and ``atomics`` [(addresses that the
     atomic changed, program index, site id, seq, op name)], or None. Nothing orders a plain store against another
     program's atomic: on a GPU the atomic lands before or after it (program 0 zeroing a total that every program
@@ -97,11 +103,11 @@ def store_atomic_conflict(writes: list, atomics: list) -> dict | None:
             continue  # this program's own atomic came first: a reset by the program the counter picked
         other = next((o for o in ops if o[0] != prog), None)
         if other is not None and addr not in racing:
-            racing[addr] = (prog, site, other)
+            racing[addr] = (seq, prog, site, other)
     if not racing:
         return None
-    addr = min(racing)
-    prog, site, (o_prog, _, i) = racing[addr]
+    addr = min(racing, key=lambda a: (racing[a][0], a))
+    _, prog, site, (o_prog, _, i) = racing[addr]
     return dict(addr=addr, pid_a=prog, site_a=site, pid_b=o_prog, site_b=atomics[i][2], atomic=atomics[i][4],
                 elements=len(racing))
 
