@@ -277,3 +277,16 @@ def test_the_race_reported_is_the_first_to_happen_not_the_lowest_address():
     assert (race["addr"], race["site_a"], race["site_b"], race["elements"]) == (900, 0, 2, 2)
     writes[2], writes[3] = (a(900), 1, 2, bits(2), 4), (a(100), 1, 3, bits(2), 3)  # now 100 is raced first
     assert findings.race_conflict(writes)["addr"] == 100
+
+
+def test_a_test_and_set_lock_orders_its_stores_and_an_exchanged_flag_does_not():
+    """tl.atomic_xchg(lock, 1) == 1 spun on, then tl.atomic_xchg(lock, 0): the stores between are a critical
+    section (they were reported as a race: only a tl.atomic_cas took a lock). A word exchanged and never given back
+    is a flag: the stores after it still race."""
+    data = Path(__file__).resolve().parent / "interp_data" / "xchg_locks.py"
+    rec = run(f"{data}::tas_lock")
+    assert rec.passed and not rec.results[0].findings, rec.results[0].findings
+    rec = run(f"{data}::xchg_flag")
+    races = [f for f in rec.results[0].findings if f["kind"] == "race"]
+    line = next(i for i, ln in enumerate(data.read_text().splitlines(), 1) if "# MARK: flag_race" in ln)
+    assert not rec.passed and len(races) == 1 and races[0]["line"] == line, rec.results[0].findings

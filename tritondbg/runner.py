@@ -128,7 +128,8 @@ def select_cases(scenario: Scenario, case: str | None, *, interpret: bool) -> li
 DTYPE_ALIASES = {"bf16": "bfloat16", "fp16": "float16", "f16": "float16", "half": "float16", "fp32": "float32",
                  "f32": "float32", "float": "float32", "fp64": "float64", "f64": "float64", "double": "float64",
                  "e4m3": "float8_e4m3fn", "fp8e4nv": "float8_e4m3fn", "float8e4nv": "float8_e4m3fn",
-                 "e5m2": "float8_e5m2", "fp8e5": "float8_e5m2", "float8e5": "float8_e5m2"}
+                 "e5m2": "float8_e5m2", "fp8e5": "float8_e5m2", "float8e5": "float8_e5m2",
+                 "i8": "int8", "u8": "uint8", "i16": "int16", "i32": "int32", "i64": "int64"}
 
 
 def select_dtypes(case: Case, dtype: str | None) -> list[str]:

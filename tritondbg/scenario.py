@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 # dtype names a case may list; the runner maps them to torch dtypes.
-DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float64")
+DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float64", "float8_e5m2",
+          "int8", "uint8", "int16", "int32", "int64")  # integer: a quantising or a histogram kernel's case
 
 
 PERF_TIMINGS = ("do_bench", "graph")

@@ -8,7 +8,10 @@ for the race check.
 Locks. A program that takes a lock with ``tl.atomic_cas(lock, free, taken)`` (the compare succeeded: it read
 ``free``) and gives it back with ``tl.atomic_xchg`` / a store / a CAS on the same word (Triton's layer-norm backward
 tutorial) orders its stores in between against every other program's: those stores are not races. ``HeldLocks``
-keeps, per program, the lock words it holds; the race check skips stores made while one is held.
+keeps, per program, the lock words it holds; the race check skips stores made while one is held. A test-and-set
+lock takes the word with ``tl.atomic_xchg(lock, taken)`` (it read another value); an exchange is also how a
+program sets a flag, so such a word is held tentatively: the stores made while it is held wait (``pending``), are
+dropped as ordered when the program gives the word back, and count as ordinary stores if it never does.
 
 Waits for another program. The interpreter runs a launch's programs one after another, so a program that polls
 memory only another program of the same launch would change (a grid-wide barrier, a cooperative launch's arrival
@@ -33,9 +36,16 @@ class HeldLocks:
 
     def __init__(self):
         self.held: dict[int, tuple] = {}  # address -> the site (file, line, function) that took it
+        self.tentative: set[int] = set()  # words an exchange changed: a test-and-set lock, or a flag
+        self.pending: list[tuple] = []    # stores made while a tentative word is held (the race check's entries)
 
     def __bool__(self) -> bool:
         return bool(self.held)
+
+    def exchanged(self, ptr, old, live) -> None:
+        """A ``tl.atomic_xchg`` that gave back no held word: the words whose value it changed are held tentatively."""
+        changed = _changed(ptr, old, live)
+        self.tentative.update(int(a) for a in np.unique(changed).tolist() if int(a) not in self.held)
 
     def cas(self, ptr, cmp, old, live, site=None) -> None:
         """A compare-and-swap: where it succeeded on a word not held, the program takes it; on a held word, gives
@@ -51,16 +61,22 @@ class HeldLocks:
                 self.held[a] = site
 
     def release(self, ptr, live) -> bool:
-        """An exchange or a store: gives back the held words among its lanes. True when it wrote a held word."""
-        if not self.held:
+        """An exchange or a store: gives back the held words among its lanes (a tentative one proves a lock: the
+        stores made while it was held are ordered, and dropped). True when it wrote a held word."""
+        if not self.held and not self.tentative:
             return False
         addrs = np.asarray(ptr.data)
         if live is not None:
             addrs = addrs[np.broadcast_to(np.asarray(live, dtype=bool), addrs.shape)]
-        hit = self.held.keys() & set(np.unique(addrs).tolist())
+        written = set(np.unique(addrs).tolist())
+        hit = self.held.keys() & written
         for a in hit:
             del self.held[a]
-        return bool(hit)
+        taken = self.tentative & written
+        if taken:
+            self.tentative -= taken
+            self.pending = []
+        return bool(hit or taken)
 
 
 SPIN_LIMIT = 5000  # atomics in a row reading the same values at one line (one program) before the launch stops
@@ -211,8 +227,10 @@ def install() -> None:
             op = str(rmw_op).rsplit(".", 1)[-1].lower()
             if op != "xchg":  # an exchange does not read what it replaces
                 initcheck.check_atomic(san, op, ptr, old, None if mask is None else mask.data)
-        if san is not None and san.locks and str(rmw_op).rsplit(".", 1)[-1].lower() == "xchg":
-            san.locks.release(ptr, None if mask is None else mask.data)  # tl.atomic_xchg(lock, 0): given back
+        if san is not None and san.launch is not None and str(rmw_op).rsplit(".", 1)[-1].lower() == "xchg":
+            live = None if mask is None else mask.data
+            if not san.locks.release(ptr, live):  # tl.atomic_xchg(lock, 0): given back
+                san.locks.exchanged(ptr, old, live)  # or taken, test-and-set (or a flag set)
         if san is not None and san.launch is not None:
             op = str(rmw_op).rsplit(".", 1)[-1].lower()
             what = "tl.atomic_" + {"fadd": "add", "umax": "max", "umin": "min"}.get(op, op)

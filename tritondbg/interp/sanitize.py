@@ -155,6 +155,7 @@ class Sanitizer(Instrument, hooks.Listener):
     def program(self, launch, pid) -> None:
         for addr, site in self.locks.held.items():  # the program before ended holding these lock words
             self.abandoned[addr] = (self.pid, site)
+        self.writes.extend(self.locks.pending)  # a word it exchanged and never gave back: a flag, not a lock
         self.pid = pid
         self.pids.append(pid)
         self.locks = HeldLocks()
@@ -162,6 +163,8 @@ class Sanitizer(Instrument, hooks.Listener):
 
     def launch_end(self, launch, error) -> None:
         try:
+            self.writes.extend(self.locks.pending)
+            self.locks = HeldLocks()
             self._races(launch)
         finally:
             self.writes, self.atomics = [], []
@@ -322,12 +325,14 @@ class Sanitizer(Instrument, hooks.Listener):
             self.record_atomic(np.array(addrs, copy=True), "tl.atomic_store")
             return
         site = frames.site()
-        released = self.locks.release(ptrs, live) if self.locks else False
+        released = self.locks.release(ptrs, live)
         # a store made holding a lock (or giving one back) is ordered against the other programs': no race
         if self.write_count < _MAX_RACE_ELEMENTS and not self.locks and not released:
             self.mem_seq += 1
-            self.writes.append((np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),
-                                findings.stored_bits(value, live, p.shape), self.mem_seq))
+            entry = (np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),
+                     findings.stored_bits(value, live, p.shape), self.mem_seq)
+            # under a word an exchange took: a test-and-set lock's critical section, or stores after a flag
+            (self.locks.pending if self.locks.tentative else self.writes).append(entry)
             self.write_count += int(addrs.size)
         if self.poison_used:
             self._poison_store(value, live, site)
