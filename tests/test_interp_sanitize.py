@@ -290,3 +290,12 @@ def test_a_test_and_set_lock_orders_its_stores_and_an_exchanged_flag_does_not():
     races = [f for f in rec.results[0].findings if f["kind"] == "race"]
     line = next(i for i, ln in enumerate(data.read_text().splitlines(), 1) if "# MARK: flag_race" in ln)
     assert not rec.passed and len(races) == 1 and races[0]["line"] == line, rec.results[0].findings
+
+
+@pytest.mark.parametrize("name, neutral", [("max_pad", "float('-inf')"), ("min_pad", "float('inf')")])
+def test_masked_max_and_min_are_told_the_padding_that_leaves_them_unchanged(name, neutral):
+    """The hint said tl.where(mask, x, 0) for every reduction: for a max over negative data that is the bug."""
+    data = Path(__file__).resolve().parent / "interp_data" / "reduction_pads.py"
+    rec = run(f"{data}::{name}")
+    f = next(f for f in rec.results[0].findings if f["kind"] == "masked_reduction")
+    assert f"tl.where(mask, x, {neutral})" in f["message"] and "x, 0)" not in f["message"], f["message"]

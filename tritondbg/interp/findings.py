@@ -223,8 +223,11 @@ def _message(e: dict) -> str:
     if kind == "masked_reduction":
         ex = e.get("example")
         example = f"; e.g. lane {tuple(ex[0])} holds {ex[1]:.6g}" if ex else ""
+        neutral = {"max": "float('-inf')", "argmax": "float('-inf')", "min": "float('inf')",
+                   "argmin": "float('inf')"}.get(e["op"], "0")  # what leaves the reduction unchanged
         return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) (filled by a masked load's other=) whose "
-                f"values change the result{example}: mask them out first (tl.where(mask, x, 0))")
+                f"values change the result{example}: mask them out first (tl.where(mask, x, {neutral}), or "
+                f"other={neutral} when the loaded value is reduced as it is)")
     if kind == "nan_inf":
         ev = e["event"]
         label = "NaN" if ev["value"] != ev["value"] else ("Inf" if ev["value"] in (float("inf"), float("-inf")) else "NaN/Inf")
