@@ -299,3 +299,20 @@ def test_masked_max_and_min_are_told_the_padding_that_leaves_them_unchanged(name
     rec = run(f"{data}::{name}")
     f = next(f for f in rec.results[0].findings if f["kind"] == "masked_reduction")
     assert f"tl.where(mask, x, {neutral})" in f["message"] and "x, 0)" not in f["message"], f["message"]
+
+
+def test_lanes_of_one_store_that_hit_one_element():
+    """A program's own lanes writing one element (the race check compared programs only): a histogram's lost
+    repeats are a warning at the store, a block stored through one address an error, a scalar broadcast nothing."""
+    data = Path(__file__).resolve().parent / "interp_data" / "lane_collisions.py"
+    src = data.read_text().splitlines()
+    mark = lambda name: next(i for i, ln in enumerate(src, 1) if f"# MARK: {name}" in ln)  # noqa: E731
+    hist = [f for f in run(f"{data}::hist").results[0].findings if f["kind"] == "race"]
+    assert len(hist) == 1 and hist[0]["severity"] == "warning" and hist[0]["line"] == mark("hist"), hist
+    assert "tl.atomic_add" in hist[0]["message"] and "h_ptr[" in hist[0]["message"], hist[0]["message"]
+    rec = run(f"{data}::scalar")
+    scalar = [f for f in rec.results[0].findings if f["kind"] == "race"]
+    assert len(scalar) == 1 and scalar[0]["severity"] == "error" and scalar[0]["line"] == mark("scalar"), scalar
+    assert "different values" in scalar[0]["message"] and not rec.passed
+    rec = run(f"{data}::broadcast")
+    assert rec.passed and not rec.results[0].findings, rec.results[0].findings

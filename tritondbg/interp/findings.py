@@ -65,6 +65,37 @@ def race_conflict(writes: list) -> dict | None:
                 elements=int(bad.size), same_value=bool(same))
 
 
+def lane_collisions(addrs, bits) -> dict | None:
+    """Lanes of one store that write the same element (``addrs``: the live lanes' addresses, ``bits``: what each
+    writes, or None): the GPU keeps one lane's value, which one unspecified. With different values (a block stored
+    through a scalar pointer) an error; with the same value, a warning where only some lanes collide (a histogram
+    updated by load + 1 and store loses the repeats; each lane wrote the same count), nothing where every lane
+    writes one element (a scalar stored through a block). Returns the first such element's address, ``elements``
+    and ``same_value``."""
+    import numpy as np
+
+    if addrs.size < 2 or bool((addrs[1:] > addrs[:-1]).all()):
+        return None
+    order = np.argsort(addrs, kind="stable")
+    A = addrs[order]
+    starts = np.flatnonzero(np.r_[True, A[1:] != A[:-1]])
+    if starts.size == A.size:
+        return None
+    several = np.diff(np.r_[starts, A.size]) > 1
+    if bits is None:
+        differ = several
+    else:
+        B = bits[order]
+        differ = several & (np.maximum.reduceat(B, starts) != np.minimum.reduceat(B, starts))
+    bad = np.flatnonzero(differ)
+    same = bad.size == 0
+    if same:
+        if starts.size == 1:
+            return None
+        bad = np.flatnonzero(several)
+    return dict(addr=int(A[starts[bad[0]]]), elements=int(bad.size), same_value=bool(same))
+
+
 def store_atomic_conflict(writes: list, atomics: list) -> dict | None:
     """The first element (by the store's order) that a plain store of one program and an atomic of another both change,
     from a launch's ``writes`` [(addresses, program index, site id, bits, seq)] and ``atomics`` [(addresses that the
@@ -180,6 +211,13 @@ def _message(e: dict) -> str:
                 text += ("; offsets this far (around 2**31) are the mark of an int32 index that overflowed: compute "
                          "it in int64 (e.g. row.to(tl.int64) * stride)")
         return f"{text}. {_consequence(e)}"
+    if kind == "race" and e["op"] == "store_lanes":
+        what = ("with the same value (a histogram bumped by a load, + 1 and a store counts each element once however "
+                "many lanes hit it: use tl.atomic_add)" if e.get("same_value") else
+                "with different values; the GPU keeps one of them, which one unspecified (a block stored through a "
+                "scalar pointer: reduce it first; a scatter with repeated indices: tl.atomic_*)")
+        return (f"lanes of one tl.store in pid {_fmt_pid(e['pid'])} write the same element {e['element']} {what}; "
+                f"{e['elements']} such element(s)")
     if kind == "race" and e.get("same_value"):
         return (f"plain stores from pid {_fmt_pid(e['pid'])} (line {e['line']}) and pid "
                 f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) write the same element {e['element']}; "

@@ -331,6 +331,7 @@ class Sanitizer(Instrument, hooks.Listener):
             self.mem_seq += 1
             entry = (np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),
                      findings.stored_bits(value, live, p.shape), self.mem_seq)
+            self._lane_collisions(entry[0], entry[3], site)
             # under a word an exchange took: a test-and-set lock's critical section, or stores after a flag
             (self.locks.pending if self.locks.tentative else self.writes).append(entry)
             self.write_count += int(addrs.size)
@@ -338,6 +339,19 @@ class Sanitizer(Instrument, hooks.Listener):
             self._poison_store(value, live, site)
         if self.uninit_sids:
             initcheck.check_store(self, ptrs, value, live)
+
+    def _lane_collisions(self, addrs, bits, site) -> None:
+        hit = findings.lane_collisions(addrs, bits)
+        if hit is None:
+            return
+        buf, desc = self.launch.argmap().describe(hit["addr"])
+        e = self._entry("race", site, buf.name if buf else None, "store_lanes", other_pid=list(self.pid),
+                        other_line=site[1], element=desc, elements=0, same_value=hit["same_value"])
+        e["same_value"] = e["same_value"] and hit["same_value"]
+        e["elements"] += hit["elements"]
+        e["lanes"] += hit["elements"]
+        if buf is not None and len(e["offsets"]) < _MAX_SAMPLE:
+            e["offsets"].append(int((hit["addr"] - buf.data_ptr) // buf.itemsize))
 
     def _poison_store(self, value, live, site) -> None:
         kind = handle_kind(value)
