@@ -314,3 +314,15 @@ def test_check_all_cpu_gates_pass_on_bundled_kernels(cli_env, tmp_path):
         for gate in ("correctness", "sanitize", "resources", "determinism"):
             assert statuses[(kernel, gate)] == PASS, (kernel, gate)
         assert statuses[(kernel, "perf")] == SKIP and statuses[(kernel, "agreement")] == SKIP
+
+
+@pytest.mark.interpreter
+def test_determinism_tells_rounding_from_programs_that_depend_on_each_other():
+    """The reversed run's difference was always put down to float atomics: a program reading what its neighbour
+    overwrites (no atomic at all) was told the same, and a user would mark it deterministic=False."""
+    ctx = GateContext(device="cpu", target=str(REPO / "tests" / "check_data" / "inplace_neighbor.py") + "::buggy")
+    out = run_gate("determinism", loader.load(ctx.target), ctx)
+    assert out.status == FAIL and "more than rounding" in out.reason and "relative" in out.reason, out.reason
+    ctx = GateContext(device="cpu", target=str(ZOO / "atomic_order.py") + "::buggy")
+    out = run_gate("determinism", loader.load(ctx.target), ctx)
+    assert out.status == FAIL and "rounding-size" in out.reason, out.reason

@@ -201,6 +201,27 @@ def _count_differ(x, y) -> int:
     return int((~((a == b) | (a.isnan() & b.isnan()))).sum())
 
 
+def _how_far(x, y) -> tuple[float, float]:
+    """(max abs difference, max relative difference) where two runs' finite outputs differ."""
+    a, b = x.double(), y.double()
+    both = a.isfinite() & b.isfinite() & (a != b)
+    if not bool(both.any()):
+        return float("nan"), float("nan")
+    d = (a - b).abs()[both]
+    scale = a.abs().maximum(b.abs())[both].clamp_min(1e-30)
+    return float(d.max()), float((d / scale).max())
+
+
+def _order_cause(rel: float) -> str:
+    """Why two runs, the second with its programs reversed, differ: rounding-size differences are float atomics
+    summing in another order; larger ones, programs that depend on each other's writes."""
+    if rel == rel and rel <= 1e-3:
+        return "float atomics then add in another order, a rounding-size difference"
+    return ("more than rounding: a program depends on what another writes (it reads a neighbour's output, or a store "
+            "races atomics; the sanitize gate names the races it sees), not only float atomics adding in another "
+            "order")
+
+
 def _json_or_none(text: str):
     try:
         return json.loads(text)
@@ -451,12 +472,15 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
         results += [first, second]
         if a is None or b is None:
             continue
-        order = (" (the second ran its programs in reverse order, as a GPU may schedule them: float atomics then "
-                 "add in another order)" if reorder and not results[-1].extra.get("reverse_order_failed") else "")
+        reversed_run = reorder and not results[-1].extra.get("reverse_order_failed")
         for i, (x, y) in enumerate(zip(a, b)):
             if isinstance(x, torch.Tensor) and not _bitwise_equal(x, y):
+                far, rel = _how_far(x, y) if x.is_floating_point() else (float("nan"), float("inf"))
+                size = f", by up to {far:.3g} ({rel:.2g} relative)" if far == far else ""
+                order = (f" (the second ran its programs in reverse order, as a GPU may schedule them: "
+                         f"{_order_cause(rel)})" if reversed_run else "")
                 differ.append(f"{case.name}/{dtype} output {i}: {_count_differ(x, y)} elements differ "
-                              f"between two identical runs{order}")
+                              f"between two identical runs{size}{order}")
     errors = [r for r in results if r.status == "error"]
     if differ:
         return GateOutcome(scenario.name, "determinism", FAIL, differ[0], {"differ": differ}, results)
