@@ -316,3 +316,23 @@ def test_lanes_of_one_store_that_hit_one_element():
     assert "different values" in scalar[0]["message"] and not rec.passed
     rec = run(f"{data}::broadcast")
     assert rec.passed and not rec.results[0].findings, rec.results[0].findings
+
+
+def test_undefined_lanes_that_decide_a_mask_or_an_address_are_reported():
+    """x > 0 on poison (NaN) is False, so a store mask made of undefined lanes passed; an index loaded without
+    other= (poison: the int's minimum) sent a gather to offset -2**31, blamed on an int32 overflow."""
+    data = Path(__file__).resolve().parent / "interp_data" / "poison_sinks.py"
+    src = data.read_text().splitlines()
+    mark = lambda name: next(i for i, ln in enumerate(src, 1) if f"# MARK: {name}" in ln)  # noqa: E731
+    rec = run(f"{data}::mask")
+    f = next(f for f in rec.results[0].findings if f["kind"] == "poison")
+    assert not rec.passed and f["line"] == mark("mask_load"), rec.results[0].findings
+    assert f"the mask of tl.store at line {mark('mask_store')}" in f["message"], f["message"]
+    rec = run(f"{data}::mask_twin")
+    assert rec.passed and not rec.results[0].findings, rec.results[0].findings
+    rec = run(f"{data}::gather")
+    found = {f["kind"]: f for f in rec.results[0].findings}
+    assert found["poison"]["line"] == mark("idx_load"), found
+    assert f"the addresses of tl.load at line {mark('gather')}" in found["poison"]["message"]
+    oob = found["out_of_bounds"]["message"]
+    assert "computed from lanes a masked load left undefined" in oob and "overflowed" not in oob, oob

@@ -207,7 +207,10 @@ def _message(e: dict) -> str:
             if e.get("lands"):
                 text += f"; lands in {e['lands']}"
             lo, hi = e.get("off_min"), e.get("off_max")
-            if (lo is not None and lo <= -(1 << 30)) or (hi is not None and hi >= 1 << 31):
+            if e.get("from_undefined"):
+                text += ("; these addresses were computed from lanes a masked load left undefined (the poison "
+                         "finding names it): give that load other=, or mask this access with the same mask")
+            elif (lo is not None and lo <= -(1 << 30)) or (hi is not None and hi >= 1 << 31):
                 text += ("; offsets this far (around 2**31) are the mark of an int32 index that overflowed: compute "
                          "it in int64 (e.g. row.to(tl.int64) * stride)")
         return f"{text}. {_consequence(e)}"

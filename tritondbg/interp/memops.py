@@ -154,6 +154,38 @@ def _changed(ptr, old, live) -> np.ndarray:
     return addrs[now != np.ascontiguousarray(o.reshape(-1)).view(bits)]
 
 
+def _undefined_inputs(san, ptrs, mask, what: str) -> None:
+    """A load's or store's mask, or its live lanes' addresses, computed from lanes a masked load left undefined
+    (``tl.store(y, v, mask=x > 0)`` with x loaded without other=): on the GPU garbage decides which lanes run or
+    where they go, and the poison (NaN > 0 is False; an int's minimum as an offset) hid it. A poison finding at
+    the load, reaching this op; ``san.undefined_addresses`` tells an out-of-bounds finding where its offsets came
+    from (not an int32 overflow)."""
+    san.undefined_addresses = False
+    if san.launch is None or san.atomic_depth:
+        return
+    pm = None if mask is None else shadow.pad_of(mask)
+    pp = shadow.pad_of(ptrs)
+    if pm is None and pp is None:
+        return
+    from tritondbg.interp import frames
+
+    shape = np.shape(ptrs.data)
+    line = None
+    if pm is not None:
+        pm = np.broadcast_to(pm, shape)
+        if (pm >= 3).any():
+            line = frames.site()[1]
+            san._poison_reached(pm[pm >= 3], f"the mask of {what} at line {line}")
+    if pp is not None:
+        und = np.broadcast_to(pp, shape) >= 3
+        if mask is not None:
+            und = und & np.broadcast_to(np.asarray(mask.data, dtype=bool), shape)
+        if und.any():
+            line = line or frames.site()[1]
+            san._poison_reached(np.broadcast_to(pp, shape)[und], f"the addresses of {what} at line {line}")
+            san.undefined_addresses = True
+
+
 # ---------------------------------------------------------------------------------------------------------
 # memory-op wrappers (Triton 3.6: load(ptrs, mask, other, cache_modifier, eviction_policy, is_volatile);
 # 3.9: load(ptrs, mask, other, cache_policy, is_volatile); both reach here through *rest)
@@ -181,6 +213,7 @@ def install() -> None:
         if san is None:
             return orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
         user_partial = mask is not None and not np.asarray(mask.data).all()
+        _undefined_inputs(san, ptrs, mask, "tl.load")
         new = san.check_access("atomic" if san.atomic_depth else "load", ptrs,
                                None if mask is None else mask.data)
         if new is not None:
@@ -205,6 +238,7 @@ def install() -> None:
     def create_masked_store(self, ptrs, value, mask, *rest, **kw):
         san = _active["san"]
         if san is not None:
+            _undefined_inputs(san, ptrs, mask, "tl.store")
             new = san.check_access("atomic" if san.atomic_depth else "store", ptrs,
                                    None if mask is None else mask.data)
             if new is not None:

@@ -101,6 +101,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.atomics: list[tuple] = []  # (addresses an atomic changed, program index, site id, seq, op name)
         self.mem_seq = 0                # the order of a launch's stores and atomics
         self.atomic_depth = 0
+        self.undefined_addresses = False  # the running load/store's addresses came from undefined lanes (memops)
         self.unmasked_depth = 0  # inside tl.load/tl.store without mask= (create_load/create_store)
         self.seq = 0
         self.journal = undo.Journal() if self.keep_journal else None
@@ -256,6 +257,8 @@ class Sanitizer(Instrument, hooks.Listener):
                 e["offsets"] = sorted(set(e["offsets"]) | set(int(o) for o in off[:_MAX_SAMPLE]))[:_MAX_SAMPLE]
         elif len(e["offsets"]) < _MAX_SAMPLE:
             e["offsets"] = [f"0x{int(a):x}" for a in bad[:_MAX_SAMPLE]]
+        if self.undefined_addresses:
+            e["from_undefined"] = True
         if self.unmasked_depth:
             e["unmasked"] = True
         else:

@@ -53,7 +53,8 @@ def _elementwise_pad(out, ins, op=None) -> None:
         _set_pad(out, np.asarray(p, dtype=np.uint8))
 
 
-_VALUE_AWARE = (np.multiply, np.add, np.subtract, np.maximum, np.minimum, np.fmax, np.fmin)
+_VALUE_AWARE = (np.multiply, np.add, np.subtract, np.maximum, np.minimum, np.fmax, np.fmin, np.bitwise_and,
+                np.bitwise_or)
 
 
 def _value_aware_pad(op, ins, pads, shape):
@@ -74,6 +75,15 @@ def _value_aware_pad(op, ins, pads, shape):
         # is a value for an element that does not exist
         ta = (np.where(_bcast(_nonzero(a), shape), pa, zero) if not _uniform(b) else pa) if pa is not None else None
         tb = (np.where(_bcast(_nonzero(b), shape), pb, zero) if not _uniform(a) else pb) if pb is not None else None
+    elif op in (np.bitwise_and, np.bitwise_or):  # x & 0 is 0, a boolean x | True is True, whatever x holds: a
+        # mask and-ed with a comparison of padded or undefined lanes (``m & (x > 0)``) is real where m is False
+        def decides(h):
+            d = np.asarray(h.data)
+            if op is np.bitwise_and:
+                return d == 0
+            return d if d.dtype == np.bool_ else np.zeros(d.shape, bool)
+        ta = np.where(_bcast(decides(b), shape), zero, pa) if pa is not None else None
+        tb = np.where(_bcast(decides(a), shape), zero, pb) if pb is not None else None
     else:  # max/min: the result is the chosen operand
         fa, fb = as_float(a), as_float(b)
         if fa is None or fb is None:
@@ -265,6 +275,8 @@ def _wrap_addptr(orig):
         b = base_of(ptr)
         if b is not None:
             out.attr[BASE] = b
+        if PAD in ptr.attr or PAD in offset.attr:  # an offset from undefined lanes: memops reports the access
+            _elementwise_pad(out, (ptr, offset))
         return out
     return create_addptr
 
