@@ -160,7 +160,8 @@ def test_program_mode_reports_an_atomic_into_torch_empty(tmp_path, cli_env):
     assert bad.returncode == 1, bad.stdout + bad.stderr
     lines = [ln for ln in bad.stderr.splitlines() if ln.startswith("tritondbg: uninit")]
     assert len(lines) == 1, bad.stderr
-    assert f"prog.py:{_line(PROGRAM, 'ATOMIC')}" in lines[0] and "tl.atomic_add into out_ptr[0]" in lines[0]
+    assert f"prog.py:{_line(PROGRAM, 'ATOMIC')}" in lines[0] and "the first on out_ptr[0]" in lines[0]
+    assert "tl.atomic_add into memory nothing wrote" in lines[0]
     assert f"torch.empty at prog.py:{_line(PROGRAM, 'ALLOC')}" in lines[0]
     good = run_cli(["interpret", "--", sys.executable, "prog.py", "zeros"], cli_env, cwd=tmp_path)
     assert good.returncode == 0 and "uninit" not in good.stderr and "finite True" in good.stdout, good.stderr

@@ -336,3 +336,18 @@ def test_undefined_lanes_that_decide_a_mask_or_an_address_are_reported():
     assert f"the addresses of tl.load at line {mark('gather')}" in found["poison"]["message"]
     oob = found["out_of_bounds"]["message"]
     assert "computed from lanes a masked load left undefined" in oob and "overflowed" not in oob, oob
+
+
+def test_cta_scope_atomics_across_programs_race_and_an_atomic_without_mask_says_so():
+    data = Path(__file__).resolve().parent / "interp_data" / "atomic_scopes.py"
+    src = data.read_text().splitlines()
+    mark = lambda name: next(i for i, ln in enumerate(src, 1) if f"# MARK: {name}" in ln)  # noqa: E731
+    rec = run(f"{data}::cta")
+    races = [f for f in rec.results[0].findings if f["kind"] == "race"]
+    assert not rec.passed and len(races) == 1 and races[0]["line"] == mark("cta"), rec.results[0].findings
+    assert "scope='cta'" in races[0]["message"] and races[0]["pid"] != races[0]["other_pid"], races[0]["message"]
+    rec = run(f"{data}::own")
+    assert rec.passed and not rec.results[0].findings, rec.results[0].findings
+    rec = run(f"{data}::unmasked")
+    f = next(f for f in rec.results[0].findings if f["kind"] == "out_of_bounds")
+    assert f["line"] == mark("unmasked") and "The atomic has no mask" in f["message"], f["message"]

@@ -96,6 +96,40 @@ def lane_collisions(addrs, bits) -> dict | None:
     return dict(addr=int(A[starts[bad[0]]]), elements=int(bad.size), same_value=bool(same))
 
 
+def cta_conflict(atomics: list) -> dict | None:
+    """The first element (by the atomics' order) that a ``scope="cta"`` atomic of one program and an atomic of
+    another program both change, from a launch's ``atomics`` [(addresses, program index, site id, seq, op, cta)]: a
+    cta-scope atomic is atomic among one program's threads only, so on a GPU another program's update of the element
+    can be lost (the interpreter, one program at a time, adds them all). Returns the element's address, the cta
+    atomic's and the other program's indices and sites, the atomic's name and ``elements``."""
+    import numpy as np
+
+    if not any(len(a) > 5 and a[5] for a in atomics):
+        return None
+    A = np.concatenate([a[0] for a in atomics])
+    I = np.concatenate([np.full(a[0].size, i, dtype=np.int64) for i, a in enumerate(atomics)])
+    P = np.array([a[1] for a in atomics], dtype=np.int64)[I]
+    C = np.array([len(a) > 5 and bool(a[5]) for a in atomics])[I]
+    order = np.lexsort((I, A))
+    A, I, P, C = A[order], I[order], P[order], C[order]
+    starts = np.flatnonzero(np.r_[True, A[1:] != A[:-1]])
+    several = np.maximum.reduceat(P, starts) != np.minimum.reduceat(P, starts)
+    bad = np.flatnonzero(several & np.logical_or.reduceat(C, starts))
+    if bad.size == 0:
+        return None
+    best = None
+    for g in bad.tolist():
+        lo, hi = int(starts[g]), int(starts[g + 1]) if g + 1 < starts.size else A.size
+        cta = next(j for j in range(lo, hi) if C[j])
+        other = next(j for j in range(lo, hi) if P[j] != P[cta])
+        key = max(atomics[I[cta]][3], atomics[I[other]][3])  # when the second of the pair ran
+        if best is None or key < best[0]:
+            best = (key, int(A[lo]), int(I[cta]), int(I[other]))
+    _, addr, i, j = best
+    return dict(addr=addr, pid_a=atomics[i][1], site_a=atomics[i][2], pid_b=atomics[j][1], site_b=atomics[j][2],
+                atomic=atomics[i][4], elements=int(bad.size))
+
+
 def store_atomic_conflict(writes: list, atomics: list) -> dict | None:
     """The first element (by the store's order) that a plain store of one program and an atomic of another both change,
     from a launch's ``writes`` [(addresses, program index, site id, bits, seq)] and ``atomics`` [(addresses that the
@@ -227,6 +261,12 @@ def _message(e: dict) -> str:
                 f"{e['elements']} element(s) of this launch are written by more than one program, each with the "
                 f"same value on this input: harmless if that holds for every input (a done flag set to 1), a race "
                 f"if the values can differ (per-program results that agree only on this data)")
+    if kind == "race" and e["op"] == "cta_atomic":
+        return (f"{e['atomic']}(scope='cta') from pid {_fmt_pid(e['pid'])} (line {e['line']}) and an atomic from pid "
+                f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) change element {e['element']} "
+                f"({e['elements']} such element(s)): a cta-scope atomic is atomic among one program's threads only, "
+                f"so on a GPU another program's update there can be lost (the interpreter runs programs one at a "
+                f"time and hides it); use the default scope (gpu)")
     if kind == "race" and e.get("atomic"):
         return (f"a plain store from pid {_fmt_pid(e['pid'])} (line {e['line']}) and {e['atomic']} from pid "
                 f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) both change element {e['element']} with nothing "

@@ -352,8 +352,9 @@ def message(e: dict, progs: str) -> str:
            "a bare TRITON_INTERPRET=1 passes)")
     if e["op"] != "load":
         verb = "compares" if e["op"] == "cas" else "into"
-        return (f"tl.atomic_{e['op']} {verb} {e['element']} ({e['lanes']} lane(s) in {progs}), memory nothing wrote "
-                f"before the launch{alloc}. {gpu}: allocate it with torch.zeros (or fill it before the launch)")
+        return (f"tl.atomic_{e['op']} {verb} memory nothing wrote before the launch{alloc}: {e['lanes']} lane(s) in "
+                f"{progs}, the first on {e['element']}. {gpu}: allocate it with torch.zeros (or fill it before the "
+                "launch)")
     parts = []
     if e.get("stored"):
         parts.append(f"stored to {e['stored']} at line {e['stored_at']}")

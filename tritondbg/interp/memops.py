@@ -154,6 +154,11 @@ def _changed(ptr, old, live) -> np.ndarray:
     return addrs[now != np.ascontiguousarray(o.reshape(-1)).view(bits)]
 
 
+def _cta(rest) -> bool:
+    """An atomic's trailing (sem, scope) arguments name scope="cta": atomic among one program's threads only."""
+    return any(str(r).upper().endswith(".CTA") for r in rest)
+
+
 def _undefined_inputs(san, ptrs, mask, what: str) -> None:
     """A load's or store's mask, or its live lanes' addresses, computed from lanes a masked load left undefined
     (``tl.store(y, v, mask=x > 0)`` with x loaded without other=): on the GPU garbage decides which lanes run or
@@ -268,7 +273,7 @@ def install() -> None:
         if san is not None and san.launch is not None:
             op = str(rmw_op).rsplit(".", 1)[-1].lower()
             what = "tl.atomic_" + {"fadd": "add", "umax": "max", "umin": "min"}.get(op, op)
-            san.record_atomic(_changed(ptr, old, None if mask is None else mask.data), what)
+            san.record_atomic(_changed(ptr, old, None if mask is None else mask.data), what, _cta(rest))
             san.spin.poll(san, what, ptr, old, None if mask is None else mask.data)
         return old
 
@@ -289,7 +294,7 @@ def install() -> None:
             from tritondbg.interp import frames
 
             san.locks.cas(ptr, cmp, old, live, frames.site())
-            san.record_atomic(_changed(ptr, old, live), "tl.atomic_cas")
+            san.record_atomic(_changed(ptr, old, live), "tl.atomic_cas", _cta(rest))
             if initcheck.installed():
                 initcheck.check_atomic(san, "cas", ptr, old, live)
             san.spin.poll(san, "tl.atomic_cas", ptr, old, live)

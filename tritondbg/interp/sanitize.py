@@ -98,7 +98,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.site_index: dict[tuple, int] = {}
         self.writes: list[tuple] = []
         self.write_count = 0
-        self.atomics: list[tuple] = []  # (addresses an atomic changed, program index, site id, seq, op name)
+        self.atomics: list[tuple] = []  # (addresses an atomic changed, program index, site id, seq, op, scope cta)
         self.mem_seq = 0                # the order of a launch's stores and atomics
         self.atomic_depth = 0
         self.undefined_addresses = False  # the running load/store's addresses came from undefined lanes (memops)
@@ -220,7 +220,9 @@ class Sanitizer(Instrument, hooks.Listener):
                 ok |= guard.reachable(addrs, width)
         if ok.all():
             return None
-        self._record_oob(op, cands, addrs[~ok], width, int(addrs.size))
+        # an atomic without mask= gets an all-true one from Triton's front end: it has no mask, as loads without one
+        self._record_oob(op, cands, addrs[~ok], width, int(addrs.size),
+                         unmasked=op == "atomic" and (live is None or bool(live.all())))
         bad_full = np.zeros(p.shape, dtype=bool)
         if live is None:
             bad_full = ~ok.reshape(p.shape)
@@ -228,7 +230,7 @@ class Sanitizer(Instrument, hooks.Listener):
         bad_full[live] = ~ok
         return live & ~bad_full
 
-    def _record_oob(self, op, cands, bad, width, n_live) -> None:
+    def _record_oob(self, op, cands, bad, width, n_live, unmasked: bool = False) -> None:
         site = frames.site()
         argmap = self.launch.argmap()
         buf = cands[0] if cands else None
@@ -259,7 +261,7 @@ class Sanitizer(Instrument, hooks.Listener):
             e["offsets"] = [f"0x{int(a):x}" for a in bad[:_MAX_SAMPLE]]
         if self.undefined_addresses:
             e["from_undefined"] = True
-        if self.unmasked_depth:
+        if self.unmasked_depth or unmasked:
             e["unmasked"] = True
         else:
             e["masked"] = True
@@ -307,13 +309,13 @@ class Sanitizer(Instrument, hooks.Listener):
     def atomic_uninit_entry(self, site, op: str, where: dict) -> dict:
         return self._entry("uninit", site, where["tensor"], op, element=where["element"], alloc=where["alloc"])
 
-    def record_atomic(self, changed: np.ndarray, op: str) -> None:
+    def record_atomic(self, changed: np.ndarray, op: str, cta: bool = False) -> None:
         """An atomic of the running program and the addresses whose bits it changed (memops.py reads them back),
         for the races of plain stores against other programs' atomics (``findings.store_atomic_conflict``)."""
         if self.launch is None or changed.size == 0 or self.write_count >= _MAX_RACE_ELEMENTS:
             return
         self.mem_seq += 1
-        self.atomics.append((changed, len(self.pids) - 1, self._site_id(frames.site()), self.mem_seq, op))
+        self.atomics.append((changed, len(self.pids) - 1, self._site_id(frames.site()), self.mem_seq, op, cta))
         self.write_count += int(changed.size)
 
     def record_store(self, ptrs, value, mask) -> None:
@@ -390,6 +392,7 @@ class Sanitizer(Instrument, hooks.Listener):
             e["notes"].append(f"only the first {_MAX_RACE_ELEMENTS} stored elements of the launch were checked")
 
     def _store_atomic_race(self, launch) -> None:
+        self._cta_race(launch)
         race = findings.store_atomic_conflict(self.writes, self.atomics)
         if race is None:
             return
@@ -405,6 +408,21 @@ class Sanitizer(Instrument, hooks.Listener):
         e["programs"].add(self.pids[race["pid_b"]])
         if buf is not None and len(e["offsets"]) < _MAX_SAMPLE:
             e["offsets"].append(int((race["addr"] - buf.data_ptr) // buf.itemsize))
+
+    def _cta_race(self, launch) -> None:
+        race = findings.cta_conflict(self.atomics)
+        if race is None:
+            return
+        buf, desc = launch.argmap().describe(race["addr"])
+        saved = self.pid
+        self.pid = self.pids[race["pid_a"]]
+        e = self._entry("race", self.sites[race["site_a"]], buf.name if buf else None, "cta_atomic",
+                        other_pid=list(self.pids[race["pid_b"]]), other_line=self.sites[race["site_b"]][1],
+                        element=desc, elements=0, same_value=False, atomic=race["atomic"])
+        self.pid = saved
+        e["elements"] += race["elements"]
+        e["lanes"] += race["elements"]
+        e["programs"].add(self.pids[race["pid_b"]])
 
     # -- value events (from shadow.py) ------------------------------------------------------------------
     def nonfinite_event(self, name, out, ins, new, frame) -> None:
