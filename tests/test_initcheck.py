@@ -210,3 +210,32 @@ def test_an_int32_output_no_launch_wrote_is_found(tmp_path):
     rec = _run(str(tmp_path / "ints.py"))
     (f,) = [f for f in rec.results[0].findings if f["kind"] == "uninit"]
     assert f["op"] == "unwritten" and f["lanes"] == 3 and f["offsets"] == [37], f
+
+
+RESET_PROGRAM = '''
+import torch, triton, triton.language as tl
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["N"],
+                 reset_to_zero=["out_ptr"])
+@triton.jit
+def total(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < N, other=0.0), axis=0))  # ATOMIC
+
+x = torch.randn(100)
+for call in range(2):
+    out = torch.empty(1)
+    total[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, out, 100)
+    print("call", call, "right" if abs(out.item() - x.sum().item()) < 1e-3 else "wrong")
+'''
+
+
+def test_the_first_call_of_an_autotune_key_gets_reset_to_zero_as_after_tritons_benchmark(tmp_path, cli_env):
+    """Triton zeroes reset_to_zero arguments after the first call's benchmark, before the launch: that call is
+    right on a GPU, the next one with the same key (no benchmark, no reset) is not. The pinned config skipped
+    the reset: both calls were reported and the first one's output was NaN."""
+    (tmp_path / "prog.py").write_text(RESET_PROGRAM)
+    out = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert "call 0 right" in out.stdout and "call 1 wrong" in out.stdout, out.stdout + out.stderr
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: uninit")]
+    assert out.returncode == 1 and len(lines) == 1 and f"prog.py:{_line(RESET_PROGRAM, 'ATOMIC')}" in lines[0]

@@ -206,6 +206,7 @@ class Pinning:
         self.tried: dict[str, list] = {}  # kernel name -> the configs its autotuner would try (after pruning)
         self.ran: dict[str, list] = {}  # kernel name -> each config it ran (pinned per call: one per autotune key)
         self.skipped: dict[str, list[str]] = {}  # kernel name -> default candidates that were not applicable
+        self.keys_seen: dict[int, set] = {}      # id(autotuner) -> the autotune keys it was called with
 
     @contextlib.contextmanager
     def active(self) -> Iterator["Pinning"]:
@@ -234,6 +235,8 @@ class Pinning:
                     # the first config the autotuner would try that can run at all: like Triton's benchmark, skip
                     # the ones that fail their own tl.static_assert (they would time as inf)
                     candidates, source = pruned, "default"
+            if candidates[0] is not None:
+                pinning._reset_after_benchmark(tuner, args, kwargs)
             if candidates[0] is None:
                 result = original(tuner, *args, **kwargs)
                 if tuner.best_config is not None:
@@ -269,6 +272,29 @@ class Pinning:
                 for name, config in bundled.SERVED.items():  # run outside an autotuner (gemm's Gluon kernel)
                     self.used[name] = dict(config)
                     self.sources[name] = "raced"
+
+
+    def _reset_after_benchmark(self, tuner, args, kwargs) -> None:
+        """Triton's autotuner, on the first call with a new key, benchmarks the configs and then zeroes the
+        ``reset_to_zero`` arguments before the real launch (``pre_hook(..., reset_only=True)``); a pinned config
+        skips the benchmark, so do that reset here: the first call's outputs are then what the GPU's are (a later
+        call with the same key gets no reset, on the GPU as here)."""
+        if len(tuner.configs) < 2 or not getattr(tuner, "reset_to_zero", None):
+            return
+        nargs = dict(zip(tuner.arg_names, args))
+        given = {**nargs, **kwargs}
+        key = tuple([given[k] for k in getattr(tuner, "keys", ()) if k in given]
+                    + [str(v.dtype) for k, v in given.items() if k in tuner.arg_names and hasattr(v, "dtype")])
+        seen = self.keys_seen.setdefault(id(tuner), set())
+        try:
+            if key in seen:
+                return
+            seen.add(key)
+            tuner.nargs = nargs
+            if len(tuner.prune_configs(kwargs)) > 1:  # one config left: Triton runs it without a benchmark
+                tuner.pre_hook(given, reset_only=True)
+        except Exception:  # noqa: BLE001 - an autotuner of another shape: leave its arguments as they are
+            pass
 
 
 def _bundled_launch():

@@ -1,8 +1,12 @@
 """Scenarios for the interpreter shims' tests: prints, device_assert, a kernel exception, a wild pointer,
 scalar arguments used as tensors, a libdevice call, loop induction variables used as tensors, a block mask and-ed with
-a scalar comparison, a builtin bound to a name of this module, device functions of tl and of another module (shim_helpers.py), tensors reached through a table of data pointers, and
+a scalar comparison, a builtin bound to a name of this module, device functions of tl and of another module
+(shim_helpers.py), tensors reached through a table of data pointers, and
 programmatic dependent launch's gdc_wait / gdc_launch_dependents, and libdevice.asin on fp16 (which the GPU
 compiler refuses) and on fp32. Lines the tests look for carry a ``# MARK: name``."""
+import sys
+from pathlib import Path
+
 import torch
 import triton
 import triton.language as tl
@@ -12,6 +16,7 @@ from triton.language.extra.cuda import libdevice as cuda_libdevice  # the backen
 
 from tritondbg import Case, Scenario
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tests also run this file with runpy
 from shim_helpers import scaled_rsqrt  # noqa: E402 - a device function of another module
 
 
