@@ -283,6 +283,13 @@ def test_pytest_plugin_option_and_fixture(tmp_path):
 
         def test_a_file_is_every_scenario_in_it(tritondbg_check):
             outcomes = tritondbg_check({str(ZOO / 'missing_mask.py')!r}, gates=["sanitize"])
+
+        def test_gates_as_the_command_line_writes_them(tritondbg_check):
+            outcomes = tritondbg_check({twin!r}, gates="correctness,sanitize")
+            assert [o.gate for o in outcomes] == ["correctness", "sanitize"]
+
+        def test_cuda_without_a_gpu_is_one_line(tritondbg_check):
+            tritondbg_check({twin!r}, gates=["correctness"], device="cuda")
     """))
     base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path)]
     env_cmd = dict(capture_output=True, text=True, cwd=tmp_path, timeout=600)
@@ -293,7 +300,8 @@ def test_pytest_plugin_option_and_fixture(tmp_path):
     # a KeyError); a call whose every gate skipped (perf on the CPU) is a skip, not a pass
     # a scenario name typo was a UsageError traceback; a file of several scenarios was refused: now every one is
     # checked (the buggy one fails the test)
-    assert "4 failed, 2 passed, 1 skipped" in out, out
+    assert "5 failed, 3 passed, 1 skipped" in out, out
+    assert "device='cuda' needs a CUDA GPU and none is visible" in out, out
     assert "out_of_bounds" in out and "missing_mask.py" in out
     assert "unknown gate(s) ['corectness']; valid: correctness" in out, out
     assert "tritondbg_check: no scenario 'twinz' in" in out and "UsageError" not in out, out
@@ -326,3 +334,26 @@ def test_determinism_tells_rounding_from_programs_that_depend_on_each_other():
     ctx = GateContext(device="cpu", target=str(ZOO / "atomic_order.py") + "::buggy")
     out = run_gate("determinism", loader.load(ctx.target), ctx)
     assert out.status == FAIL and "rounding-size" in out.reason, out.reason
+
+
+def test_pytest_plugin_device_option_alone_sets_the_mode_and_items_run_in_a_worker(tmp_path):
+    """--tritondbg-device cpu without --tritondbg: a test module importing its kernel at the top was compiled
+    mode ("needs a real GPU"); pytest --tritondbg without -n ran its items in pytest's own process, so a segfault
+    ended the session (exit 139, no report of the other items), where the README promises a worker each."""
+    (tmp_path / "test_top.py").write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO / 'tests' / 'check_data')!r})
+        from _tiny import add_one  # the kernel, imported when pytest collects this module
+
+        def test_fixture(tritondbg_check):
+            tritondbg_check({str(REPO / 'tests' / 'check_data' / 'crash.py') + '::fine'!r}, gates=["correctness"])
+    """))
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path)]
+    env_cmd = dict(capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    p = subprocess.run(base + ["test_top.py", "--tritondbg-device", "cpu"], **env_cmd)
+    assert p.returncode == 0 and "1 passed" in p.stdout, p.stdout + p.stderr
+    crash = str(REPO / "tests" / "check_data" / "crash.py")
+    p = subprocess.run(base + ["--tritondbg", crash + "::segv", "--tritondbg", crash + "::fine", "--tritondbg-gates",
+                               "correctness", "--tritondbg-device", "cpu"], **env_cmd)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1 and "1 failed, 2 passed" in out and "crashed" in out, out  # test_top.py too

@@ -49,12 +49,21 @@ def _device(value: str | None) -> str:
 def pytest_load_initial_conftests(early_config, parser, args):
     """Choose interpreted or compiled mode before any conftest can import a kernel (@triton.jit reads it)."""
     known = parser.parse_known_args(args)
-    if getattr(known, "tritondbg", None):
+    # --tritondbg-device alone too: the fixture's tests import their kernels at collection (it was compiled mode,
+    # and the CPU stand-in said the driver "needs a real GPU")
+    if getattr(known, "tritondbg", None) or getattr(known, "tritondbg_device", None):
         from tritondbg import runner
 
         device = _device(known.tritondbg_device)
         if runner.current_mode() is None:
             runner.set_mode("interpret" if device == "cpu" else "compiled")
+    # pytest --tritondbg TARGET without -n: one pytest-xdist worker, so a kernel that segfaults or hangs ends its
+    # item (an error naming it), not the session and its report, as under `tritondbg check`. -n 0, --pdb or
+    # -p no:xdist keep everything in this process. (Set here, as arguments: xdist reads -n before any hook of ours.)
+    if (getattr(known, "tritondbg", None) and early_config.pluginmanager.hasplugin("xdist")
+            and getattr(known, "numprocesses", 0) is None and not getattr(known, "usepdb", False)
+            and not os.environ.get("PYTEST_XDIST_WORKER")):
+        args[:] = ["-n", "1", *args]
 
 
 def _gates(config) -> list[str]:
@@ -286,12 +295,19 @@ def tritondbg_check(request):
         from tritondbg.check.gates import GATES, GateContext, run_gate
         from tritondbg.check.outcome import ERROR, FAIL, SKIP
 
-        gates = [gates] if isinstance(gates, str) else list(gates)
+        # "correctness,sanitize", as --gates takes them on the command line
+        gates = [g.strip() for g in gates.split(",") if g.strip()] if isinstance(gates, str) else list(gates)
         unknown = [g for g in gates if g not in GATES]
         if unknown or not gates:  # a typo crashed the gate ("gate crashed: KeyError")
             pytest.fail(f"tritondbg_check: unknown gate(s) {unknown or '(none given)'}; valid: {', '.join(GATES)}",
                         pytrace=False)
         dev = device or ("cpu" if runner.current_mode() in (None, "interpret") else "cuda")
+        if dev == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():  # it failed in the user's make_inputs ("Torch not compiled with CUDA")
+                pytest.fail("tritondbg_check: device='cuda' needs a CUDA GPU and none is visible; device='cpu' runs "
+                            "the interpreter", pytrace=False)
         if runner.current_mode() is None:
             runner.set_mode("interpret" if dev == "cpu" else "compiled")
         from tritondbg.check.session import load_target
