@@ -148,3 +148,18 @@ def test_a_compile_only_pass_is_not_something_ran(gates, rc):
     record = session.make_record(items, [GateOutcome("k", g, s, "why") for g, s in gates], device="cpu", workers=1)
     assert session.exit_status(record) == rc
     assert record.passed is (rc == 0)
+
+
+@pytest.mark.interpreter
+def test_a_scenario_whose_every_output_is_empty_compared_nothing_and_is_no_pass(tmp_path):
+    """A case of n = 0 alone passed every gate and `interpret` exited 0; beside a case with elements (the
+    ``kernel`` scenario above: a wrapper's early return on an empty input) it stays a pass."""
+    from tritondbg import runner
+
+    (tmp_path / "cases.py").write_text(CASES.replace('cases=[Case("tiny", params=dict(n=100)), Case("empty"',
+                                                     'cases=[Case("empty"'))
+    ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::kernel")
+    out = run_gate("correctness", loader.load(ctx.target), ctx)
+    assert out.status == FAIL and "nothing was compared" in out.reason, out.reason
+    record = runner.run(ctx.target, mode="interpret", cases="all")
+    assert record.compared_nothing and not record.passed and all(r.passed for r in record.results)

@@ -113,7 +113,13 @@ class RunRecord:
 
             return (bool(gates) and all(g.get("status") in ("pass", "skipped") for g in gates)
                     and not nothing_ran(gates))
-        return bool(self.results) and all(r.passed for r in self.results)
+        return bool(self.results) and all(r.passed for r in self.results) and not self.compared_nothing
+
+    @property
+    def compared_nothing(self) -> bool:
+        """Every case's outputs were empty (a case of n = 0 alone): it passed every gate and checked nothing. An
+        empty case beside others (a wrapper's early return on an empty input) is fine."""
+        return compared_nothing(self.results)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -150,3 +156,8 @@ class RunRecord:
             legacy = path / RECORD_NAME
             path = legacy if legacy.is_file() and not record_path(path).is_file() else record_path(path)
         return cls.from_dict(json.loads(path.read_text()))
+
+
+def compared_nothing(results) -> bool:
+    """Results that each compared outputs, every one of them with no element (see ``RunRecord.compared_nothing``)."""
+    return bool(results) and all(r.errors and all(e.numel == 0 for e in r.errors) for r in results)

@@ -17,6 +17,7 @@ from tritondbg import runner
 from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome
 from tritondbg.check.launches import LaunchCounter
 from tritondbg.configs import autotuners
+from tritondbg.record import compared_nothing
 
 # Three-way check for low precision (flash-attention's test_layer_norm habit): the kernel's error against the
 # fp32 reference may be at most K times torch-at-the-same-dtype's error, plus atol.
@@ -247,6 +248,9 @@ def correctness(scenario, ctx: GateContext) -> GateOutcome:
     if failed:
         return GateOutcome(scenario.name, "correctness", FAIL, _first_failure(results), {"failed": len(failed)},
                            results)
+    if compared_nothing(results):  # a scenario of n = 0 cases only: it passed every gate, checking nothing
+        return GateOutcome(scenario.name, "correctness", FAIL, f"every output of the {len(results)} case x dtype "
+                           "run(s) was empty: nothing was compared; give a case at least one element", {}, results)
     skipped_3w = sorted({r.extra["three_way"] for r in results if isinstance(r.extra.get("three_way"), str)})
     summary = f"{len(results)} case x dtype runs match" + (f" ({'; '.join(skipped_3w)})" if skipped_3w else "")
     return GateOutcome(scenario.name, "correctness", PASS, summary, {}, results)

@@ -66,6 +66,8 @@ def print_summary(con: Console | None, record: RunRecord, path: Path | None = No
     by = record.extra.get("interrupted_by") if record.extra.get("interrupted") else None
     if by:
         summary += ", timed out" if by == "timeout" else f", interrupted ({by})"
+    if record.compared_nothing:
+        summary += ", but every output was empty: nothing was compared (give a case at least one element)"
     con.print(("[green]" if record.passed else "[red]") + summary + "[/]"
               + (f"  record: {path}" if path else ""))
 
