@@ -166,6 +166,43 @@ def test_a_stop_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(si
     assert row.split()[1:3] == ["1", "0"], row   # launched once, checked none
 
 
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_stop_in_a_spinning_kernel_under_pytest_still_says_where(sig, tmp_path):
+    """pytest captures a test's stderr: the line of a Ctrl-C'd (or SIGTERM'd) launch went with the test's captured
+    output and the user saw only pytest's KeyboardInterrupt in triton's code. It goes to the terminal now."""
+    import signal
+    import time
+
+    pidfile = tmp_path / "pid"
+    body = textwrap.dedent(SPIN).replace("open(sys.argv[1]", "def test_spin():\n    open(" + repr(str(pidfile)))
+    body = body.replace("spin[(2,)](x)", "    spin[(2,)](x)")
+    (tmp_path / "test_spin.py").write_text(body)
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    env = {k: v for k, v in env.items() if not k.startswith("PYTEST_XDIST")}
+    proc = subprocess.Popen([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "-m", "pytest", "-q",
+                             "-p", "no:cacheprovider", "test_spin.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.time() + 120
+        while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        time.sleep(2.0)
+        if sig == "SIGINT":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    spin_line = next(i for i, ln in enumerate(body.splitlines(), 1) if "# SPIN" in ln)
+    how = "interrupted" if sig == "SIGINT" else "terminated (SIGTERM)"
+    assert f"tritondbg: {how} in spin at test_spin.py:{spin_line}, pid (0, 0, 0)" in err, (out + err)[-3000:]
+    assert proc.returncode != 0
+
+
 def test_program_form_takes_arch_for_the_stand_in(tmp_path, cli_env):
     (tmp_path / "arch.py").write_text("import torch, triton\n"
                                       "print('target', triton.runtime.driver.active.get_current_target().arch)\n"

@@ -523,5 +523,7 @@ def say_interrupted(launch, index: int, exc: BaseException | None = None, frame=
     where = frames.traceback_site(exc) if exc is not None else frames.frame_site(frame)
     pid = getattr(getattr(interpreter, "interpreter_builder", None), "grid_idx", None)
     at = f" at {frames.site_name(where[0])}:{where[1]}" if where else ""
-    print(f"tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
-          f"{index} of it) [launched from {describe_site(launch.stack)}]", file=sys.stderr, flush=True)
+    from tritondbg.program import child
+
+    child.say(f"tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
+              f"{index} of it) [launched from {describe_site(launch.stack)}]")

@@ -30,6 +30,18 @@ def config() -> dict:
     return _state["config"]
 
 
+def say(line: str) -> None:
+    """A line for the user's terminal even while the program captures stderr (pytest does, per test: the line of
+    a Ctrl-C'd launch went with the test's captured output): written to the stderr the program started with."""
+    fd = _state.get("stderr_fd")
+    try:
+        if fd is None:
+            raise OSError
+        os.write(fd, (line + "\n").encode(errors="replace"))
+    except OSError:
+        print(line, file=sys.stderr, flush=True)
+
+
 def note(text: str) -> None:
     """A line for the run's summary (a skipped capture, an argument that could not be saved)."""
     _state["notes"].append(text)
@@ -113,6 +125,10 @@ def start(phases: dict | None = None) -> None:
     if _compile_worker():
         os.environ.pop(ENV, None)  # nor its own workers
         return
+    try:
+        _state["stderr_fd"] = os.dup(2)  # before any capture of the program's (``say``)
+    except OSError:
+        pass
     cfg["_phases"] = dict(phases or {})
     cfg["_phases"]["child_loaded"] = time.monotonic()
     if "interpret" in cfg.get("features", ()):
