@@ -64,6 +64,9 @@ def _amd_checked() -> bool:
 # (args, extra env, exit status, what the one line says); {tmp} is the fixture's folder, {py} this Python
 ROWS = [
     (["interpret", "{tmp}/cases.txt"], {}, 2, "cases.txt is not a Python file"),
+    # a file named '-' was written in the current folder; the same path for both: the JUnit replaced the JSON
+    (["check", "add", "--gates", "resources", "--json", "-"], {}, 2, "--json -: standard output carries"),
+    (["check", "add", "--json", "{tmp}/x", "--junit", "{tmp}/x"], {}, 2, "are the same file"),
     (["interpret", "{tmp}/syn.py"], {}, 2, "syn.py:1: SyntaxError: invalid syntax"),
     (["ir", "{tmp}/syn.py"], {}, 2, "syn.py:1: SyntaxError: invalid syntax"),
     (["interpret", "{tmp}/empty.py"], {}, 2, "empty.py defines no Scenario"),
@@ -214,3 +217,13 @@ def test_a_kernel_name_that_is_a_file_here_without_py_says_so(tmp_path, monkeypa
     with pytest.raises(UsageError) as err:
         loader.check_target("other")
     assert "did you mean" not in str(err.value)
+
+
+def test_a_reader_that_closes_the_pipe_early_leaves_the_exit_status_alone(tmp_path, cli_env):
+    """`tritondbg list | head -1` exited 1 (BrokenPipeError): a CI step piping a check into head failed."""
+    import subprocess
+    import sys
+
+    cmd = f"{sys.executable} -m tritondbg list | head -c 10 >/dev/null; echo \"rc=${{PIPESTATUS[0]}}\""
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=tmp_path, env=cli_env, timeout=300)
+    assert "rc=0" in r.stdout and "BrokenPipe" not in r.stderr, r.stdout + r.stderr

@@ -50,10 +50,42 @@ def cli():
     """
 
 
+class _PipeSafe:
+    """Standard output that a reader closed early (``tritondbg check ... | head -1``) stops taking text instead of
+    raising BrokenPipeError in the middle of the run: the run goes on and exits with its own status (it was 1)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._to_devnull()
+            return len(text)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._to_devnull()
+
+    def _to_devnull(self):
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: bad input and kernel failures become one line and an exit status, never a traceback."""
     from tritondbg import settings
 
+    if not isinstance(sys.stdout, _PipeSafe) and sys.stdout is not None:
+        sys.stdout = _PipeSafe(sys.stdout)
     try:
         cli.main(args=argv, prog_name="tritondbg", standalone_mode=False)
     except click.exceptions.Exit as e:

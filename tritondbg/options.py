@@ -108,6 +108,10 @@ def _output_callback(*, folder: bool, purpose: str, makes_folder: bool = False, 
             from tritondbg.errors import UsageError
 
             raise UsageError(f"{name} needs a {'DIR' if folder else 'FILE'} (got the option {value})")
+        if value == "-" and not folder:  # it wrote a file named '-' in the current folder
+            from tritondbg.errors import UsageError
+
+            raise UsageError(f"{name} -: standard output carries the command's own report; give a file path")
         check_output_path(name, value, folder=folder, purpose=purpose, makes_folder=makes_folder)
         return value
     return callback

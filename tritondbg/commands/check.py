@@ -1,6 +1,7 @@
 """`tritondbg check`: quality gates with an exit status for CI."""
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -106,6 +107,10 @@ def check_cmd(targets, all_, gates, case, device, junit, json_path, workers, tim
     Exit status: 0 when every item passes or is skipped, 1 when one fails or errs, 2 on bad usage,
     130 when interrupted, 143 when terminated (SIGTERM: a CI cancel; the table, --junit and --json then say which
     items did not finish)."""
+    if junit and json_path and os.path.abspath(junit) == os.path.abspath(json_path):  # one overwrote the other
+        from tritondbg.errors import UsageError
+
+        raise UsageError(f"--json and --junit are the same file ({json_path}); give each its own")
     sys.exit(run_check(targets, all_=all_, gates=gates, device=device, junit=junit, json_path=json_path,
                        workers=workers, arch=arch, baseline=baseline, update_baseline=update_baseline, case=case,
                        timeout=timeout))
