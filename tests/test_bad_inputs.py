@@ -100,7 +100,7 @@ ROWS = [
     (["ir", "add", "--arch", "gfx9999"], {}, 2, "--arch gfx9999: not an AMD target this Triton knows; valid: "),
     (["ir", "add", "--diff", "arch=sm_90", "arch=sm_999"], {}, 2, "--arch sm_999: not a target"),
     (["ir", "add", "--arch", "sm_9x"], {}, 2, "unknown --arch 'sm_9x'"),
-    (["check", "{tmp}/fake"], {}, 2, "no such scenario file: {tmp}/fake (a folder: name a scenario file in it)"),
+    (["check", "{tmp}/fake"], {}, 2, "{tmp}/fake is a folder with no scenario file (*.py) in it"),
     (["check", "add", "--gates", "resources", "--arch", "sm_75x"], {}, 2, "unknown --arch 'sm_75x'"),
     (["ir", "add", "--stage", "bogus"], {}, 2, "Invalid value for '--stage'"),
     (["ir", "add", "--arch", "gfx942", "--stage", "ptx"], {}, 2, "--stage ptx does not exist for gfx942"),
@@ -196,11 +196,12 @@ def test_program_form_options_take_their_values_and_the_program_gets_the_rest(ar
     monkeypatch.chdir(bad)
     argv = [a.replace("{tmp}", tmp) for a in args] + ["--", PY, f"{tmp}/prog.py", "--", "--json", "x"]
     code, out, err = invoke(argv, env, monkeypatch, capsys)
-    assert code == 0, (code, err)
+    assert code == 1, (code, err)  # the program launches no kernel: nothing checked or captured is no pass
     assert json.loads((bad / "ran").read_text()) == ["--", "--json", "x"], err
     assert not (bad / "--").exists()
     if args[0] == "interpret":
-        assert json.loads((bad / "r.json").read_text())["exit_status"] == 0
+        assert json.loads((bad / "r.json").read_text())["exit_status"] == 0  # the program's own
+        assert "the program launched no Triton kernel: nothing was checked" in err, err
     else:  # the program launches nothing: said, and no folder left (an empty captures.json was)
         assert "tritondbg capture: no Triton launch: nothing captured" in err and not (bad / "cap").exists(), err
 

@@ -357,3 +357,19 @@ def test_pytest_plugin_device_option_alone_sets_the_mode_and_items_run_in_a_work
                                "correctness", "--tritondbg-device", "cpu"], **env_cmd)
     out = p.stdout + p.stderr
     assert p.returncode == 1 and "1 failed, 2 passed" in out and "crashed" in out, out  # test_top.py too
+
+
+def test_check_takes_a_folder_of_scenario_files_as_capture_writes_them(tmp_path, cli_env):
+    """`capture` writes a folder of reproducers; check refused it ("name a scenario file in it")."""
+    import json
+    import shutil
+
+    folder = tmp_path / "cap"
+    folder.mkdir()
+    shutil.copy(ZOO / "missing_mask.py", folder / "one.py")
+    shutil.copy(ZOO / "race.py", folder / "two.py")
+    (folder / "captures.json").write_text("{}")
+    p = run_cli(["check", str(folder), "--gates", "resources", "--json", str(tmp_path / "c.json")], cli_env,
+                cwd=tmp_path)
+    kernels = {g["kernel"] for g in json.loads((tmp_path / "c.json").read_text())["extra"]["gates"]}
+    assert {k.split("::")[0] for k in kernels} == {"one", "two"}, (kernels, p.stdout[-2000:], p.stderr[-2000:])

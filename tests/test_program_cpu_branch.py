@@ -63,3 +63,24 @@ def test_a_librarys_own_cuda_device_check_gets_a_hint(tmp_path):
     assert out.returncode == 1 and "AssertionError: Only support CUDA/NPU/XPU tensors" in out.stderr, out.stderr
     assert "tritondbg: the error above names CUDA: under the interpreter the program's \"cuda\" tensors are made " \
            "on the CPU" in out.stderr, out.stderr[-3000:]
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("command", ["interpret", "capture"])
+def test_a_test_suite_that_skips_without_cuda_launched_nothing_and_is_no_pass(tmp_path, command):
+    """skipif(not torch.cuda.is_available()) on every test (most GPU suites): `interpret -- pytest` exited 0 with
+    "no Triton launch", reading as a clean run; capture said "nothing captured" and exited 0 too."""
+    (tmp_path / "test_k.py").write_text(textwrap.dedent('''
+        import pytest, torch, triton
+
+        @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+        def test_kernel():
+            raise AssertionError("not reached")
+    '''))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET" and not k.startswith("PYTEST_XDIST")}
+    extra = ["--interpret", "--out", str(tmp_path / "cap")] if command == "capture" else []
+    out = subprocess.run([sys.executable, "-m", "tritondbg", command, *extra, "--", sys.executable, "-m", "pytest",
+                          "-q", "-p", "no:cacheprovider", "test_k.py"],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1 and "1 skipped" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "asked torch.cuda.is_available() (first at " in out.stderr and "test_k.py:4" in out.stderr, out.stderr

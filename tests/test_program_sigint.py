@@ -46,4 +46,4 @@ def test_a_group_sigint_interrupts_the_program_once(tmp_path, cli_env):
             proc.kill()
     assert "SAME True" in out, (out, err[-2000:])  # getsignal still answers what the program installed
     assert "CLEANED UP" in out, (out, err[-2000:])
-    assert proc.returncode == 0, err[-2000:]
+    assert proc.returncode == 1 and "launched no Triton kernel" in err, err[-2000:]  # it ended well, checked none

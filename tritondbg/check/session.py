@@ -38,15 +38,22 @@ def resolve_targets(targets: tuple[str, ...], all_: bool) -> list[str]:
         return names + [t for t in targets if t not in names]
     if not targets:
         raise UsageError(f"name kernels, a scenario file, or --all; kernels: {', '.join(names)}")
+    out = []
     for t in targets:
+        if "::" not in t and Path(t).expanduser().is_dir():  # a folder (capture's): every scenario file in it
+            files = sorted(str(f) for f in Path(t).expanduser().glob("*.py") if not f.name.startswith("_"))
+            if not files:
+                raise UsageError(f"{t} is a folder with no scenario file (*.py) in it; name a scenario file")
+            out += files
+            continue
         if loader.is_path_target(t):
             path = Path(t.split("::")[0]).expanduser()
             if not path.is_file():
-                what = " (a folder: name a scenario file in it)" if path.is_dir() else ""
-                raise UsageError(f"no such scenario file: {t.split('::')[0]}{what}")
+                raise UsageError(f"no such scenario file: {t.split('::')[0]}")
         elif t not in names:
             raise UsageError(loader.unknown_kernel(t, names))
-    return list(dict.fromkeys(targets))
+        out.append(t)
+    return list(dict.fromkeys(out))
 
 
 def resolve_gates(text: str | None) -> list[str]:

@@ -306,7 +306,7 @@ def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize,
     \b
     Program form: tritondbg interpret [--json FILE] [--kernel NAME] [--capture-on-finding] -- CMD [ARGS...]
     runs a whole program (python script.py, python -m pytest ...) under the interpreter, sanitizers on every
-    launch; exit status: the program's failure, else 1 with a finding, else 0 (its options:
+    launch; exit status: the program's failure, else 1 with a finding or no Triton launch, else 0 (its options:
     `tritondbg interpret --help --`).
     """
     _report_crashes()

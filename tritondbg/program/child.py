@@ -290,6 +290,8 @@ def _summary() -> dict:
     moved = sys.modules.get("tritondbg.program.cpu_device")
     if moved is not None and moved.moved():
         data["cuda_on_cpu"] = moved.moved()
+    if moved is not None and moved.asked():  # where it heard torch.cuda.is_available() answer False
+        data["cuda_asked"] = moved.asked()
     for obs in _state["observers"]:
         summary = getattr(obs, "summary", None)
         if summary is not None:

@@ -186,6 +186,12 @@ def _own_warnings_point_at_the_caller(code) -> None:
     warnings.WarningMessage = WarningMessage
 
 
+def asked() -> str | None:
+    """file:line of the first caller outside torch that asked ``torch.cuda.is_available()`` (False), or None."""
+    where = _state.get("asked")
+    return f"{where[0]}:{where[1]}" if where else None
+
+
 def moved() -> int:
     """How many CUDA requests were answered on the CPU so far."""
     return _state["moved"]

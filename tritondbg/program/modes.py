@@ -170,20 +170,25 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     clear_work_files(out)
     from tritondbg.program.capture import size
 
-    if not entries and not any(launches.values()):  # a folder holding an empty captures.json said nothing
+    if not entries and not skipped:  # an empty captures.json says nothing (--kernel matching nothing too)
         if not still:  # (an earlier capture's list stays)
-            os.remove(os.path.join(out, "captures.json"))
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(out, "captures.json"))
         with contextlib.suppress(OSError):
             os.rmdir(out)  # only when empty: a folder the user named may hold other things
+    if not entries and not any(launches.values()):
         _err("tritondbg capture: no Triton launch" + (f"; the program exited with status {rc}" if rc else "")
              + ": nothing captured")
-        return rc
+        if rc == 0:
+            _launched_nothing("capture", launches, summaries, said=True)
+        return rc or 1
     kernels_saved = {e.get("kernel") for e in entries}  # a process that never wrote its counts still saved these
     counted = _launch_count(max(sum(launches.values()), len(entries)), summaries,
                             lost=bool(kernels_saved - set(launches)),
                             of=f" of {len(kernels_saved | set(launches))} kernel(s)")
-    _err(f"tritondbg capture: {counted}; "
-         f"{len(entries)} reproducer(s), {size(sum(e.get('bytes', 0) for e in entries))}, in {out}")
+    _err(f"tritondbg capture: {counted}; " + (f"{len(entries)} reproducer(s), "
+                                               f"{size(sum(e.get('bytes', 0) for e in entries))}, in {out}"
+                                               if entries else "no reproducer saved"))
     shown = entries if len(entries) <= LISTED_MAX else entries[:LISTED_MAX - 1]  # 1000 lines after a big capture
     for e in shown:
         extra = f"  (could not save: {'; '.join(e['unsaved'])})" if e.get("unsaved") else ""
@@ -348,14 +353,45 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     if rc != 0:
         _err(f"tritondbg interpret: the program exited with status {rc}")
         return rc
-    if unmatched:
+    if unmatched or _launched_nothing("interpret", launches, summaries):
         return 1
     return 1 if any(f.get("severity", "error") == "error" for f in findings) else 0
+
+
+def _launched_nothing(command: str, launches: dict, summaries, said: bool = False) -> bool:
+    """The program ended well and launched no Triton kernel: nothing was checked or captured, which is no pass
+    (a test suite whose tests all skip without CUDA exited 0 looking clean). Says so, with where the program asked
+    torch.cuda.is_available() (False here: tests skipped on it, a library took its torch path)."""
+    if any(launches.values()):
+        return False
+    if not said:
+        _err(f"tritondbg {command}: the program launched no Triton kernel: nothing was "
+             f"{'checked' if command == 'interpret' else 'captured'}")
+    asked = next((s["cuda_asked"] for s in summaries if s.get("cuda_asked")), None)
+    if asked:
+        _err(f"  note: the program asked torch.cuda.is_available() (first at {asked}) and heard False, as on any "
+             "machine without a GPU: tests that skip on it (skipif(not torch.cuda.is_available())) and libraries "
+             "that take a torch path on it launch nothing; skip on another condition to run them here")
+    return True
+
+
+def _unmatched_patterns(command: str, patterns, launches: dict) -> None:
+    """A --kernel pattern that matched none of the launched kernels while others did: a note (a typo in a list)."""
+    from fnmatch import fnmatchcase
+
+    if not patterns or not launches:
+        return
+    for pat in patterns:  # (a pattern with a dot may name a qualified name, which the counts do not keep)
+        if "." not in pat and not any(fnmatchcase(name, pat) for name in launches):
+            _err(f"  note: --kernel {pat} matched none of the kernels the program launched "
+                 f"({', '.join(sorted(launches))})")
 
 
 def _matched_nothing(command: str, patterns, launches: dict, done) -> bool:
     """``--kernel`` given, kernels launched, none of them checked / captured: say so (a filter with a typo made a
     clean-looking run that checked nothing) and fail."""
+    if done:
+        _unmatched_patterns(command, patterns, launches)
     if not patterns or done or not launches:
         return False
     what = "checked" if command == "interpret" else "captured"
