@@ -193,6 +193,7 @@ def test_perf_times_gpu_size_cases_when_there_are_some():
     assert [c.name for c in perf_cases(zoo)] == ["tiny"]
 
 
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="the perf gate runs on a GPU machine")
 def test_check_cli_junit_json_and_exit_status(cli_env, tmp_path):
     junit, record = tmp_path / "check.xml", tmp_path / "check.json"
     p = run_cli(["check", "add", f"{ZOO / 'missing_mask.py'}::buggy", "--gates", "correctness,sanitize,perf",

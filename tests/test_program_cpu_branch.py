@@ -10,6 +10,11 @@ import textwrap
 
 import pytest
 
+from conftest import cuda_available
+
+# the CPU stand-in answers for a missing GPU: on a GPU machine the program takes its CUDA path instead
+pytestmark = pytest.mark.skipif(cuda_available(), reason="the CPU stand-in's behaviour: only without a GPU")
+
 LIBRARY = textwrap.dedent('''
     import torch
     import triton  # a kernel library: tritondbg attaches when triton is imported
