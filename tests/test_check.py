@@ -1,6 +1,7 @@
 """`tritondbg check`: every gate fails its planted bug with the right reason and passes the correct twin;
 JUnit XML read by a maintained JUnit library; the JSON is a loadable run record; the pytest plugin."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -350,7 +351,8 @@ def test_pytest_plugin_device_option_alone_sets_the_mode_and_items_run_in_a_work
             tritondbg_check({str(REPO / 'tests' / 'check_data' / 'crash.py') + '::fine'!r}, gates=["correctness"])
     """))
     base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path)]
-    env_cmd = dict(capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}  # this test may run in a worker
+    env_cmd = dict(capture_output=True, text=True, cwd=tmp_path, timeout=600, env=env)
     p = subprocess.run(base + ["test_top.py", "--tritondbg-device", "cpu"], **env_cmd)
     assert p.returncode == 0 and "1 passed" in p.stdout, p.stdout + p.stderr
     crash = str(REPO / "tests" / "check_data" / "crash.py")

@@ -247,36 +247,36 @@ def test_an_overflow_that_leaves_finite_wrong_outputs_is_named_at_its_line(recwa
 def test_store_atomic_conflict_leaves_out_a_programs_store_after_its_own_atomic():
     """A store and another program's atomic on one element race, unless the storing program's own atomic on it
     came first (the last ticket's reset); atomics on other elements are no race."""
-    from tritondbg.interp import findings
+    from tritondbg.interp import races
 
     a = lambda *x: np.array(x, dtype=np.uint64)  # noqa: E731
     # writes: (addresses, program, site, bits, seq); atomics: (addresses, program, site, seq, op)
-    reset = findings.store_atomic_conflict([(a(8), 1, 0, None, 5)], [(a(8), 0, 1, 2, "tl.atomic_add"),
+    reset = races.store_atomic_conflict([(a(8), 1, 0, None, 5)], [(a(8), 0, 1, 2, "tl.atomic_add"),
                                                                       (a(8), 1, 1, 4, "tl.atomic_add")])
     assert reset is None
-    early = findings.store_atomic_conflict([(a(8), 0, 0, None, 1)], [(a(8), 0, 1, 2, "tl.atomic_add"),
+    early = races.store_atomic_conflict([(a(8), 0, 0, None, 1)], [(a(8), 0, 1, 2, "tl.atomic_add"),
                                                                       (a(8), 1, 1, 4, "tl.atomic_add")])
     assert early is not None and (early["pid_a"], early["pid_b"], early["elements"]) == (0, 1, 1)
     assert early["atomic"] == "tl.atomic_add" and early["site_b"] == 1
-    apart = findings.store_atomic_conflict([(a(8, 16), 0, 0, None, 1)], [(a(24), 1, 1, 2, "tl.atomic_xchg")])
+    apart = races.store_atomic_conflict([(a(8, 16), 0, 0, None, 1)], [(a(24), 1, 1, 2, "tl.atomic_xchg")])
     assert apart is None
-    two = findings.store_atomic_conflict([(a(16, 8), 0, 0, None, 1)], [(a(8, 16), 1, 1, 2, "tl.atomic_max")])
+    two = races.store_atomic_conflict([(a(16, 8), 0, 0, None, 1)], [(a(8, 16), 1, 1, 2, "tl.atomic_max")])
     assert two["addr"] == 8 and two["elements"] == 2
 
 
 def test_the_race_reported_is_the_first_to_happen_not_the_lowest_address():
     """Two elements raced: the finding names the pair of stores that raced first in program order. By address,
     it named whichever tensor the allocator placed lower: another pair of lines from one run to the next."""
-    from tritondbg.interp import findings
+    from tritondbg.interp import races
 
     a = lambda *x: np.array(x, dtype=np.uint64)  # noqa: E731
     bits = lambda *x: np.array(x, dtype=np.uint64)  # noqa: E731
     writes = [(a(900), 0, 0, bits(1), 1), (a(100), 0, 1, bits(1), 2),   # program 0: first store 900, then 100
               (a(900), 1, 2, bits(2), 3), (a(100), 1, 3, bits(2), 4)]   # program 1 races 900 first
-    race = findings.race_conflict(writes)
+    race = races.race_conflict(writes)
     assert (race["addr"], race["site_a"], race["site_b"], race["elements"]) == (900, 0, 2, 2)
     writes[2], writes[3] = (a(900), 1, 2, bits(2), 4), (a(100), 1, 3, bits(2), 3)  # now 100 is raced first
-    assert findings.race_conflict(writes)["addr"] == 100
+    assert races.race_conflict(writes)["addr"] == 100
 
 
 def test_a_test_and_set_lock_orders_its_stores_and_an_exchanged_flag_does_not():

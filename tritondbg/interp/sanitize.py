@@ -22,7 +22,7 @@ import contextlib
 
 import numpy as np
 
-from tritondbg.interp import findings, frames, guard, hooks, initcheck, shadow, undo
+from tritondbg.interp import findings, frames, guard, hooks, initcheck, races, shadow, undo
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array, poisoned  # noqa: F401 (API)
@@ -66,6 +66,7 @@ class Sanitizer(Instrument, hooks.Listener):
     """All sanitizers at once (they share the per-op bookkeeping)."""
 
     name = "sanitizer"
+    max_race_elements = _MAX_RACE_ELEMENTS  # races.py notes a record cut short
 
     def __init__(self, journal: bool = False):
         self.check_nonfinite = True
@@ -166,7 +167,7 @@ class Sanitizer(Instrument, hooks.Listener):
         try:
             self.writes.extend(self.locks.pending)
             self.locks = HeldLocks()
-            self._races(launch)
+            races.report(self, launch)
         finally:
             self.writes, self.atomics = [], []
             self.launch = None
@@ -311,7 +312,7 @@ class Sanitizer(Instrument, hooks.Listener):
 
     def record_atomic(self, changed: np.ndarray, op: str, cta: bool = False) -> None:
         """An atomic of the running program and the addresses whose bits it changed (memops.py reads them back),
-        for the races of plain stores against other programs' atomics (``findings.store_atomic_conflict``)."""
+        for the races of plain stores against other programs' atomics (races.py)."""
         if self.launch is None or changed.size == 0 or self.write_count >= _MAX_RACE_ELEMENTS:
             return
         self.mem_seq += 1
@@ -335,8 +336,8 @@ class Sanitizer(Instrument, hooks.Listener):
         if self.write_count < _MAX_RACE_ELEMENTS and not self.locks and not released:
             self.mem_seq += 1
             entry = (np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),
-                     findings.stored_bits(value, live, p.shape), self.mem_seq)
-            self._lane_collisions(entry[0], entry[3], site)
+                     races.stored_bits(value, live, p.shape), self.mem_seq)
+            races.check_lanes(self, entry[0], entry[3], site)
             # under a word an exchange took: a test-and-set lock's critical section, or stores after a flag
             (self.locks.pending if self.locks.tentative else self.writes).append(entry)
             self.write_count += int(addrs.size)
@@ -344,19 +345,6 @@ class Sanitizer(Instrument, hooks.Listener):
             self._poison_store(value, live, site)
         if self.uninit_sids:
             initcheck.check_store(self, ptrs, value, live)
-
-    def _lane_collisions(self, addrs, bits, site) -> None:
-        hit = findings.lane_collisions(addrs, bits)
-        if hit is None:
-            return
-        buf, desc = self.launch.argmap().describe(hit["addr"])
-        e = self._entry("race", site, buf.name if buf else None, "store_lanes", other_pid=list(self.pid),
-                        other_line=site[1], element=desc, elements=0, same_value=hit["same_value"])
-        e["same_value"] = e["same_value"] and hit["same_value"]
-        e["elements"] += hit["elements"]
-        e["lanes"] += hit["elements"]
-        if buf is not None and len(e["offsets"]) < _MAX_SAMPLE:
-            e["offsets"].append(int((hit["addr"] - buf.data_ptr) // buf.itemsize))
 
     def _poison_store(self, value, live, site) -> None:
         kind = handle_kind(value)
@@ -367,62 +355,6 @@ class Sanitizer(Instrument, hooks.Listener):
         ids = payload_ids(np.ascontiguousarray(vals), kind)
         for sid in np.unique(ids[ids > 0]):
             self.poison_stores.setdefault(int(sid), dict(pid=list(self.pid), file=site[0], line=site[1]))
-
-    def _races(self, launch) -> None:
-        self._store_atomic_race(launch)
-        race = findings.race_conflict(self.writes)  # same_value: every racing program wrote the same bits
-        if race is None:
-            return
-        n_elems, addr = race["elements"], race["addr"]
-        site_a, site_b = self.sites[race["site_a"]], self.sites[race["site_b"]]
-        pid_a, pid_b = self.pids[race["pid_a"]], self.pids[race["pid_b"]]
-        buf, desc = launch.argmap().describe(addr)
-        saved = self.pid
-        self.pid = pid_a  # pid_a stored at site_a, pid_b at site_b (the same line, or another store)
-        e = self._entry("race", site_a, buf.name if buf else None, "store", other_pid=list(pid_b),
-                        other_line=site_b[1], element=desc, elements=0, same_value=race["same_value"])
-        e["same_value"] = e["same_value"] and race["same_value"]  # one launch with different values: an error
-        self.pid = saved
-        e["elements"] += n_elems
-        e["lanes"] += n_elems
-        e["programs"].add(pid_b)
-        if buf is not None and len(e["offsets"]) < _MAX_SAMPLE:
-            e["offsets"].append(int((addr - buf.data_ptr) // buf.itemsize))
-        if self.write_count >= _MAX_RACE_ELEMENTS:
-            e["notes"].append(f"only the first {_MAX_RACE_ELEMENTS} stored elements of the launch were checked")
-
-    def _store_atomic_race(self, launch) -> None:
-        self._cta_race(launch)
-        race = findings.store_atomic_conflict(self.writes, self.atomics)
-        if race is None:
-            return
-        buf, desc = launch.argmap().describe(race["addr"])
-        saved = self.pid
-        self.pid = self.pids[race["pid_a"]]
-        e = self._entry("race", self.sites[race["site_a"]], buf.name if buf else None, "store_vs_atomic",
-                        other_pid=list(self.pids[race["pid_b"]]), other_line=self.sites[race["site_b"]][1],
-                        element=desc, elements=0, same_value=False, atomic=race["atomic"])
-        self.pid = saved
-        e["elements"] += race["elements"]
-        e["lanes"] += race["elements"]
-        e["programs"].add(self.pids[race["pid_b"]])
-        if buf is not None and len(e["offsets"]) < _MAX_SAMPLE:
-            e["offsets"].append(int((race["addr"] - buf.data_ptr) // buf.itemsize))
-
-    def _cta_race(self, launch) -> None:
-        race = findings.cta_conflict(self.atomics)
-        if race is None:
-            return
-        buf, desc = launch.argmap().describe(race["addr"])
-        saved = self.pid
-        self.pid = self.pids[race["pid_a"]]
-        e = self._entry("race", self.sites[race["site_a"]], buf.name if buf else None, "cta_atomic",
-                        other_pid=list(self.pids[race["pid_b"]]), other_line=self.sites[race["site_b"]][1],
-                        element=desc, elements=0, same_value=False, atomic=race["atomic"])
-        self.pid = saved
-        e["elements"] += race["elements"]
-        e["lanes"] += race["elements"]
-        e["programs"].add(self.pids[race["pid_b"]])
 
     # -- value events (from shadow.py) ------------------------------------------------------------------
     def nonfinite_event(self, name, out, ins, new, frame) -> None:

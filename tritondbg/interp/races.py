@@ -1,0 +1,217 @@
+"""Races, from what a launch's programs stored and changed by atomics (``Sanitizer.record_store`` /
+``record_atomic``), checked when the launch ends (``report``) and at each store (``check_lanes``):
+
+- two programs' plain stores to one element (different bits: an error; the same bits: a warning);
+- lanes of one store to one element (``lane_collisions``);
+- one program's plain store and another's atomic on one element (``store_atomic_conflict``);
+- a ``scope="cta"`` atomic and another program's atomic on one element (``cta_conflict``).
+
+Each is reported once per launch, at the first such element in program order, as a ``race`` entry of the
+sanitizer (its message: findings.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+_MAX_SAMPLE = 8
+
+
+def report(san, launch) -> None:
+    """The launch's races, into ``san``'s entries (the store-store race notes when its record was cut short)."""
+    race = cta_conflict(san.atomics)
+    if race is not None:
+        _entry(san, launch, race, "cta_atomic", same_value=False, atomic=race["atomic"])
+    race = store_atomic_conflict(san.writes, san.atomics)
+    if race is not None:
+        _entry(san, launch, race, "store_vs_atomic", same_value=False, atomic=race["atomic"])
+    race = race_conflict(san.writes)  # same_value: every racing program wrote the same bits
+    if race is not None:
+        e = _entry(san, launch, race, "store", same_value=race["same_value"])
+        if san.write_count >= san.max_race_elements:
+            e["notes"].append(f"only the first {san.max_race_elements} stored elements of the launch were checked")
+
+
+def _entry(san, launch, race: dict, op: str, same_value: bool, **extra) -> dict:
+    """The race entry of the running launch: pid_a's store (or cta atomic) at site_a against pid_b at site_b."""
+    buf, desc = launch.argmap().describe(race["addr"])
+    pid_a, pid_b = san.pids[race["pid_a"]], san.pids[race["pid_b"]]
+    saved = san.pid
+    san.pid = pid_a
+    e = san._entry("race", san.sites[race["site_a"]], buf.name if buf else None, op, other_pid=list(pid_b),
+                   other_line=san.sites[race["site_b"]][1], element=desc, elements=0, same_value=same_value, **extra)
+    san.pid = saved
+    e["same_value"] = e["same_value"] and same_value  # one launch with different values: an error
+    e["elements"] += race["elements"]
+    e["lanes"] += race["elements"]
+    e["programs"].add(pid_b)
+    if buf is not None and len(e["offsets"]) < _MAX_SAMPLE:
+        e["offsets"].append(int((race["addr"] - buf.data_ptr) // buf.itemsize))
+    return e
+
+
+def check_lanes(san, addrs, bits, site) -> None:
+    """Lanes of the running program's store that write one element (``lane_collisions``): a race entry at once."""
+    hit = lane_collisions(addrs, bits)
+    if hit is None:
+        return
+    idx = len(san.pids) - 1
+    _entry(san, san.launch, dict(hit, pid_a=idx, pid_b=idx, site_a=san._site_id(site), site_b=san._site_id(site)),
+           "store_lanes", same_value=hit["same_value"])
+
+
+def stored_bits(value, live, shape):
+    """The raw bits a plain store writes, one per live lane (as ``record_store`` takes the addresses), or None
+    when they cannot be read (then any cross-program write of that store counts as a race)."""
+    try:
+        data = np.broadcast_to(np.asarray(value.data), shape)
+        data = np.ascontiguousarray(data.reshape(-1) if live is None else data[live])
+        if data.dtype.itemsize not in (1, 2, 4, 8):
+            return None
+        return np.array(data.view(f"u{data.dtype.itemsize}"), copy=True)
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def race_conflict(writes: list) -> dict | None:
+    """The first element that plain stores of more than one program write with different bits (the one raced
+    first, in the order the stores ran: addresses change from run to run, so the lowest would name another pair of
+    lines in another run), from a launch's ``writes`` [(addresses, program index, site id, stored bits or None,
+    seq)], or None when no element
+    is written by several programs. Where every such element got the same bits from each program (every program
+    sets a done flag to 1: harmless; or each program's sum of a torch.ones input: a race the input hides),
+    ``same_value`` is True: a warning, not an error. Returns the element's address, both program indices and
+    store sites, ``elements`` (how many elements) and ``same_value``."""
+    if len(writes) < 2:
+        return None
+    A = np.concatenate([w[0] for w in writes])
+    P = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in writes])
+    S = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in writes])
+    V = np.concatenate([np.zeros(w[0].size, np.uint64) if w[3] is None else w[3].astype(np.uint64) for w in writes])
+    U = np.concatenate([np.full(w[0].size, w[3] is None) for w in writes])  # bits unknown: assume they differ
+    Q = np.concatenate([np.full(w[0].size, w[4] if len(w) > 4 else 0, dtype=np.int64) for w in writes])
+    order = np.lexsort((P, A))  # stable: one program's stores to an element stay in program order
+    A, P, S, V, U, Q = A[order], P[order], S[order], V[order], U[order], Q[order]
+    starts = np.flatnonzero(np.r_[True, A[1:] != A[:-1]])
+    several = np.maximum.reduceat(P, starts) != np.minimum.reduceat(P, starts)
+    differ = (np.maximum.reduceat(V, starts) != np.minimum.reduceat(V, starts)) | np.logical_or.reduceat(U, starts)
+    bad = np.flatnonzero(several & differ)
+    same = bad.size == 0
+    if same:  # every program wrote the same bits: harmless if that holds for every input (a flag), not if the
+        bad = np.flatnonzero(several)  # values only agreed on this input (a sum of torch.ones): a warning
+        if bad.size == 0:
+            return None
+    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, A.size]))
+    raced_at = np.where(P != P[starts][group], Q, np.iinfo(np.int64).max)  # another program's store to it
+    first = bad[int(np.argmin(np.minimum.reduceat(raced_at, starts)[bad]))]
+    lo = int(starts[first])
+    hi = int(starts[first + 1]) if first + 1 < starts.size else A.size
+    other = lo + np.flatnonzero(P[lo:hi] != P[lo])  # stores of the other programs to the element
+    wrote_other = other[U[other] | U[lo] | (V[other] != V[lo])]   # ... that wrote other bits than the first
+    j = int(wrote_other[0] if wrote_other.size else other[0])
+    return dict(addr=int(A[lo]), pid_a=int(P[lo]), pid_b=int(P[j]), site_a=int(S[lo]), site_b=int(S[j]),
+                elements=int(bad.size), same_value=bool(same))
+
+
+def lane_collisions(addrs, bits) -> dict | None:
+    """Lanes of one store that write the same element (``addrs``: the live lanes' addresses, ``bits``: what each
+    writes, or None): the GPU keeps one lane's value, which one unspecified. With different values (a block stored
+    through a scalar pointer) an error; with the same value, a warning where only some lanes collide (a histogram
+    updated by load + 1 and store loses the repeats; each lane wrote the same count), nothing where every lane
+    writes one element (a scalar stored through a block). Returns the first such element's address, ``elements``
+    and ``same_value``."""
+    if addrs.size < 2 or bool((addrs[1:] > addrs[:-1]).all()):
+        return None
+    order = np.argsort(addrs, kind="stable")
+    A = addrs[order]
+    starts = np.flatnonzero(np.r_[True, A[1:] != A[:-1]])
+    if starts.size == A.size:
+        return None
+    several = np.diff(np.r_[starts, A.size]) > 1
+    if bits is None:
+        differ = several
+    else:
+        B = bits[order]
+        differ = several & (np.maximum.reduceat(B, starts) != np.minimum.reduceat(B, starts))
+    bad = np.flatnonzero(differ)
+    same = bad.size == 0
+    if same:
+        if starts.size == 1:
+            return None
+        bad = np.flatnonzero(several)
+    return dict(addr=int(A[starts[bad[0]]]), elements=int(bad.size), same_value=bool(same))
+
+
+def cta_conflict(atomics: list) -> dict | None:
+    """The first element (by the atomics' order) that a ``scope="cta"`` atomic of one program and an atomic of
+    another program both change, from a launch's ``atomics`` [(addresses, program index, site id, seq, op, cta)]: a
+    cta-scope atomic is atomic among one program's threads only, so on a GPU another program's update of the element
+    can be lost (the interpreter, one program at a time, adds them all). Returns the element's address, the cta
+    atomic's and the other program's indices and sites, the atomic's name and ``elements``."""
+    if not any(len(a) > 5 and a[5] for a in atomics):
+        return None
+    A = np.concatenate([a[0] for a in atomics])
+    I = np.concatenate([np.full(a[0].size, i, dtype=np.int64) for i, a in enumerate(atomics)])
+    P = np.array([a[1] for a in atomics], dtype=np.int64)[I]
+    C = np.array([len(a) > 5 and bool(a[5]) for a in atomics])[I]
+    order = np.lexsort((I, A))
+    A, I, P, C = A[order], I[order], P[order], C[order]
+    starts = np.flatnonzero(np.r_[True, A[1:] != A[:-1]])
+    several = np.maximum.reduceat(P, starts) != np.minimum.reduceat(P, starts)
+    bad = np.flatnonzero(several & np.logical_or.reduceat(C, starts))
+    if bad.size == 0:
+        return None
+    best = None
+    for g in bad.tolist():
+        lo, hi = int(starts[g]), int(starts[g + 1]) if g + 1 < starts.size else A.size
+        cta = next(j for j in range(lo, hi) if C[j])
+        other = next(j for j in range(lo, hi) if P[j] != P[cta])
+        key = max(atomics[I[cta]][3], atomics[I[other]][3])  # when the second of the pair ran
+        if best is None or key < best[0]:
+            best = (key, int(A[lo]), int(I[cta]), int(I[other]))
+    _, addr, i, j = best
+    return dict(addr=addr, pid_a=atomics[i][1], site_a=atomics[i][2], pid_b=atomics[j][1], site_b=atomics[j][2],
+                atomic=atomics[i][4], elements=int(bad.size))
+
+
+def store_atomic_conflict(writes: list, atomics: list) -> dict | None:
+    """The first element (by the store's order) that a plain store of one program and an atomic of another both change,
+    from a launch's ``writes`` [(addresses, program index, site id, bits, seq)] and ``atomics`` [(addresses that the
+    atomic changed, program index, site id, seq, op name)], or None. Nothing orders a plain store against another
+    program's atomic: on a GPU the atomic lands before or after it (program 0 zeroing a total that every program
+    tl.atomic_adds into loses the adds that came first), while the interpreter runs programs in order and hides
+    it. A store that follows its own program's atomic on the element is left out: the last program of a ticket
+    counter (``tl.atomic_add(count, 1) == n - 1``) resetting it with ``tl.store(count, 0)``. Atomics that changed
+    nothing (a poll: ``tl.atomic_add(flag, 0)``) are not recorded. Returns the element's address, the storing and
+    the atomic program's indices and sites, the atomic's name and ``elements`` (how many elements)."""
+    if not writes or not atomics:
+        return None
+    TA = np.concatenate([a[0] for a in atomics])
+    SA = np.concatenate([w[0] for w in writes])
+    hit = np.flatnonzero(np.isin(SA, TA))
+    if hit.size == 0:
+        return None
+    SP = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in writes])[hit]
+    SS = np.concatenate([np.full(w[0].size, w[4], dtype=np.int64) for w in writes])[hit]
+    SI = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in writes])[hit]
+    SA = SA[hit]
+    keep = np.isin(TA, SA)
+    TP = np.concatenate([np.full(a[0].size, a[1], dtype=np.int64) for a in atomics])[keep]
+    TS = np.concatenate([np.full(a[0].size, a[3], dtype=np.int64) for a in atomics])[keep]
+    TI = np.concatenate([np.full(a[0].size, i, dtype=np.int64) for i, a in enumerate(atomics)])[keep]
+    TA = TA[keep]
+    by_addr: dict[int, list] = {}
+    for addr, prog, seq, i in zip(TA.tolist(), TP.tolist(), TS.tolist(), TI.tolist()):
+        by_addr.setdefault(addr, []).append((prog, seq, i))
+    racing: dict[int, tuple] = {}
+    for addr, prog, seq, site in zip(SA.tolist(), SP.tolist(), SS.tolist(), SI.tolist()):
+        ops = by_addr[addr]
+        if any(p == prog and s < seq for p, s, _ in ops):
+            continue  # this program's own atomic came first: a reset by the program the counter picked
+        other = next((o for o in ops if o[0] != prog), None)
+        if other is not None and addr not in racing:
+            racing[addr] = (seq, prog, site, other)
+    if not racing:
+        return None
+    addr = min(racing, key=lambda a: (racing[a][0], a))
+    _, prog, site, (o_prog, _, i) = racing[addr]
+    return dict(addr=addr, pid_a=prog, site_a=site, pid_b=o_prog, site_b=atomics[i][2], atomic=atomics[i][4],
+                elements=len(racing))
