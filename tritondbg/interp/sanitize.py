@@ -379,7 +379,7 @@ class Sanitizer(Instrument, hooks.Listener):
                                    kernel=self.launch.kernel if self.launch else "?"))
 
     def times_zero_sid(self, sid: int, frame) -> int:
-        """The pad id for lanes of load ``sid``'s undefined lanes multiplied by an exact 0 (shadow._times_zero): one
+        """The pad id for lanes of load ``sid``'s undefined lanes multiplied by an exact 0 (shadow_pads._times_zero): one
         per load line, its info naming the first such product; where they reach a result: a warning."""
         info = self.poison_info.get(sid)
         if info is None or "uninit" in info:

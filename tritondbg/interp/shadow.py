@@ -1,5 +1,6 @@
 """Shadow state carried on the interpreter's values, for the sanitizers: the builder's ops wrapped so the
-shadows propagate (the shadows themselves and the NaN/Inf check: shadow_values.py).
+shadows propagate (the shadows themselves and the NaN/Inf check: shadow_values.py; the elementwise pad rules:
+shadow_pads.py).
 
 Every interpreter value is a ``TensorHandle`` (numpy ``data`` + Triton ``dtype`` + an ``attr`` dict). Two
 shadows ride in ``attr``, propagated by wrapping the builder's value ops (names shared by Triton 3.6/3.9):
@@ -28,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+# the pad rules of elementwise ops (value-aware: x * 0, x + 0, max/min, m & cond) and undefined lanes times 0
+from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
 # _scalar_ty, PAD)
 from tritondbg.interp.shadow_values import (BASE, PAD, _bcast, _check_new_nonfinite, _debug_raise, _is_bf16,  # noqa: F401
@@ -39,125 +42,6 @@ _saved: dict[str, Any] = {}  # (owner, name) -> the builder function install() r
 # ---------------------------------------------------------------------------------------------------------
 # wrappers: elementwise
 # ---------------------------------------------------------------------------------------------------------
-
-def _elementwise_pad(out, ins, op=None) -> None:
-    pads = [pad_of(h) for h in ins]
-    if all(p is None for p in pads):
-        return
-    shape = out.data.shape
-    if len(ins) == 2 and op in _VALUE_AWARE:
-        p = _value_aware_pad(op, ins, pads, shape)
-    else:
-        p = _max_pads(pads, shape)
-    if p is not None:
-        _set_pad(out, np.asarray(p, dtype=np.uint8))
-
-
-_VALUE_AWARE = (np.multiply, np.add, np.subtract, np.maximum, np.minimum, np.fmax, np.fmin, np.bitwise_and,
-                np.bitwise_or)
-
-
-def _value_aware_pad(op, ins, pads, shape):
-    """Lanes whose result does not depend on the padded operand are real again:
-    x * 0 (the other factor exactly 0), x + 0 / x - 0 (the padded operand exactly 0, e.g. ``acc += load``
-    of a zero-filled tail), max/min (the padded operand is not the one chosen, e.g. other=-inf)."""
-    a, b = ins
-    pa, pb = _bcast(pads[0], shape), _bcast(pads[1], shape)
-    zero = np.uint8(0)
-    if op is np.multiply:  # depends on a padded factor only where the other factor is not 0; an undefined
-        # factor (k >= 3) is garbage on the GPU, Inf or NaN as well: times 0 it stays undefined (``_times_zero``
-        # then gives those lanes their own id: 0 for finite garbage, a warning where they reach a result)
-        ta = np.where(_bcast(_nonzero(b), shape) | (pa >= 3), pa, zero) if pa is not None else None
-        tb = np.where(_bcast(_nonzero(a), shape) | (pb >= 3), pb, zero) if pb is not None else None
-    elif op in (np.add, np.subtract):
-        # a padded term that is exactly 0 adds nothing to a lane that holds its own data (``acc += load``
-        # of a zero-filled tail); against a uniform value (``x - mean``) the lane stays padding: its result
-        # is a value for an element that does not exist
-        ta = (np.where(_bcast(_nonzero(a), shape), pa, zero) if not _uniform(b) else pa) if pa is not None else None
-        tb = (np.where(_bcast(_nonzero(b), shape), pb, zero) if not _uniform(a) else pb) if pb is not None else None
-    elif op in (np.bitwise_and, np.bitwise_or):  # x & 0 is 0, a boolean x | True is True, whatever x holds: a
-        # mask and-ed with a comparison of padded or undefined lanes (``m & (x > 0)``) is real where m is False
-        def decides(h):
-            d = np.asarray(h.data)
-            if op is np.bitwise_and:
-                return d == 0
-            return d if d.dtype == np.bool_ else np.zeros(d.shape, bool)
-        ta = np.where(_bcast(decides(b), shape), zero, pa) if pa is not None else None
-        tb = np.where(_bcast(decides(a), shape), zero, pb) if pb is not None else None
-    else:  # max/min: the result is the chosen operand
-        fa, fb = as_float(a), as_float(b)
-        if fa is None or fb is None:
-            return _max_pads(pads, shape)
-        fa, fb = np.broadcast_to(fa, shape), np.broadcast_to(fb, shape)
-        za = pa if pa is not None else np.zeros(shape, np.uint8)
-        zb = pb if pb is not None else np.zeros(shape, np.uint8)
-        take_a = fa > fb if op in (np.maximum, np.fmax) else fa < fb
-        tie = fa == fb
-        chosen = np.where(tie, np.minimum(za, zb), np.where(take_a, za, zb))
-        # an undefined operand (k >= 3) holds garbage on the GPU, which may win whatever the interpreter's
-        # poison did (``tl.maximum(x, 0.0)`` drops the NaN): the result stays undefined
-        return np.maximum(chosen, np.maximum(np.where(za >= 3, za, zero), np.where(zb >= 3, zb, zero)))
-    if ta is None:
-        return tb
-    return ta if tb is None else np.maximum(ta, tb)
-
-
-def _uniform(h) -> bool:
-    d = h.data
-    return d.size <= 1 or bool((d == d.reshape(-1)[0]).all())
-
-
-def _stale(p) -> np.ndarray | bool:
-    """Lanes of pad ``p`` that hold memory nothing wrote (initcheck's ids: ``torch.empty``), whose old bits may well
-    be Inf or NaN (a freed tensor's -inf scores): times 0 they stay undefined."""
-    san = _sink["san"]
-    stale = getattr(san, "uninit_sids", None)
-    if not stale:
-        return False
-    return np.isin(p.astype(np.int16) - 2, np.fromiter(stale, dtype=np.int16)) & (p >= 3)
-
-
-def _times_zero(out, lhs, rhs):
-    """``x * 0`` where x is a lane a masked load left undefined (the NaN poison) and the 0 is a defined lane (a
-    padded ``other=0.0`` tail): the product is 0 for any finite garbage. Those lanes get the value 0 (the poison
-    made them NaN) and, from the sanitizer, a pad id of their own (``times_zero_sid``): where they reach a
-    reduction or a dot the finding is a warning that names the product (fla's layer-norm backward multiplies an
-    other-less weight load by a zero-padded gradient: every dx was reported as poisoned, and it is right on the
-    GPU). Called after ``_elementwise_pad`` gave the product its pad: those lanes' pad is replaced."""
-    san = _sink["san"]
-    if san is None:
-        return
-    shape = out.data.shape
-    pa, pb = pad_of(lhs), pad_of(rhs)
-    hit = np.zeros(shape, bool)
-    new = np.zeros(shape, np.uint8)
-    frame = None
-    for p, other, p_other in ((pa, rhs, pb), (pb, lhs, pa)):
-        if p is None:
-            continue
-        p = _bcast(p, shape)
-        undefined = (p >= 3) & ~np.asarray(_stale(p))
-        if not undefined.any():
-            continue
-        zero_other = ~_bcast(_nonzero(other), shape)
-        if p_other is not None:
-            zero_other = zero_other & (_bcast(p_other, shape) < 3)
-        sel = undefined & zero_other & ~hit
-        if not sel.any():
-            continue
-        frame = frame or _site_frame()
-        for k in np.unique(p[sel]):
-            lanes = sel & (p == k)
-            new[lanes] = san.times_zero_sid(int(k) - 2, frame) + 2
-        hit |= sel
-    if not hit.any():
-        return
-    out.data[hit] = 0  # +0.0 in every float format (bf16 and fp8 stored as their bits), 0 for integers
-    p = pad_of(out)
-    p = np.zeros(shape, np.uint8) if p is None else np.array(p, dtype=np.uint8)
-    p[hit] = new[hit]
-    _set_pad(out, p)
-
 
 def _wrap_binary(orig):
     def binary_op(self, lhs, rhs, op):
