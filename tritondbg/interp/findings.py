@@ -12,6 +12,12 @@ def _fmt_pid(pid) -> str:
     return "(" + ", ".join(str(i) for i in pid) + ")"
 
 
+def _pair(e: dict, first: str, second: str) -> str:
+    """'FIRST from pid (a) (line L) and SECOND from pid (b) (line M)': the two sides of a race entry."""
+    return (f"{first} from pid {_fmt_pid(e['pid'])} (line {e['line']}) and {second + ' from ' if second else ''}pid "
+            f"{_fmt_pid(e['other_pid'])} (line {e['other_line']})")
+
+
 def _range(e: dict) -> str:
     """The element offsets of an out_of_bounds entry: the full range over every lane, or a labelled sample."""
     if e.get("off_min") is not None:
@@ -87,26 +93,22 @@ def _message(e: dict) -> str:
         return (f"lanes of one tl.store in pid {_fmt_pid(e['pid'])} write the same element {e['element']} {what}; "
                 f"{e['elements']} such element(s)")
     if kind == "race" and e.get("same_value"):
-        return (f"plain stores from pid {_fmt_pid(e['pid'])} (line {e['line']}) and pid "
-                f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) write the same element {e['element']}; "
+        return (f"{_pair(e, 'plain stores', '')} write the same element {e['element']}; "
                 f"{e['elements']} element(s) of this launch are written by more than one program, each with the "
                 f"same value on this input: harmless if that holds for every input (a done flag set to 1), a race "
                 f"if the values can differ (per-program results that agree only on this data)")
     if kind == "race" and e["op"] == "cta_atomic":
-        return (f"{e['atomic']}(scope='cta') from pid {_fmt_pid(e['pid'])} (line {e['line']}) and an atomic from pid "
-                f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) change element {e['element']} "
+        return (f"{_pair(e, e['atomic'] + '(scope=' + repr('cta') + ')', 'an atomic')} change element {e['element']} "
                 f"({e['elements']} such element(s)): a cta-scope atomic is atomic among one program's threads only, "
                 f"so on a GPU another program's update there can be lost (the interpreter runs programs one at a "
                 f"time and hides it); use the default scope (gpu)")
     if kind == "race" and e.get("atomic"):
-        return (f"a plain store from pid {_fmt_pid(e['pid'])} (line {e['line']}) and {e['atomic']} from pid "
-                f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) both change element {e['element']} with nothing "
+        return (f"{_pair(e, 'a plain store', e['atomic'])} both change element {e['element']} with nothing "
                 f"ordering them ({e['elements']} such element(s) in this launch): on a GPU the atomic can land before "
                 f"the store, which then overwrites it, or after (the interpreter runs programs in order, which hides "
                 f"it). Initialize before the launch (torch.zeros) or write the element only through atomics")
     if kind == "race":
-        return (f"plain stores from pid {_fmt_pid(e['pid'])} (line {e['line']}) and pid "
-                f"{_fmt_pid(e['other_pid'])} (line {e['other_line']}) write different values to the same element "
+        return (f"{_pair(e, 'plain stores', '')} write different values to the same element "
                 f"{e['element']}; {e['elements']} element(s) of this launch are written by more than one program "
                 f"with different values (the result depends on program order: use tl.atomic_* or give each "
                 f"program its own elements)")
