@@ -253,3 +253,11 @@ def test_stage_checks_see_truncation_not_braces_in_strings(tmp_path):
     assert stage_problem("cubin", str(f)) == ""
     f.write_bytes(bytes(elf) + bytes(1000))
     assert stage_problem("cubin", str(f)).startswith("truncated (1064 bytes")
+
+
+def test_ls_of_a_folder_that_is_no_triton_cache_says_so(tmp_path, cli_env):
+    """Its sub-folders were listed as '- (other) ... ok', exit 0, as if it were a cache."""
+    (tmp_path / "notcache" / "sub").mkdir(parents=True)
+    (tmp_path / "notcache" / "sub" / "notes.txt").write_text("mine")
+    r = run_cli(["cache", "--cache-dir", str(tmp_path / "notcache"), "ls"], cli_env, cwd=tmp_path)
+    assert r.returncode == 1 and "holds no Triton cache entry" in r.stdout, r.stdout + r.stderr

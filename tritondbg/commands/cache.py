@@ -32,7 +32,7 @@ def cache_ls(*, cache_dir: str | None = None, kernel: str | None = None, as_json
     from rich.console import Console
     from rich.table import Table
 
-    from tritondbg.ir.cache import age, human, matches, scan
+    from tritondbg.ir.cache import age, human, is_triton_entry, matches, scan
 
     root = _dir(cache_dir)
     entries = [e for e in scan(root) if matches(e, kernel)]
@@ -56,6 +56,10 @@ def cache_ls(*, cache_dir: str | None = None, kernel: str | None = None, as_json
         table.add_row(_esc(name), e.key[:12], e.target or "-", " ".join(e.stages) if e.kind == "kernel" else "",
                       human(e.size), age(e.mtime) if e.mtime else "-", status)
     con.print(table)
+    if not any(is_triton_entry(e) for e in entries):  # a folder that is no Triton cache listed its sub-folders "ok"
+        con.print(f"{root} holds no Triton cache entry (only {len(entries)} other folder(s)): is it the cache "
+                  "directory? (Triton's default is ~/.triton/cache, or $TRITON_CACHE_DIR)", markup=False)
+        return 1
     bad = sum(not e.ok for e in entries)
     con.print(f"{len(entries)} entries, {human(sum(e.size for e in entries))}"
               + (f", {bad} incomplete or corrupt" if bad else "") + f"  ({root})", markup=False)

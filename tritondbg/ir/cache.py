@@ -248,7 +248,7 @@ def _deletable(folder: Path, root: str) -> str:
     return "" if owned else why
 
 
-def _is_triton_entry(e: Entry) -> bool:
+def is_triton_entry(e: Entry) -> bool:
     return e.kind in (KIND_KERNEL, KIND_AUTOTUNE, KIND_MODULE)
 
 
@@ -284,7 +284,7 @@ def clear(cache_dir: str, *, kernel: str | None = None, keys: tuple[str, ...] = 
                         skipped.append(f"{e.path}: {why}")
                 else:
                     targets.setdefault(e.path, []).append(e)
-    if everything and skipped and not any(_is_triton_entry(e) for es in targets.values() for e in es):
+    if everything and skipped and not any(is_triton_entry(e) for es in targets.values() for e in es):
         raise UsageError(f"refusing to clear {root}: it holds no Triton cache entry ({len(skipped)} other "
                          f"item(s), e.g. {skipped[0]})")
     if kernel and not targets and not keys:
