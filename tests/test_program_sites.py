@@ -3,6 +3,7 @@ dispatch frames are skipped, as dynamo's are), and numpy's floating-point warnin
 lanes a kernel never stores: bitsandbytes' blockwise quantization) do not reach the user."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -243,3 +244,26 @@ def test_a_deep_library_call_still_ends_with_the_programs_frame(tmp_path, monkey
     short = attach.short_stack(stack)
     assert len(short) == 6 and attach.program_frame(short) == mine
     assert attach.describe_site(short).endswith(f"<- {__file__}:{mine[1]} ({mine[2]})")
+
+
+def test_capture_records_its_own_options_and_the_stand_ins_arch(tmp_path, cli_env):
+    """`capture --arch sm_80 -- ...` was recorded as `capture -- ...`, and each reproducer suggested
+    `tritondbg ir --arch sm_80` whatever the capture's target."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def twice(x_ptr, BLOCK: tl.constexpr):
+            o = tl.arange(0, BLOCK)
+            tl.store(x_ptr + o, tl.load(x_ptr + o) * 2)
+
+        twice[(1,)](torch.randn(16), BLOCK=16)
+    '''))
+    r = run_cli(["capture", "--interpret", "--arch", "sm_100", "--max-per-kernel", "2", "--out", "cap", "--",
+                 sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "cap" / "captures.json").read_text())
+    assert doc["command"].startswith("tritondbg capture --arch sm_100 --out cap --max-per-kernel 2 -- "), doc["command"]
+    text = (tmp_path / "cap" / "twice_0.py").read_text()
+    assert "--arch sm_100" in text and "sm_80" not in text, text
+    assert json.loads((tmp_path / "cap" / "data" / "twice_0.json").read_text())["arch"] == "sm_100"

@@ -263,7 +263,7 @@ def arg_paths(args: dict) -> dict[int, str]:
 SCENARIO_TEMPLATE = '''"""tritondbg reproducer: {kernel} ({kernel_file}:{kernel_line}), launched from {call_site}.
 
 Captured by `{command}`. Inputs are the saved tensors (data/{name}.pt), the reference is the output the
-launch wrote. Run: tritondbg interpret {name}.py  |  tritondbg ir {name}.py --arch sm_80  |  tritondbg check {name}.py
+launch wrote. Run: tritondbg interpret {name}.py  |  tritondbg ir {name}.py --arch {arch}  |  tritondbg check {name}.py
 """
 from tritondbg.program.replay import load_scenario
 
@@ -362,7 +362,8 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "unsaved": snap.unsaved, "error": error, "interpreted": launch.interpreted,
         "compile": attach.compile_info.get(f"{launch.module}.{launch.qualname}"),
         "autotune": attach.autotune_info.get(launch.qualname),
-        "pid": os.getpid(), "argv": sys.argv, **(extra or {}),
+        "pid": os.getpid(), "argv": sys.argv, "arch": _stand_in_arch() if launch.interpreted else None,
+        **(extra or {}),
     }
     _save_fast({"before": snap.before, "after_groups": {gi: after[gi] for gi in groups}},
                os.path.join(out_dir, "data", f"{name}.pt"))
@@ -372,7 +373,8 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
     with open(os.path.join(out_dir, f"{name}.py"), "w") as f:
         f.write(SCENARIO_TEMPLATE.format(kernel=launch.qualname, kernel_file=launch.file, kernel_line=launch.line,
                                          call_site=f"{site[0]}:{site[1]} ({site[2]})" if site else "?",
-                                         command=command, name=name, ident=ident.upper() if ident[:1].isalpha()
+                                         command=command, name=name, arch=meta["arch"] or "sm_90",
+                                         ident=ident.upper() if ident[:1].isalpha()
                                          else "S_" + ident))
     nbytes = snap.nbytes + sum(after[gi].numel() for gi in groups)
     return {"reproducer": f"{name}.py::{name}", "kernel": launch.name, "qualname": launch.qualname,
@@ -384,6 +386,14 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
                                        "device": s["device"]} for i, s in enumerate(snap.specs)],
             "outputs": sorted(meta["outputs"]), "bytes": nbytes, "unsaved": snap.unsaved, "error": error,
             "test": attach.current_test(), "write_s": round(time.perf_counter() - t0, 4)}
+
+
+def _stand_in_arch() -> str | None:
+    """The GPU the interpreter's CPU stand-in showed the program (capture --arch; sm_90 by default)."""
+    from tritondbg import standin
+
+    current = standin.current()
+    return current.name if current is not None else None
 
 
 def _save_fast(obj, path: str) -> None:

@@ -149,7 +149,10 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     clear_work_files(out)
     earlier = _earlier_captures(out)
     cfg = {"run_dir": out, "features": ["capture"], "max_per_kernel": max_per_kernel, "max_mb": max_mb,
-           "kernels": list(kernels), "command": "tritondbg capture -- " + shlex.join(cmd), "arch": arch,
+           "kernels": list(kernels), "arch": arch,
+           "command": shlex.join(["tritondbg", "capture", *_given(kernels=kernels, arch=arch, out=out_dir,
+                                                                   max_per_kernel=(max_per_kernel, 1),
+                                                                   max_mb=(max_mb, 256.0)), "--", *cmd]),
            "interpreted": interpret}
     rc = _start(cmd, cfg, interpret=interpret)
     entries = read_jsonl(os.path.join(out, "captures.jsonl"))
@@ -356,6 +359,19 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     if unmatched or _launched_nothing("interpret", launches, summaries):
         return 1
     return 1 if any(f.get("severity", "error") == "error" for f in findings) else 0
+
+
+def _given(*, kernels=(), arch=None, out=None, **numbers) -> list[str]:
+    """The options a program command was given, as its record's command line shows them (``numbers``: name ->
+    (value, default), shown when not the default): `capture --arch sm_100 -- ...` was recorded as `capture -- ...`
+    and its reproducers' `ir` compiled for sm_90."""
+    opts = [x for k in kernels for x in ("--kernel", k)]
+    opts += ["--arch", arch] if arch else []
+    opts += ["--out", out] if out else []
+    for name, (value, default) in numbers.items():
+        if value != default:
+            opts += [f"--{name.replace('_', '-')}", f"{value:g}" if isinstance(value, float) else str(value)]
+    return opts
 
 
 def _launched_nothing(command: str, launches: dict, summaries, said: bool = False) -> bool:
