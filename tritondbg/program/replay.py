@@ -273,6 +273,18 @@ def _allocator_for(tensors) -> None:
         triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
 
 
+_SAID: set = set()
+
+
+def _once(file: str, name: str) -> bool:
+    """True the first time this process loads this reproducer (its note is printed then only)."""
+    key = (os.path.abspath(file), name)
+    if key in _SAID:
+        return False
+    _SAID.add(key)
+    return True
+
+
 def load_scenario(file: str, name: str) -> Scenario:
     folder = os.path.dirname(os.path.abspath(file))
     meta = _meta(folder, name)
@@ -324,11 +336,11 @@ def load_scenario(file: str, name: str) -> Scenario:
     out_dtype = next((meta["tensors"][i]["dtype"] for i in meta["outputs"].values()
                       if meta["tensors"][i]["dtype"] in DTYPES),
                      next((t["dtype"] for t in meta["tensors"] if t["dtype"] in DTYPES), "float32"))
-    if meta.get("error"):
-        print(f"tritondbg: {meta['name']}: the captured launch did not finish in the program ({meta['error']}): "
-              "nothing after it was captured, so this replay has no output to compare; it runs under the sanitizers "
-              "(--timeout bounds a hang)", file=sys.stderr)
-    elif not meta["outputs"]:
+    if meta.get("error") and _once(file, name):  # a scenario is loaded more than once in a run: said once
+        print(f"tritondbg: {meta['name']}: the captured launch did not finish in the program "
+              f"({meta['error'].rstrip(': ')}): nothing after it was captured, so this replay has no output to "
+              "compare; it runs under the sanitizers (--timeout bounds a hang)", file=sys.stderr)
+    elif not meta["outputs"] and not meta.get("error") and _once(file, name):
         print(f"tritondbg: {meta['name']}: the captured launch changed no byte of its arguments: this replay checks "
               "that it leaves them as they were", file=sys.stderr)
     site = meta.get("call_site")
