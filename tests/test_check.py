@@ -376,3 +376,14 @@ def test_check_takes_a_folder_of_scenario_files_as_capture_writes_them(tmp_path,
                 cwd=tmp_path)
     kernels = {g["kernel"] for g in json.loads((tmp_path / "c.json").read_text())["extra"]["gates"]}
     assert {k.split("::")[0] for k in kernels} == {"one", "two"}, (kernels, p.stdout[-2000:], p.stderr[-2000:])
+
+
+def test_pytest_plugin_bad_targets_are_one_usage_line(tmp_path):
+    """A missing scenario file showed loader.py's FileNotFoundError (and, in the worker --tritondbg starts, only
+    "no tests ran")."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path),
+                        "--tritondbg", str(tmp_path / "missing.py"), "--tritondbg-device", "cpu"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
+    assert p.returncode == 4 and "ERROR: no such scenario file:" in p.stderr + p.stdout, p.stdout + p.stderr
+    assert "FileNotFoundError" not in p.stdout + p.stderr

@@ -66,6 +66,22 @@ def pytest_load_initial_conftests(early_config, parser, args):
         args[:] = ["-n", "1", *args]
 
 
+def pytest_configure(config):
+    """Bad targets are one usage line before anything runs (in pytest's own process: with the worker that
+    `--tritondbg` starts, an error while a worker collects said only "no tests ran")."""
+    targets = config.getoption("tritondbg", None)
+    if not targets or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    from tritondbg.check.session import resolve_targets
+    from tritondbg.errors import UsageError
+
+    try:
+        resolve_targets(tuple(targets), False)
+        _gates(config)
+    except UsageError as e:
+        raise pytest.UsageError(str(e)) from None
+
+
 def _gates(config) -> list[str]:
     from tritondbg.check.gates import DEFAULT_GATES, GATES
 
@@ -91,11 +107,16 @@ def pytest_collection_modifyitems(session, config, items):
     targets = config.getoption("tritondbg")
     if not targets:
         return
-    from tritondbg.check.session import import_timeout, load_target
+    from tritondbg.check.session import import_timeout, load_target, resolve_targets
     from tritondbg.errors import UsageError
 
     gates = _gates(config)
     outdir = config.getoption("tritondbg_outdir", None)
+    try:  # as `check` takes them: a missing file is one line (it was loader.py's FileNotFoundError), a folder its files
+        targets = resolve_targets(tuple(targets), False)
+    except UsageError as e:
+        _collect_error(outdir, str(e))
+        raise pytest.UsageError(str(e)) from None
     for target in targets:
         # `check`'s worker: a fatal signal while importing goes to a fault log the controller reads
         fault = _faults_to_file(outdir, target, COLLECT_FAULT, f".{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.fault")
