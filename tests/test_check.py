@@ -387,3 +387,18 @@ def test_pytest_plugin_bad_targets_are_one_usage_line(tmp_path):
                        capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
     assert p.returncode == 4 and "ERROR: no such scenario file:" in p.stderr + p.stdout, p.stdout + p.stderr
     assert "FileNotFoundError" not in p.stdout + p.stderr
+
+
+def test_the_table_keeps_long_kernel_names_and_lists_no_command_per_interrupted_item(capsys):
+    """A reproducer's name was cut ("rmsnorm_kernel_0::rmsno…"); an interrupted run printed a reproduce command
+    under every unfinished item (21 rows of noise); an error's command stays."""
+    from tritondbg.record import RunRecord
+    from tritondbg.render.gates import print_gates
+
+    name = "rmsnorm_kernel_0::rmsnorm_kernel_0"
+    gates = [dict(kernel=name, gate="sanitize", status="interrupted", reason="interrupted (SIGINT)",
+                  command="tritondbg check x --gates sanitize"),
+             dict(kernel=name, gate="correctness", status="error", reason="crashed", command="tritondbg check y")]
+    print_gates(RunRecord(command="check", extra={"gates": gates, "device": "cpu", "workers": 1}))
+    out = capsys.readouterr().out
+    assert "…" not in out and "tritondbg check y" in out and "tritondbg check x" not in out, out

@@ -17,12 +17,14 @@ def print_gates(record: RunRecord) -> None:
     con = Console(highlight=False, soft_wrap=False)
     gates = record.extra.get("gates", [])
     table = Table(title=f"tritondbg check ({record.extra.get('device')}, {record.extra.get('workers')} worker(s))")
-    table.add_column("kernel", style="bold")
+    table.add_column("kernel", style="bold", overflow="fold")  # a reproducer's long name, whole (it was cut: "rmsno…")
     table.add_column("gate")
     table.add_column("result")
     table.add_column("reason", overflow="fold")
     for g in gates:
-        reason = escape(g["reason"]) + (f"\nreproduce: {escape(g['command'])}" if g.get("command") else "")
+        # an interrupted item's command is the run's own (one per row was noise); an error's reruns that item alone
+        rerun = g.get("command") if g["status"] != "interrupted" else None
+        reason = escape(g["reason"]) + (f"\nreproduce: {escape(rerun)}" if rerun else "")
         table.add_row(escape(g["kernel"]), g["gate"], _STYLE.get(g["status"], g["status"]), reason)
     con.print(table)
     n = {s: sum(g["status"] == s for g in gates) for s in _STYLE}
