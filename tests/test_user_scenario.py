@@ -75,3 +75,18 @@ in_library = Scenario("in_library", make_inputs, _in_library, reference, _one, k
     assert p.returncode == 1 and "ValueError: the library refused (raised at " in p.stdout, p.stdout
     assert "ERROR in_library case=tiny dtype=float32 mode=interpret\n" in p.stdout  # no "(0.0 ms ...)" time
     assert "lib_helper.py:2)" in p.stdout, p.stdout
+
+
+def test_a_case_may_list_integer_dtypes_and_they_compare_exactly():
+    """A histogram or quantising kernel's case had to call itself float32 (integer dtypes were refused)."""
+    import pytest
+
+    from tritondbg.compare import tolerance
+    from tritondbg.runner import select_dtypes
+    from tritondbg.scenario import Case
+
+    case = Case("tiny", dtypes=("int32", "uint8", "float8_e5m2"))
+    assert tolerance("int32") == (0.0, 0.0) and tolerance("uint8") == (0.0, 0.0)
+    assert select_dtypes(case, "i32,u8,e5m2") == ["int32", "uint8", "float8_e5m2"]
+    with pytest.raises(ValueError, match="unknown dtype"):
+        Case("tiny", dtypes=("int128",))
