@@ -336,6 +336,11 @@ def test_undefined_lanes_that_decide_a_mask_or_an_address_are_reported():
     assert f"the addresses of tl.load at line {mark('gather')}" in found["poison"]["message"]
     oob = found["out_of_bounds"]["message"]
     assert "computed from lanes a masked load left undefined" in oob and "overflowed" not in oob, oob
+    # the next access's own out-of-bounds lanes are not put down to those undefined lanes (a flag left set by the
+    # gather said so of the atomic after it)
+    rec = run(f"{data}::gather_atomic")
+    atomic = next(f for f in rec.results[0].findings if f["kind"] == "out_of_bounds" and f["op"] == "atomic")
+    assert atomic["line"] == mark("atomic_oob") and "left undefined" not in atomic["message"], atomic["message"]
 
 
 def test_cta_scope_atomics_across_programs_race_and_an_atomic_without_mask_says_so():

@@ -30,6 +30,14 @@ def gather_from_undefined(idx_ptr, x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, v, mask=offs < n)
 
 
+@triton.jit
+def gather_then_atomic(idx_ptr, x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    idx = tl.load(idx_ptr + offs, mask=offs < n)
+    v = tl.load(x_ptr + idx)
+    tl.atomic_add(y_ptr + offs, v)  # MARK: atomic_oob (no mask, 16 lanes into 10: its own offsets, not undefined)
+
+
 def _x(case, dtype, device, generator):
     return dict(x=torch.randn(10, generator=generator).to(device=device, dtype=dtype))
 
@@ -59,3 +67,13 @@ mask = Scenario("mask", _x, _masked(mask_from_undefined), lambda x: (x > 0).floa
 mask_twin = Scenario("mask_twin", _x, _masked(mask_anded), lambda x: (x > 0).float(), _CASES, kernels=[mask_anded])
 gather = Scenario("gather", _gather_inputs, _gather, lambda idx, x: x.float()[idx.long()], _CASES,
                   kernels=[gather_from_undefined])
+
+
+def _gather_atomic(idx, x):
+    y = torch.zeros(10, dtype=torch.float32, device=x.device)
+    gather_then_atomic[(1,)](idx, x, y, 10, BLOCK=16)
+    return y
+
+
+gather_atomic = Scenario("gather_atomic", _gather_inputs, _gather_atomic, lambda idx, x: x.float()[idx.long()], _CASES,
+                         kernels=[gather_then_atomic])

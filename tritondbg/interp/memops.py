@@ -42,9 +42,9 @@ class HeldLocks:
     def __bool__(self) -> bool:
         return bool(self.held)
 
-    def exchanged(self, ptr, old, live) -> None:
-        """A ``tl.atomic_xchg`` that gave back no held word: the words whose value it changed are held tentatively."""
-        changed = _changed(ptr, old, live)
+    def exchanged(self, changed: np.ndarray) -> None:
+        """A ``tl.atomic_xchg`` that gave back no held word: the words whose value it changed (``changed``, as
+        ``_changed`` reads them back) are held tentatively."""
         self.tentative.update(int(a) for a in np.unique(changed).tolist() if int(a) not in self.held)
 
     def cas(self, ptr, cmp, old, live, site=None) -> None:
@@ -159,19 +159,18 @@ def _cta(rest) -> bool:
     return any(str(r).upper().endswith(".CTA") for r in rest)
 
 
-def _undefined_inputs(san, ptrs, mask, what: str) -> None:
+def _undefined_inputs(san, ptrs, mask, what: str) -> bool:
     """A load's or store's mask, or its live lanes' addresses, computed from lanes a masked load left undefined
     (``tl.store(y, v, mask=x > 0)`` with x loaded without other=): on the GPU garbage decides which lanes run or
     where they go, and the poison (NaN > 0 is False; an int's minimum as an offset) hid it. A poison finding at
-    the load, reaching this op; ``san.undefined_addresses`` tells an out-of-bounds finding where its offsets came
-    from (not an int32 overflow)."""
-    san.undefined_addresses = False
+    the load, reaching this op. True when live lanes' addresses came from such lanes: the out-of-bounds finding
+    they make then says so (not an int32 overflow)."""
     if san.launch is None or san.atomic_depth:
-        return
+        return False
     pm = None if mask is None else shadow.pad_of(mask)
     pp = shadow.pad_of(ptrs)
     if pm is None and pp is None:
-        return
+        return False
     from tritondbg.interp import frames
 
     shape = np.shape(ptrs.data)
@@ -188,7 +187,8 @@ def _undefined_inputs(san, ptrs, mask, what: str) -> None:
         if und.any():
             line = line or frames.site()[1]
             san._poison_reached(np.broadcast_to(pp, shape)[und], f"the addresses of {what} at line {line}")
-            san.undefined_addresses = True
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -218,9 +218,8 @@ def install() -> None:
         if san is None:
             return orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
         user_partial = mask is not None and not np.asarray(mask.data).all()
-        _undefined_inputs(san, ptrs, mask, "tl.load")
-        new = san.check_access("atomic" if san.atomic_depth else "load", ptrs,
-                               None if mask is None else mask.data)
+        new = san.check_access("atomic" if san.atomic_depth else "load", ptrs, None if mask is None else mask.data,
+                               from_undefined=_undefined_inputs(san, ptrs, mask, "tl.load"))
         if new is not None:
             mask = _mask_handle(new)
         sid = 0
@@ -243,9 +242,9 @@ def install() -> None:
     def create_masked_store(self, ptrs, value, mask, *rest, **kw):
         san = _active["san"]
         if san is not None:
-            _undefined_inputs(san, ptrs, mask, "tl.store")
             new = san.check_access("atomic" if san.atomic_depth else "store", ptrs,
-                                   None if mask is None else mask.data)
+                                   None if mask is None else mask.data,
+                                   from_undefined=_undefined_inputs(san, ptrs, mask, "tl.store"))
             if new is not None:
                 mask = _mask_handle(new)
             san.record_store(ptrs, value, None if mask is None else mask.data)
@@ -262,19 +261,17 @@ def install() -> None:
             if san.journal is not None:
                 san.journal.record(ptr, None if mask is None else mask.data)
         old = orig["create_atomic_rmw"](self, rmw_op, ptr, val, mask, *rest, **kw)
-        if san is not None and san.launch is not None and initcheck.installed():
-            op = str(rmw_op).rsplit(".", 1)[-1].lower()
-            if op != "xchg":  # an exchange does not read what it replaces
-                initcheck.check_atomic(san, op, ptr, old, None if mask is None else mask.data)
-        if san is not None and san.launch is not None and str(rmw_op).rsplit(".", 1)[-1].lower() == "xchg":
-            live = None if mask is None else mask.data
-            if not san.locks.release(ptr, live):  # tl.atomic_xchg(lock, 0): given back
-                san.locks.exchanged(ptr, old, live)  # or taken, test-and-set (or a flag set)
-        if san is not None and san.launch is not None:
-            op = str(rmw_op).rsplit(".", 1)[-1].lower()
-            what = "tl.atomic_" + {"fadd": "add", "umax": "max", "umin": "min"}.get(op, op)
-            san.record_atomic(_changed(ptr, old, None if mask is None else mask.data), what, _cta(rest))
-            san.spin.poll(san, what, ptr, old, None if mask is None else mask.data)
+        if san is None or san.launch is None:
+            return old
+        op, live = str(rmw_op).rsplit(".", 1)[-1].lower(), None if mask is None else mask.data
+        if op != "xchg" and initcheck.installed():  # an exchange does not read what it replaces
+            initcheck.check_atomic(san, op, ptr, old, live)
+        changed = _changed(ptr, old, live)
+        if op == "xchg" and not san.locks.release(ptr, live):  # tl.atomic_xchg(lock, 0): given back
+            san.locks.exchanged(changed)  # or taken, test-and-set (or a flag set)
+        what = "tl.atomic_" + {"fadd": "add", "umax": "max", "umin": "min"}.get(op, op)
+        san.record_atomic(changed, what, _cta(rest))
+        san.spin.poll(san, what, ptr, old, live)
         return old
 
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kw):

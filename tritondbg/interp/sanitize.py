@@ -102,7 +102,6 @@ class Sanitizer(Instrument, hooks.Listener):
         self.atomics: list[tuple] = []  # (addresses an atomic changed, program index, site id, seq, op, scope cta)
         self.mem_seq = 0                # the order of a launch's stores and atomics
         self.atomic_depth = 0
-        self.undefined_addresses = False  # the running load/store's addresses came from undefined lanes (memops)
         self.unmasked_depth = 0  # inside tl.load/tl.store without mask= (create_load/create_store)
         self.seq = 0
         self.journal = undo.Journal() if self.keep_journal else None
@@ -157,20 +156,24 @@ class Sanitizer(Instrument, hooks.Listener):
     def program(self, launch, pid) -> None:
         for addr, site in self.locks.held.items():  # the program before ended holding these lock words
             self.abandoned[addr] = (self.pid, site)
-        self.writes.extend(self.locks.pending)  # a word it exchanged and never gave back: a flag, not a lock
+        self._program_ended()
         self.pid = pid
         self.pids.append(pid)
-        self.locks = HeldLocks()
         self.spin = SpinWatch()
 
     def launch_end(self, launch, error) -> None:
         try:
-            self.writes.extend(self.locks.pending)
-            self.locks = HeldLocks()
+            self._program_ended()
             races.report(self, launch)
         finally:
             self.writes, self.atomics = [], []
             self.launch = None
+
+    def _program_ended(self) -> None:
+        """The running program's stores under a word it exchanged and never gave back count (a flag, not a lock);
+        the next program starts holding nothing."""
+        self.writes.extend(self.locks.pending)
+        self.locks = HeldLocks()
 
     # -- bookkeeping ------------------------------------------------------------------------------------
     def _entry(self, kind: str, site: tuple, tensor: str | None, op: str, **first) -> dict:
@@ -194,8 +197,9 @@ class Sanitizer(Instrument, hooks.Listener):
         return i
 
     # -- memory ops -------------------------------------------------------------------------------------
-    def check_access(self, op: str, ptrs, mask) -> np.ndarray | None:
-        """None when every live lane is inside its tensor; else the mask with the bad lanes off."""
+    def check_access(self, op: str, ptrs, mask, from_undefined: bool = False) -> np.ndarray | None:
+        """None when every live lane is inside its tensor; else the mask with the bad lanes off. ``from_undefined``:
+        the addresses came from lanes a masked load left undefined (memops.py), which the finding then says."""
         if self.launch is None:
             return None
         p = ptrs.data
@@ -223,7 +227,7 @@ class Sanitizer(Instrument, hooks.Listener):
             return None
         # an atomic without mask= gets an all-true one from Triton's front end: it has no mask, as loads without one
         self._record_oob(op, cands, addrs[~ok], width, int(addrs.size),
-                         unmasked=op == "atomic" and (live is None or bool(live.all())))
+                         unmasked=op == "atomic" and (live is None or bool(live.all())), from_undefined=from_undefined)
         bad_full = np.zeros(p.shape, dtype=bool)
         if live is None:
             bad_full = ~ok.reshape(p.shape)
@@ -231,7 +235,8 @@ class Sanitizer(Instrument, hooks.Listener):
         bad_full[live] = ~ok
         return live & ~bad_full
 
-    def _record_oob(self, op, cands, bad, width, n_live, unmasked: bool = False) -> None:
+    def _record_oob(self, op, cands, bad, width, n_live, unmasked: bool = False,
+                    from_undefined: bool = False) -> None:
         site = frames.site()
         argmap = self.launch.argmap()
         buf = cands[0] if cands else None
@@ -260,7 +265,7 @@ class Sanitizer(Instrument, hooks.Listener):
                 e["offsets"] = sorted(set(e["offsets"]) | set(int(o) for o in off[:_MAX_SAMPLE]))[:_MAX_SAMPLE]
         elif len(e["offsets"]) < _MAX_SAMPLE:
             e["offsets"] = [f"0x{int(a):x}" for a in bad[:_MAX_SAMPLE]]
-        if self.undefined_addresses:
+        if from_undefined:
             e["from_undefined"] = True
         if self.unmasked_depth or unmasked:
             e["unmasked"] = True
