@@ -126,22 +126,16 @@ spin[(2,)](x)
 '''
 
 
-@pytest.mark.parametrize("command", ["interpret", "capture"])
-@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
-def test_a_stop_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(sig, command, tmp_path):
-    """Ctrl-C (the terminal's group SIGINT) or SIGTERM (``timeout``, a CI cancel: it said only "killed by SIGTERM")
-    while a launch spins: the kernel line and pid it was at (capture said nothing of it: session 36)."""
+def _stop_while_spinning(args: list, sig: str, pidfile, cwd) -> tuple[int, str, str]:
+    """Run ``tritondbg ARGS`` (in its own session, as from a terminal), wait until the program wrote ``pidfile``
+    and spins in its launch, send ``sig`` (SIGINT to the group: a terminal's Ctrl-C; SIGTERM to tritondbg, as
+    timeout(1) does) and return (exit status, stdout, stderr)."""
     import signal
     import time
 
-    (tmp_path / "spin.py").write_text(textwrap.dedent(SPIN))
-    pidfile = tmp_path / "pid"
-    env = dict(os.environ)
-    env.pop("TRITON_INTERPRET", None)
-    extra = ["--interpret", "--out", str(tmp_path / "cap")] if command == "capture" else []
-    proc = subprocess.Popen([sys.executable, "-m", "tritondbg", command, *extra, "--", sys.executable, "spin.py",
-                             str(pidfile)], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True,  # SIGINT as from a terminal, whatever ours is:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET" and not k.startswith("PYTEST_XDIST")}
+    proc = subprocess.Popen([sys.executable, "-m", "tritondbg", *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,  # SIGINT as from a terminal
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.time() + 120
@@ -149,16 +143,29 @@ def test_a_stop_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(si
             time.sleep(0.2)
         time.sleep(2.0)                   # inside the launch by now
         if sig == "SIGINT":
-            os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C
+            os.killpg(proc.pid, signal.SIGINT)
         else:
-            proc.send_signal(signal.SIGTERM)    # timeout(1) signals tritondbg, which passes it on
-        _, err = proc.communicate(timeout=120)
+            proc.send_signal(signal.SIGTERM)  # tritondbg passes it on
+        out, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("command", ["interpret", "capture"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_stop_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(sig, command, tmp_path):
+    """Ctrl-C (the terminal's group SIGINT) or SIGTERM (``timeout``, a CI cancel: it said only "killed by SIGTERM")
+    while a launch spins: the kernel line and pid it was at (capture said nothing of it: session 36)."""
+    (tmp_path / "spin.py").write_text(textwrap.dedent(SPIN))
+    pidfile = tmp_path / "pid"
+    extra = ["--interpret", "--out", str(tmp_path / "cap")] if command == "capture" else []
+    rc, _, err = _stop_while_spinning([command, *extra, "--", sys.executable, "spin.py", str(pidfile)], sig, pidfile,
+                                      tmp_path)
     spin_line = next(i for i, ln in enumerate(SPIN.splitlines(), 1) if "# SPIN" in ln)
     how = "interrupted" if sig == "SIGINT" else "terminated (SIGTERM)"
-    assert proc.returncode == (130 if sig == "SIGINT" else 143), err[-2000:]
+    assert rc == (130 if sig == "SIGINT" else 143), err[-2000:]
     assert f"tritondbg: {how} in spin at spin.py:{spin_line}, pid (0, 0, 0) (launch 0 of it)" in err, err[-2000:]
     if command == "capture":  # the launch is kept, marked unfinished (SIGTERM's was not kept at all)
         assert "spin_0.py::spin_0" in err and "(the launch did not finish: " in err, err[-2000:]
@@ -171,37 +178,16 @@ def test_a_stop_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(si
 def test_a_stop_in_a_spinning_kernel_under_pytest_still_says_where(sig, tmp_path):
     """pytest captures a test's stderr: the line of a Ctrl-C'd (or SIGTERM'd) launch went with the test's captured
     output and the user saw only pytest's KeyboardInterrupt in triton's code. It goes to the terminal now."""
-    import signal
-    import time
-
     pidfile = tmp_path / "pid"
     body = textwrap.dedent(SPIN).replace("open(sys.argv[1]", "def test_spin():\n    open(" + repr(str(pidfile)))
     body = body.replace("spin[(2,)](x)", "    spin[(2,)](x)")
     (tmp_path / "test_spin.py").write_text(body)
-    env = dict(os.environ)
-    env.pop("TRITON_INTERPRET", None)
-    env = {k: v for k, v in env.items() if not k.startswith("PYTEST_XDIST")}
-    proc = subprocess.Popen([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "-m", "pytest", "-q",
-                             "-p", "no:cacheprovider", "test_spin.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        deadline = time.time() + 120
-        while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.2)
-        time.sleep(2.0)
-        if sig == "SIGINT":
-            os.killpg(proc.pid, signal.SIGINT)
-        else:
-            proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    rc, out, err = _stop_while_spinning(["interpret", "--", sys.executable, "-m", "pytest", "-q", "-p",
+                                         "no:cacheprovider", "test_spin.py"], sig, pidfile, tmp_path)
     spin_line = next(i for i, ln in enumerate(body.splitlines(), 1) if "# SPIN" in ln)
     how = "interrupted" if sig == "SIGINT" else "terminated (SIGTERM)"
     assert f"tritondbg: {how} in spin at test_spin.py:{spin_line}, pid (0, 0, 0)" in err, (out + err)[-3000:]
-    assert proc.returncode != 0
+    assert rc != 0
 
 
 def test_program_form_takes_arch_for_the_stand_in(tmp_path, cli_env):
