@@ -167,6 +167,19 @@ def test_wild_pointers_are_masked_not_dereferenced():
     assert store["offsets"][0] == -1_000_000_000 and "before the start" in store["message"]
 
 
+def test_an_address_below_a_tensor_in_low_memory_is_before_its_start_not_past_its_end():
+    """A non-PIE Python (the GPU machine's) keeps small tensors below 4 GiB: base - 4e9 wraps past 2**64, and the
+    unsigned compare called it 4611686017427387895 elements past the end."""
+    from tritondbg.interp.memory import Buffer
+
+    buf = Buffer(name="y_ptr", data_ptr=4096, itemsize=4, shape=(10,), strides=(1,), dtype="float32", lo=4096,
+                 hi=4136, dense=True)
+    wrapped = np.array([(4096 - 4_000_000_000) % 2**64, 4136, 4100], dtype=np.uint64)
+    assert buf.distance(wrapped).tolist() == [-4_000_000_000, 40, 4]
+    assert buf.where(int(wrapped[0])) == "1000000000 element(s) before the start of y_ptr"
+    assert buf.where(4136) == "1 element(s) past the end of y_ptr" and buf.where(4100) == "y_ptr[1]"
+
+
 def test_masked_max_with_defined_padding_is_flagged_only_when_it_changes_the_max():
     from tritondbg.interp.shadow import check_reduce
 

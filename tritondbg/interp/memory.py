@@ -39,6 +39,12 @@ class Buffer:
                     f"({', '.join(str(st) for st in self.strides)}): {extent} element(s) of storage)")
         return f"{self.name} ({self.dtype}[{dims}])"
 
+    def distance(self, addrs: np.ndarray) -> np.ndarray:
+        """Signed byte distance of addresses from the start of the view's extent. An address computed below a
+        low start wraps past 2**64 (a negative offset from a tensor in the first 4 GiB, as a non-PIE Python's
+        heap is): as unsigned it looked 2**62 elements past the end."""
+        return (np.asarray(addrs).astype(np.uint64, copy=False) - np.uint64(self.lo)).view(np.int64)
+
     def offsets(self, addrs: np.ndarray) -> np.ndarray:
         """Element offsets of addresses from element [0, ...] (floor division: misaligned ones round down)."""
         diff = addrs.astype(np.int64) - np.int64(self.data_ptr)
@@ -86,15 +92,16 @@ class Buffer:
 
     def where(self, addr: int) -> str:
         """A short description of an address relative to this buffer: ``x[3, 5]`` or how far outside."""
-        off = (int(addr) - self.data_ptr) // self.itemsize
-        if self.lo <= int(addr) < self.hi:
+        rel = int(self.distance(np.array([int(addr) % 2**64], dtype=np.uint64))[0])
+        off = (self.lo + rel - self.data_ptr) // self.itemsize
+        if 0 <= rel < self.hi - self.lo:
             idx = self.index(off)
             if idx is not None:
                 return f"{self.name}[{', '.join(str(i) for i in idx)}]"
             return f"{self.name} (offset {off}, between the view's elements)"
-        if int(addr) < self.lo:
-            return f"{(self.lo - int(addr) + self.itemsize - 1) // self.itemsize} element(s) before the start of {self.name}"
-        return f"{(int(addr) - self.hi) // self.itemsize + 1} element(s) past the end of {self.name}"
+        if rel < 0:
+            return f"{(-rel + self.itemsize - 1) // self.itemsize} element(s) before the start of {self.name}"
+        return f"{(rel - (self.hi - self.lo)) // self.itemsize + 1} element(s) past the end of {self.name}"
 
 
 def _layout(shape, strides) -> tuple[int, int, bool]:

@@ -245,14 +245,14 @@ class Sanitizer(Instrument, hooks.Listener):
         e["lanes"] += int(bad.size)
         if buf is not None:
             off = buf.offsets(bad)
-            past = bad >= np.uint64(buf.hi)
-            before = bad < np.uint64(buf.lo)
+            rel = buf.distance(bad)  # signed: an address below a low start wraps past 2**64
+            span, size = int(buf.hi - buf.lo), int(buf.itemsize)
+            past, before = rel >= span, rel < 0
             if past.any():
-                e["past"] = max(e["past"], int(((bad[past] - np.uint64(buf.hi)) // np.uint64(buf.itemsize)).max()) + 1)
-                e.setdefault("past_min", int(((bad[past] - np.uint64(buf.hi)) // np.uint64(buf.itemsize)).min()) + 1)
+                e["past"] = max(e["past"], int(((rel[past] - span) // size).max()) + 1)
+                e.setdefault("past_min", int(((rel[past] - span) // size).min()) + 1)
             if before.any():
-                far = (np.uint64(buf.lo) - bad[before] + np.uint64(buf.itemsize - 1)) // np.uint64(buf.itemsize)
-                e["before"] = max(e["before"], int(far.max()))
+                e["before"] = max(e["before"], int(((-rel[before] + size - 1) // size).max()))
             inside = ~past & ~before
             if inside.any():
                 mis = ((bad[inside].astype(np.int64) - buf.data_ptr) % buf.itemsize) != 0
