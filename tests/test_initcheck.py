@@ -212,6 +212,44 @@ def test_an_int32_output_no_launch_wrote_is_found(tmp_path):
     assert f["op"] == "unwritten" and f["lanes"] == 3 and f["offsets"] == [37], f
 
 
+def test_integer_data_equal_to_the_mark_is_data_where_no_factory_marked_it(tmp_path):
+    """0x5A5A5A5A is initcheck's int32 mark; a tensor the user filled with it (torch.full) holds data: reading it,
+    atomically adding into it or leaving it unwritten is no uninit finding. The same value in torch.empty's
+    memory still is one (the load of `empty` below)."""
+    (tmp_path / "mark.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from tritondbg import Case, Scenario
+
+        @triton.jit
+        def copy_add(x_ptr, junk_ptr, out_ptr, cnt_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+            tl.atomic_add(cnt_ptr + offs, 1, mask=offs < n)
+            tl.store(out_ptr + offs, x, mask=offs < n - 3)
+            tl.store(junk_ptr + offs, tl.load(junk_ptr + offs, mask=offs < 2, other=0), mask=offs < 2)
+
+        MARK = 0x5A5A5A5A
+
+        def launch(x):
+            out = torch.full((32,), MARK, dtype=torch.int32)
+            cnt = torch.full((32,), MARK, dtype=torch.int32)
+            junk = torch.empty(32, dtype=torch.int32)
+            copy_add[(2,)](x, junk, out, cnt, 32, BLOCK=16)
+            return {"out": out, "cnt": cnt}
+
+        def make(case, dtype, device, generator):
+            return dict(x=torch.full((32,), MARK, dtype=torch.int32))
+
+        def reference(x):
+            return {"out": x.clone(), "cnt": torch.full((32,), MARK + 1, dtype=torch.int32)}
+
+        cases = Scenario("cases", make, launch, reference, [Case("tiny", dtypes=("int32",))], kernels=[copy_add])
+    '''))
+    rec = _run(str(tmp_path / "mark.py"))
+    uninit = [f for f in rec.results[0].findings if f["kind"] == "uninit"]
+    assert [(f["op"], f["tensor"]) for f in uninit] == [("load", "junk_ptr")], uninit
+
+
 RESET_PROGRAM = '''
 import torch, triton, triton.language as tl
 

@@ -132,6 +132,8 @@ def unwritten(out, ref) -> np.ndarray | None:
 
     t = out.detach().cpu().contiguous()
     if t.dtype in (torch.int32, torch.int64):
+        if out.numel() and _allocation(out.data_ptr()) is None:
+            return None  # integers equal to the mark, in memory no factory marked: data
         m = marked(t.numpy(), "i32" if t.dtype == torch.int32 else "i64")
     else:
         ids = torch_payload_ids(t)  # floats: the NaN payload ids poison.py reads back
@@ -240,7 +242,7 @@ class UninitializedLock(RuntimeError):
     """A kernel spins on an atomic_cas of memory nothing wrote (a lock allocated with torch.empty)."""
 
 
-def _hits(h, live) -> np.ndarray | None:
+def _hits(h, live, ptrs) -> np.ndarray | None:
     kind = value_kind(h)
     if kind is None:
         return None
@@ -251,7 +253,21 @@ def _hits(h, live) -> np.ndarray | None:
     hit = hit.reshape(data.shape)
     if live is not None:
         hit = hit & np.broadcast_to(np.asarray(live, dtype=bool), hit.shape)
+    if hit.any() and kind in ("i32", "i64"):
+        # an integer equal to the mark is data (torch.full(..., 0x5A5A5A5A)) unless a marked allocation holds it
+        addrs = np.broadcast_to(np.asarray(ptrs.data), hit.shape)
+        hit[hit] = _allocated(addrs[hit])
     return hit if hit.any() else None
+
+
+def _allocated(addrs: np.ndarray) -> np.ndarray:
+    """Which of ``addrs`` lie in memory the factories marked (the newest ``_MAX_SITES`` allocations)."""
+    with _lock:
+        spans = [(lo, lo + n) for lo, (n, _, _) in _state["sites"].items()]
+    inside = np.zeros(addrs.shape, dtype=bool)
+    for lo, hi in spans:
+        inside |= (addrs >= lo) & (addrs < hi)
+    return inside
 
 
 def _where(san, ptrs, hit) -> dict:
@@ -269,7 +285,7 @@ def check_load(san, ptrs, out, live) -> None:
     from tritondbg.interp import frames, shadow
     from tritondbg.interp.poison import poison_array
 
-    hit = _hits(out, live)
+    hit = _hits(out, live, ptrs)
     if hit is None:
         return
     site = frames.site()
@@ -317,7 +333,7 @@ def check_atomic(san, op: str, ptrs, old, live) -> None:
     from tritondbg.interp import frames
 
     op = _RMW_NAMES.get(op, op)
-    hit = _hits(old, live)
+    hit = _hits(old, live, ptrs)
     if hit is None:
         return
     site = frames.site()
