@@ -281,6 +281,94 @@ def test_autotuned_kernel_runs_one_pinned_config_in_a_program(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_a_reproducer_of_an_autotuned_launch_sweeps_every_config_its_autotuner_lists(tmp_path):
+    """The reproducer replays the captured config through the kernel's own autotuner: `check --gates all-configs`,
+    `interpret --all-configs` and `ir --all-configs` on it reach the configs the program did not pick (each with
+    the grid the program's grid function gives it), and the gate runs them under the sanitizers. tail_kernel has
+    no mask: right for BLOCK=32 (the pick) and 16, out of bounds for 64, which still matches the reference. The
+    reproducer used to hand the jit function the captured config: "no autotuned kernel", nothing swept."""
+    cap = tmp_path / "cap"
+    out = run(["capture", "--interpret", "--out", str(cap), "--", "python", str(DATA / "programs.py"), "autotuned_tail"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    repro = str(cap / "tail_kernel_0.py")
+    grids = json.loads((cap / "data" / "tail_kernel_0.json").read_text())["config_grids"]
+    assert [(g["config"]["BLOCK"], g["grid"]) for g in grids] == [(32, [3]), (64, [2]), (16, [6])]
+    out = run(["interpret", repro])
+    assert out.returncode == 0 and "tail_kernel: BLOCK=32,num_warps=4,num_stages=3  (captured)" in out.stdout, \
+        out.stdout[-2000:] + out.stderr[-2000:]
+    report = tmp_path / "check.json"
+    out = run(["check", "--device", "cpu", "--gates", "correctness,all-configs,determinism", "--json", str(report), repro])
+    assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
+    gates = {g["gate"]: g for g in json.loads(report.read_text())["extra"]["gates"]}
+    assert gates["correctness"]["status"] == "pass" and gates["all-configs"]["status"] == "FAIL", gates
+    reason = gates["all-configs"]["reason"]
+    assert "1 config run(s) wrong" in reason and "BLOCK=64" in reason and "programs.py:" in reason, reason
+    assert gates["determinism"]["reason"].startswith("a reproducer claims nothing"), gates["determinism"]
+    out = run(["ir", repro, "--all-configs", "--stage", "ttir"])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert [f"BLOCK={b}" in out.stdout for b in (32, 64, 16)] == [True] * 3, out.stdout[:3000]
+
+
+@pytest.mark.interpreter
+def test_ir_on_a_reproducer_compiles_for_the_gpu_it_was_captured_for(tmp_path):
+    """With no GPU at hand `ir REPRO` compiles for the arch the capture ran for (here the stand-in's sm_80), not
+    the blind default sm_90; --arch still wins."""
+    _no_cuda()
+    cap = tmp_path / "cap"
+    out = run(["capture", "--interpret", "--arch", "sm_80", "--out", str(cap), "--", "python", str(DATA / "programs.py"),
+               "autotuned_tail"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    out = run(["ir", str(cap / "tail_kernel_0.py"), "--stage", "ptx"])
+    assert out.returncode == 0 and ".target sm_80" in out.stdout, out.stdout[:2000] + out.stderr[-2000:]
+    assert "recorded at capture" in out.stdout + out.stderr
+    out = run(["ir", str(cap / "tail_kernel_0.py"), "--stage", "ptx", "--arch", "sm_90"])
+    assert out.returncode == 0 and ".target sm_90" in out.stdout, out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
+def test_a_reproducer_says_which_outputs_the_replayed_kernel_no_longer_writes(tmp_path):
+    """A regression that stops a kernel writing part of its output: the replay's mismatch message says those
+    elements still hold their bytes from before the launch (it showed "got 0" and left the reader to guess)."""
+    prog = tmp_path / "fill.py"
+    prog.write_text(textwrap.dedent("""
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def fill_kernel(y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, offs.to(tl.float32) + 1, mask=offs < n)
+
+
+        if __name__ == "__main__":
+            y = torch.zeros(100)
+            fill_kernel[(4,)](y, 100, BLOCK=32)
+    """))
+    out = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", str(prog)])
+    assert out.returncode == 0, out.stderr[-3000:]
+    prog.write_text(prog.read_text().replace("mask=offs < n)", "mask=offs < n - 10)"))
+    out = run(["interpret", str(tmp_path / "cap" / "fill_kernel_0.py")])
+    assert out.returncode == 1, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "10 element(s) of y_ptr differ from the capture and still hold what they held before the launch" \
+        in out.stdout, out.stdout[-2000:]
+
+
+@pytest.mark.interpreter
+def test_an_in_place_reproducer_replays_from_the_captured_bytes_each_time(tmp_path):
+    """accumulate_kernel adds x into acc in place: each config of an --all-configs sweep starts from the bytes
+    captured before the launch (the runs of one process shared, and added into, the saved tensors: got 397,
+    expected 100)."""
+    cap = tmp_path / "cap"
+    out = run(["capture", "--interpret", "--out", str(cap), "--", "python", str(DATA / "programs.py"), "autotuned"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    out = run(["interpret", str(cap / "accumulate_kernel_0.py"), "--all-configs"])
+    assert out.returncode == 0 and "all 3 config runs agree with the reference" in out.stdout, \
+        out.stdout[-2000:] + out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
 def test_each_autotune_key_runs_the_first_config_its_own_pruning_keeps(tmp_path):
     """n = 1024 keeps BLOCK=256 first, n = 192 only BLOCK=64 (an early_config_prune for a kernel with no mask): the
     second key ran BLOCK=256 (grid 0, the output never written) when the pruning was done once per kernel."""

@@ -186,11 +186,44 @@ def every_autotuner_run(make: Callable[[Callable], Callable]) -> Iterator[None]:
     saved = {cls: vars(cls)["run"] for cls in _own_run_classes(Autotuner)}
     for cls, original in saved.items():
         cls.run = guarded(original)
+    _DECIDING.append(make)
     try:
         yield
     finally:
+        _DECIDING.pop()
         for cls, original in saved.items():
             cls.run = original
+
+
+_LISTED: dict[int, list] = {}  # id(autotuner) -> its own configs, while a pin has put one in their place
+_DEFAULTS: dict[int, tuple[Any, str]] = {}  # id(autotuner) -> (Config, source) a launch asks for (default_pin)
+_DECIDING: list = []  # one entry per every_autotuner_run block in effect
+
+
+def listed_configs(tuner) -> list:
+    """The configs ``tuner`` lists, also during a pinned launch (which lists only the pinned one meanwhile)."""
+    return list(_LISTED.get(id(tuner), tuner.configs) or ())
+
+
+def deciding() -> bool:
+    """Whether a tritondbg run or compile decides the configs of autotuned launches now (``Pinning`` /
+    ``ir``'s decider): a launch through an autotuner then runs one config, never a benchmark."""
+    return bool(_DECIDING)
+
+
+@contextlib.contextmanager
+def default_pin(tuner, config, source: str) -> Iterator[None]:
+    """``tuner`` runs ``config`` during the block, unless the run chose another for it (a sweep, ``--config``):
+    what a reproducer asks for, its launch's captured config."""
+    _DEFAULTS[id(tuner)] = (config, source)
+    try:
+        yield
+    finally:
+        _DEFAULTS.pop(id(tuner), None)
+
+
+def default_for(tuner) -> tuple[Any, str] | None:
+    return _DEFAULTS.get(id(tuner))
 
 
 class Pinning:
@@ -220,7 +253,7 @@ class Pinning:
 
         def run(original, tuner, *args, **kwargs):
             name = kernel_name(tuner)
-            chosen, source = pinning.pins.get(id(tuner), (None, ""))
+            chosen, source = pinning.pins.get(id(tuner)) or _DEFAULTS.get(id(tuner), (None, ""))
             if chosen is not None and bundled is not None:
                 bundled.PINNED.add(name)  # a bundled wrapper must not race another kernel past this pin
             candidates = [chosen]
@@ -245,7 +278,7 @@ class Pinning:
                 return result
             saved = tuner.configs
             for i, chosen in enumerate(candidates):
-                tuner.configs = [chosen]
+                tuner.configs, _LISTED[id(tuner)] = [chosen], saved
                 try:
                     return original(tuner, *args, **kwargs)
                 except Exception as exc:
@@ -258,6 +291,7 @@ class Pinning:
                     pinning.skipped.setdefault(name, []).append(f"{config_str(config_dict(chosen))}: {reason}")
                 finally:
                     tuner.configs = saved
+                    _LISTED.pop(id(tuner), None)
                     pinning.used[name] = config_dict(chosen)
                     pinning.sources[name] = source
                     if pinning.used[name] not in pinning.ran.setdefault(name, []):
@@ -317,6 +351,11 @@ def tried_configs(run) -> dict[str, list]:
     return dict(_LAST_TRIED)
 
 
+class NotApplicable(Exception):
+    """A config that cannot be run here for a reason of its own, not a wrong answer (a reproducer that has no
+    grid for it)."""
+
+
 def not_applicable_reason(exc: BaseException) -> str | None:
     """Why a config cannot run at all (its own ``tl.static_assert``, a compile-time resource limit), or None
     when ``exc`` is an ordinary failure. Such a config is one the compiler would refuse, not a wrong answer."""
@@ -326,6 +365,8 @@ def not_applicable_reason(exc: BaseException) -> str | None:
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
+        if isinstance(exc, NotApplicable):
+            return str(exc)
         frames = traceback.extract_tb(exc.__traceback__)
         for i, frame in enumerate(frames):
             if frame.name == "_new_static_assert":   # Triton's interpreter runs tl.static_assert as a plain assert

@@ -475,6 +475,10 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
             out = None
     if out is not None and use_reference:
         _compare_into(result, out, expected, dtype, case, f"launch {describe_callable(launch)}")
+        if result.status == "fail" and scenario.explain_mismatch is not None:
+            why = scenario.explain_mismatch(out, expected)
+            if why:
+                result.message = f"{result.message}; {why}"
     elif scenario.nothing_to_compare and result.status != "error":  # it ran to its end: still no verdict on it
         result.status, result.message = "error", f"nothing to compare: {scenario.nothing_to_compare}; " \
             f"this run of it finished"

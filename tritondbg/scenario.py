@@ -104,6 +104,9 @@ class Scenario:
     # why there is no reference at all (a reproducer of a launch that did not finish in the program): the launch
     # runs, nothing is compared, and the case is an error that says so
     nothing_to_compare: str = ""
+    # outputs, expected -> a sentence on why they differ, added to a failed comparison's message (a reproducer:
+    # elements that still hold their bytes from before the launch, which the program's launch wrote)
+    explain_mismatch: Callable[[Any, Any], str] | None = None
 
     def case(self, name: str) -> Case:
         for c in self.cases:

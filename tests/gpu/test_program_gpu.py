@@ -85,6 +85,24 @@ def test_gpu_capture_of_an_autotuned_launch_keeps_the_state_before_its_timed_run
     assert rep.returncode == 0 and r["status"] == "pass" and len(r["errors"]) == 1, (rep.stdout[-2000:], rep.stderr[-2000:])
 
 
+def test_gpu_capture_of_an_autotuned_launch_replays_its_pick_and_sweeps_the_rest(tmp_path):
+    """tail_kernel (no mask: out of bounds for BLOCK=64 at n = 96) captured compiled, after its autotuner timed
+    three configs: `run` replays the config it picked through the autotuner without timing them again
+    ("(captured)"), the saved arch is this GPU's, and `interpret --all-configs` on the CPU names BLOCK=64."""
+    folder = tmp_path / "cap"
+    prog = REPO / "tests" / "program_data" / "programs.py"
+    out = tdbg(["capture", "--compiled", "--out", str(folder), "--", "python", str(prog), "autotuned_tail"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    meta = json.loads((folder / "data" / "tail_kernel_0.json").read_text())
+    assert meta["arch"].startswith("sm_") and len(meta["config_grids"]) == 3, meta
+    print("picked", meta["config"], "arch", meta["arch"])
+    rep = tdbg(["run", str(folder / "tail_kernel_0.py")], cwd=tmp_path)
+    assert rep.returncode == 0 and "(captured)" in rep.stdout, rep.stdout[-2000:] + rep.stderr[-2000:]
+    rep = tdbg(["interpret", str(folder / "tail_kernel_0.py"), "--all-configs"], cwd=tmp_path)
+    assert rep.returncode == 1, rep.stdout[-2000:] + rep.stderr[-2000:]
+    assert "tail_kernel BLOCK=64" in rep.stdout and "out_of_bounds" in rep.stdout, rep.stdout[-2000:]
+
+
 @pytest.mark.parametrize("mode", ["tritonparse", "proton", "both"])
 def test_tritonparse_and_proton_coexist(tmp_path, mode):
     """Each of tritonparse and Proton active in the same program as tritondbg: each writes its own output,

@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|autotuned_out|pruned|subclass|oob_load|oob_then_segv|osexit|forkpool`."""
+autotuned|autotuned_tail|autotuned_out|pruned|subclass|oob_load|oob_then_segv|osexit|forkpool`."""
 import os
 import sys
 import time
@@ -72,6 +72,15 @@ def triple_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 3)
 
 
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}), triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 16})],
+                 key=["n"])
+@triton.jit
+def tail_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    """y = x + 1 with no mask: right for a BLOCK that divides n (32, 16 at n = 96), out of bounds for 64."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) + 1)  # BUG: no mask
+
+
 def _shift_sum(n):
     return float(scale_shift(torch.arange(n, dtype=torch.float32), 2.0, 1.0).sum())
 
@@ -105,6 +114,13 @@ if __name__ == "__main__":
         unmasked_copy_kernel[(2,)](x, y, BLOCK=64)
         add_one_kernel[(1,)](x, y, 100, 1, BLOCK=128)
         ctypes.string_at(0)                         # SIGSEGV: no exit hook runs
+    if sys.argv[1] == "autotuned_tail":             # an autotuned kernel right only for the configs that divide n
+        DEVICE = triton.runtime.driver.active.get_active_torch_device()
+        x = torch.arange(96, dtype=torch.float32, device=DEVICE)
+        y = torch.empty_like(x)
+        tail_kernel[lambda meta: (triton.cdiv(96, meta["BLOCK"]),)](x, y, 96)
+        assert torch.equal(y, x + 1)
+        sys.exit(0)
     if sys.argv[1] == "autotuned":                  # an autotuned in-place kernel: must run exactly once
         x = torch.arange(100, dtype=torch.float32)
         acc = torch.ones(100)

@@ -44,10 +44,11 @@ def compile_cases(target: str, cases: list[tuple[str, str]], extra: list[tuple[s
     from tritondbg.ir.request import Request, resolve
     from tritondbg.ir.stages import StageError
     from tritondbg.ir.targets import resolve_arch
+    from tritondbg.program.replay import recorded_arch
 
     # before any lookup: the index compares the TRITON_* environment a capture would run under
     runner.set_mode("compiled")
-    the_arch, arch_source = resolve_arch(arch)
+    the_arch, arch_source = resolve_arch(arch, recorded_arch(target))
     out: dict = {"rows": [], "cases": [], "seconds": {}, "error": None}
     todo, extra = list(cases), list(extra)
     while todo:

@@ -37,6 +37,7 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
     from tritondbg.ir.request import Request, pick, resolve
     from tritondbg.ir.stages import StageError, check_stage
     from tritondbg.ir.targets import resolve_arch
+    from tritondbg.program.replay import recorded_arch
 
     if config and all_configs:
         raise UsageError("--config and --all-configs exclude each other")
@@ -45,7 +46,7 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
     if out_file:  # before any compile (the command line checked it already; ir() is called from Python too)
         options.check_output_path("--out", out_file, folder=False, purpose=_OUT_PURPOSE)
     _check_cache_dir()
-    the_arch, arch_source = resolve_arch(arch)
+    the_arch, arch_source = resolve_arch(arch, recorded_arch(target))
     stage_given = stage is not None
     stage = check_stage(stage, the_arch)
     req = Request(target, the_arch, arch_source, case=case, dtype=dtype, config=config, all_configs=all_configs)

@@ -51,12 +51,21 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
                 results.append(r)
                 if not r.passed:
                     failures.append({"kernel": name, "config": config_str(config_dict(cfg)), "case": case.name,
-                                     "dtype": dt, "status": r.status, "message": r.message})
+                                     "dtype": dt, "status": r.status, "message": _why(r)})
                 if on_result is not None:
                     on_result(r)
                 if not used:  # this case never launches the kernel: its configs cannot matter here
                     break
     return results, failures
+
+
+def _why(result) -> str:
+    """A failed run in a line: its message, and where its first error finding is."""
+    errors = [f for f in result.findings if f.get("severity", "error") == "error"]
+    if not errors:
+        return result.message
+    f = errors[0]
+    return f"{result.message} (first: {f.get('kind')} at {f.get('file', '?')}:{f.get('line', '?')})"
 
 
 def run_all_configs(target: str, *, cases: str | None = None, dtype: str | None = None, seed: int = 0,

@@ -1,6 +1,7 @@
 """Which autotune config `ir` compiles, and why (always printed).
 
-Order: ``--config`` (or the one an ``--all-configs`` sweep pins) > the only config left after the kernel's own
+Order: ``--config`` (or the one an ``--all-configs`` sweep pins) > the config a reproducer's launch asks for
+(``configs.default_pin``: the program's own pick) > the only config left after the kernel's own
 pruning (the autotuner runs it without benchmarking) > a recorded decision: Triton's ``{fn}.autotune.json``
 (written when ``cache_results=True`` / ``TRITON_CACHE_AUTOTUNING=1``), then the newest compiled-mode run
 record of the same kernel, case and dtype > the case's config > the first config left after pruning.
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tritondbg.configs import choose, config_dict, config_str
+from tritondbg.configs import choose, config_dict, config_str, default_for
 
 RECORD_LIMIT = 30  # newest compiled run records read per call: each is a small JSON file (~2 ms)
 
@@ -162,6 +163,9 @@ class Decider:
             chosen = self.picks[name] if name in self.picks else choose(tuner, name, self.requested, strict=True)
             if chosen is not None:
                 return chosen, "--config"
+        asked = default_for(tuner)  # a reproducer's captured config
+        if asked is not None:
+            return asked
         tuner.nargs = dict(zip(tuner.arg_names, args))
         pruned = tuner.prune_configs(kwargs)
         if len(pruned) == 1:

@@ -155,11 +155,17 @@ def _torch_arch() -> tuple[Arch | None, str]:
     return parse_arch(f"sm_{major}{minor}"), "local GPU (torch)"
 
 
-def resolve_arch(text: str | None) -> tuple[Arch, str]:
-    """--arch, else the local GPU, else sm_90; with a few words saying which."""
+def resolve_arch(text: str | None, recorded: str | None = None) -> tuple[Arch, str]:
+    """--arch, else the local GPU, else ``recorded`` (a reproducer's: the GPU its launch was captured for), else
+    sm_90; with a few words saying which."""
     if text:
         return parse_arch(text), "--arch"
     arch, how = local_arch()
     if arch is not None:
         return arch, how
+    if recorded:
+        try:
+            return parse_arch(recorded), f"recorded at capture; {how}"
+        except UsageError:
+            pass  # a name this Triton does not know: the default
     return parse_arch(DEFAULT_ARCH), f"default ({how})"

@@ -97,6 +97,7 @@ class Launch:
     options: dict[str, Any]          # launch options that are not parameters (num_warps, num_stages, ...)
     grid: Any                        # as passed: a tuple or a callable of the bound arguments
     config: Any = None               # the triton.Config the autotuner chose, when an autotuner launched it
+    configs: tuple = ()              # every config that autotuner lists (a reproducer replays any of them)
     interpreted: bool = False
     stack: list[tuple[str, int, str]] = field(default_factory=list)  # user frames, innermost first
     extra: dict[str, Any] = field(default_factory=dict)
@@ -334,19 +335,21 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
     inner = fn.fn
     code = getattr(inner, "__code__", None)
     tuners = _local.tuners
-    config = None
+    config, configs = None, ()
     if tuners:
         tuner = tuners[-1]
         base = tuner
         for _ in range(4):              # Autotuner -> (Heuristics ->) the kernel
             base = getattr(base, "fn", None)
             if base is fn:
-                config = getattr(tuner, "best_config", None)
+                from tritondbg.configs import listed_configs
+
+                config, configs = getattr(tuner, "best_config", None), tuple(listed_configs(tuner))
                 break
     return Launch(fn=fn, name=getattr(inner, "__name__", "?"), qualname=getattr(inner, "__qualname__", "?"),
                   module=getattr(inner, "__module__", "?"), file=code.co_filename if code else "?",
                   line=code.co_firstlineno if code else 0, args=dict(bound.arguments), options=options,
-                  grid=grid, config=config, interpreted=interpreted, stack=user_stack())
+                  grid=grid, config=config, configs=configs, interpreted=interpreted, stack=user_stack())
 
 
 def observe(key: int, fn, make_launch: Callable[[], "Launch | None"], launch: Callable[[], Any]) -> Any:

@@ -28,7 +28,7 @@ import sys
 import time
 from typing import Any
 
-from tritondbg.program import attach, child, claims, tables
+from tritondbg.program import attach, autotuned, child, claims, tables
 
 _ALIGN = 128
 _INT_OF_SIZE = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
@@ -271,24 +271,6 @@ from tritondbg.program.replay import load_scenario
 '''
 
 
-def _plain(value):
-    """JSON-able form of option/config values (ints, floats, strings; else their repr)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return repr(value)
-
-
-def config_of(launch: attach.Launch) -> dict | None:
-    cfg = launch.config
-    if cfg is None:
-        return None
-    out = {k: _plain(v) for k, v in dict(getattr(cfg, "kwargs", {}) or {}).items()}
-    for k in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
-        if getattr(cfg, k, None) is not None:
-            out[k] = _plain(getattr(cfg, k))
-    return out
-
-
 def _user_imports(path: str, module: str) -> list[str]:
     """What the kernel's module imports from its own top-level package (noted beside the saved source)."""
     top = module.split(".")[0]
@@ -355,14 +337,14 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "user_imports": _user_imports(launch.file, launch.module) if src_name and not standalone else [],
         "import_root": import_root(launch.file, launch.module),
         "call_site": list(site) if site else None, "stack": [list(s) for s in launch.stack],
-        "grid": grid, "args": snap.args, "options": {k: _plain(v) for k, v in launch.options.items()},
-        "config": config_of(launch), "tensors": snap.specs, "pointers": snap.pointers,
+        "grid": grid, "args": snap.args, "options": {k: autotuned.plain(v) for k, v in launch.options.items()},
+        "config": autotuned.config_of(launch), "config_grids": autotuned.config_grids(launch), "tensors": snap.specs, "pointers": snap.pointers,
         "groups": [{k: v for k, v in g.items() if k != "storage"} for g in snap.groups],
         "outputs": {paths.get(i, f"tensor{i}"): i for i in outs},
         "unsaved": snap.unsaved, "error": error, "interpreted": launch.interpreted,
         "compile": attach.compile_info.get(f"{launch.module}.{launch.qualname}"),
         "autotune": attach.autotune_info.get(launch.qualname),
-        "pid": os.getpid(), "argv": sys.argv, "arch": _stand_in_arch() if launch.interpreted else None,
+        "pid": os.getpid(), "argv": sys.argv, "arch": _arch_of(launch),
         **(extra or {}),
     }
     _save_fast({"before": snap.before, "after_groups": {gi: after[gi] for gi in groups}},
@@ -388,12 +370,21 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
             "test": attach.current_test(), "write_s": round(time.perf_counter() - t0, 4)}
 
 
-def _stand_in_arch() -> str | None:
-    """The GPU the interpreter's CPU stand-in showed the program (capture --arch; sm_90 by default)."""
-    from tritondbg import standin
+def _arch_of(launch: attach.Launch) -> str | None:
+    """The GPU the launch was made for: the interpreter's CPU stand-in (capture --arch; sm_90 by default), else
+    the program's GPU (``ir`` on the reproducer compiles for it when no GPU is at hand)."""
+    if launch.interpreted:
+        from tritondbg import standin
 
-    current = standin.current()
-    return current.name if current is not None else None
+        current = standin.current()
+        return current.name if current is not None else None
+    from tritondbg.ir.targets import local_arch
+
+    try:
+        arch, _ = local_arch()
+    except Exception:  # noqa: BLE001 - a record, never a reason to lose the capture
+        return None
+    return arch.name if arch is not None else None
 
 
 def _save_fast(obj, path: str) -> None:

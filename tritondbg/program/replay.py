@@ -21,7 +21,8 @@ import sys
 from typing import Any
 
 from tritondbg.errors import UsageError
-from tritondbg.program import tables
+from tritondbg.configs import find_autotuner
+from tritondbg.program import autotuned, tables
 from tritondbg.scenario import DTYPES, Case, Scenario
 
 
@@ -34,6 +35,20 @@ def _meta(folder: str, name: str) -> dict:
         raise UsageError(f"reproducer {name}: cannot read {path}: {exc.strerror}") from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError: it named Python's json module
         raise UsageError(f"reproducer {name}: {path} is damaged (not the JSON capture wrote: {exc})") from None
+
+
+def recorded_arch(target: str) -> str | None:
+    """The GPU a reproducer's launch was captured for (the stand-in's under the interpreter, else the program's
+    GPU), or None when ``target`` is not a reproducer or predates that record."""
+    file = target.partition("::")[0]
+    meta = os.path.join(os.path.dirname(os.path.abspath(file)), "data",
+                        os.path.splitext(os.path.basename(file))[0] + ".json")
+    try:
+        with open(meta) as f:
+            arch = json.load(f).get("arch")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return arch if isinstance(arch, str) else None
 
 
 def _check_data(path: str, name: str) -> None:
@@ -179,21 +194,30 @@ def _run_each(nodes: list, path: str, namespace: dict, skipped: list) -> None:
 
 
 def load_kernel(folder: str, meta: dict):
-    """The jit function: its module when importable, else the saved source (``src/``)."""
+    """The jit function: its module when importable, else the saved source (``src/``); for a launch of an
+    autotuned kernel whose reproducer can replay any config (``autotuned.launch``), the autotuner around it."""
+    kernel = _launched(folder, meta)
+    if meta.get("config_grids") is not None and find_autotuner(kernel) is not None:
+        return kernel
+    return _unwrap(kernel)
+
+
+def _launched(folder: str, meta: dict):
+    """The kernel object the program launched, by its module and name (decorators included)."""
     qualname, module = meta["qualname"], meta["module"]
     if "<locals>" in qualname:
         if not (meta.get("standalone") and meta.get("source")):
             raise UsageError(f"{meta['kernel']} is defined inside a function ({qualname}) and its source was not "
                              f"found; its reproducer cannot import it: move the kernel to module level")
         path = os.path.join(folder, "src", meta["source"])  # saved lifted to module level (program/nested.py)
-        return _unwrap(_resolve(_load_file(path, meta), qualname.rsplit(".", 1)[-1]))
+        return _resolve(_load_file(path, meta), qualname.rsplit(".", 1)[-1])
     problems = []
     root = meta.get("import_root")
     if root and os.path.isdir(root) and root not in sys.path:
         sys.path.append(root)  # the program put its package's folder on sys.path itself
     if module != "__main__":
         try:
-            return _unwrap(_resolve(importlib.import_module(module), qualname))
+            return _resolve(importlib.import_module(module), qualname)
         except Exception as exc:  # noqa: BLE001 - fall back to the saved source
             problems.append(f"import {module}: {type(exc).__name__}: {exc}")
     # the original file when it is still there (its __file__-relative imports work), else the saved copy
@@ -207,7 +231,7 @@ def load_kernel(folder: str, meta: dict):
         try:
             mod = (_load_definitions(path, meta, qualname.split(".")[0]) if module == "__main__"
                    else _load_file(path, meta))
-            return _unwrap(_resolve(mod, qualname))
+            return _resolve(mod, qualname)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a module may exit at import
             skipped = getattr(mod, "__tritondbg_skipped__", None)
             problems.append(f"{path}: {type(exc).__name__}: {exc}"
@@ -248,7 +272,7 @@ def _decode(enc: dict, tensors: list):
 def _tensors(meta: dict, buffers: list, device: str) -> list:
     import torch
 
-    bufs = [b.to(device) for b in buffers]
+    bufs = [b.to(device, copy=True) for b in buffers]  # a launch writes them: the saved bytes serve every run
     out = []
     for spec in meta["tensors"]:
         g = meta["groups"][spec["group"]]
@@ -271,6 +295,22 @@ def _allocator_for(tensors) -> None:
         import torch
 
         triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+
+
+def _stale(got, want, old) -> int:
+    """How many elements of ``got`` differ from ``want`` (the capture's after-bytes) while equal to ``old`` (its
+    before-bytes), which differ from ``want``: writes the program's launch made and the replay did not."""
+    import torch
+
+    if not all(isinstance(t, torch.Tensor) for t in (got, want, old)) or not (got.shape == want.shape == old.shape):
+        return 0
+    got, want, old = (t.detach().cpu() for t in (got, want, old))
+
+    def same(a, b):
+        eq = a == b
+        return eq | (torch.isnan(a) & torch.isnan(b)) if a.is_floating_point() else eq
+
+    return int((~same(got, want) & same(got, old) & ~same(old, want)).sum())
 
 
 _SAID: set = set()
@@ -318,13 +358,27 @@ def load_scenario(file: str, name: str) -> Scenario:
         if meta["grid"] is None:
             raise UsageError(f"{name}: the grid was not recorded")
         _allocator_for(tensors)
-        kernel()[tuple(meta["grid"])](**{**args, **options, **config})
+        if not autotuned.launch(kernel(), meta, args, options):
+            _unwrap(kernel())[tuple(meta["grid"])](**{**args, **options, **config})
         return {path: tensors[i] for path, i in compared.items()}
 
     def reference(tensors):
         groups = data()["after_groups"]
         after = _tensors(meta, [groups.get(gi, b) for gi, b in enumerate(data()["before"])], "cpu")
         return {path: after[i].to(tensors[i].device) for path, i in compared.items()}
+
+    def explain_mismatch(outputs, expected) -> str:
+        """Elements that differ from the capture and still hold the bytes they held before the launch."""
+        before = _tensors(meta, data()["before"], "cpu")
+        parts = []
+        for path, i in compared.items():
+            n = _stale(outputs.get(path), expected.get(path), before[i])
+            if n:
+                parts.append(f"{n} element(s) of {path}")
+        if not parts:
+            return ""
+        return (f"{', '.join(parts)} differ from the capture and still hold what they held before the launch: the "
+                f"replayed kernel did not write them, where the program's launch did")
 
     # what the replay compares: the outputs; a launch that finished changing no byte: every tensor argument (the
     # replay must leave them as they were too); a launch that did not finish in the program: nothing
@@ -359,6 +413,6 @@ def load_scenario(file: str, name: str) -> Scenario:
     return Scenario(name=name, make_inputs=make_inputs, launch=launch, reference=reference, cases=[case],
                     kernels=_Kernels(), description=f"captured launch of {meta['qualname']} "
                                                     f"({os.path.basename(meta['kernel_file'])}:{meta['kernel_line']})",
-                    deterministic=False, reference_is_capture=True,
+                    deterministic=False, reference_is_capture=True, explain_mismatch=explain_mismatch,
                     nothing_to_compare=(f"the captured launch did not finish in the program ({meta['error'].rstrip(': ')})"
                                         if meta.get("error") else ""))

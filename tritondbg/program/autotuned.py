@@ -1,0 +1,86 @@
+"""A captured launch of an autotuned kernel, replayed through its autotuner.
+
+The program's autotuner picked one config; the reproducer runs that one by default. It runs through the kernel's
+own Autotuner (its configs, ``prune_configs_by``, hooks) rather than the bare jit function, so ``check --gates
+all-configs`` and ``interpret --all-configs`` on a reproducer sweep every config the program's autotuner could
+have picked, and ``--config`` picks another. A grid given as a function of the config (``lambda meta:
+(cdiv(n, meta["BLOCK"]),)``) is evaluated at capture for every listed config (``config_grids``), since the
+recorded grid fits the picked config only.
+
+Capture side: ``config_of``, ``config_grids``. Replay side: ``launch``.
+"""
+from __future__ import annotations
+
+from tritondbg.configs import (CONFIG_ATTRS, NotApplicable, choose, config_dict, deciding, default_pin, find_autotuner,
+                               kernel_name)
+
+
+def plain(value):
+    """JSON-able form of option/config values (ints, floats, strings; else their repr)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def config_of(launch) -> dict | None:
+    """The config the program's autotuner picked for ``launch`` (an ``attach.Launch``), as a flat dict."""
+    cfg = launch.config
+    if cfg is None:
+        return None
+    out = {k: plain(v) for k, v in dict(getattr(cfg, "kwargs", {}) or {}).items()}
+    for k in CONFIG_ATTRS:
+        if getattr(cfg, k, None) is not None:
+            out[k] = plain(getattr(cfg, k))
+    return out
+
+
+def config_grids(launch) -> list[dict] | None:
+    """[{"config": flat dict, "grid": [x, y, z]}] for every config the launch's autotuner lists, when its grid is a
+    function of the config; [] when the grid is fixed; None for a launch no autotuner made (nothing to replay)."""
+    if launch.config is None or not launch.configs:
+        return None
+    if not callable(launch.grid):
+        return []
+    out = []
+    for cfg in launch.configs:
+        meta = {**launch.args, **launch.options, **cfg.all_kwargs()}
+        try:
+            grid = tuple(int(g) for g in launch.grid(meta))
+        except Exception:  # noqa: BLE001 - a grid this config cannot have: it is not replayed
+            continue
+        out.append({"config": {k: plain(v) for k, v in config_dict(cfg).items()}, "grid": list(grid)})
+    return out
+
+
+def _grid_for(grids: list[dict], fixed: list):
+    """The grid callable of a replay: the capture's grid of whichever config the autotuner runs (matched on the
+    config's kernel arguments: the launch options are not among the arguments a grid function is given)."""
+    def grid(meta):
+        for entry in grids:
+            if all(meta.get(k) == v for k, v in entry["config"].items() if k not in CONFIG_ATTRS):
+                return tuple(entry["grid"])
+        if grids:
+            raise NotApplicable("this config's grid was not recorded at capture: the program's grid function "
+                             "could not be evaluated for it")
+        return tuple(fixed)
+    return grid
+
+
+def launch(kernel, meta: dict, args: dict, options: dict) -> bool:
+    """Launch ``kernel`` (the object the program launched: an Autotuner, maybe under Heuristics) through its
+    autotuner, pinned to the captured config unless the run pinned another (a sweep, ``--config``). False when
+    this launch cannot go that way (no autotuner, a reproducer written before configs' grids were saved, or no
+    tritondbg run deciding configs, where the autotuner would benchmark): the caller launches the jit function
+    with the captured config."""
+    tuner = find_autotuner(kernel)
+    grids = meta.get("config_grids")
+    if tuner is None or not meta.get("config") or grids is None or not deciding():
+        return False
+    captured = choose(tuner, kernel_name(tuner), meta["config"], strict=False)
+    tuned_keys = {k for c in tuner.configs for k in c.kwargs} | set(meta["config"])
+    call_args = {k: v for k, v in args.items() if k not in tuned_keys}
+    call_opts = {k: v for k, v in options.items() if k not in CONFIG_ATTRS and k not in tuned_keys}
+    with default_pin(tuner, captured, "captured"):
+        kernel[_grid_for(grids, meta["grid"])](**call_args, **call_opts)
+    return True
+
