@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 import tomllib
 import xml.etree.ElementTree as ET
@@ -150,6 +151,34 @@ def test_determinism_runs_every_dtype_of_a_case():
     out = run_gate("determinism", loader.load(target), GateContext(device="cpu", target=target))
     assert out.status == FAIL and out.reason.startswith("tiny/bfloat16 output 0:"), out.reason
     assert {r.dtype for r in out.results} == {"float32", "bfloat16"}
+
+
+@pytest.mark.interpreter
+def test_the_sanitize_gate_names_the_warnings_it_passes_with(tmp_path):
+    """Every program storing 1 to one flag: a warning, no error. The gate passes and says so ("no finding" alone
+    hid the warning `interpret` prints)."""
+    (tmp_path / "flag.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from tritondbg import Case, Scenario
+
+        @triton.jit
+        def k(x_ptr, o_ptr, flag_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+            tl.store(flag_ptr, 1)
+
+        def launch(x):
+            o, f = torch.empty_like(x), torch.zeros(1, dtype=torch.int32)
+            k[(triton.cdiv(x.numel(), 128),)](x, o, f, x.numel(), BLOCK=128)
+            return o
+
+        flag = Scenario("flag", lambda case, dtype, device, generator: dict(x=torch.randn(300)), launch,
+                        lambda x: x * 2, [Case("tiny", dtypes=("float32",))], kernels=[k])
+    '''))
+    target = str(tmp_path / "flag.py")
+    out = run_gate("sanitize", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == PASS and "(1 warning(s); first: race at" in out.reason and "flag.py:9)" in out.reason, \
+        out.reason
 
 
 @pytest.mark.interpreter

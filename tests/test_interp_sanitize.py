@@ -167,6 +167,35 @@ def test_wild_pointers_are_masked_not_dereferenced():
     assert store["offsets"][0] == -1_000_000_000 and "before the start" in store["message"]
 
 
+def test_a_warning_is_printed_and_counted_as_a_warning_not_a_finding():
+    """A store of one value by every program (a done flag) is a warning: the run passes. It printed as "race ..."
+    and counted "1 finding(s)" on a PASS, where `check`'s sanitize gate said "no finding"."""
+    import io
+
+    from rich.console import Console
+
+    from tritondbg.record import CaseResult, RunRecord
+    from tritondbg.render.console import print_case, print_summary
+
+    warn = {"kind": "race", "severity": "warning", "file": "k.py", "line": 8, "pid": [0, 0, 0], "tensor": "flag_ptr",
+            "message": "same value"}
+    r = CaseResult(kernel="flag", case="tiny", dtype="float32", mode="interpret", device="cpu", seed=0, params={},
+                   findings=[warn])
+    record = RunRecord(command="interpret flag", results=[r])
+    record.extra["sanitizers"] = True
+    buf = io.StringIO()
+    con = Console(file=buf, width=200, highlight=False)
+    print_case(con, r)
+    print_summary(con, record)
+    text = buf.getvalue()
+    assert "warning: race k.py:8 pid (0, 0, 0) flag_ptr" in text, text
+    assert "1/1 passed, sanitizers on: no finding, 1 warning(s)" in text, text
+    r.findings.append({**warn, "severity": "error", "kind": "out_of_bounds"})
+    buf.seek(0), buf.truncate()
+    print_summary(con, record)
+    assert "sanitizers on: 1 finding(s), 1 warning(s)" in buf.getvalue()
+
+
 def test_an_address_below_a_tensor_in_low_memory_is_before_its_start_not_past_its_end():
     """A non-PIE Python (the GPU machine's) keeps small tensors below 4 GiB: base - 4e9 wraps past 2**64, and the
     unsigned compare called it 4611686017427387895 elements past the end."""

@@ -473,7 +473,7 @@ def test_a_kernel_error_the_program_caught_is_a_warning(how, tmp_path):
            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", prog, "-k", "refused"])
     out = run(["interpret", "--json", str(tmp_path / "r.json"), "--", *cmd])
     assert out.returncode == 0, out.stderr[-3000:]
-    line = [ln for ln in out.stderr.splitlines() if ln.lstrip().startswith("kernel_error:")]
+    line = [ln for ln in out.stderr.splitlines() if ln.lstrip().startswith("warning: kernel_error:")]
     assert len(line) == 1 and line[0].endswith("the program caught the error and went on"), out.stderr[-3000:]
     (finding,) = json.loads((tmp_path / "r.json").read_text())["findings"]
     assert finding["severity"] == "warning" and finding["handled"] is True

@@ -172,6 +172,7 @@ def test_a_program_computes_what_it_computes_without_tritondbg_and_poison_is_rep
                      ("scale_by_dot", "poison", _line("# LOAD scale_by_dot"), None, "warning"),
                      ("wsum", "poison", _line("# LOAD wsum"), None, "warning")], found
     assert "12 element(s) of output Y hold them, first Y[20]" in out.stderr
+    assert "launch(es), 3 finding(s), 2 warning(s)" in out.stderr and "tritondbg: warning: poison in wsum" in out.stderr
     # the kernel's device_print is printed once (by the sanitized run), not again by the run the program keeps
     assert out.stdout.count("added") == 1, out.stdout
 

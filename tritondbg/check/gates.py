@@ -339,7 +339,11 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
     errors = [r for r in results if r.status == "error"]
     if errors:
         return GateOutcome(scenario.name, "sanitize", FAIL, _first_failure(errors), {}, results)
-    return GateOutcome(scenario.name, "sanitize", PASS, f"no finding on {len(results)} runs", {}, results)
+    warnings = [f for r in results for f in r.findings if f.get("severity", "error") == "warning"]
+    said = (f" ({len(warnings)} warning(s); first: {warnings[0].get('kind')} at {warnings[0].get('file', '?')}:"
+            f"{warnings[0].get('line', '?')})") if warnings else ""
+    return GateOutcome(scenario.name, "sanitize", PASS, f"no finding on {len(results)} runs{said}",
+                       {"warnings": warnings} if warnings else {}, results)
 
 
 # The IR capture builds a case's inputs in CPU memory: leave out GPU cases larger than this (attention decode

@@ -227,7 +227,8 @@ class Checker(attach.Observer):
                      call_site=list(site) if site else None, stack=attach.short_stack(launch.stack),
                      pid_process=os.getpid(), **({"test": test} if test else {}))
             child.append("findings.jsonl", f)
-            print(f"tritondbg: {f['kind']} in {launch.name} at {frames.site_name(f.get('file'))}:{f.get('line')} "
+            label = f"warning: {f['kind']}" if f.get("severity", "error") == "warning" else f["kind"]
+            print(f"tritondbg: {label} in {launch.name} at {frames.site_name(f.get('file'))}:{f.get('line')} "
                   f"pid {tuple(f['pid']) if f.get('pid') else '?'}: {f.get('message', '')} "
                   f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]",
                   file=sys.stderr, flush=True)

@@ -284,7 +284,8 @@ def _finding_lines(findings: list) -> list[str]:
             more = f" and {len(tests) - 2} more" if len(tests) > 2 else ""
             within = f"; in test {', '.join(tests[:2])}{more}"
         caught = "; the program caught the error and went on" if first.get("handled") else ""
-        lines.append(f"  {kind}: {file}:{line} in {kernel} pid {tuple(first.get('pid') or ())}{on}; "
+        label = f"warning: {kind}" if first.get("severity", "error") == "warning" else kind
+        lines.append(f"  {label}: {file}:{line} in {kernel} pid {tuple(first.get('pid') or ())}{on}; "
                      f"launched from {where}{times}{within}{caught}")
     return lines
 
@@ -328,15 +329,18 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     checked = _merge_counts(summaries, "checked")
     _handled_errors(findings, rc)
     per_kernel: dict[str, int] = {}
-    for f in findings:
+    errors = [f for f in findings if f.get("severity", "error") == "error"]
+    for f in errors:  # the table counts what fails the run; warnings are counted on the summary line
         per_kernel[f.get("kernel", "?")] = per_kernel.get(f.get("kernel", "?"), 0) + 1
+    warned = len(findings) - len(errors)
     pinned = _merge_pinned(summaries)
     if json_path:
         doc = {"command": cfg["command"], "exit_status": rc, "launches": launches, "findings": findings,
                "captures": captures, "pinned_configs": pinned}
         with open(json_path, "w") as f:
             json.dump(doc, f, indent=1, default=str)
-    _err(f"tritondbg interpret: {_launch_count(sum(launches.values()), summaries)}, {len(findings)} finding(s)")
+    _err(f"tritondbg interpret: {_launch_count(sum(launches.values()), summaries)}, {len(errors)} finding(s)"
+         + (f", {warned} warning(s)" if warned else ""))
     for line in _summary_table(launches, checked, per_kernel):
         _err(line)
     _err_pinned(pinned)
@@ -358,7 +362,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
         return rc
     if unmatched or _launched_nothing("interpret", launches, summaries):
         return 1
-    return 1 if any(f.get("severity", "error") == "error" for f in findings) else 0
+    return 1 if errors else 0
 
 
 def _given(*, kernels=(), arch=None, out=None, **numbers) -> list[str]:

@@ -61,8 +61,10 @@ def print_summary(con: Console | None, record: RunRecord, path: Path | None = No
     n_pass = sum(r.passed for r in record.results)
     summary = f"{n_pass}/{len(record.results)} passed"
     if record.extra.get("sanitizers"):
-        n = sum(len(r.findings) for r in record.results)
+        n = sum(not _is_warning(f) for r in record.results for f in r.findings)
+        w = sum(_is_warning(f) for r in record.results for f in r.findings)
         summary += f", sanitizers on: {n} finding(s)" if n else ", sanitizers on: no finding"
+        summary += f", {w} warning(s)" if w else ""
     by = record.extra.get("interrupted_by") if record.extra.get("interrupted") else None
     if by:
         summary += ", timed out" if by == "timeout" else f", interrupted ({by})"
@@ -105,13 +107,19 @@ def _where(f: dict) -> str:
     return f"{file}:{f.get('line')}"
 
 
+def _is_warning(f: dict) -> bool:
+    """A finding that does not fail the run (``severity`` "warning": a store of one value by every program)."""
+    return f.get("severity", "error") == "warning"
+
+
 def print_findings(con: Console, r) -> None:
     """One block per finding: kind, kernel file:line, pid, tensor, the source line and the message."""
     for f in r.findings:
         pid = f.get("pid")
         pid_txt = f" pid {tuple(pid)}" if pid else ""
         tensor = f" {f['tensor']}" if f.get("tensor") else ""
-        con.print(f"  [red]{f.get('kind')}[/] {escape(_where(f))}{pid_txt}{escape(tensor)}")
+        label = f"[yellow]warning: {f.get('kind')}[/]" if _is_warning(f) else f"[red]{f.get('kind')}[/]"
+        con.print(f"  {label} {escape(_where(f))}{pid_txt}{escape(tensor)}")
         if f.get("source"):
             con.print(f"    [dim]{escape(f['source'])}[/]")
         if f.get("kind") == "kernel_error" and f.get("message") and f["message"] in (r.message or ""):
