@@ -145,10 +145,21 @@ def test_clear_refuses_anything_outside_the_cache(cache, tmp_path):
 @pytest.mark.parametrize("args, needle", [
     (["clear"], "cache clear needs --kernel NAME, KEY... or --all"),
     (["clear", "--kernel", "nothing_kernel"], "no cache entry for kernel 'nothing_kernel'"),
+    # --all with --kernel removed every entry of the cache (a user lost 32 entries): one selector at a time
+    (["clear", "--all", "--kernel", "add_kernel"], "not --kernel and --all"),
+    (["clear", "--all", "--kernel", "add_kernel", "--dry-run"], "not --kernel and --all"),
+    (["clear", "ABCD", "--kernel", "add_kernel"], "not KEY... and --kernel"),
 ])
 def test_clear_needs_a_real_selection(cache, args, needle):
+    before = _kernel_entries(_ls(cache))
     p = run_cli(["cache", "--cache-dir", str(cache), *args], _env(cache, cache.parent))
-    assert p.returncode == 2 and needle in p.stderr
+    assert p.returncode == 2 and needle in p.stderr, p.stderr
+    assert _kernel_entries(_ls(cache)) == before
+
+
+def test_ls_of_a_kernel_the_cache_does_not_hold_names_the_ones_it_does(cache):
+    p = run_cli(["cache", "--cache-dir", str(cache), "ls", "--kernel", "nomatch*"], _env(cache, cache.parent))
+    assert p.returncode == 1 and "no entries for kernel nomatch* in" in p.stdout and "add_kernel" in p.stdout, p.stdout
 
 
 def test_clear_refuses_a_root_that_is_not_a_cache(tmp_path):

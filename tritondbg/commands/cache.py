@@ -43,7 +43,12 @@ def cache_ls(*, cache_dir: str | None = None, kernel: str | None = None, as_json
     if not con.is_terminal:
         con = Console(highlight=False, width=200)   # piped: one line per entry, not 80-column wrapping
     if not entries:
-        con.print(f"no entries{f' for kernel {kernel}' if kernel else ''} in {root}", markup=False)
+        if kernel:  # a typo in the name must not read as "nothing cached" (clear --kernel refuses it too)
+            known = sorted({e.kernel for e in scan(root) if e.kernel and e.kind == "kernel"})
+            con.print(f"no entries for kernel {kernel} in {root}; kernels there: {', '.join(known) or 'none'}",
+                      markup=False)
+            return 1
+        con.print(f"no entries in {root}", markup=False)
         return 0
     table = Table(box=None, pad_edge=False, header_style="bold")
     for col in ("kernel", "key", "target", "stages", "size", "age", "status"):
@@ -57,7 +62,7 @@ def cache_ls(*, cache_dir: str | None = None, kernel: str | None = None, as_json
                       human(e.size), age(e.mtime) if e.mtime else "-", status)
     con.print(table)
     if not any(is_triton_entry(e) for e in entries):  # a folder that is no Triton cache listed its sub-folders "ok"
-        con.print(f"{root} holds no Triton cache entry (only {len(entries)} other folder(s)): is it the cache "
+        con.print(f"{root} holds no Triton cache entry (only {len(entries)} other item(s)): is it the cache "
                   "directory? (Triton's default is ~/.triton/cache, or $TRITON_CACHE_DIR)", markup=False)
         return 1
     bad = sum(not e.ok for e in entries)

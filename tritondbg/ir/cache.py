@@ -262,6 +262,9 @@ def clear(cache_dir: str, *, kernel: str | None = None, keys: tuple[str, ...] = 
     entry at all is refused. Returns ([(folder, its entries, bytes)], total bytes, skipped "path: why")."""
     if not (kernel or keys or everything):
         raise UsageError("cache clear needs --kernel NAME, KEY... or --all")
+    given = [what for what, on in (("KEY...", keys), ("--kernel", kernel), ("--all", everything)) if on]
+    if len(given) > 1:  # `--all --kernel X` removed every entry: the filter was never applied to --all
+        raise UsageError(f"cache clear takes one of KEY..., --kernel NAME or --all, not {' and '.join(given)}")
     root = _safe_root(cache_dir)
     if not os.path.isdir(root):
         raise UsageError(f"no Triton cache directory at {root}")
