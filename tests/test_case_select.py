@@ -96,6 +96,25 @@ def test_a_dtype_the_case_does_not_list_is_bad_usage(given, needle):
     assert needle in str(err.value)
 
 
+def test_a_dtype_some_selected_cases_lack_runs_on_the_others(capsys):
+    """`--case all --dtype fp32` on a scenario with bf16-only cases: it was refused for the first case lacking
+    fp32. Now those cases are left out with a note; only a dtype no selected case lists is an error."""
+    from tritondbg.scenario import Case
+
+    cases = [Case("tiny", dtypes=("bfloat16", "float32")), Case("odd", dtypes=("bfloat16",)),
+             Case("one", dtypes=("bfloat16",))]
+    runs = runner.select_runs(cases, "fp32")
+    assert [(c.name, dt) for c, dt in runs] == [("tiny", "float32")]
+    assert "not run: float32 for odd (it lists bfloat16); float32 for one" in capsys.readouterr().err
+    runs = runner.select_runs(cases, "fp32,bf16")
+    assert [(c.name, dt) for c, dt in runs] == [("tiny", "float32"), ("tiny", "bfloat16"), ("odd", "bfloat16"),
+                                               ("one", "bfloat16")]
+    with pytest.raises(UsageError, match="no selected case has dtype 'fp8'"):
+        runner.select_runs(cases, "fp8")
+    with pytest.raises(UsageError, match="case 'odd' has no dtype 'fp32'"):  # one case named: as before
+        runner.select_runs(cases[1:2], "fp32")
+
+
 def test_ir_takes_one_dtype(cli_env, tmp_path):
     p = run_cli(["ir", "add", "--dtype", "bf16", "--stage", "ttir"], cli_env, cwd=tmp_path)
     assert p.returncode == 0 and "dtype=bfloat16" in p.stderr and "tt.func" in p.stdout, p.stderr

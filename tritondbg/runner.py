@@ -152,6 +152,31 @@ def select_dtypes(case: Case, dtype: str | None) -> list[str]:
     return wanted
 
 
+def select_runs(selected: list[Case], dtype: str | None) -> list[tuple[Case, str]]:
+    """(case, dtype) of every selected case for each ``--dtype`` it lists. With one case a dtype it lacks is a
+    usage error, as before; with several (``--case all``) a case that lists none of them is left out with a note
+    on stderr, and only none at all is an error (``--case all --dtype fp32`` was refused for the one bf16-only
+    case)."""
+    if dtype is None or len(selected) <= 1:
+        return [(c, dt) for c in selected for dt in select_dtypes(c, dtype)]
+    runs, left = [], []
+    for c in selected:
+        names = [DTYPE_ALIASES.get(t.strip().lower().removeprefix("torch."), t.strip().lower().removeprefix("torch."))
+                 for t in dtype.split(",") if t.strip()]
+        mine = ",".join(n for n in dict.fromkeys(names) if n in c.dtypes)
+        if mine:
+            runs += [(c, dt) for dt in select_dtypes(c, mine)]
+        missing = [n for n in dict.fromkeys(names) if n not in c.dtypes]
+        if missing:
+            left.append(f"{'/'.join(missing)} for {c.name} (it lists {'/'.join(c.dtypes)})")
+    if not runs:
+        listed = "; ".join(f"{c.name}: {', '.join(c.dtypes)}" for c in selected)
+        raise UsageError(f"no selected case has dtype {dtype!r}; their dtypes: {listed}")
+    if left:
+        print(f"note: --dtype {dtype}: not run: {'; '.join(left)}", file=sys.stderr)
+    return runs
+
+
 def _sync(device: str) -> None:
     if device.startswith("cuda"):
         import torch
@@ -537,7 +562,7 @@ class Run:
         self.scenario = loader.load(target)
         self.config = parse_config(config) if isinstance(config, str) or config is None else dict(config)
         selected = select_cases(self.scenario, cases, interpret=(mode == "interpret"))
-        self.planned = [(c, dt) for c in selected for dt in select_dtypes(c, dtype)]  # all names checked first
+        self.planned = select_runs(selected, dtype)  # all names checked first
         # validate --config keys and values up front (one clear line, exit 2)
         plan(self.scenario.kernels, None, self.config, interpret=(mode == "interpret"))
         self.seed, self.instruments = seed, instruments

@@ -82,7 +82,7 @@ def run_all_configs(target: str, *, cases: str | None = None, dtype: str | None 
     device = runner.default_device("interpret")
     scenario = loader.load(target)
     selected = runner.select_cases(scenario, cases, interpret=True)
-    runs = [(c, dt) for c in selected for dt in runner.select_dtypes(c, dtype)]
+    runs = runner.select_runs(selected, dtype)
     # every autotuned kernel the runs launch, listed in Scenario.kernels or not (fla's wrappers launch their own)
     scenario = with_launched_kernels(scenario, runs, device=device, seed=seed)
     if not autotuners(scenario.kernels):
