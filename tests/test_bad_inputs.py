@@ -100,6 +100,7 @@ ROWS = [
     (["ir", "add", "--arch", "gfx9999"], {}, 2, "--arch gfx9999: not an AMD target this Triton knows; valid: "),
     (["ir", "add", "--diff", "arch=sm_90", "arch=sm_999"], {}, 2, "--arch sm_999: not a target"),
     (["ir", "add", "--arch", "sm_9x"], {}, 2, "unknown --arch 'sm_9x'"),
+    (["ir", "add", "--arch", ""], {}, 2, "unknown --arch ''"),
     (["check", "{tmp}/fake"], {}, 2, "{tmp}/fake is a folder with no scenario file (*.py) in it"),
     (["check", "add", "--gates", "resources", "--arch", "sm_75x"], {}, 2, "unknown --arch 'sm_75x'"),
     (["ir", "add", "--stage", "bogus"], {}, 2, "Invalid value for '--stage'"),

@@ -369,6 +369,26 @@ def test_an_in_place_reproducer_replays_from_the_captured_bytes_each_time(tmp_pa
 
 
 @pytest.mark.interpreter
+def test_a_launch_from_python_dash_c_names_its_line():
+    """`python -c CODE` has no file: its frames are "<string>", which were dropped with Python's own ("<frozen
+    runpy>"), and the finding said "[launched from ?]". A program that runs no pytest names no test, though the
+    PYTEST_CURRENT_TEST of a test that started it reaches its environment."""
+    code = textwrap.dedent("""
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+        k[(1,)](torch.zeros(10), BLOCK=16)
+    """)
+    out = run(["interpret", "--", sys.executable, "-c", code])
+    # (and no "in test ...": this test's PYTEST_CURRENT_TEST reaches the program, which runs no pytest)
+    assert out.returncode == 1 and "[launched from <string>:9 (<module>)]" in out.stderr, out.stderr[-3000:]
+
+
+@pytest.mark.interpreter
 def test_each_autotune_key_runs_the_first_config_its_own_pruning_keeps(tmp_path):
     """n = 1024 keeps BLOCK=256 first, n = 192 only BLOCK=64 (an early_config_prune for a kernel with no mask): the
     second key ran BLOCK=256 (grid 0, the output never written) when the pruning was done once per kernel."""

@@ -158,7 +158,7 @@ def _torch_arch() -> tuple[Arch | None, str]:
 def resolve_arch(text: str | None, recorded: str | None = None) -> tuple[Arch, str]:
     """--arch, else the local GPU, else ``recorded`` (a reproducer's: the GPU its launch was captured for), else
     sm_90; with a few words saying which."""
-    if text:
+    if text is not None:  # --arch "" is a bad value, not "no --arch"
         return parse_arch(text), "--arch"
     arch, how = local_arch()
     if arch is not None:

@@ -256,6 +256,9 @@ def _skip_dirs() -> list[str]:
 _PLUMBING = frozenset({"run", "__call__", "_bench", "warmup", "prune_configs"})  # a kernel wrapper's own methods
 
 
+_INLINE = ("<string>", "<stdin>")
+
+
 def user_stack(limit: int = 8) -> list[tuple[str, int, str]]:
     """The frames of the program above the launch (Triton's and tritondbg's own frames left out, and a library's
     launch plumbing: methods of its autotuner or heuristics subclasses, e.g. flash-linear-attention's
@@ -269,8 +272,9 @@ def user_stack(limit: int = 8) -> list[tuple[str, int, str]]:
         code = f.f_code
         plumbing = code.co_name in _PLUMBING and code.co_varnames[:1] == ("self",) \
             and isinstance(f.f_locals.get("self"), _INTERFACE)
-        if not path.startswith(skip) and not fname.startswith("<") and not plumbing:
-            frame = (path, f.f_lineno, f.f_code.co_name)
+        own = fname in _INLINE  # `python -c CODE`, a script piped in: the program's own code has no file
+        if (own or not path.startswith(skip) and not fname.startswith("<")) and not plumbing:
+            frame = (fname if own else path, f.f_lineno, f.f_code.co_name)
             if len(out) < limit:
                 out.append(frame)
                 if len(out) == limit and program_frame(out) is not None:
@@ -511,6 +515,8 @@ def uninstall() -> None:
 def current_test() -> str | None:
     """The pytest test running the launch (``PYTEST_CURRENT_TEST``: "path::name[params] (call)"), or None: pytest
     captures the finding's line of a test that passes, and the call site is often a library's frame."""
+    if "_pytest.runner" not in sys.modules:  # a program a test started inherits the variable: not its own test
+        return None
     value = os.environ.get("PYTEST_CURRENT_TEST")
     return value.rsplit(" (", 1)[0] if value else None
 
