@@ -593,7 +593,8 @@ def test_a_big_capture_lists_twenty_reproducers_and_counts_the_rest(tmp_path):
         "for i in range(25):\n"
         "    inc[(1,)](torch.zeros(i + 1))  # another shape each time: another reproducer\n")
     cap = tmp_path / "cap"
-    out = run(["capture", "--max-per-kernel", "100", "--out", str(cap), "--", sys.executable, str(tmp_path / "prog.py")])
+    out = run(["capture", "--interpret", "--max-per-kernel", "100", "--out", str(cap), "--", sys.executable,
+               str(tmp_path / "prog.py")])
     assert out.returncode == 0, out.stderr[-2000:]
     listed = [ln for ln in out.stderr.splitlines() if "launched from" in ln]
     assert len(listed) == 19, out.stderr
@@ -607,7 +608,7 @@ def test_a_damaged_reproducer_data_file_is_one_line_naming_it(tmp_path):
     run said make_inputs raised torch's "PytorchStreamReader failed reading zip archive" (exit 1, as if the case
     failed), or named Python's json module; now one line naming the file, exit 2, for interpret and ir."""
     cap = tmp_path / "cap"
-    out = run(["capture", "--out", str(cap), "--", sys.executable, str(DATA / "programs.py"), "oob_load"])
+    out = run(["capture", "--interpret", "--out", str(cap), "--", sys.executable, str(DATA / "programs.py"), "oob_load"])
     assert out.returncode == 0, out.stderr[-2000:]
     (repro,) = cap.glob("unmasked_copy_kernel_*.py")
     data = cap / "data" / f"{repro.stem}.pt"
@@ -1063,7 +1064,7 @@ def test_a_reproducer_replays_when_the_program_put_its_package_on_sys_path(tmp_p
     prog = tmp_path / "prog.py"
     prog.write_text("import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "
                     "'libroot'))\nimport torch\nfrom mypkg.kern import dbl\nprint(dbl(torch.arange(100.0)).sum().item())\n")
-    p = run(["capture", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path)
+    p = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
     rep = run(["interpret", str(tmp_path / "cap" / "dbl_kernel_0.py")], cwd=tmp_path / "cap")
     assert rep.returncode == 0 and "PASS" in rep.stdout, rep.stdout[-1500:] + rep.stderr[-1500:]
@@ -1077,7 +1078,7 @@ def test_a_program_that_asks_whether_triton_is_installed_first_is_still_attached
     prog = tmp_path / "asks.py"
     prog.write_text("import importlib.util\nassert importlib.util.find_spec('triton') is not None\nimport torch\n"
                     "from tritondbg.kernels.add import add\nx = torch.ones(64)\nprint(add(x, x).sum().item())\n")
-    p = run(["capture", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path)
+    p = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "1 launch(es) of 1 kernel(s); 1 reproducer(s)" in p.stderr, p.stderr[-2000:]
 
