@@ -310,6 +310,23 @@ def test_a_reproducer_of_an_autotuned_launch_sweeps_every_config_its_autotuner_l
 
 
 @pytest.mark.interpreter
+def test_a_reproducer_runs_the_pre_hook_of_the_config_it_replays(tmp_path):
+    """total_kernel's configs zero the total in a pre_hook, which the autotuner runs before the launch. The
+    reproducer handed the bare jit function the config's values, so the hook never ran (compiled, the capture's
+    before-state is from before the autotuner's call: 5 + 4950 against the captured 4950)."""
+    cap = tmp_path / "cap"
+    out = run(["capture", "--interpret", "--out", str(cap), "--", "python", str(DATA / "programs.py"), "pre_hook"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    out = run(["interpret", str(cap / "total_kernel_0.py")])
+    assert out.returncode == 0 and "(captured)" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "pre_hook zeroed the total" in out.stderr, out.stderr[-2000:]  # (interpreted, the capture's total
+    # was taken after the hook: only a compiled capture's "before" shows 5.0, tests/gpu/test_program_gpu.py)
+    out = run(["interpret", str(cap / "total_kernel_0.py"), "--all-configs"])
+    assert out.returncode == 0 and "all 2 config runs agree with the reference" in out.stdout, \
+        out.stdout[-2000:] + out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
 def test_ir_on_a_reproducer_compiles_for_the_gpu_it_was_captured_for(tmp_path):
     """With no GPU at hand `ir REPRO` compiles for the arch the capture ran for (here the stand-in's sm_80), not
     the blind default sm_90; --arch still wins."""

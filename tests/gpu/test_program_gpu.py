@@ -103,6 +103,19 @@ def test_gpu_capture_of_an_autotuned_launch_replays_its_pick_and_sweeps_the_rest
     assert "tail_kernel BLOCK=64" in rep.stdout and "out_of_bounds" in rep.stdout, rep.stdout[-2000:]
 
 
+def test_gpu_capture_of_a_config_pre_hook_replays_it(tmp_path):
+    """Compiled, the capture's total is 5.0 from before the autotuner's call; the config's pre_hook zeroes it
+    before each launch: the replay runs the hook (through the autotuner) and gets the captured 4950."""
+    folder = tmp_path / "cap"
+    prog = REPO / "tests" / "program_data" / "programs.py"
+    out = tdbg(["capture", "--compiled", "--out", str(folder), "--", "python", str(prog), "pre_hook"])
+    assert out.returncode == 0, out.stderr[-3000:]
+    for cmd in ("run", "interpret"):
+        rep = tdbg([cmd, str(folder / "total_kernel_0.py")], cwd=tmp_path)
+        assert rep.returncode == 0 and "pre_hook zeroed the total" in rep.stderr, (cmd, rep.stdout[-2000:],
+                                                                                  rep.stderr[-2000:])
+
+
 @pytest.mark.parametrize("mode", ["tritonparse", "proton", "both"])
 def test_tritonparse_and_proton_coexist(tmp_path, mode):
     """Each of tritonparse and Proton active in the same program as tritondbg: each writes its own output,

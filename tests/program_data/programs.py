@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|autotuned_tail|autotuned_out|pruned|subclass|oob_load|oob_then_segv|osexit|forkpool`."""
+autotuned|autotuned_tail|pre_hook|autotuned_out|pruned|subclass|oob_load|oob_then_segv|osexit|forkpool`."""
 import os
 import sys
 import time
@@ -81,6 +81,21 @@ def tail_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs) + 1)  # BUG: no mask
 
 
+def _zero_total(nargs):
+    nargs["total_ptr"].zero_()
+    print("pre_hook zeroed the total", file=sys.stderr)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 32}, pre_hook=_zero_total), triton.Config({"BLOCK": 64},
+                                                                                            pre_hook=_zero_total)],
+                 key=["n"])
+@triton.jit
+def total_kernel(x_ptr, total_ptr, n, BLOCK: tl.constexpr):
+    """total = sum(x), from the zero its config's pre_hook writes."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(total_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
+
+
 def _shift_sum(n):
     return float(scale_shift(torch.arange(n, dtype=torch.float32), 2.0, 1.0).sum())
 
@@ -120,6 +135,13 @@ if __name__ == "__main__":
         y = torch.empty_like(x)
         tail_kernel[lambda meta: (triton.cdiv(96, meta["BLOCK"]),)](x, y, 96)
         assert torch.equal(y, x + 1)
+        sys.exit(0)
+    if sys.argv[1] == "pre_hook":                   # a config whose pre_hook zeroes the total before the launch
+        DEVICE = triton.runtime.driver.active.get_active_torch_device()
+        x = torch.arange(100, dtype=torch.float32, device=DEVICE)
+        total = torch.full((1,), 5.0, device=DEVICE)
+        total_kernel[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, total, 100)
+        assert total.item() == 4950.0, total.item()
         sys.exit(0)
     if sys.argv[1] == "autotuned":                  # an autotuned in-place kernel: must run exactly once
         x = torch.arange(100, dtype=torch.float32)

@@ -66,6 +66,16 @@ def _grid_for(grids: list[dict], fixed: list):
     return grid
 
 
+def _listed(tuner, wanted: dict):
+    """The listed config (the object itself: its pre_hook comes with it) equal to the captured one."""
+    want = {"num_ctas": 1, **wanted}
+    for cfg in tuner.configs:
+        have = {"num_ctas": 1, **{k: plain(v) for k, v in config_dict(cfg).items()}}
+        if have == want:
+            return cfg
+    return None
+
+
 def launch(kernel, meta: dict, args: dict, options: dict) -> bool:
     """Launch ``kernel`` (the object the program launched: an Autotuner, maybe under Heuristics) through its
     autotuner, pinned to the captured config unless the run pinned another (a sweep, ``--config``). False when
@@ -76,7 +86,7 @@ def launch(kernel, meta: dict, args: dict, options: dict) -> bool:
     grids = meta.get("config_grids")
     if tuner is None or not meta.get("config") or grids is None or not deciding():
         return False
-    captured = choose(tuner, kernel_name(tuner), meta["config"], strict=False)
+    captured = _listed(tuner, meta["config"]) or choose(tuner, kernel_name(tuner), meta["config"], strict=False)
     tuned_keys = {k for c in tuner.configs for k in c.kwargs} | set(meta["config"])
     call_args = {k: v for k, v in args.items() if k not in tuned_keys}
     call_opts = {k: v for k, v in options.items() if k not in CONFIG_ATTRS and k not in tuned_keys}
