@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import run_cli
-from tritondbg import loader, runner
+from tritondbg import loader, selection
 from tritondbg.errors import UsageError
 
 pytestmark = pytest.mark.interpreter
@@ -23,15 +23,15 @@ def _names(cases):
 
 
 def test_a_list_and_globs_pick_cases_once_in_the_order_named(attention):
-    got = runner.select_cases(attention, "decode_tiny_gqa*, tiny,decode_tiny_gqa4_single,tiny_c*", interpret=True)
+    got = selection.select_cases(attention, "decode_tiny_gqa*, tiny,decode_tiny_gqa4_single,tiny_c*", interpret=True)
     assert _names(got) == ["decode_tiny_gqa4_single", "tiny", "tiny_causal", "tiny_causal_9heads", "tiny_cross_gqa"]
 
 
 def test_a_glob_under_the_interpreter_keeps_the_cases_it_can_run(attention):
-    got = _names(runner.select_cases(attention, "decode*", interpret=True))
+    got = _names(selection.select_cases(attention, "decode*", interpret=True))
     assert "decode_tiny" in got and "decode_tiny_many_splits" in got
     assert not any(n.startswith("decode_b") for n in got)  # GPU-size cases (interpret=False)
-    compiled = _names(runner.select_cases(attention, "decode*", interpret=False))
+    compiled = _names(selection.select_cases(attention, "decode*", interpret=False))
     assert "decode_b8_h32_kv32k_d128" in compiled and set(got) < set(compiled)
 
 
@@ -43,18 +43,18 @@ def test_a_glob_under_the_interpreter_keeps_the_cases_it_can_run(attention):
 ])
 def test_a_case_list_that_names_nothing_runnable_is_bad_usage(attention, spec, needle):
     with pytest.raises(UsageError) as err:
-        runner.select_cases(attention, spec, interpret=True)
+        selection.select_cases(attention, spec, interpret=True)
     assert needle in str(err.value)
 
 
 def test_all_in_a_list_is_every_runnable_case(attention):
-    assert runner.select_cases(attention, "tiny,all", interpret=True) == \
+    assert selection.select_cases(attention, "tiny,all", interpret=True) == \
         [c for c in attention.cases if c.interpret]
 
 
 def test_case_wanted():
-    assert runner.case_wanted(None, "x") and runner.case_wanted("all", "x") and runner.case_wanted("a,x", "x")
-    assert runner.case_wanted("tiny*", "tiny_one_block") and not runner.case_wanted("tiny", "tiny_one_block")
+    assert selection.case_wanted(None, "x") and selection.case_wanted("all", "x") and selection.case_wanted("a,x", "x")
+    assert selection.case_wanted("tiny*", "tiny_one_block") and not selection.case_wanted("tiny", "tiny_one_block")
 
 
 def _checked(cli_env, tmp_path, case):
@@ -85,14 +85,14 @@ def test_interpret_runs_a_case_list(cli_env, tmp_path):
 ])
 def test_dtype_spellings_and_lists(given, expected):
     case = loader.load("add").case("tiny")
-    assert runner.select_dtypes(case, given) == expected
+    assert selection.select_dtypes(case, given) == expected
 
 
 @pytest.mark.parametrize("given, needle", [("fp8", "no dtype 'fp8'"), (" , ", "--dtype is empty"),
                                            ("bf16,int8", "no dtype 'int8'")])
 def test_a_dtype_the_case_does_not_list_is_bad_usage(given, needle):
     with pytest.raises(UsageError) as err:
-        runner.select_dtypes(loader.load("add").case("tiny"), given)
+        selection.select_dtypes(loader.load("add").case("tiny"), given)
     assert needle in str(err.value)
 
 
@@ -103,16 +103,16 @@ def test_a_dtype_some_selected_cases_lack_runs_on_the_others(capsys):
 
     cases = [Case("tiny", dtypes=("bfloat16", "float32")), Case("odd", dtypes=("bfloat16",)),
              Case("one", dtypes=("bfloat16",))]
-    runs = runner.select_runs(cases, "fp32")
+    runs = selection.select_runs(cases, "fp32")
     assert [(c.name, dt) for c, dt in runs] == [("tiny", "float32")]
     assert "not run: float32 for odd (it lists bfloat16); float32 for one" in capsys.readouterr().err
-    runs = runner.select_runs(cases, "fp32,bf16")
+    runs = selection.select_runs(cases, "fp32,bf16")
     assert [(c.name, dt) for c, dt in runs] == [("tiny", "float32"), ("tiny", "bfloat16"), ("odd", "bfloat16"),
                                                ("one", "bfloat16")]
     with pytest.raises(UsageError, match="no selected case has dtype 'fp8'"):
-        runner.select_runs(cases, "fp8")
+        selection.select_runs(cases, "fp8")
     with pytest.raises(UsageError, match="case 'odd' has no dtype 'fp32'"):  # one case named: as before
-        runner.select_runs(cases[1:2], "fp32")
+        selection.select_runs(cases[1:2], "fp32")
 
 
 def test_ir_takes_one_dtype(cli_env, tmp_path):
@@ -182,10 +182,10 @@ def test_a_scenario_with_no_interpreter_case_says_so_instead_of_an_empty_list(at
     gpu_only = dataclasses.replace(attention, cases=[c for c in attention.cases if not c.interpret])
     name = gpu_only.cases[0].name
     with pytest.raises(UsageError) as err:
-        runner.select_cases(gpu_only, name, interpret=True)
+        selection.select_cases(gpu_only, name, interpret=True)
     assert "has no case that runs under the interpreter" in str(err.value) and not str(err.value).endswith(": ")
     with pytest.raises(UsageError, match="every case is interpret=False"):
-        runner.select_cases(gpu_only, None, interpret=True)
+        selection.select_cases(gpu_only, None, interpret=True)
 
 
 def test_ir_takes_a_list_that_names_one_case_and_lists_the_cases_of_one_that_names_more(cli_env, tmp_path):

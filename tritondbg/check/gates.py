@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from tritondbg import runner
+from tritondbg import runner, selection
 from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome
 from tritondbg.check.launches import LaunchCounter
 from tritondbg.configs import autotuners
@@ -127,7 +127,7 @@ class ThreeWay(runner.Instrument):
 
 def _cases(scenario, ctx: GateContext):
     """Cases a gate runs here: interpretable ones on the CPU, every case on a GPU (only ``ctx.case`` if set)."""
-    return [c for c in scenario.cases if (c.interpret or not ctx.interpret) and runner.case_wanted(ctx.case, c.name)]
+    return [c for c in scenario.cases if (c.interpret or not ctx.interpret) and selection.case_wanted(ctx.case, c.name)]
 
 
 def _device(ctx: GateContext) -> str:
@@ -138,7 +138,7 @@ def no_such_case(scenario, gate: str, case: str | None) -> GateOutcome | None:
     """A FAIL when the scenario has no case, or none that ``--case`` names (a typo must not go green); else None."""
     if not scenario.cases:
         return GateOutcome(scenario.name, gate, FAIL, "the scenario lists no case (its `cases` is empty)")
-    if not any(runner.case_wanted(case, c.name) for c in scenario.cases):
+    if not any(selection.case_wanted(case, c.name) for c in scenario.cases):
         return GateOutcome(scenario.name, gate, FAIL, f"--case {case!r} matches no case of {scenario.name}; "
                                                      f"its cases: {', '.join(scenario.case_names)}")
     return None
@@ -368,7 +368,7 @@ def _resource_cases(scenario, ctx: GateContext | None = None) -> list:
     kernel's pruning keeps for them; cases with the same specialization hit the compile cache), plus the first
     case of each launch wrapper not covered yet. ``resources`` then adds cases until every kernel the scenario
     lists was compiled (a wrapper with several code paths launches different kernels for different cases)."""
-    cases = [c for c in scenario.cases if ctx is None or runner.case_wanted(ctx.case, c.name)]
+    cases = [c for c in scenario.cases if ctx is None or selection.case_wanted(ctx.case, c.name)]
     chosen = [c for c in cases if not c.interpret and _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES]
     wrappers = {id(scenario.launch_for(c)) for c in chosen}
     for case in cases:
@@ -435,7 +435,7 @@ def resources(scenario, ctx: GateContext) -> GateOutcome:
     explicit = dict(getattr(scenario, "limits", None) or {})
     limits = {"max_spills": 0, "max_shared": None, "max_regs": None, **explicit}
     cases = _resource_cases(scenario, ctx)
-    rest = [c for c in scenario.cases if c not in cases and runner.case_wanted(ctx.case, c.name) and
+    rest = [c for c in scenario.cases if c not in cases and selection.case_wanted(ctx.case, c.name) and
             (c.interpret or _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES)]
     wanted = _kernel_names(scenario)
     rows, done, why = _compile_rows(scenario, ctx, cases, rest, wanted)
@@ -445,7 +445,7 @@ def resources(scenario, ctx: GateContext) -> GateOutcome:
 
     out = judge(scenario.name, rows, limits, explicit, _recorded_picks(scenario, ctx))
     out.details["cases"], out.details["case_seconds"] = list(done), done
-    skipped = [c.name for c in scenario.cases if runner.case_wanted(ctx.case, c.name) and c.name not in done]
+    skipped = [c.name for c in scenario.cases if selection.case_wanted(ctx.case, c.name) and c.name not in done]
     if skipped and out.status == PASS:  # a case's own specialization (a wide row) may spill: say what was not seen
         out.reason += (f"; compiled case(s) {', '.join(done)}, not {', '.join(skipped[:4])}"
                        f"{' ...' if len(skipped) > 4 else ''} (--case NAME compiles that one)")

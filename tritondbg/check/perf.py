@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tritondbg import runner
+from tritondbg import runner, selection
 from tritondbg.check.outcome import FAIL, PASS, SKIP, GateOutcome
 
 
@@ -111,7 +111,7 @@ def _chosen(scenario, gate: str, ctx, pool: list, what: str) -> tuple[list, Gate
     from tritondbg.check.gates import no_such_case
 
     case = getattr(ctx, "case", None)
-    cases = [c for c in pool if runner.case_wanted(case, c.name)]
+    cases = [c for c in pool if selection.case_wanted(case, c.name)]
     if cases:
         return cases, None
     unmatched = no_such_case(scenario, gate, case)

@@ -126,7 +126,7 @@ def plan(targets: list[str], gates: list[str], *, device: str, case: str | None 
     """Every kernel x gate to run. A scenario file is read here: each Scenario it defines is checked (as
     `interpret FILE` lists them), and a file that does not import (or not within ``import_timeout(timeout)``)
     is bad usage before any work."""
-    from tritondbg import loader, runner
+    from tritondbg import loader, runner, selection
 
     if runner.current_mode() is None:
         runner.set_mode("interpret" if device == "cpu" else "compiled")
@@ -142,7 +142,7 @@ def plan(targets: list[str], gates: list[str], *, device: str, case: str | None 
                                      f"{', '.join(s.name for s in scenarios)}")
                 scenarios = chosen
             if case and not wanted and len(scenarios) > 1:  # --case: the scenarios that have it
-                having = [s for s in scenarios if any(runner.case_wanted(case, c.name) for c in s.cases)]
+                having = [s for s in scenarios if any(selection.case_wanted(case, c.name) for c in s.cases)]
                 if not having:
                     cases = sorted({c.name for s in scenarios for c in s.cases})
                     raise UsageError(f"no scenario in {file} has a case {case!r}; its cases: {', '.join(cases)}")
@@ -153,7 +153,7 @@ def plan(targets: list[str], gates: list[str], *, device: str, case: str | None 
             pairs = [(t, t, loader.load(t) if case else None)]
         for target, label, scenario in pairs:
             if case and scenario is not None:
-                runner.select_cases(scenario, case, interpret=(device == "cpu"))  # an unknown case: exit 2
+                selection.select_cases(scenario, case, interpret=(device == "cpu"))  # an unknown case: exit 2
             items += [Item(target, label, g) for g in gates]
     return list(dict.fromkeys(items))
 

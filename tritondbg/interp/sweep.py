@@ -73,7 +73,7 @@ def run_all_configs(target: str, *, cases: str | None = None, dtype: str | None 
     """The record of every (case, dtype, kernel, config) run; ``record.extra["sweep"]`` lists the failures.
     ``on_result`` sees each run as it finishes. Interrupted (Ctrl-C, SIGTERM, a timeout), the exception leaves
     with ``.record``: the runs that finished."""
-    from tritondbg import __version__, loader, runner
+    from tritondbg import __version__, loader, runner, selection
     from tritondbg.configs import autotuners
     from tritondbg.discover import with_launched_kernels
     from tritondbg.record import RunRecord, environment
@@ -81,8 +81,8 @@ def run_all_configs(target: str, *, cases: str | None = None, dtype: str | None 
     runner.set_mode("interpret", arch)
     device = runner.default_device("interpret")
     scenario = loader.load(target)
-    selected = runner.select_cases(scenario, cases, interpret=True)
-    runs = runner.select_runs(selected, dtype)
+    selected = selection.select_cases(scenario, cases, interpret=True)
+    runs = selection.select_runs(selected, dtype)
     # every autotuned kernel the runs launch, listed in Scenario.kernels or not (fla's wrappers launch their own)
     scenario = with_launched_kernels(scenario, runs, device=device, seed=seed)
     if not autotuners(scenario.kernels):

@@ -70,7 +70,7 @@ def resolve(req: Request, *, use_index: bool = True) -> tuple[list[IRItem], str]
 
 
 def _capture_all(req: Request):
-    from tritondbg import loader, runner
+    from tritondbg import loader, runner, selection
     from tritondbg.configs import autotuners, check_keys, choose_requested, parse_config
     from tritondbg.ir.capture import capture, case_inputs
     from tritondbg.ir.decision import Decider, recorded_runs, run_record_pattern
@@ -83,12 +83,12 @@ def _capture_all(req: Request):
 
     with answering_as(req.arch, StubDriver(req.arch)):  # import-time device questions: the target's answers
         scenario = loader.load(req.target)
-    case = runner.select_cases(scenario, req.case, interpret=False)
+    case = selection.select_cases(scenario, req.case, interpret=False)
     if len(case) != 1:  # a list, a glob or `all` that names one case is that case
         raise UsageError(f"`ir` compiles one case at a time; --case {req.case} names {len(case)} "
                          f"({', '.join(c.name for c in case)}): name one")
     case = case[0]
-    dtypes = runner.select_dtypes(case, req.dtype)
+    dtypes = selection.select_dtypes(case, req.dtype)
     if req.dtype is not None and len(dtypes) != 1:
         raise UsageError("`ir` compiles one dtype at a time; name one with --dtype")
     dtype = dtypes[0]  # the case's first dtype unless --dtype

@@ -23,7 +23,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from tritondbg import loader, runner
+from tritondbg import loader, runner, selection
 from tritondbg.configs import parse_config, plan
 from tritondbg.errors import UsageError
 from tritondbg.profile.autotune import AutotuneWatch
@@ -85,10 +85,10 @@ def select(scenario: Scenario, case: str | None, dtype: str | None, interpret: b
     shape says nothing about speed), under the interpreter its ``tiny`` case."""
     if case is None and not interpret:
         gpu = [c for c in scenario.cases if not c.interpret]
-        cases = gpu[:1] or runner.select_cases(scenario, None, interpret=False)
+        cases = gpu[:1] or selection.select_cases(scenario, None, interpret=False)
     else:
-        cases = runner.select_cases(scenario, case, interpret=interpret)
-    return [(c, runner.select_dtypes(c, dtype)) for c in cases]
+        cases = selection.select_cases(scenario, case, interpret=interpret)
+    return [(c, selection.select_dtypes(c, dtype)) for c in cases]
 
 
 def _sync(device: str) -> None:
