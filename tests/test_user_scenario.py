@@ -82,7 +82,7 @@ def test_a_case_may_list_integer_dtypes_and_they_compare_exactly():
     import pytest
 
     from tritondbg.compare import tolerance
-    from tritondbg.runner import select_dtypes
+    from tritondbg.selection import select_dtypes
     from tritondbg.scenario import Case
 
     case = Case("tiny", dtypes=("int32", "uint8", "float8_e5m2"))
