@@ -304,7 +304,8 @@ def test_check_timeout_is_an_error_per_item_and_the_run_moves_on(cli_env, tmp_pa
     worker (a new one takes the next item); the healthy item after them still runs."""
     record = tmp_path / "r.json"
     p = run_cli(["check", f"{DATA / 'hang.py'}::loop", f"{DATA / 'hang.py'}::deaf", f"{DATA / 'crash.py'}::fine",
-                 "--gates", "correctness", "-n", "1", "--timeout", "3", "--json", str(record)], cli_env, cwd=tmp_path)
+                 "--gates", "correctness", "-n", "1", "--timeout", "3", "--device", "cpu", "--json", str(record)],
+                cli_env, cwd=tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     gates = _gates(record)
     loop, deaf = gates[("hang::loop", "correctness")], gates[("hang::deaf", "correctness")]
