@@ -330,6 +330,52 @@ def test_a_reproducer_runs_the_pre_hook_of_the_config_it_replays(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_the_resources_gate_fails_spills_in_the_config_a_gpu_capture_picked(tmp_path):
+    """rowsum's BLOCK=128 / 1-warp config spills on sm_90, its other config does not. Captured under the
+    interpreter (which takes the first config, no GPU picked it) the spills are a note; the same launch as a
+    compiled capture (its JSON says so) was the GPU autotuner's pick, and its spills fail the gate."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent("""
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=1), triton.Config({"BLOCK": 16}, num_warps=4)],
+                         key=["n"])
+        @triton.jit
+        def rowsum(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            c = tl.arange(0, 128)
+            x = tl.load(x_ptr + r[:, None] * n + c[None, :], mask=(r[:, None] < n) & (c[None, :] < n), other=0.0)
+            tl.store(y_ptr + r, tl.sum(x * x, axis=1) + tl.sum(tl.exp(x), axis=1), mask=r < n)
+
+
+        if __name__ == "__main__":
+            x = torch.randn(100, 100)
+            rowsum[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, torch.empty(100), 100)
+    """))
+    cap = tmp_path / "cap"
+    out = run(["capture", "--interpret", "--out", str(cap), "--", "python", str(prog)])
+    assert out.returncode == 0, out.stderr[-3000:]
+    repro, meta_file = str(cap / "rowsum_0.py"), cap / "data" / "rowsum_0.json"
+    report = tmp_path / "r.json"
+
+    def resources():
+        p = run(["check", repro, "--gates", "resources", "--arch", "sm_90", "--json", str(report)])
+        (gate,) = json.loads(report.read_text())["extra"]["gates"]
+        return p.returncode, gate["status"], gate["reason"]
+
+    rc, status, reason = resources()
+    assert (rc, status) == (0, "pass") and "spill but need not be picked" in reason, reason
+    meta = json.loads(meta_file.read_text())
+    meta_file.write_text(json.dumps({**meta, "interpreted": False}))
+    rc, status, reason = resources()
+    assert (rc, status) == (1, "FAIL") and "BLOCK=128,num_warps=1" in reason and "(the recorded config)" in reason, \
+        reason
+
+
+@pytest.mark.interpreter
 def test_ir_on_a_reproducer_compiles_for_the_gpu_it_was_captured_for(tmp_path):
     """With no GPU at hand `ir REPRO` compiles for the arch the capture ran for (here the stand-in's sm_80), not
     the blind default sm_90; --arch still wins."""

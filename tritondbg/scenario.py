@@ -107,6 +107,9 @@ class Scenario:
     # outputs, expected -> a sentence on why they differ, added to a failed comparison's message (a reproducer:
     # elements that still hold their bytes from before the launch, which the program's launch wrote)
     explain_mismatch: Callable[[Any, Any], str] | None = None
+    # kernel name -> the config a GPU's autotuner picked for these cases (a compiled capture's): the resources
+    # gate fails its spills, as it does the perf baseline's recorded picks
+    picked: Mapping[str, Mapping[str, Any]] | None = None
 
     def case(self, name: str) -> Case:
         for c in self.cases:

@@ -390,10 +390,13 @@ def _kernel_names(scenario) -> set[str]:
 
 def _recorded_picks(scenario, ctx: GateContext) -> dict:
     """{(case, dtype, kernel): config} the perf baseline file recorded for this scenario (the configs a GPU
-    run's autotuner picked)."""
+    run's autotuner picked), and the pick a compiled capture saved (``Scenario.picked``)."""
     from tritondbg.check.perf import load_baseline
 
     picks = {}
+    for kernel, cfg in (getattr(scenario, "picked", None) or {}).items():
+        cfg = {k: v for k, v in cfg.items() if not (k == "num_ctas" and v == 1)}  # as the compiled rows list it
+        picks.update(((c.name, dt, kernel), cfg) for c in scenario.cases for dt in c.dtypes)
     try:
         recorded = load_baseline(ctx.baseline_file, "configs")
     except Exception:  # noqa: BLE001 - no or unreadable baseline: nothing recorded

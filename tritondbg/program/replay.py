@@ -414,5 +414,7 @@ def load_scenario(file: str, name: str) -> Scenario:
                     kernels=_Kernels(), description=f"captured launch of {meta['qualname']} "
                                                     f"({os.path.basename(meta['kernel_file'])}:{meta['kernel_line']})",
                     deterministic=False, reference_is_capture=True, explain_mismatch=explain_mismatch,
+                    picked=({meta["kernel"]: meta["config"]} if meta.get("config") and not meta.get("interpreted")
+                            else None),
                     nothing_to_compare=(f"the captured launch did not finish in the program ({meta['error'].rstrip(': ')})"
                                         if meta.get("error") else ""))
