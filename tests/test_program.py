@@ -376,6 +376,48 @@ def test_the_resources_gate_fails_spills_in_the_config_a_gpu_capture_picked(tmp_
 
 
 @pytest.mark.interpreter
+def test_capture_leaves_a_stateful_grid_as_the_launch_left_it_and_replays_a_named_args_prune(tmp_path):
+    """Two faults a stranger found in autotuned reproducers: capture evaluates the grid function for every
+    listed config, and this one records how many partial sums to add up (the program printed WRONG under
+    capture); the replay passed every argument by name, so an early_config_prune reading named_args['n'] got a
+    KeyError (the autotuner's nargs holds the positional ones)."""
+    prog = tmp_path / "partial.py"
+    prog.write_text(textwrap.dedent("""
+        import torch
+        import triton
+        import triton.language as tl
+
+
+        def prune(configs, named_args, **kwargs):
+            return [c for c in configs if c.kwargs["BLOCK"] <= triton.next_power_of_2(named_args["n"])]
+
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (16, 32, 64, 128)], key=["n"],
+                         prune_configs_by={"early_config_prune": prune})
+        @triton.jit
+        def partial_sum(x_ptr, part_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(part_ptr + tl.program_id(0), tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), 0))
+
+
+        if __name__ == "__main__":
+            x, part, launched = torch.randn(50), torch.full((64,), 1000.0), {}
+
+            def grid(meta):
+                launched["n"] = triton.cdiv(50, meta["BLOCK"])
+                return (launched["n"],)
+
+            partial_sum[grid](x, part, 50)
+            print("OK" if abs(float(part[:launched["n"]].sum() - x.sum())) < 1e-3 else "WRONG")
+    """))
+    cap = tmp_path / "cap"
+    out = run(["capture", "--interpret", "--out", str(cap), "--", "python", str(prog)])
+    assert out.returncode == 0 and out.stdout.strip() == "OK", out.stdout + out.stderr[-3000:]
+    out = run(["interpret", str(cap / "partial_sum_0.py")])  # (its partials' layout is the config's: no sweep)
+    assert out.returncode == 0 and "partial_sum: BLOCK=16" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
 def test_ir_on_a_reproducer_compiles_for_the_gpu_it_was_captured_for(tmp_path):
     """With no GPU at hand `ir REPRO` compiles for the arch the capture ran for (here the stand-in's sm_80), not
     the blind default sm_90; --arch still wins."""

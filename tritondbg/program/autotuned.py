@@ -49,6 +49,10 @@ def config_grids(launch) -> list[dict] | None:
         except Exception:  # noqa: BLE001 - a grid this config cannot have: it is not replayed
             continue
         out.append({"config": {k: plain(v) for k, v in config_dict(cfg).items()}, "grid": list(grid)})
+    try:  # last with the launch's own arguments: a grid function that records what it returned (the number of
+        launch.grid({**launch.args, **launch.options})  # partial sums to add up) is left as the launch left it
+    except Exception:  # noqa: BLE001
+        pass
     return out
 
 
@@ -88,9 +92,19 @@ def launch(kernel, meta: dict, args: dict, options: dict) -> bool:
         return False
     captured = _listed(tuner, meta["config"]) or choose(tuner, kernel_name(tuner), meta["config"], strict=False)
     tuned_keys = {k for c in tuner.configs for k in c.kwargs} | set(meta["config"])
-    call_args = {k: v for k, v in args.items() if k not in tuned_keys}
+    # positionally up to the first argument the config gives (an early_config_prune reads them from the
+    # autotuner's nargs, which holds the positional ones only), the rest by name
+    positional, named, past = [], {}, False
+    for k, v in args.items():  # the kernel's parameter order (capture bound them to its signature)
+        past = past or k in tuned_keys
+        if k in tuned_keys:
+            continue
+        if past:
+            named[k] = v
+        else:
+            positional.append(v)
     call_opts = {k: v for k, v in options.items() if k not in CONFIG_ATTRS and k not in tuned_keys}
     with default_pin(tuner, captured, "captured"):
-        kernel[_grid_for(grids, meta["grid"])](**call_args, **call_opts)
+        kernel[_grid_for(grids, meta["grid"])](*positional, **named, **call_opts)
     return True
 
