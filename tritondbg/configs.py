@@ -253,7 +253,7 @@ class Pinning:
 
         def run(original, tuner, *args, **kwargs):
             name = kernel_name(tuner)
-            chosen, source = pinning.pins.get(id(tuner)) or _DEFAULTS.get(id(tuner), (None, ""))
+            chosen, source = pinning.pins.get(id(tuner)) or default_for(tuner) or (None, "")
             if chosen is not None and bundled is not None:
                 bundled.PINNED.add(name)  # a bundled wrapper must not race another kernel past this pin
             candidates = [chosen]
