@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import threading
 from typing import Any, Callable, Iterator
 
 from tritondbg.errors import UsageError
@@ -195,6 +196,34 @@ def every_autotuner_run(make: Callable[[Callable], Callable]) -> Iterator[None]:
             cls.run = original
 
 
+class Withdrawn(BaseException):
+    """A launch tried as one of several default candidates (``trial``) that refused its config (its own
+    ``tl.static_assert``): the program never made it, so observers of launches (capture, interpret's checker)
+    leave it out. ``error``: the exception the launch raised. A BaseException, so that an observer's ``except
+    Exception`` passes it on; ``attach.observe`` turns it back into ``error`` for the pinning to try the next."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
+_TRIAL = threading.local()
+
+
+def in_trial() -> bool:
+    """Whether the launch being made now is a default candidate that another may replace (``Withdrawn``)."""
+    return bool(getattr(_TRIAL, "on", False))
+
+
+@contextlib.contextmanager
+def trial(on: bool) -> Iterator[None]:
+    saved, _TRIAL.on = in_trial(), on
+    try:
+        yield
+    finally:
+        _TRIAL.on = saved
+
+
 _LISTED: dict[int, list] = {}  # id(autotuner) -> its own configs, while a pin has put one in their place
 _DEFAULTS: dict[int, tuple[Any, str]] = {}  # id(autotuner) -> (Config, source) a launch asks for (default_pin)
 _DECIDING: list = []  # one entry per every_autotuner_run block in effect
@@ -268,8 +297,8 @@ class Pinning:
                     # the first config the autotuner would try that can run at all: like Triton's benchmark, skip
                     # the ones that fail their own tl.static_assert (they would time as inf)
                     candidates, source = pruned, "default"
-            if candidates[0] is not None:
-                pinning._reset_after_benchmark(tuner, args, kwargs)
+            if candidates[0] is not None and default_for(tuner) is None:  # (a reproducer's saved bytes are the
+                pinning._reset_after_benchmark(tuner, args, kwargs)  # ones at its launch: any reset was before)
             if candidates[0] is None:
                 result = original(tuner, *args, **kwargs)
                 if tuner.best_config is not None:
@@ -279,8 +308,10 @@ class Pinning:
             saved = tuner.configs
             for i, chosen in enumerate(candidates):
                 tuner.configs, _LISTED[id(tuner)] = [chosen], saved
+                refused = False
                 try:
-                    return original(tuner, *args, **kwargs)
+                    with trial(source == "default" and i + 1 < len(candidates)):  # another may replace it
+                        return original(tuner, *args, **kwargs)
                 except Exception as exc:
                     reason = not_applicable_reason(exc) if source == "default" else None
                     if reason is None:
@@ -289,13 +320,15 @@ class Pinning:
                         raise RuntimeError(f"none of the {len(candidates)} configs the autotuner of {name} would try "
                                            f"can run here; the last: {reason}") from exc
                     pinning.skipped.setdefault(name, []).append(f"{config_str(config_dict(chosen))}: {reason}")
+                    refused = True
                 finally:
                     tuner.configs = saved
                     _LISTED.pop(id(tuner), None)
-                    pinning.used[name] = config_dict(chosen)
-                    pinning.sources[name] = source
-                    if pinning.used[name] not in pinning.ran.setdefault(name, []):
-                        pinning.ran[name].append(pinning.used[name])
+                    if not refused:  # (one refused in favour of the next did not run)
+                        pinning.used[name] = config_dict(chosen)
+                        pinning.sources[name] = source
+                        if pinning.used[name] not in pinning.ran.setdefault(name, []):
+                            pinning.ran[name].append(pinning.used[name])
 
         try:
             with every_autotuner_run(make):

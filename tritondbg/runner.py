@@ -220,6 +220,20 @@ def _enter_all(stack, instruments, scenario, case, inputs):
         stack.enter_context(inst.active(scenario, case, inputs))
 
 
+def _excuse_layout(result: CaseResult, excused: dict) -> None:
+    """A mismatch only in outputs the scenario says cannot be compared (``Scenario.not_comparable``) is a warning
+    naming them: the run passes on what it could check (the other outputs, the sanitizers)."""
+    failed = [e.name for e in result.errors if not e.passed]
+    if not failed or not all(name in excused for name in failed):
+        return
+    result.status, result.message = "pass", ""
+    result.extra["not_compared"] = {name: excused[name]["why"] for name in failed}
+    for name in failed:
+        result.findings.append({"kind": "not_compared", "severity": "warning", "tensor": name,
+                                "file": excused[name].get("file"), "line": excused[name].get("line"),
+                                "message": excused[name]["why"]})
+
+
 def _apply_findings(result: CaseResult) -> None:
     errors = [f for f in result.findings if f.get("severity", "error") == "error"]
     if errors and result.status == "pass":
@@ -400,6 +414,8 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
             why = scenario.explain_mismatch(out, expected)
             if why:
                 result.message = f"{result.message}; {why}"
+        if result.status == "fail" and scenario.not_comparable is not None:
+            _excuse_layout(result, scenario.not_comparable(out, expected))
     elif scenario.nothing_to_compare and result.status != "error":  # it ran to its end: still no verdict on it
         result.status, result.message = "error", f"nothing to compare: {scenario.nothing_to_compare}; " \
             f"this run of it finished"

@@ -107,6 +107,10 @@ class Scenario:
     # outputs, expected -> a sentence on why they differ, added to a failed comparison's message (a reproducer:
     # elements that still hold their bytes from before the launch, which the program's launch wrote)
     explain_mismatch: Callable[[Any, Any], str] | None = None
+    # outputs, expected -> {output name: why it cannot be compared}: a reproducer replaying another config than
+    # the captured one, whose grid writes another set of an output's elements (partial results laid out per
+    # program, which the program's host code combines). A mismatch only there is a warning, not a failure
+    not_comparable: Callable[[Any, Any], dict] | None = None
     # kernel name -> the config a GPU's autotuner picked for these cases (a compiled capture's): the resources
     # gate fails its spills, as it does the perf baseline's recorded picks
     picked: Mapping[str, Mapping[str, Any]] | None = None

@@ -16,7 +16,7 @@ from typing import Any, Callable
 from tritondbg import runner, selection
 from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome
 from tritondbg.check.launches import LaunchCounter
-from tritondbg.configs import autotuners
+from tritondbg.configs import autotuners, config_str
 from tritondbg.record import compared_nothing
 
 # Three-way check for low precision (flash-attention's test_layer_norm habit): the kernel's error against the
@@ -294,12 +294,18 @@ def all_configs(scenario, ctx: GateContext) -> GateOutcome:
     if bad:
         return GateOutcome(scenario.name, "all-configs", FAIL, f"{len(bad)} config run(s) wrong; first: {bad[0]}",
                            {"wrong": bad, "not_applicable": na}, results)
-    n = len({(r.extra["sweep"]["kernel"], str(r.extra["sweep"]["config"])) for r in results})
+    n = len({(r.extra["sweep"]["kernel"], str(r.extra["sweep"]["config"])) for r in results
+             if not r.extra.get("not_compared")})
+    apart = sorted({f"{r.extra['sweep']['kernel']} {config_str(r.extra['sweep']['config'])}" for r in results
+                    if r.extra.get("not_compared")})
     if not results:  # every config was pruned or refused itself (tl.static_assert): nothing was checked
         first = f"; first: {na[0]}" if na else ""
         return GateOutcome(scenario.name, "all-configs", FAIL, f"no config ran: {len(na)} not applicable or "
                            f"pruned{first}", {"not_applicable": na}, results)
     note = f"; {len(na)} not applicable or pruned" if na else ""
+    if apart:  # a reproducer's config whose grid lays an output out otherwise: its sanitizers only
+        note += (f"; {len(apart)} not compared with the capture (an output laid out per program, which their "
+                 f"grid writes otherwise; sanitizers only): {', '.join(apart[:3])}")
     clean = " and clean under the sanitizers" if ctx.interpret else ""
     return GateOutcome(scenario.name, "all-configs", PASS, f"{n} configs correct{clean} on {len(results)} runs{note}",
                        {"not_applicable": na} if na else {}, results)

@@ -34,8 +34,8 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
         tried = tried_configs(lambda: runner.run_case(scenario, case, dt, device=device, seed=seed))
         for name, tuner in autotuners(scenario.kernels).items():
             configs = tried.get(name, tuner.configs)
-            for cfg in tuner.configs:
-                if not any(cfg is c for c in configs):
+            for cfg in tuner.configs:  # (a prune_configs_by may return new Config objects: compared by value)
+                if not any(cfg is c or config_dict(cfg) == config_dict(c) for c in configs):
                     skipped.append({"kernel": name, "config": config_str(config_dict(cfg)), "case": case.name,
                                     "dtype": dt, "reason": "pruned by the autotuner's prune_configs_by"})
             for i, cfg in enumerate(configs):

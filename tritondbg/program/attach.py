@@ -48,6 +48,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from tritondbg.configs import Withdrawn, in_trial, not_applicable_reason
+
 _observers: list["Observer"] = []
 _saved: dict[str, Any] = {}
 class _Local(threading.local):
@@ -339,21 +341,23 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
     inner = fn.fn
     code = getattr(inner, "__code__", None)
     tuners = _local.tuners
-    config, configs = None, ()
+    config, configs, extra = None, (), {}
     if tuners:
         tuner = tuners[-1]
-        base = tuner
+        base, between = tuner, []
         for _ in range(4):              # Autotuner -> (Heuristics ->) the kernel
             base = getattr(base, "fn", None)
             if base is fn:
                 from tritondbg.configs import listed_configs
 
                 config, configs = getattr(tuner, "best_config", None), tuple(listed_configs(tuner))
+                extra["heuristics"] = [h for h in between if isinstance(getattr(h, "values", None), dict)]
                 break
+            between.append(base)
     return Launch(fn=fn, name=getattr(inner, "__name__", "?"), qualname=getattr(inner, "__qualname__", "?"),
                   module=getattr(inner, "__module__", "?"), file=code.co_filename if code else "?",
                   line=code.co_firstlineno if code else 0, args=dict(bound.arguments), options=options,
-                  grid=grid, config=config, configs=configs, interpreted=interpreted, stack=user_stack())
+                  grid=grid, config=config, configs=configs, interpreted=interpreted, stack=user_stack(), extra=extra)
 
 
 def observe(key: int, fn, make_launch: Callable[[], "Launch | None"], launch: Callable[[], Any]) -> Any:
@@ -370,6 +374,9 @@ def observe(key: int, fn, make_launch: Callable[[], "Launch | None"], launch: Ca
     _launches[key] = n + 1
     try:
         return _through_observers(fn, make_launch, launch)
+    except Withdrawn as exc:  # a default config tried and refused (tl.static_assert): the program never made it
+        _launches[key] = n
+        raise exc.error
     finally:
         if after_launch[0] is not None:
             after_launch[0]()
@@ -390,7 +397,14 @@ def _through_observers(fn, make_launch, launch):
 
     def call(i: int):
         if i == len(chain):
-            return launch()
+            if not in_trial():
+                return launch()
+            try:
+                return launch()
+            except Exception as exc:
+                if not_applicable_reason(exc) is None:
+                    raise
+                raise Withdrawn(exc) from exc
         return chain[i].around(seen, lambda: call(i + 1))
     return call(0)
 

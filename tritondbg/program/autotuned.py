@@ -41,9 +41,17 @@ def config_grids(launch) -> list[dict] | None:
         return None
     if not callable(launch.grid):
         return []
-    out = []
-    for cfg in launch.configs:
+    out, listed = [], list(launch.configs)
+    if not any(config_dict(c) == config_dict(launch.config) for c in listed):
+        listed.append(launch.config)  # one its prune_configs_by made up (not among the listed): the launch's own
+    for cfg in listed:
         meta = {**launch.args, **launch.options, **cfg.all_kwargs()}
+        for heuristics in launch.extra.get("heuristics", ()):  # @triton.heuristics under the autotuner: their
+            for name, rule in heuristics.values.items():       # values follow the config (the launch's own
+                try:                                            # were computed for the captured one)
+                    meta[name] = rule(meta)
+                except Exception:  # noqa: BLE001 - a rule this config breaks: the grid call below says so
+                    pass
         try:
             grid = tuple(int(g) for g in launch.grid(meta))
         except Exception:  # noqa: BLE001 - a grid this config cannot have: it is not replayed
@@ -56,17 +64,19 @@ def config_grids(launch) -> list[dict] | None:
     return out
 
 
-def _grid_for(grids: list[dict], fixed: list):
+def _grid_for(grids: list[dict], fixed: list, ran: dict):
     """The grid callable of a replay: the capture's grid of whichever config the autotuner runs (matched on the
     config's kernel arguments: the launch options are not among the arguments a grid function is given)."""
     def grid(meta):
         for entry in grids:
-            if all(meta.get(k) == v for k, v in entry["config"].items() if k not in CONFIG_ATTRS):
-                return tuple(entry["grid"])
+            if all(plain(meta.get(k)) == v for k, v in entry["config"].items() if k not in CONFIG_ATTRS):
+                ran["grid"] = tuple(entry["grid"])
+                return ran["grid"]
         if grids:
             raise NotApplicable("this config's grid was not recorded at capture: the program's grid function "
                              "could not be evaluated for it")
-        return tuple(fixed)
+        ran["grid"] = tuple(fixed)
+        return ran["grid"]
     return grid
 
 
@@ -80,12 +90,12 @@ def _listed(tuner, wanted: dict):
     return None
 
 
-def launch(kernel, meta: dict, args: dict, options: dict) -> bool:
+def launch(kernel, meta: dict, args: dict, options: dict, ran: dict) -> bool:
     """Launch ``kernel`` (the object the program launched: an Autotuner, maybe under Heuristics) through its
     autotuner, pinned to the captured config unless the run pinned another (a sweep, ``--config``). False when
     this launch cannot go that way (no autotuner, a reproducer written before configs' grids were saved, or no
     tritondbg run deciding configs, where the autotuner would benchmark): the caller launches the jit function
-    with the captured config."""
+    with the captured config. ``ran["grid"]``: the grid of the config that ran."""
     tuner = find_autotuner(kernel)
     grids = meta.get("config_grids")
     if tuner is None or not meta.get("config") or grids is None or not deciding():
@@ -105,6 +115,6 @@ def launch(kernel, meta: dict, args: dict, options: dict) -> bool:
             positional.append(v)
     call_opts = {k: v for k, v in options.items() if k not in CONFIG_ATTRS and k not in tuned_keys}
     with default_pin(tuner, captured, "captured"):
-        kernel[_grid_for(grids, meta["grid"])](*positional, **named, **call_opts)
+        kernel[_grid_for(grids, meta["grid"], ran)](*positional, **named, **call_opts)
     return True
 

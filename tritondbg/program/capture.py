@@ -28,6 +28,7 @@ import sys
 import time
 from typing import Any
 
+from tritondbg.configs import Withdrawn
 from tritondbg.program import attach, autotuned, child, claims, tables
 
 _ALIGN = 128
@@ -548,6 +549,15 @@ class Capturer(attach.Observer):
         self.running = (launch, number, snap, index, need)
         try:
             result = proceed()
+        except Withdrawn:  # a default config tried and refused: not the program's launch, nothing kept of it
+            self.running = None
+            seen.discard(key)
+            claims.release(self.out_dir, f"{kernel}.sig-{claims.key_of(repr(key))}")
+            claims.release(self.out_dir, f"{kernel}.{index}")
+            self.next_slot[kernel] = index
+            self.done.discard(id(launch.fn))
+            self.shared.give_back(need)
+            raise
         except BaseException as exc:
             self.running = None
             if isinstance(exc, KeyboardInterrupt) and launch.interpreted:  # where it was, as interpret says it

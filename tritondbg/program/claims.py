@@ -49,6 +49,14 @@ def first(run_dir: str, key: str) -> bool:
     return True
 
 
+def release(run_dir: str, key: str) -> None:
+    """Give up a claim this process made (``first``): a launch that turned out not to be the program's."""
+    try:
+        os.remove(os.path.join(run_dir, DIR, key))
+    except OSError:
+        pass
+
+
 def _make_dir(run_dir: str) -> bool:
     """``RUN_DIR/.claims`` made when missing; never the run folder itself (False when it does not exist)."""
     try:

@@ -305,12 +305,25 @@ def _stale(got, want, old) -> int:
     if not all(isinstance(t, torch.Tensor) for t in (got, want, old)) or not (got.shape == want.shape == old.shape):
         return 0
     got, want, old = (t.detach().cpu() for t in (got, want, old))
+    return int((~_same(got, want) & _same(got, old) & ~_same(old, want)).sum())
 
-    def same(a, b):
-        eq = a == b
-        return eq | (torch.isnan(a) & torch.isnan(b)) if a.is_floating_point() else eq
 
-    return int((~same(got, want) & same(got, old) & ~same(old, want)).sum())
+def _written_apart(got, want, old) -> int:
+    """How many elements one of ``got`` / ``want`` changed from ``old`` and the other left as it was."""
+    import torch
+
+    if not all(isinstance(t, torch.Tensor) for t in (got, want, old)) or not (got.shape == want.shape == old.shape):
+        return 0
+    got, want, old = (t.detach().cpu() for t in (got, want, old))
+    return int((_same(got, old) != _same(want, old)).sum())
+
+
+def _same(a, b):
+    """Elementwise equal, NaN equal to NaN."""
+    import torch
+
+    eq = a == b
+    return eq | (torch.isnan(a) & torch.isnan(b)) if a.is_floating_point() else eq
 
 
 _SAID: set = set()
@@ -352,13 +365,14 @@ def load_scenario(file: str, name: str) -> Scenario:
         return {"tensors": tensors}
 
     def launch(tensors):
+        ran.clear()
         args = {k: _decode(v, tensors) for k, v in meta["args"].items()}
         options = {k: v for k, v in meta["options"].items() if v is not None}
         config = dict(meta.get("config") or {})
         if meta["grid"] is None:
             raise UsageError(f"{name}: the grid was not recorded")
         _allocator_for(tensors)
-        if not autotuned.launch(kernel(), meta, args, options):
+        if not autotuned.launch(kernel(), meta, args, options, ran):
             _unwrap(kernel())[tuple(meta["grid"])](**{**args, **options, **config})
         return {path: tensors[i] for path, i in compared.items()}
 
@@ -380,6 +394,27 @@ def load_scenario(file: str, name: str) -> Scenario:
         return (f"{', '.join(parts)} differ from the capture and still hold what they held before the launch: the "
                 f"replayed kernel did not write them, where the program's launch did")
 
+    def not_comparable(outputs, expected) -> dict:
+        """Outputs of which the replayed config (another grid than the captured one's) wrote another set of
+        elements than the capture did: laid out per program, they follow the config."""
+        if ran.get("grid") is None:
+            return {}
+        grid, captured = ((tuple(g) + (1, 1, 1))[:3] for g in (ran["grid"], meta["grid"] or ()))
+        if grid == captured:
+            return {}
+        before = _tensors(meta, data()["before"], "cpu")
+        out = {}
+        for path, i in compared.items():
+            n = _written_apart(outputs.get(path), expected.get(path), before[i])
+            if n:
+                out[path] = {"file": meta.get("kernel_file"), "line": meta.get("kernel_line"), "why": (
+                    f"not compared with the capture: this config's grid {grid} writes another set of "
+                    f"{path}'s elements than the captured config's grid {captured} did ({n} element(s) written by "
+                    "one and not the other): an output laid out per program (partial results the program "
+                    "combines) follows the config; the sanitizers still checked this run")}
+        return out
+
+    ran: dict = {}  # what the last replay launched: {"grid": the grid of the config that ran}
     # what the replay compares: the outputs; a launch that finished changing no byte: every tensor argument (the
     # replay must leave them as they were too); a launch that did not finish in the program: nothing
     compared = dict(meta["outputs"])
@@ -414,6 +449,7 @@ def load_scenario(file: str, name: str) -> Scenario:
                     kernels=_Kernels(), description=f"captured launch of {meta['qualname']} "
                                                     f"({os.path.basename(meta['kernel_file'])}:{meta['kernel_line']})",
                     deterministic=False, reference_is_capture=True, explain_mismatch=explain_mismatch,
+                    not_comparable=not_comparable,
                     picked=({meta["kernel"]: meta["config"]} if meta.get("config") and not meta.get("interpreted")
                             else None),
                     nothing_to_compare=(f"the captured launch did not finish in the program ({meta['error'].rstrip(': ')})"

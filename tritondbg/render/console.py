@@ -206,9 +206,19 @@ def print_sweep(con: Console | None, record: RunRecord) -> None:
         con.print(f"[yellow]{len(skipped)} config(s) not run (pruned by the autotuner, or not applicable):[/]")
         for s in skipped:
             con.print(f"  {s['kernel']} {s['config']}  case={s['case']} dtype={s['dtype']}: {escape(s['reason'])}")
+    apart = [r for r in record.results if r.extra.get("not_compared")]
+    if apart:
+        con.print(f"[yellow]{len(apart)} config run(s) not compared with the reference (checked by the sanitizers "
+                  "only):[/]")
+        for r in apart:
+            cfg = "; ".join(config_str(c) for c in r.config.values())
+            con.print(f"  {cfg}  case={r.case} dtype={r.dtype}: {', '.join(r.extra['not_compared'])} laid out per "
+                      "program (this config writes other elements of it)")
     if not fails:
         cut = " that ran before the run was cut short" if record.extra.get("interrupted") else ""
-        con.print(f"[green]all {sweep['runs']} config runs{cut} agree with the reference[/]")
+        n = sweep['runs'] - len(apart)
+        con.print(f"[green]the {n} config run(s){cut} compared agree with the reference[/]" if apart else
+                  f"[green]all {n} config runs{cut} agree with the reference[/]")
         return
     con.print(f"[red]{len(fails)} of {sweep['runs']} config runs disagree:[/]")
     for f in fails:

@@ -1,0 +1,94 @@
+"""Autotuned launches whose reproducers a stranger found wrong (tests/test_program_autotuned.py).
+
+`python tuned_replays.py CASE`, CASE one of:
+- reset: a config that refuses itself (tl.static_assert) ahead of the one that runs, and an accumulating kernel
+  whose autotuner zeroes its output (reset_to_zero) before the first call of its key only; called twice.
+- heuristics: the grid reads a @triton.heuristics value that follows the config (NPROG = cdiv(n, BLOCK)).
+- dtype: configs that carry a tl.dtype value.
+- made_up: an early_config_prune that returns new Config objects.
+- partial: partial sums laid out per program (the number written follows BLOCK), beside an elementwise output;
+  `partial bug` makes the elementwise output wrong for BLOCK=64 only.
+"""
+import sys
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (8, 16, 32)], key=["n"], reset_to_zero=["acc_ptr"])
+@triton.jit
+def acc_kernel(x_ptr, acc_ptr, n, s, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK >= 16, "BLOCK too small")
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(acc_ptr + offs, tl.load(acc_ptr + offs, mask=m) + tl.load(x_ptr + offs, mask=m) * s, mask=m)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (16, 32, 64)], key=["n"])
+@triton.heuristics({"NPROG": lambda a: triton.cdiv(a["n"], a["BLOCK"])})
+@triton.jit
+def heur_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, NPROG: tl.constexpr):
+    p = tl.program_id(0)
+    tl.device_assert(tl.num_programs(0) == NPROG, "launched with another grid than the config's")
+    offs = p * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16, "ACC": tl.float32}),
+                          triton.Config({"BLOCK": 32, "ACC": tl.float64})], key=["n"])
+@triton.jit
+def dtype_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, ACC: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, (tl.load(x_ptr + offs, mask=m).to(ACC) * 2).to(tl.float32), mask=m)
+
+
+def remake(configs, named_args, **kwargs):
+    return [triton.Config(dict(c.kwargs), num_warps=c.num_warps) for c in configs if c.kwargs["BLOCK"] <= 64]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (16, 32, 64, 128)], key=["n"],
+                 prune_configs_by={"early_config_prune": remake})
+@triton.jit
+def made_up_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (16, 32, 64, 128)], key=["n"])
+@triton.jit
+def partial_kernel(x_ptr, part_ptr, y_ptr, n, BUG: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    wrong = BUG and BLOCK == 64
+    tl.store(y_ptr + offs, x * 2 + wrong, mask=offs < n)
+    tl.store(part_ptr + tl.program_id(0), tl.sum(x, 0))
+
+
+if __name__ == "__main__":
+    case, n = sys.argv[1], 50
+    x = torch.randn(n)
+    grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+    if case == "reset":
+        acc = torch.full((n,), 7.0)
+        acc_kernel[grid](x, acc, n, 3)  # the key's first call: zeroed, then 3x
+        acc_kernel[grid](x, acc, n, 5)  # no reset: 3x + 5x
+        print("OK" if torch.allclose(acc, 8 * x) else "WRONG")
+    elif case == "heuristics":
+        y = torch.empty(n)
+        heur_kernel[lambda meta: (meta["NPROG"],)](x, y, n)
+        print("OK" if torch.equal(y, 2 * x) else "WRONG")
+    elif case in ("dtype", "made_up"):
+        y = torch.empty(n)
+        (dtype_kernel if case == "dtype" else made_up_kernel)[grid](x, y, n)
+        print("OK" if torch.allclose(y, 2 * x) else "WRONG")
+    elif case == "partial":
+        part, y, launched = torch.zeros(64), torch.empty(n), {}
+
+        def counted(meta):
+            launched["n"] = triton.cdiv(n, meta["BLOCK"])
+            return (launched["n"],)
+
+        partial_kernel[counted](x, part, y, n, len(sys.argv) > 2)
+        print("OK" if abs(float(part[:launched["n"]].sum() - x.sum())) < 1e-3 else "WRONG")

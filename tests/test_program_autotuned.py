@@ -1,0 +1,88 @@
+"""Reproducers of autotuned launches (`tritondbg capture`), on kernels whose replay a stranger found wrong:
+each test fails on the code before its fix. The programs are tests/program_data/tuned_replays.py."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PROG = REPO / "tests" / "program_data" / "tuned_replays.py"
+
+pytestmark = pytest.mark.interpreter
+
+
+def tritondbg(*args, timeout=300):
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, cwd=REPO)
+
+
+def capture(tmp_path, *argv, per_kernel=1):
+    cap = tmp_path / "cap"
+    out = tritondbg("capture", "--interpret", "--max-per-kernel", str(per_kernel), "--out", str(cap), "--",
+                    "python", str(PROG), *argv)
+    assert out.returncode == 0 and out.stdout.strip() == "OK", out.stdout + out.stderr[-3000:]
+    return cap, out
+
+
+def test_a_refused_config_is_no_launch_and_reset_to_zero_is_replayed_as_the_program_had_it(tmp_path):
+    """acc_kernel's first config fails its tl.static_assert; the interpreter then runs the next. That try was
+    counted as a launch of the program (4 for 2), captured as a reproducer that did not finish, and reported as
+    a kernel error "the program caught". Its autotuner zeroes acc before the first call of a key only; each
+    replay zeroed it again, so the second call's reproducer lost the first call's sum (5x where 8x was due)."""
+    cap, out = capture(tmp_path, "reset", per_kernel=3)
+    assert "2 launch(es) of 1 kernel(s); 2 reproducer(s)" in out.stderr, out.stderr[-2000:]
+    assert "did not finish" not in out.stderr and "BLOCK=8" not in out.stderr.split("ran one config")[-1], out.stderr
+    for i in (0, 1):
+        rep = tritondbg("interpret", str(cap / f"acc_kernel_{i}.py"))
+        assert rep.returncode == 0 and "BLOCK=16" in rep.stdout, rep.stdout[-2000:] + rep.stderr[-2000:]
+    prog = tritondbg("interpret", "--", "python", str(PROG), "reset")
+    assert prog.returncode == 0 and "warning" not in prog.stderr and "2 launch(es), 0 finding(s)" in prog.stderr, \
+        prog.stderr[-2000:]
+
+
+@pytest.mark.parametrize("case, expect", [
+    ("heuristics", "all 3 config runs agree"),  # NPROG recomputed per config: the grids 4, 2 (were all 4)
+    ("dtype", "all 2 config runs agree"),       # a tl.dtype value: no config matched its recorded grid
+    ("made_up", "all 3 config runs agree"),     # new Config objects from the prune: all listed as "pruned"
+])
+def test_every_config_of_a_reproducer_replays_with_its_own_grid(case, expect, tmp_path):
+    cap, _ = capture(tmp_path, case)
+    repro = next(cap.glob("*_kernel_0.py"))
+    grids = json.loads((cap / "data" / f"{repro.stem}.json").read_text())["config_grids"]
+    if case == "heuristics":
+        assert [g["grid"] for g in grids] == [[4], [2], [1]], grids
+    out = tritondbg("interpret", str(repro), "--all-configs")
+    assert out.returncode == 0 and expect in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+    pruned = out.stdout.count("pruned by the autotuner's")
+    assert pruned == (1 if case == "made_up" else 0), out.stdout[-3000:]
+
+
+def test_partial_sums_laid_out_per_program_are_not_compared_across_configs(tmp_path):
+    """part holds one partial sum per program: BLOCK=16 (the capture) writes 4, BLOCK=32 writes 2. Compared with
+    the capture, every other config failed the all-configs gate on a correct kernel (Liger-Kernel's DyT
+    backward). Now such an output is a warning naming it, and the elementwise output y is still compared: the
+    BUG variant, wrong at BLOCK=64 only, fails there."""
+    cap, _ = capture(tmp_path, "partial")
+    report = tmp_path / "check.json"
+    out = tritondbg("check", "--device", "cpu", "--gates", "correctness,all-configs", "--json", str(report),
+                    str(cap / "partial_kernel_0.py"))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    gate = {g["gate"]: g for g in json.loads(report.read_text())["extra"]["gates"]}["all-configs"]
+    assert gate["status"] == "pass" and "1 configs correct" in gate["reason"], gate
+    assert "3 not compared with the capture" in gate["reason"], gate
+
+    bug = tmp_path / "bug"
+    bug.mkdir()
+    cap, _ = capture(bug, "partial", "bug")
+    out = tritondbg("interpret", str(cap / "partial_kernel_0.py"), "--all-configs")
+    assert out.returncode == 1, out.stdout[-3000:]
+    assert "1 of 4 config runs disagree" in out.stdout and "BLOCK=64" in out.stdout.split("disagree")[-1], out.stdout
+    assert "elements of y_ptr outside" in out.stdout, out.stdout[-3000:]
+    assert "warning: not_compared" in out.stdout and "part_ptr" in out.stdout, out.stdout[-3000:]
