@@ -401,3 +401,50 @@ def test_profile_follows_the_programs_schedule_on_the_gpu(tmp_path, cli_env):
     assert gpu == [2, 2, 1]
     [row] = js["kernels"]
     assert row["timed_launches"] == 5 and row["total_ms"] > 0
+
+
+RAISES = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def helper(x):
+    y = x * x  # (no return)
+
+@triton.jit
+def kern(x_ptr, y_ptr, n, BLOCK: tl.constexpr, BAD: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if BAD:
+        x = tl.sum(helper(x), 0)
+    tl.store(y_ptr + offs, x, mask=offs < n)
+
+@triton.jit
+def fine(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+x = torch.randn(100); y = torch.empty(100)
+fine[(1,)](x, 100, BLOCK=128)
+kern[(4,)](x, y, 100, BLOCK=32, BAD=False)
+kern[(4,)](x, y, 100, BLOCK=32, BAD=True)
+'''
+
+
+def test_profiling_a_program_checks_nothing_and_says_which_launches_failed(tmp_path, cli_env):
+    """Profiling compares nothing: a kernel whose launches all finished was "check ok" / status pass in the
+    record, the report and the console, and one whose launch raised (a forgotten return) was timed as a
+    finished launch and marked ok too (a stranger's find)."""
+    cli_env["CUDA_VISIBLE_DEVICES"] = ""
+    prog = tmp_path / "raises.py"
+    prog.write_text(RAISES)
+    p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "p.json"), "--", "python",
+                 str(prog)], cli_env, timeout=600)
+    assert p.returncode == 1 and "the program exited with status 1" in p.stderr, p.stderr[-3000:]
+    assert "kern: 1 of its 2 launch(es) raised InterpreterError" in p.stderr, p.stderr[-3000:]
+    assert "profiling checks nothing" in p.stderr
+    run_dir = Path(json.loads((tmp_path / "p.json").read_text())["run_dir"])
+    record = json.loads((run_dir / "tritondbg" / "record.json").read_text())
+    status = {r["kernel"]: r["status"] for r in record["results"]}
+    assert status == {"fine": "not checked", "kern": "error"}, status
+    html = (run_dir / "report.html").read_text()
+    assert "<td>ok</td>" not in html and '<tr class="failed"><td>kern</td>' in html, html[:3000]

@@ -29,6 +29,11 @@ def record_path(run_dir: str | os.PathLike) -> Path:
     return Path(run_dir) / RECORD_DIR / RECORD_NAME
 
 
+# the status of a launch that ran and was compared with nothing (`profile -- CMD`: a program's launches have no
+# reference): never a pass
+UNCHECKED = "not checked"
+
+
 @dataclass
 class CaseResult:
     """One kernel launch (scenario x case x dtype) in one mode, against its reference."""
@@ -42,7 +47,7 @@ class CaseResult:
     params: dict[str, Any]
     config: dict[str, dict[str, Any]] = field(default_factory=dict)  # autotuned kernel -> config used
     config_source: dict[str, str] = field(default_factory=dict)      # kernel -> "--config", "case", "default", "autotuned"
-    status: str = "pass"           # "pass" | "fail" (mismatch) | "error" (exception)
+    status: str = "pass"           # "pass" | "fail" (mismatch) | "error" (exception) | UNCHECKED
     message: str = ""
     errors: list[ErrorStats] = field(default_factory=list)
     wall_s: float = 0.0            # launch wall time (interpreter: the whole run of all programs)

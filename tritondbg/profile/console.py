@@ -9,7 +9,7 @@ from rich.table import Table
 from tritondbg.configs import config_str
 from tritondbg.profile import peaks as peaks_mod
 from tritondbg.profile.summary import HEADERS, fmt_time, rows, table_cells
-from tritondbg.record import RunRecord
+from tritondbg.record import UNCHECKED, RunRecord
 
 
 def _decision_lines(d: dict[str, Any]) -> list[str]:
@@ -52,7 +52,7 @@ def print_profile(record: RunRecord) -> None:
         con.print(f"[bold]{where}:{','.join(dtypes)}[/] {text}")
     for r in record.results:
         prof = r.extra.get("profile", {})
-        if r.status != "pass":
+        if r.status not in ("pass", UNCHECKED):
             con.print(f"[red]{r.kernel}:{r.case}:{r.dtype} {r.status}: {r.message}[/]")
         if prof.get("torch", {}).get("baseline_error"):
             con.print(f"[dim]{r.kernel}:{r.case}:{r.dtype}: torch baseline failed "
@@ -139,6 +139,11 @@ def print_program(record: RunRecord) -> None:
     line = overhead_line(prog.get("overhead") or {})
     if line:
         con.print(f"[dim]{line}[/]")
+    for r in record.results:
+        if r.status == "error":
+            con.print(f"[red]{r.kernel}: {r.message}[/]")
+    con.print("[dim]profiling checks nothing: `tritondbg interpret -- CMD` runs these launches under the "
+              "sanitizers[/]")
     if prog["exit_status"]:
         con.print(f"[red]the program exited with status {prog['exit_status']}[/]")
     for line in view_lines(record):

@@ -325,6 +325,7 @@ class ProgramProfiler(attach.Observer):
         if attrs is not None:
             self._domain.push_range(attrs)
         t1 = t2 = 0
+        proceed = _noting_errors(proceed, k)
         try:
             if tracing or in_program or self._profiling():
                 with self._rf(launch.name):
@@ -414,6 +415,21 @@ class ProgramProfiler(attach.Observer):
         d["key"] = [str(k) for k in key] if key is not None else None
         d["launches"], d["cache_hits"] = 1, 0
         self.decisions[dkey] = d
+
+
+def _noting_errors(proceed, k: dict):
+    """``proceed`` that notes in the kernel's entry ``k`` a launch that raised or was interrupted: its time is not
+    a finished launch's, and the record says so (``program_run.build_record``)."""
+    def run():
+        try:
+            return proceed()
+        except BaseException as exc:
+            k["errors"] = k.get("errors", 0) + 1
+            k["interrupted"] = k.get("interrupted") or isinstance(exc, KeyboardInterrupt)
+            text = str(exc).strip().splitlines()
+            k.setdefault("error", f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": "))
+            raise
+    return run
 
 
 def _profiler_warnings(kept: list[str]):

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from tritondbg.record import RECORD_DIR, CaseResult, RunRecord, record_path
+from tritondbg.record import RECORD_DIR, UNCHECKED, CaseResult, RunRecord, record_path
 
 KERNEL_COLUMNS = ["kernel", "launches", "total", "mean", "share", "achieved", "autotune"]
 
@@ -174,6 +174,13 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
             r = CaseResult(kernel=name, case=case, dtype=dtype, device="cuda" if gpu else "cpu",
                            mode="interpret" if data["interpreted"] else "compiled", seed=0,
                            params={"pid": data["pid"], "shapes": k.get("shapes"), "defined": f"{k['file']}:{k['line']}"})
+            if k.get("errors"):  # its time includes launches that did not finish
+                r.status = "error"
+                r.message = (f"interrupted during a launch ({k['error']})" if k.get("interrupted") else
+                             f"{k['errors']} of its {k['launches']} launch(es) raised {k['error']}")
+                r.message += ": the time shown includes the unfinished launch(es)"
+            else:  # a program's launches have no reference: profiling checks nothing
+                r.status, r.message = UNCHECKED, "not checked: a program's launches have no reference"
             r.config = {name: decisions[0]["winner"]} if decisions else {}
             r.config_source = {name: decisions[0]["source"]} if decisions else {}
             r.bytes = k["bytes"] / k["traced"] if k.get("traced") else None

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from tritondbg.configs import config_str
 from tritondbg.profile.summary import HEADERS, fmt_time, rows, table_cells
-from tritondbg.record import RunRecord
+from tritondbg.record import UNCHECKED, RunRecord
 
 REPORT_NAME = "report.html"
 
@@ -58,7 +58,8 @@ def _table(headers: Iterable[str], body: Iterable[tuple[list[str], str]], attrs:
 
 
 def summary_table(record: RunRecord) -> str:
-    body = [([_e(c) for c in table_cells(row)], "" if row["status"] == "pass" else "failed") for row in rows(record)]
+    body = [([_e(c) for c in table_cells(row)], "" if row["status"] in ("pass", UNCHECKED) else "failed")
+            for row in rows(record)]
     return _table(HEADERS, body, 'id="summary"', numeric=("median", "throughput", "% of peak", "vs torch", "torch"))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tritondbg.record import CaseResult, RunRecord
+from tritondbg.record import UNCHECKED, CaseResult, RunRecord
 
 INTERPRETER_NOTE = ("interpreter timings: the CPU running TRITON_INTERPRET=1 program by program, "
                     "not GPU performance")
@@ -96,7 +96,7 @@ def table_cells(row: dict[str, Any]) -> list[str]:
     """The cells of one row of the summary table (console and TensorBoard text alike)."""
     pct = "-" if row["pct_of_peak"] is None else f"{row['pct_of_peak']:.0f}%"
     ratio = "-" if row["speedup_vs_torch"] is None else f"{row['speedup_vs_torch']:.2f}x"
-    status = row["status"] if row["status"] != "pass" else "ok"
+    status = {"pass": "ok", UNCHECKED: "-"}.get(row["status"], row["status"])
     return [row["kernel"], row["case"], row["dtype"], status, fmt_time(row["median_ms"]), fmt_throughput(row),
             pct, ratio, fmt_time(row["torch_ms"]), row["config"] or "-"]
 
