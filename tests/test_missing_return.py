@@ -172,3 +172,16 @@ def test_run_s_compile_error_names_it_too(files):
                        timeout=300)
     assert "MESSAGE" in p.stdout, (p.stdout[-2000:], p.stderr[-2000:])
     assert "cannot convert None" in p.stdout and _expected() in p.stdout, p.stdout
+
+
+def test_a_none_that_fails_inside_a_tl_function_names_the_kernels_line_and_the_helper(files, cli_env):
+    """The None reaches tl.sum before any line of the kernel uses it: Triton's error is nested (the kernel's
+    "at 11:8:" over tl.sum's own), and `ir` printed only "CompilationError: at 11:8:" (a stranger's find)."""
+    (files / "mk.py").write_text(KERNEL.replace("tl.store(o_ptr + offs, y, mask=m)",
+                                                "tl.store(o_ptr + offs, tl.sum(y, 0) + x, mask=m)"))
+    p = run_cli(["ir", str(files / "cases.py"), "--stage", "ttir", "--arch", "sm_90"], cli_env, cwd=files)
+    assert p.returncode != 0
+    line = next(ln for ln in p.stderr.splitlines() if "failed" in ln)
+    assert f"mk.py:{_line(KERNEL, 'tl.store')}: in sum(): AttributeError: 'NoneType' object" in line, line
+    assert f"the @triton.jit function scale (helpers.py:{_line(HELPERS, 'def scale')}) returns nothing" in line, line
+    assert "uses its value (`H.scale(x, 2.0)`): a forgotten `return`?" in line, line

@@ -58,6 +58,7 @@ def _run(session, deps, names, chosen, items, *, device, workers, arch, baseline
 
             if not torch.cuda.is_available():
                 raise UsageError("--device cuda needs a CUDA GPU and none is visible")
+        os.environ["TRITONDBG_NOTED"] = "*"  # a reproducer's load notes: its gates' reasons say the same, once
         items = session.plan(names, chosen, device=device, case=case, timeout=timeout)
         record = session.check(items, device=device, workers=workers, arch=arch, baseline=baseline,
                                update_baseline=update_baseline, case=case, timeout=timeout)

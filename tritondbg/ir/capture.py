@@ -295,9 +295,19 @@ def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
     """One line saying why a compile failed: ``file:line: message`` for a Triton CompilationError, else the
     first error/fatal line of the exception or of what the compiler printed, else the exception's first line."""
     node, message = getattr(exc, "node", None), getattr(exc, "error_message", None)
+    inner, within = exc, ""
+    while not message and node is not None and getattr(inner, "__cause__", None) is not None:
+        # raised inside a function the kernel called (tl.sum on a None): the message is the innermost one's,
+        # the line the kernel's own
+        inner = inner.__cause__
+        message = getattr(inner, "error_message", None) or (None if hasattr(inner, "node") else
+                                                            f"{type(inner).__name__}: {inner}")
+        called = re.search(r"^def (\w+)\(", str(getattr(inner, "src", "") or inner), re.MULTILINE)
+        within = f"in {called.group(1)}(): " if called and hasattr(inner, "node") else within
     if message and node is not None and hasattr(node, "lineno"):
         text = str(message).strip().splitlines()[-1]
-        cause = exc.__cause__
+        text = within + re.sub(r"^(\w+)\((['\"])(.*)\2\)$", r"\1: \3", text)  # AttributeError("x"): the repr
+        cause = inner.__cause__
         if cause is not None and str(cause).strip().splitlines()[-1:] == [text]:
             text = f"{type(cause).__name__}: {text}"  # "(triton.language.float16)" alone says little
         from tritondbg import missing_return

@@ -330,11 +330,14 @@ _SAID: set = set()
 
 
 def _once(file: str, name: str) -> bool:
-    """True the first time this process loads this reproducer (its note is printed then only)."""
-    key = (os.path.abspath(file), name)
-    if key in _SAID:
+    """True the first time this process, or the process that started it, loads this reproducer (its note is
+    printed then only: `check` loads it again in each of its workers)."""
+    key = f"{os.path.abspath(file)}::{name}"
+    said = os.environ.get("TRITONDBG_NOTED", "").split(os.pathsep)
+    if key in _SAID or key in said or "*" in said:  # ("*": `check`, whose gates say it)
         return False
     _SAID.add(key)
+    os.environ["TRITONDBG_NOTED"] = os.pathsep.join([*filter(None, said), key])
     return True
 
 
@@ -427,8 +430,8 @@ def load_scenario(file: str, name: str) -> Scenario:
                      next((t["dtype"] for t in meta["tensors"] if t["dtype"] in DTYPES), "float32"))
     if meta.get("error") and _once(file, name):  # a scenario is loaded more than once in a run: said once
         print(f"tritondbg: {meta['name']}: the captured launch did not finish in the program "
-              f"({meta['error'].rstrip(': ')}): nothing after it was captured, so this replay has no output to "
-              "compare; it runs under the sanitizers (--timeout bounds a hang)", file=sys.stderr)
+              f"({meta['error'].rstrip(': ')}): nothing after it was captured, so a replay has no output to "
+              "compare with", file=sys.stderr)
     elif not meta["outputs"] and not meta.get("error") and _once(file, name):
         print(f"tritondbg: {meta['name']}: the captured launch changed no byte of its arguments: this replay checks "
               "that it leaves them as they were", file=sys.stderr)
