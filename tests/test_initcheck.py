@@ -169,6 +169,44 @@ def test_program_mode_reports_an_atomic_into_torch_empty(tmp_path, cli_env):
     assert "uninit" not in plain.stderr and "finite" in plain.stdout  # no mark without the sanitizers
 
 
+HOLES = '''
+import sys, torch, triton, triton.language as tl
+
+
+@triton.jit
+def scale_rows(x_ptr, o_ptr, n, CUT: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0)
+    tl.store(o_ptr + row * n + cols, x * 2, mask=(cols < n - CUT) & (cols >= 0))
+
+
+x = torch.randn(5, 100)
+o = torch.empty_like(x)  # ALLOC
+if sys.argv[1] == "short":
+    scale_rows[(5,)](x, o, 100, CUT=1, BLOCK=128)  # a mask one column too strict
+else:  # two launches that each fill half of the rows: nothing left once both ran
+    scale_rows[(3,)](x, o, 100, CUT=0, BLOCK=128)
+    scale_rows[(2,)](x[3:], o[3:], 100, CUT=0, BLOCK=128)
+print("max err", float((o - 2 * x).abs().max()))
+'''
+
+
+def test_program_mode_warns_of_an_output_a_launch_left_a_band_of_unwritten(tmp_path, cli_env):
+    """A store mask one column too strict: the program printed "max err nan" (the mark tritondbg put in
+    torch.empty_like) and the tool said 0 findings (a stranger's find). Now a warning names the tensor, the count
+    and where the memory came from; a buffer two launches fill in halves gets none."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(HOLES))
+    short = run_cli(["interpret", "--", sys.executable, "prog.py", "short"], cli_env, cwd=tmp_path)
+    lines = [ln for ln in short.stderr.splitlines() if ln.startswith("tritondbg: warning: uninit in scale_rows")]
+    assert len(lines) == 1, short.stderr
+    assert "left 5 of 500 unwritten (first at index (0, 99))" in lines[0], lines[0]
+    assert f"torch.empty_like at prog.py:{_line(HOLES, 'ALLOC')}" in lines[0], lines[0]
+    halves = run_cli(["interpret", "--", sys.executable, "prog.py", "halves"], cli_env, cwd=tmp_path)
+    assert halves.returncode == 0 and "uninit" not in halves.stderr and "max err 0.0" in halves.stdout, \
+        halves.stdout + halves.stderr
+
+
 def test_scenario_zoo_messages_say_where_the_memory_came_from():
     zoo = Path(__file__).resolve().parent / "zoo"
     rec = _run(f"{zoo / 'uninit_read.py'}::buggy")

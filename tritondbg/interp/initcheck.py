@@ -144,6 +144,28 @@ def unwritten(out, ref) -> np.ndarray | None:
     return m if m.any() else None
 
 
+def marked_elements(t) -> np.ndarray | None:
+    """Which elements of tensor ``t`` (in memory a factory marked) still hold the mark, or None (not such memory,
+    another dtype, too big to look at each launch)."""
+    import torch
+
+    from tritondbg.interp.poison import torch_payload_ids
+
+    if not isinstance(t, torch.Tensor) or not t.numel() or t.numel() > _MAX_LOOK or t.device.type == "meta" or \
+            _allocation(t.data_ptr()) is None:
+        return None
+    c = t.detach().cpu().contiguous()
+    if c.dtype in (torch.int32, torch.int64):
+        return np.asarray(marked(c.numpy(), "i32" if c.dtype == torch.int32 else "i64")).reshape(-1)
+    if _float_bits(c.dtype) is None:
+        return None
+    ids = torch_payload_ids(c)
+    return None if ids is None else np.asarray(ids[0] == UNINIT_ID).reshape(-1)
+
+
+_MAX_LOOK = 1 << 24  # elements: an output checked for holes after each launch
+
+
 # ---------------------------------------------------------------------------------------------------------
 # the factories
 # ---------------------------------------------------------------------------------------------------------

@@ -57,6 +57,52 @@ def on_cpu(snap) -> bool:
     return all(g["device"] == "cpu" for g in snap.groups)
 
 
+def _marks(args: dict) -> dict:
+    """{argument name: which of its elements hold the uninitialized-memory mark} before a launch."""
+    from tritondbg.interp import initcheck
+
+    if not initcheck.installed():
+        return {}
+    out = {}
+    for name, v in args.items():
+        m = initcheck.marked_elements(v)
+        if m is not None and m.any():
+            out[name] = m
+    return out
+
+
+def holes(args: dict, before: dict) -> list[dict]:
+    """A warning for each tensor the launch wrote part of (elements that held the uninitialized-memory mark
+    before it and not after) while leaving a few others of it marked (at most a tenth: the band a store mask too
+    strict leaves, not the part another launch fills): the program reads those as NaN here (garbage on a GPU)
+    unless a later launch writes them. Interpret's scenarios call them ``uninit``: "never written"."""
+    from tritondbg.interp import initcheck
+
+    out = []
+    for name, was in before.items():
+        now = initcheck.marked_elements(args[name])
+        if now is None or now.shape != was.shape:
+            continue
+        wrote, left = int((was & ~now).sum()), int(now.sum())
+        if not wrote or not left or left * 10 > now.size:
+            continue  # (more than a tenth left: a buffer several launches fill in parts, as fla's chunked A)
+        first = int(now.nonzero()[0][0])
+        index = tuple(int(i) for i in _unravel(first, args[name]))
+        where = initcheck.allocated_at(args[name].data_ptr())
+        out.append({"kind": "uninit", "severity": "warning", "tensor": name, "message": (
+            f"this launch wrote {wrote} element(s) of {name} and left {left} of {args[name].numel()} unwritten "
+            f"(first at index {index}){f', memory from {where}' if where else ''}: they hold tritondbg's "
+            "uninitialized-memory mark (NaN) where a GPU gives whatever the memory held, unless a later launch "
+            "writes them; a store mask too strict?")})
+    return out
+
+
+def _unravel(flat: int, t):
+    import numpy as np
+
+    return np.unravel_index(flat, tuple(t.shape)) if t.dim() else ()
+
+
 def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     """Run ``proceed()`` (one interpreted launch) under the instruments; returns (value, findings, error).
     ``snap``: a ``capture.Snapshot`` of the launch's tensors. Where the sanitized run filled undefined lanes with
@@ -68,6 +114,8 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     result = _Result()
     value, error = None, None
     import numpy as np
+
+    marks = _marks(args) if sanitize else {}
 
     try:
         with contextlib.ExitStack() as stack:
@@ -84,6 +132,8 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     for inst in insts:
         if inst is not san:
             inst.finish(result, None, None)
+    if sanitize and error is None:
+        result.findings += holes(args, marks)
     if san is not None:
         note = None
         if error is None and san.poison_used and snap is not None:
@@ -223,13 +273,16 @@ class Checker(attach.Observer):
         from tritondbg.interp import frames
 
         for f in findings:
+            if f.get("file") is None:  # a finding of the whole launch (holes): the kernel's definition
+                f["file"], f["line"] = launch.file, launch.line
             f.update(kernel=launch.name, qualname=launch.qualname, launch=index,
                      call_site=list(site) if site else None, stack=attach.short_stack(launch.stack),
                      pid_process=os.getpid(), **({"test": test} if test else {}))
             child.append("findings.jsonl", f)
             label = f"warning: {f['kind']}" if f.get("severity", "error") == "warning" else f["kind"]
-            print(f"tritondbg: {label} in {launch.name} at {frames.site_name(f.get('file'))}:{f.get('line')} "
-                  f"pid {tuple(f['pid']) if f.get('pid') else '?'}: {f.get('message', '')} "
+            pid = f" pid {tuple(f['pid'])}" if f.get("pid") else ""
+            print(f"tritondbg: {label} in {launch.name} at {frames.site_name(f.get('file'))}:{f.get('line')}"
+                  f"{pid}: {f.get('message', '')} "
                   f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]",
                   file=sys.stderr, flush=True)
         if findings:

@@ -285,7 +285,8 @@ def _finding_lines(findings: list) -> list[str]:
             within = f"; in test {', '.join(tests[:2])}{more}"
         caught = "; the program caught the error and went on" if first.get("handled") else ""
         label = f"warning: {kind}" if first.get("severity", "error") == "warning" else kind
-        lines.append(f"  {label}: {file}:{line} in {kernel} pid {tuple(first.get('pid') or ())}{on}; "
+        pid = f" pid {tuple(first['pid'])}" if first.get("pid") else ""
+        lines.append(f"  {label}: {file}:{line} in {kernel}{pid}{on}; "
                      f"launched from {where}{times}{within}{caught}")
     return lines
 
