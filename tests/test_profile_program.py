@@ -440,7 +440,7 @@ def test_profiling_a_program_checks_nothing_and_says_which_launches_failed(tmp_p
     p = run_cli(["profile", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "p.json"), "--", "python",
                  str(prog)], cli_env, timeout=600)
     assert p.returncode == 1 and "the program exited with status 1" in p.stderr, p.stderr[-3000:]
-    assert "kern: 1 of its 2 launch(es) raised InterpreterError" in p.stderr, p.stderr[-3000:]
+    assert "kern: 1 of its 2 launch(es) raised " in p.stderr, p.stderr[-3000:]
     assert "profiling checks nothing" in p.stderr
     run_dir = Path(json.loads((tmp_path / "p.json").read_text())["run_dir"])
     record = json.loads((run_dir / "tritondbg" / "record.json").read_text())

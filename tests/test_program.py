@@ -646,6 +646,33 @@ def test_a_ctrl_c_inside_tritondbgs_frames_is_not_shown_as_ours(monkeypatch):
         assert files == [__file__], files
 
 
+def test_a_ctrl_c_in_an_interpreted_launch_leaves_tritons_frames_out_too():
+    """The traceback of a Ctrl-C in a launch ran through some forty lines of Triton's interpreter between the
+    program's line and the kernel's (a stranger's find): the program's and the kernel's frames stay."""
+    import triton
+    from triton.runtime import interpreter
+
+    from tritondbg.program import tracebacks
+
+    def kernel_line():
+        raise KeyboardInterrupt
+
+    def triton_frame(fn):  # a frame whose code is in Triton's folder, as the interpreter's are
+        code = compile("def run(fn):\n    fn()\n", interpreter.__file__, "exec")
+        scope: dict = {}
+        exec(code, scope)
+        scope["run"](fn)
+
+    try:
+        triton_frame(kernel_line)
+    except KeyboardInterrupt as exc:
+        tracebacks.strip(exc)
+        frames = [(os.path.basename(f.filename), f.name) for f in __import__("traceback").extract_tb(exc.__traceback__)]
+        assert frames == [("test_program.py", "test_a_ctrl_c_in_an_interpreted_launch_leaves_tritons_frames_out_too"),
+                          ("test_program.py", "triton_frame"), ("test_program.py", "kernel_line")], frames
+        assert triton.__file__  # (Triton is loaded: its folder is the one left out)
+
+
 @pytest.mark.interpreter
 def test_a_launch_through_address_tables_replays_with_its_tensors(tmp_path):
     """A grouped kernel handed int64 tables of data pointers (Triton's tutorial 08, MoE): capture saved the tables

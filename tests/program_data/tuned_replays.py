@@ -68,6 +68,7 @@ def partial_kernel(x_ptr, part_ptr, y_ptr, n, BUG: tl.constexpr, BLOCK: tl.const
 
 if __name__ == "__main__":
     case, n = sys.argv[1], 50
+    torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")  # (compiled on the GPU machine)
     x = torch.randn(n)
     grid = lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
     if case == "reset":

@@ -6,7 +6,8 @@ interpreter hooks) between the program's line and Triton's: noise in a traceback
 those frames are left out of the tracebacks a program prints: Python's uncaught-exception printer
 (``sys.excepthook``) and pytest's (``__tracebackhide__`` in tritondbg's modules, a callable pytest asks per
 exception). An exception raised inside tritondbg itself (its innermost frame is tritondbg's: a bug of ours) keeps
-every frame; a KeyboardInterrupt is not one (a Ctrl-C during a launch lands in tritondbg's frames).
+every frame; a KeyboardInterrupt is not one (a Ctrl-C during a launch lands in tritondbg's frames), and its
+traceback leaves Triton's frames out too.
 """
 from __future__ import annotations
 
@@ -30,10 +31,18 @@ def _raised_by_us(exc: BaseException) -> bool:
     return last is not None and ours(last.tb_frame.f_code.co_filename)
 
 
-def _without_ours(tb):
+def _triton_dir() -> str | None:
+    triton = sys.modules.get("triton")
+    path = getattr(triton, "__file__", None)
+    return os.path.dirname(os.path.abspath(path)) + os.sep if path else None
+
+
+def _without_ours(tb, also: str | None = None):
+    """``tb`` less tritondbg's frames (and those under the folder ``also``)."""
     kept = []
     while tb is not None:
-        if not ours(tb.tb_frame.f_code.co_filename):
+        name = tb.tb_frame.f_code.co_filename
+        if not ours(name) and not (also and name.startswith(also)):
             kept.append(tb)
         tb = tb.tb_next
     out = None
@@ -48,7 +57,10 @@ def strip(exc: BaseException | None, seen: set | None = None) -> None:
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         if exc.__traceback__ is not None and not _raised_by_us(exc):
-            exc.__traceback__ = _without_ours(exc.__traceback__)
+            # a Ctrl-C in an interpreted launch: Triton's interpreter frames too (forty lines of them; the
+            # program's and the kernel's own lines stay, and tritondbg said where it stopped)
+            also = _triton_dir() if isinstance(exc, KeyboardInterrupt) else None
+            exc.__traceback__ = _without_ours(exc.__traceback__, also)
         strip(exc.__cause__, seen)
         exc = exc.__context__
 
