@@ -106,12 +106,14 @@ def _record_availability_asks(torch) -> None:
 
     def is_available(*args, **kwargs):
         answer = original(*args, **kwargs)
-        if not answer and _state.get("asked") is None:
+        asks = _state.setdefault("asks", [])
+        if not answer and len(asks) < 16:  # every site that asked (a test's skipif after a library's import)
             f = sys._getframe(1)
             while f is not None and f.f_code.co_filename.startswith(torch_dir):
                 f = f.f_back
-            if f is not None:
-                _state["asked"] = (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+            site = (f.f_code.co_filename, f.f_lineno, f.f_code.co_name) if f is not None else None
+            if site is not None and site not in asks:
+                asks.append(site)
         return answer
 
     torch.cuda.is_available = is_available
@@ -121,15 +123,12 @@ def library_asked(tb) -> tuple[str, int, str] | None:
     """Where the program asked ``torch.cuda.is_available()`` (and heard False), when an error's traceback ``tb``
     ends in the same installed package: that package likely chose its CPU branch by the answer (Liger-Kernel's DyT
     backward has none: ``UnboundLocalError: NUM_SMS``)."""
-    asked = _state.get("asked")
-    if asked is None:
-        return None
     last = None
     while tb is not None:
         last = tb.tb_frame.f_code.co_filename
         tb = tb.tb_next
-    package = _package(asked[0])
-    return asked if package and last and _package(last) == package else None
+    package = _package(last) if last else None
+    return next((a for a in _state.get("asks", ()) if package and _package(a[0]) == package), None)
 
 
 def _package(file: str) -> str | None:
@@ -188,7 +187,10 @@ def _own_warnings_point_at_the_caller(code) -> None:
 
 def asked() -> str | None:
     """file:line of the first caller outside torch that asked ``torch.cuda.is_available()`` (False), or None."""
-    where = _state.get("asked")
+    from tritondbg.errors import not_users_file
+
+    asks = _state.get("asks") or []  # the program's own ask first (its skipif), else a library's
+    where = next((a for a in asks if not not_users_file(a[0])), asks[0] if asks else None)
     return f"{where[0]}:{where[1]}" if where else None
 
 

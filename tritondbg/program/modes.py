@@ -390,7 +390,7 @@ def _launched_nothing(command: str, launches: dict, summaries, said: bool = Fals
              f"{'checked' if command == 'interpret' else 'captured'}")
     asked = next((s["cuda_asked"] for s in summaries if s.get("cuda_asked")), None)
     if asked:
-        _err(f"  note: the program asked torch.cuda.is_available() (first at {asked}) and heard False, as on any "
+        _err(f"  note: the program asked torch.cuda.is_available() (at {asked}) and heard False, as on any "
              "machine without a GPU: tests that skip on it (skipif(not torch.cuda.is_available())) and libraries "
              "that take a torch path on it launch nothing; skip on another condition to run them here")
     return True
