@@ -738,6 +738,33 @@ def test_a_big_capture_lists_twenty_reproducers_and_counts_the_rest(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_capture_counts_the_distinct_launches_past_max_per_kernel(tmp_path):
+    """Distinct launches past --max-per-kernel were dropped without a word (captures.json "skipped": []), where
+    the README promised them counted (a stranger's find): now the summary and captures.json say how many."""
+    prog = tmp_path / "many.py"
+    prog.write_text(textwrap.dedent("""
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def bump(x_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+        for n in (10, 20, 30, 30, 40):  # 4 distinct (30 twice)
+            bump[(1,)](torch.zeros(n), n, BLOCK=64)
+        bump[(1,)](torch.zeros(10, dtype=torch.float16), 10, BLOCK=64)
+    """))
+    for per_kernel, more in ((1, 4), (3, 2), (5, 0)):
+        cap = tmp_path / f"cap{per_kernel}"
+        out = run(["capture", "--interpret", "--max-per-kernel", str(per_kernel), "--out", str(cap), "--", "python",
+                   str(prog)])
+        assert out.returncode == 0, out.stderr[-2000:]
+        doc = json.loads((cap / "captures.json").read_text())
+        assert len(doc["captures"]) == per_kernel and doc["not_saved"] == ({"bump": more} if more else {}), doc
+        said = f"not saved: {more} more distinct launch(es) of bump"
+        assert (said in out.stderr) == bool(more), out.stderr[-2000:]
+
+
 def test_a_damaged_reproducer_data_file_is_one_line_naming_it(tmp_path):
     """A reproducer whose tensors were cut short (a disk full, a kill mid-copy) or whose JSON was overwritten: the
     run said make_inputs raised torch's "PytorchStreamReader failed reading zip archive" (exit 1, as if the case

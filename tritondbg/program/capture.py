@@ -462,6 +462,9 @@ def signature(launch: attach.Launch) -> tuple:
     return (tuple(parts), grid, repr(sorted(launch.options.items())), repr(launch.config))
 
 
+_COUNTED_MAX = 1000  # distinct signatures of one kernel kept to count the unsaved ones
+
+
 class Capturer(attach.Observer):
     """Saves the first ``max_per_kernel`` distinct launches of each kernel (``kernels``: only those), counted over
     the program's processes (``claims``)."""
@@ -472,7 +475,9 @@ class Capturer(attach.Observer):
         self.budget = float(cfg.get("max_mb", 256)) * 1e6
         self.kernels = set(cfg.get("kernels") or ())
         self.command = cfg.get("command", "")
-        self.done: set[int] = set()
+        self.done: set[int] = set()       # kernels whose slots are taken (their new signatures are counted)
+        self.ignored: set[int] = set()    # kernels not watched: not matching --kernel, or counted past the cap
+        self.unsaved: dict[str, int] = {}  # kernel -> distinct launches not saved (its slots were taken)
         self.seen: dict[str, set] = {}
         self.saved: dict[str, int] = {}
         self.used = 0.0                   # bytes this process wrote (the limit is the program's: ``shared``)
@@ -504,10 +509,10 @@ class Capturer(attach.Observer):
                 self.early[id(fn)] = early
 
     def wants(self, fn) -> bool:
-        if id(fn) in self.done:
+        if id(fn) in self.ignored:
             return False
         if not attach.matches(fn, self.kernels):
-            self.done.add(id(fn))
+            self.ignored.add(id(fn))
             return False
         return True
 
@@ -517,6 +522,11 @@ class Capturer(attach.Observer):
         if key in seen:
             return proceed()
         seen.add(key)
+        if id(launch.fn) in self.done:  # its slots are taken: counted, so the summary says what was not saved
+            self.unsaved[launch.name] = self.unsaved.get(launch.name, 0) + 1
+            if len(seen) > _COUNTED_MAX:
+                self.ignored.add(id(launch.fn))
+            return proceed()
         # The limits are the program's, whichever process launches (claims.py): a kernel whose last slot another
         # process took is done here too; a signature another process saved is not saved again.
         kernel = claims.key_of(launch.module, launch.qualname)
@@ -579,7 +589,8 @@ class Capturer(attach.Observer):
         child.append("captures.jsonl", entry)
 
     def summary(self) -> dict:
-        return {"captured": dict(self.saved), "skipped": self.skipped, "bytes": self.used}
+        return {"captured": dict(self.saved), "skipped": self.skipped, "bytes": self.used,
+                "unsaved": dict(self.unsaved)}
 
 
 def size(nbytes: float) -> str:

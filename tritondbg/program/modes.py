@@ -159,8 +159,9 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     summaries = read_summaries(out)
     launches = _merge_counts(summaries, "launches")
     skipped = [line for s in summaries for line in s.get("skipped", [])]
+    unsaved = _merge_counts(summaries, "unsaved")  # distinct launches past --max-per-kernel
     doc = {"command": cfg["command"], "exit_status": rc, "folder": out, "captures": entries,
-           "launches": launches, "skipped": skipped, "pinned_configs": _merge_pinned(summaries),
+           "launches": launches, "skipped": skipped, "not_saved": unsaved, "pinned_configs": _merge_pinned(summaries),
            "notes": [n for s in summaries for n in s.get("notes", []) if not n.startswith("capture skipped")]}
     # a folder captured into before: its reproducers this run did not replace stay listed, apart
     mine = {e.get("reproducer") for e in entries}
@@ -204,6 +205,10 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
              "lists them all")
     for line in skipped:
         _err(f"  skipped: {line}")
+    if unsaved:
+        _err(f"  not saved: {', '.join(f'{n} more distinct launch(es) of {k}' for k, n in sorted(unsaved.items()))}"
+             f" (other shapes, dtypes, integer values, grids or configs: --max-per-kernel {max_per_kernel} saved the "
+             f"first {max_per_kernel} of each kernel; raise it to save more)")
     if still:
         _err(f"  and {len(still)} reproducer(s) of an earlier capture into this folder (captures.json: "
              "earlier_captures)")
