@@ -86,3 +86,21 @@ def test_partial_sums_laid_out_per_program_are_not_compared_across_configs(tmp_p
     assert "1 of 4 config runs disagree" in out.stdout and "BLOCK=64" in out.stdout.split("disagree")[-1], out.stdout
     assert "elements of y_ptr outside" in out.stdout, out.stdout[-3000:]
     assert "warning: not_compared" in out.stdout and "part_ptr" in out.stdout, out.stdout[-3000:]
+
+
+def test_a_config_the_compiler_refuses_is_not_applicable_to_ir_and_the_resources_gate(tmp_path):
+    """acc_kernel's BLOCK=8 fails its tl.static_assert: `ir --all-configs` stopped at it with "compiling acc_kernel
+    for sm_90 failed" (no other config shown) and the resources gate failed on it, where Triton's autotuner skips
+    such a config and `interpret --all-configs` lists it as not applicable."""
+    cap, _ = capture(tmp_path, "reset")
+    repro = str(cap / "acc_kernel_0.py")
+    out = tritondbg("ir", repro, "--all-configs", "--stage", "ttir")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "acc_kernel [BLOCK=8,num_warps=4,num_stages=3]: --all-configs: config 1 of 3 (not applicable: " \
+           "CompileTimeAssertionFailure: BLOCK too small)" in out.stderr, out.stderr[-2000:]
+    assert out.stdout.count("tt.func") >= 2, out.stdout[:2000]  # BLOCK=16 and 32 compiled and shown
+    report = tmp_path / "check.json"
+    out = tritondbg("check", "--device", "cpu", "--gates", "resources", "--json", str(report), repro)
+    gate = json.loads(report.read_text())["extra"]["gates"][0]
+    assert out.returncode == 0 and gate["status"] == "pass", gate
+    assert "1 config(s) not applicable" in gate["reason"] and "BLOCK too small" in gate["reason"], gate

@@ -20,19 +20,9 @@ import time
 
 
 def _rows(items) -> list[dict]:
-    from tritondbg.ir.stats import compute
+    from tritondbg.ir.stats import row
 
-    rows = []
-    for item in items:
-        if not item.metadata_file:  # a pruned config, listed without a compile: judged "not applicable"
-            row = {"kernel": item.kernel, "arch": item.arch, "case": item.case, "dtype": item.dtype,
-                   "config": item.config}
-        else:
-            row = compute(item, mix=False)  # the gate reads registers, spills and shared memory only
-        row.update({"config_source": item.config_source, "cache": item.source, "grid": item.grid,
-                    "kept_by_pruning": item.extra.get("kept_by_pruning", True)})
-        rows.append(row)
-    return rows
+    return [row(item, mix=False) for item in items]  # the gate reads registers, spills and shared memory only
 
 
 def compile_cases(target: str, cases: list[tuple[str, str]], extra: list[tuple[str, str]], want: set[str],

@@ -45,7 +45,9 @@ def judge(kernel: str, rows: list[dict], limits: dict, explicit: dict | None = N
     can_run: set[int] = set()
     for r in rows:
         shared, limit = r.get("shared") or 0, r.get("shared_limit")
-        if _autotuned(r) and not r.get("kept_by_pruning", True):
+        if _autotuned(r) and r.get("not_applicable"):  # refused by the compiler: Triton's autotuner skips it
+            not_applicable.append((r, r["not_applicable"]))
+        elif _autotuned(r) and not r.get("kept_by_pruning", True):
             not_applicable.append((r, "removed by prune_configs_by for this case"))
         elif _autotuned(r) and limit is not None and shared > limit:
             not_applicable.append((r, f"{shared} B of shared memory > {limit} B: the autotuner skips it "

@@ -73,6 +73,7 @@ def _capture_error():
 
 
 def _show(items, stage, source_map, out_file) -> int:
+    from tritondbg.configs import config_str
     from tritondbg.ir import render
     from tritondbg.ir.sourcemap import interleave
     from tritondbg.ir.stages import stage_text
@@ -81,6 +82,9 @@ def _show(items, stage, source_map, out_file) -> int:
         os.remove(out_file)   # emit_text appends one kernel after the other
     several = len(items) > 1
     for item in items:
+        if item.extra.get("not_applicable"):  # refused by the compiler (--all-configs): nothing to show
+            print(f"note: {item.kernel} [{config_str(item.config)}]: {item.config_source}", file=sys.stderr)
+            continue
         text, path = stage_text(item, stage, line_info=source_map)
         render.describe(item, stage, path)
         if source_map:
@@ -95,15 +99,14 @@ def _show(items, stage, source_map, out_file) -> int:
 
 def _stats(items, as_json, out_file) -> int:
     from tritondbg.ir import render
-    from tritondbg.ir.stats import compute
+    from tritondbg.ir.stats import row
 
     rows = []
     for item in items:
-        row = compute(item)
-        row.update({"config_source": item.config_source, "cache": item.source, "grid": item.grid,
-                    "specialization": item.specialization,
-                    "kept_by_pruning": item.extra.get("kept_by_pruning", True)})
-        rows.append(row)
+        if item.extra.get("not_applicable") and not as_json:
+            print(f"note: {item.kernel}: {item.config_source}", file=sys.stderr)
+            continue
+        rows.append(row(item))
         if not as_json:
             render.describe(item, "stats", item.metadata_file)
     if as_json:

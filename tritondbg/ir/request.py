@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tritondbg import settings
-from tritondbg.configs import config_dict
+from tritondbg.configs import config_dict, not_applicable_reason
 from tritondbg.errors import UsageError
 from tritondbg.ir import index
 from tritondbg.ir.item import COMPILED, IN_PROCESS, NOT_COMPILED, TRITON_HIT, IRItem, specialization
@@ -118,7 +118,7 @@ def _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) -> lis
     """One item per listed config of every autotuned kernel the case launches (pruned ones included: the
     printed source says whether the pruning would keep it; with ``req.compile_pruned`` False they are listed
     without being compiled)."""
-    from tritondbg.ir.capture import capture
+    from tritondbg.ir.capture import CaptureError, capture
 
     out = []
     for name in dict.fromkeys(la.kernel for la in launches if la.kernel in tuners):
@@ -130,8 +130,20 @@ def _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) -> lis
             def kept(name=name, this=this) -> bool:  # known once the pinned launch was decided
                 return this in decider.kept.get(name, [this])
 
-            got = capture(scenario, case, dtype, req.arch, decider, inputs=inputs,
-                          select=lambda n, name=name, kept=kept: n == name and (req.compile_pruned or kept()))
+            try:
+                got = capture(scenario, case, dtype, req.arch, decider, inputs=inputs,
+                              select=lambda n, name=name, kept=kept: n == name and (req.compile_pruned or kept()))
+            except CaptureError as exc:  # a config the compiler refuses (its tl.static_assert, a resource
+                reason = not_applicable_reason(exc)  # limit): Triton's autotuner skips it, so does the sweep
+                if reason is None:
+                    raise
+                base = next(la for la in launches if la.kernel == name)
+                item = _not_compiled(base, scenario, case, dtype, req)
+                item.config, item.grid = this, None
+                item.config_source = f"--all-configs: config {i + 1} of {len(tuner.configs)} (not applicable: {reason})"
+                item.extra["not_applicable"] = reason
+                out.append(item)
+                continue
             for la in got:
                 if la.kernel != name or (la.compiled is None and kept()):
                     continue

@@ -201,6 +201,20 @@ def warp_specialization_str(ws: dict[str, Any] | None) -> str:
             + (f", regs {'/'.join(map(str, regs))}" if regs else ""))
 
 
+def row(item, mix: bool = True) -> dict[str, Any]:
+    """``compute``'s stats of an item with where its config came from, as `ir --stats --json` prints them and the
+    resources gate reads them; a config listed without a compile (pruned, or refused by the compiler: its
+    ``not_applicable`` reason) has its names only."""
+    if not item.metadata_file:
+        out = {"kernel": item.kernel, "arch": item.arch, "case": item.case, "dtype": item.dtype, "config": item.config}
+    else:
+        out = compute(item, mix=mix)
+    out.update({"config_source": item.config_source, "cache": item.source, "grid": item.grid,
+                "specialization": item.specialization, "kept_by_pruning": item.extra.get("kept_by_pruning", True),
+                "not_applicable": item.extra.get("not_applicable")})
+    return out
+
+
 def compute(item, mix: bool = True) -> dict[str, Any]:
     """The stats of one IRItem as a flat dict (``--json`` prints it as is); ``mix=False``: without the
     instruction mix (no SASS disassembly), registers, spills and shared memory only."""
