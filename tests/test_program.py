@@ -605,6 +605,8 @@ def test_a_kernel_error_the_program_caught_is_a_warning(how, tmp_path):
     assert len(line) == 1 and line[0].endswith("the program caught the error and went on"), out.stderr[-3000:]
     (finding,) = json.loads((tmp_path / "r.json").read_text())["findings"]
     assert finding["severity"] == "warning" and finding["handled"] is True
+    strict = run(["interpret", "--strict", "--", *cmd])  # for CI: a fallback must not hide a broken kernel
+    assert strict.returncode == 1 and "\n  kernel_error: kernel_error.py:" in strict.stderr, strict.stderr[-3000:]
 
 
 def test_an_error_raised_inside_tritondbg_keeps_every_frame(monkeypatch):

@@ -129,15 +129,19 @@ def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, arch, cmd):
               help="Sanitizers on every launch (kernel errors and asserts are always reported).")
 @options.out_dir_option("--out", "out_dir", purpose="the reproducers go there",
                         help="Folder for reproducers [default: ./traces/interpret-<time>].")
+@click.option("--strict", is_flag=True,
+              help="A kernel error the program caught (a fallback, pytest.raises) fails the run too: by default "
+                   "it is a warning when the program ends with status 0.")
 @_arch_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def program_interpret_cmd(json_path, kernels, capture_on_finding, sanitize, out_dir, arch, cmd):
+def program_interpret_cmd(json_path, kernels, capture_on_finding, sanitize, out_dir, strict, arch, cmd):
     """Run CMD (after --) under the Triton interpreter on the CPU, sanitizers on every launch."""
     from tritondbg.program import modes
 
     arch = _checked_arch(arch)
     sys.exit(modes.interpret(list(cmd), json_path=json_path, kernels=_kernels(kernels),
-                             capture_on_finding=capture_on_finding, sanitize=sanitize, out_dir=out_dir, arch=arch))
+                             capture_on_finding=capture_on_finding, sanitize=sanitize, out_dir=out_dir, arch=arch,
+                             strict=strict))
 
 
 class WithProgramForm(click.Command):
