@@ -398,8 +398,10 @@ def test_real_profile_run_killed_midway_leaves_nothing_tensorboard_lists(tmp_pat
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == 130, proc.stderr.read()
+    err = proc.stderr.read()
+    assert proc.returncode == 130, err
     assert list(out.iterdir()) == []
+    assert "tritondbg profile: interrupted after " in err and "unfinished run folder was removed" in err, err
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+    except click.exceptions.Abort:  # click's form of a KeyboardInterrupt
+        click.echo("interrupted (Ctrl-C)", err=True)
         _exit_interrupted(130)
     except (UsageError, ModeError) as e:
         click.echo(f"error: {e}", err=True)

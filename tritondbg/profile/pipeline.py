@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -273,7 +274,7 @@ def profile(targets: Sequence[str], *, all_kernels: bool = False, case: str | No
     peaks = _peaks(mode, peak_source)
     record = RunRecord(command=command)
     total = sum(len(dtypes) for _, cases in work for _, dtypes in cases)
-    with RunFolder(run_folder(out_dir, "profile", stem)) as folder:
+    with RunFolder(run_folder(out_dir, "profile", stem)) as folder, _said_if_interrupted(record, total):
         for scenario, cases in work:
             for c, dtypes in cases:
                 for dt in dtypes:
@@ -302,6 +303,19 @@ def profile(targets: Sequence[str], *, all_kernels: bool = False, case: str | No
         record.save(record_path(folder.path))
         folder.commit()
     return record
+
+
+@contextlib.contextmanager
+def _said_if_interrupted(record: RunRecord, total: int):
+    """Ctrl-C during a profile: one line saying how far it got and that its unfinished run folder is removed
+    (click's own word was "aborted")."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        print(f"tritondbg profile: interrupted after {len(record.results)} of {total} case(s); the "
+              "unfinished run folder was removed (a profile's traces, report and record are written together)",
+              file=sys.stderr)
+        raise
 
 
 def progress_line(r: CaseResult, done: int, total: int, secs: float) -> str:
