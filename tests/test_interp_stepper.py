@@ -129,3 +129,14 @@ def test_bad_stepper_usage_is_a_usage_error(kwargs, needle, tmp_path, capsys):
     with pytest.raises(UsageError) as err:
         execute(AXPY, mode="interpret", dtype="float32", out_dir=str(tmp_path), **kwargs)
     assert needle in str(err.value)
+
+
+def test_a_dtype_value_in_the_step_log_reads_as_its_name():
+    """`X_row_dtype = X_row.dtype` showed as "<dtype>" in `--trace` (a stranger's find)."""
+    import triton.language as tl
+
+    from tritondbg.interp import values
+
+    assert values.text(values.summarize(tl.bfloat16)) == "bf16"
+    assert values.text(values.summarize(tl.pointer_type(tl.float16))) == "pointer<fp16>"
+    assert values.text(values.summarize(object())) == "<object>"  # anything else: its type, as before

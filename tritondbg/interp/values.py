@@ -62,6 +62,8 @@ def summarize(value, argmap=None) -> dict:
         return {"kind": "python", "value": _num(value) if isinstance(value, (int, float)) else repr(value)}
     if isinstance(value, (tuple, list)):
         return {"kind": "tuple", "items": [summarize(v, argmap) for v in value][:8]}
+    if isinstance(value, tl.dtype):  # `x.dtype`, `o_ptr.dtype.element_ty`: its name (bf16), not "<dtype>"
+        return {"kind": "python", "value": str(value)}
     return {"kind": type(value).__name__}
 
 
