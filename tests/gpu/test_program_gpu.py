@@ -170,9 +170,6 @@ def test_torch_compile_kernels_are_captured_replayed_and_profiled(tmp_path):
     assert all(rows[k]["launches"] >= 2 and rows[k]["total_ms"] > 0 for k in kernels), rows
 
 
-# (not "partial": compiled, the autotuner's timed runs of the other configs write partial sums the picked config
-# does not, and the capture's after-bytes hold them: the replay of the pick fails on those elements; see
-# tests/bench/kernels_h200.md, session 39)
 @pytest.mark.parametrize("case", ["reset", "heuristics"])
 def test_gpu_captures_of_tuned_replays_replay_on_the_gpu_and_the_cpu(case, tmp_path):
     """tests/program_data/tuned_replays.py captured compiled: reset_to_zero zeroes acc before the key's first call
@@ -193,3 +190,22 @@ def test_gpu_captures_of_tuned_replays_replay_on_the_gpu_and_the_cpu(case, tmp_p
         rep = tdbg(["interpret", str(repro), "--all-configs"], cwd=tmp_path)
         assert rep.returncode == 0, (repro.name, rep.stdout[-3000:], rep.stderr[-2000:])
         print(repro.name, rep.stdout.splitlines()[-2:])
+
+
+def test_gpu_capture_of_partial_sums_the_timed_runs_wrote_says_so(tmp_path):
+    """Compiled, the autotuner's timed runs of the other configs write partial sums (one per program) the picked
+    config does not write, and the program's buffer holds them after the launch: the replay of the pick alone
+    leaves those elements as they were before the autotuner's call. The failure says why, and what fixes the
+    program (reset_to_zero)."""
+    folder = tmp_path / "cap"
+    prog = REPO / "tests" / "program_data" / "tuned_replays.py"
+    out = tdbg(["capture", "--compiled", "--out", str(folder), "--", "python", str(prog), "partial"])
+    assert out.returncode == 0 and out.stdout.strip() == "OK", out.stdout + out.stderr[-3000:]
+    meta = json.loads((folder / "data" / "partial_kernel_0.json").read_text())
+    print("picked", meta["config"])
+    rep = tdbg(["run", str(folder / "partial_kernel_0.py")], cwd=tmp_path)
+    if meta["config"]["BLOCK"] == 16:  # the pick writes every slot the timed runs wrote: nothing left over
+        assert rep.returncode == 0, rep.stdout[-2000:]
+    else:
+        assert rep.returncode == 1 and "timed runs of the other configs wrote them" in rep.stdout, rep.stdout[-2000:]
+        assert "reset_to_zero" in rep.stdout, rep.stdout[-2000:]

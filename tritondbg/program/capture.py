@@ -50,6 +50,7 @@ class Snapshot:
         self.unsaved: list[str] = []
         self.args: dict[str, Any] = {}
         self.pointers: list[dict] = []    # table entries that hold a tensor's address (tables.py)
+        self.benchmarked = False          # ``before`` is from before its autotuner's timed runs (``early_bytes``)
 
     @property
     def nbytes(self) -> int:
@@ -346,6 +347,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "compile": attach.compile_info.get(f"{launch.module}.{launch.qualname}"),
         "autotune": attach.autotune_info.get(launch.qualname),
         "pid": os.getpid(), "argv": sys.argv, "arch": _arch_of(launch),
+        "benchmarked": snap.benchmarked,  # its autotuner timed configs just before it
         **(extra or {}),
     }
     _save_fast({"before": snap.before, "after_groups": {gi: after[gi] for gi in groups}},
@@ -553,7 +555,9 @@ class Capturer(attach.Observer):
         if index + 1 >= self.max_per_kernel:
             self.done.add(id(launch.fn))
         # launched by its autotuner (config set): the bytes from before its timed runs, where it timed
-        copy_before(snap, self.early.pop(id(launch.fn), None) if launch.config is not None else None)
+        early = self.early.pop(id(launch.fn), None) if launch.config is not None else None
+        copy_before(snap, early)
+        snap.benchmarked = early is not None and not launch.interpreted  # (interpreted: pinned, never timed)
         error = None
         number = max(0, attach.counts().get(launch.name, 1) - 1)  # this launch's number, for the interrupt line
         self.running = (launch, number, snap, index, need)

@@ -394,6 +394,15 @@ def load_scenario(file: str, name: str) -> Scenario:
                 parts.append(f"{n} element(s) of {path}")
         if not parts:
             return ""
+        if meta.get("benchmarked") and ran.get("grid") is not None and \
+                (tuple(ran["grid"]) + (1, 1, 1))[:3] == (tuple(meta["grid"] or ()) + (1, 1, 1))[:3]:
+            # the captured config itself: in the program, the autotuner's timed runs of the other configs wrote
+            # those elements just before the launch (the capture's after-bytes hold what they left)
+            return (f"{', '.join(parts)} differ from the capture and still hold what they held before the "
+                    "autotuner's call: in the program its timed runs of the other configs wrote them just before "
+                    "this launch, which left them so; the replay runs the captured config alone. A buffer the "
+                    "configs write differently (partial results per program) needs reset_to_zero or restore_value "
+                    "in @triton.autotune, or the program reads another config's leftovers")
         return (f"{', '.join(parts)} differ from the capture and still hold what they held before the launch: the "
                 f"replayed kernel did not write them, where the program's launch did")
 
