@@ -448,3 +448,25 @@ def test_profiling_a_program_checks_nothing_and_says_which_launches_failed(tmp_p
     assert status == {"fine": "not checked", "kern": "error"}, status
     html = (run_dir / "report.html").read_text()
     assert "<td>ok</td>" not in html and '<tr class="failed"><td>kern</td>' in html, html[:3000]
+
+
+@pytest.mark.parametrize("env, nodes, visible", [
+    ({}, {"/dev/nvidiactl"}, True),
+    ({"CUDA_VISIBLE_DEVICES": ""}, {"/dev/nvidiactl"}, False),
+    ({"CUDA_VISIBLE_DEVICES": "-1"}, {"/dev/nvidiactl"}, False),
+    ({"CUDA_VISIBLE_DEVICES": "0"}, {"/dev/nvidiactl"}, True),
+    ({"HIP_VISIBLE_DEVICES": ""}, {"/dev/kfd"}, False),
+    ({}, set(), False),
+])
+def test_a_gpu_machine_whose_devices_are_hidden_runs_programs_under_the_interpreter(env, nodes, visible,
+                                                                                   monkeypatch):
+    """`CUDA_VISIBLE_DEVICES= tritondbg profile -- CMD` on a GPU machine ran the program compiled (a device node
+    exists) and every launch died of Triton's "0 active drivers" (seen on the H200 machine)."""
+    from tritondbg.program import modes
+
+    for name in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(modes.os.path, "exists", lambda p: p in nodes)
+    assert modes.gpu_visible() is visible

@@ -105,8 +105,14 @@ def _start(cmd, cfg, interpret: bool) -> int:
 
 
 def gpu_visible() -> bool:
-    """A cheap guess without importing torch: an NVIDIA or AMD device node exists."""
-    return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/kfd")
+    """A cheap guess without importing torch: an NVIDIA or AMD device node exists and the environment does not
+    hide every device (``CUDA_VISIBLE_DEVICES=""`` or ``-1`` on a GPU machine: the program sees no GPU, and a
+    compiled run of it died with Triton's "0 active drivers")."""
+    def hidden(*names):
+        return any(os.environ.get(n) is not None and os.environ[n].strip() in ("", "-1") for n in names)
+
+    return (os.path.exists("/dev/nvidiactl") and not hidden("CUDA_VISIBLE_DEVICES")) or \
+        (os.path.exists("/dev/kfd") and not hidden("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"))
 
 
 def _earlier_captures(out: str) -> list:
