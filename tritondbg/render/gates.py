@@ -15,9 +15,13 @@ _STYLE = {"pass": "[green]pass[/]", "FAIL": "[red]FAIL[/]", "skipped": "[yellow]
 
 def print_gates(record: RunRecord) -> None:
     con = Console(highlight=False, soft_wrap=False)
+    if not con.is_terminal:  # piped (CI logs): 80 columns folded names mid-word ("scale_ke / rnel_1")
+        con = Console(highlight=False, soft_wrap=False, width=160)
     gates = record.extra.get("gates", [])
     table = Table(title=f"tritondbg check ({record.extra.get('device')}, {record.extra.get('workers')} worker(s))")
-    table.add_column("kernel", style="bold", overflow="fold")  # a reproducer's long name, whole (it was cut: "rmsno…")
+    longest = max((len(g["kernel"]) for g in gates), default=6)
+    # a reproducer's long name, whole (it was cut: "rmsno…"); folded only past 48 characters
+    table.add_column("kernel", style="bold", overflow="fold", min_width=min(longest, 48))
     table.add_column("gate")
     table.add_column("result")
     table.add_column("reason", overflow="fold")
