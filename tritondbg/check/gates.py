@@ -429,8 +429,9 @@ def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: s
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     env["TRITONDBG_SAVE"] = "0"
-    p = subprocess.run([sys.executable, "-m", "tritondbg.check.compiles", *args], capture_output=True, text=True,
-                       env=env, timeout=watchdog.remaining(900 * max(1, len(cases))))
+    with watchdog.activity(kernel=f"{scenario.name}: compiling every config for the target (a subprocess)"):
+        p = subprocess.run([sys.executable, "-m", "tritondbg.check.compiles", *args], capture_output=True,
+                           text=True, env=env, timeout=watchdog.remaining(900 * max(1, len(cases))))
     data = _json_or_none(p.stdout)
     if not isinstance(data, dict):
         return None, {}, f"could not compile: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
