@@ -1161,7 +1161,7 @@ def test_capture_keeps_the_state_from_before_the_autotuner_timed_its_configs(tmp
     import torch
     import triton
 
-    from tritondbg.program import attach, capture, child
+    from tritondbg.program import attach, capturer, child
 
     monkeypatch.setitem(child._state, "config", {"run_dir": str(tmp_path)})  # where the capture entry goes
 
@@ -1171,7 +1171,7 @@ def test_capture_keeps_the_state_from_before_the_autotuner_timed_its_configs(tmp
 
     x, y, acc = torch.arange(8.0), torch.full((8,), -1.0), torch.full((8,), 5.0)
     fn = object()
-    cap = capture.Capturer({"run_dir": str(tmp_path)})
+    cap = capturer.Capturer({"run_dir": str(tmp_path)})
     cap.tuner_enter(fn, Tuner(), (x, y, acc, 8), {})
     y.copy_(x * 2)              # the timed runs wrote y (the value the launch writes again)
     acc.zero_()                 # the autotuner's reset_to_zero hook, before the launch
@@ -1193,7 +1193,7 @@ def test_capture_keeps_the_state_from_before_the_autotuner_timed_its_configs(tmp
     assert torch.equal(before[y_group][:32].view(torch.float32), torch.full((8,), -1.0))
     assert torch.equal(before[acc_group][:32].view(torch.float32), torch.zeros(8))  # after its reset, as launched
     Tuner.cache = {(8, "torch.float32", "torch.float32", "torch.float32"): 1}  # a cached key: nothing is timed
-    assert not capture.will_benchmark(Tuner(), (x, y, acc, 8), {})
+    assert not capturer.will_benchmark(Tuner(), (x, y, acc, 8), {})
 
 
 @pytest.mark.interpreter

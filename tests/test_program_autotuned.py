@@ -51,6 +51,7 @@ def test_a_refused_config_is_no_launch_and_reset_to_zero_is_replayed_as_the_prog
     ("heuristics", "all 3 config runs agree"),  # NPROG recomputed per config: the grids 4, 2 (were all 4)
     ("dtype", "all 2 config runs agree"),       # a tl.dtype value: no config matched its recorded grid
     ("made_up", "all 3 config runs agree"),     # new Config objects from the prune: all listed as "pruned"
+    ("warps", "all 3 config runs agree"),       # heuristics above: "got multiple values for argument 'HAS_SCALE'"
 ])
 def test_every_config_of_a_reproducer_replays_with_its_own_grid(case, expect, tmp_path):
     cap, _ = capture(tmp_path, case)

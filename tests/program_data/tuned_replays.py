@@ -6,6 +6,7 @@
 - heuristics: the grid reads a @triton.heuristics value that follows the config (NPROG = cdiv(n, BLOCK)).
 - dtype: configs that carry a tl.dtype value.
 - made_up: an early_config_prune that returns new Config objects.
+- warps: a @triton.heuristics above an autotuner whose configs set num_warps only (fla's chunk_local_cumsum).
 - partial: partial sums laid out per program (the number written follows BLOCK), beside an elementwise output;
   `partial bug` makes the elementwise output wrong for BLOCK=64 only.
 """
@@ -56,6 +57,17 @@ def made_up_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
 
 
+@triton.heuristics({"HAS_SCALE": lambda a: a["scale"] is not None})
+@triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (1, 2, 4)], key=["n"])
+@triton.jit
+def warps_kernel(x_ptr, y_ptr, scale, n, BLOCK: tl.constexpr, HAS_SCALE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if HAS_SCALE:
+        x = x * scale
+    tl.store(y_ptr + offs, x, mask=offs < n)
+
+
 @triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (16, 32, 64, 128)], key=["n"])
 @triton.jit
 def partial_kernel(x_ptr, part_ptr, y_ptr, n, BUG: tl.constexpr, BLOCK: tl.constexpr):
@@ -80,6 +92,10 @@ if __name__ == "__main__":
         y = torch.empty(n)
         heur_kernel[lambda meta: (meta["NPROG"],)](x, y, n)
         print("OK" if torch.equal(y, 2 * x) else "WRONG")
+    elif case == "warps":
+        y = torch.empty(n)
+        warps_kernel[(triton.cdiv(n, 32),)](x, y, 2.0, n, BLOCK=32)
+        print("OK" if torch.allclose(y, 2 * x) else "WRONG")
     elif case in ("dtype", "made_up"):
         y = torch.empty(n)
         (dtype_kernel if case == "dtype" else made_up_kernel)[grid](x, y, n)

@@ -101,20 +101,34 @@ def launch(kernel, meta: dict, args: dict, options: dict, ran: dict) -> bool:
     if tuner is None or not meta.get("config") or grids is None or not deciding():
         return False
     captured = _listed(tuner, meta["config"]) or choose(tuner, kernel_name(tuner), meta["config"], strict=False)
-    tuned_keys = {k for c in tuner.configs for k in c.kwargs} | set(meta["config"])
-    # positionally up to the first argument the config gives (an early_config_prune reads them from the
-    # autotuner's nargs, which holds the positional ones only), the rest by name
+    # what the autotuner and the @triton.heuristics (above or under it) give: not passed, they give it again
+    given = {k for c in tuner.configs for k in c.kwargs} | set(meta["config"]) | _heuristic_names(kernel)
+    # positionally up to the first argument they give (an early_config_prune reads them from the autotuner's
+    # nargs, which holds the positional ones only), the rest by name
     positional, named, past = [], {}, False
     for k, v in args.items():  # the kernel's parameter order (capture bound them to its signature)
-        past = past or k in tuned_keys
-        if k in tuned_keys:
+        past = past or k in given
+        if k in given:
             continue
         if past:
             named[k] = v
         else:
             positional.append(v)
-    call_opts = {k: v for k, v in options.items() if k not in CONFIG_ATTRS and k not in tuned_keys}
+    call_opts = {k: v for k, v in options.items() if k not in CONFIG_ATTRS and k not in given}
     with default_pin(tuner, captured, "captured"):
         kernel[_grid_for(grids, meta["grid"], ran)](*positional, **named, **call_opts)
     return True
 
+
+
+def _heuristic_names(kernel) -> set:
+    """The arguments the @triton.heuristics wrappers of ``kernel`` (an Autotuner or Heuristics chain) compute."""
+    names, obj = set(), kernel
+    for _ in range(8):
+        values = getattr(obj, "values", None)
+        if isinstance(values, dict):
+            names.update(values)
+        obj = getattr(obj, "fn", None)
+        if obj is None:
+            break
+    return names

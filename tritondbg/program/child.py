@@ -181,7 +181,7 @@ def _attach(cfg: dict) -> None:
 
             initcheck.install()
     elif "capture" in features:
-        from tritondbg.program.capture import Capturer
+        from tritondbg.program.capturer import Capturer
 
         observers.append(Capturer(cfg))
     elif "profile" in features:           # tritondbg profile -- CMD (tritondbg/profile/program.py)
