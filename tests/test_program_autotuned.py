@@ -105,3 +105,16 @@ def test_a_config_the_compiler_refuses_is_not_applicable_to_ir_and_the_resources
     gate = json.loads(report.read_text())["extra"]["gates"][0]
     assert out.returncode == 0 and gate["status"] == "pass", gate
     assert "1 config(s) not applicable" in gate["reason"] and "BLOCK too small" in gate["reason"], gate
+
+
+@pytest.mark.parametrize("case, status, said", [
+    ("persistent", 0, "add up to the same total"),  # fixed grid: the partials' ranges follow BLOCK (was a FAIL)
+    ("tail", 1, "1 of 2 config runs disagree"),      # BLOCK=256 drops the tail: it was excused as a layout
+])
+def test_partial_sums_are_told_from_a_dropped_tail(case, status, said, tmp_path):
+    """Two strangers' finds on the first rule (a config whose grid writes another set of elements is not
+    compared): a dropped tail passed, a persistent kernel's partial sums on a fixed grid failed. An output is left
+    uncompared only when what the config wrote adds up to what the capture wrote without being the same values."""
+    cap, _ = capture(tmp_path, case)
+    out = tritondbg("interpret", str(next(cap.glob("*_kernel_0.py"))), "--all-configs")
+    assert out.returncode == status and said in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]

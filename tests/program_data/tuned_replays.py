@@ -9,6 +9,9 @@
 - warps: a @triton.heuristics above an autotuner whose configs set num_warps only (fla's chunk_local_cumsum).
 - partial: partial sums laid out per program (the number written follows BLOCK), beside an elementwise output;
   `partial bug` makes the elementwise output wrong for BLOCK=64 only.
+- persistent: a fixed grid of 4 programs, each writing one partial sum over the tiles it takes (their ranges
+  follow BLOCK).
+- tail: an elementwise kernel whose mask drops the tail for BLOCK=256 only (a bug the all-configs sweep must fail).
 """
 import sys
 
@@ -78,6 +81,28 @@ def partial_kernel(x_ptr, part_ptr, y_ptr, n, BUG: tl.constexpr, BLOCK: tl.const
     tl.store(part_ptr + tl.program_id(0), tl.sum(x, 0))
 
 
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (16, 64)], key=["n"])
+@triton.jit
+def persistent_kernel(x_ptr, part_ptr, n, BLOCK: tl.constexpr):
+    pid, nprog = tl.program_id(0), tl.num_programs(0)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for t in range(pid, tl.cdiv(n, BLOCK), nprog):
+        offs = t * BLOCK + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(part_ptr + pid, tl.sum(acc, 0))
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (64, 256)], key=["n"])
+@triton.jit
+def tail_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if BLOCK == 256:
+        mask = offs < (n // BLOCK) * BLOCK  # BUG: drops the tail
+    else:
+        mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
 if __name__ == "__main__":
     case, n = sys.argv[1], 50
     torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")  # (compiled on the GPU machine)
@@ -100,6 +125,15 @@ if __name__ == "__main__":
         y = torch.empty(n)
         (dtype_kernel if case == "dtype" else made_up_kernel)[grid](x, y, n)
         print("OK" if torch.allclose(y, 2 * x) else "WRONG")
+    elif case == "persistent":
+        part = torch.empty(4)
+        persistent_kernel[(4,)](x, part, n)
+        print("OK" if abs(float(part.sum() - x.sum())) < 1e-3 else "WRONG")
+    elif case == "tail":
+        x = torch.randn(1000)
+        y = torch.empty(1000)
+        tail_kernel[lambda meta: (triton.cdiv(1000, meta["BLOCK"]),)](x, y, 1000)
+        print("OK" if torch.equal(y, 2 * x) else "WRONG")
     elif case == "partial":
         part, y, launched = torch.zeros(64), torch.empty(n), {}
 

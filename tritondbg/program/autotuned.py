@@ -64,10 +64,12 @@ def config_grids(launch) -> list[dict] | None:
     return out
 
 
-def _grid_for(grids: list[dict], fixed: list, ran: dict):
+def _grid_for(grids: list[dict], fixed: list, ran: dict, captured: dict):
     """The grid callable of a replay: the capture's grid of whichever config the autotuner runs (matched on the
-    config's kernel arguments: the launch options are not among the arguments a grid function is given)."""
+    config's kernel arguments: the launch options are not among the arguments a grid function is given).
+    ``ran["other"]``: whether that config's kernel arguments are not the captured config's."""
     def grid(meta):
+        ran["other"] = any(plain(meta.get(k)) != v for k, v in captured.items() if k not in CONFIG_ATTRS)
         for entry in grids:
             if all(plain(meta.get(k)) == v for k, v in entry["config"].items() if k not in CONFIG_ATTRS):
                 ran["grid"] = tuple(entry["grid"])
@@ -95,7 +97,7 @@ def launch(kernel, meta: dict, args: dict, options: dict, ran: dict) -> bool:
     autotuner, pinned to the captured config unless the run pinned another (a sweep, ``--config``). False when
     this launch cannot go that way (no autotuner, a reproducer written before configs' grids were saved, or no
     tritondbg run deciding configs, where the autotuner would benchmark): the caller launches the jit function
-    with the captured config. ``ran["grid"]``: the grid of the config that ran."""
+    with the captured config. ``ran``: the grid of the config that ran, whether it is another than the captured."""
     tuner = find_autotuner(kernel)
     grids = meta.get("config_grids")
     if tuner is None or not meta.get("config") or grids is None or not deciding():
@@ -116,7 +118,7 @@ def launch(kernel, meta: dict, args: dict, options: dict, ran: dict) -> bool:
             positional.append(v)
     call_opts = {k: v for k, v in options.items() if k not in CONFIG_ATTRS and k not in given}
     with default_pin(tuner, captured, "captured"):
-        kernel[_grid_for(grids, meta["grid"], ran)](*positional, **named, **call_opts)
+        kernel[_grid_for(grids, meta["grid"], ran, meta["config"])](*positional, **named, **call_opts)
     return True
 
 

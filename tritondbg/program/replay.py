@@ -308,14 +308,32 @@ def _stale(got, want, old) -> int:
     return int((~_same(got, want) & _same(got, old) & ~_same(old, want)).sum())
 
 
-def _written_apart(got, want, old) -> int:
-    """How many elements one of ``got`` / ``want`` changed from ``old`` and the other left as it was."""
+_SUM_RTOL = {"float32": 1e-4, "float64": 1e-9, "float16": 2e-3, "bfloat16": 1e-2}
+
+
+def _redistributed(got, want, old) -> str:
+    """"Σ a vs Σ b over n and m written element(s)" when what ``got`` and ``want`` wrote over ``old`` adds up to the
+    same total (within the dtype's rounding) without being the same values, nor the same values elsewhere (a
+    permutation: a wrong index, not a layout); "" otherwise (a missing tail, a wrong value: the sums differ)."""
     import torch
 
     if not all(isinstance(t, torch.Tensor) for t in (got, want, old)) or not (got.shape == want.shape == old.shape):
-        return 0
+        return ""
     got, want, old = (t.detach().cpu() for t in (got, want, old))
-    return int((_same(got, old) != _same(want, old)).sum())
+    if not got.is_floating_point() and got.dtype not in (torch.int32, torch.int64):
+        return ""
+    vg, vw = got[~_same(got, old)].double(), want[~_same(want, old)].double()
+    if not (torch.isfinite(vg).all() and torch.isfinite(vw).all()):
+        return ""
+    rtol = _SUM_RTOL.get(str(got.dtype).replace("torch.", ""), 0.0)
+    sg, sw = float(vg.sum()), float(vw.sum())
+    scale = float(vg.abs().sum() + vw.abs().sum()) / 2
+    if abs(sg - sw) > rtol * scale + 1e-12:
+        return ""
+    if vg.numel() == vw.numel() and torch.allclose(vg.sort().values, vw.sort().values, rtol=rtol, atol=rtol * scale
+                                                   / max(1, vg.numel())):
+        return ""
+    return f"Σ {sg:.6g} vs {sw:.6g} over {vg.numel()} and {vw.numel()} written element(s)"
 
 
 def _same(a, b):
@@ -394,8 +412,7 @@ def load_scenario(file: str, name: str) -> Scenario:
                 parts.append(f"{n} element(s) of {path}")
         if not parts:
             return ""
-        if meta.get("benchmarked") and ran.get("grid") is not None and \
-                (tuple(ran["grid"]) + (1, 1, 1))[:3] == (tuple(meta["grid"] or ()) + (1, 1, 1))[:3]:
+        if meta.get("benchmarked") and ran.get("grid") is not None and not ran.get("other"):
             # the captured config itself: in the program, the autotuner's timed runs of the other configs wrote
             # those elements just before the launch (the capture's after-bytes hold what they left)
             return (f"{', '.join(parts)} differ from the capture and still hold what they held before the "
@@ -407,23 +424,19 @@ def load_scenario(file: str, name: str) -> Scenario:
                 f"replayed kernel did not write them, where the program's launch did")
 
     def not_comparable(outputs, expected) -> dict:
-        """Outputs of which the replayed config (another grid than the captured one's) wrote another set of
-        elements than the capture did: laid out per program, they follow the config."""
-        if ran.get("grid") is None:
-            return {}
-        grid, captured = ((tuple(g) + (1, 1, 1))[:3] for g in (ran["grid"], meta["grid"] or ()))
-        if grid == captured:
+        """Outputs that another config than the captured one writes as other partial results adding up to the
+        same total (one partial sum per program: the number and the ranges follow the config)."""
+        if not ran.get("other"):
             return {}
         before = _tensors(meta, data()["before"], "cpu")
         out = {}
         for path, i in compared.items():
-            n = _written_apart(outputs.get(path), expected.get(path), before[i])
-            if n:
+            sums = _redistributed(outputs.get(path), expected.get(path), before[i])
+            if sums:
                 out[path] = {"file": meta.get("kernel_file"), "line": meta.get("kernel_line"), "why": (
-                    f"not compared with the capture: this config's grid {grid} writes another set of "
-                    f"{path}'s elements than the captured config's grid {captured} did ({n} element(s) written by "
-                    "one and not the other): an output laid out per program (partial results the program "
-                    "combines) follows the config; the sanitizers still checked this run")}
+                    f"not compared with the capture: this config writes {path} as other partial results that add "
+                    f"up to the same total ({sums}): partial sums laid out per program follow the config (their "
+                    "number and ranges), and the program combines them; the sanitizers still checked this run")}
         return out
 
     ran: dict = {}  # what the last replay launched: {"grid": the grid of the config that ran}
