@@ -185,6 +185,8 @@ x = torch.randn(5, 100)
 o = torch.empty_like(x)  # ALLOC
 if sys.argv[1] == "short":
     scale_rows[(5,)](x, o, 100, CUT=1, BLOCK=128)  # a mask one column too strict
+elif sys.argv[1] == "rows":
+    scale_rows[(5 // 2,)](x, o, 100, CUT=0, BLOCK=128)  # a grid of n // 2: the last 3 rows, 60%, never written
 else:  # two launches that each fill half of the rows: nothing left once both ran
     scale_rows[(3,)](x, o, 100, CUT=0, BLOCK=128)
     scale_rows[(2,)](x[3:], o[3:], 100, CUT=0, BLOCK=128)
@@ -195,13 +197,16 @@ print("max err", float((o - 2 * x).abs().max()))
 def test_program_mode_warns_of_an_output_a_launch_left_a_band_of_unwritten(tmp_path, cli_env):
     """A store mask one column too strict: the program printed "max err nan" (the mark tritondbg put in
     torch.empty_like) and the tool said 0 findings (a stranger's find). Now a warning names the tensor, the count
-    and where the memory came from; a buffer two launches fill in halves gets none."""
+    and where the memory came from, told at the program's end if no later launch wrote them (a buffer two launches
+    fill in halves gets none), for a band of any size (a grid of n // 2 rows leaves 60%)."""
     (tmp_path / "prog.py").write_text(textwrap.dedent(HOLES))
     short = run_cli(["interpret", "--", sys.executable, "prog.py", "short"], cli_env, cwd=tmp_path)
     lines = [ln for ln in short.stderr.splitlines() if ln.startswith("tritondbg: warning: uninit in scale_rows")]
     assert len(lines) == 1, short.stderr
     assert "left 5 of 500 unwritten (first at index (0, 99))" in lines[0], lines[0]
     assert f"torch.empty_like at prog.py:{_line(HOLES, 'ALLOC')}" in lines[0], lines[0]
+    rows = run_cli(["interpret", "--", sys.executable, "prog.py", "rows"], cli_env, cwd=tmp_path)
+    assert "left 300 of 500 unwritten (first at index (2, 0))" in rows.stderr, rows.stderr  # (missed past a tenth)
     halves = run_cli(["interpret", "--", sys.executable, "prog.py", "halves"], cli_env, cwd=tmp_path)
     assert halves.returncode == 0 and "uninit" not in halves.stderr and "max err 0.0" in halves.stdout, \
         halves.stdout + halves.stderr

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from typing import Any
 
 from tritondbg.program import attach, capture, child
 
@@ -57,6 +58,9 @@ def on_cpu(snap) -> bool:
     return all(g["device"] == "cpu" for g in snap.groups)
 
 
+_PENDING_MAX = 16  # launches' unwritten bands held (their tensors too) until the program ends
+
+
 def _marks(args: dict) -> dict:
     """{argument name: which of its elements hold the uninitialized-memory mark} before a launch."""
     from tritondbg.interp import initcheck
@@ -71,11 +75,11 @@ def _marks(args: dict) -> dict:
     return out
 
 
-def holes(args: dict, before: dict) -> list[dict]:
-    """A warning for each tensor the launch wrote part of (elements that held the uninitialized-memory mark
-    before it and not after) while leaving a few others of it marked (at most a tenth: the band a store mask too
-    strict leaves, not the part another launch fills): the program reads those as NaN here (garbage on a GPU)
-    unless a later launch writes them. Interpret's scenarios call them ``uninit``: "never written"."""
+def holes(args: dict, before: dict) -> list[tuple[str, Any, Any, int]]:
+    """(argument name, tensor, unwritten elements, how many the launch wrote) for each tensor the launch wrote
+    part of (elements that held the uninitialized-memory mark before it and not after) while leaving a band of it
+    marked: a slab along one dimension or a flat tail (a store mask too strict, a grid of ``n // BLOCK``), not a
+    shape such as a causal triangle, which kernels leave by design (fla's chunked A)."""
     from tritondbg.interp import initcheck
 
     out = []
@@ -83,18 +87,43 @@ def holes(args: dict, before: dict) -> list[dict]:
         now = initcheck.marked_elements(args[name])
         if now is None or now.shape != was.shape:
             continue
-        wrote, left = int((was & ~now).sum()), int(now.sum())
-        if not wrote or not left or left * 10 > now.size:
-            continue  # (more than a tenth left: a buffer several launches fill in parts, as fla's chunked A)
-        first = int(now.nonzero()[0][0])
-        index = tuple(int(i) for i in _unravel(first, args[name]))
-        where = initcheck.allocated_at(args[name].data_ptr())
-        out.append({"kind": "uninit", "severity": "warning", "tensor": name, "message": (
-            f"this launch wrote {wrote} element(s) of {name} and left {left} of {args[name].numel()} unwritten "
-            f"(first at index {index}){f', memory from {where}' if where else ''}: they hold tritondbg's "
-            "uninitialized-memory mark (NaN) where a GPU gives whatever the memory held, unless a later launch "
-            "writes them; a store mask too strict?")})
+        wrote = int((was & ~now).sum())
+        if wrote and now.any() and _band(now.reshape(tuple(args[name].shape) or (1,))):
+            out.append((name, args[name], now, wrote))
     return out
+
+
+def _band(m) -> bool:
+    """Whether the True elements of ``m`` (some, not all) are a flat tail, or whole slices along one dimension
+    making one run at its start or its end."""
+    import numpy as np
+
+    flat = m.reshape(-1)
+    if flat[int(flat.argmax()):].all():
+        return True
+    for d in range(m.ndim):
+        if m.shape[d] < 2:
+            continue
+        rest = tuple(i for i in range(m.ndim) if i != d)
+        full, some = (m.all(axis=rest), m.any(axis=rest)) if rest else (m, m)
+        idx = np.nonzero(full)[0]
+        if (full == some).all() and idx.size and idx[-1] - idx[0] + 1 == idx.size and \
+                (idx[0] == 0 or idx[-1] == m.shape[d] - 1):
+            return True
+    return False
+
+
+def hole_finding(name: str, t, left, wrote: int) -> dict:
+    from tritondbg.interp import initcheck
+
+    first = int(left.nonzero()[0][0])
+    index = tuple(int(i) for i in _unravel(first, t))
+    where = initcheck.allocated_at(t.data_ptr())
+    return {"kind": "uninit", "severity": "warning", "tensor": name, "message": (
+        f"a launch wrote {wrote} element(s) of {name} and left {int(left.sum())} of {t.numel()} unwritten (first at "
+        f"index {index}){f', memory from {where}' if where else ''}, and no later launch wrote them: they hold "
+        "tritondbg's uninitialized-memory mark (NaN) where a GPU gives whatever the memory held; a store mask too "
+        "strict, or a grid that does not cover the tensor?")}
 
 
 def _unravel(flat: int, t):
@@ -115,7 +144,6 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     value, error = None, None
     import numpy as np
 
-    marks = _marks(args) if sanitize else {}
 
     try:
         with contextlib.ExitStack() as stack:
@@ -132,8 +160,7 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     for inst in insts:
         if inst is not san:
             inst.finish(result, None, None)
-    if sanitize and error is None:
-        result.findings += holes(args, marks)
+
     if san is not None:
         note = None
         if error is None and san.poison_used and snap is not None:
@@ -232,7 +259,9 @@ class Checker(attach.Observer):
         self.findings: dict[str, int] = {}
         self.captured: dict[str, int] = {}
         self.running = None
+        self.pending: list = []  # (launch, index, name, tensor, unwritten, wrote): told at exit if still unwritten
         child._exits().on_term(self.on_term)
+        child._exits().on_exit(self.flush_holes)
 
     def on_term(self, frame) -> None:
         if self.running is not None:
@@ -260,6 +289,7 @@ class Checker(attach.Observer):
             except Exception:  # noqa: BLE001 - tensors that cannot be read as bytes: no second run
                 snap = None
         self.running = (launch, index)  # SIGTERM says where it landed (on_term)
+        marks = _marks(launch.args) if self.sanitize else {}
         try:
             value, findings, error = instrument_launch(proceed, launch.args, sanitize=self.sanitize, snap=snap)
         except KeyboardInterrupt as exc:  # Ctrl-C in a launch (a kernel that spins): where it was, not "checked"
@@ -268,23 +298,12 @@ class Checker(attach.Observer):
         finally:
             self.running = None
         self.launches[launch.name] = index + 1
-        site = launch.call_site
-        test = attach.current_test()
-        from tritondbg.interp import frames
-
+        if error is None and marks:  # told at the program's end, if no later launch writes them
+            self.pending += [(launch, index, attach.current_test(), *h) for h in holes(launch.args, marks)]
+            while len(self.pending) > _PENDING_MAX:
+                self._settle(self.pending.pop(0))
         for f in findings:
-            if f.get("file") is None:  # a finding of the whole launch (holes): the kernel's definition
-                f["file"], f["line"] = launch.file, launch.line
-            f.update(kernel=launch.name, qualname=launch.qualname, launch=index,
-                     call_site=list(site) if site else None, stack=attach.short_stack(launch.stack),
-                     pid_process=os.getpid(), **({"test": test} if test else {}))
-            child.append("findings.jsonl", f)
-            label = f"warning: {f['kind']}" if f.get("severity", "error") == "warning" else f["kind"]
-            pid = f" pid {tuple(f['pid'])}" if f.get("pid") else ""
-            print(f"tritondbg: {label} in {launch.name} at {frames.site_name(f.get('file'))}:{f.get('line')}"
-                  f"{pid}: {f.get('message', '')} "
-                  f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]",
-                  file=sys.stderr, flush=True)
+            self._tell(f, launch, index, attach.current_test())
         if findings:
             self.findings[launch.name] = self.findings.get(launch.name, 0) + len(findings)
             if self.capture_on_finding:
@@ -292,6 +311,42 @@ class Checker(attach.Observer):
         if error is not None:
             raise error
         return value
+
+    def _tell(self, f: dict, launch, index: int, test) -> None:
+        """A finding: to findings.jsonl and one line on stderr."""
+        from tritondbg.interp import frames
+
+        site = launch.call_site
+        if f.get("file") is None:  # a finding of the whole launch (holes): the kernel's definition
+            f["file"], f["line"] = launch.file, launch.line
+        f.update(kernel=launch.name, qualname=launch.qualname, launch=index,
+                 call_site=list(site) if site else None, stack=attach.short_stack(launch.stack),
+                 pid_process=os.getpid(), **({"test": test} if test else {}))
+        child.append("findings.jsonl", f)
+        label = f"warning: {f['kind']}" if f.get("severity", "error") == "warning" else f["kind"]
+        pid = f" pid {tuple(f['pid'])}" if f.get("pid") else ""
+        print(f"tritondbg: {label} in {launch.name} at {frames.site_name(f.get('file'))}:{f.get('line')}"
+              f"{pid}: {f.get('message', '')} "
+              f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]",
+              file=sys.stderr, flush=True)
+
+    def _settle(self, entry) -> None:
+        """A launch's unwritten band, told now if no later launch wrote it (a buffer filled in parts is not)."""
+        from tritondbg.interp import initcheck
+
+        launch, index, test, name, t, unwritten, wrote = entry
+        try:
+            now = initcheck.marked_elements(t)
+        except Exception:  # noqa: BLE001 - a tensor gone bad at exit: nothing to tell
+            return
+        if now is None or now.shape != unwritten.shape or not (unwritten & now).any():
+            return
+        self._tell(hole_finding(name, t, unwritten & now, wrote), launch, index, test)
+
+    def flush_holes(self) -> None:
+        pending, self.pending = self.pending, []
+        for entry in pending:
+            self._settle(entry)
 
     def _capture(self, launch, snap, error) -> None:
         n = self.captured.get(launch.name, 0)
