@@ -304,8 +304,8 @@ def all_configs(scenario, ctx: GateContext) -> GateOutcome:
                            f"pruned{first}", {"not_applicable": na}, results)
     note = f"; {len(na)} not applicable or pruned" if na else ""
     if apart:  # a reproducer's config whose grid lays an output out otherwise: its sanitizers only
-        note += (f"; {len(apart)} not compared with the capture (an output laid out per program, which their "
-                 f"grid writes otherwise; sanitizers only): {', '.join(apart[:3])}")
+        note += (f"; {len(apart)} not compared with the capture (partial results per program that add up to the "
+                 f"capture's total; sanitizers only): {', '.join(apart[:3])}")
     clean = " and clean under the sanitizers" if ctx.interpret else ""
     return GateOutcome(scenario.name, "all-configs", PASS, f"{n} configs correct{clean} on {len(results)} runs{note}",
                        {"not_applicable": na} if na else {}, results)

@@ -42,11 +42,13 @@ def print_case(con: Console | None, r) -> None:
     con.print(head)
     for kernel, cfg in r.config.items():
         con.print(f"  config {kernel}: {config_str(cfg)}  [dim]({r.config_source.get(kernel, '')})[/]")
+    apart = r.extra.get("not_compared") or {}
     for e in r.errors:
-        verdict = "ok" if e.passed else f"[red]{e.mismatched}/{e.numel} mismatched[/]"
+        verdict = "ok" if e.passed else (f"[yellow]{e.mismatched}/{e.numel} differ: not compared (warning below)[/]"
+                                         if e.name in apart else f"[red]{e.mismatched}/{e.numel} mismatched[/]")
         con.print(f"  {e.name} {tuple(e.shape)}: max abs err {e.max_abs:.3g}, max rel err {e.max_rel:.3g} "
                   f"(atol={e.atol:g}, rtol={e.rtol:g}) {verdict}")
-        if not e.passed:
+        if not e.passed and e.name not in apart:
             con.print(f"    worst at {tuple(e.worst_index)}: got {e.worst_out:.6g}, expected {e.worst_ref:.6g}"
                       + (f"; {e.nonfinite} NaN/Inf where the reference is finite" if e.nonfinite else "")
                       + (f"; {e.dtypes} (a truncating cast or the wrong output dtype?)" if e.dtypes else ""))
@@ -212,8 +214,8 @@ def print_sweep(con: Console | None, record: RunRecord) -> None:
                   "only):[/]")
         for r in apart:
             cfg = "; ".join(config_str(c) for c in r.config.values())
-            con.print(f"  {cfg}  case={r.case} dtype={r.dtype}: {', '.join(r.extra['not_compared'])} laid out per "
-                      "program (this config writes other elements of it)")
+            con.print(f"  {cfg}  case={r.case} dtype={r.dtype}: {', '.join(r.extra['not_compared'])}: partial results "
+                      "per program that add up to the capture's total")
     if not fails:
         cut = " that ran before the run was cut short" if record.extra.get("interrupted") else ""
         n = sweep['runs'] - len(apart)
