@@ -219,6 +219,11 @@ def test_a_kernel_name_that_is_a_file_here_without_py_says_so(tmp_path, monkeypa
     with pytest.raises(UsageError) as err:
         loader.check_target("other")
     assert "did you mean" not in str(err.value)
+    (tmp_path / "cap").mkdir()  # a capture's folder given to interpret (check takes folders)
+    (tmp_path / "cap" / "k_0.py").write_text("")
+    with pytest.raises(UsageError, match=r"cap is a folder: name one of its files \(k_0\.py\), or give the folder "
+                                         r"to `tritondbg check`"):
+        loader.check_target("cap")
 
 
 def test_a_reader_that_closes_the_pipe_early_leaves_the_exit_status_alone(tmp_path, cli_env):

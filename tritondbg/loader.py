@@ -38,6 +38,12 @@ def is_path_target(target: str) -> bool:
 def unknown_kernel(target: str, names) -> str:
     """The line for a KERNEL that is neither bundled nor a path; names ``TARGET.py`` when that file is here."""
     here = f"; did you mean ./{target}.py?" if Path(f"{target.partition('::')[0]}.py").is_file() else ""
+    folder = Path(target.partition("::")[0])
+    if folder.is_dir():  # a capture's folder: its reproducers are files in it
+        repros = sorted(p.name for p in folder.glob("*.py"))
+        here = (f"; {target} is a folder: name one of its files ({', '.join(repros[:3])}"
+                f"{', ...' if len(repros) > 3 else ''}), or give the folder to `tritondbg check`" if repros else
+                f"; {target} is a folder with no .py file")
     return f"unknown kernel {target!r}; choose from: {', '.join(names)} (or path/to/cases.py::name){here}"
 
 
