@@ -144,6 +144,25 @@ def unwritten(out, ref) -> np.ndarray | None:
     return m if m.any() else None
 
 
+def band(m: np.ndarray) -> bool:
+    """Whether the True elements of ``m`` (some, not all) are a flat tail, or whole slices along one dimension
+    making one run at its start or its end: what a store mask too strict or a grid of ``n // BLOCK`` leaves, not a
+    shape such as a causal triangle, which kernels leave by design (fla's chunked A)."""
+    flat = m.reshape(-1)
+    if flat[int(flat.argmax()):].all():
+        return True
+    for d in range(m.ndim):
+        if m.shape[d] < 2:
+            continue
+        rest = tuple(i for i in range(m.ndim) if i != d)
+        full, some = (m.all(axis=rest), m.any(axis=rest)) if rest else (m, m)
+        idx = np.nonzero(full)[0]
+        if (full == some).all() and idx.size and idx[-1] - idx[0] + 1 == idx.size and \
+                (idx[0] == 0 or idx[-1] == m.shape[d] - 1):
+            return True
+    return False
+
+
 def marked_elements(t) -> np.ndarray | None:
     """Which elements of tensor ``t`` (in memory a factory marked) still hold the mark, or None (not such memory,
     another dtype, too big to look at each launch)."""

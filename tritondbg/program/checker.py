@@ -78,8 +78,7 @@ def _marks(args: dict) -> dict:
 def holes(args: dict, before: dict) -> list[tuple[str, Any, Any, int]]:
     """(argument name, tensor, unwritten elements, how many the launch wrote) for each tensor the launch wrote
     part of (elements that held the uninitialized-memory mark before it and not after) while leaving a band of it
-    marked: a slab along one dimension or a flat tail (a store mask too strict, a grid of ``n // BLOCK``), not a
-    shape such as a causal triangle, which kernels leave by design (fla's chunked A)."""
+    marked (``initcheck.band``: a slab along one dimension or a flat tail)."""
     from tritondbg.interp import initcheck
 
     out = []
@@ -88,29 +87,9 @@ def holes(args: dict, before: dict) -> list[tuple[str, Any, Any, int]]:
         if now is None or now.shape != was.shape:
             continue
         wrote = int((was & ~now).sum())
-        if wrote and now.any() and _band(now.reshape(tuple(args[name].shape) or (1,))):
+        if wrote and now.any() and initcheck.band(now.reshape(tuple(args[name].shape) or (1,))):
             out.append((name, args[name], now, wrote))
     return out
-
-
-def _band(m) -> bool:
-    """Whether the True elements of ``m`` (some, not all) are a flat tail, or whole slices along one dimension
-    making one run at its start or its end."""
-    import numpy as np
-
-    flat = m.reshape(-1)
-    if flat[int(flat.argmax()):].all():
-        return True
-    for d in range(m.ndim):
-        if m.shape[d] < 2:
-            continue
-        rest = tuple(i for i in range(m.ndim) if i != d)
-        full, some = (m.all(axis=rest), m.any(axis=rest)) if rest else (m, m)
-        idx = np.nonzero(full)[0]
-        if (full == some).all() and idx.size and idx[-1] - idx[0] + 1 == idx.size and \
-                (idx[0] == 0 or idx[-1] == m.shape[d] - 1):
-            return True
-    return False
 
 
 def hole_finding(name: str, t, left, wrote: int) -> dict:
