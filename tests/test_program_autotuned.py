@@ -118,3 +118,14 @@ def test_partial_sums_are_told_from_a_dropped_tail(case, status, said, tmp_path)
     cap, _ = capture(tmp_path, case)
     out = tritondbg("interpret", str(next(cap.glob("*_kernel_0.py"))), "--all-configs")
     assert out.returncode == status and said in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+def test_a_config_pinned_with_config_that_the_pruning_removes_says_so(tmp_path):
+    """made_up_kernel's prune keeps BLOCK <= 64: `--config BLOCK=128` ran it with no word that the program's
+    autotuner never would (a stranger's find)."""
+    cap, _ = capture(tmp_path, "made_up")
+    out = tritondbg("interpret", str(cap / "made_up_kernel_0.py"), "--config", "BLOCK=128")
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert "(--config; its prune_configs_by removes it for this call: the autotuner never runs it here)" in out.stdout
+    out = tritondbg("interpret", str(cap / "made_up_kernel_0.py"), "--config", "BLOCK=32")
+    assert "(--config)" in out.stdout, out.stdout[-2000:]

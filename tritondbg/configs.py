@@ -297,6 +297,8 @@ class Pinning:
                     # the first config the autotuner would try that can run at all: like Triton's benchmark, skip
                     # the ones that fail their own tl.static_assert (they would time as inf)
                     candidates, source = pruned, "default"
+                elif source == "--config" and not any(config_dict(c) == config_dict(chosen) for c in pruned):
+                    source = "--config; its prune_configs_by removes it for this call: the autotuner never runs it here"
             if candidates[0] is not None and default_for(tuner) is None:  # (a reproducer's saved bytes are the
                 pinning._reset_after_benchmark(tuner, args, kwargs)  # ones at its launch: any reset was before)
             if candidates[0] is None:

@@ -88,7 +88,7 @@ class AutotuneWatch:
             source = sources.get(name, "")
             if name not in used and not calls:
                 continue  # this kernel did not run in this case (e.g. the other path of a two-kernel scenario)
-            if source in PINNED_SOURCES:
+            if source.split(";")[0] in PINNED_SOURCES:  # ("--config; its prune_configs_by removes it ...")
                 out.append(_pinned(name, tuner, used.get(name, {}), source, interpret))
                 continue
             seen: dict[tuple, dict[str, Any]] = {}
