@@ -107,7 +107,8 @@ def test_autotuned_kernel_runs_pinned_config_and_records_it():
     r = record.results[0]
     assert r.status == "pass", r.message
     assert all(r.config[name][k] == v for k, v in wanted.items())
-    assert r.config_source[name] == "--config"
+    # (the tiny case's pruning removes this big-tile config, and the source says so)
+    assert r.config_source[name].startswith("--config") and "prune_configs_by removes it" in r.config_source[name]
     assert len(at.configs) > 1, "pinning must restore the autotuner's config list"
 
 
