@@ -304,9 +304,12 @@ class Checker(attach.Observer):
         child.append("findings.jsonl", f)
         label = f"warning: {f['kind']}" if f.get("severity", "error") == "warning" else f["kind"]
         pid = f" pid {tuple(f['pid'])}" if f.get("pid") else ""
+        # (a kernel error is raised into the program, which may catch it: the summary then calls it a warning)
+        raised = " (raised into the program: the summary says whether it caught it)" \
+            if f["kind"] == "kernel_error" else ""
         print(f"tritondbg: {label} in {launch.name} at {frames.site_name(f.get('file'))}:{f.get('line')}"
               f"{pid}: {f.get('message', '')} "
-              f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]",
+              f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]{raised}",
               file=sys.stderr, flush=True)
 
     def _settle(self, entry) -> None:
