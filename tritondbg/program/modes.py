@@ -294,7 +294,8 @@ def _finding_lines(findings: list) -> list[str]:
         if tests:   # under pytest: the tests that launched it (the first two, and how many more)
             more = f" and {len(tests) - 2} more" if len(tests) > 2 else ""
             within = f"; in test {', '.join(tests[:2])}{more}"
-        caught = "; the program caught the error and went on" if first.get("handled") else ""
+        caught = ("; the program caught the error and went on (--strict fails the run on it)"
+                  if first.get("handled") else "")
         label = f"warning: {kind}" if first.get("severity", "error") == "warning" else kind
         pid = f" pid {tuple(first['pid'])}" if first.get("pid") else ""
         lines.append(f"  {label}: {file}:{line} in {kernel}{pid}{on}; "
