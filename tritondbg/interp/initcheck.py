@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -70,12 +71,23 @@ def _remember(t, factory: str) -> None:
     from tritondbg.interp.frames import short_path
 
     site = _user_frame()
+    entry = (n, f"{factory} at {short_path(site[0])}:{site[1]} ({site[2]})" if site else factory, site)
     with _lock:
         sites = _state["sites"]
         sites.pop(lo, None)
-        sites[lo] = (n, f"{factory} at {short_path(site[0])}:{site[1]} ({site[2]})" if site else factory, site)
+        sites[lo] = entry
         while len(sites) > _MAX_SITES:
             sites.popitem(last=False)
+    try:  # freed, its memory is no longer marked: torch.full(..., 0x5A5A5A5A) reusing it holds data
+        weakref.finalize(t, _forget, lo, entry)
+    except TypeError:
+        pass
+
+
+def _forget(lo: int, entry) -> None:
+    with _lock:
+        if _state["sites"].get(lo) is entry:
+            del _state["sites"][lo]
 
 
 def caller_site() -> tuple[str, int, str] | None:
@@ -214,6 +226,7 @@ def install() -> None:
         _state["depth"] += 1
         if _state["depth"] > 1:
             return
+        _state["sites"].clear()  # an earlier run's allocations: their memory may hold data now
         for owner, name in _targets():
             fn = getattr(owner, name, None)
             if fn is None:
