@@ -64,6 +64,17 @@ def find_autotuner(obj):
     return None
 
 
+def heuristics_in(obj) -> list:
+    """The @triton.heuristics wrappers along a kernel object's ``fn`` chain (``obj`` included), outermost first."""
+    out, seen = [], 0
+    while obj is not None and seen < 8:
+        if isinstance(getattr(obj, "values", None), dict):
+            out.append(obj)
+        obj = getattr(obj, "fn", None)
+        seen += 1
+    return out
+
+
 def kernel_name(obj) -> str:
     """The name of the @triton.jit function at the bottom of a kernel object."""
     seen = 0

@@ -140,20 +140,29 @@ def unwritten(out, ref) -> np.ndarray | None:
     value, or None when there are none."""
     import torch
 
+    t = out.detach().cpu().contiguous()
+    if t.dtype in (torch.int32, torch.int64) and out.numel() and _allocation(out.data_ptr()) is None:
+        return None  # integers equal to the mark, in memory no factory marked: data
+    m = _holding_mark(t)
+    if m is None:
+        return None
+    if t.is_floating_point():
+        m = m & ~torch.isnan(ref.detach().float().cpu()).numpy().reshape(-1)
+    m = m.reshape(tuple(t.shape))
+    return m if m.any() else None
+
+
+def _holding_mark(c) -> np.ndarray | None:
+    """Which elements of a contiguous CPU tensor hold the mark (flat), or None for a dtype the mark is never
+    written in."""
+    import torch
+
     from tritondbg.interp.poison import torch_payload_ids
 
-    t = out.detach().cpu().contiguous()
-    if t.dtype in (torch.int32, torch.int64):
-        if out.numel() and _allocation(out.data_ptr()) is None:
-            return None  # integers equal to the mark, in memory no factory marked: data
-        m = marked(t.numpy(), "i32" if t.dtype == torch.int32 else "i64")
-    else:
-        ids = torch_payload_ids(t)  # floats: the NaN payload ids poison.py reads back
-        if ids is None:
-            return None
-        m = (ids[0] == UNINIT_ID) & ~torch.isnan(ref.detach().float().cpu()).numpy()
-    m = np.asarray(m).reshape(tuple(t.shape))
-    return m if m.any() else None
+    if c.dtype in (torch.int32, torch.int64):
+        return np.asarray(marked(c.numpy(), "i32" if c.dtype == torch.int32 else "i64")).reshape(-1)
+    ids = torch_payload_ids(c)  # floats: the NaN payload ids poison.py reads back
+    return None if ids is None else np.asarray(ids[0] == UNINIT_ID).reshape(-1)
 
 
 def band(m: np.ndarray) -> bool:
@@ -180,18 +189,10 @@ def marked_elements(t) -> np.ndarray | None:
     another dtype, too big to look at each launch)."""
     import torch
 
-    from tritondbg.interp.poison import torch_payload_ids
-
     if not isinstance(t, torch.Tensor) or not t.numel() or t.numel() > _MAX_LOOK or t.device.type == "meta" or \
             _allocation(t.data_ptr()) is None:
         return None
-    c = t.detach().cpu().contiguous()
-    if c.dtype in (torch.int32, torch.int64):
-        return np.asarray(marked(c.numpy(), "i32" if c.dtype == torch.int32 else "i64")).reshape(-1)
-    if _float_bits(c.dtype) is None:
-        return None
-    ids = torch_payload_ids(c)
-    return None if ids is None else np.asarray(ids[0] == UNINIT_ID).reshape(-1)
+    return _holding_mark(t.detach().cpu().contiguous())
 
 
 _MAX_LOOK = 1 << 24  # elements: an output checked for holes after each launch

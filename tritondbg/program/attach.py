@@ -344,16 +344,15 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
     config, configs, extra = None, (), {}
     if tuners:
         tuner = tuners[-1]
-        base, between = tuner, []
+        base = tuner
         for _ in range(4):              # Autotuner -> (Heuristics ->) the kernel
             base = getattr(base, "fn", None)
             if base is fn:
-                from tritondbg.configs import listed_configs
+                from tritondbg.configs import heuristics_in, listed_configs
 
                 config, configs = getattr(tuner, "best_config", None), tuple(listed_configs(tuner))
-                extra["heuristics"] = [h for h in between if isinstance(getattr(h, "values", None), dict)]
+                extra["heuristics"] = heuristics_in(tuner.fn)  # under the autotuner: they follow its config
                 break
-            between.append(base)
     return Launch(fn=fn, name=getattr(inner, "__name__", "?"), qualname=getattr(inner, "__qualname__", "?"),
                   module=getattr(inner, "__module__", "?"), file=code.co_filename if code else "?",
                   line=code.co_firstlineno if code else 0, args=dict(bound.arguments), options=options,

@@ -12,7 +12,7 @@ Capture side: ``config_of``, ``config_grids``. Replay side: ``launch``.
 from __future__ import annotations
 
 from tritondbg.configs import (CONFIG_ATTRS, NotApplicable, choose, config_dict, deciding, default_pin, find_autotuner,
-                               kernel_name)
+                               heuristics_in, kernel_name)
 
 
 def plain(value):
@@ -104,7 +104,8 @@ def launch(kernel, meta: dict, args: dict, options: dict, ran: dict) -> bool:
         return False
     captured = _listed(tuner, meta["config"]) or choose(tuner, kernel_name(tuner), meta["config"], strict=False)
     # what the autotuner and the @triton.heuristics (above or under it) give: not passed, they give it again
-    given = {k for c in tuner.configs for k in c.kwargs} | set(meta["config"]) | _heuristic_names(kernel)
+    given = {k for c in tuner.configs for k in c.kwargs} | set(meta["config"])
+    given |= {name for h in heuristics_in(kernel) for name in h.values}
     # positionally up to the first argument they give (an early_config_prune reads them from the autotuner's
     # nargs, which holds the positional ones only), the rest by name
     positional, named, past = [], {}, False
@@ -122,15 +123,3 @@ def launch(kernel, meta: dict, args: dict, options: dict, ran: dict) -> bool:
     return True
 
 
-
-def _heuristic_names(kernel) -> set:
-    """The arguments the @triton.heuristics wrappers of ``kernel`` (an Autotuner or Heuristics chain) compute."""
-    names, obj = set(), kernel
-    for _ in range(8):
-        values = getattr(obj, "values", None)
-        if isinstance(values, dict):
-            names.update(values)
-        obj = getattr(obj, "fn", None)
-        if obj is None:
-            break
-    return names
