@@ -302,8 +302,11 @@ def all_configs(scenario, ctx: GateContext) -> GateOutcome:
         first = f"; first: {na[0]}" if na else ""
         return GateOutcome(scenario.name, "all-configs", FAIL, f"no config ran: {len(na)} not applicable or "
                            f"pruned{first}", {"not_applicable": na}, results)
+    if not n:  # every run's output was left uncompared: no config was checked against anything but the sanitizers
+        return GateOutcome(scenario.name, "all-configs", FAIL, f"no config's output was compared: {len(apart)} "
+                           "left uncompared as partial results (the captured config among them?)", {}, results)
     note = f"; {len(na)} not applicable or pruned" if na else ""
-    if apart:  # a reproducer's config whose grid lays an output out otherwise: its sanitizers only
+    if apart:  # a reproducer's other configs whose partial results add up to the capture's: sanitizers only
         note += (f"; {len(apart)} not compared with the capture (partial results per program that add up to the "
                  f"capture's total; sanitizers only): {', '.join(apart[:3])}")
     clean = " and clean under the sanitizers" if ctx.interpret else ""
