@@ -175,11 +175,11 @@ def test_kernel_totals_leave_autotune_benchmark_launches_out():
     ]}
     totals, source = kernel_totals(trace, ["add_kernel"])
     assert source == "gpu"
-    assert totals["add_kernel"] == {"launches": 1, "total_us": 40.0}
-    assert totals["add_kernel (autotune benchmark)"] == {"launches": 1, "total_us": 50.0}
+    assert totals["add_kernel"] == {"launches": 1, "total_us": 40.0, "durs_us": [40.0]}
+    assert totals["add_kernel (autotune benchmark)"] == {"launches": 1, "total_us": 50.0, "durs_us": [50.0]}
     assert totals["void at::native::copy"]["total_us"] == 5.0
     cpu, source = kernel_totals({"traceEvents": [x("add_kernel", "user_annotation", 0, 7)]}, ["add_kernel"])
-    assert source == "cpu" and cpu == {"add_kernel": {"launches": 1, "total_us": 7.0}}
+    assert source == "cpu" and cpu == {"add_kernel": {"launches": 1, "total_us": 7.0, "durs_us": [7.0]}}
 
 
 def test_processes_of_one_program_get_their_own_rank(tmp_path):
@@ -201,6 +201,28 @@ def test_processes_of_one_program_get_their_own_rank(tmp_path):
     rows = rec.extra["profile"]["program"]["kernels"]
     assert [(r["pid"], r["launches"], r["total_ms"]) for r in rows] == [(11, 1, 0.005), (12, 1, 0.005)]
     assert sum(r["share"] for r in rows) == pytest.approx(1.0)
+
+
+def test_a_programs_kernel_time_is_the_median_of_its_launches_not_their_mean(tmp_path):
+    """One slow launch (a cold first call) among fast ones: the table's and TensorBoard's "median" is the
+    median of the traced launches; the mean stays in the kernels table."""
+    from tritondbg.profile import program_run
+
+    (tmp_path / "tritondbg").mkdir()
+    name = "program-7.1.pt.trace.json"
+    durs = [900, 10, 11, 12, 10]
+    (tmp_path / (name + ".partial")).write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "k", "ts": i * 1000, "dur": d} for i, d in enumerate(durs)]}))
+    (tmp_path / "tritondbg" / "program-7.json").write_text(json.dumps({
+        "pid": 7, "trace": name, "interpreted": True, "launches_seen": 5, "window": {}, "decisions": [],
+        "kernels": {"k": {"launches": 5, "traced": 5, "bytes": 400, "dtype": "float32", "shapes": [],
+                          "file": "k.py", "line": 1}}}))
+    rec = program_run.build_record(tmp_path, command="profile -- x", exit_status=0, interpret=True)
+    kernel = rec.results[0].extra["profile"]["kernel"]
+    assert kernel["median_ms"] == pytest.approx(0.011) and kernel["n"] == 5
+    assert kernel["p20_ms"] < kernel["median_ms"] < kernel["p80_ms"]
+    assert kernel["mean_ms"] == pytest.approx(sum(durs) / 5 / 1e3)
+    assert rec.extra["profile"]["program"]["kernels"][0]["mean_ms"] == pytest.approx(sum(durs) / 5 / 1e3)
 
 
 OWN_PROFILER = """

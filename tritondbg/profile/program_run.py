@@ -114,6 +114,7 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
     traces get the autotune track and a rank here (each read and written once)."""
     from tritondbg.profile import trace_events
     from tritondbg.profile.summary import derive
+    from tritondbg.profile.timing import summarize
     from tritondbg.record import environment
 
     rec = RunRecord(command=command, environment=environment())
@@ -142,9 +143,10 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
             t_totals, t_source = trace_events.kernel_totals(trace, data["kernels"])
             source = "gpu" if t_source == "gpu" else source
             for name, t in t_totals.items():
-                acc = totals.setdefault(name, {"launches": 0, "total_us": 0.0})
+                acc = totals.setdefault(name, {"launches": 0, "total_us": 0.0, "durs_us": []})
                 acc["launches"] += t["launches"]
                 acc["total_us"] += t["total_us"]
+                acc["durs_us"] += t.get("durs_us", [])
         traces += [n for n, _ in loaded]
         per_process.append((data, loaded, totals, source))
         window = dict(data.get("window") or {})
@@ -189,11 +191,15 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
                 timeline = trace_events.launch_timeline(trace, name, gpu_name=name)
                 if timeline["launches"]:
                     break
+            # median / p20 / p80 over the traced launches (a mean would let one cold or autotuning launch
+            # move the figure the table and TensorBoard call a median)
+            kernel_t = summarize([d / 1e3 for d in t.get("durs_us", [])],
+                                 "torch.profiler: each traced launch's " + (
+                                     "GPU kernel time" if source == "gpu" else "CPU time (interpreter)"))
+            kernel_t["mean_ms"] = mean_ms
             r.extra["profile"] = {
                 "timing": "gpu" if source == "gpu" else "interpreter", "autotune": decisions,
-                "kernel": {"median_ms": mean_ms, "p20_ms": None, "p80_ms": None, "n": t["launches"],
-                           "method": "torch.profiler: mean " + ("GPU kernel time" if source == "gpu" else
-                                                                "CPU time of the launch (interpreter)")},
+                "kernel": kernel_t,
                 "trace": data.get("trace"), "timeline": timeline,
             }
             r.extra["profile"]["metrics"] = derive(r, None)

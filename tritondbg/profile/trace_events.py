@@ -124,7 +124,8 @@ def launch_timeline(trace: dict, range_name: str, torch_range: str | None = None
 
 
 def kernel_totals(trace: dict, triton_names=()) -> tuple[dict[str, dict[str, float]], str]:
-    """Per kernel name: launches and total time (us) from the trace; returns (totals, "gpu" or "cpu").
+    """Per kernel name: launches, total time (us) and each launch's time (``durs_us``) from the trace; returns
+    (totals, "gpu" or "cpu").
 
     GPU kernels (``cat: kernel``) when the trace has any, else the CPU ``record_function`` ranges (under the
     interpreter). A GPU kernel named like a Triton kernel of the program but launched outside its launch range
@@ -139,9 +140,10 @@ def kernel_totals(trace: dict, triton_names=()) -> tuple[dict[str, dict[str, flo
     out: dict[str, dict[str, float]] = {}
 
     def add(name: str, dur) -> None:
-        t = out.setdefault(name, {"launches": 0, "total_us": 0.0})
+        t = out.setdefault(name, {"launches": 0, "total_us": 0.0, "durs_us": []})
         t["launches"] += 1
         t["total_us"] += float(dur or 0)
+        t["durs_us"].append(float(dur or 0))
 
     if not gpu:  # the Triton launches' ranges (not the program's own record_function / ProfilerStep ranges)
         for e in evs:
