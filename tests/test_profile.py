@@ -470,3 +470,14 @@ def test_hparams_trials_of_two_autotune_keys_of_one_kernel_get_their_own_runs():
                                                                                           decision(4096)]}
     names = [name for name, _, _ in trials(RunRecord(command="profile", results=[r]))]
     assert len(names) == len(set(names)) == 2, names
+
+
+def test_progress_line_gives_a_fast_cases_wall_time_in_ms():
+    from tritondbg.profile.pipeline import progress_line
+    from tritondbg.record import CaseResult
+
+    r = CaseResult(kernel="add", case="tiny", dtype="float16", device="cpu", mode="interpret", seed=0, params={})
+    r.status = "pass"
+    r.extra["profile"] = {"kernel": {"median_ms": 6.17}}
+    assert progress_line(r, 2, 3, 0.042).endswith("ok 6.17 ms (42 ms of wall time)")
+    assert progress_line(r, 2, 3, 12.44).endswith("(12.4 s of wall time)")

@@ -324,4 +324,5 @@ def progress_line(r: CaseResult, done: int, total: int, secs: float) -> str:
 
     med = ((r.extra.get("profile") or {}).get("kernel") or {}).get("median_ms")
     status = "ok" if r.status == "pass" else r.status
-    return f"[{done}/{total}] {r.kernel}:{r.case}:{r.dtype} {status} {fmt_time(med)} ({secs:.1f} s)"
+    took = f"{secs:.1f} s" if secs >= 0.1 else f"{secs * 1e3:.0f} ms"  # a fast case never reads "0.0 s"
+    return f"[{done}/{total}] {r.kernel}:{r.case}:{r.dtype} {status} {fmt_time(med)} ({took} of wall time)"
