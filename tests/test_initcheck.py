@@ -212,6 +212,29 @@ def test_program_mode_warns_of_an_output_a_launch_left_a_band_of_unwritten(tmp_p
         halves.stdout + halves.stderr
 
 
+def test_a_band_warning_is_captured_on_finding_and_its_reproducer_shows_it(tmp_path, cli_env):
+    """helper-44: the band was told at the program's end, so --capture-on-finding saved nothing for it, and a
+    reproducer of the launch replayed as a clean pass (its saved y held the mark as data). Now the launch's bytes
+    are kept until the band is told, the reproducer records the memory as torch.empty's, and its replay under the
+    sanitizers gives the same warning; a buffer two launches fill saves nothing."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(HOLES))
+    out = tmp_path / "found"
+    p = run_cli(["interpret", "--capture-on-finding", "--out", str(out), "--", sys.executable, "prog.py", "short"],
+                cli_env, cwd=tmp_path)
+    assert "warning: uninit in scale_rows" in p.stderr and "1 reproducer(s)" in p.stderr, p.stderr
+    (repro,) = sorted(out.glob("scale_rows_*.py"))
+    replay = run_cli(["interpret", str(repro)], cli_env, cwd=tmp_path)
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+    assert "warning: uninit" in replay.stdout and "left 5 of 500 unwritten (first at index (0, 99))" in replay.stdout
+    assert f"torch.empty_like at prog.py:{_line(HOLES, 'ALLOC')}" in replay.stdout, replay.stdout
+    plain = run_cli(["interpret", "--no-sanitize", str(repro)], cli_env, cwd=tmp_path)
+    assert plain.returncode == 0 and "uninit" not in plain.stdout, plain.stdout + plain.stderr
+    none = tmp_path / "none"
+    halves = run_cli(["interpret", "--capture-on-finding", "--out", str(none), "--", sys.executable, "prog.py",
+                      "halves"], cli_env, cwd=tmp_path)
+    assert halves.returncode == 0 and not list(none.glob("*.py")), halves.stderr
+
+
 def test_scenario_zoo_messages_say_where_the_memory_came_from():
     zoo = Path(__file__).resolve().parent / "zoo"
     rec = _run(f"{zoo / 'uninit_read.py'}::buggy")

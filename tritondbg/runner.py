@@ -421,6 +421,8 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
             f"this run of it finished"
     for inst in instruments:
         inst.finish(result, out, expected)
+    if scenario.launch_findings is not None and out is not None:
+        result.findings += scenario.launch_findings()
     _apply_findings(result)
     return result
 

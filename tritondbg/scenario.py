@@ -111,6 +111,9 @@ class Scenario:
     # the captured one, whose grid writes another set of an output's elements (partial results laid out per
     # program, which the program's host code combines). A mismatch only there is a warning, not a failure
     not_comparable: Callable[[Any, Any], dict] | None = None
+    # () -> findings the last launch found itself, added to its result (a reproducer: the band of uninitialized
+    # memory its launch left unwritten, as in the program it was captured from)
+    launch_findings: Callable[[], list] | None = None
     # kernel name -> the config a GPU's autotuner picked for these cases (a compiled capture's): the resources
     # gate fails its spills, as it does the perf baseline's recorded picks
     picked: Mapping[str, Mapping[str, Any]] | None = None

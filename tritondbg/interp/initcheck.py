@@ -24,6 +24,7 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +63,7 @@ def fill(t, factory: str = "torch.empty") -> None:
     _remember(t, factory)
 
 
-def _remember(t, factory: str) -> None:
+def _remember(t, factory: str, text: str | None = None) -> None:
     try:
         storage = t.untyped_storage()
         lo, n = storage.data_ptr(), storage.nbytes()
@@ -70,8 +71,10 @@ def _remember(t, factory: str) -> None:
         return
     from tritondbg.interp.frames import short_path
 
-    site = _user_frame()
-    entry = (n, f"{factory} at {short_path(site[0])}:{site[1]} ({site[2]})" if site else factory, site)
+    site = _user_frame() if text is None else None
+    if text is None:
+        text = f"{factory} at {short_path(site[0])}:{site[1]} ({site[2]})" if site else factory
+    entry = (n, text, site)
     with _lock:
         sites = _state["sites"]
         sites.pop(lo, None)
@@ -196,6 +199,39 @@ def marked_elements(t) -> np.ndarray | None:
 
 
 _MAX_LOOK = 1 << 24  # elements: an output checked for holes after each launch
+
+
+def bands(args: dict, before: dict) -> list[tuple[str, Any, Any, int]]:
+    """(argument name, tensor, unwritten elements, how many the launch wrote) for each tensor the launch wrote
+    part of (elements that held the mark before it and not after) while leaving a band of it marked (``band``:
+    a slab along one dimension or a flat tail). ``before``: {name: ``marked_elements`` before the launch}."""
+    out = []
+    for name, was in before.items():
+        now = marked_elements(args[name])
+        if now is None or now.shape != was.shape:
+            continue
+        wrote = int((was & ~now).sum())
+        if wrote and now.any() and band(now.reshape(tuple(args[name].shape) or (1,))):
+            out.append((name, args[name], now, wrote))
+    return out
+
+
+def band_finding(name: str, t, left, wrote: int, *, later: str = "and no later launch wrote them") -> dict:
+    """The warning for a band ``left`` unwritten in ``t``; ``later`` says what ran after the launch."""
+    first = int(left.nonzero()[0][0])
+    index = tuple(int(i) for i in np.unravel_index(first, tuple(t.shape))) if t.dim() else ()
+    where = allocated_at(t.data_ptr())
+    return {"kind": "uninit", "severity": "warning", "tensor": name, "message": (
+        f"a launch wrote {wrote} element(s) of {name} and left {int(left.sum())} of {t.numel()} unwritten (first at "
+        f"index {index}){f', memory from {where}' if where else ''}, {later}: they hold "
+        "tritondbg's uninitialized-memory mark (NaN) where a GPU gives whatever the memory held; a store mask too "
+        "strict, or a grid that does not cover the tensor?")}
+
+
+def remember_as(t, text: str) -> None:
+    """Count ``t``'s memory as a factory's uninitialized memory, allocated where ``text`` says (a reproducer's
+    tensor that was such memory in the program it was captured from)."""
+    _remember(t, text, text=text)
 
 
 # ---------------------------------------------------------------------------------------------------------

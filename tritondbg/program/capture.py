@@ -121,7 +121,21 @@ def snapshot(launch: attach.Launch) -> Snapshot:
                            "storage_offset": t.storage_offset(), "device": str(t.device)})
     for g in snap.groups:
         g["start"] -= g["start"] % _ALIGN
+    _uninit_groups(snap)
     return snap
+
+
+def _uninit_groups(snap: Snapshot) -> None:
+    """Under ``interpret -- CMD``'s sanitizers: a group in memory a factory handed out marked (``torch.empty``) says
+    where (``uninit_from``), so its reproducer's replay counts it as uninitialized memory too."""
+    from tritondbg.interp import initcheck
+
+    if not initcheck.installed():
+        return
+    for g in snap.groups:
+        where = initcheck.allocated_at(g["storage"].data_ptr() + g["start"])
+        if where:
+            g["uninit_from"] = where
 
 
 def copy_before(snap: Snapshot, early: dict | None = None) -> None:

@@ -75,42 +75,6 @@ def _marks(args: dict) -> dict:
     return out
 
 
-def holes(args: dict, before: dict) -> list[tuple[str, Any, Any, int]]:
-    """(argument name, tensor, unwritten elements, how many the launch wrote) for each tensor the launch wrote
-    part of (elements that held the uninitialized-memory mark before it and not after) while leaving a band of it
-    marked (``initcheck.band``: a slab along one dimension or a flat tail)."""
-    from tritondbg.interp import initcheck
-
-    out = []
-    for name, was in before.items():
-        now = initcheck.marked_elements(args[name])
-        if now is None or now.shape != was.shape:
-            continue
-        wrote = int((was & ~now).sum())
-        if wrote and now.any() and initcheck.band(now.reshape(tuple(args[name].shape) or (1,))):
-            out.append((name, args[name], now, wrote))
-    return out
-
-
-def hole_finding(name: str, t, left, wrote: int) -> dict:
-    from tritondbg.interp import initcheck
-
-    first = int(left.nonzero()[0][0])
-    index = tuple(int(i) for i in _unravel(first, t))
-    where = initcheck.allocated_at(t.data_ptr())
-    return {"kind": "uninit", "severity": "warning", "tensor": name, "message": (
-        f"a launch wrote {wrote} element(s) of {name} and left {int(left.sum())} of {t.numel()} unwritten (first at "
-        f"index {index}){f', memory from {where}' if where else ''}, and no later launch wrote them: they hold "
-        "tritondbg's uninitialized-memory mark (NaN) where a GPU gives whatever the memory held; a store mask too "
-        "strict, or a grid that does not cover the tensor?")}
-
-
-def _unravel(flat: int, t):
-    import numpy as np
-
-    return np.unravel_index(flat, tuple(t.shape)) if t.dim() else ()
-
-
 def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     """Run ``proceed()`` (one interpreted launch) under the instruments; returns (value, findings, error).
     ``snap``: a ``capture.Snapshot`` of the launch's tensors. Where the sanitized run filled undefined lanes with
@@ -278,7 +242,13 @@ class Checker(attach.Observer):
             self.running = None
         self.launches[launch.name] = index + 1
         if error is None and marks:  # told at the program's end, if no later launch writes them
-            self.pending += [(launch, index, attach.current_test(), *h) for h in holes(launch.args, marks)]
+            from tritondbg.interp import initcheck
+
+            found = initcheck.bands(launch.args, marks)
+            # --capture-on-finding: the launch's bytes before and after, saved if the band is told
+            saved = {"snap": snap, "after": capture.copy_after(snap), "done": False} \
+                if found and self.capture_on_finding and snap is not None else None
+            self.pending += [(launch, index, attach.current_test(), saved, *h) for h in found]
             while len(self.pending) > _PENDING_MAX:
                 self._settle(self.pending.pop(0))
         for f in findings:
@@ -316,25 +286,33 @@ class Checker(attach.Observer):
         """A launch's unwritten band, told now if no later launch wrote it (a buffer filled in parts is not)."""
         from tritondbg.interp import initcheck
 
-        launch, index, test, name, t, unwritten, wrote = entry
+        launch, index, test, saved, name, t, unwritten, wrote = entry
         try:
             now = initcheck.marked_elements(t)
         except Exception:  # noqa: BLE001 - a tensor gone bad at exit: nothing to tell
             return
         if now is None or now.shape != unwritten.shape or not (unwritten & now).any():
             return
-        self._tell(hole_finding(name, t, unwritten & now, wrote), launch, index, test)
+        self._tell(initcheck.band_finding(name, t, unwritten & now, wrote), launch, index, test)
+        if saved is not None and not saved["done"]:  # one reproducer per launch, however many bands it left
+            saved["done"] = True
+            try:
+                self._capture(launch, saved["snap"], None, after=saved["after"])
+            except Exception as exc:  # noqa: BLE001 - at exit: say it, lose nothing else
+                print(f"tritondbg: could not save a reproducer of {launch.name} (launch {index}): {exc}",
+                      file=sys.stderr, flush=True)
 
     def flush_holes(self) -> None:
         pending, self.pending = self.pending, []
         for entry in pending:
             self._settle(entry)
 
-    def _capture(self, launch, snap, error) -> None:
+    def _capture(self, launch, snap, error, after=None) -> None:
         n = self.captured.get(launch.name, 0)
         self.captured[launch.name] = n + 1
         name = capture.capture_name(launch.name, n, self.out_dir)
-        after = capture.copy_after(snap) if error is None else None
+        if after is None and error is None:
+            after = capture.copy_after(snap)
         entry = capture.save(self.out_dir, name, launch, snap, after, command=self.command,
                              error=f"{type(error).__name__}: {error}" if error else None)
         child.append("captures.jsonl", entry)

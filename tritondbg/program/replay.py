@@ -297,6 +297,41 @@ def _allocator_for(tensors) -> None:
         triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
 
 
+def _uninit_marks(meta: dict, tensors: list, compared: dict) -> dict:
+    """Under the sanitizers, the tensors that were a factory's uninitialized memory in the program (groups with
+    ``uninit_from``: captured by ``interpret -- CMD``) count as such here too (loads of it are uninit findings);
+    returns {compared path: its elements holding the mark before the launch}."""
+    from tritondbg.interp import initcheck
+
+    if not initcheck.installed():
+        return {}
+    for spec, t in zip(meta["tensors"], tensors):
+        where = meta["groups"][spec["group"]].get("uninit_from")
+        if where:
+            initcheck.remember_as(t, where)
+    marks = {}
+    for path, i in compared.items():
+        m = initcheck.marked_elements(tensors[i])
+        if m is not None and m.any():
+            marks[path] = m
+    return marks
+
+
+def _bands(meta: dict, tensors: list, compared: dict, marks: dict) -> list:
+    """The replayed launch's unwritten bands of such memory: warnings at the kernel's definition, as
+    ``interpret -- CMD`` gave them."""
+    from tritondbg.interp import initcheck
+
+    if not marks:
+        return []
+    args = {path: tensors[i] for path, i in compared.items()}
+    out = []
+    for name, t, left, wrote in initcheck.bands(args, marks):
+        f = initcheck.band_finding(name, t, left, wrote, later="as the captured launch left them in the program")
+        out.append({**f, "file": meta.get("kernel_file"), "line": meta.get("kernel_line")})
+    return out
+
+
 def _stale(got, want, old) -> int:
     """How many elements of ``got`` differ from ``want`` (the capture's after-bytes) while equal to ``old`` (its
     before-bytes), which differ from ``want``: writes the program's launch made and the replay did not."""
@@ -393,8 +428,10 @@ def load_scenario(file: str, name: str) -> Scenario:
         if meta["grid"] is None:
             raise UsageError(f"{name}: the grid was not recorded")
         _allocator_for(tensors)
+        marks = _uninit_marks(meta, tensors, compared)
         if not autotuned.launch(kernel(), meta, args, options, ran):
             _unwrap(kernel())[tuple(meta["grid"])](**{**args, **options, **config})
+        ran["bands"] = _bands(meta, tensors, compared, marks)
         return {path: tensors[i] for path, i in compared.items()}
 
     def reference(tensors):
@@ -474,7 +511,7 @@ def load_scenario(file: str, name: str) -> Scenario:
                     kernels=_Kernels(), description=f"captured launch of {meta['qualname']} "
                                                     f"({os.path.basename(meta['kernel_file'])}:{meta['kernel_line']})",
                     deterministic=False, reference_is_capture=True, explain_mismatch=explain_mismatch,
-                    not_comparable=not_comparable,
+                    not_comparable=not_comparable, launch_findings=lambda: list(ran.get("bands") or ()),
                     picked=({meta["kernel"]: meta["config"]} if meta.get("config") and not meta.get("interpreted")
                             else None),
                     nothing_to_compare=(f"the captured launch did not finish in the program ({meta['error'].rstrip(': ')})"
