@@ -378,6 +378,32 @@ def test_check_takes_a_folder_of_scenario_files_as_capture_writes_them(tmp_path,
     assert {k.split("::")[0] for k in kernels} == {"one", "two"}, (kernels, p.stdout[-2000:], p.stderr[-2000:])
 
 
+def test_a_capture_folder_gives_every_reproducer_even_those_named_with_an_underscore(tmp_path):
+    """Liger's kernels are named `_rms_norm_forward_kernel`: check skipped their reproducers (`_` files are a
+    scenario folder's helpers), passed on the rest, and called a folder of only those empty (helper-46)."""
+    import json
+
+    from tritondbg.check.session import folder_files, resolve_targets
+
+    cap = tmp_path / "cap"
+    (cap / "data").mkdir(parents=True)
+    for stem in ("_rms_norm_forward_kernel_0", "bias_act_kernel_0"):
+        (cap / f"{stem}.py").write_text("")
+        (cap / "data" / f"{stem}.json").write_text("{}")
+    (cap / "captures.json").write_text(json.dumps({"captures": [
+        {"reproducer": "_rms_norm_forward_kernel_0.py::_rms_norm_forward_kernel_0"},
+        {"reproducer": "bias_act_kernel_0.py::bias_act_kernel_0"}]}))
+    want = [str(cap / "_rms_norm_forward_kernel_0.py"), str(cap / "bias_act_kernel_0.py")]
+    assert folder_files(cap) == want and resolve_targets((str(cap),), False) == want
+    (cap / "captures.json").unlink()  # an older folder: the reproducers' data name them
+    assert folder_files(cap) == want
+    scen = tmp_path / "scen"
+    scen.mkdir()
+    (scen / "_common.py").write_text("")
+    (scen / "cases.py").write_text("")
+    assert folder_files(scen) == [str(scen / "cases.py")]  # a scenario folder's helper module stays out
+
+
 def test_pytest_plugin_bad_targets_are_one_usage_line(tmp_path):
     """A missing scenario file showed loader.py's FileNotFoundError (and, in the worker --tritondbg starts, only
     "no tests ran")."""

@@ -41,7 +41,7 @@ def resolve_targets(targets: tuple[str, ...], all_: bool) -> list[str]:
     out = []
     for t in targets:
         if "::" not in t and Path(t).expanduser().is_dir():  # a folder (capture's): every scenario file in it
-            files = sorted(str(f) for f in Path(t).expanduser().glob("*.py") if not f.name.startswith("_"))
+            files = folder_files(Path(t).expanduser())
             if not files:
                 raise UsageError(f"{t} is a folder with no scenario file (*.py) in it; name a scenario file")
             out += files
@@ -54,6 +54,26 @@ def resolve_targets(targets: tuple[str, ...], all_: bool) -> list[str]:
             raise UsageError(loader.unknown_kernel(t, names))
         out.append(t)
     return list(dict.fromkeys(out))
+
+
+def folder_files(folder: Path) -> list[str]:
+    """The scenario files of a folder: a capture's (``captures.json``) every reproducer it saved, named after
+    their kernels (Liger's ``_rms_norm_forward_kernel_0.py`` too); another folder's ``*.py`` but ``_`` modules
+    (a scenario folder's helpers) unless a reproducer's data names it."""
+    import json
+
+    listed = folder / "captures.json"
+    if listed.is_file():
+        try:
+            entries = json.loads(listed.read_text()).get("captures") or []
+            names = [e["reproducer"].split("::")[0] for e in entries if e.get("reproducer")]
+        except (OSError, ValueError, AttributeError, KeyError, TypeError):
+            names = []
+        files = sorted({str(folder / n) for n in names if (folder / n).is_file()})
+        if files:
+            return files
+    return sorted(str(f) for f in folder.glob("*.py")
+                  if not f.name.startswith("_") or (folder / "data" / f"{f.stem}.json").is_file())
 
 
 def resolve_gates(text: str | None) -> list[str]:
