@@ -212,6 +212,61 @@ def test_program_mode_warns_of_an_output_a_launch_left_a_band_of_unwritten(tmp_p
         halves.stdout + halves.stderr
 
 
+CARRIED = '''
+import sys, torch, triton, triton.language as tl
+
+
+@triton.jit
+def bias_act(x, b, y, n, B: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, B)
+    m = cols < n - 1  # one column short
+    v = tl.load(x + row * n + cols, mask=m) + tl.load(b + cols, mask=m)
+    tl.store(y + row * n + cols, tl.maximum(v, 0.0), mask=m)  # STORE
+
+
+@triton.jit
+def row_sum(x, out, n, B: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, B)
+    v = tl.load(x + row * n + cols, mask=cols < n, other=0.0)  # READ
+    tl.store(out + row, tl.sum(v, axis=0))
+
+
+x, b = torch.randn(8, 96), torch.randn(96)
+y = torch.empty_like(x)
+bias_act[(8,)](x, b, y, 96, B=128)
+if sys.argv[1:] == ["read"]:
+    s = torch.empty(8)
+    row_sum[(8,)](y * 2 + 1, s, 96, B=128)  # torch carries the mark into memory it wrote
+print("done")
+'''
+
+
+def test_a_band_read_later_is_told_first_at_its_store_and_the_reader_is_not_blamed(tmp_path, cli_env):
+    """helper-46: a mask one column short in the user's kernel, then `y * 2 + 1` in torch, then a correct kernel:
+    the correct kernel got "memory nothing wrote ... (allocated uninitialized)" (false: torch wrote it) and the
+    band came last, at exit, at the kernel's def line. Now the band is told before the reader's finding, at the
+    store's line, and the reader's finding says the values were computed from memory nothing wrote. --strict fails
+    a run whose only finding is the band (a warning)."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(CARRIED))
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", "read"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: ")]
+    band = next(i for i, ln in enumerate(lines) if ln.startswith("tritondbg: warning: uninit in bias_act"))
+    read = next(i for i, ln in enumerate(lines) if ln.startswith("tritondbg: uninit in row_sum"))
+    assert band < read, p.stderr
+    assert f"at prog.py:{_line(CARRIED, 'STORE')}:" in lines[band], lines[band]
+    assert "no launch wrote them before row_sum (below) read" in lines[band], lines[band]
+    assert f"at prog.py:{_line(CARRIED, 'READ')} " in lines[read], lines[read]
+    assert "computed (by torch, or another launch) from memory nothing wrote" in lines[read], lines[read]
+    assert "allocated uninitialized" not in lines[read], lines[read]
+    alone = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert alone.returncode == 0 and "1 warning(s)" in alone.stderr, alone.stderr
+    strict = run_cli(["interpret", "--strict", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert strict.returncode == 1 and "--strict: 1 warning(s) fail the run" in strict.stderr, strict.stderr
+
+
 def test_a_band_warning_is_captured_on_finding_and_its_reproducer_shows_it(tmp_path, cli_env):
     """helper-44: the band was told at the program's end, so --capture-on-finding saved nothing for it, and a
     reproducer of the launch replayed as a clean pass (its saved y held the mark as data). Now the launch's bytes

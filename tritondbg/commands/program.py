@@ -130,8 +130,8 @@ def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, arch, cmd):
 @options.out_dir_option("--out", "out_dir", purpose="the reproducers go there",
                         help="Folder for reproducers [default: ./traces/interpret-<time>].")
 @click.option("--strict", is_flag=True,
-              help="A kernel error the program caught (a fallback, pytest.raises) fails the run too: by default "
-                   "it is a warning when the program ends with status 0.")
+              help="Warnings fail the run too (for CI): a kernel error the program caught (a fallback, "
+                   "pytest.raises), an output a launch left a band of unwritten.")
 @_arch_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def program_interpret_cmd(json_path, kernels, capture_on_finding, sanitize, out_dir, strict, arch, cmd):

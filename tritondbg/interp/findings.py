@@ -174,4 +174,6 @@ def finding(e: dict) -> dict:
         f["other_line"] = e["other_line"]
     if e.get("notes"):
         f["notes"] = e["notes"]
+    if e.get("carried"):  # the mark computed into memory something wrote: the cause is an earlier launch
+        f["carried"] = True
     return f

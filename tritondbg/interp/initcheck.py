@@ -367,7 +367,16 @@ def _where(san, ptrs, hit) -> dict:
     addr = int(addrs.reshape(-1)[0])
     width = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
     buf, desc = san.launch.argmap().describe(addr, width)
-    return dict(tensor=buf.name if buf is not None else None, element=desc, alloc=allocated_at(addr))
+    alloc = allocated_at(addr)
+    # the mark in memory no factory handed out: values computed (by torch, or another launch) from memory nothing
+    # wrote carry its NaN payload; the reader is where it shows, the launch that left it unwritten is the cause
+    carried = alloc is None and value_kind_of_ptrs(ptrs).startswith(("fp", "bf"))
+    return dict(tensor=buf.name if buf is not None else None, element=desc, alloc=alloc, carried=carried)
+
+
+def value_kind_of_ptrs(ptrs) -> str:
+    ty = ptrs.get_element_ty()
+    return "fp" if ty.is_floating() else "int"
 
 
 def check_load(san, ptrs, out, live) -> None:
@@ -469,6 +478,12 @@ def message(e: dict, progs: str) -> str:
         parts.append(f"{e['output_count']} element(s) of the outputs hold them, first {e['output']}")
     if e.get("reaches"):
         parts.append("they enter " + ", ".join(e["reaches"]))
+    if e.get("carried"):
+        return (f"reads {e['element']} ({e['read']} lane(s)): values that carry tritondbg's uninitialized-memory mark "
+                "in memory no factory handed out uninitialized, so they were computed (by torch, or another launch) "
+                f"from memory nothing wrote, and uses them: {'; '.join(parts)}. This kernel is where they show; the "
+                "cause is earlier: a launch that left part of an output unwritten (a warning names it) or a read of "
+                "uninitialized memory in the program")
     return (f"reads {e['element']} ({e['read']} lane(s)), memory nothing wrote before the launch{alloc}, and uses "
             f"it: {'; '.join(parts)}. {gpu}: write it before it is read (torch.zeros, or a store first), or keep "
             "those lanes out of the result")

@@ -85,6 +85,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.poison_stores: dict[int, dict] = {}
         self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
+        self.store_spans: dict[tuple, tuple] = {}   # (file, line) of a store -> (lowest, highest) address written
         self.locks = HeldLocks()                     # lock words the running program holds (memops.py)
         self.abandoned: dict[int, tuple] = {}        # lock words a finished program of the launch still held
         self.spin = SpinWatch()                      # the running program's repeated atomics (memops.py)
@@ -336,6 +337,9 @@ class Sanitizer(Instrument, hooks.Listener):
             self.record_atomic(np.array(addrs, copy=True), "tl.atomic_store")
             return
         site = frames.site()
+        lo, hi = int(addrs.min()), int(addrs.max())
+        span = self.store_spans.get(site[:2])
+        self.store_spans[site[:2]] = (lo, hi) if span is None else (min(span[0], lo), max(span[1], hi))
         released = self.locks.release(ptrs, live)
         # a store made holding a lock (or giving one back) is ordered against the other programs': no race
         if self.write_count < _MAX_RACE_ELEMENTS and not self.locks and not released:
@@ -440,6 +444,8 @@ class Sanitizer(Instrument, hooks.Listener):
             e = self._entry("uninit", site, where["tensor"], "load", reaches=[], output=None, element=where["element"],
                             alloc=where["alloc"])
             e["read"] = info["read"]
+            if where.get("carried"):
+                e["carried"] = True
         elif "times_zero" in info:  # undefined lanes times an exact 0: 0 for finite garbage (a warning)
             e = self._entry("poison", site, None, "times_zero", reaches=[], output=None)
             e["times_zero"], e["severity"] = info["times_zero"], "warning"

@@ -75,8 +75,19 @@ def _marks(args: dict) -> dict:
     return out
 
 
+def _stores_into(t, stores: dict) -> list:
+    """The (file, line) of the stores whose addresses fall in ``t``'s memory, in line order."""
+    try:
+        lo = t.data_ptr()
+        hi = lo + max(t.untyped_storage().nbytes() - t.storage_offset() * t.element_size(), 1)
+    except Exception:  # noqa: BLE001
+        return []
+    return sorted(site for site, (a, b) in stores.items() if a < hi and b >= lo)
+
+
 def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
-    """Run ``proceed()`` (one interpreted launch) under the instruments; returns (value, findings, error).
+    """Run ``proceed()`` (one interpreted launch) under the instruments; returns (value, findings, error, stores:
+    {(file, line) of a store: (lowest, highest) address it wrote}).
     ``snap``: a ``capture.Snapshot`` of the launch's tensors. Where the sanitized run filled undefined lanes with
     poison, the launch runs again from the state before it (module docstring): the bytes ``copy_before`` took, or
     else, for CPU tensors, what the sanitizer's journal recorded the run overwrote."""
@@ -115,7 +126,7 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
         for f in result.findings if note else ():
             if f["kind"] == "poison":
                 f.setdefault("notes", []).append(note)
-    return value, result.findings, error
+    return value, result.findings, error, dict(san.store_spans) if san is not None else {}
 
 
 def _without_poison(proceed, san, snap, result, value):
@@ -234,7 +245,8 @@ class Checker(attach.Observer):
         self.running = (launch, index)  # SIGTERM says where it landed (on_term)
         marks = _marks(launch.args) if self.sanitize else {}
         try:
-            value, findings, error = instrument_launch(proceed, launch.args, sanitize=self.sanitize, snap=snap)
+            value, findings, error, stores = instrument_launch(proceed, launch.args, sanitize=self.sanitize,
+                                                               snap=snap)
         except KeyboardInterrupt as exc:  # Ctrl-C in a launch (a kernel that spins): where it was, not "checked"
             attach.say_interrupted(launch, index, exc)
             raise
@@ -248,9 +260,16 @@ class Checker(attach.Observer):
             # --capture-on-finding: the launch's bytes before and after, saved if the band is told
             saved = {"snap": snap, "after": capture.copy_after(snap), "done": False} \
                 if found and self.capture_on_finding and snap is not None else None
-            self.pending += [(launch, index, attach.current_test(), saved, *h) for h in found]
+            self.pending += [(launch, index, attach.current_test(), saved, _stores_into(h[1], stores), *h)
+                             for h in found]
             while len(self.pending) > _PENDING_MAX:
                 self._settle(self.pending.pop(0))
+        if any(f["kind"] == "uninit" for f in findings) and self.pending:
+            # a launch read the mark: the bands left unwritten so far are the likely cause, told first (not at exit)
+            pending, self.pending = self.pending, []
+            for entry in pending:
+                self._settle(entry, later=f"and no launch wrote them before {launch.name} (below) read "
+                                          "uninitialized values")
         for f in findings:
             self._tell(f, launch, index, attach.current_test())
         if findings:
@@ -282,18 +301,23 @@ class Checker(attach.Observer):
               f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]{raised}",
               file=sys.stderr, flush=True)
 
-    def _settle(self, entry) -> None:
+    def _settle(self, entry, later: str = "and no later launch wrote them") -> None:
         """A launch's unwritten band, told now if no later launch wrote it (a buffer filled in parts is not)."""
         from tritondbg.interp import initcheck
 
-        launch, index, test, saved, name, t, unwritten, wrote = entry
+        launch, index, test, saved, stores, name, t, unwritten, wrote = entry
         try:
             now = initcheck.marked_elements(t)
         except Exception:  # noqa: BLE001 - a tensor gone bad at exit: nothing to tell
             return
         if now is None or now.shape != unwritten.shape or not (unwritten & now).any():
             return
-        self._tell(initcheck.band_finding(name, t, unwritten & now, wrote), launch, index, test)
+        f = initcheck.band_finding(name, t, unwritten & now, wrote, later=later)
+        if stores:  # at the store that wrote the rest (its mask or the grid is the suspect), not the def line
+            f["file"], f["line"] = stores[0]
+            if len(stores) > 1:
+                f["message"] += f" (stores into {name} at lines {', '.join(str(ln) for _, ln in stores)})"
+        self._tell(f, launch, index, test)
         if saved is not None and not saved["done"]:  # one reproducer per launch, however many bands it left
             saved["done"] = True
             try:

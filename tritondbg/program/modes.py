@@ -377,6 +377,9 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
         return rc
     if unmatched or _launched_nothing("interpret", launches, summaries):
         return 1
+    if strict and warned and not errors:
+        _err(f"tritondbg interpret: --strict: {warned} warning(s) fail the run")
+        return 1
     return 1 if errors else 0
 
 
