@@ -1335,3 +1335,66 @@ def test_reproducers_of_a_launch_that_changed_nothing_or_did_not_finish(tmp_path
     assert cut.stderr.count("the captured launch did not finish in the program (") == 1, cut.stderr  # was 3
     assert "None only" not in cut.stdout + cut.stderr and "changed no byte" not in cut.stderr
     assert done.stderr.count("checks that it leaves them as they were") == 1, done.stderr
+
+
+GLOBALS = '''
+import os, torch, triton, triton.language as tl
+SCALE: tl.constexpr = tl.constexpr(float(os.environ.get("SCALE", "1.0")))
+OFFSET = tl.constexpr(int(os.environ.get("OFFSET", "0")))
+
+
+@triton.jit
+def _helper(v):
+    return v + OFFSET
+
+
+@triton.jit
+def gscale(x, n, B: tl.constexpr):
+    o = tl.arange(0, B)
+    v = tl.load(x + o, mask=o < n)
+    tl.store(x + o, _helper(v * SCALE), mask=o < n)
+
+
+x = torch.ones(10)
+gscale[(1,)](x, 10, B=16)
+print(float(x[0]))
+'''
+
+
+def test_a_reproducer_replays_the_module_constants_the_program_had(tmp_path):
+    """helper-46: a `tl.constexpr` global computed at import from the environment took the replay's value (a
+    "mismatch ... the replayed kernel did not write them", wrong on both counts). Capture saves the plain globals
+    the kernel and its jit helpers read; the replay sets them and says which differed."""
+    (tmp_path / "gconst.py").write_text(GLOBALS)
+    folder = tmp_path / "cap"
+    out = run(["capture", "--out", str(folder), "--", "python", str(tmp_path / "gconst.py")],
+              env={"SCALE": "3.0", "OFFSET": "2"}, cwd=tmp_path)
+    assert out.returncode == 0 and "5.0" in out.stdout, out.stderr[-3000:]
+    meta = json.loads((folder / "data" / "gscale_0.json").read_text())
+    assert meta["globals"] == {"__main__": {"OFFSET": {"constexpr": 2}, "SCALE": {"constexpr": 3.0}}}
+    replay = run(["interpret", str(folder / "gscale_0.py")], cwd=tmp_path)
+    assert replay.returncode == 0 and "PASS" in replay.stdout, replay.stdout + replay.stderr
+    assert "SCALE: 3.0 in the program, 1.0 on import here" in replay.stderr, replay.stderr
+    assert "OFFSET: 2 in the program, 0 on import here" in replay.stderr, replay.stderr
+
+
+def test_a_kernel_defined_on_stdin_is_captured_as_not_replayable_and_says_why(tmp_path):
+    """helper-46: `capture -- python - < script` said "1 reproducer(s)" and its replay "no saved source"."""
+    script = textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        @triton.jit
+        def k(x, n, B: tl.constexpr):
+            o = tl.arange(0, B)
+            tl.store(x + o, tl.load(x + o, mask=o < n) * 2, mask=o < n)
+        x = torch.ones(10)
+        k[(1,)](x, 10, B=16)
+    ''')
+    folder = tmp_path / "cap"
+    full = dict(os.environ)
+    full.pop("TRITON_INTERPRET", None)
+    out = subprocess.run(TRITONDBG + ["capture", "--out", str(folder), "--", "python", "-"], input=script,
+                         capture_output=True, text=True, env=full, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "could not save: source: k is defined in <stdin>, not in a file" in out.stderr, out.stderr
+    replay = run(["interpret", str(folder / "k_0.py")], cwd=tmp_path)
+    assert replay.returncode == 2 and "put the kernel in a .py file" in replay.stderr, replay.stderr

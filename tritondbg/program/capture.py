@@ -26,7 +26,7 @@ import sys
 import time
 from typing import Any
 
-from tritondbg.program import attach, autotuned, claims, tables
+from tritondbg.program import attach, autotuned, claims, kernel_globals, tables
 
 _ALIGN = 128
 _INT_OF_SIZE = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
@@ -338,6 +338,9 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         dest = os.path.join(out_dir, "src", src_name)
         if not os.path.exists(dest):
             shutil.copyfile(launch.file, dest)
+    if src_name is None and launch.module == "__main__":  # `python -` or `python -c`: no file to load it from
+        snap.unsaved.append(f"source: {launch.name} is defined in {launch.file}, not in a file, so the replay "
+                            "cannot load it: put the kernel in a .py file")
     site = launch.call_site
     grid = None
     try:
@@ -359,6 +362,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "autotune": attach.autotune_info.get(launch.qualname),
         "pid": os.getpid(), "argv": sys.argv, "arch": _arch_of(launch),
         "benchmarked": snap.benchmarked,  # its autotuner timed configs just before it
+        "globals": kernel_globals.collect(launch.fn),  # module-level constexprs the kernel reads
         **(extra or {}),
     }
     _save_fast({"before": snap.before, "after_groups": {gi: after[gi] for gi in groups}},

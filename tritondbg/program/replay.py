@@ -22,7 +22,7 @@ from typing import Any
 
 from tritondbg.errors import UsageError
 from tritondbg.configs import find_autotuner
-from tritondbg.program import autotuned, tables
+from tritondbg.program import autotuned, kernel_globals, tables
 from tritondbg.scenario import DTYPES, Case, Scenario
 
 
@@ -197,6 +197,10 @@ def load_kernel(folder: str, meta: dict):
     """The jit function: its module when importable, else the saved source (``src/``); for a launch of an
     autotuned kernel whose reproducer can replay any config (``autotuned.launch``), the autotuner around it."""
     kernel = _launched(folder, meta)
+    changed = kernel_globals.restore(kernel, meta.get("globals") or {}, meta["module"])
+    if changed and _once(os.path.join(folder, meta["name"]), "globals"):
+        print(f"tritondbg: {meta['name']}: module-level values the kernel reads are set as the program had them "
+              f"({'; '.join(changed)})", file=sys.stderr)
     if meta.get("config_grids") is not None and find_autotuner(kernel) is not None:
         return kernel
     return _unwrap(kernel)
@@ -236,7 +240,8 @@ def _launched(folder: str, meta: dict):
             skipped = getattr(mod, "__tritondbg_skipped__", None)
             problems.append(f"{path}: {type(exc).__name__}: {exc}"
                             + (f" (statements that raised: {'; '.join(skipped)})" if skipped else ""))
-    raise UsageError(f"cannot load kernel {qualname}: " + "; ".join(problems or ["no saved source"]))
+    why = next((u.split(": ", 1)[1] for u in meta.get("unsaved") or () if u.startswith("source: ")), "no saved source")
+    raise UsageError(f"cannot load kernel {qualname}: " + "; ".join(problems or [why]))
 
 
 def _decode(enc: dict, tensors: list):
