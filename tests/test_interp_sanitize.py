@@ -398,3 +398,63 @@ def test_cta_scope_atomics_across_programs_race_and_an_atomic_without_mask_says_
     rec = run(f"{data}::unmasked")
     f = next(f for f in rec.results[0].findings if f["kind"] == "out_of_bounds")
     assert f["line"] == mark("unmasked") and "The atomic has no mask" in f["message"], f["message"]
+
+
+LIBDEVICE_SCENARIO = '''
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr, WHAT: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    if WHAT == 0:
+        x = tl.load(x_ptr + offs, mask=offs < n)  # UNDEFINED
+        e = libdevice.exp(x)
+    elif WHAT == 1:
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        e = libdevice.exp(x)
+    else:
+        x = tl.load(x_ptr + offs, mask=offs < n, other=5.0)
+        e = tl.where(offs < n, libdevice.rsqrt(x - 4.0), 0.0)  # NAN (meant: x + 4.0)
+    tl.store(out_ptr, tl.sum(e, axis=0))  # SUM
+
+
+def launch(x, what):
+    out = torch.empty(1, device=x.device)
+    k[(1,)](x, out, 100, BLOCK=128, WHAT=what)
+    return out
+
+
+def ref(x, what):
+    if what == 2:
+        return (x + 4.0).rsqrt().sum().reshape(1)
+    return x.exp().sum().reshape(1)
+
+
+def make(case, dtype, device, generator):
+    return dict(x=torch.rand(100, generator=generator).to(device), what=case.params["what"])
+
+
+cases = Scenario("libdevice_bugs", make, launch, ref, kernels=[k],
+                 cases=[Case(n, params=dict(what=i), dtypes=("float32",))
+                        for i, n in enumerate(("undefined", "padding", "nan"))])
+'''
+
+
+@pytest.mark.parametrize("case, kind, marker", [("undefined", "poison", "UNDEFINED"),
+                                                ("padding", "masked_reduction", "SUM"),
+                                                ("nan", "nan_inf", "NAN")])
+def test_the_sanitizers_follow_a_libdevice_call(tmp_path, case, kind, marker):
+    """helper-45: a libdevice op returned a fresh value with no shadow: lanes a load left undefined or padded
+    lost their mark through `libdevice.exp` (no poison / masked_reduction finding), and `libdevice.rsqrt` of a
+    negative value made the first NaN unseen ("no finding"); the tl.* versions of the same kernels were found."""
+    path = tmp_path / "ld_cases.py"
+    path.write_text(LIBDEVICE_SCENARIO)
+    rec = run(f"{path}::libdevice_bugs", cases=case)
+    line = next(i for i, text in enumerate(LIBDEVICE_SCENARIO.splitlines(), 1) if f"# {marker}" in text)
+    findings = [(f["kind"], f["line"]) for r in rec.results for f in r.findings]
+    assert (kind, line) in findings, findings

@@ -202,12 +202,27 @@ def _make(name: str):
         else:
             out = out.astype(I._get_np_dtype(out_ty))
         is_block = any(t.type.is_block() for t in tensors)
+        handle = I.TensorHandle(out if is_block else out.reshape(1), out_ty)
+        _shadow(name, handle, [t.handle for t in tensors])
         if is_block:
-            return tl.tensor(I.TensorHandle(out, out_ty), tl.block_type(out_ty, list(out.shape)))
-        return tl.tensor(I.TensorHandle(out.reshape(1), out_ty), out_ty)
+            return tl.tensor(handle, tl.block_type(out_ty, list(out.shape)))
+        return tl.tensor(handle, out_ty)
 
     impl.__name__ = name
     return impl
+
+
+def _shadow(name: str, out, ins: list) -> None:
+    """The sanitizers follow a libdevice call as any elementwise op: its masked-off lanes (a load without
+    ``other=``) stay so in the result, and a NaN / Inf it makes from finite inputs is the first one
+    (``libdevice.rsqrt`` of a negative mean, as ``tl.rsqrt``)."""
+    from tritondbg.interp.shadow_pads import _elementwise_pad
+    from tritondbg.interp.shadow_values import PAD, _check_new_nonfinite
+
+    if any(PAD in (getattr(h, "attr", None) or ()) for h in ins):
+        _elementwise_pad(out, ins)
+    if out.data.dtype.kind == "f" or out.dtype.primitive_bitwidth == 16 and out.dtype.is_floating():
+        _check_new_nonfinite(f"libdevice.{name}", out, ins)
 
 
 _impls: dict[str, object] = {}
