@@ -222,6 +222,36 @@ def _how_far(x, y) -> tuple[float, float]:
     return float(d.max()), float((d / scale).max())
 
 
+def _marked_memory():
+    """Until exit, the empty-family factories fill what they return with initcheck's mark (calls nest)."""
+    import contextlib
+
+    from tritondbg.interp import initcheck
+
+    @contextlib.contextmanager
+    def marked():
+        initcheck.install()
+        try:
+            yield
+        finally:
+            initcheck.uninstall()
+
+    return marked()
+
+
+def _never_written(t) -> int:
+    """How many elements of an output (a CPU copy) still hold initcheck's mark."""
+    import torch
+
+    from tritondbg.interp import initcheck
+
+    if not isinstance(t, torch.Tensor) or not t.numel() or t.dtype not in (
+            torch.float32, torch.float16, torch.bfloat16, torch.float64):  # ints: data can equal the mark
+        return 0
+    m = initcheck._holding_mark(t.detach().cpu().contiguous())
+    return int(m.sum()) if m is not None else 0
+
+
 def _order_cause(rel: float) -> str:
     """Why two runs, the second with its programs reversed, differ: rounding-size differences are float atomics
     summing in another order; larger ones, programs that depend on each other's writes."""
@@ -493,10 +523,14 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
 
     def once(case, dtype, reverse: bool):
         cap = Capture()
-        with hooks.reversed_programs() if reverse else contextlib.nullcontext():
+        # torch.empty & co. hand out marked memory: an output element no program writes holds the same mark in
+        # both runs (not whatever the allocator gave each: "differ between two identical runs", blamed on order)
+        with hooks.reversed_programs() if reverse else contextlib.nullcontext(), _marked_memory():
             r = runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
                                 instruments=_attributed(ctx, cap), reference=False)  # two launches compared
         return r, cap.outputs[0] if cap.outputs else None
+
+    unwritten = []
 
     for case, dtype in ((c, d) for c in _cases(scenario, ctx) for d in c.dtypes):
         first, a = once(case, dtype, False)
@@ -511,6 +545,9 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
             continue
         reversed_run = reorder and not results[-1].extra.get("reverse_order_failed")
         for i, (x, y) in enumerate(zip(a, b)):
+            left = _never_written(x)
+            if left:
+                unwritten.append(f"{case.name}/{dtype} output {i}: {left} of {x.numel()}")
             if isinstance(x, torch.Tensor) and not _bitwise_equal(x, y):
                 far, rel = _how_far(x, y) if x.is_floating_point() else (float("nan"), float("inf"))
                 size = f", by up to {far:.3g} ({rel:.2g} relative)" if far == far else ""
@@ -527,8 +564,11 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
     if reorder:
         kept = sum(1 for r in results[1::2] if r.extra.get("reverse_order_failed"))
         how = " (programs in grid order, then reversed" + (f"; {kept} run(s) could not reverse them" if kept else "") + ")"
+    left = (f"; element(s) no program wrote (torch.empty's memory, the same mark in both runs; the sanitize gate "
+            f"names them): {unwritten[0]}" + (f" and {len(unwritten) - 1} more output(s)" if len(unwritten) > 1 else "")
+            if unwritten else "")
     return GateOutcome(scenario.name, "determinism", PASS, f"{len(results) // 2} case x dtype runs bitwise equal "
-                       f"twice{how}", {}, results)
+                       f"twice{how}{left}", {"unwritten": unwritten} if unwritten else {}, results)
 
 
 def perf(scenario, ctx: GateContext) -> GateOutcome:
