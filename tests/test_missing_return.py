@@ -185,3 +185,42 @@ def test_a_none_that_fails_inside_a_tl_function_names_the_kernels_line_and_the_h
     assert f"mk.py:{_line(KERNEL, 'tl.store')}: in sum(): AttributeError: 'NoneType' object" in line, line
     assert f"the @triton.jit function scale (helpers.py:{_line(HELPERS, 'def scale')}) returns nothing" in line, line
     assert "uses its value (`H.scale(x, 2.0)`): a forgotten `return`?" in line, line
+
+
+UNPACK = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def pid_pair(pid, n):
+    a = pid // n
+    b = pid % n
+
+
+@triton.jit
+def k(o_ptr, n, BLOCK: tl.constexpr):
+    a, b = pid_pair(tl.program_id(0), n)  # USE
+    offs = tl.arange(0, BLOCK)
+    tl.store(o_ptr + offs, offs + a + b)
+
+
+def launch(x):
+    k[(1,)](x, 4, BLOCK=16)
+    return x
+
+
+SCENARIO = Scenario(name="unpack", launch=launch, reference=lambda x: x,
+                    make_inputs=lambda case, dtype, device, generator: dict(x=torch.zeros(16, device=device)),
+                    cases=[Case("tiny", dtypes=("float32",))], kernels=[k])
+'''
+
+
+def test_a_compile_that_unpacks_a_helper_returning_nothing_names_it(tmp_path, cli_env):
+    """helper-45 (tutorial 09's _compute_pid without its return): `ir` printed only "TypeError: cannot unpack
+    non-iterable value" (no "None" in the compiler's text, so no hint); the interpreter named the helper."""
+    (tmp_path / "unpack.py").write_text(UNPACK)
+    p = run_cli(["ir", str(tmp_path / "unpack.py"), "--stage", "ttir", "--arch", "sm_90"], cli_env, cwd=tmp_path)
+    assert p.returncode != 0 and "cannot unpack non-iterable" in p.stderr, p.stderr[-2000:]
+    assert (f"the @triton.jit function pid_pair (unpack.py:{_line(UNPACK, 'def pid_pair')}) returns nothing, yet "
+            f"line {_line(UNPACK, '# USE')} uses its value") in p.stderr, p.stderr[-2000:]

@@ -19,7 +19,7 @@ import textwrap
 
 def mentions_none(text: str) -> bool:
     """An error text that a None value may have caused."""
-    return "None" in text
+    return "None" in text or "cannot unpack non-iterable" in text  # (the compiler: a None unpacked)
 
 
 def _function_at(file: str, name: str, line: int) -> ast.FunctionDef | None:
