@@ -171,6 +171,27 @@ def check_dtypes(name: str, types: tuple) -> None:
                      f"({', '.join(str(t) for t in types)}) (the GPU compiler refuses it too: {advice})")
 
 
+def explain_refusal(source_line: str, text: str) -> str | None:
+    """The compiler's bare ``KeyError: (triton.language.float16)`` at a libdevice call, said as the interpreter
+    says it: which dtypes the function has (``ir`` and the resources gate)."""
+    import re
+
+    got = re.findall(r"triton\.language\.(\w+)", text)
+    call = re.search(r"(?:libdevice|math)\.(\w+)\s*\(", source_line or "")
+    if not got or call is None or not dtype_table(call.group(1)):
+        return None
+    import triton.language as tl
+
+    types = tuple(getattr(tl, g, None) for g in got)
+    if any(t is None for t in types):
+        return None
+    try:
+        check_dtypes(call.group(1), types)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def _make(name: str):
     import triton.language as tl
 

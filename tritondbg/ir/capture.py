@@ -310,6 +310,11 @@ def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
         cause = inner.__cause__
         if cause is not None and str(cause).strip().splitlines()[-1:] == [text]:
             text = f"{type(cause).__name__}: {text}"  # "(triton.language.float16)" alone says little
+        if isinstance(cause, KeyError):  # a libdevice function with no version for these dtypes
+            from tritondbg.interp.libdevice import explain_refusal
+
+            said = explain_refusal(_source_line(fn, node.lineno), text)
+            text = said or text
         from tritondbg import missing_return
 
         found = missing_return.compile_hint(exc, fn)  # a None from a jit helper that forgot its `return`
@@ -347,6 +352,16 @@ def _def_line(fn, lineno: int) -> str:
 
     where = kernel_line(getattr(fn, "fn", None), lineno)
     return f"{where[0]}:{where[1]}: " if where else ""
+
+
+def _source_line(fn, lineno: int) -> str:
+    """The text of line ``lineno`` (Triton's count) of a kernel, or ""."""
+    import linecache
+
+    from tritondbg.missing_return import kernel_line
+
+    where = kernel_line(getattr(fn, "fn", None), lineno)
+    return linecache.getline(where[0], where[1]) if where else ""
 
 
 def _compile_error(fn, target, exc: BaseException, printed: str, native: str) -> str:
