@@ -47,6 +47,34 @@ def test_an_error_in_a_librarys_cpu_branch_names_where_it_asked(tmp_path):
             "heard False") in out.stderr, out.stderr[-3000:]
 
 
+@pytest.mark.interpreter
+@pytest.mark.parametrize("call, hint", [
+    ("gpulib.check('relu')", None),  # the library refusing the program's input: not a branch taken
+    ("torch.cuda.Stream()", "tritondbg: the program used a CUDA-only part of torch"),
+])
+def test_errors_that_are_not_a_cpu_branchs_get_no_branch_hint(tmp_path, call, hint):
+    """helper-46: LigerSwiGLUMLP's `ValueError: Activation function relu not supported` (and an ImportError of a
+    missing package) was followed by "asked torch.cuda.is_available() ... so it took its CPU branch"; an error raised
+    inside torch.cuda (a Stream, reset_peak_memory_stats) by "code that insists on CUDA tensors refuses them"."""
+    lib = tmp_path / "site-packages" / "gpulib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(LIBRARY + textwrap.dedent('''
+        def check(act):
+            infer_device()
+            if act != "silu":
+                raise ValueError(f"Activation function {act} not supported.")
+    '''))
+    (tmp_path / "prog.py").write_text(f"import torch, triton, gpulib\n{call}\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site-packages"), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1, out.stderr[-3000:]
+    assert "its CPU branch" not in out.stderr and "insists on CUDA tensors" not in out.stderr, out.stderr[-3000:]
+    if hint:
+        assert hint in out.stderr, out.stderr[-3000:]
+
+
 def test_a_kernel_file_in_an_installed_package_is_named_by_its_path_in_it():
     """fla has dozens of files called chunk.py: "tl.dot at chunk.py:130" named none of them."""
     from tritondbg.interp.frames import site_name

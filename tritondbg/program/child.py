@@ -216,6 +216,18 @@ _NO_CUDA = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "n
             "Tried to instantiate dummy base class", "Cannot get CUDA generator", "Cannot access accelerator device")
 
 
+def _ends_in_torch_cuda(tb) -> bool:
+    """Whether the error was raised inside ``torch.cuda`` (``torch.cuda.Stream()``, ``reset_peak_memory_stats``)."""
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    torch = sys.modules.get("torch")
+    if not last or torch is None:
+        return False
+    return os.path.abspath(last).startswith(os.path.join(os.path.dirname(torch.__file__), "cuda") + os.sep)
+
+
 def _hint_on_cuda_tensors() -> None:
     """An uncaught error from torch about CUDA (``torch.randn(..., device="cuda")`` on a machine without one)
     ends with one tritondbg line saying what to do: the program's own traceback is left as it is."""
@@ -224,21 +236,25 @@ def _hint_on_cuda_tensors() -> None:
     def hook(kind, value, tb):
         previous(kind, value, tb)
         cpu = sys.modules.get("tritondbg.program.cpu_device")
-        asked = cpu.library_asked(tb) if cpu is not None and isinstance(value, Exception) else None
+        # an error a library's CPU branch may raise (DyT backward: UnboundLocalError: NUM_SMS), not its validation
+        # of the program's input (ValueError) or a missing package (ImportError)
+        branch = isinstance(value, Exception) and not isinstance(value, (ValueError, ImportError, OSError))
+        asked = cpu.library_asked(tb) if cpu is not None and branch else None
+        in_torch_cuda = _ends_in_torch_cuda(tb)
         if asked is not None:
             from tritondbg.interp.frames import site_name
 
             print(f"tritondbg: the code above asked torch.cuda.is_available() at {site_name(asked[0])}:{asked[1]} "
-                  f"({asked[2]}) and heard False (no GPU here: its \"cuda\" tensors are made on the CPU), so it took "
-                  "its CPU branch; the error is that branch's, not a kernel's", file=sys.stderr)
+                  f"({asked[2]}) and heard False (no GPU here: its \"cuda\" tensors are made on the CPU), so it may "
+                  "have taken its CPU branch: an error of that branch is not a kernel's", file=sys.stderr)
         elif cpu is not None and cpu.moved() and isinstance(value, Exception) and "cuda" in str(value).lower() \
-                and not any(text in str(value) for text in _NO_CUDA):
+                and not in_torch_cuda and not any(text in str(value) for text in _NO_CUDA):
             # a library's own check of the tensors' device (fla: "Only support CUDA/NPU/XPU tensors")
             print("tritondbg: the error above names CUDA: under the interpreter the program's \"cuda\" tensors are "
                   "made on the CPU (tensor.device.type is \"cpu\"), so code that insists on CUDA tensors (is_cuda, "
                   "device.type == \"cuda\") refuses them; run it compiled on a GPU, or capture the kernels it "
                   "reaches another way", file=sys.stderr)
-        elif any(text in str(value) for text in _NO_CUDA):
+        elif in_torch_cuda or any(text in str(value) for text in _NO_CUDA):
             print("tritondbg: the program used a CUDA-only part of torch that has no CPU stand-in (tensors asked "
                   "for on \"cuda\" are made on the CPU under the interpreter, CUDA events, streams and generators "
                   "are not): make it on triton.runtime.driver.active.get_active_torch_device() (cpu here)",
