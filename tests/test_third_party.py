@@ -83,7 +83,10 @@ def test_standin_answers_host_code_as_the_chosen_gpu():
     assert props["multiprocessor_count"] == 132 and props["max_shared_mem"] == 232448 and props["warpSize"] == 32
     assert torch.cuda.get_device_capability() == (9, 0)
     assert "H100" in torch.cuda.get_device_properties(0).name
+    assert torch.cuda.is_bf16_supported()  # as the GPU says (a program picks bf16 by it); torch's own: False here
     try:
+        standin.install("sm_75")
+        assert not torch.cuda.is_bf16_supported()
         standin.install("sm_80")
         assert driver.active.get_current_target().arch == 80
         assert torch.cuda.get_device_capability() == (8, 0)

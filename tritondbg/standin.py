@@ -327,6 +327,8 @@ def _torch_cuda_patches(arch: Arch) -> dict[str, Any]:
         "get_device_capability": lambda device=None: capability(arch),
         "get_device_properties": lambda device=None: props,
         "get_device_name": lambda device=None: props.name,
+        # as the target answers (a program picks bf16 or fp16 by it); torch's own says False without CUDA
+        "is_bf16_supported": lambda including_emulation=True: (not arch.is_cuda) or capability(arch) >= (8, 0),
         "current_device": lambda: 0,
         "device_count": lambda: 1,
         "set_device": lambda device: None,
