@@ -25,9 +25,9 @@ PROGRAM = ["--", "{py}", "{tmp}/prog.py"]   # the program form's `-- CMD` in ROW
 def bad(tmp_path):
     """A folder of bad scenario files and a fake cache folder (key-named folders holding user files)."""
     files = {"syn.py": "def f(:\n    pass\n", "cases.txt": "not python\n", "empty.py": "",
-             "noscen.py": "x = 1\n", "imp.py": "import nonexistent_module_xyz\n",
+             "noscen.py": "x = 1\n", "imp.py": "import nonexistent_module_xyz\nfrom tritondbg import Scenario\n",
              # an error raised inside a library (torch) by the user's helper: the helper's line, not torch's
-             "libhelper.py": "import torch\ndt = getattr(torch, 'no_such_dtype')\n", "implib.py": "import libhelper\n", "afile": "a file\n",
+             "libhelper.py": "import torch\ndt = getattr(torch, 'no_such_dtype')\n", "implib.py": "import libhelper\nfrom tritondbg import Scenario\n", "afile": "a file\n",
              "prog.py": PROG}
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -71,6 +71,15 @@ ROWS = [
     (["ir", "{tmp}/syn.py"], {}, 2, "syn.py:1: SyntaxError: invalid syntax"),
     (["interpret", "{tmp}/empty.py"], {}, 2, "empty.py defines no Scenario"),
     (["interpret", "{tmp}/noscen.py"], {}, 2, "noscen.py defines no Scenario"),
+    # a program given as KERNEL: refused before it runs (it ran whole, then "defines no Scenario")
+    (["interpret", "{tmp}/prog.py"], {}, 2, "prog.py defines no Scenario (see README: 'Your own kernels'); a program "
+     "that launches kernels runs as one: tritondbg interpret -- python {tmp}/prog.py (not run"),
+    (["check", "{tmp}/prog.py"], {}, 2, "(not run: the file names no Scenario)"),
+    (["profile", "{tmp}/prog.py"], {}, 2, "(not run: the file names no Scenario)"),
+    (["interpret", "python", "{tmp}/prog.py"], {}, 2, "to run a program, put it after --: tritondbg <command> -- "
+     "python ..."),
+    (["interpret", "--", "--json", "{tmp}/x.json", "{py}", "{tmp}/prog.py"], {}, 127,
+     "--json: command not found (tritondbg's options go before the --: `tritondbg interpret --json ... -- PROGRAM`)"),
     (["interpret", "{tmp}/imp.py"], {}, 2, "imp.py:1: ModuleNotFoundError: No module named 'nonexistent_module_xyz'"),
     (["interpret", "{tmp}/implib.py"], {}, 2, "libhelper.py:2: AttributeError: module 'torch' has no attribute"),
     (["interpret", "{tmp}/missing.py"], {}, 2, "no such scenario file"),

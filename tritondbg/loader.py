@@ -44,6 +44,9 @@ def unknown_kernel(target: str, names) -> str:
         here = (f"; {target} is a folder: name one of its files ({', '.join(repros[:3])}"
                 f"{', ...' if len(repros) > 3 else ''}), or give the folder to `tritondbg check`" if repros else
                 f"; {target} is a folder with no .py file")
+    if Path(target).name.split(".")[0].rstrip("0123456789.") in ("python", "pytest", "torchrun", "accelerate",
+                                                                   "deepspeed", "bash", "sh"):
+        here = f"; to run a program, put it after --: tritondbg <command> -- {target} ..."
     return f"unknown kernel {target!r}; choose from: {', '.join(names)} (or path/to/cases.py::name){here}"
 
 
@@ -71,6 +74,9 @@ def check_target(target: str) -> None:
         raise UsageError(_syntax_line(exc, file)) from None
     except ValueError as exc:   # e.g. null bytes
         raise UsageError(f"{file}: not Python source ({exc})") from None
+    if b"scenario" not in source.lower() and b"tritondbg" not in source and b"import *" not in source:
+        # a program (a training script) given as KERNEL: refused before importing it, which would run it whole
+        raise UsageError(no_scenario(file) + " (not run: the file names no Scenario)")
 
 
 def _syntax_line(exc: SyntaxError, file: str | None = None) -> str:

@@ -130,6 +130,7 @@ def load_target(target: str, timeout: float | None, on_stuck=None) -> list[tuple
     try:
         with watchdog.deadline(timeout, on_stuck=on_stuck):
             if loader.is_path_target(target) and "::" not in target:
+                loader.check_target(target)  # a program given as a scenario file is refused before it runs
                 path = str(Path(target).expanduser().resolve())
                 pairs = [(f"{path}::{s.name}", s) for s in _import_scenarios(target)]
                 if not pairs:

@@ -72,6 +72,9 @@ def resolve(cmd: list[str], command: str = "capture") -> list[str]:
     here = os.path.dirname(sys.executable)
     found = shutil.which(exe, path=here + os.pathsep + os.environ.get("PATH", ""))
     if found is None:
+        if exe.startswith("-"):  # `interpret -- --json f python x.py`: an option of tritondbg's after the --
+            raise ProgramNotFound(f"{exe}: command not found (tritondbg's options go before the --: "
+                                  f"`tritondbg {command} {exe} ... -- PROGRAM`)")
         raise ProgramNotFound(f"{exe}: command not found")
     return [found, *cmd[1:]]
 
