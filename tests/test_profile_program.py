@@ -492,3 +492,30 @@ def test_a_gpu_machine_whose_devices_are_hidden_runs_programs_under_the_interpre
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(modes.os.path, "exists", lambda p: p in nodes)
     assert modes.gpu_visible() is visible
+
+
+def test_own_time_line_adds_up_and_a_windowed_profiler_stop_is_not_negative():
+    """helper-46: with --active the profiler stops before the program's exit, and "profiler stop -1.29 s" was
+    measured from the exit; "2958.5 us/launch x 12 = 0.03 s" did not multiply out (the first launch, which pays the
+    imports, is left out of the per-launch figure)."""
+    from tritondbg.profile.program_run import breakdown, overhead, overhead_line
+
+    phases = {"bootstrap": 1.0, "child_loaded": 1.2, "attach_start": 1.2, "attach_ready": 1.3,
+              "profiler_stopping": 2.0, "profiler_stopped": 2.25, "trace_exported": 2.5, "exit": 3.3,
+              "json_written": 3.4}
+    data = {"phases": phases, "launches_seen": 12, "own_ns": 30e6 + 11 * 500e3, "first_launch_ns": 30e6}
+    o = overhead(data)
+    assert o["profiler_stop_s"] == pytest.approx(0.25) and o["per_launch_us"] == pytest.approx(500.0)
+    line = overhead_line(breakdown([{"overhead": o, "launches_seen": 12}], 0.5, 3.6, 0.1))
+    assert "12 launch(es) 0.04 s (the first 0.03 s, then 500.0 us each)" in line, line
+    assert "profiler stop 0.25 s" in line and "-" not in line.split("profiler stop")[1][:3], line
+
+
+def test_a_kernel_launched_only_outside_the_window_shows_no_time():
+    from tritondbg.profile.program_run import kernel_cells
+
+    row = {"kernel": "k", "launches": 3, "timed_launches": 0, "total_ms": 0.0, "mean_ms": None, "share": 0.0,
+           "gbps": None, "autotune": "-"}
+    assert kernel_cells(row)[2:5] == ["- (not traced)", "-", "-"]
+    row.update(timed_launches=2, total_ms=0.5, mean_ms=0.25, share=0.5)
+    assert kernel_cells(row)[4] == "50.0%"

@@ -262,6 +262,7 @@ class ProgramProfiler(attach.Observer):
 
         prof, self.prof, self.done = self.prof, None, True
         with signals_deferred():  # the program's Ctrl-C acts once the profiler is stopped and its trace out
+            self.phases["profiler_stopping"] = time.monotonic()  # at exit, or at the end of the --active window
             with _profiler_warnings(self.warnings):
                 prof.stop()
             self.phases["profiler_stopped"] = time.monotonic()

@@ -240,7 +240,8 @@ def breakdown(processes: list[dict], t_start: float, t_exit: float, report_s: fl
     start = sum(v for v in (o["bootstrap_s"], o["attach_s"]) if v is not None)
     out = {"start_s": start, "bootstrap_s": o["bootstrap_s"], "attach_s": o["attach_s"],
            "session_start_s": o["session_start_s"], "per_launch_us": o["per_launch_us"],
-           "launches": first["launches_seen"], "launches_s": o["launches_s"], "exit_s": o["exit_s"],
+           "launches": first["launches_seen"], "launches_s": o["launches_s"], "first_launch_s": o["first_launch_s"],
+           "exit_s": o["exit_s"],
            "profiler_stop_s": o["profiler_stop_s"], "export_s": o["export_s"], "report_s": report_s,
            "python_start_s": ph["bootstrap"] - t_start,
            "teardown_s": t_exit - ph["json_written"] if "json_written" in ph else None,
@@ -258,8 +259,12 @@ def overhead_line(o: dict[str, Any]) -> str | None:
         return "-" if v is None else f"{v:.2f} s"
 
     per = "-" if o["per_launch_us"] is None else f"{o['per_launch_us']:.1f} us"
+    # the first launch pays one-time imports (and a session start): the per-launch figure is the others'
+    launches = (f"{o['launches']} launch(es) {s(o['launches_s'])} (the first {s(o.get('first_launch_s'))}, then "
+                f"{per} each)" if o.get("first_launch_s") is not None and o["launches"] and o["launches"] > 1
+                else f"{per}/launch x {o['launches']} = {s(o['launches_s'])}")
     return (f"tritondbg's own time: start {s(o['start_s'])} (attach + profiler start {s(o['attach_s'])}), "
-            f"{per}/launch x {o['launches']} = {s(o['launches_s'])}, exit {s(o['exit_s'])} (profiler stop "
+            f"{launches}, exit {s(o['exit_s'])} (profiler stop "
             f"{s(o['profiler_stop_s'])}, trace export {s(o['export_s'])}), report {s(o['report_s'])}")
 
 
@@ -382,7 +387,7 @@ def overhead(data: dict) -> dict[str, Any]:
             "session_start_s": span("session_begin", "session_started"),
             "per_launch_us": None if per_launch is None else round(per_launch, 3),
             "first_launch_s": round(first_s, 6), "launches_s": round(own_s, 6),
-            "exit_s": span("exit", "json_written"), "profiler_stop_s": span("exit", "profiler_stopped"),
+            "exit_s": span("exit", "json_written"), "profiler_stop_s": span("profiler_stopping", "profiler_stopped"),
             "export_s": span("profiler_stopped", "trace_exported"), "phases": ph}
 
 
@@ -390,6 +395,9 @@ def kernel_cells(row: dict[str, Any]) -> list[str]:
     """One row of the per-kernel table (console and report)."""
     from tritondbg.profile.summary import fmt_time
 
+    if not row.get("timed_launches"):  # every launch outside the traced window: no time, not "0.0 us"
+        return [row.get("label", row["kernel"]), str(row["launches"]), "- (not traced)", "-", "-", "-",
+                row["autotune"]]
     share = "-" if row["share"] is None else f"{100 * row['share']:.1f}%"
     gbps = "-" if row["gbps"] is None else f"{row['gbps']:.4g} GB/s"
     return [row.get("label", row["kernel"]), str(row["launches"]), fmt_time(row["total_ms"]), fmt_time(row["mean_ms"]), share, gbps,
