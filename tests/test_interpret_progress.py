@@ -302,3 +302,24 @@ def test_all_configs_prints_each_config_and_keeps_them_on_ctrl_c(cli_env, tmp_pa
     [path] = (tmp_path / "traces").glob("*/tritondbg/record.json")
     record = json.loads(path.read_text())
     assert record["extra"]["interrupted_by"] == "SIGINT" and len(record["results"]) == 1
+
+
+def test_a_long_case_says_it_is_still_running_and_where(capsys):
+    """helper-45: a kernel whose loop never ends (tutorial 08 without `tile_idx += NUM_SM`) hung `interpret` with no
+    word; --timeout had to be known. Now a line after a minute (TRITONDBG_HEARTBEAT_S) says what runs and where."""
+    from tritondbg import watchdog
+
+    with watchdog.activity(kernel="grouped", case="tiny", dtype="float16"), watchdog.heartbeat(first=0.2, every=0.2):
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 0.7:
+            time.sleep(0.01)
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("tritondbg: still running after")]
+    assert 2 <= len(lines) <= 4, err
+    assert "grouped case tiny/float16" in lines[0] and "test_interpret_progress.py" in lines[0], lines[0]
+    assert "Ctrl-C stops it and says where; --timeout SECONDS ends a run" in lines[0]
+    time.sleep(0.5)
+    assert "still running" not in capsys.readouterr().err  # it stops with the case
+    with watchdog.heartbeat(first=0):  # stepping or at a breakpoint: none
+        time.sleep(0.3)
+    assert "still running" not in capsys.readouterr().err

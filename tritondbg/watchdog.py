@@ -161,3 +161,41 @@ def deadline(seconds: float | None, *, grace: float = 10.0, on_stuck: Callable[[
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
         _end[0] = saved_end
+
+
+HEARTBEAT_S = float(os.environ.get("TRITONDBG_HEARTBEAT_S", "60"))
+
+
+@contextmanager
+def heartbeat(first: float | None = None, every: float = 120.0,
+              hint: str = "Ctrl-C stops it and says where; --timeout SECONDS ends a run"):
+    """While the main thread runs: after ``first`` seconds (``TRITONDBG_HEARTBEAT_S``, 60) and then every
+    ``every``, one line on stderr saying what it runs and where (a kernel line and program id under the
+    interpreter): an endless loop in a kernel was a silent hang, with no deadline by default."""
+    first = HEARTBEAT_S if first is None else first
+    if not first or first <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    main, done, t0 = threading.main_thread(), threading.Event(), time.monotonic()
+
+    def beat():
+        wait = first
+        while not done.wait(wait):
+            frame = sys._current_frames().get(main.ident)
+            what = ""
+            if _activity.get("kernel"):
+                what = f" {_activity['kernel']}"
+                if _activity.get("case"):
+                    what += f" case {_activity['case']}" + (f"/{_activity['dtype']}" if _activity.get("dtype") else "")
+            loc = where(frame)
+            print(f"tritondbg: still running after {time.monotonic() - t0:.0f} s:{what}{', ' + loc if loc else ''} "
+                  f"(a loop that never ends? {hint})",
+                  file=sys.stderr, flush=True)
+            wait = every
+
+    thread = threading.Thread(target=beat, name="tritondbg-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()

@@ -80,6 +80,8 @@ def _execute(target: str, *, mode: str, case, dtype, config, seed, as_json, out_
         check_supported(the_arch)      # as `ir` does: sm_999 ran, and host code saw capability (99, 9)
         arch = the_arch.name
     instruments = []
+    # "still running" lines on a long case; none while the user steps or sits at a breakpoint (pdb)
+    beat = 0 if (breaks or trace or watch) else None
     if mode == "interpret":
         from tritondbg.interp import instruments as build
         from tritondbg.interp import shims
@@ -103,7 +105,7 @@ def _execute(target: str, *, mode: str, case, dtype, config, seed, as_json, out_
         loader.load(target)
         show = None if as_json else partial(print_case, None)  # each config's block as it finishes
         try:
-            with watchdog.deadline(timeout):
+            with watchdog.deadline(timeout), watchdog.heartbeat(first=beat):
                 record = run_all_configs(target, cases=case, dtype=dtype, seed=seed, on_result=show,
                                          command=command + " --all-configs", instruments=instruments, arch=arch)
         except (KeyboardInterrupt, watchdog.Timeout) as exc:
@@ -151,7 +153,7 @@ def _execute(target: str, *, mode: str, case, dtype, config, seed, as_json, out_
         click.echo(f"error: {message}", err=True)
 
     try:
-        with watchdog.deadline(timeout, on_stuck=on_stuck):
+        with watchdog.deadline(timeout, on_stuck=on_stuck), watchdog.heartbeat(first=beat):
             record = run.run(show)
     except KeyboardInterrupt as exc:
         by = _stop_signal()

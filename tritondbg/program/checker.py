@@ -244,9 +244,13 @@ class Checker(attach.Observer):
                 snap = None
         self.running = (launch, index)  # SIGTERM says where it landed (on_term)
         marks = _marks(launch.args) if self.sanitize else {}
+        from tritondbg import watchdog
+
         try:
-            value, findings, error, stores = instrument_launch(proceed, launch.args, sanitize=self.sanitize,
-                                                               snap=snap)
+            # a launch that never ends says so (the program form has no --timeout)
+            with watchdog.activity(kernel=launch.name), watchdog.heartbeat(hint="Ctrl-C stops it and says where"):
+                value, findings, error, stores = instrument_launch(proceed, launch.args, sanitize=self.sanitize,
+                                                                   snap=snap)
         except KeyboardInterrupt as exc:  # Ctrl-C in a launch (a kernel that spins): where it was, not "checked"
             attach.say_interrupted(launch, index, exc)
             raise
