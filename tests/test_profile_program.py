@@ -501,13 +501,15 @@ def test_own_time_line_adds_up_and_a_windowed_profiler_stop_is_not_negative():
     from tritondbg.profile.program_run import breakdown, overhead, overhead_line
 
     phases = {"bootstrap": 1.0, "child_loaded": 1.2, "attach_start": 1.2, "attach_ready": 1.3,
+              "session_begin": 1.5, "session_started": 1.52,  # --skip 2: the session starts inside launch 2
               "profiler_stopping": 2.0, "profiler_stopped": 2.25, "trace_exported": 2.5, "exit": 3.3,
               "json_written": 3.4}
-    data = {"phases": phases, "launches_seen": 12, "own_ns": 30e6 + 11 * 500e3, "first_launch_ns": 30e6}
+    data = {"phases": phases, "launches_seen": 12, "own_ns": 30e6 + 11 * 500e3 + 270e6, "first_launch_ns": 30e6}
     o = overhead(data)
     assert o["profiler_stop_s"] == pytest.approx(0.25) and o["per_launch_us"] == pytest.approx(500.0)
     line = overhead_line(breakdown([{"overhead": o, "launches_seen": 12}], 0.5, 3.6, 0.1))
-    assert "12 launch(es) 0.04 s (the first 0.03 s, then 500.0 us each)" in line, line
+    assert ("12 launch(es) 0.31 s (the first 0.03 s, the profiler's start and stop in the window's edge launches "
+            "0.27 s, then 500.0 us each)") in line, line
     assert "profiler stop 0.25 s" in line and "-" not in line.split("profiler stop")[1][:3], line
 
 

@@ -241,6 +241,7 @@ def breakdown(processes: list[dict], t_start: float, t_exit: float, report_s: fl
     out = {"start_s": start, "bootstrap_s": o["bootstrap_s"], "attach_s": o["attach_s"],
            "session_start_s": o["session_start_s"], "per_launch_us": o["per_launch_us"],
            "launches": first["launches_seen"], "launches_s": o["launches_s"], "first_launch_s": o["first_launch_s"],
+           "window_edges_s": o.get("window_edges_s"),
            "exit_s": o["exit_s"],
            "profiler_stop_s": o["profiler_stop_s"], "export_s": o["export_s"], "report_s": report_s,
            "python_start_s": ph["bootstrap"] - t_start,
@@ -260,8 +261,10 @@ def overhead_line(o: dict[str, Any]) -> str | None:
 
     per = "-" if o["per_launch_us"] is None else f"{o['per_launch_us']:.1f} us"
     # the first launch pays one-time imports (and a session start): the per-launch figure is the others'
-    launches = (f"{o['launches']} launch(es) {s(o['launches_s'])} (the first {s(o.get('first_launch_s'))}, then "
-                f"{per} each)" if o.get("first_launch_s") is not None and o["launches"] and o["launches"] > 1
+    edges = f", the profiler's start and stop in the window's edge launches {s(o['window_edges_s'])}" \
+        if o.get("window_edges_s") else ""
+    launches = (f"{o['launches']} launch(es) {s(o['launches_s'])} (the first {s(o.get('first_launch_s'))}{edges}, "
+                f"then {per} each)" if o.get("first_launch_s") is not None and o["launches"] and o["launches"] > 1
                 else f"{per}/launch x {o['launches']} = {s(o['launches_s'])}")
     return (f"tritondbg's own time: start {s(o['start_s'])} (attach + profiler start {s(o['attach_s'])}), "
             f"{launches}, exit {s(o['exit_s'])} (profiler stop "
@@ -381,12 +384,18 @@ def overhead(data: dict) -> dict[str, Any]:
     seen = data.get("launches_seen") or 0
     own_s = (data.get("own_ns") or 0) / 1e9
     first_s = (data.get("first_launch_ns") or 0) / 1e9
+    # the profiler's start and (with --active) stop at the window's edges happen inside a launch: not per launch
+    edges = sum(v for v in (span("session_begin", "session_started"),
+                            span("profiler_stopping", "profiler_stopped")
+                            if ph.get("profiler_stopping", 0) < ph.get("exit", 0) else None) if v) \
+        if "session_begin" in ph and ph.get("session_begin", 0) > ph.get("attach_ready", 0) else 0.0
     # per launch: the launches after the first (the first one pays one-time imports and perhaps a session start)
-    per_launch = (own_s - first_s) / (seen - 1) * 1e6 if seen > 1 else (own_s * 1e6 if seen else None)
+    per_launch = (max(own_s - first_s - edges, 0.0) / (seen - 1) * 1e6 if seen > 1
+                  else (own_s * 1e6 if seen else None))
     return {"bootstrap_s": span("bootstrap", "child_loaded"), "attach_s": span("attach_start", "attach_ready"),
             "session_start_s": span("session_begin", "session_started"),
             "per_launch_us": None if per_launch is None else round(per_launch, 3),
-            "first_launch_s": round(first_s, 6), "launches_s": round(own_s, 6),
+            "first_launch_s": round(first_s, 6), "launches_s": round(own_s, 6), "window_edges_s": round(edges, 6),
             "exit_s": span("exit", "json_written"), "profiler_stop_s": span("profiler_stopping", "profiler_stopped"),
             "export_s": span("profiler_stopped", "trace_exported"), "phases": ph}
 
