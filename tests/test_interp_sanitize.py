@@ -458,3 +458,42 @@ def test_the_sanitizers_follow_a_libdevice_call(tmp_path, case, kind, marker):
     line = next(i for i, text in enumerate(LIBDEVICE_SCENARIO.splitlines(), 1) if f"# {marker}" in text)
     findings = [(f["kind"], f["line"]) for r in rec.results for f in r.findings]
     assert (kind, line) in findings, findings
+
+
+TABLE_RACE = '''
+import torch
+import triton
+import triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def k(ptrs, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    dst = tl.load(ptrs + 1).to(tl.pointer_type(tl.float32))
+    offs = tl.arange(0, BLOCK)
+    tl.store(dst + offs, offs.to(tl.float32) + pid)  # RACE: every program writes group 1's first elements
+
+
+def launch(a, b):
+    table = torch.tensor([a.data_ptr(), b.data_ptr()], dtype=torch.int64)
+    k[(2,)](table, BLOCK=8)
+    return b
+
+
+cases = Scenario("table_race", lambda case, dtype, device, generator: dict(a=torch.zeros(16), b=torch.zeros(16)),
+                 launch, lambda a, b: torch.cat([torch.arange(8.0) + 1, torch.zeros(8)]), [Case("tiny")], kernels=[k])
+'''
+
+
+def test_a_race_in_a_tensor_reached_through_a_pointer_table_names_its_entry(tmp_path):
+    """helper-45 (Triton's tutorial 08, grouped GEMM): the race was placed "in no argument tensor (558223
+    element(s) before the start of group_a_ptrs)"; the out-of-bounds findings of the same run named
+    group_c_ptrs[1]. Now the race names the tensor by its table entry too."""
+    path = tmp_path / "table_race.py"
+    path.write_text(TABLE_RACE)
+    rec = run(f"{path}::table_race")
+    races = [f for r in rec.results for f in r.findings if f["kind"] == "race"]
+    assert races, [(f["kind"], f["message"]) for r in rec.results for f in r.findings]
+    assert "ptrs[1][0]" in races[0]["message"] and "no argument tensor" not in races[0]["message"], \
+        races[0]["message"]

@@ -208,6 +208,22 @@ def table_span(addr: int) -> tuple[int, int] | None:
     return None
 
 
+def table_buffer_at(addr: int, width: int = 1):
+    """The Buffer of the tensor the launch was handed by address (a pointer table's entry) that holds ``addr``
+    (the smallest such view), or None: a finding's element named ``group_c_ptrs[1][...]``, not "in no argument
+    tensor"."""
+    launch = hooks.current_launch()
+    if launch is None:
+        return None
+    _table_intervals(launch)
+    held = [(lo, hi) for lo, hi in launch.extra.get("guard_table_views", ()) if lo <= addr and addr + width <= hi]
+    if not held:
+        return None
+    lo, _ = min(held, key=lambda v: v[1] - v[0])
+    found = table_buffer(lo, width, "?")
+    return found[0] if found else None
+
+
 def reachable(addrs: np.ndarray, width: int) -> np.ndarray:
     """Which addresses (uint64) lie in a tensor the launch was handed by address (``_table_intervals``): where a
     pointer cast from an integer may go."""

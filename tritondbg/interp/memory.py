@@ -170,6 +170,14 @@ class ArgMap:
         for b in self.buffers:
             if b.contains(a, width)[0]:
                 return b, b.where(addr)
+        try:  # a tensor reached through a pointer table (grouped GEMM): named by its entry
+            from tritondbg.interp import guard
+
+            tb = guard.table_buffer_at(int(addr), width)
+        except Exception:  # noqa: BLE001 - a description only
+            tb = None
+        if tb is not None:
+            return tb, tb.where(addr)
         if not self.buffers:
             return None, f"address 0x{int(addr):x} (the launch has no tensor argument)"
         near = min(self.buffers, key=lambda b: min(abs(int(addr) - b.lo), abs(int(addr) - b.hi)))
