@@ -120,3 +120,12 @@ def test_default_config_comes_from_case():
     assert r.config_source[name] == "case"
     for k, v in (scenario.case("tiny").config or {}).items():
         assert r.config[name][k] == v
+
+
+def test_a_mismatch_shows_enough_digits_to_tell_the_values_apart():
+    """helper-45: an fp64 mismatch printed "got 1.18814, expected 1.18814"."""
+    from tritondbg.render.console import _apart
+
+    assert _apart(1.188141234, 1.188141334) == ("1.18814123", "1.18814133")
+    assert _apart(0.5, 0.25) == ("0.5", "0.25")
+    assert _apart(1.0 + 2 ** -50, 1.0) == ("1.0000000000000009", "1")

@@ -49,7 +49,8 @@ def print_case(con: Console | None, r) -> None:
         con.print(f"  {e.name} {tuple(e.shape)}: max abs err {e.max_abs:.3g}, max rel err {e.max_rel:.3g} "
                   f"(atol={e.atol:g}, rtol={e.rtol:g}) {verdict}")
         if not e.passed and e.name not in apart:
-            con.print(f"    worst at {tuple(e.worst_index)}: got {e.worst_out:.6g}, expected {e.worst_ref:.6g}"
+            got, want = _apart(e.worst_out, e.worst_ref)
+            con.print(f"    worst at {tuple(e.worst_index)}: got {got}, expected {want}"
                       + (f"; {e.nonfinite} NaN/Inf where the reference is finite" if e.nonfinite else "")
                       + (f"; {e.dtypes} (a truncating cast or the wrong output dtype?)" if e.dtypes else ""))
     print_findings(con, r)
@@ -225,3 +226,13 @@ def print_sweep(con: Console | None, record: RunRecord) -> None:
     con.print(f"[red]{len(fails)} of {sweep['runs']} config runs disagree:[/]")
     for f in fails:
         con.print(f"  {f['kernel']} {f['config']}  case={f['case']} dtype={f['dtype']}: {escape(f['message'])}")
+
+
+def _apart(a: float, b: float) -> tuple[str, str]:
+    """Two values with enough digits to tell them apart (6 unless equal there: an fp64 difference of 1e-7 read
+    "got 1.18814, expected 1.18814"), at most 17."""
+    for digits in (6, 9, 12, 17):
+        x, y = f"{a:.{digits}g}", f"{b:.{digits}g}"
+        if x != y:
+            return x, y
+    return x, y
