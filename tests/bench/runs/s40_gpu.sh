@@ -17,7 +17,7 @@ x = torch.randn(1 << 20, device="cuda"); y = torch.empty_like(x)
 for _ in range(12):
     gscale[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), B=1024)
 torch.cuda.synchronize()
-print("err", float((y - x * SCALE).abs().max()))
+print("err", float((y - x * float(os.environ.get("SCALE", "1.0"))).abs().max()))
 PY
 {
 echo "== profile -- CMD, window --skip 2 --active 4 (median over traced launches; profiler stop timed from its start)"
@@ -29,8 +29,8 @@ SCALE=3.0 $T capture --out /tmp/s40_cap -- python /tmp/s40_prog.py; echo "rc=$?"
 $T run /tmp/s40_cap/gscale_0.py; echo "run rc=$?"
 $T interpret /tmp/s40_cap/gscale_0.py; echo "interpret rc=$?"
 echo "== determinism gate on the GPU (runs mark torch.empty now)"
-timeout 240 $T check add softmax layernorm --gates correctness,determinism --device cuda; echo "rc=$?"
+[ -z "${SKIP_CHECK:-}" ] && { timeout 240 $T check add softmax layernorm --gates correctness,determinism --device cuda; echo "rc=$?"; }
 } > "$OUT/s40_features.txt" 2>&1
-timeout 330 python -m pytest -q -m gpu -p no:cacheprovider tests/gpu/test_program_gpu.py tests/gpu/test_profile_gpu.py \
+timeout ${PYTEST_S:-330} python -m pytest -q -m gpu -p no:cacheprovider ${GPU_TESTS:-tests/gpu/test_program_gpu.py tests/gpu/test_profile_gpu.py} \
   > "$OUT/s40_gpu_tests.txt" 2>&1; echo "pytest rc=$?" >> "$OUT/s40_gpu_tests.txt"
 tail -5 "$OUT/s40_gpu_tests.txt"
