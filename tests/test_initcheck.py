@@ -245,22 +245,25 @@ print("done")
 
 def test_a_band_read_later_is_told_first_at_its_store_and_the_reader_is_not_blamed(tmp_path, cli_env):
     """helper-46: a mask one column short in the user's kernel, then `y * 2 + 1` in torch, then a correct kernel:
-    the correct kernel got "memory nothing wrote ... (allocated uninitialized)" (false: torch wrote it) and the
-    band came last, at exit, at the kernel's def line. Now the band is told before the reader's finding, at the
-    store's line, and the reader's finding says the values were computed from memory nothing wrote. --strict fails
-    a run whose only finding is the band (a warning)."""
+    the correct kernel got the error "memory nothing wrote ... (allocated uninitialized)" (false: torch wrote it)
+    and the band came last, at exit, a warning at the kernel's def line. Now the band is told before the reader's
+    finding, at the store's line, as the error; the reader's is a warning saying the values were computed from
+    memory nothing wrote. --strict fails a run whose only finding is the band (a warning when nothing reads it)."""
     (tmp_path / "prog.py").write_text(textwrap.dedent(CARRIED))
     p = run_cli(["interpret", "--", sys.executable, "prog.py", "read"], cli_env, cwd=tmp_path)
     assert p.returncode == 1, p.stderr
     lines = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: ")]
-    band = next(i for i, ln in enumerate(lines) if ln.startswith("tritondbg: warning: uninit in bias_act"))
-    read = next(i for i, ln in enumerate(lines) if ln.startswith("tritondbg: uninit in row_sum"))
+    # the band, read downstream, is the error; the reader, where the values show, a follow-on warning
+    band = next(i for i, ln in enumerate(lines) if ln.startswith("tritondbg: uninit in bias_act"))
+    read = next(i for i, ln in enumerate(lines) if ln.startswith("tritondbg: warning: uninit in row_sum"))
     assert band < read, p.stderr
     assert f"at prog.py:{_line(CARRIED, 'STORE')}:" in lines[band], lines[band]
-    assert "no launch wrote them before row_sum (below) read" in lines[band], lines[band]
+    assert "no launch wrote them before row_sum (below) read values computed from them" in lines[band], lines[band]
     assert f"at prog.py:{_line(CARRIED, 'READ')} " in lines[read], lines[read]
     assert "computed (by torch, or another launch) from memory nothing wrote" in lines[read], lines[read]
+    assert "a follow-on of the unwritten band told above" in lines[read], lines[read]
     assert "allocated uninitialized" not in lines[read], lines[read]
+    assert "1 finding(s), 1 warning(s)" in p.stderr, p.stderr
     alone = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert alone.returncode == 0 and "1 warning(s)" in alone.stderr, alone.stderr
     strict = run_cli(["interpret", "--strict", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)

@@ -222,6 +222,19 @@ def test_masked_max_with_defined_padding_is_flagged_only_when_it_changes_the_max
     assert check_reduce("sum", np.ones((1, 4)), full, 1) is None
 
 
+def test_a_sum_whose_real_lanes_hold_a_nan_is_not_changed_by_its_padding():
+    """helper-46: NaN inputs (computed upstream from memory a buggy kernel left unwritten) flowed into Liger's
+    cross entropy, whose padding lanes (other=-inf, minus a NaN max) then held NaN: 9 masked_reduction findings
+    in a correct kernel. A slice that sums to NaN through its real lanes is not changed by its padding."""
+    from tritondbg.interp.shadow import check_reduce
+
+    pad = np.array([[0, 0, 2, 2], [0, 0, 2, 2]], dtype=np.uint8)
+    x = np.array([[np.nan, 1.0, np.nan, np.nan], [1.0, 2.0, np.nan, 3.0]])
+    defined, _ = check_reduce("sum", x, pad, 1)
+    assert not defined[0].any()                                    # NaN already: padding changes nothing
+    assert defined[1].tolist() == [False, False, True, True]       # finite real lanes: the padding's NaN does
+
+
 def test_buffer_knows_views_with_gaps():
     from tritondbg.interp.memory import buffer_of
 

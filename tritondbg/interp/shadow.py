@@ -205,7 +205,10 @@ def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None):
         return None
     x = _unknown(x, live & (p >= 3))
     if kind == "sum":
-        bad = live & ((x != 0) | np.isnan(x))
+        # a slice whose real lanes already hold a NaN sums to NaN whatever the padding holds (NaN data, e.g.
+        # computed from uninitialized memory upstream): its padding changes nothing
+        real_nan = (np.isnan(x) & ~padded).any(axis=axis, keepdims=True)
+        bad = live & ((x != 0) | np.isnan(x)) & ~real_nan
     elif kind in ("max", "argmax"):
         real = np.where(padded | np.isnan(x), -np.inf, x)
         top = real.max(axis=axis, keepdims=True)

@@ -213,6 +213,7 @@ class Checker(attach.Observer):
         self.findings: dict[str, int] = {}
         self.captured: dict[str, int] = {}
         self.running = None
+        self.band_read = False  # a band was told because a later launch read values computed from it
         self.pending: list = []  # (launch, index, name, tensor, unwritten, wrote): told at exit if still unwritten
         child._exits().on_term(self.on_term)
         child._exits().on_exit(self.flush_holes)
@@ -270,10 +271,16 @@ class Checker(attach.Observer):
                 self._settle(self.pending.pop(0))
         if any(f["kind"] == "uninit" for f in findings) and self.pending:
             # a launch read the mark: the bands left unwritten so far are the likely cause, told first (not at exit)
+            # and, since they were read, as errors
             pending, self.pending = self.pending, []
             for entry in pending:
-                self._settle(entry, later=f"and no launch wrote them before {launch.name} (below) read "
-                                          "uninitialized values")
+                self.band_read |= self._settle(entry, later=f"and no launch wrote them before {launch.name} (below) "
+                                                            "read values computed from them", severity="error")
+        if self.band_read:  # values computed from a band already told: this kernel is where they show, not the bug
+            for f in findings:
+                if f["kind"] == "uninit" and f.get("carried"):
+                    f["severity"] = "warning"
+                    f["message"] += " (a follow-on of the unwritten band told above, the error)"
         for f in findings:
             self._tell(f, launch, index, attach.current_test())
         if findings:
@@ -305,7 +312,7 @@ class Checker(attach.Observer):
               f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]{raised}",
               file=sys.stderr, flush=True)
 
-    def _settle(self, entry, later: str = "and no later launch wrote them") -> None:
+    def _settle(self, entry, later: str = "and no later launch wrote them", severity: str = "warning") -> bool:
         """A launch's unwritten band, told now if no later launch wrote it (a buffer filled in parts is not)."""
         from tritondbg.interp import initcheck
 
@@ -313,10 +320,11 @@ class Checker(attach.Observer):
         try:
             now = initcheck.marked_elements(t)
         except Exception:  # noqa: BLE001 - a tensor gone bad at exit: nothing to tell
-            return
+            return False
         if now is None or now.shape != unwritten.shape or not (unwritten & now).any():
-            return
+            return False
         f = initcheck.band_finding(name, t, unwritten & now, wrote, later=later)
+        f["severity"] = severity
         if stores:  # at the store that wrote the rest (its mask or the grid is the suspect), not the def line
             f["file"], f["line"] = stores[0]
             if len(stores) > 1:
@@ -329,6 +337,7 @@ class Checker(attach.Observer):
             except Exception as exc:  # noqa: BLE001 - at exit: say it, lose nothing else
                 print(f"tritondbg: could not save a reproducer of {launch.name} (launch {index}): {exc}",
                       file=sys.stderr, flush=True)
+        return True
 
     def flush_holes(self) -> None:
         pending, self.pending = self.pending, []
