@@ -499,8 +499,8 @@ def test_a_scenario_file_that_does_not_import_is_one_usage_line(tmp_path):
     from tritondbg.errors import UsageError
 
     raises, missing = tmp_path / "raises.py", tmp_path / "missing.py"
-    raises.write_text("import os\n\nraise TypeError('boom')\n")
-    missing.write_text("import not_a_real_pkg_xyz\n")
+    raises.write_text("import os\n\nraise TypeError('boom')\nfrom tritondbg import Scenario\n")
+    missing.write_text("import not_a_real_pkg_xyz\nfrom tritondbg import Scenario\n")
     with pytest.raises(UsageError, match=r"raises.py:3: TypeError: boom"):
         session.plan([str(raises)], ["correctness"], device="cpu")
     with pytest.raises(UsageError, match=r"No module named 'not_a_real_pkg_xyz' \(pip install not-a-real-pkg-xyz\)"):

@@ -225,36 +225,3 @@ def test_a_compile_that_unpacks_a_helper_returning_nothing_names_it(tmp_path, cl
     assert (f"the @triton.jit function pid_pair (unpack.py:{_line(UNPACK, 'def pid_pair')}) returns nothing, yet "
             f"line {_line(UNPACK, '# USE')} uses its value") in p.stderr, p.stderr[-2000:]
 
-
-ASIN_FP16 = '''
-import torch, triton, triton.language as tl
-from triton.language.extra import libdevice
-from tritondbg import Case, Scenario
-
-
-@triton.jit
-def k(x_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs, mask=offs < n)
-    tl.store(x_ptr + offs, libdevice.asin(x), mask=offs < n)  # CALL
-
-
-def launch(x):
-    k[(1,)](x, x.numel(), BLOCK=16)
-    return x
-
-
-SCENARIO = Scenario(name="asin", launch=launch, reference=lambda x: x.float().asin(),
-                    make_inputs=lambda case, dtype, device, generator: dict(x=torch.rand(16).to(device, dtype)),
-                    cases=[Case("tiny", dtypes=("float16",))], kernels=[k])
-'''
-
-
-def test_a_libdevice_function_refused_for_a_dtype_is_said_as_the_interpreter_says_it(tmp_path, cli_env):
-    """helper-45 (tutorial 07 in fp16): `ir` printed "KeyError: (triton.language.float16)" where `interpret` said
-    which dtypes libdevice.asin has."""
-    (tmp_path / "asin.py").write_text(ASIN_FP16)
-    p = run_cli(["ir", str(tmp_path / "asin.py"), "--stage", "ttir", "--arch", "sm_90"], cli_env, cwd=tmp_path)
-    assert p.returncode != 0, p.stderr[-2000:]
-    assert (f"asin.py:{_line(ASIN_FP16, '# CALL')}: libdevice.asin: input arg type does not match. Expect one of "
-            "(fp32), (fp64), got (fp16)") in p.stderr, p.stderr[-2000:]

@@ -26,6 +26,7 @@ TRITONDBG = [sys.executable, "-m", "tritondbg"]
 def run(args, env=None, timeout=300, cwd=None):
     full = dict(os.environ, **(env or {}))
     full.pop("TRITON_INTERPRET", None)
+    full.pop("TRITONDBG_NOTED", None)  # (a `check` run in this process marks its reproducer notes said)
     full.update(env or {})
     return subprocess.run(TRITONDBG + list(args), capture_output=True, text=True, env=full, timeout=timeout,
                           cwd=cwd or REPO)

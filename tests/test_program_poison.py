@@ -272,7 +272,7 @@ def test_the_state_before_the_launch_comes_back_from_the_journal_or_the_copy(tmp
         snap = capture.snapshot(types.SimpleNamespace(args=args))
         if copy:
             capture.copy_before(snap)
-        _, findings, error = checker.instrument_launch(lambda: K.add_into[(1,)](acc, inc, 10, BLOCK=16), args,
+        _, findings, error, _ = checker.instrument_launch(lambda: K.add_into[(1,)](acc, inc, 10, BLOCK=16), args,
                                                        snap=snap)
         assert error is None and [(f["kind"], f["tensor"]) for f in findings] == [("poison", "Y")], findings
         return acc, findings[0]

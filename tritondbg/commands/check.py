@@ -47,6 +47,7 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
 def _run(session, deps, names, chosen, items, *, device, workers, arch, baseline, update_baseline, case, timeout):
     from tritondbg.errors import UsageError
 
+    noted = os.environ.get("TRITONDBG_NOTED")
     try:
         deps.require(["pytest", "xdist"], "`tritondbg check`")
         if device is None:
@@ -64,6 +65,11 @@ def _run(session, deps, names, chosen, items, *, device, workers, arch, baseline
                                update_baseline=update_baseline, case=case, timeout=timeout)
     except KeyboardInterrupt:  # Ctrl-C / a CI cancel while starting: every item says so
         record = session.interrupted_record(items, device=device or "?", workers=workers)
+    finally:  # (for this run's workers only: a later command in this process says its notes again)
+        if noted is None:
+            os.environ.pop("TRITONDBG_NOTED", None)
+        else:
+            os.environ["TRITONDBG_NOTED"] = noted
     return record
 
 
