@@ -188,3 +188,29 @@ def test_all_configs_on_tutorial_06_lists_static_assert_configs_as_not_applicabl
     reasons = [s["reason"] for s in sweep["not_applicable"]]
     assert sum("prune_configs_by" in r for r in reasons) == 3      # causal: BLOCK_M < BLOCK_N pruned
     assert sum("BLOCK_N <= HEAD_DIM" in r for r in reasons) == 12
+
+
+def test_an_fp8_type_the_target_refuses_is_refused_under_the_interpreter_too():
+    """helper-45: tutorial 09 in fp8 passed `interpret --arch sm_80` while `ir --arch sm_80` said "type fp8e4nv
+    not supported in this architecture" (the interpreter never lowers the kernel's signature)."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    from tritondbg import standin
+
+    @triton.jit
+    def copy(x, y, n, B: tl.constexpr):
+        o = tl.arange(0, B)
+        tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)
+
+    x = torch.zeros(8, dtype=torch.float8_e4m3fn)
+    y = torch.empty_like(x)
+    try:
+        standin.install("sm_80")
+        with pytest.raises(ValueError, match=r"type fp8e4nv not supported in this architecture \(sm_80\)"):
+            copy[(1,)](x, y, 8, B=8)
+        copy[(1,)](x.view(torch.uint8).view(torch.float8_e5m2), y.view(torch.float8_e5m2), 8, B=8)  # e5m2: fine
+    finally:
+        standin.install("sm_90")
+    copy[(1,)](x, y, 8, B=8)  # sm_90 has it

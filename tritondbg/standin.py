@@ -373,9 +373,11 @@ def install(arch: Arch | str | None = None) -> Arch:
     def run(self, *args, grid, warmup, **kwargs):
         if warmup:  # Triton's interpreter returns None here; host code goes on to read n_regs and launch it
             return StandinKernel(self, args, kwargs, arch)
+        _refuse_fp8_types(arch, (*args, *kwargs.values()))
         return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     InterpretedFunction.run = run
+    _state["options"] = _target_options(arch)
     _state["has_triton"] = _answer_has_triton()
     import triton.testing as testing
 
@@ -387,6 +389,51 @@ def install(arch: Arch | str | None = None) -> Arch:
     if _state["cpu_set_stream"]:
         torch.cpu.set_stream = _set_cpu_stream
     return arch
+
+
+_FP8_NAMES = {"float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "float8_e4m3fnuz": "fp8e4b8",
+              "float8_e5m2fnuz": "fp8e5b16"}
+
+
+def _refuse_fp8_types(arch: Arch, values) -> None:
+    """A tensor argument of an fp8 type the target's compiler refuses (fp8e4nv before sm_89): the same error,
+    where the interpreter, which never lowers the kernel's signature, ran it."""
+    from triton.runtime import interpreter
+
+    options = getattr(getattr(interpreter, "interpreter_builder", None), "options", None)
+    supported = getattr(options, "supported_fp8_dtypes", None)
+    if supported is None or _state.get("options") is None:  # the target's own list was not set
+        return
+    for v in values:
+        name = _FP8_NAMES.get(str(getattr(v, "dtype", "")).replace("torch.", ""))
+        if name is not None and name not in supported and hasattr(v, "data_ptr"):
+            raise ValueError(f"type {name} not supported in this architecture ({arch.name}). The supported fp8 dtypes "
+                             f"are {tuple(supported)}")
+
+
+def _target_options(arch: Arch):
+    """The interpreter's options take the target's fp8 types (its compiler's ``parse_options``): an fp8e4nv kernel
+    passed under `interpret --arch sm_80`, where the sm_80 compiler refuses the type. Returns the options before."""
+    import dataclasses
+
+    from triton.runtime import interpreter
+
+    builder = getattr(interpreter, "interpreter_builder", None)
+    before = getattr(builder, "options", None)
+    if before is None or not dataclasses.is_dataclass(before):
+        return None
+    try:
+        from triton.compiler.compiler import make_backend
+
+        target = StandinDriver(arch).get_current_target()
+        theirs = make_backend(target).parse_options({})
+        fields = {f.name for f in dataclasses.fields(before)}
+        changes = {k: tuple(getattr(theirs, k)) for k in ("supported_fp8_dtypes", "deprecated_fp8_dot_operand_dtypes")
+                   if k in fields and hasattr(theirs, k)}
+        builder.options = dataclasses.replace(before, **changes)
+    except Exception:  # noqa: BLE001 - a target this Triton's backends cannot describe: the interpreter's own
+        return None
+    return before
 
 
 def uninstall() -> None:
@@ -404,6 +451,10 @@ def uninstall() -> None:
         else:
             setattr(torch.cuda, name, value)
     InterpretedFunction.run = _state["run"]
+    if _state.get("options") is not None:
+        from triton.runtime import interpreter
+
+        interpreter.interpreter_builder.options = _state["options"]
     _restore_has_triton(_state.get("has_triton"))
     import triton.testing as testing
 
