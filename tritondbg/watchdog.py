@@ -101,12 +101,18 @@ def where(frame) -> str:
     return f"at {innermost.f_code.co_filename}:{innermost.f_lineno} (in {innermost.f_code.co_name})"
 
 
-def report(seconds: float, frame, *, stuck: bool = False) -> str:
+def _doing() -> str:
+    """`` kernel case c/dtype`` of what the main thread runs (``activity``), or ""."""
     what = ""
     if _activity.get("kernel"):
         what = f" {_activity['kernel']}"
         if _activity.get("case"):
             what += f" case {_activity['case']}" + (f"/{_activity['dtype']}" if _activity.get("dtype") else "")
+    return what
+
+
+def report(seconds: float, frame, *, stuck: bool = False) -> str:
+    what = _doing()
     loc = where(frame)
     tail = "; the main thread did not come back to Python (a compiled kernel or a C call): ending the process" \
         if stuck else ""
@@ -182,12 +188,7 @@ def heartbeat(first: float | None = None, every: float = 120.0,
         wait = first
         while not done.wait(wait):
             frame = sys._current_frames().get(main.ident)
-            what = ""
-            if _activity.get("kernel"):
-                what = f" {_activity['kernel']}"
-                if _activity.get("case"):
-                    what += f" case {_activity['case']}" + (f"/{_activity['dtype']}" if _activity.get("dtype") else "")
-            loc = where(frame)
+            what, loc = _doing(), where(frame)
             print(f"tritondbg: still running after {time.monotonic() - t0:.0f} s:{what}{', ' + loc if loc else ''} "
                   f"(a loop that never ends? {hint})",
                   file=sys.stderr, flush=True)
