@@ -222,36 +222,6 @@ def _how_far(x, y) -> tuple[float, float]:
     return float(d.max()), float((d / scale).max())
 
 
-def _marked_memory():
-    """Until exit, the empty-family factories fill what they return with initcheck's mark (calls nest)."""
-    import contextlib
-
-    from tritondbg.interp import initcheck
-
-    @contextlib.contextmanager
-    def marked():
-        initcheck.install()
-        try:
-            yield
-        finally:
-            initcheck.uninstall()
-
-    return marked()
-
-
-def _never_written(t) -> int:
-    """How many elements of an output (a CPU copy) still hold initcheck's mark."""
-    import torch
-
-    from tritondbg.interp import initcheck
-
-    if not isinstance(t, torch.Tensor) or not t.numel() or t.dtype not in (
-            torch.float32, torch.float16, torch.bfloat16, torch.float64):  # ints: data can equal the mark
-        return 0
-    m = initcheck._holding_mark(t.detach().cpu().contiguous())
-    return int(m.sum()) if m is not None else 0
-
-
 def _order_cause(rel: float) -> str:
     """Why two runs, the second with its programs reversed, differ: rounding-size differences are float atomics
     summing in another order; larger ones, programs that depend on each other's writes."""
@@ -505,7 +475,7 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
 
     import torch
 
-    from tritondbg.interp import hooks
+    from tritondbg.interp import hooks, initcheck
 
     if not getattr(scenario, "deterministic", True):
         why = ("a reproducer claims nothing about its kernel's determinism (write a scenario with "
@@ -525,7 +495,7 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
         cap = Capture()
         # torch.empty & co. hand out marked memory: an output element no program writes holds the same mark in
         # both runs (not whatever the allocator gave each: "differ between two identical runs", blamed on order)
-        with hooks.reversed_programs() if reverse else contextlib.nullcontext(), _marked_memory():
+        with hooks.reversed_programs() if reverse else contextlib.nullcontext(), initcheck.marking():
             r = runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
                                 instruments=_attributed(ctx, cap), reference=False)  # two launches compared
         return r, cap.outputs[0] if cap.outputs else None
@@ -545,7 +515,7 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
             continue
         reversed_run = reorder and not results[-1].extra.get("reverse_order_failed")
         for i, (x, y) in enumerate(zip(a, b)):
-            left = _never_written(x)
+            left = initcheck.count_marked(x)
             if left:
                 unwritten.append(f"{case.name}/{dtype} output {i}: {left} of {x.numel()}")
             if isinstance(x, torch.Tensor) and not _bitwise_equal(x, y):

@@ -24,6 +24,7 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -286,6 +287,27 @@ def uninstall() -> None:
             else:  # a method torch.Tensor inherits from its C base: drop the override
                 delattr(owner, name)
         _state["saved"].clear()
+
+
+@contextmanager
+def marking():
+    """``install`` until the block ends (calls nest): the determinism gate's runs, where an output element no
+    program writes then holds the same mark in both runs."""
+    install()
+    try:
+        yield
+    finally:
+        uninstall()
+
+
+def count_marked(t) -> int:
+    """How many elements of a float tensor still hold the mark (integers: data can equal it; 0)."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or not t.numel() or not t.is_floating_point() or t.element_size() < 2:
+        return 0
+    m = _holding_mark(t.detach().cpu().contiguous())
+    return int(m.sum()) if m is not None else 0
 
 
 def installed() -> bool:
