@@ -222,17 +222,24 @@ def test_masked_max_with_defined_padding_is_flagged_only_when_it_changes_the_max
     assert check_reduce("sum", np.ones((1, 4)), full, 1) is None
 
 
-def test_a_sum_whose_real_lanes_hold_a_nan_is_not_changed_by_its_padding():
-    """helper-46: NaN inputs (computed upstream from memory a buggy kernel left unwritten) flowed into Liger's
-    cross entropy, whose padding lanes (other=-inf, minus a NaN max) then held NaN: 9 masked_reduction findings
-    in a correct kernel. A slice that sums to NaN through its real lanes is not changed by its padding."""
+def test_padding_that_holds_a_nan_computed_from_uninitialized_memory_is_no_masked_reduction():
+    """helper-46: NaN computed upstream from memory a buggy kernel left unwritten flowed into Liger's cross entropy,
+    whose padding lanes (other=-inf minus that NaN max) then held it: 9 masked_reduction findings in a correct
+    kernel. Lanes whose NaN carries an uninit id are skipped (the uninit finding names the cause); a NaN the
+    padding makes itself (0 * log(0)) still counts."""
     from tritondbg.interp.shadow import check_reduce
 
     pad = np.array([[0, 0, 2, 2], [0, 0, 2, 2]], dtype=np.uint8)
     x = np.array([[np.nan, 1.0, np.nan, np.nan], [1.0, 2.0, np.nan, 3.0]])
-    defined, _ = check_reduce("sum", x, pad, 1)
-    assert not defined[0].any()                                    # NaN already: padding changes nothing
-    assert defined[1].tolist() == [False, False, True, True]       # finite real lanes: the padding's NaN does
+    skip = np.array([[True, False, True, True], [False, False, False, False]])
+    defined, _ = check_reduce("sum", x, pad, 1, skip)
+    assert not defined[0].any()                                    # NaN from uninitialized memory: skipped
+    assert defined[1].tolist() == [False, False, True, True]       # the padding's own NaN and 3.0 change the sum
+    # NaN in the data (Liger's logits from a NaN matmul: no payload left), no op of the kernel made one: a row
+    # whose real lanes hold a NaN sums to NaN whatever its padding holds
+    defined, _ = check_reduce("sum", x, pad, 1, nan_in_data=True)
+    assert not defined[0].any() and defined[1].tolist() == [False, False, True, True]
+    assert check_reduce("sum", x, pad, 1)[0][0].tolist() == [False, False, True, True]  # a NaN the kernel made
 
 
 def test_buffer_knows_views_with_gaps():

@@ -192,12 +192,16 @@ def _unknown(x: np.ndarray, undefined: np.ndarray) -> np.ndarray:
     return np.where(undefined, np.nan, x.astype(np.float64, copy=False))
 
 
-def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None):
+def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None, skip: np.ndarray | None = None,
+                 nan_in_data: bool = False):
     """Lanes of padding that change a reduction: (defined_bad, undefined_bad) boolean arrays over x, the
     undefined ones holding poison ids; None when nothing changes. Slices that are all padding are skipped
-    (their result is itself padding)."""
+    (their result is itself padding), and so are the lanes ``skip`` marks (NaN computed from uninitialized memory:
+    the uninit finding says it). ``nan_in_data``: no op of the run made a NaN from finite values, so a NaN here
+    came in with the data; a sum whose real lanes hold one is NaN whatever its padding holds."""
     if axis is None:
         x, p, axis = x.reshape(-1), p.reshape(-1), 0
+        skip = None if skip is None else skip.reshape(-1)
     padded = p >= 2
     allpad = (p >= 1).all(axis=axis, keepdims=True)  # no real lane: the result is padding itself
     live = padded & ~allpad
@@ -205,10 +209,9 @@ def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None):
         return None
     x = _unknown(x, live & (p >= 3))
     if kind == "sum":
-        # a slice whose real lanes already hold a NaN sums to NaN whatever the padding holds (NaN data, e.g.
-        # computed from uninitialized memory upstream): its padding changes nothing
-        real_nan = (np.isnan(x) & ~padded).any(axis=axis, keepdims=True)
-        bad = live & ((x != 0) | np.isnan(x)) & ~real_nan
+        bad = live & ((x != 0) | np.isnan(x))
+        if nan_in_data:
+            bad &= ~(np.isnan(x) & ~padded).any(axis=axis, keepdims=True)
     elif kind in ("max", "argmax"):
         real = np.where(padded | np.isnan(x), -np.inf, x)
         top = real.max(axis=axis, keepdims=True)
@@ -219,9 +222,26 @@ def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None):
         bad = live & ((x < low) | (np.isnan(x) & (p >= 3)))
     else:
         return None
+    if skip is not None:
+        bad = bad & ~skip
     if not bad.any():
         return None
     return bad & (p == 2), bad & (p >= 3)
+
+
+def _from_uninit(h, san, shape) -> np.ndarray | None:
+    """Lanes whose NaN was computed from memory nothing wrote (initcheck's mark, or a load's uninit poison id):
+    padding that holds such a NaN is no masked_reduction (Liger's cross entropy, given NaN from a band a buggy
+    kernel upstream left unwritten, took 9 findings in a correct kernel); the uninit finding names the cause."""
+    from tritondbg.interp.initcheck import UNINIT_ID
+    from tritondbg.interp.poison import handle_kind, payload_ids
+
+    kind = handle_kind(h)
+    if kind is None or san is None:
+        return None
+    ids = payload_ids(np.ascontiguousarray(h.data), kind)
+    hit = (ids == UNINIT_ID) | np.isin(ids, list(san.uninit_sids)) if san.uninit_sids else ids == UNINIT_ID
+    return np.broadcast_to(hit, shape) if hit.any() else None
 
 
 def _wrap_reduce(orig):
@@ -258,7 +278,8 @@ def _post_reduce(op, input, ret) -> None:
     if x is None:
         x = first.handle.data.astype(np.float64)
     p = _bcast(p, x.shape)
-    res = check_reduce(kind, x, p, axis)
+    res = check_reduce(kind, x, p, axis, _from_uninit(first.handle, san, x.shape),
+                       nan_in_data=san is not None and not san.nonfinite)
     if res is not None and san is not None:
         san.reduction_event(kind, x.reshape(res[0].shape), res[0], res[1], p.reshape(res[0].shape), _site_frame())
     # the result is padding where the reduced slice had no real lane
