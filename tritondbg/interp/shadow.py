@@ -210,8 +210,8 @@ def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None, skip
     x = _unknown(x, live & (p >= 3))
     if kind == "sum":
         bad = live & ((x != 0) | np.isnan(x))
-        if nan_in_data:
-            bad &= ~(np.isnan(x) & ~padded).any(axis=axis, keepdims=True)
+        if nan_in_data:  # (defined padding only, as ``skip``)
+            bad &= ~((np.isnan(x) & ~padded).any(axis=axis, keepdims=True) & (p == 2))
     elif kind in ("max", "argmax"):
         real = np.where(padded | np.isnan(x), -np.inf, x)
         top = real.max(axis=axis, keepdims=True)
@@ -222,8 +222,8 @@ def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None, skip
         bad = live & ((x < low) | (np.isnan(x) & (p >= 3)))
     else:
         return None
-    if skip is not None:
-        bad = bad & ~skip
+    if skip is not None:  # (padding only: lanes an uninit load made undefined still reach the sum as its finding)
+        bad = bad & ~(skip & (p == 2))
     if not bad.any():
         return None
     return bad & (p == 2), bad & (p >= 3)
