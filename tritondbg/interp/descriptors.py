@@ -63,6 +63,22 @@ def check_offsets(desc, offsets) -> None:
                               f"last-dimension offsets in 16-byte steps: multiples of {max(16 // size, 1)} elements)")
 
 
+DESC = "tdbg_descriptor"  # a pointer handle's attr: the descriptor it was made from, for an out-of-bounds finding
+
+
+def _tag(desc, ptrs) -> None:
+    """The pointers a descriptor load/store materialized derive from the descriptor's base (the tensor's argument,
+    so a finding names it and how far past its end) and say which descriptor made them: its mask is the
+    descriptor's shape, not a mask the kernel wrote."""
+    from tritondbg.interp.shadow_values import BASE
+
+    if not hasattr(ptrs, "attr"):
+        return
+    shape, strides = _ints(desc.shape), _ints(desc.strides)
+    ptrs.attr[BASE] = int(np.asarray(desc.base.data).ravel()[0])
+    ptrs.attr[DESC] = f"shape {shape}, strides {strides}"
+
+
 def _quietly(fn, *args) -> None:
     """Run a check; a descriptor laid out otherwise than this module reads it (another Triton) is left to the
     interpreter's own check instead of failing the kernel here."""
@@ -88,7 +104,12 @@ def install():
 
     def checked_materialize(self, offsets, *args, **kwargs):
         _quietly(check_offsets, self, offsets)
-        return materialize(self, offsets, *args, **kwargs)
+        out = materialize(self, offsets, *args, **kwargs)
+        try:
+            _tag(self, out[0])
+        except Exception:  # noqa: BLE001 - a description only
+            pass
+        return out
 
     cls.validate, cls.materialize_pointers = checked_validate, checked_materialize
 

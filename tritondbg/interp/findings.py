@@ -36,7 +36,10 @@ def _consequence(e: dict) -> str:
     noun = {"load": "load", "store": "store"}.get(op, "atomic")
     # poison.py's fill of an undefined lane
     poison = "poison: NaN for floats, the type's minimum for signed integers, its maximum for unsigned ones"
-    if e.get("unmasked") and not e.get("masked"):
+    if e.get("descriptor"):  # TMA bounds-checks against the descriptor's shape, which runs past the tensor
+        how, fill = (f"The tensor descriptor ({e['descriptor']}) lets them through: its shape, not the tensor's, "
+                     "bounds the block (give the descriptor the tensor's shape)"), "zeros"
+    elif e.get("unmasked") and not e.get("masked"):
         how, fill = f"The {noun} has no mask", poison
     elif e.get("unmasked"):
         how, fill = "The mask, where there is one, lets them through", f"other=, else {poison}"

@@ -228,7 +228,8 @@ class Sanitizer(Instrument, hooks.Listener):
             return None
         # an atomic without mask= gets an all-true one from Triton's front end: it has no mask, as loads without one
         self._record_oob(op, cands, addrs[~ok], width, int(addrs.size),
-                         unmasked=op == "atomic" and (live is None or bool(live.all())), from_undefined=from_undefined)
+                         unmasked=op == "atomic" and (live is None or bool(live.all())), from_undefined=from_undefined,
+                         descriptor=(getattr(ptrs, "attr", None) or {}).get("tdbg_descriptor"))
         bad_full = np.zeros(p.shape, dtype=bool)
         if live is None:
             bad_full = ~ok.reshape(p.shape)
@@ -237,7 +238,7 @@ class Sanitizer(Instrument, hooks.Listener):
         return live & ~bad_full
 
     def _record_oob(self, op, cands, bad, width, n_live, unmasked: bool = False,
-                    from_undefined: bool = False) -> None:
+                    from_undefined: bool = False, descriptor: str | None = None) -> None:
         site = frames.site()
         argmap = self.launch.argmap()
         buf = cands[0] if cands else None
@@ -268,6 +269,8 @@ class Sanitizer(Instrument, hooks.Listener):
             e["offsets"] = [f"0x{int(a):x}" for a in bad[:_MAX_SAMPLE]]
         if from_undefined:
             e["from_undefined"] = True
+        if descriptor:  # a tensor descriptor's load/store: its bounds are the descriptor's shape
+            e["descriptor"] = descriptor
         if self.unmasked_depth or unmasked:
             e["unmasked"] = True
         else:
