@@ -64,6 +64,19 @@ def find_autotuner(obj):
     return None
 
 
+def jit_function(obj):
+    """The jit function under autotuner / heuristics wrappers (the object whose ``.fn`` is a plain Python
+    function: a JITFunction, or the interpreter's InterpretedFunction), or None."""
+    for _ in range(6):
+        inner = getattr(obj, "fn", None)
+        if inner is None:
+            return None
+        if hasattr(inner, "__code__"):
+            return obj
+        obj = inner
+    return None
+
+
 def heuristics_in(obj) -> list:
     """The @triton.heuristics wrappers along a kernel object's ``fn`` chain (``obj`` included), outermost first."""
     out, seen = [], 0

@@ -26,6 +26,15 @@ def not_users_file(path: str) -> bool:
             or path.startswith(os.path.dirname(os.__file__) + os.sep))
 
 
+def raised_in(tb) -> str | None:
+    """The file of a traceback's innermost frame: where the error was raised."""
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return last
+
+
 def installed_path(path: str) -> str | None:
     """The path of ``path`` inside the site-packages (or dist-packages) folder it is installed in, else None:
     ``fla/ops/gla/chunk.py`` for .../site-packages/fla/ops/gla/chunk.py."""

@@ -377,7 +377,7 @@ def install(arch: Arch | str | None = None) -> Arch:
         return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     InterpretedFunction.run = run
-    _state["options"] = _target_options(arch)
+    _state["options_before"] = _target_options(arch)
     _state["has_triton"] = _answer_has_triton()
     import triton.testing as testing
 
@@ -402,7 +402,7 @@ def _refuse_fp8_types(arch: Arch, values) -> None:
 
     options = getattr(getattr(interpreter, "interpreter_builder", None), "options", None)
     supported = getattr(options, "supported_fp8_dtypes", None)
-    if supported is None or _state.get("options") is None:  # the target's own list was not set
+    if supported is None or _state.get("options_before") is None:  # the target's own list was not set
         return
     for v in values:
         name = _FP8_NAMES.get(str(getattr(v, "dtype", "")).replace("torch.", ""))
@@ -451,10 +451,10 @@ def uninstall() -> None:
         else:
             setattr(torch.cuda, name, value)
     InterpretedFunction.run = _state["run"]
-    if _state.get("options") is not None:
+    if _state.get("options_before") is not None:
         from triton.runtime import interpreter
 
-        interpreter.interpreter_builder.options = _state["options"]
+        interpreter.interpreter_builder.options = _state["options_before"]
     _restore_has_triton(_state.get("has_triton"))
     import triton.testing as testing
 

@@ -202,6 +202,19 @@ def marked_elements(t) -> np.ndarray | None:
 _MAX_LOOK = 1 << 24  # elements: an output checked for holes after each launch
 
 
+def marks_of(args: dict) -> dict:
+    """{name: which of its elements hold the mark} for the tensors of ``args`` in marked memory that hold any
+    (before a launch: what ``bands`` compares with after it); {} when the factories are not marked."""
+    if not installed():
+        return {}
+    out = {}
+    for name, v in args.items():
+        m = marked_elements(v)
+        if m is not None and m.any():
+            out[name] = m
+    return out
+
+
 def bands(args: dict, before: dict) -> list[tuple[str, Any, Any, int]]:
     """(argument name, tensor, unwritten elements, how many the launch wrote) for each tensor the launch wrote
     part of (elements that held the mark before it and not after) while leaving a band of it marked (``band``:
@@ -392,13 +405,8 @@ def _where(san, ptrs, hit) -> dict:
     alloc = allocated_at(addr)
     # the mark in memory no factory handed out: values computed (by torch, or another launch) from memory nothing
     # wrote carry its NaN payload; the reader is where it shows, the launch that left it unwritten is the cause
-    carried = alloc is None and value_kind_of_ptrs(ptrs).startswith(("fp", "bf"))
+    carried = alloc is None and ptrs.get_element_ty().is_floating()
     return dict(tensor=buf.name if buf is not None else None, element=desc, alloc=alloc, carried=carried)
-
-
-def value_kind_of_ptrs(ptrs) -> str:
-    ty = ptrs.get_element_ty()
-    return "fp" if ty.is_floating() else "int"
 
 
 def check_load(san, ptrs, out, live) -> None:

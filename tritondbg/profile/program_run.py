@@ -385,10 +385,11 @@ def overhead(data: dict) -> dict[str, Any]:
     own_s = (data.get("own_ns") or 0) / 1e9
     first_s = (data.get("first_launch_ns") or 0) / 1e9
     # the profiler's start and (with --active) stop at the window's edges happen inside a launch: not per launch
-    edges = sum(v for v in (span("session_begin", "session_started"),
-                            span("profiler_stopping", "profiler_stopped")
-                            if ph.get("profiler_stopping", 0) < ph.get("exit", 0) else None) if v) \
-        if "session_begin" in ph and ph.get("session_begin", 0) > ph.get("attach_ready", 0) else 0.0
+    edges = 0.0
+    if "session_begin" in ph and ph["session_begin"] > ph.get("attach_ready", 0):  # started inside a launch
+        edges += span("session_begin", "session_started") or 0.0
+        if ph.get("profiler_stopping", 0) < ph.get("exit", 0):  # stopped at the window's end, not at exit
+            edges += span("profiler_stopping", "profiler_stopped") or 0.0
     # per launch: the launches after the first (the first one pays one-time imports and perhaps a session start)
     per_launch = (max(own_s - first_s - edges, 0.0) / (seen - 1) * 1e6 if seen > 1
                   else (own_s * 1e6 if seen else None))

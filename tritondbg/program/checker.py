@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Any
 
 from tritondbg.program import attach, capture, child
 
@@ -59,20 +58,6 @@ def on_cpu(snap) -> bool:
 
 
 _PENDING_MAX = 16  # launches' unwritten bands held (their tensors too) until the program ends
-
-
-def _marks(args: dict) -> dict:
-    """{argument name: which of its elements hold the uninitialized-memory mark} before a launch."""
-    from tritondbg.interp import initcheck
-
-    if not initcheck.installed():
-        return {}
-    out = {}
-    for name, v in args.items():
-        m = initcheck.marked_elements(v)
-        if m is not None and m.any():
-            out[name] = m
-    return out
 
 
 def _stores_into(t, stores: dict) -> list:
@@ -244,7 +229,9 @@ class Checker(attach.Observer):
             except Exception:  # noqa: BLE001 - tensors that cannot be read as bytes: no second run
                 snap = None
         self.running = (launch, index)  # SIGTERM says where it landed (on_term)
-        marks = _marks(launch.args) if self.sanitize else {}
+        from tritondbg.interp import initcheck
+
+        marks = initcheck.marks_of(launch.args) if self.sanitize else {}
         from tritondbg import watchdog
 
         try:
@@ -259,8 +246,6 @@ class Checker(attach.Observer):
             self.running = None
         self.launches[launch.name] = index + 1
         if error is None and marks:  # told at the program's end, if no later launch writes them
-            from tritondbg.interp import initcheck
-
             found = initcheck.bands(launch.args, marks)
             # --capture-on-finding: the launch's bytes before and after, saved if the band is told
             saved = {"snap": snap, "after": capture.copy_after(snap), "done": False} \

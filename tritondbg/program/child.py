@@ -218,10 +218,9 @@ _NO_CUDA = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "n
 
 def _ends_in_torch_cuda(tb) -> bool:
     """Whether the error was raised inside ``torch.cuda`` (``torch.cuda.Stream()``, ``reset_peak_memory_stats``)."""
-    last = None
-    while tb is not None:
-        last = tb.tb_frame.f_code.co_filename
-        tb = tb.tb_next
+    from tritondbg.errors import raised_in
+
+    last = raised_in(tb)
     torch = sys.modules.get("torch")
     if not last or torch is None:
         return False

@@ -123,10 +123,9 @@ def library_asked(tb) -> tuple[str, int, str] | None:
     """Where the program asked ``torch.cuda.is_available()`` (and heard False), when an error's traceback ``tb``
     ends in the same installed package: that package likely chose its CPU branch by the answer (Liger-Kernel's DyT
     backward has none: ``UnboundLocalError: NUM_SMS``)."""
-    last = None
-    while tb is not None:
-        last = tb.tb_frame.f_code.co_filename
-        tb = tb.tb_next
+    from tritondbg.errors import raised_in
+
+    last = raised_in(tb)
     package = _package(last) if last else None
     return next((a for a in _state.get("asks", ()) if package and _package(a[0]) == package), None)
 

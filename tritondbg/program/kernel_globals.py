@@ -13,19 +13,10 @@ import ast
 import textwrap
 from typing import Any
 
+from tritondbg.configs import jit_function
+
 _PLAIN = (bool, int, float, str, type(None))
 _MAX_FUNCTIONS = 64  # jit helpers followed from one kernel
-
-
-def _jit_of(obj):
-    """The JITFunction (or the interpreter's InterpretedFunction) under autotuner / heuristics wrappers, or None."""
-    for _ in range(6):
-        if obj is None:
-            return None
-        if hasattr(getattr(obj, "fn", None), "__code__"):
-            return obj
-        obj = getattr(obj, "fn", None)
-    return None
 
 
 def _source(fn) -> str | None:
@@ -60,7 +51,7 @@ def _decode(enc: dict):
 def _walk(kernel):
     """(jit function, its globals, the global names its source reads) for the kernel and its jit helpers."""
     seen: set[int] = set()
-    todo = [_jit_of(kernel)]
+    todo = [jit_function(kernel)]
     while todo and len(seen) < _MAX_FUNCTIONS:
         fn = todo.pop()
         if fn is None or id(fn) in seen:
@@ -74,7 +65,7 @@ def _walk(kernel):
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         names = {n for n in names if n in g}
         for n in names:
-            helper = _jit_of(g[n])
+            helper = jit_function(g[n])
             if helper is not None:
                 todo.append(helper)
         yield fn, g, names
@@ -101,7 +92,7 @@ def restore(kernel, saved: dict[str, dict[str, Any]], captured_module: str) -> l
     may load that file under a private name)."""
     if not saved:
         return []
-    own = _jit_of(kernel)
+    own = jit_function(kernel)
     own_globals = own.fn.__globals__ if own is not None else None
     changed = []
     for _, g, names in _walk(kernel):

@@ -66,11 +66,10 @@ def standalone_source(path: str, qualname: str, fn=None) -> str | None:
 
 def _closure_constants(fn) -> list:
     """``NAME = value`` for each plain value (int, float, bool, str) the kernel's Python function closes over."""
-    inner = fn
-    for _ in range(6):  # autotuner / heuristics / jit wrappers down to the Python function
-        if inner is None or hasattr(inner, "__code__"):
-            break
-        inner = getattr(inner, "fn", None)
+    from tritondbg.configs import jit_function
+
+    # autotuner / heuristics / jit wrappers down to the Python function
+    inner = fn if hasattr(fn, "__code__") else getattr(jit_function(fn), "fn", None)
     if inner is None or not getattr(inner, "__closure__", None):
         return []
     out = []

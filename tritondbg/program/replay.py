@@ -21,7 +21,7 @@ import sys
 from typing import Any
 
 from tritondbg.errors import UsageError
-from tritondbg.configs import find_autotuner
+from tritondbg.configs import find_autotuner, jit_function
 from tritondbg.program import autotuned, kernel_globals, tables
 from tritondbg.scenario import DTYPES, Case, Scenario
 
@@ -73,13 +73,8 @@ def _resolve(obj, qualname: str):
 
 
 def _unwrap(obj):
-    """The jit function under autotuner/heuristics wrappers (the object whose .fn is a plain function)."""
-    for _ in range(6):
-        inner = getattr(obj, "fn", None)
-        if inner is None or hasattr(inner, "__code__"):
-            return obj
-        obj = inner
-    return obj
+    """The jit function under autotuner/heuristics wrappers (``configs.jit_function``), else ``obj``."""
+    return jit_function(obj) or obj
 
 
 def _private_name(path: str, meta: dict, kind: str = "") -> str:
@@ -314,12 +309,7 @@ def _uninit_marks(meta: dict, tensors: list, compared: dict) -> dict:
         where = meta["groups"][spec["group"]].get("uninit_from")
         if where:
             initcheck.remember_as(t, where)
-    marks = {}
-    for path, i in compared.items():
-        m = initcheck.marked_elements(tensors[i])
-        if m is not None and m.any():
-            marks[path] = m
-    return marks
+    return initcheck.marks_of({path: tensors[i] for path, i in compared.items()})
 
 
 def _bands(meta: dict, tensors: list, compared: dict, marks: dict) -> list:
