@@ -380,6 +380,25 @@ def test_lanes_of_one_store_that_hit_one_element():
     assert rec.passed and not rec.results[0].findings, rec.results[0].findings
 
 
+def test_lanes_of_a_tile_that_wrap_into_the_next_row_are_named_by_their_place():
+    """A 4x8 tile stored without its column mask into rows of 5 (tutorial 08's grouped gemm on a group not a
+    multiple of the tile): columns 5..7 of row r land on row r + 1's first elements. The race said "a block stored
+    through a scalar pointer ... a scatter with repeated indices"; it names the two lanes that meet and the cause."""
+    data = Path(__file__).resolve().parent / "interp_data" / "lane_collisions.py"
+    src = data.read_text().splitlines()
+    line = next(i for i, ln in enumerate(src, 1) if "# MARK: wrap" in ln)
+    rec = run(f"{data}::tile")
+    races = [f for f in rec.results[0].findings if f["kind"] == "race"]
+    assert len(races) == 1 and races[0]["line"] == line and races[0]["severity"] == "error", races
+    msg = races[0]["message"]
+    assert "lanes [0, 5] and [1, 0] of one tl.store" in msg and "out_ptr[1, 0]" in msg, msg
+    assert "past the end of a row reaches the next row" in msg and "scalar pointer" not in msg, msg
+    assert "6 such element(s)" in msg, msg
+    rec = run(f"{data}::scalar")
+    msg = next(f for f in rec.results[0].findings if f["kind"] == "race")["message"]
+    assert "lanes [0] and [1] of one tl.store" in msg and "scalar pointer" in msg, msg
+
+
 def test_undefined_lanes_that_decide_a_mask_or_an_address_are_reported():
     """x > 0 on poison (NaN) is False, so a store mask made of undefined lanes passed; an index loaded without
     other= (poison: the int's minimum) sent a gather to offset -2**31, blamed on an int32 overflow."""

@@ -1,6 +1,8 @@
 """Lanes of one store that hit one element: a histogram bumped by load + 1 + store (the repeats are lost: a
 warning, each lane wrote the same count), a block stored through a scalar pointer (tl.sum forgotten: an error),
-and a scalar stored through a block of one address (every lane the same element and value: nothing)."""
+a scalar stored through a block of one address (every lane the same element and value: nothing), and a 2-D tile
+stored without its column mask into rows shorter than the tile (columns past a row's end land on the next row's first
+elements: two lanes of the tile meet there)."""
 import torch
 import triton
 import triton.language as tl
@@ -30,6 +32,14 @@ def scalar_through_block(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs * 0, tl.zeros_like(x) + tl.sum(x, axis=0))
 
 
+@triton.jit
+def tile_copy_no_col_mask(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.arange(0, BM)[:, None]
+    cols = tl.arange(0, BN)[None, :]
+    x = tl.load(x_ptr + rows * N + cols, mask=(rows < M) & (cols < N), other=0)
+    tl.store(out_ptr + rows * N + cols, x, mask=rows < M)  # MARK: wrap
+
+
 def _bins(case, dtype, device, generator):
     return dict(x=torch.randint(0, 4, (12,), generator=generator, dtype=torch.int32).to(device))
 
@@ -54,3 +64,14 @@ hist = Scenario("hist", _bins, _hist, lambda x: torch.bincount(x.long(), minleng
 scalar = Scenario("scalar", _bins, _one(block_to_scalar), lambda x: (x[-1:] * 2), _CASES, kernels=[block_to_scalar])
 broadcast = Scenario("broadcast", _bins, _one(scalar_through_block), lambda x: x.sum().reshape(1).to(torch.int32),
                      _CASES, kernels=[scalar_through_block])
+
+
+def _tile(x):
+    out = torch.zeros(3, 5, dtype=x.dtype, device=x.device)
+    tile_copy_no_col_mask[(1,)](x, out, 3, 5, BM=4, BN=8)
+    return out
+
+
+tile = Scenario("tile", lambda case, dtype, device, generator: dict(
+    x=torch.randint(1, 100, (3, 5), generator=generator, dtype=torch.int32).to(device)),
+    _tile, lambda x: x.clone(), _CASES, kernels=[tile_copy_no_col_mask])

@@ -93,7 +93,14 @@ def _message(e: dict) -> str:
                 "many lanes hit it: use tl.atomic_add)" if e.get("same_value") else
                 "with different values; the GPU keeps one of them, which one unspecified (a block stored through a "
                 "scalar pointer: reduce it first; a scatter with repeated indices: tl.atomic_*)")
-        return (f"lanes of one tl.store in pid {_fmt_pid(e['pid'])} write the same element {e['element']} {what}; "
+        places = e.get("lane_places")
+        lanes = "lanes" if not places else "lanes " + " and ".join(
+            "[" + ", ".join(map(str, p)) + "]" for p in places)
+        if places and e.get("wraps") and not e.get("same_value"):
+            what = ("with different values: an index past the end of a row reaches the next row's elements, "
+                    "so two lanes of the block meet there; the GPU keeps one of them, which one unspecified (mask that "
+                    "axis, e.g. offs_n < N, or fix the stride)")
+        return (f"{lanes} of one tl.store in pid {_fmt_pid(e['pid'])} write the same element {e['element']} {what}; "
                 f"{e['elements']} such element(s)")
     if kind == "race" and e.get("same_value"):
         return (f"{_pair(e, 'plain stores', '')} write the same element {e['element']}; "

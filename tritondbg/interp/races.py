@@ -48,14 +48,32 @@ def _entry(san, launch, race: dict, op: str, same_value: bool, **extra) -> dict:
     return e
 
 
-def check_lanes(san, addrs, bits, site) -> None:
-    """Lanes of the running program's store that write one element (``lane_collisions``): a race entry at once."""
+def check_lanes(san, addrs, bits, site, live=None, shape=()) -> None:
+    """Lanes of the running program's store that write one element (``lane_collisions``): a race entry at once,
+    naming two such lanes by their place in the block (``live``: the store's mask over ``shape``, or None)."""
     hit = lane_collisions(addrs, bits)
     if hit is None:
         return
     idx = len(san.pids) - 1
-    _entry(san, san.launch, dict(hit, pid_a=idx, pid_b=idx, site_a=san._site_id(site), site_b=san._site_id(site)),
-           "store_lanes", same_value=hit["same_value"])
+    where = lane_places(hit.pop("lane_pair"), live, shape)
+    e = _entry(san, san.launch, dict(hit, pid_a=idx, pid_b=idx, site_a=san._site_id(site),
+                                     site_b=san._site_id(site)), "store_lanes", same_value=hit["same_value"])
+    if where and "lane_places" not in e:
+        e["lane_places"] = where
+        e["wraps"] = (not hit["one_address"] and len(shape) >= 2
+                      and sum(a != b for a, b in zip(*where)) >= 2)
+
+
+def lane_places(pair, live, shape) -> list | None:
+    """The block coordinates of two live lanes (indices into the live lanes, in order) of a store over ``shape``."""
+    if not shape:
+        return None
+    flat = np.flatnonzero(np.asarray(live).reshape(-1)) if live is not None else None
+    places = []
+    for k in pair:
+        at = int(flat[k]) if flat is not None else k
+        places.append(tuple(int(i) for i in np.unravel_index(at, shape)))
+    return places
 
 
 def stored_bits(value, live, shape):
@@ -137,7 +155,13 @@ def lane_collisions(addrs, bits) -> dict | None:
         if starts.size == 1:
             return None
         bad = np.flatnonzero(several)
-    return dict(addr=int(A[starts[bad[0]]]), elements=int(bad.size), same_value=bool(same))
+    lo = int(starts[bad[0]])
+    hi = int(starts[bad[0] + 1]) if bad[0] + 1 < starts.size else A.size
+    other = lo + 1
+    if bits is not None and not same:  # a lane that writes other bits than the first
+        other = lo + int(np.flatnonzero(B[lo:hi] != B[lo])[0])
+    return dict(addr=int(A[lo]), elements=int(bad.size), same_value=bool(same),
+                lane_pair=(int(order[lo]), int(order[other])), one_address=starts.size == 1)
 
 
 def cta_conflict(atomics: list) -> dict | None:
