@@ -8,6 +8,7 @@ from rich.table import Table
 
 from tritondbg.configs import config_str
 from tritondbg.profile import peaks as peaks_mod
+from tritondbg.program import launcher
 from tritondbg.profile.summary import HEADERS, fmt_time, rows, table_cells
 from tritondbg.record import UNCHECKED, RunRecord
 
@@ -145,6 +146,6 @@ def print_program(record: RunRecord) -> None:
     con.print("[dim]profiling checks nothing: `tritondbg interpret -- CMD` runs these launches under the "
               "sanitizers[/]")
     if prog["exit_status"]:
-        con.print(f"[red]the program exited with status {prog['exit_status']}[/]")
+        con.print(f"[red]the program {launcher.ended(prog['exit_status'])}[/]")
     for line in view_lines(record):
         con.print(line, soft_wrap=True)

@@ -90,11 +90,15 @@ def environment(cfg: dict, interpret: bool) -> dict[str, str]:
     return env
 
 
-def signal_name(rc: int) -> str:
-    try:
-        return signal.Signals(-rc).name
-    except ValueError:
-        return f"signal {-rc}"
+def ended(rc: int) -> str:
+    """How the program ended, from run()'s status: "exited with status 1", or "was killed by SIGKILL (exit status
+    137)" for 128 + a signal's number (the shell's convention; run() returns that for a program a signal ended)."""
+    if rc > 128:
+        try:
+            return f"was killed by {signal.Signals(rc - 128).name} (exit status {rc})"
+        except ValueError:
+            pass
+    return f"exited with status {rc}"
 
 
 def _end_with_parent():
@@ -157,7 +161,4 @@ def run(cmd: list[str], cfg: dict, *, interpret: bool = False) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    if rc < 0:
-        print(f"tritondbg: the program was killed by {signal_name(rc)}", file=sys.stderr)
-        return 128 - rc
-    return rc
+    return 128 - rc if rc < 0 else rc  # the caller says how it ended (ended())

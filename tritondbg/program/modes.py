@@ -187,7 +187,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
         with contextlib.suppress(OSError):
             os.rmdir(out)  # only when empty: a folder the user named may hold other things
     if not entries and not any(launches.values()):
-        _err("tritondbg capture: no Triton launch" + (f"; the program exited with status {rc}" if rc else "")
+        _err("tritondbg capture: no Triton launch" + (f"; the program {launcher.ended(rc)}" if rc else "")
              + ": nothing captured")
         if rc == 0:
             _launched_nothing("capture", launches, summaries, said=True)
@@ -227,7 +227,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     unmatched = _matched_nothing("capture", kernels, launches, entries)  # said whatever the program's status
     if rc != 0:
         kept = f"the {len(entries)} reproducer(s) written before are kept" if entries else "no reproducer was written"
-        _err(f"tritondbg capture: the program exited with status {rc}; {kept}")
+        _err(f"tritondbg capture: the program {launcher.ended(rc)}; {kept}")
         return rc
     return 1 if unmatched else rc
 
@@ -373,7 +373,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
             json.dump({"command": cfg["command"], "captures": captures}, f, indent=1)
     unmatched = _matched_nothing("interpret", kernels, launches, sum(checked.values()))  # whatever the status
     if rc != 0:
-        _err(f"tritondbg interpret: the program exited with status {rc}")
+        _err(f"tritondbg interpret: the program {launcher.ended(rc)}")
         return rc
     if unmatched or _launched_nothing("interpret", launches, summaries):
         return 1
