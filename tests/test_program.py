@@ -952,6 +952,49 @@ def test_a_process_that_skips_atexit_still_reports_its_launches(tmp_path):
     assert "3 launch(es), 0 finding(s)" in out.stderr, out.stderr[-2000:]  # 2 workers + the parent's 1
 
 
+def _interrupt(cmd: list[str], pidfile: Path, cwd: Path) -> tuple[int, str]:
+    """Run ``tritondbg CMD`` in its own session, Ctrl-C its whole group once the program wrote ``pidfile``."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.Popen(TRITONDBG + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                            cwd=cwd, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.time() + 120
+        while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, out
+
+
+def test_ctrl_c_lands_on_the_programs_line_not_tritondbgs_handler(tmp_path):
+    """Ctrl-C in a program that never imports triton ended with status 1, not 130 (the exit hook imported
+    tritondbg's modules at exit, which loses CPython's end-by-SIGINT), and its traceback's last line was
+    tritondbg's SIGINT handler (exits.py); under pytest, "!!! KeyboardInterrupt !!!" named that handler too."""
+    pidfile = tmp_path / "pid"
+    (tmp_path / "prog.py").write_text(textwrap.dedent(f"""\
+        import os, time
+        open({str(pidfile)!r}, "w").write(str(os.getpid()))
+        time.sleep(120)  # LANDS
+        """))
+    rc, out = _interrupt(["interpret", "--", "python", "prog.py"], pidfile, tmp_path)
+    assert rc == 130 and "killed by SIGINT (exit status 130)" in out, out[-3000:]
+    assert 'prog.py", line 3' in out and "exits.py" not in out, out[-3000:]
+    pidfile.unlink()
+    (tmp_path / "test_slow.py").write_text(textwrap.dedent(f"""\
+        import os, time
+        def test_slow():
+            open({str(pidfile)!r}, "w").write(str(os.getpid()))
+            time.sleep(120)
+        """))
+    rc, out = _interrupt(["interpret", "--", "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "test_slow.py"], pidfile, tmp_path)
+    assert rc == 2 and "test_slow.py:4: KeyboardInterrupt" in out and "exits.py" not in out, out[-3000:]
+
+
 @pytest.mark.interpreter
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_to_tritondbg_alone_reaches_the_program_and_keeps_its_summary(tmp_path, sig):

@@ -290,6 +290,17 @@ def pinned_configs() -> dict:
             if pinning.sources.get(name) == "default"}
 
 
+def _nothing_to_say() -> bool:
+    """A process that never imported triton, heard no torch.cuda question, noted nothing and compiled no
+    torch.compile graph (its summary would be dropped below), told without importing anything."""
+    if _state["started"] or _state["notes"]:
+        return False
+    moved = sys.modules.get("tritondbg.program.cpu_device")
+    if moved is not None and (moved.moved() or moved.asked()):
+        return False
+    return "torch._dynamo.utils" not in sys.modules
+
+
 def _summary() -> dict:
     from tritondbg.program import attach
 
@@ -358,6 +369,8 @@ def write_summary(final: bool = True) -> None:
     cfg = config()
     if not cfg.get("run_dir") or not os.path.isdir(cfg["run_dir"]):
         return
+    if _nothing_to_say():
+        return  # (without importing tritondbg's modules at exit: that turned an uncaught Ctrl-C's 130 into 1)
     data = _summary()
     if not _state["started"] and not data["notes"] and not any((data["launches"] or {}).values()) and \
             not data.get("cuda_asked"):

@@ -134,6 +134,7 @@ def _sigint_once(signum, frame) -> None:
     program, and tritondbg passes its own copy on (launcher.py): the second one, within SIGINT_TWIN_S, is dropped.
     It used to raise again inside the first one's handling and lose the "interrupted in ... at" line (1 run in 3
     of test_program_sites' Ctrl-C test). A later Ctrl-C interrupts as usual."""
+    __tracebackhide__ = True  # pytest names the test's line, not this one, as where the interrupt landed
     now = time.monotonic()
     last, _state["sigint_at"] = _state.get("sigint_at"), now
     if last is not None and now - last < SIGINT_TWIN_S:
@@ -158,7 +159,32 @@ def install() -> None:
     except (ValueError, OSError):
         pass
     _route_default_sigint()
+    if sys.excepthook is sys.__excepthook__:
+        sys.excepthook = _excepthook
     os.register_at_fork(after_in_child=_after_fork)
+
+
+def _excepthook(exc_type, exc, tb) -> None:
+    """Python's own hook, less ``_sigint_once``'s frame at the end of a KeyboardInterrupt's traceback (the program's
+    line is where Ctrl-C landed; the traceback's last line named tritondbg's handler)."""
+    if exc_type is KeyboardInterrupt and tb is not None:
+        tb = _without_handler(tb)
+        if exc is not None:
+            exc = exc.with_traceback(tb)
+    sys.__excepthook__(exc_type, exc, tb)
+
+
+def _without_handler(tb):
+    """``tb`` with its last entry dropped when that entry is ``_sigint_once`` raising."""
+    prev, last = None, tb
+    while last.tb_next is not None:
+        prev, last = last, last.tb_next
+    if last.tb_frame.f_code is not _sigint_once.__code__:
+        return tb
+    if prev is None:
+        return None
+    prev.tb_next = None
+    return tb
 
 
 def _route_default_sigint() -> None:
