@@ -212,5 +212,40 @@ def test_an_fp8_type_the_target_refuses_is_refused_under_the_interpreter_too():
             copy[(1,)](x, y, 8, B=8)
         copy[(1,)](x.view(torch.uint8).view(torch.float8_e5m2), y.view(torch.float8_e5m2), 8, B=8)  # e5m2: fine
     finally:
-        standin.install("sm_90")
+        standin.install()  # the default target, as no --arch (sm_90)
     copy[(1,)](x, y, 8, B=8)  # sm_90 has it
+
+
+def test_a_launch_option_the_target_refuses_is_refused_under_the_interpreter_too():
+    """helper-45: tutorial 11's `launch_pdl=True` passed `interpret --arch gfx942` while `ir --arch gfx942` said
+    "Keyword argument launch_pdl was specified but unrecognised"; a typo (`num_warp=4`) ran under any target, as
+    the interpreter ignores launch options. Without --arch an AMD-only option (waves_per_eu) still runs."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    from tritondbg import standin
+
+    @triton.jit
+    def copy(x, y, n, B: tl.constexpr):
+        o = tl.arange(0, B)
+        tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)
+
+    x = torch.arange(8, dtype=torch.float32)
+    y = torch.empty_like(x)
+    try:
+        standin.install("gfx942")
+        with pytest.raises(KeyError, match=r"launch_pdl was specified but unrecognised \(by the gfx942 compiler"):
+            copy[(1,)](x, y, 8, B=8, launch_pdl=True)
+        copy[(1,)](x, y, 8, B=8, waves_per_eu=2, num_warps=4)
+        standin.install("sm_80")
+        with pytest.raises(ValueError, match=r"num_ctas > 1 .*sm_80 compiler's refusal"):
+            copy[(1,)](x, y, 8, B=8, num_ctas=2)
+        with pytest.raises(KeyError, match="waves_per_eu"):
+            copy[(1,)](x, y, 8, B=8, waves_per_eu=2)
+    finally:
+        standin.install()
+    copy[(1,)](x, y, 8, B=8, waves_per_eu=2, launch_pdl=True)  # no --arch: either vendor's option runs
+    with pytest.raises(KeyError, match=r"num_warp was specified but unrecognised \(no Triton backend"):
+        copy[(1,)](x, y, 8, B=8, num_warp=4)
+    assert torch.equal(y, x)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import sys
 import types
 from typing import Any, Iterator
@@ -357,10 +358,13 @@ def install(arch: Arch | str | None = None) -> Arch:
     from triton.runtime.driver import driver
     from triton.runtime.interpreter import InterpretedFunction
 
+    prev, was_explicit = _state.get("arch"), _state.get("explicit", False)
+    explicit = arch is not None and (prev is None or arch != prev or was_explicit)  # (current() passed back: as was)
     arch = parse_arch(arch) if isinstance(arch, str) else (arch or parse_arch(DEFAULT_ARCH))
     if _state:
         uninstall()
     _state["arch"] = arch
+    _state["explicit"] = explicit
     _state["driver"] = driver._active
     driver.set_active(StandinDriver(arch))
     _state["cuda"] = {}
@@ -374,6 +378,7 @@ def install(arch: Arch | str | None = None) -> Arch:
         if warmup:  # Triton's interpreter returns None here; host code goes on to read n_regs and launch it
             return StandinKernel(self, args, kwargs, arch)
         _refuse_fp8_types(arch, (*args, *kwargs.values()))
+        _refuse_launch_options(arch, self.arg_names, kwargs)
         return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     InterpretedFunction.run = run
@@ -409,6 +414,50 @@ def _refuse_fp8_types(arch: Arch, values) -> None:
         if name is not None and name not in supported and hasattr(v, "data_ptr"):
             raise ValueError(f"type {name} not supported in this architecture ({arch.name}). The supported fp8 dtypes "
                              f"are {tuple(supported)}")
+
+
+def _refuse_launch_options(arch: Arch, arg_names, kwargs: dict) -> None:
+    """A launch keyword that is no kernel argument is a compile option: the target's compiler refuses one it does
+    not know (``launch_pdl`` for gfx942, a typo as ``num_warp=8``) or a value it cannot take (``num_ctas=2`` before
+    sm_90), where the interpreter ignored it. The same error, said as raised by the target's compiler."""
+    extra = {k: v for k, v in kwargs.items() if k not in arg_names}
+    if not extra:
+        return
+    if not _state.get("explicit"):  # no --arch: the kernel may be AMD's (waves_per_eu) or NVIDIA's; typos only
+        known = _all_option_names()
+        for k in extra:
+            if known and k not in known:
+                raise KeyError(f"Keyword argument {k} was specified but unrecognised (no Triton backend takes it "
+                               "as a compile option, and it is no argument of the kernel)")
+        return
+    try:
+        from triton.compiler.compiler import make_backend
+
+        backend = _state.get("backend")
+        if backend is None:
+            backend = _state["backend"] = make_backend(StandinDriver(arch).get_current_target())
+        options = backend.parse_options(dict(extra))
+    except (KeyError, ValueError) as exc:
+        raise type(exc)(f"{exc.args[0] if exc.args else exc} (the {arch.name} compiler's refusal; the "
+                        "interpreter itself ignores launch options)") from None
+    except Exception:  # noqa: BLE001 - a target this Triton's backends cannot describe: not checked
+        return
+    for k in extra:
+        if k not in options.__dict__:
+            raise KeyError(f"Keyword argument {k} was specified but unrecognised (by the {arch.name} compiler, "
+                           "which takes it as a compile option: it is no argument of the kernel)")
+
+
+def _all_option_names() -> set:
+    """The compile options some installed backend (CUDA, HIP) takes, or an empty set when none can be read."""
+    names = set()
+    for module, cls in (("triton.backends.nvidia.compiler", "CUDAOptions"), ("triton.backends.amd.compiler",
+                                                                            "HIPOptions")):
+        try:
+            names |= set(getattr(importlib.import_module(module), cls).__dataclass_fields__)
+        except Exception:  # noqa: BLE001 - a backend this Triton does not ship
+            pass
+    return names
 
 
 def _target_options(arch: Arch):
