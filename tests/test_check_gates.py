@@ -194,6 +194,22 @@ def test_the_sanitize_gate_names_the_warnings_it_passes_with(tmp_path):
     out = run_gate("sanitize", loader.load(target), GateContext(device="cpu", target=target))
     assert out.status == PASS and "(1 warning(s); first: race at" in out.reason and "flag.py:9)" in out.reason, \
         out.reason
+    out = run_gate("sanitize", loader.load(target), GateContext(device="cpu", target=target, strict=True))
+    assert out.status == FAIL and out.reason.startswith("1 warning(s) (--strict); first: race at"), out.reason
+    assert "flag.py:9: " in out.reason, out.reason
+
+
+def test_check_strict_fails_on_a_warning_from_the_command_line(cli_env, tmp_path):
+    """`check --strict` (as `interpret --strict`): a reproducer whose launch left a band of its output unwritten
+    passed `check` with a warning; --strict fails it, exit 1, in the table and in --json."""
+    target = f"{REPO / 'tests' / 'interp_data' / 'lane_collisions.py'}::hist"
+    p = run_cli(["check", target, "--gates", "sanitize", "-n", "1"], env=cli_env)
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = run_cli(["check", target, "--gates", "sanitize", "-n", "1", "--strict", "--json", str(tmp_path / "r.json")],
+                env=cli_env)
+    assert p.returncode == 1, p.stdout + p.stderr
+    [gate] = json.loads((tmp_path / "r.json").read_text())["extra"]["gates"]
+    assert gate["status"] == FAIL and "(--strict); first: race at" in gate["reason"], gate
 
 
 @pytest.mark.interpreter

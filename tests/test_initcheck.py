@@ -293,6 +293,22 @@ def test_a_band_warning_is_captured_on_finding_and_its_reproducer_shows_it(tmp_p
     assert halves.returncode == 0 and not list(none.glob("*.py")), halves.stderr
 
 
+def test_a_plain_capture_without_a_gpu_saves_reproducers_that_show_the_band(tmp_path, cli_env):
+    """helper-46: `capture -- CMD` on a machine without a GPU did not mark torch.empty's memory, so the reproducer
+    of a launch that left a column unwritten held the same bytes before and after and passed interpret and check.
+    Now capture under the interpreter marks it as `interpret --` does: the replay warns, `check --strict` fails."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(HOLES))
+    out = tmp_path / "cap"
+    p = run_cli(["capture", "--out", str(out), "--", sys.executable, "prog.py", "short"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "1 reproducer(s)" in p.stderr, p.stderr
+    (repro,) = sorted(out.glob("scale_rows_*.py"))
+    replay = run_cli(["interpret", str(repro)], cli_env, cwd=tmp_path)
+    assert replay.returncode == 0 and "left 5 of 500 unwritten (first at index (0, 99))" in replay.stdout, \
+        replay.stdout + replay.stderr
+    strict = run_cli(["check", str(out), "--gates", "sanitize", "-n", "1", "--strict"], cli_env, cwd=tmp_path)
+    assert strict.returncode == 1 and "(--strict)" in strict.stdout, strict.stdout + strict.stderr
+
+
 def test_scenario_zoo_messages_say_where_the_memory_came_from():
     zoo = Path(__file__).resolve().parent / "zoo"
     rec = _run(f"{zoo / 'uninit_read.py'}::buggy")

@@ -29,6 +29,7 @@ def pytest_addoption(parser):
     group.addoption("--tritondbg-arch", default=None, help="target of the resources gate (default: local GPU or sm_90)")
     group.addoption("--tritondbg-baseline", default="tritondbg-baseline.json", help="perf gate baseline file")
     group.addoption("--tritondbg-update-baseline", action="store_true", help="perf gate: rewrite the baseline")
+    group.addoption("--tritondbg-strict", action="store_true", help="the sanitize gate fails on a warning too")
     group.addoption("--tritondbg-outdir", default=None, help="write one JSON outcome per gate item here")
     group.addoption("--tritondbg-case", default=None, metavar="NAME",
                     help="run only these cases of each scenario (a name, a comma-separated list or a glob)")
@@ -196,7 +197,8 @@ class GateItem(pytest.Item):
 
         ctx = GateContext(device=device, arch=arch, target=self.target, case=case,
                           baseline_file=config.getoption("tritondbg_baseline"),
-                          update_baseline=config.getoption("tritondbg_update_baseline"))
+                          update_baseline=config.getoption("tritondbg_update_baseline"),
+                          strict=config.getoption("tritondbg_strict"))
         try:
             scenario = loader.load(self.target)  # imported at collection: no time of the item's
             timeout = given if given is not None else default_timeout(scenario, device)

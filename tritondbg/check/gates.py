@@ -36,6 +36,7 @@ class GateContext:
     perf_min_ratio: float = 0.5              # perf gate: torch_time / our_time must be at least this
     target: str = ""                         # how the scenario was named (bundled name or file::name)
     case: str | None = None                  # --case: only this case (default: every case that runs here)
+    strict: bool = False                     # --strict: the sanitize gate fails on a warning too
 
     @property
     def interpret(self) -> bool:
@@ -349,6 +350,11 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
     if errors:
         return GateOutcome(scenario.name, "sanitize", FAIL, _first_failure(errors), {}, results)
     warnings = [f for r in results for f in r.findings if f.get("severity", "error") == "warning"]
+    if warnings and ctx.strict:
+        w = warnings[0]
+        return GateOutcome(scenario.name, "sanitize", FAIL,
+                           f"{len(warnings)} warning(s) (--strict); first: {w.get('kind')} at {w.get('file', '?')}:"
+                           f"{w.get('line', '?')}: {w.get('message', '')}", {"findings": warnings}, results)
     said = (f" ({len(warnings)} warning(s); first: {warnings[0].get('kind')} at {warnings[0].get('file', '?')}:"
             f"{warnings[0].get('line', '?')})") if warnings else ""
     return GateOutcome(scenario.name, "sanitize", PASS, f"no finding on {len(results)} runs{said}",

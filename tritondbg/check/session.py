@@ -298,7 +298,7 @@ def plugin_args() -> list[str]:
 
 def check(items: list[Item], *, device: str, workers: int | None = None, arch: str | None = None,
           baseline: str = "tritondbg-baseline.json", update_baseline: bool = False, case: str | None = None,
-          timeout: float | None = None, progress: bool = True) -> RunRecord:
+          timeout: float | None = None, progress: bool = True, strict: bool = False) -> RunRecord:
     """Run the planned items and return the record: extra["gates"] has one entry per item, in plan order;
     extra["interrupted"] says whether SIGINT or SIGTERM cut the run short (``interrupted_by``: which)."""
     from tritondbg import deps
@@ -334,6 +334,8 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
             args += ["--tritondbg-timeout", str(timeout)]
         if update_baseline:
             args.append("--tritondbg-update-baseline")
+        if strict:
+            args.append("--tritondbg-strict")
         args.append(str(tmp / "empty"))
         try:
             with _prompt_shutdown(watch):

@@ -13,7 +13,7 @@ from tritondbg.check.outcome import TIMEOUT_PER_CASE
 def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None = None, device: str | None = None,
               junit: str | None = None, json_path: str | None = None, workers: int | None = None,
               arch: str | None = None, baseline: str = "tritondbg-baseline.json", update_baseline: bool = False,
-              case: str | None = None, timeout: float | None = None) -> int:
+              case: str | None = None, timeout: float | None = None, strict: bool = False) -> int:
     """Run the gates; 0 when every item passes (or is skipped with a reason), 1 when one fails or errs (crashed,
     timed out, did not run), 130 when interrupted (143 by SIGTERM). The table, --junit and --json list every
     kernel x gate."""
@@ -39,12 +39,13 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
     items = session.rough_plan(names, chosen)
     with session.stop_signals():  # SIGTERM (a CI cancel) winds down as Ctrl-C does: files written, 143
         record = _run(session, deps, names, chosen, items, device=device, workers=workers, arch=arch,
-                      baseline=baseline, update_baseline=update_baseline, case=case, timeout=timeout)
+                      baseline=baseline, update_baseline=update_baseline, case=case, timeout=timeout, strict=strict)
         _write(record, json_path, junit)
     return session.exit_status(record)
 
 
-def _run(session, deps, names, chosen, items, *, device, workers, arch, baseline, update_baseline, case, timeout):
+def _run(session, deps, names, chosen, items, *, device, workers, arch, baseline, update_baseline, case, timeout,
+         strict):
     from tritondbg.errors import UsageError
 
     noted = os.environ.get("TRITONDBG_NOTED")
@@ -62,7 +63,7 @@ def _run(session, deps, names, chosen, items, *, device, workers, arch, baseline
         os.environ["TRITONDBG_NOTED"] = "*"  # a reproducer's load notes: its gates' reasons say the same, once
         items = session.plan(names, chosen, device=device, case=case, timeout=timeout)
         record = session.check(items, device=device, workers=workers, arch=arch, baseline=baseline,
-                               update_baseline=update_baseline, case=case, timeout=timeout)
+                               update_baseline=update_baseline, case=case, timeout=timeout, strict=strict)
     except KeyboardInterrupt:  # Ctrl-C / a CI cancel while starting: every item says so
         record = session.interrupted_record(items, device=device or "?", workers=workers)
     finally:  # (for this run's workers only: a later command in this process says its notes again)
@@ -106,8 +107,10 @@ def _write(record, json_path: str | None, junit: str | None) -> None:
 @click.option("--arch", default=None, help="Target of the resources gate (default: local GPU, else sm_90).")
 @click.option("--baseline", default="tritondbg-baseline.json", show_default=True, help="Perf baseline file.")
 @click.option("--update-baseline", is_flag=True, help="Rewrite the perf baseline with this run's times.")
+@click.option("--strict", is_flag=True, help="The sanitize gate fails on a warning too (an unwritten band of an "
+              "output, a NaN the kernel's own math makes on padding), as `interpret --strict` does.")
 def check_cmd(targets, all_, gates, case, device, junit, json_path, workers, timeout, arch, baseline,
-              update_baseline):
+              update_baseline, strict):
     """Quality gates for CI. Every kernel x gate ends as pass, FAIL, skipped (with why) or error (crashed,
     timed out, did not run: with the command that reruns it). A FILE with several scenarios checks them all.
 
@@ -120,4 +123,4 @@ def check_cmd(targets, all_, gates, case, device, junit, json_path, workers, tim
         raise UsageError(f"--json and --junit are the same file ({json_path}); give each its own")
     sys.exit(run_check(targets, all_=all_, gates=gates, device=device, junit=junit, json_path=json_path,
                        workers=workers, arch=arch, baseline=baseline, update_baseline=update_baseline, case=case,
-                       timeout=timeout))
+                       timeout=timeout, strict=strict))

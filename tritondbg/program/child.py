@@ -104,6 +104,10 @@ def _sibling(name: str):
     return mod
 
 
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
 def _exits():
     return _sibling("exits")
 
@@ -133,7 +137,7 @@ def start(phases: dict | None = None) -> None:
     cfg["_phases"]["child_loaded"] = time.monotonic()
     if "interpret" in cfg.get("features", ()):
         os.environ["TRITON_INTERPRET"] = "1"
-    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):  # interpret --, capture -- without a GPU
+    if _interpreting():  # interpret --, capture -- without a GPU
         if "torch" in sys.modules:
             _cuda_as_cpu()
         else:
@@ -184,6 +188,10 @@ def _attach(cfg: dict) -> None:
         from tritondbg.program.capturer import Capturer
 
         observers.append(Capturer(cfg))
+        if _interpreting() and cfg.get("sanitize", True):  # capture without a GPU: torch.empty's memory marked
+            from tritondbg.interp import initcheck           # too, so a reproducer tells what its launch left
+
+            initcheck.install()                                # unwritten (its replay reports the band)
     elif "profile" in features:           # tritondbg profile -- CMD (tritondbg/profile/program.py)
         from tritondbg.profile.program import ProgramProfiler
 
@@ -201,7 +209,7 @@ def _attach(cfg: dict) -> None:
     tracebacks.install()
     # After attach: the stand-in wraps InterpretedFunction.run over ours, and a later re-install of it (a
     # program that calls tritondbg's runner.set_mode, as tritondbg's own tests do) puts ours back under it.
-    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+    if _interpreting():
         from tritondbg import standin        # host code asking for a GPU gets the CPU stand-in's answers
         from tritondbg.interp import shims   # the interpreter's fixes (float scalars, bf16, memory guard, prints)
 
@@ -308,7 +316,7 @@ def _summary() -> dict:
     notes = list(_state["notes"])
     from tritondbg.program.inductor import compile_note
 
-    hint = compile_note(launches, os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
+    hint = compile_note(launches, _interpreting())
     if hint:
         notes.append(hint)
     data = {"pid": os.getpid(), "argv": sys.argv, "launches": launches, "notes": notes,
