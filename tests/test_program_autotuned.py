@@ -65,6 +65,18 @@ def test_every_config_of_a_reproducer_replays_with_its_own_grid(case, expect, tm
     assert pruned == (1 if case == "made_up" else 0), out.stdout[-3000:]
 
 
+def test_a_pruner_that_reads_keyword_arguments_and_adds_a_key_replays(tmp_path):
+    """helper-48 (gemlite's gemm_splitK_INT_kernel): the pruner reads `load_scales_as_block` from its **kwargs
+    (the program passes it by keyword) and returns configs with NUM_STAGES added. The reproducer passed every
+    argument positionally ("KeyError: 'load_scales_as_block'"), then pinned the listed config without the added
+    key ("missing 1 required positional argument: 'NUM_STAGES'")."""
+    cap, _ = capture(tmp_path, "added")
+    meta = json.loads((cap / "data" / "added_kernel_0.json").read_text())
+    assert meta["by_name"] == ["scale"] and meta["config"]["STAGES"] == 2, meta
+    out = tritondbg("interpret", str(cap / "added_kernel_0.py"))
+    assert out.returncode == 0 and "STAGES=2" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+
+
 def test_partial_sums_laid_out_per_program_are_not_compared_across_configs(tmp_path):
     """part holds one partial sum per program: BLOCK=16 (the capture) writes 4, BLOCK=32 writes 2. Compared with
     the capture, every other config failed the all-configs gate on a correct kernel (Liger-Kernel's DyT

@@ -249,3 +249,45 @@ def test_a_launch_option_the_target_refuses_is_refused_under_the_interpreter_too
     with pytest.raises(KeyError, match=r"num_warp was specified but unrecognised \(no Triton backend"):
         copy[(1,)](x, y, 8, B=8, num_warp=4)
     assert torch.equal(y, x)
+
+
+def test_a_kernel_module_that_makes_cuda_tensors_runs_in_kernel_form_without_a_gpu(tmp_path):
+    """helper-48: gemlite makes `torch.tensor(..., device="cuda:0")` when its module is imported, so its scenario
+    file and every reproducer of its kernels failed to load on a machine without a GPU ("Torch not compiled with
+    CUDA enabled"), where `interpret -- CMD` ran the same program. The kernel form serves such requests on the
+    CPU too, while importing and while a case runs, and its summary says how many."""
+    import textwrap
+
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is here: nothing to serve on the CPU")
+    (tmp_path / "cudalib.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        LUT = torch.tensor([0.0, 1.0, 2.0, 3.0], device="cuda:0")  # at import, as gemlite's gemv_kernels.py
+
+        @triton.jit
+        def lut_kernel(i_ptr, lut_ptr, o_ptr, n, B: tl.constexpr):
+            offs = tl.arange(0, B)
+            m = offs < n
+            tl.store(o_ptr + offs, tl.load(lut_ptr + tl.load(i_ptr + offs, mask=m, other=0)), mask=m)
+
+        def lookup(idx):
+            out = torch.empty(idx.shape, device="cuda")  # at call time too
+            lut_kernel[(1,)](idx, LUT, out, idx.numel(), B=16)
+            return out
+    '''))
+    (tmp_path / "cases.py").write_text(textwrap.dedent('''
+        import torch
+        from tritondbg import Case, Scenario
+        from cudalib import lookup, lut_kernel
+
+        lut = Scenario("lut", lambda case, dtype, device, generator: dict(idx=torch.arange(10, dtype=torch.int32) % 4),
+                       lookup, lambda idx: (idx % 4).float(), [Case("tiny", dtypes=("float32",))], kernels=[lut_kernel])
+    '''))
+    rec = runner.run(str(tmp_path / "cases.py"), mode="interpret")
+    assert rec.passed, [(r.status, r.message) for r in rec.results]
+    assert rec.extra.get("cuda_on_cpu") == 2, rec.extra  # LUT at import, then `out` in the launch
+    assert not torch.empty(1).is_cuda and torch.empty(1, device="cpu").device.type == "cpu"  # nothing stays pushed
+    with pytest.raises((AssertionError, RuntimeError)):
+        torch.empty(1, device="cuda")  # after the run: torch's own error again

@@ -131,6 +131,13 @@ def _outside_pytest():
             os.environ["PYTEST_VERSION"] = saved
 
 
+def _cuda_served_on_cpu():
+    """Importing under the interpreter (TRITON_INTERPRET): CUDA tensors a module makes at import, on the CPU."""
+    from tritondbg.program import cpu_device
+
+    return cpu_device.serving(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
+
+
 def _import_file(path: Path):
     """Import a user's scenario file under a private module name; its folder goes on sys.path so it can
     import the kernel module beside it."""
@@ -147,7 +154,7 @@ def _import_file(path: Path):
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        with _outside_pytest():
+        with _outside_pytest(), _cuda_served_on_cpu():
             spec.loader.exec_module(module)
     except UsageError:
         sys.modules.pop(name, None)

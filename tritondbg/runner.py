@@ -330,8 +330,10 @@ def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: i
     ``pinned``: an exact triton.Config to run for every autotuned kernel (all-configs sweeps); ``reference``
     False: the launch alone, nothing compared (the determinism gate compares two launches)."""
     from tritondbg import watchdog
+    from tritondbg.program import cpu_device
 
-    with watchdog.activity(kernel=scenario.name, case=case.name, dtype=dtype):
+    with watchdog.activity(kernel=scenario.name, case=case.name, dtype=dtype), \
+            cpu_device.serving(_mode == "interpret"):  # a library's "cuda" tensors, on the CPU (no GPU here)
         return _run_case(scenario, case, dtype, device=device, seed=seed, config=config, instruments=instruments,
                          pinned=pinned, use_reference=reference)
 
@@ -473,6 +475,9 @@ class Run:
                  instruments: Sequence[Instrument] = (), arch: str | None = None):
         set_mode(mode, arch)
         self.device = default_device(mode)
+        from tritondbg.program import cpu_device
+
+        self._moved_before = cpu_device.moved()  # CUDA requests served on the CPU by this run (from here on)
         self.scenario = loader.load(target)
         self.config = parse_config(config) if isinstance(config, str) or config is None else dict(config)
         selected = select_cases(self.scenario, cases, interpret=(mode == "interpret"))
@@ -530,6 +535,10 @@ class Run:
         except Exception:  # noqa: BLE001 - a run cut short still keeps its record
             record.environment = record.environment or {}
         record.extra["scenario_source"] = self.scenario.source
+        from tritondbg.program import cpu_device
+
+        if cpu_device.moved() > self._moved_before:
+            record.extra["cuda_on_cpu"] = cpu_device.moved() - self._moved_before
         from tritondbg import __version__
 
         record.tool_version = __version__

@@ -11,6 +11,8 @@
   `partial bug` makes the elementwise output wrong for BLOCK=64 only.
 - persistent: a fixed grid of 4 programs, each writing one partial sum over the tiles it takes (their ranges
   follow BLOCK).
+- added: an early_config_prune that reads an argument the program passes by keyword from its **kwargs and
+  returns configs with a key the listed ones lack (gemlite's kernel_config_pruner: NUM_STAGES).
 - tail: an elementwise kernel whose mask drops the tail for BLOCK=256 only (a bug the all-configs sweep must fail).
 """
 import sys
@@ -58,6 +60,20 @@ def remake(configs, named_args, **kwargs):
 def made_up_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def add_stages(configs, named_args, **kwargs):
+    scale = kwargs["scale"]  # KeyError unless passed by keyword
+    return [triton.Config({**c.kwargs, "STAGES": c.num_stages, "SCALE": scale}, num_warps=c.num_warps,
+                          num_stages=c.num_stages) for c in configs]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_stages=s) for b, s in ((16, 2), (32, 3))], key=["n"],
+                 prune_configs_by={"early_config_prune": add_stages})
+@triton.jit
+def added_kernel(x_ptr, y_ptr, n, scale, BLOCK: tl.constexpr, STAGES: tl.constexpr, SCALE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * scale * (STAGES > 0), mask=offs < n)
 
 
 @triton.heuristics({"HAS_SCALE": lambda a: a["scale"] is not None})
@@ -124,6 +140,10 @@ if __name__ == "__main__":
     elif case in ("dtype", "made_up"):
         y = torch.empty(n)
         (dtype_kernel if case == "dtype" else made_up_kernel)[grid](x, y, n)
+        print("OK" if torch.allclose(y, 2 * x) else "WRONG")
+    elif case == "added":
+        y = torch.empty(n)
+        added_kernel[grid](x, y, n, scale=2.0)
         print("OK" if torch.allclose(y, 2 * x) else "WRONG")
     elif case == "persistent":
         part = torch.empty(4)

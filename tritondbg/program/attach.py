@@ -352,6 +352,10 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
 
                 config, configs = getattr(tuner, "best_config", None), tuple(listed_configs(tuner))
                 extra["heuristics"] = heuristics_in(tuner.fn)  # under the autotuner: they follow its config
+                given = set(getattr(config, "kwargs", None) or {})
+                given |= {n for h in extra["heuristics"] for n in getattr(h, "values", {})}
+                # the program's keyword arguments: an early_config_prune may read them from its **kwargs
+                extra["by_name"] = [k for k in params if k not in given]
                 break
     return Launch(fn=fn, name=getattr(inner, "__name__", "?"), qualname=getattr(inner, "__qualname__", "?"),
                   module=getattr(inner, "__module__", "?"), file=code.co_filename if code else "?",

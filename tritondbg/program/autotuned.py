@@ -11,6 +11,8 @@ Capture side: ``config_of``, ``config_grids``. Replay side: ``launch``.
 """
 from __future__ import annotations
 
+import copy
+
 from tritondbg.configs import (CONFIG_ATTRS, NotApplicable, choose, config_dict, deciding, default_pin, find_autotuner,
                                heuristics_in, kernel_name)
 
@@ -103,14 +105,20 @@ def launch(kernel, meta: dict, args: dict, options: dict, ran: dict) -> bool:
     if tuner is None or not meta.get("config") or grids is None or not deciding():
         return False
     captured = _listed(tuner, meta["config"]) or choose(tuner, kernel_name(tuner), meta["config"], strict=False)
+    added = {k: v for k, v in meta["config"].items() if k not in CONFIG_ATTRS and k not in captured.kwargs}
+    if added:  # keys the autotuner's pruning added to the config it picked (gemlite's NUM_STAGES): kept
+        captured = copy.copy(captured)
+        captured.kwargs = {**captured.kwargs, **added}
     # what the autotuner and the @triton.heuristics (above or under it) give: not passed, they give it again
     given = {k for c in tuner.configs for k in c.kwargs} | set(meta["config"])
     given |= {name for h in heuristics_in(kernel) for name in h.values}
     # positionally up to the first argument they give (an early_config_prune reads them from the autotuner's
-    # nargs, which holds the positional ones only), the rest by name
+    # nargs, which holds the positional ones only), the rest by name, and by name those the program passed so (the
+    # pruner reads them from its **kwargs: gemlite's kernel_config_pruner, kwargs['load_scales_as_block'])
     positional, named, past = [], {}, False
+    by_name = set(meta.get("by_name") or ())
     for k, v in args.items():  # the kernel's parameter order (capture bound them to its signature)
-        past = past or k in given
+        past = past or k in given or k in by_name
         if k in given:
             continue
         if past:

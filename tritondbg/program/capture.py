@@ -363,6 +363,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "pid": os.getpid(), "argv": sys.argv, "arch": _arch_of(launch),
         "benchmarked": snap.benchmarked,  # its autotuner timed configs just before it
         "globals": kernel_globals.collect(launch.fn),  # module-level constexprs the kernel reads
+        "by_name": launch.extra.get("by_name") or [],  # arguments the program passed by keyword
         **(extra or {}),
     }
     _save_fast({"before": snap.before, "after_groups": {gi: after[gi] for gi in groups}},

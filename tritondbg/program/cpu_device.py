@@ -22,6 +22,8 @@ not moved. Only installed when torch has no CUDA device; the run's summary says 
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import sys
 import warnings
@@ -42,6 +44,7 @@ def _cpu(device):
     return device
 
 
+@functools.lru_cache(maxsize=None)
 def _mode_class():
     import torch
     from torch.overrides import TorchFunctionMode
@@ -96,6 +99,21 @@ def install() -> bool:
     _amp_on_the_cpu(torch)
     _own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
     return True
+
+
+@contextlib.contextmanager
+def serving(on: bool = True):
+    """Within the block, when ``on`` and torch has no CUDA device: the mode alone (no patch of torch stays after
+    it). The kernel form under the interpreter (a scenario file, a reproducer's kernel module and the library code
+    they run) gets a program's "cuda" tensors on the CPU as ``interpret -- CMD`` does: gemlite makes CUDA tensors
+    when its module is imported, and its reproducers could not be loaded where they were captured."""
+    import torch
+
+    if not on or _state["mode"] is not None or torch.cuda.is_available():
+        yield
+        return
+    with _mode_class()():
+        yield
 
 
 def _record_availability_asks(torch) -> None:

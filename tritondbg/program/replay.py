@@ -191,7 +191,10 @@ def _run_each(nodes: list, path: str, namespace: dict, skipped: list) -> None:
 def load_kernel(folder: str, meta: dict):
     """The jit function: its module when importable, else the saved source (``src/``); for a launch of an
     autotuned kernel whose reproducer can replay any config (``autotuned.launch``), the autotuner around it."""
-    kernel = _launched(folder, meta)
+    from tritondbg.program import cpu_device
+
+    with cpu_device.serving(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")):  # CUDA tensors at import
+        kernel = _launched(folder, meta)
     changed = kernel_globals.restore(kernel, meta.get("globals") or {}, meta["module"])
     if changed and _once(os.path.join(folder, meta["name"]), "globals"):
         print(f"tritondbg: {meta['name']}: module-level values the kernel reads are set as the program had them "

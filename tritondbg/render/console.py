@@ -73,6 +73,10 @@ def print_summary(con: Console | None, record: RunRecord, path: Path | None = No
         summary += ", timed out" if by == "timeout" else f", interrupted ({by})"
     if record.compared_nothing:
         summary += ", but every output was empty: nothing was compared (give a case at least one element)"
+    if record.extra.get("cuda_on_cpu"):
+        from tritondbg.program.cpu_device import note
+
+        con.print(f"[dim]note: {note([record.extra])}[/]")
     con.print(("[green]" if record.passed else "[red]") + summary + "[/]"
               + (f"  record: {path}" if path else ""))
 
