@@ -291,3 +291,65 @@ def test_a_kernel_module_that_makes_cuda_tensors_runs_in_kernel_form_without_a_g
     assert not torch.empty(1).is_cuda and torch.empty(1, device="cpu").device.type == "cpu"  # nothing stays pushed
     with pytest.raises((AssertionError, RuntimeError)):
         torch.empty(1, device="cuda")  # after the run: torch's own error again
+
+
+def test_configs_a_pruner_makes_are_swept_and_a_kernel_the_case_skips_is_not_blamed():
+    """helper-48 (gemlite): a pruner that returns configs of its own had every listed config reported "pruned"
+    (duplicates too) while its own ran, the resources gate failed "none of its configs can run", and a kernel the
+    case never launches was "run" once and blamed for the launched kernel's findings."""
+    from tritondbg.check.gates import GateContext, run_gate
+    from tritondbg.interp.sweep import run_all_configs
+
+    target = str(HERE / "interp_data" / "pruner_own.py")
+    rec = run_all_configs(target)
+    sweep = rec.extra["sweep"]
+    ran = [(r.extra["sweep"]["kernel"], r.extra["sweep"]["config"]) for r in rec.results]
+    # its two listed configs become one of its own (BLOCK clamped to 64 for n = 40, EXTRA added): run once
+    assert ran == [("own_kernel", {"BLOCK": 64, "EXTRA": 1, "num_warps": 4, "num_stages": 3})], ran
+    assert rec.passed and sweep["failures"] == [], sweep
+    reasons = {(s["kernel"], s["reason"]) for s in sweep["not_applicable"]}
+    assert ("other_kernel", "this case does not launch it") in reasons, reasons
+    assert any(k == "own_kernel" and "returns 1 config(s) of its own" in r for k, r in reasons), reasons
+    assert not any("pruned by" in r for _, r in reasons), reasons
+    out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == "pass", out.reason
+
+
+def test_a_reproducer_whose_module_asks_the_gpu_at_import_loads_under_ir(tmp_path):
+    """helper-48: gemlite's kernel module asks `torch.cuda.get_device_capability()` and makes CUDA tensors at
+    import. Its reproducers replayed under `interpret` (the stand-in answers) but `ir` and `check` on them said
+    "cannot load kernel ...: Torch not compiled with CUDA enabled": the reproducer imports its kernel lazily,
+    outside the answers `ir` gives while it imports a scenario."""
+    import subprocess
+    import textwrap
+
+    (tmp_path / "asklib.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        MAJOR = torch.cuda.get_device_capability()[0]
+        ONES = torch.ones(4, device="cuda:0")
+
+        @triton.jit
+        def twice(x_ptr, y_ptr, n, B: tl.constexpr):
+            o = tl.arange(0, B)
+            tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
+    '''))
+    (tmp_path / "prog.py").write_text(textwrap.dedent('''
+        import torch
+        from asklib import twice
+        x = torch.randn(10, device="cuda")
+        y = torch.empty_like(x)
+        twice[(1,)](x, y, 10, B=16)
+        print("ok", bool(torch.allclose(y, 2 * x)))
+    '''))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+
+    def tdbg(*args):
+        return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
+                              cwd=tmp_path, timeout=300)
+
+    cap = tdbg("capture", "--out", "cap", "--", "python", "prog.py")
+    assert cap.returncode == 0 and "ok True" in cap.stdout, cap.stdout + cap.stderr[-2000:]
+    ir = tdbg("ir", "cap/twice_0.py", "--stage", "ttir")
+    assert ir.returncode == 0 and "tt.func" in ir.stdout, ir.stdout[-1000:] + ir.stderr[-2000:]
+    rep = tdbg("interpret", "cap/twice_0.py")
+    assert rep.returncode == 0, rep.stdout[-1000:] + rep.stderr[-2000:]

@@ -410,6 +410,25 @@ def tried_configs(run) -> dict[str, list]:
     return dict(_LAST_TRIED)
 
 
+def made_up(listed, tried) -> bool:
+    """Whether an autotuner's pruning returned configs of its own: one of ``tried`` (its ``prune_configs``) equals
+    no ``listed`` config by value (gemlite's pruner adds NUM_STAGES and clamps block sizes to the shape). The
+    configs that can run are then those, not the listed ones."""
+    have = [config_dict(c) for c in listed]
+    return any(config_dict(c) not in have for c in tried)
+
+
+def distinct(configs) -> list:
+    """``configs`` without the repeats (by value; a pruner that clamps blocks to the shape makes equal ones)."""
+    out, seen = [], []
+    for c in configs:
+        d = config_dict(c)
+        if d not in seen:
+            seen.append(d)
+            out.append(c)
+    return out
+
+
 class NotApplicable(Exception):
     """A config that cannot be run here for a reason of its own, not a wrong answer (a reproducer that has no
     grid for it)."""

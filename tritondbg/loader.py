@@ -132,10 +132,10 @@ def _outside_pytest():
 
 
 def _cuda_served_on_cpu():
-    """Importing under the interpreter (TRITON_INTERPRET): CUDA tensors a module makes at import, on the CPU."""
+    """Importing without a GPU (`interpret`, `ir`, `check`): CUDA tensors a module makes at import, on the CPU."""
     from tritondbg.program import cpu_device
 
-    return cpu_device.serving(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"))
+    return cpu_device.serving()
 
 
 def _import_file(path: Path):

@@ -3,7 +3,8 @@
 A bug that only some block sizes expose (a missing mask that is harmless when BLOCK divides N) passes
 with the config a case pins; running each listed config once, pinned exactly (``run_case(pinned=...)``),
 shows which ones fail the reference or a sanitizer. A kernel the case does not launch (attention's decode
-kernels in a prefill case) is run once, not once per config.
+kernels in a prefill case) is run once, not once per config, and listed as not launched (that run's findings
+are the other kernels'). An autotuner whose pruning returns configs of its own runs those.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
     ran), ``on_result(result)`` is called for each. Shared by ``interpret --all-configs`` and the all-configs gate
     of ``tritondbg check``."""
     from tritondbg import runner
-    from tritondbg.configs import autotuners, config_dict, config_str, tried_configs
+    from tritondbg.configs import autotuners, config_dict, config_str, distinct, made_up, tried_configs
 
     results = results if results is not None else []
     failures = failures if failures is not None else []
@@ -33,15 +34,31 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
     for case, dt in runs:
         tried = tried_configs(lambda: runner.run_case(scenario, case, dt, device=device, seed=seed))
         for name, tuner in autotuners(scenario.kernels).items():
-            configs = tried.get(name, tuner.configs)
-            for cfg in tuner.configs:  # (a prune_configs_by may return new Config objects: compared by value)
-                if not any(cfg is c or config_dict(cfg) == config_dict(c) for c in configs):
-                    skipped.append({"kernel": name, "config": config_str(config_dict(cfg)), "case": case.name,
-                                    "dtype": dt, "reason": "pruned by the autotuner's prune_configs_by"})
+            if name not in tried and len(tuner.configs) > 1:  # (every launched one with a choice is in tried)
+                skipped.append({"kernel": name, "config": "every config", "case": case.name, "dtype": dt,
+                                "reason": "this case does not launch it"})
+                continue
+            configs = distinct(tried.get(name, tuner.configs))
+            if made_up(tuner.configs, configs):  # its pruning returns configs of its own: those run, once each
+                skipped.append({"kernel": name, "config": f"its {len(tuner.configs)} listed configs", "case": case.name,
+                                "dtype": dt, "reason": f"its prune_configs_by returns {len(configs)} config(s) of "
+                                                      "its own for this case, in their place (run)"})
+            else:
+                said = set()
+                for cfg in tuner.configs:  # (a prune_configs_by may return new Config objects: compared by value)
+                    text = config_str(config_dict(cfg))
+                    if text not in said and not any(cfg is c or config_dict(cfg) == config_dict(c) for c in configs):
+                        said.add(text)
+                        skipped.append({"kernel": name, "config": text, "case": case.name,
+                                        "dtype": dt, "reason": "pruned by the autotuner's prune_configs_by"})
             for i, cfg in enumerate(configs):
                 r = runner.run_case(scenario, case, dt, device=device, seed=seed, instruments=instruments,
                                     pinned={name: cfg})
                 used = name in r.config
+                if not used:  # this case never launches the kernel: its configs cannot matter here (the run's
+                    skipped.append({"kernel": name, "config": "every config", "case": case.name, "dtype": dt,
+                                    "reason": "this case does not launch it"})  # findings are another kernel's)
+                    break
                 if r.extra.get("not_applicable"):
                     skipped.append({"kernel": name, "config": config_str(config_dict(cfg)), "case": case.name,
                                     "dtype": dt, "reason": r.extra["not_applicable"]})
@@ -54,8 +71,6 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
                                      "dtype": dt, "status": r.status, "message": _why(r)})
                 if on_result is not None:
                     on_result(r)
-                if not used:  # this case never launches the kernel: its configs cannot matter here
-                    break
     return results, failures
 
 

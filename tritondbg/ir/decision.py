@@ -149,6 +149,7 @@ class Decider:
     pins: dict[str, Any] = field(default_factory=dict)   # kernel name -> exact triton.Config (--all-configs)
     watch: Watch = field(default_factory=Watch)
     kept: dict[str, list[dict]] = field(default_factory=dict)  # kernel -> configs its pruning keeps (swept)
+    kept_configs: dict[str, list] = field(default_factory=dict)  # the same, the Config objects it returned
     # kernel name -> Autotuner of every autotuned launch decided, listed in Scenario.kernels or not (swept)
     tuners: dict[str, Any] = field(default_factory=dict)
 
@@ -157,7 +158,8 @@ class Decider:
         if name in self.pins:
             # what the kernel's own pruning keeps for these arguments: a pruned config never runs for them
             tuner.nargs = dict(zip(tuner.arg_names, args))
-            self.kept[name] = [config_dict(c) for c in tuner.prune_configs(kwargs)]
+            self.kept_configs[name] = list(tuner.prune_configs(kwargs))
+            self.kept[name] = [config_dict(c) for c in self.kept_configs[name]]
             return self.pins[name], "--all-configs"
         if self.requested:
             chosen = self.picks[name] if name in self.picks else choose(tuner, name, self.requested, strict=True)

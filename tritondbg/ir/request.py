@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from tritondbg import settings
-from tritondbg.configs import config_dict, not_applicable_reason
+from tritondbg.configs import config_dict, distinct, made_up, not_applicable_reason
 from tritondbg.errors import UsageError
 from tritondbg.ir import index
 from tritondbg.ir.item import COMPILED, IN_PROCESS, NOT_COMPILED, TRITON_HIT, IRItem, specialization
@@ -100,8 +100,11 @@ def _capture_all(req: Request):
     decider = Decider(requested=requested, picks=picks, case_name=case.name,
                       case_config=dict(case.config or {}) or None, records=recorded_runs(out_dir, scenario.name, case.name, dtype),
                       cache_dir=index.triton_cache_dir(), record_pattern=run_record_pattern(out_dir))
-    inputs = case_inputs(scenario, case, dtype)
-    launches = capture(scenario, case, dtype, req.arch, decider, inputs=inputs)
+    from tritondbg.program import cpu_device
+
+    with cpu_device.serving():  # no GPU: the launch wrapper's CUDA tensors on the CPU, as under `interpret`
+        inputs = case_inputs(scenario, case, dtype)
+        launches = capture(scenario, case, dtype, req.arch, decider, inputs=inputs)
     items = [_item(la, scenario, case, dtype, req) for la in launches]
     if req.all_configs:
         # every autotuned kernel the launch ran, listed in Scenario.kernels or not (fla's wrappers launch their own)
@@ -123,7 +126,8 @@ def _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) -> lis
     out = []
     for name in dict.fromkeys(la.kernel for la in launches if la.kernel in tuners):
         tuner = tuners[name]
-        for i, config in enumerate(tuner.configs):
+        configs = _configs_to_sweep(scenario, case, dtype, req, decider, name, tuner, inputs)
+        for i, config in enumerate(configs):
             decider.pins = {name: config}
             this = config_dict(config)
 
@@ -140,7 +144,7 @@ def _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) -> lis
                 base = next(la for la in launches if la.kernel == name)
                 item = _not_compiled(base, scenario, case, dtype, req)
                 item.config, item.grid = this, None
-                item.config_source = f"--all-configs: config {i + 1} of {len(tuner.configs)} (not applicable: {reason})"
+                item.config_source = f"--all-configs: config {i + 1} of {len(configs)} (not applicable: {reason})"
                 item.extra["not_applicable"] = reason
                 out.append(item)
                 continue
@@ -149,13 +153,36 @@ def _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) -> lis
                     continue
                 item = _item(la, scenario, case, dtype, req) if la.compiled is not None else \
                     _not_compiled(la, scenario, case, dtype, req)
-                item.config_source = (f"--all-configs: config {i + 1} of {len(tuner.configs)}"
+                item.config_source = (f"--all-configs: config {i + 1} of {len(configs)}"
                                       + ("" if kept() else " (pruned for this case: never runs here)"))
                 item.extra["kept_by_pruning"] = kept()
                 out.append(item)
                 break
     decider.pins = {}
     return out
+
+
+def _configs_to_sweep(scenario, case, dtype, req, decider, name, tuner, inputs) -> list:
+    """The listed configs, or the ones the autotuner's pruning returns for this case when it makes its own
+    (gemlite's: NUM_STAGES added, blocks clamped to the shape; each listed one read "pruned", and the resources
+    gate failed with "none of its configs can run"). Found by one decided launch that compiles nothing."""
+    from tritondbg.ir.capture import CaptureError, capture
+
+    if len(tuner.configs) < 2:
+        return list(tuner.configs)
+    decider.pins = {name: tuner.configs[0]}
+    try:
+        capture(scenario, case, dtype, req.arch, decider, inputs=inputs, select=lambda n: False)
+    except CaptureError:
+        return list(tuner.configs)
+    finally:
+        decider.pins = {}
+    made = distinct(decider.kept_configs.get(name) or [])
+    if made and made_up(tuner.configs, made):
+        print(f"note: --all-configs: {name}'s prune_configs_by returns {len(made)} config(s) of its own for case "
+              f"{case.name} in place of its {len(tuner.configs)} listed: those are compiled", file=sys.stderr)
+        return made
+    return list(tuner.configs)
 
 
 def _not_compiled(launch, scenario, case, dtype: str, req: Request) -> IRItem:

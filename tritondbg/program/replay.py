@@ -12,6 +12,7 @@ reproducer is loaded, and fail to load wherever it asks for a GPU (``tritondbg i
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -188,12 +189,31 @@ def _run_each(nodes: list, path: str, namespace: dict, skipped: list) -> None:
             skipped.append(f"line {node.lineno}: {type(exc).__name__}: {exc}")
 
 
+def _import_answers(meta: dict):
+    """Without a GPU and outside `interpret` (whose stand-in answers already): the device questions a kernel's
+    module asks at import (gemlite: ``torch.cuda.get_device_capability()``) answered as the captured GPU, as
+    `tritondbg ir` answers them while it imports a scenario (the reproducer loads its kernel later, lazily)."""
+    import torch
+
+    from tritondbg import standin
+
+    if standin.current() is not None or torch.cuda.is_available():
+        return contextlib.nullcontext()
+    from tritondbg.ir.targets import DEFAULT_ARCH, parse_arch
+
+    try:
+        arch = parse_arch(meta.get("arch") or DEFAULT_ARCH)
+    except Exception:  # noqa: BLE001 - a target this Triton cannot name: the default's answers
+        arch = parse_arch(DEFAULT_ARCH)
+    return standin.answering_as(arch)
+
+
 def load_kernel(folder: str, meta: dict):
     """The jit function: its module when importable, else the saved source (``src/``); for a launch of an
     autotuned kernel whose reproducer can replay any config (``autotuned.launch``), the autotuner around it."""
     from tritondbg.program import cpu_device
 
-    with cpu_device.serving(os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")):  # CUDA tensors at import
+    with cpu_device.serving(), _import_answers(meta):  # no GPU: a module's CUDA tensors and questions at import
         kernel = _launched(folder, meta)
     changed = kernel_globals.restore(kernel, meta.get("globals") or {}, meta["module"])
     if changed and _once(os.path.join(folder, meta["name"]), "globals"):
