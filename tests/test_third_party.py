@@ -353,3 +353,42 @@ def test_a_reproducer_whose_module_asks_the_gpu_at_import_loads_under_ir(tmp_pat
     assert ir.returncode == 0 and "tt.func" in ir.stdout, ir.stdout[-1000:] + ir.stderr[-2000:]
     rep = tdbg("interpret", "cap/twice_0.py")
     assert rep.returncode == 0, rep.stdout[-1000:] + rep.stderr[-2000:]
+
+
+def test_a_perf_model_that_asks_nvidia_smi_prunes_under_the_interpreter(tmp_path):
+    """helper-47: xformers' tiled matmul prunes with Triton's classic matmul perf model, which reads the SM clock
+    from `triton.testing.nvsmi(["clocks.max.sm"])`; without nvidia-smi it fell back to pynvml ("No module named
+    'pynvml'") under interpret, ir and check, even with --config. The stand-in answers it as the target."""
+    import textwrap
+
+    (tmp_path / "perfmodel.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from triton.testing import nvsmi
+        from tritondbg import Case, Scenario
+
+        SEEN = {}
+
+        def estimate(**kw):
+            SEEN["mhz"] = nvsmi(["clocks.max.sm"])[0]
+            return kw["BLOCK"]
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (16, 32, 64)], key=["n"],
+                         prune_configs_by={"perf_model": estimate, "top_k": 2})
+        @triton.jit
+        def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
+
+        def launch(x):
+            y = torch.empty_like(x)
+            k[lambda m: (triton.cdiv(x.numel(), m["BLOCK"]),)](x, y, x.numel())
+            return y
+
+        s = Scenario("s", lambda case, dtype, device, generator: dict(x=torch.randn(100)), launch, lambda x: 2 * x,
+                     [Case("tiny", dtypes=("float32",))], kernels=[k])
+    '''))
+    rec = runner.run(str(tmp_path / "perfmodel.py"), mode="interpret")
+    assert rec.passed, [(r.status, r.message) for r in rec.results]
+    assert rec.results[0].config["k"]["BLOCK"] == 16, rec.results[0].config  # top_k 2 of the model's, first
+    mod = next(m for n, m in sys.modules.items() if n.startswith("tritondbg_user_perfmodel"))
+    assert mod.SEEN["mhz"] == 1980, mod.SEEN  # sm_90's stand-in: 1980 MHz

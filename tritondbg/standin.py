@@ -64,6 +64,25 @@ def spec_for(arch: Arch) -> dict[str, Any]:
     return _SPECS["gfx942"]
 
 
+def _nvsmi_for(arch: Arch):
+    """``triton.testing.nvsmi(attrs)`` answered with the target's figures (Triton's matmul perf model, which
+    xformers' tiled matmul and torchao's autotuners prune with, reads ``clocks.max.sm``: without a GPU nvidia-smi is
+    missing, its fallback imports pynvml, and the kernel could not run even with ``--config``)."""
+    s = spec_for(arch)
+    known = {"clocks.max.sm": s["clock"] // 1000, "clocks.sm": s["clock"] // 1000,
+             "clocks.max.mem": s["mem_clock"] // 1000, "clocks.mem": s["mem_clock"] // 1000,
+             "memory.total": s["memory"] >> 20, "clocks.max.graphics": s["clock"] // 1000}
+
+    def nvsmi(attrs):
+        unknown = [a for a in attrs if a not in known]
+        if unknown:
+            raise ValueError(f"nvidia-smi --query-gpu={','.join(unknown)}: the CPU stand-in ({arch.name}) answers "
+                             f"only {', '.join(sorted(known))}")
+        return [int(known[a]) for a in attrs]
+
+    return nvsmi
+
+
 def driver_properties(arch: Arch) -> dict[str, Any]:
     """``triton.runtime.driver.active.utils.get_device_properties(i)`` as the real driver returns it."""
     s = spec_for(arch)
@@ -242,13 +261,17 @@ def answering_as(arch: Arch, stand_in=None) -> Iterator[None]:
     Hopper checks and config lists) gets the answers the target's GPU would give."""
     import torch
 
+    import triton.testing as testing
+
     saved = {}
     with driver_swapped(stand_in or StandinDriver(arch)):
         saved_has_triton = _answer_has_triton()
+        saved_nvsmi = getattr(testing, "nvsmi", None)
         try:
             for name, value in _torch_cuda_patches(arch).items():
                 saved[name] = getattr(torch.cuda, name, None)
                 setattr(torch.cuda, name, value)
+            testing.nvsmi = _nvsmi_for(arch)
             yield
         finally:
             for name, value in saved.items():
@@ -256,6 +279,7 @@ def answering_as(arch: Arch, stand_in=None) -> Iterator[None]:
                     delattr(torch.cuda, name)
                 else:
                     setattr(torch.cuda, name, value)
+            testing.nvsmi = saved_nvsmi
             _restore_has_triton(saved_has_triton)
 
 
@@ -386,9 +410,10 @@ def install(arch: Arch | str | None = None) -> Arch:
     _state["has_triton"] = _answer_has_triton()
     import triton.testing as testing
 
-    _state["bench"] = {n: getattr(testing, n) for n in ("do_bench", "do_bench_cudagraph") if hasattr(testing, n)}
+    _state["bench"] = {n: getattr(testing, n) for n in ("do_bench", "do_bench_cudagraph", "nvsmi")
+                       if hasattr(testing, n)}
     for name in _state["bench"]:
-        setattr(testing, name, _nan_bench)
+        setattr(testing, name, _nvsmi_for(arch) if name == "nvsmi" else _nan_bench)
     # `getattr(torch, DEVICE.type).set_stream(stream)` (tutorial 02's benchmark): torch.cpu has Stream, not set_stream
     _state["cpu_set_stream"] = not hasattr(torch.cpu, "set_stream")
     if _state["cpu_set_stream"]:
