@@ -536,3 +536,21 @@ def test_a_race_in_a_tensor_reached_through_a_pointer_table_names_its_entry(tmp_
     assert races, [(f["kind"], f["message"]) for r in rec.results for f in r.findings]
     assert "ptrs[1][0]" in races[0]["message"] and "no argument tensor" not in races[0]["message"], \
         races[0]["message"]
+
+
+def test_nan_inf_names_the_op_whose_nan_reached_memory_not_one_a_where_dropped():
+    """helper-47: the finding named the first op that made a NaN, a guarded divide whose 0/0 a tl.where drops,
+    where the sqrt of a negative made the NaN in the output; and, beside padding a reduction took (the real cause,
+    a masked_reduction finding), it named that guarded divide again."""
+    data = Path(__file__).resolve().parent / "interp_data" / "where_nan.py"
+    src = data.read_text().splitlines()
+    mark = lambda name: next(i for i, ln in enumerate(src, 1) if f"# MARK: {name}" in ln)  # noqa: E731
+    rec = run(f"{data}::dropped")
+    nan = [f for f in rec.results[0].findings if f["kind"] == "nan_inf"]
+    assert len(nan) == 1 and nan[0]["line"] == mark("sqrt"), [(f["kind"], f["line"]) for f in rec.results[0].findings]
+    assert "sqrt(-0.5) = nan" in nan[0]["message"], nan[0]["message"]
+    twin = run(f"{data}::dropped_twin")
+    assert twin.passed and twin.results[0].findings == [], twin.results[0].findings
+    rec = run(f"{data}::padded")
+    kinds = [(f["kind"], f["line"]) for f in rec.results[0].findings]
+    assert ("masked_reduction", mark("max")) in kinds and not any(k == "nan_inf" for k, _ in kinds), kinds

@@ -22,7 +22,7 @@ import contextlib
 
 import numpy as np
 
-from tritondbg.interp import findings, frames, guard, hooks, initcheck, races, shadow, undo
+from tritondbg.interp import findings, frames, guard, hooks, initcheck, nan_origin, races, shadow, undo
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array, poisoned  # noqa: F401 (API)
@@ -76,6 +76,8 @@ class Sanitizer(Instrument, hooks.Listener):
     def _reset(self) -> None:
         self.agg: dict[tuple, dict] = {}
         self.nonfinite: list[dict] = []
+        self.nonfinite_reached: set[int] = set()  # events whose NaN/Inf a store wrote to memory (nan_origin.py)
+        self.outputs_nonfinite = 0                 # output elements NaN/Inf where the reference is finite
         self.poison_sites: dict[tuple, int] = {}
         self.poison_info: dict[int, dict] = {}
         self.poison_used = False
@@ -134,7 +136,8 @@ class Sanitizer(Instrument, hooks.Listener):
     def finish(self, result, out, expected) -> None:
         if out is not None and expected is not None:
             self._check_outputs(out, expected)
-            if result.status == "fail" and self.nonfinite and all(e["kind"] != "nan_inf" for e in self.agg.values()):
+            if result.status == "fail" and self.nonfinite and not self.outputs_nonfinite and \
+                    self._nonfinite_told() and all(e["kind"] != "nan_inf" for e in self.agg.values()):
                 self._nonfinite_entry(None, 0)  # an Inf made on the way, finite but wrong outputs (rsqrt(inf) = 0)
         oob_sites = {(i["file"], i["line"]) for i in self.poison_info.values() if i.get("oob_only")}
         # in the order they happened: the first NaN before the reduction it spoils, whichever was aggregated first
@@ -353,6 +356,7 @@ class Sanitizer(Instrument, hooks.Listener):
             # under a word an exchange took: a test-and-set lock's critical section, or stores after a flag
             (self.locks.pending if self.locks.tentative else self.writes).append(entry)
             self.write_count += int(addrs.size)
+        self.nonfinite_reached |= nan_origin.stored(value, live, p.shape)
         if self.poison_used:
             self._poison_store(value, live, site)
         if self.uninit_sids:
@@ -369,9 +373,10 @@ class Sanitizer(Instrument, hooks.Listener):
             self.poison_stores.setdefault(int(sid), dict(pid=list(self.pid), file=site[0], line=site[1]))
 
     # -- value events (from shadow.py) ------------------------------------------------------------------
-    def nonfinite_event(self, name, out, ins, new, frame) -> None:
+    def nonfinite_event(self, name, out, ins, new, frame) -> int | None:
+        """Record an op that made NaN/Inf in ``new`` lanes; returns the event's id (None past the cap)."""
         if len(self.nonfinite) >= _MAX_NONFINITE_EVENTS:
-            return
+            return None
         site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
         idx = tuple(int(i) for i in np.argwhere(new)[0]) if new.ndim else ()
         vals = []
@@ -389,6 +394,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.nonfinite.append(dict(seq=self.seq, file=site[0], line=site[1], function=site[2], pid=list(self.pid),
                                    op=name, lanes=int(new.sum()), value=value, inputs=vals,
                                    kernel=self.launch.kernel if self.launch else "?"))
+        return self.seq
 
     def times_zero_sid(self, sid: int, frame) -> int:
         """The pad id for lanes of load ``sid``'s undefined lanes multiplied by an exact 0 (shadow_pads._times_zero): one
@@ -519,7 +525,8 @@ class Sanitizer(Instrument, hooks.Listener):
                 if first_bad is None:
                     first = tuple(int(i) for i in np.argwhere(nf)[0])
                     first_bad = (name, first)
-        if bad_nonfinite and self.nonfinite:
+        self.outputs_nonfinite = bad_nonfinite
+        if bad_nonfinite and self.nonfinite and self._nonfinite_told():
             e = self._nonfinite_entry(first_bad, bad_nonfinite)
             if from_capture:
                 e["captured_count"] = captured_nonfinite
@@ -545,10 +552,21 @@ class Sanitizer(Instrument, hooks.Listener):
         e["pid"], e["programs"] = [], set()  # no program wrote them
         e["offsets"] = [int(np.ravel_multi_index(first, unwritten.shape))] if unwritten.ndim else [0]
 
+    def _nonfinite_told(self) -> bool:
+        """Whether the output's NaN/Inf get a nan_inf finding: no op's NaN/Inf reached memory, and another finding
+        explains them (padding a reduction took, undefined lanes, memory nothing wrote): that one is the cause,
+        and the op that made a NaN a tl.where then dropped (a guarded divide) is not."""
+        if self.nonfinite_reached & {d["seq"] for d in self.nonfinite}:
+            return True
+        return not any(e["kind"] in ("masked_reduction", "poison", "uninit", "out_of_bounds")
+                       and e.get("severity", "error") == "error" for e in self.agg.values())
+
     def _nonfinite_entry(self, first_bad, count: int) -> dict:
         """The nan_inf finding at the first op that made a NaN/Inf its inputs did not hold; ``first_bad``: the first
         NaN/Inf output element (name, index), None when the outputs are finite but wrong."""
-        ev = min(self.nonfinite, key=lambda d: d["seq"])
+        reached = [d for d in self.nonfinite if d["seq"] in self.nonfinite_reached]
+        # the first whose NaN/Inf a store wrote: one a tl.where dropped (a guarded divide) is no cause
+        ev = min(reached or self.nonfinite, key=lambda d: d["seq"])
         saved = self.pid
         self.pid = tuple(ev["pid"])
         e = self._entry("nan_inf", (ev["file"], ev["line"], ev["function"]), first_bad and first_bad[0], ev["op"],

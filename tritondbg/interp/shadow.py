@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from tritondbg.interp import nan_origin
 # the pad rules of elementwise ops (value-aware: x * 0, x + 0, max/min, m & cond) and undefined lanes times 0
 from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
@@ -78,10 +79,20 @@ def _wrap_ternary(orig):
                 ba, bb = base_of(rhs), base_of(other)
                 if ba is not None and ba == bb:
                     out.attr[BASE] = ba
+            nan_origin.where(out, lhs.data, rhs, other, _nonfinite)  # the id of the branch each lane takes
         else:
             _elementwise_pad(out, (lhs, rhs, other))
+            _carry_origin(out, (lhs, rhs, other))
         return out
     return ternary_op
+
+
+def _carry_origin(out, ins) -> None:
+    """An op that cannot make a NaN/Inf (a select, a max over a slice): its non-finite lanes keep their ids."""
+    if any(nan_origin.origin_of(h) is not None for h in ins):
+        nf = _nonfinite(out)
+        if nf is not None:
+            nan_origin.after_op(out, ins, nf[0] | nf[1])
 
 
 def _wrap_unary_like(orig, name, nargs=1, check_nonfinite=True):
@@ -111,6 +122,7 @@ def _wrap_shape(orig, transform, src_index=0):
         src = args[src_index]
         attr = getattr(src, "attr", None)
         if attr:
+            nan_origin.moved(out, src, lambda o: transform(o, out, args))
             p = attr.get(PAD)
             if p is not None and hasattr(out, "attr"):
                 try:
@@ -271,6 +283,10 @@ def _post_reduce(op, input, ret) -> None:
     kind = _reduce_kind(op.combine_fn)
     if kind not in ("max", "min", "argmax", "argmin"):
         _reduce_nonfinite(kind, first.handle, outs, axis, keep)
+    elif kind in ("max", "min"):  # a NaN lane makes the max NaN: its id goes on
+        for o in outs:
+            if getattr(o, "handle", None) is not None:
+                _carry_origin(o.handle, (first.handle,))
     if p is None:
         return
     san = _sink["san"]

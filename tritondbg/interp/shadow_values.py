@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from tritondbg.interp import nan_origin
+
 PAD = "tdbg_pad"
 BASE = "tdbg_base"
 
@@ -165,8 +167,8 @@ def _check_new_nonfinite(name: str, out, ins, in_nf=None) -> None:
     p = pad_of(out)
     if p is not None:
         new &= _bcast(p, shape) == 0
-    if new.any():
-        san.nonfinite_event(name, out, ins, new, _site_frame())
+    event = san.nonfinite_event(name, out, ins, new, _site_frame()) if new.any() else None
+    nan_origin.after_op(out, ins, nan | inf, new, event)  # where each non-finite lane came from
     _repair_payload(out, ins, nan)
 
 
