@@ -569,3 +569,34 @@ def test_resources_judges_autotuned_kernels_the_scenario_does_not_list():
     assert sorted((r["kernel"], str(r["config"])) for r in out.details["rows"]) == sorted(
         [("rownorm_tuned", str({"num_warps": w, "num_stages": 3})) for w in (1, 16)]
         + [("copy_tuned", str({"BLOCK": b, "num_warps": 1, "num_stages": 3})) for b in (64, 128)])
+
+
+def test_the_sanitize_gate_reason_counts_the_findings_after_the_first(tmp_path):
+    """helper-48: the reason named the first finding only (a nan_inf in case m1); 6 out-of-bounds findings of
+    another case were in --json alone."""
+    (tmp_path / "two.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from tritondbg import Case, Scenario
+
+        @triton.jit
+        def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs)
+            tl.store(y_ptr + offs, x * 2)
+
+        def launch(x):
+            y = torch.empty_like(x)
+            k[(1,)](x, y, x.numel(), BLOCK=16)
+            return y
+
+        two = Scenario("two", lambda case, dtype, device, generator: dict(x=torch.randn(case.params["n"])), launch,
+                       lambda x: 2 * x, [Case("a", params=dict(n=10), dtypes=("float32",)),
+                                         Case("b", params=dict(n=12), dtypes=("float32",))], kernels=[k])
+    '''))
+    target = str(tmp_path / "two.py")
+    out = run_gate("sanitize", loader.load(target), GateContext(device="cpu", target=target))
+    n = len(out.details["findings"])
+    assert out.status == FAIL and n == 4, (out.status, [(f["kind"], f["line"]) for f in out.details["findings"]])
+    assert out.reason.startswith("out_of_bounds at ") and "(a/float32)" in out.reason, out.reason
+    assert "[+3 more: out_of_bounds at two.py:9 (a, b); out_of_bounds at two.py:8 (b)]" in out.reason or \
+        "[+3 more: out_of_bounds at two.py:8 (b); out_of_bounds at two.py:9 (a, b)]" in out.reason, out.reason

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tritondbg import runner, selection
-from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome
+from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome, more_findings
 from tritondbg.check.launches import LaunchCounter
 from tritondbg.configs import autotuners, config_str
 from tritondbg.record import compared_nothing
@@ -344,8 +344,8 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
         r, f = findings[0]
         where = f"{f.get('file', '?')}:{f.get('line', '?')}"
         return GateOutcome(scenario.name, "sanitize", FAIL,
-                           f"{f.get('kind')} at {where} ({r.case}/{r.dtype}): {f.get('message', '')}",
-                           {"findings": [f for _, f in findings]}, results)
+                           f"{f.get('kind')} at {where} ({r.case}/{r.dtype}): {f.get('message', '')}"
+                           + more_findings(findings[1:]), {"findings": [f for _, f in findings]}, results)
     errors = [r for r in results if r.status == "error"]
     if errors:
         return GateOutcome(scenario.name, "sanitize", FAIL, _first_failure(errors), {}, results)

@@ -1,6 +1,7 @@
 """What a gate says about one kernel: status, a one-line reason, details, and the runs it made."""
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -69,3 +70,17 @@ def repro_command(target: str, gate: str, *, device: str, case: str | None = Non
     if timeout:
         args += ["--timeout", f"{timeout:g}"]
     return " ".join(shlex.quote(a) for a in args)
+
+
+def more_findings(rest) -> str:
+    """The findings after the first, counted by kind and line (the reason showed the first alone: 6 out-of-bounds
+    findings of another case were only in --json)."""
+    if not rest:
+        return ""
+    groups: dict[tuple, set] = {}
+    for r, f in rest:
+        groups.setdefault((f.get("kind"), os.path.basename(str(f.get("file", "?"))), f.get("line", "?")), set()).add(
+            r.case)
+    parts = [f"{kind} at {file}:{line} ({', '.join(sorted(cases))})" for (kind, file, line), cases in groups.items()]
+    shown = "; ".join(parts[:4]) + (f"; ... {len(parts) - 4} more place(s)" if len(parts) > 4 else "")
+    return f" [+{len(rest)} more: {shown}]"
