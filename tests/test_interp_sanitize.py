@@ -554,3 +554,38 @@ def test_nan_inf_names_the_op_whose_nan_reached_memory_not_one_a_where_dropped()
     rec = run(f"{data}::padded")
     kinds = [(f["kind"], f["line"]) for f in rec.results[0].findings]
     assert ("masked_reduction", mark("max")) in kinds and not any(k == "nan_inf" for k, _ in kinds), kinds
+
+
+def test_lanes_the_guard_keeps_out_fail_a_run_without_sanitizers(tmp_path):
+    """helper-48 (torchao's int8 matmul, K even but not a multiple of BLOCK_K): an unmasked tail load read 0
+    through the memory guard, the dot came out right and `--no-sanitize` / the correctness gate passed a kernel
+    that reads garbage on a GPU. Without sanitizers such lanes now fail the run at their line; with them, the
+    sanitizer's finding alone is given."""
+    import textwrap
+
+    (tmp_path / "tail.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from tritondbg import Case, Scenario
+
+        @triton.jit
+        def rowsum(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs)  # MARK: load
+            tl.store(y_ptr, tl.sum(x, 0))
+
+        def launch(x):
+            y = torch.empty(1, dtype=x.dtype)
+            rowsum[(1,)](x, y, x.numel(), BLOCK=64)
+            return y
+
+        s = Scenario("s", lambda case, dtype, device, generator: dict(x=torch.randn(50, generator=generator)),
+                     launch, lambda x: x.sum().reshape(1), [Case("tiny", dtypes=("float32",))], kernels=[rowsum])
+    '''))
+    target = str(tmp_path / "tail.py")
+    plain = run(target, sanitize_on=False)
+    (f,) = plain.results[0].findings
+    assert not plain.passed and (f["kind"], f["line"], f["lanes"]) == ("out_of_bounds", 8, 14), f
+    assert "the memory guard kept them out" in f["message"], f["message"]
+    checked = run(target)
+    kinds = [(f["kind"], f["line"]) for f in checked.results[0].findings]
+    assert kinds == [("out_of_bounds", 8)] and "memory guard" not in checked.results[0].findings[0]["message"], kinds

@@ -389,6 +389,10 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
                 stack.enter_context(np.errstate(over="ignore", invalid="ignore", divide="ignore"))
             stack.enter_context(pinning.active())
             _enter_all(stack, instruments, scenario, case, inputs)
+            if interpret:
+                from tritondbg.interp import guard
+
+                guard.reset()  # what it keeps out from here on is this case's (the sanitizers report their own)
             t0 = time.perf_counter()
             out = launch(**inputs)
             _sync(device)
@@ -402,6 +406,8 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
         if reason:  # e.g. the config fails its own tl.static_assert: the compiler would refuse it
             result.extra["not_applicable"] = reason
         out = None
+    if interpret:
+        _guarded_lanes(result)
     result.config, result.config_source = pinning.used, pinning.sources
     if pinning.skipped:  # default configs passed over because they fail their own tl.static_assert
         result.extra["configs_not_applicable"] = pinning.skipped
@@ -451,6 +457,25 @@ def default_device(mode: str) -> str:
     if not torch.cuda.is_available():
         raise UsageError("compiled mode needs a CUDA GPU and none is visible; use `tritondbg interpret` on a CPU")
     return "cuda"
+
+
+def _guarded_lanes(result: CaseResult) -> None:
+    """Lanes the memory guard kept out of memory outside every tensor, with no sanitizer to say so (the correctness
+    gate, ``--no-sanitize``): loads of them read 0 (or ``other=``), so a match proves nothing of the GPU, where
+    they read garbage or fault (a K-tail left unmasked passed torchao's int8 matmul so). An error at each line."""
+    from tritondbg.interp import frames, guard
+
+    for (op, file, line), n in guard.where().items():
+        result.findings.append(dict(
+            kind="out_of_bounds", severity="error", file=file, line=line, function="", kernel="", pid=[], tensor=None,
+            offsets=[], op=op, programs=0, lanes=n, source=frames.source_line(file, line),
+            message=(f"{n} lane(s) of a {op} here point outside every tensor the launch was given; the memory "
+                     f"guard kept them out ({'they read 0 or other=' if op == 'load' else 'skipped'}), so this "
+                     "run's output says nothing of the GPU's, where they read garbage or fault: run with the "
+                     "sanitizers (without --no-sanitize) for the program id, tensor and offsets")))
+        if result.status == "pass":
+            result.status = "fail"
+            result.message = "the memory guard kept lanes out of bounds (out_of_bounds above): not a pass"
 
 
 def run(target: str, *, mode: str = "interpret", cases: str | None = None, dtype: str | None = None,

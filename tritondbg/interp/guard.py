@@ -32,7 +32,7 @@ from tritondbg.interp import hooks
 
 SCRATCH = np.zeros(64, dtype=np.uint64)  # CAS lanes outside every tensor are redirected here
 _saved: dict[str, Any] = {}
-_state: dict[str, Any] = {"masked": 0, "allowed": [], "listener": None, "checker": None}
+_state: dict[str, Any] = {"masked": 0, "allowed": [], "listener": None, "checker": None, "where": {}}
 
 
 def masked() -> int:
@@ -41,6 +41,21 @@ def masked() -> int:
 
 def reset() -> None:
     _state["masked"] = 0
+    _state["where"] = {}
+
+
+def where() -> dict:
+    """(op, file, line) -> lanes masked there since the last ``reset`` (the kernel line of each access)."""
+    return dict(_state["where"])
+
+
+def _count(op: str, n: int) -> None:
+    from tritondbg.interp import frames
+
+    _state["masked"] += n
+    file, line, _ = frames.site()
+    key = (op, file, line)
+    _state["where"][key] = _state["where"].get(key, 0) + n
 
 
 def installed() -> bool:
@@ -281,30 +296,30 @@ def _install() -> None:
             _saved[n] = B.__dict__[n]
     orig = dict(_saved)
 
-    def _masked(ptrs, mask):
+    def _masked(ptrs, mask, op):
         """The mask handle with the outside lanes off, or the mask itself when none is outside."""
         bad = outside(ptrs, None if mask is None else mask.data)
         if bad is None:
             return mask
-        _state["masked"] += int(bad.sum())
+        _count(op, int(bad.sum()))
         import triton.language as tl
 
         live = np.ones(bad.shape, bool) if mask is None else np.broadcast_to(np.asarray(mask.data, bool), bad.shape)
         return I.TensorHandle(np.ascontiguousarray(live & ~bad), tl.int1)
 
     def create_masked_load(self, ptrs, mask, other, *rest, **kw):
-        return orig["create_masked_load"](self, ptrs, _masked(ptrs, mask), other, *rest, **kw)
+        return orig["create_masked_load"](self, ptrs, _masked(ptrs, mask, "load"), other, *rest, **kw)
 
     def create_masked_store(self, ptrs, value, mask, *rest, **kw):
-        return orig["create_masked_store"](self, ptrs, value, _masked(ptrs, mask), *rest, **kw)
+        return orig["create_masked_store"](self, ptrs, value, _masked(ptrs, mask, "store"), *rest, **kw)
 
     def create_atomic_rmw(self, rmw_op, ptr, val, mask, *rest, **kw):
-        return orig["create_atomic_rmw"](self, rmw_op, ptr, val, _masked(ptr, mask), *rest, **kw)
+        return orig["create_atomic_rmw"](self, rmw_op, ptr, val, _masked(ptr, mask, "atomic"), *rest, **kw)
 
     def create_atomic_cas(self, ptr, cmp, val, *rest, **kw):
         bad = outside(ptr, None)
         if bad is not None:
-            _state["masked"] += int(bad.sum())
+            _count("atomic", int(bad.sum()))
             data = np.array(np.broadcast_to(ptr.data, bad.shape), dtype=np.uint64, copy=True)
             data[bad] = np.uint64(SCRATCH.ctypes.data)
             ptr = I.TensorHandle(data, ptr.dtype)
