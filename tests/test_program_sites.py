@@ -253,3 +253,19 @@ def test_capture_records_its_own_options_and_the_stand_ins_arch(tmp_path, cli_en
     text = (tmp_path / "cap" / "twice_0.py").read_text()
     assert "--arch sm_100" in text and "sm_80" not in text, text
     assert json.loads((tmp_path / "cap" / "data" / "twice_0.json").read_text())["arch"] == "sm_100"
+
+
+def test_an_interrupt_outside_kernel_code_claims_no_program_id(capsys):
+    """helper-48: Ctrl-C while a launch's arguments were being set up said "interrupted in gemm_splitK_INT_kernel,
+    pid (17, 7, 0)": the interpreter's program id was still the previous launch's last one (its grid was 18x8,
+    this one's 6x4). Outside kernel code the line names the launch and says where it was instead."""
+    import sys
+    import types
+
+    from tritondbg.program import attach
+
+    launch = types.SimpleNamespace(name="gemm_kernel", stack=[("/x/prog.py", 20, "main")])
+    attach.say_interrupted(launch, 0, frame=sys._getframe())
+    err = capsys.readouterr().err
+    assert "interrupted in gemm_kernel (launch 0 of it), outside its kernel code" in err, err
+    assert "pid" not in err, err

@@ -548,8 +548,12 @@ def say_interrupted(launch, index: int, exc: BaseException | None = None, frame=
 
     where = frames.traceback_site(exc) if exc is not None else frames.frame_site(frame)
     pid = getattr(getattr(interpreter, "interpreter_builder", None), "grid_idx", None)
-    at = f" at {frames.site_name(where[0])}:{where[1]}" if where else ""
     from tritondbg.program import child
 
+    if where is None:  # not in kernel code: the builder's program id is still the previous launch's last one
+        child.say(f"tritondbg: {how} in {launch.name} (launch {index} of it), outside its kernel code (its arguments "
+                  f"being copied in or out, or its grid being set up) [launched from {describe_site(launch.stack)}]")
+        return
+    at = f" at {frames.site_name(where[0])}:{where[1]}"
     child.say(f"tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
               f"{index} of it) [launched from {describe_site(launch.stack)}]")
