@@ -392,3 +392,16 @@ def test_a_perf_model_that_asks_nvidia_smi_prunes_under_the_interpreter(tmp_path
     assert rec.results[0].config["k"]["BLOCK"] == 16, rec.results[0].config  # top_k 2 of the model's, first
     mod = next(m for n, m in sys.modules.items() if n.startswith("tritondbg_user_perfmodel"))
     assert mod.SEEN["mhz"] == 1980, mod.SEEN  # sm_90's stand-in: 1980 MHz
+
+
+def test_a_missing_submodule_of_an_installed_package_is_not_an_install_hint(tmp_path):
+    """helper-47: a typo'd submodule (`from unsloth.kernels.swigl import ...`) said "(pip install unsloth)" while
+    unsloth was installed: on a CPU box that sent the user to install a large GPU package."""
+    from tritondbg.errors import UsageError
+
+    (tmp_path / "typo.py").write_text("from tritondbg import Scenario\nimport json.nosuchsub\n")
+    with pytest.raises(UsageError, match=r"No module named 'json.nosuchsub' \(json is installed and has no nosuchsub\)"):
+        loader.load(str(tmp_path / "typo.py"))
+    (tmp_path / "missing.py").write_text("from tritondbg import Scenario\nimport nosuchpkg_tdbg.sub\n")
+    with pytest.raises(UsageError, match=r"\(pip install nosuchpkg[_-]tdbg\)"):
+        loader.load(str(tmp_path / "missing.py"))

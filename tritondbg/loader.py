@@ -103,7 +103,11 @@ def _import_error_line(exc: BaseException, path: Path) -> str:
     if isinstance(exc, ModuleNotFoundError) and exc.name:
         from tritondbg import deps
 
-        hint = f" (pip install {deps.pip_name(exc.name)})"
+        top = exc.name.split(".")[0]
+        if top == exc.name or importlib.util.find_spec(top) is None:
+            hint = f" (pip install {deps.pip_name(top)})"
+        else:  # the package is there: a submodule it does not have (a typo), not something to install
+            hint = f" ({top} is installed and has no {exc.name[len(top) + 1:]})"
     return f"importing {path.name} failed: {where}{type(exc).__name__}: {text[0] if text else ''}{hint}"
 
 
