@@ -1443,3 +1443,25 @@ def test_a_kernel_defined_on_stdin_is_captured_as_not_replayable_and_says_why(tm
     assert "could not save: source: k is defined in <stdin>, not in a file" in out.stderr, out.stderr
     replay = run(["interpret", str(folder / "k_0.py")], cwd=tmp_path)
     assert replay.returncode == 2 and "put the kernel in a .py file" in replay.stderr, replay.stderr
+
+
+def test_capture_under_the_interpreter_lets_no_numpy_warning_through(tmp_path):
+    """helpers 47 and 48: `capture -- CMD` printed numpy's "interpreter.py:599: RuntimeWarning: invalid value
+    encountered in divide" for a guarded 0/0 (bitsandbytes' nf4 quantize, unsloth's cross entropy) that
+    `interpret --` kept quiet: the kernel never stores those lanes, and the line named was Triton's own."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""\
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, y_ptr, n, B: tl.constexpr):
+            o = tl.arange(0, B)
+            x = tl.load(x_ptr + o, mask=o < n, other=0.0)
+            tl.store(y_ptr + o, tl.where(x == 0.0, 0.0, (x * 0.0) / x), mask=o < n)
+
+        x = torch.zeros(10); y = torch.empty_like(x)
+        k[(1,)](x, y, 10, B=16)
+        print("ok", float(y.sum()))
+        """))
+    out = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", "prog.py"], cwd=tmp_path)
+    assert out.returncode == 0 and "ok 0.0" in out.stdout, out.stdout + out.stderr[-2000:]
+    assert "RuntimeWarning" not in out.stderr, out.stderr[-2000:]
