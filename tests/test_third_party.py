@@ -405,3 +405,40 @@ def test_a_missing_submodule_of_an_installed_package_is_not_an_install_hint(tmp_
     (tmp_path / "missing.py").write_text("from tritondbg import Scenario\nimport nosuchpkg_tdbg.sub\n")
     with pytest.raises(UsageError, match=r"\(pip install nosuchpkg[_-]tdbg\)"):
         loader.load(str(tmp_path / "missing.py"))
+
+
+def test_config_reaches_an_autotuned_kernel_the_scenario_cannot_list(tmp_path):
+    """helper-48: torchao defines its blockwise fp8 gemm inside a function, so a scenario cannot list it;
+    `--config BLOCK_SIZE_M=64` said "this scenario has no autotuned kernel" while the run printed its config.
+    The first case is run to find the autotuned kernels it launches, as all-configs does."""
+    import textwrap
+
+    from tritondbg.errors import UsageError
+
+    (tmp_path / "nested.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from tritondbg import Case, Scenario
+
+        def _build():
+            @triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (16, 32)], key=["n"])
+            @triton.jit
+            def twice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+                o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+                tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
+            return twice
+
+        _k = _build()
+
+        def launch(x):
+            y = torch.empty_like(x)
+            _k[lambda m: (triton.cdiv(x.numel(), m["BLOCK"]),)](x, y, x.numel())
+            return y
+
+        s = Scenario("s", lambda case, dtype, device, generator: dict(x=torch.randn(100)), launch, lambda x: 2 * x,
+                     [Case("tiny", dtypes=("float32",))])
+    '''))
+    rec = runner.run(str(tmp_path / "nested.py"), mode="interpret", config="BLOCK=32")
+    assert rec.passed and rec.results[0].config["twice"]["BLOCK"] == 32, rec.results[0].config
+    assert rec.results[0].config_source["twice"] == "--config", rec.results[0].config_source
+    with pytest.raises(UsageError, match="unknown config key"):
+        runner.run(str(tmp_path / "nested.py"), mode="interpret", config="BLOK=32")

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from tritondbg import loader
 from tritondbg.compare import compare, tolerance
-from tritondbg.configs import not_applicable_reason, parse_config, plan
+from tritondbg.configs import autotuners, not_applicable_reason, parse_config, plan
 from tritondbg.errors import ModeError, PytestCalled, UsageError, pytest_outcome
 from tritondbg.record import CaseResult, RunRecord, environment
 from tritondbg.scenario import Case, Scenario
@@ -507,6 +507,12 @@ class Run:
         self.config = parse_config(config) if isinstance(config, str) or config is None else dict(config)
         selected = select_cases(self.scenario, cases, interpret=(mode == "interpret"))
         self.planned = select_runs(selected, dtype)  # all names checked first
+        if self.config and not autotuners(self.scenario.kernels) and self.planned:
+            # --config for a kernel the scenario does not list (one a library defines inside a function, as
+            # torchao's blockwise fp8 gemm): the autotuned kernels the first case launches, found by running it
+            from tritondbg.discover import with_launched_kernels
+
+            self.scenario = with_launched_kernels(self.scenario, self.planned[:1], device=self.device, seed=seed)
         # validate --config keys and values up front (one clear line, exit 2)
         plan(self.scenario.kernels, None, self.config, interpret=(mode == "interpret"))
         self.seed, self.instruments = seed, instruments
