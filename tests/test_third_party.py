@@ -188,6 +188,16 @@ def test_all_configs_on_tutorial_06_lists_static_assert_configs_as_not_applicabl
     reasons = [s["reason"] for s in sweep["not_applicable"]]
     assert sum("prune_configs_by" in r for r in reasons) == 3      # causal: BLOCK_M < BLOCK_N pruned
     assert sum("BLOCK_N <= HEAD_DIM" in r for r in reasons) == 12
+    # printed: at most 5 configs per kernel and reason, then a count (xformers' 408 pruned ones, one line each)
+    from rich.console import Console
+
+    from tritondbg.render.console import print_sweep
+
+    con = Console(record=True, width=400)
+    print_sweep(con, rec)
+    text = con.export_text()
+    assert "15 config(s) not run" in text and text.count("BLOCK_N <= HEAD_DIM") == 6, text
+    assert "... and 7 more of _attn_fwd: tl.static_assert fails" in text, text
 
 
 def test_an_fp8_type_the_target_refuses_is_refused_under_the_interpreter_too():

@@ -201,6 +201,9 @@ def print_steps(con: Console, r) -> None:
         con.print(f"  [dim]step log: {escape(r.extra['step_log'])}[/]")
 
 
+SKIPPED_SHOWN = 5  # configs not run listed per (kernel, reason) after an --all-configs run
+
+
 def print_sweep(con: Console | None, record: RunRecord) -> None:
     """After an --all-configs run: which configs disagree with the reference (or a sanitizer)."""
     sweep = record.extra.get("sweep")
@@ -211,8 +214,15 @@ def print_sweep(con: Console | None, record: RunRecord) -> None:
     skipped = sweep.get("not_applicable", [])
     if skipped:
         con.print(f"[yellow]{len(skipped)} config(s) not run (pruned by the autotuner, or not applicable):[/]")
+        shown: dict[tuple, int] = {}  # (kernel, reason): lines printed; past SKIPPED_SHOWN a count (408 pruned ones)
         for s in skipped:
-            con.print(f"  {s['kernel']} {s['config']}  case={s['case']} dtype={s['dtype']}: {escape(s['reason'])}")
+            key = (s["kernel"], s["reason"])
+            shown[key] = shown.get(key, 0) + 1
+            if shown[key] <= SKIPPED_SHOWN:
+                con.print(f"  {s['kernel']} {s['config']}  case={s['case']} dtype={s['dtype']}: {escape(s['reason'])}")
+        for (kernel, reason), n in shown.items():
+            if n > SKIPPED_SHOWN:
+                con.print(f"  ... and {n - SKIPPED_SHOWN} more of {kernel}: {escape(reason)} (--json lists them all)")
     apart = [r for r in record.results if r.extra.get("not_compared")]
     if apart:
         con.print(f"[yellow]{len(apart)} config run(s) not compared with the reference (checked by the sanitizers "
