@@ -63,7 +63,8 @@ def test_zoo_twin_is_clean(path):
 
 def test_missing_mask_passes_the_plain_interpreter_and_fails_sanitized():
     target = f"{ZOO / 'missing_mask.py'}::buggy"
-    assert run(target, sanitize_on=False).passed  # the reason the sanitizer exists
+    plain = run(target, sanitize_on=False)  # the output matches: only the guard's count of the lanes it kept out
+    assert all(e.passed for e in plain.results[0].errors) and not plain.passed  # says it is no pass
     rec = run(target)
     f = rec.results[0].findings[0]
     assert f["tensor"] == "x_ptr" and f["pid"] == [3, 0, 0]       # 1000 = 3 * 256 + 232: the 4th program
@@ -589,3 +590,35 @@ def test_lanes_the_guard_keeps_out_fail_a_run_without_sanitizers(tmp_path):
     checked = run(target)
     kinds = [(f["kind"], f["line"]) for f in checked.results[0].findings]
     assert kinds == [("out_of_bounds", 8)] and "memory guard" not in checked.results[0].findings[0]["message"], kinds
+
+
+def test_a_product_or_sum_of_two_padded_operands_stays_padding(tmp_path):
+    """helper-47 (`--trace` of unsloth's swiglu): `f * g` of two loads padded with 0 gave real lanes (x * 0 is 0
+    whatever x holds, so the pad was dropped), and its stats took the 1021 padding lanes as data. Both operands
+    padded: a value for an element that does not exist. A tl.max over such a product with negative data takes the
+    padding's 0: a masked_reduction it missed."""
+    import textwrap
+
+    (tmp_path / "prod.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from tritondbg import Case, Scenario
+
+        @triton.jit
+        def maxprod(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            o = tl.arange(0, BLOCK)
+            a = tl.load(a_ptr + o, mask=o < n, other=0.0)
+            b = tl.load(b_ptr + o, mask=o < n, other=0.0)
+            tl.store(y_ptr, tl.max(a * b, 0))  # MARK: max
+
+        def launch(a, b):
+            y = torch.empty(1)
+            maxprod[(1,)](a, b, y, a.numel(), BLOCK=16)
+            return y
+
+        s = Scenario("s", lambda case, dtype, device, generator: dict(a=torch.full((10,), 2.0),
+                     b=-torch.rand(10, generator=generator) - 1), launch, lambda a, b: (a * b).max().reshape(1),
+                     [Case("tiny", dtypes=("float32",))], kernels=[maxprod])
+    '''))
+    rec = run(str(tmp_path / "prod.py"))
+    found = [(f["kind"], f["line"]) for f in rec.results[0].findings]
+    assert ("masked_reduction", 10) in found and not rec.passed, found

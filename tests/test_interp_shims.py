@@ -175,9 +175,11 @@ def test_json_carries_every_finding_and_exit_1(cli_env):
     assert Path(f["file"]).name == "off_by_one_store.py"
 
 
-def test_no_sanitize_gives_the_plain_interpreter_verdict(capsys, tmp_path):
+def test_no_sanitize_is_no_pass_where_the_guard_kept_lanes_out(capsys, tmp_path):
+    # the plain interpreter's verdict is a PASS (its out-of-bounds lanes read 0 or whatever lies there); without
+    # sanitizers the guard's count of the lanes it kept out fails the run at their line
     status, out, _ = execute(f"{ZOO / 'missing_mask.py'}::buggy", capsys, tmp_path, sanitize=False)
-    assert status == 0 and "PASS" in out
+    assert status == 1 and "FAIL" in out and "the memory guard kept them out" in out, out
     status, out, _ = execute(f"{ZOO / 'missing_mask.py'}::buggy", capsys, tmp_path)
     assert status == 1 and "out_of_bounds" in out
 

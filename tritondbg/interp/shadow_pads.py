@@ -36,14 +36,17 @@ def _value_aware_pad(op, ins, pads, shape):
     if op is np.multiply:  # depends on a padded factor only where the other factor is not 0; an undefined
         # factor (k >= 3) is garbage on the GPU, Inf or NaN as well: times 0 it stays undefined (``_times_zero``
         # then gives those lanes their own id: 0 for finite garbage, a warning where they reach a result)
-        ta = np.where(_bcast(_nonzero(b), shape) | (pa >= 3), pa, zero) if pa is not None else None
-        tb = np.where(_bcast(_nonzero(a), shape) | (pb >= 3), pb, zero) if pb is not None else None
+        # (both factors padding: a value for an element that does not exist, padding still)
+        ta = np.where(_bcast(_nonzero(b), shape) | (pa >= 3) | _padded(pb), pa, zero) if pa is not None else None
+        tb = np.where(_bcast(_nonzero(a), shape) | (pb >= 3) | _padded(pa), pb, zero) if pb is not None else None
     elif op in (np.add, np.subtract):
         # a padded term that is exactly 0 adds nothing to a lane that holds its own data (``acc += load``
         # of a zero-filled tail); against a uniform value (``x - mean``) the lane stays padding: its result
         # is a value for an element that does not exist
-        ta = (np.where(_bcast(_nonzero(a), shape), pa, zero) if not _uniform(b) else pa) if pa is not None else None
-        tb = (np.where(_bcast(_nonzero(b), shape), pb, zero) if not _uniform(a) else pb) if pb is not None else None
+        ta = (np.where(_bcast(_nonzero(a), shape) | _padded(pb), pa, zero) if not _uniform(b) else pa) \
+            if pa is not None else None
+        tb = (np.where(_bcast(_nonzero(b), shape) | _padded(pa), pb, zero) if not _uniform(a) else pb) \
+            if pb is not None else None
     elif op in (np.bitwise_and, np.bitwise_or):  # x & 0 is 0, a boolean x | True is True, whatever x holds: a
         # mask and-ed with a comparison of padded or undefined lanes (``m & (x > 0)``) is real where m is False
         def decides(h):
@@ -69,6 +72,11 @@ def _value_aware_pad(op, ins, pads, shape):
     if ta is None:
         return tb
     return ta if tb is None else np.maximum(ta, tb)
+
+
+def _padded(p):
+    """Lanes an operand's pad marks (False everywhere for an operand without one)."""
+    return p > 0 if p is not None else False
 
 
 def _uniform(h) -> bool:
