@@ -140,3 +140,36 @@ def test_a_dtype_value_in_the_step_log_reads_as_its_name():
     assert values.text(values.summarize(tl.bfloat16)) == "bf16"
     assert values.text(values.summarize(tl.pointer_type(tl.float16))) == "pointer<fp16>"
     assert values.text(values.summarize(object())) == "<object>"  # anything else: its type, as before
+
+
+def test_a_breakpoint_on_a_line_with_no_statement_says_so(tmp_path, capsys):
+    """helper-47: `--break rms_layernorm.py:57` on a blank line inside the kernel said only "breakpoint(s) never
+    reached": it is never reached whatever the program does, and the note says why."""
+    import textwrap
+
+    from tritondbg.commands.execute import execute
+
+    (tmp_path / "k.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from tritondbg import Case, Scenario
+
+        @triton.jit
+        def twice(x_ptr, y_ptr, n, B: tl.constexpr):
+            o = tl.arange(0, B)
+            x = tl.load(x_ptr + o, mask=o < n)
+
+            # a comment
+            tl.store(y_ptr + o, x * 2, mask=o < n)
+
+        def launch(x):
+            y = torch.empty_like(x)
+            twice[(1,)](x, y, x.numel(), B=16)
+            return y
+
+        s = Scenario("s", lambda case, dtype, device, generator: dict(x=torch.randn(10)), launch, lambda x: 2 * x,
+                     [Case("tiny", dtypes=("float32",))], kernels=[twice])
+    '''))
+    execute(str(tmp_path / "k.py"), mode="interpret", out_dir=str(tmp_path), breaks=("k.py:9", "10"))
+    out = capsys.readouterr().out
+    assert "breakpoint(s) never reached by pid (0, 0, 0): k.py:9 (that line of k.py holds no statement" in out, out
+    assert "10 (that line of k.py holds no statement" in out, out

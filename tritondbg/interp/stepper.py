@@ -94,7 +94,8 @@ class Stepper(Instrument, hooks.Listener):
         missed = [b for b in self.breaks if not any(ln == b[1] for _, ln in self.breaks_hit)]
         if missed and self.pid_seen:
             result.extra["break_note"] = ("breakpoint(s) never reached by pid " + str(self.pid) + ": "
-                                         + ", ".join(f"{f + ':' if f else ''}{ln}" for f, ln in missed))
+                                         + ", ".join(f"{f + ':' if f else ''}{ln}{_no_statement(f, ln)}"
+                                                     for f, ln in missed))
         if not self.recording:
             return
         if self.out_dir is not None:
@@ -380,3 +381,17 @@ def check_breaks(breaks, kernels) -> None:
             where = ", ".join(f"{os.path.basename(f)}:{lo}-{hi} {name}" for f, lo, hi, name in ranges)
             raise UsageError(f"--break {(file + ':') if file else ''}{line} is not a line of a @triton.jit "
                              f"function of this scenario ({where})")
+
+
+def _no_statement(file: str, line: int) -> str:
+    """" (line N holds no statement ...)" when a kernel file the run used matches ``file`` and that line starts no
+    statement: a blank line or a comment (a breakpoint there is never reached, whatever the program does)."""
+    codes = frames.kernel_codes()
+    paths = {c.co_filename for c in codes if not file or c.co_filename == file or
+             os.path.basename(c.co_filename) == os.path.basename(file)}
+    if len(paths) != 1:
+        return ""
+    path = next(iter(paths))
+    if line in frames.statement_lines(path):
+        return ""
+    return f" (that line of {os.path.basename(path)} holds no statement: a blank line, a comment, or past the end)"
