@@ -452,3 +452,25 @@ def test_config_reaches_an_autotuned_kernel_the_scenario_cannot_list(tmp_path):
     assert rec.results[0].config_source["twice"] == "--config", rec.results[0].config_source
     with pytest.raises(UsageError, match="unknown config key"):
         runner.run(str(tmp_path / "nested.py"), mode="interpret", config="BLOK=32")
+
+
+def test_an_all_configs_sweep_cut_short_names_the_config_that_was_running(monkeypatch):
+    """helper-48: Ctrl-C early in `interpret --all-configs` printed "0/0 passed ... interrupted": the config that
+    was running was in no list. It is an error result naming the config."""
+    from tritondbg import runner as runner_mod
+    from tritondbg.interp.sweep import run_all_configs
+
+    real, calls = runner_mod.run_case, []
+
+    def interrupted_at_the_second(*args, **kwargs):
+        calls.append(kwargs.get("pinned"))
+        if len([c for c in calls if c]) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner_mod, "run_case", interrupted_at_the_second)
+    with pytest.raises(KeyboardInterrupt) as info:
+        run_all_configs(str(HERE / "interp_data" / "prune_cases.py"))
+    results = info.value.record.results
+    assert [r.status for r in results] == ["pass", "error"], [(r.status, r.message) for r in results]
+    assert "did not finish (KeyboardInterrupt)" in results[-1].message and results[-1].extra["interrupted"]

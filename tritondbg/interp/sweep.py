@@ -52,8 +52,12 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
                         skipped.append({"kernel": name, "config": text, "case": case.name,
                                         "dtype": dt, "reason": "pruned by the autotuner's prune_configs_by"})
             for i, cfg in enumerate(configs):
-                r = runner.run_case(scenario, case, dt, device=device, seed=seed, instruments=instruments,
-                                    pinned={name: cfg})
+                try:
+                    r = runner.run_case(scenario, case, dt, device=device, seed=seed, instruments=instruments,
+                                        pinned={name: cfg})
+                except BaseException as exc:  # Ctrl-C, SIGTERM, a timeout (run_case returns every other error):
+                    results.append(_unfinished(scenario, case, dt, name, cfg, i, len(configs), seed, exc))  # the
+                    raise  # config that was running
                 used = name in r.config
                 if not used:  # this case never launches the kernel: its configs cannot matter here (the run's
                     skipped.append({"kernel": name, "config": "every config", "case": case.name, "dtype": dt,
@@ -72,6 +76,21 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
                 if on_result is not None:
                     on_result(r)
     return results, failures
+
+
+def _unfinished(scenario, case, dt, name, cfg, i, n, seed, exc):
+    """The error result of the config run a Ctrl-C, SIGTERM or timeout cut short (the summary said "0/0 passed"
+    and named no config)."""
+    from tritondbg.configs import config_dict, config_str
+    from tritondbg.record import CaseResult
+
+    why = type(exc).__name__ if str(exc) == "" else f"{type(exc).__name__}: {exc}"
+    r = CaseResult(kernel=scenario.name, case=case.name, dtype=dt, mode="interpret", device="cpu", seed=seed,
+                   params=dict(case.params), status="error",
+                   message=f"config {config_str(config_dict(cfg))} of {name} did not finish ({why})")
+    r.extra["sweep"] = {"kernel": name, "index": i, "of": n, "config": config_dict(cfg), "used": True}
+    r.extra["interrupted"] = True
+    return r
 
 
 def _why(result) -> str:
