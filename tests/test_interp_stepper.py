@@ -149,12 +149,12 @@ def test_a_breakpoint_on_a_line_with_no_statement_says_so(tmp_path, capsys):
 
     from tritondbg.commands.execute import execute
 
-    (tmp_path / "k.py").write_text(textwrap.dedent('''
+    (tmp_path / "k_nobreak.py").write_text(textwrap.dedent('''
         import torch, triton, triton.language as tl
         from tritondbg import Case, Scenario
 
         @triton.jit
-        def twice(x_ptr, y_ptr, n, B: tl.constexpr):
+        def twice_nobreak(x_ptr, y_ptr, n, B: tl.constexpr):
             o = tl.arange(0, B)
             x = tl.load(x_ptr + o, mask=o < n)
 
@@ -163,13 +163,13 @@ def test_a_breakpoint_on_a_line_with_no_statement_says_so(tmp_path, capsys):
 
         def launch(x):
             y = torch.empty_like(x)
-            twice[(1,)](x, y, x.numel(), B=16)
+            twice_nobreak[(1,)](x, y, x.numel(), B=16)
             return y
 
         s = Scenario("s", lambda case, dtype, device, generator: dict(x=torch.randn(10)), launch, lambda x: 2 * x,
-                     [Case("tiny", dtypes=("float32",))], kernels=[twice])
+                     [Case("tiny", dtypes=("float32",))], kernels=[twice_nobreak])
     '''))
-    execute(str(tmp_path / "k.py"), mode="interpret", out_dir=str(tmp_path), breaks=("k.py:9", "10"))
+    execute(str(tmp_path / "k_nobreak.py"), mode="interpret", out_dir=str(tmp_path), breaks=("k_nobreak.py:9", "10"))
     out = capsys.readouterr().out
-    assert "breakpoint(s) never reached by pid (0, 0, 0): k.py:9 (that line of k.py holds no statement" in out, out
-    assert "10 (that line of k.py holds no statement" in out, out
+    assert "breakpoint(s) never reached by pid (0, 0, 0): k_nobreak.py:9 (that line of k_nobreak.py holds no statement" in out, out
+    assert "10 (that line of k_nobreak.py holds no statement" in out, out

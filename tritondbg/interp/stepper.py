@@ -92,9 +92,10 @@ class Stepper(Instrument, hooks.Listener):
             result.extra["watch_never"] = never  # commands/execute.py: one failing everywhere is a usage error
             result.extra["watch_note"] = "; ".join(f"--watch {w!r}: {why}" for w, why in never.items())
         missed = [b for b in self.breaks if not any(ln == b[1] for _, ln in self.breaks_hit)]
+        kernels = {la["kernel"] for la in self.launches}
         if missed and self.pid_seen:
             result.extra["break_note"] = ("breakpoint(s) never reached by pid " + str(self.pid) + ": "
-                                         + ", ".join(f"{f + ':' if f else ''}{ln}{_no_statement(f, ln)}"
+                                         + ", ".join(f"{f + ':' if f else ''}{ln}{_no_statement(f, ln, kernels)}"
                                                      for f, ln in missed))
         if not self.recording:
             return
@@ -383,10 +384,12 @@ def check_breaks(breaks, kernels) -> None:
                              f"function of this scenario ({where})")
 
 
-def _no_statement(file: str, line: int) -> str:
+def _no_statement(file: str, line: int, launched=()) -> str:
     """" (line N holds no statement ...)" when a kernel file the run used matches ``file`` and that line starts no
     statement: a blank line or a comment (a breakpoint there is never reached, whatever the program does)."""
     codes = frames.kernel_codes()
+    if launched:  # the files of the kernels this run launched (a process may hold other kernels of that name)
+        codes = {c for c in codes if c.co_name in launched}
     paths = {c.co_filename for c in codes if not file or c.co_filename == file or
              os.path.basename(c.co_filename) == os.path.basename(file)}
     if len(paths) != 1:

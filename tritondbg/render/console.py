@@ -231,9 +231,12 @@ def print_sweep(con: Console | None, record: RunRecord) -> None:
             cfg = "; ".join(config_str(c) for c in r.config.values())
             con.print(f"  {cfg}  case={r.case} dtype={r.dtype}: {', '.join(r.extra['not_compared'])}: partial results "
                       "per program that add up to the capture's total")
+    unfinished = [r for r in record.results if r.extra.get("interrupted")]
+    for r in unfinished:  # the config a Ctrl-C, SIGTERM or --timeout cut short
+        con.print(f"[yellow]  {escape(r.message)}  case={r.case} dtype={r.dtype}[/]")
     if not fails:
         cut = " that ran before the run was cut short" if record.extra.get("interrupted") else ""
-        n = sweep['runs'] - len(apart)
+        n = sweep['runs'] - len(apart) - len(unfinished)
         con.print(f"[green]the {n} config run(s){cut} compared agree with the reference[/]" if apart else
                   f"[green]all {n} config runs{cut} agree with the reference[/]")
         return
