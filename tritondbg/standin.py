@@ -473,7 +473,8 @@ def _refuse_launch_options(arch: Arch, arg_names, kwargs: dict) -> None:
                            "which takes it as a compile option: it is no argument of the kernel)")
 
 
-def _all_option_names() -> set:
+@functools.lru_cache(maxsize=None)
+def _all_option_names() -> frozenset:
     """The compile options some installed backend (CUDA, HIP) takes, or an empty set when none can be read."""
     names = set()
     for module, cls in (("triton.backends.nvidia.compiler", "CUDAOptions"), ("triton.backends.amd.compiler",
@@ -482,7 +483,7 @@ def _all_option_names() -> set:
             names |= set(getattr(importlib.import_module(module), cls).__dataclass_fields__)
         except Exception:  # noqa: BLE001 - a backend this Triton does not ship
             pass
-    return names
+    return frozenset(names)
 
 
 def _target_options(arch: Arch):
