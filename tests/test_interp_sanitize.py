@@ -622,3 +622,17 @@ def test_a_product_or_sum_of_two_padded_operands_stays_padding(tmp_path):
     rec = run(str(tmp_path / "prod.py"))
     found = [(f["kind"], f["line"]) for f in rec.results[0].findings]
     assert ("masked_reduction", 10) in found and not rec.passed, found
+
+
+def test_an_fma_over_padding_times_padding_plus_data_is_data():
+    """helper-49: tl.fma took the pad of its operands whole, so fma(a_hi, b_hi, a_lo * b_lo) with a padded hi
+    half was padding in every lane and unsloth's RMSNorm (correct) got a masked_reduction; today's rule that
+    padding times padding stays padding made it fail every run. Padding that holds 1 still counts."""
+    data = Path(__file__).resolve().parent / "interp_data" / "fma_pad.py"
+    src = data.read_text().splitlines()
+    line = next(i for i, ln in enumerate(src, 1) if "# MARK: sum" in ln)
+    rec = run(f"{data}::zero")
+    assert rec.passed and rec.results[0].findings == [], rec.results[0].findings
+    rec = run(f"{data}::one")
+    assert ("masked_reduction", line) in [(f["kind"], f["line"]) for f in rec.results[0].findings], \
+        rec.results[0].findings

@@ -103,7 +103,7 @@ def _wrap_unary_like(orig, name, nargs=1, check_nonfinite=True):
             return out
         ins = args[:nargs]
         if any(PAD in getattr(h, "attr", ()) for h in ins):
-            _elementwise_pad(out, ins)
+            _elementwise_pad(out, ins, "fma" if name == "fma" else None)
         if check_nonfinite and (out.data.dtype.kind == "f" or _is_bf16(out)):
             op = args[1] if name == "unary_op" and len(args) > 1 else None
             _check_new_nonfinite(getattr(op, "__name__", name), out, ins)

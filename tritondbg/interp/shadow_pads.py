@@ -14,7 +14,9 @@ def _elementwise_pad(out, ins, op=None) -> None:
     if all(p is None for p in pads):
         return
     shape = out.data.shape
-    if len(ins) == 2 and op in _VALUE_AWARE:
+    if op == "fma" and len(ins) == 3:
+        p = _fma_pad(ins, pads, shape)
+    elif len(ins) == 2 and op in _VALUE_AWARE:
         p = _value_aware_pad(op, ins, pads, shape)
     else:
         p = _max_pads(pads, shape)
@@ -72,6 +74,22 @@ def _value_aware_pad(op, ins, pads, shape):
     if ta is None:
         return tb
     return ta if tb is None else np.maximum(ta, tb)
+
+
+def _fma_pad(ins, pads, shape):
+    """``tl.fma(a, b, c)`` as ``a * b + c``: the product's pad by the multiply rule, then the add rule against c
+    (unsloth's RMSNorm sums ``fma(a_hi, b_hi, a_lo * b_lo)`` where the hi half is padding, exactly 0: the result
+    is c's own data; every lane was padding when an operand's pad was taken whole)."""
+    import types
+
+    a, b, c = ins
+    fa, fb = as_float(a), as_float(b)
+    if fa is None or fb is None:
+        return _max_pads(pads, shape)
+    p_ab = _value_aware_pad(np.multiply, (a, b), pads[:2], shape)
+    with np.errstate(all="ignore"):
+        product = types.SimpleNamespace(data=np.broadcast_to(fa * fb, shape), dtype=None)
+    return _value_aware_pad(np.add, (product, c), [p_ab, pads[2]], shape)
 
 
 def _padded(p):
