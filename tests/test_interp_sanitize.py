@@ -587,6 +587,9 @@ def test_lanes_the_guard_keeps_out_fail_a_run_without_sanitizers(tmp_path):
     (f,) = plain.results[0].findings
     assert not plain.passed and (f["kind"], f["line"], f["lanes"]) == ("out_of_bounds", 8, 14), f
     assert "the memory guard kept them out" in f["message"], f["message"]
+    # the case's one line (what check's correctness gate shows) names where
+    assert "kept lanes of a load out of bounds at tail.py:8 (out_of_bounds)" in plain.results[0].message, \
+        plain.results[0].message
     checked = run(target)
     kinds = [(f["kind"], f["line"]) for f in checked.results[0].findings]
     assert kinds == [("out_of_bounds", 8)] and "memory guard" not in checked.results[0].findings[0]["message"], kinds

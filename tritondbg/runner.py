@@ -473,9 +473,12 @@ def _guarded_lanes(result: CaseResult) -> None:
                      f"guard kept them out ({'they read 0 or other=' if op == 'load' else 'skipped'}), so this "
                      "run's output says nothing of the GPU's, where they read garbage or fault: run with the "
                      "sanitizers (without --no-sanitize) for the program id, tensor and offsets")))
-        if result.status == "pass":
-            result.status = "fail"
-            result.message = "the memory guard kept lanes out of bounds (out_of_bounds above): not a pass"
+    kept = guard.where()
+    if kept and result.status == "pass":
+        (op, file, line), more = next(iter(kept)), len(kept) - 1
+        result.status = "fail"
+        result.message = (f"the memory guard kept lanes of a {op} out of bounds at {frames.site_name(file)}:{line}"
+                          + (f" and {more} more line(s)" if more else "") + " (out_of_bounds): not a pass")
 
 
 def run(target: str, *, mode: str = "interpret", cases: str | None = None, dtype: str | None = None,
