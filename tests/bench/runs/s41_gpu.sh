@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Session 41's GPU call (run from the repo root; the wheels travel in build/wheels, `carry`): the GPU tests that
 # skipped for want of liger_kernel / nvtx on the H200 machine, and program mode after this session's changes.
+# The wheels (build/ is ignored by git; the GPU machine reaches no package index), fetched on the dev machine:
+#   pip download --no-deps -d build/wheels liger-kernel==0.8.5
+#   pip download --no-deps -d build/wheels --python-version 3.12 --only-binary=:all: nvtx
+# then run this script through the device tool with carry=["build/wheels"].
 set -u
 export PYTHONPATH=$PWD
 OUT=${OUT:-/tmp/s41}; mkdir -p "$OUT"
