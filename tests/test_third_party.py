@@ -200,20 +200,27 @@ def test_all_configs_on_tutorial_06_lists_static_assert_configs_as_not_applicabl
     assert "... and 7 more of _attn_fwd: tl.static_assert fails" in text, text
 
 
-def test_an_fp8_type_the_target_refuses_is_refused_under_the_interpreter_too():
-    """helper-45: tutorial 09 in fp8 passed `interpret --arch sm_80` while `ir --arch sm_80` said "type fp8e4nv
-    not supported in this architecture" (the interpreter never lowers the kernel's signature)."""
-    import torch
+def _copy_kernel():
+    """A masked copy, made when the test runs (under the interpreter the tests set up)."""
     import triton
     import triton.language as tl
-
-    from tritondbg import standin
 
     @triton.jit
     def copy(x, y, n, B: tl.constexpr):
         o = tl.arange(0, B)
         tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)
 
+    return copy
+
+
+def test_an_fp8_type_the_target_refuses_is_refused_under_the_interpreter_too():
+    """helper-45: tutorial 09 in fp8 passed `interpret --arch sm_80` while `ir --arch sm_80` said "type fp8e4nv
+    not supported in this architecture" (the interpreter never lowers the kernel's signature)."""
+    import torch
+
+    from tritondbg import standin
+
+    copy = _copy_kernel()
     x = torch.zeros(8, dtype=torch.float8_e4m3fn)
     y = torch.empty_like(x)
     try:
@@ -231,16 +238,10 @@ def test_a_launch_option_the_target_refuses_is_refused_under_the_interpreter_too
     "Keyword argument launch_pdl was specified but unrecognised"; a typo (`num_warp=4`) ran under any target, as
     the interpreter ignores launch options. Without --arch an AMD-only option (waves_per_eu) still runs."""
     import torch
-    import triton
-    import triton.language as tl
 
     from tritondbg import standin
 
-    @triton.jit
-    def copy(x, y, n, B: tl.constexpr):
-        o = tl.arange(0, B)
-        tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)
-
+    copy = _copy_kernel()
     x = torch.arange(8, dtype=torch.float32)
     y = torch.empty_like(x)
     try:

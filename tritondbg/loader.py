@@ -135,13 +135,6 @@ def _outside_pytest():
             os.environ["PYTEST_VERSION"] = saved
 
 
-def _cuda_served_on_cpu():
-    """Importing without a GPU (`interpret`, `ir`, `check`): CUDA tensors a module makes at import, on the CPU."""
-    from tritondbg.program import cpu_device
-
-    return cpu_device.serving()
-
-
 def _import_file(path: Path):
     """Import a user's scenario file under a private module name; its folder goes on sys.path so it can
     import the kernel module beside it."""
@@ -157,8 +150,10 @@ def _import_file(path: Path):
         raise UsageError(f"{path} is not a Python file: a scenario file is path/to/cases.py[::name]")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    try:
-        with _outside_pytest(), _cuda_served_on_cpu():
+    from tritondbg.program import cpu_device
+
+    try:  # without a GPU, CUDA tensors a module makes at import are made on the CPU (`interpret`, `ir`, `check`)
+        with _outside_pytest(), cpu_device.serving():
             spec.loader.exec_module(module)
     except UsageError:
         sys.modules.pop(name, None)

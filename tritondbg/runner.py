@@ -465,7 +465,8 @@ def _guarded_lanes(result: CaseResult) -> None:
     they read garbage or fault (a K-tail left unmasked passed torchao's int8 matmul so). An error at each line."""
     from tritondbg.interp import frames, guard
 
-    for (op, file, line), n in guard.where().items():
+    kept = guard.where()
+    for (op, file, line), n in kept.items():
         result.findings.append(dict(
             kind="out_of_bounds", severity="error", file=file, line=line, function="", kernel="", pid=[], tensor=None,
             offsets=[], op=op, programs=0, lanes=n, source=frames.source_line(file, line),
@@ -473,7 +474,6 @@ def _guarded_lanes(result: CaseResult) -> None:
                      f"guard kept them out ({'they read 0 or other=' if op == 'load' else 'skipped'}), so this "
                      "run's output says nothing of the GPU's, where they read garbage or fault: run with the "
                      "sanitizers (without --no-sanitize) for the program id, tensor and offsets")))
-    kept = guard.where()
     if kept and result.status == "pass":
         (op, file, line), more = next(iter(kept)), len(kept) - 1
         result.status = "fail"

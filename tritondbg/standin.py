@@ -456,12 +456,7 @@ def _refuse_launch_options(arch: Arch, arg_names, kwargs: dict) -> None:
                                "as a compile option, and it is no argument of the kernel)")
         return
     try:
-        from triton.compiler.compiler import make_backend
-
-        backend = _state.get("backend")
-        if backend is None:
-            backend = _state["backend"] = make_backend(StandinDriver(arch).get_current_target())
-        options = backend.parse_options(dict(extra))
+        options = _backend(arch).parse_options(dict(extra))
     except (KeyError, ValueError) as exc:
         raise type(exc)(f"{exc.args[0] if exc.args else exc} (the {arch.name} compiler's refusal; the "
                         "interpreter itself ignores launch options)") from None
@@ -471,6 +466,15 @@ def _refuse_launch_options(arch: Arch, arg_names, kwargs: dict) -> None:
         if k not in options.__dict__:
             raise KeyError(f"Keyword argument {k} was specified but unrecognised (by the {arch.name} compiler, "
                            "which takes it as a compile option: it is no argument of the kernel)")
+
+
+def _backend(arch: Arch):
+    """The target's compiler backend (made once per install): what its ``parse_options`` takes and refuses."""
+    if _state.get("backend") is None:
+        from triton.compiler.compiler import make_backend
+
+        _state["backend"] = make_backend(StandinDriver(arch).get_current_target())
+    return _state["backend"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -498,10 +502,7 @@ def _target_options(arch: Arch):
     if before is None or not dataclasses.is_dataclass(before):
         return None
     try:
-        from triton.compiler.compiler import make_backend
-
-        target = StandinDriver(arch).get_current_target()
-        theirs = make_backend(target).parse_options({})
+        theirs = _backend(arch).parse_options({})
         fields = {f.name for f in dataclasses.fields(before)}
         changes = {k: tuple(getattr(theirs, k)) for k in ("supported_fp8_dtypes", "deprecated_fp8_dot_operand_dtypes")
                    if k in fields and hasattr(theirs, k)}

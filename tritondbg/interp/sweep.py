@@ -34,9 +34,10 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
     for case, dt in runs:
         tried = tried_configs(lambda: runner.run_case(scenario, case, dt, device=device, seed=seed))
         for name, tuner in autotuners(scenario.kernels).items():
+            not_launched = {"kernel": name, "config": "every config", "case": case.name, "dtype": dt,
+                            "reason": "this case does not launch it"}
             if name not in tried and len(tuner.configs) > 1:  # (every launched one with a choice is in tried)
-                skipped.append({"kernel": name, "config": "every config", "case": case.name, "dtype": dt,
-                                "reason": "this case does not launch it"})
+                skipped.append(not_launched)
                 continue
             configs = distinct(tried.get(name, tuner.configs))
             if made_up(tuner.configs, configs):  # its pruning returns configs of its own: those run, once each
@@ -60,8 +61,7 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
                     raise  # config that was running
                 used = name in r.config
                 if not used:  # this case never launches the kernel: its configs cannot matter here (the run's
-                    skipped.append({"kernel": name, "config": "every config", "case": case.name, "dtype": dt,
-                                    "reason": "this case does not launch it"})  # findings are another kernel's)
+                    skipped.append(not_launched)  # findings are another kernel's)
                     break
                 if r.extra.get("not_applicable"):
                     skipped.append({"kernel": name, "config": config_str(config_dict(cfg)), "case": case.name,
