@@ -481,3 +481,20 @@ def test_progress_line_gives_a_fast_cases_wall_time_in_ms():
     r.extra["profile"] = {"kernel": {"median_ms": 6.17}}
     assert progress_line(r, 2, 3, 0.042).endswith("ok 6.17 ms (42 ms of wall time)")
     assert progress_line(r, 2, 3, 12.44).endswith("(12.4 s of wall time)")
+
+
+def test_an_error_caught_after_a_sigterm_is_the_interrupt_again():
+    """A CI run: SIGTERM during `profile --all` on the CPU came back as one case's error (the KeyboardInterrupt it
+    became was raised inside a callback and returned as another exception) and the run went on to exit 1, not 130.
+    After the run folder's SIGTERM, an error a case catches is the interrupt again."""
+    from tritondbg.profile import session
+
+    session._TERMINATED["signum"] = None
+    session.reraise_if_terminated(RuntimeError("a kernel's own error"))  # no SIGTERM: the case keeps its error
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            session._raise_interrupt(signal.SIGTERM, None)
+        with pytest.raises(KeyboardInterrupt, match=f"signal {int(signal.SIGTERM)}"):
+            session.reraise_if_terminated(RuntimeError("what the callback made of it"))
+    finally:
+        session._TERMINATED["signum"] = None

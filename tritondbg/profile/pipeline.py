@@ -30,7 +30,8 @@ from tritondbg.errors import UsageError
 from tritondbg.profile.autotune import AutotuneWatch
 from tritondbg.profile.nvtx_ranges import LaunchRange, nvtx_state, range_message, range_name
 from tritondbg.profile import trace_events
-from tritondbg.profile.session import PARTIAL, RunFolder, cuda_tool_attached, trace_session, worker_name
+from tritondbg.profile.session import (PARTIAL, RunFolder, cuda_tool_attached, reraise_if_terminated, trace_session,
+                                       worker_name)
 from tritondbg.profile.summary import INTERPRETER_NOTE, derive
 from tritondbg.record import CaseResult, RunRecord, environment
 from tritondbg.scenario import Case, Scenario
@@ -145,6 +146,8 @@ def profile_case(scenario: Scenario, case: Case, dtype: str, *, device: str, int
     if interpret:
         prof["note"] = INTERPRETER_NOTE
     inputs, inst.inputs = inst.inputs, None
+    if result.status == "error":
+        reraise_if_terminated(RuntimeError(result.message))
     if result.status == "error" or inputs is None:
         prof["skipped"] = "the launch raised: nothing to time or trace"
         return result
@@ -160,6 +163,7 @@ def profile_case(scenario: Scenario, case: Case, dtype: str, *, device: str, int
             _time_and_trace(scenario, case, dtype, result, inputs, rng, device=device, interpret=interpret,
                             opts=opts, folder=folder, peaks=peaks, rank=rank)
     except Exception as exc:  # noqa: BLE001 - a later launch failing is this case's result, not the end of the run
+        reraise_if_terminated(exc)
         result.status = "error"
         result.message = f"while timing/tracing: {runner.kernel_error_message(exc, scenario)}"
         prof["skipped"] = result.message

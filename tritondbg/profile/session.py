@@ -70,6 +70,7 @@ class RunFolder:
         if self.final.exists():
             raise FileExistsError(f"run folder {self.final} already exists")
         self.partial.mkdir()
+        _TERMINATED["signum"] = None
         if threading.current_thread() is threading.main_thread():
             # SIGTERM (kill, a CI timeout) becomes KeyboardInterrupt so __exit__ removes the partial folder.
             self._old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -90,8 +91,20 @@ class RunFolder:
             shutil.rmtree(self.partial, ignore_errors=True)
 
 
+_TERMINATED: dict = {"signum": None}  # the SIGTERM a run folder turned into KeyboardInterrupt, once raised
+
+
 def _raise_interrupt(signum, frame):
+    _TERMINATED["signum"] = signum
     raise KeyboardInterrupt(f"signal {signum}")
+
+
+def reraise_if_terminated(exc: BaseException) -> None:
+    """An error caught while a SIGTERM's KeyboardInterrupt unwound: the interrupt again. Raised inside the torch
+    profiler's or the interpreter's callbacks it can come back as another exception, which a case then kept as its
+    error, and the run went on to exit 1 instead of 130 (1 CI run in many)."""
+    if _TERMINATED["signum"] is not None:
+        raise KeyboardInterrupt(f"signal {_TERMINATED['signum']}") from exc
 
 
 @contextlib.contextmanager
