@@ -322,6 +322,13 @@ def test_configs_a_pruner_makes_are_swept_and_a_kernel_the_case_skips_is_not_bla
     assert ("other_kernel", "this case does not launch it") in reasons, reasons
     assert any(k == "own_kernel" and "returns 1 config(s) of its own" in r for k, r in reasons), reasons
     assert not any("pruned by" in r for _, r in reasons), reasons
+    from rich.console import Console
+
+    from tritondbg.render.console import print_sweep
+
+    con = Console(record=True, width=400)
+    print_sweep(con, rec)  # the header counts configs, not lines: own_kernel's 2 listed ones and other_kernel's 2
+    assert "4 config(s) not run" in con.export_text(), con.export_text()
     out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
     assert out.status == "pass", out.reason
 

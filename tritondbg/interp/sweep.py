@@ -35,14 +35,14 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
         tried = tried_configs(lambda: runner.run_case(scenario, case, dt, device=device, seed=seed))
         for name, tuner in autotuners(scenario.kernels).items():
             not_launched = {"kernel": name, "config": "every config", "case": case.name, "dtype": dt,
-                            "reason": "this case does not launch it"}
+                            "reason": "this case does not launch it", "count": len(tuner.configs)}
             if name not in tried and len(tuner.configs) > 1:  # (every launched one with a choice is in tried)
                 skipped.append(not_launched)
                 continue
             configs = distinct(tried.get(name, tuner.configs))
             if made_up(tuner.configs, configs):  # its pruning returns configs of its own: those run, once each
                 skipped.append({"kernel": name, "config": f"its {len(tuner.configs)} listed configs", "case": case.name,
-                                "dtype": dt, "reason": f"its prune_configs_by returns {len(configs)} config(s) of "
+                                "dtype": dt, "count": len(tuner.configs), "reason": f"its prune_configs_by returns {len(configs)} config(s) of "
                                                       "its own for this case, in their place (run)"})
             else:
                 said = set()

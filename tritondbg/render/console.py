@@ -213,7 +213,8 @@ def print_sweep(con: Console | None, record: RunRecord) -> None:
     fails = sweep.get("failures", [])
     skipped = sweep.get("not_applicable", [])
     if skipped:
-        con.print(f"[yellow]{len(skipped)} config(s) not run (pruned by the autotuner, or not applicable):[/]")
+        n = sum(s.get("count", 1) for s in skipped)  # (one line can stand for a whole list: "its 23 listed configs")
+        con.print(f"[yellow]{n} config(s) not run (pruned by the autotuner, or not applicable):[/]")
         shown: dict[tuple, int] = {}  # (kernel, reason): lines printed; past SKIPPED_SHOWN a count (408 pruned ones)
         for s in skipped:
             key = (s["kernel"], s["reason"])
