@@ -483,7 +483,7 @@ def test_progress_line_gives_a_fast_cases_wall_time_in_ms():
     assert progress_line(r, 2, 3, 12.44).endswith("(12.4 s of wall time)")
 
 
-def test_an_error_caught_after_a_sigterm_is_the_interrupt_again():
+def test_an_error_caught_after_a_sigterm_is_the_interrupt_again(tmp_path):
     """A CI run: SIGTERM during `profile --all` on the CPU came back as one case's error (the KeyboardInterrupt it
     became was raised inside a callback and returned as another exception) and the run went on to exit 1, not 130.
     After the run folder's SIGTERM, an error a case catches is the interrupt again."""
@@ -498,3 +498,12 @@ def test_an_error_caught_after_a_sigterm_is_the_interrupt_again():
             session.reraise_if_terminated(RuntimeError("what the callback made of it"))
     finally:
         session._TERMINATED["signum"] = None
+    # Ctrl-C too: inside a run folder SIGINT is noted the same way (Python's own handler is put back after it)
+    with session.RunFolder(tmp_path / "run"):
+        assert signal.getsignal(signal.SIGINT) is session._raise_interrupt
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        with pytest.raises(KeyboardInterrupt, match=f"signal {int(signal.SIGINT)}"):
+            session.reraise_if_terminated(RuntimeError("what the callback made of a Ctrl-C"))
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    session._TERMINATED["signum"] = None

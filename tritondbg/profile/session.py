@@ -58,6 +58,7 @@ class RunFolder:
         self.partial = self.final.parent / f".{self.final.name}{PARTIAL}"
         self.committed = False
         self._old_term = None
+        self._old_int = None
 
     @property
     def path(self) -> Path:
@@ -74,6 +75,8 @@ class RunFolder:
         if threading.current_thread() is threading.main_thread():
             # SIGTERM (kill, a CI timeout) becomes KeyboardInterrupt so __exit__ removes the partial folder.
             self._old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # Ctrl-C: Python's own raise, noted
+                self._old_int = signal.signal(signal.SIGINT, _raise_interrupt)  # (a handler of the user's is kept)
         return self
 
     def commit(self) -> Path:
@@ -87,11 +90,13 @@ class RunFolder:
     def __exit__(self, exc_type, exc, tb) -> None:
         if self._old_term is not None:
             signal.signal(signal.SIGTERM, self._old_term)
+        if self._old_int is not None:
+            signal.signal(signal.SIGINT, self._old_int)
         if not self.committed:
             shutil.rmtree(self.partial, ignore_errors=True)
 
 
-_TERMINATED: dict = {"signum": None}  # the SIGTERM a run folder turned into KeyboardInterrupt, once raised
+_TERMINATED: dict = {"signum": None}  # the SIGTERM or SIGINT a run folder turned into KeyboardInterrupt, once raised
 
 
 def _raise_interrupt(signum, frame):
@@ -100,7 +105,7 @@ def _raise_interrupt(signum, frame):
 
 
 def reraise_if_terminated(exc: BaseException) -> None:
-    """An error caught while a SIGTERM's KeyboardInterrupt unwound: the interrupt again. Raised inside the torch
+    """An error caught while a SIGTERM's or Ctrl-C's KeyboardInterrupt unwound: the interrupt again. Raised inside the torch
     profiler's or the interpreter's callbacks it can come back as another exception, which a case then kept as its
     error, and the run went on to exit 1 instead of 130 (1 CI run in many)."""
     if _TERMINATED["signum"] is not None:
