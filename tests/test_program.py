@@ -707,6 +707,11 @@ def test_an_out_of_bounds_load_finding_says_what_the_program_got():
     assert out.returncode == 1 and "y[98:102] [1.0, 1.0, 0.0, 0.0]" in out.stdout, out.stdout + out.stderr
     line = next(ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds"))
     assert "your program got 0 there" in line and "here they hold poison" not in line, line
+    # x's tail is y's memory: the program read y there (a plain interpreter run, as a GPU would), not 0
+    out = run(["interpret", "--", sys.executable, str(DATA / "programs.py"), "oob_neighbour"])
+    line = next(ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds"))
+    assert "28 lane(s)" in line and "28 of them land in another argument, e.g. y_ptr[0]" in line, line
+    assert "your program read the other argument's values there" in line and "got 0" not in line, line
 
 
 @pytest.mark.parametrize("code, rc, said", [("print('no kernel here')", 1, "no Triton launch: nothing captured"),

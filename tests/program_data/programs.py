@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|autotuned_tail|pre_hook|autotuned_out|pruned|subclass|oob_load|oob_then_segv|osexit|forkpool`."""
+autotuned|autotuned_tail|pre_hook|autotuned_out|pruned|subclass|oob_load|oob_neighbour|oob_then_segv|osexit|forkpool`."""
 import os
 import sys
 import time
@@ -122,6 +122,13 @@ if __name__ == "__main__":
         x, y = torch.ones(100), torch.full((128,), 5.0)
         unmasked_copy_kernel[(2,)](x, y, BLOCK=64)
         print(f"y[98:102] {y[98:102].tolist()}")
+        sys.exit(0)
+    if sys.argv[1] == "oob_neighbour":              # the same load where x's tail is y's memory (views of one base)
+        base = torch.full((228,), 5.0)
+        x, y = base[:100], base[100:]
+        x.fill_(1.0)
+        unmasked_copy_kernel[(2,)](x, y, BLOCK=64)
+        print(f"y[26:30] {y[26:30].tolist()}")
         sys.exit(0)
     if sys.argv[1] == "oob_then_segv":              # the same launch, then the program dies in C code
         import ctypes

@@ -46,8 +46,14 @@ def _consequence(e: dict) -> str:
     else:
         how, fill = "Its mask lets them through", f"other=, else {poison}"
     if op == "load" and e.get("program_fill") is not None:  # program mode kept a run without the poison
-        held = fill.replace(poison, e["program_fill"])
-        return (f"{how}: tritondbg did not read these lanes; your program got {held} there (its launch was run "
+        got = f"got {fill.replace(poison, e['program_fill'])} there"
+        inside = min(e.get("in_other", 0), e["lanes"])  # the plain run reads another argument's memory there
+        if inside == e["lanes"]:
+            got = "read the other argument's values there"
+        elif inside:
+            got = (f"got {fill.replace(poison, e['program_fill'])} in the {e['lanes'] - inside} lane(s) outside every "
+                   f"argument and the other argument's values in the {inside} that land in one")
+        return (f"{how}: tritondbg did not read these lanes; your program {got} (its launch was run "
                 "again without the checks' poison, as plain TRITON_INTERPRET=1 runs it); on the GPU: garbage values "
                 "or an illegal-address fault")
     if op == "load":
@@ -79,7 +85,8 @@ def _message(e: dict) -> str:
             text = (f"{what} through {e['tensor']}: {e['lanes']} lane(s) in {progs} outside {e['buffer']}: "
                     f"{_range(e)}, {'; '.join(how)}")
             if e.get("lands"):
-                text += f"; lands in {e['lands']}"
+                n = e.get("in_other")
+                text += f"; {n} of them land in another argument, e.g. {e['lands']}" if n else f"; lands in {e['lands']}"
             lo, hi = e.get("off_min"), e.get("off_max")
             if e.get("from_undefined"):
                 text += ("; these addresses were computed from lanes a masked load left undefined (the poison "

@@ -278,10 +278,17 @@ class Sanitizer(Instrument, hooks.Listener):
             e["unmasked"] = True
         else:
             e["masked"] = True
-        if e["lands"] is None:
-            other, desc = argmap.describe(int(bad[0]), width)
-            if buf is None or (other is not None and other is not buf):
-                e["lands"] = desc
+        if buf is None:
+            if e["lands"] is None:
+                e["lands"] = argmap.describe(int(bad[0]), width)[1]
+        else:  # lanes past this tensor that fall in another argument's memory: read (or written) there on a GPU,
+            own = argmap.owner(bad, width)  # and in a plain interpreter run, not zeros
+            mine = next((i for i, b in enumerate(argmap.buffers) if b is buf), -1)
+            elsewhere = (own >= 0) & (own != mine)
+            if elsewhere.any():
+                e["in_other"] = e.get("in_other", 0) + int(elsewhere.sum())
+                if e["lands"] is None:
+                    e["lands"] = argmap.describe(int(bad[elsewhere][0]), width)[1]
 
     def poison_for(self, ptrs, np_dtype, oob_only: bool = False):
         """Poison for the undefined lanes of a masked load at the current kernel line: (array, id).
