@@ -67,8 +67,8 @@ def run_cli(args, env, cwd=None, input=None, timeout=300):
                           capture_output=True, text=True, timeout=timeout)
 
 
-def run_sanitized(target: str):
-    """``tritondbg interpret TARGET`` in this process, sanitizers on: the run's record."""
+def run_sanitized(target: str, case: str | None = None):
+    """``tritondbg interpret TARGET [--case CASE]`` in this process, sanitizers on: the run's record."""
     from tritondbg.interp import instruments
 
-    return runner.run(target, mode="interpret", instruments=instruments.build(target, sanitize=True))
+    return runner.run(target, mode="interpret", cases=case, instruments=instruments.build(target, sanitize=True))

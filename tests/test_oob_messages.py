@@ -102,3 +102,78 @@ def test_an_output_returned_twice_is_counted_once(tmp_path):
     (r,) = run_sanitized(f"{tmp_path / 'aliased.py'}::s").results
     f = next(f for f in r.findings if f["kind"] == "nan_inf")
     assert "50 element(s) of the outputs are NaN/Inf" in f["message"], f["message"]
+
+
+VIEWS = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def pick(src_ptr, idx_ptr, out_ptr, s_row, s_col, s_pick, n_cols, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = o < n
+    j = tl.load(idx_ptr + o, mask=m, other=0)
+    # src comes as a view whose picked dim has stride 0: the kernel steps through the storage by j * s_pick
+    v = tl.load(src_ptr + (o // n_cols) * s_row + (o % n_cols) * s_col + j * s_pick, mask=m, other=0.0)
+    tl.store(out_ptr + o, v, mask=m)
+
+
+def pick_launch(src, idx):
+    view = src.as_strided(idx.shape, (src.stride(0), 0))  # the storage holds more than this view's elements
+    out = torch.empty(idx.shape, dtype=src.dtype)
+    pick[(triton.cdiv(idx.numel(), 32),)](view, idx, out, view.stride(0), view.stride(1), src.stride(1),
+                                          idx.shape[1], idx.numel(), BLOCK=32)
+    return out
+
+
+def pick_inputs(case, dtype, device, generator):
+    return dict(src=torch.randn(5, 31, generator=generator), idx=torch.randint(0, 31, (5, 9), generator=generator))
+
+
+picks = Scenario("picks", pick_inputs, pick_launch, lambda src, idx: torch.gather(src, 1, idx),
+                 [Case("tiny", dtypes=("float32",))], kernels=[pick])
+
+
+@triton.jit
+def row_sum(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    tl.store(y_ptr + tl.program_id(0), tl.sum(tl.load(x_ptr + tl.program_id(0) * stride + o), 0))  # BUG: no mask
+
+
+def sum_launch(x, width):
+    view = x[:, :width]  # a slice of a wider tensor: the unmasked tail reads the columns past it
+    y = torch.empty(x.shape[0])
+    row_sum[(x.shape[0],)](view, y, width, x.stride(0), BLOCK=32)
+    return y
+
+
+slices = Scenario("slices", lambda case, dtype, device, generator: dict(x=torch.rand(4, case.params["cols"],
+                                                                                   generator=generator),
+                                                                        width=20),
+                  sum_launch, lambda x, width: x[:, :width].sum(1),
+                  [Case("storage", params=dict(cols=40), dtypes=("float32",)),
+                   Case("past", params=dict(cols=24), dtypes=("float32",))], kernels=[row_sum])
+'''
+
+
+def test_lanes_outside_a_view_but_inside_its_storage_are_read_as_the_gpu_reads_them(tmp_path):
+    """helper-50 (FlagGems' gather): a stride-0 view of the input, the kernel adding index * stride of its own,
+    reads elements of the storage outside the view's span. That is legal on a GPU; tritondbg called it
+    out_of_bounds, masked the lanes and so failed a right kernel (44/45 mismatched; plain TRITON_INTERPRET=1 and
+    the GPU get it right). Now: a warning, the lanes read the storage, the output matches."""
+    (tmp_path / "views.py").write_text(VIEWS)
+    (r,) = run_sanitized(f"{tmp_path / 'views.py'}::picks").results
+    assert r.status == "pass", (r.status, r.message, r.findings)
+    (f,) = r.findings
+    assert f["kind"] == "outside_view" and f["severity"] == "warning" and f["tensor"] == "src_ptr", f
+    assert "inside its storage (155 elements)" in f["message"] and "spanning 125 element(s)" in f["message"], f
+    # a slice missing its mask: the tail reads the next columns, in the storage: a warning, and the reference
+    # comparison fails it; past the storage's end it stays an out_of_bounds error
+    by_case = {r.case: r for r in run_sanitized(f"{tmp_path / 'views.py'}::slices", case="storage,past").results}
+    r = by_case["storage"]
+    assert r.status == "fail" and [f["kind"] for f in r.findings] == ["outside_view"], (r.message, r.findings)
+    r = by_case["past"]
+    kinds = {f["kind"]: f for f in r.findings}
+    assert r.status == "fail" and "out_of_bounds" in kinds and kinds["out_of_bounds"]["severity"] == "error", \
+        r.findings

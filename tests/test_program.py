@@ -709,6 +709,7 @@ def test_an_out_of_bounds_load_finding_says_what_the_program_got():
     assert "your program got 0 there" in line and "here they hold poison" not in line, line
     # x's tail is y's memory: the program read y there (a plain interpreter run, as a GPU would), not 0
     out = run(["interpret", "--", sys.executable, str(DATA / "programs.py"), "oob_neighbour"])
+    assert "y[98:102] [1.0, 1.0, 1.0, 1.0]" in out.stdout, out.stdout  # x[100:] is y[:28], which program 0 set
     line = next(ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds"))
     assert "28 lane(s)" in line and "28 of them land in another argument, e.g. y_ptr[0]" in line, line
     assert "your program read the other argument's values there" in line and "got 0" not in line, line

@@ -65,6 +65,12 @@ def _consequence(e: dict) -> str:
 def _message(e: dict) -> str:
     kind, n_prog = e["kind"], len(e["programs"])
     progs = f"{n_prog} program{'s' if n_prog != 1 else ''}"
+    if kind == "outside_view":
+        return (f"{e['op']} through {e['tensor']}: {e['lanes']} lane(s) in {progs} outside the view "
+                f"{e['buffer']} but inside its storage ({e['storage']} elements): {_range(e)}. Left to read and "
+                "write the storage, as the GPU does: right when the kernel addresses the storage with strides of its "
+                "own (an as_strided or stride-0 view, e.g. FlagGems' restride_dim); a missing mask when the view is a "
+                "slice of a larger tensor")
     if kind == "out_of_bounds":
         what = {"load": "load", "store": "store", "atomic": "atomic"}.get(e["op"], e["op"])
         if e["tensor"] is None:

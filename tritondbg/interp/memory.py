@@ -25,6 +25,15 @@ class Buffer:
     lo: int                       # byte extent of the view's elements: [lo, hi)
     hi: int
     dense: bool                   # every aligned address in [lo, hi) is an element of the view
+    storage: tuple[int, int] | None = None  # byte extent of the tensor's whole storage, where wider than the view
+
+    def in_storage(self, addrs: np.ndarray, width: int) -> np.ndarray:
+        """Which addresses lie in this view's storage (all of it, not only the view's elements): where a kernel
+        that addresses the storage by strides of its own reads (FlagGems' gather through a stride-0 view)."""
+        if self.storage is None:
+            return np.zeros(addrs.shape, dtype=bool)
+        a = addrs.astype(np.uint64, copy=False)
+        return (a >= np.uint64(self.storage[0])) & (a + np.uint64(width) <= np.uint64(self.storage[1]))
 
     @property
     def numel(self) -> int:
@@ -35,8 +44,9 @@ class Buffer:
         if 0 not in self.shape and any(n > 1 and st == 0 for n, st in zip(self.shape, self.strides)):
             # an expand()ed / broadcast view: its offsets run over the storage, not over the shape
             extent = (self.hi - self.lo) // max(1, self.itemsize)
+            spans = f"{extent} element(s) of storage" if self.storage is None else f"spanning {extent} element(s)"
             return (f"{self.name} ({self.dtype}[{dims}], a broadcast view with strides "
-                    f"({', '.join(str(st) for st in self.strides)}): {extent} element(s) of storage)")
+                    f"({', '.join(str(st) for st in self.strides)}): {spans})")
         return f"{self.name} ({self.dtype}[{dims}])"
 
     def distance(self, addrs: np.ndarray) -> np.ndarray:
@@ -129,8 +139,16 @@ def buffer_of(name: str, t) -> Buffer | None:
     if base.numel() == 0:
         return Buffer(name, ptr, itemsize, shape, strides, str(base.dtype).replace("torch.", ""), ptr, ptr, True)
     lo, hi, dense = _layout(shape, strides)
-    return Buffer(name, ptr, itemsize, shape, strides, str(base.dtype).replace("torch.", ""),
-                  ptr + lo * itemsize, ptr + (hi + 1) * itemsize, dense)
+    b = Buffer(name, ptr, itemsize, shape, strides, str(base.dtype).replace("torch.", ""),
+               ptr + lo * itemsize, ptr + (hi + 1) * itemsize, dense)
+    try:
+        s = base.untyped_storage()
+        start, end = int(s.data_ptr()), int(s.data_ptr()) + int(s.nbytes())
+        if start < b.lo or end > b.hi:
+            b.storage = (start, end)
+    except Exception:  # noqa: BLE001 - a tensor without storage (meta, fake): its view is all there is
+        pass
+    return b
 
 
 class ArgMap:

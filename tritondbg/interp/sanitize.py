@@ -28,7 +28,7 @@ from tritondbg.interp.memops import install as _install_memory, uninstall as _un
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array, poisoned  # noqa: F401 (API)
 from tritondbg.runner import Instrument
 
-KINDS = ("out_of_bounds", "race", "poison", "uninit", "masked_reduction", "nan_inf")
+KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf")
 _MAX_SAMPLE = 8
 _MAX_NONFINITE_EVENTS = 64
 _MAX_RACE_ELEMENTS = 1 << 26  # stop recording stores past 64M elements (memory), say so in the finding
@@ -229,6 +229,10 @@ class Sanitizer(Instrument, hooks.Listener):
                 ok |= guard.reachable(addrs, width)
         if ok.all():
             return None
+        if cands:  # outside the view but inside its storage, in no other argument: what the GPU reads (a warning)
+            ok = ok | self._outside_view(op, cands, addrs, ~ok & (argmap.owner(addrs, width) < 0), width)
+            if ok.all():
+                return None
         # an atomic without mask= gets an all-true one from Triton's front end: it has no mask, as loads without one
         self._record_oob(op, cands, addrs[~ok], width, int(addrs.size),
                          unmasked=op == "atomic" and (live is None or bool(live.all())), from_undefined=from_undefined,
@@ -239,6 +243,27 @@ class Sanitizer(Instrument, hooks.Listener):
             return ~bad_full
         bad_full[live] = ~ok
         return live & ~bad_full
+
+    def _outside_view(self, op, cands, addrs, candidates, width) -> np.ndarray:
+        """The lanes of ``candidates`` that lie in a candidate view's storage: a kernel that addresses the
+        storage with strides of its own (FlagGems' gather and scatter through restride_dim's stride-0 view) reads
+        and writes there on a GPU, legally. They go through as they are, with a warning (a mask forgotten on a
+        slice of a larger tensor looks the same: the reference comparison tells them apart)."""
+        inside = np.zeros(addrs.shape, dtype=bool)
+        if candidates.any():
+            for b in cands:
+                inside |= b.in_storage(addrs, width)
+            inside &= candidates
+        if inside.any():
+            buf = next(b for b in cands if b.in_storage(addrs[inside][:1], width)[0])
+            e = self._entry("outside_view", frames.site(), buf.name, op, buffer=buf.label(), severity="warning",
+                            storage=(buf.storage[1] - buf.storage[0]) // buf.itemsize)
+            e["lanes"] += int(inside.sum())
+            off = buf.offsets(addrs[inside])
+            lo, hi = int(off.min()), int(off.max())
+            e["off_min"] = lo if e.get("off_min") is None else min(e["off_min"], lo)
+            e["off_max"] = hi if e.get("off_max") is None else max(e["off_max"], hi)
+        return inside
 
     def _record_oob(self, op, cands, bad, width, n_live, unmasked: bool = False,
                     from_undefined: bool = False, descriptor: str | None = None) -> None:
