@@ -20,11 +20,30 @@ DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float64", "float8_
 
 PERF_TIMINGS = ("do_bench", "graph")
 
+# triton.language dtype names -> the names above (``Case(dtypes=[tl.bfloat16])``)
+_TL_NAMES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64",
+             "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2"}
+
+
+def dtype_name(dtype):
+    """A case's dtype as its name in ``DTYPES``: ``torch.float32`` (a stranger's first try: refused as unknown) and
+    ``tl.float32`` give "float32"; a string is kept as it is. Anything else comes back unchanged (and is refused)."""
+    if isinstance(dtype, str):
+        return dtype
+    text = str(dtype)
+    if text.startswith("torch."):
+        return text[len("torch."):]
+    name = getattr(dtype, "name", None)  # a triton.language dtype: fp32, bf16, int32
+    if isinstance(name, str) and type(dtype).__module__.startswith("triton."):
+        return _TL_NAMES.get(name, name)
+    return dtype
+
 
 @dataclass(frozen=True)
 class Case:
     """One shape setting of a scenario, run once per dtype it lists.
 
+    ``dtypes``: names from ``DTYPES`` (torch and ``triton.language`` dtypes are taken as their names).
     ``params`` go to the scenario's ``make_inputs`` (and ``flops``/``bytes``); ``config`` is the autotune
     config (a partial ``{name: value}`` dict) used when the kernel cannot be autotuned (interpreter);
     ``atol``/``rtol`` override the per-dtype defaults of ``tritondbg.compare.TOLERANCES``.
@@ -54,8 +73,11 @@ class Case:
     def __post_init__(self):
         if self.perf_timing not in PERF_TIMINGS:
             raise ValueError(f"case {self.name!r}: perf_timing {self.perf_timing!r}; choose from {', '.join(PERF_TIMINGS)}")
-        if isinstance(self.dtypes, str):  # dtypes="float32": one dtype, not seven characters
+        # dtypes="float32" (or torch.float16): one dtype, not seven characters
+        if isinstance(self.dtypes, str) or not hasattr(self.dtypes, "__iter__"):
             object.__setattr__(self, "dtypes", (self.dtypes,))
+        if any(not isinstance(d, str) for d in self.dtypes):  # torch / tl dtypes: their names, as everywhere else
+            object.__setattr__(self, "dtypes", tuple(dtype_name(d) for d in self.dtypes))
         if not self.dtypes:  # no run at all: every gate said "0 case x dtype runs match", a pass
             raise ValueError(f"case {self.name!r}: no dtypes; give at least one, e.g. dtypes=('float32',)")
         for name in ("atol", "rtol", "perf_floor"):  # atol="0.1" crashed the gate; inf passed anything

@@ -9,14 +9,15 @@ own modules: bf16/fp8 arithmetic computed in fp32 and rounded back (lowp.py) and
 keeps every load/store/atomic lane inside the launch's tensors (guard.py); straight-line inline PTX is
 computed in inline_asm.py; a tensor descriptor TMA cannot take is refused with its numbers (descriptors.py);
 ``tl.dot`` / ``tl.dot_scaled`` compute what the tensor cores do (dots.py: bf16 upcast, TF32 truncation, block-scaled
-dots on interpreters without them).
+dots on interpreters without them); ``dtype.value`` and tensor-like (``data_ptr()`` + ``dtype``) launch arguments,
+which compiled Triton takes, are in compat.py.
 """
 from __future__ import annotations
 
 import sys
 from typing import Any
 
-from tritondbg.interp import dots
+from tritondbg.interp import compat, dots
 
 _saved: dict[str, object] = {}
 
@@ -512,7 +513,8 @@ _SHIMS = {"inline_asm": _inline_asm, "descriptors": _descriptors, "bf16_dot": do
           "bf16_round": _bf16_round,
           "comparisons_int1": _comparisons_int1, "lowp_arith": _lowp_arith, "float_args": _float_args,
           "tensor_index": _tensor_index, "loop_vars": _loop_vars, "lang_extras": _lang_extras,
-          "print_assert": _print_assert, "wrap_triton": _wrap_triton, "memory_guard": _memory_guard}
+          "print_assert": _print_assert, "wrap_triton": _wrap_triton, "dtype_value": compat.dtype_value,
+          "tensor_like_args": compat.tensor_like_args, "memory_guard": _memory_guard}
 
 
 def install() -> None:

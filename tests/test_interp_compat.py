@@ -1,0 +1,230 @@
+"""What compiled Triton accepts and the plain interpreter did not, found testing FlagGems (interp/compat.py):
+``dtype.value`` in a jit helper handed a dtype (``flag_gems/utils/limits.py``), launch arguments that only look like
+tensors (``data_ptr()`` + ``dtype``: FlagGems' ``StridedBuffer``, ``TypedPtr``), and torch / tl dtypes in
+``Case(dtypes=...)``."""
+import ctypes
+import math
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from tritondbg.scenario import Case
+
+CASES = Path(__file__).resolve().parent / "interp_data" / "compat_cases.py"
+
+pytestmark = pytest.mark.interpreter
+
+
+# --- dtype.value ---------------------------------------------------------------------------------------------------
+
+@triton.jit
+def _get_dtype_min(dtype):
+    # FlagGems' get_dtype_min: compiled Triton hands a constexpr, whose .value is the dtype
+    dtype_ = dtype.value
+    if dtype_.is_floating():
+        value: tl.constexpr = float("-inf")
+        return value
+    if dtype_.is_int_signed():
+        width: tl.constexpr = dtype_.int_bitwidth
+        value: tl.constexpr = -1 * 2 ** (width - 1)
+        return value
+
+
+@triton.jit
+def _rowmax(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + tl.program_id(0) * N + offs, mask=offs < N, other=_get_dtype_min(x_ptr.type.element_ty))
+    tl.store(out_ptr + tl.program_id(0), tl.max(x, 0))
+
+
+@triton.jit
+def _store_min(x_ptr, out_ptr):
+    tl.store(out_ptr, _get_dtype_min(x_ptr.type.element_ty))
+
+
+def test_a_jit_helper_reads_dtype_value_as_compiled_triton_does():
+    """fp32 rows: the masked lanes hold -inf and the row max matches torch; int32: the helper's integer branch is
+    taken (the type's minimum, not -inf), with all-negative rows whose max a 0 padding would spoil."""
+    x = torch.randn(3, 100)
+    out = torch.empty(3)
+    _rowmax[(3,)](x, out, 100, BLOCK=128)
+    assert torch.equal(out, x.max(1).values)
+
+    xi = torch.randint(-1000, -1, (3, 100), dtype=torch.int32)
+    outi = torch.empty(3, dtype=torch.int32)
+    _rowmax[(3,)](xi, outi, 100, BLOCK=128)
+    assert torch.equal(outi, xi.max(1).values)
+
+    lowest = torch.zeros(1, dtype=torch.int32)
+    _store_min[(1,)](xi, lowest)
+    assert lowest.item() == -2**31
+    lowest_f = torch.zeros(1)
+    _store_min[(1,)](x, lowest_f)
+    assert lowest_f.item() == -math.inf
+
+
+def test_dtype_value_is_the_dtype_only_while_the_shims_are_installed():
+    from tritondbg.interp import compat
+
+    assert tl.float32.value is tl.float32 and tl.pointer_type(tl.int8).value.element_ty is tl.int8
+    undo = compat.dtype_value()  # installed already: a second install leaves it, and its undo is a no-op
+    undo()
+    assert tl.float32.value is tl.float32
+
+
+# --- tensor-like launch arguments ----------------------------------------------------------------------------------
+
+class StridedBuffer:
+    """FlagGems' ``StridedBuffer`` (flag_gems/utils/tensor_wrapper.py), reduced: a reinterpretation of a base
+    tensor with its own shape, strides (negative ones too: flip), dtype and element offset."""
+
+    def __init__(self, base, shape=None, strides=None, dtype=None, offset=0):
+        self._base = base
+        self.dtype = dtype or base.dtype
+        self.offset = offset
+        self._data_ptr = base.data_ptr() + self.dtype.itemsize * offset
+        self.shape = tuple(shape if shape is not None else base.shape)
+        self._strides = tuple(strides if strides is not None else base.stride())
+        self.device = base.device
+        self.ndim = len(self.shape)
+
+    def stride(self):
+        return self._strides
+
+    def size(self):
+        return self.shape
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    def data_ptr(self):
+        return self._data_ptr
+
+
+class RawBuffer:
+    """A typed pointer with a length and nothing else (no base tensor): FlagGems' ``TypedPtr`` plus ``numel``."""
+
+    def __init__(self, ptr, dtype, n):
+        self.ptr, self.dtype, self.n = ptr, dtype, n
+
+    def data_ptr(self):
+        return self.ptr
+
+    def numel(self):
+        return self.n
+
+
+@triton.jit
+def _scale2d(x_ptr, out_ptr, sx0, sx1, so0, so1, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.arange(0, BM)[:, None]
+    rn = tl.arange(0, BN)[None, :]
+    mask = (rm < M) & (rn < N)
+    x = tl.load(x_ptr + rm * sx0 + rn * sx1, mask=mask)
+    tl.store(out_ptr + rm * so0 + rn * so1, x * 2, mask=mask)
+
+
+@triton.jit
+def _copy_bits(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < N), mask=offs < N)
+
+
+def _launch_scale(x, out):
+    _scale2d[(1,)](x, out, *x.stride(), *out.stride(), x.shape[0], x.shape[1], BM=8, BN=8)
+
+
+def test_strided_buffer_arguments_read_and_write_their_base_memory():
+    """A transposed read view at an element offset and an output view with strides of its own, both
+    StridedBuffers: the kernel reads the right elements and its stores land in the output's base tensor (the
+    interpreter's host copy called ``untyped_storage`` / ``new_empty`` on them: AttributeError)."""
+    base = torch.randn(64)
+    x = StridedBuffer(base, shape=(5, 6), strides=(1, 7), offset=3)   # base[3 + i + 7 j]
+    out_base = torch.zeros(80)
+    out = StridedBuffer(out_base, shape=(5, 6), strides=(12, 2), offset=4)  # every other element, rows of 12
+    _launch_scale(x, out)
+    expect = torch.as_strided(base, (5, 6), (1, 7), 3) * 2
+    assert torch.equal(torch.as_strided(out_base, (5, 6), (12, 2), 4), expect)
+    untouched = torch.ones(80, dtype=torch.bool)
+    torch.as_strided(untouched, (5, 6), (12, 2), 4).fill_(False)
+    assert (out_base[untouched] == 0).all()  # nothing else written
+
+
+def test_negative_strides_and_reinterpreted_dtypes():
+    """FlagGems' flip hands a StridedBuffer with a negative stride (torch has no such view: the host copy goes
+    through a span of the base with the argument's own strides), and a buffer may reinterpret its base's dtype."""
+    base = torch.randn(4, 7)
+    flipped = StridedBuffer(base, shape=(4, 7), strides=(7, -1), offset=6)  # base.flip(1)
+    out = torch.empty(4, 7)
+    _launch_scale(flipped, out)
+    assert torch.equal(out, base.flip(1) * 2)
+
+    out_base = torch.zeros(4, 7)
+    out_flipped = StridedBuffer(out_base, shape=(4, 7), strides=(-7, 1), offset=21)  # writes out_base.flip(0)
+    _launch_scale(base, out_flipped)
+    assert torch.equal(out_base, base.flip(0) * 2)
+
+    bits = StridedBuffer(base, shape=(28,), strides=(1,), dtype=torch.int32)
+    got = torch.empty(28, dtype=torch.int32)
+    _copy_bits[(1,)](bits, got, 28, BLOCK=32)
+    assert torch.equal(got, base.reshape(-1).view(torch.int32))
+
+
+def test_an_address_only_buffer_is_read_and_written_in_place():
+    """No base tensor, only ``data_ptr()``, ``dtype`` and ``numel()``: the host copy covers its bytes at that
+    address, and the kernel's stores land there."""
+    src = torch.arange(10, dtype=torch.float32)
+    dst = torch.zeros(10)
+    _copy_bits[(1,)](RawBuffer(src.data_ptr(), torch.float32, 10), RawBuffer(dst.data_ptr(), torch.float32, 10),
+                     10, BLOCK=16)
+    assert torch.equal(dst, src)
+
+
+def test_as_tensor_views_the_same_memory():
+    from tritondbg.interp import compat
+
+    base = torch.arange(12, dtype=torch.float32)
+    t = compat.as_tensor(StridedBuffer(base, shape=(3, 3), strides=(4, 1), offset=1))
+    assert isinstance(t, torch.Tensor) and t.data_ptr() == base.data_ptr() + 4
+    assert t.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
+    assert torch.equal(t, base[1:].as_strided((3, 3), (4, 1)))
+
+    v = compat.as_tensor(StridedBuffer(base, shape=(3,), strides=(-2,), offset=5))
+    assert isinstance(v, compat.HostView) and v.data_ptr() == base.data_ptr() + 20 and v.stride() == (-2,)
+    assert v.span.data_ptr() == base.data_ptr() + 4 and v.span.numel() == 5
+
+    raw = (ctypes.c_float * 4)(1, 2, 3, 4)
+    r = compat.as_tensor(RawBuffer(ctypes.addressof(raw), torch.float32, 4))
+    r[2] = 9
+    assert raw[2] == 9 and r.data_ptr() == ctypes.addressof(raw)
+
+
+# --- Case(dtypes=...) ----------------------------------------------------------------------------------------------
+
+def test_case_takes_torch_and_triton_dtypes_as_their_names():
+    case = Case("tiny", dtypes=[torch.float32, torch.bfloat16, tl.float16, tl.int32, "int8", torch.float8_e4m3fn])
+    assert case.dtypes == ("float32", "bfloat16", "float16", "int32", "int8", "float8_e4m3fn")
+    assert Case("one", dtypes=torch.float16).dtypes == ("float16",)
+    assert Case("names", dtypes=["float32"]).dtypes == ["float32"]  # names are kept as given
+    with pytest.raises(ValueError, match="unknown dtype"):
+        Case("bad", dtypes=[torch.complex64])
+
+
+# --- the same under `tritondbg interpret`, sanitizers on ----------------------------------------------------------
+
+@pytest.mark.parametrize("scenario", ["rowmax", "add_flip"])
+def test_flaggems_patterns_pass_with_the_sanitizers_on(scenario):
+    """A scenario whose cases list torch dtypes, a helper reading ``dtype.value`` (fp32 and int32), StridedBuffer
+    operands (one flipped): every run matches torch, and no sanitizer reports anything (the memory guard bounds a
+    StridedBuffer by its own view, the flipped one below its data pointer too)."""
+    from conftest import run_sanitized
+
+    rec = run_sanitized(f"{CASES}::{scenario}")
+    assert len(rec.results) == 2, [(r.case, r.dtype) for r in rec.results]
+    assert rec.passed, [(r.case, r.dtype, r.message, r.findings) for r in rec.results if not r.passed]
+    assert not [f for r in rec.results for f in r.findings]

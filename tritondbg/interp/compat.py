@@ -1,0 +1,208 @@
+"""Interpreter shims for what compiled Triton accepts and the interpreter does not, found on libraries' kernels.
+
+Installed through ``shims.py`` (each maker returns its undo):
+
+- ``dtype_value``: ``dtype.value`` in a ``@triton.jit`` helper handed a dtype (FlagGems' ``get_dtype_min``).
+- ``tensor_like_args``: launch arguments that are not torch tensors but have ``data_ptr()`` and ``dtype``
+  (FlagGems' ``StridedBuffer``), which Triton's launcher takes as pointers.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+def dtype_value():
+    """``dtype.value`` on a ``tl.dtype``: compiled Triton hands a ``@triton.jit`` helper's dtype argument over as a
+    ``tl.constexpr``, whose ``.value`` is the dtype; the interpreter hands the dtype itself, which has no ``value``
+    (FlagGems' ``utils/limits.py``: ``dtype_ = dtype.value`` in ``get_dtype_min(x_ptr.type.element_ty)``, used by
+    argmax/argmin/max/min/cummax: AttributeError). While installed, a dtype's ``value`` is the dtype, as
+    ``tl.constexpr(dtype).value`` is. Nothing in Triton asks a dtype for ``value`` (its own unwrapping tests
+    ``isinstance(x, constexpr)``), and no dtype class defines one. Returns the undo."""
+    import triton.language as tl
+
+    cls = tl.core.dtype
+    if any("value" in vars(k) for k in cls.__mro__) or any("value" in vars(k) for k in _subclasses(cls)):
+        return lambda: None  # a Triton whose dtypes have one already: leave it
+
+    cls.value = property(lambda self: self, doc="The dtype itself, as a constexpr's value (tritondbg's shim).")
+
+    def undo():
+        if isinstance(vars(cls).get("value"), property):
+            del cls.value
+    return undo
+
+
+def _subclasses(cls) -> list[type]:
+    out, todo = [], list(cls.__subclasses__())
+    while todo:
+        k = todo.pop()
+        out.append(k)
+        todo.extend(k.__subclasses__())
+    return out
+
+
+class HostView:
+    """A tensor-like launch argument on the host when torch has no view for it (a negative stride: FlagGems' flip
+    hands a ``StridedBuffer`` over its base reversed). ``span`` is a 1-D tensor over the bytes the view covers;
+    ``data_ptr()`` is element [0, ..., 0] inside it, and shape/strides are the argument's, so the memory guard
+    bounds the view as the original names it."""
+
+    def __init__(self, span, first: int, shape, strides, dtype):
+        self.span, self._first = span, int(first)   # element offset of element [0, ...] within span
+        self.shape, self._strides, self.dtype = tuple(shape), tuple(strides), dtype
+        self.device = span.device
+
+    def data_ptr(self) -> int:
+        return self.span.data_ptr() + self._first * self.span.element_size()
+
+    def stride(self, dim=None):
+        return self._strides if dim is None else self._strides[dim]
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.shape[dim]
+
+    def element_size(self) -> int:
+        return self.span.element_size()
+
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= int(s)
+        return n
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def untyped_storage(self):
+        return self.span.untyped_storage()
+
+
+def _torch_dtype(dtype):
+    import torch
+
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    found = getattr(torch, str(dtype).split(".")[-1], None)  # "torch.float16", "fp16" has no match: None
+    return found if isinstance(found, torch.dtype) else None
+
+
+def _is_tensor_like(arg) -> bool:
+    """Not a torch tensor / Triton TensorWrapper / descriptor / our HostView, yet a pointer to Triton's launcher."""
+    import torch
+
+    if isinstance(arg, (torch.Tensor, HostView)) or type(arg).__name__ in ("TensorWrapper", "TensorDescriptor"):
+        return False
+    return callable(getattr(arg, "data_ptr", None)) and _torch_dtype(getattr(arg, "dtype", None)) is not None
+
+
+def _layout(arg) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The argument's (shape, strides in elements), or None if it names neither."""
+    shape = getattr(arg, "shape", None)
+    stride = getattr(arg, "stride", None)
+    if shape is None:
+        size = getattr(arg, "size", None)
+        shape = size() if callable(size) else None
+    if shape is None or stride is None:
+        return None
+    strides = stride() if callable(stride) else stride
+    try:
+        shape, strides = tuple(int(s) for s in shape), tuple(int(s) for s in strides)
+    except TypeError:
+        return None
+    return (shape, strides) if len(shape) == len(strides) else None
+
+
+def _span(shape, strides) -> tuple[int, int]:
+    """(lowest, highest) element offset from element [0, ...] of a strided view (0, -1 when it is empty)."""
+    if any(n == 0 for n in shape):
+        return 0, -1
+    lo = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+    hi = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
+    return lo, hi
+
+
+def _base_tensor(arg):
+    import torch
+
+    for name in ("_base", "base"):
+        base = getattr(arg, name, None)
+        if isinstance(base, torch.Tensor):
+            return base
+    return None
+
+
+def as_tensor(arg) -> Any:
+    """A torch tensor over the memory a tensor-like argument names (the same bytes: writes land in it), or a
+    ``HostView`` where torch has no such view (negative strides). Over its base tensor's storage where it has one
+    (``_base`` / ``base``; any device); otherwise over its address, on the CPU only. ``arg`` itself when neither."""
+    import torch
+
+    dtype = _torch_dtype(arg.dtype)
+    itemsize = dtype.itemsize
+    ptr = int(arg.data_ptr())
+    layout = _layout(arg)
+    if layout is None:
+        numel = getattr(arg, "numel", None)
+        n = int(numel()) if callable(numel) else 1
+        layout = ((n,), (1,))
+    shape, strides = layout
+    lo, hi = _span(shape, strides)
+    negative = any(s < 0 for n, s in zip(shape, strides) if n > 1)
+    base = _base_tensor(arg)
+    if base is not None:
+        storage = base.untyped_storage()
+        rel = ptr - int(storage.data_ptr())
+        if rel % itemsize == 0 and rel + lo * itemsize >= 0 and rel + (hi + 1) * itemsize <= storage.nbytes():
+            first = rel // itemsize
+            out = torch.empty(0, dtype=dtype, device=base.device)
+            if not negative:
+                return out.set_(storage, first, shape, strides)
+            out.set_(storage, first + lo, (hi - lo + 1,), (1,))
+            return HostView(out, -lo, shape, strides, dtype)
+    device = getattr(arg, "device", None)
+    if device is not None and torch.device(device).type != "cpu":
+        raise TypeError(f"a {type(arg).__name__} launch argument on {device} without a torch tensor base "
+                        "(`_base` / `base`): the interpreter cannot reach its memory")
+    if hi < lo or ptr == 0:  # nothing to read: an empty tensor (any access is outside it)
+        return torch.empty(0, dtype=dtype)
+    import ctypes
+
+    raw = (ctypes.c_char * ((hi - lo + 1) * itemsize)).from_address(ptr + lo * itemsize)
+    flat = torch.frombuffer(raw, dtype=dtype)
+    if negative:
+        return HostView(flat, -lo, shape, strides, dtype)
+    return flat.as_strided(shape, strides, 0)
+
+
+def tensor_like_args():
+    """Launch arguments that are not torch tensors but have ``data_ptr()`` and ``dtype``: compiled Triton takes them
+    as pointers (FlagGems wraps every pointwise operand in its ``StridedBuffer``); the interpreter's copy to the
+    host calls tensor methods on them (``untyped_storage``, ``new_empty``, ``set_``: AttributeError). Its two
+    helpers around that copy (``_unwrap_tensor`` / ``_rewrap_tensor``, which unwrap Triton's ``TensorWrapper``)
+    hand the copy a torch tensor over the same memory instead (``as_tensor``), so the kernel sees the same address
+    and its writes land in the argument's memory. Returns the undo."""
+    from triton.runtime import interpreter as I
+
+    orig_unwrap, orig_rewrap = I._unwrap_tensor, I._rewrap_tensor
+
+    def unwrap_tensor(t):
+        if isinstance(t, HostView):
+            return t.span
+        if _is_tensor_like(t):
+            t = as_tensor(t)
+            return t.span if isinstance(t, HostView) else t
+        return orig_unwrap(t)
+
+    def rewrap_tensor(t, original_tensor):
+        if _is_tensor_like(original_tensor):
+            view = as_tensor(original_tensor)
+            if isinstance(view, HostView):  # the host copy of its span, seen with the argument's own strides
+                return HostView(t, view._first, view.shape, view._strides, view.dtype)
+            return t
+        return orig_rewrap(t, original_tensor)
+
+    I._unwrap_tensor, I._rewrap_tensor = unwrap_tensor, rewrap_tensor
+
+    def undo():
+        I._unwrap_tensor, I._rewrap_tensor = orig_unwrap, orig_rewrap
+    return undo
