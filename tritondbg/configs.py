@@ -220,6 +220,39 @@ def every_autotuner_run(make: Callable[[Callable], Callable]) -> Iterator[None]:
             cls.run = original
 
 
+def call_kwargs(tuner, kwargs: dict) -> dict:
+    """A launch's keyword arguments without the keys its autotuner's configs set: what the autotuner itself is
+    called with (its pruner is)."""
+    keys = set(CONFIG_ATTRS)
+    for c in tuner.configs:
+        keys.update(c.kwargs)
+    return {k: v for k, v in kwargs.items() if k not in keys}
+
+
+@contextlib.contextmanager
+def past_tuner(tuners, put_in: Callable) -> Iterator[None]:
+    """While the block runs, a launch of an autotuned kernel's jit function that does not come through its
+    autotuner (a host-side cache of the config it picked: vLLM's ``launch_autotuned`` keeps ``best_config``
+    per key and then launches ``kernel.fn[grid](**kwargs, **config.all_kwargs())``) gets its keyword arguments
+    from ``put_in(tuner, fn, args, kwargs)``: the config a pin or a sweep asks for, not the cached one (every
+    config of a sweep ran the cached config, and the sweep said the case never launched the kernel)."""
+    patched = []
+    for tuner in tuners:
+        fn = jit_function(tuner)
+        if fn is None or "run" in vars(fn):
+            continue
+
+        def run(*args, grid, warmup, _fn=fn, _tuner=tuner, **kwargs):
+            return type(_fn).run(_fn, *args, grid=grid, warmup=warmup, **put_in(_tuner, _fn, args, kwargs))
+        fn.run = run  # an instance attribute: fn[grid](...) and the autotuner's self.fn.run(...) both call it
+        patched.append(fn)
+    try:
+        yield
+    finally:
+        for fn in patched:
+            vars(fn).pop("run", None)
+
+
 class Withdrawn(BaseException):
     """A launch tried as one of several default candidates (``trial``) that refused its config (its own
     ``tl.static_assert``): the program never made it, so observers of launches (capture, interpret's checker)
@@ -284,9 +317,11 @@ class Pinning:
     pinned kernels run their one chosen config; under the interpreter every other autotuned kernel runs its
     first config after pruning. Records what ran."""
 
-    def __init__(self, pins: dict[int, tuple[Any, str]], pin_all: bool):
+    def __init__(self, pins: dict[int, tuple[Any, str]], pin_all: bool, tuners=()):
         self.pins = pins                 # id(autotuner) -> (Config, source)
         self.pin_all = pin_all           # interpreter: never benchmark
+        self.tuners = list(tuners)       # the scenario's autotuners: their jit functions are watched (past_tuner)
+        self.inside: set[int] = set()    # id(autotuner) of those whose run is running now
         self.used: dict[str, dict[str, Any]] = {}
         self.sources: dict[str, str] = {}
         self.tried: dict[str, list] = {}  # kernel name -> the configs its autotuner would try (after pruning)
@@ -305,6 +340,13 @@ class Pinning:
             return functools.partial(run, original)
 
         def run(original, tuner, *args, **kwargs):
+            pinning.inside.add(id(tuner))
+            try:
+                return decide_and_run(original, tuner, *args, **kwargs)
+            finally:
+                pinning.inside.discard(id(tuner))
+
+        def decide_and_run(original, tuner, *args, **kwargs):
             name = kernel_name(tuner)
             chosen, source = pinning.pins.get(id(tuner)) or default_for(tuner) or (None, "")
             if chosen is not None and bundled is not None:
@@ -357,7 +399,7 @@ class Pinning:
                             pinning.ran[name].append(pinning.used[name])
 
         try:
-            with every_autotuner_run(make):
+            with every_autotuner_run(make), past_tuner(self.tuners, self._past):
                 yield self
         finally:
             if bundled is not None:
@@ -366,6 +408,39 @@ class Pinning:
                     self.used[name] = dict(config)
                     self.sources[name] = "raced"
 
+
+    def _past(self, tuner, fn, args, kwargs):
+        """A launch of ``tuner``'s jit function outside its run (a config the caller cached: vLLM's
+        ``launch_autotuned``): the run's config put in, and recorded, as if the autotuner had run it."""
+        if id(tuner) in self.inside:
+            return kwargs
+        name = kernel_name(tuner)
+        chosen, source = self.pins.get(id(tuner)) or default_for(tuner) or (None, "")
+        plain = call_kwargs(tuner, kwargs)
+        pruned = None
+        if len(tuner.configs) > 1 and name not in self.tried:
+            try:
+                tuner.nargs = dict(zip(tuner.arg_names, args))
+                pruned = list(tuner.prune_configs(plain))
+            except Exception:  # noqa: BLE001 - a pruner that wants the autotuner's own call: its listed configs
+                pruned = list(tuner.configs)
+            self.tried.setdefault(name, pruned)
+            _LAST_TRIED.setdefault(name, pruned)
+        if chosen is None and self.pin_all:
+            chosen, source = (pruned or self.tried.get(name) or tuner.configs)[0], "default"
+        past = "launched past its autotuner, with a config the caller kept"
+        if chosen is None:  # a GPU run that pins nothing: the caller's config runs
+            self.used[name] = {k: v for k, v in kwargs.items() if k in known_keys(tuner)}
+            self.sources[name] = past
+            return kwargs
+        kwargs = {**kwargs, **chosen.all_kwargs()}
+        if chosen.pre_hook is not None:
+            chosen.pre_hook({**dict(zip(fn.arg_names, args)), **kwargs})
+        self.used[name] = config_dict(chosen)
+        self.sources[name] = f"{source}; {past}: this config put in its place"
+        if self.used[name] not in self.ran.setdefault(name, []):
+            self.ran[name].append(self.used[name])
+        return kwargs
 
     def _reset_after_benchmark(self, tuner, args, kwargs) -> None:
         """Triton's autotuner, on the first call with a new key, benchmarks the configs and then zeroes the
@@ -483,4 +558,4 @@ def plan(kernels, case_config: dict[str, Any] | None, requested: dict[str, Any],
             chosen = choose(tuner, name, dict(case_config), strict=False)
             if chosen is not None:
                 pins[id(tuner)] = (chosen, "case")
-    return Pinning(pins, pin_all=interpret)
+    return Pinning(pins, pin_all=interpret, tuners=tuners.values())

@@ -29,7 +29,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from tritondbg.configs import config_dict, every_autotuner_run, kernel_name
+from tritondbg.configs import autotuners, call_kwargs, config_dict, every_autotuner_run, kernel_name, past_tuner
 from tritondbg.errors import UsageError
 from tritondbg.ir.integrity import checked_cache
 from tritondbg.standin import TargetDriver, answering_as
@@ -184,7 +184,8 @@ _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
 
 @contextlib.contextmanager
-def intercepted(arch, decider, launches: list[Launch], select: Callable[[str], bool] | None) -> Iterator[None]:
+def intercepted(arch, decider, launches: list[Launch], select: Callable[[str], bool] | None,
+                tuners=()) -> Iterator[None]:
     """Patch Triton for the duration of one capture (see the module docstring); restores everything after."""
     from triton import knobs
     from triton.runtime.jit import JITFunction
@@ -214,10 +215,23 @@ def intercepted(arch, decider, launches: list[Launch], select: Callable[[str], b
             tuner.configs = saved
             tuned.pop()
 
+    past: dict[str, tuple[dict, str]] = {}  # kernel name -> the config put in a launch past its autotuner
+
+    def put_in(tuner, fn, args, kwargs):  # (configs.past_tuner: vLLM's launch_autotuned)
+        name = kernel_name(tuner)
+        if tuned and tuned[-1][0] == name:
+            return kwargs
+        chosen, source = decider.decide(tuner, name, args, call_kwargs(tuner, kwargs))
+        past[name] = (config_dict(chosen), f"{source}; launched past its autotuner, with a config the caller kept: "
+                                           "this config put in its place")
+        return {**kwargs, **chosen.all_kwargs()}
+
     def jit_run(fn, *args, grid, warmup, **kwargs):
         name = fn.__name__
         if tuned and tuned[-1][0] == name:
             config, source = tuned[-1][1], tuned[-1][2]
+        elif name in past:
+            config, source = past.pop(name)
         else:
             config = {k: kwargs[k] for k in _LAUNCH_OPTIONS if kwargs.get(k) is not None}
             source = "launch options of the wrapper" if config else "Triton's defaults (not autotuned)"
@@ -256,7 +270,7 @@ def intercepted(arch, decider, launches: list[Launch], select: Callable[[str], b
     try:
         # Autotuner subclasses with a run of their own (FlagGems' LibTuner benchmarks there) are pinned too
         with every_autotuner_run(lambda original: functools.partial(tuner_run, original)), \
-                answering_as(arch, StubDriver(arch)), checked_cache():
+                past_tuner(tuners, put_in), answering_as(arch, StubDriver(arch)), checked_cache():
             yield
     finally:
         JITFunction.run = original_jit_run
@@ -407,7 +421,7 @@ def capture(scenario, case, dtype: str, arch, decider, select: Callable[[str], b
         inputs = case_inputs(scenario, case, dtype)
     launches: list[Launch] = []
     before = _entries(decider.cache_dir)
-    with intercepted(arch, decider, launches, select):
+    with intercepted(arch, decider, launches, select, autotuners(scenario.kernels).values()):
         try:
             scenario.launch_for(case)(**inputs)
         except BaseException as exc:
