@@ -639,3 +639,50 @@ def test_an_fma_over_padding_times_padding_plus_data_is_data():
     rec = run(f"{data}::one")
     assert ("masked_reduction", line) in [(f["kind"], f["line"]) for f in rec.results[0].findings], \
         rec.results[0].findings
+
+
+HEADS = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def head_softmax(x_ptr, y_ptr, n_heads, n, SCALE: tl.constexpr, H: tl.constexpr, N: tl.constexpr):
+    h, c = tl.arange(0, H), tl.arange(0, N)
+    live = (h[:, None] < n_heads) & (c[None, :] < n)
+    x = tl.load(x_ptr + h[:, None] * n + c[None, :], mask=live, other=0.0)
+    x = tl.where(live, x * SCALE, float("-inf"))  # heads past n_heads: a row of -inf
+    m_prev = tl.zeros([H], dtype=tl.float32) - float("inf")  # an online softmax's first step
+    m = tl.maximum(tl.max(x, 1), m_prev)
+    alpha = tl.exp(m_prev - m)                     # -inf - -inf = NaN in those heads, which are never stored
+    p = tl.exp(x - m[:, None])
+    l = tl.zeros([H], dtype=tl.float32) * alpha + tl.sum(p, 1)
+    tl.store(y_ptr + h[:, None] * n + c[None, :], p / l[:, None], mask=live)
+
+
+def launch(x, scale):
+    y = torch.empty_like(x)
+    head_softmax[(1,)](x, y, x.shape[0], x.shape[1], SCALE=scale, H=8, N=16)
+    return y
+
+
+def make(case, dtype, device, generator):
+    return dict(x=torch.randn(5, 12, generator=generator), scale=case.params["scale"])
+
+
+heads = Scenario("heads", make, launch, lambda x, scale: torch.softmax(x, 1), kernels=[head_softmax],
+                 cases=[Case("right", params=dict(scale=1.0), dtypes=("float32",)),
+                        Case("wrong", params=dict(scale=2.0), dtypes=("float32",))])
+'''
+
+
+def test_a_nan_in_lanes_never_stored_is_not_named_for_a_wrong_output(tmp_path):
+    """helper-51 (vLLM's decode attention): the head lanes the kernel masks off make -inf - -inf = NaN in every
+    run; with any real bug (a scale twice too large) the outputs were finite and wrong, and nan_inf named that
+    subtraction, sending the user to an innocent line. Only an Inf made on the way (an overflow that rsqrt turns
+    into 0) explains finite wrong outputs: a NaN stays NaN unless a where or a max drops it."""
+    (tmp_path / "heads.py").write_text(HEADS)
+    by_case = {r.case: r for r in run(f"{tmp_path / 'heads.py'}::heads", cases="right,wrong").results}
+    assert by_case["right"].status == "pass" and by_case["right"].findings == [], by_case["right"].findings
+    wrong = by_case["wrong"]
+    assert wrong.status == "fail" and wrong.findings == [], wrong.findings

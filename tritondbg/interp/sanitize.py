@@ -22,14 +22,13 @@ import contextlib
 
 import numpy as np
 
-from tritondbg.interp import findings, frames, guard, hooks, initcheck, nan_origin, races, shadow, undo
+from tritondbg.interp import findings, frames, guard, hooks, initcheck, nan_origin, oob, races, shadow, undo
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array, poisoned  # noqa: F401 (API)
 from tritondbg.runner import Instrument
 
 KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf")
-_MAX_SAMPLE = 8
 _MAX_NONFINITE_EVENTS = 64
 _MAX_RACE_ELEMENTS = 1 << 26  # stop recording stores past 64M elements (memory), say so in the finding
 
@@ -136,9 +135,13 @@ class Sanitizer(Instrument, hooks.Listener):
     def finish(self, result, out, expected) -> None:
         if out is not None and expected is not None:
             self._check_outputs(out, expected)
-            if result.status == "fail" and self.nonfinite and not self.outputs_nonfinite and \
+            # an Inf made on the way, finite but wrong outputs (rsqrt(inf) = 0). Only an Inf: a NaN stays NaN through
+            # arithmetic, and one that vanished was dropped by a where / max (-inf - -inf in the head lanes vLLM's
+            # decode attention masks off is in every run, right or wrong: it was named for any wrong output)
+            infs = [d for d in self.nonfinite if np.isinf(d["value"])]
+            if result.status == "fail" and infs and not self.outputs_nonfinite and \
                     self._nonfinite_told() and all(e["kind"] != "nan_inf" for e in self.agg.values()):
-                self._nonfinite_entry(None, 0)  # an Inf made on the way, finite but wrong outputs (rsqrt(inf) = 0)
+                self._nonfinite_entry(None, 0, among=infs)
         oob_sites = {(i["file"], i["line"]) for i in self.poison_info.values() if i.get("oob_only")}
         # in the order they happened: the first NaN before the reduction it spoils, whichever was aggregated first
         for entry in sorted(self.agg.values(), key=lambda e: e.get("event", e)["seq"]):
@@ -230,11 +233,11 @@ class Sanitizer(Instrument, hooks.Listener):
         if ok.all():
             return None
         if cands:  # outside the view but inside its storage, in no other argument: what the GPU reads (a warning)
-            ok = ok | self._outside_view(op, cands, addrs, ~ok & (argmap.owner(addrs, width) < 0), width)
+            ok = ok | oob.outside_view(self, op, cands, addrs, ~ok & (argmap.owner(addrs, width) < 0), width)
             if ok.all():
                 return None
         # an atomic without mask= gets an all-true one from Triton's front end: it has no mask, as loads without one
-        self._record_oob(op, cands, addrs[~ok], width, int(addrs.size),
+        oob.record(self, op, cands, addrs[~ok], width, int(addrs.size),
                          unmasked=op == "atomic" and (live is None or bool(live.all())), from_undefined=from_undefined,
                          descriptor=(getattr(ptrs, "attr", None) or {}).get("tdbg_descriptor"))
         bad_full = np.zeros(p.shape, dtype=bool)
@@ -243,77 +246,6 @@ class Sanitizer(Instrument, hooks.Listener):
             return ~bad_full
         bad_full[live] = ~ok
         return live & ~bad_full
-
-    def _outside_view(self, op, cands, addrs, candidates, width) -> np.ndarray:
-        """The lanes of ``candidates`` that lie in a candidate view's storage: a kernel that addresses the
-        storage with strides of its own (FlagGems' gather and scatter through restride_dim's stride-0 view) reads
-        and writes there on a GPU, legally. They go through as they are, with a warning (a mask forgotten on a
-        slice of a larger tensor looks the same: the reference comparison tells them apart)."""
-        inside = np.zeros(addrs.shape, dtype=bool)
-        if candidates.any():
-            for b in cands:
-                inside |= b.in_storage(addrs, width)
-            inside &= candidates
-        if inside.any():
-            buf = next(b for b in cands if b.in_storage(addrs[inside][:1], width)[0])
-            e = self._entry("outside_view", frames.site(), buf.name, op, buffer=buf.label(), severity="warning",
-                            storage=(buf.storage[1] - buf.storage[0]) // buf.itemsize)
-            e["lanes"] += int(inside.sum())
-            off = buf.offsets(addrs[inside])
-            lo, hi = int(off.min()), int(off.max())
-            e["off_min"] = lo if e.get("off_min") is None else min(e["off_min"], lo)
-            e["off_max"] = hi if e.get("off_max") is None else max(e["off_max"], hi)
-        return inside
-
-    def _record_oob(self, op, cands, bad, width, n_live, unmasked: bool = False,
-                    from_undefined: bool = False, descriptor: str | None = None) -> None:
-        site = frames.site()
-        argmap = self.launch.argmap()
-        buf = cands[0] if cands else None
-        e = self._entry("out_of_bounds", site, buf.name if buf else None, op, buffer=buf.label() if buf else None,
-                        past=0, before=0, gap=0, misaligned=0, lands=None, live=n_live)
-        e["lanes"] += int(bad.size)
-        if buf is not None:
-            off = buf.offsets(bad)
-            rel = buf.distance(bad)  # signed: an address below a low start wraps past 2**64
-            span, size = int(buf.hi - buf.lo), int(buf.itemsize)
-            past, before = rel >= span, rel < 0
-            if past.any():
-                e["past"] = max(e["past"], int(((rel[past] - span) // size).max()) + 1)
-                e.setdefault("past_min", int(((rel[past] - span) // size).min()) + 1)
-            if before.any():
-                e["before"] = max(e["before"], int(((-rel[before] + size - 1) // size).max()))
-            inside = ~past & ~before
-            if inside.any():
-                mis = ((bad[inside].astype(np.int64) - buf.data_ptr) % buf.itemsize) != 0
-                e["misaligned"] += int(mis.sum())
-                e["gap"] += int((~mis).sum())
-            lo, hi = int(off.min()), int(off.max())
-            e["off_min"] = lo if e.get("off_min") is None else min(e["off_min"], lo)
-            e["off_max"] = hi if e.get("off_max") is None else max(e["off_max"], hi)
-            if len(e["offsets"]) < _MAX_SAMPLE:
-                e["offsets"] = sorted(set(e["offsets"]) | set(int(o) for o in off[:_MAX_SAMPLE]))[:_MAX_SAMPLE]
-        elif len(e["offsets"]) < _MAX_SAMPLE:
-            e["offsets"] = [f"0x{int(a):x}" for a in bad[:_MAX_SAMPLE]]
-        if from_undefined:
-            e["from_undefined"] = True
-        if descriptor:  # a tensor descriptor's load/store: its bounds are the descriptor's shape
-            e["descriptor"] = descriptor
-        if self.unmasked_depth or unmasked:
-            e["unmasked"] = True
-        else:
-            e["masked"] = True
-        if buf is None:
-            if e["lands"] is None:
-                e["lands"] = argmap.describe(int(bad[0]), width)[1]
-        else:  # lanes past this tensor that fall in another argument's memory: read (or written) there on a GPU,
-            own = argmap.owner(bad, width)  # and in a plain interpreter run, not zeros
-            mine = next((i for i, b in enumerate(argmap.buffers) if b is buf), -1)
-            elsewhere = (own >= 0) & (own != mine)
-            if elsewhere.any():
-                e["in_other"] = e.get("in_other", 0) + int(elsewhere.sum())
-                if e["lands"] is None:
-                    e["lands"] = argmap.describe(int(bad[elsewhere][0]), width)[1]
 
     def poison_for(self, ptrs, np_dtype, oob_only: bool = False):
         """Poison for the undefined lanes of a masked load at the current kernel line: (array, id).
@@ -593,12 +525,14 @@ class Sanitizer(Instrument, hooks.Listener):
         return not any(e["kind"] in ("masked_reduction", "poison", "uninit", "out_of_bounds")
                        and e.get("severity", "error") == "error" for e in self.agg.values())
 
-    def _nonfinite_entry(self, first_bad, count: int) -> dict:
+    def _nonfinite_entry(self, first_bad, count: int, among: list | None = None) -> dict:
         """The nan_inf finding at the first op that made a NaN/Inf its inputs did not hold; ``first_bad``: the first
-        NaN/Inf output element (name, index), None when the outputs are finite but wrong."""
-        reached = [d for d in self.nonfinite if d["seq"] in self.nonfinite_reached]
+        NaN/Inf output element (name, index), None when the outputs are finite but wrong (``among``: the events
+        that can explain that)."""
+        events = among or self.nonfinite
+        reached = [d for d in events if d["seq"] in self.nonfinite_reached]
         # the first whose NaN/Inf a store wrote: one a tl.where dropped (a guarded divide) is no cause
-        ev = min(reached or self.nonfinite, key=lambda d: d["seq"])
+        ev = min(reached or events, key=lambda d: d["seq"])
         saved = self.pid
         self.pid = tuple(ev["pid"])
         e = self._entry("nan_inf", (ev["file"], ev["line"], ev["function"]), first_bad and first_bad[0], ev["op"],

@@ -1,0 +1,82 @@
+"""Out-of-bounds lanes of a load, store or atomic (``Sanitizer.check_access``): the finding's entry, or the
+``outside_view`` warning for lanes a view does not hold but its storage does."""
+from __future__ import annotations
+
+import numpy as np
+
+from tritondbg.interp import frames
+
+_MAX_SAMPLE = 8  # element offsets kept per entry (the full range is kept beside them)
+
+
+def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
+    """The lanes of ``candidates`` that lie in a candidate view's storage: a kernel that addresses the
+    storage with strides of its own (FlagGems' gather and scatter through restride_dim's stride-0 view) reads
+    and writes there on a GPU, legally. They go through as they are, with a warning (a mask forgotten on a
+    slice of a larger tensor looks the same: the reference comparison tells them apart)."""
+    inside = np.zeros(addrs.shape, dtype=bool)
+    if candidates.any():
+        for b in cands:
+            inside |= b.in_storage(addrs, width)
+        inside &= candidates
+    if inside.any():
+        buf = next(b for b in cands if b.in_storage(addrs[inside][:1], width)[0])
+        e = san._entry("outside_view", frames.site(), buf.name, op, buffer=buf.label(), severity="warning",
+                        storage=(buf.storage[1] - buf.storage[0]) // buf.itemsize)
+        e["lanes"] += int(inside.sum())
+        off = buf.offsets(addrs[inside])
+        lo, hi = int(off.min()), int(off.max())
+        e["off_min"] = lo if e.get("off_min") is None else min(e["off_min"], lo)
+        e["off_max"] = hi if e.get("off_max") is None else max(e["off_max"], hi)
+    return inside
+
+def record(san, op, cands, bad, width, n_live, unmasked: bool = False,
+                from_undefined: bool = False, descriptor: str | None = None) -> None:
+    site = frames.site()
+    argmap = san.launch.argmap()
+    buf = cands[0] if cands else None
+    e = san._entry("out_of_bounds", site, buf.name if buf else None, op, buffer=buf.label() if buf else None,
+                    past=0, before=0, gap=0, misaligned=0, lands=None, live=n_live)
+    e["lanes"] += int(bad.size)
+    if buf is not None:
+        off = buf.offsets(bad)
+        rel = buf.distance(bad)  # signed: an address below a low start wraps past 2**64
+        span, size = int(buf.hi - buf.lo), int(buf.itemsize)
+        past, before = rel >= span, rel < 0
+        if past.any():
+            e["past"] = max(e["past"], int(((rel[past] - span) // size).max()) + 1)
+            e.setdefault("past_min", int(((rel[past] - span) // size).min()) + 1)
+        if before.any():
+            e["before"] = max(e["before"], int(((-rel[before] + size - 1) // size).max()))
+        inside = ~past & ~before
+        if inside.any():
+            mis = ((bad[inside].astype(np.int64) - buf.data_ptr) % buf.itemsize) != 0
+            e["misaligned"] += int(mis.sum())
+            e["gap"] += int((~mis).sum())
+        lo, hi = int(off.min()), int(off.max())
+        e["off_min"] = lo if e.get("off_min") is None else min(e["off_min"], lo)
+        e["off_max"] = hi if e.get("off_max") is None else max(e["off_max"], hi)
+        if len(e["offsets"]) < _MAX_SAMPLE:
+            e["offsets"] = sorted(set(e["offsets"]) | set(int(o) for o in off[:_MAX_SAMPLE]))[:_MAX_SAMPLE]
+    elif len(e["offsets"]) < _MAX_SAMPLE:
+        e["offsets"] = [f"0x{int(a):x}" for a in bad[:_MAX_SAMPLE]]
+    if from_undefined:
+        e["from_undefined"] = True
+    if descriptor:  # a tensor descriptor's load/store: its bounds are the descriptor's shape
+        e["descriptor"] = descriptor
+    if san.unmasked_depth or unmasked:
+        e["unmasked"] = True
+    else:
+        e["masked"] = True
+    if buf is None:
+        if e["lands"] is None:
+            e["lands"] = argmap.describe(int(bad[0]), width)[1]
+    else:  # lanes past this tensor that fall in another argument's memory: read (or written) there on a GPU,
+        own = argmap.owner(bad, width)  # and in a plain interpreter run, not zeros
+        mine = next((i for i, b in enumerate(argmap.buffers) if b is buf), -1)
+        elsewhere = (own >= 0) & (own != mine)
+        if elsewhere.any():
+            e["in_other"] = e.get("in_other", 0) + int(elsewhere.sum())
+            if e["lands"] is None:
+                e["lands"] = argmap.describe(int(bad[elsewhere][0]), width)[1]
+
