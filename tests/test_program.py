@@ -700,6 +700,21 @@ def test_a_launch_through_address_tables_replays_with_its_tensors(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_a_launch_that_raises_outside_the_kernel_is_not_counted_as_checked():
+    """helper-50: a launch that raised on its arguments (FlagGems' StridedBuffer, before the shim) printed
+    "1 launches, 1 checked, 0 findings": nothing ran, so nothing was checked. It is a kernel_error now (a warning
+    when the program caught it) and the table counts it as not checked."""
+    out = run(["interpret", "--", sys.executable, str(DATA / "programs.py"), "raise_early"])
+    assert out.returncode == 0 and "caught: no pointer here" in out.stdout, out.stdout + out.stderr
+    line = next(ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: kernel_error"))
+    assert "raised outside the kernel's code, so no program ran and nothing was checked" in line, line
+    assert "RuntimeError: no pointer here" in line, line
+    row = next(ln.split() for ln in out.stderr.splitlines() if ln.strip().startswith("unmasked_copy_kernel"))
+    assert row[1:3] == ["2", "1"], out.stderr  # 2 launches, 1 checked
+    assert "the program caught the error and went on" in out.stderr, out.stderr
+
+
+@pytest.mark.interpreter
 def test_an_out_of_bounds_load_finding_says_what_the_program_got():
     """The finding said the lanes "hold poison: NaN for floats": in a program they hold the plain interpreter's 0
     (the launch runs again without the poison and the program keeps that run), and the program printed 0."""

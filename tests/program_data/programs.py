@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|autotuned_tail|pre_hook|autotuned_out|pruned|subclass|oob_load|oob_neighbour|oob_then_segv|osexit|forkpool`."""
+autotuned|autotuned_tail|pre_hook|autotuned_out|pruned|subclass|oob_load|oob_neighbour|raise_early|oob_then_segv|osexit|forkpool`."""
 import os
 import sys
 import time
@@ -129,6 +129,19 @@ if __name__ == "__main__":
         x.fill_(1.0)
         unmasked_copy_kernel[(2,)](x, y, BLOCK=64)
         print(f"y[98:102] {y[98:102].tolist()}")
+        sys.exit(0)
+    if sys.argv[1] == "raise_early":                # a launch that fails on its arguments, caught by the program
+        class NoPointer:
+            dtype = torch.float32
+
+            def data_ptr(self):
+                raise RuntimeError("no pointer here")
+        try:
+            unmasked_copy_kernel[(1,)](NoPointer(), torch.zeros(64), BLOCK=64)
+        except RuntimeError as exc:
+            print(f"caught: {exc}")
+        y = torch.zeros(128)
+        unmasked_copy_kernel[(2,)](torch.ones(128), y, BLOCK=64)
         sys.exit(0)
     if sys.argv[1] == "oob_then_segv":              # the same launch, then the program dies in C code
         import ctypes

@@ -195,6 +195,7 @@ class Checker(attach.Observer):
         self.command = cfg.get("command", "")
         self.skip: set[int] = set()
         self.launches: dict[str, int] = {}
+        self.unchecked: dict[str, int] = {}  # launches that raised outside the kernel's code: nothing ran to check
         self.findings: dict[str, int] = {}
         self.captured: dict[str, int] = {}
         self.running = None
@@ -245,6 +246,15 @@ class Checker(attach.Observer):
         finally:
             self.running = None
         self.launches[launch.name] = index + 1
+        if error is not None and not any(f["kind"] in ("kernel_error", "device_assert") for f in findings):
+            # raised outside the kernel's code (an argument the interpreter cannot take): no program ran, so
+            # nothing was checked; the program may catch the error, so it is told here (helper-50: FlagGems'
+            # StridedBuffer arguments were "1 launches, 1 checked, 0 findings")
+            self.unchecked[launch.name] = self.unchecked.get(launch.name, 0) + 1
+            findings = [*findings, dict(kind="kernel_error", severity="error", file=None, line=None, pid=None,
+                                        tensor=None, offsets=[], op=None, source="",
+                                        message=f"the launch raised outside the kernel's code, so no program ran and "
+                                                f"nothing was checked: {type(error).__name__}: {error}")]
         if error is None and marks:  # told at the program's end, if no later launch writes them
             found = initcheck.bands(launch.args, marks)
             # --capture-on-finding: the launch's bytes before and after, saved if the band is told
@@ -342,5 +352,6 @@ class Checker(attach.Observer):
     def summary(self) -> dict:
         from tritondbg.interp import dots
 
-        return {"checked": dict(self.launches), "findings_per_kernel": dict(self.findings),
+        checked = {k: n - self.unchecked.get(k, 0) for k, n in self.launches.items()}
+        return {"checked": checked, "findings_per_kernel": dict(self.findings),
                 "captured": dict(self.captured), "tf32_dots": dots.tf32_sites()}
