@@ -712,6 +712,9 @@ def test_a_launch_that_raises_outside_the_kernel_is_not_counted_as_checked():
     row = next(ln.split() for ln in out.stderr.splitlines() if ln.strip().startswith("unmasked_copy_kernel"))
     assert row[1:3] == ["2", "1"], out.stderr  # 2 launches, 1 checked
     assert "the program caught the error and went on" in out.stderr, out.stderr
+    # the summary line at the end says the error's own words too
+    summary = next(ln for ln in out.stderr.splitlines() if ln.startswith("  warning: kernel_error"))
+    assert "RuntimeError: no pointer here" in summary, summary
 
 
 @pytest.mark.interpreter

@@ -298,7 +298,11 @@ def _finding_lines(findings: list) -> list[str]:
                   if first.get("handled") else "")
         label = f"warning: {kind}" if first.get("severity", "error") == "warning" else kind
         pid = f" pid {tuple(first['pid'])}" if first.get("pid") else ""
-        lines.append(f"  {label}: {file}:{line} in {kernel}{pid}{on}; "
+        why = ""  # an error's own words: the summary line was all a reader of the log's tail saw (helper-50:
+        if kind in ("kernel_error", "device_assert") and first.get("message"):  # "Block pointers have been removed")
+            text = str(first["message"]).splitlines()[0]
+            why = f": {text[:200]}{'...' if len(text) > 200 else ''}"
+        lines.append(f"  {label}: {file}:{line} in {kernel}{pid}{on}{why}; "
                      f"launched from {where}{times}{within}{caught}")
     return lines
 
