@@ -75,6 +75,29 @@ def test_errors_that_are_not_a_cpu_branchs_get_no_branch_hint(tmp_path, call, hi
         assert hint in out.stderr, out.stderr[-3000:]
 
 
+@pytest.mark.interpreter
+def test_an_ask_at_import_explains_no_later_error(tmp_path):
+    """helper-50: FlagGems asks torch.cuda.is_available() while it is imported (get_arch); every later error of
+    the package (its LibEntry's AttributeError, a default_generators IndexError) was followed by "the code above
+    asked torch.cuda.is_available() at .../backend/__init__.py (get_arch)", which had nothing to do with it. The
+    hint needs the error to run through a function that was on the stack when it asked."""
+    lib = tmp_path / "site-packages" / "gpulib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(LIBRARY + textwrap.dedent('''
+        ARCH = infer_device()   # asked at import
+
+        def broken(x):
+            return x.fn        # an error of its own, on any machine
+    '''))
+    (tmp_path / "prog.py").write_text("import torch, gpulib\ngpulib.broken(torch.ones(2))\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site-packages"), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1 and "AttributeError" in out.stderr, out.stderr[-3000:]
+    assert "asked torch.cuda.is_available()" not in out.stderr, out.stderr[-3000:]
+
+
 def test_a_kernel_file_in_an_installed_package_is_named_by_its_path_in_it():
     """fla has dozens of files called chunk.py: "tl.dot at chunk.py:130" named none of them."""
     from tritondbg.interp.frames import site_name

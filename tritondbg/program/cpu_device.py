@@ -132,6 +132,14 @@ def _record_availability_asks(torch) -> None:
             site = (f.f_code.co_filename, f.f_lineno, f.f_code.co_name) if f is not None else None
             if site is not None and site not in asks:
                 asks.append(site)
+            if site is not None:  # the functions it was asked under (module bodies aside: an import is no call)
+                callers = _state.setdefault("ask_callers", {}).setdefault(site, set())
+                for _ in range(40):
+                    if f is None:
+                        break
+                    if f.f_code.co_name != "<module>":
+                        callers.add(f.f_code)
+                    f = f.f_back
         return answer
 
     torch.cuda.is_available = is_available
@@ -139,13 +147,20 @@ def _record_availability_asks(torch) -> None:
 
 def library_asked(tb) -> tuple[str, int, str] | None:
     """Where the program asked ``torch.cuda.is_available()`` (and heard False), when an error's traceback ``tb``
-    ends in the same installed package: that package likely chose its CPU branch by the answer (Liger-Kernel's DyT
-    backward has none: ``UnboundLocalError: NUM_SMS``)."""
+    ends in the same installed package and runs through a function that was on the stack when it asked: that
+    package likely chose its CPU branch by the answer (Liger-Kernel's DyT backward has none: ``UnboundLocalError:
+    NUM_SMS``). An ask at import time (FlagGems' get_arch) explains no later error."""
     from tritondbg.errors import raised_in
 
     last = raised_in(tb)
     package = _package(last) if last else None
-    return next((a for a in _state.get("asks", ()) if package and _package(a[0]) == package), None)
+    failed = set()  # the functions the error went through: the answer matters to it only if one of them asked
+    while tb is not None:  # (FlagGems asks at import; its later errors were blamed on that answer)
+        failed.add(tb.tb_frame.f_code)
+        tb = tb.tb_next
+    callers = _state.get("ask_callers", {})
+    return next((a for a in _state.get("asks", ()) if package and _package(a[0]) == package
+                 and failed & callers.get(a, set())), None)
 
 
 def _package(file: str) -> str | None:
