@@ -177,3 +177,21 @@ def test_lanes_outside_a_view_but_inside_its_storage_are_read_as_the_gpu_reads_t
     kinds = {f["kind"]: f for f in r.findings}
     assert r.status == "fail" and "out_of_bounds" in kinds and kinds["out_of_bounds"]["severity"] == "error", \
         r.findings
+
+
+def test_a_finding_on_a_call_over_several_lines_shows_all_of_it(tmp_path):
+    """helper-51 (vLLM's fused_moe): a load whose mask= is two lines below its `a = tl.load(` showed only that
+    first line, not the mask that lets the lanes through."""
+    from tritondbg.interp import frames
+
+    src = tmp_path / "k.py"
+    src.write_text("def f():\n    a = tl.load(\n        ptrs,\n        mask=m,  # the mask\n    )\n    b = 1\n"
+                   "    c = (1 +\n")  # a statement that never closes: its line alone
+    assert frames.source_statement(str(src), 2) == "a = tl.load(\n    ptrs,\n    mask=m,  # the mask\n)"
+    assert frames.source_statement(str(src), 6) == "b = 1"
+    assert frames.source_statement(str(src), 7) == "c = (1 +"
+    assert frames.source_statement(str(src), 99) == ""
+    long = tmp_path / "long.py"
+    long.write_text("x = f(\n" + "".join(f"    {i},\n" for i in range(20)) + ")\n")
+    shown = frames.source_statement(str(long), 1).splitlines()
+    assert len(shown) == frames.STATEMENT_LINES + 1 and shown[-1] == "...", shown

@@ -189,7 +189,7 @@ def finding(e: dict) -> dict:
     f = dict(kind=e["kind"], severity=severity, file=e["file"],
              line=e["line"], function=e["function"], kernel=e["kernel"], pid=list(e["pid"]), tensor=e["tensor"],
              offsets=list(e["offsets"]), op=e["op"], programs=len(e["programs"]), lanes=e["lanes"], message=_message(e),
-             source=frames.source_line(e["file"], e["line"]))
+             source=frames.source_statement(e["file"], e["line"]))
     if e.get("off_min") is not None:
         f["offset_range"] = [e["off_min"], e["off_max"]]  # every lane; ``offsets`` is a sample of at most 8
     if e["kind"] == "race":

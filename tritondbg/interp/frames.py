@@ -123,6 +123,38 @@ def source_line(file: str, line: int) -> str:
     return linecache.getline(file, line).strip()
 
 
+STATEMENT_LINES = 8  # the most lines of a statement a finding shows
+
+
+def source_statement(file: str, line: int) -> str:
+    """The statement that starts at ``line``, all of it when it runs over several lines (a ``tl.load(`` whose
+    ``mask=`` is two lines down: helper-51 saw only "a = tl.load(" for a missing token mask in vLLM's fused_moe),
+    dedented, at most ``STATEMENT_LINES`` lines; the line alone when it does not parse from there."""
+    import linecache
+    import textwrap
+    import tokenize
+
+    lines = linecache.getlines(file)
+    first = source_line(file, line)
+    if not first or line < 1 or line > len(lines):
+        return first
+    chunk = iter(lines[line - 1:line - 1 + 4 * STATEMENT_LINES])
+    end = None
+    try:
+        for tok in tokenize.generate_tokens(lambda: next(chunk, "")):
+            if tok.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                end = line + tok.start[0] - 1
+                break
+    except (tokenize.TokenError, SyntaxError):
+        return first
+    if end is None or end <= line:
+        return first
+    text = textwrap.dedent("".join(lines[line - 1:end])).rstrip().splitlines()
+    if len(text) > STATEMENT_LINES:
+        text = text[:STATEMENT_LINES] + ["..."]
+    return "\n".join(t.rstrip() for t in text)
+
+
 def site_name(file: str) -> str:
     """How a message names a kernel's file: the file name, or for an installed package the path inside it
     (``fla/ops/gla/chunk.py``: flash-linear-attention has dozens of files called chunk.py)."""

@@ -128,7 +128,8 @@ def print_findings(con: Console, r) -> None:
         label = f"[yellow]warning: {f.get('kind')}[/]" if _is_warning(f) else f"[red]{f.get('kind')}[/]"
         con.print(f"  {label} {escape(_where(f))}{pid_txt}{escape(tensor)}")
         if f.get("source"):
-            con.print(f"    [dim]{escape(f['source'])}[/]")
+            for text in f["source"].splitlines():  # (a call over several lines: all of them)
+                con.print(f"    [dim]{escape(text)}[/]")
         if f.get("kind") == "kernel_error" and f.get("message") and f["message"] in (r.message or ""):
             continue  # the case's one-line message below says it (file:line: pid: error), not twice
         con.print(f"    {escape(f.get('message', ''))}")
