@@ -326,3 +326,19 @@ def test_a_long_case_says_it_is_still_running_and_where(capsys):
     with watchdog.heartbeat(first=0):  # stepping or at a breakpoint: none
         time.sleep(0.3)
     assert "still running" not in capsys.readouterr().err
+
+
+def test_an_interrupt_in_host_code_names_the_wrappers_line(tmp_path):
+    """helper-51: Ctrl-C while a MoE wrapper sorted tokens in torch said only "interrupted (SIGINT) after 7.6 s":
+    no kernel line, since none was running. It names the innermost line of the user's own code now."""
+    import importlib.util
+
+    from tritondbg.commands.execute import _kernel_line_of
+
+    (tmp_path / "host.py").write_text("def slow_wrapper():\n    x = 1\n    raise KeyboardInterrupt\n")
+    spec = importlib.util.spec_from_file_location("host_for_test", tmp_path / "host.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(KeyboardInterrupt) as info:
+        mod.slow_wrapper()
+    assert _kernel_line_of(info.value) == "in slow_wrapper at host.py:3, outside kernel code"

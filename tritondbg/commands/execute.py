@@ -221,9 +221,26 @@ def _kernel_line_of(exc: BaseException) -> str:
         pid = hooks.current_pid()
     except Exception:  # noqa: BLE001 - the plain line still says what happened
         return ""
-    if where is None:
-        return ""
+    if where is None:  # host code (the launch wrapper, the inputs, the reference): its innermost line of the
+        return _host_line_of(exc)  # user's own code, so a slow wrapper is not taken for a hung kernel (helper-51)
     return f"in {where[2]} at {frames.site_name(where[0])}:{where[1]}" + (f", pid {pid}" if pid is not None else "")
+
+
+def _host_line_of(exc: BaseException) -> str:
+    """``in FUNCTION at file.py:LINE, outside kernel code``: the innermost line of the user's own code in the
+    interrupt's traceback, or ""."""
+    from tritondbg.interp import frames
+    from tritondbg.errors import not_users_file
+
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        if not not_users_file(tb.tb_frame.f_code.co_filename):
+            found = tb
+        tb = tb.tb_next
+    if found is None:
+        return ""
+    code = found.tb_frame.f_code
+    return f"in {code.co_name} at {frames.site_name(code.co_filename)}:{found.tb_lineno}, outside kernel code"
 
 
 def _check_pid_reached(record, pid: str | None) -> None:
