@@ -111,3 +111,19 @@ def test_interpret_runs_the_first_config_of_an_autotuner_subclass_once(tmp_path)
     p = run_cli(["interpret", str(tmp_path / "tuned_cases.py")], env)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     assert "config scale_kernel: BLOCK=128,num_warps=4" in p.stdout and "(default)" in p.stdout, p.stdout
+
+
+def test_program_mode_pins_a_subclass_defined_after_it_attached(tmp_path):
+    """helper-50: under `interpret -- CMD` the pinning starts with the program, before FlagGems defines its LibTuner:
+    only the subclasses that existed then had their run replaced, so LibTuner benchmarked its configs on the CPU
+    (NaN timings) and the summary named no config for mm / addmm."""
+    env = _setup(tmp_path)
+    (tmp_path / "prog.py").write_text("import torch\nfrom tuned_kernels import scale\nprint(scale(torch.randn(1000)).shape)\n")
+    import os
+    import sys
+
+    path = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])
+    p = run_cli(["interpret", "--", sys.executable, str(tmp_path / "prog.py")], dict(env, PYTHONPATH=path),
+                cwd=tmp_path)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]  # (the wrapper asserts no benchmark ran)
+    assert "scale_kernel BLOCK=128,num_warps=4" in p.stderr, p.stderr[-3000:]

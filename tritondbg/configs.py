@@ -211,11 +211,30 @@ def every_autotuner_run(make: Callable[[Callable], Callable]) -> Iterator[None]:
     saved = {cls: vars(cls)["run"] for cls in _own_run_classes(Autotuner)}
     for cls, original in saved.items():
         cls.run = guarded(original)
+    had_hook = "__init_subclass__" in vars(Autotuner)
+    previous_hook = vars(Autotuner).get("__init_subclass__")
+
+    def __init_subclass__(cls, **kwargs):
+        # a subclass defined inside the block (program mode pins for the program's life, and FlagGems defines its
+        # LibTuner when the program imports it): its own run is replaced too, or it benchmarked on the CPU
+        if previous_hook is not None:
+            previous_hook.__get__(None, cls)(**kwargs)
+        else:
+            super(Autotuner, cls).__init_subclass__(**kwargs)
+        if "run" in vars(cls) and cls not in saved:
+            saved[cls] = vars(cls)["run"]
+            cls.run = guarded(saved[cls])
+
+    Autotuner.__init_subclass__ = classmethod(__init_subclass__)
     _DECIDING.append(make)
     try:
         yield
     finally:
         _DECIDING.pop()
+        if had_hook:
+            Autotuner.__init_subclass__ = previous_hook
+        else:
+            del Autotuner.__init_subclass__
         for cls, original in saved.items():
             cls.run = original
 
