@@ -533,3 +533,37 @@ def test_the_default_config_of_an_unpruned_autotuner_says_it_may_not_be_the_gpus
     chosen, why = d.decide(Tuner(), "k", (1,), {})
     assert chosen.kwargs == {"B": 128}
     assert why.startswith("first of the 2 configs (its pruning drops none)") and "not necessarily" in why
+
+
+AMD_OPTIONS = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def twice(x_ptr, y_ptr, n, B: tl.constexpr):
+    o = tl.arange(0, B)
+    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
+
+
+def launch(x):
+    y = torch.empty_like(x)
+    twice[(1,)](x, y, x.numel(), B=64, num_warps=4, waves_per_eu=2, matrix_instr_nonkdim=16)  # vLLM's AMD path
+    return y
+
+
+s = Scenario("s", lambda case, dtype, device, generator: dict(x=torch.randn(50, generator=generator)), launch,
+             lambda x: 2 * x, [Case("tiny", dtypes=("float32",))], kernels=[twice])
+'''
+
+
+def test_backend_launch_options_of_a_wrapper_are_named(tmp_path):
+    """helper-51 (vLLM's decode attention on gfx942): the wrapper's waves_per_eu / matrix_instr_nonkdim / kpack were
+    compiled in, but the config line named only num_warps and num_stages."""
+    (tmp_path / "amd.py").write_text(AMD_OPTIONS)
+    p = run_cli(["ir", str(tmp_path / "amd.py"), "--arch", "gfx942", "--json"],
+                _env(tmp_path / "cache", tmp_path / "out"), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (item,) = json.loads(p.stdout)
+    assert item["config"] == {"num_warps": 4, "waves_per_eu": 2, "matrix_instr_nonkdim": 16}, item["config"]
+    assert "B" not in item["config"]  # a kernel argument is no launch option

@@ -233,7 +233,13 @@ def intercepted(arch, decider, launches: list[Launch], select: Callable[[str], b
         elif name in past:
             config, source = past.pop(name)
         else:
+            # the compile options the wrapper passed: Triton's common ones, then any a backend takes that is no
+            # kernel argument (AMD's waves_per_eu / matrix_instr_nonkdim / kpack: helper-51 saw them compiled in
+            # but not named)
+            params = set(getattr(fn, "arg_names", ()) or ())
             config = {k: kwargs[k] for k in _LAUNCH_OPTIONS if kwargs.get(k) is not None}
+            config.update((k, v) for k, v in kwargs.items()
+                          if k not in params and k not in config and v is not None and not callable(v))
             source = "launch options of the wrapper" if config else "Triton's defaults (not autotuned)"
         launch = Launch(kernel=name, fn=fn, grid=_grid(fn, grid, args, kwargs), config=config, config_source=source)
         launches.append(launch)
