@@ -129,3 +129,50 @@ def test_a_mismatch_shows_enough_digits_to_tell_the_values_apart():
     assert _apart(1.188141234, 1.188141334) == ("1.18814123", "1.18814133")
     assert _apart(0.5, 0.25) == ("0.5", "0.25")
     assert _apart(1.0 + 2 ** -50, 1.0) == ("1.0000000000000009", "1")
+
+
+def test_tuple_outputs_take_the_names_of_the_wrappers_return():
+    """helper-51: vLLM's decode attention returns (o, lse); the report said out0 / out1."""
+    from tritondbg.compare import Named, return_names
+
+    def attn(q):
+        o, lse = q * 2, q.sum(-1)
+        if q.numel() == 0:
+            return o, lse
+        return o, lse
+
+    def mixed(q):
+        if q.numel():
+            return q, q
+        return q * 2, q.sum()
+
+    def nested(q):
+        def inner():
+            return 1, 2, 3
+        a, b = q, q
+        return a, b
+
+    assert return_names(attn, 2) == ("o", "lse")
+    assert return_names(attn, 3) is None            # not as many as it returned
+    assert return_names(mixed, 2) is None           # returns that differ, or a name twice
+    assert return_names(nested, 2) == ("a", "b")    # the nested function's return is its own
+    assert return_names(lambda q: (q, q), 2) is None
+    q = torch.ones(3, 4)
+    stats = compare(Named(attn(q), ("o", "lse")), (q * 2, q.sum(-1)), 1e-5, 1e-5)
+    assert [s.name for s in stats] == ["o", "lse"], stats
+
+
+@pytest.mark.interpreter
+def test_a_scenarios_tuple_outputs_are_reported_by_name(tmp_path):
+    (tmp_path / "two.py").write_text(
+        "import torch, triton, triton.language as tl\nfrom tritondbg import Case, Scenario\n\n"
+        "@triton.jit\ndef k(x_ptr, y_ptr, n, B: tl.constexpr):\n    o = tl.arange(0, B)\n"
+        "    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)\n\n"
+        "def launch(x):\n    out = torch.empty_like(x)\n    k[(1,)](x, out, x.numel(), B=16)\n"
+        "    total = out.sum().reshape(1)\n    return out, total\n\n"
+        "s = Scenario('s', lambda case, dtype, device, generator: dict(x=torch.ones(10)), launch,\n"
+        "             lambda x: (2 * x, (2 * x).sum().reshape(1) + 1), [Case('tiny', dtypes=('float32',))],"
+        " kernels=[k])\n")
+    (r,) = runner.run(str(tmp_path / "two.py"), mode="interpret").results
+    assert [e.name for e in r.errors] == ["out", "total"] and r.status == "fail", (r.errors, r.message)
+    assert "total" in r.message, r.message

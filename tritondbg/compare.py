@@ -57,6 +57,47 @@ class ErrorStats:
         return cls(**d)
 
 
+class Named(tuple):
+    """A launch's tuple of outputs with the names its ``return o, lse`` gives them: mismatches and findings say
+    ``lse`` where they said ``out1`` (helper-51, vLLM's decode attention)."""
+
+    names: tuple = ()
+
+    def __new__(cls, items, names):
+        self = super().__new__(cls, items)
+        self.names = tuple(names)
+        return self
+
+
+def return_names(fn, n: int) -> tuple | None:
+    """The names of ``fn``'s ``return a, b, ...`` when every return statement of it gives the same ``n`` distinct
+    plain names; else None."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    func = tree.body[0] if tree.body and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    if func is None:
+        return None
+    found, todo = set(), list(func.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue  # a nested function's returns are not this one's
+        if isinstance(node, ast.Return):
+            v = node.value
+            if not (isinstance(v, ast.Tuple) and all(isinstance(e, ast.Name) for e in v.elts)):
+                return None
+            found.add(tuple(e.id for e in v.elts))
+        todo.extend(ast.iter_child_nodes(node))
+    names = found.pop() if len(found) == 1 else None
+    return names if names and len(names) == n and len(set(names)) == n else None
+
+
 def _as_list(x) -> list:
     if isinstance(x, (tuple, list)):
         return list(x)
@@ -90,6 +131,8 @@ def pairs(out, ref, who: str = "kernel") -> list[tuple[str, Any, Any]]:
         if len(outs) != len(refs):
             raise ValueError(f"{who} returned {len(outs)} output(s), reference {len(refs)}")
         names = ["out"] if len(outs) == 1 else [f"out{i}" for i in range(len(outs))]
+        if isinstance(out, Named) and len(out.names) == len(outs):
+            names = list(out.names)
         named = list(zip(names, outs, refs))
     for name, o, r in named:
         if (o is None) != (r is None):

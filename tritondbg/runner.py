@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Sequence
 
 from tritondbg import loader
-from tritondbg.compare import compare, tolerance
+from tritondbg.compare import Named, compare, return_names, tolerance
 from tritondbg.configs import autotuners, not_applicable_reason, parse_config, plan
 from tritondbg.errors import ModeError, PytestCalled, UsageError, pytest_outcome
 from tritondbg.record import CaseResult, RunRecord, environment
@@ -416,6 +416,9 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
         if bad_out:  # nothing was compared: never a pass
             result.status, result.message = "error", bad_out
             out = None
+        elif type(out) is tuple and len(out) > 1:  # named as the wrapper's `return o, lse` names them
+            names = return_names(launch, len(out))
+            out = Named(out, names) if names else out
     if out is not None and use_reference:
         _compare_into(result, out, expected, dtype, case, f"launch {describe_callable(launch)}")
         if result.status == "fail" and scenario.explain_mismatch is not None:
