@@ -221,3 +221,26 @@ def test_flaggems_patterns_pass_with_the_sanitizers_on(scenario):
     assert len(rec.results) == 2, [(r.case, r.dtype) for r in rec.results]
     assert rec.passed, [(r.case, r.dtype, r.message, r.findings) for r in rec.results if not r.passed]
     assert not [f for r in rec.results for f in r.findings]
+
+
+# --- globals the compiler refuses ------------------------------------------------------------------------------------
+
+def test_a_global_the_compiler_refuses_fails_where_the_kernel_reads_it(monkeypatch):
+    """helper-53 (kernl's linear layer): a jit helper reading `sqrt2 = math.sqrt(2.0)` passed `interpret` 3/3 while
+    the compiler refuses it ("Cannot access global variable"). It fails at that line now, and only where the read
+    happens: the branch a constexpr does not take compiles, so the `approx` case passes (as `ir` compiles it)."""
+    from conftest import run_sanitized
+
+    target = CASES.parent / "refused_globals.py"
+    line = next(i + 1 for i, text in enumerate(target.read_text().splitlines()) if "x / SQRT2" in text)
+    by_case = {r.case: r for r in run_sanitized(str(target), case="exact,approx").results}
+    exact, approx = by_case["exact"], by_case["approx"]
+    assert exact.status == "error" and "Cannot access global variable SQRT2" in exact.message, exact.message
+    (f,) = exact.findings
+    assert f["kind"] == "kernel_error" and f["line"] == line, f
+    assert approx.status == "pass", approx.message
+    from triton import knobs
+
+    monkeypatch.setattr(knobs.compilation, "allow_non_constexpr_globals", True)  # the compiler's own way out
+    (again,) = run_sanitized(str(target), case="exact").results
+    assert again.status == "pass", again.message

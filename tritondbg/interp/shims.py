@@ -498,6 +498,14 @@ def _reductions():
     return reductions.install()
 
 
+def _globals_check():
+    """A jit function that reads a global the GPU compiler refuses (not a tl.constexpr) fails under the interpreter
+    too, at that line (interp/globals_check.py)."""
+    from . import globals_check
+
+    return globals_check.install()
+
+
 def _inline_asm():
     """Straight-line PTX of ``tl.inline_asm_elementwise`` computed with numpy (interp/inline_asm.py, ptx.py)."""
     from . import inline_asm
@@ -514,7 +522,8 @@ _SHIMS = {"inline_asm": _inline_asm, "descriptors": _descriptors, "bf16_dot": do
           "comparisons_int1": _comparisons_int1, "lowp_arith": _lowp_arith, "float_args": _float_args,
           "tensor_index": _tensor_index, "loop_vars": _loop_vars, "lang_extras": _lang_extras,
           "print_assert": _print_assert, "wrap_triton": _wrap_triton, "dtype_value": compat.dtype_value,
-          "tensor_like_args": compat.tensor_like_args, "memory_guard": _memory_guard}
+          "tensor_like_args": compat.tensor_like_args, "globals_check": _globals_check,
+          "memory_guard": _memory_guard}
 
 
 def install() -> None:

@@ -1,0 +1,40 @@
+"""A jit helper that reads a module global the GPU compiler refuses (a plain float, not tl.constexpr), in the branch
+a constexpr picks: kernl's linear layer (helper-53) passed `interpret` and failed `ir` for sm_90."""
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+from tritondbg import Case, Scenario
+
+SQRT2 = math.sqrt(2.0)          # a plain float: the compiler refuses it
+EPS = tl.constexpr(1e-6)         # fine: a constexpr global
+
+@triton.jit
+def gelu(x, EXACT: tl.constexpr):
+    if EXACT:
+        return 0.5 * x * (1 + tl.erf(x / SQRT2))
+    return x * tl.sigmoid(1.702 * x) + EPS * 0
+
+@triton.jit
+def k(x_ptr, y_ptr, n, B: tl.constexpr, EXACT: tl.constexpr):
+    o = tl.arange(0, B)
+    x = tl.load(x_ptr + o, mask=o < n)
+    tl.store(y_ptr + o, gelu(x, EXACT), mask=o < n)
+
+def launch(x, exact):
+    y = torch.empty_like(x)
+    k[(1,)](x, y, x.numel(), B=16, EXACT=exact)
+    return y
+
+def ref(x, exact):
+    return torch.nn.functional.gelu(x) if exact else x * torch.sigmoid(1.702 * x)
+
+def make(case, dtype, device, generator):
+    return dict(x=torch.randn(10, generator=generator), exact=case.params["exact"])
+
+
+gelus = Scenario("gelus", make, launch, ref, [Case("exact", params=dict(exact=True), dtypes=("float32",)),
+                                               Case("approx", params=dict(exact=False), dtypes=("float32",))],
+                 kernels=[k])
