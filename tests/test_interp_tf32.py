@@ -113,3 +113,18 @@ def test_an_amd_target_keeps_fp32(tmp_path, cli_env):
     assert amd.returncode == 0 and "TF32" not in amd.stdout + amd.stderr, amd.stdout[-2000:]
     nv = run_cli(["interpret", f"{zoo}::buggy", "--arch", "sm_80"], cli_env, cwd=tmp_path)
     assert nv.returncode == 1 and "computed in TF32" in nv.stdout, nv.stdout[-2000:]
+
+
+def test_the_tf32_note_only_where_tf32_could_explain_the_error():
+    """helper-53 (lightning-attn with a reference that drops the decay): the TF32 note was added to a mismatch off by
+    27.7, which no rounding explains. It is given only where the error is a small share of the output's scale."""
+    import torch
+
+    from tritondbg.compare import compare
+    from tritondbg.interp.dots import tf32_could_explain
+
+    ref = torch.linspace(-30, 30, 101)
+    assert tf32_could_explain(compare(ref + 0.01, ref, 1e-4, 1e-4))           # 0.03% of the scale: TF32-sized
+    assert not tf32_could_explain(compare(ref * 2, ref, 1e-4, 1e-4))          # off by 30: a wrong result
+    assert not tf32_could_explain(compare(ref.clone().fill_(float("nan")), ref, 1e-4, 1e-4))
+    assert not tf32_could_explain(compare(ref, ref, 1e-4, 1e-4))              # nothing failed: nothing to explain

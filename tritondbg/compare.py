@@ -41,6 +41,7 @@ class ErrorStats:
     worst_out: float
     worst_ref: float
     dtypes: str = ""         # "int32 output, float32 reference" where one is integer (or bool) and the other is not
+    ref_absmax: float = 0.0  # the largest finite |reference| value: the output's scale
 
     @property
     def passed(self) -> bool:
@@ -185,5 +186,6 @@ def compare(out, ref, atol: float, rtol: float, who: str = "kernel") -> list[Err
             mismatched=mismatched, numel=o.numel(), atol=o_atol, rtol=o_rtol, nonfinite=nonfinite,
             worst_index=idx, worst_out=float(o.reshape(-1)[flat]), worst_ref=float(r.reshape(-1)[flat]),
             dtypes=dtypes if mismatched else "",
+            ref_absmax=float(r.abs()[finite_ref].max()) if bool(finite_ref.any()) else 0.0,
         ))
     return stats

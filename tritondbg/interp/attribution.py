@@ -52,7 +52,7 @@ class KernelReport(Instrument):
         tf32 = dots.take_tf32_sites()
         if tf32:  # a mismatch that fp32 operands truncated to TF32 may explain (the GPU computes the same)
             result.extra["tf32_dots"] = tf32
-            if result.status == "fail":
+            if result.status == "fail" and dots.tf32_could_explain(result.errors):
                 result.message = f"{result.message}; {dots.tf32_note(tf32)}"
         if self.error is None or result.status != "error":
             return

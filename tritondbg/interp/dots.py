@@ -90,6 +90,17 @@ def tf32_sites() -> list[str]:
     return list(_tf32["all"])
 
 
+TF32_PLAUSIBLE = 0.02  # an error TF32 can explain: at most this share of the output's scale (its own is ~5e-4)
+
+
+def tf32_could_explain(errors) -> bool:
+    """Whether the mismatches are small enough for TF32's rounding (2**-11 relative per operand) to be the cause:
+    every failing output finite and off by at most ``TF32_PLAUSIBLE`` of its reference's largest value. The note was
+    added to any fp32-dot mismatch, a wrong reference off by 27.7 included (helper-53)."""
+    failing = [e for e in errors if not e.passed]
+    return bool(failing) and all(e.nonfinite == 0 and e.max_abs <= TF32_PLAUSIBLE * e.ref_absmax for e in failing)
+
+
 def tf32_note(sites: list[str]) -> str:
     """One sentence for a run whose tl.dot ran in TF32 at ``sites``."""
     more = f" (and {len(sites) - 1} more)" if len(sites) > 1 else ""
