@@ -102,8 +102,10 @@ def _message(e: dict) -> str:
                          "it in int64 (e.g. row.to(tl.int64) * stride)")
         return f"{text}. {_consequence(e)}"
     if kind == "race" and e["op"] == "store_lanes":
-        what = ("with the same value (a histogram bumped by a load, + 1 and a store counts each element once however "
-                "many lanes hit it: use tl.atomic_add)" if e.get("same_value") else
+        what = ("with the same value: either offsets wrapped with % (offs_m % M: the lanes past the end recompute the "
+                "first rows and store them again, harmless while the values agree; mask the store with the unwrapped "
+                "offsets) or a histogram bumped by a load, + 1 and a store, which counts each element once however "
+                "many lanes hit it (use tl.atomic_add)" if e.get("same_value") else
                 "with different values; the GPU keeps one of them, which one unspecified (a block stored through a "
                 "scalar pointer: reduce it first; a scatter with repeated indices: tl.atomic_*)")
         places = e.get("lane_places")
