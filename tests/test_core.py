@@ -176,3 +176,21 @@ def test_a_scenarios_tuple_outputs_are_reported_by_name(tmp_path):
     (r,) = runner.run(str(tmp_path / "two.py"), mode="interpret").results
     assert [e.name for e in r.errors] == ["out", "total"] and r.status == "fail", (r.errors, r.message)
     assert "total" in r.message, r.message
+
+
+def test_a_config_no_listed_one_has_is_refused_in_one_readable_line():
+    """helper-53: `--config BLOCK_M=48` on a kernel with 98 configs printed each of them, a line of 9 KB. Past a
+    dozen configs the refusal says which values each key takes, the keys asked for first."""
+    import triton
+
+    from tritondbg.configs import LISTED_MAX, choose
+
+    class Tuner:
+        configs = [triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w)
+                   for m in (16, 128, 32) for n in (64, 32) for w in (4, 8) for _ in range(3)]
+
+    with pytest.raises(UsageError) as info:
+        choose(Tuner, "mm", {"BLOCK_N": 48}, strict=True)
+    text = str(info.value)
+    assert len(Tuner.configs) > LISTED_MAX and len(text) < 300, text
+    assert "its 36 configs take BLOCK_N in 32, 64; BLOCK_M in 16, 32, 128; num_warps in 4, 8" in text, text

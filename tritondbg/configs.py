@@ -135,13 +135,31 @@ def choose(tuner, name: str, wanted: dict[str, Any], *, strict: bool):
         if _matches(c, mine):
             return c
     if strict:
-        listed = "; ".join(config_str(config_dict(c)) for c in tuner.configs)
-        raise UsageError(f"no config of {name} has {config_str(mine)}; its configs: {listed}")
+        raise UsageError(f"no config of {name} has {config_str(mine)}; {_listing(tuner.configs, mine)}")
     base = config_dict(tuner.configs[0])
     base.update(mine)
     kwargs = {k: v for k, v in base.items() if k not in CONFIG_ATTRS}
     attrs = {k: v for k, v in base.items() if k in CONFIG_ATTRS}
     return triton.Config(kwargs, **attrs)
+
+
+LISTED_MAX = 12  # configs a refusal of --config lists one by one; past that, the values each key takes
+
+
+def _listing(configs, wanted: dict[str, Any]) -> str:
+    """The valid choices, in one readable line: each config when there are few, else the values of each key (the
+    keys asked for first): xformers' 98 configs made a line of 9 KB (helper-53)."""
+    if len(configs) <= LISTED_MAX:
+        return "its configs: " + "; ".join(config_str(config_dict(c)) for c in configs)
+    values: dict[str, list] = {}
+    for c in configs:
+        for k, v in config_dict(c).items():
+            if v not in values.setdefault(k, []):
+                values[k].append(v)
+    keys = [k for k in wanted if k in values] + [k for k in values if k not in wanted]
+    order = lambda v: (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))  # noqa: E731 - numbers by value
+    shown = "; ".join(f"{k} in {', '.join(str(v) for v in sorted(values[k], key=order))}" for k in keys)
+    return f"its {len(configs)} configs take {shown}"
 
 
 def choose_requested(tuners: dict[str, Any], requested: dict[str, Any]) -> dict[str, Any]:
