@@ -112,6 +112,7 @@ def test_sigterm_winds_down_as_sigint_and_exits_143(cli_env, tmp_path):
 @pytest.mark.parametrize("name, words", [
     ("no_return", ["launch returned None", "forget `return`"]),
     ("ref_str", ["reference `reference_str`", "mistakes.py:", "returned str, not a tensor"]),
+    ("ref_assert", ["reference `reference_asserts`", "raised AssertionError: `assert x.numel() % 64 == 0`"]),
     ("tuple_none", ["output out1: launch", "returned None where the other side has a tensor", "forget `return`"]),
     ("bad_inputs", ["make_inputs `make_inputs_raises`", "mistakes.py:", "ValueError: bad shape parameter"]),
     ("inputs_list", ["make_inputs `make_inputs_list`", "returned list, not a dict"]),  # it blamed the reference
@@ -119,7 +120,8 @@ def test_sigterm_winds_down_as_sigint_and_exits_143(cli_env, tmp_path):
 def test_a_run_that_compared_nothing_fails_naming_the_callable(name, words):
     target = f"{DATA / 'mistakes.py'}::{name}"
     # determinism compares two launches, not a launch with the reference: a bad reference is no failure of it
-    for gate in ("correctness", "sanitize") + (() if name in ("ref_str", "tuple_none") else ("determinism",)):
+    for gate in ("correctness", "sanitize") + (() if name in ("ref_str", "ref_assert", "tuple_none") else
+                                               ("determinism",)):
         out = run_gate(gate, loader.load(target), GateContext(device="cpu", target=target))
         assert out.status == FAIL, (gate, out.reason)
         for w in words:

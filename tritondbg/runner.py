@@ -253,6 +253,18 @@ def describe_callable(fn) -> str:
     return f"`{name}` ({code.co_filename}:{code.co_firstlineno})" if code is not None else f"`{name}`"
 
 
+def _without_comment(line: str) -> str:
+    """A source line without its trailing comment (when what is before the ``#`` still parses)."""
+    import ast
+
+    code = line.split("#", 1)[0].rstrip() if "#" in line else line
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return line
+    return code
+
+
 def _raised(role: str, fn, exc: BaseException) -> str:
     """One line for a scenario callable that raised: which one, in which file, and the innermost user line."""
     exc = _exit_error(exc)
@@ -262,6 +274,8 @@ def _raised(role: str, fn, exc: BaseException) -> str:
             where, shown = f" at {frame.filename}:{frame.lineno}", frame
             break
     text = str(exc).strip().splitlines()
+    if not text and shown is not None and shown.line:  # a bare `assert x.shape[1] % 64 == 0`: the statement says it
+        text = [f"`{_without_comment(shown.line.strip())}`"]
     deeper = _library_frame(exc.__traceback__, shown) if shown is not None else ""
     return (f"{role} {describe_callable(fn)} raised {type(exc).__name__}: {text[0] if text else ''}{where}"
             f"{deeper}").strip()

@@ -23,6 +23,11 @@ def make_inputs_list(case, dtype, device, generator):
     return [torch.ones(case.params["n"], dtype=dtype, device=device)]  # a list: the arguments need their names
 
 
+def reference_asserts(x):
+    assert x.numel() % 64 == 0  # a bare assert (mamba's chunk-scan reference): no message of its own
+    return reference(x)
+
+
 def reference_in_place(x):
     return x.add_(1.0).float()  # changes x: the launch must still see the original
 
@@ -47,6 +52,7 @@ no_return = Scenario("no_return", make_inputs, launch_no_return, reference, _CAS
 tuple_none = Scenario("tuple_none", make_inputs, lambda x: (launch(x), None), lambda x: (reference(x), reference(x)),
                       _CASES, kernels=[add_one])
 ref_str = Scenario("ref_str", make_inputs, launch, reference_str, _CASES, kernels=[add_one])
+ref_assert = Scenario("ref_assert", make_inputs, launch, reference_asserts, _CASES, kernels=[add_one])
 bad_inputs = Scenario("bad_inputs", make_inputs_raises, launch, reference, _CASES, kernels=[add_one])
 inputs_list = Scenario("inputs_list", make_inputs_list, launch, reference, _CASES, kernels=[add_one])
 ref_in_place = Scenario("ref_in_place", make_inputs, launch, reference_in_place, _CASES, kernels=[add_one])
