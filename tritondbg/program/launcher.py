@@ -93,6 +93,8 @@ def environment(cfg: dict, interpret: bool) -> dict[str, str]:
 def ended(rc: int) -> str:
     """How the program ended, from run()'s status: "exited with status 1", or "was killed by SIGKILL (exit status
     137)" for 128 + a signal's number (the shell's convention; run() returns that for a program a signal ended)."""
+    if rc == 128 + signal.SIGINT:  # Python ends a KeyboardInterrupt it did not catch by SIGINT: no "killing"
+        return f"was interrupted (Ctrl-C / SIGINT, exit status {rc})"
     if rc > 128:
         try:
             return f"was killed by {signal.Signals(rc - 128).name} (exit status {rc})"
