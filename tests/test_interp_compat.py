@@ -244,3 +244,19 @@ def test_a_global_the_compiler_refuses_fails_where_the_kernel_reads_it(monkeypat
     monkeypatch.setattr(knobs.compilation, "allow_non_constexpr_globals", True)  # the compiler's own way out
     (again,) = run_sanitized(str(target), case="exact").results
     assert again.status == "pass", again.message
+
+
+def test_what_the_compiler_lets_a_kernel_read_is_not_refused():
+    """The compiler's own list: constexpr values, modules, jit functions (constexpr_function's too), dtypes,
+    Triton's builtins, named tuples; a plain float or a Python function is refused."""
+    import collections
+
+    from tritondbg.interp.globals_check import _allowed
+
+    allowed = [tl.constexpr(2), math, _rowmax, tl.float16, tl.maximum, collections.namedtuple("P", "a b")(1, 2)]
+    if hasattr(triton, "constexpr_function"):
+        def double(n):
+            return n * 2
+        allowed.append(triton.constexpr_function(double))
+    assert all(_allowed(v) for v in allowed), [v for v in allowed if not _allowed(v)]
+    assert not any(_allowed(v) for v in (1.4142, 3, "text", len, lambda x: x)), "refused values were let through"

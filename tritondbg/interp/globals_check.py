@@ -55,9 +55,11 @@ class _Guarded(dict):
 
 def _allowed(val: Any) -> bool:
     import triton.language as tl
+    from triton.runtime import jit
 
+    callables = tuple(k for k in (getattr(jit, "JITCallable", None), jit.JITFunction) if k is not None)
     mod = getattr(val, "__module__", "") or ""
-    return (isinstance(val, (types.ModuleType, tl.constexpr, tl.dtype))
+    return (isinstance(val, (types.ModuleType, tl.constexpr, tl.dtype, *callables))  # (constexpr_function's too)
             or hasattr(val, "fn") and hasattr(val, "arg_names")  # a jit function (or a wrapper of one)
             or getattr(val, "__triton_builtin__", False) or getattr(val, "__triton_aggregate__", False)
             or mod.startswith(("triton.language", "triton.experimental.gluon.language"))
