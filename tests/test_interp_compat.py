@@ -233,16 +233,22 @@ def test_a_global_the_compiler_refuses_fails_where_the_kernel_reads_it(monkeypat
 
     target = CASES.parent / "refused_globals.py"
     line = next(i + 1 for i, text in enumerate(target.read_text().splitlines()) if "x / SQRT2" in text)
-    by_case = {r.case: r for r in run_sanitized(str(target), case="exact,approx").results}
+    by_case = {r.case: r for r in run_sanitized(f"{target}::gelus", case="exact,approx").results}
     exact, approx = by_case["exact"], by_case["approx"]
     assert exact.status == "error" and "Cannot access global variable SQRT2" in exact.message, exact.message
     (f,) = exact.findings
     assert f["kind"] == "kernel_error" and f["line"] == line, f
     assert approx.status == "pass", approx.message
+    # a kernel's own body too (helper-54: the globals it was given hid triton.language from the interpreter);
+    # the globals of its decorators and its parameters' defaults are no kernel's reads (autotune configs, pruners)
+    (own,) = run_sanitized(f"{target}::own").results
+    assert own.status == "error" and "Cannot access global variable SCALE" in own.message, own.message
+    (decorated,) = run_sanitized(f"{target}::decorated").results
+    assert decorated.status == "pass", decorated.message
     from triton import knobs
 
     monkeypatch.setattr(knobs.compilation, "allow_non_constexpr_globals", True)  # the compiler's own way out
-    (again,) = run_sanitized(str(target), case="exact").results
+    (again,) = run_sanitized(f"{target}::gelus", case="exact").results
     assert again.status == "pass", again.message
 
 

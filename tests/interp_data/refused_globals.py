@@ -38,3 +38,48 @@ def make(case, dtype, device, generator):
 gelus = Scenario("gelus", make, launch, ref, [Case("exact", params=dict(exact=True), dtypes=("float32",)),
                                                Case("approx", params=dict(exact=False), dtypes=("float32",))],
                  kernels=[k])
+
+
+SCALE = 2.0  # read by a kernel's own body: refused
+
+
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, n, B: tl.constexpr):
+    o = tl.arange(0, B)
+    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n) * SCALE, mask=o < n)
+
+
+CONFIGS = [triton.Config({"B": 16}), triton.Config({"B": 32})]  # globals of the decorators and the defaults only:
+WIDTH = 3.0                                                     # the compiler never reads them as the kernel's
+
+
+def keep_all(configs, named_args, **kwargs):
+    return configs
+
+
+@triton.autotune(configs=CONFIGS, key=["n"], prune_configs_by={"early_config_prune": keep_all})
+@triton.jit
+def decorated_kernel(x_ptr, y_ptr, n, B: tl.constexpr, W: tl.constexpr = WIDTH):
+    o = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n) * W, mask=o < n)
+
+
+def scale_launch(x):
+    y = torch.empty_like(x)
+    scale_kernel[(1,)](x, y, x.numel(), B=16)
+    return y
+
+
+def decorated_launch(x):
+    y = torch.empty_like(x)
+    decorated_kernel[lambda meta: (triton.cdiv(x.numel(), meta["B"]),)](x, y, x.numel())
+    return y
+
+
+def _x(case, dtype, device, generator):
+    return dict(x=torch.randn(10, generator=generator))
+
+
+own = Scenario("own", _x, scale_launch, lambda x: 2 * x, [Case("tiny", dtypes=("float32",))], kernels=[scale_kernel])
+decorated = Scenario("decorated", _x, decorated_launch, lambda x: 3 * x, [Case("tiny", dtypes=("float32",))],
+                     kernels=[decorated_kernel])

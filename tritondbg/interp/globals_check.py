@@ -35,10 +35,12 @@ class RefusedGlobal(NameError):
 
 class _Guarded(dict):
     """Globals of a kernel as the compiler allows them: ``refused`` names raise, the rest are the module's own,
-    looked up live (the dict itself stays empty: LOAD_GLOBAL goes through ``__getitem__`` for a dict subclass)."""
+    looked up live (LOAD_GLOBAL goes through ``__getitem__`` for a dict subclass)."""
 
     def __init__(self, module: dict, refused: frozenset):
-        super().__init__()
+        # its entries are the module's as they are now, less the refused ones: the interpreter's _patch_lang reads
+        # them (items()) to find triton.language; a read of a name goes to the module, live
+        super().__init__((k, v) for k, v in module.items() if k not in refused)
         self.module, self.refused = module, refused
 
     def __getitem__(self, name):
@@ -66,10 +68,16 @@ def _allowed(val: Any) -> bool:
             or isinstance(val, tuple) and hasattr(val, "_fields"))
 
 
+def _body(func) -> list:
+    """Every node of the function's body: not its decorators (``@triton.autotune(configs=..., prune_configs_by=...)``)
+    nor its parameters' defaults, which the compiler never reads as the kernel's globals."""
+    return [node for stmt in func.body for node in ast.walk(stmt)]
+
+
 def _locals(func: ast.AST) -> set[str]:
     """Names the function binds: its parameters and every name it assigns (Triton looks those up first)."""
     out = {a.arg for a in ast.walk(func.args) if isinstance(a, ast.arg)}
-    for node in ast.walk(func):
+    for node in _body(func):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             out.add(node.id)
     return out
@@ -92,7 +100,7 @@ def refused_names(fn) -> frozenset:
             scope.update(inspect.getclosurevars(fn).nonlocals)
         except (TypeError, ValueError):
             pass
-        for node in ast.walk(func):
+        for node in _body(func):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local:
                 val = scope.get(node.id, absent)
                 builtin = hasattr(builtins, node.id) and val is getattr(builtins, node.id)
@@ -125,6 +133,8 @@ def guarded(original_fn, rewritten):
         fn = types.FunctionType(rewritten.__code__, _Guarded(rewritten.__globals__, names), rewritten.__name__,
                                 rewritten.__defaults__, rewritten.__closure__)
         fn.__kwdefaults__ = rewritten.__kwdefaults__
+        for attr in ("__annotations__", "__qualname__", "__module__", "__doc__"):  # (annotations: which are constexpr)
+            setattr(fn, attr, getattr(rewritten, attr))
         fn.__dict__.update(rewritten.__dict__)
         found = _GUARDED[id(rewritten)] = (rewritten, fn)
     return found[1]
