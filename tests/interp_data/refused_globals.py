@@ -83,3 +83,27 @@ def _x(case, dtype, device, generator):
 own = Scenario("own", _x, scale_launch, lambda x: 2 * x, [Case("tiny", dtypes=("float32",))], kernels=[scale_kernel])
 decorated = Scenario("decorated", _x, decorated_launch, lambda x: 3 * x, [Case("tiny", dtypes=("float32",))],
                      kernels=[decorated_kernel])
+
+
+from triton.language.extra.libdevice import tanh  # noqa: E402  (a name the interpreter's libdevice swaps for a run)
+
+
+@triton.jit
+def tanh_of(v):
+    return tanh(v)  # in a helper: checked while the swapped-in function is the module's global (helper-55)
+
+
+@triton.jit
+def tanh_kernel(x_ptr, y_ptr, n, B: tl.constexpr):
+    o = tl.arange(0, B)
+    tl.store(y_ptr + o, tanh_of(tl.load(x_ptr + o, mask=o < n)), mask=o < n)
+
+
+def tanh_launch(x):
+    y = torch.empty_like(x)
+    tanh_kernel[(1,)](x, y, x.numel(), B=16)
+    return y
+
+
+tanh_helper = Scenario("tanh_helper", _x, tanh_launch, torch.tanh, [Case("tiny", dtypes=("float32",))],
+                       kernels=[tanh_kernel])
