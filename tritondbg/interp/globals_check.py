@@ -59,16 +59,14 @@ def _allowed(val: Any) -> bool:
     import triton.language as tl
     from triton.runtime import jit
 
-    from tritondbg.interp import libdevice
-
     callables = tuple(k for k in (getattr(jit, "JITCallable", None), jit.JITFunction) if k is not None)
-    if any(val is impl for impl in libdevice._impls.values()):  # a libdevice function the interpreter swapped in
-        return True  # for the run (``from ...libdevice import tanh`` in FlagGems' helpers): the compiler sees Triton's
     mod = getattr(val, "__module__", "") or ""
     return (isinstance(val, (types.ModuleType, tl.constexpr, tl.dtype, *callables))  # (constexpr_function's too)
             or hasattr(val, "fn") and hasattr(val, "arg_names")  # a jit function (or a wrapper of one)
             or getattr(val, "__triton_builtin__", False) or getattr(val, "__triton_aggregate__", False)
-            or mod.startswith(("triton.language", "triton.experimental.gluon.language"))
+            # tritondbg's own stand-ins, bound in a kernel's module for the run in place of Triton's functions
+            # (``from ...libdevice import tanh`` in FlagGems' helpers, gdc_wait): the compiler sees Triton's
+            or mod.startswith(("triton.language", "triton.experimental.gluon.language", "tritondbg.interp"))
             or isinstance(val, tuple) and hasattr(val, "_fields"))
 
 
