@@ -30,7 +30,8 @@ class RefusedGlobal(NameError):
     def __init__(self, name: str):
         super().__init__(f"Cannot access global variable {name} from within @jit'ed function: the GPU compiler "
                          f"refuses it (the interpreter would read it). Triton kernels read only globals made "
-                         f"with tl.constexpr(...): {name} = tl.constexpr(...), or pass it as an argument")
+                         f"with tl.constexpr(...): {name} = tl.constexpr(...), or pass it as an argument "
+                         f"(TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 lets the compiler and this check through)")
 
 
 class _Guarded(dict):
