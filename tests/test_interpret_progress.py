@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from tritondbg import runner
 from tritondbg.record import RunRecord
@@ -342,3 +343,51 @@ def test_an_interrupt_in_host_code_names_the_wrappers_line(tmp_path):
     with pytest.raises(KeyboardInterrupt) as info:
         mod.slow_wrapper()
     assert _kernel_line_of(info.value) == "in slow_wrapper at host.py:3, outside kernel code"
+
+
+SWALLOWED = '''
+import signal
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def copy(x_ptr, y_ptr, n, B: tl.constexpr):
+    o = tl.arange(0, B)
+    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n), mask=o < n)
+
+
+def launch(x, how):
+    y = torch.empty_like(x)
+    copy[(1,)](x, y, x.numel(), B=16)
+    caught = False
+    try:
+        signal.raise_signal(signal.SIGINT)  # Ctrl-C landing inside a C extension's call back into Python
+    except KeyboardInterrupt:
+        caught = True
+    if caught and how == "converted":  # raised anew, as C code does: no trace of the interrupt in its context
+        raise TypeError("expected a sequence of integers or a single integer, got '(64)'")  # numpy's words
+    return y
+
+
+s = Scenario("s", lambda case, dtype, device, generator: dict(x=torch.ones(10), how=case.params["how"]), launch,
+             lambda x, how: x, [Case(name, params=dict(how=name), dtypes=("float32",))
+                                for name in ("converted", "swallowed", "after")])
+'''
+
+
+@pytest.mark.parametrize("first", ["converted", "swallowed"])
+def test_a_ctrl_c_that_comes_back_as_another_error_still_stops_the_run(cli_env, tmp_path, first):
+    """CI (session 42): a SIGINT landed in numpy's shape parsing, which turned the KeyboardInterrupt into
+    "TypeError: expected a sequence of integers"; the case kept it as its own error, the next case ran, and the run
+    exited 1 instead of 130. The handler notes the signal, so the case's error is the interrupt again; one a case
+    swallows whole ends the run after that case."""
+    (tmp_path / "cases.py").write_text(SWALLOWED)
+    p = run_cli(["interpret", str(tmp_path / "cases.py"), "--case", f"{first},after"], cli_env, cwd=tmp_path)
+    assert p.returncode == 130, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    assert "PASS s case=after" not in p.stdout and "not run: interrupted (SIGINT) before it started" in p.stdout, \
+        p.stdout
+    if first == "converted":  # the case that was running: interrupted, not "TypeError: expected a sequence ..."
+        assert "ERROR s case=converted dtype=float32 mode=interpret\n  interrupted (SIGINT)" in p.stdout, p.stdout
+    else:  # it finished (the program swallowed the interrupt): kept, and the run ended after it
+        assert "PASS s case=swallowed" in p.stdout, p.stdout

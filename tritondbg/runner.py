@@ -14,7 +14,8 @@ import traceback
 from collections.abc import Mapping
 from typing import Any, Sequence
 
-from tritondbg import loader
+from tritondbg import loader, stops
+from tritondbg.callables import describe_callable, exit_error, library_frame, raised_message
 from tritondbg.compare import Named, compare, return_names, tolerance
 from tritondbg.configs import autotuners, not_applicable_reason, parse_config, plan
 from tritondbg.errors import ModeError, PytestCalled, UsageError, pytest_outcome
@@ -80,34 +81,6 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-_TOOL_DIRS = tuple(f"{os.sep}{name}{os.sep}" for name in ("triton", "torch", "numpy", "tritondbg", "click"))
-_STDLIB = os.path.dirname(os.__file__)
-
-
-def _library_frame(tb, shown) -> str:
-    """`` (raised at FILE:LINE)`` for the innermost frame of a library the scenario calls (Liger's host code under
-    site-packages: ``liger_kernel/ops/dyt.py:139``) when it lies deeper than the ``shown`` frame; else ''."""
-    for frame in reversed(traceback.extract_tb(tb)):
-        fname = os.path.realpath(frame.filename)
-        if (frame.filename, frame.lineno, frame.name) == (shown.filename, shown.lineno, shown.name):
-            return ""  # the shown frame is the innermost one worth naming
-        if any(d in fname for d in _TOOL_DIRS) or (fname.startswith(_STDLIB) and "-packages" not in fname):
-            continue
-        if frame.filename.startswith("<"):
-            continue
-        return f" (raised at {frame.filename}:{frame.lineno})"
-    return ""
-
-
-def _exit_error(exc: BaseException) -> BaseException:
-    """A scenario's ``sys.exit()`` as an error saying so (it would have ended the run with no word, exit 0)."""
-    if isinstance(exc, SystemExit):
-        err = RuntimeError(f"sys.exit({exc.code!r}) called: scenario code must return (or raise), not end the "
-                           "process")
-        return err.with_traceback(exc.__traceback__)
-    return exc
-
-
 class ScenarioExit(RuntimeError):
     """``os._exit`` called by a scenario's code: refused while tritondbg runs it (the process would end with no
     report and the exit status the code chose, 0 included)."""
@@ -158,7 +131,7 @@ def _without_pytest_frames(tb):
 def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
     """One line for an exception raised while launching: the innermost frame in a kernel or scenario file, and the
     innermost frame of a library it called, where that lies deeper."""
-    exc = _exit_error(exc)
+    exc = exit_error(exc)
     files = {os.path.realpath(scenario.source)} if scenario.source else set()
     where, shown = "", None
     frames = traceback.extract_tb(exc.__traceback__)
@@ -176,7 +149,7 @@ def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
     while cause.__cause__ is not None:
         cause = cause.__cause__
     text = str(cause).strip().splitlines()
-    deeper = _library_frame(exc.__traceback__, shown) if shown is not None else ""
+    deeper = library_frame(exc.__traceback__, shown) if shown is not None else ""
     from tritondbg import missing_return
 
     found = missing_return.compile_hint(exc)  # compiled mode: a jit helper that forgot its `return`
@@ -240,45 +213,6 @@ def _apply_findings(result: CaseResult) -> None:
         result.status = "fail"
         kinds = sorted({f.get("kind", "?") for f in errors})
         result.message = f"{len(errors)} finding(s): {', '.join(kinds)}"
-
-
-def describe_callable(fn) -> str:
-    """`name` (file:line) of a scenario's callable, for one-line errors."""
-    import functools
-
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
-    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "__call__", None), "__code__", None)
-    return f"`{name}` ({code.co_filename}:{code.co_firstlineno})" if code is not None else f"`{name}`"
-
-
-def _without_comment(line: str) -> str:
-    """A source line without its trailing comment (when what is before the ``#`` still parses)."""
-    import ast
-
-    code = line.split("#", 1)[0].rstrip() if "#" in line else line
-    try:
-        ast.parse(code)
-    except SyntaxError:
-        return line
-    return code
-
-
-def _raised(role: str, fn, exc: BaseException) -> str:
-    """One line for a scenario callable that raised: which one, in which file, and the innermost user line."""
-    exc = _exit_error(exc)
-    where, shown = "", None
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if "site-packages" not in frame.filename and os.path.basename(os.path.dirname(frame.filename)) != "tritondbg":
-            where, shown = f" at {frame.filename}:{frame.lineno}", frame
-            break
-    text = str(exc).strip().splitlines()
-    if not text and shown is not None and shown.line:  # a bare `assert x.shape[1] % 64 == 0`: the statement says it
-        text = [f"`{_without_comment(shown.line.strip())}`"]
-    deeper = _library_frame(exc.__traceback__, shown) if shown is not None else ""
-    return (f"{role} {describe_callable(fn)} raised {type(exc).__name__}: {text[0] if text else ''}{where}"
-            f"{deeper}").strip()
 
 
 NOTHING_RETURNED = "launch returned None: nothing to compare; did the wrapper forget `return`?"
@@ -370,7 +304,7 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
             inputs = scenario.make_inputs(case, tdtype, device, generator)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken scenario: a result naming the callable
         _reraise_interrupt(exc)
-        result.status, result.message = "error", _raised("make_inputs", scenario.make_inputs, exc)
+        result.status, result.message = "error", raised_message("make_inputs", scenario.make_inputs, exc)
         return result
     if not isinstance(inputs, Mapping):  # it would surface as the reference's "argument after ** must be a mapping"
         result.status = "error"
@@ -385,7 +319,7 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
             expected = reference(**copy_inputs(inputs)) if use_reference else None
     except (Exception, SystemExit) as exc:  # noqa: BLE001
         _reraise_interrupt(exc)
-        result.status, result.message = "error", _raised("reference", reference, exc)
+        result.status, result.message = "error", raised_message("reference", reference, exc)
         return result
     result.reference_s = time.perf_counter() - t0
     bad_ref = _not_tensors("reference", reference, expected) if use_reference else None
@@ -415,6 +349,7 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
         if getattr(exc, "ends_run", False):  # the user quit pdb at a breakpoint: the whole run stops
             raise
         _reraise_interrupt(exc)
+        stops.reraise(exc)  # Ctrl-C / SIGTERM that came back as another error (numpy's shape parsing): a stop
         result.status, result.message = "error", kernel_error_message(exc, scenario)
         reason = not_applicable_reason(exc)
         if reason:  # e.g. the config fails its own tl.static_assert: the compiler would refuse it
@@ -549,6 +484,7 @@ class Run:
             results.append(result)  # one step: a signal lands before it (unfinished) or after (finished)
             if on_result is not None:
                 on_result(result)
+            stops.reraise()  # a stop a case swallowed whole (caught inside the user's code): the run ends here
         self._running = None
         return self._complete()
 

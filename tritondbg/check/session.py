@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tritondbg import stops
 from tritondbg.check.outcome import (ERROR, FAIL, INTERRUPTED, PASS, SKIP, GateOutcome, nothing_ran,
                                      repro_command)
 from tritondbg.errors import UsageError
@@ -400,6 +401,7 @@ _STOPS = (signal.SIGINT, signal.SIGTERM)
 
 def _stopped(signum) -> None:
     _STOP["signal"] = signal.Signals(signum).name
+    stops.note(signum)  # a KeyboardInterrupt a C extension turns into another error is raised again (stops.py)
     raise KeyboardInterrupt
 
 
@@ -412,15 +414,22 @@ class stop_signals:
         import threading
 
         _STOP["signal"] = "SIGINT"
+        stops.clear()
         self.old = signal.getsignal(signal.SIGTERM)
         self.own = threading.current_thread() is threading.main_thread() and self.old is not signal.SIG_IGN
+        self.old_int = None
         if self.own:
             signal.signal(signal.SIGTERM, lambda signum, frame: _stopped(signum))
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # Ctrl-C: Python's raise, noted
+                self.old_int = signal.signal(signal.SIGINT, lambda signum, frame: _stopped(signum))
         return self
 
     def __exit__(self, *exc):
         if self.own:
             signal.signal(signal.SIGTERM, self.old if self.old is not None else signal.SIG_DFL)
+            if self.old_int is not None:
+                signal.signal(signal.SIGINT, self.old_int)
+        stops.clear()
         return False
 
 

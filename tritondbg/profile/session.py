@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+from tritondbg import stops
+
 PARTIAL = ".partial"
 _TRACE_SUFFIX = ".pt.trace.json"
 
@@ -71,7 +73,7 @@ class RunFolder:
         if self.final.exists():
             raise FileExistsError(f"run folder {self.final} already exists")
         self.partial.mkdir()
-        _TERMINATED["signum"] = None
+        stops.clear()
         if threading.current_thread() is threading.main_thread():
             # SIGTERM (kill, a CI timeout) becomes KeyboardInterrupt so __exit__ removes the partial folder.
             self._old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -96,20 +98,14 @@ class RunFolder:
             shutil.rmtree(self.partial, ignore_errors=True)
 
 
-_TERMINATED: dict = {"signum": None}  # the SIGTERM or SIGINT a run folder turned into KeyboardInterrupt, once raised
-
-
-def _raise_interrupt(signum, frame):
-    _TERMINATED["signum"] = signum
-    raise KeyboardInterrupt(f"signal {signum}")
+_raise_interrupt = stops.handler  # SIGTERM / Ctrl-C in a run folder: noted, then KeyboardInterrupt
 
 
 def reraise_if_terminated(exc: BaseException) -> None:
-    """An error caught while a SIGTERM's or Ctrl-C's KeyboardInterrupt unwound: the interrupt again. Raised inside the torch
-    profiler's or the interpreter's callbacks it can come back as another exception, which a case then kept as its
-    error, and the run went on to exit 1 instead of 130 (1 CI run in many)."""
-    if _TERMINATED["signum"] is not None:
-        raise KeyboardInterrupt(f"signal {_TERMINATED['signum']}") from exc
+    """An error caught while a SIGTERM's or Ctrl-C's KeyboardInterrupt unwound: the interrupt again. Raised inside
+    the torch profiler's or the interpreter's callbacks it can come back as another exception, which a case then kept
+    as its error, and the run went on to exit 1 instead of 130 (1 CI run in many; ``tritondbg.stops``)."""
+    stops.reraise(exc)
 
 
 @contextlib.contextmanager
@@ -166,8 +162,6 @@ def worker_name(*parts: str) -> str:
 @contextlib.contextmanager
 def trace_session(folder: Path, worker: str, *, cuda: bool) -> Iterator["TraceSession"]:
     """A torch.profiler session (record_shapes) whose trace lands in ``folder`` when the block ends."""
-    import warnings
-
     import torch
 
     quiet_kineto()

@@ -1,0 +1,39 @@
+"""The stop signal a run's handler turned into KeyboardInterrupt (Ctrl-C's SIGINT, a CI cancel's SIGTERM), noted.
+
+A KeyboardInterrupt raised while a C extension runs Python code can come back as another exception: numpy parsing a
+shape ("TypeError: expected a sequence of integers or a single integer, got '(64)'"), a profiler's callback. The case
+then kept it as its own error, the run went on to the next case and exited 1 instead of 130 (CI runs of
+`interpret` and `profile`). Handlers that note the signal here (``handler``) let the code that catches a case's
+error ask whether a stop is under way (``reraise``) and raise the interrupt again. ``clear`` at the start and the end
+of a command: the note belongs to one run.
+"""
+from __future__ import annotations
+
+import signal
+
+_STATE: dict = {"signal": None}
+
+
+def note(signum: int) -> None:
+    _STATE["signal"] = signal.Signals(signum).name
+
+
+def noted() -> str | None:
+    """"SIGINT" / "SIGTERM" when a handler raised KeyboardInterrupt for it since ``clear``; else None."""
+    return _STATE["signal"]
+
+
+def clear() -> None:
+    _STATE["signal"] = None
+
+
+def handler(signum, frame):
+    """A signal handler: note the signal, raise KeyboardInterrupt (as Python's own SIGINT handler does)."""
+    note(signum)
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def reraise(exc: BaseException | None = None) -> None:
+    """Raise KeyboardInterrupt again when a stop signal was noted (``exc``: the error it came back as)."""
+    if _STATE["signal"] is not None:
+        raise KeyboardInterrupt(f"{_STATE['signal']}") from exc
