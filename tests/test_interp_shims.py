@@ -289,3 +289,24 @@ def test_device_function_calls_patch_the_language_once_per_module_and_launch(cap
     assert status == 0 and "PASS device_calls" in out, out
     assert 1 <= len(calls) <= 3, len(calls)  # 10 programs x 3 device calls patched it 30 times
     assert tl.sum is before
+
+
+def test_a_sweep_whose_configs_end_in_errors_does_not_say_they_disagree():
+    """helper-54: every config of kernl's linear layer ended in the same kernel error, and the sweep said "10 of 10
+    config runs disagree"."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from tritondbg.render.console import print_sweep
+
+    def fail(status):
+        return {"kernel": "k", "config": "B=16", "case": "tiny", "dtype": "float32", "status": status, "message": "m"}
+
+    for fails, said in (([fail("error")] * 2, "2 of 3 config runs failed: 2 ended in an error"),
+                        ([fail("fail"), fail("error")], "2 of 3 config runs failed: 1 disagree, 1 ended in an error"),
+                        ([fail("fail")], "1 of 3 config runs disagree")):
+        con = Console(record=True, width=300)
+        print_sweep(con, SimpleNamespace(extra={"sweep": {"runs": 3, "failures": fails, "not_applicable": []}},
+                                         results=[]))
+        assert said in con.export_text(), con.export_text()

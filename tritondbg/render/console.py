@@ -242,7 +242,12 @@ def print_sweep(con: Console | None, record: RunRecord) -> None:
         con.print(f"[green]the {n} config run(s){cut} compared agree with the reference[/]" if apart else
                   f"[green]all {n} config runs{cut} agree with the reference[/]")
         return
-    con.print(f"[red]{len(fails)} of {sweep['runs']} config runs disagree:[/]")
+    errors = sum(f.get("status") == "error" for f in fails)  # runs that did not finish: no verdict to disagree
+    if not errors:
+        con.print(f"[red]{len(fails)} of {sweep['runs']} config runs disagree:[/]")
+    else:  # (helper-54: "10 of 10 config runs disagree" where every config ended in the same kernel error)
+        split = f"{len(fails) - errors} disagree, " if len(fails) > errors else ""
+        con.print(f"[red]{len(fails)} of {sweep['runs']} config runs failed: {split}{errors} ended in an error:[/]")
     for f in fails:
         con.print(f"  {f['kernel']} {f['config']}  case={f['case']} dtype={f['dtype']}: {escape(f['message'])}")
 
