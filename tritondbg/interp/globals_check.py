@@ -20,7 +20,7 @@ import textwrap
 import types
 from typing import Any
 
-_NAMES: dict[int, frozenset] = {}       # id(python function) -> the globals it reads that the compiler refuses
+_NAMES: dict[int, tuple] = {}          # id(python function) -> (it, the globals it reads that the compiler refuses)
 _GUARDED: dict[int, Any] = {}           # id(rewritten function) -> the same function over guarded globals
 
 
@@ -89,8 +89,9 @@ def _locals(func: ast.AST) -> set[str]:
 def refused_names(fn) -> frozenset:
     """The module globals (and closure values) ``fn`` reads that the compiler refuses; empty when its source
     cannot be read."""
-    if id(fn) in _NAMES:
-        return _NAMES[id(fn)]
+    kept = _NAMES.get(id(fn))
+    if kept is not None and kept[0] is fn:  # (the function is kept with its names: no reuse of a freed id)
+        return kept[1]
     out: set[str] = set()
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
@@ -109,8 +110,8 @@ def refused_names(fn) -> frozenset:
                 builtin = hasattr(builtins, node.id) and val is getattr(builtins, node.id)
                 if val is not absent and not builtin and not _allowed(val):
                     out.add(node.id)
-    _NAMES[id(fn)] = frozenset(out)
-    return _NAMES[id(fn)]
+    _NAMES[id(fn)] = (fn, frozenset(out))
+    return _NAMES[id(fn)][1]
 
 
 def _allowed_by_knob() -> bool:
