@@ -47,3 +47,23 @@ def test_a_group_sigint_interrupts_the_program_once(tmp_path, cli_env):
     assert "SAME True" in out, (out, err[-2000:])  # getsignal still answers what the program installed
     assert "CLEANED UP" in out, (out, err[-2000:])
     assert proc.returncode == 1 and "launched no Triton kernel" in err, err[-2000:]  # it ended well, checked none
+
+
+def test_both_handler_entries_of_a_twin_sigint_leave_the_traceback():
+    """CI (session 42): a twin SIGINT landed inside the first one's handler before it noted the time; the traceback
+    ended "exits.py, line 138, in _sigint_once" (the inner entry was dropped, the outer kept)."""
+    from types import SimpleNamespace as Entry
+
+    from tritondbg.program import exits
+
+    def entry(code, nxt=None):
+        return Entry(tb_frame=Entry(f_code=code), tb_next=nxt)
+
+    program = (lambda: None).__code__
+    handler = exits._sigint_once.__code__
+    tb = entry(program, entry(handler, entry(handler)))
+    kept = exits._without_handler(tb)
+    assert kept is tb and kept.tb_next is None, kept
+    assert exits._without_handler(entry(handler)) is None
+    lone = entry(program)
+    assert exits._without_handler(lone) is lone

@@ -175,16 +175,18 @@ def _excepthook(exc_type, exc, tb) -> None:
 
 
 def _without_handler(tb):
-    """``tb`` with its last entry dropped when that entry is ``_sigint_once`` raising."""
-    prev, last = None, tb
-    while last.tb_next is not None:
-        prev, last = last, last.tb_next
-    if last.tb_frame.f_code is not _sigint_once.__code__:
-        return tb
-    if prev is None:
+    """``tb`` without the ``_sigint_once`` entries at its end: the one raising, and the one a twin SIGINT landed in
+    before it could note the first (CI: "exits.py, line 138, in _sigint_once" was the traceback's last line)."""
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    while entries and entries[-1].tb_frame.f_code is _sigint_once.__code__:
+        entries.pop()
+    if not entries:
         return None
-    prev.tb_next = None
-    return tb
+    entries[-1].tb_next = None
+    return entries[0]
 
 
 def _route_default_sigint() -> None:
