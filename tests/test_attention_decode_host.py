@@ -125,7 +125,7 @@ def test_outside_run_check_each_call_launches_exactly_once(fake, monkeypatch):
 
 
 def test_pristine_is_false_while_tritondbg_pins_configs():
-    from tritondbg.configs import Pinning
+    from tritondbg.pinning import Pinning
 
     assert K._pristine()
     with Pinning({}, pin_all=False).active():

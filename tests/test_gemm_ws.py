@@ -374,7 +374,7 @@ def test_pinning_reports_what_the_race_served_and_blocks_the_race_while_a_tl_con
     """tritondbg run / check (Pinning) report the Gluon kernel's config beside the autotuners' when it served a
     call (source "raced"); a tl config pinned by --config keeps gemm on the tl kernels (no race, no cached
     Gluon plan) and the pin is forgotten after the run."""
-    from tritondbg.configs import Pinning
+    from tritondbg.pinning import Pinning
 
     from tritondbg.kernels import _launch
 
@@ -412,7 +412,7 @@ def test_a_pin_reaches_the_bundled_launch_module_during_the_run_only(monkeypatch
     """Pinning a tl gemm config (--config) puts its name in _launch.PINNED while the run lasts."""
     from triton.runtime.autotuner import Autotuner
 
-    from tritondbg.configs import Pinning
+    from tritondbg.pinning import Pinning
     from tritondbg.kernels import _launch
     from tritondbg.kernels import gemm as G
 

@@ -17,7 +17,8 @@ from typing import Any, Sequence
 from tritondbg import loader, stops
 from tritondbg.callables import describe_callable, exit_error, library_frame, raised_message
 from tritondbg.compare import Named, compare, return_names, tolerance
-from tritondbg.configs import autotuners, not_applicable_reason, parse_config, plan
+from tritondbg.configs import autotuners, not_applicable_reason, parse_config
+from tritondbg.pinning import plan
 from tritondbg.errors import ModeError, PytestCalled, UsageError, pytest_outcome
 from tritondbg.record import CaseResult, RunRecord, environment
 from tritondbg.scenario import Case, Scenario

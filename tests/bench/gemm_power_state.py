@@ -32,7 +32,8 @@ def main() -> None:
     import triton.testing
 
     from tritondbg import loader, runner
-    from tritondbg.configs import parse_config, plan
+    from tritondbg.configs import parse_config
+    from tritondbg.pinning import plan
 
     runner.set_mode("compiled")
     sc = loader.load("gemm")

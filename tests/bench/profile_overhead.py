@@ -151,7 +151,8 @@ def bare_ms(kernel: str, case_name: str, dtype: str, config: str | None) -> floa
     import triton.testing
 
     from tritondbg import loader, runner
-    from tritondbg.configs import parse_config, plan
+    from tritondbg.configs import parse_config
+    from tritondbg.pinning import plan
 
     runner.set_mode("compiled")
     scenario = loader.load(kernel)

@@ -41,7 +41,7 @@ def test_every_prefill_config_is_right_wherever_it_is_pinned(cli_env):
 
 CODE_PINNING = r'''
 import sys, torch
-from tritondbg.configs import Pinning
+from tritondbg.pinning import Pinning
 from tritondbg.kernels import fp8_gemm as F8, gemm as G, _launch, _gemm_ws as WS
 if WS.GD is None or torch.cuda.get_device_capability() != (9, 0):
     print("SKIP: needs Gluon and an sm_90 GPU"); sys.exit(0)

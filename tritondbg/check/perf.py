@@ -125,7 +125,7 @@ def _chosen(scenario, gate: str, ctx, pool: list, what: str) -> tuple[list, Gate
 def perf_gate(scenario, ctx) -> GateOutcome:
     import torch
 
-    from tritondbg.configs import Pinning
+    from tritondbg.pinning import Pinning
 
     baseline = read_baseline(ctx.baseline_file)
     recorded, recorded_configs = baseline.get("times_ms", {}), baseline.get("configs", {})

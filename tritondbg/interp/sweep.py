@@ -26,7 +26,8 @@ def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence =
     ran), ``on_result(result)`` is called for each. Shared by ``interpret --all-configs`` and the all-configs gate
     of ``tritondbg check``."""
     from tritondbg import runner
-    from tritondbg.configs import autotuners, config_dict, config_str, distinct, made_up, tried_configs
+    from tritondbg.configs import autotuners, config_dict, config_str, distinct, made_up
+    from tritondbg.pinning import tried_configs
 
     results = results if results is not None else []
     failures = failures if failures is not None else []

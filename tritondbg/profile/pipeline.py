@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from tritondbg import loader, runner, selection
-from tritondbg.configs import parse_config, plan
+from tritondbg.configs import parse_config
+from tritondbg.pinning import plan
 from tritondbg.errors import UsageError
 from tritondbg.profile.autotune import AutotuneWatch
 from tritondbg.profile.nvtx_ranges import LaunchRange, nvtx_state, range_message, range_name

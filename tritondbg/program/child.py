@@ -272,13 +272,13 @@ def _hint_on_cuda_tensors() -> None:
 
 def _pin_autotuners() -> None:
     """Under the interpreter every autotuned kernel runs one config, as ``tritondbg interpret KERNEL`` runs it
-    (``configs.Pinning``: the first config its autotuner would try after its own pruning that can run): without
+    (``pinning.Pinning``: the first config its autotuner would try after its own pruning that can run): without
     a GPU, the autotuner would time every config on the CPU (three runs each, unchecked by the sanitizers,
     writing the outputs several times) and keep whichever the CPU timed fastest, a pick that changes from run
     to run. The pinning stays for the program's life; ``write_summary`` reports what each kernel ran."""
     import contextlib
 
-    from tritondbg.configs import Pinning
+    from tritondbg.pinning import Pinning
 
     pinning = Pinning({}, pin_all=True)
     stack = contextlib.ExitStack()
