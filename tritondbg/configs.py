@@ -259,9 +259,7 @@ def every_autotuner_run(make: Callable[[Callable], Callable]) -> Iterator[None]:
 def call_kwargs(tuner, kwargs: dict) -> dict:
     """A launch's keyword arguments without the keys its autotuner's configs set: what the autotuner itself is
     called with (its pruner is)."""
-    keys = set(CONFIG_ATTRS)
-    for c in tuner.configs:
-        keys.update(c.kwargs)
+    keys = known_keys(tuner)
     return {k: v for k, v in kwargs.items() if k not in keys}
 
 

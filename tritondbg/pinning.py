@@ -59,10 +59,7 @@ class Pinning:
             if len(tuner.configs) > 1 and (name not in pinning.tried or chosen is None and pinning.pin_all):
                 # the autotuner's own rules (early_config_prune, perf_model + top_k), as Autotuner.run applies them
                 # to each new key: pruned for this call's arguments (n = 192 may rule out what n = 1024 kept)
-                tuner.nargs = dict(zip(tuner.arg_names, args))
-                pruned = list(tuner.prune_configs(kwargs))
-                pinning.tried.setdefault(name, pruned)
-                _LAST_TRIED.setdefault(name, pruned)
+                pruned = pinning._pruned(name, tuner, args, kwargs)
                 if chosen is None and pinning.pin_all:
                     # the first config the autotuner would try that can run at all: like Triton's benchmark, skip
                     # the ones that fail their own tl.static_assert (they would time as inf)
@@ -97,10 +94,7 @@ class Pinning:
                     tuner.configs = saved
                     LISTED.pop(id(tuner), None)
                     if not refused:  # (one refused in favour of the next did not run)
-                        pinning.used[name] = config_dict(chosen)
-                        pinning.sources[name] = source
-                        if pinning.used[name] not in pinning.ran.setdefault(name, []):
-                            pinning.ran[name].append(pinning.used[name])
+                        pinning._ran(name, chosen, source)
 
         try:
             with every_autotuner_run(make), past_tuner(self.tuners, self._past):
@@ -120,16 +114,10 @@ class Pinning:
             return kwargs
         name = kernel_name(tuner)
         chosen, source = self.pins.get(id(tuner)) or default_for(tuner) or (None, "")
-        plain = call_kwargs(tuner, kwargs)
         pruned = None
         if len(tuner.configs) > 1 and name not in self.tried:
-            try:
-                tuner.nargs = dict(zip(tuner.arg_names, args))
-                pruned = list(tuner.prune_configs(plain))
-            except Exception:  # noqa: BLE001 - a pruner that wants the autotuner's own call: its listed configs
-                pruned = list(tuner.configs)
-            self.tried.setdefault(name, pruned)
-            _LAST_TRIED.setdefault(name, pruned)
+            # (a pruner that wants the autotuner's own call fails here: its listed configs then)
+            pruned = self._pruned(name, tuner, args, call_kwargs(tuner, kwargs), tolerant=True)
         if chosen is None and self.pin_all:
             chosen, source = (pruned or self.tried.get(name) or tuner.configs)[0], "default"
         past = "launched past its autotuner, with a config the caller kept"
@@ -140,11 +128,30 @@ class Pinning:
         kwargs = {**kwargs, **chosen.all_kwargs()}
         if chosen.pre_hook is not None:
             chosen.pre_hook({**dict(zip(fn.arg_names, args)), **kwargs})
-        self.used[name] = config_dict(chosen)
-        self.sources[name] = f"{source}; {past}: this config put in its place"
+        self._ran(name, chosen, f"{source}; {past}: this config put in its place")
+        return kwargs
+
+    def _pruned(self, name: str, tuner, args, kwargs, tolerant: bool = False) -> list:
+        """The configs ``tuner``'s own rules keep for this call (early_config_prune, perf_model + top_k, as
+        Autotuner.run applies them to each new key), noted as what it would try; ``tolerant``: its listed configs
+        when the pruning fails."""
+        try:
+            tuner.nargs = dict(zip(tuner.arg_names, args))
+            pruned = list(tuner.prune_configs(kwargs))
+        except Exception:  # noqa: BLE001
+            if not tolerant:
+                raise
+            pruned = list(tuner.configs)
+        self.tried.setdefault(name, pruned)
+        _LAST_TRIED.setdefault(name, pruned)
+        return pruned
+
+    def _ran(self, name: str, config, source: str) -> None:
+        """``config`` ran for kernel ``name``, chosen by ``source``: the record's config and the sweep's list."""
+        self.used[name] = config_dict(config)
+        self.sources[name] = source
         if self.used[name] not in self.ran.setdefault(name, []):
             self.ran[name].append(self.used[name])
-        return kwargs
 
     def _reset_after_benchmark(self, tuner, args, kwargs) -> None:
         """Triton's autotuner, on the first call with a new key, benchmarks the configs and then zeroes the

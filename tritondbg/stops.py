@@ -9,7 +9,10 @@ of a command: the note belongs to one run.
 """
 from __future__ import annotations
 
+import contextlib
 import signal
+import threading
+from typing import Iterator
 
 _STATE: dict = {"signal": None}
 
@@ -30,10 +33,30 @@ def clear() -> None:
 def handler(signum, frame):
     """A signal handler: note the signal, raise KeyboardInterrupt (as Python's own SIGINT handler does)."""
     note(signum)
-    raise KeyboardInterrupt(f"signal {signum}")
+    raise KeyboardInterrupt
 
 
 def reraise(exc: BaseException | None = None) -> None:
     """Raise KeyboardInterrupt again when a stop signal was noted (``exc``: the error it came back as)."""
     if _STATE["signal"] is not None:
         raise KeyboardInterrupt(f"{_STATE['signal']}") from exc
+
+
+@contextlib.contextmanager
+def noting() -> Iterator[None]:
+    """For the block (main thread only): SIGTERM, and Ctrl-C where Python's own handler has it, raise
+    KeyboardInterrupt through ``handler``; the previous handlers come back after it. An ignored SIGTERM stays
+    ignored, a program's own SIGINT handler is kept. The note is cleared before and after."""
+    clear()
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+            old[signal.SIGTERM] = signal.signal(signal.SIGTERM, handler)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            old[signal.SIGINT] = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
+        clear()

@@ -309,7 +309,7 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
     from tritondbg.pytest_plugin import COLLECT_ERROR, COLLECT_FAULT, item_file
 
     workers = default_workers(device) if workers is None else workers
-    _STOP["signal"] = "SIGINT"  # until a SIGTERM says otherwise (``stop_signals``, ``_prompt_shutdown``)
+    stops.clear()  # "SIGINT" until a SIGTERM says otherwise (``stop_signals``, ``_prompt_shutdown``)
     tmp = Path(tempfile.mkdtemp(prefix="tritondbg-check-"))
     outdir = tmp / "outcomes"
     watch = _Watch(len(items), progress and sys.stderr.isatty(), lines=progress)
@@ -390,47 +390,24 @@ def _children() -> list[int]:
     return pids
 
 
-_STOP = {"signal": "SIGINT"}  # the signal that stopped the last run: SIGINT (Ctrl-C) or SIGTERM (a CI cancel)
-
-
 def stopped_by() -> str:
     """"SIGINT" or "SIGTERM": what raised the last KeyboardInterrupt under ``stop_signals``."""
-    return _STOP["signal"]
+    return stops.noted() or "SIGINT"
+
+
 _STOPS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _stopped(signum) -> None:
-    _STOP["signal"] = signal.Signals(signum).name
-    stops.note(signum)  # a KeyboardInterrupt a C extension turns into another error is raised again (stops.py)
-    raise KeyboardInterrupt
+    stops.handler(signum, None)
 
 
-class stop_signals:
+def stop_signals():
     """SIGTERM (how CI runners and Kubernetes cancel a job) winds a check down as SIGINT does: KeyboardInterrupt,
     the items that did not finish reported as interrupted, --json / --junit written, exit 128 + the signal. Its
-    default action ended the process at once: no table, no file, the workers left running."""
-
-    def __enter__(self):
-        import threading
-
-        _STOP["signal"] = "SIGINT"
-        stops.clear()
-        self.old = signal.getsignal(signal.SIGTERM)
-        self.own = threading.current_thread() is threading.main_thread() and self.old is not signal.SIG_IGN
-        self.old_int = None
-        if self.own:
-            signal.signal(signal.SIGTERM, lambda signum, frame: _stopped(signum))
-            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # Ctrl-C: Python's raise, noted
-                self.old_int = signal.signal(signal.SIGINT, lambda signum, frame: _stopped(signum))
-        return self
-
-    def __exit__(self, *exc):
-        if self.own:
-            signal.signal(signal.SIGTERM, self.old if self.old is not None else signal.SIG_DFL)
-            if self.old_int is not None:
-                signal.signal(signal.SIGINT, self.old_int)
-        stops.clear()
-        return False
+    default action ended the process at once: no table, no file, the workers left running. Both are noted
+    (``tritondbg.stops``): one a C extension turns into another error is raised again."""
+    return stops.noting()
 
 
 class _prompt_shutdown:
@@ -497,7 +474,7 @@ def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | No
         return GateOutcome(it.label, it.gate, ERROR, f"crashed: {why}" + (f"; {where}" if where else ""),
                            target=it.target, command=command)
     if interrupted:
-        return GateOutcome(it.label, it.gate, INTERRUPTED, f"interrupted ({_STOP['signal']}) before it finished",
+        return GateOutcome(it.label, it.gate, INTERRUPTED, f"interrupted ({stopped_by()}) before it finished",
                            target=it.target, command=command)
     why = watch.collect_error or watch.internal or (
         f"pytest exit status {int(rc)}{_PYTEST_EXIT.get(int(rc), '')}" if rc is not None
@@ -515,7 +492,7 @@ def make_record(items: list[Item], outcomes: list[GateOutcome], *, device: str, 
     record.extra["workers"] = workers
     record.extra["interrupted"] = interrupted
     if interrupted:
-        record.extra["interrupted_by"] = _STOP["signal"]
+        record.extra["interrupted_by"] = stopped_by()
     try:
         record.environment = environment()
     except KeyboardInterrupt:
@@ -525,7 +502,7 @@ def make_record(items: list[Item], outcomes: list[GateOutcome], *, device: str, 
 
 def interrupted_record(items: list[Item], *, device: str, workers: int | None) -> RunRecord:
     """SIGINT / SIGTERM before the gate session started: every item interrupted."""
-    outcomes = [GateOutcome(i.label, i.gate, INTERRUPTED, f"interrupted ({_STOP['signal']}) before it started",
+    outcomes = [GateOutcome(i.label, i.gate, INTERRUPTED, f"interrupted ({stopped_by()}) before it started",
                             target=i.target) for i in items]
     return make_record(items, outcomes, device=device, workers=workers or 0, interrupted=True)
 

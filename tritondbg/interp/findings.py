@@ -46,13 +46,14 @@ def _consequence(e: dict) -> str:
     else:
         how, fill = "Its mask lets them through", f"other=, else {poison}"
     if op == "load" and e.get("program_fill") is not None:  # program mode kept a run without the poison
-        got = f"got {fill.replace(poison, e['program_fill'])} there"
+        held = fill.replace(poison, e["program_fill"])
         inside = min(e.get("in_other", 0), e["lanes"])  # the plain run reads another argument's memory there
+        got = f"got {held} there"
         if inside == e["lanes"]:
             got = "read the other argument's values there"
         elif inside:
-            got = (f"got {fill.replace(poison, e['program_fill'])} in the {e['lanes'] - inside} lane(s) outside every "
-                   f"argument and the other argument's values in the {inside} that land in one")
+            got = (f"got {held} in the {e['lanes'] - inside} lane(s) outside every argument and the other "
+                   f"argument's values in the {inside} that land in one")
         return (f"{how}: tritondbg did not read these lanes; your program {got} (its launch was run "
                 "again without the checks' poison, as plain TRITON_INTERPRET=1 runs it); on the GPU: garbage values "
                 "or an illegal-address fault")

@@ -9,6 +9,13 @@ from tritondbg.interp import frames
 _MAX_SAMPLE = 8  # element offsets kept per entry (the full range is kept beside them)
 
 
+def _widen(e: dict, off: np.ndarray) -> None:
+    """The entry's element-offset range, widened to take ``off``."""
+    lo, hi = int(off.min()), int(off.max())
+    e["off_min"] = lo if e.get("off_min") is None else min(e["off_min"], lo)
+    e["off_max"] = hi if e.get("off_max") is None else max(e["off_max"], hi)
+
+
 def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
     """The lanes of ``candidates`` that lie in a candidate view's storage: a kernel that addresses the
     storage with strides of its own (FlagGems' gather and scatter through restride_dim's stride-0 view) reads
@@ -24,14 +31,13 @@ def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
         e = san._entry("outside_view", frames.site(), buf.name, op, buffer=buf.label(), severity="warning",
                         storage=(buf.storage[1] - buf.storage[0]) // buf.itemsize)
         e["lanes"] += int(inside.sum())
-        off = buf.offsets(addrs[inside])
-        lo, hi = int(off.min()), int(off.max())
-        e["off_min"] = lo if e.get("off_min") is None else min(e["off_min"], lo)
-        e["off_max"] = hi if e.get("off_max") is None else max(e["off_max"], hi)
+        _widen(e, buf.offsets(addrs[inside]))
     return inside
 
-def record(san, op, cands, bad, width, n_live, unmasked: bool = False,
-                from_undefined: bool = False, descriptor: str | None = None) -> None:
+
+def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool = False,
+           from_undefined: bool = False, descriptor: str | None = None) -> None:
+    """The out_of_bounds entry for lanes ``bad`` (``owner``: the index of the argument each lies in, -1 none)."""
     site = frames.site()
     argmap = san.launch.argmap()
     buf = cands[0] if cands else None
@@ -53,9 +59,7 @@ def record(san, op, cands, bad, width, n_live, unmasked: bool = False,
             mis = ((bad[inside].astype(np.int64) - buf.data_ptr) % buf.itemsize) != 0
             e["misaligned"] += int(mis.sum())
             e["gap"] += int((~mis).sum())
-        lo, hi = int(off.min()), int(off.max())
-        e["off_min"] = lo if e.get("off_min") is None else min(e["off_min"], lo)
-        e["off_max"] = hi if e.get("off_max") is None else max(e["off_max"], hi)
+        _widen(e, off)
         if len(e["offsets"]) < _MAX_SAMPLE:
             e["offsets"] = sorted(set(e["offsets"]) | set(int(o) for o in off[:_MAX_SAMPLE]))[:_MAX_SAMPLE]
     elif len(e["offsets"]) < _MAX_SAMPLE:
@@ -72,11 +76,9 @@ def record(san, op, cands, bad, width, n_live, unmasked: bool = False,
         if e["lands"] is None:
             e["lands"] = argmap.describe(int(bad[0]), width)[1]
     else:  # lanes past this tensor that fall in another argument's memory: read (or written) there on a GPU,
-        own = argmap.owner(bad, width)  # and in a plain interpreter run, not zeros
-        mine = next((i for i, b in enumerate(argmap.buffers) if b is buf), -1)
-        elsewhere = (own >= 0) & (own != mine)
+        mine = next((i for i, b in enumerate(argmap.buffers) if b is buf), -1)  # and in a plain interpreter run,
+        elsewhere = (owner >= 0) & (owner != mine)                               # not zeros
         if elsewhere.any():
             e["in_other"] = e.get("in_other", 0) + int(elsewhere.sum())
             if e["lands"] is None:
                 e["lands"] = argmap.describe(int(bad[elsewhere][0]), width)[1]
-

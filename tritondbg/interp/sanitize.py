@@ -222,24 +222,28 @@ class Sanitizer(Instrument, hooks.Listener):
         if not cands and base is not None and argmap.owner(np.array([base], np.uint64), 1)[0] < 0:
             # a pointer cast from a pointer-table entry: checked against the tensor that entry names
             cands = guard.table_buffer(base, width, str(ptrs.get_element_ty()).replace("triton.language.", ""))
+        owner = None  # the argument each lane lies in (-1: none)
         if cands:
             ok = cands[0].contains(addrs, width)
             for b in cands[1:]:
                 ok |= b.contains(addrs, width)
         else:
-            ok = argmap.owner(addrs, width) >= 0
+            owner = argmap.owner(addrs, width)
+            ok = owner >= 0
             if not ok.all():  # a pointer made from an integer: the tensors the launch was handed by address
                 ok |= guard.reachable(addrs, width)
         if ok.all():
             return None
+        if owner is None:
+            owner = argmap.owner(addrs, width)
         if cands:  # outside the view but inside its storage, in no other argument: what the GPU reads (a warning)
-            ok = ok | oob.outside_view(self, op, cands, addrs, ~ok & (argmap.owner(addrs, width) < 0), width)
+            ok = ok | oob.outside_view(self, op, cands, addrs, ~ok & (owner < 0), width)
             if ok.all():
                 return None
         # an atomic without mask= gets an all-true one from Triton's front end: it has no mask, as loads without one
-        oob.record(self, op, cands, addrs[~ok], width, int(addrs.size),
-                         unmasked=op == "atomic" and (live is None or bool(live.all())), from_undefined=from_undefined,
-                         descriptor=(getattr(ptrs, "attr", None) or {}).get("tdbg_descriptor"))
+        oob.record(self, op, cands, addrs[~ok], width, int(addrs.size), owner[~ok],
+                   unmasked=op == "atomic" and (live is None or bool(live.all())), from_undefined=from_undefined,
+                   descriptor=(getattr(ptrs, "attr", None) or {}).get("tdbg_descriptor"))
         bad_full = np.zeros(p.shape, dtype=bool)
         if live is None:
             bad_full = ~ok.reshape(p.shape)

@@ -59,8 +59,7 @@ class RunFolder:
         self.final = Path(final)
         self.partial = self.final.parent / f".{self.final.name}{PARTIAL}"
         self.committed = False
-        self._old_term = None
-        self._old_int = None
+        self._noting = stops.noting()
 
     @property
     def path(self) -> Path:
@@ -73,12 +72,8 @@ class RunFolder:
         if self.final.exists():
             raise FileExistsError(f"run folder {self.final} already exists")
         self.partial.mkdir()
-        stops.clear()
-        if threading.current_thread() is threading.main_thread():
-            # SIGTERM (kill, a CI timeout) becomes KeyboardInterrupt so __exit__ removes the partial folder.
-            self._old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
-            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # Ctrl-C: Python's own raise, noted
-                self._old_int = signal.signal(signal.SIGINT, _raise_interrupt)  # (a handler of the user's is kept)
+        # SIGTERM (kill, a CI timeout) and Ctrl-C become a noted KeyboardInterrupt: __exit__ removes the partial folder
+        self._noting.__enter__()
         return self
 
     def commit(self) -> Path:
@@ -90,22 +85,13 @@ class RunFolder:
         return self.final
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if self._old_term is not None:
-            signal.signal(signal.SIGTERM, self._old_term)
-        if self._old_int is not None:
-            signal.signal(signal.SIGINT, self._old_int)
+        self._noting.__exit__(exc_type, exc, tb)
         if not self.committed:
             shutil.rmtree(self.partial, ignore_errors=True)
 
 
-_raise_interrupt = stops.handler  # SIGTERM / Ctrl-C in a run folder: noted, then KeyboardInterrupt
-
-
-def reraise_if_terminated(exc: BaseException) -> None:
-    """An error caught while a SIGTERM's or Ctrl-C's KeyboardInterrupt unwound: the interrupt again. Raised inside
-    the torch profiler's or the interpreter's callbacks it can come back as another exception, which a case then kept
-    as its error, and the run went on to exit 1 instead of 130 (1 CI run in many; ``tritondbg.stops``)."""
-    stops.reraise(exc)
+# a run folder's handler, and what a case calls on an error caught while its interrupt unwound (``tritondbg.stops``)
+_raise_interrupt, reraise_if_terminated = stops.handler, stops.reraise
 
 
 @contextlib.contextmanager
