@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tritondbg.interp import memory
+
 
 def dtype_value():
     """``dtype.value`` on a ``tl.dtype``: compiled Triton hands a ``@triton.jit`` helper's dtype argument over as a
@@ -112,15 +114,6 @@ def _layout(arg) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     return (shape, strides) if len(shape) == len(strides) else None
 
 
-def _span(shape, strides) -> tuple[int, int]:
-    """(lowest, highest) element offset from element [0, ...] of a strided view (0, -1 when it is empty)."""
-    if any(n == 0 for n in shape):
-        return 0, -1
-    lo = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
-    hi = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
-    return lo, hi
-
-
 def _base_tensor(arg):
     import torch
 
@@ -146,7 +139,7 @@ def as_tensor(arg) -> Any:
         n = int(numel()) if callable(numel) else 1
         layout = ((n,), (1,))
     shape, strides = layout
-    lo, hi = _span(shape, strides)
+    lo, hi = (0, -1) if any(n == 0 for n in shape) else memory.layout(shape, strides)[:2]  # (empty: nothing)
     negative = any(s < 0 for n, s in zip(shape, strides) if n > 1)
     base = _base_tensor(arg)
     if base is not None:

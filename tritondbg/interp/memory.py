@@ -114,7 +114,7 @@ class Buffer:
         return f"{(rel - (self.hi - self.lo)) // self.itemsize + 1} element(s) past the end of {self.name}"
 
 
-def _layout(shape, strides) -> tuple[int, int, bool]:
+def layout(shape, strides) -> tuple[int, int, bool]:
     """(min offset, max offset, dense) of a strided view, in elements."""
     lo = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0 and n > 0)
     hi = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0 and n > 0)
@@ -138,7 +138,7 @@ def buffer_of(name: str, t) -> Buffer | None:
     ptr = int(base.data_ptr())
     if base.numel() == 0:
         return Buffer(name, ptr, itemsize, shape, strides, str(base.dtype).replace("torch.", ""), ptr, ptr, True)
-    lo, hi, dense = _layout(shape, strides)
+    lo, hi, dense = layout(shape, strides)
     b = Buffer(name, ptr, itemsize, shape, strides, str(base.dtype).replace("torch.", ""),
                ptr + lo * itemsize, ptr + (hi + 1) * itemsize, dense)
     try:
