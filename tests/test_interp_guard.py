@@ -1,5 +1,6 @@
 """The memory guard (guard.py): in every interpreter run, with or without the sanitizers, no lane of a
 load/store/atomic touches memory outside the launch's tensors."""
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,3 +73,21 @@ def test_bf16_atomics_emulated_by_the_shims_are_guarded_too():
     assert torch.equal(canary, torch.full((64,), -1.0, dtype=torch.bfloat16))
     poke16[(1,)](y, 0, N=16)
     assert torch.equal(y, torch.ones(16, dtype=torch.bfloat16))
+
+
+def test_program_mode_without_sanitizers_fails_on_lanes_the_guard_kept_out(cli_env, tmp_path):
+    """helper-57: `interpret --no-sanitize -- CMD` passed a launch whose unmasked load ran 28 lanes past its tensor
+    ("1 launch(es), 0 finding(s)", exit 0) where the kernel form fails it: the guard's count is an error there too."""
+    (tmp_path / "prog.py").write_text(
+        "import torch, triton, triton.language as tl\n\n"
+        "@triton.jit\n"
+        "def copy(x, y, n, B: tl.constexpr):\n"
+        "    c = tl.program_id(0) * B + tl.arange(0, B)\n"
+        "    tl.store(y + c, tl.load(x + c), mask=c < n)\n\n"
+        "x = torch.randn(100, device='cuda'); y = torch.empty_like(x)\n"
+        "copy[(1,)](x, y, 100, B=128)\n"
+        "print('same', bool((x == y).all()))\n")
+    p = run_cli(["interpret", "--no-sanitize", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path, timeout=300)
+    assert p.returncode == 1, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
+    assert "same True" in p.stdout  # the program's own check passes: only the guard's count tells
+    assert "out_of_bounds in copy at prog.py:6: 28 lane(s) of a load" in p.stderr, p.stderr[-2000:]

@@ -414,19 +414,11 @@ def default_device(mode: str) -> str:
 
 def _guarded_lanes(result: CaseResult) -> None:
     """Lanes the memory guard kept out of memory outside every tensor, with no sanitizer to say so (the correctness
-    gate, ``--no-sanitize``): loads of them read 0 (or ``other=``), so a match proves nothing of the GPU, where
-    they read garbage or fault (a K-tail left unmasked passed torchao's int8 matmul so). An error at each line."""
+    gate, ``--no-sanitize``): an error at each line (``guard.kept_findings``), and the case is not a pass."""
     from tritondbg.interp import frames, guard
 
     kept = guard.where()
-    for (op, file, line), n in kept.items():
-        result.findings.append(dict(
-            kind="out_of_bounds", severity="error", file=file, line=line, function="", kernel="", pid=[], tensor=None,
-            offsets=[], op=op, programs=0, lanes=n, source=frames.source_line(file, line),
-            message=(f"{n} lane(s) of a {op} here point outside every tensor the launch was given; the memory "
-                     f"guard kept them out ({'they read 0 or other=' if op == 'load' else 'skipped'}), so this "
-                     "run's output says nothing of the GPU's, where they read garbage or fault: run with the "
-                     "sanitizers (without --no-sanitize) for the program id, tensor and offsets")))
+    result.findings += guard.kept_findings()
     if kept and result.status == "pass":
         (op, file, line), more = next(iter(kept)), len(kept) - 1
         result.status = "fail"

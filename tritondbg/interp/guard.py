@@ -19,7 +19,8 @@ API (for any code that launches kernels under the interpreter, e.g. program mode
     guard.install()          idempotent; guard.uninstall() undoes it; guard.installed() -> bool
     guard.allow(*regions)    extra memory kernels may reach through pointers that are not arguments
                              (torch tensors, or (address, nbytes)); guard.clear_allowed()
-    guard.masked() -> int    lanes masked off since the last guard.reset()
+    guard.masked() -> int    lanes masked off since the last guard.reset(); guard.where() by line;
+                             guard.kept_findings() the same as out_of_bounds errors (no sanitizer ran)
 """
 from __future__ import annotations
 
@@ -47,6 +48,22 @@ def reset() -> None:
 def where() -> dict:
     """(op, file, line) -> lanes masked there since the last ``reset`` (the kernel line of each access)."""
     return dict(_state["where"])
+
+
+def kept_findings() -> list[dict]:
+    """The lanes ``where`` counts, as findings: with no sanitizer to report them (the correctness gate,
+    ``--no-sanitize``, a program under ``interpret --no-sanitize -- CMD``), loads of them read 0 (or ``other=``),
+    so a match proves nothing of the GPU, where they read garbage or fault (a K-tail left unmasked passed
+    torchao's int8 matmul so). An error at each line."""
+    from tritondbg.interp import frames
+
+    return [dict(kind="out_of_bounds", severity="error", file=file, line=line, function="", kernel="", pid=[],
+                 tensor=None, offsets=[], op=op, programs=0, lanes=n, source=frames.source_line(file, line),
+                 message=(f"{n} lane(s) of a {op} here point outside every tensor the launch was given; the memory "
+                          f"guard kept them out ({'they read 0 or other=' if op == 'load' else 'skipped'}), so this "
+                          "run's output says nothing of the GPU's, where they read garbage or fault: run with the "
+                          "sanitizers (without --no-sanitize) for the program id, tensor and offsets"))
+            for (op, file, line), n in _state["where"].items()]
 
 
 def _count(op: str, n: int) -> None:

@@ -83,6 +83,7 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     value, error = None, None
     import numpy as np
 
+    from tritondbg.interp import guard
 
     try:
         with contextlib.ExitStack() as stack:
@@ -91,6 +92,8 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
             stack.enter_context(np.errstate(over="ignore", invalid="ignore", divide="ignore"))
             for inst in insts:
                 stack.enter_context(inst.active(None, None, args))
+            if san is None:  # what the guard keeps out from here on is this launch's, with no sanitizer to say so
+                guard.reset()
             value = proceed()
     except Exception as exc:  # noqa: BLE001 - re-raised by the caller: the program sees its own error
         error = exc
@@ -99,6 +102,8 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     for inst in insts:
         if inst is not san:
             inst.finish(result, None, None)
+    if san is None:  # --no-sanitize: lanes outside every tensor are still errors (helper-57: a silent pass)
+        result.findings += guard.kept_findings()
 
     if san is not None:
         note = None
