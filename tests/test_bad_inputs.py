@@ -157,7 +157,7 @@ ROWS = [
     (["capture", "--bogus", *PROGRAM], {}, 2, "--bogus is not an option of `tritondbg capture`"),
     (["profile", "add", *PROGRAM], {}, 2, "unexpected argument 'add' before --"),
     (["interpret", "add", *PROGRAM], {}, 2, "unexpected argument 'add' before --"),
-    (["list", "extra"], {}, 2, "Got unexpected extra argument (extra)"),
+    (["list", "extra"], {}, 2, "unknown kernel 'extra'; choose from: add, attention"),
     (["nope"], {}, 2, "No such command 'nope'"),
 ]
 

@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -62,6 +63,17 @@ def test_list_shows_every_kernel_cases_and_configs(cli_env):
     assert entries["fp8_gemm"]["configs"], "fp8_gemm is autotuned"
     p = run_cli(["list"], cli_env)
     assert p.returncode == 0 and "attention" in p.stdout
+
+
+def test_list_takes_scenario_files_and_names(cli_env):
+    """helper-57: `tritondbg list gptq_cases.py`, the natural way to see a scenario file's cases, was a bare click
+    error; a file lists each of its scenarios, ``file::name`` and bundled names one."""
+    zoo = Path(__file__).resolve().parent / "zoo"
+    p = run_cli(["list", "--json", str(zoo / "undefined_lanes.py"), f"{zoo / 'race.py'}::buggy", "softmax"], cli_env)
+    assert p.returncode == 0, p.stderr
+    names = [e["name"] for e in json.loads(p.stdout)]
+    assert names[:2] == ["buggy", "twin"] and names[-2:] == ["buggy", "softmax"], names
+    assert len(names) > 4 and "add" not in names
 
 
 def test_run_compiled_without_gpu_says_so(cli_env):

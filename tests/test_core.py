@@ -131,6 +131,26 @@ def test_a_mismatch_shows_enough_digits_to_tell_the_values_apart():
     assert _apart(1.0 + 2 ** -50, 1.0) == ("1.0000000000000009", "1")
 
 
+def test_an_ok_with_both_maxima_over_their_tolerances_says_the_test_is_per_element():
+    """helper-56: "max abs err 0.0617, max rel err 0.0511 (atol=0.02, rtol=0.02) ok" read as a bug: the largest
+    absolute and relative errors sit at different elements, each within atol + rtol*|ref|."""
+    import io
+
+    from rich.console import Console
+
+    from tritondbg.record import CaseResult
+    from tritondbg.render.console import print_case
+
+    ref = torch.tensor([3.0, 0.01])
+    out = ref + torch.tensor([0.0617, 0.0005])
+    r = CaseResult(kernel="k", case="tiny", dtype="float32", mode="interpret", device="cpu", seed=0, params={},
+                   errors=compare(out, ref, 0.02, 0.02))
+    buf = io.StringIO()
+    print_case(Console(file=buf, width=200, highlight=False), r)
+    assert r.errors[0].passed and r.errors[0].max_abs > 0.02 and r.errors[0].max_rel > 0.02
+    assert "(atol=0.02, rtol=0.02) ok (each element within atol + rtol*|ref|)" in buf.getvalue(), buf.getvalue()
+
+
 def test_tuple_outputs_take_the_names_of_the_wrappers_return():
     """helper-51: vLLM's decode attention returns (o, lse); the report said out0 / out1."""
     from tritondbg.compare import Named, return_names

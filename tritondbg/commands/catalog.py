@@ -1,4 +1,5 @@
-"""`tritondbg list`: bundled kernels, their cases and autotune configs."""
+"""`tritondbg list [KERNEL...]`: bundled kernels (or the scenarios of the files named), their cases and autotune
+configs."""
 from __future__ import annotations
 
 import json
@@ -9,15 +10,40 @@ import click
 from tritondbg import options
 
 
-def catalog() -> list[dict]:
-    """One entry per bundled scenario (imports them in interpreter mode; nothing is launched)."""
-    from tritondbg import loader, runner
+def _scenarios(targets: tuple[str, ...]) -> list:
+    """The scenarios named: every bundled one when none is; a file without ``::name``: each scenario in it."""
+    from pathlib import Path
+
+    from tritondbg import loader
+    from tritondbg.errors import UsageError
+
+    if not targets:
+        return [loader.load(name) for name in loader.bundled_names()]
+    for t in targets:  # every name checked before any file is imported (bad input: one line, exit 2)
+        loader.check_target(t)
+    found = []
+    for t in targets:
+        if loader.is_path_target(t) and "::" not in t:
+            path = Path(t).expanduser().resolve()
+            scenarios = loader._scenarios_in(loader._import_file(path))
+            if not scenarios:
+                raise UsageError(loader.no_scenario(t))
+            for s in scenarios:
+                s.source = str(path)
+            found += scenarios
+        else:
+            found.append(loader.load(t))
+    return found
+
+
+def catalog(targets: tuple[str, ...] = ()) -> list[dict]:
+    """One entry per scenario (imports them in interpreter mode; nothing is launched)."""
+    from tritondbg import runner
     from tritondbg.configs import autotuners, config_dict, kernel_name
 
     runner.set_mode(runner.current_mode() or "interpret")
     entries = []
-    for name in loader.bundled_names():
-        s = loader.load(name)
+    for s in _scenarios(targets):
         tuners = autotuners(s.kernels)
         entries.append({
             "name": s.name,
@@ -30,8 +56,8 @@ def catalog() -> list[dict]:
     return entries
 
 
-def list_kernels(*, as_json: bool = False) -> int:
-    entries = catalog()
+def list_kernels(targets: tuple[str, ...] = (), *, as_json: bool = False) -> int:
+    entries = catalog(targets)
     if as_json:
         print(json.dumps(entries, indent=2, default=str))
     else:
@@ -42,7 +68,9 @@ def list_kernels(*, as_json: bool = False) -> int:
 
 
 @click.command("list")
+@click.argument("targets", nargs=-1, metavar="[KERNEL]...")
 @options.as_json
-def list_cmd(as_json):
-    """List bundled kernels, their cases and autotune configs."""
-    sys.exit(list_kernels(as_json=as_json))
+def list_cmd(targets, as_json):
+    """List bundled kernels (or the scenarios of the files given: path/to/cases.py[::name]), their cases and
+    autotune configs."""
+    sys.exit(list_kernels(targets, as_json=as_json))

@@ -144,18 +144,20 @@ def _message(e: dict) -> str:
         if tz:
             reach = f" and the products enter {', '.join(e['reaches'])}" if e.get("reaches") else ""
             return (f"lanes this masked load leaves undefined (mask without other=) are multiplied by exact zeros "
-                    f"(line {tz['line']}: {tz['source'].strip()}){reach}: 0 for any finite leftover value, so the "
-                    "results are right unless the GPU's leftover there is Inf or NaN; give the load other=0.0 to "
-                    "make sure")
+                    f"(line {tz['line']}: {tz['source'].strip()}){reach}: 0 for any finite value, and today's Triton "
+                    "reads 0 there, so the results are right unless a compiler leaves Inf or NaN in those undefined "
+                    "lanes; give the load other=0.0 to make sure")
         parts = []
         if e.get("output"):
             parts.append(f"{e['output_count']} element(s) of output {e['tensor']} hold them, first {e['output']}"
                          + (f" (stored at line {e['stored_at']} by pid {_fmt_pid(e['pid'])})" if e.get("stored_at") else ""))
         if e.get("reaches"):
             parts.append("they enter " + ", ".join(e["reaches"]))
-        return (text + ": " + "; ".join(parts) + ". On the GPU those lanes hold garbage (a bare "
-                "TRITON_INTERPRET=1 gives 0, the sanitizers NaN): give the load other= or keep those lanes out of "
-                "the result")
+        return (text + ": " + "; ".join(parts) + ". Triton leaves those lanes undefined (tl.load: without other= "
+                "\"the masked-out value is undefined\"); the code today's Triton generates happens to read 0 there "
+                "(NVIDIA: a mov of 0 before the predicated load), so a GPU may give the right result now, but no "
+                "compiler promises it (a bare TRITON_INTERPRET=1 gives 0, the sanitizers NaN): give the load other= "
+                "(other=0.0 keeps today's result) or keep those lanes out of the result")
     if kind == "uninit":
         from tritondbg.interp.initcheck import message
 
