@@ -168,11 +168,14 @@ def test_lanes_outside_a_view_but_inside_its_storage_are_read_as_the_gpu_reads_t
     (f,) = r.findings
     assert f["kind"] == "outside_view" and f["severity"] == "warning" and f["tensor"] == "src_ptr", f
     assert "inside its storage (155 elements)" in f["message"] and "spanning 125 element(s)" in f["message"], f
-    # a slice missing its mask: the tail reads the next columns, in the storage: a warning, and the reference
-    # comparison fails it; past the storage's end it stays an out_of_bounds error
+    # a plain slice (no stride 0, no overlap) missing its mask: the tail reads the next columns, in the storage:
+    # an error (helper-56: in program mode, where no reference tells, a warning passed SGLang's kv_indices slice
+    # read one past its end); past the storage's end it stays an out_of_bounds error
     by_case = {r.case: r for r in run_sanitized(f"{tmp_path / 'views.py'}::slices", case="storage,past").results}
     r = by_case["storage"]
     assert r.status == "fail" and [f["kind"] for f in r.findings] == ["outside_view"], (r.message, r.findings)
+    assert r.findings[0]["severity"] == "error" and "a slice of a larger tensor" in r.findings[0]["message"], \
+        r.findings
     r = by_case["past"]
     kinds = {f["kind"]: f for f in r.findings}
     assert r.status == "fail" and "out_of_bounds" in kinds and kinds["out_of_bounds"]["severity"] == "error", \

@@ -36,6 +36,16 @@ class Buffer:
         return (a >= np.uint64(self.storage[0])) & (a + np.uint64(width) <= np.uint64(self.storage[1]))
 
     @property
+    def restrided(self) -> bool:
+        """A view whose elements do not tile its span as a slice's do: a stride 0 (expand, FlagGems' restride_dim)
+        or dims that overlap (as_strided windows). Kernels handed such a view often address the storage with
+        strides of their own; a plain slice (``x[:, :k]``, ``pool[a:b]``) read past its end is a missing mask."""
+        dims = sorted((st, n) for n, st in zip(self.shape, self.strides) if n > 1)
+        if any(st <= 0 for st, _ in dims):
+            return True
+        return any(dims[i + 1][0] < dims[i][0] * dims[i][1] for i in range(len(dims) - 1))
+
+    @property
     def numel(self) -> int:
         return int(np.prod(self.shape)) if self.shape else 1
 

@@ -19,8 +19,9 @@ def _widen(e: dict, off: np.ndarray) -> None:
 def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
     """The lanes of ``candidates`` that lie in a candidate view's storage: a kernel that addresses the
     storage with strides of its own (FlagGems' gather and scatter through restride_dim's stride-0 view) reads
-    and writes there on a GPU, legally. They go through as they are, with a warning (a mask forgotten on a
-    slice of a larger tensor looks the same: the reference comparison tells them apart)."""
+    and writes there on a GPU, legally. They go through as they are, as on the GPU: a warning for such a
+    restrided view, an error for a plain slice of a larger tensor (helper-56: SGLang's kv_indices, a slice of a
+    pool, read one past its end by an off-by-one passed program mode, where no reference tells)."""
     inside = np.zeros(addrs.shape, dtype=bool)
     if candidates.any():
         for b in cands:
@@ -28,7 +29,8 @@ def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
         inside &= candidates
     if inside.any():
         buf = next(b for b in cands if b.in_storage(addrs[inside][:1], width)[0])
-        e = san._entry("outside_view", frames.site(), buf.name, op, buffer=buf.label(), severity="warning",
+        e = san._entry("outside_view", frames.site(), buf.name, op, buffer=buf.label(),
+                        severity="warning" if buf.restrided else "error", slice=not buf.restrided,
                         storage=(buf.storage[1] - buf.storage[0]) // buf.itemsize)
         e["lanes"] += int(inside.sum())
         _widen(e, buf.offsets(addrs[inside]))
