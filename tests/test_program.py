@@ -1306,6 +1306,32 @@ def test_a_reproducer_replays_when_the_program_put_its_package_on_sys_path(tmp_p
     assert rep.returncode == 0 and "PASS" in rep.stdout, rep.stdout[-1500:] + rep.stderr[-1500:]
 
 
+def test_a_reproducer_replays_a_module_whose_package_init_needs_what_is_missing(tmp_path):
+    """helper-57: AutoGPTQ's package __init__ imports accelerate and transformers; the program loaded its kernel
+    module past them, and the reproducer failed ("No module named 'accelerate'"; the saved copy: "attempted
+    relative import with no known parent package"). It now imports the module with bare parent packages."""
+    pkg = tmp_path / "libroot" / "heavypkg" / "ops"
+    pkg.mkdir(parents=True)
+    (pkg.parent / "__init__.py").write_text(
+        "import os\nif not os.environ.get('HEAVY_OK'):\n    import accelerate_not_installed_here  # noqa\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "helpers.py").write_text("import triton\nimport triton.language as tl\n\n@triton.jit\ndef twice(x):\n"
+                                    "    return 2 * x\n")
+    (pkg / "kern.py").write_text(
+        "import torch, triton, triton.language as tl\nfrom . import helpers\n\n@triton.jit\n"
+        "def dbl_kernel(X, Y, N, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    m = offs < N\n    tl.store(Y + offs, helpers.twice(tl.load(X + offs, mask=m, other=0.0)), mask=m)\n")
+    prog = tmp_path / "prog.py"
+    prog.write_text("import os, sys\nos.environ['HEAVY_OK'] = '1'\nsys.path.insert(0, os.path.join("
+                    "os.path.dirname(os.path.abspath(__file__)), 'libroot'))\nimport torch, triton\n"
+                    "from heavypkg.ops.kern import dbl_kernel\nx = torch.arange(100.0); y = torch.empty_like(x)\n"
+                    "dbl_kernel[(2,)](x, y, 100, BLOCK=64)\nprint(y.sum().item())\n")
+    p = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rep = run(["interpret", str(tmp_path / "cap" / "dbl_kernel_0.py")], cwd=tmp_path / "cap")
+    assert rep.returncode == 0 and "PASS" in rep.stdout, rep.stdout[-1500:] + rep.stderr[-1500:]
+
+
 @pytest.mark.interpreter
 def test_a_program_that_asks_whether_triton_is_installed_first_is_still_attached(tmp_path):
     """torch asks ``importlib.util.find_spec("triton")`` before importing it (on a CUDA machine): tritondbg's

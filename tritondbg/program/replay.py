@@ -242,6 +242,12 @@ def _launched(folder: str, meta: dict):
             return _resolve(importlib.import_module(module), qualname)
         except Exception as exc:  # noqa: BLE001 - fall back to the saved source
             problems.append(f"import {module}: {type(exc).__name__}: {exc}")
+            try:  # a package whose __init__ needs what this machine lacks (AutoGPTQ: accelerate, transformers)
+                return _resolve(_import_past_parents(module, meta.get("kernel_file")), qualname)
+            except _NotTried:
+                pass
+            except Exception as exc2:  # noqa: BLE001
+                problems.append(f"import {module} without its packages' __init__: {type(exc2).__name__}: {exc2}")
     # the original file when it is still there (its __file__-relative imports work), else the saved copy
     candidates = [meta.get("kernel_file")] + ([os.path.join(folder, "src", meta["source"])] if meta.get("source") else [])
     if meta.get("standalone"):  # a torch.compile kernel: the saved kernel alone (its generated module wants a GPU)
@@ -260,6 +266,45 @@ def _launched(folder: str, meta: dict):
                             + (f" (statements that raised: {'; '.join(skipped)})" if skipped else ""))
     why = next((u.split(": ", 1)[1] for u in meta.get("unsaved") or () if u.startswith("source: ")), "no saved source")
     raise UsageError(f"cannot load kernel {qualname}: " + "; ".join(problems or [why]))
+
+
+class _NotTried(Exception):
+    pass
+
+
+def _import_past_parents(module: str, kernel_file: str | None):
+    """``module`` imported from its folder with its parent packages as bare packages (their ``__path__`` set,
+    their ``__init__`` not run), so its relative imports (``from . import custom_autotune``) still work. For a
+    package whose ``__init__`` imports what this machine lacks (helper-57: AutoGPTQ's needs accelerate and
+    transformers; the program had loaded the kernel's module past it). The bare packages are removed again if the
+    module still fails."""
+    import types
+
+    parts = module.split(".")
+    if len(parts) < 2 or not kernel_file or not os.path.isfile(kernel_file):
+        raise _NotTried
+    folder = os.path.dirname(os.path.abspath(kernel_file))
+    if os.path.splitext(os.path.basename(kernel_file))[0] != parts[-1]:
+        raise _NotTried
+    dirs = []
+    for i in range(len(parts) - 1, 0, -1):  # the package that holds the file, then its parents
+        if os.path.basename(folder) != parts[i - 1]:
+            raise _NotTried  # the file's folders do not spell the module's name
+        dirs.insert(0, (".".join(parts[:i]), folder))
+        folder = os.path.dirname(folder)
+    added = []
+    for name, path in dirs:
+        if name not in sys.modules:
+            pkg = types.ModuleType(name)
+            pkg.__path__, pkg.__package__ = [path], name
+            sys.modules[name] = pkg
+            added.append(name)
+    try:
+        return importlib.import_module(module)
+    except BaseException:
+        for name in added:
+            sys.modules.pop(name, None)
+        raise
 
 
 def _decode(enc: dict, tensors: list):
