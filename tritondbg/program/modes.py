@@ -301,7 +301,7 @@ def _finding_lines(findings: list) -> list[str]:
         why = ""  # an error's own words: the summary line was all a reader of the log's tail saw (helper-50:
         if kind in ("kernel_error", "device_assert") and first.get("message"):  # "Block pointers have been removed")
             text = str(first["message"]).splitlines()[0]
-            why = f": {text[:200]}{'...' if len(text) > 200 else ''}"
+            why = f": {text[:400]}{'...' if len(text) > 400 else ''}"  # 200 cut the forgotten-return hint
         lines.append(f"  {label}: {file}:{line} in {kernel}{pid}{on}{why}; "
                      f"launched from {where}{times}{within}{caught}")
     return lines
