@@ -438,7 +438,7 @@ def _wrap_dot(orig):
                     out_pad, bad = check_dot(fa, fb, pa, pb)
                     san = _sink["san"]
                     if bad is not None and san is not None:
-                        san.dot_event(bad, _site_frame())
+                        san.dot_event(bad, _site_frame(), (fa, fb))
                     p = np.where(out_pad, 2, 0).astype(np.uint8)
                     if pd is not None:
                         p = np.maximum(p, _bcast(pd, shape))
