@@ -688,3 +688,39 @@ def test_a_nan_in_lanes_never_stored_is_not_named_for_a_wrong_output(tmp_path):
     assert by_case["right"].status == "pass" and by_case["right"].findings == [], by_case["right"].findings
     wrong = by_case["wrong"]
     assert wrong.status == "fail" and wrong.findings == [], wrong.findings
+
+
+FLASH = Path(__file__).resolve().parent / "interp_data" / "flash_pad.py"
+
+
+def _mark(path: Path, name: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if f"# MARK: {name}" in ln)
+
+
+@pytest.mark.parametrize("scenario", ["additive", "where"])
+def test_a_flash_loop_that_masks_padded_keys_by_adding_minus_inf_is_clean(scenario):
+    """helper-58 (SGLang's prefill attention, `qk += tl.where(mask, 0, -inf)`): in the second iteration the
+    padded query rows' scores (0) plus that mask row became real (a padded 0 added to data that varies), p's
+    padded rows were half real, and `acc += tl.dot(p, v)` took their other half (exactly 0 after the -inf, or
+    times v's zero-padded rows) as padding that changes the result. A value the same along an axis is no
+    element's own data: the lane stays padding; x + -inf is a fill, as tl.where(mask, qk, -inf) makes it."""
+    rec = run(f"{FLASH}::{scenario}")
+    assert rec.passed and rec.results[0].findings == [], rec.results[0].findings
+
+
+def test_padded_keys_left_in_a_flash_softmax_are_reported_at_the_sum():
+    """The same loop without the key mask: the padded keys' scores are 0 (other=0.0), exp(0 - m) is not, and the
+    softmax's sum counts keys that do not exist (0 - m[:, None] was taken for data: m is not uniform)."""
+    rec = run(f"{FLASH}::unmasked")
+    found = [(f["kind"], f["line"]) for f in rec.results[0].findings]
+    assert ("masked_reduction", _mark(FLASH, "sum")) in found and not rec.passed, found
+
+
+def test_a_dot_finding_names_the_operand_that_holds_the_padding():
+    """A dot over padding that an op made nonzero (exp(0) = 1) after a load with other=0.0: the message named
+    neither operand and said 'or other=0 when the loaded value is reduced as it is', which it already was."""
+    rec = run(f"{FLASH}::expdot")
+    f = next(f for f in rec.results[0].findings if f["kind"] == "masked_reduction")
+    assert f["line"] == _mark(FLASH, "expdot"), f
+    assert "of its first operand" in f["message"] and "holds 1" in f["message"], f["message"]
+    assert "other=0 when" not in f["message"], f["message"]

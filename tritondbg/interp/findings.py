@@ -168,6 +168,8 @@ def _message(e: dict) -> str:
         from tritondbg.interp.initcheck import message
 
         return message(e, progs)
+    if kind == "masked_reduction" and e["op"] == "dot":
+        return _dot_message(e)
     if kind == "masked_reduction":
         ex = e.get("example")
         example = f"; e.g. lane {tuple(ex[0])} holds {ex[1]:.6g}" if ex else ""
@@ -192,6 +194,20 @@ def _message(e: dict) -> str:
         return (text + f"; {e['output_count']} element(s) of the outputs are NaN/Inf where the reference is finite, "
                 f"first {e['output']}")
     return kind
+
+
+def _dot_message(e: dict) -> str:
+    """A dot's padding: which operand holds it and an example lane. The lanes hold a value that is not 0 where they
+    meet real lanes of the other operand, whatever the load's other= was: an op since the load (exp(0 - m) = 1, a
+    bias added) made it so, or other= was not 0; which load filled them is not tracked (a pad lane has no origin)."""
+    ops = e.get("operands") or []
+    whose = f" of its {' and '.join(ops)} operand{'s' if len(ops) > 1 else ''}" if ops else ""
+    ex = e.get("example")
+    example = f"; e.g. lane {tuple(ex[0])} of the {ex[2]} operand holds {ex[1]:.6g}" if ex else ""
+    return (f"tl.dot here takes {e['lanes']} padding lane(s){whose} (filled by a masked load's other=) that are not 0 "
+            f"where they meet real lanes of the other operand, so they change the result{example}: set them to 0 "
+            "just before the dot (tl.where(mask, x, 0.0) on that operand); the load's other=0.0 is not enough when "
+            "an op after the load (exp(x - m), x + bias) makes its padding nonzero")
 
 
 def finding(e: dict) -> dict:

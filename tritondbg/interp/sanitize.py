@@ -390,13 +390,23 @@ class Sanitizer(Instrument, hooks.Listener):
         if undefined_bad.any():
             self._poison_reached(p[undefined_bad], f"tl.{kind} at line {site[1]}")
 
-    def dot_event(self, bad, frame) -> None:
+    def dot_event(self, bad, frame, operands=None) -> None:
+        """``operands``: the dot's (a, b) as floats, for the finding's example lane (which operand, its value)."""
         def_a, def_b, und_a, und_b, pa, pb = bad
         site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
         n_def = int(def_a.sum() + def_b.sum())
         if n_def:
-            e = self._entry("masked_reduction", site, None, "dot", example=None)
+            e = self._entry("masked_reduction", site, None, "dot", example=None, operands=[])
             e["lanes"] += n_def
+            for name, d, x in (("first", def_a, None if operands is None else operands[0]),
+                               ("second", def_b, None if operands is None else operands[1])):
+                if not d.any():
+                    continue
+                if name not in e["operands"]:
+                    e["operands"].append(name)
+                if e["example"] is None and x is not None:
+                    idx = tuple(int(i) for i in np.argwhere(d)[0])
+                    e["example"] = (list(idx), float(np.broadcast_to(x, d.shape)[idx]), name)
         for und, p in ((und_a, pa), (und_b, pb)):
             if und.any():
                 self._poison_reached(p[und], f"tl.dot at line {site[1]}")

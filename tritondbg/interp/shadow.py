@@ -11,7 +11,8 @@ shadows ride in ``attr``, propagated by wrapping the builder's value ops (names 
   padding (``tl.where(mask, x - mean, 0.0)``: a deliberate neutral value, not padding, but it does not
   make a padded row real either). Elementwise ops take the max over operands (a product whose other factor
   is exactly 0 is real again: ``delta * x`` with ``delta == 0`` on padded lanes does not depend on x; not so
-  for an undefined factor, garbage that may be Inf or NaN);
+  for an undefined factor, garbage that may be Inf or NaN; a finite padded term plus an Inf is a fill;
+  shadow_pads.py has the rules);
   ``tl.where`` takes the chosen side; a reduction's result is padding where its slice had no real lane.
 - ``tdbg_base`` (int, pointer values only): the address of the argument a pointer was derived from, so an
   out-of-bounds access is judged against *its* tensor, not whatever memory happens to lie there.
@@ -437,7 +438,7 @@ def _wrap_dot(orig):
                     out_pad, bad = check_dot(fa, fb, pa, pb)
                     san = _sink["san"]
                     if bad is not None and san is not None:
-                        san.dot_event(bad, _site_frame())
+                        san.dot_event(bad, _site_frame(), (fa, fb))
                     p = np.where(out_pad, 2, 0).astype(np.uint8)
                     if pd is not None:
                         p = np.maximum(p, _bcast(pd, shape))

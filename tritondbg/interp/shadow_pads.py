@@ -1,7 +1,8 @@
 """The pad shadow of elementwise ops (shadow.py wraps the builder's ops and calls these): a result lane is
 padding or undefined where an operand's is, except where the result does not depend on that operand's value
-(``_value_aware_pad``: x * 0, x + 0 onto a lane's own data, the operand max/min did not choose, m & cond where m is
-False); and an undefined lane times an exact 0 (``_times_zero``), 0 for any finite leftover: a warning, not poison."""
+(``_value_aware_pad``: x * 0, x + 0 onto a lane's own data, x + inf, the operand max/min did not choose, m & cond
+where m is False); and an undefined lane times an exact 0 (``_times_zero``), 0 for any finite leftover: a warning,
+not poison."""
 from __future__ import annotations
 
 import numpy as np
@@ -38,17 +39,22 @@ def _value_aware_pad(op, ins, pads, shape):
     if op is np.multiply:  # depends on a padded factor only where the other factor is not 0; an undefined
         # factor (k >= 3) is garbage on the GPU, Inf or NaN as well: times 0 it stays undefined (``_times_zero``
         # then gives those lanes their own id: 0 for finite garbage, a warning where they reach a result)
-        # (both factors padding: a value for an element that does not exist, padding still)
-        ta = np.where(_bcast(_nonzero(b), shape) | (pa >= 3) | _padded(pb), pa, zero) if pa is not None else None
-        tb = np.where(_bcast(_nonzero(a), shape) | (pb >= 3) | _padded(pa), pb, zero) if pb is not None else None
+        # (both factors padding: a value for an element that does not exist, padding still; a padded Inf or NaN
+        # times 0 is NaN: padding still)
+        ta = np.where(_bcast(_nonzero(b), shape) | (pa >= 3) | _padded(pb) | _nonfinite_lanes(a, shape), pa,
+                      zero) if pa is not None else None
+        tb = np.where(_bcast(_nonzero(a), shape) | (pb >= 3) | _padded(pa) | _nonfinite_lanes(b, shape), pb,
+                      zero) if pb is not None else None
     elif op in (np.add, np.subtract):
         # a padded term that is exactly 0 adds nothing to a lane that holds its own data (``acc += load``
-        # of a zero-filled tail); against a uniform value (``x - mean``) the lane stays padding: its result
-        # is a value for an element that does not exist
-        ta = (np.where(_bcast(_nonzero(a), shape) | _padded(pb), pa, zero) if not _uniform(b) else pa) \
+        # of a zero-filled tail); against a value the same along an axis (a scalar, ``x - mean[:, None]``, a
+        # mask row ``qk += tl.where(cols < n, 0, -inf)``) the lane stays padding: its result is a value for an
+        # element that does not exist, and a row of padding (a query row past the end) stays one
+        ta = (np.where(_bcast(_nonzero(a), shape) | _padded(pb), pa, zero) if not _spread(b, shape) else pa) \
             if pa is not None else None
-        tb = (np.where(_bcast(_nonzero(b), shape) | _padded(pa), pb, zero) if not _uniform(a) else pb) \
+        tb = (np.where(_bcast(_nonzero(b), shape) | _padded(pa), pb, zero) if not _spread(a, shape) else pb) \
             if pb is not None else None
+        ta, tb = _swamped(a, b, ta, shape), _swamped(b, a, tb, shape)
     elif op in (np.bitwise_and, np.bitwise_or):  # x & 0 is 0, a boolean x | True is True, whatever x holds: a
         # mask and-ed with a comparison of padded or undefined lanes (``m & (x > 0)``) is real where m is False
         def decides(h):
@@ -97,9 +103,40 @@ def _padded(p):
     return p > 0 if p is not None else False
 
 
-def _uniform(h) -> bool:
+def _spread(h, shape) -> bool:
+    """A value the same along some axis of the op's shape (a scalar, a row or a column broadcast): a lane of it
+    is no element's own data."""
     d = h.data
-    return d.size <= 1 or bool((d == d.reshape(-1)[0]).all())
+    if d.size <= 1:
+        return True
+    d = np.broadcast_to(d, shape) if d.shape != shape else d
+    for ax, n in enumerate(shape):
+        if n > 1 and bool((d == d.take([0], axis=ax)).all()):
+            return True
+    return False
+
+
+def _nonfinite_lanes(h, shape):
+    f = as_float(h)
+    return False if f is None else ~np.isfinite(np.broadcast_to(f, shape))
+
+
+def _swamped(x, other, tx, shape):
+    """``x + inf`` (or ``- inf``) is that Inf whatever finite value x holds: where x is defined padding and the
+    other term a real (or filled) Inf, x's pad becomes a fill (1), as ``tl.where(mask, x, -inf)`` makes it: no
+    longer padding a reduction counts, nor a lane that makes a padded row real (an additive mask
+    ``qk += tl.where(cols < n, 0, -inf)`` over a padded k tail or a padded query row)."""
+    if tx is None:
+        return None
+    fx, fo = as_float(x), as_float(other)
+    if fx is None or fo is None:
+        return tx
+    po = _bcast(pad_of(other), shape)
+    po = np.zeros(shape, np.uint8) if po is None else po
+    with np.errstate(all="ignore"):
+        hit = (np.isinf(np.broadcast_to(fo, shape)) & (po <= 1) & np.isfinite(np.broadcast_to(fx, shape))
+               & (tx == 2))
+    return np.where(hit, np.uint8(1), tx) if hit.any() else tx
 
 
 def _stale(p) -> np.ndarray | bool:
