@@ -21,9 +21,12 @@ _CLASS = None
 
 
 def _kernel_below(fn) -> bool:
-    """Whether ``fn`` is a launchable jit function (or a wrapper of one): down its ``.fn`` chain, a plain function."""
+    """Whether ``fn`` is a launchable jit function (or a heuristics wrapper of one): down its ``.fn`` chain, a plain
+    function, and no Triton Autotuner (that one is found itself: a wrapper over it tunes nothing of its own)."""
+    from triton.runtime.autotuner import Autotuner
+
     for _ in range(4):
-        if fn is None or not hasattr(fn, "run"):
+        if fn is None or not hasattr(fn, "run") or isinstance(fn, Autotuner):
             return False
         inner = getattr(fn, "fn", None)
         if hasattr(inner, "__code__"):
