@@ -11,6 +11,7 @@ import contextlib
 import threading
 from typing import Any, Callable, Iterator
 
+from tritondbg import lookalike
 from tritondbg.errors import UsageError
 
 # Launch options a triton.Config carries besides its kwargs.
@@ -51,13 +52,17 @@ def config_str(d: dict[str, Any]) -> str:
 
 
 def find_autotuner(obj):
-    """The Autotuner inside a kernel object (through @triton.heuristics wrappers), or None."""
+    """The Autotuner inside a kernel object (through @triton.heuristics wrappers), or None. A library's own
+    autotuner that is no Triton Autotuner (AutoGPTQ's) is found as its adapter (``lookalike``)."""
     from triton.runtime.autotuner import Autotuner
 
     seen = 0
     while obj is not None and seen < 8:
         if isinstance(obj, Autotuner):
             return obj
+        tuner = lookalike.adapter(obj)
+        if tuner is not None:
+            return tuner
         obj = getattr(obj, "fn", None)
         seen += 1
     return None
@@ -207,7 +212,9 @@ def every_autotuner_run(make: Callable[[Callable], Callable]) -> Iterator[None]:
     ``make(that class's run)`` for a block. A library's subclass may benchmark in its own ``run`` without ever
     calling ``Autotuner.run`` (FlagGems' ``LibTuner``: "asked Triton's driver for 'get_device_interface'" under
     `tritondbg ir`, a GPU benchmark under the interpreter); one that calls ``super().run`` (fla's
-    ``CachedAutotuner``) is handled once, at its own ``run``: the inner call goes straight to Triton's."""
+    ``CachedAutotuner``) is handled once, at its own ``run``: the inner call goes straight to Triton's. A library's
+    own autotuner that is no Autotuner (AutoGPTQ's) is sent to its adapter meanwhile (``lookalike.begin``), an
+    Autotuner subclass with a run of its own: replaced as theirs are."""
     from triton.runtime.autotuner import Autotuner
 
     inside: set[int] = set()   # tuners running inside a replaced run now
@@ -243,11 +250,13 @@ def every_autotuner_run(make: Callable[[Callable], Callable]) -> Iterator[None]:
             cls.run = guarded(saved[cls])
 
     Autotuner.__init_subclass__ = classmethod(__init_subclass__)
+    end_lookalikes = lookalike.begin()
     _DECIDING.append(make)
     try:
         yield
     finally:
         _DECIDING.pop()
+        end_lookalikes()
         if had_hook:
             Autotuner.__init_subclass__ = previous_hook
         else:
