@@ -19,7 +19,17 @@ On the CPU the same script runs under ``tritondbg interpret -- python tests/benc
 served on the CPU, sanitizers on every launch). Session 42, on the CPU (torchao 0.18.0, Triton 3.9):
 out_of_bounds at intmm_triton.py:229/230 in exactly the 10 launches whose K is not a multiple of BLOCK_K (none
 for K = 128, 4096); every fp16-scale launch gives inf where |a @ b| > 65504 (e.g. 944 of 4096 outputs at
-64x100x64), fp32 scales none. Not yet run on the GPU: no device machine was lent in session 42.
+64x100x64), fp32 scales none.
+
+Session 43, on the H200 (Triton 3.6, torch 2.11; `tests/bench/runs/s43_gpu.sh`, output in
+`tests/bench/runs/s43_upstream.txt`): all three confirmed.
+1. K = 100 (EVEN_K=True, K % BLOCK_K = 4 / 36): 3919 / 4044 of 4096 outputs wrong with fp32 scales; K = 128 and
+   4096: 0 wrong. K = 4098 gave 0 wrong: there the tail's extra lanes read zeros past b (fresh memory), which
+   is luck, not a mask.
+2. fp16 scales: inf in exactly the outputs where |a @ b| > 65504 (e.g. 1180 of the 1181 at 64x128x64).
+3. gemlite's outputs right (max err 0.0009-0.0013), and compute-sanitizer memcheck reports "Invalid __global__
+   read of size 8 bytes ... gemv_revsplitK_kernels.py:345 ... 1 bytes after the nearest allocation of size 48
+   bytes": the unmasked scales/zeros load.
 """
 import argparse
 import sys
