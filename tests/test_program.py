@@ -211,6 +211,7 @@ def test_capture_on_cpu_every_launch_replays(tmp_path):
     doc = json.loads((folder / "captures.json").read_text())
     first = doc["captures"][0]["reproducer"].split("::")[0]
     assert f"replay one: tritondbg interpret {folder / first}" in out.stderr  # the command to take next
+    assert "capture saves, it checks nothing" in out.stderr  # helper-56 took a capture without findings for clean
     kernels = {c["kernel"]: c for c in doc["captures"]}
     assert set(kernels) == set(doc["launches"]) and len(kernels) == 5
     ss = kernels["scale_shift_kernel"]

@@ -221,7 +221,8 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     if entries:
         first = entries[0]["reproducer"].split("::")[0]
         _err(f"  replay one: tritondbg interpret {os.path.join(out, first)}   (any reproducer above; "
-             f"`tritondbg ir` takes it too)")
+             f"`tritondbg ir` takes it too; capture saves, it checks nothing: `interpret` runs the sanitizers, "
+             f"on a reproducer or on the whole program with `tritondbg interpret -- CMD`)")
     _err_pinned(doc["pinned_configs"])
     _err_notes(summaries)
     unmatched = _matched_nothing("capture", kernels, launches, entries)  # said whatever the program's status
