@@ -348,3 +348,57 @@ def test_a_dot_whose_undefined_k_tail_meets_a_zero_padded_partner_is_a_warning(t
     (r,) = rec.results
     assert r.status != "pass" and any(f["kind"] == "poison" and f["severity"] == "error" for f in r.findings), \
         (r.status, r.findings)
+
+
+PV_CASES = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def pv_kernel(q_ptr, k_ptr, v_ptr, o_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    m = tl.arange(0, BM)
+    n = tl.arange(0, BN)
+    d = tl.arange(0, D)
+    q = tl.load(q_ptr + m[:, None] * D + d[None, :], mask=(m < M)[:, None])  # padded query rows: no other=
+    k = tl.load(k_ptr + n[None, :] * D + d[:, None], mask=(n < N)[None, :], other=0.0)
+    v = tl.load(v_ptr + n[:, None] * D + d[None, :], mask=(n < N)[:, None])  # LOAD V
+    s = tl.where((n < N)[None, :], tl.dot(q, k), float("-inf"))
+    p = tl.exp(s - tl.max(s, 1)[:, None])  # exactly 0 in the key padding
+    p = p / tl.sum(p, 1)[:, None]
+    tl.store(o_ptr + m[:, None] * D + d[None, :], tl.dot(p.to(tl.float16), v), mask=(m < M)[:, None])  # DOT
+
+
+def make(case, dtype, device, generator):
+    return dict(q=(torch.randn(11, 16, generator=generator) * 0.3).half(),
+                k=(torch.randn(13, 16, generator=generator) * 0.3).half(), v=torch.randn(13, 16, generator=generator).half())
+
+
+def pv(q, k, v):
+    o = torch.empty(11, 16)
+    pv_kernel[(1,)](q, k, v, o, 11, 13, BM=16, BN=16, D=16)
+    return o
+
+
+def ref(q, k, v):
+    return torch.softmax(q.float() @ k.float().T, -1) @ v.float()
+
+
+pv_s = Scenario("pv", make, pv, ref, [Case("tiny", dtypes=("float16",), atol=1e-2, rtol=1e-2)], kernels=[pv_kernel])
+'''
+
+
+def test_undefined_v_rows_against_exact_zeros_of_p_are_a_warning_beside_padded_query_rows(tmp_path):
+    """helper-61 (FlagAttention's forward): V loaded without other= meets p = exp(s - max) that is exactly 0 in the
+    key padding: a warning, as a dot against a zero-padded partner is. But in the partial query block p's padded
+    rows (q loaded without other=) were NaN, which vetoed the zero test over the whole K column, and every valid
+    output became a poison error (640 elements of O). Rows that are padding only make padding outputs."""
+    (tmp_path / "cases.py").write_text(PV_CASES)
+    line = lambda tag: next(i for i, ln in enumerate(PV_CASES.splitlines(), 1) if ln.rstrip().endswith(tag))  # noqa: E731
+    target = str(tmp_path / "cases.py")
+    (r,) = runner.run(target, mode="interpret", instruments=instruments.build(target)).results
+    assert r.status == "pass", (r.message, r.findings)
+    poison = [f for f in r.findings if f["kind"] == "poison"]
+    assert poison and all(f["severity"] == "warning" for f in poison), r.findings
+    assert any(f["line"] == line("# LOAD V") and f"enter tl.dot at line {line('# DOT')}" in f["message"]
+               for f in poison), poison

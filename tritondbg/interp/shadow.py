@@ -391,9 +391,14 @@ def _dot_times_zero(a, b):
         return a, b
     pa = None if pa is None else _bcast(pa, fa.shape)
     pb = None if pb is None else _bcast(pb, fb.shape)
-    # (..., K): k whose every lane of the partner is an exact, defined zero
-    zero_k_of_b = ((fb == 0) & ((pb < 3) if pb is not None else True)).all(axis=-1)
-    zero_k_of_a = ((fa == 0) & ((pa < 3) if pa is not None else True)).all(axis=-2)
+    # (..., K): k whose every lane of the partner is an exact, defined zero, in the partner's rows (columns) that
+    # hold a real lane: an all-padding row of a (a padded query row, NaN where its load had no other=) makes only
+    # outputs that are padding themselves (helper-61: FlagAttention's V loaded without other= met p's exact zeros,
+    # a warning, except in the partial query block, whose padded q rows made every valid output an error)
+    dead_a = (pa >= 1).all(axis=-1, keepdims=True) if pa is not None else False   # (..., M, 1)
+    dead_b = (pb >= 1).all(axis=-2, keepdims=True) if pb is not None else False   # (..., 1, N)
+    zero_k_of_b = (((fb == 0) & ((pb < 3) if pb is not None else True)) | dead_b).all(axis=-1)
+    zero_k_of_a = (((fa == 0) & ((pa < 3) if pa is not None else True)) | dead_a).all(axis=-2)
     frame, hits = None, []
     new = []
     for h, p, zero_k, expand in ((a, pa, zero_k_of_b, -2), (b, pb, zero_k_of_a, -1)):
