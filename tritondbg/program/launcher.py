@@ -68,6 +68,10 @@ def resolve(cmd: list[str], command: str = "capture") -> list[str]:
     if os.sep in exe:
         if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
             raise ProgramNotFound(f"{exe}: no such executable file")
+        if re.fullmatch(r"python(3(\.\d+)?)?", os.path.basename(exe)):  # venv/bin/python: its script checked too
+            script = _script(cmd[1:])
+            if script is not None and not os.path.isfile(script):
+                raise ProgramNotFound(f"{script}: no such file (the script `{exe}` would run)")
         return list(cmd)
     here = os.path.dirname(sys.executable)
     found = shutil.which(exe, path=here + os.pathsep + os.environ.get("PATH", ""))
