@@ -6,11 +6,18 @@ The interpreter is chosen here, before any kernel module is imported: TRITON_INT
 GPU tests run `tritondbg run` in subprocesses (compiled mode needs its own process).
 """
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# A suite started in the background of a non-interactive shell (`.ci/run &`) inherits SIGINT ignored, and so does
+# every subprocess: tritondbg then rightly installs no Ctrl-C handler, and the tests of what Ctrl-C does fail
+# (session 43's CI run). The tests are about Ctrl-C's handling, so they get it back.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 os.environ["TRITON_INTERPRET"] = "1"
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
