@@ -402,3 +402,26 @@ def test_undefined_v_rows_against_exact_zeros_of_p_are_a_warning_beside_padded_q
     assert poison and all(f["severity"] == "warning" for f in poison), r.findings
     assert any(f["line"] == line("# LOAD V") and f"enter tl.dot at line {line('# DOT')}" in f["message"]
                for f in poison), poison
+
+
+def test_poisoned_padded_rows_in_a_max_print_no_numpy_warning(tmp_path):
+    """helper-61: "interpreter.py:1144: RuntimeWarning: All-NaN slice encountered" on FlagAttention's runs: the
+    sanitizers' NaN in rows a store masks out reached the interpreter's nanmax; plain TRITON_INTERPRET=1 prints
+    nothing there."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def rowmax(x, y, M, N, BM: tl.constexpr, BN: tl.constexpr):
+            m = tl.arange(0, BM)
+            n = tl.arange(0, BN)
+            w = tl.load(x + m[:, None] * N + n[None, :], mask=(m < M)[:, None])  # rows 5..7: undefined
+            tl.store(y + m, tl.max(w, 1), mask=m < M)
+
+        x = torch.randn(5, 16); y = torch.empty(5)
+        rowmax[(1,)](x, y, 5, 16, BM=8, BN=16)
+        print("err", (y - x.max(1).values).abs().max().item())
+    '''))
+    out = _run(["interpret", "--out", str(tmp_path / "t"), "--", sys.executable, "prog.py"], cwd=tmp_path)
+    assert out.returncode == 0 and "err 0.0" in out.stdout, out.stdout + out.stderr[-2000:]
+    assert "All-NaN" not in out.stderr, out.stderr[-2000:]
