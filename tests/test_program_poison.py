@@ -425,3 +425,27 @@ def test_poisoned_padded_rows_in_a_max_print_no_numpy_warning(tmp_path):
     out = _run(["interpret", "--out", str(tmp_path / "t"), "--", sys.executable, "prog.py"], cwd=tmp_path)
     assert out.returncode == 0 and "err 0.0" in out.stdout, out.stdout + out.stderr[-2000:]
     assert "All-NaN" not in out.stderr, out.stderr[-2000:]
+
+
+def test_a_replay_that_wrote_poison_is_not_said_to_have_written_nothing(tmp_path):
+    """helper-61: a reproducer whose undefined lanes reach an output wrote the sanitizers' NaN there, which compared
+    equal to the NaN-marked torch.empty bytes before the launch, and the replay said "the replayed kernel did not
+    write them". Compared bit for bit, the poison is a write."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def widen(x, o, n, B: tl.constexpr):
+            c = tl.arange(0, B)
+            tl.store(o + c, tl.load(x + c, mask=c < n) * 2.0)  # lanes n..B of o: undefined
+
+        x = torch.randn(100); o = torch.empty(128)
+        widen[(1,)](x, o, 100, B=128)
+        print("head", bool((o[:100] == 2 * x).all()))
+    '''))
+    cap = _run(["capture", "--out", str(tmp_path / "cap"), "--", sys.executable, "prog.py"], cwd=tmp_path)
+    assert cap.returncode == 0 and "head True" in cap.stdout, cap.stdout + cap.stderr[-2000:]
+    rep = _run(["interpret", str(tmp_path / "cap" / "widen_0.py")], cwd=tmp_path / "cap")
+    text = rep.stdout + rep.stderr
+    assert rep.returncode == 1 and "poison" in text, text[-3000:]
+    assert "did not write them" not in text, text[-3000:]
