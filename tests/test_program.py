@@ -1335,6 +1335,24 @@ def test_a_reproducer_replays_a_module_whose_package_init_needs_what_is_missing(
     assert rep.returncode == 0 and "PASS" in rep.stdout, rep.stdout[-1500:] + rep.stderr[-1500:]
 
 
+def test_a_reproducer_of_mixed_precision_outputs_takes_the_loosest_dtype(tmp_path):
+    """helper-61: FlagAttention's forward writes fp32 row statistics beside its bf16 output; the reproducer was
+    labelled float32 and held the bf16 output to fp32's tolerance (a GPU capture replayed on the CPU misses it)."""
+    (tmp_path / "prog.py").write_text(
+        "import torch, triton, triton.language as tl\n\n@triton.jit\n"
+        "def stats(x, m, o, n, B: tl.constexpr):\n    c = tl.arange(0, B)\n"
+        "    v = tl.load(x + c, mask=c < n, other=0.0).to(tl.float32)\n    tl.store(m, tl.sum(v, 0))\n"
+        "    tl.store(o + c, (v * 2).to(tl.bfloat16), mask=c < n)\n\n"
+        "x = torch.randn(100).bfloat16(); m = torch.empty(1); o = torch.empty(100, dtype=torch.bfloat16)\n"
+        "stats[(1,)](x, m, o, 100, B=128)\nprint('ok')\n")
+    p = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", str(tmp_path / "prog.py")],
+            cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rep = run(["interpret", str(tmp_path / "cap" / "stats_0.py")], cwd=tmp_path / "cap")
+    assert rep.returncode == 0 and "PASS stats_0 case=captured dtype=bfloat16" in rep.stdout, \
+        rep.stdout[-1500:] + rep.stderr[-1500:]
+
+
 @pytest.mark.interpreter
 def test_a_program_that_asks_whether_triton_is_installed_first_is_still_attached(tmp_path):
     """torch asks ``importlib.util.find_spec("triton")`` before importing it (on a CUDA machine): tritondbg's
