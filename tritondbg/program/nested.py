@@ -3,7 +3,7 @@ quantization kernels so): a reproducer cannot import them by name. A capture sav
 own instead (``standalone_source``): the defining file's imports, its module-level ``@triton.jit`` helpers and
 simple constants, the enclosing function's ``@triton.jit`` functions lifted to module level, and the kernel's
 closure values that are plain numbers, strings or booleans (what a jit function can read of its closure).
-The reproducer loads it by the kernel's name (``replay.load_kernel``).
+The reproducer loads it by the kernel's name (``kernel_module.load_kernel``).
 """
 from __future__ import annotations
 
