@@ -1287,6 +1287,15 @@ def test_a_kernel_filter_that_matches_no_launch_fails_saying_so(tmp_path):
 
 
 @pytest.mark.interpreter
+def _capture_then_replay(tmp_path, prog, reproducer: str) -> str:
+    """Capture ``prog`` on the interpreter, then replay ``reproducer``: it must pass; returns its stdout."""
+    p = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rep = run(["interpret", str(tmp_path / "cap" / reproducer)], cwd=tmp_path / "cap")
+    assert rep.returncode == 0 and "PASS" in rep.stdout, rep.stdout[-1500:] + rep.stderr[-1500:]
+    return rep.stdout
+
+
 def test_a_reproducer_replays_when_the_program_put_its_package_on_sys_path(tmp_path):
     """Repo scripts and conftest.py files put their library's folder on sys.path themselves: the reproducer could
     import neither the package nor the saved copy of the one module (its sibling import failed)."""
@@ -1303,10 +1312,7 @@ def test_a_reproducer_replays_when_the_program_put_its_package_on_sys_path(tmp_p
     prog = tmp_path / "prog.py"
     prog.write_text("import os, sys\nsys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "
                     "'libroot'))\nimport torch\nfrom mypkg.kern import dbl\nprint(dbl(torch.arange(100.0)).sum().item())\n")
-    p = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path)
-    assert p.returncode == 0, p.stderr[-2000:]
-    rep = run(["interpret", str(tmp_path / "cap" / "dbl_kernel_0.py")], cwd=tmp_path / "cap")
-    assert rep.returncode == 0 and "PASS" in rep.stdout, rep.stdout[-1500:] + rep.stderr[-1500:]
+    _capture_then_replay(tmp_path, prog, "dbl_kernel_0.py")
 
 
 def test_a_reproducer_replays_a_module_whose_package_init_needs_what_is_missing(tmp_path):
@@ -1329,10 +1335,7 @@ def test_a_reproducer_replays_a_module_whose_package_init_needs_what_is_missing(
                     "os.path.dirname(os.path.abspath(__file__)), 'libroot'))\nimport torch, triton\n"
                     "from heavypkg.ops.kern import dbl_kernel\nx = torch.arange(100.0); y = torch.empty_like(x)\n"
                     "dbl_kernel[(2,)](x, y, 100, BLOCK=64)\nprint(y.sum().item())\n")
-    p = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path)
-    assert p.returncode == 0, p.stderr[-2000:]
-    rep = run(["interpret", str(tmp_path / "cap" / "dbl_kernel_0.py")], cwd=tmp_path / "cap")
-    assert rep.returncode == 0 and "PASS" in rep.stdout, rep.stdout[-1500:] + rep.stderr[-1500:]
+    _capture_then_replay(tmp_path, prog, "dbl_kernel_0.py")
 
 
 def test_a_reproducer_of_mixed_precision_outputs_takes_the_loosest_dtype(tmp_path):
@@ -1345,12 +1348,8 @@ def test_a_reproducer_of_mixed_precision_outputs_takes_the_loosest_dtype(tmp_pat
         "    tl.store(o + c, (v * 2).to(tl.bfloat16), mask=c < n)\n\n"
         "x = torch.randn(100).bfloat16(); m = torch.empty(1); o = torch.empty(100, dtype=torch.bfloat16)\n"
         "stats[(1,)](x, m, o, 100, B=128)\nprint('ok')\n")
-    p = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", str(tmp_path / "prog.py")],
-            cwd=tmp_path)
-    assert p.returncode == 0, p.stderr[-2000:]
-    rep = run(["interpret", str(tmp_path / "cap" / "stats_0.py")], cwd=tmp_path / "cap")
-    assert rep.returncode == 0 and "PASS stats_0 case=captured dtype=bfloat16" in rep.stdout, \
-        rep.stdout[-1500:] + rep.stderr[-1500:]
+    out = _capture_then_replay(tmp_path, tmp_path / "prog.py", "stats_0.py")
+    assert "PASS stats_0 case=captured dtype=bfloat16" in out, out[-1500:]
 
 
 @pytest.mark.interpreter
