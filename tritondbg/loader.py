@@ -170,6 +170,21 @@ def no_scenario(file: str) -> str:
             f"as one: tritondbg interpret -- python {file}")
 
 
+def load_each(target: str) -> list[tuple[str, Scenario]]:
+    """Every scenario ``target`` names, with the name to run it by: a scenario file without ``::name`` each one it
+    defines (``/abs/file.py::name``; a file that defines none is bad usage), else the one ``load`` finds."""
+    if is_path_target(target) and "::" not in target:
+        check_target(target)  # a program given as a scenario file is refused before it runs
+        path = Path(target).expanduser().resolve()
+        scenarios = _scenarios_in(_import_file(path))
+        if not scenarios:
+            raise UsageError(no_scenario(target))
+        for s in scenarios:
+            s.source = str(path)
+        return [(f"{path}::{s.name}", s) for s in scenarios]
+    return [(target, load(target))]
+
+
 def load(target: str) -> Scenario:
     """Resolve a bundled name or ``file.py[::name]`` to its Scenario (imports the file: mode must be set)."""
     if is_path_target(target):

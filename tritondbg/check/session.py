@@ -105,15 +105,6 @@ def rough_plan(targets: list[str], gates: list[str]) -> list[Item]:
     return items
 
 
-def _import_scenarios(file: str) -> list:
-    """The Scenarios a file defines; a file that cannot be imported is one line naming it and the line
-    (loader's message: a syntax error, a missing module with its pip line, what the user's module raised)."""
-    from tritondbg import loader
-
-    module = loader._import_file(Path(file).expanduser().resolve())
-    return loader._scenarios_in(module)
-
-
 def import_timeout(timeout: float | None) -> float | None:
     """How long loading one target's scenario file may take: --timeout when given (0: no limit), else
     TIMEOUT_PER_CASE. A file whose import hangs (a lock, a server it waits for) is an error, not a hung CI job."""
@@ -130,14 +121,7 @@ def load_target(target: str, timeout: float | None, on_stuck=None) -> list[tuple
 
     try:
         with watchdog.deadline(timeout, on_stuck=on_stuck):
-            if loader.is_path_target(target) and "::" not in target:
-                loader.check_target(target)  # a program given as a scenario file is refused before it runs
-                path = str(Path(target).expanduser().resolve())
-                pairs = [(f"{path}::{s.name}", s) for s in _import_scenarios(target)]
-                if not pairs:
-                    raise UsageError(loader.no_scenario(target))
-                return pairs
-            return [(target, loader.load(target))]
+            return loader.load_each(target)
     except watchdog.Timeout as exc:
         where = str(exc).split(":", 1)[-1].replace(" (no kernel running),", "").strip()
         raise UsageError(f"loading {target.split('::')[0]} did not finish in {timeout:g} s: {where}") from None

@@ -12,28 +12,13 @@ from tritondbg import options
 
 def _scenarios(targets: tuple[str, ...]) -> list:
     """The scenarios named: every bundled one when none is; a file without ``::name``: each scenario in it."""
-    from pathlib import Path
-
     from tritondbg import loader
-    from tritondbg.errors import UsageError
 
     if not targets:
         return [loader.load(name) for name in loader.bundled_names()]
     for t in targets:  # every name checked before any file is imported (bad input: one line, exit 2)
         loader.check_target(t)
-    found = []
-    for t in targets:
-        if loader.is_path_target(t) and "::" not in t:
-            path = Path(t).expanduser().resolve()
-            scenarios = loader._scenarios_in(loader._import_file(path))
-            if not scenarios:
-                raise UsageError(loader.no_scenario(t))
-            for s in scenarios:
-                s.source = str(path)
-            found += scenarios
-        else:
-            found.append(loader.load(t))
-    return found
+    return [s for t in targets for _, s in loader.load_each(t)]
 
 
 def catalog(targets: tuple[str, ...] = ()) -> list[dict]:

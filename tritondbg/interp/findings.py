@@ -66,15 +66,15 @@ def _consequence(e: dict) -> str:
 def _message(e: dict) -> str:
     kind, n_prog = e["kind"], len(e["programs"])
     progs = f"{n_prog} program{'s' if n_prog != 1 else ''}"
-    if kind == "outside_view" and e.get("slice"):
-        return (f"{e['op']} through {e['tensor']}: {e['lanes']} lane(s) in {progs} outside the view "
-                f"{e['buffer']}, a slice of a larger tensor, but inside its storage ({e['storage']} elements): "
-                f"{_range(e)}. A mask missing or off by one: they {'read' if e['op'] == 'load' else 'write'} the "
-                "elements next to the slice, as on the GPU (not out of memory, so no fault there: only wrong "
-                "values); a kernel that addresses the whole storage on purpose is better handed the base tensor")
     if kind == "outside_view":
-        return (f"{e['op']} through {e['tensor']}: {e['lanes']} lane(s) in {progs} outside the view "
-                f"{e['buffer']} but inside its storage ({e['storage']} elements): {_range(e)}. Left to read and "
+        view = f"{e['buffer']}, a slice of a larger tensor," if e.get("slice") else e["buffer"]
+        head = (f"{e['op']} through {e['tensor']}: {e['lanes']} lane(s) in {progs} outside the view {view} but "
+                f"inside its storage ({e['storage']} elements): {_range(e)}. ")
+        if e.get("slice"):
+            return (head + f"A mask missing or off by one: they {'read' if e['op'] == 'load' else 'write'} the "
+                    "elements next to the slice, as on the GPU (not out of memory, so no fault there: only wrong "
+                    "values); a kernel that addresses the whole storage on purpose is better handed the base tensor")
+        return (head + "Left to read and "
                 "write the storage, as the GPU does: right when the kernel addresses the storage with strides of its "
                 "own (an as_strided or stride-0 view, e.g. FlagGems' restride_dim); a missing mask when the view is a "
                 "slice of a larger tensor")

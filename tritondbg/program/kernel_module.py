@@ -17,13 +17,13 @@ from tritondbg.errors import UsageError
 from tritondbg.program import kernel_globals
 
 
-def _resolve(obj, qualname: str):
+def resolve(obj, qualname: str):
     for part in qualname.split("."):
         obj = getattr(obj, part)
     return obj
 
 
-def _unwrap(obj):
+def unwrap(obj):
     """The jit function under autotuner/heuristics wrappers (``configs.jit_function``), else ``obj``."""
     return jit_function(obj) or obj
 
@@ -166,12 +166,12 @@ def load_kernel(folder: str, meta: dict):
     with cpu_device.serving(), _import_answers(meta):  # no GPU: a module's CUDA tensors and questions at import
         kernel = _launched(folder, meta)
     changed = kernel_globals.restore(kernel, meta.get("globals") or {}, meta["module"])
-    if changed and _once(os.path.join(folder, meta["name"]), "globals"):
+    if changed and once(os.path.join(folder, meta["name"]), "globals"):
         print(f"tritondbg: {meta['name']}: module-level values the kernel reads are set as the program had them "
               f"({'; '.join(changed)})", file=sys.stderr)
     if meta.get("config_grids") is not None and find_autotuner(kernel) is not None:
         return kernel
-    return _unwrap(kernel)
+    return unwrap(kernel)
 
 
 def _launched(folder: str, meta: dict):
@@ -182,18 +182,18 @@ def _launched(folder: str, meta: dict):
             raise UsageError(f"{meta['kernel']} is defined inside a function ({qualname}) and its source was not "
                              f"found; its reproducer cannot import it: move the kernel to module level")
         path = os.path.join(folder, "src", meta["source"])  # saved lifted to module level (program/nested.py)
-        return _resolve(_load_file(path, meta), qualname.rsplit(".", 1)[-1])
+        return resolve(_load_file(path, meta), qualname.rsplit(".", 1)[-1])
     problems = []
     root = meta.get("import_root")
     if root and os.path.isdir(root) and root not in sys.path:
         sys.path.append(root)  # the program put its package's folder on sys.path itself
     if module != "__main__":
         try:
-            return _resolve(importlib.import_module(module), qualname)
+            return resolve(importlib.import_module(module), qualname)
         except Exception as exc:  # noqa: BLE001 - fall back to the saved source
             problems.append(f"import {module}: {type(exc).__name__}: {exc}")
             try:  # a package whose __init__ needs what this machine lacks (AutoGPTQ: accelerate, transformers)
-                return _resolve(_import_past_parents(module, meta.get("kernel_file")), qualname)
+                return resolve(_import_past_parents(module, meta.get("kernel_file")), qualname)
             except _NotTried:
                 pass
             except Exception as exc2:  # noqa: BLE001
@@ -209,7 +209,7 @@ def _launched(folder: str, meta: dict):
         try:
             mod = (_load_definitions(path, meta, qualname.split(".")[0]) if module == "__main__"
                    else _load_file(path, meta))
-            return _resolve(mod, qualname)
+            return resolve(mod, qualname)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a module may exit at import
             skipped = getattr(mod, "__tritondbg_skipped__", None)
             problems.append(f"{path}: {type(exc).__name__}: {exc}"
@@ -260,7 +260,7 @@ def _import_past_parents(module: str, kernel_file: str | None):
 _SAID: set = set()
 
 
-def _once(file: str, name: str) -> bool:
+def once(file: str, name: str) -> bool:
     """True the first time this process, or the process that started it, loads this reproducer (its note is
     printed then only: `check` loads it again in each of its workers)."""
     key = f"{os.path.abspath(file)}::{name}"

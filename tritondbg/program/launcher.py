@@ -52,15 +52,25 @@ def _script(args: list[str]) -> str | None:
     return None
 
 
+def _is_python(name: str) -> bool:
+    return re.fullmatch(r"python(3(\.\d+)?)?", name) is not None
+
+
+def _script_there(cmd: list[str]) -> None:
+    """A python command's script must exist: one line before anything runs (python's own error came after a run
+    folder was made)."""
+    script = _script(cmd[1:])
+    if script is not None and not os.path.isfile(script):
+        raise ProgramNotFound(f"{script}: no such file (the script `{cmd[0]}` would run)")
+
+
 def resolve(cmd: list[str], command: str = "capture") -> list[str]:
     """The argv to start: ``python`` -> this Python, else the executable found beside it or on PATH."""
     if not cmd:
         raise UsageError(f"no program to run: put it after --, e.g. `tritondbg {command} -- python model.py`")
     exe = cmd[0]
-    if re.fullmatch(r"python(3(\.\d+)?)?", exe):
-        script = _script(cmd[1:])
-        if script is not None and not os.path.isfile(script):
-            raise ProgramNotFound(f"{script}: no such file (the script `{exe}` would run)")
+    if _is_python(exe):
+        _script_there(cmd)
         return [sys.executable, *cmd[1:]]
     if exe.endswith(".py") and os.path.isfile(exe) and not os.access(exe, os.X_OK):  # the script, not its python
         raise ProgramNotFound(f"{exe}: a Python script, not an executable: run it with python, "
@@ -68,10 +78,8 @@ def resolve(cmd: list[str], command: str = "capture") -> list[str]:
     if os.sep in exe:
         if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
             raise ProgramNotFound(f"{exe}: no such executable file")
-        if re.fullmatch(r"python(3(\.\d+)?)?", os.path.basename(exe)):  # venv/bin/python: its script checked too
-            script = _script(cmd[1:])
-            if script is not None and not os.path.isfile(script):
-                raise ProgramNotFound(f"{script}: no such file (the script `{exe}` would run)")
+        if _is_python(os.path.basename(exe)):  # venv/bin/python: its script checked too
+            _script_there(cmd)
         return list(cmd)
     here = os.path.dirname(sys.executable)
     found = shutil.which(exe, path=here + os.pathsep + os.environ.get("PATH", ""))

@@ -18,7 +18,7 @@ from typing import Any
 
 from tritondbg.errors import UsageError
 from tritondbg.program import autotuned, tables
-from tritondbg.program.kernel_module import _once, _resolve, _unwrap, load_kernel
+from tritondbg.program.kernel_module import load_kernel, once, resolve, unwrap
 from tritondbg.scenario import DTYPES, Case, Scenario
 
 
@@ -87,7 +87,7 @@ def _decode(enc: dict, tensors: list):
         return getattr(tl, enc["tl_dtype"]) if hasattr(tl, enc["tl_dtype"]) else tl.dtype(enc["tl_dtype"])
     if "dataclass" in enc:
         mod, _, qual = enc["dataclass"].partition(":")
-        cls = _resolve(importlib.import_module(mod), qual)
+        cls = resolve(importlib.import_module(mod), qual)
         return cls(**{k: _decode(v, tensors) for k, v in enc["fields"].items()})
     raise UsageError(f"an argument was not saved at capture: {enc.get('unsaved', enc)}")
 
@@ -244,7 +244,7 @@ def load_scenario(file: str, name: str) -> Scenario:
         _allocator_for(tensors)
         marks = _uninit_marks(meta, tensors, compared)
         if not autotuned.launch(kernel(), meta, args, options, ran):
-            _unwrap(kernel())[tuple(meta["grid"])](**{**args, **options, **config})
+            unwrap(kernel())[tuple(meta["grid"])](**{**args, **options, **config})
         ran["bands"] = _bands(meta, tensors, compared, marks)
         return {path: tensors[i] for path, i in compared.items()}
 
@@ -305,11 +305,11 @@ def load_scenario(file: str, name: str) -> Scenario:
     outs = [meta["tensors"][i]["dtype"] for i in meta["outputs"].values() if meta["tensors"][i]["dtype"] in DTYPES]
     out_dtype = max(outs, key=lambda d: TOLERANCES[d][1], default=None) if outs else \
         next((t["dtype"] for t in meta["tensors"] if t["dtype"] in DTYPES), "float32")
-    if meta.get("error") and _once(file, name):  # a scenario is loaded more than once in a run: said once
+    if meta.get("error") and once(file, name):  # a scenario is loaded more than once in a run: said once
         print(f"tritondbg: {meta['name']}: the captured launch did not finish in the program "
               f"({meta['error'].rstrip(': ')}): nothing after it was captured, so a replay has no output to "
               "compare with", file=sys.stderr)
-    elif not meta["outputs"] and not meta.get("error") and _once(file, name):
+    elif not meta["outputs"] and not meta.get("error") and once(file, name):
         print(f"tritondbg: {meta['name']}: the captured launch changed no byte of its arguments: this replay checks "
               "that it leaves them as they were", file=sys.stderr)
     site = meta.get("call_site")
