@@ -697,15 +697,48 @@ def _mark(path: Path, name: str) -> int:
     return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if f"# MARK: {name}" in ln)
 
 
-@pytest.mark.parametrize("scenario", ["additive", "where"])
+@pytest.mark.parametrize("scenario", ["additive", "where", "causal"])
 def test_a_flash_loop_that_masks_padded_keys_by_adding_minus_inf_is_clean(scenario):
     """helper-58 (SGLang's prefill attention, `qk += tl.where(mask, 0, -inf)`): in the second iteration the
     padded query rows' scores (0) plus that mask row became real (a padded 0 added to data that varies), p's
     padded rows were half real, and `acc += tl.dot(p, v)` took their other half (exactly 0 after the -inf, or
     times v's zero-padded rows) as padding that changes the result. A value the same along an axis is no
-    element's own data: the lane stays padding; x + -inf is a fill, as tl.where(mask, qk, -inf) makes it."""
+    element's own data: the lane stays padding; x + -inf is a fill, as tl.where(mask, qk, -inf) makes it.
+    ``causal`` (helper-60, SGLang's causal prefill): the causal and key masks in one 2-D term vary along both axes,
+    so the padded query rows became real and `acc += tl.dot(p, v)` was an error on outputs never stored. A term
+    made from indices and constants only is no element's own data either."""
     rec = run(f"{FLASH}::{scenario}")
     assert rec.passed and rec.results[0].findings == [], rec.results[0].findings
+
+
+def test_a_padded_lane_plus_an_index_stays_padding(tmp_path):
+    """`x + offs` where x is a zero-padded load: the padded lanes hold their index, a value for an element that does
+    not exist, and a sum over them counts it. The index varies along the block (not a value the same along an
+    axis), so the lane was taken for real data and the sum passed."""
+    import textwrap
+
+    (tmp_path / "idx.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from tritondbg import Case, Scenario
+
+        @triton.jit
+        def sum_plus_index(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            o = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + o, mask=o < n, other=0.0)
+            tl.store(y_ptr, tl.sum(x + o.to(tl.float32), 0))  # MARK: sum
+
+        def launch(x):
+            y = torch.empty(1)
+            sum_plus_index[(1,)](x, y, x.numel(), BLOCK=16)
+            return y
+
+        s = Scenario("s", lambda case, dtype, device, generator: dict(x=torch.rand(10, generator=generator)),
+                     launch, lambda x: (x + torch.arange(10.0)).sum().reshape(1),
+                     [Case("tiny", dtypes=("float32",))], kernels=[sum_plus_index])
+    '''))
+    rec = run(str(tmp_path / "idx.py"))
+    found = [(f["kind"], f["line"]) for f in rec.results[0].findings]
+    assert ("masked_reduction", 9) in found and not rec.passed, found
 
 
 def test_padded_keys_left_in_a_flash_softmax_are_reported_at_the_sum():

@@ -35,9 +35,10 @@ from tritondbg.interp import nan_origin
 from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
 # _scalar_ty, PAD)
-from tritondbg.interp.shadow_values import (BASE, PAD, _bcast, _check_new_nonfinite, _debug_raise, _is_bf16,  # noqa: F401
+from tritondbg.interp.shadow_values import (BASE, INDEX, PAD, _bcast, _check_new_nonfinite, _debug_raise, _is_bf16,  # noqa: F401
                                             _max_pads, _nonfinite, _nonzero, _scalar_ty, _set_pad, _sink,
-                                            _site_frame, as_float, base_of, is_pointer, pad_of, set_sink)
+                                            _site_frame, as_float, base_of, is_pointer, mark_indices, pad_of,
+                                            set_sink)
 
 _saved: dict[str, Any] = {}  # (owner, name) -> the builder function install() replaced
 
@@ -48,6 +49,7 @@ _saved: dict[str, Any] = {}  # (owner, name) -> the builder function install() r
 def _wrap_binary(orig):
     def binary_op(self, lhs, rhs, op):
         out = orig(self, lhs, rhs, op)
+        mark_indices(out, (lhs, rhs))
         if PAD in lhs.attr or PAD in rhs.attr:
             _elementwise_pad(out, (lhs, rhs), op)
             if op is np.multiply:
@@ -64,6 +66,7 @@ def _wrap_binary(orig):
 def _wrap_ternary(orig):
     def ternary_op(self, lhs, rhs, other, op):
         out = orig(self, lhs, rhs, other, op)
+        mark_indices(out, (lhs, rhs, other))
         if op is np.where:
             shape = out.data.shape
             pc, pa, pb = (pad_of(h) for h in (lhs, rhs, other))
@@ -103,6 +106,7 @@ def _wrap_unary_like(orig, name, nargs=1, check_nonfinite=True):
         if not hasattr(out, "attr"):
             return out
         ins = args[:nargs]
+        mark_indices(out, ins)
         if any(PAD in getattr(h, "attr", ()) for h in ins):
             _elementwise_pad(out, ins, "fma" if name == "fma" else None)
         if check_nonfinite and (out.data.dtype.kind == "f" or _is_bf16(out)):
@@ -121,6 +125,7 @@ def _wrap_shape(orig, transform, src_index=0):
     def wrapper(self, *args, **kwargs):
         out = orig(self, *args, **kwargs)
         src = args[src_index]
+        mark_indices(out, (src,))
         attr = getattr(src, "attr", None)
         if attr:
             nan_origin.moved(out, src, lambda o: transform(o, out, args))
@@ -136,6 +141,15 @@ def _wrap_shape(orig, transform, src_index=0):
                 out.attr[BASE] = b
         return out
     return wrapper
+
+
+def _wrap_make_range(orig):
+    def create_make_range(self, *args, **kwargs):
+        out = orig(self, *args, **kwargs)
+        if hasattr(out, "attr"):
+            out.attr[INDEX] = True
+        return out
+    return create_make_range
 
 
 def _wrap_pair(orig, combine):
@@ -488,7 +502,7 @@ def _patches():
         "create_gather": lambda p, out, a: np.take_along_axis(p, a[1].data, axis=a[2]),
         "create_unsplat": lambda p, out, a: p.reshape(-1)[:1],
     }
-    out = []
+    out = [(B, "create_make_range", _wrap_make_range)]
     for name, fn in shape_ops.items():
         out.append((B, name, lambda orig, fn=fn: _wrap_shape(orig, fn)))
     out.append((B, "create_splat", lambda orig: _wrap_shape(orig, lambda p, o, a: np.full(o.data.shape, p.reshape(-1)[0]),

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tritondbg.interp.shadow_values import _bcast, _max_pads, _nonzero, _set_pad, _sink, _site_frame, as_float, pad_of
+from tritondbg.interp.shadow_values import (_bcast, _max_pads, _nonzero, _set_pad, _sink, _site_frame, as_float,
+                                            from_indices, pad_of)
 
 
 def _elementwise_pad(out, ins, op=None) -> None:
@@ -48,11 +49,13 @@ def _value_aware_pad(op, ins, pads, shape):
     elif op in (np.add, np.subtract):
         # a padded term that is exactly 0 adds nothing to a lane that holds its own data (``acc += load``
         # of a zero-filled tail); against a value the same along an axis (a scalar, ``x - mean[:, None]``, a
-        # mask row ``qk += tl.where(cols < n, 0, -inf)``) the lane stays padding: its result is a value for an
-        # element that does not exist, and a row of padding (a query row past the end) stays one
-        ta = (np.where(_bcast(_nonzero(a), shape) | _padded(pb), pa, zero) if not _spread(b, shape) else pa) \
+        # mask row ``qk += tl.where(cols < n, 0, -inf)``), or against a value made from indices and constants
+        # only (a causal mask ``tl.where(rows[:, None] >= cols[None, :], 0, -inf)``, which varies along both axes)
+        # the lane stays padding: its result is a value for an element that does not exist, and a row of padding
+        # (a query row past the end) stays one
+        ta = (np.where(_bcast(_nonzero(a), shape) | _padded(pb), pa, zero) if not _no_data(b, shape) else pa) \
             if pa is not None else None
-        tb = (np.where(_bcast(_nonzero(b), shape) | _padded(pa), pb, zero) if not _spread(a, shape) else pb) \
+        tb = (np.where(_bcast(_nonzero(b), shape) | _padded(pa), pb, zero) if not _no_data(a, shape) else pb) \
             if pb is not None else None
         ta, tb = _swamped(a, b, ta, shape), _swamped(b, a, tb, shape)
     elif op in (np.bitwise_and, np.bitwise_or):  # x & 0 is 0, a boolean x | True is True, whatever x holds: a
@@ -101,6 +104,11 @@ def _fma_pad(ins, pads, shape):
 def _padded(p):
     """Lanes an operand's pad marks (False everywhere for an operand without one)."""
     return p > 0 if p is not None else False
+
+
+def _no_data(h, shape) -> bool:
+    """A term that is no element's own data: index-derived, or the same along an axis."""
+    return from_indices(h) or _spread(h, shape)
 
 
 def _spread(h, shape) -> bool:

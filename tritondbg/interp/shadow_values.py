@@ -12,6 +12,9 @@ from tritondbg.interp import nan_origin
 
 PAD = "tdbg_pad"
 BASE = "tdbg_base"
+# a value computed from indices and constants only (tl.arange, program ids, scalars, tl.full, and ops over those:
+# a causal mask ``tl.where(offs_m[:, None] >= cols[None, :], 0, -inf)``): no element's own data
+INDEX = "tdbg_index"
 
 _sink: dict[str, Any] = {"san": None}
 
@@ -27,6 +30,22 @@ def set_sink(san) -> None:
 def pad_of(h):
     attr = getattr(h, "attr", None)
     return attr.get(PAD) if attr else None
+
+
+def from_indices(h) -> bool:
+    """``h`` holds no loaded element's own data: index-derived (``INDEX``) or a scalar."""
+    attr = getattr(h, "attr", None)
+    if attr and INDEX in attr:
+        return True
+    data = getattr(h, "data", None)
+    return data is not None and data.size <= 1 and not is_pointer(h)
+
+
+def mark_indices(out, ins) -> None:
+    """``out`` is index-derived when every value it was made from is."""
+    attr = getattr(out, "attr", None)
+    if attr is not None and all(from_indices(h) for h in ins):
+        attr[INDEX] = True
 
 
 def _scalar_ty(h):
