@@ -159,11 +159,9 @@ def _message(e: dict) -> str:
                          + (f" (stored at line {e['stored_at']} by pid {_fmt_pid(e['pid'])})" if e.get("stored_at") else ""))
         if e.get("reaches"):
             parts.append("they enter " + ", ".join(e["reaches"]))
-        return (text + ": " + "; ".join(parts) + ". Triton leaves those lanes undefined (tl.load: without other= "
-                "\"the masked-out value is undefined\"); the code today's Triton generates happens to read 0 there "
-                "(NVIDIA: a mov of 0 before the predicated load), so a GPU may give the right result now, but no "
-                "compiler promises it (a bare TRITON_INTERPRET=1 gives 0, the sanitizers NaN): give the load other= "
-                "(other=0.0 keeps today's result) or keep those lanes out of the result")
+        return (text + ": " + "; ".join(parts) + ". tl.load calls them undefined; today's compiled code reads 0 "
+                "there, but no compiler promises it (the sanitizers put NaN there): give the load other= (other=0.0 "
+                "keeps today's result) or keep those lanes out of the result")
     if kind == "uninit":
         from tritondbg.interp.initcheck import message
 
