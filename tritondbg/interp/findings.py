@@ -70,6 +70,10 @@ def _message(e: dict) -> str:
         view = f"{e['buffer']}, a slice of a larger tensor," if e.get("slice") else e["buffer"]
         head = (f"{e['op']} through {e['tensor']}: {e['lanes']} lane(s) in {progs} outside the view {view} but "
                 f"inside its storage ({e['storage']} elements): {_range(e)}. ")
+        if e.get("padded"):
+            return (head + "The storage is the view's rows rounded up to a whole block, as a library pads a buffer "
+                    "so its kernels address whole blocks: right if the padding is the kernel's to use (nothing "
+                    "else lives there); a mask missing if the kernel meant to stay inside the view")
         if e.get("slice"):
             return (head + f"A mask missing or off by one: they {'read' if e['op'] == 'load' else 'write'} the "
                     "elements next to the slice, as on the GPU (not out of memory, so no fault there: only wrong "

@@ -46,6 +46,25 @@ class Buffer:
         return any(dims[i + 1][0] < dims[i][0] * dims[i][1] for i in range(len(dims) - 1))
 
     @property
+    def padded(self) -> bool:
+        """A view at the start of a storage that is its leading dimension rounded up to a block (a power of two
+        from 16 to 4096 rows, less than one block more): ``torch.zeros(cdiv(n, 128) * 128)[:n]``, a library's
+        buffer padded so its kernels address whole blocks (triton_kernels' bitmatrix and routing)."""
+        if self.storage is None or self.restrided or not self.dense or self.lo != self.storage[0] or not self.shape:
+            return False
+        rows, row_bytes = self.shape[0], (self.hi - self.lo) // max(1, self.shape[0])
+        total = self.storage[1] - self.storage[0]
+        if rows < 1 or row_bytes <= 0 or total % row_bytes:
+            return False
+        have = total // row_bytes
+        block = 16
+        while block <= 4096:
+            if have % block == 0 and rows < have < rows + block:
+                return True
+            block *= 2
+        return False
+
+    @property
     def numel(self) -> int:
         return int(np.prod(self.shape)) if self.shape else 1
 

@@ -21,7 +21,8 @@ def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
     storage with strides of its own (FlagGems' gather and scatter through restride_dim's stride-0 view) reads
     and writes there on a GPU, legally. They go through as they are, as on the GPU: a warning for such a
     restrided view, an error for a plain slice of a larger tensor (helper-56: SGLang's kv_indices, a slice of a
-    pool, read one past its end by an off-by-one passed program mode, where no reference tells)."""
+    pool, read one past its end by an off-by-one passed program mode, where no reference tells), a warning again
+    for a view of a storage padded to a whole block (``Buffer.padded``: helper-62, triton_kernels' bitmatrix)."""
     inside = np.zeros(addrs.shape, dtype=bool)
     if candidates.any():
         for b in cands:
@@ -29,8 +30,9 @@ def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
         inside &= candidates
     if inside.any():
         buf = next(b for b in cands if b.in_storage(addrs[inside][:1], width)[0])
+        slice_ = not buf.restrided and not buf.padded
         e = san._entry("outside_view", frames.site(), buf.name, op, buffer=buf.label(),
-                        severity="warning" if buf.restrided else "error", slice=not buf.restrided,
+                        severity="error" if slice_ else "warning", slice=slice_, padded=buf.padded,
                         storage=(buf.storage[1] - buf.storage[0]) // buf.itemsize)
         e["lanes"] += int(inside.sum())
         _widen(e, buf.offsets(addrs[inside]))

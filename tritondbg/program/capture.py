@@ -90,6 +90,21 @@ def _extent(t) -> int:
     return (t.storage_offset() + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) + 1) * t.element_size()
 
 
+_AROUND = 64 << 10  # bytes of a storage kept on each side of the views a launch was handed (at least)
+_AROUND_MAX = 16 << 20
+
+
+def _around(lo: int, hi: int, nbytes: int) -> tuple[int, int]:
+    """The bytes [lo, hi) of a storage that its views span, widened by up to their own size (64 KiB at least, 16
+    MiB at most) on each side within the storage: a kernel that reads or writes next to a view (a padded buffer
+    addressed in whole blocks, an off-by-one past a slice of a pool) meets the same bytes in the replay, where it
+    met them in the program (helper-62: triton_kernels' bitmatrix, whose storage past the view was not saved,
+    replayed as out of bounds what the program saw inside the storage)."""
+    margin = min(max(_AROUND, hi - lo), _AROUND_MAX)
+    lo, hi = max(0, lo - margin), min(nbytes, hi + margin)
+    return lo - lo % _ALIGN, hi
+
+
 def _bytes_of(storage, device, start: int, end: int):
     """The bytes [start, end) of a storage as a uint8 host tensor (a copy)."""
     import torch
@@ -120,7 +135,7 @@ def snapshot(launch: attach.Launch) -> Snapshot:
                            "shape": list(t.shape), "stride": list(t.stride()),
                            "storage_offset": t.storage_offset(), "device": str(t.device)})
     for g in snap.groups:
-        g["start"] -= g["start"] % _ALIGN
+        g["start"], g["end"] = _around(g["start"], g["end"], g["storage_bytes"])
     _uninit_groups(snap)
     return snap
 
@@ -184,7 +199,7 @@ def early_bytes(tuner, args: tuple, kwargs: dict, budget: float) -> dict | None:
         return None
     out = {}
     for (device, ptr), (lo, hi, storage) in spans.items():
-        lo -= lo % _ALIGN
+        lo, hi = _around(lo, hi, storage.nbytes())
         out[(device, ptr)] = (lo, hi, _bytes_of(storage, device, lo, hi))
     return out
 
