@@ -741,6 +741,52 @@ def test_a_padded_lane_plus_an_index_stays_padding(tmp_path):
     assert ("masked_reduction", 9) in found and not rec.passed, found
 
 
+def test_a_sum_that_selects_one_lane_of_a_pair_passes_its_padding_on(tmp_path):
+    """helper-64 (TransformerEngine's permutation, the argsort of triton issue 3698): a bitonic compare-and-swap
+    picks each pair's left and right lane with `tl.sum(y * (1 - sel), 1)`, and the padded lanes hold a sentinel
+    (other=-1) that is sorted on purpose. The sum over (real lane times 0, sentinel) was a masked_reduction whose
+    advice (other=0) broke the kernel; it selects the padding and passes it on. A sum that mixes the sentinel into
+    data is still reported."""
+    import textwrap
+
+    (tmp_path / "pairs.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from tritondbg import Case, Scenario
+
+        @triton.jit
+        def pair_max(x_ptr, y_ptr, n, BLOCK: tl.constexpr, MIX: tl.constexpr):
+            o = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + o, mask=o < n, other=-1.0)
+            y = tl.reshape(x, [BLOCK // 2, 2])
+            sel = tl.arange(0, 2)[None, :]
+            left = tl.sum(y * (1 - sel), 1)
+            right = tl.sum(y * sel, 1)  # MARK: right
+            if MIX:
+                right = tl.sum(y, 1) - left  # MARK: mix
+            h = tl.arange(0, BLOCK // 2)
+            tl.store(y_ptr + h, tl.maximum(left, right), mask=h * 2 < n)
+
+        def launch(x, mix):
+            y = torch.empty((x.numel() + 1) // 2)
+            pair_max[(1,)](x, y, x.numel(), BLOCK=16, MIX=mix)
+            return y
+
+        def reference(x, mix):
+            return torch.nn.functional.pad(x, (0, x.numel() % 2), value=-1.0).reshape(-1, 2).amax(1)
+
+        s = Scenario("s", lambda case, dtype, device, generator: dict(x=torch.rand(9, generator=generator),
+                     mix=case.params["mix"]), launch, reference,
+                     [Case("select", params=dict(mix=False), dtypes=("float32",)),
+                      Case("mix", params=dict(mix=True), dtypes=("float32",))], kernels=[pair_max])
+    '''))
+    by_case = {r.case: r for r in run(str(tmp_path / "pairs.py"), cases="select,mix").results}
+    assert by_case["select"].status == "pass" and by_case["select"].findings == [], by_case["select"].findings
+    src = (tmp_path / "pairs.py").read_text().splitlines()
+    mix_line = next(i for i, ln in enumerate(src, 1) if "# MARK: mix" in ln)
+    found = [(f["kind"], f["line"]) for f in by_case["mix"].findings]
+    assert ("masked_reduction", mix_line) in found, found
+
+
 def test_padded_keys_left_in_a_flash_softmax_are_reported_at_the_sum():
     """The same loop without the key mask: the padded keys' scores are 0 (other=0.0), exp(0 - m) is not, and the
     softmax's sum counts keys that do not exist (0 - m[:, None] was taken for data: m is not uniform)."""

@@ -231,6 +231,8 @@ def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None, skip
         skip = None if skip is None else skip.reshape(-1)
     padded = p >= 2
     allpad = (p >= 1).all(axis=axis, keepdims=True)  # no real lane: the result is padding itself
+    if kind == "sum":
+        allpad = allpad | _selects(x, p, axis)
     live = padded & ~allpad
     if not live.any():
         return None
@@ -254,6 +256,15 @@ def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None, skip
     if not bad.any():
         return None
     return bad & (p == 2), bad & (p >= 3)
+
+
+def _selects(x: np.ndarray, p: np.ndarray, axis: int) -> np.ndarray:
+    """Slices of a sum (keepdims) whose lanes other than padding all hold exactly 0: the sum selects its padding
+    rather than mixing it into data (a bitonic sort's ``tl.sum(y * (1 - mask), 1)`` over pairs picks one lane,
+    and a padded lane with a sentinel, other=-1, is sorted on purpose: helper-64, TransformerEngine's
+    permutation). The result is that padding, passed on, not a finding."""
+    with np.errstate(invalid="ignore"):
+        return ((p >= 2) | (x == 0)).all(axis=axis, keepdims=True) & (p >= 2).any(axis=axis, keepdims=True)
 
 
 def _from_uninit(h, san, shape) -> np.ndarray | None:
@@ -313,13 +324,16 @@ def _post_reduce(op, input, ret) -> None:
                        nan_in_data=san is not None and not san.nonfinite)
     if res is not None and san is not None:
         san.reduction_event(kind, x.reshape(res[0].shape), res[0], res[1], p.reshape(res[0].shape), _site_frame())
-    # the result is padding where the reduced slice had no real lane
+    # the result is padding where the reduced slice had no real lane (or, for a sum, selects its padding)
     padded = p >= 1
     if axis is None:
-        allpad = np.array([padded.all()])
-        val = np.array([p.max() if padded.all() else 0], dtype=np.uint8)
+        whole = bool(padded.all()) or (kind == "sum" and bool(_selects(x.reshape(-1), p.reshape(-1), 0).all()))
+        val = np.array([p.max() if whole else 0], dtype=np.uint8)
     else:
         allpad = padded.all(axis=axis, keepdims=keep)
+        if kind == "sum":
+            sel = _selects(x, p, axis)
+            allpad = allpad | (sel if keep else np.squeeze(sel, axis=axis))
         val = np.where(allpad, p.max(axis=axis, keepdims=keep), 0).astype(np.uint8)
     for o in outs:
         h = getattr(o, "handle", None)
