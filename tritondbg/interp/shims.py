@@ -149,7 +149,11 @@ def _loop_vars():
     rewriter = I.FunctionRewriter
     original = rewriter.ast_transformer
 
+    from tritondbg.interp import boolops
+
     class LoopVarTransformer(type(original)):
+        visit_BoolOp = boolops.visit_BoolOp  # and / or on tensors element-wise, as compiled (boolops.py)
+
         def visit_For(self, node):
             node = self.generic_visit(node)
             if isinstance(node.target, ast.Name) and _is_range(node.iter):
@@ -169,7 +173,12 @@ def _loop_vars():
         I.InterpretedFunction.rewritten_fn.clear()  # kernels rewritten before: rewrite them again
 
     swap(LoopVarTransformer())
-    return lambda: swap(original)
+    undo_name = boolops.install()
+
+    def undo():
+        swap(original)
+        undo_name()
+    return undo
 
 
 class _GlobalsAttrs:
