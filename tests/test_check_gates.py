@@ -602,3 +602,40 @@ def test_the_sanitize_gate_reason_counts_the_findings_after_the_first(tmp_path):
     assert out.reason.startswith("out_of_bounds at ") and "(a/float32)" in out.reason, out.reason
     assert "[+3 more: out_of_bounds at two.py:9 (a, b); out_of_bounds at two.py:8 (b)]" in out.reason or \
         "[+3 more: out_of_bounds at two.py:8 (b); out_of_bounds at two.py:9 (a, b)]" in out.reason, out.reason
+
+
+NOISY = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+print("[WARNING] a library's logger, on stdout at import")
+print("{not json either")
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2.0, mask=o < n)
+
+
+def launch(x):
+    y = torch.empty_like(x)
+    scale[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
+    return y
+
+
+noisy = Scenario("noisy", lambda case, dtype, device, generator: dict(x=torch.rand(100, generator=generator)),
+                 launch, lambda x: x * 2, [Case("tiny", dtypes=("float32",))], kernels=[scale])
+'''
+
+
+def test_gates_read_their_subprocess_record_past_what_the_scenario_printed(cli_env, tmp_path):
+    """helper-64 (DeepSpeed's logger writes to stdout at import): the resources and sanitize gates parsed their
+    subprocess's whole stdout as JSON and failed ("could not compile: <the last stderr line>") a right kernel."""
+    (tmp_path / "noisy.py").write_text(NOISY)
+    record = tmp_path / "r.json"
+    p = run_cli(["check", str(tmp_path / "noisy.py"), "--gates", "sanitize,resources", "-n", "1", "--json",
+                 str(record)], cli_env, cwd=tmp_path)
+    gates = _gates(record)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    assert {g: v["status"] for (_, g), v in gates.items()} == {"sanitize": PASS, "resources": PASS}, gates

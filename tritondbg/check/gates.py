@@ -234,10 +234,20 @@ def _order_cause(rel: float) -> str:
 
 
 def _json_or_none(text: str):
+    """The JSON object a gate's subprocess printed last. What the scenario's import or its kernels printed before
+    it (DeepSpeed's logger writes to stdout: helper-64's resources gate failed 2 runs of 3) is skipped: the object
+    is the last one that starts a line at column 0 and runs to the end."""
     try:
         return json.loads(text)
     except (json.JSONDecodeError, ValueError):
-        return None
+        pass
+    lines = text.splitlines()
+    for i in [i for i, ln in enumerate(lines) if ln.startswith("{")][::-1][:20]:
+        try:
+            return json.loads("\n".join(lines[i:]))
+        except (json.JSONDecodeError, ValueError):
+            continue
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------------
