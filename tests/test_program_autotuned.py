@@ -141,3 +141,22 @@ def test_a_config_pinned_with_config_that_the_pruning_removes_says_so(tmp_path):
     assert "(--config; its prune_configs_by removes it for this call: the autotuner never runs it here)" in out.stdout
     out = tritondbg("interpret", str(cap / "made_up_kernel_0.py"), "--config", "BLOCK=32")
     assert "(--config)" in out.stdout, out.stdout[-2000:]
+
+
+SEEDED = REPO / "tests" / "program_data" / "seeded_cache.py"
+
+
+def test_a_config_the_program_put_in_its_autotuners_cache_runs_and_is_captured(tmp_path):
+    """helper-64 (DeepSpeed loads its saved autotune table into Autotuner.cache): the autotuner runs the cached
+    config without timing, on a GPU as anywhere, but program mode ran its first config instead, said so, and
+    capture labelled that one the program's pick. The kernel writes its BLOCK; nothing seeded: the first config."""
+    out = tritondbg("interpret", "--", "python", str(SEEDED), "seeded")
+    assert out.returncode == 0 and out.stdout.strip() == "BLOCK 64", out.stdout + out.stderr[-2000:]
+    assert "the first their autotuner would try" not in out.stderr, out.stderr[-2000:]
+    out = tritondbg("interpret", "--", "python", str(SEEDED), "cold")
+    assert out.returncode == 0 and out.stdout.strip() == "BLOCK 16", out.stdout + out.stderr[-2000:]
+    cap = tmp_path / "cap"
+    out = tritondbg("capture", "--interpret", "--out", str(cap), "--", "python", str(SEEDED), "seeded")
+    assert out.returncode == 0, out.stderr[-2000:]
+    rep = tritondbg("interpret", str(cap / "which_block_0.py"))
+    assert rep.returncode == 0 and "BLOCK=64" in rep.stdout and "(captured)" in rep.stdout, rep.stdout[-2000:]

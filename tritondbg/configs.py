@@ -116,6 +116,32 @@ def _matches(config, wanted: dict[str, Any]) -> bool:
     return all(k in d and d[k] == v for k, v in wanted.items())
 
 
+def autotune_key(tuner, args: tuple, kwargs: dict) -> tuple | None:
+    """The key Triton 3.6-3.9's ``Autotuner.run`` files this call under (the key arguments, then every argument's
+    dtype); None when it cannot be computed (another autotuner)."""
+    try:
+        given = {**dict(zip(tuner.arg_names, args)), **kwargs}
+        given = {k: v for k, v in given.items() if k in tuner.arg_names}
+        key = [given[k] for k in tuner.keys if k in given]
+        key += [str(v.dtype) for v in given.values() if hasattr(v, "dtype")]
+        return tuple(key)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def cached_config(tuner, args: tuple, kwargs: dict):
+    """The config ``tuner``'s cache already holds for this call (a key tuned before, or a table the program
+    loaded into it: DeepSpeed's autotune cache), which the autotuner runs without timing; None without one."""
+    cache = getattr(tuner, "cache", None)
+    if not isinstance(cache, dict) or not cache or len(getattr(tuner, "configs", ())) <= 1:
+        return None
+    key = autotune_key(tuner, args, kwargs)
+    try:
+        return cache.get(key) if key is not None else None
+    except TypeError:  # an unhashable key argument
+        return None
+
+
 def known_keys(tuner) -> set[str]:
     keys = set(CONFIG_ATTRS)
     for c in tuner.configs:

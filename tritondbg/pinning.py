@@ -11,9 +11,11 @@ import contextlib
 import functools
 from typing import Any, Iterator
 
-from tritondbg.configs import (LISTED, autotuners, call_kwargs, check_keys, choose, choose_requested, config_dict,
-                               config_str, default_for, every_autotuner_run, kernel_name, known_keys,
+from tritondbg.configs import (LISTED, autotuners, cached_config, call_kwargs, check_keys, choose, choose_requested,
+                               config_dict, config_str, default_for, every_autotuner_run, kernel_name, known_keys,
                                not_applicable_reason, past_tuner, trial)
+
+CACHED = "its autotuner's cache (the program's own pick for this key)"
 
 
 class Pinning:
@@ -60,13 +62,17 @@ class Pinning:
                 # the autotuner's own rules (early_config_prune, perf_model + top_k), as Autotuner.run applies them
                 # to each new key: pruned for this call's arguments (n = 192 may rule out what n = 1024 kept)
                 pruned = pinning._pruned(name, tuner, args, kwargs)
-                if chosen is None and pinning.pin_all:
+                cached = cached_config(tuner, args, kwargs) if chosen is None and pinning.pin_all else None
+                if cached is not None:  # the program's own pick for this key (tuned before, or a table it
+                    # loaded into the cache: DeepSpeed's): the autotuner runs it without timing, as on the GPU
+                    candidates, source = [cached], CACHED
+                elif chosen is None and pinning.pin_all:
                     # the first config the autotuner would try that can run at all: like Triton's benchmark, skip
                     # the ones that fail their own tl.static_assert (they would time as inf)
                     candidates, source = pruned, "default"
                 elif source == "--config" and not any(config_dict(c) == config_dict(chosen) for c in pruned):
                     source = "--config; its prune_configs_by removes it for this call: the autotuner never runs it here"
-            if candidates[0] is not None and default_for(tuner) is None:  # (a reproducer's saved bytes are the
+            if candidates[0] is not None and default_for(tuner) is None and source != CACHED:  # (a reproducer's saved bytes are the
                 pinning._reset_after_benchmark(tuner, args, kwargs)  # ones at its launch: any reset was before)
             if candidates[0] is None:
                 result = original(tuner, *args, **kwargs)

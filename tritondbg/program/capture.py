@@ -168,14 +168,13 @@ def copy_before(snap: Snapshot, early: dict | None = None) -> None:
 def will_benchmark(tuner, args: tuple, kwargs: dict) -> bool:
     """Whether ``tuner.run(*args, **kwargs)`` is about to time its configs: more than one config and its key
     (Triton 3.6-3.9's: the key arguments, then every argument's dtype) not in its cache. True when unsure."""
+    from tritondbg.configs import autotune_key
+
     try:
         if len(tuner.configs) <= 1:
             return False
-        given = {**dict(zip(tuner.arg_names, args)), **kwargs}
-        given = {k: v for k, v in given.items() if k in tuner.arg_names}
-        key = [given[k] for k in tuner.keys if k in given]
-        key += [str(v.dtype) for v in given.values() if hasattr(v, "dtype")]
-        return tuple(key) not in tuner.cache
+        key = autotune_key(tuner, args, kwargs)
+        return key is None or key not in tuner.cache
     except Exception:  # noqa: BLE001 - another Triton's autotuner: assume it times
         return True
 
