@@ -18,7 +18,7 @@ What stays as it was: ``torch.cuda.is_available()`` is still False (a program th
 gets the CPU already), tensors report ``device.type == "cpu"``, and CUDA-only objects (``torch.cuda.Event``,
 ``torch.Generator(device="cuda")``) still fail; the program's traceback then ends with one tritondbg line
 (``child._hint_on_cuda_tensors``). Function modes are per thread: a tensor a worker thread asks on "cuda" is
-not moved. Only installed when torch has no CUDA device; the run's summary says how many requests were moved.
+not moved; the autograd engine runs a custom Function's backward with none, so the mode is pushed around it. Only installed when torch has no CUDA device; the run's summary says how many requests were moved.
 """
 from __future__ import annotations
 
@@ -95,10 +95,34 @@ def install() -> bool:
         return original(moved)
 
     torch.set_default_device = set_default_device
+    _in_backward(mode)
     _record_availability_asks(torch)
     _amp_on_the_cpu(torch)
     _own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
     return True
+
+
+def _in_backward(mode) -> None:
+    """The autograd engine runs a custom Function's ``backward`` with no function mode on the stack: a library
+    that allocates on "cuda" there (bitsandbytes' SwitchBackLinear, helper-63) failed with "Torch not compiled
+    with CUDA enabled" where its forward ran. The mode is pushed around each such backward (``BackwardCFunction``,
+    the node class of every custom Function; ``apply_boxed`` where torch has it)."""
+    from torch.autograd import function as F
+    from torch.overrides import _get_current_function_mode_stack
+
+    node = getattr(F, "BackwardCFunction", None)
+    for name in ("apply", "apply_boxed"):
+        original = getattr(node, name, None)
+        if original is None or getattr(original, "_tdbg_mode", False):
+            continue
+
+        def apply(self, *args, _original=original):
+            if mode in _get_current_function_mode_stack():
+                return _original(self, *args)
+            with _mode_class()():
+                return _original(self, *args)
+        apply._tdbg_mode = True
+        setattr(node, name, apply)
 
 
 @contextlib.contextmanager
