@@ -51,6 +51,13 @@ def test_and_or_on_blocks_are_element_wise_as_in_compiled_code(capsys, tmp_path)
     assert status == 0 and out.count("PASS s") == 2 and "FAIL" not in out, out
 
 
+def test_cuda_num_threads_and_num_warps_are_the_launchs(capsys, tmp_path):
+    """``tl.extra.cuda.num_threads()`` (triton_kernels' swiglu): "Did you forget to add @triton.jit ?" under
+    every interpreter. num_warps=2 and 8: 64 / 256 threads."""
+    status, out, _ = execute(f"{HERE / 'interp_data' / 'num_threads.py'}::s", capsys, tmp_path, case="two,eight")
+    assert status == 0 and out.count("PASS s") == 2, out
+
+
 def test_loop_induction_variables_are_tensors_as_in_compiled_code(capsys, tmp_path, cli_env):
     """``for i in range(n): i.to(tl.int64)`` (flash-linear-attention's chunk kernels) and ``tl.range``: compiled
     code's induction variables are tensors, the plain interpreter's Python ints ('int' object has no attribute

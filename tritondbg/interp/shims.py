@@ -244,8 +244,36 @@ def _smid(*args, **kwargs):
     return tl.inline_asm_elementwise("mov.u32 $0, %smid;", "=r", [], dtype=tl.int32, is_pure=True, pack=1)
 
 
+def _launch_num_warps() -> int:
+    """The running launch's ``num_warps`` (4, Triton's default, unless the launch or its config gave one): read
+    from the interpreter's ``run(*args, grid, warmup, **kwargs)`` frame below the kernel."""
+    f = sys._getframe(1)
+    while f is not None:
+        loc = f.f_locals
+        if f.f_code.co_name == "run" and "warmup" in loc and isinstance(loc.get("kwargs"), dict):
+            return int(loc["kwargs"].get("num_warps") or 4)
+        f = f.f_back
+    return 4
+
+
+def _num_warps(*args, **kwargs):
+    """``tl.extra.cuda.num_warps()``: the launch's num_warps, a constexpr as compiled (helper-62: triton_kernels'
+    swiglu sized its blocks with ``num_threads()``: "Did you forget to add @triton.jit ?")."""
+    import triton.language as tl
+
+    return tl.constexpr(_launch_num_warps())
+
+
+def _num_threads(*args, **kwargs):
+    """``tl.extra.cuda.num_threads()``: num_warps x 32."""
+    import triton.language as tl
+
+    return tl.constexpr(_launch_num_warps() * 32)
+
+
 _CUDA_EXTRAS = {"gdc": {"gdc_wait": _gdc_noop, "gdc_launch_dependents": _gdc_noop},
-                "utils": {"globaltimer": _globaltimer, "smid": _smid}}
+                "utils": {"globaltimer": _globaltimer, "smid": _smid, "num_warps": _num_warps,
+                          "num_threads": _num_threads}}
 
 
 def _cuda_extras(fn, scope) -> None:
