@@ -21,3 +21,4 @@ def test_a_backward_that_allocates_on_cuda_runs_on_the_cpu_stand_in(command, tmp
                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert out.returncode == 0 and out.stdout.strip() == "OK", out.stdout + out.stderr[-3000:]
     assert "2 launch(es)" in out.stderr, out.stderr[-2000:]
+
