@@ -40,6 +40,6 @@ def print_gates(record: RunRecord) -> None:
     if gates and n["skipped"] == len(gates):
         line += ": nothing ran (every item was skipped), so nothing passed"
     elif gates and nothing_ran(gates) and not n["FAIL"] + n["error"] + n["interrupted"]:
-        line += (": nothing ran (every gate that runs the kernel was skipped; "
-                 f"{', '.join(COMPILE_ONLY)} only compiled it), so nothing passed")
+        line += (f": the kernel never ran ({', '.join(COMPILE_ONLY)} only compiled it; every gate that runs it was "
+                 "skipped), so the run fails: a compile is no check of what the kernel computes")
     con.print(line)
