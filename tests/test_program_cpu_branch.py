@@ -147,3 +147,15 @@ def test_a_test_suite_that_skips_without_cuda_launched_nothing_and_is_no_pass(tm
                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert out.returncode == 1 and "1 skipped" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
     assert "asked torch.cuda.is_available() (at " in out.stderr and "test_k.py:4)" in out.stderr, out.stderr
+
+
+@pytest.mark.interpreter
+def test_a_library_that_asks_tritons_driver_is_named_not_the_driver(tmp_path):
+    """helper-64 (DeepSpeed turns its Triton ops off on ``driver.is_active()``): the note named the line of
+    Triton's CUDA driver that asked torch, not the library's call."""
+    (tmp_path / "prog.py").write_text("import triton\nfrom triton.backends.nvidia.driver import CudaDriver\n"
+                                      "HAS_TRITON = CudaDriver.is_active()\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert "asked torch.cuda.is_available() (at " in out.stderr and "prog.py:3)" in out.stderr, out.stderr[-3000:]

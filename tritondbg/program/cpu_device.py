@@ -143,15 +143,20 @@ def serving(on: bool = True):
 def _record_availability_asks(torch) -> None:
     """``torch.cuda.is_available()`` stays False; where a library first asked it is kept (file, line, function of
     the first caller outside torch), for the hint on an error its CPU branch then raises (``library_asked``)."""
+    import importlib.util
+
     original = torch.cuda.is_available
-    torch_dir = os.path.dirname(torch.__file__) + os.sep  # torch's own asks are not a library's
+    # torch's own asks are not a library's, nor Triton's driver asking for one (a library that calls
+    # ``driver.is_active()``: DeepSpeed turns its Triton ops off on it, helper-64); triton is not imported here
+    spec = importlib.util.find_spec("triton")
+    skip = tuple(os.path.dirname(p) + os.sep for p in (torch.__file__, spec and spec.origin) if p)
 
     def is_available(*args, **kwargs):
         answer = original(*args, **kwargs)
         asks = _state.setdefault("asks", [])
         if not answer and len(asks) < 16:  # every site that asked (a test's skipif after a library's import)
             f = sys._getframe(1)
-            while f is not None and f.f_code.co_filename.startswith(torch_dir):
+            while f is not None and f.f_code.co_filename.startswith(skip):
                 f = f.f_back
             site = (f.f_code.co_filename, f.f_lineno, f.f_code.co_name) if f is not None else None
             if site is not None and site not in asks:
