@@ -1226,6 +1226,20 @@ def test_findings_repeated_over_launches_are_one_line_with_a_count():
     assert ", tensor x_ptr;" in lines[0]
     [line] = _finding_lines([dict(same, kind="device_assert", tensor=None, pid=[0, 0, 0])])
     assert "tensor" not in line  # it printed "tensor None"
+    # a load and a store of one line in one launch: one launch (it said "in 2 launches")
+    [line] = _finding_lines([dict(same, op="load", launch=0, pid_process=1), dict(same, op="store", launch=0,
+                                                                                  pid_process=1)])
+    assert "launches)" not in line, line
+
+
+def test_a_finding_repeated_over_launches_is_printed_once_then_counted():
+    """helper-62 (triton_kernels' topk): the same 3 findings, ~600 characters each, printed for every launch."""
+    p = run(["interpret", "--", "python", str(DATA / "repeat_oob.py")])
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: ")]
+    assert p.returncode == 1 and p.stdout.strip() == "done", p.stderr[-2000:]
+    assert sum(ln.startswith("tritondbg: out_of_bounds in k") for ln in lines) == 2, lines  # load, store
+    assert sum("come again in its later launches" in ln for ln in lines) == 1, lines
+    assert "(in 4 launches)" in p.stderr, p.stderr[-2000:]
 
 
 def test_capture_keeps_the_state_from_before_the_autotuner_timed_its_configs(tmp_path, monkeypatch):
