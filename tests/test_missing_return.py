@@ -225,3 +225,16 @@ def test_a_compile_that_unpacks_a_helper_returning_nothing_names_it(tmp_path, cl
     assert (f"the @triton.jit function pid_pair (unpack.py:{_line(UNPACK, 'def pid_pair')}) returns nothing, yet "
             f"line {_line(UNPACK, '# USE')} uses its value") in p.stderr, p.stderr[-2000:]
 
+
+
+def test_a_helper_whose_none_another_helper_returns_is_named(cli_env, tmp_path):
+    """helper-62: the kernel calls a helper that returns a tuple holding the value of a helper with no `return`;
+    the hint looked only at the kernel's own calls and named nothing, under the interpreter and in a compile."""
+    from pathlib import Path
+
+    target = str(Path(__file__).resolve().parent / "interp_data" / "noreturn_nested.py")
+    for args in (["interpret", target], ["ir", target, "--stage", "ttir", "--arch", "sm90"]):
+        p = run_cli(args, cli_env, cwd=tmp_path)
+        assert p.returncode != 0
+        assert "the @triton.jit function _keys (noreturn_nested.py:" in p.stdout + p.stderr, (p.stdout + p.stderr)[-2000:]
+        assert "yet noreturn_nested.py:" in p.stdout + p.stderr and "uses its value (`_keys(x)`)" in p.stdout + p.stderr

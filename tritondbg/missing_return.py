@@ -94,10 +94,31 @@ def _used_calls(fdef: ast.FunctionDef):
 
 def hints(file: str, line: int, name: str, globs: dict) -> list[str]:
     """One sentence per used call, in function ``name`` of ``file`` (the one holding ``line``), to a jit function
-    that returns nothing; the call on ``line`` first."""
+    that returns nothing; the call on ``line`` first. With none there, the same in the jit functions it calls (two
+    levels down): a None that a helper passes on inside what it returns (helper-62: triton_kernels' topk, whose
+    ``key_to_indx`` lost its ``return`` inside ``streaming_topk``'s tuple) fails in the kernel all the same."""
     fdef = _function_at(file, name, line)
     if fdef is None:
         return []
+    found = _no_return_calls(fdef, file, globs, line)
+    todo, seen = [(fdef, globs, 0)], {id(fdef)}
+    while not found and todo:
+        node, g, depth = todo.pop(0)
+        for call in ast.walk(node):
+            callee = _python_function(_resolve(call.func, g)) if isinstance(call, ast.Call) else None
+            where = _definition(callee) if callee is not None else None
+            if where is None or id(callee) in seen:
+                continue
+            seen.add(id(callee))
+            found += _no_return_calls(where[0], where[1], callee.__globals__, None)
+            if depth + 1 < 2:
+                todo.append((where[0], callee.__globals__, depth + 1))
+    return [h for *_, h in sorted(found)]
+
+
+def _no_return_calls(fdef: ast.FunctionDef, file: str, globs: dict, line: int | None) -> list[tuple]:
+    """(not on ``line``, line, sentence) for each call in ``fdef`` that uses the value of a jit function that
+    returns nothing."""
     found = []
     for call in _used_calls(fdef):
         callee = _python_function(_resolve(call.func, globs))
@@ -111,10 +132,11 @@ def hints(file: str, line: int, name: str, globs: dict) -> list[str]:
         text = " ".join(text.split())
         if len(text) > 60:
             text = text[:57] + "..."
+        at = f"line {call.lineno}" if line is not None else f"{os.path.basename(file)}:{call.lineno}"
         found.append((call.lineno != line, call.lineno,
                       f"the @triton.jit function {cdef.name} ({os.path.basename(cfile)}:{cdef.lineno}) returns "
-                      f"nothing, yet line {call.lineno} uses its value (`{text}`): a forgotten `return`?"))
-    return [h for *_, h in sorted(found)]
+                      f"nothing, yet {at} uses its value (`{text}`): a forgotten `return`?"))
+    return found
 
 
 def hint(detail: str, file: str, line: int, func: str, globs: dict | None) -> str:
