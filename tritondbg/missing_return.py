@@ -25,7 +25,11 @@ def mentions_none(text: str) -> bool:
 def _function_at(file: str, name: str, line: int) -> ast.FunctionDef | None:
     """The ``def name`` of ``file`` whose lines hold ``line`` (the innermost such)."""
     try:
-        tree = ast.parse("".join(linecache.getlines(file)) or open(file).read())
+        text = "".join(linecache.getlines(file))
+        if not text:
+            with open(file) as fh:
+                text = fh.read()
+        tree = ast.parse(text)
     except (OSError, SyntaxError, ValueError):
         return None
     best = None

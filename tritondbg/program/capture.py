@@ -302,7 +302,8 @@ def _user_imports(path: str, module: str) -> list[str]:
     """What the kernel's module imports from its own top-level package (noted beside the saved source)."""
     top = module.split(".")[0]
     try:
-        tree = ast.parse(open(path).read())
+        with open(path) as fh:
+            tree = ast.parse(fh.read())
     except (OSError, SyntaxError, ValueError):
         return []
     found = []

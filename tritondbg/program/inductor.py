@@ -197,7 +197,8 @@ def standalone_source(path: str, name: str) -> str | None:
         return _sources[cache_key]
     text = None
     try:
-        tree = ast.parse(open(path).read())
+        with open(path) as fh:
+            tree = ast.parse(fh.read())
         body = []
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
