@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import types
 import tomllib
 import xml.etree.ElementTree as ET
 
@@ -106,6 +107,27 @@ def test_sigterm_winds_down_as_sigint_and_exits_143(cli_env, tmp_path):
     assert gates[("hang::sleeps", "correctness")]["status"] == INTERRUPTED
     assert "SIGTERM" in gates[("hang::sleeps", "correctness")]["reason"]
     assert RunRecord.load(record).extra["interrupted_by"] == "SIGTERM" and len(_junit(junit)) == 4
+
+
+def test_a_bare_assert_in_a_library_is_quoted_with_why_a_jit_type_check_fails(tmp_path, monkeypatch):
+    """helper-62 (triton_kernels' ``specialize`` asserts a JITFunction): the run said ``AssertionError:  (raised at
+    specialize.py:82)``, no words; now the statement, and why the interpreter's @triton.jit fails it."""
+    import importlib
+
+    from tritondbg.runner import kernel_error_message
+
+    (tmp_path / "speclib.py").write_text("import triton\n\n\ndef specialize(fn):\n"
+                                         "    assert isinstance(fn, triton.runtime.jit.JITFunction)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    speclib = importlib.import_module("speclib")
+    try:
+        speclib.specialize(object())
+    except AssertionError as e:
+        exc = e
+    scenario = types.SimpleNamespace(source=None)
+    text = kernel_error_message(exc, scenario)
+    assert "`assert isinstance(fn, triton.runtime.jit.JITFunction)`" in text, text
+    assert "gives an InterpretedFunction" in text, text
 
 
 @pytest.mark.interpreter

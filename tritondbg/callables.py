@@ -57,6 +57,21 @@ def _without_comment(line: str) -> str:
     return code
 
 
+def statement(exc: BaseException) -> str:
+    """For an exception with no text (a bare ``assert x.shape[1] % 64 == 0``): the statement that raised it, in
+    backquotes, the library's own where it raised there (helper-62: triton_kernels' ``specialize`` asserts a
+    JITFunction, which the interpreter's @triton.jit is not: said so); '' without a source line."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    line = frames[-1].line if frames else None
+    if not line:
+        return ""
+    text = f"`{_without_comment(line.strip())}`"
+    if "JITFunction" in line and isinstance(exc, AssertionError):
+        text += (" (under the interpreter @triton.jit gives an InterpretedFunction, not a JITFunction: code that "
+                 "requires one cannot run there; `tritondbg ir` compiles it)")
+    return text
+
+
 def raised_message(role: str, fn, exc: BaseException) -> str:
     """One line for a scenario callable that raised: which one, in which file, and the innermost user line."""
     exc = exit_error(exc)
@@ -65,9 +80,7 @@ def raised_message(role: str, fn, exc: BaseException) -> str:
         if "site-packages" not in frame.filename and os.path.basename(os.path.dirname(frame.filename)) != "tritondbg":
             where, shown = f" at {frame.filename}:{frame.lineno}", frame
             break
-    text = str(exc).strip().splitlines()
-    if not text and shown is not None and shown.line:  # a bare `assert x.shape[1] % 64 == 0`: the statement says it
-        text = [f"`{_without_comment(shown.line.strip())}`"]
+    text = str(exc).strip().splitlines() or [statement(exc)]
     deeper = library_frame(exc.__traceback__, shown) if shown is not None else ""
     return (f"{role} {describe_callable(fn)} raised {type(exc).__name__}: {text[0] if text else ''}{where}"
             f"{deeper}").strip()

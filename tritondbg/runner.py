@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Sequence
 
 from tritondbg import loader, stops
-from tritondbg.callables import describe_callable, exit_error, library_frame, raised_message
+from tritondbg.callables import describe_callable, exit_error, library_frame, raised_message, statement
 from tritondbg.compare import Named, compare, return_names, tolerance
 from tritondbg.configs import autotuners, not_applicable_reason, parse_config
 from tritondbg.pinning import plan
@@ -149,7 +149,7 @@ def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
     cause = exc
     while cause.__cause__ is not None:
         cause = cause.__cause__
-    text = str(cause).strip().splitlines()
+    text = str(cause).strip().splitlines() or [statement(cause)]
     deeper = library_frame(exc.__traceback__, shown) if shown is not None else ""
     from tritondbg import missing_return
 
