@@ -325,3 +325,11 @@ def test_a_sweep_whose_configs_end_in_errors_does_not_say_they_disagree():
         print_sweep(con, SimpleNamespace(extra={"sweep": {"runs": 3, "failures": fails, "not_applicable": []}},
                                          results=[]))
         assert said in con.export_text(), con.export_text()
+
+
+def test_outputs_nan_from_the_sanitizers_poison_say_so(capsys, tmp_path):
+    """helper-64: "2944/2944 mismatched ... got nan" read as a kernel broken everywhere, when the NaN were the
+    sanitizers' own, in lanes a finding names (an out-of-bounds read, a masked load without other=)."""
+    status, out, _ = execute(f"{ZOO / 'undefined_lanes.py'}::buggy", capsys, tmp_path, dtype="float32")
+    assert status == 1 and "NaN/Inf where the reference is finite (the sanitizers' NaN: lanes the finding(s) below" \
+        in out, out

@@ -43,6 +43,11 @@ def print_case(con: Console | None, r) -> None:
     for kernel, cfg in r.config.items():
         con.print(f"  config {kernel}: {config_str(cfg)}  [dim]({r.config_source.get(kernel, '')})[/]")
     apart = r.extra.get("not_compared") or {}
+    # (helper-64: a replay with an out-of-bounds read said "2944/2944 mismatched ... got nan", which read as a
+    # kernel broken everywhere: the NaN were the sanitizers' own, in the lanes the finding names)
+    poisoned = (" (the sanitizers' NaN: lanes the finding(s) below name reached them)"
+                if any(f.get("kind") in ("out_of_bounds", "poison", "uninit") and f.get("severity", "error") == "error"
+                       for f in r.findings) and not any(f.get("kind") == "nan_inf" for f in r.findings) else "")
     for e in r.errors:
         # both maxima above their tolerances yet ok (helper-56 read it as a bug): the test is per element
         each = " (each element within atol + rtol*|ref|)" if e.max_abs > e.atol and e.max_rel > e.rtol else ""
@@ -53,7 +58,7 @@ def print_case(con: Console | None, r) -> None:
         if not e.passed and e.name not in apart:
             got, want = _apart(e.worst_out, e.worst_ref)
             con.print(f"    worst at {tuple(e.worst_index)}: got {got}, expected {want}"
-                      + (f"; {e.nonfinite} NaN/Inf where the reference is finite" if e.nonfinite else "")
+                      + (f"; {e.nonfinite} NaN/Inf where the reference is finite{poisoned}" if e.nonfinite else "")
                       + (f"; {e.dtypes} (a truncating cast or the wrong output dtype?)" if e.dtypes else ""))
     print_findings(con, r)
     if r.message and r.status != "pass":
