@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -159,3 +160,13 @@ def test_a_library_that_asks_tritons_driver_is_named_not_the_driver(tmp_path):
     out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert "asked torch.cuda.is_available() (at " in out.stderr and "prog.py:3)" in out.stderr, out.stderr[-3000:]
+
+
+@pytest.mark.interpreter
+def test_a_torch_op_the_cpu_build_lacks_for_a_dtype_gets_a_line_saying_why(tmp_path):
+    prog = Path(__file__).resolve().parent / "program_data" / "cpu_op_missing.py"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, str(prog)],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1 and "not implemented for 'Int'" in out.stderr, out.stderr[-2000:]
+    assert "tritondbg: the torch op above has no CPU kernel for that dtype" in out.stderr, out.stderr[-2000:]
