@@ -6,7 +6,6 @@ fixed per process. A gate that cannot run here says skipped with the reason, nev
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tritondbg import runner, selection
-from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome, more_findings
+from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome, json_record, more_findings
 from tritondbg.check.launches import LaunchCounter
 from tritondbg.configs import autotuners, config_str
 from tritondbg.record import compared_nothing
@@ -233,23 +232,6 @@ def _order_cause(rel: float) -> str:
             "order")
 
 
-def _json_or_none(text: str):
-    """The JSON object a gate's subprocess printed last. What the scenario's import or its kernels printed before
-    it (DeepSpeed's logger writes to stdout: helper-64's resources gate failed 2 runs of 3) is skipped: the object
-    is the last one that starts a line at column 0 and runs to the end."""
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, ValueError):
-        pass
-    lines = text.splitlines()
-    for i in [i for i, ln in enumerate(lines) if ln.startswith("{")][::-1][:20]:
-        try:
-            return json.loads("\n".join(lines[i:]))
-        except (json.JSONDecodeError, ValueError):
-            continue
-    return None
-
-
 # ---------------------------------------------------------------------------------------------------------
 # gates
 # ---------------------------------------------------------------------------------------------------------
@@ -337,7 +319,7 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
         return empty
     if runner.current_mode() != "interpret":
         p = _cli(["interpret", ctx.target or scenario.name, "--case", ctx.case or "all", "--json"])
-        record = _json_or_none(p.stdout)
+        record = json_record(p.stdout)
         if record is None:
             return GateOutcome(scenario.name, "sanitize", FAIL, (p.stderr.strip().splitlines() or ["no output"])[-1])
         from tritondbg.record import RunRecord
@@ -451,7 +433,7 @@ def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: s
     with watchdog.activity(kernel=f"{scenario.name}: compiling every config for the target (a subprocess)"):
         p = subprocess.run([sys.executable, "-m", "tritondbg.check.compiles", *args], capture_output=True,
                            text=True, env=env, timeout=watchdog.remaining(900 * max(1, len(cases))))
-    data = _json_or_none(p.stdout)
+    data = json_record(p.stdout)
     if not isinstance(data, dict):
         return None, {}, f"could not compile: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
     seconds = data.get("seconds") or {}

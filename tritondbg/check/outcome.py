@@ -1,6 +1,7 @@
 """What a gate says about one kernel: status, a one-line reason, details, and the runs it made."""
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from dataclasses import asdict, dataclass, field
@@ -84,3 +85,20 @@ def more_findings(rest) -> str:
     parts = [f"{kind} at {file}:{line} ({', '.join(sorted(cases))})" for (kind, file, line), cases in groups.items()]
     shown = "; ".join(parts[:4]) + (f"; ... {len(parts) - 4} more place(s)" if len(parts) > 4 else "")
     return f" [+{len(rest)} more: {shown}]"
+
+
+def json_record(text: str):
+    """The JSON object a gate's subprocess printed last. What the scenario's import or its kernels printed before
+    it (DeepSpeed's logger writes to stdout: helper-64's resources gate failed 2 runs of 3) is skipped: the object
+    is the last one that starts a line at column 0 and runs to the end."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        pass
+    lines = text.splitlines()
+    for i in [i for i, ln in enumerate(lines) if ln.startswith("{")][::-1][:20]:
+        try:
+            return json.loads("\n".join(lines[i:]))
+        except (json.JSONDecodeError, ValueError):
+            continue
+    return None
