@@ -567,3 +567,35 @@ def test_backend_launch_options_of_a_wrapper_are_named(tmp_path):
     (item,) = json.loads(p.stdout)
     assert item["config"] == {"num_warps": 4, "waves_per_eu": 2, "matrix_instr_nonkdim": 16}, item["config"]
     assert "B" not in item["config"]  # a kernel argument is no launch option
+
+
+MAXNREG = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    o = tl.arange(0, BLOCK)
+    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n), mask=o < n)
+
+
+def launch(x):
+    y = torch.empty_like(x)
+    copy[(1,)](x, y, x.numel(), BLOCK=16, maxnreg=128)
+    return y
+
+
+s = Scenario("s", lambda case, dtype, device, generator: dict(x=torch.rand(10)), launch, lambda x: x,
+             [Case("tiny", dtypes=("float32",))], kernels=[copy])
+'''
+
+
+def test_a_launch_option_another_backend_does_not_take_is_named(tmp_path):
+    """helper-62: a reproducer captured on sm_90 with maxnreg, compiled for gfx942, said only "KeyError: 'Keyword
+    argument maxnreg was specified but unrecognised'"."""
+    (tmp_path / "mx.py").write_text(MAXNREG)
+    env = ir_env(tmp_path / "cache", tmp_path / "out")
+    p = run_cli(["ir", str(tmp_path / "mx.py"), "--arch", "gfx942", "--stage", "ttir"], env, cwd=tmp_path)
+    assert p.returncode != 0, p.stdout[-1000:]
+    assert "maxnreg is a launch option gfx942's backend does not take" in p.stderr, p.stderr[-2000:]

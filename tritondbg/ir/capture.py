@@ -397,7 +397,12 @@ def _compile_error(fn, target, exc: BaseException, printed: str, native: str) ->
         kept = f" (full log: {path})"
     except OSError:
         kept = ""
-    return f"compiling {name} for {where} failed: {first_meaningful_line(fn, exc, native + printed)}{kept}"
+    line = first_meaningful_line(fn, exc, native + printed)
+    m = re.search(r"Keyword argument (\w+) was specified but unrecognised", line)
+    if m:  # (helper-62: a reproducer captured on sm_90 with maxnreg, compiled for gfx942)
+        line += (f": {m.group(1)} is a launch option {where}'s backend does not take (the launch, or the reproducer "
+                 "captured on another GPU, passes it)")
+    return f"compiling {name} for {where} failed: {line}{kept}"
 
 
 def _entries(cache_dir: str) -> set[str]:
