@@ -93,6 +93,7 @@ ROWS = [
     (["interpret", "add"], {"TRITONDBG_OUT": "{tmp}/afile", "TRITONDBG_SAVE": "1"}, 2,
      "TRITONDBG_OUT {tmp}/afile: is a file"),
     (["interpret", "add", "--dtype", "float64"], {}, 2, "case 'tiny' has no dtype 'float64'"),
+    (["interpret", "add", "--dtype", "half4"], {}, 2, "'half4' is not a torch dtype; case 'tiny' takes:"),
     (["interpret", "add", "--case", "nope"], {}, 2, "unknown case 'nope' for add"),
     (["interpret", "gemm", "--config", "NOPE=1"], {}, 2, "unknown config key(s) NOPE"),
     (["interpret", "add", "--pid", "3"], {}, 2, "--pid 3 alone does nothing"),

@@ -80,6 +80,10 @@ def select_dtypes(case: Case, dtype: str | None) -> list[str]:
         bare = given.lower().removeprefix("torch.")
         name = DTYPE_ALIASES.get(bare, bare)
         if name not in case.dtypes:
+            import torch
+
+            if not isinstance(getattr(torch, name, None), torch.dtype):  # a typo, not a dtype the case lacks
+                raise UsageError(f"{given!r} is not a torch dtype; case {case.name!r} takes: {', '.join(case.dtypes)}")
             raise UsageError(f"case {case.name!r} has no dtype {given!r}; choose from: {', '.join(case.dtypes)}")
         if name not in wanted:
             wanted.append(name)
