@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tritondbg.configs import choose, config_dict, config_str, default_for
+from tritondbg.configs import autotune_key as tuning_key  # (tests/ir_helper.py imports it from here)
 
 RECORD_LIMIT = 30  # newest compiled run records read per call: each is a small JSON file (~2 ms)
 
@@ -69,19 +70,6 @@ def recorded_runs(out_dir: str, scenario: str, case: str, dtype: str) -> list[tu
             if tuned:
                 found.append((tuned, path, gpu))
     return found
-
-
-def tuning_key(tuner, args, kwargs) -> tuple:
-    """The autotuner's cache key for these arguments (the same lines in Triton 3.6 and 3.9: key args, then the
-    dtype of every argument that has one)."""
-    nargs = dict(zip(tuner.arg_names, args))
-    all_args = {**nargs, **kwargs}
-    _args = {k: v for (k, v) in all_args.items() if k in tuner.arg_names}
-    key = [_args[k] for k in tuner.keys if k in _args]
-    for arg in _args.values():
-        if hasattr(arg, "dtype"):
-            key.append(str(arg.dtype))
-    return tuple(key)
 
 
 def autotune_json(tuner, args, kwargs, pruned, cache_dir: str, name: str):

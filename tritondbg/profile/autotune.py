@@ -19,25 +19,13 @@ import math
 import sys
 from typing import Any, Iterator
 
+from tritondbg.configs import autotune_key as tuning_key  # noqa: F401 (the key Autotuner.run caches on)
 from tritondbg.configs import autotuners, config_dict
 
 # (id(autotuner), key) -> the decision made when that key was tuned in this process
 _MEMO: dict[tuple[int, tuple], dict[str, Any]] = {}
 
 PINNED_SOURCES = ("case", "default", "--config", "sweep")
-
-
-def tuning_key(tuner, args: tuple, kwargs: dict) -> tuple | None:
-    """The key ``Autotuner.run`` caches on: the ``key=`` arguments' values, then every tensor's dtype
-    (the same code in Triton 3.6 and 3.9)."""
-    try:
-        all_args = {**dict(zip(tuner.arg_names, args)), **kwargs}
-        named = {k: v for k, v in all_args.items() if k in tuner.arg_names}
-        key = [named[k] for k in tuner.keys if k in named]
-        key += [str(v.dtype) for v in named.values() if hasattr(v, "dtype")]
-        return tuple(key)
-    except Exception:  # noqa: BLE001 - a different Autotuner layout: fall back to the cache diff
-        return None
 
 
 def _ms(value) -> float | None:
