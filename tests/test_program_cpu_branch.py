@@ -155,10 +155,13 @@ def test_a_library_that_asks_tritons_driver_is_named_not_the_driver(tmp_path):
     """helper-64 (DeepSpeed turns its Triton ops off on ``driver.is_active()``): the note named the line of
     Triton's CUDA driver that asked torch, not the library's call."""
     (tmp_path / "prog.py").write_text("import triton\nfrom triton.backends.nvidia.driver import CudaDriver\n"
-                                      "HAS_TRITON = CudaDriver.is_active()\n")
+                                      "HAS_TRITON = CudaDriver.is_active()\n"
+                                      "OPS = object() if HAS_TRITON else None\nOPS.forward()\n")
+    # (the program then fails on the None its Triton switch left: the note was said only after a clean exit)
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert out.returncode == 1 and "AttributeError" in out.stderr, out.stderr[-3000:]
     assert "asked torch.cuda.is_available() (at " in out.stderr and "prog.py:3)" in out.stderr, out.stderr[-3000:]
 
 

@@ -191,6 +191,8 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
              + ": nothing captured")
         if rc == 0:
             _launched_nothing("capture", launches, summaries, said=True)
+        else:
+            _asked_note(summaries)
         return rc or 1
     kernels_saved = {e.get("kernel") for e in entries}  # a process that never wrote its counts still saved these
     counted = _launch_count(max(sum(launches.values()), len(entries)), summaries,
@@ -379,6 +381,8 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
             json.dump({"command": cfg["command"], "captures": captures}, f, indent=1)
     unmatched = _matched_nothing("interpret", kernels, launches, sum(checked.values()))  # whatever the status
     if rc != 0:
+        if not any(launches.values()):
+            _asked_note(summaries)
         _err(f"tritondbg interpret: the program {launcher.ended(rc)}")
         return rc
     if unmatched or _launched_nothing("interpret", launches, summaries):
@@ -411,12 +415,19 @@ def _launched_nothing(command: str, launches: dict, summaries, said: bool = Fals
     if not said:
         _err(f"tritondbg {command}: the program launched no Triton kernel: nothing was "
              f"{'checked' if command == 'interpret' else 'captured'}")
+    _asked_note(summaries)
+    return True
+
+
+def _asked_note(summaries) -> None:
+    """Where the program asked torch.cuda.is_available() and heard False, for a run that launched nothing: said
+    whether the program ended well or not (helper-65: DeepSpeed turns its Triton ops off on it, and the program
+    then failed on the None it left; the note was only said after a clean exit)."""
     asked = next((s["cuda_asked"] for s in summaries if s.get("cuda_asked")), None)
     if asked:
         _err(f"  note: the program asked torch.cuda.is_available() (at {asked}) and heard False, as on any "
              "machine without a GPU: tests that skip on it (skipif(not torch.cuda.is_available())) and libraries "
              "that take a torch path on it launch nothing; skip on another condition to run them here")
-    return True
 
 
 def _unmatched_patterns(command: str, patterns, launches: dict) -> None:
