@@ -47,22 +47,29 @@ class Buffer:
 
     @property
     def padded(self) -> bool:
-        """A view at the start of a storage that is its leading dimension rounded up to a block (a power of two
-        from 16 to 4096 rows, less than one block more): ``torch.zeros(cdiv(n, 128) * 128)[:n]``, a library's
-        buffer padded so its kernels address whole blocks (triton_kernels' bitmatrix and routing)."""
-        if self.storage is None or self.restrided or not self.dense or self.lo != self.storage[0] or not self.shape:
+        """A view at the start of a storage laid out row-major with some dims rounded up to a whole block (a power
+        of two from 16 to 4096, less than one block more): ``torch.zeros(cdiv(n, 128) * 128)[:n]``, or rows padded
+        one by one (``torch.empty((m, 512))[:, :28]``): a library's buffer padded so its kernels address whole
+        blocks (triton_kernels' bitmatrix and routing)."""
+        if self.storage is None or self.restrided or self.lo != self.storage[0] or not self.shape:
             return False
-        rows, row_bytes = self.shape[0], (self.hi - self.lo) // max(1, self.shape[0])
-        total = self.storage[1] - self.storage[0]
-        if rows < 1 or row_bytes <= 0 or total % row_bytes:
+        dims = [(n, st) for n, st in zip(self.shape, self.strides)]
+        if any(st <= 0 for _, st in dims) or dims[-1][1] != 1 and dims[-1][0] > 1:
             return False
-        have = total // row_bytes
-        block = 16
-        while block <= 4096:
-            if have % block == 0 and rows < have < rows + block:
-                return True
-            block *= 2
-        return False
+        total = (self.storage[1] - self.storage[0]) // max(1, self.itemsize)
+        padded = False
+        for d, (n, st) in enumerate(dims):
+            # the room dim d spans: the next outer stride (the storage for dim 0), in units of its own stride
+            room = (dims[d - 1][1] if d else total)
+            if room % st:
+                return False
+            have = room // st
+            if have == n:
+                continue
+            if not _block_roundup(n, have):
+                return False
+            padded = True
+        return padded
 
     @property
     def numel(self) -> int:
@@ -229,3 +236,13 @@ class ArgMap:
             return None, f"address 0x{int(addr):x} (the launch has no tensor argument)"
         near = min(self.buffers, key=lambda b: min(abs(int(addr) - b.lo), abs(int(addr) - b.hi)))
         return None, f"address 0x{int(addr):x}, in no argument tensor ({near.where(addr)})"
+
+
+def _block_roundup(n: int, have: int) -> bool:
+    """``have`` is ``n`` rounded up to a whole block: a power of two from 16 to 4096, less than one block more."""
+    block = 16
+    while block <= 4096:
+        if have % block == 0 and n < have < n + block:
+            return True
+        block *= 2
+    return False
