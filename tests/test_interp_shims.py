@@ -333,3 +333,8 @@ def test_outputs_nan_from_the_sanitizers_poison_say_so(capsys, tmp_path):
     status, out, _ = execute(f"{ZOO / 'undefined_lanes.py'}::buggy", capsys, tmp_path, dtype="float32")
     assert status == 1 and "NaN/Inf where the reference is finite (the sanitizers' NaN: lanes the finding(s) below" \
         in out, out
+
+
+def test_a_grid_given_as_a_list_runs_as_compiled(capsys, tmp_path):
+    status, out, _ = execute(f"{HERE / 'interp_data' / 'list_grid.py'}::s", capsys, tmp_path, case="fn,list")
+    assert status == 0 and out.count("PASS s") == 2, out

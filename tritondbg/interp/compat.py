@@ -5,6 +5,8 @@ Installed through ``shims.py`` (each maker returns its undo):
 - ``dtype_value``: ``dtype.value`` in a ``@triton.jit`` helper handed a dtype (FlagGems' ``get_dtype_min``).
 - ``tensor_like_args``: launch arguments that are not torch tensors but have ``data_ptr()`` and ``dtype``
   (FlagGems' ``StridedBuffer``), which Triton's launcher takes as pointers.
+- ``list_grids``: a grid given as a list, or a grid function returning one (Triton's layer-norm tutorial in
+  tritonbench: ``grid = lambda meta: [triton.cdiv(N, meta["BLOCK_SIZE_N"])]``).
 """
 from __future__ import annotations
 
@@ -198,4 +200,30 @@ def tensor_like_args():
 
     def undo():
         I._unwrap_tensor, I._rewrap_tensor = orig_unwrap, orig_rewrap
+    return undo
+
+
+def list_grids():
+    """A grid that is a list, or a grid function that returns one: compiled Triton's launcher takes any sequence;
+    the interpreter pads the grid with ``grid + (1,) * (3 - len(grid))`` ("can only concatenate list (not "tuple")
+    to list": helper-67, tritonbench's layer_norm backward). ``GridExecutor`` gets a tuple. Returns the undo."""
+    from triton.runtime import interpreter as I
+
+    original = I.GridExecutor.__init__
+
+    def init(self, fn, arg_names, grid, *args, **kwargs):
+        if isinstance(grid, list):
+            grid = tuple(grid)
+        elif callable(grid):
+            inner = grid
+
+            def grid(meta, _inner=inner):
+                g = _inner(meta)
+                return tuple(g) if isinstance(g, list) else g
+        original(self, fn, arg_names, grid, *args, **kwargs)
+
+    I.GridExecutor.__init__ = init
+
+    def undo():
+        I.GridExecutor.__init__ = original
     return undo

@@ -559,7 +559,7 @@ _SHIMS = {"inline_asm": _inline_asm, "descriptors": _descriptors, "bf16_dot": do
           "comparisons_int1": _comparisons_int1, "lowp_arith": _lowp_arith, "float_args": _float_args,
           "tensor_index": _tensor_index, "loop_vars": _loop_vars, "lang_extras": _lang_extras,
           "print_assert": _print_assert, "wrap_triton": _wrap_triton, "dtype_value": compat.dtype_value,
-          "tensor_like_args": compat.tensor_like_args, "globals_check": _globals_check,
+          "tensor_like_args": compat.tensor_like_args, "list_grids": compat.list_grids, "globals_check": _globals_check,
           "memory_guard": _memory_guard}
 
 
