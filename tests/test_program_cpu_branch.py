@@ -173,3 +173,15 @@ def test_a_torch_op_the_cpu_build_lacks_for_a_dtype_gets_a_line_saying_why(tmp_p
                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert out.returncode == 1 and "not implemented for 'Int'" in out.stderr, out.stderr[-2000:]
     assert "tritondbg: the torch op above has no CPU kernel for that dtype" in out.stderr, out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
+def test_the_raw_stream_a_launch_asks_for_is_there_on_a_cpu_build(tmp_path):
+    """helper-67 (tritonbench's welford: ``from torch._C import _cuda_getCurrentRawStream``, as Inductor's code
+    has it): an ImportError on torch's CPU build before the first launch; under the stand-in the stream is 0."""
+    (tmp_path / "prog.py").write_text("import torch, triton\nfrom torch._C import _cuda_getCurrentRawStream as s\n"
+                                      "print('stream', s(0))\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert out.stdout.strip() == "stream 0", out.stdout + out.stderr[-2000:]
