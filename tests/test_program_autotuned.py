@@ -160,3 +160,12 @@ def test_a_config_the_program_put_in_its_autotuners_cache_runs_and_is_captured(t
     assert out.returncode == 0, out.stderr[-2000:]
     rep = tritondbg("interpret", str(cap / "which_block_0.py"))
     assert rep.returncode == 0 and "BLOCK=64" in rep.stdout and "(captured)" in rep.stdout, rep.stdout[-2000:]
+
+
+def test_a_kernel_no_config_of_which_could_run_is_not_said_to_have_run_one():
+    """helper-67 (tritonbench's jagged_sum): every config fails its tl.static_assert; the error said so, and the
+    summary still named the last config as the one the kernel ran."""
+    out = tritondbg("interpret", "--", "python", str(REPO / "tests" / "program_data" / "no_config_runs.py"))
+    assert out.returncode == 1 and "none of the 2 configs the autotuner of never would try" in out.stderr, \
+        out.stderr[-2000:]
+    assert "autotuned kernels ran one config" not in out.stderr, out.stderr[-2000:]

@@ -92,6 +92,7 @@ class Pinning:
                     if reason is None:
                         raise
                     if i + 1 == len(candidates):
+                        refused = True  # it did not run either: no config to report (helper-67)
                         raise RuntimeError(f"none of the {len(candidates)} configs the autotuner of {name} would try "
                                            f"can run here; the last: {reason}") from exc
                     pinning.skipped.setdefault(name, []).append(f"{config_str(config_dict(chosen))}: {reason}")
