@@ -123,3 +123,13 @@ def test_a_scenario_with_nothing_to_compare_runs_the_launch_and_is_no_pass(tmp_p
     r = runner.run_case(scenario, scenario.cases[0], "float32", device="cpu", seed=0)
     assert r.status == "error" and r.message.startswith("nothing to compare: it was cut short"), r.message
     assert r.wall_s > 0  # the launch ran
+    # a reproducer's launch returns {} (no outputs were captured): it said "launch `load_scenario.<locals>.launch`
+    # (.../tritondbg/program/replay.py:237) returned an empty dict" (helper-66)
+    launch = scenario.launch
+
+    def empty(**kw):
+        launch(**kw)
+        return {}
+    scenario = dataclasses.replace(scenario, launch=empty)
+    r = runner.run_case(scenario, scenario.cases[0], "float32", device="cpu", seed=0)
+    assert r.status == "error" and r.message.startswith("nothing to compare: it was cut short"), r.message
