@@ -91,3 +91,5 @@ def test_program_mode_without_sanitizers_fails_on_lanes_the_guard_kept_out(cli_e
     assert p.returncode == 1, (p.returncode, p.stdout[-2000:], p.stderr[-2000:])
     assert "same True" in p.stdout  # the program's own check passes: only the guard's count tells
     assert "out_of_bounds in copy at prog.py:6: 28 lane(s) of a load" in p.stderr, p.stderr[-2000:]
+    # the summary says the sanitizers were off (helper-66: it read as a full check)
+    assert "(--no-sanitize: only the memory guard checked them)" in p.stderr, p.stderr[-2000:]

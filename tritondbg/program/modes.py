@@ -363,7 +363,8 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
         with open(json_path, "w") as f:
             json.dump(doc, f, indent=1, default=str)
     _err(f"tritondbg interpret: {_launch_count(sum(launches.values()), summaries)}, {len(errors)} finding(s)"
-         + (f", {warned} warning(s)" if warned else ""))
+         + (f", {warned} warning(s)" if warned else "")
+         + ("" if sanitize else " (--no-sanitize: only the memory guard checked them)"))
     for line in _summary_table(launches, checked, per_kernel):
         _err(line)
     _err_pinned(pinned)
