@@ -34,3 +34,26 @@ def test_an_int_band_the_program_left_is_a_warning_in_its_replay_too(tmp_path):
     found = [(f["kind"], f["severity"], f["file"]) for r in doc["results"] for f in r["findings"]]
     assert rep.returncode == 0 and doc["passed"], found
     assert all(sev == "warning" and "click" not in file for _, sev, file in found), found
+
+
+UNINIT_C = REPO / "tests" / "program_data" / "uninit_c.py"
+
+
+@pytest.mark.interpreter
+def test_a_capture_whose_output_is_the_uninit_mark_says_the_comparison_checks_nothing(tmp_path):
+    """helper-66: FlashInfer's gemm read an uninitialized C; the captured output was all NaN marks and the replay
+    matched it as NaN matches NaN, so the correctness gate passed."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
+                              timeout=300, cwd=tmp_path)
+
+    cap = cli("capture", "--out", str(tmp_path / "cap"), "--", "python", str(UNINIT_C))
+    assert cap.returncode == 0 and "nan 10" in cap.stdout, cap.stdout + cap.stderr[-2000:]
+    rep = cli("interpret", str(tmp_path / "cap" / "axpby_0.py"), "--no-sanitize", "--json")
+    found = [f for r in json.loads(rep.stdout)["results"] for f in r["findings"]]
+    marked = [f for f in found if "holds tritondbg's uninitialized-memory mark" in f.get("message", "")]
+    assert marked and "10 of 10 element(s)" in marked[0]["message"], found

@@ -150,6 +150,34 @@ def _bands(meta: dict, tensors: list, compared: dict, marks: dict) -> list:
     return out
 
 
+def _marked_reference(meta: dict, after: list, compared: dict) -> list:
+    """Findings for captured outputs whose elements hold tritondbg's uninitialized-memory mark (a capture under
+    the interpreter hands out torch.empty's memory marked): the program's launch left them so, or computed them
+    from memory nothing wrote, and they match the replay only as NaN matches NaN, which checks nothing (helper-66:
+    FlashInfer's gemm read an uninitialized C, every output NaN, and the correctness gate passed). A warning; an
+    error when every element compared is such."""
+    from tritondbg.interp import initcheck
+
+    hits, total = [], 0
+    for path, i in compared.items():
+        t = after[i]
+        total += t.numel()
+        if not meta["groups"][meta["tensors"][i]["group"]].get("uninit_from"):
+            continue
+        m = initcheck._holding_mark(t.detach().contiguous())
+        if m is not None and m.any():
+            hits.append((path, int(m.sum()), t.numel()))
+    if not hits:
+        return []
+    every = sum(n for _, n, _ in hits) == total
+    parts = ", ".join(f"{n} of {numel} element(s) of {path}" for path, n, numel in hits)
+    return [{"kind": "uninit", "severity": "error" if every else "warning", "tensor": hits[0][0],
+             "file": meta.get("kernel_file"), "line": meta.get("kernel_line"), "message": (
+                 f"the captured output holds tritondbg's uninitialized-memory mark (NaN) in {parts}: the program's "
+                 "launch left them so, or computed them from memory nothing wrote; the replay matches them only as "
+                 "NaN matches NaN, which checks nothing there" + ("; nothing else was compared" if every else ""))}]
+
+
 def _stale(got, want, old) -> int:
     """How many elements of ``got`` differ from ``want`` (the capture's after-bytes) while equal to ``old`` (its
     before-bytes), which differ from ``want``: writes the program's launch made and the replay did not."""
@@ -251,6 +279,7 @@ def load_scenario(file: str, name: str) -> Scenario:
     def reference(tensors):
         groups = data()["after_groups"]
         after = _tensors(meta, [groups.get(gi, b) for gi, b in enumerate(data()["before"])], "cpu")
+        marked["findings"] = _marked_reference(meta, after, compared)  # (``ran`` is cleared by each launch)
         return {path: after[i].to(tensors[i].device) for path, i in compared.items()}
 
     def explain_mismatch(outputs, expected) -> str:
@@ -291,6 +320,7 @@ def load_scenario(file: str, name: str) -> Scenario:
         return out
 
     ran: dict = {}  # what the last replay launched: {"grid": the grid of the config that ran}
+    marked: dict = {}  # the reference's elements holding the uninitialized-memory mark (``_marked_reference``)
     # what the replay compares: the outputs; a launch that finished changing no byte: every tensor argument (the
     # replay must leave them as they were too); a launch that did not finish in the program: nothing
     compared = dict(meta["outputs"])
@@ -329,7 +359,8 @@ def load_scenario(file: str, name: str) -> Scenario:
                     kernels=_Kernels(), description=f"captured launch of {meta['qualname']} "
                                                     f"({os.path.basename(meta['kernel_file'])}:{meta['kernel_line']})",
                     deterministic=False, reference_is_capture=True, explain_mismatch=explain_mismatch,
-                    not_comparable=not_comparable, launch_findings=lambda: list(ran.get("bands") or ()),
+                    not_comparable=not_comparable,
+                    launch_findings=lambda: list(ran.get("bands") or ()) + list(marked.get("findings") or ()),
                     picked=({meta["kernel"]: meta["config"]} if meta.get("config") and not meta.get("interpreted")
                             else None),
                     nothing_to_compare=(f"the captured launch did not finish in the program ({meta['error'].rstrip(': ')})"
