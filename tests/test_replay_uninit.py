@@ -31,9 +31,12 @@ def test_an_int_band_the_program_left_is_a_warning_in_its_replay_too(tmp_path):
     assert cap.returncode == 0, cap.stderr[-2000:]
     rep = cli("interpret", str(tmp_path / "cap" / "fill_ids_0.py"), "--json")
     doc = json.loads(rep.stdout)
-    found = [(f["kind"], f["severity"], f["file"]) for r in doc["results"] for f in r["findings"]]
+    found = [(f["kind"], f["severity"], f["file"], f["line"]) for r in doc["results"] for f in r["findings"]]
     assert rep.returncode == 0 and doc["passed"], found
-    assert all(sev == "warning" and "click" not in file for _, sev, file in found), found
+    assert all(sev == "warning" and "click" not in file for _, sev, file, _ in found), found
+    # at the store that wrote the rest, as program mode places it (helper-65/67: the replay said the def line), once
+    store = next(i for i, ln in enumerate(INT_BAND.read_text().splitlines(), 1) if "tl.store" in ln)
+    assert [line for *_, line in found] == [store], found
 
 
 UNINIT_C = REPO / "tests" / "program_data" / "uninit_c.py"

@@ -250,6 +250,27 @@ def band_finding(name: str, t, left, wrote: int, *, later: str = "and no later l
         "strict, or a grid that does not cover the tensor?")}
 
 
+def stores_into(t, stores: dict) -> list:
+    """The (file, line) of the stores whose addresses fall in ``t``'s memory, in line order (``stores``: the
+    sanitizer's ``store_spans``, {(file, line): (lowest, highest) address})."""
+    try:
+        lo = t.data_ptr()
+        hi = lo + max(t.untyped_storage().nbytes() - t.storage_offset() * t.element_size(), 1)
+    except Exception:  # noqa: BLE001
+        return []
+    return sorted(site for site, (a, b) in stores.items() if a < hi and b >= lo)
+
+
+def at_stores(f: dict, name: str, stores: list) -> dict:
+    """A band finding placed at the store that wrote the rest (its mask or the grid is the suspect), not the
+    kernel's def line; the other stores into the tensor named."""
+    if stores:
+        f["file"], f["line"] = stores[0]
+        if len(stores) > 1:
+            f["message"] += f" (stores into {name} at lines {', '.join(str(ln) for _, ln in stores)})"
+    return f
+
+
 def remember_as(t, text: str) -> None:
     """Count ``t``'s memory as a factory's uninitialized memory, allocated where ``text`` says (a reproducer's
     tensor that was such memory in the program it was captured from)."""

@@ -60,16 +60,6 @@ def on_cpu(snap) -> bool:
 _PENDING_MAX = 16  # launches' unwritten bands held (their tensors too) until the program ends
 
 
-def _stores_into(t, stores: dict) -> list:
-    """The (file, line) of the stores whose addresses fall in ``t``'s memory, in line order."""
-    try:
-        lo = t.data_ptr()
-        hi = lo + max(t.untyped_storage().nbytes() - t.storage_offset() * t.element_size(), 1)
-    except Exception:  # noqa: BLE001
-        return []
-    return sorted(site for site, (a, b) in stores.items() if a < hi and b >= lo)
-
-
 def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     """Run ``proceed()`` (one interpreted launch) under the instruments; returns (value, findings, error, stores:
     {(file, line) of a store: (lowest, highest) address it wrote}).
@@ -267,7 +257,7 @@ class Checker(attach.Observer):
             # --capture-on-finding: the launch's bytes before and after, saved if the band is told
             saved = {"snap": snap, "after": capture.copy_after(snap), "done": False} \
                 if found and self.capture_on_finding and snap is not None else None
-            self.pending += [(launch, index, attach.current_test(), saved, _stores_into(h[1], stores), *h)
+            self.pending += [(launch, index, attach.current_test(), saved, initcheck.stores_into(h[1], stores), *h)
                              for h in found]
             while len(self.pending) > _PENDING_MAX:
                 self._settle(self.pending.pop(0))
@@ -336,10 +326,7 @@ class Checker(attach.Observer):
             return False
         f = initcheck.band_finding(name, t, unwritten & now, wrote, later=later)
         f["severity"] = severity
-        if stores:  # at the store that wrote the rest (its mask or the grid is the suspect), not the def line
-            f["file"], f["line"] = stores[0]
-            if len(stores) > 1:
-                f["message"] += f" (stores into {name} at lines {', '.join(str(ln) for _, ln in stores)})"
+        initcheck.at_stores(f, name, stores)
         self._tell(f, launch, index, test)
         if saved is not None and not saved["done"]:  # one reproducer per launch, however many bands it left
             saved["done"] = True

@@ -142,11 +142,16 @@ def _bands(meta: dict, tensors: list, compared: dict, marks: dict) -> list:
 
     if not marks:
         return []
+    from tritondbg.interp.shadow_values import _sink
+
+    san = _sink["san"]  # the run's sanitizer, when on: where the launch stored (program mode places it so too)
+    spans = dict(getattr(san, "store_spans", None) or {})
     args = {path: tensors[i] for path, i in compared.items()}
     out = []
     for name, t, left, wrote in initcheck.bands(args, marks):
         f = initcheck.band_finding(name, t, left, wrote, later="as the captured launch left them in the program")
-        out.append({**f, "file": meta.get("kernel_file"), "line": meta.get("kernel_line")})
+        f = {**f, "file": meta.get("kernel_file"), "line": meta.get("kernel_line")}
+        out.append(initcheck.at_stores(f, name, initcheck.stores_into(t, spans)))
     return out
 
 
@@ -154,8 +159,9 @@ def _marked_reference(meta: dict, after: list, compared: dict) -> list:
     """Findings for captured outputs whose elements hold tritondbg's uninitialized-memory mark (a capture under
     the interpreter hands out torch.empty's memory marked): the program's launch left them so, or computed them
     from memory nothing wrote, and they match the replay only as NaN matches NaN, which checks nothing (helper-66:
-    FlashInfer's gemm read an uninitialized C, every output NaN, and the correctness gate passed). A warning; an
-    error when every element compared is such."""
+    FlashInfer's gemm read an uninitialized C, every output NaN, and the correctness gate passed). One per tensor,
+    a warning; an error when every element compared is such. (A tensor an unwritten band's warning names is left
+    to that warning: ``_findings``.)"""
     from tritondbg.interp import initcheck
 
     hits, total = [], 0
@@ -167,15 +173,19 @@ def _marked_reference(meta: dict, after: list, compared: dict) -> list:
         m = initcheck._holding_mark(t.detach().contiguous())
         if m is not None and m.any():
             hits.append((path, int(m.sum()), t.numel()))
-    if not hits:
-        return []
-    every = sum(n for _, n, _ in hits) == total
-    parts = ", ".join(f"{n} of {numel} element(s) of {path}" for path, n, numel in hits)
-    return [{"kind": "uninit", "severity": "error" if every else "warning", "tensor": hits[0][0],
+    every = bool(hits) and sum(n for _, n, _ in hits) == total
+    return [{"kind": "uninit", "severity": "error" if every else "warning", "tensor": path,
              "file": meta.get("kernel_file"), "line": meta.get("kernel_line"), "message": (
-                 f"the captured output holds tritondbg's uninitialized-memory mark (NaN) in {parts}: the program's "
-                 "launch left them so, or computed them from memory nothing wrote; the replay matches them only as "
-                 "NaN matches NaN, which checks nothing there" + ("; nothing else was compared" if every else ""))}]
+                 f"the captured output holds tritondbg's uninitialized-memory mark (NaN) in {n} of {numel} "
+                 f"element(s) of {path}: the program's launch left them so, or computed them from memory nothing "
+                 "wrote; the replay matches them only as NaN matches NaN, which checks nothing there"
+                 + ("; nothing else was compared" if every else ""))} for path, n, numel in hits]
+
+
+def _findings(bands: list, marked: list) -> list:
+    """The replay's own findings: unwritten bands, and marked reference elements of the other tensors."""
+    named = {f.get("tensor") for f in bands}
+    return list(bands) + [f for f in marked if f.get("tensor") not in named]
 
 
 def _stale(got, want, old) -> int:
@@ -360,7 +370,7 @@ def load_scenario(file: str, name: str) -> Scenario:
                                                     f"({os.path.basename(meta['kernel_file'])}:{meta['kernel_line']})",
                     deterministic=False, reference_is_capture=True, explain_mismatch=explain_mismatch,
                     not_comparable=not_comparable,
-                    launch_findings=lambda: list(ran.get("bands") or ()) + list(marked.get("findings") or ()),
+                    launch_findings=lambda: _findings(ran.get("bands") or (), marked.get("findings") or ()),
                     picked=({meta["kernel"]: meta["config"]} if meta.get("config") and not meta.get("interpreted")
                             else None),
                     nothing_to_compare=(f"the captured launch did not finish in the program ({meta['error'].rstrip(': ')})"
