@@ -96,7 +96,8 @@ def test_an_ask_at_import_explains_no_later_error(tmp_path):
     out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert out.returncode == 1 and "AttributeError" in out.stderr, out.stderr[-3000:]
-    assert "asked torch.cuda.is_available()" not in out.stderr, out.stderr[-3000:]
+    # no hint tying the error to the ask; the run's end note (nothing launched) may say where it asked
+    assert "the code above asked torch.cuda.is_available()" not in out.stderr, out.stderr[-3000:]
 
 
 def test_a_kernel_file_in_an_installed_package_is_named_by_its_path_in_it():
