@@ -434,7 +434,7 @@ def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: s
         p = subprocess.run([sys.executable, "-m", "tritondbg.check.compiles", *args], capture_output=True,
                            text=True, env=env, timeout=watchdog.remaining(900 * max(1, len(cases))))
     data = json_record(p.stdout)
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or "rows" not in data:  # (a JSON object the scenario printed is no record)
         return None, {}, f"could not compile: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
     seconds = data.get("seconds") or {}
     return data.get("rows") or [], {c: seconds.get(c) for c in data.get("cases") or []}, data.get("error") or ""

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tritondbg.configs import autotune_key as tuning_key  # noqa: F401 (tests/ir_helper.py imports it from here)
 from tritondbg.configs import choose, config_dict, config_str, default_for
-from tritondbg.configs import autotune_key as tuning_key  # (tests/ir_helper.py imports it from here)
 
 RECORD_LIMIT = 30  # newest compiled run records read per call: each is a small JSON file (~2 ms)
 
