@@ -1075,9 +1075,13 @@ raise KeyboardInterrupt  # the first Ctrl-C
 
 
 def test_the_program_ends_when_tritondbg_is_killed(tmp_path):
-    """SIGKILL to tritondbg (the OOM killer): the program gets SIGTERM instead of running on as an orphan."""
+    """SIGKILL to tritondbg (the OOM killer): the program gets SIGTERM instead of running on as an orphan, and
+    removes the temporary folder nobody reads now (its summary at exit had left it in /tmp)."""
     pidfile = tmp_path / "pid"
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TMPDIR"] = str(tmp)
     proc = subprocess.Popen(TRITONDBG + ["interpret", "--", "python", str(DATA / "programs.py"), "sigint",
                                          str(pidfile)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
@@ -1097,6 +1101,7 @@ def test_the_program_ends_when_tritondbg_is_killed(tmp_path):
     else:
         os.kill(child, signal.SIGKILL)
         pytest.fail("the program outlived tritondbg")
+    assert [p.name for p in tmp.iterdir() if p.name.startswith("tritondbg-program-")] == []
 
 
 @pytest.mark.interpreter

@@ -377,12 +377,32 @@ def checkpoint() -> None:
         write_summary(final=False)
 
 
+def _alive(pid) -> bool:
+    if not pid:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (another user's process: alive)
+        return True
+    try:  # killed but not reaped yet (the SIGTERM of its death comes before its parent's wait): a zombie, "Z"
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
 def write_summary(final: bool = True) -> None:
     """At exit: launches per kernel, per-kernel finding counts, notes (one file per process; a forked child's
     counts start at the fork). ``final`` False: a checkpoint while the program runs (a floor of its counts, if
     the process dies where no exit hook runs)."""
     cfg = config()
     if not cfg.get("run_dir") or not os.path.isdir(cfg["run_dir"]):
+        return
+    if cfg.get("temporary") and not _alive(cfg.get("owner")):  # tritondbg was killed (SIGKILL, the OOM killer):
+        import shutil  # nobody reads its temporary folder now, nor removes it
+        shutil.rmtree(cfg["run_dir"], ignore_errors=True)
         return
     if _nothing_to_say():
         return  # (without importing tritondbg's modules at exit: that turned an uncaught Ctrl-C's 130 into 1)

@@ -336,7 +336,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
         run_dir = tempfile.mkdtemp(prefix="tritondbg-program-")
     cfg = {"run_dir": run_dir, "features": ["interpret"], "kernels": list(kernels), "sanitize": sanitize,
            "capture_on_finding": capture_on_finding, "command": "tritondbg interpret -- " + shlex.join(cmd),
-           "arch": arch}
+           "arch": arch, "owner": os.getpid(), "temporary": not keep}
     try:
         rc = _start(cmd, cfg, interpret=True)
         findings = read_jsonl(os.path.join(run_dir, "findings.jsonl"))
@@ -344,7 +344,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
         captures = read_jsonl(os.path.join(run_dir, "captures.jsonl"))
     finally:
         if not keep:
-            shutil.rmtree(run_dir, ignore_errors=True)
+            _remove(run_dir)
         else:   # findings.jsonl stays: the findings, one JSON line each (as --json lists them)
             clear_work_files(run_dir)
     launches = _merge_counts(summaries, "launches")
@@ -392,6 +392,18 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
         _err(f"tritondbg interpret: --strict: {warned} warning(s) fail the run")
         return 1
     return 1 if errors else 0
+
+
+def _remove(run_dir: str) -> None:
+    """Remove a temporary run folder that a program still running may write its summary into (one that outlived
+    a signalled tritondbg: its summary appeared mid-rmtree and the folder stayed in /tmp). Renamed first: the
+    program writes by the folder's name, which then names nothing."""
+    gone = run_dir + ".gone"
+    try:
+        os.rename(run_dir, gone)
+    except OSError:
+        gone = run_dir
+    shutil.rmtree(gone, ignore_errors=True)
 
 
 def _given(*, kernels=(), arch=None, out=None, **numbers) -> list[str]:
