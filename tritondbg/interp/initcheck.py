@@ -135,9 +135,9 @@ def allocation_site(addr: int) -> tuple[str, int, str] | None:
 def _allocation(addr: int):
     with _lock:
         items = list(_state["sites"].items())
-    for lo, (n, text, site) in reversed(items):
-        if lo <= addr < lo + n:
-            return n, text, site
+    for lo, entry in reversed(items):  # (the entry itself: a new allocation at the same address is another)
+        if lo <= addr < lo + entry[0]:
+            return entry
     return None
 
 
@@ -223,13 +223,14 @@ def marks_of(args: dict) -> dict:
     return out
 
 
-def bands(args: dict, before: dict) -> list[tuple[str, Any, Any, int]]:
+def bands(args: dict, before: dict, after: dict | None = None) -> list[tuple[str, Any, Any, int]]:
     """(argument name, tensor, unwritten elements, how many the launch wrote) for each tensor the launch wrote
     part of (elements that held the mark before it and not after) while leaving a band of it marked (``band``:
-    a slab along one dimension or a flat tail). ``before``: {name: ``marked_elements`` before the launch}."""
+    a slab along one dimension or a flat tail). ``before``: {name: ``marked_elements`` before the launch};
+    ``after``: the same after it, where the caller has it."""
     out = []
     for name, was in before.items():
-        now = marked_elements(args[name])
+        now = after[name] if after is not None and name in after else marked_elements(args[name])
         if now is None or now.shape != was.shape:
             continue
         wrote = int((was & ~now).sum())

@@ -25,7 +25,7 @@ import contextlib
 import os
 import sys
 
-from tritondbg.program import attach, capture, child
+from tritondbg.program import attach, capture, child, readwatch
 
 
 class _Result:
@@ -181,6 +181,30 @@ def _tensors(snap) -> dict:
     return out
 
 
+def _stores_elsewhere(args: dict, stores: dict) -> list:
+    """[((file, line), argument name)] for the launch's stores, each with the tensor argument it wrote into."""
+    from tritondbg.interp import initcheck
+
+    import torch
+
+    out = []
+    for site in sorted(stores):
+        for name, t in args.items():
+            if isinstance(t, torch.Tensor) and site in initcheck.stores_into(t, {site: stores[site]}):
+                out.append((site, name))
+                break
+    return out
+
+
+class _LaunchSite:
+    """What a finding says of a launch (``Checker._tell``), without its arguments: a watched launch
+    (readwatch.py) must not keep the program's tensors alive."""
+
+    def __init__(self, launch):
+        self.name, self.qualname, self.file, self.line = launch.name, launch.qualname, launch.file, launch.line
+        self.stack, self.call_site = launch.stack, launch.call_site
+
+
 class Checker(attach.Observer):
     def __init__(self, cfg: dict):
         self.patterns = list(cfg.get("kernels") or ())
@@ -200,6 +224,8 @@ class Checker(attach.Observer):
         self.pending: list = []  # (launch, index, name, tensor, unwritten, wrote): told at exit if still unwritten
         child._exits().on_term(self.on_term)
         child._exits().on_exit(self.flush_holes)
+        if self.sanitize:  # the program's torch code reading what a launch left unwritten (readwatch.py)
+            readwatch.set_teller(self._told_read)
 
     def on_term(self, frame) -> None:
         if self.running is not None:
@@ -214,6 +240,10 @@ class Checker(attach.Observer):
         return True
 
     def around(self, launch, proceed):
+        with readwatch.paused():  # the interpreter's torch calls and tritondbg's own are no program's reads
+            return self._around(launch, proceed)
+
+    def _around(self, launch, proceed):
         index = self.launches.get(launch.name, 0)
         snap = None
         if self.capture_on_finding:
@@ -253,10 +283,14 @@ class Checker(attach.Observer):
                                         message=f"the launch raised outside the kernel's code, so no program ran and "
                                                 f"nothing was checked: {type(error).__name__}: {error}")]
         if error is None and marks:  # told at the program's end, if no later launch writes them
-            found = initcheck.bands(launch.args, marks)
-            # --capture-on-finding: the launch's bytes before and after, saved if the band is told
+            after = {name: initcheck.marked_elements(launch.args[name]) for name in marks}
+            found = initcheck.bands(launch.args, marks, after)
+            left = any(m is not None and m.any() for m in after.values())
+            # --capture-on-finding: the launch's bytes before and after, saved if a band or a read of what it left
+            # unwritten is told
             saved = {"snap": snap, "after": capture.copy_after(snap), "done": False} \
-                if found and self.capture_on_finding and snap is not None else None
+                if left and self.capture_on_finding and snap is not None else None
+            self._watch(launch, index, marks, after, stores, saved, read=any(f["kind"] == "uninit" for f in findings))
             self.pending += [(launch, index, attach.current_test(), saved, initcheck.stores_into(h[1], stores), *h)
                              for h in found]
             while len(self.pending) > _PENDING_MAX:
@@ -282,6 +316,37 @@ class Checker(attach.Observer):
         if error is not None:
             raise error
         return value
+
+    def _watch(self, launch, index: int, marks: dict, after: dict, stores: dict, saved, read: bool) -> None:
+        """The arguments still holding the mark after the launch, watched for the program's torch reads; a launch
+        that read the mark (its own finding) ends the watch of its arguments: that finding told it."""
+        from tritondbg.interp import initcheck
+
+        light = _LaunchSite(launch)
+        for name, was in marks.items():
+            t, now = launch.args[name], after.get(name)
+            if now is None or read or not now.any():
+                readwatch.forget(t)
+                continue
+            wrote = int((was & ~now).sum()) if now.shape == was.shape else 0
+            into = initcheck.stores_into(t, stores)
+            elsewhere = _stores_elsewhere(launch.args, stores) if not wrote and not into else []
+            readwatch.watch(t, launch=light, index=index, test=attach.current_test(), name=name, wrote=wrote,
+                            stores=into, saved=saved, full=launch if saved is not None else None, elsewhere=[(line, arg) for (_, line), arg in elsewhere],
+                            elsewhere_site=elsewhere[0][0] if elsewhere else None)
+
+    def _told_read(self, entry: dict, f: dict) -> None:
+        """The program's torch code read what a launch left unwritten (readwatch.py): an error, and no band
+        warning at exit for the same memory."""
+        launch = entry["launch"]
+        self._tell(f, launch, entry["index"], entry["test"])
+        self.findings[launch.name] = self.findings.get(launch.name, 0) + 1
+        self.pending = [p for p in self.pending if readwatch._storage_ptr(p[6]) != entry["storage"]]
+        self.band_read = True  # what torch computed from them and a launch reads later: a follow-on of this
+        saved = entry.get("saved")
+        if saved is not None and not saved["done"]:  # --capture-on-finding: the launch that left them
+            saved["done"] = True
+            self._capture(entry["full"], saved["snap"], None, after=saved["after"])
 
     def _tell(self, f: dict, launch, index: int, test) -> None:
         """A finding: to findings.jsonl and one line on stderr."""
@@ -339,8 +404,9 @@ class Checker(attach.Observer):
 
     def flush_holes(self) -> None:
         pending, self.pending = self.pending, []
-        for entry in pending:
-            self._settle(entry)
+        with readwatch.paused():
+            for entry in pending:
+                self._settle(entry)
 
     def _capture(self, launch, snap, error, after=None) -> None:
         n = self.captured.get(launch.name, 0)

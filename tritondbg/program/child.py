@@ -113,11 +113,19 @@ def _exits():
 
 
 def _cuda_as_cpu(module=None) -> None:
-    """Interpreting without a GPU: the program's "cuda" tensors are made on the CPU (``cpu_device.py``)."""
+    """Interpreting without a GPU: the program's "cuda" tensors are made on the CPU (``cpu_device.py``); and
+    under ``interpret --`` with the sanitizers, its torch reads of what a launch left unwritten are watched
+    (``readwatch.py``). Both torch function modes go at the bottom of the program's stack, before its own."""
     try:
         _sibling("cpu_device").install()
     except Exception as exc:  # noqa: BLE001 - never stop the program
         note(f"could not serve CUDA tensors on the CPU: {type(exc).__name__}: {exc}")
+    cfg = config()
+    if "interpret" in cfg.get("features", ()) and cfg.get("sanitize", True):
+        try:
+            _sibling("readwatch").install()
+        except Exception as exc:  # noqa: BLE001
+            note(f"could not watch the program's reads of unwritten memory: {type(exc).__name__}: {exc}")
 
 
 def start(phases: dict | None = None) -> None:

@@ -1,0 +1,110 @@
+"""`interpret -- CMD`: the program's torch code reading what a launch left unwritten (tritondbg/program/readwatch.py).
+
+A store through the wrong pointer (the output wholly unwritten) or a mask that skips every other element (holes
+that are no band) were silent: the program's assert_close said "nan" and tritondbg 0 findings. Now the torch call
+that reads them is an error at the launch's store, naming the call, the program's line and the allocation; a
+program that masks the holes itself (torch.where), views or writes them reads nothing.
+"""
+from __future__ import annotations
+
+import sys
+import textwrap
+
+from conftest import run_cli
+
+PROGRAM = '''
+import sys
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def into_input(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, x * 2, mask=offs < n)  # WRONG_PTR
+
+
+@triton.jit
+def every_other(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x * 2, mask=(offs < n) & (offs % 2 == 0))  # EVEN
+
+
+@triton.jit
+def whole(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x * 2, mask=offs < n)
+
+
+which = sys.argv[1]
+kernel = {"wrong_ptr": into_input, "every_other": every_other, "masked": every_other, "views": every_other,
+          "good": whole, "bf16": every_other}[which]
+x = torch.randn(1000, device="cuda", dtype=torch.bfloat16 if which == "bf16" else torch.float32)
+out = torch.empty_like(x)  # ALLOC
+kernel[(triton.cdiv(1000, 256),)](x.clone() if which == "wrong_ptr" else x, out, 1000, BLOCK=256)
+if which == "masked":  # the program uses only what the kernel wrote
+    even = torch.arange(1000, device="cuda") % 2 == 0
+    print("sum", float(torch.where(even, out, 0.0).sum()), float(out[::2].sum()))
+elif which == "views":  # views and writes read nothing; then the holes are filled
+    v = out.view(10, 100)[:, 1::2]
+    v.fill_(0.0)
+    print("sum", float(out.sum()))
+else:
+    torch.testing.assert_close(out, x * 2)  # READ
+print("ok")
+'''
+
+
+def _line(text: str, tag: str) -> int:
+    return next(i for i, ln in enumerate(textwrap.dedent(text).splitlines(), 1) if f"# {tag}" in ln)
+
+
+def _findings(p) -> list[str]:
+    return [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: ") and " in " in ln
+            and "uninit" in ln]
+
+
+def test_a_torch_read_of_an_output_stored_through_the_wrong_pointer_names_the_store(tmp_path, cli_env):
+    (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", "wrong_ptr"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    (line,) = _findings(p)
+    assert line.startswith(f"tritondbg: uninit in into_input at prog.py:{_line(PROGRAM, 'WRONG_PTR')}:"), line
+    assert f"torch.isclose at prog.py:{_line(PROGRAM, 'READ')}" in line, line
+    assert "read 1000 of 1000 element(s) of out_ptr" in line, line
+    assert f"memory from torch.empty_like at prog.py:{_line(PROGRAM, 'ALLOC')}" in line, line
+    assert f"its store at line {_line(PROGRAM, 'WRONG_PTR')} wrote into x_ptr" in line, line
+    assert "1 finding(s)" in p.stderr, p.stderr
+
+
+def test_holes_that_are_no_band_are_an_error_where_torch_reads_them(tmp_path, cli_env):
+    (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    for dtype in ("every_other", "bf16"):
+        p = run_cli(["interpret", "--", sys.executable, "prog.py", dtype], cli_env, cwd=tmp_path)
+        assert p.returncode == 1, p.stderr
+        (line,) = _findings(p)
+        assert line.startswith(f"tritondbg: uninit in every_other at prog.py:{_line(PROGRAM, 'EVEN')}:"), line
+        assert "read 500 of 1000 element(s) of out_ptr (first at index (1,))" in line, line
+        assert "the launch wrote 500 element(s) of out_ptr and left these" in line, line
+
+
+def test_a_program_that_masks_views_or_fills_the_holes_reads_nothing_unwritten(tmp_path, cli_env):
+    (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    for which in ("masked", "views", "good"):
+        p = run_cli(["interpret", "--", sys.executable, "prog.py", which], cli_env, cwd=tmp_path)
+        assert p.returncode == 0 and "uninit" not in p.stderr and "ok" in p.stdout, which + p.stdout + p.stderr
+    # the filled holes: the sum the program printed is finite
+    assert "nan" not in p.stdout
+
+
+def test_capture_on_finding_saves_the_launch_whose_holes_were_read(tmp_path, cli_env):
+    (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    out = tmp_path / "found"
+    p = run_cli(["interpret", "--capture-on-finding", "--out", str(out), "--", sys.executable, "prog.py",
+                 "every_other"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1 and "1 reproducer(s)" in p.stderr, p.stderr
+    (repro,) = sorted(out.glob("every_other_*.py"))
+    replay = run_cli(["interpret", str(repro)], cli_env, cwd=tmp_path)
+    assert "uninit" in replay.stdout and "500" in replay.stdout, replay.stdout + replay.stderr
