@@ -803,3 +803,55 @@ def test_a_dot_finding_names_the_operand_that_holds_the_padding():
     assert f["line"] == _mark(FLASH, "expdot"), f
     assert "of its first operand" in f["message"] and "holds 1" in f["message"], f["message"]
     assert "other=0 when" not in f["message"], f["message"]
+
+
+SCALAR_OTHER = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def prev_of(seq_ptr, out_ptr, OTHER: tl.constexpr):
+    pid = tl.program_id(0)
+    if OTHER:
+        prev = tl.load(seq_ptr + pid, mask=pid >= 1, other=0)  # mamba's seq_idx_prev
+    else:
+        prev = tl.load(seq_ptr + pid, mask=pid >= 1)  # LOAD
+    tl.store(out_ptr + pid, prev)
+
+
+def make_inputs(case, dtype, device, generator):
+    return dict(seq=torch.tensor([5, 6, 7], dtype=dtype, device=device))
+
+
+def launch(seq, other=True):
+    out = torch.full((3,), 77, dtype=seq.dtype, device=seq.device)
+    prev_of[(3,)](seq, out, OTHER=other)
+    return out
+
+
+def reference(seq):
+    return torch.tensor([0, 6, 7], dtype=seq.dtype)
+
+
+s = Scenario(name="prev", make_inputs=make_inputs, launch=lambda seq: launch(seq), reference=reference,
+             kernels=[prev_of], cases=[Case("tiny", params={}, dtypes=("int32", "float32"))])
+without = Scenario(name="without", make_inputs=make_inputs, launch=lambda seq: launch(seq, False),
+                   reference=reference, kernels=[prev_of], cases=[Case("tiny", params={}, dtypes=("float32",))])
+'''
+
+
+def test_a_scalar_loads_other_zero_is_honoured(tmp_path):
+    """helper-68: Triton's frontend passes ``other.handle if other else None``, and the interpreter's bool() of a
+    one-element tensor is its value: a scalar load's ``other=0`` arrived as none, the sanitizers poisoned the lane
+    and a correct kernel (mamba's seq_idx_prev) failed with "got -2.14748e+09, expected 0". The load without
+    ``other=`` still leaves its lane undefined."""
+    path = tmp_path / "scalar_other.py"
+    path.write_text(SCALAR_OTHER)
+    rec = run(f"{path}::prev")
+    assert rec.passed, [(r.message, r.findings) for r in rec.results]
+    rec = run(f"{path}::without")
+    assert not rec.passed
+    line = next(i for i, ln in enumerate(SCALAR_OTHER.splitlines(), 1) if "# LOAD" in ln)
+    assert any(f["kind"] == "poison" and f["line"] == line for r in rec.results for f in r.findings), \
+        [(r.message, r.findings) for r in rec.results]

@@ -159,6 +159,25 @@ def _cta(rest) -> bool:
     return any(str(r).upper().endswith(".CTA") for r in rest)
 
 
+def _dropped_other():
+    """The ``other=`` of a ``tl.load`` that Triton's frontend dropped on its way here: it passes
+    ``other.handle if other else None``, and the interpreter's ``bool()`` of a one-element tensor is its value, so a
+    scalar load's ``other=0`` (mamba's ``tl.load(seq_idx_ptr + ..., mask=pid >= 1, other=0)``, helper-68) arrived
+    as no ``other`` and its masked-off lane was poisoned, the run failing on a correct kernel. Found in the
+    frontend's frame (``load``: ``semantic.load`` / ``TritonSemantic.load``, Triton 3.6 to 3.9), else None."""
+    import sys
+
+    f = sys._getframe(2)
+    for _ in range(3):
+        if f is None:
+            break
+        if f.f_code.co_name == "load" and "semantic" in f.f_code.co_filename:
+            other = f.f_locals.get("other")
+            return getattr(other, "handle", None)
+        f = f.f_back
+    return None
+
+
 def _undefined_inputs(san, ptrs, mask, what: str) -> bool:
     """A load's or store's mask, or its live lanes' addresses, computed from lanes a masked load left undefined
     (``tl.store(y, v, mask=x > 0)`` with x loaded without other=): on the GPU garbage decides which lanes run or
@@ -225,6 +244,8 @@ def install() -> None:
         sid = 0
         m = None if mask is None else np.broadcast_to(np.asarray(mask.data, dtype=bool), ptrs.data.shape)
         partial = m is not None and not m.all()
+        if other is None and partial:
+            other = _dropped_other()
         if other is None and partial and not san.atomic_depth:
             dtype_tt = ptrs.get_element_ty()
             poison, sid = san.poison_for(ptrs, I._get_np_dtype(dtype_tt), oob_only=not user_partial)
