@@ -683,7 +683,7 @@ def test_a_launch_through_address_tables_replays_with_its_tensors(tmp_path):
     """A grouped kernel handed int64 tables of data pointers (Triton's tutorial 08, MoE): capture saved the tables
     alone, and the replay read the capturing process's addresses (every load "points into no argument tensor").
     The tensors behind the tables are saved and the replay's tables point at its own copies; int64 values that
-    are not addresses are left as they are."""
+    are not addresses are left as they are. A uint64 table (vLLM's LoRA, helper-69) is one too."""
     cap = tmp_path / "cap"
     out = run(["capture", "--out", str(cap), "--max-per-kernel", "2", "--", sys.executable, str(DATA / "grouped.py")])
     assert out.returncode == 0 and "grouped OK" in out.stdout, out.stdout + out.stderr[-2000:]

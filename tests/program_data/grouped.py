@@ -34,7 +34,7 @@ if __name__ == "__main__":
     outs.append(torch.zeros(40, device=DEVICE))
     sizes.append(40)
     in_ptrs = torch.tensor([x.data_ptr() for x in xs], device=DEVICE)
-    out_ptrs = torch.tensor([o.data_ptr() for o in outs], device=DEVICE)
+    out_ptrs = torch.tensor([o.data_ptr() for o in outs], device=DEVICE, dtype=torch.uint64)  # (vLLM's LoRA: uint64)
     grouped_scale_kernel[(len(xs),)](in_ptrs, out_ptrs, torch.tensor(sizes, device=DEVICE, dtype=torch.int32),
                                      2.0, DT=tl.float32, BLOCK=32)
     assert all(torch.equal(o, 2 * x) for o, x in zip(outs, xs))

@@ -1,11 +1,11 @@
 """Tensors a launch reaches through a table of their addresses, for capture and replay.
 
-A grouped GEMM (Triton's tutorial 08) or a MoE kernel gets int64 tensors of data pointers (``torch.tensor([a.data_ptr()
+A grouped GEMM (Triton's tutorial 08) or a MoE kernel gets int64 (or uint64: vLLM's LoRA) tensors of data pointers (``torch.tensor([a.data_ptr()
 for a in group_a])``) and casts each entry to a pointer in the kernel. Its argument list names the tables, not the
 tensors behind them: a reproducer that saved the arguments alone replayed addresses of the capturing process,
 and the interpreter reported every load as out of bounds ("point into no argument tensor").
 
-``addressed(snap)`` finds, for each int64 tensor argument whose every non-zero entry lands in a live tensor of its
+``addressed(snap)`` finds, for each int64 / uint64 tensor argument whose every non-zero entry lands in a live tensor of its
 device (an argument of the launch, else one found through the garbage collector), the tensors behind it, adds them
 to the snapshot (their bytes are saved before and after the launch like the arguments') and records each entry as
 (table, entry, tensor, byte offset). ``rewrite`` points the replay's tables at the replay's tensors. A table
@@ -18,6 +18,21 @@ from tritondbg.interp.guard import live_tensors, view_bytes
 
 MAX_ENTRIES = 1 << 16
 _LOW = 1 << 16  # no tensor lives below this address: smaller values are indices, sizes, null
+
+
+def _table_dtypes():
+    import torch
+
+    return (torch.int64, getattr(torch, "uint64", torch.int64))  # vLLM's LoRA tables are uint64 (helper-69)
+
+
+def _entries(table):
+    """The table's entries as int64 (a uint64 table read through an int64 view: addresses are below 2**63, and
+    torch's CPU build lacks most uint64 ops)."""
+    import torch
+
+    flat = table.detach().reshape(-1)
+    return flat.view(torch.int64) if flat.dtype != torch.int64 else flat
 
 
 def _holder(addr: int, tensors: list):
@@ -38,11 +53,12 @@ def addressed(snap) -> None:
     import torch
 
     snap.pointers = []
+    _TABLE_DTYPES = _table_dtypes()
     tables = [(i, t) for i, t in enumerate(snap.tensors)
-              if t.dtype == torch.int64 and 0 < t.numel() <= MAX_ENTRIES and t.layout == torch.strided]
+              if t.dtype in _TABLE_DTYPES and 0 < t.numel() <= MAX_ENTRIES and t.layout == torch.strided]
     live: dict[str, list] = {}
     for ti, table in tables:
-        values = table.detach().reshape(-1).tolist()
+        values = _entries(table).tolist()
         if not any(v >= _LOW for v in values) or any(0 < v < _LOW or v < 0 for v in values):
             continue                                   # indices, sizes or hashes: not a table of addresses
         device = table.device.type
@@ -89,8 +105,9 @@ def rewrite(pointers: list, tensors: list) -> None:
         by_table.setdefault(p["table"], []).append(p)
     for ti, entries in by_table.items():
         table = tensors[ti]
-        values = table.detach().reshape(-1).cpu().clone()
+        values = _entries(table).cpu().clone()
         for p in entries:
             values[p["entry"]] = tensors[p["tensor"]].data_ptr() + p["offset"]
         with torch.no_grad():
-            table.copy_(values.reshape(table.shape).to(table.device))
+            target = table if table.dtype == torch.int64 else table.view(torch.int64)
+            target.copy_(values.reshape(table.shape).to(table.device))
