@@ -483,6 +483,19 @@ def test_resources_lists_a_pruned_config_without_compiling_it(tmp_path, monkeypa
     assert len(list(cache.glob("*/scale_kernel.json"))) == 2   # the two configs that can run, compiled once each
 
 
+def test_resources_compiles_from_a_folder_that_holds_a_folder_named_tritondbg(tmp_path, monkeypatch):
+    """helpers 68-70 ran `check --gates resources` from the folder holding their clone (`./tritondbg`): the
+    gate's subprocess, `python -m ...`, put the working directory first on sys.path and imported that folder as
+    a namespace package over the (editable) install: "cannot import name '__version__' from 'tritondbg'"."""
+    (tmp_path / "tritondbg").mkdir()  # (here a package that fails: what shadows the install, whichever kind)
+    (tmp_path / "tritondbg" / "__init__.py").write_text("raise ImportError('the folder in the working directory')\n")
+    monkeypatch.chdir(tmp_path)
+    target = f"{DATA / 'two_paths.py'}::two_paths"
+    out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
+    assert "could not compile" not in out.reason and "__version__" not in out.reason, out.reason
+    assert out.details["cases"] == ["short", "wide"], out.reason
+
+
 def test_resources_names_the_case_and_line_of_a_failed_compile():
     target = f"{DATA / 'no_compile.py'}::no_compile"
     out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))

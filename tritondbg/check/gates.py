@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from tritondbg import runner, selection
-from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome, json_record, more_findings
+from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome, json_record, module_argv, more_findings
 from tritondbg.check.launches import LaunchCounter
 from tritondbg.configs import autotuners, config_str
 from tritondbg.record import compared_nothing
@@ -194,7 +193,7 @@ def _cli(args: list[str], timeout: float = 900) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     env["TRITONDBG_SAVE"] = "0"
-    return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True,
+    return subprocess.run(module_argv("tritondbg", *args), capture_output=True, text=True,
                           env=env, timeout=timeout)
 
 
@@ -431,7 +430,7 @@ def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: s
     env.pop("TRITON_INTERPRET", None)
     env["TRITONDBG_SAVE"] = "0"
     with watchdog.activity(kernel=f"{scenario.name}: compiling every config for the target (a subprocess)"):
-        p = subprocess.run([sys.executable, "-m", "tritondbg.check.compiles", *args], capture_output=True,
+        p = subprocess.run(module_argv("tritondbg.check.compiles", *args), capture_output=True,
                            text=True, env=env, timeout=watchdog.remaining(900 * max(1, len(cases))))
     data = json_record(p.stdout)
     if not isinstance(data, dict) or "rows" not in data:  # (a JSON object the scenario printed is no record)

@@ -102,3 +102,17 @@ def json_record(text: str):
         except (json.JSONDecodeError, ValueError):
             continue
     return None
+
+
+def module_argv(module: str, *args: str) -> list[str]:
+    """``python -m MODULE ARGS`` for a gate's subprocess, without the working directory first on ``sys.path``: a
+    folder named ``tritondbg`` there (a clone's root, run from its parent) was imported instead of the installed
+    package, and the resources gate failed with "cannot import name '__version__' from 'tritondbg' (unknown
+    location)" (helpers 68-70). The scenario's own folder is put on the path by the loader, as in this process."""
+    import sys
+
+    if sys.version_info >= (3, 11):
+        return [sys.executable, "-P", "-m", module, *args]
+    code = f"import runpy, sys; sys.argv[1:] = {list(args)!r}; del sys.path[0]; runpy.run_module({module!r}, " \
+           "run_name='__main__', alter_sys=True)"
+    return [sys.executable, "-c", code]

@@ -4,11 +4,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from tritondbg import runner, selection
-from tritondbg.check.outcome import FAIL, PASS, SKIP, GateOutcome
+from tritondbg.check.outcome import FAIL, PASS, SKIP, GateOutcome, module_argv
 
 
 def _key(scenario, case, dtype) -> str:
@@ -203,8 +202,8 @@ def agreement_gate(scenario, ctx) -> GateOutcome:
         env = dict(os.environ, TRITON_INTERPRET="1")
         from tritondbg import watchdog
 
-        p = subprocess.run([sys.executable, "-m", "tritondbg.check.dump", ctx.target or scenario.name, str(dump),
-                            str(ctx.seed)], capture_output=True, text=True, env=env, timeout=watchdog.remaining(1800))
+        p = subprocess.run(module_argv("tritondbg.check.dump", ctx.target or scenario.name, str(dump),
+                                        str(ctx.seed)), capture_output=True, text=True, env=env, timeout=watchdog.remaining(1800))
         if p.returncode != 0 or not dump.exists():
             return GateOutcome(scenario.name, "agreement", FAIL,
                                f"interpreter run failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
