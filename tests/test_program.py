@@ -537,6 +537,18 @@ def test_a_script_written_for_the_gpu_runs_its_cuda_tensors_on_the_cpu(order, tm
 
 
 @pytest.mark.interpreter
+def test_moves_between_the_host_and_cuda_copy_as_on_a_gpu():
+    """helper-70: ``x.cuda()`` / ``x.to("cuda")`` returned x itself, so a test of an in-place kernel (lightllm's
+    rotary) computed its reference from the host tensor the kernel had just changed and failed a correct kernel.
+    A host tensor's move is a copy now; a "cuda" tensor's ``.cuda()`` / ``.to(its .device)`` is itself (a
+    library's ``x.to(w.device)`` before an in-place update), and its ``.cpu()`` a copy (a snapshot)."""
+    _no_cuda()
+    out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "alias"])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "alias True True True True True True True" in out.stdout, out.stdout
+
+
+@pytest.mark.interpreter
 def test_autocast_named_for_cuda_runs_on_the_cpu_at_cudas_dtype():
     """``torch.autocast("cuda")`` on a machine without CUDA: torch disabled it with a warning and the kernel got
     float32 where a GPU gives it float16 (a user's report); GradScaler("cuda") likewise."""

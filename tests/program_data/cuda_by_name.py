@@ -1,5 +1,5 @@
 """A script written for a GPU, as most are: every tensor on "cuda" by name. Under `tritondbg interpret --` on a
-machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|event|thread|amp`."""
+machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|event|thread|amp|alias`."""
 import sys
 import warnings
 
@@ -47,6 +47,18 @@ def main(mode):
         out = axpy(1.0, h, h)                  # the kernel gets what the GPU run gives it
         scaler = torch.amp.GradScaler("cuda")
         print("amp", h.dtype, b.dtype, out.dtype, "scaler enabled", scaler.is_enabled())
+        return
+    if mode == "alias":                        # moves between the host and "cuda" copy, as on a GPU
+        n = 300
+        host = torch.randn(n)
+        dev = host.cuda()
+        axpy_kernel[(3,)](dev, dev, dev, 1.0, n, BLOCK=128)  # in place: dev = 2 * dev
+        moved = torch.randn(n).to("cuda")
+        c = torch.randn(n, device="cuda")
+        snap = c.cpu()
+        c.mul_(2)
+        print("alias", dev.data_ptr() != host.data_ptr(), torch.equal(dev, 2 * host), moved.cuda() is moved,
+              c.cuda() is c, c.to(c.device) is c, torch.equal(snap * 2, c), (c + 1).cuda().data_ptr() != c.data_ptr())
         return
     g = torch.ones(2, requires_grad=True).sum()
     with warnings.catch_warnings(record=True) as seen:

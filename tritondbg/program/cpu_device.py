@@ -44,33 +44,129 @@ def _cpu(device):
     return device
 
 
+_TAG = "_tdbg_on_cuda"  # set on the tensors the program has on "cuda" (a CPU tensor here)
+
+
+def _target(device) -> str | None:
+    """Where ``device`` sends a tensor: "cuda" (a CUDA device by name or index), "host" (the string "cpu": the
+    program moves it to the host), "same" (a ``torch.device("cpu")`` object: here what a tensor's ``.device`` says,
+    for a CUDA tensor too, so its device is the tensor's own), or None."""
+    import torch
+
+    if isinstance(device, str):
+        if device == "cuda" or device.startswith("cuda:"):
+            return "cuda"
+        return "host" if device == "cpu" or device.startswith("cpu:") else None
+    if isinstance(device, torch.device):
+        return "cuda" if device.type == "cuda" else "same" if device.type == "cpu" else None
+    if isinstance(device, int) and not isinstance(device, bool):
+        return "cuda"
+    return None
+
+
+def _on_cuda(t) -> bool:
+    return getattr(t, _TAG, False)
+
+
+def _tag(value) -> None:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        try:
+            setattr(value, _TAG, True)
+        except (AttributeError, RuntimeError):
+            pass
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _tag(v)
+
+
+def _any_on_cuda(args) -> bool:
+    import torch
+
+    for a in args:
+        if isinstance(a, torch.Tensor):
+            if getattr(a, _TAG, False):
+                return True
+        elif isinstance(a, (list, tuple)) and any(getattr(x, _TAG, False) for x in a if isinstance(x, torch.Tensor)):
+            return True
+    return False
+
+
 @functools.lru_cache(maxsize=None)
 def _mode_class():
     import torch
     from torch.overrides import TorchFunctionMode
 
-    tensor_to, tensor_cuda, tensor_pin = torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.pin_memory
+    tensor_to, tensor_cuda, tensor_cpu = torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.cpu
+    tensor_pin = torch.Tensor.pin_memory
 
     class CudaAsCpu(TorchFunctionMode):
+        """Which tensors are the program's CUDA tensors is kept (``_TAG``), so that a move between the host and
+        "cuda" copies, as on a GPU: ``y = x.cuda()`` returned x itself, and a test of an in-place kernel computed
+        its reference from the host tensor the kernel had just changed (helper-70, lightllm's rotary). Tagged: the
+        tensors made with a ``device=`` (a CUDA one, or a ``.device`` of one, which says "cpu" here) or under
+        ``set_default_device("cuda")``, moved by ``.cuda()`` / ``.to("cuda")``, and what an op makes from a tagged
+        tensor. ``.cuda()`` of a tagged tensor returns it, of another a copy; ``.cpu()`` / ``.to("cpu")`` of a
+        tagged one a copy."""
+
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            if func is tensor_cuda or func is tensor_pin:
-                if func is tensor_cuda:
-                    _state["moved"] += 1
+            if func is tensor_pin:
                 return args[0]
+            if func is tensor_cuda:
+                _state["moved"] += 1
+                return _to_cuda(args[0])
+            if func is tensor_cpu:
+                return _to_host(args[0], func(*args, **kwargs))
+            target = None
             if "device" in kwargs:
+                target = _target(kwargs["device"])
                 device = _cpu(kwargs["device"])
                 if device is not kwargs["device"]:
                     _state["moved"] += 1
                     kwargs = dict(kwargs, device=device)
             if kwargs.get("pin_memory"):
                 kwargs = dict(kwargs, pin_memory=False)
-            if func is tensor_to and len(args) > 1:
-                device = _cpu(args[1])
-                if device is not args[1]:
-                    _state["moved"] += 1
-                    args = (args[0], device, *args[2:])
-            return func(*args, **kwargs)
+            if func is tensor_to:
+                if len(args) > 1:
+                    if isinstance(args[1], torch.Tensor):  # .to(other): other's device (and dtype)
+                        target = "cuda" if _on_cuda(args[1]) and not _on_cuda(args[0]) else "same"
+                    else:
+                        target = _target(args[1]) or target
+                        device = _cpu(args[1])
+                        if device is not args[1]:
+                            _state["moved"] += 1
+                            args = (args[0], device, *args[2:])
+                result = func(*args, **kwargs)
+                if target == "cuda":
+                    return _to_cuda(args[0], result)
+                if target == "host":
+                    return _to_host(args[0], result)
+                if result is not args[0] and _on_cuda(args[0]):
+                    _tag(result)
+                return result
+            result = func(*args, **kwargs)
+            if args and result is args[0]:
+                return result  # in place: the tensor stays where it was
+            if target in ("cuda", "same") or _any_on_cuda(args) or (
+                    _state.get("default_cuda") and not any(isinstance(a, torch.Tensor) for a in args)):
+                _tag(result)
+            return result
+
+    def _to_cuda(t, result=None):
+        """``t`` moved to "cuda": itself when it is there (or the op's ``result`` of it), else a copy."""
+        result = t if result is None else result
+        if result is t and not _on_cuda(t):
+            result = t.clone()
+        _tag(result)
+        return result
+
+    def _to_host(t, result):
+        """``t`` moved to the host: a copy of a tagged tensor (the op's ``result`` when it made a new one)."""
+        if result is t and _on_cuda(t):
+            result = t.clone()
+        return result
 
     return CudaAsCpu
 
@@ -92,6 +188,7 @@ def install() -> bool:
         moved = _cpu(device)
         if moved is not device:
             _state["moved"] += 1
+        _state["default_cuda"] = moved is not device  # factories without a device= then make CUDA tensors
         return original(moved)
 
     torch.set_default_device = set_default_device
@@ -233,20 +330,34 @@ def _own_warnings_point_at_the_caller(code) -> None:
     """torch's warnings name the innermost Python frame, which under the mode is its ``__torch_function__``
     (``float(loss)`` on a tensor that requires grad: "cpu_device.py:66: UserWarning: Converting a tensor..."):
     such a warning names the program's line instead, printed or recorded (pytest's summary, catch_warnings).
-    Python's warnings machinery builds every warning through ``warnings.WarningMessage``, looked up each time."""
+    Python's warnings machinery builds every warning through ``warnings.WarningMessage``, looked up each time.
+    Other tritondbg modes stacked above this one add their handlers (``warnings_past``)."""
+    warnings_past(code)
+    if _state.get("warnings_patched"):
+        return
+    _state["warnings_patched"] = True
     base = warnings.WarningMessage
+    codes = _state["handler_codes"]
 
     class WarningMessage(base):
         def __init__(self, message, category, filename, lineno, file=None, line=None, source=None):
-            if filename == __file__:
+            if filename in _state["handler_files"]:
                 frame = sys._getframe(1)
-                while frame is not None and frame.f_code is not code:
+                while frame is not None and frame.f_code not in codes:
                     frame = frame.f_back
+                while frame is not None and frame.f_back is not None and frame.f_back.f_code in codes:
+                    frame = frame.f_back  # (a mode above this one called it: past every handler)
                 if frame is not None and frame.f_back is not None:
                     filename, lineno, line = frame.f_back.f_code.co_filename, frame.f_back.f_lineno, None
             super().__init__(message, category, filename, lineno, file, line, source)
 
     warnings.WarningMessage = WarningMessage
+
+
+def warnings_past(code) -> None:
+    """A torch function mode's handler whose frames a warning skips to name the program's line."""
+    _state.setdefault("handler_codes", set()).add(code)
+    _state.setdefault("handler_files", set()).add(code.co_filename)
 
 
 def asked() -> str | None:

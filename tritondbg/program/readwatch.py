@@ -93,6 +93,11 @@ def install() -> None:
     mode = _mode_class()()
     mode.__enter__()
     _state["mode"] = mode
+    import sys
+
+    cpu = sys.modules.get("tritondbg.program.cpu_device")
+    if cpu is not None:  # torch's warnings name the program's line, past this handler too
+        cpu._own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
 
 
 @functools.lru_cache(maxsize=None)
