@@ -838,6 +838,9 @@ s = Scenario(name="prev", make_inputs=make_inputs, launch=lambda seq: launch(seq
              kernels=[prev_of], cases=[Case("tiny", params={}, dtypes=("int32", "float32"))])
 without = Scenario(name="without", make_inputs=make_inputs, launch=lambda seq: launch(seq, False),
                    reference=reference, kernels=[prev_of], cases=[Case("tiny", params={}, dtypes=("float32",))])
+wrong = Scenario(name="wrong", make_inputs=make_inputs, launch=lambda seq: launch(seq, False),
+                 reference=lambda seq: torch.tensor([0, 6, 8], dtype=seq.dtype), kernels=[prev_of],
+                 cases=[Case("tiny", params={}, dtypes=("float32",))])
 '''
 
 
@@ -855,3 +858,25 @@ def test_a_scalar_loads_other_zero_is_honoured(tmp_path):
     line = next(i for i, ln in enumerate(SCALAR_OTHER.splitlines(), 1) if "# LOAD" in ln)
     assert any(f["kind"] == "poison" and f["line"] == line for r in rec.results for f in r.findings), \
         [(r.message, r.findings) for r in rec.results]
+
+
+def test_a_mismatch_the_poison_alone_makes_says_so_from_a_run_without_it(tmp_path):
+    """helper-70: a replay of scattermoe's kernel (loads without other=) said "5328/5328 mismatched, got nan",
+    read as a kernel wrong everywhere. The case is run again without the sanitizers (undefined lanes read as 0,
+    as today's compiled code reads them): the record and the console say whether the outputs then match."""
+    from tritondbg.render.console import print_case
+    from rich.console import Console
+
+    path = tmp_path / "scalar_other.py"
+    path.write_text(SCALAR_OTHER)
+    (r,) = run(f"{path}::without").results
+    assert r.status == "fail" and r.extra["undefined_as_zero"] == {"out": {"passed": True, "mismatched": 0,
+                                                                            "numel": 3}}, r.extra
+    con = Console(record=True, width=300)
+    print_case(con, r)
+    assert "every output matches the reference: the mismatch is the NaN" in con.export_text()
+    (r,) = run(f"{path}::wrong").results  # wrong beyond the poison: said so
+    assert r.extra["undefined_as_zero"]["out"]["passed"] is False
+    con = Console(record=True, width=300)
+    print_case(con, r)
+    assert "still wrong: out 1/3 mismatched" in con.export_text()

@@ -60,6 +60,16 @@ def print_case(con: Console | None, r) -> None:
             con.print(f"    worst at {tuple(e.worst_index)}: got {got}, expected {want}"
                       + (f"; {e.nonfinite} NaN/Inf where the reference is finite{poisoned}" if e.nonfinite else "")
                       + (f"; {e.dtypes} (a truncating cast or the wrong output dtype?)" if e.dtypes else ""))
+    zero = r.extra.get("undefined_as_zero")
+    if zero:  # the same case without the sanitizers' NaN (runner._undefined_as_zero)
+        wrong = {n: v for n, v in zero.items() if not v["passed"]}
+        if not wrong:
+            con.print("  [yellow]run again without the sanitizers (undefined lanes read as 0, as today's compiled code "
+                      "reads them), every output matches the reference: the mismatch is the NaN in the lanes the "
+                      "finding(s) below name, which no compiler promises to read as 0[/]")
+        else:
+            con.print("  run again without the sanitizers (undefined lanes read as 0), still wrong: " + ", ".join(
+                f"{n} {v['mismatched']}/{v['numel']} mismatched" for n, v in wrong.items()))
     print_findings(con, r)
     if r.message and r.status != "pass":
         con.print(f"  [red]{escape(r.message)}[/]")
