@@ -447,3 +447,25 @@ def test_memory_a_factory_handed_out_is_forgotten_once_freed_or_at_the_next_run(
         assert initcheck.allocated_at(kept.data_ptr()) is None  # a new run: the old allocations are data now
     finally:
         initcheck.uninstall()
+
+
+def test_a_launch_site_skips_the_console_script_pytest_and_the_standard_library_not_installed_libraries():
+    """helper-68: a check gate's replay put "never written" at `_pytest/runner.py:184`, and `interpret` at
+    `bin/tritondbg:8` (sys.exit(main())): frames that only tritondbg's own machinery made. A launch's call site
+    skips them (and runpy's, under `python -m tritondbg`), but not a library installed in site-packages."""
+    import os
+    import sysconfig
+
+    def make(filename, body):
+        scope = {"initcheck": initcheck}
+        exec(compile(body, filename, "exec"), scope)
+        return scope
+
+    script = os.path.join(os.path.dirname(sys.executable), "tritondbg-fake-script")
+    stdlib = os.path.join(sysconfig.get_paths()["stdlib"], "fake_runpy.py")
+    library = os.path.join(sysconfig.get_paths()["purelib"], "fake_library", "ops.py")
+    probe = make(script, "def probe():\n    return initcheck.caller_site()\n")["probe"]
+    via_stdlib = make(stdlib, "def go(probe):\n    return probe()\n")["go"]
+    assert via_stdlib(probe)[0] == os.path.abspath(__file__)  # past both, to this test's frame
+    via_library = make(library, "def go(probe):\n    return probe()\n")["go"]
+    assert via_library(probe)[0] == library  # an installed library's frame is a call site

@@ -96,15 +96,26 @@ def _forget(lo: int, entry) -> None:
 
 def caller_site() -> tuple[str, int, str] | None:
     """(file, line, function) of the first frame outside torch, triton, tritondbg and click (the CLI's, under a
-    reproducer's replay: helper-64 got an uninit finding at click/core.py): a launch's call site."""
+    reproducer's replay: helper-64 got an uninit finding at click/core.py), pytest and the console scripts beside
+    the interpreter (a check gate's replay named `_pytest/runner.py:184`, `interpret` `bin/tritondbg:8`:
+    helper-68): a launch's call site, None when only those made it."""
+    import sysconfig
+
     import click
     import triton
 
-    return _user_frame(tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in (triton, click)))
+    mods = [triton, click] + [sys.modules[m] for m in ("_pytest", "pluggy") if m in sys.modules]
+    skip = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in mods if getattr(m, "__file__", None))
+    paths = sysconfig.get_paths()
+    stdlib = os.path.abspath(paths["stdlib"]) + os.sep  # (runpy, under `python -m tritondbg`)
+    installed = tuple(os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib"))  # (inside it, at times)
+    return _user_frame(skip + (os.path.dirname(os.path.abspath(sys.executable)) + os.sep,), weak=(stdlib,),
+                       keep=installed)
 
 
-def _user_frame(more=()) -> tuple[str, int, str] | None:
-    """(file, line, function) of the first caller outside torch and tritondbg (and ``more`` package dirs)."""
+def _user_frame(more=(), weak=(), keep=()) -> tuple[str, int, str] | None:
+    """(file, line, function) of the first caller outside torch and tritondbg (and ``more`` package dirs, and the
+    ``weak`` dirs but for what lies in ``keep``: the standard library, not the site-packages inside it)."""
     import torch
 
     import tritondbg
@@ -114,7 +125,7 @@ def _user_frame(more=()) -> tuple[str, int, str] | None:
     f = sys._getframe(2)
     while f is not None:
         path = os.path.abspath(f.f_code.co_filename)
-        if not path.startswith(skip):
+        if not path.startswith(skip) and (not weak or not path.startswith(weak) or keep and path.startswith(keep)):
             return path, f.f_lineno, f.f_code.co_name
         f = f.f_back
     return None
