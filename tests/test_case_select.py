@@ -73,6 +73,21 @@ def test_check_runs_the_cases_a_list_or_glob_names(case, cli_env, tmp_path):
     assert p.returncode == 0, p.stderr
 
 
+def test_a_gpu_size_case_is_taken_where_only_compile_gates_run_it(cli_env, tmp_path):
+    """helper-69: `check --gates resources --case big` exited 2 ("a GPU-size case ... under the interpreter choose
+    from ...") though the resources gate compiles any case, as its own reason says; a gate that runs the case on
+    the CPU still refuses it."""
+    out = tmp_path / "r.json"
+    p = run_cli(["check", "add", "--case", "h200_64M", "--gates", "resources", "--device", "cpu", "-n", "1",
+                 "--json", str(out)], cli_env, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    (gate,) = json.loads(out.read_text())["extra"]["gates"]
+    assert gate["status"] == "pass" and gate["details"]["cases"] == ["h200_64M"], gate
+    p = run_cli(["check", "add", "--case", "h200_64M", "--gates", "resources,correctness", "--device", "cpu"],
+                cli_env, cwd=tmp_path)
+    assert p.returncode == 2 and "is a GPU-size case" in p.stderr, p.stderr
+
+
 def test_interpret_runs_a_case_list(cli_env, tmp_path):
     p = run_cli(["interpret", "add", "--case", "tiny_one_block,tiny", "--json"], cli_env, cwd=tmp_path)
     assert p.returncode == 0, p.stderr

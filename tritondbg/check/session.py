@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tritondbg import stops
-from tritondbg.check.outcome import (ERROR, FAIL, INTERRUPTED, PASS, SKIP, GateOutcome, nothing_ran,
+from tritondbg.check.outcome import (COMPILE_ONLY, ERROR, FAIL, INTERRUPTED, PASS, SKIP, GateOutcome, nothing_ran,
                                      repro_command)
 from tritondbg.errors import UsageError
 from tritondbg.record import RunRecord, environment
@@ -158,8 +158,10 @@ def plan(targets: list[str], gates: list[str], *, device: str, case: str | None 
         else:
             pairs = [(t, t, loader.load(t) if case else None)]
         for target, label, scenario in pairs:
-            if case and scenario is not None:
-                selection.select_cases(scenario, case, interpret=(device == "cpu"))  # an unknown case: exit 2
+            if case and scenario is not None:  # an unknown case: exit 2 (a GPU-size one only where a gate runs it:
+                # the resources gate compiles any case, helper-69's `--gates resources --case big`)
+                selection.select_cases(scenario, case, interpret=device == "cpu" and not all(
+                    g in COMPILE_ONLY for g in gates))
             items += [Item(target, label, g) for g in gates]
     return list(dict.fromkeys(items))
 
