@@ -1346,6 +1346,29 @@ def test_a_reproducer_replays_when_the_program_put_its_package_on_sys_path(tmp_p
     _capture_then_replay(tmp_path, prog, "dbl_kernel_0.py")
 
 
+def test_a_reproducer_replays_without_the_pythonpath_the_program_had(tmp_path):
+    """helper-70: the program ran with PYTHONPATH=stubs (lightllm's utils, stubbed); the reproducer, replayed from
+    another shell, failed "cannot load kernel _fwd_kernel: ... No module named 'lightllm'". The program's own
+    sys.path folders are recorded and added last at replay."""
+    (tmp_path / "stubs" / "stubbed").mkdir(parents=True)
+    (tmp_path / "stubs" / "stubbed" / "__init__.py").write_text("SCALE = 3.0\n")
+    (tmp_path / "kern.py").write_text(
+        "import torch, triton, triton.language as tl\nfrom stubbed import SCALE\n\n@triton.jit\n"
+        "def scale_kernel(X, Y, N, S, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    m = offs < N\n    tl.store(Y + offs, tl.load(X + offs, mask=m) * S, mask=m)\n")
+    prog = tmp_path / "prog.py"
+    prog.write_text("import torch, triton\nfrom kern import scale_kernel, SCALE\nx = torch.arange(100.0)\n"
+                    "y = torch.empty_like(x)\nscale_kernel[(2,)](x, y, 100, SCALE, BLOCK=64)\nprint(y.sum().item())\n")
+    env = {"PYTHONPATH": os.pathsep.join([os.environ.get("PYTHONPATH", ""), str(tmp_path / "stubs")])}
+    p = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", str(prog)], cwd=tmp_path,
+            env=env)
+    assert p.returncode == 0, p.stderr[-2000:]
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    rep = run(["interpret", str(tmp_path / "cap" / "scale_kernel_0.py")], cwd=away)
+    assert rep.returncode == 0 and "PASS" in rep.stdout, rep.stdout[-1500:] + rep.stderr[-1500:]
+
+
 def test_a_reproducer_replays_a_module_whose_package_init_needs_what_is_missing(tmp_path):
     """helper-57: AutoGPTQ's package __init__ imports accelerate and transformers; the program loaded its kernel
     module past them, and the reproducer failed ("No module named 'accelerate'"; the saved copy: "attempted

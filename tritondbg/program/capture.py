@@ -328,6 +328,26 @@ def import_root(path: str, module: str) -> str | None:
     return stem[: -len(tail)].rstrip(os.sep) or None if stem.endswith(os.sep + tail) else None
 
 
+def program_path() -> list[str]:
+    """The program's own ``sys.path`` folders (``PYTHONPATH=src``, a ``sys.path.insert`` of its stubs or kernels),
+    not the interpreter's libraries nor tritondbg's: a replay from another shell adds them last (helper-70: a
+    kernel module importing ``lightllm.utils`` from the folder the program had on PYTHONPATH could not load)."""
+    import sysconfig
+
+    import tritondbg
+
+    paths = sysconfig.get_paths()
+    skip = tuple(os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib", "purelib", "platlib")) + (
+        os.path.dirname(os.path.abspath(tritondbg.__file__)) + os.sep,)
+    out = []
+    for p in sys.path:
+        full = os.path.abspath(p or os.curdir)
+        if (os.path.isdir(full) and not (full + os.sep).startswith(skip) and full not in out
+                and not any(d in full.split(os.sep) for d in ("site-packages", "dist-packages"))):
+            out.append(full)
+    return out
+
+
 def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: list | None, *,
          error: str | None = None, command: str = "", extra: dict | None = None) -> dict:
     """Write NAME.py, data/NAME.{json,pt} and the kernel's source; returns the captures.json entry."""
@@ -366,7 +386,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "name": name, "kernel": launch.name, "qualname": launch.qualname, "module": launch.module,
         "kernel_file": launch.file, "kernel_line": launch.line, "source": src_name, "standalone": bool(standalone),
         "user_imports": _user_imports(launch.file, launch.module) if src_name and not standalone else [],
-        "import_root": import_root(launch.file, launch.module),
+        "import_root": import_root(launch.file, launch.module), "program_path": program_path(),
         "call_site": list(site) if site else None, "stack": [list(s) for s in launch.stack],
         "grid": grid, "args": snap.args, "options": {k: autotuned.plain(v) for k, v in launch.options.items()},
         "config": autotuned.config_of(launch), "config_grids": autotuned.config_grids(launch), "tensors": snap.specs, "pointers": snap.pointers,
