@@ -880,3 +880,40 @@ def test_a_mismatch_the_poison_alone_makes_says_so_from_a_run_without_it(tmp_pat
     con = Console(record=True, width=300)
     print_case(con, r)
     assert "still wrong: out 1/3 mismatched" in con.export_text()
+
+
+def test_undefined_lanes_that_enter_a_max_get_the_advice_of_minus_inf(tmp_path):
+    """helper-70: a softmax whose load lost its other= was told "other=0.0 keeps today's result": true, and wrong
+    advice (0 can be the max of a row of negatives: wrong on today's GPUs too, as the run without the sanitizers
+    shows). Lanes that enter a max are told other=float('-inf')."""
+    path = tmp_path / "smx.py"
+    path.write_text('''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def softmax_rows(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n)
+    m = tl.max(x, 0)
+    e = tl.exp(x - m)
+    tl.store(y_ptr + row * n + cols, e / tl.sum(e, 0), mask=cols < n)
+
+
+def launch(x):
+    y = torch.empty_like(x)
+    softmax_rows[(4,)](x, y, 100, BLOCK=128)
+    return y
+
+
+s = Scenario(name="smx", make_inputs=lambda case, dtype, device, generator: dict(
+                 x=torch.randn(4, 100, generator=generator).to(device) - 3),
+             launch=launch, reference=lambda x: torch.softmax(x, -1), kernels=[softmax_rows],
+             cases=[Case("tiny", params={}, dtypes=("float32",))])
+''')
+    (r,) = run(str(path)).results
+    (f,) = [f for f in r.findings if f["kind"] == "poison"]
+    assert "other=float('-inf') for the max it enters" in f["message"] and "keeps today's" not in f["message"], f
+    assert r.extra["undefined_as_zero"]["out"]["passed"] is False  # wrong with 0 there too

@@ -163,9 +163,13 @@ def _message(e: dict) -> str:
                          + (f" (stored at line {e['stored_at']} by pid {_fmt_pid(e['pid'])})" if e.get("stored_at") else ""))
         if e.get("reaches"):
             parts.append("they enter " + ", ".join(e["reaches"]))
+        extreme = [r for r in e.get("reaches") or () if r.startswith(("tl.max", "tl.min", "tl.argmax", "tl.argmin"))]
+        advice = ("other=float('-inf') for the max it enters (other=float('inf') for a min), then keep those lanes "
+                  "out of any sum: the 0 today's code reads there can be the max itself, so the result may be wrong "
+                  "on today's GPUs too" if extreme else "other=0.0 keeps today's result")
         return (text + ": " + "; ".join(parts) + ". tl.load calls them undefined; today's compiled code reads 0 "
-                "there, but no compiler promises it (the sanitizers put NaN there): give the load other= (other=0.0 "
-                "keeps today's result) or keep those lanes out of the result")
+                f"there, but no compiler promises it (the sanitizers put NaN there): give the load other= ({advice}) "
+                "or keep those lanes out of the result")
     if kind == "uninit":
         from tritondbg.interp.initcheck import message
 
