@@ -274,8 +274,9 @@ def _hint_on_cuda_tensors() -> None:
             # (helper-62: triton_kernels' routing_torch, torch.histc on an int tensor: "histogram_cpu" not
             # implemented for 'Int'; on CUDA it is)
             print("tritondbg: the torch op above has no CPU kernel for that dtype: under the interpreter the "
-                  "program's \"cuda\" tensors are made on the CPU, where torch's CPU build lacks what its CUDA build "
-                  "has; run that part compiled on a GPU, or give the op a dtype the CPU takes", file=sys.stderr)
+                  "program's \"cuda\" tensors are made on the CPU, where torch's CPU build lacks some of what its "
+                  "CUDA build has (check that CUDA has one: torch.histc on ints yes, torch.randn_like on bool no); "
+                  "run that part compiled on a GPU, or give the op a dtype the CPU takes", file=sys.stderr)
         elif in_torch_cuda or any(text in str(value) for text in _NO_CUDA):
             print("tritondbg: the program used a CUDA-only part of torch that has no CPU stand-in (tensors asked "
                   "for on \"cuda\" are made on the CPU under the interpreter, CUDA events, streams and generators "
