@@ -917,3 +917,62 @@ s = Scenario(name="smx", make_inputs=lambda case, dtype, device, generator: dict
     (f,) = [f for f in r.findings if f["kind"] == "poison"]
     assert "other=float('-inf') for the max it enters" in f["message"] and "keeps today's" not in f["message"], f
     assert r.extra["undefined_as_zero"]["out"]["passed"] is False  # wrong with 0 there too
+
+
+SENTINEL = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def expert_span(idx_ptr, out_ptr, n, E, FLOAT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if FLOAT:  # the same with floats: an error
+        e = tl.load(idx_ptr + offs, mask=offs < n, other=E).to(tl.float32)
+    else:
+        e = tl.load(idx_ptr + offs, mask=offs < n, other=E)
+    last = tl.minimum(tl.max(e, 0), E - 1)  # MAX
+    first = tl.min(e, 0)
+    tl.store(out_ptr + tl.program_id(0) * 2, first)
+    tl.store(out_ptr + tl.program_id(0) * 2 + 1, last)
+
+
+def launch(idx, flt=False):
+    out = torch.empty(4, dtype=torch.float32 if flt else torch.int32)
+    expert_span[(2,)](idx, out, 100, 8, FLOAT=flt, BLOCK=64)
+    return out
+
+
+def reference(idx, flt=False):
+    a, b = idx[:64], idx[64:100]
+    return torch.tensor([a.min(), a.max(), b.min(), 7], dtype=torch.float32 if flt else torch.int32)
+
+
+def make_inputs(case, dtype, device, generator):
+    return dict(idx=torch.sort(torch.randint(0, 5, (100,), generator=generator, dtype=torch.int32))[0])
+
+
+ints = Scenario(name="ints", make_inputs=make_inputs, launch=launch, reference=reference, kernels=[expert_span],
+                cases=[Case("tiny", params={}, dtypes=("int32",))])
+floats = Scenario(name="floats", make_inputs=make_inputs, launch=lambda idx: launch(idx, True),
+                  reference=lambda idx: reference(idx, True), kernels=[expert_span],
+                  cases=[Case("tiny", params={}, dtypes=("int32",))])
+'''
+
+
+def test_an_integer_max_over_a_sentinel_the_code_clamps_is_a_warning(tmp_path):
+    """helper-70: scattermoe's `tl.minimum(tl.max(E_idxs), E - 1)` over a load with other=E (the number of
+    experts: a sentinel, clamped, then the bound of a masked loop) failed every run as a masked_reduction error.
+    Over integers a max / min that takes its padding is a warning saying when that is harmless; over floats it
+    stays an error."""
+    path = tmp_path / "sentinel.py"
+    path.write_text(SENTINEL)
+    line = next(i for i, ln in enumerate(SENTINEL.splitlines(), 1) if "# MAX" in ln)
+    rec = run(f"{path}::ints")
+    assert rec.passed, [(r.message, r.findings) for r in rec.results]
+    (f,) = [f for r in rec.results for f in r.findings if f["kind"] == "masked_reduction"]
+    assert f["severity"] == "warning" and f["line"] == line and "A sentinel that the code clamps" in f["message"], f
+    rec = run(f"{path}::floats")
+    assert not rec.passed
+    assert any(f["kind"] == "masked_reduction" and f["severity"] == "error" and f["line"] == line
+               for r in rec.results for f in r.findings), [(r.message, r.findings) for r in rec.results]

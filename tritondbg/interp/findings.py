@@ -181,6 +181,12 @@ def _message(e: dict) -> str:
         example = f"; e.g. lane {tuple(ex[0])} holds {ex[1]:.6g}" if ex else ""
         neutral = {"max": "float('-inf')", "argmax": "float('-inf')", "min": "float('inf')",
                    "argmin": "float('inf')"}.get(e["op"], "0")  # what leaves the reduction unchanged
+        if e.get("sentinel"):  # an integer max / min: a warning (sanitize.reduction_event)
+            return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) (filled by a masked load's other=){example}:"
+                    f" over integers, the padding's value wins whenever a block has padding. A sentinel that the code "
+                    f"clamps or masks afterwards (other=E, then tl.minimum(..., E - 1)) is harmless; any other value "
+                    f"is a wrong {e['op']} (other={'the dtype minimum' if e['op'] == 'max' else 'the dtype maximum'}"
+                    f" leaves it unchanged)")
         return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) (filled by a masked load's other=) whose "
                 f"values change the result{example}: mask them out first (tl.where(mask, x, {neutral}), or "
                 f"other={neutral} when the loaded value is reduced as it is)")

@@ -385,10 +385,13 @@ class Sanitizer(Instrument, hooks.Listener):
             self.poison_info[tz] = dict(info, oob_only=False, times_zero=dict(line=line, source=source))
         return tz
 
-    def reduction_event(self, kind, x, defined_bad, undefined_bad, p, frame) -> None:
+    def reduction_event(self, kind, x, defined_bad, undefined_bad, p, frame, integer: bool = False) -> None:
         site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
         if defined_bad.any():
             e = self._entry("masked_reduction", site, None, kind, example=None)
+            if integer and kind in ("max", "min"):  # an index's bound with a sentinel other= (scattermoe's
+                # tl.minimum(tl.max(E_idxs), E - 1), other=E): clamped, then used to bound a masked loop; a warning
+                e["severity"], e["sentinel"] = "warning", True
             e["lanes"] += int(defined_bad.sum())
             if e["example"] is None:
                 idx = tuple(int(i) for i in np.argwhere(defined_bad)[0])

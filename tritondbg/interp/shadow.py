@@ -323,7 +323,8 @@ def _post_reduce(op, input, ret) -> None:
     res = check_reduce(kind, x, p, axis, _from_uninit(first.handle, san, x.shape),
                        nan_in_data=san is not None and not san.nonfinite)
     if res is not None and san is not None:
-        san.reduction_event(kind, x.reshape(res[0].shape), res[0], res[1], p.reshape(res[0].shape), _site_frame())
+        san.reduction_event(kind, x.reshape(res[0].shape), res[0], res[1], p.reshape(res[0].shape), _site_frame(),
+                            integer=first.handle.data.dtype.kind in "iu")
     # the result is padding where the reduced slice had no real lane (or, for a sum, selects its padding)
     padded = p >= 1
     if axis is None:
