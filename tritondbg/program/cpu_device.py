@@ -65,7 +65,8 @@ def _target(device) -> str | None:
 
 
 def _on_cuda(t) -> bool:
-    return getattr(t, _TAG, False)
+    d = getattr(t, "__dict__", None)  # (no AttributeError raised and caught for each untagged tensor)
+    return bool(d) and _TAG in d
 
 
 def _tag(value) -> None:
@@ -82,13 +83,11 @@ def _tag(value) -> None:
 
 
 def _any_on_cuda(args) -> bool:
-    import torch
-
     for a in args:
-        if isinstance(a, torch.Tensor):
-            if getattr(a, _TAG, False):
+        if isinstance(a, (list, tuple)):
+            if any(_on_cuda(x) for x in a):
                 return True
-        elif isinstance(a, (list, tuple)) and any(getattr(x, _TAG, False) for x in a if isinstance(x, torch.Tensor)):
+        elif _on_cuda(a):
             return True
     return False
 

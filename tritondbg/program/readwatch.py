@@ -140,12 +140,13 @@ def _watched(t) -> dict | None:
 
 
 def _tensors(value) -> list:
-    import torch
+    from torch import Tensor
 
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
+        return [t for v in value for t in (_tensors(v) if isinstance(v, (list, tuple, dict)) else
+                                           [v] if isinstance(v, Tensor) else ())]
     if isinstance(value, dict):
         return [t for v in value.values() for t in _tensors(v)]
     return []
@@ -157,16 +158,16 @@ def _check(func, args, kwargs, result) -> None:
     name = getattr(func, "__name__", "") or ""
     if "empty" in name:  # empty_like, new_empty: what they return is marked anew, not read from the input
         return
-    results = _tensors(result)
-    if not results and name not in _READERS:
-        return  # .shape, .data_ptr(), .stride(): no value read
     hits = []
-    for t in _tensors(args) + _tensors(kwargs):
+    for t in _tensors(args) + (_tensors(kwargs) if kwargs else []):
         entry = _watched(t)
         if entry is not None:
             hits.append((t, entry["storage"], entry))
     if not hits:
         return
+    results = _tensors(result)
+    if not results and name not in _READERS:
+        return  # .shape, .data_ptr(), .stride(): no value read
     if results:
         if all(_watched(r) is not None for r in results):
             return  # a view, an in-place op, .cpu() of a CPU tensor: nothing read yet
