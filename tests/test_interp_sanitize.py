@@ -976,3 +976,52 @@ def test_an_integer_max_over_a_sentinel_the_code_clamps_is_a_warning(tmp_path):
     assert not rec.passed
     assert any(f["kind"] == "masked_reduction" and f["severity"] == "error" and f["line"] == line
                for r in rec.results for f in r.findings), [(r.message, r.findings) for r in rec.results]
+
+
+def _block_pointers() -> bool:
+    """Triton <= 3.8 (3.9 removed block pointers in favour of tensor descriptors)."""
+    from triton.runtime import interpreter
+
+    return hasattr(interpreter.InterpreterBuilder, "create_tensor_pointer_load")
+
+
+@pytest.mark.skipif(not _block_pointers(), reason="this Triton has no block pointers (3.9+)")
+def test_a_block_pointer_load_without_padding_is_told_padding_option_not_other(tmp_path):
+    """helper-72: mlstm's `tl.load(block_ptr, boundary_check=(0, 1))` was told "mask without other= ... give the load
+    other=": the line has no mask, and other= on a block-pointer load raises. It says padding_option="zero"."""
+    path = tmp_path / "bp.py"
+    path.write_text(BLOCK_PTR)
+    (r,) = run(f"{path}::nopad").results
+    (f,) = [f for f in r.findings if f["kind"] == "poison"]
+    assert 'padding_option="zero"' in f["message"] and "mask without other=" not in f["message"], f
+    assert run(f"{path}::pad").passed
+
+
+BLOCK_PTR = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def bp_sum(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr, PAD: tl.constexpr):
+    pid = tl.program_id(0)
+    p = tl.make_block_ptr(x_ptr, (M, N), (N, 1), (pid * BM, 0), (BM, BN), (1, 0))
+    if PAD:
+        x = tl.load(p, boundary_check=(0, 1), padding_option="zero")
+    else:
+        x = tl.load(p, boundary_check=(0, 1))
+    tl.store(y_ptr + pid * BM + tl.arange(0, BM), tl.sum(x, 1), mask=pid * BM + tl.arange(0, BM) < M)
+
+
+def launch(x, pad=False):
+    y = torch.empty(x.shape[0])
+    bp_sum[(triton.cdiv(x.shape[0], 16),)](x, y, x.shape[0], x.shape[1], BM=16, BN=64, PAD=pad)
+    return y
+
+
+mk = lambda case, dtype, device, generator: dict(x=torch.randn(20, 48, generator=generator).to(device))  # noqa: E731
+nopad = Scenario(name="nopad", make_inputs=mk, launch=launch, reference=lambda x: x.sum(1), kernels=[bp_sum],
+                 cases=[Case("tiny", params={}, dtypes=("float32",))])
+pad = Scenario(name="pad", make_inputs=mk, launch=lambda x: launch(x, True), reference=lambda x: x.sum(1),
+               kernels=[bp_sum], cases=[Case("tiny", params={}, dtypes=("float32",))])
+'''

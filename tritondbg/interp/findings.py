@@ -149,7 +149,9 @@ def _message(e: dict) -> str:
                 f"with different values (the result depends on program order: use tl.atomic_* or give each "
                 f"program its own elements)")
     if kind == "poison":
-        text = "lanes this masked load leaves undefined (mask without other=) are read"
+        text = ("lanes past the tensor's bounds that this block-pointer load's boundary_check leaves undefined (no "
+                "padding_option=) are read" if e.get("block_ptr") else
+                "lanes this masked load leaves undefined (mask without other=) are read")
         tz = e.get("times_zero")
         if tz:
             reach = f" and the products enter {', '.join(e['reaches'])}" if e.get("reaches") else ""
@@ -167,8 +169,10 @@ def _message(e: dict) -> str:
         advice = ("other=float('-inf') for the max it enters (other=float('inf') for a min), then keep those lanes "
                   "out of any sum: the 0 today's code reads there can be the max itself, so the result may be wrong "
                   "on today's GPUs too" if extreme else "other=0.0 keeps today's result")
+        give = ("give the load padding_option=\"zero\" (today's result; a block-pointer load takes no other=)"
+                if e.get("block_ptr") else f"give the load other= ({advice})")
         return (text + ": " + "; ".join(parts) + ". tl.load calls them undefined; today's compiled code reads 0 "
-                f"there, but no compiler promises it (the sanitizers put NaN there): give the load other= ({advice}) "
+                f"there, but no compiler promises it (the sanitizers put NaN there): {give} "
                 "or keep those lanes out of the result")
     if kind == "uninit":
         from tritondbg.interp.initcheck import message

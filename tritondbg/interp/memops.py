@@ -159,6 +159,15 @@ def _cta(rest) -> bool:
     return any(str(r).upper().endswith(".CTA") for r in rest)
 
 
+def _from_block_pointer() -> bool:
+    """Whether this masked load is a block pointer's (``tl.load(block_ptr, boundary_check=...)`` without
+    ``padding_option=``, Triton <= 3.8: the interpreter's ``create_tensor_pointer_load`` masks it)."""
+    import sys
+
+    f = sys._getframe(2)
+    return f is not None and f.f_code.co_name == "create_tensor_pointer_load"
+
+
 def _dropped_other():
     """The ``other=`` of a ``tl.load`` that Triton's frontend dropped on its way here: it passes
     ``other.handle if other else None``, and the interpreter's ``bool()`` of a one-element tensor is its value, so a
@@ -248,7 +257,8 @@ def install() -> None:
             other = _dropped_other()
         if other is None and partial and not san.atomic_depth:
             dtype_tt = ptrs.get_element_ty()
-            poison, sid = san.poison_for(ptrs, I._get_np_dtype(dtype_tt), oob_only=not user_partial)
+            poison, sid = san.poison_for(ptrs, I._get_np_dtype(dtype_tt), oob_only=not user_partial,
+                                         block_ptr=_from_block_pointer())
             other = I.TensorHandle(poison, dtype_tt)
         out = orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
         if rest and rest[-1] is True and san.launch is not None and not san.atomic_depth:  # is_volatile: a poll?

@@ -257,7 +257,7 @@ class Sanitizer(Instrument, hooks.Listener):
         bad_full[live] = ~ok
         return live & ~bad_full
 
-    def poison_for(self, ptrs, np_dtype, oob_only: bool = False):
+    def poison_for(self, ptrs, np_dtype, oob_only: bool = False, block_ptr: bool = False):
         """Poison for the undefined lanes of a masked load at the current kernel line: (array, id).
         ``oob_only``: the only masked lanes are the out-of-bounds ones this sanitizer masked off (already
         an out_of_bounds finding at this line: no poison finding of its own)."""
@@ -270,6 +270,8 @@ class Sanitizer(Instrument, hooks.Listener):
                                                   oob_only=True))
         if not oob_only:
             self.poison_info[sid]["oob_only"] = False
+        if block_ptr:  # a block pointer's load without padding_option= (its advice differs: no other= there)
+            self.poison_info[sid]["block_ptr"] = True
         self.poison_used = True
         return poison_array(ptrs.data.shape, ptrs.get_element_ty(), np_dtype, sid), sid
 
@@ -446,7 +448,7 @@ class Sanitizer(Instrument, hooks.Listener):
             e = self._entry("poison", site, None, "times_zero", reaches=[], output=None)
             e["times_zero"], e["severity"] = info["times_zero"], "warning"
         else:
-            e = self._entry("poison", site, None, "load", reaches=[], output=None)
+            e = self._entry("poison", site, None, "load", reaches=[], output=None, block_ptr=info.get("block_ptr"))
         self.pid = saved
         return e
 
