@@ -988,13 +988,19 @@ def _block_pointers() -> bool:
 @pytest.mark.skipif(not _block_pointers(), reason="this Triton has no block pointers (3.9+)")
 def test_a_block_pointer_load_without_padding_is_told_padding_option_not_other(tmp_path):
     """helper-72: mlstm's `tl.load(block_ptr, boundary_check=(0, 1))` was told "mask without other= ... give the load
-    other=": the line has no mask, and other= on a block-pointer load raises. It says padding_option="zero"."""
+    other=": the line has no mask, and other= on a block-pointer load raises. It says padding_option="zero". A
+    dimension left out of boundary_check= was "in no argument tensor ... Its mask lets them through"."""
     path = tmp_path / "bp.py"
     path.write_text(BLOCK_PTR)
     (r,) = run(f"{path}::nopad").results
     (f,) = [f for f in r.findings if f["kind"] == "poison"]
     assert 'padding_option="zero"' in f["message"] and "mask without other=" not in f["message"], f
     assert run(f"{path}::pad").passed
+    # a dimension boundary_check= leaves out: named against the block's tensor, in block-pointer terms
+    (r,) = run(f"{path}::unchecked").results
+    (f,) = [f for f in r.findings if f["kind"] == "out_of_bounds"]
+    assert "outside x_ptr (float32[20, 48])" in f["message"], f["message"]
+    assert "boundary_check= does not cover the dimension" in f["message"] and "Its mask" not in f["message"], f
 
 
 BLOCK_PTR = '''
@@ -1006,7 +1012,9 @@ from tritondbg import Case, Scenario
 def bp_sum(x_ptr, y_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr, PAD: tl.constexpr):
     pid = tl.program_id(0)
     p = tl.make_block_ptr(x_ptr, (M, N), (N, 1), (pid * BM, 0), (BM, BN), (1, 0))
-    if PAD:
+    if PAD == 2:  # rows past the end unchecked
+        x = tl.load(p, boundary_check=(1,), padding_option="zero")
+    elif PAD:
         x = tl.load(p, boundary_check=(0, 1), padding_option="zero")
     else:
         x = tl.load(p, boundary_check=(0, 1))
@@ -1024,4 +1032,6 @@ nopad = Scenario(name="nopad", make_inputs=mk, launch=launch, reference=lambda x
                  cases=[Case("tiny", params={}, dtypes=("float32",))])
 pad = Scenario(name="pad", make_inputs=mk, launch=lambda x: launch(x, True), reference=lambda x: x.sum(1),
                kernels=[bp_sum], cases=[Case("tiny", params={}, dtypes=("float32",))])
+unchecked = Scenario(name="unchecked", make_inputs=mk, launch=lambda x: launch(x, 2), reference=lambda x: x.sum(1),
+                     kernels=[bp_sum], cases=[Case("tiny", params={}, dtypes=("float32",))])
 '''

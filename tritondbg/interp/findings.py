@@ -39,6 +39,10 @@ def _consequence(e: dict) -> str:
     if e.get("descriptor"):  # TMA bounds-checks against the descriptor's shape, which runs past the tensor
         how, fill = (f"The tensor descriptor ({e['descriptor']}) lets them through: its shape, not the tensor's, "
                      "bounds the block (give the descriptor the tensor's shape)"), "zeros"
+    elif e.get("block_ptr"):  # tl.load / tl.store of a tl.make_block_ptr (Triton <= 3.8)
+        how, fill = ("The block pointer's boundary_check= does not cover the dimension these lanes leave (add it"
+                     + (', with padding_option="zero"' if op == "load" else "") + ")"), \
+            f"padding_option's value, else {poison}"
     elif e.get("unmasked") and not e.get("masked"):
         how, fill = f"The {noun} has no mask", poison
     elif e.get("unmasked"):

@@ -159,13 +159,19 @@ def _cta(rest) -> bool:
     return any(str(r).upper().endswith(".CTA") for r in rest)
 
 
-def _from_block_pointer() -> bool:
-    """Whether this masked load is a block pointer's (``tl.load(block_ptr, boundary_check=...)`` without
-    ``padding_option=``, Triton <= 3.8: the interpreter's ``create_tensor_pointer_load`` masks it)."""
-    import sys
-
-    f = sys._getframe(2)
-    return f is not None and f.f_code.co_name == "create_tensor_pointer_load"
+def _block_pointer(ptrs) -> bool:
+    """Whether this masked access is a block pointer's (``tl.load(block_ptr, boundary_check=...)``, Triton <= 3.8:
+    the interpreter's ``create_tensor_pointer_load/store`` materialise its pointers and masks). Its pointers then
+    carry the block's base tensor, so a lane out of bounds is named against it (helper-72: "in no argument tensor
+    (1 element(s) past the end of matQ)")."""
+    block = _active.get("block")
+    if block is None:
+        return False
+    if shadow.base_of(ptrs) is None and getattr(ptrs, "attr", None) is not None:
+        base = shadow.base_of(getattr(block, "base", None))
+        if base is not None:
+            ptrs.attr[shadow.BASE] = base
+    return True
 
 
 def _dropped_other():
@@ -232,7 +238,8 @@ def install() -> None:
     if _saved:
         return
     names = ("create_masked_load", "create_masked_store", "create_atomic_rmw", "create_atomic_cas",
-             "create_atomic_store", "create_atomic_load", "create_load", "create_store")
+             "create_atomic_store", "create_atomic_load", "create_load", "create_store",
+             "create_tensor_pointer_load", "create_tensor_pointer_store")  # (the last two: Triton <= 3.8)
     for n in names:
         if n in B.__dict__:
             _saved[n] = B.__dict__[n]
@@ -246,8 +253,9 @@ def install() -> None:
         if san is None:
             return orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
         user_partial = mask is not None and not np.asarray(mask.data).all()
+        block = _block_pointer(ptrs)
         new = san.check_access("atomic" if san.atomic_depth else "load", ptrs, None if mask is None else mask.data,
-                               from_undefined=_undefined_inputs(san, ptrs, mask, "tl.load"))
+                               from_undefined=_undefined_inputs(san, ptrs, mask, "tl.load"), block_ptr=block)
         if new is not None:
             mask = _mask_handle(new)
         sid = 0
@@ -258,7 +266,7 @@ def install() -> None:
         if other is None and partial and not san.atomic_depth:
             dtype_tt = ptrs.get_element_ty()
             poison, sid = san.poison_for(ptrs, I._get_np_dtype(dtype_tt), oob_only=not user_partial,
-                                         block_ptr=_from_block_pointer())
+                                         block_ptr=block)
             other = I.TensorHandle(poison, dtype_tt)
         out = orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
         if rest and rest[-1] is True and san.launch is not None and not san.atomic_depth:  # is_volatile: a poll?
@@ -275,7 +283,8 @@ def install() -> None:
         if san is not None:
             new = san.check_access("atomic" if san.atomic_depth else "store", ptrs,
                                    None if mask is None else mask.data,
-                                   from_undefined=_undefined_inputs(san, ptrs, mask, "tl.store"))
+                                   from_undefined=_undefined_inputs(san, ptrs, mask, "tl.store"),
+                                   block_ptr=_block_pointer(ptrs))
             if new is not None:
                 mask = _mask_handle(new)
             san.record_store(ptrs, value, None if mask is None else mask.data)
@@ -352,7 +361,19 @@ def install() -> None:
                     san.unmasked_depth -= 1
         return wrapper
 
+    def _block(name):
+        def wrapper(self, ptr, *args, **kw):
+            saved, _active["block"] = _active.get("block"), ptr
+            try:
+                return orig[name](self, ptr, *args, **kw)
+            finally:
+                _active["block"] = saved
+        return wrapper
+
     B.create_masked_load, B.create_masked_store = create_masked_load, create_masked_store
+    for n in ("create_tensor_pointer_load", "create_tensor_pointer_store"):
+        if n in orig:
+            setattr(B, n, _block(n))
     for n in ("create_load", "create_store"):  # tl.load/tl.store without mask=: they call the masked ones
         if n in orig:
             setattr(B, n, _unmasked(n))

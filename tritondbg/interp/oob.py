@@ -40,7 +40,7 @@ def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
 
 
 def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool = False,
-           from_undefined: bool = False, descriptor: str | None = None) -> None:
+           from_undefined: bool = False, descriptor: str | None = None, block_ptr: bool = False) -> None:
     """The out_of_bounds entry for lanes ``bad`` (``owner``: the index of the argument each lies in, -1 none)."""
     site = frames.site()
     argmap = san.launch.argmap()
@@ -72,6 +72,8 @@ def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool
         e["from_undefined"] = True
     if descriptor:  # a tensor descriptor's load/store: its bounds are the descriptor's shape
         e["descriptor"] = descriptor
+    if block_ptr:  # a block pointer's: boundary_check=, not a mask, says which dimensions are checked
+        e["block_ptr"] = True
     if san.unmasked_depth or unmasked:
         e["unmasked"] = True
     else:

@@ -210,7 +210,8 @@ class Sanitizer(Instrument, hooks.Listener):
         return i
 
     # -- memory ops -------------------------------------------------------------------------------------
-    def check_access(self, op: str, ptrs, mask, from_undefined: bool = False) -> np.ndarray | None:
+    def check_access(self, op: str, ptrs, mask, from_undefined: bool = False,
+                     block_ptr: bool = False) -> np.ndarray | None:
         """None when every live lane is inside its tensor; else the mask with the bad lanes off. ``from_undefined``:
         the addresses came from lanes a masked load left undefined (memops.py), which the finding then says."""
         if self.launch is None:
@@ -249,7 +250,7 @@ class Sanitizer(Instrument, hooks.Listener):
         # an atomic without mask= gets an all-true one from Triton's front end: it has no mask, as loads without one
         oob.record(self, op, cands, addrs[~ok], width, int(addrs.size), owner[~ok],
                    unmasked=op == "atomic" and (live is None or bool(live.all())), from_undefined=from_undefined,
-                   descriptor=(getattr(ptrs, "attr", None) or {}).get("tdbg_descriptor"))
+                   descriptor=(getattr(ptrs, "attr", None) or {}).get("tdbg_descriptor"), block_ptr=block_ptr)
         bad_full = np.zeros(p.shape, dtype=bool)
         if live is None:
             bad_full = ~ok.reshape(p.shape)
