@@ -1035,3 +1035,41 @@ pad = Scenario(name="pad", make_inputs=mk, launch=lambda x: launch(x, True), ref
 unchecked = Scenario(name="unchecked", make_inputs=mk, launch=lambda x: launch(x, 2), reference=lambda x: x.sum(1),
                      kernels=[bp_sum], cases=[Case("tiny", params={}, dtypes=("float32",))])
 '''
+
+
+def test_a_strided_view_read_as_if_contiguous_names_the_stride(tmp_path):
+    """helper-70: lightllm's rmsnorm loads `X + cols` and ignores x_stride1; on `base[:, ::2]` the finding said "A
+    mask missing or off by one". A view with elements of its storage between its own says the stride first."""
+    path = tmp_path / "strided.py"
+    path.write_text(STRIDED)
+    (r,) = run(str(path)).results
+    (f,) = [f for f in r.findings if f["kind"] == "outside_view"]
+    assert f["severity"] == "error" and "A stride the kernel does not apply (the view's strides are (96, 2)" \
+        in f["message"], f
+
+
+STRIDED = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def row_scale(x_ptr, y_ptr, stride_xm, stride_xn, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_xm + cols, mask=cols < n)  # ignores stride_xn
+    tl.store(y_ptr + row * n + cols, x * 2, mask=cols < n)
+
+
+def launch(x):
+    v = x[:, ::2]
+    y = torch.empty(v.shape)
+    row_scale[(v.shape[0],)](v, y, v.stride(0), v.stride(1), v.shape[1], BLOCK=64)
+    return y
+
+
+s = Scenario(name="strided", make_inputs=lambda case, dtype, device, generator: dict(
+                 x=torch.randn(4, 96, generator=generator).to(device)),
+             launch=launch, reference=lambda x: x[:, ::2] * 2, kernels=[row_scale],
+             cases=[Case("tiny", params={}, dtypes=("float32",))])
+'''

@@ -78,6 +78,11 @@ def _message(e: dict) -> str:
             return (head + "The storage is the view's rows rounded up to a whole block, as a library pads a buffer "
                     "so its kernels address whole blocks: right if the padding is the kernel's to use (nothing "
                     "else lives there); a mask missing if the kernel meant to stay inside the view")
+        if e.get("slice") and e.get("strides"):
+            return (head + f"A stride the kernel does not apply (the view's strides are {e['strides']}, with "
+                    f"elements of the storage between its own: a pointer built as base + offs reads those), or a "
+                    f"mask missing or off by one: they {'read' if e['op'] == 'load' else 'write'} elements that are "
+                    "not the view's, as on the GPU (no fault there: only wrong values)")
         if e.get("slice"):
             return (head + f"A mask missing or off by one: they {'read' if e['op'] == 'load' else 'write'} the "
                     "elements next to the slice, as on the GPU (not out of memory, so no fault there: only wrong "

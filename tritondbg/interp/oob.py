@@ -34,6 +34,9 @@ def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
         e = san._entry("outside_view", frames.site(), buf.name, op, buffer=buf.label(),
                         severity="error" if slice_ else "warning", slice=slice_, padded=buf.padded,
                         storage=(buf.storage[1] - buf.storage[0]) // buf.itemsize)
+        inner = min((abs(st) for n, st in zip(buf.shape, buf.strides) if n > 1), default=1)
+        if inner > 1:  # elements between the view's own (x[:, ::2]): a kernel that ignores a stride reads them
+            e["strides"] = tuple(buf.strides)
         e["lanes"] += int(inside.sum())
         _widen(e, buf.offsets(addrs[inside]))
     return inside
