@@ -40,11 +40,24 @@ def whole(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 which = sys.argv[1]
 kernel = {"wrong_ptr": into_input, "every_other": every_other, "masked": every_other, "views": every_other,
-          "good": whole, "bf16": every_other}[which]
+          "good": whole, "bf16": every_other, "copies": every_other, "copy_read": every_other,
+          "cache": whole}[which]
 x = torch.randn(1000, device="cuda", dtype=torch.bfloat16 if which == "bf16" else torch.float32)
 out = torch.empty_like(x)  # ALLOC
 kernel[(triton.cdiv(1000, 256),)](x.clone() if which == "wrong_ptr" else x, out, 1000, BLOCK=256)
-if which == "masked":  # the program uses only what the kernel wrote
+if which == "cache":  # memory the program filled in part (a cache) that the launch only reads: not watched
+    cache = torch.empty(4, 1000, device="cuda")
+    cache[:, :10] = 1.0
+    kernel[(4,)](cache[0], out, 10, BLOCK=256)
+    print("sum", float(cache.index_select(0, torch.tensor([1, 0, 3, 2], device="cuda")).sum()) != 0)
+elif which == "copies":  # copies of the output, masked afterwards (helper-71): a copy is no use of the values
+    even = torch.arange(1000, device="cuda") % 2 == 0
+    print("sum", float(out.cpu()[even.cpu()].sum()), float(out.clone()[even].sum()),
+          float(torch.cat([out, out])[:1000:2].sum()), float(out.detach().cpu().numpy()[::2].sum()))
+elif which == "copy_read":  # a copy that is then used: read there, named as a copy
+    snap = out.clone()
+    print("sum", float(snap.sum()))  # USE_COPY
+elif which == "masked":  # the program uses only what the kernel wrote
     even = torch.arange(1000, device="cuda") % 2 == 0
     print("sum", float(torch.where(even, out, 0.0).sum()), float(out[::2].sum()))
 elif which == "views":  # views and writes read nothing; then the holes are filled
@@ -108,3 +121,18 @@ def test_capture_on_finding_saves_the_launch_whose_holes_were_read(tmp_path, cli
     (repro,) = sorted(out.glob("every_other_*.py"))
     replay = run_cli(["interpret", str(repro)], cli_env, cwd=tmp_path)
     assert "uninit" in replay.stdout and "500" in replay.stdout, replay.stdout + replay.stderr
+
+
+def test_copies_the_program_masks_afterwards_read_nothing_a_copy_used_is_told(tmp_path, cli_env):
+    """helper-71: `out.cpu()[valid]`, `out.clone()[v]`, `out.numpy()[mask]` were errors at the copy, on tests that
+    pass: a copy moves the values without using them, and is watched in turn; a buffer the program filled in part
+    and the launch only read (a cache reordered by index_select) is no output of the launch."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(PROGRAM))
+    for which in ("copies", "cache"):
+        p = run_cli(["interpret", "--", sys.executable, "prog.py", which], cli_env, cwd=tmp_path)
+        assert p.returncode == 0 and "uninit" not in p.stderr and "ok" in p.stdout, which + p.stdout + p.stderr
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", "copy_read"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    (line,) = _findings(p)
+    assert f"Tensor.sum at prog.py:{_line(PROGRAM, 'USE_COPY')}" in line, line
+    assert "read 500 of 1000 element(s) of a copy (1000,) of out_ptr" in line, line

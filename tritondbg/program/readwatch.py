@@ -28,9 +28,16 @@ import contextlib
 import functools
 
 MAX_WATCHED = 64  # tensors watched at once (the oldest dropped first)
-# calls that read values out of a tensor into Python (their result is no tensor)
-_READERS = frozenset({"allclose", "equal", "item", "tolist", "__bool__", "__float__", "__int__", "__index__",
-                      "__repr__", "__format__", "__str__", "numpy", "__array__"})
+# calls that use values of a tensor in Python (their result is no tensor); printing one, or handing it to numpy
+# or a list (``out.cpu().numpy()[mask]``), moves the values without using them
+_READERS = frozenset({"allclose", "equal", "item", "__bool__", "__float__", "__int__", "__index__"})
+# calls that move or copy values (a copy of an output whose holes the program masks afterwards, helper-71:
+# ``out.cpu()[valid]``, ``out.clone()[v]``): their results are watched in turn, with the same origin
+_MOVES = frozenset({"clone", "cpu", "cuda", "to", "contiguous", "float", "half", "bfloat16", "double", "type",
+                    "type_as", "copy_", "cat", "concat", "concatenate", "stack", "hstack", "vstack", "__getitem__",
+                    "index_select", "gather", "take", "masked_select", "repeat", "roll", "flip", "reshape",
+                    "flatten", "pad", "narrow_copy", "detach", "view", "permute", "transpose", "t", "unsqueeze",
+                    "squeeze", "expand", "split", "chunk", "unbind"})
 
 _WATCH: dict[int, dict] = {}  # storage data_ptr -> what left it (below, ``watch``)
 _state: dict = {"paused": 0, "tell": None, "mode": None}
@@ -171,13 +178,16 @@ def _check(func, args, kwargs, result) -> None:
     if results:
         if all(_watched(r) is not None for r in results):
             return  # a view, an in-place op, .cpu() of a CPU tensor: nothing read yet
+        if name in _MOVES:
+            _follow(results, hits[0][2])
+            return
         floats = [r for r in results if r.is_floating_point()]
         if floats and len(floats) == len(results) and not any(bool(torch.isnan(r).any()) for r in floats):
             return  # none of the marked values went into the result: a hole masked by the program
     from tritondbg.interp import initcheck
 
     for t, lo, entry in hits:
-        if initcheck._allocation(t.data_ptr()) is not entry["alloc"]:
+        if not _live(entry, t):
             _WATCH.pop(lo, None)  # freed, and the memory given out again
             continue
         marked = initcheck._holding_mark(t.detach().contiguous())
@@ -186,6 +196,40 @@ def _check(func, args, kwargs, result) -> None:
         _WATCH.pop(lo, None)
         _state["tell"](entry, _finding(func, name, t, marked, entry))
         return
+
+
+def _live(entry: dict, t) -> bool:
+    """Whether ``entry`` still describes the memory ``t`` lies in: the same allocation (a copy's: the copy alive)."""
+    from tritondbg.interp import initcheck
+
+    ref = entry.get("copy")
+    if ref is not None:
+        return ref() is not None
+    return initcheck._allocation(t.data_ptr()) is entry["alloc"]
+
+
+def _follow(results: list, entry: dict) -> None:
+    """A move's floating-point results that hold the mark: watched as copies of what ``entry`` watches."""
+    import weakref
+
+    from tritondbg.interp import initcheck
+
+    for r in results:
+        if not r.is_floating_point() or _watched(r) is not None:
+            continue
+        marked = initcheck._holding_mark(r.detach().contiguous())
+        if marked is None or not marked.any():
+            continue
+        try:
+            ref = weakref.ref(r)
+        except TypeError:
+            continue
+        lo = _storage_ptr(r)
+        if lo is None:
+            continue
+        _WATCH[lo] = dict(entry, storage=lo, end=lo + r.untyped_storage().nbytes(), copy=ref)
+        while len(_WATCH) > MAX_WATCHED:
+            _WATCH.pop(next(iter(_WATCH)))
 
 
 def _call_name(func, name: str) -> str:
@@ -208,7 +252,8 @@ def _finding(func, name: str, t, marked, entry: dict) -> dict:
     site = initcheck.caller_site()
     where = f" at {short_path(site[0])}:{site[1]} ({site[2]})" if site else ""
     call = _call_name(func, name)
-    of = entry["name"] if tuple(t.shape) == entry["shape"] else f"a view {tuple(t.shape)} of {entry['name']}"
+    of = (f"a copy {tuple(t.shape)} of {entry['name']}" if entry.get("copy") is not None else entry["name"]
+          if tuple(t.shape) == entry["shape"] else f"a view {tuple(t.shape)} of {entry['name']}")
     if entry["wrote"]:
         why = (f"the launch wrote {entry['wrote']} element(s) of {entry['name']} and left these: a store mask too "
                "strict, a stride or offset that skips them, or a grid that does not cover the tensor?")
