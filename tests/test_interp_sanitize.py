@@ -1073,3 +1073,39 @@ s = Scenario(name="strided", make_inputs=lambda case, dtype, device, generator: 
              launch=launch, reference=lambda x: x[:, ::2] * 2, kernels=[row_scale],
              cases=[Case("tiny", params={}, dtypes=("float32",))])
 '''
+
+
+def test_out_of_bounds_lanes_that_hold_other_are_no_padding_of_a_reduction(tmp_path):
+    """helper-72: lanes only the sanitizer masked off (out of bounds) hold the load's other=, and a reduction over
+    them was a second finding, masked_reduction "padding lanes (filled by a masked load's other=)": a follow-on
+    of the out_of_bounds finding, which alone is told."""
+    path = tmp_path / "oobsum.py"
+    path.write_text(OOB_SUM)
+    (r,) = run(str(path)).results
+    assert sorted(f["kind"] for f in r.findings) == ["out_of_bounds"], [(f["kind"], f["line"]) for f in r.findings]
+
+
+OOB_SUM = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def row_sum(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < BLOCK, other=1.0)  # a mask that masks nothing
+    tl.store(y_ptr + row, tl.sum(x, 0))
+
+
+def launch(x):
+    y = torch.empty(x.shape[0])
+    row_sum[(x.shape[0],)](x, y, x.shape[1], BLOCK=64)
+    return y
+
+
+s = Scenario(name="oobsum", make_inputs=lambda case, dtype, device, generator: dict(
+                 x=torch.randn(3, 50, generator=generator).to(device)),
+             launch=launch, reference=lambda x: x.sum(1), kernels=[row_sum],
+             cases=[Case("tiny", params={}, dtypes=("float32",))])
+'''

@@ -256,6 +256,7 @@ def install() -> None:
         block = _block_pointer(ptrs)
         new = san.check_access("atomic" if san.atomic_depth else "load", ptrs, None if mask is None else mask.data,
                                from_undefined=_undefined_inputs(san, ptrs, mask, "tl.load"), block_ptr=block)
+        asked = None if mask is None else np.broadcast_to(np.asarray(mask.data, dtype=bool), ptrs.data.shape)
         if new is not None:
             mask = _mask_handle(new)
         sid = 0
@@ -273,7 +274,16 @@ def install() -> None:
             san.spin.poll(san, "a volatile tl.load", ptrs, out, m)
         if partial:
             fill = sid + 2 if sid else 2  # shadow.py: 2 padding, 2 + poison id undefined
-            out.attr[shadow.PAD] = np.where(m, 0, fill).astype(np.uint8)
+            pad = np.where(m, 0, fill).astype(np.uint8)
+            if new is not None and fill == 2 and not san.atomic_depth:
+                # lanes only the sanitizer masked off (out of bounds) hold other=, yet are no padding: undefined,
+                # of an id whose findings the out_of_bounds one stands for (helper-72: a masked_reduction "filled
+                # by a masked load's other=" followed mlstm's unmasked out-of-bounds block loads)
+                oob = ~m if asked is None else asked & ~m
+                if oob.any():
+                    _, oob_sid = san.poison_for(ptrs, np.float32, oob_only=True, block_ptr=block)
+                    pad[oob] = oob_sid + 2
+            out.attr[shadow.PAD] = pad
         if initcheck.installed() and not san.atomic_depth and san.launch is not None:
             initcheck.check_load(san, ptrs, out, m)
         return out
