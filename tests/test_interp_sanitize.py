@@ -1109,3 +1109,51 @@ s = Scenario(name="oobsum", make_inputs=lambda case, dtype, device, generator: d
              launch=launch, reference=lambda x: x.sum(1), kernels=[row_sum],
              cases=[Case("tiny", params={}, dtypes=("float32",))])
 '''
+
+
+SLICES = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def pick(w_ptr, idx_ptr, out_ptr, stride_l, N: tl.constexpr):
+    i = tl.program_id(0)
+    lora = tl.load(idx_ptr + i)
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + i * N + offs, tl.load(w_ptr + lora * stride_l + offs))
+
+
+def launch(w, idx):
+    out = torch.empty(idx.numel(), w[0].numel())
+    pick[(idx.numel(),)](w[0], idx, out, w.stride(0), N=w[0].numel())
+    return out
+
+
+def mk(rows):
+    return lambda case, dtype, device, generator: dict(
+        w=torch.randn(3, *rows, generator=generator).to(device),
+        idx=torch.tensor([2, 0, 1], dtype=torch.int32, device=device))
+
+
+whole = Scenario(name="whole", make_inputs=mk((4, 16)), launch=launch,
+                 reference=lambda w, idx: w[idx.long()].reshape(3, -1), kernels=[pick],
+                 cases=[Case("tiny", params={}, dtypes=("float32",))])
+rows = Scenario(name="rows", make_inputs=mk((64,)), launch=launch,  # 1-D slices (x[0] of rows): still an error
+                reference=lambda w, idx: w[idx.long()], kernels=[pick],
+                cases=[Case("tiny", params={}, dtypes=("float32",))])
+'''
+
+
+def test_a_slice_whose_storage_is_whole_slices_reached_by_a_handed_stride_is_a_warning(tmp_path):
+    """helper-69: vLLM's LoRA expand is handed `lora_b_weight[0]` and the whole weight's stride(0), and reaches the
+    other LoRAs by it: correct on a GPU, an outside_view error that failed the run. With the slice's size among
+    the launch's integers it is a warning saying so."""
+    path = tmp_path / "slices.py"
+    path.write_text(SLICES)
+    rec = run(f"{path}::whole")
+    assert rec.passed, [(r.message, r.findings) for r in rec.results]
+    (f,) = [f for r in rec.results for f in r.findings if f["kind"] == "outside_view"]
+    assert f["severity"] == "warning" and "handed 64 as stride_l" in f["message"], f
+    rec = run(f"{path}::rows")  # a row of a matrix handed its length: the off-by-one past it is not excused
+    assert any(f["kind"] == "outside_view" and f["severity"] == "error" for r in rec.results for f in r.findings)

@@ -78,6 +78,12 @@ def _message(e: dict) -> str:
             return (head + "The storage is the view's rows rounded up to a whole block, as a library pads a buffer "
                     "so its kernels address whole blocks: right if the padding is the kernel's to use (nothing "
                     "else lives there); a mask missing if the kernel meant to stay inside the view")
+        if e.get("slice") and e.get("step"):
+            name, n = e["step"]
+            return (head + f"The storage is whole slices of the view's size ({n} elements), and the launch was "
+                    f"handed {n} as {name}: a kernel that reaches the other slices by that stride on purpose "
+                    "(vLLM's LoRA kernels, handed w[0] and w.stride(0)) is right, as on the GPU; a mask missing if "
+                    "it meant to stay in the view (handing it the whole tensor says which)")
         if e.get("slice") and e.get("strides"):
             return (head + f"A stride the kernel does not apply (the view's strides are {e['strides']}, with "
                     f"elements of the storage between its own: a pointer built as base + offs reads those), or a "

@@ -31,15 +31,31 @@ def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
     if inside.any():
         buf = next(b for b in cands if b.in_storage(addrs[inside][:1], width)[0])
         slice_ = not buf.restrided and not buf.padded
+        step = _slice_step(buf, san.launch.args) if slice_ else None
         e = san._entry("outside_view", frames.site(), buf.name, op, buffer=buf.label(),
-                        severity="error" if slice_ else "warning", slice=slice_, padded=buf.padded,
-                        storage=(buf.storage[1] - buf.storage[0]) // buf.itemsize)
+                        severity="error" if slice_ and not step else "warning", slice=slice_, padded=buf.padded,
+                        storage=(buf.storage[1] - buf.storage[0]) // buf.itemsize, step=step)
         inner = min((abs(st) for n, st in zip(buf.shape, buf.strides) if n > 1), default=1)
         if inner > 1:  # elements between the view's own (x[:, ::2]): a kernel that ignores a stride reads them
             e["strides"] = tuple(buf.strides)
         e["lanes"] += int(inside.sum())
         _widen(e, buf.offsets(addrs[inside]))
     return inside
+
+
+def _slice_step(buf, args: dict) -> tuple[str, int] | None:
+    """(argument, elements) when ``buf`` is one whole slice of a storage made of such slices (``w[0]`` of a
+    contiguous ``w``) and the launch was handed that slice's size as an integer: the stride by which a kernel
+    reaches the other slices on purpose (helper-69: vLLM's LoRA kernels get ``lora_b_weight[0]`` and
+    ``stride(0)`` of the whole weight). None otherwise."""
+    if not buf.dense or buf.storage is None or len([n for n in buf.shape if n > 1]) < 2:
+        return None  # (a 1-D slice, pool[a:b] handed its length: the off-by-one past its end stays an error)
+    size = buf.numel * buf.itemsize
+    total = buf.storage[1] - buf.storage[0]
+    if size <= 0 or total % size or total // size < 2 or (buf.lo - buf.storage[0]) % size:
+        return None
+    return next(((name, buf.numel) for name, v in args.items()
+                 if isinstance(v, int) and not isinstance(v, bool) and v == buf.numel), None)
 
 
 def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool = False,
