@@ -187,9 +187,9 @@ def _launched(folder: str, meta: dict):
     root = meta.get("import_root")
     if root and os.path.isdir(root) and root not in sys.path:
         sys.path.append(root)  # the program put its package's folder on sys.path itself
-    for folder in meta.get("program_path") or ():  # and its other folders (PYTHONPATH=src): last, as fallbacks
-        if os.path.isdir(folder) and folder not in sys.path:
-            sys.path.append(folder)
+    for extra in meta.get("program_path") or ():  # and its other folders (PYTHONPATH=src): last, as fallbacks
+        if os.path.isdir(extra) and extra not in sys.path:
+            sys.path.append(extra)
     if module != "__main__":
         try:
             return resolve(importlib.import_module(module), qualname)
