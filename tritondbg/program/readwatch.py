@@ -11,16 +11,22 @@ Each launch's floating-point arguments that still hold the mark after it are wat
 one is watched too), with the launch that last wrote part of them. A torch function mode, pushed at the bottom of
 the program's stack when torch is imported, looks at each torch call that takes a watched tensor:
 
-- a call whose tensor results alias its inputs (a view, ``.cpu()`` on the CPU, an in-place op) reads nothing yet;
+- a call whose tensor results alias its inputs (a view, an in-place op) reads nothing yet;
+- a call that moves or copies values (``.cpu()``, ``.clone()``, ``torch.cat``, advanced indexing: ``_MOVES``)
+  uses none of them: its results that hold the mark are watched in turn, with the same origin (helper-71:
+  ``out.cpu()[valid]`` on a test that masks the holes after the copy);
 - a floating-point result that holds no NaN used none of the marked values (``torch.where(valid, out, 0)``,
   ``out.tril()``: a hole left by design and masked by the program);
 - a floating-point result holding NaN, a bool / integer result (``isclose``, ``argmax``, ``==``), or a value
-  read out of the tensor (``item``, ``tolist``, ``allclose``, ``equal``, printing) is a read: if the watched
-  tensor it took holds the mark, it is an ``uninit`` error at the store that wrote the rest (or the kernel's
-  line), naming the torch call and the program's line. Told once per watched tensor.
+  used in Python (``item``, ``allclose``, ``equal``, ``bool()``) is a use: if the watched tensor it took holds
+  the mark, it is an ``uninit`` error at the store that wrote the rest (or the kernel's line), naming the torch
+  call and the program's line. Told once per watched tensor. Printing, ``.numpy()`` and ``.tolist()`` move
+  values out of torch's sight: not told.
 
-Integer outputs are not watched (their mark is a value, not a NaN that shows where it went). Paused while a launch
-runs (the interpreter's own torch calls) and while tritondbg reads tensors.
+A launch's argument that it neither wrote nor stored into, and that held data before it (a cache the program
+filled in part, which the launch read), is not watched. Integer outputs are not watched (their mark is a value,
+not a NaN that shows where it went). Paused while a launch runs (the interpreter's own torch calls) and while
+tritondbg reads tensors.
 """
 from __future__ import annotations
 
