@@ -247,8 +247,8 @@ print("done")
 def test_a_band_read_later_is_told_first_at_its_store_and_the_reader_is_not_blamed(tmp_path, cli_env):
     """helper-46: a mask one column short in the user's kernel, then `y * 2 + 1` in torch, then a correct kernel:
     the correct kernel got the error "memory nothing wrote ... (allocated uninitialized)" (false: torch wrote it)
-    and the band came last, at exit, a warning at the kernel's def line. Now the band is told where torch reads
-    it, before the reader's finding, at the store's line, as the error; the reader's is a warning saying the values were computed from
+    and the band came last, at exit, a warning at the kernel's def line. Now the band is told where the kernel uses
+    what torch computed from it, before the reader's finding, at the store's line, as the error; the reader's is a warning saying the values were computed from
     memory nothing wrote. --strict fails a run whose only finding is the band (a warning when nothing reads it)."""
     (tmp_path / "prog.py").write_text(textwrap.dedent(CARRIED))
     p = run_cli(["interpret", "--", sys.executable, "prog.py", "read"], cli_env, cwd=tmp_path)
@@ -259,9 +259,9 @@ def test_a_band_read_later_is_told_first_at_its_store_and_the_reader_is_not_blam
     read = next(i for i, ln in enumerate(lines) if ln.startswith("tritondbg: warning: uninit in row_sum"))
     assert band < read, p.stderr
     assert f"at prog.py:{_line(CARRIED, 'STORE')}:" in lines[band], lines[band]
-    # (torch's `y * 2` read them first: readwatch.py tells it there, test_readwatch.py)
-    assert f"Tensor.mul at prog.py:{_line(CARRIED, 'TORCH')}" in lines[band], lines[band]
-    assert "read 8 of 768 element(s) of y (first at index (0, 95))" in lines[band], lines[band]
+    # (torch computed `y * 2 + 1` from them, and the launch of row_sum used that: readwatch.py tells it there)
+    assert f"the launch of row_sum (its x) at prog.py:{_line(CARRIED, 'TORCH')}" in lines[band], lines[band]
+    assert "read 8 of 768 element(s) of values computed from y (first at index (0, 95))" in lines[band], lines[band]
     assert f"at prog.py:{_line(CARRIED, 'READ')} " in lines[read], lines[read]
     assert "computed (by torch, or another launch) from memory nothing wrote" in lines[read], lines[read]
     assert "a follow-on of the unwritten band told above" in lines[read], lines[read]

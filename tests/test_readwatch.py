@@ -85,8 +85,9 @@ def test_a_torch_read_of_an_output_stored_through_the_wrong_pointer_names_the_st
     assert p.returncode == 1, p.stderr
     (line,) = _findings(p)
     assert line.startswith(f"tritondbg: uninit in into_input at prog.py:{_line(PROGRAM, 'WRONG_PTR')}:"), line
-    assert f"torch.isclose at prog.py:{_line(PROGRAM, 'READ')}" in line, line
-    assert "read 1000 of 1000 element(s) of out_ptr" in line, line
+    # (assert_close's own max of |out - ref|, at the program's line: the first use of them)
+    assert f"torch.max at prog.py:{_line(PROGRAM, 'READ')}" in line, line
+    assert "read 1000 of 1000 element(s) of values computed from out_ptr" in line, line
     assert f"memory from torch.empty_like at prog.py:{_line(PROGRAM, 'ALLOC')}" in line, line
     assert f"its store at line {_line(PROGRAM, 'WRONG_PTR')} wrote into x_ptr" in line, line
     assert "1 finding(s)" in p.stderr, p.stderr
@@ -99,7 +100,7 @@ def test_holes_that_are_no_band_are_an_error_where_torch_reads_them(tmp_path, cl
         assert p.returncode == 1, p.stderr
         (line,) = _findings(p)
         assert line.startswith(f"tritondbg: uninit in every_other at prog.py:{_line(PROGRAM, 'EVEN')}:"), line
-        assert "read 500 of 1000 element(s) of out_ptr (first at index (1,))" in line, line
+        assert "read 500 of 1000 element(s) of values computed from out_ptr (first at index (1,))" in line, line
         assert "the launch wrote 500 element(s) of out_ptr and left these" in line, line
 
 
@@ -136,3 +137,43 @@ def test_copies_the_program_masks_afterwards_read_nothing_a_copy_used_is_told(tm
     (line,) = _findings(p)
     assert f"Tensor.sum at prog.py:{_line(PROGRAM, 'USE_COPY')}" in line, line
     assert "read 500 of 1000 element(s) of a copy (1000,) of out_ptr" in line, line
+
+
+MASKED_LATER = '''
+import sys, torch, triton, triton.language as tl
+
+
+@triton.jit
+def evens(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=(offs < n) & (offs % 2 == 0))
+
+
+x = torch.randn(64, device="cuda")
+out = torch.empty_like(x)  # ALLOC
+evens[(1,)](x, out, 64, BLOCK=64)
+ref, valid = x * 2, torch.arange(64, device="cuda") % 2 == 0
+which = sys.argv[1]
+if which == "masked":  # computed from the holes, then masked before any use (helper-73)
+    assert float((out - ref).abs()[valid].max()) == 0
+    assert bool(torch.isclose(out, ref)[valid].all()) and bool((out == ref)[valid].all())
+    assert bool((torch.isclose(out, ref) | ~valid).all()) and float(torch.where(valid, out * 3, 0.0).sum()) != 0
+    assert float((out - ref).view(32, 2)[:, 0].abs().max()) == 0 and int((out > 0)[valid].sum()) >= 0
+else:  # computed, then used whole: told at the use
+    print(float((out * valid).sum()))  # USE
+print("ok")
+'''
+
+
+def test_values_computed_from_the_holes_are_told_where_used_not_where_computed(tmp_path, cli_env):
+    """helper-73: `(out - ref).abs()[valid].max()`, `torch.isclose(out, ref)[valid].all()` and the like were errors
+    at the subtraction / comparison, on tests that mask the holes afterwards. An elementwise op's NaN is watched in
+    turn (a comparison's bools hold no mark); a reduction or a value used in Python is the use."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(MASKED_LATER))
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", "masked"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "uninit" not in p.stderr and "ok" in p.stdout, p.stdout + p.stderr
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", "used"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    (line,) = _findings(p)
+    assert f"Tensor.sum at prog.py:{_line(MASKED_LATER, 'USE')}" in line, line
+    assert "read 32 of 64 element(s) of values computed from out_ptr" in line, line

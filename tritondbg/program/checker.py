@@ -295,6 +295,8 @@ class Checker(attach.Observer):
                              for h in found]
             while len(self.pending) > _PENDING_MAX:
                 self._settle(self.pending.pop(0))
+        if self.sanitize and any(f["kind"] == "uninit" and f.get("carried") for f in findings):
+            self._read_watched(launch)  # values computed from holes a launch left: that launch, told first
         if any(f["kind"] == "uninit" for f in findings) and self.pending:
             # a launch read the mark: the bands left unwritten so far are the likely cause, told first (not at exit)
             # and, since they were read, as errors
@@ -338,13 +340,23 @@ class Checker(attach.Observer):
                             stores=into, saved=saved, full=launch if saved is not None else None, elsewhere=[(line, arg) for (_, line), arg in elsewhere],
                             elsewhere_site=elsewhere[0][0] if elsewhere else None)
 
+    def _read_watched(self, launch) -> None:
+        import torch
+
+        for name, t in launch.args.items():
+            if isinstance(t, torch.Tensor):
+                found = readwatch.read_by_launch(t, launch.name, name)
+                if found is not None:
+                    self._told_read(*found)
+                    return
+
     def _told_read(self, entry: dict, f: dict) -> None:
         """The program's torch code read what a launch left unwritten (readwatch.py): an error, and no band
         warning at exit for the same memory."""
         launch = entry["launch"]
         self._tell(f, launch, entry["index"], entry["test"])
         self.findings[launch.name] = self.findings.get(launch.name, 0) + 1
-        self.pending = [p for p in self.pending if readwatch._storage_ptr(p[6]) != entry["storage"]]
+        self.pending = [p for p in self.pending if readwatch._storage_ptr(p[6]) != entry["origin"]]
         self.band_read = True  # what torch computed from them and a launch reads later: a follow-on of this
         saved = entry.get("saved")
         if saved is not None and not saved["done"]:  # --capture-on-finding: the launch that left them

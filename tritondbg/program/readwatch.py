@@ -15,10 +15,14 @@ the program's stack when torch is imported, looks at each torch call that takes 
 - a call that moves or copies values (``.cpu()``, ``.clone()``, ``torch.cat``, advanced indexing: ``_MOVES``)
   uses none of them: its results that hold the mark are watched in turn, with the same origin (helper-71:
   ``out.cpu()[valid]`` on a test that masks the holes after the copy);
+- an elementwise op (a result as large as its input: ``out - ref``, ``out * 3``, ``isclose``) carries them: its
+  floating-point results' NaN is watched in turn ("values computed from"), a comparison's bools are dropped
+  (helper-73: ``(out - ref).abs()[valid].max()``, ``torch.isclose(out, ref)[valid].all()`` mask them after);
 - a floating-point result that holds no NaN used none of the marked values (``torch.where(valid, out, 0)``,
   ``out.tril()``: a hole left by design and masked by the program);
-- a floating-point result holding NaN, a bool / integer result (``isclose``, ``argmax``, ``==``), or a value
-  used in Python (``item``, ``allclose``, ``equal``, ``bool()``) is a use: if the watched tensor it took holds
+- a reduction (a smaller result) holding NaN or an integer one (``argmax``), or a value used in Python
+  (``item``, ``allclose``, ``equal``, ``bool()``) is a use, and so is a launch whose sanitizer finds it read
+  values computed from them (``read_by_launch``): if the watched tensor it took holds
   the mark, it is an ``uninit`` error at the store that wrote the rest (or the kernel's line), naming the torch
   call and the program's line. Told once per watched tensor. Printing, ``.numpy()`` and ``.tolist()`` move
   values out of torch's sight: not told.
@@ -72,8 +76,8 @@ def watch(t, **left) -> None:
     if old is not None and old["alloc"] is alloc and not left["wrote"]:
         return
     _WATCH.pop(lo, None)
-    _WATCH[lo] = dict(left, alloc=alloc, storage=lo, end=lo + t.untyped_storage().nbytes(), shape=tuple(t.shape),
-                      numel=t.numel())
+    _WATCH[lo] = dict(left, alloc=alloc, storage=lo, origin=lo, end=lo + t.untyped_storage().nbytes(),
+                      shape=tuple(t.shape), numel=t.numel())  # (origin: the launch's tensor, kept by its copies)
     while len(_WATCH) > MAX_WATCHED:
         _WATCH.pop(next(iter(_WATCH)))
 
@@ -187,16 +191,20 @@ def _check(func, args, kwargs, result) -> None:
         if name in _MOVES:
             _follow(results, hits[0][2])
             return
+        if min(r.numel() for r in results) >= max(t.numel() for t, _, _ in hits):
+            # elementwise (`out - ref`, `out * 3`, `isclose`): what it computed from the holes may still be masked
+            # (helper-73: `(out - ref).abs()[valid].max()`); a float result's NaN is watched in turn, a comparison's
+            # bools are not (they hold no mark)
+            _follow(results, hits[0][2], computed=True)
+            return
         floats = [r for r in results if r.is_floating_point()]
         if floats and len(floats) == len(results) and not any(bool(torch.isnan(r).any()) for r in floats):
             return  # none of the marked values went into the result: a hole masked by the program
-    from tritondbg.interp import initcheck
-
     for t, lo, entry in hits:
         if not _live(entry, t):
             _WATCH.pop(lo, None)  # freed, and the memory given out again
             continue
-        marked = initcheck._holding_mark(t.detach().contiguous())
+        marked = _marked(t, entry)
         if marked is None or not marked.any():
             continue
         _WATCH.pop(lo, None)
@@ -214,16 +222,29 @@ def _live(entry: dict, t) -> bool:
     return initcheck._allocation(t.data_ptr()) is entry["alloc"]
 
 
-def _follow(results: list, entry: dict) -> None:
-    """A move's floating-point results that hold the mark: watched as copies of what ``entry`` watches."""
-    import weakref
+def _marked(t, entry: dict):
+    """Which elements of ``t`` (flat) hold what ``entry`` watches: the mark, or for values computed from it its NaN
+    (arithmetic keeps the NaN, not always its payload)."""
+    import torch
 
     from tritondbg.interp import initcheck
 
+    if entry.get("computed"):
+        return torch.isnan(t.detach()).reshape(-1).numpy()
+    return initcheck._holding_mark(t.detach().contiguous())
+
+
+def _follow(results: list, entry: dict, computed: bool = False) -> None:
+    """A move's (or, ``computed``, an elementwise op's) floating-point results that hold the mark (its NaN):
+    watched as copies of what ``entry`` watches."""
+    import weakref
+
+    if computed and not entry.get("computed"):
+        entry = dict(entry, computed=True)
     for r in results:
         if not r.is_floating_point() or _watched(r) is not None:
             continue
-        marked = initcheck._holding_mark(r.detach().contiguous())
+        marked = _marked(r, entry)
         if marked is None or not marked.any():
             continue
         try:
@@ -247,7 +268,21 @@ def _call_name(func, name: str) -> str:
     return f"{module}.{name}" if module.startswith("torch.") and not module.startswith("torch._") else f"torch.{name}"
 
 
-def _finding(func, name: str, t, marked, entry: dict) -> dict:
+def read_by_launch(t, reader: str, arg: str):
+    """(entry, finding) when ``t``, handed to a launch of ``reader`` that read the mark in it (the sanitizer's
+    carried uninit finding), is watched: the launch that left the holes is told there (values torch computed from
+    them, then a kernel: helper-73's compute-then-kernel chain blamed the reader alone), else None."""
+    entry = _watched(t) if t.is_floating_point() else None
+    if entry is None or not _live(entry, t):
+        return None
+    marked = _marked(t, entry)
+    if marked is None or not marked.any():
+        return None
+    _WATCH.pop(entry["storage"], None)
+    return entry, _finding(None, reader, t, marked, entry, call=f"the launch of {reader} (its {arg})")
+
+
+def _finding(func, name: str, t, marked, entry: dict, call: str | None = None) -> dict:
     import numpy as np
 
     from tritondbg.interp import initcheck
@@ -257,8 +292,9 @@ def _finding(func, name: str, t, marked, entry: dict) -> dict:
     index = tuple(int(i) for i in np.unravel_index(first, tuple(t.shape))) if t.dim() else ()
     site = initcheck.caller_site()
     where = f" at {short_path(site[0])}:{site[1]} ({site[2]})" if site else ""
-    call = _call_name(func, name)
-    of = (f"a copy {tuple(t.shape)} of {entry['name']}" if entry.get("copy") is not None else entry["name"]
+    call = call or _call_name(func, name)
+    of = (f"values computed from {entry['name']}" if entry.get("computed") else
+          f"a copy {tuple(t.shape)} of {entry['name']}" if entry.get("copy") is not None else entry["name"]
           if tuple(t.shape) == entry["shape"] else f"a view {tuple(t.shape)} of {entry['name']}")
     if entry["wrote"]:
         why = (f"the launch wrote {entry['wrote']} element(s) of {entry['name']} and left these: a store mask too "
