@@ -65,8 +65,7 @@ def _target(device) -> str | None:
 
 
 def _on_cuda(t) -> bool:
-    d = getattr(t, "__dict__", None)  # (no AttributeError raised and caught for each untagged tensor)
-    return bool(d) and _TAG in d
+    return getattr(t, _TAG, False)  # (not t.__dict__: torch.compile traces this mode, and dynamo has no __dict__)
 
 
 def _tag(value) -> None:
