@@ -335,10 +335,9 @@ class Checker(attach.Observer):
             if not wrote and not into and not was.all():  # memory the program filled in part (a cache), which
                 readwatch.forget(t)                           # the launch only read: no output of this launch
                 continue
-            elsewhere = _stores_elsewhere(launch.args, stores) if not wrote and not into else []
             readwatch.watch(t, launch=light, index=index, test=attach.current_test(), name=name, wrote=wrote,
-                            stores=into, saved=saved, full=launch if saved is not None else None, elsewhere=[(line, arg) for (_, line), arg in elsewhere],
-                            elsewhere_site=elsewhere[0][0] if elsewhere else None)
+                            stores=into, saved=saved, full=launch if saved is not None else None,
+                            elsewhere=_stores_elsewhere(launch.args, stores) if not wrote and not into else [])
 
     def _read_watched(self, launch) -> None:
         import torch

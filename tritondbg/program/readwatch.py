@@ -302,7 +302,7 @@ def _finding(func, name: str, t, marked, entry: dict, call: str | None = None) -
     elif entry["stores"]:
         why = f"the launch wrote none of {entry['name']}: a store mask that is always false?"
     elif entry.get("elsewhere"):
-        line, into = entry["elsewhere"][0]
+        (_, line), into = entry["elsewhere"][0]
         why = (f"the launch was given {entry['name']} and stored nothing into it; its store at line {line} wrote "
                f"into {into}: through the wrong pointer?")
     else:
@@ -313,5 +313,5 @@ def _finding(func, name: str, t, marked, entry: dict, call: str | None = None) -
     f = {"kind": "uninit", "severity": "error", "tensor": entry["name"], "message": message, "file": None,
          "line": None, "pid": None, "read_by": call, **({"read_at": list(site[:2])} if site else {})}
     if not entry["stores"] and entry.get("elsewhere"):
-        f["file"], f["line"] = entry["elsewhere_site"]
+        f["file"], f["line"] = entry["elsewhere"][0][0]
     return initcheck.at_stores(f, entry["name"], entry["stores"])
