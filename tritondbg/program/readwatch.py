@@ -16,8 +16,8 @@ the program's stack when torch is imported, looks at each torch call that takes 
   uses none of them: its results that hold the mark are watched in turn, with the same origin (helper-71:
   ``out.cpu()[valid]`` on a test that masks the holes after the copy);
 - an elementwise op (a result as large as its input: ``out - ref``, ``out * 3``, ``isclose``) carries them: its
-  floating-point results' NaN is watched in turn ("values computed from"), a comparison's bools are dropped
-  (helper-73: ``(out - ref).abs()[valid].max()``, ``torch.isclose(out, ref)[valid].all()`` mask them after);
+  floating-point results' NaN is watched in turn ("values computed from"; helper-73: ``(out - ref).abs()[valid]
+  .max()`` masks them after), and a comparison's bools at the lanes the holes reach (``out == ref``: below);
 - a floating-point result that holds no NaN used none of the marked values (``torch.where(valid, out, 0)``,
   ``out.tril()``: a hole left by design and masked by the program);
 - a reduction (a smaller result) holding NaN or an integer one (``argmax``), or a value used in Python
@@ -27,10 +27,17 @@ the program's stack when torch is imported, looks at each torch call that takes 
   call and the program's line. Told once per watched tensor. Printing, ``.numpy()`` and ``.tolist()`` move
   values out of torch's sight: not told.
 
+Integer outputs (int32 / int64, whose mark is the value 0x5A5A5A5A...) and the bools of a comparison hold no NaN
+to show where they went: they are followed by value (``_check_values``). A call taking them is run a second time
+with their marked lanes flipped (a bool negated, a number ``-v - 1``): a value in Python or a reduction that
+changes is a use (``(out == ref).all()``, ``idx.sum()``, ``torch.equal(idx, ref)``), an elementwise result or a
+copy is watched at the lanes that changed (``idx[valid]``, ``torch.where(valid, idx, 0)``, ``isclose(out, ref) |
+~valid`` change none), and a call that raises on them is told (``x[idx]``: index 1515870810 out of range). Calls
+with ``out=``, random draws and in-place writes are not run again (a bool written in place is no longer watched).
+
 A launch's argument that it neither wrote nor stored into, and that held data before it (a cache the program
-filled in part, which the launch read), is not watched. Integer outputs are not watched (their mark is a value,
-not a NaN that shows where it went). Paused while a launch runs (the interpreter's own torch calls) and while
-tritondbg reads tensors.
+filled in part, which the launch read), is not watched. Paused while a launch runs (the interpreter's own torch
+calls) and while tritondbg reads tensors.
 """
 from __future__ import annotations
 
@@ -66,7 +73,7 @@ def watch(t, **left) -> None:
     it is the one a read names: one that wrote none of it keeps the earlier writer's entry."""
     from tritondbg.interp import initcheck
 
-    if not t.is_floating_point():
+    if not _markable(t):
         return
     lo = _storage_ptr(t)
     alloc = initcheck._allocation(t.data_ptr()) if lo is not None else None
@@ -77,7 +84,9 @@ def watch(t, **left) -> None:
         return
     _WATCH.pop(lo, None)
     _WATCH[lo] = dict(left, alloc=alloc, storage=lo, origin=lo, end=lo + t.untyped_storage().nbytes(),
-                      shape=tuple(t.shape), numel=t.numel())  # (origin: the launch's tensor, kept by its copies)
+                      shape=tuple(t.shape), numel=t.numel(),  # (origin: the launch's tensor, kept by its copies)
+                      **({} if t.is_floating_point() else {"mark": f"0x{initcheck.INT_MARK[t.element_size()]:X}",
+                                                            "integer": True}))
     while len(_WATCH) > MAX_WATCHED:
         _WATCH.pop(next(iter(_WATCH)))
 
@@ -124,7 +133,19 @@ def _mode_class():
     class ReadWatch(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            result = func(*args, **kwargs)
+            try:
+                result = func(*args, **kwargs)
+            except Exception as exc:
+                if _WATCH and not _state["paused"] and _state["tell"] is not None:
+                    _state["paused"] += 1
+                    try:
+                        with _no_modes():
+                            _raised(func, args, kwargs, exc)
+                    except Exception:  # noqa: BLE001 - the program's own error is the one it gets
+                        pass
+                    finally:
+                        _state["paused"] -= 1
+                raise
             if _WATCH and not _state["paused"] and _state["tell"] is not None:
                 _state["paused"] += 1
                 try:
@@ -147,8 +168,6 @@ def _no_modes():
 
 def _watched(t) -> dict | None:
     """The watch entry whose memory ``t`` starts in (by data pointer: cheaper than its storage), or None."""
-    if not t.is_floating_point():
-        return None
     p = t.data_ptr()
     for entry in _WATCH.values():
         if entry["storage"] <= p < entry["end"]:
@@ -175,11 +194,11 @@ def _check(func, args, kwargs, result) -> None:
     name = getattr(func, "__name__", "") or ""
     if "empty" in name:  # empty_like, new_empty: what they return is marked anew, not read from the input
         return
-    hits = []
-    for t in _tensors(args) + (_tensors(kwargs) if kwargs else []):
-        entry = _watched(t)
-        if entry is not None:
-            hits.append((t, entry["storage"], entry))
+    hits = _hits(args, kwargs)
+    values = [h for h in hits if _by_value(h[2])]
+    if values:  # integers holding the mark, bools computed from it: followed by their values (_check_values)
+        _check_values(func, name, args, kwargs, result, values)
+        hits = [h for h in hits if not _by_value(h[2])]
     if not hits:
         return
     results = _tensors(result)
@@ -196,6 +215,7 @@ def _check(func, args, kwargs, result) -> None:
             # (helper-73: `(out - ref).abs()[valid].max()`); a float result's NaN is watched in turn, a comparison's
             # bools are not (they hold no mark)
             _follow(results, hits[0][2], computed=True)
+            _follow_lanes(name, results, hits)  # a comparison's bools (`out == ref`), an integer cast
             return
         floats = [r for r in results if r.is_floating_point()]
         if floats and len(floats) == len(results) and not any(bool(torch.isnan(r).any()) for r in floats):
@@ -207,9 +227,29 @@ def _check(func, args, kwargs, result) -> None:
         marked = _marked(t, entry)
         if marked is None or not marked.any():
             continue
-        _WATCH.pop(lo, None)
-        _state["tell"](entry, _finding(func, name, t, marked, entry))
+        _tell(entry, _finding(func, name, t, marked, entry))
         return
+
+
+def _markable(t) -> bool:
+    """Floating-point tensors and the integer dtypes the mark is written in (int32, int64)."""
+    import torch
+
+    return t.is_floating_point() or t.dtype in (torch.int32, torch.int64)
+
+
+def _hits(args, kwargs) -> list:
+    hits = []
+    for t in _tensors(args) + (_tensors(kwargs) if kwargs else []):
+        entry = _watched(t)
+        if entry is not None:
+            hits.append((t, entry["storage"], entry))
+    return hits
+
+
+def _by_value(entry: dict) -> bool:
+    """Entries followed through their values (an integer's mark, the lanes of a comparison), not their NaN."""
+    return bool(entry.get("integer")) or entry.get("lanes") is not None
 
 
 def _live(entry: dict, t) -> bool:
@@ -229,6 +269,11 @@ def _marked(t, entry: dict):
 
     from tritondbg.interp import initcheck
 
+    lanes = entry.get("lanes")
+    if lanes is not None:  # values computed from them that hold no mark: the lanes, kept over their storage
+        if t.element_size() != entry["itemsize"] or _storage_ptr(t) != entry["storage"]:
+            return None
+        return lanes.as_strided(tuple(t.shape), t.stride(), t.storage_offset()).reshape(-1).numpy()
     if entry.get("computed"):
         return torch.isnan(t.detach()).reshape(-1).numpy()
     return initcheck._holding_mark(t.detach().contiguous())
@@ -259,6 +304,205 @@ def _follow(results: list, entry: dict, computed: bool = False) -> None:
             _WATCH.pop(next(iter(_WATCH)))
 
 
+# elementwise calls whose result at a lane depends on the operands' values there, whatever they are (a replay with
+# other values can tie: `idx == 5` is False for the mark and for its flip)
+_COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+                          "__ge__", "isclose", "isin", "isnan", "isfinite", "isinf", "isneginf", "isposinf",
+                          "greater", "less", "greater_equal", "less_equal", "not_equal", "logical_not",
+                          "__invert__", "bitwise_not"})
+_FAILED = object()
+_RANDOM = ("rand", "multinomial", "bernoulli", "normal", "poisson", "dropout", "exponential", "geometric",
+           "cauchy", "shuffle", "perm")
+
+
+def _in_place(name: str) -> bool:
+    return (name.endswith("_") and not name.endswith("__")) or name == "__setitem__" or \
+        (name.startswith("__i") and name.endswith("__") and name not in ("__index__", "__int__", "__invert__"))
+
+
+def _check_values(func, name: str, args, kwargs, result, hits: list) -> None:
+    """A call taking integers that hold the mark, or values computed from holes that hold none (a comparison's
+    bools): it is run again with those lanes flipped (``_flipped_call``); a value in Python or a reduction that
+    changes with them is a use, an elementwise result or a copy whose lanes change is watched in turn."""
+    if _in_place(name):  # written in place: the lanes kept for it no longer say what it holds
+        if args and any(e.get("lanes") is not None and t is args[0] for t, _, e in hits):
+            _WATCH.pop(_watched(args[0])["storage"], None)
+        return
+    results = _tensors(result)
+    if not results and name not in _READERS:
+        return
+    if results and all(_watched(r) is not None for r in results):
+        return  # a view
+    if (kwargs and "out" in kwargs) or any(w in name for w in _RANDOM):
+        return  # run again, it would write into the program's tensor / draw from its random stream
+    marked = _marked_hits(hits)
+    if not marked:
+        return
+    flipped = _flipped_call(func, args, kwargs, marked)
+    if flipped is _FAILED:
+        return
+    t0, mk0, entry0 = next(iter(marked.values()))
+    tell = lambda: _tell(entry0, _finding(func, name, t0, mk0, entry0))  # noqa: E731
+    if not results:  # a value in Python (item, allclose, bool)
+        if _differs(result, flipped):
+            tell()
+        return
+    again = _tensors(flipped)
+    if len(again) != len(results) or any(a.shape != b.shape or a.dtype != b.dtype for a, b in zip(results, again)):
+        tell()  # the result's shape follows them: a mask or an index made of them
+        return
+    lanes = [_ne(a, b) for a, b in zip(results, again)]
+    if name not in _MOVES and max(r.numel() for r in results) < max(t.numel() for t, _, _ in marked.values()):
+        if any(bool(m.any()) for m in lanes):  # a reduction over them
+            tell()
+        return
+    for r, m in zip(results, lanes):
+        if name in _COMPARISONS:
+            m = _spread(marked.values(), r.shape, m)
+        if bool(m.any()):
+            _watch_lanes(r, m, entry0, computed=name not in _MOVES or bool(entry0.get("computed")))
+
+
+def _raised(func, args, kwargs, exc) -> None:
+    """A call taking integers that hold the mark raised (an index out of range: the mark is 0x5A5A5A5A): told."""
+    name = getattr(func, "__name__", "") or ""
+    marked = _marked_hits([h for h in _hits(args, kwargs) if _by_value(h[2])])
+    if not marked:
+        return
+    t, mk, entry = next(iter(marked.values()))
+    f = _finding(func, name, t, mk, entry)
+    f["message"] += f" (the call raised {type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''})"
+    _tell(entry, f)
+
+
+def _tell(entry: dict, finding: dict) -> None:
+    _drop(entry)
+    _state["tell"](entry, finding)
+
+
+def _drop(entry: dict) -> None:
+    """Told once per launch's tensor: its copies and the values computed from it are watched no more."""
+    for lo in [lo for lo, e in _WATCH.items() if e["origin"] == entry["origin"]]:
+        _WATCH.pop(lo, None)
+
+
+def _marked_hits(hits: list) -> dict:
+    """{id(tensor): (tensor, its marked lanes flat, entry)} of the hits that hold any."""
+    out = {}
+    for t, lo, entry in hits:
+        if not _live(entry, t):
+            _WATCH.pop(lo, None)
+            continue
+        mk = _marked(t, entry)
+        if mk is not None and mk.any():
+            out[id(t)] = (t, mk, entry)
+    return out
+
+
+def _flipped_call(func, args, kwargs, marked: dict):
+    """``func`` again, each marked lane of its watched tensors flipped (a bool negated, a number ``-v - 1``: the
+    mark 0x5A5A5A5A becomes ~0x5A5A5A5A); ``_FAILED`` if it cannot run so."""
+    import torch
+
+    table = {}
+    with torch.no_grad():
+        for key, (t, mk, _) in marked.items():
+            m = torch.from_numpy(mk).reshape(t.shape)
+            v = t.detach()
+            table[key] = torch.where(m, ~v, v) if v.dtype == torch.bool else torch.where(m, -v - 1, v)
+        try:
+            return func(*_swap(args, table), **_swap(kwargs or {}, table))
+        except Exception:  # noqa: BLE001 - a call that cannot take them so: nothing said
+            return _FAILED
+
+
+def _swap(value, table: dict):
+    from torch import Tensor
+
+    if isinstance(value, Tensor):
+        return table.get(id(value), value)
+    if type(value) in (list, tuple):
+        return type(value)(_swap(v, table) for v in value)
+    if isinstance(value, dict):
+        return {k: _swap(v, table) for k, v in value.items()}
+    return value
+
+
+def _ne(a, b):
+    """Where two results differ (NaN equal to NaN)."""
+    import torch
+
+    a, b = a.detach(), b.detach()
+    if a.is_floating_point() or a.is_complex():
+        return (a != b) & ~(torch.isnan(a) & torch.isnan(b))
+    return a != b
+
+
+def _differs(a, b) -> bool:
+    from torch import Tensor
+
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return not (isinstance(a, Tensor) and isinstance(b, Tensor) and a.shape == b.shape and
+                    not bool(_ne(a, b).any()))
+    try:
+        return bool(a != b) and not (a != a and b != b)  # (NaN in both: no difference)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _spread(marked, shape, default):
+    """The lanes of a result of ``shape`` that the marked lanes of its (broadcast) operands reach."""
+    import torch
+
+    out = None
+    for t, mk, _ in marked:
+        try:
+            m = torch.broadcast_to(torch.from_numpy(mk).reshape(t.shape), shape)
+        except RuntimeError:
+            return default
+        out = m if out is None else out | m
+    return default if out is None else out
+
+
+def _follow_lanes(name: str, results: list, hits: list) -> None:
+    """An elementwise op's non-floating-point results computed from NaN-watched values (``out == ref``,
+    ``isnan(out)``, ``out.long()``): their lanes reached by the holes, watched by value."""
+    rest = [r for r in results if not r.is_floating_point() and r.dim() and _watched(r) is None]
+    if not rest:
+        return
+    marked = _marked_hits(hits)
+    if not marked:
+        return
+    entry = next(iter(marked.values()))[2]
+    for r in rest:
+        m = _spread(marked.values(), r.shape, None)
+        if m is not None and bool(m.any()):
+            _watch_lanes(r, m, entry)
+
+
+def _watch_lanes(r, lanes, entry: dict, computed: bool = True) -> None:
+    """Watch ``r`` (a result computed from what ``entry`` watches) at ``lanes`` (a bool tensor of its shape),
+    kept over its storage so that views of it find theirs."""
+    import weakref
+
+    import torch
+
+    lo = _storage_ptr(r)
+    if lo is None or not r.numel() or 0 in r.stride() or r.device.type != "cpu":
+        return
+    try:
+        ref = weakref.ref(r)
+    except TypeError:
+        return
+    size = r.untyped_storage().nbytes() // r.element_size()
+    over = torch.zeros(size, dtype=torch.bool)
+    over.as_strided(tuple(r.shape), r.stride(), r.storage_offset()).copy_(lanes)
+    _WATCH[lo] = dict(entry, storage=lo, end=lo + r.untyped_storage().nbytes(), copy=ref, computed=computed,
+                      lanes=over, itemsize=r.element_size())
+    while len(_WATCH) > MAX_WATCHED:
+        _WATCH.pop(next(iter(_WATCH)))
+
+
 def _call_name(func, name: str) -> str:
     """``torch.isclose``, ``Tensor.sum``, ``torch.nn.functional.softmax``: the call as the program wrote it."""
     qual = getattr(func, "__qualname__", "") or ""
@@ -272,13 +516,13 @@ def read_by_launch(t, reader: str, arg: str):
     """(entry, finding) when ``t``, handed to a launch of ``reader`` that read the mark in it (the sanitizer's
     carried uninit finding), is watched: the launch that left the holes is told there (values torch computed from
     them, then a kernel: helper-73's compute-then-kernel chain blamed the reader alone), else None."""
-    entry = _watched(t) if t.is_floating_point() else None
+    entry = _watched(t)
     if entry is None or not _live(entry, t):
         return None
     marked = _marked(t, entry)
     if marked is None or not marked.any():
         return None
-    _WATCH.pop(entry["storage"], None)
+    _drop(entry)
     return entry, _finding(None, reader, t, marked, entry, call=f"the launch of {reader} (its {arg})")
 
 
@@ -309,7 +553,7 @@ def _finding(func, name: str, t, marked, entry: dict, call: str | None = None) -
         why = f"the launch was given {entry['name']} and stored nothing into it: a store through the wrong pointer?"
     message = (f"{call}{where} read {int(marked.sum())} of {t.numel()} element(s) of {of} (first at index {index}) "
                f"that no launch wrote; memory from {entry['alloc'][1]}: they hold tritondbg's uninitialized-memory "
-               f"mark (NaN) where a GPU gives whatever the memory held; {why}")
+               f"mark ({entry.get('mark', 'NaN')}) where a GPU gives whatever the memory held; {why}")
     f = {"kind": "uninit", "severity": "error", "tensor": entry["name"], "message": message, "file": None,
          "line": None, "pid": None, "read_by": call, **({"read_at": list(site[:2])} if site else {})}
     if not entry["stores"] and entry.get("elsewhere"):
