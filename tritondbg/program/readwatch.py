@@ -25,7 +25,8 @@ the program's stack when torch is imported, looks at each torch call that takes 
   values computed from them (``read_by_launch``): if the watched tensor it took holds
   the mark, it is an ``uninit`` error at the store that wrote the rest (or the kernel's line), naming the torch
   call and the program's line. Told once per watched tensor. Printing, ``.numpy()`` and ``.tolist()`` move
-  values out of torch's sight: not told.
+  values out of torch's sight: not told; numpy's comparisons (``np.testing.assert_allclose``) of an array over
+  watched memory are a use (``_patch_numpy``).
 
 Integer outputs (int32 / int64, whose mark is the value 0x5A5A5A5A...) and the bools of a comparison hold no NaN
 to show where they went: they are followed by value (``_check_values``). A call taking them is run a second time
@@ -124,6 +125,67 @@ def install() -> None:
     cpu = sys.modules.get("tritondbg.program.cpu_device")
     if cpu is not None:  # torch's warnings name the program's line, past this handler too
         cpu._own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
+    _patch_numpy()
+
+
+# numpy's comparisons that give a value in Python: a test comparing ``out.cpu().numpy()`` with its reference
+# reads the tensor's memory without a torch call
+_NUMPY_READERS = {"numpy.testing": ("assert_allclose", "assert_array_equal", "assert_array_almost_equal",
+                                    "assert_equal", "assert_almost_equal", "assert_array_less"),
+                  "numpy": ("allclose", "array_equal", "array_equiv")}
+
+
+def _patch_numpy() -> None:
+    import importlib
+
+    for module, names in _NUMPY_READERS.items():
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            continue
+        for name in names:
+            fn = getattr(mod, name, None)
+            if fn is not None and not getattr(fn, "_tdbg_readwatch", False):
+                setattr(mod, name, _numpy_reader(fn, f"{module}.{name}"))
+
+
+def _numpy_reader(fn, call: str):
+    @functools.wraps(fn)
+    def reader(*args, **kwargs):
+        if _WATCH and not _state["paused"] and _state["tell"] is not None:
+            _state["paused"] += 1
+            try:
+                with _no_modes():
+                    _numpy_read(call, list(args) + list(kwargs.values()))
+            except Exception:  # noqa: BLE001 - never break the program's own call
+                pass
+            finally:
+                _state["paused"] -= 1
+        return fn(*args, **kwargs)
+
+    reader._tdbg_readwatch = True
+    return reader
+
+
+def _numpy_read(call: str, values: list) -> None:
+    """Arrays over a watched tensor's memory (``out.cpu().numpy()``) handed to a numpy comparison: a use."""
+    import numpy as np
+    import torch
+
+    for a in values:
+        if not isinstance(a, np.ndarray) or not a.size or a.dtype.kind not in "fiu":
+            continue
+        try:
+            t = torch.from_numpy(a)
+        except (TypeError, ValueError):  # (a dtype torch has not)
+            continue
+        (hit,) = _hits([t], None) or [None]
+        if hit is None or not _live(hit[2], t):
+            continue
+        marked = _marked(t, hit[2])
+        if marked is not None and marked.any():
+            _tell(hit[2], _finding(None, call, t, marked, hit[2], call=call))
+            return
 
 
 @functools.lru_cache(maxsize=None)
@@ -195,6 +257,9 @@ def _check(func, args, kwargs, result) -> None:
     if "empty" in name:  # empty_like, new_empty: what they return is marked anew, not read from the input
         return
     hits = _hits(args, kwargs)
+    if name in ("numpy", "__array__") and hits:  # the array shares the memory: it keeps a copy's watch alive
+        _keep_alive(hits[0][2], result)
+        return
     values = [h for h in hits if _by_value(h[2])]
     if values:  # integers holding the mark, bools computed from it: followed by their values (_check_values)
         _check_values(func, name, args, kwargs, result, values)
@@ -258,8 +323,18 @@ def _live(entry: dict, t) -> bool:
 
     ref = entry.get("copy")
     if ref is not None:
-        return ref() is not None
+        return ref() is not None or any(a() is not None for a in entry.get("arrays", ()))
     return initcheck._allocation(t.data_ptr()) is entry["alloc"]
+
+
+def _keep_alive(entry: dict, array) -> None:
+    import weakref
+
+    if entry.get("copy") is not None:
+        try:
+            entry["arrays"] = [*entry.get("arrays", ()), weakref.ref(array)][-4:]
+        except TypeError:
+            pass
 
 
 def _marked(t, entry: dict):
