@@ -205,6 +205,14 @@ if which == "masked":  # holes masked before any use: nothing read
     assert bool(torch.where(valid, idx, 0).eq(torch.where(valid, ref_idx, 0)).all())
     assert torch.equal(x[idx[valid].long()], x[::2]) and int((idx * valid).max()) == 62
     np.testing.assert_allclose(out.cpu().numpy()[::2], ref.cpu().numpy()[::2])
+    buf = torch.zeros(2, 64, device="cuda")
+    buf[1] = out
+    buf[1, 1::2] = 0.0
+    assert bool(torch.isfinite(buf).all()) and torch.equal(buf[1, ::2], ref[::2])
+elif which == "setitem":  # copied into another tensor, then used
+    buf = torch.zeros(2, 64, device="cuda")
+    buf[1] = out
+    print(float(buf.sum()))  # SETITEM
 elif which == "np_used":
     got = out.cpu().numpy()
     np.testing.assert_allclose(got, ref.cpu().numpy())  # NP_USED
@@ -221,7 +229,7 @@ print("ok")
 def test_comparisons_and_integer_outputs_are_followed_by_value(tmp_path, cli_env):
     """Bools and integers hold no NaN to follow: `(out == ref).all()` over holes and an int32 output a mask left
     unwritten (holding 0x5A5A5A5A) were silent, `x[idx]` a bare IndexError, and so was a numpy comparison of a copy
-    (`np.testing.assert_allclose(out.cpu().numpy(), ref)`). Now they are followed by value (the call
+    (`np.testing.assert_allclose(out.cpu().numpy(), ref)`) or a copy into another tensor (`buf[1] = out`). Now they are followed by value (the call
     run again with the marked lanes flipped): a reduction or a raise that depends on them is told, a mask applied
     first (`[valid]`, `torch.where`, `| ~valid`, `* valid`) reads nothing."""
     (tmp_path / "prog.py").write_text(textwrap.dedent(BY_VALUE))
@@ -230,13 +238,14 @@ def test_comparisons_and_integer_outputs_are_followed_by_value(tmp_path, cli_env
     for which, call, store, of in (("eq_all", "Tensor.all", "STORE", "values computed from out_ptr"),
                                    ("iequal", "Tensor.all", "ISTORE", "values computed from idx_ptr"),
                                    ("iindex", "Tensor.__getitem__", "ISTORE", "values computed from idx_ptr"),
-                                   ("np_used", "numpy.testing.assert_allclose", "STORE", "a copy (64,) of out_ptr")):
+                                   ("np_used", "numpy.testing.assert_allclose", "STORE", "a copy (64,) of out_ptr"),
+                                   ("setitem", "Tensor.sum", "STORE", "a copy (2, 64) of out_ptr")):
         p = run_cli(["interpret", "--", sys.executable, "prog.py", which], cli_env, cwd=tmp_path)
         assert p.returncode == 1, which + p.stderr
         (line,) = _findings(p)
         assert f"uninit in evens at prog.py:{_line(BY_VALUE, store)}" in line, line
         assert f"{call} at prog.py:{_line(BY_VALUE, which.upper())}" in line, line
-        assert f"read 32 of 64 element(s) of {of}" in line, line
+        assert f"read 32 of {128 if which == 'setitem' else 64} element(s) of {of}" in line, line
         if which in ("iequal", "iindex"):
             assert "mark (0x5A5A5A5A)" in line and f"prog.py:{_line(BY_VALUE, 'IALLOC')}" in line, line
         if which == "iindex":

@@ -12,8 +12,8 @@ one is watched too), with the launch that last wrote part of them. A torch funct
 the program's stack when torch is imported, looks at each torch call that takes a watched tensor:
 
 - a call whose tensor results alias its inputs (a view, an in-place op) reads nothing yet;
-- a call that moves or copies values (``.cpu()``, ``.clone()``, ``torch.cat``, advanced indexing: ``_MOVES``)
-  uses none of them: its results that hold the mark are watched in turn, with the same origin (helper-71:
+- a call that moves or copies values (``.cpu()``, ``.clone()``, ``torch.cat``, advanced indexing: ``_MOVES``;
+  ``buf[0] = out``) uses none of them: its results that hold the mark are watched in turn, with the same origin (helper-71:
   ``out.cpu()[valid]`` on a test that masks the holes after the copy);
 - an elementwise op (a result as large as its input: ``out - ref``, ``out * 3``, ``isclose``) carries them: its
   floating-point results' NaN is watched in turn ("values computed from"; helper-73: ``(out - ref).abs()[valid]
@@ -260,6 +260,10 @@ def _check(func, args, kwargs, result) -> None:
     if name in ("numpy", "__array__") and hits:  # the array shares the memory: it keeps a copy's watch alive
         _keep_alive(hits[0][2], result)
         return
+    if name == "__setitem__" and len(args) >= 3:  # `buf[0] = out`: buf holds a copy of the mark now
+        src = [e for t, _, e in hits if t is args[2] and e.get("lanes") is None and not e.get("computed")]
+        if src and isinstance(args[0], torch.Tensor) and _watched(args[0]) is None:
+            _follow([args[0]], src[0])
     values = [h for h in hits if _by_value(h[2])]
     if values:  # integers holding the mark, bools computed from it: followed by their values (_check_values)
         _check_values(func, name, args, kwargs, result, values)
@@ -362,7 +366,7 @@ def _follow(results: list, entry: dict, computed: bool = False) -> None:
     if computed and not entry.get("computed"):
         entry = dict(entry, computed=True)
     for r in results:
-        if not r.is_floating_point() or _watched(r) is not None:
+        if not _markable(r) or (computed and not r.is_floating_point()) or _watched(r) is not None:
             continue
         marked = _marked(r, entry)
         if marked is None or not marked.any():
