@@ -209,6 +209,9 @@ if which == "masked":  # holes masked before any use: nothing read
     buf[1] = out
     buf[1, 1::2] = 0.0
     assert bool(torch.isfinite(buf).all()) and torch.equal(buf[1, ::2], ref[::2])
+    assert torch.equal(torch.where(valid, torch.nan_to_num(out), 0.0), torch.where(valid, ref, 0.0))
+elif which == "nan_to_num":  # NaN made 0 (a GPU's holes hold garbage, no NaN), then summed
+    print(float(torch.nan_to_num(out).sum()))  # NAN_TO_NUM
 elif which == "setitem":  # copied into another tensor, then used
     buf = torch.zeros(2, 64, device="cuda")
     buf[1] = out
@@ -239,7 +242,8 @@ def test_comparisons_and_integer_outputs_are_followed_by_value(tmp_path, cli_env
                                    ("iequal", "Tensor.all", "ISTORE", "values computed from idx_ptr"),
                                    ("iindex", "Tensor.__getitem__", "ISTORE", "values computed from idx_ptr"),
                                    ("np_used", "numpy.testing.assert_allclose", "STORE", "a copy (64,) of out_ptr"),
-                                   ("setitem", "Tensor.sum", "STORE", "a copy (2, 64) of out_ptr")):
+                                   ("setitem", "Tensor.sum", "STORE", "a copy (2, 64) of out_ptr"),
+                                   ("nan_to_num", "Tensor.sum", "STORE", "values computed from out_ptr")):
         p = run_cli(["interpret", "--", sys.executable, "prog.py", which], cli_env, cwd=tmp_path)
         assert p.returncode == 1, which + p.stderr
         (line,) = _findings(p)
@@ -250,3 +254,45 @@ def test_comparisons_and_integer_outputs_are_followed_by_value(tmp_path, cli_env
             assert "mark (0x5A5A5A5A)" in line and f"prog.py:{_line(BY_VALUE, 'IALLOC')}" in line, line
         if which == "iindex":
             assert "the call raised IndexError: index 1515870810 is out of bounds" in line, line
+
+
+BACKWARD = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def rows(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + r * n + offs, tl.load(x_ptr + r * n + offs, mask=offs < n), mask=offs < n)  # STORE
+
+
+class Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        g = g.contiguous()
+        part = torch.empty(g.shape[0] + 1, g.shape[1], device=g.device)  # one row too many
+        rows[(g.shape[0],)](g, part, g.shape[1], BLOCK=16)
+        return part.sum(dim=0).expand_as(g) * 2  # USE
+
+
+x = torch.randn(5, 10, device="cuda", requires_grad=True)
+Double.apply(x).sum().backward()
+print("ok")
+'''
+
+
+def test_a_backward_s_torch_code_is_watched_too(tmp_path, cli_env):
+    """helper-74 (attorch's RMSNorm weight grad): a custom autograd Function's backward runs with no torch function
+    mode on the stack, so its sum over a `torch.empty` row no launch wrote was only the band warning at exit (exit
+    0, the gradient NaN). tritondbg's modes are pushed around each backward: the sum is the error."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(BACKWARD))
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    (line,) = _findings(p)
+    assert line.startswith(f"tritondbg: uninit in rows at prog.py:{_line(BACKWARD, 'STORE')}:"), line
+    assert f"Tensor.sum at prog.py:{_line(BACKWARD, 'USE')} (backward) read 10 of 60 element(s)" in line, line

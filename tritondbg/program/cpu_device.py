@@ -200,14 +200,20 @@ def install() -> bool:
     return True
 
 
-def _in_backward(mode) -> None:
+_BACKWARD: list = []  # (a mode on the program's stack, the class of one for a backward), bottom first
+
+
+def _in_backward(mode, make=None) -> None:
     """The autograd engine runs a custom Function's ``backward`` with no function mode on the stack: a library
     that allocates on "cuda" there (bitsandbytes' SwitchBackLinear, helper-63) failed with "Torch not compiled
-    with CUDA enabled" where its forward ran. The mode is pushed around each such backward (``BackwardCFunction``,
-    the node class of every custom Function; ``apply_boxed`` where torch has it)."""
+    with CUDA enabled" where its forward ran, and readwatch.py did not see a backward's ``torch.empty`` rows
+    summed (helper-74: attorch's RMSNorm weight grad). tritondbg's modes (``mode``, and ``make()`` makes one for
+    a backward) are pushed around each such backward (``BackwardCFunction``, the node class of every custom
+    Function; ``apply_boxed`` where torch has it)."""
     from torch.autograd import function as F
     from torch.overrides import _get_current_function_mode_stack
 
+    _BACKWARD.append((mode, make or _mode_class()))
     node = getattr(F, "BackwardCFunction", None)
     for name in ("apply", "apply_boxed"):
         original = getattr(node, name, None)
@@ -215,9 +221,13 @@ def _in_backward(mode) -> None:
             continue
 
         def apply(self, *args, _original=original):
-            if mode in _get_current_function_mode_stack():
+            stack = _get_current_function_mode_stack()
+            missing = [make for mode, make in _BACKWARD if mode not in stack]
+            if not missing:
                 return _original(self, *args)
-            with _mode_class()():
+            with contextlib.ExitStack() as modes:
+                for make in missing:
+                    modes.enter_context(make())
                 return _original(self, *args)
         apply._tdbg_mode = True
         setattr(node, name, apply)

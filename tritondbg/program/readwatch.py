@@ -120,11 +120,11 @@ def install() -> None:
     mode = _mode_class()()
     mode.__enter__()
     _state["mode"] = mode
-    import sys
+    from tritondbg.program import cpu_device
 
-    cpu = sys.modules.get("tritondbg.program.cpu_device")
-    if cpu is not None:  # torch's warnings name the program's line, past this handler too
-        cpu._own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
+    cpu_device._in_backward(mode, type(mode))  # (a custom Function's backward runs with no mode on the stack)
+    if cpu_device._state["mode"] is not None:  # the CPU stand-in's: torch's warnings name the program's line,
+        cpu_device._own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)  # past this one too
     _patch_numpy()
 
 
@@ -282,12 +282,14 @@ def _check(func, args, kwargs, result) -> None:
         if min(r.numel() for r in results) >= max(t.numel() for t, _, _ in hits):
             # elementwise (`out - ref`, `out * 3`, `isclose`): what it computed from the holes may still be masked
             # (helper-73: `(out - ref).abs()[valid].max()`); a float result's NaN is watched in turn, a comparison's
-            # bools are not (they hold no mark)
+            # bools (`out == ref`) and an integer cast at the lanes the holes reach, as is what `nan_to_num`
+            # made of the NaN (on a GPU the holes hold whatever the memory held, no NaN to replace)
             _follow(results, hits[0][2], computed=True)
-            _follow_lanes(name, results, hits)  # a comparison's bools (`out == ref`), an integer cast
+            _follow_lanes(name, results, hits, floats=name in _NAN_AWARE)
             return
         floats = [r for r in results if r.is_floating_point()]
-        if floats and len(floats) == len(results) and not any(bool(torch.isnan(r).any()) for r in floats):
+        if floats and len(floats) == len(results) and not any(bool(torch.isnan(r).any()) for r in floats) and \
+                name not in _NAN_AWARE:
             return  # none of the marked values went into the result: a hole masked by the program
     for t, lo, entry in hits:
         if not _live(entry, t):
@@ -390,6 +392,9 @@ _COMPARISONS = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "__eq__", "__ne__"
                           "greater", "less", "greater_equal", "less_equal", "not_equal", "logical_not",
                           "__invert__", "bitwise_not"})
 _FAILED = object()
+# calls that treat NaN as no value: what they make of the holes is a use of them (a GPU has garbage there, no NaN)
+_NAN_AWARE = frozenset({"nan_to_num", "nan_to_num_", "nansum", "nanmean", "nanmedian", "nanquantile", "fmax",
+                        "fmin"})
 _RANDOM = ("rand", "multinomial", "bernoulli", "normal", "poisson", "dropout", "exponential", "geometric",
            "cauchy", "shuffle", "perm")
 
@@ -543,10 +548,11 @@ def _spread(marked, shape, default):
     return default if out is None else out
 
 
-def _follow_lanes(name: str, results: list, hits: list) -> None:
+def _follow_lanes(name: str, results: list, hits: list, floats: bool = False) -> None:
     """An elementwise op's non-floating-point results computed from NaN-watched values (``out == ref``,
-    ``isnan(out)``, ``out.long()``): their lanes reached by the holes, watched by value."""
-    rest = [r for r in results if not r.is_floating_point() and r.dim() and _watched(r) is None]
+    ``isnan(out)``, ``out.long()``; ``floats``: its floating-point ones too, ``nan_to_num(out)``): their lanes
+    reached by the holes, watched by value."""
+    rest = [r for r in results if (floats or not r.is_floating_point()) and r.dim() and _watched(r) is None]
     if not rest:
         return
     marked = _marked_hits(hits)
