@@ -551,12 +551,16 @@ def test_moves_between_the_host_and_cuda_copy_as_on_a_gpu():
 @pytest.mark.interpreter
 def test_autocast_named_for_cuda_runs_on_the_cpu_at_cudas_dtype():
     """``torch.autocast("cuda")`` on a machine without CUDA: torch disabled it with a warning and the kernel got
-    float32 where a GPU gives it float16 (a user's report); GradScaler("cuda") likewise."""
+    float32 where a GPU gives it float16 (a user's report); GradScaler("cuda") likewise; the autocast state asked
+    for CUDA is the CPU's (helper-74); a float32 CUDA autocast is off, with a note instead of torch's warning."""
     _no_cuda()
     out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "amp"])
     assert out.returncode == 0, out.stderr[-2000:]
     assert "amp torch.float16 torch.bfloat16 torch.float16 scaler enabled True" in out.stdout, out.stdout
-    assert "Disabling" not in out.stderr and "5 request(s) for a CUDA tensor or device" in out.stderr, out.stderr
+    # helper-74: inside CUDA autocast torch.is_autocast_enabled("cuda") said False (attorch's tests failed on dtypes)
+    assert "state True True torch.bfloat16 torch.float32 False" in out.stdout, out.stdout
+    assert "Disabling" not in out.stderr and "6 request(s) for a CUDA tensor or device" in out.stderr, out.stderr
+    assert "1 torch.autocast('cuda') block(s) with a dtype other than float16 / bfloat16" in out.stderr, out.stderr
 
 
 @pytest.mark.interpreter

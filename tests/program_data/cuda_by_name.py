@@ -44,9 +44,14 @@ def main(mode):
             h = x @ w                          # float16 on a GPU (CUDA autocast's default dtype)
         with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
             b = x @ w
+            # the state libraries ask for (attorch, torch.amp.custom_fwd): CUDA's, as on a GPU
+            state = (torch.is_autocast_enabled("cuda"), torch.is_autocast_enabled(), torch.get_autocast_dtype("cuda"))
+        with torch.autocast("cuda", dtype=torch.float32):  # no CPU counterpart: off there, one note
+            f = x @ w
         out = axpy(1.0, h, h)                  # the kernel gets what the GPU run gives it
         scaler = torch.amp.GradScaler("cuda")
-        print("amp", h.dtype, b.dtype, out.dtype, "scaler enabled", scaler.is_enabled())
+        print("amp", h.dtype, b.dtype, out.dtype, "scaler enabled", scaler.is_enabled(), "state", *state, f.dtype,
+              torch.is_autocast_enabled("cuda"))
         return
     if mode == "alias":                        # moves between the host and "cuda" copy, as on a GPU
         n = 300

@@ -340,6 +340,7 @@ def _summary() -> dict:
     moved = sys.modules.get("tritondbg.program.cpu_device")
     if moved is not None and moved.moved():
         data["cuda_on_cpu"] = moved.moved()
+        data["amp_off"] = moved._state.get("amp_off", 0)
     if moved is not None and moved.asked():  # where it heard torch.cuda.is_available() answer False
         data["cuda_asked"] = moved.asked()
     for obs in _state["observers"]:

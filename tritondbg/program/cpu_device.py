@@ -322,6 +322,10 @@ def _amp_on_the_cpu(torch) -> None:
             args, kwargs = args[1:], dict(kwargs, device_type="cpu")
             if len(args) < 1 and kwargs.get("dtype") is None:
                 kwargs["dtype"] = torch.float16  # CUDA autocast's default (the CPU's is bfloat16)
+            dtype = args[0] if args else kwargs.get("dtype")
+            if dtype not in (torch.float16, torch.bfloat16):  # (attorch's autocast('cuda', dtype=float32)): CPU
+                args, kwargs = (), dict(kwargs, dtype=torch.bfloat16, enabled=False)  # autocast has no such
+                _state["amp_off"] = _state.get("amp_off", 0) + 1                      # dtype: off, said once
         autocast_init(self, *args, **kwargs)
 
     def scaler_on_cpu(self, *args, **kwargs):
@@ -332,6 +336,19 @@ def _amp_on_the_cpu(torch) -> None:
         scaler_init(self, *args, **kwargs)
 
     autocast.__init__, scaler.__init__ = __init__, scaler_on_cpu
+    # the state a library asks for (attorch's get_output_dtype, torch.amp.custom_fwd(device_type="cuda")): CUDA's
+    # is the CPU's, where CUDA autocast runs
+    enabled, get_dtype = torch.is_autocast_enabled, torch.get_autocast_dtype
+
+    def is_autocast_enabled(*args, **kwargs):
+        device = args[0] if args else kwargs.get("device_type", "cuda")
+        return enabled("cpu") if _cpu(device) is not device else enabled(*args, **kwargs)
+
+    def get_autocast_dtype(device_type):
+        return get_dtype("cpu") if _cpu(device_type) is not device_type else get_dtype(device_type)
+
+    torch.is_autocast_enabled, torch.get_autocast_dtype = is_autocast_enabled, get_autocast_dtype
+    torch.get_autocast_gpu_dtype = lambda: get_dtype("cpu")
 
 
 def _own_warnings_point_at_the_caller(code) -> None:
@@ -387,5 +404,8 @@ def note(summaries) -> str | None:
     n = sum(s.get("cuda_on_cpu", 0) for s in summaries)
     if not n:
         return None
+    off = sum(s.get("amp_off", 0) for s in summaries)
     return (f"{n} request(s) for a CUDA tensor or device were served on the CPU (no GPU here: the interpreter "
-            f"runs kernels on CPU tensors)")
+            f"runs kernels on CPU tensors)" + (f"; {off} torch.autocast('cuda') block(s) with a dtype other than "
+                                               "float16 / bfloat16 ran without autocast (the CPU's takes only those)"
+                                               if off else ""))
