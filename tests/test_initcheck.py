@@ -469,3 +469,43 @@ def test_a_launch_site_skips_the_console_script_pytest_and_the_standard_library_
     assert via_stdlib(probe)[0] == os.path.abspath(__file__)  # past both, to this test's frame
     via_library = make(library, "def go(probe):\n    return probe()\n")["go"]
     assert via_library(probe)[0] == library  # an installed library's frame is a call site
+
+
+SCALAR_ATOMIC = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def row_sums(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    total = tl.sum(tl.load(x_ptr + row * N + cols, mask=cols < N, other=0.0), axis=0)
+    tl.atomic_add(out_ptr + row, total)  # ATOMIC
+
+
+def launch(x):
+    out = torch.empty(x.shape[0], dtype=torch.float32, device=x.device)
+    row_sums[(x.shape[0],)](x, out, x.shape[1], BLOCK=64)
+    return out
+
+
+def make_inputs(case, dtype, device, generator):
+    return dict(x=torch.randn(7, 50, generator=generator).to(device=device, dtype=dtype))
+
+
+summed = Scenario("summed", make_inputs, launch, lambda x: x.float().sum(1),
+                  [Case("tiny", params={}, dtypes=("float16",), atol=1e-2, rtol=1e-2)], kernels=[row_sums])
+'''
+
+
+def test_an_atomic_into_torch_empty_is_no_never_written_output_too(tmp_path):
+    """helper-75 (megablocks' scatter_wgrad with the accumulator planted in torch.empty): beside the right finding
+    at the atomic, "74 of 74 element(s) of output out were never written ... check that the grid covers every
+    element": the atomic wrote them all, carrying the mark on. Elements an atomic added into are no unwritten
+    output."""
+    (tmp_path / "scalar_atomic.py").write_text(SCALAR_ATOMIC)
+    rec = run_sanitized(f"{tmp_path / 'scalar_atomic.py'}::summed")
+    (r,) = rec.results
+    uninit = [(f["line"], f["op"]) for f in r.findings if f["kind"] == "uninit"]
+    assert uninit == [(_line(SCALAR_ATOMIC, "ATOMIC"), "add")], r.findings

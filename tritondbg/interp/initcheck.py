@@ -511,6 +511,9 @@ def check_atomic(san, op: str, ptrs, old, live) -> None:
     where = _where(san, ptrs, hit)
     e = san.atomic_uninit_entry(site, op, where)
     e["lanes"] += int(hit.sum())
+    addrs = np.broadcast_to(np.asarray(ptrs.data), hit.shape)[hit]  # (the elements it wrote are no "never written"
+    lo, hi = e.get("span", (int(addrs.min()), int(addrs.max())))   # output, though they carry the mark on)
+    e["span"] = (min(lo, int(addrs.min())), max(hi, int(addrs.max())))
     if op == "cas":
         n = san.uninit_spins.get(site[:2], 0) + 1
         san.uninit_spins[site[:2]] = n

@@ -530,6 +530,10 @@ class Sanitizer(Instrument, hooks.Listener):
         (else the line that allocated them). Not where a store went out of bounds: that finding says why."""
         if any(e["kind"] == "out_of_bounds" and e["op"] == "store" for e in self.agg.values()):
             return
+        lo, hi = o.data_ptr(), o.data_ptr() + o.numel() * o.element_size()
+        if any(e["kind"] == "uninit" and "span" in e and e["span"][0] < hi and e["span"][1] >= lo
+               for e in self.agg.values()):  # an atomic added into them: that finding says why they hold the mark
+            return
         first = tuple(int(i) for i in np.argwhere(unwritten)[0])
         addr = o.data_ptr() + int(np.ravel_multi_index(first, unwritten.shape) if unwritten.ndim else 0) * o.element_size()
         handed = [(site, launch.kernel, tuple(launch.grid), arg) for site, launch, bufs in self.handed
