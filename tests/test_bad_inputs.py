@@ -69,13 +69,14 @@ ROWS = [
     (["check", "add", "--json", "{tmp}/x", "--junit", "{tmp}/x"], {}, 2, "are the same file"),
     (["interpret", "{tmp}/syn.py"], {}, 2, "syn.py:1: SyntaxError: invalid syntax"),
     (["ir", "{tmp}/syn.py"], {}, 2, "syn.py:1: SyntaxError: invalid syntax"),
-    (["interpret", "{tmp}/empty.py"], {}, 2, "empty.py defines no Scenario"),
-    (["interpret", "{tmp}/noscen.py"], {}, 2, "noscen.py defines no Scenario"),
+    (["interpret", "{tmp}/empty.py"], {}, 2, "empty.py: not imported, its text names no Scenario"),
+    (["interpret", "{tmp}/noscen.py"], {}, 2, "noscen.py: not imported, its text names no Scenario"),
     # a program given as KERNEL: refused before it runs (it ran whole, then "defines no Scenario")
-    (["interpret", "{tmp}/prog.py"], {}, 2, "prog.py defines no Scenario (see README: 'Your own kernels'); a program "
-     "that launches kernels runs as one: tritondbg interpret -- python {tmp}/prog.py (not run"),
-    (["check", "{tmp}/prog.py"], {}, 2, "(not run: the file names no Scenario)"),
-    (["profile", "{tmp}/prog.py"], {}, 2, "(not run: the file names no Scenario)"),
+    (["interpret", "{tmp}/prog.py"], {}, 2, "prog.py: not imported, its text names no Scenario (a program imported "
+                                            "would run whole); a program that launches kernels runs as one: "
+                                            "tritondbg interpret -- python {tmp}/prog.py;"),
+    (["check", "{tmp}/prog.py"], {}, 2, "not imported, its text names no Scenario"),
+    (["profile", "{tmp}/prog.py"], {}, 2, "not imported, its text names no Scenario"),
     (["interpret", "python", "{tmp}/prog.py"], {}, 2, "to run a program, put it after --: tritondbg <command> -- "
      "python ..."),
     (["interpret", "--", "--json", "{tmp}/x.json", "{py}", "{tmp}/prog.py"], {}, 127,

@@ -76,7 +76,10 @@ def check_target(target: str) -> None:
         raise UsageError(f"{file}: not Python source ({exc})") from None
     if b"scenario" not in source.lower() and b"tritondbg" not in source and b"import *" not in source:
         # a program (a training script) given as KERNEL: refused before importing it, which would run it whole
-        raise UsageError(no_scenario(file) + " (not run: the file names no Scenario)")
+        raise UsageError(f"{file}: not imported, its text names no Scenario (a program imported would run whole); "
+                         f"a program that launches kernels runs as one: "
+                         f"tritondbg interpret -- python {file}; a file whose Scenarios a helper builds is read once "
+                         "its text names them (a `# Scenario` comment will do)")
 
 
 def _syntax_line(exc: SyntaxError, file: str | None = None) -> str:
