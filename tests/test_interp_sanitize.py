@@ -290,6 +290,12 @@ def test_programs_that_all_store_the_same_bits_get_a_warning_not_an_error():
     f = races[0]
     assert f["tensor"] == "flag_ptr" and f["offsets"] == [1] and f["pid"] != f["other_pid"], f
     assert "write different values to the same element flag_ptr[1]; 1 element(s)" in f["message"], f["message"]
+    # helper-74 (a layernorm's wrong stride): values computed from undefined lanes, NaN in every program here, are
+    # no "same value": on a GPU they are whatever the lanes held
+    rec = run(f"{data}::undefined_values")
+    races = [f for f in rec.results[0].findings if f["kind"] == "race"]
+    line = next(i + 1 for i, ln in enumerate(data.read_text().splitlines()) if ln.endswith("# RACE_UNDEFINED"))
+    assert len(races) == 1 and races[0]["severity"] == "error" and races[0]["line"] == line, rec.results[0].findings
 
 
 def test_an_overflow_that_leaves_finite_wrong_outputs_is_named_at_its_line(recwarn):

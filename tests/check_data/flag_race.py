@@ -45,3 +45,27 @@ _CASES = [Case("tiny", params=dict(n=200))]
 flag = Scenario("flag", make_inputs, _launch(copy_and_flag), reference, _CASES, kernels=[copy_and_flag])
 flag_and_pid = Scenario("flag_and_pid", make_inputs, _launch(flag_and_last), reference, _CASES,
                         kernels=[flag_and_last])
+
+
+@triton.jit
+def rows_into_one(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # each program sums its row (masked without other=: its padding undefined) and every program stores its result
+    # to out[0] (the row stride forgotten): the values only look alike here, the sanitizers' NaN in each
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    total = tl.sum(tl.load(x_ptr + row * n + cols, mask=cols < n), axis=0)
+    tl.store(out_ptr, total)                           # RACE_UNDEFINED
+
+
+def _launch_rows(x):
+    out = torch.zeros(4, dtype=torch.float32, device=x.device)
+    rows_into_one[(4,)](x, out, x.shape[1], BLOCK=64)
+    return out
+
+
+def make_rows(case, dtype, device, generator):
+    return dict(x=torch.randn(4, 50, generator=generator).to(device=device, dtype=dtype))
+
+
+undefined_values = Scenario("undefined_values", make_rows, _launch_rows, lambda x: x.float().sum(1),
+                            [Case("tiny", params={})], kernels=[rows_into_one])
