@@ -1163,3 +1163,14 @@ def test_a_slice_whose_storage_is_whole_slices_reached_by_a_handed_stride_is_a_w
     assert f["severity"] == "warning" and "handed 64 as stride_l" in f["message"], f
     rec = run(f"{path}::rows")  # a row of a matrix handed its length: the off-by-one past it is not excused
     assert any(f["kind"] == "outside_view" and f["severity"] == "error" for r in rec.results for f in r.findings)
+
+
+def test_out_of_bounds_lanes_a_wide_mask_lets_through_are_no_lanes_the_mask_leaves_undefined():
+    """helper-75 (megablocks' padded_gather with `offsets <= NUM_COLUMNS`): beside the out_of_bounds error, a poison
+    finding said the load's mask leaves lanes undefined and advised other=, for the out-of-bounds lane's value. Those
+    lanes get an id of their own, told by the out_of_bounds finding alone."""
+    data = Path(__file__).resolve().parent / "interp_data" / "le_mask.py"
+    rec = run(f"{data}::le_mask")
+    line = next(i for i, ln in enumerate(data.read_text().splitlines(), 1) if "# MARK: oob" in ln)
+    kinds = {(f["kind"], f["line"]) for f in rec.results[0].findings}
+    assert ("out_of_bounds", line) in kinds and not any(k == "poison" for k, _ in kinds), kinds

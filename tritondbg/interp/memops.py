@@ -264,10 +264,21 @@ def install() -> None:
         partial = m is not None and not m.all()
         if other is None and partial:
             other = _dropped_other()
+        # lanes the mask lets through and the sanitizer masked off (out of bounds): undefined too, under an id of
+        # their own whose findings the out_of_bounds one stands for
+        oob = (~m if asked is None else asked & ~m) if new is not None and m is not None else None
+        oob_sid = 0
+        if oob is not None and oob.any() and not san.atomic_depth:
+            oob_poison, oob_sid = san.poison_for(ptrs, I._get_np_dtype(ptrs.get_element_ty()), oob_only=True,
+                                                 block_ptr=block)
         if other is None and partial and not san.atomic_depth:
             dtype_tt = ptrs.get_element_ty()
-            poison, sid = san.poison_for(ptrs, I._get_np_dtype(dtype_tt), oob_only=not user_partial,
-                                         block_ptr=block)
+            if user_partial:
+                poison, sid = san.poison_for(ptrs, I._get_np_dtype(dtype_tt), block_ptr=block)
+                if oob_sid:
+                    poison = np.where(oob, oob_poison, poison)
+            else:
+                poison, sid = oob_poison, oob_sid
             other = I.TensorHandle(poison, dtype_tt)
         out = orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
         if rest and rest[-1] is True and san.launch is not None and not san.atomic_depth:  # is_volatile: a poll?
@@ -275,14 +286,11 @@ def install() -> None:
         if partial:
             fill = sid + 2 if sid else 2  # shadow.py: 2 padding, 2 + poison id undefined
             pad = np.where(m, 0, fill).astype(np.uint8)
-            if new is not None and fill == 2 and not san.atomic_depth:
-                # lanes only the sanitizer masked off (out of bounds) hold other=, yet are no padding: undefined,
-                # of an id whose findings the out_of_bounds one stands for (helper-72: a masked_reduction "filled
-                # by a masked load's other=" followed mlstm's unmasked out-of-bounds block loads)
-                oob = ~m if asked is None else asked & ~m
-                if oob.any():
-                    _, oob_sid = san.poison_for(ptrs, np.float32, oob_only=True, block_ptr=block)
-                    pad[oob] = oob_sid + 2
+            if oob_sid:
+                # out-of-bounds lanes hold other= (or poison), yet are no padding and no lanes the mask left:
+                # undefined, of their own id (helper-72: a masked_reduction "filled by a masked load's other="
+                # followed mlstm's unmasked out-of-bounds block loads; helper-75: megablocks' `<=` mask)
+                pad[oob] = oob_sid + 2
             out.attr[shadow.PAD] = pad
         if initcheck.installed() and not san.atomic_depth and san.launch is not None:
             initcheck.check_load(san, ptrs, out, m)

@@ -263,14 +263,13 @@ class Sanitizer(Instrument, hooks.Listener):
         ``oob_only``: the only masked lanes are the out-of-bounds ones this sanitizer masked off (already
         an out_of_bounds finding at this line: no poison finding of its own)."""
         site = frames.site()
-        sid = self.poison_sites.get(site[:2])
+        key = site[:2] + (("oob",) if oob_only else ())  # (out-of-bounds lanes: an id apart from the lanes the
+        sid = self.poison_sites.get(key)                  # mask leaves, helper-75: their values were told as those)
         if sid is None:
-            sid = self._new_sid(site[:2])
+            sid = self._new_sid(key)
             self.poison_info.setdefault(sid, dict(file=site[0], line=site[1], function=site[2], pid=list(self.pid),
                                                   kernel=self.launch.kernel if self.launch else "?",
-                                                  oob_only=True))
-        if not oob_only:
-            self.poison_info[sid]["oob_only"] = False
+                                                  oob_only=oob_only))
         if block_ptr:  # a block pointer's load without padding_option= (its advice differs: no other= there)
             self.poison_info[sid]["block_ptr"] = True
         self.poison_used = True
