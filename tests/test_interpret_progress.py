@@ -391,3 +391,20 @@ def test_a_ctrl_c_that_comes_back_as_another_error_still_stops_the_run(cli_env, 
         assert "ERROR s case=converted dtype=float32 mode=interpret\n  interrupted (SIGINT)" in p.stdout, p.stdout
     else:  # it finished (the program swallowed the interrupt): kept, and the run ended after it
         assert "PASS s case=swallowed" in p.stdout, p.stdout
+
+
+def test_a_timeout_outside_the_kernel_names_no_console_script():
+    """helper-75: `--timeout` reached in host code (the reference, make_inputs) named `venv/bin/tritondbg:8`, the
+    console script beside the interpreter: no user's file. The user's innermost frame is named."""
+    import os
+
+    from tritondbg import watchdog
+    from tritondbg.errors import not_users_file
+
+    script = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), "tritondbg")
+    assert not_users_file(script) and not not_users_file(__file__)
+    code = compile("import sys\ndef main(where):\n    return where(sys._getframe(0))\n", script, "exec")
+    scope: dict = {}
+    exec(code, scope)  # the innermost frame is the console script's, called from this test's
+    loc = scope["main"](watchdog.where)
+    assert loc.startswith(f"at {__file__}:"), loc

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 
 class UsageError(Exception):
@@ -23,7 +24,9 @@ def not_users_file(path: str) -> bool:
     here = os.path.dirname(os.path.abspath(__file__)) + os.sep
     path = os.path.abspath(path)
     return (path.startswith(here) or "site-packages" in path or "dist-packages" in path
-            or path.startswith(os.path.dirname(os.__file__) + os.sep))
+            or path.startswith(os.path.dirname(os.__file__) + os.sep)
+            # the console scripts beside the interpreter (bin/tritondbg: helper-75's --timeout named its line 8)
+            or os.path.dirname(path) == os.path.dirname(os.path.abspath(sys.executable)))
 
 
 def raised_in(tb) -> str | None:
