@@ -67,3 +67,45 @@ def test_both_handler_entries_of_a_twin_sigint_leave_the_traceback():
     assert exits._without_handler(entry(handler)) is None
     lone = entry(program)
     assert exits._without_handler(lone) is lone
+
+
+def test_an_interrupt_between_two_programs_of_a_grid_is_told_so(monkeypatch):
+    """helper-74: Ctrl-C in a 2049-program grid, landing in the interpreter's loop between two programs, read
+    "outside its kernel code (its arguments being copied in or out, or its grid being set up)"; frames.in_grid_loop
+    tells the loop from the rest (a pre-run hook here)."""
+    import torch
+    import triton
+    import triton.language as tl
+    from triton.runtime import interpreter as I
+
+    from tritondbg.interp import frames
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("the interpreter's grid loop (TRITON_INTERPRET=1)")
+
+    @triton.jit
+    def ones(x_ptr):
+        tl.store(x_ptr + tl.program_id(0), 1.0)
+
+    original = I.interpreter_builder.set_grid_idx
+
+    def stop_at_third(x, y, z):
+        if x == 3:
+            raise KeyboardInterrupt
+        return original(x, y, z)
+
+    monkeypatch.setattr(I.interpreter_builder, "set_grid_idx", stop_at_third)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        ones[(8,)](torch.zeros(8))
+    assert frames.in_grid_loop(caught.value, None)
+    monkeypatch.undo()
+
+    def hook(*args, **kwargs):
+        raise KeyboardInterrupt
+    ones.add_pre_run_hook(hook)
+    try:
+        with pytest.raises(KeyboardInterrupt) as caught:
+            ones[(8,)](torch.zeros(8))
+    finally:
+        ones.pre_run_hooks.remove(hook)
+    assert not frames.in_grid_loop(caught.value, None)

@@ -170,3 +170,28 @@ def short_path(file: str) -> str:
     except ValueError:
         return file
     return file if rel.startswith("..") else rel
+
+
+def in_grid_loop(exc, frame) -> bool:
+    """Whether the interrupt landed in the interpreter's loop over a launch's grid (its ``for`` lines, the program
+    id set, the call of the next program: helper-74 pressed Ctrl-C in a 2049-program grid and read "outside its
+    kernel code (its arguments being copied ...)")."""
+    import linecache
+
+    frames_ = []
+    if exc is not None:
+        tb = exc.__traceback__
+        while tb is not None:
+            frames_.append((tb.tb_frame.f_code, tb.tb_lineno))
+            tb = tb.tb_next
+    f = frame
+    while f is not None:
+        frames_.append((f.f_code, f.f_lineno))
+        f = f.f_back
+    for code, line in frames_:
+        if code.co_name == "__call__" and \
+                code.co_filename.replace(os.sep, "/").endswith("triton/runtime/interpreter.py"):
+            text = linecache.getline(code.co_filename, line).strip()
+            if text.startswith(("for ", "interpreter_builder.set_grid_idx", "self.fn(")):
+                return True
+    return False
