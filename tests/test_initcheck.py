@@ -509,3 +509,54 @@ def test_an_atomic_into_torch_empty_is_no_never_written_output_too(tmp_path):
     (r,) = rec.results
     uninit = [(f["line"], f["op"]) for f in r.findings if f["kind"] == "uninit"]
     assert uninit == [(_line(SCALAR_ATOMIC, "ATOMIC"), "add")], r.findings
+
+
+WRONG_POINTER = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, x * 2, mask=offs < n)  # STORE
+
+
+@triton.jit
+def scale_right(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+def _launch(kernel):
+    def launch(x):
+        out = torch.zeros_like(x)
+        kernel[(triton.cdiv(x.numel(), 64),)](x.clone(), out, x.numel(), BLOCK=64)
+        return out
+    return launch
+
+
+def make_inputs(case, dtype, device, generator):
+    return dict(x=torch.randn(300, generator=generator).to(device=device, dtype=dtype))
+
+
+_CASES = [Case("tiny", params={})]
+wrong = Scenario("wrong", make_inputs, _launch(scale), lambda x: 2 * x, _CASES, kernels=[scale])
+right = Scenario("right", make_inputs, _launch(scale_right), lambda x: 2 * x, _CASES, kernels=[scale_right])
+'''
+
+
+def test_an_output_no_store_wrote_into_while_the_stores_went_elsewhere_is_told(tmp_path):
+    """helper-75 (megablocks' gather storing into its input, the output from torch.zeros): a mismatch and, at most,
+    a race warning; nothing said where the stores went. An output the launch was handed that no store or atomic of
+    the case wrote into, while its stores went into another argument, is a warning at the store naming it."""
+    (tmp_path / "wrong_ptr.py").write_text(WRONG_POINTER)
+    rec = run_sanitized(f"{tmp_path / 'wrong_ptr.py'}::wrong")
+    (r,) = rec.results
+    (f,) = [f for f in r.findings if f["kind"] == "uninit"]
+    assert f["severity"] == "warning" and f["line"] == _line(WRONG_POINTER, "STORE"), f
+    assert (f"output out was handed to scale as out_ptr and no store or atomic of the case wrote into it" in
+            f["message"]) and f"(line {_line(WRONG_POINTER, 'STORE')} into x_ptr)" in f["message"], f["message"]
+    rec = run_sanitized(f"{tmp_path / 'wrong_ptr.py'}::right")
+    assert rec.passed and not rec.results[0].findings, rec.results[0].findings

@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from tritondbg.interp import findings, frames, guard, hooks, initcheck, nan_origin, oob, races, shadow, undo
+from tritondbg.interp import findings, frames, guard, hooks, initcheck, nan_origin, oob, races, shadow, undo, unstored
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array, poisoned  # noqa: F401 (API)
@@ -95,6 +95,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.launch_site = ("?", 0, "?")
         self.scenario = None
         self.handed: list[tuple] = []               # (call site, launch, [(lo, hi, arg name)]) per launch
+        self.atomic_span: tuple | None = None       # (lowest, highest) address an atomic changed
         self.launch = None
         self.pid = (0, 0, 0)
         self.pids: list[tuple] = []
@@ -301,7 +302,12 @@ class Sanitizer(Instrument, hooks.Listener):
     def record_atomic(self, changed: np.ndarray, op: str, cta: bool = False) -> None:
         """An atomic of the running program and the addresses whose bits it changed (memops.py reads them back),
         for the races of plain stores against other programs' atomics (races.py)."""
-        if self.launch is None or changed.size == 0 or self.write_count >= _MAX_RACE_ELEMENTS:
+        if self.launch is None or changed.size == 0:
+            return
+        lo, hi = int(changed.min()), int(changed.max())
+        self.atomic_span = (lo, hi) if self.atomic_span is None else (min(self.atomic_span[0], lo),
+                                                                        max(self.atomic_span[1], hi))
+        if self.write_count >= _MAX_RACE_ELEMENTS:
             return
         self.mem_seq += 1
         self.atomics.append((changed, len(self.pids) - 1, self._site_id(frames.site()), self.mem_seq, op, cta))
@@ -478,7 +484,9 @@ class Sanitizer(Instrument, hooks.Listener):
             unwritten = initcheck.unwritten(o, r) if nonfinite and name not in apart else None  # (a program's
             # tensors: not outputs)
             if unwritten is not None:
-                self._unwritten_entry(name, o, unwritten)
+                unstored.unwritten_entry(self, name, o, unwritten)
+            elif nonfinite and name not in apart and o.numel():
+                unstored.not_stored_entry(self, name, o, r)
             if not o.dtype.is_floating_point:
                 continue
             hits = poisoned(o, r) if self.poison_used else None
@@ -523,28 +531,6 @@ class Sanitizer(Instrument, hooks.Listener):
                 # an Inf the kernel made and the program got may be meant (a -inf mask, log(0)): a warning;
                 # a NaN is not
                 e["severity"] = "error" if nan_seen else "warning"
-
-    def _unwritten_entry(self, name: str, o, unwritten) -> None:
-        """Output elements no launch wrote (still initcheck's mark): reported at the launch that was handed them
-        (else the line that allocated them). Not where a store went out of bounds: that finding says why."""
-        if any(e["kind"] == "out_of_bounds" and e["op"] == "store" for e in self.agg.values()):
-            return
-        lo, hi = o.data_ptr(), o.data_ptr() + o.numel() * o.element_size()
-        if any(e["kind"] == "uninit" and "span" in e and e["span"][0] < hi and e["span"][1] >= lo
-               for e in self.agg.values()):  # an atomic added into them: that finding says why they hold the mark
-            return
-        first = tuple(int(i) for i in np.argwhere(unwritten)[0])
-        addr = o.data_ptr() + int(np.ravel_multi_index(first, unwritten.shape) if unwritten.ndim else 0) * o.element_size()
-        handed = [(site, launch.kernel, tuple(launch.grid), arg) for site, launch, bufs in self.handed
-                  for lo, hi, arg in bufs if lo <= addr < hi and site is not None]
-        site = handed[-1][0] if handed else (initcheck.allocation_site(o.data_ptr()) or self.launch_site)
-        e = self._entry("uninit", site, name, "unwritten", element=f"{name}[{', '.join(str(i) for i in first)}]",
-                        alloc=initcheck.allocated_at(o.data_ptr()), numel=int(o.numel()),
-                        handed=handed[-1][1:] if handed else None)
-        e["lanes"] += int(unwritten.sum())
-        e["kernel"] = self.last_kernel
-        e["pid"], e["programs"] = [], set()  # no program wrote them
-        e["offsets"] = [int(np.ravel_multi_index(first, unwritten.shape))] if unwritten.ndim else [0]
 
     def _nonfinite_told(self) -> bool:
         """Whether the output's NaN/Inf get a nan_inf finding: no op's NaN/Inf reached memory, and another finding

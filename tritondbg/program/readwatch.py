@@ -13,8 +13,8 @@ the program's stack when torch is imported, looks at each torch call that takes 
 
 - a call whose tensor results alias its inputs (a view, an in-place op) reads nothing yet;
 - a call that moves or copies values (``.cpu()``, ``.clone()``, ``torch.cat``, advanced indexing: ``_MOVES``;
-  ``buf[0] = out``) uses none of them: its results that hold the mark are watched in turn, with the same origin (helper-71:
-  ``out.cpu()[valid]`` on a test that masks the holes after the copy);
+  ``buf[0] = out``) uses none of them: its results that hold the mark are watched in turn, with the same origin
+  (helper-71: ``out.cpu()[valid]`` on a test that masks the holes after the copy);
 - an elementwise op (a result as large as its input: ``out - ref``, ``out * 3``, ``isclose``) carries them: its
   floating-point results' NaN is watched in turn ("values computed from"; helper-73: ``(out - ref).abs()[valid]
   .max()`` masks them after), and a comparison's bools at the lanes the holes reach (``out == ref``: below);

@@ -1,0 +1,66 @@
+"""Outputs of a scenario's case that no launch wrote (the sanitizer's ``_check_outputs``): elements still holding
+initcheck's mark (``unwritten_entry``: a grid or a store mask that misses them, "never written"), and an output a
+launch was handed that no store or atomic wrote into while its stores went into other tensors
+(``not_stored_entry``: a store through the wrong pointer)."""
+from __future__ import annotations
+
+import numpy as np
+
+from tritondbg.interp import initcheck
+
+
+def not_stored_entry(san, name: str, o, r) -> None:
+    """An output a launch was handed that no store or atomic of the case wrote into, and that differs from the
+    reference, while the launch's stores went into other tensors: a store through the wrong pointer (helper-75:
+    megablocks' gather storing into its input, the output from torch.zeros: a mismatch and a race warning
+    only; a torch.empty output is told as never written)."""
+    import torch
+
+    lo, hi = o.data_ptr(), o.data_ptr() + o.numel() * o.element_size()
+    handed = [(site, launch, arg, bufs) for site, launch, bufs in san.handed
+              for b_lo, b_hi, arg in bufs if b_lo < hi and b_hi > lo and site is not None]
+    spans = list(san.store_spans.items())
+    if not handed or not spans or any(a < hi and b >= lo for _, (a, b) in spans) or \
+            (san.atomic_span is not None and san.atomic_span[0] < hi and san.atomic_span[1] >= lo):
+        return
+    try:
+        if torch.equal(o.detach().cpu(), r.detach().cpu().to(o.dtype)):
+            return
+    except (RuntimeError, TypeError):
+        return
+    site, launch, arg, bufs = handed[-1]
+    into = []
+    for store, (a, b) in sorted(spans):
+        for b_lo, b_hi, other in bufs:
+            if a < b_hi and b >= b_lo and (store[1], other) not in into:
+                into.append((store[1], other))
+    if not into:
+        return
+    store = min(s for s, _ in spans if any(s[1] == ln for ln, _ in into))
+    e = san._entry("uninit", (store[0], store[1], ""), name, "not_stored", element=name, handed=arg,
+                    kernel_name=launch.kernel, into=into)
+    e["severity"] = "warning"
+    e["lanes"] = int(o.numel())
+    e["pid"], e["programs"] = [], set()  # no program wrote into it
+
+def unwritten_entry(san, name: str, o, unwritten) -> None:
+    """Output elements no launch wrote (still initcheck's mark): reported at the launch that was handed them
+    (else the line that allocated them). Not where a store went out of bounds: that finding says why."""
+    if any(e["kind"] == "out_of_bounds" and e["op"] == "store" for e in san.agg.values()):
+        return
+    lo, hi = o.data_ptr(), o.data_ptr() + o.numel() * o.element_size()
+    if any(e["kind"] == "uninit" and "span" in e and e["span"][0] < hi and e["span"][1] >= lo
+           for e in san.agg.values()):  # an atomic added into them: that finding says why they hold the mark
+        return
+    first = tuple(int(i) for i in np.argwhere(unwritten)[0])
+    addr = o.data_ptr() + int(np.ravel_multi_index(first, unwritten.shape) if unwritten.ndim else 0) * o.element_size()
+    handed = [(site, launch.kernel, tuple(launch.grid), arg) for site, launch, bufs in san.handed
+              for lo, hi, arg in bufs if lo <= addr < hi and site is not None]
+    site = handed[-1][0] if handed else (initcheck.allocation_site(o.data_ptr()) or san.launch_site)
+    e = san._entry("uninit", site, name, "unwritten", element=f"{name}[{', '.join(str(i) for i in first)}]",
+                    alloc=initcheck.allocated_at(o.data_ptr()), numel=int(o.numel()),
+                    handed=handed[-1][1:] if handed else None)
+    e["lanes"] += int(unwritten.sum())
+    e["kernel"] = san.last_kernel
+    e["pid"], e["programs"] = [], set()  # no program wrote them
+    e["offsets"] = [int(np.ravel_multi_index(first, unwritten.shape))] if unwritten.ndim else [0]
