@@ -1174,3 +1174,16 @@ def test_out_of_bounds_lanes_a_wide_mask_lets_through_are_no_lanes_the_mask_leav
     line = next(i for i, ln in enumerate(data.read_text().splitlines(), 1) if "# MARK: oob" in ln)
     kinds = {(f["kind"], f["line"]) for f in rec.results[0].findings}
     assert ("out_of_bounds", line) in kinds and not any(k == "poison" for k, _ in kinds), kinds
+
+
+def test_a_select_that_keeps_a_lanes_own_data_over_padding_is_no_padding():
+    """helper-77 (FlagGems' argmax): `acc = tl.where(x > acc, x, acc)` over `other=-inf` was a masked_reduction at
+    the max: the condition was computed from padding, so the lane counted as padding though it holds acc's data.
+    A select keeping data there is data; one putting a constant there (`tl.where(x > 0, x, 1.0)`) is padding."""
+    data = Path(__file__).resolve().parent / "interp_data" / "where_pads.py"
+    rec = run(f"{data}::kept")
+    assert rec.passed and not rec.results[0].findings, rec.results[0].findings
+    rec = run(f"{data}::ones")
+    line = next(i for i, ln in enumerate(data.read_text().splitlines(), 1) if "# MARK: ones" in ln)
+    assert [(f["kind"], f["line"]) for f in rec.results[0].findings] == [("masked_reduction", line)], \
+        rec.results[0].findings

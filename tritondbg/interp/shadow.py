@@ -37,8 +37,8 @@ from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero
 # _scalar_ty, PAD)
 from tritondbg.interp.shadow_values import (BASE, INDEX, PAD, _bcast, _check_new_nonfinite, _debug_raise, _is_bf16,  # noqa: F401
                                             _max_pads, _nonfinite, _nonzero, _scalar_ty, _set_pad, _sink,
-                                            _site_frame, as_float, base_of, is_pointer, mark_indices, pad_of,
-                                            set_sink)
+                                            _site_frame, as_float, base_of, from_indices, is_pointer, mark_indices,
+                                            pad_of, set_sink)
 
 _saved: dict[str, Any] = {}  # (owner, name) -> the builder function install() replaced
 
@@ -77,7 +77,13 @@ def _wrap_ternary(orig):
                 chosen, skipped = np.where(cond, za, zb), np.where(cond, zb, za)
                 p = np.where((chosen == 0) & (skipped >= 1), 1, chosen)  # a real value put over padding
                 if pc is not None:
-                    p = np.maximum(p, _bcast(pc, shape))
+                    pcb = _bcast(pc, shape)
+                    # a condition computed from padding that keeps a lane's own data (a running max
+                    # `tl.where(x > acc, x, acc)` over `other=-inf`, helper-77): the lane holds real data, as
+                    # designed; one that picks a constant there (`tl.where(x > 0, x, 1.0)`) stays padding
+                    kept = (pcb == 2) & (chosen == 0) & np.where(cond, not from_indices(rhs),
+                                                                 not from_indices(other))
+                    p = np.where(kept, p, np.maximum(p, pcb))
                 _set_pad(out, np.asarray(p, dtype=np.uint8))
             if is_pointer(out):
                 ba, bb = base_of(rhs), base_of(other)
