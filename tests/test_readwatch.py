@@ -277,22 +277,74 @@ class Double(torch.autograd.Function):
         g = g.contiguous()
         part = torch.empty(g.shape[0] + 1, g.shape[1], device=g.device)  # one row too many
         rows[(g.shape[0],)](g, part, g.shape[1], BLOCK=16)
-        return part.sum(dim=0).expand_as(g) * 2  # USE
+        return part.sum(dim=0).expand_as(g) * 2
 
 
 x = torch.randn(5, 10, device="cuda", requires_grad=True)
-Double.apply(x).sum().backward()
-print("ok")
+Double.apply(x).sum().backward()  # BACKWARD
+print("ok", float(x.grad.sum()))
 '''
 
 
 def test_a_backward_s_torch_code_is_watched_too(tmp_path, cli_env):
     """helper-74 (attorch's RMSNorm weight grad): a custom autograd Function's backward runs with no torch function
     mode on the stack, so its sum over a `torch.empty` row no launch wrote was only the band warning at exit (exit
-    0, the gradient NaN). tritondbg's modes are pushed around each backward: the sum is the error."""
+    0, the gradient NaN). tritondbg's modes are pushed around each backward, and a gradient it returns computed
+    from holes is the error."""
     (tmp_path / "prog.py").write_text(textwrap.dedent(BACKWARD))
     p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert p.returncode == 1, p.stdout + p.stderr
     (line,) = _findings(p)
     assert line.startswith(f"tritondbg: uninit in rows at prog.py:{_line(BACKWARD, 'STORE')}:"), line
-    assert f"Tensor.sum at prog.py:{_line(BACKWARD, 'USE')} (backward) read 10 of 60 element(s)" in line, line
+    # (the rows summed along a dimension are watched in turn, as any such reduction: the gradient returned is
+    # where they go on, out of torch functions' sight)
+    assert (f"the gradient Double.backward returned at prog.py:{_line(BACKWARD, 'BACKWARD')} (<module>) read 50 of "
+            "50 element(s) of values computed from out_ptr") in line, line
+
+
+ROWS = '''
+import sys, torch, triton, triton.language as tl
+
+
+@triton.jit
+def fill_rows(x_ptr, out_ptr, idx_ptr, C, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    tl.store(out_ptr + r * C + c, tl.load(x_ptr + r * C + c, mask=c < C) * 2, mask=c < C)
+    tl.store(idx_ptr + r, r)  # ISTORE
+
+
+CAP, R, C = 16, 11, 24
+x = torch.randn(R, C, device="cuda")
+out = torch.empty(CAP, C, device="cuda")  # a capacity buffer: the kernel fills its first R rows
+idx = torch.empty(CAP, dtype=torch.int64, device="cuda")
+fill_rows[(R,)](x, out, idx, C, BLOCK=32)
+ref, w = x * 2, torch.randn(C, 5, device="cuda")
+padded = torch.cat([ref, torch.zeros(CAP - R, C, device="cuda")])
+if sys.argv[1] == "kept":  # row-wise over the whole buffer, the rows nothing wrote dropped after
+    torch.testing.assert_close(out.sum(1)[:R], ref.sum(1))
+    torch.testing.assert_close((out @ w)[:R], ref @ w)
+    assert torch.equal(out.argmax(1)[:R], ref.argmax(1)) and bool((out == padded).all(1)[:R].all())
+    assert torch.equal(idx.view(4, 4).sum(1)[:2], torch.arange(8).view(2, 4).sum(1))
+else:
+    print(torch.equal(idx, torch.arange(CAP)))  # EQUAL
+print("ok")
+'''
+
+
+def test_rows_reduced_along_a_dimension_are_watched_not_used_until_kept_rows_are_dropped(tmp_path, cli_env):
+    """helper-76: a kernel filling the first R rows of a capacity buffer, then `out.sum(1)[:R]`, `(out @ w)[:R]`,
+    `out.argmax(1)[:R]`: an error at the reduction on correct code. A reduction along a dimension carries them (its
+    elements computed from holes watched in turn); one to a single value or a value in Python is the use, and
+    `torch.equal(idx, ref)` over int holes (False with them flipped too) is told."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(ROWS))
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", "kept"], cli_env, cwd=tmp_path)
+    errors = [ln for ln in _findings(p) if not ln.startswith("tritondbg: warning:")]  # (the bands left: warnings)
+    assert p.returncode == 0 and not errors and "ok" in p.stdout, p.stdout + p.stderr
+    # an int band's warning names the int mark, not NaN
+    assert "left 5 of 16 unwritten" in p.stderr and "mark (0x5A5A5A5A5A5A5A5A)" in p.stderr, p.stderr
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", "equal"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stdout + p.stderr
+    (line,) = [ln for ln in _findings(p) if not ln.startswith("tritondbg: warning:")]
+    assert f"uninit in fill_rows at prog.py:{_line(ROWS, 'ISTORE')}: torch.equal at prog.py:{_line(ROWS, 'EQUAL')}" \
+        in line and "read 5 of 16 element(s) of idx_ptr" in line, line

@@ -255,11 +255,12 @@ def band_finding(name: str, t, left, wrote: int, *, later: str = "and no later l
     first = int(left.nonzero()[0][0])
     index = tuple(int(i) for i in np.unravel_index(first, tuple(t.shape))) if t.dim() else ()
     where = allocated_at(t.data_ptr())
+    mark = "NaN" if t.is_floating_point() else f"0x{INT_MARK.get(t.element_size(), 0):X}"
     return {"kind": "uninit", "severity": "warning", "tensor": name, "message": (
         f"a launch wrote {wrote} element(s) of {name} and left {int(left.sum())} of {t.numel()} unwritten (first at "
         f"index {index}){f', memory from {where}' if where else ''}, {later}: they hold "
-        "tritondbg's uninitialized-memory mark (NaN) where a GPU gives whatever the memory held; a store mask too "
-        "strict, or a grid that does not cover the tensor?")}
+        f"tritondbg's uninitialized-memory mark ({mark}) where a GPU gives whatever the memory held; a store mask "
+        "too strict, or a grid that does not cover the tensor?")}
 
 
 def stores_into(t, stores: dict) -> list:

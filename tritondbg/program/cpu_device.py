@@ -200,10 +200,10 @@ def install() -> bool:
     return True
 
 
-_BACKWARD: list = []  # (a mode on the program's stack, the class of one for a backward), bottom first
+_BACKWARD: list = []  # (a mode on the program's stack, the class of one for a backward, after), bottom first
 
 
-def _in_backward(mode, make=None) -> None:
+def _in_backward(mode, make=None, after=None) -> None:
     """The autograd engine runs a custom Function's ``backward`` with no function mode on the stack: a library
     that allocates on "cuda" there (bitsandbytes' SwitchBackLinear, helper-63) failed with "Torch not compiled
     with CUDA enabled" where its forward ran, and readwatch.py did not see a backward's ``torch.empty`` rows
@@ -213,7 +213,7 @@ def _in_backward(mode, make=None) -> None:
     from torch.autograd import function as F
     from torch.overrides import _get_current_function_mode_stack
 
-    _BACKWARD.append((mode, make or _mode_class()))
+    _BACKWARD.append((mode, make or _mode_class(), after))  # (after(node, grads): what the backward returned)
     node = getattr(F, "BackwardCFunction", None)
     for name in ("apply", "apply_boxed"):
         original = getattr(node, name, None)
@@ -222,13 +222,15 @@ def _in_backward(mode, make=None) -> None:
 
         def apply(self, *args, _original=original):
             stack = _get_current_function_mode_stack()
-            missing = [make for mode, make in _BACKWARD if mode not in stack]
-            if not missing:
-                return _original(self, *args)
+            missing = [make for mode, make, _ in _BACKWARD if mode not in stack]
             with contextlib.ExitStack() as modes:
                 for make in missing:
                     modes.enter_context(make())
-                return _original(self, *args)
+                grads = _original(self, *args)
+            for *_, after in _BACKWARD:
+                if after is not None:
+                    after(self, grads)
+            return grads
         apply._tdbg_mode = True
         setattr(node, name, apply)
 

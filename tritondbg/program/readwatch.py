@@ -122,10 +122,28 @@ def install() -> None:
     _state["mode"] = mode
     from tritondbg.program import cpu_device
 
-    cpu_device._in_backward(mode, type(mode))  # (a custom Function's backward runs with no mode on the stack)
+    cpu_device._in_backward(mode, type(mode), _gradients_out)  # (a custom Function's backward runs with no mode
+    # on the stack)
     if cpu_device._state["mode"] is not None:  # the CPU stand-in's: torch's warnings name the program's line,
         cpu_device._own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)  # past this one too
     _patch_numpy()
+
+
+def _gradients_out(node, grads) -> None:
+    """The gradients a custom Function's backward returned go on into the autograd engine (``.grad``, the next
+    backward) out of torch functions' sight: one computed from holes is a use there."""
+    if not _WATCH or _state["paused"] or _state["tell"] is None:
+        return
+    name = getattr(getattr(node, "_forward_cls", None), "__name__", type(node).__name__)
+    with paused(), _no_modes():
+        for t in _tensors(grads if isinstance(grads, (tuple, list)) else (grads,)):
+            entry = _watched(t)
+            if entry is None or not _live(entry, t):
+                continue
+            marked = _marked(t, entry)
+            if marked is not None and marked.any():
+                _tell(entry, _finding(None, "backward", t, marked, entry, call=f"the gradient {name}.backward returned"))
+                return
 
 
 # numpy's comparisons that give a value in Python: a test comparing ``out.cpu().numpy()`` with its reference
@@ -291,6 +309,13 @@ def _check(func, args, kwargs, result) -> None:
         if floats and len(floats) == len(results) and not any(bool(torch.isnan(r).any()) for r in floats) and \
                 name not in _NAN_AWARE:
             return  # none of the marked values went into the result: a hole masked by the program
+        if max(r.numel() for r in results) > 1:
+            # a reduction along a dimension (`out.sum(1)`, `out @ w`, `out.argmax(1)`): its elements computed from
+            # the holes are watched in turn, told where used; a program that keeps only the rows it wrote
+            # (helper-76: `out.sum(1)[:R]` over an over-allocated buffer) uses none of them
+            _follow(results, hits[0][2], computed=True)
+            _follow_reduced(func, args, kwargs, results, hits)
+            return
     for t, lo, entry in hits:
         if not _live(entry, t):
             _WATCH.pop(lo, None)  # freed, and the memory given out again
@@ -427,9 +452,8 @@ def _check_values(func, name: str, args, kwargs, result, hits: list) -> None:
         return
     t0, mk0, entry0 = next(iter(marked.values()))
     tell = lambda: _tell(entry0, _finding(func, name, t0, mk0, entry0))  # noqa: E731
-    if not results:  # a value in Python (item, allclose, bool)
-        if _differs(result, flipped):
-            tell()
+    if not results:  # a value in Python (item, equal, allclose, bool): it compared or read them (helper-76:
+        tell()       # torch.equal(idx, ref) over holes is False with them flipped too)
         return
     again = _tensors(flipped)
     if len(again) != len(results) or any(a.shape != b.shape or a.dtype != b.dtype for a, b in zip(results, again)):
@@ -437,7 +461,11 @@ def _check_values(func, name: str, args, kwargs, result, hits: list) -> None:
         return
     lanes = [_ne(a, b) for a, b in zip(results, again)]
     if name not in _MOVES and max(r.numel() for r in results) < max(t.numel() for t, _, _ in marked.values()):
-        if any(bool(m.any()) for m in lanes):  # a reduction over them
+        if max(r.numel() for r in results) > 1:  # along a dimension (`(idx == ref).all(1)`): its elements that
+            for r, m in zip(results, lanes):      # changed watched in turn
+                if bool(m.any()):
+                    _watch_lanes(r, m, entry0)
+        elif any(bool(m.any()) for m in lanes):  # a reduction over them
             tell()
         return
     for r, m in zip(results, lanes):
@@ -546,6 +574,35 @@ def _spread(marked, shape, default):
             return default
         out = m if out is None else out | m
     return default if out is None else out
+
+
+def _follow_reduced(func, args, kwargs, results: list, hits: list) -> None:
+    """A reduction's non-floating-point results (``argmax(1)``, ``isnan(out).any(1)``): watched at the elements that
+    change when the holes are +inf and when they are -inf (the call run twice so)."""
+    import torch
+
+    rest = [i for i, r in enumerate(results) if not r.is_floating_point() and _watched(r) is None]
+    if not rest:
+        return
+    marked = _marked_hits(hits)
+    if not marked:
+        return
+    entry = next(iter(marked.values()))[2]
+    runs = []
+    for fill in (float("inf"), float("-inf")):
+        table = {key: torch.where(torch.from_numpy(mk).reshape(t.shape), fill, t.detach())
+                 for key, (t, mk, _) in marked.items() if t.is_floating_point()}
+        try:
+            with torch.no_grad():
+                runs.append(_tensors(func(*_swap(args, table), **_swap(kwargs or {}, table))))
+        except Exception:  # noqa: BLE001
+            return
+    for i in rest:
+        a, b = runs[0][i], runs[1][i]
+        if a.shape == results[i].shape and b.shape == a.shape:
+            lanes = _ne(a, b)
+            if bool(lanes.any()):
+                _watch_lanes(results[i], lanes, entry)
 
 
 def _follow_lanes(name: str, results: list, hits: list, floats: bool = False) -> None:
