@@ -187,7 +187,8 @@ def _message(e: dict) -> str:
         give = ("give the load padding_option=\"zero\" (today's result; a block-pointer load takes no other=)"
                 if e.get("block_ptr") else f"give the load other= ({advice})")
         return (text + ": " + "; ".join(parts) + ". tl.load calls them undefined; today's compiled code reads 0 "
-                f"there, but no compiler promises it (the sanitizers put NaN there): {give} "
+                f"there, but no compiler promises it (the sanitizers put a NaN there, an integer's smallest value for an "
+                f"integer load): {give} "
                 "or keep those lanes out of the result")
     if kind == "uninit":
         from tritondbg.interp.initcheck import message
