@@ -325,6 +325,15 @@ def test_a_sweep_whose_configs_end_in_errors_does_not_say_they_disagree():
         print_sweep(con, SimpleNamespace(extra={"sweep": {"runs": 3, "failures": fails, "not_applicable": []}},
                                          results=[]))
         assert said in con.export_text(), con.export_text()
+    # helper-77 (FlagGems' softmax backward): every config disagreed only through the sanitizers' undefined lanes,
+    # each run's block said it matched with 0 there, the summary did not
+    zero = [SimpleNamespace(passed=False, extra={"undefined_as_zero": {"out": {"passed": True}}, "sweep": {}})] * 2
+    other = SimpleNamespace(passed=False, extra={"undefined_as_zero": {"out": {"passed": False}}, "sweep": {}})
+    con = Console(record=True, width=300)
+    print_sweep(con, SimpleNamespace(extra={"sweep": {"runs": 3, "failures": [fail("fail")] * 3,
+                                                      "not_applicable": []}}, results=[*zero, other]))
+    assert "2 of the runs below match the reference once the undefined lanes read 0" in con.export_text(), \
+        con.export_text()
 
 
 def test_outputs_nan_from_the_sanitizers_poison_say_so(capsys, tmp_path):
