@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 46's first GPU call (from the repo root through the device tool, carry=["build/wheels"]; the wheels as in
-# s41_gpu.sh, plus `pip download --no-deps -d build/wheels tritonparse`): the GPU tests of program mode after
+# Session 46's GPU call (from the repo root through the device tool, carry=["build/wheels"]; the wheels as in
+# s41_gpu.sh, plus `pip download --no-deps -d build/wheels tritonparse` and, for tritonparse,
+# `pip download --no-deps -d build/wheels --python-version 3.12 --only-binary=:all: zstandard`): the GPU tests of program mode after
 # session 45's changes (uint64 pointer tables in tests/program_data/grouped.py, the CPU stand-in's tagging) with
 # liger-kernel and tritonparse there, and the gate zoo (the agreement gate's dump subprocess now starts `python -P`).
 set -u
