@@ -43,13 +43,13 @@ def _check_values(func, name: str, args, kwargs, result, hits: list) -> None:
     marked = _marked_hits(hits)
     if not marked:
         return
-    flipped = _flipped_call(func, args, kwargs, marked)
-    if flipped is _FAILED:
-        return
     t0, mk0, entry0 = next(iter(marked.values()))
     tell = lambda: _tell(entry0, _finding(func, name, t0, mk0, entry0))  # noqa: E731
     if not results:  # a value in Python (item, equal, allclose, bool): it compared or read them (helper-76:
         tell()       # torch.equal(idx, ref) over holes is False with them flipped too)
+        return
+    flipped = _flipped_call(func, args, kwargs, marked)
+    if flipped is _FAILED:
         return
     again = _tensors(flipped)
     if len(again) != len(results) or any(a.shape != b.shape or a.dtype != b.dtype for a, b in zip(results, again)):
@@ -94,10 +94,19 @@ def _flipped_call(func, args, kwargs, marked: dict):
             m = torch.from_numpy(mk).reshape(t.shape)
             v = t.detach()
             table[key] = torch.where(m, ~v, v) if v.dtype == torch.bool else torch.where(m, -v - 1, v)
-        try:
+    return _rerun(func, args, kwargs, table)
+
+
+def _rerun(func, args, kwargs, table: dict):
+    """``func`` on ``args`` with the tensors of ``table`` ({id: substitute}) swapped in; ``_FAILED`` if it cannot
+    run so (nothing is said then)."""
+    import torch
+
+    try:
+        with torch.no_grad():
             return func(*_swap(args, table), **_swap(kwargs or {}, table))
-        except Exception:  # noqa: BLE001 - a call that cannot take them so: nothing said
-            return _FAILED
+    except Exception:  # noqa: BLE001
+        return _FAILED
 
 
 def _swap(value, table: dict):
@@ -148,27 +157,29 @@ def _spread(marked, shape, default):
     return default if out is None else out
 
 
+def _unwatched_hits(rest: list, hits: list) -> tuple[dict, dict | None]:
+    """(``_marked_hits``, the first one's entry) when there are results to watch (``rest``), else ({}, None)."""
+    marked = _marked_hits(hits) if rest else {}
+    return marked, (next(iter(marked.values()))[2] if marked else None)
+
+
 def _follow_reduced(func, args, kwargs, results: list, hits: list) -> None:
     """A reduction's non-floating-point results (``argmax(1)``, ``isnan(out).any(1)``): watched at the elements that
     change when the holes are +inf and when they are -inf (the call run twice so)."""
     import torch
 
     rest = [i for i, r in enumerate(results) if not r.is_floating_point() and _watched(r) is None]
-    if not rest:
-        return
-    marked = _marked_hits(hits)
+    marked, entry = _unwatched_hits(rest, hits)
     if not marked:
         return
-    entry = next(iter(marked.values()))[2]
     runs = []
     for fill in (float("inf"), float("-inf")):
         table = {key: torch.where(torch.from_numpy(mk).reshape(t.shape), fill, t.detach())
                  for key, (t, mk, _) in marked.items() if t.is_floating_point()}
-        try:
-            with torch.no_grad():
-                runs.append(_tensors(func(*_swap(args, table), **_swap(kwargs or {}, table))))
-        except Exception:  # noqa: BLE001
+        again = _rerun(func, args, kwargs, table)
+        if again is _FAILED:
             return
+        runs.append(_tensors(again))
     for i in rest:
         a, b = runs[0][i], runs[1][i]
         if a.shape == results[i].shape and b.shape == a.shape:
@@ -182,12 +193,9 @@ def _follow_lanes(name: str, results: list, hits: list, floats: bool = False) ->
     ``isnan(out)``, ``out.long()``; ``floats``: its floating-point ones too, ``nan_to_num(out)``): their lanes
     reached by the holes, watched by value."""
     rest = [r for r in results if (floats or not r.is_floating_point()) and r.dim() and _watched(r) is None]
-    if not rest:
-        return
-    marked = _marked_hits(hits)
+    marked, entry = _unwatched_hits(rest, hits)
     if not marked:
         return
-    entry = next(iter(marked.values()))[2]
     for r in rest:
         m = _spread(marked.values(), r.shape, None)
         if m is not None and bool(m.any()):
