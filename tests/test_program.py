@@ -528,7 +528,7 @@ def test_a_script_written_for_the_gpu_runs_its_cuda_tensors_on_the_cpu(order, tm
     record = tmp_path / "r.json"
     out = run(["interpret", "--json", str(record), "--", sys.executable, str(DATA / "cuda_by_name.py"), order])
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "devices ['cpu']" in out.stdout
+    assert "devices ['cuda:0']" in out.stdout          # as on a GPU (the program's code asks)
     err = float(out.stdout.split("max error ")[1].split()[0])
     assert err < 0.1, out.stdout                       # bf16 chained five times; a wrong input would be ~1
     assert "warned at ['cuda_by_name.py:" in out.stdout, out.stdout
@@ -561,6 +561,22 @@ def test_autocast_named_for_cuda_runs_on_the_cpu_at_cudas_dtype():
     assert "state True True torch.bfloat16 torch.float32 False" in out.stdout, out.stdout
     assert "Disabling" not in out.stderr and "6 request(s) for a CUDA tensor or device" in out.stderr, out.stderr
     assert "1 torch.autocast('cuda') block(s) with a dtype other than float16 / bfloat16" in out.stderr, out.stderr
+
+
+@pytest.mark.interpreter
+def test_a_cuda_tensor_says_it_is_on_cuda_to_the_programs_code():
+    """``x.is_cuda`` / ``x.device`` said cpu: a library's own check (``assert x.is_cuda``, fla's "Only support
+    CUDA/NPU/XPU tensors") refused the program's "cuda" tensors, and code branching on the device (Liger's
+    backward grid by SM count) took its CPU branch, so the launch checked was not the GPU run's. A "cuda" tensor,
+    what ops make of it and a Parameter of one say cuda:0 to the program's code; a host tensor and Triton's
+    ``get_active_torch_device()`` (cpu here) say cpu, so tutorial 01's ``x.device == DEVICE`` holds;
+    ``.to(torch.device("cpu"))`` is a copy."""
+    _no_cuda()
+    out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "queries"])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "queries True False cuda:0 cuda 0 cuda:0 True cuda:0 cuda:0 False cpu True True True" in out.stdout, \
+        out.stdout + out.stderr[-2000:]
+    assert "1 launch(es), 0 finding(s)" in out.stderr, out.stderr[-2000:]
 
 
 @pytest.mark.interpreter

@@ -112,15 +112,21 @@ def test_a_kernel_file_in_an_installed_package_is_named_by_its_path_in_it():
 @pytest.mark.interpreter
 def test_a_librarys_own_cuda_device_check_gets_a_hint(tmp_path):
     """fla's FusedCrossEntropyLoss asserts "Only support CUDA/NPU/XPU tensors" on the tensors' device: the program
-    ended with that alone, no word that its "cuda" tensors are made on the CPU here."""
+    ended with that alone, no word that its "cuda" tensors are made on the CPU here. A tensor made on "cuda" now
+    passes such a check (it says cuda:0 to the program's code); one made without a device still fails it, with a
+    line saying which tensors say cuda."""
     (tmp_path / "prog.py").write_text("import torch, triton\nx = torch.randn(4, device='cuda')\n"
-                                      "assert x.device.type in ('cuda', 'xpu'), 'Only support CUDA/NPU/XPU tensors'\n")
+                                      "assert x.device.type in ('cuda', 'xpu'), 'x: Only support CUDA/NPU/XPU'\n"
+                                      "h = torch.randn(4)\n"
+                                      "assert h.device.type in ('cuda', 'xpu'), 'Only support CUDA/NPU/XPU tensors'\n")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert out.returncode == 1 and "AssertionError: Only support CUDA/NPU/XPU tensors" in out.stderr, out.stderr
-    assert "tritondbg: the error above names CUDA: under the interpreter the program's \"cuda\" tensors are made " \
-           "on the CPU" in out.stderr, out.stderr[-3000:]
+    assert "x: Only support" not in out.stderr, out.stderr[-3000:]
+    assert "tritondbg: the error above names CUDA: under the interpreter every tensor is on the CPU; those the " \
+           "program makes on \"cuda\" (or moves there) say cuda:0 to its code, the others cpu" in out.stderr, \
+        out.stderr[-3000:]
 
 
 @pytest.mark.interpreter

@@ -1,5 +1,5 @@
 """A script written for a GPU, as most are: every tensor on "cuda" by name. Under `tritondbg interpret --` on a
-machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|event|thread|amp|alias`."""
+machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|event|thread|amp|alias|queries`."""
 import sys
 import warnings
 
@@ -64,6 +64,22 @@ def main(mode):
         c.mul_(2)
         print("alias", dev.data_ptr() != host.data_ptr(), torch.equal(dev, 2 * host), moved.cuda() is moved,
               c.cuda() is c, c.to(c.device) is c, torch.equal(snap * 2, c), (c + 1).cuda().data_ptr() != c.data_ptr())
+        return
+    if mode == "queries":                      # what a "cuda" tensor says of its device to the program's code
+        x = torch.randn(300, device="cuda")
+        lin = torch.nn.Linear(4, 4, device="cuda")
+        moved = torch.nn.Linear(4, 4).cuda()
+        host = torch.randn(3)
+        dev = triton.runtime.driver.active.get_active_torch_device()  # cpu under the interpreter
+        mine = torch.empty(3, device=dev)
+        back = x.to(torch.device("cpu"))
+        back.add_(1000.0)                      # a copy on the host: x is left alone
+        assert x.is_cuda, "expected a CUDA tensor"
+        axpy_kernel[(3,)](x, x, x, 1.0, 300, BLOCK=128)
+        print("queries", x.is_cuda, x.is_cpu, str(x.device), x.device.type, x.get_device(), str((x[:2] + 1).device),
+              lin.weight.is_cuda, str(moved.bias.device), str(torch.empty(2, device=x.device).device),
+              host.is_cuda, str(back.device), bool((x < 500).all()), mine.device == dev,
+              torch.allclose(x, x.clone()))
         return
     g = torch.ones(2, requires_grad=True).sum()
     with warnings.catch_warnings(record=True) as seen:

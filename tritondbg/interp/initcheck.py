@@ -306,6 +306,11 @@ def _wrap(fn, label: str):
     return empty
 
 
+# the wrappers' code: a frame of it calls the factory for the program (tritondbg/program/cpu_device.py looks past it
+# for the program's own frame)
+WRAPPER_CODE = _wrap(len, "").__code__
+
+
 def _targets():
     import torch
 

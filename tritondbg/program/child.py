@@ -265,10 +265,11 @@ def _hint_on_cuda_tensors() -> None:
         elif cpu is not None and cpu.moved() and isinstance(value, Exception) and "cuda" in str(value).lower() \
                 and not in_torch_cuda and not any(text in str(value) for text in _NO_CUDA):
             # a library's own check of the tensors' device (fla: "Only support CUDA/NPU/XPU tensors")
-            print("tritondbg: the error above names CUDA: under the interpreter the program's \"cuda\" tensors are "
-                  "made on the CPU (tensor.device.type is \"cpu\"), so code that insists on CUDA tensors (is_cuda, "
-                  "device.type == \"cuda\") refuses them; run it compiled on a GPU, or capture the kernels it "
-                  "reaches another way", file=sys.stderr)
+            print("tritondbg: the error above names CUDA: under the interpreter every tensor is on the CPU; those the "
+                  "program makes on \"cuda\" (or moves there) say cuda:0 to its code, the others cpu (made without "
+                  "a device, on Triton's get_active_torch_device(), which is cpu here, or in a worker thread), and "
+                  "code that insists on CUDA tensors refuses those: make them on \"cuda\", or run it compiled on "
+                  "a GPU", file=sys.stderr)
         elif cpu is not None and cpu.moved() and isinstance(value, NotImplementedError) \
                 and "_cpu\"" in str(value) and "not implemented for" in str(value):
             # (helper-62: triton_kernels' routing_torch, torch.histc on an int tensor: "histogram_cpu" not

@@ -12,10 +12,14 @@ the program imports torch, answers such requests with CPU tensors (where the int
 - ``torch.set_default_device("cuda")`` sets the CPU;
 - ``torch.autocast("cuda", dtype)`` is CPU autocast at that dtype (float16 when none is given, as on CUDA), and
   ``GradScaler("cuda")`` a CPU scaler (torch disabled both, and kernels ran in float32 where a GPU gives them half
-  precision).
+  precision);
+- a tensor the program has on "cuda" (made or moved there, what ops make of it, a Parameter of it) says so to the
+  program's code and its libraries' (``is_cuda`` True, ``device`` cuda:0, ``get_device()`` 0), so their checks
+  and GPU branches are the GPU run's; torch, Triton and tritondbg still see a CPU tensor (``_from_program``).
 
 What stays as it was: ``torch.cuda.is_available()`` is still False (a program that picks its device by asking
-gets the CPU already), tensors report ``device.type == "cpu"``, and CUDA-only objects (``torch.cuda.Event``,
+gets the CPU already), a tensor made without a device or on Triton's ``get_active_torch_device()`` (cpu under
+the interpreter) says cpu, and CUDA-only objects (``torch.cuda.Event``,
 ``torch.Generator(device="cuda")``) still fail; the program's traceback then ends with one tritondbg line
 (``child._hint_on_cuda_tensors``). Function modes are per thread: a tensor a worker thread asks on "cuda" is
 not moved; the autograd engine runs a custom Function's backward with none, so the mode is pushed around it. Only installed when torch has no CUDA device; the run's summary says how many requests were moved.
@@ -26,9 +30,11 @@ import contextlib
 import functools
 import os
 import sys
+import types
 import warnings
 
 _state: dict = {"mode": None, "moved": 0}
+_GETSET = types.GetSetDescriptorType
 
 
 def _cpu(device):
@@ -47,10 +53,11 @@ def _cpu(device):
 _TAG = "_tdbg_on_cuda"  # set on the tensors the program has on "cuda" (a CPU tensor here)
 
 
-def _target(device) -> str | None:
+def _target(device, program: bool = False) -> str | None:
     """Where ``device`` sends a tensor: "cuda" (a CUDA device by name or index), "host" (the string "cpu": the
-    program moves it to the host), "same" (a ``torch.device("cpu")`` object: here what a tensor's ``.device`` says,
-    for a CUDA tensor too, so its device is the tensor's own), or None."""
+    program moves it to the host), "same" (a ``torch.device("cpu")`` object in torch's or Triton's own code: there
+    a CUDA tensor's ``.device`` says cpu, so its device is the tensor's own; in the ``program``'s code it is the
+    host, since a CUDA tensor's ``.device`` says cuda:0 there), or None."""
     import torch
 
     if isinstance(device, str):
@@ -58,7 +65,9 @@ def _target(device) -> str | None:
             return "cuda"
         return "host" if device == "cpu" or device.startswith("cpu:") else None
     if isinstance(device, torch.device):
-        return "cuda" if device.type == "cuda" else "same" if device.type == "cpu" else None
+        if device.type == "cpu":
+            return "host" if program else "same"
+        return "cuda" if device.type == "cuda" else None
     if isinstance(device, int) and not isinstance(device, bool):
         return "cuda"
     return None
@@ -81,6 +90,44 @@ def _tag(value) -> None:
             _tag(v)
 
 
+@functools.lru_cache(maxsize=None)
+def _own_dirs() -> tuple:
+    """The folders of code that sees the program's CUDA tensors as what they are (CPU tensors): torch's and
+    Triton's (they would take their CUDA paths, with no CUDA build under them), tritondbg's and its bundled
+    kernels' (the interpreter's own work on the launch)."""
+    import importlib.util
+
+    dirs = []
+    for name in ("torch", "triton", "tritondbg", "tritondbg.kernels"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            dirs.append(os.path.dirname(spec.origin) + os.sep)
+    return tuple(dirs)
+
+
+def _from_program(depth: int = 2) -> bool:
+    """Whether the torch call being handled was made by the program's code (its own or a library's), not by
+    torch, Triton or tritondbg: the first frame out of the function modes' handlers (tritondbg's modes above this
+    one call the function again from theirs)."""
+    import torch
+
+    if torch.compiler.is_compiling():
+        return False
+    from tritondbg.interp.initcheck import WRAPPER_CODE  # (torch.empty filled for the sanitizers)
+
+    f = sys._getframe(depth)
+    codes = _state.get("handler_codes", ())
+    while f is not None and (f.f_code in codes or f.f_code is WRAPPER_CODE):
+        f = f.f_back
+    return f is not None and not f.f_code.co_filename.startswith(_own_dirs())
+
+
+def _host(device) -> bool:
+    import torch
+
+    return isinstance(device, torch.device) and device.type == "cpu"
+
+
 def _any_on_cuda(args) -> bool:
     for a in args:
         if isinstance(a, (list, tuple)):
@@ -98,6 +145,12 @@ def _mode_class():
 
     tensor_to, tensor_cuda, tensor_cpu = torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.cpu
     tensor_pin = torch.Tensor.pin_memory
+    # what a CUDA tensor says of its device, asked by the program's code (``_from_program``): a library's check
+    # (``assert x.is_cuda``, fla's "Only support CUDA/NPU/XPU tensors") and its GPU branch (Liger sizes a
+    # backward's grid by the SM count where ``x.device.type == "cuda"``) are the GPU run's
+    cuda0 = torch.device("cuda", 0)
+    queries = {torch.Tensor.is_cuda: True, torch.Tensor.is_cpu: False, torch.Tensor.device: cuda0}
+    get_device, data = torch.Tensor.get_device, torch.Tensor.data
 
     class CudaAsCpu(TorchFunctionMode):
         """Which tensors are the program's CUDA tensors is kept (``_TAG``), so that a move between the host and
@@ -110,6 +163,16 @@ def _mode_class():
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
+            owner = getattr(func, "__self__", None)  # a property's getset descriptor (``x.is_cuda``: its __get__)
+            owner = owner if isinstance(owner, _GETSET) else None
+            if owner in queries and func.__name__ == "__get__" and _on_cuda(args[0]) and _from_program():
+                return queries[owner]
+            if func is get_device and _on_cuda(args[0]) and _from_program():
+                return 0
+            if owner is data and func.__name__ == "__set__":  # ``param.data = t`` (Module.cuda(), .to("cuda"))
+                if _on_cuda(args[1]):
+                    _tag(args[0])
+                return func(*args, **kwargs)
             if func is tensor_pin:
                 return args[0]
             if func is tensor_cuda:
@@ -119,7 +182,7 @@ def _mode_class():
                 return _to_host(args[0], func(*args, **kwargs))
             target = None
             if "device" in kwargs:
-                target = _target(kwargs["device"])
+                target = _target(kwargs["device"], _host(kwargs["device"]) and _from_program())
                 device = _cpu(kwargs["device"])
                 if device is not kwargs["device"]:
                     _state["moved"] += 1
@@ -131,7 +194,7 @@ def _mode_class():
                     if isinstance(args[1], torch.Tensor):  # .to(other): other's device (and dtype)
                         target = "cuda" if _on_cuda(args[1]) and not _on_cuda(args[0]) else "same"
                     else:
-                        target = _target(args[1]) or target
+                        target = _target(args[1], _host(args[1]) and _from_program()) or target
                         device = _cpu(args[1])
                         if device is not args[1]:
                             _state["moved"] += 1
@@ -190,6 +253,9 @@ def install() -> bool:
         return original(moved)
 
     torch.set_default_device = set_default_device
+    for cls in (torch.nn.Parameter, getattr(torch.nn, "Buffer", None)):  # made of a CUDA tensor by _make_subclass,
+        if cls is not None:                                                # which no torch function sees
+            _tag_what_new_makes(cls)
     if not hasattr(torch._C, "_cuda_getCurrentRawStream"):  # what a launch asks for the stream it goes on
         # (Inductor's generated code, tritonbench's welford: ImportError on a CPU build); none here: 0
         torch._C._cuda_getCurrentRawStream = lambda device=None: 0
@@ -198,6 +264,19 @@ def install() -> bool:
     _amp_on_the_cpu(torch)
     _own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
     return True
+
+
+def _tag_what_new_makes(cls) -> None:
+    """``cls(t)`` of a CUDA tensor ``t`` is one too (``nn.Parameter``: ``nn.Linear(..., device="cuda").weight``)."""
+    new = cls.__new__
+
+    def __new__(cls, data=None, *args, **kwargs):
+        result = new(cls, data, *args, **kwargs)
+        if data is not None and _on_cuda(data):
+            _tag(result)
+        return result
+
+    cls.__new__ = __new__
 
 
 _BACKWARD: list = []  # (a mode on the program's stack, the class of one for a backward, after), bottom first
