@@ -462,10 +462,14 @@ def test_config_reaches_an_autotuned_kernel_the_scenario_cannot_list(tmp_path):
         runner.run(str(tmp_path / "nested.py"), mode="interpret", config="BLOK=32")
 
 
-def test_an_all_configs_sweep_cut_short_names_the_config_that_was_running(monkeypatch):
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_an_all_configs_sweep_cut_short_names_the_config_that_was_running(monkeypatch, signal_name):
     """helper-48: Ctrl-C early in `interpret --all-configs` printed "0/0 passed ... interrupted": the config that
-    was running was in no list. It is an error result naming the config."""
-    from tritondbg import runner as runner_mod
+    was running was in no list. It is an error result naming the config, and the signal (helper-75: a SIGTERM
+    read "did not finish (KeyboardInterrupt)")."""
+    import signal
+
+    from tritondbg import runner as runner_mod, stops
     from tritondbg.interp.sweep import run_all_configs
 
     real, calls = runner_mod.run_case, []
@@ -473,12 +477,18 @@ def test_an_all_configs_sweep_cut_short_names_the_config_that_was_running(monkey
     def interrupted_at_the_first_config(*args, **kwargs):
         calls.append(kwargs.get("pinned"))
         if kwargs.get("pinned"):  # (the runs before it find the kernels and configs: not pinned)
+            if signal_name == "SIGTERM":
+                stops.handler(signal.SIGTERM, None)  # what the run's SIGTERM handler does
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
     monkeypatch.setattr(runner_mod, "run_case", interrupted_at_the_first_config)
-    with pytest.raises(KeyboardInterrupt) as info:
-        run_all_configs(str(HERE / "interp_data" / "prune_cases.py"))
+    try:
+        with pytest.raises(KeyboardInterrupt) as info:
+            run_all_configs(str(HERE / "interp_data" / "prune_cases.py"))
+    finally:
+        stops.clear()
     results = info.value.record.results
     assert [r.status for r in results] == ["error"], [(r.status, r.message) for r in results]
-    assert "did not finish (KeyboardInterrupt)" in results[-1].message and results[-1].extra["interrupted"]
+    assert f"did not finish (interrupted by {signal_name})" in results[-1].message, results[-1].message
+    assert results[-1].extra["interrupted"]

@@ -85,7 +85,12 @@ def _unfinished(scenario, case, dt, name, cfg, i, n, seed, exc):
     from tritondbg.configs import config_dict, config_str
     from tritondbg.record import CaseResult
 
-    why = type(exc).__name__ if str(exc) == "" else f"{type(exc).__name__}: {exc}"
+    from tritondbg import stops
+
+    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or a SIGTERM (a CI cancel) its handler turned into one
+        why = f"interrupted by {stops.noted() or 'SIGINT'}"
+    else:
+        why = type(exc).__name__ if str(exc) == "" else f"{type(exc).__name__}: {exc}"
     r = CaseResult(kernel=scenario.name, case=case.name, dtype=dt, mode="interpret", device="cpu", seed=seed,
                    params=dict(case.params), status="error",
                    message=f"config {config_str(config_dict(cfg))} of {name} did not finish ({why})")
