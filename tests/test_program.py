@@ -576,6 +576,8 @@ def test_a_cuda_tensor_says_it_is_on_cuda_to_the_programs_code():
     assert out.returncode == 0, out.stderr[-2000:]
     assert "queries True False cuda:0 cuda 0 cuda:0 True cuda:0 cuda:0 False cpu True True True" in out.stdout, \
         out.stdout + out.stderr[-2000:]
+    # helper-78: torch.load(map_location="cpu") said cuda:0, Module.cpu() left cuda:0, torch.compile failed
+    assert "more cpu cpu True cuda:0 4" in out.stdout, out.stdout + out.stderr[-2000:]
     assert "1 launch(es), 0 finding(s)" in out.stderr, out.stderr[-2000:]
 
 

@@ -80,6 +80,18 @@ def main(mode):
               lin.weight.is_cuda, str(moved.bias.device), str(torch.empty(2, device=x.device).device),
               host.is_cuda, str(back.device), bool((x < 500).all()), mine.device == dev,
               torch.allclose(x, x.clone()))
+        import io
+        buf = io.BytesIO()
+        torch.save(torch.randn(3), buf)
+        buf.seek(0)
+        loaded = torch.load(buf, map_location="cpu")   # a host tensor, on a GPU too
+        moved.cpu()                                    # its parameters back on the host
+        opt = torch.optim.AdamW(lin.parameters())
+        lin(x[:8].reshape(2, 4)).sum().backward()
+        opt.step()                                     # the optimizer's state follows its parameters
+        compiled = torch.compile(lambda a: a * 2 + 1)(torch.randn(4))  # dynamo traces the modes: no failure
+        print("more", str(loaded.device), str(moved.weight.device), moved.weight.is_cpu,
+              str(opt.state[lin.weight]["exp_avg"].device), compiled.shape[0])
         return
     g = torch.ones(2, requires_grad=True).sum()
     with warnings.catch_warnings(record=True) as seen:

@@ -117,7 +117,8 @@ def _cuda_as_cpu(module=None) -> None:
     under ``interpret --`` with the sanitizers, its torch reads of what a launch left unwritten are watched
     (``readwatch.py``). Both torch function modes go at the bottom of the program's stack, before its own."""
     try:
-        _sibling("cpu_device").install()
+        if _sibling("cpu_device").install():
+            _hint_on_cuda_tensors()  # (a program that never imports Triton: torch.Generator(device="cuda"))
     except Exception as exc:  # noqa: BLE001 - never stop the program
         note(f"could not serve CUDA tensors on the CPU: {type(exc).__name__}: {exc}")
     cfg = config()
@@ -245,7 +246,10 @@ def _ends_in_torch_cuda(tb) -> bool:
 
 def _hint_on_cuda_tensors() -> None:
     """An uncaught error from torch about CUDA (``torch.randn(..., device="cuda")`` on a machine without one)
-    ends with one tritondbg line saying what to do: the program's own traceback is left as it is."""
+    ends with one tritondbg line saying what to do: the program's own traceback is left as it is. Once."""
+    if _state.get("hinting"):
+        return
+    _state["hinting"] = True
     previous = sys.excepthook
 
     def hook(kind, value, tb):
@@ -267,9 +271,9 @@ def _hint_on_cuda_tensors() -> None:
             # a library's own check of the tensors' device (fla: "Only support CUDA/NPU/XPU tensors")
             print("tritondbg: the error above names CUDA: under the interpreter every tensor is on the CPU; those the "
                   "program makes on \"cuda\" (or moves there) say cuda:0 to its code, the others cpu (made without "
-                  "a device, on Triton's get_active_torch_device(), which is cpu here, or in a worker thread), and "
-                  "code that insists on CUDA tensors refuses those: make them on \"cuda\", or run it compiled on "
-                  "a GPU", file=sys.stderr)
+                  "a device, or on Triton's get_active_torch_device(), which is cpu here): code that insists on CUDA "
+                  "tensors refuses those, and a comparison of the two kinds (x.device == DEVICE) fails where a GPU's "
+                  "would pass; make all of them one way, or run it compiled on a GPU", file=sys.stderr)
         elif cpu is not None and cpu.moved() and isinstance(value, NotImplementedError) \
                 and "_cpu\"" in str(value) and "not implemented for" in str(value):
             # (helper-62: triton_kernels' routing_torch, torch.histc on an int tensor: "histogram_cpu" not

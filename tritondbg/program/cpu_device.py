@@ -35,6 +35,8 @@ import warnings
 
 _state: dict = {"mode": None, "moved": 0}
 _GETSET = types.GetSetDescriptorType
+_NO = object()
+_CPU_OF_CUDA = None  # what a CUDA tensor's ``.device`` is to torch's own code: torch.device("cpu"), this object
 
 
 def _cpu(device):
@@ -54,10 +56,9 @@ _TAG = "_tdbg_on_cuda"  # set on the tensors the program has on "cuda" (a CPU te
 
 
 def _target(device, program: bool = False) -> str | None:
-    """Where ``device`` sends a tensor: "cuda" (a CUDA device by name or index), "host" (the string "cpu": the
-    program moves it to the host), "same" (a ``torch.device("cpu")`` object in torch's or Triton's own code: there
-    a CUDA tensor's ``.device`` says cpu, so its device is the tensor's own; in the ``program``'s code it is the
-    host, since a CUDA tensor's ``.device`` says cuda:0 there), or None."""
+    """Where ``device`` sends a tensor: "cuda" (a CUDA device by name or index), "host" (the string "cpu", or a
+    cpu ``torch.device`` in the ``program``'s code: the program moves it to the host), "same" (``_CPU_OF_CUDA``,
+    what a CUDA tensor's ``.device`` is to torch's own code: the tensor's own device), or None."""
     import torch
 
     if isinstance(device, str):
@@ -66,7 +67,7 @@ def _target(device, program: bool = False) -> str | None:
         return "host" if device == "cpu" or device.startswith("cpu:") else None
     if isinstance(device, torch.device):
         if device.type == "cpu":
-            return "host" if program else "same"
+            return "host" if program else "same" if device is _CPU_OF_CUDA else None
         return "cuda" if device.type == "cuda" else None
     if isinstance(device, int) and not isinstance(device, bool):
         return "cuda"
@@ -77,17 +78,17 @@ def _on_cuda(t) -> bool:
     return getattr(t, _TAG, False)  # (not t.__dict__: torch.compile traces this mode, and dynamo has no __dict__)
 
 
-def _tag(value) -> None:
+def _tag(value, on: bool = True) -> None:
     import torch
 
     if isinstance(value, torch.Tensor):
         try:
-            setattr(value, _TAG, True)
+            setattr(value, _TAG, on)
         except (AttributeError, RuntimeError):
             pass
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _tag(v)
+            _tag(v, on)
 
 
 @functools.lru_cache(maxsize=None)
@@ -140,6 +141,7 @@ def _any_on_cuda(args) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _mode_class():
+    global _CPU_OF_CUDA
     import torch
     from torch.overrides import TorchFunctionMode
 
@@ -147,32 +149,45 @@ def _mode_class():
     tensor_pin = torch.Tensor.pin_memory
     # what a CUDA tensor says of its device, asked by the program's code (``_from_program``): a library's check
     # (``assert x.is_cuda``, fla's "Only support CUDA/NPU/XPU tensors") and its GPU branch (Liger sizes a
-    # backward's grid by the SM count where ``x.device.type == "cuda"``) are the GPU run's
-    cuda0 = torch.device("cuda", 0)
-    queries = {torch.Tensor.is_cuda: True, torch.Tensor.is_cpu: False, torch.Tensor.device: cuda0}
+    # backward's grid by the SM count where ``x.device.type == "cuda"``) are the GPU run's. Asked by torch's own
+    # code, its ``.device`` is ``_CPU_OF_CUDA``: a tensor made on that device object (``torch.tensor(0.0,
+    # device=p.device)``) is a CUDA tensor too, one made on any other cpu device (``torch.load(map_location=
+    # "cpu")``) is not.
+    cuda0, _CPU_OF_CUDA = torch.device("cuda", 0), torch.device("cpu")
     get_device, data = torch.Tensor.get_device, torch.Tensor.data
+    queries = {torch.Tensor.is_cuda: (True, False), torch.Tensor.is_cpu: (False, True),
+               torch.Tensor.device: (cuda0, _CPU_OF_CUDA), get_device: (0, -1)}  # (to the program, to torch)
+
+    def answer(func, args):
+        """``_NO`` or the answer to a device query about a tensor, or the setting of ``.data``."""
+        owner = getattr(func, "__self__", None)  # a property's getset descriptor (``x.is_cuda``: its __get__)
+        if isinstance(owner, _GETSET):
+            if owner in queries and func.__name__ == "__get__" and _on_cuda(args[0]):
+                return queries[owner][0 if _from_program(3) else 1]
+            if owner is data and func.__name__ == "__set__":  # ``param.data = t`` (Module.cuda(), .cpu(), .to())
+                result = func(*args)
+                _tag(args[0], _on_cuda(args[1]))
+                return result
+        elif func is get_device and _on_cuda(args[0]):
+            return queries[get_device][0 if _from_program(3) else 1]
+        return _NO
 
     class CudaAsCpu(TorchFunctionMode):
         """Which tensors are the program's CUDA tensors is kept (``_TAG``), so that a move between the host and
         "cuda" copies, as on a GPU: ``y = x.cuda()`` returned x itself, and a test of an in-place kernel computed
         its reference from the host tensor the kernel had just changed (helper-70, lightllm's rotary). Tagged: the
-        tensors made with a ``device=`` (a CUDA one, or a ``.device`` of one, which says "cpu" here) or under
+        tensors made with a ``device=`` (a CUDA one, or a ``.device`` of one: cuda:0 to the program, ``_CPU_OF_CUDA``
+        to torch's own code) or under
         ``set_default_device("cuda")``, moved by ``.cuda()`` / ``.to("cuda")``, and what an op makes from a tagged
         tensor. ``.cuda()`` of a tagged tensor returns it, of another a copy; ``.cpu()`` / ``.to("cpu")`` of a
         tagged one a copy."""
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            owner = getattr(func, "__self__", None)  # a property's getset descriptor (``x.is_cuda``: its __get__)
-            owner = owner if isinstance(owner, _GETSET) else None
-            if owner in queries and func.__name__ == "__get__" and _on_cuda(args[0]) and _from_program():
-                return queries[owner]
-            if func is get_device and _on_cuda(args[0]) and _from_program():
-                return 0
-            if owner is data and func.__name__ == "__set__":  # ``param.data = t`` (Module.cuda(), .to("cuda"))
-                if _on_cuda(args[1]):
-                    _tag(args[0])
-                return func(*args, **kwargs)
+            if not torch.compiler.is_compiling():  # (dynamo traces this function: none of it there)
+                result = answer(func, args)
+                if result is not _NO:
+                    return result
             if func is tensor_pin:
                 return args[0]
             if func is tensor_cuda:
