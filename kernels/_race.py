@@ -71,9 +71,10 @@ SLEEP_CYCLES_PER_US = 2000  # torch.cuda._sleep spins this many cycles a microse
 CUSHION_US = 30  # GPU sleep beyond twice the call's measured host time
 
 
-def _time(fn) -> float:
+def _time(fn, clean: bool = False) -> float:
     """``fn``'s GPU time in us: the median over repeated calls, L2 flushed before each (as do_bench does), the host
-    part excluded. Before each timed call the stream sleeps for longer than the call's host part takes (measured
+    part excluded. ``clean``: the flush reads a buffer larger than the L2 instead of writing one, so the call starts
+    with an L2 of clean lines (do_bench's flush leaves ~50 MB of dirty lines, whose write-back a short call pays). Before each timed call the stream sleeps for longer than the call's host part takes (measured
     once: twice it, plus CUSHION_US), so the call is queued by the time the GPU reaches the start event; do_bench
     counts whatever host time outlasts its L2 flush. About REP_MS / ROUNDS of wall time, 3 to 100 calls."""
     import time
@@ -92,7 +93,10 @@ def _time(fn) -> float:
     def timed(n: int) -> list:
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
         for start, end in events:
-            driver.clear_cache(cache)
+            if clean:
+                cache.sum(dtype=torch.int32)
+            else:
+                driver.clear_cache(cache)
             torch.cuda._sleep(cycles)
             start.record()
             fn()

@@ -185,6 +185,36 @@ def test_perf_baseline_keeps_the_configs_and_a_slower_run_names_a_changed_pick(t
     assert config_change(big, None) == ""  # an old baseline file without configs: nothing to compare
 
 
+def test_a_perf_failure_says_how_a_race_chose_the_kernel_that_ran():
+    """Session 44's gate failed one fp8 row (1x4096x4096 under graph replay, 7.1 us against 5.6 recorded) with no
+    word of why: the fp8 decode race had kept the tl kernel, whose lead over the Gluon one sits near the race's
+    margin with the L2 flushed (2-6% on the H100 in session 47) while the two are 20% apart under graph replay. The
+    races a watched launch decides are recorded (``Pinning.races``, kernels/_race.py's records, here decided on
+    the CPU with a stand-in timer) and a failure's reason says how each went."""
+    import torch
+
+    from tritondbg.check.perf import race_note
+    from tritondbg.kernels import _race
+    from tritondbg.pinning import Pinning
+
+    ref = torch.ones(4)
+    steady = lambda: ref.clone()  # noqa: E731 - the tl path's call: 14.1 us, the candidate 13.9 (1.4% faster)
+    watch = Pinning({}, pin_all=False)
+    with watch.active():
+        _race.run(("sig-test", 1), {"op": "test"}, ref, steady, {"gluon_x: 64x8x512 s4": lambda out:
+                  out.fill_(1.0)}, lambda plan, out: out.fill_(1.0), {}, kernel="gluon_x",
+                  timer=lambda fn: 14.1 if fn is steady else 13.9, margin=0.015)
+    assert len(watch.races) == 1 and watch.races[0]["pick"] is None, watch.races  # a lead under the margin
+    note = race_note(watch.races)
+    assert note.startswith("; its race kept the tl kernel (14.1 us; best candidate gluon_x: 64x8x512 s4 13.9 us, "
+                           "+1.4% lead against a 1.5% margin, L2 flushed): a near-tie"), note
+    picked = {"tl": 14.1, "ws": {"g: a": 13.5, "g: b": "wrong result"}, "pick": "g: a", "margin": 0.015}
+    assert race_note([picked]) == ("; its race picked g: a (13.5 us against the tl kernel's 14.1 us, +4.3% lead "
+                                   "against a 1.5% margin, L2 flushed)")
+    assert race_note([{"tl": None, "ws": {}, "pick": None}]) == ""  # a race that timed nothing says nothing
+    _race.DECISIONS.pop(("sig-test", 1), None)
+
+
 def test_perf_times_gpu_size_cases_when_there_are_some():
     from tritondbg.check.perf import perf_cases
 

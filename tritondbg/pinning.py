@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 from typing import Any, Iterator
 
 from tritondbg.configs import (LISTED, autotuners, cached_config, call_kwargs, check_keys, choose, choose_requested,
@@ -34,6 +35,7 @@ class Pinning:
         self.ran: dict[str, list] = {}  # kernel name -> each config it ran (pinned per call: one per autotune key)
         self.skipped: dict[str, list[str]] = {}  # kernel name -> default candidates that were not applicable
         self.keys_seen: dict[int, set] = {}      # id(autotuner) -> the autotune keys it was called with
+        self.races: list[dict] = []  # the bundled kernels' races decided in the block (kernels/_race.py records)
 
     @contextlib.contextmanager
     def active(self) -> Iterator["Pinning"]:
@@ -41,6 +43,8 @@ class Pinning:
         bundled = _bundled_launch()
         if bundled is not None:
             bundled.SERVED.clear()
+        races = sys.modules.get("tritondbg.kernels._race")
+        decided = set(races.DECISIONS) if races is not None else set()
 
         def make(original):
             return functools.partial(run, original)
@@ -112,6 +116,9 @@ class Pinning:
                 for name, config in bundled.SERVED.items():  # run outside an autotuner (gemm's Gluon kernel)
                     self.used[name] = dict(config)
                     self.sources[name] = "raced"
+            races = sys.modules.get("tritondbg.kernels._race")
+            if races is not None:
+                self.races = [r for sig, r in list(races.DECISIONS.items()) if sig not in decided]
 
 
     def _past(self, tuner, fn, args, kwargs):

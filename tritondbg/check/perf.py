@@ -67,6 +67,28 @@ def config_change(now: dict, recorded: dict | None) -> str:
                             f"{config_str(recorded.get(k) or {})})" for k in diff)
 
 
+def race_note(records: list) -> str:
+    """``; its race kept the tl kernel (...)`` / ``; its race picked ...``: what chose the kernel that ran, where a
+    bundled wrapper raced its tl kernel against Gluon candidates on the case's first call (kernels/_race.py: GPU
+    time with the L2 flushed, a candidate needing ``margin`` lead). A lead within a margin of the margin is said
+    to be one: another process (the recorded run's) may have picked the other way (session 47: fp8 1x4096x4096,
+    leads of 2-6% in the race, 20% apart under graph replay)."""
+    notes = []
+    for r in records:
+        timed = {k: v for k, v in (r.get("ws") or {}).items() if isinstance(v, (int, float))}
+        if r.get("tl") is None or not timed:
+            continue
+        best = r.get("pick") or min(timed, key=timed.get)
+        lead, margin = 100 * (1 - timed[best] / r["tl"]), 100 * float(r.get("margin") or 0)
+        text = (f"its race picked {best} ({timed[best]:.1f} us against the tl kernel's {r['tl']:.1f}" if r.get("pick")
+                else f"its race kept the tl kernel ({r['tl']:.1f} us; best candidate {best} {timed[best]:.1f}")
+        text += f" us, {lead:+.1f}% lead against a {margin:.1f}% margin, L2 flushed)"
+        if abs(lead - margin) <= max(margin, 1.0):
+            text += ": a near-tie, which another process may decide the other way"
+        notes.append(text)
+    return "".join(f"; {n}" for n in notes)
+
+
 def judge_perf(key: str, ours_ms: float, torch_ms: float | None, recorded_ms: float | None,
                margin: float, min_ratio: float) -> str | None:
     """The failure reason for one timed case, or None when it passes."""
@@ -171,7 +193,7 @@ def perf_gate(scenario, ctx) -> GateOutcome:
                 reason = judge_case(case, key, ours, base, recorded.get(key), ctx)
             if reason:
                 # a slower run whose autotuner chose differently says so: the kernel or the tuning?
-                reasons.append(reason + config_change(watch.used, recorded_configs.get(key)))
+                reasons.append(reason + config_change(watch.used, recorded_configs.get(key)) + race_note(watch.races))
             del inputs
             torch.cuda.empty_cache()
     if ctx.update_baseline:
