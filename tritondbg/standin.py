@@ -28,6 +28,7 @@ import sys
 import types
 from typing import Any, Iterator
 
+from tritondbg import cuda_objects
 from tritondbg.ir.targets import DEFAULT_ARCH, Arch, parse_arch
 
 # Per target: the figures Triton's driver (``utils.get_device_properties``) and torch report for one such GPU.
@@ -216,8 +217,14 @@ class StandinDriver(TargetDriver):
         pass
 
     def get_active_torch_device(self):
+        """``cpu``; ``cuda:0`` where the program's "cuda" tensors are served on the CPU (``interpret -- CMD``,
+        tritondbg/program/cpu_device.py): there a tensor made on it is one of those, and says cuda:0 as they do
+        (a tutorial's ``x.device == DEVICE`` beside a library's tensors made on "cuda")."""
         import torch
 
+        cpu_device = sys.modules.get("tritondbg.program.cpu_device")
+        if cpu_device is not None and cpu_device.serving_cuda():
+            return torch.device("cuda", 0)
         return torch.device("cpu")
 
     def get_device_interface(self):
@@ -359,6 +366,7 @@ def _torch_cuda_patches(arch: Arch) -> dict[str, Any]:
         "set_device": lambda device: None,
         "synchronize": lambda device=None: None,
         "device": _NullDevice,
+        **cuda_objects.patches(props.total_memory),  # streams, events, memory figures
     }
 
 

@@ -1,5 +1,5 @@
 """A script written for a GPU, as most are: every tensor on "cuda" by name. Under `tritondbg interpret --` on a
-machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|event|thread|amp|alias|queries`."""
+machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|rng|thread|amp|alias|queries|timing`."""
 import sys
 import warnings
 
@@ -28,8 +28,23 @@ def axpy(a, x, y):
 
 
 def main(mode):
-    if mode == "event":                        # a CUDA-only object: still an error, with tritondbg's line
-        torch.cuda.Event(enable_timing=True)
+    if mode == "rng":                          # a CUDA-only part of torch: still an error, with tritondbg's line
+        torch.cuda.get_rng_state()
+    if mode == "timing":                       # a benchmark's streams, events and memory figures
+        x = torch.ones(300, device="cuda")
+        side = torch.cuda.Stream()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.reset_peak_memory_stats()
+        with torch.cuda.stream(side):
+            start.record()
+            axpy_kernel[(3,)](x, x, x, 1.0, 300, BLOCK=128)
+            end.record()
+        torch.cuda.current_stream().wait_stream(side)
+        x.record_stream(side)
+        end.synchronize()
+        print("timing", start.elapsed_time(end), end.elapsed_time(start), torch.cuda.max_memory_allocated(),
+              x[:2].tolist(), torch.cuda.current_stream().cuda_stream)
+        return
     if mode == "thread":                       # function modes are per thread: a worker's "cuda" is not moved
         import threading
         errors = []
@@ -70,7 +85,7 @@ def main(mode):
         lin = torch.nn.Linear(4, 4, device="cuda")
         moved = torch.nn.Linear(4, 4).cuda()
         host = torch.randn(3)
-        dev = triton.runtime.driver.active.get_active_torch_device()  # cpu under the interpreter
+        dev = triton.runtime.driver.active.get_active_torch_device()  # cuda:0 here too (the tutorials' DEVICE)
         mine = torch.empty(3, device=dev)
         back = x.to(torch.device("cpu"))
         back.add_(1000.0)                      # a copy on the host: x is left alone

@@ -270,10 +270,10 @@ def _hint_on_cuda_tensors() -> None:
                 and not in_torch_cuda and not any(text in str(value) for text in _NO_CUDA):
             # a library's own check of the tensors' device (fla: "Only support CUDA/NPU/XPU tensors")
             print("tritondbg: the error above names CUDA: under the interpreter every tensor is on the CPU; those the "
-                  "program makes on \"cuda\" (or moves there) say cuda:0 to its code, the others cpu (made without "
-                  "a device, or on Triton's get_active_torch_device(), which is cpu here): code that insists on CUDA "
-                  "tensors refuses those, and a comparison of the two kinds (x.device == DEVICE) fails where a GPU's "
-                  "would pass; make all of them one way, or run it compiled on a GPU", file=sys.stderr)
+                  "program makes on \"cuda\" (or on Triton's get_active_torch_device(), or moves there) say cuda:0 "
+                  "to its code, the others (made without a device, or on \"cpu\") cpu: code that insists on CUDA "
+                  "tensors refuses those, and a comparison of the two kinds fails where a GPU's would pass; make them "
+                  "on \"cuda\", or run it compiled on a GPU", file=sys.stderr)
         elif cpu is not None and cpu.moved() and isinstance(value, NotImplementedError) \
                 and "_cpu\"" in str(value) and "not implemented for" in str(value):
             # (helper-62: triton_kernels' routing_torch, torch.histc on an int tensor: "histogram_cpu" not
@@ -283,10 +283,10 @@ def _hint_on_cuda_tensors() -> None:
                   "CUDA build has (check that CUDA has one: torch.histc on ints yes, torch.randn_like on bool no); "
                   "run that part compiled on a GPU, or give the op a dtype the CPU takes", file=sys.stderr)
         elif in_torch_cuda or any(text in str(value) for text in _NO_CUDA):
-            print("tritondbg: the program used a CUDA-only part of torch that has no CPU stand-in (tensors asked "
-                  "for on \"cuda\" are made on the CPU under the interpreter, CUDA events, streams and generators "
-                  "are not): make it on triton.runtime.driver.active.get_active_torch_device() (cpu here)",
-                  file=sys.stderr)
+            print("tritondbg: the program used a CUDA-only part of torch that has no CPU stand-in (under the "
+                  "interpreter tensors asked for on \"cuda\" are made on the CPU, and CUDA streams, events and "
+                  "memory figures stand in; generators, RNG states and CUDA graphs do not): make that object on "
+                  "\"cpu\" (torch.Generator()), or run the program compiled on a GPU", file=sys.stderr)
 
     sys.excepthook = hook
 

@@ -17,9 +17,9 @@ the program imports torch, answers such requests with CPU tensors (where the int
   program's code and its libraries' (``is_cuda`` True, ``device`` cuda:0, ``get_device()`` 0), so their checks
   and GPU branches are the GPU run's; torch, Triton and tritondbg still see a CPU tensor (``_from_program``).
 
-What stays as it was: ``torch.cuda.is_available()`` is still False (a program that picks its device by asking
-gets the CPU already), a tensor made without a device or on Triton's ``get_active_torch_device()`` (cpu under
-the interpreter) says cpu, and CUDA-only objects (``torch.cuda.Event``,
+Triton's ``get_active_torch_device()`` (the tutorials' ``DEVICE``) is cuda:0 then (tritondbg/standin.py): a tensor
+made on it is a "cuda" tensor. What stays as it was: ``torch.cuda.is_available()`` is still False (a program that
+picks its device by asking gets the CPU already), a tensor made without a device says cpu, and CUDA-only objects (``torch.cuda.Event``,
 ``torch.Generator(device="cuda")``) still fail; the program's traceback then ends with one tritondbg line
 (``child._hint_on_cuda_tensors``). Function modes are per thread: a tensor a worker thread asks on "cuda" is
 not moved; the autograd engine runs a custom Function's backward with none, so the mode is pushed around it. Only installed when torch has no CUDA device; the run's summary says how many requests were moved.
@@ -268,6 +268,9 @@ def install() -> bool:
         return original(moved)
 
     torch.set_default_device = set_default_device
+    # ``x.record_stream(torch.cuda.current_stream())``: the stand-in's stream (tritondbg/cuda_objects.py), which
+    # torch's argument parser refuses before any mode sees the call; one stream here, nothing to record
+    torch.Tensor.record_stream = lambda self, stream: None
     for cls in (torch.nn.Parameter, getattr(torch.nn, "Buffer", None)):  # made of a CUDA tensor by _make_subclass,
         if cls is not None:                                                # which no torch function sees
             _tag_what_new_makes(cls)
@@ -488,6 +491,11 @@ def asked() -> str | None:
     asks = _state.get("asks") or []  # the program's own ask first (its skipif), else a library's
     where = next((a for a in asks if not not_users_file(a[0])), asks[0] if asks else None)
     return f"{where[0]}:{where[1]}" if where else None
+
+
+def serving_cuda() -> bool:
+    """Whether the program's "cuda" tensors are served on the CPU in this process (``install`` ran)."""
+    return _state["mode"] is not None
 
 
 def moved() -> int:

@@ -1,0 +1,105 @@
+"""CUDA streams, events and memory queries as the interpreter's CPU stand-in answers them (``standin.py``).
+
+A program written for a GPU times its kernels with ``torch.cuda.Event(enable_timing=True)``, launches on a side
+``torch.cuda.Stream()``, waits on ``torch.cuda.current_stream()`` and prints ``torch.cuda.max_memory_allocated()``.
+Without a GPU each of these died with "Torch not compiled with CUDA enabled" under ``interpret -- CMD``, after
+(or before) the kernels it meant to check. Under the interpreter every launch runs at once on the CPU, in program
+order, so a stream is the one CPU stream and waiting is a no-op; an event's ``elapsed_time`` is NaN with one note
+(as ``triton.testing.do_bench`` is: a CPU timing says nothing of a GPU); the memory figures are 0 (nothing is
+allocated on a GPU) and ``mem_get_info`` is the target's whole memory, free.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+
+_state: dict = {"noted": False}
+_NOTE = ("tritondbg: torch.cuda.Event.elapsed_time returns NaN under the interpreter (the kernels run on the CPU: "
+         "its timing says nothing of a GPU); time them with `tritondbg profile` or the program on a GPU")
+
+
+class Event:
+    """``torch.cuda.Event`` on the CPU: recorded at once, always complete; ``elapsed_time`` NaN."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False,
+                 **kwargs):
+        self.enable_timing = enable_timing
+
+    def record(self, stream=None) -> None:
+        pass
+
+    def wait(self, stream=None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end_event) -> float:
+        if not _state["noted"]:
+            _state["noted"] = True
+            print(_NOTE, file=sys.stderr)
+        return math.nan
+
+
+class Stream:
+    """``torch.cuda.Stream`` on the CPU: the one stream every launch runs on, in program order."""
+
+    cuda_stream = 0  # the raw handle Triton's launcher and Inductor's code ask for (0 here, as _cuda_getCurrentRawStream)
+
+    def __init__(self, device=None, priority: int = 0, **kwargs):
+        import torch
+
+        self.priority = priority
+        self.device = torch.device("cuda", 0)
+
+    def wait_event(self, event) -> None:
+        pass
+
+    def wait_stream(self, stream) -> None:
+        pass
+
+    def record_event(self, event=None):
+        return event if event is not None else Event()
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+_DEFAULT: list = []
+
+
+def current_stream(device=None) -> Stream:
+    if not _DEFAULT:
+        _DEFAULT.append(Stream())
+    return _DEFAULT[0]
+
+
+def stream(s=None):
+    """``with torch.cuda.stream(s):``: the launches inside run where every launch runs."""
+    return contextlib.nullcontext(s)
+
+
+def patches(total_memory: int) -> dict:
+    """torch.cuda's names -> their stand-ins (``standin._torch_cuda_patches`` adds them to its own)."""
+    zero = lambda device=None: 0  # noqa: E731 - nothing is allocated on a GPU
+    return {
+        "Event": Event, "Stream": Stream, "current_stream": current_stream, "default_stream": current_stream,
+        "stream": stream, "set_stream": lambda stream: None,
+        "memory_allocated": zero, "max_memory_allocated": zero, "memory_reserved": zero,
+        "max_memory_reserved": zero, "reset_peak_memory_stats": lambda device=None: None,
+        "reset_max_memory_allocated": lambda device=None: None, "empty_cache": lambda: None,
+        "mem_get_info": lambda device=None: (total_memory, total_memory),
+    }
