@@ -208,9 +208,11 @@ def test_a_perf_failure_says_how_a_race_chose_the_kernel_that_ran():
     note = race_note(watch.races)
     assert note.startswith("; its race kept the tl kernel (14.1 us; best candidate gluon_x: 64x8x512 s4 13.9 us, "
                            "+1.4% lead against a 1.5% margin, L2 flushed): a near-tie"), note
-    picked = {"tl": 14.1, "ws": {"g: a": 13.5, "g: b": "wrong result"}, "pick": "g: a", "margin": 0.015}
-    assert race_note([picked]) == ("; its race picked g: a (13.5 us against the tl kernel's 14.1 us, +4.3% lead "
+    picked = {"tl": 14.1, "ws": {"g: a": 13.0, "g: b": "wrong result"}, "pick": "g: a", "margin": 0.015}
+    assert race_note([picked]) == ("; its race picked g: a (13.0 us against the tl kernel's 14.1 us, +7.8% lead "
                                    "against a 1.5% margin, L2 flushed)")
+    forced = dict(picked, ws={"g: a": 13.6}, pick=None, margin=0.5)  # TRITONDBG_RACE_MARGIN=0.5 (the H100 run)
+    assert race_note([forced]).endswith("+3.5% lead against a 50.0% margin, L2 flushed)"), race_note([forced])
     assert race_note([{"tl": None, "ws": {}, "pick": None}]) == ""  # a race that timed nothing says nothing
     _race.DECISIONS.pop(("sig-test", 1), None)
 
