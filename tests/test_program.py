@@ -585,6 +585,29 @@ def test_a_cuda_tensor_says_it_is_on_cuda_to_the_programs_code():
 
 
 @pytest.mark.interpreter
+def test_what_a_cuda_path_asks_of_torch_that_a_cpu_build_lacks(tmp_path):
+    """helper-79, once "cuda" tensors said cuda:0: Liger's fused linear cross entropy took its CUDA path and died on
+    ``torch.addmm(..., out_dtype=torch.float32, out=...)`` (no CPU kernel); ``torch.load(f, map_location="cuda")``
+    and a checkpoint saved on a GPU failed to load; a custom backward's incoming gradient said cpu; and a
+    checkpoint saved under tritondbg carried its tag into the user's file. The memory figures say they are 0."""
+    import torch
+    import torch.serialization as serialization
+
+    _no_cuda()
+    location = serialization.location_tag
+    serialization.location_tag = lambda storage: "cuda:0"  # a checkpoint as a GPU machine writes it
+    try:
+        torch.save({"w": torch.ones(2)}, tmp_path / "gpu.pt")
+    finally:
+        serialization.location_tag = location
+    out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "fallbacks", str(tmp_path)])
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "fallbacks 0.0 cuda:0 cuda:0 cpu cuda:0 cuda:0 0 0" in out.stdout, out.stdout + out.stderr[-2000:]
+    assert out.stderr.count("torch.cuda's memory figures are 0 under the interpreter") == 1, out.stderr[-2000:]
+    assert torch.load(tmp_path / "mine.pt")["w"].__dict__ == {}  # the user's file holds no tritondbg attribute
+
+
+@pytest.mark.interpreter
 def test_capture_without_a_gpu_serves_cuda_tensors_too(tmp_path):
     _no_cuda()
     out = run(["capture", "--out", str(tmp_path / "cap"), "--", sys.executable, str(DATA / "cuda_by_name.py"),

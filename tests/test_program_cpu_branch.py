@@ -52,6 +52,10 @@ def test_an_error_in_a_librarys_cpu_branch_names_where_it_asked(tmp_path):
 @pytest.mark.parametrize("call, hint", [
     ("gpulib.check('relu')", None),  # the library refusing the program's input: not a branch taken
     ("torch.cuda.get_rng_state()", "tritondbg: the program used a CUDA-only part of torch"),
+    # helper-79: an op only CUDA has, reached on the CUDA path of tensors that say cuda:0 (not "make them on cuda")
+    ("x = torch.ones(4, 4, device='cuda')\n"
+     "torch.cudnn_convolution(x[None, None], x[None, None], [0, 0], [1, 1], [1, 1], 1, False, False, False)",
+     "tritondbg: the torch op above has no CPU kernel: under the interpreter the program's \"cuda\" tensors"),
 ])
 def test_errors_that_are_not_a_cpu_branchs_get_no_branch_hint(tmp_path, call, hint):
     """helper-46: LigerSwiGLUMLP's `ValueError: Activation function relu not supported` (and an ImportError of a

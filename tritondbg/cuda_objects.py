@@ -6,7 +6,7 @@ Without a GPU each of these died with "Torch not compiled with CUDA enabled" und
 (or before) the kernels it meant to check. Under the interpreter every launch runs at once on the CPU, in program
 order, so a stream is the one CPU stream and waiting is a no-op; an event's ``elapsed_time`` is NaN with one note
 (as ``triton.testing.do_bench`` is: a CPU timing says nothing of a GPU); the memory figures are 0 (nothing is
-allocated on a GPU) and ``mem_get_info`` is the target's whole memory, free.
+allocated on a GPU; said once) and ``mem_get_info`` is the target's whole memory, free.
 """
 from __future__ import annotations
 
@@ -92,9 +92,20 @@ def stream(s=None):
     return contextlib.nullcontext(s)
 
 
+_MEMORY_NOTE = ("tritondbg: torch.cuda's memory figures are 0 under the interpreter (its tensors are on the CPU: "
+                "nothing is allocated on a GPU)")
+
+
+def zero(device=None) -> int:
+    """``memory_allocated()`` and the like: nothing is allocated on a GPU (said once)."""
+    if not _state.get("memory_noted"):
+        _state["memory_noted"] = True
+        print(_MEMORY_NOTE, file=sys.stderr)
+    return 0
+
+
 def patches(total_memory: int) -> dict:
     """torch.cuda's names -> their stand-ins (``standin._torch_cuda_patches`` adds them to its own)."""
-    zero = lambda device=None: 0  # noqa: E731 - nothing is allocated on a GPU
     return {
         "Event": Event, "Stream": Stream, "current_stream": current_stream, "default_stream": current_stream,
         "stream": stream, "set_stream": lambda stream: None,

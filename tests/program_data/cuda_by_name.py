@@ -1,5 +1,5 @@
 """A script written for a GPU, as most are: every tensor on "cuda" by name. Under `tritondbg interpret --` on a
-machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|rng|thread|amp|alias|queries|timing`."""
+machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|rng|thread|amp|alias|queries|timing|fallbacks [DIR]`."""
 import sys
 import warnings
 
@@ -30,6 +30,34 @@ def axpy(a, x, y):
 def main(mode):
     if mode == "rng":                          # a CUDA-only part of torch: still an error, with tritondbg's line
         torch.cuda.get_rng_state()
+    if mode == "fallbacks":                    # the CUDA path's torch calls a CPU build lacks (helper-79)
+        import os
+        folder = sys.argv[2]
+        w = torch.zeros(4, 4, device="cuda")
+        a = torch.randn(4, 4, device="cuda", dtype=torch.bfloat16)
+        torch.addmm(w, a, a, out_dtype=torch.float32, out=w)  # Liger's FLCE under autocast: CUDA only in torch
+        err = float((w - a.float() @ a.float()).abs().max())
+        torch.save({"w": torch.ones(3, device="cuda")}, os.path.join(folder, "mine.pt"))
+        on_cuda = torch.load(os.path.join(folder, "mine.pt"), map_location="cuda")["w"]
+        on_host = torch.load(os.path.join(folder, "mine.pt"), map_location="cpu")["w"]
+        from_gpu = torch.load(os.path.join(folder, "gpu.pt"))["w"]  # saved on a GPU: its storages name cuda:0
+
+        class Twice(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, t):
+                return t * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                assert g.is_cuda, "the incoming gradient of a cuda tensor said cpu"
+                return g * 2
+
+        p = torch.randn(3, device="cuda", requires_grad=True)
+        Twice.apply(p).sum().backward()
+        axpy_kernel[(1,)](on_cuda, on_cuda, on_cuda, 1.0, 3, BLOCK=128)
+        print("fallbacks", err, str(w.device), str(on_cuda.device), str(on_host.device), str(from_gpu.device),
+              str(p.grad.device), torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated())
+        return
     if mode == "timing":                       # a benchmark's streams, events and memory figures
         x = torch.ones(300, device="cuda")
         side = torch.cuda.Stream()

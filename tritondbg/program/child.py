@@ -266,6 +266,12 @@ def _hint_on_cuda_tensors() -> None:
             print(f"tritondbg: the code above asked torch.cuda.is_available() at {site_name(asked[0])}:{asked[1]} "
                   f"({asked[2]}) and heard False (no GPU here: its \"cuda\" tensors are made on the CPU), so it may "
                   "have taken its CPU branch: an error of that branch is not a kernel's", file=sys.stderr)
+        elif cpu is not None and cpu.moved() and isinstance(value, NotImplementedError) \
+                and "with arguments from the 'CPU' backend" in str(value):
+            # (helper-79: a library's CUDA path, taken since its tensors say cuda:0, calls an op only CUDA has)
+            print("tritondbg: the torch op above has no CPU kernel: under the interpreter the program's \"cuda\" "
+                  "tensors are CPU tensors that say cuda:0 to its code, so code on its CUDA path reaches ops only "
+                  "torch's CUDA build has; run that part compiled on a GPU", file=sys.stderr)
         elif cpu is not None and cpu.moved() and isinstance(value, Exception) and "cuda" in str(value).lower() \
                 and not in_torch_cuda and not any(text in str(value) for text in _NO_CUDA):
             # a library's own check of the tensors' device (fla: "Only support CUDA/NPU/XPU tensors")

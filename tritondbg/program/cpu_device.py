@@ -147,6 +147,9 @@ def _mode_class():
 
     tensor_to, tensor_cuda, tensor_cpu = torch.Tensor.to, torch.Tensor.cuda, torch.Tensor.cpu
     tensor_pin = torch.Tensor.pin_memory
+    from tritondbg.program import cpu_fallbacks
+
+    matmuls = cpu_fallbacks.matmuls(torch)  # given out_dtype: CUDA-only overloads (Liger's FLCE under autocast)
     # what a CUDA tensor says of its device, asked by the program's code (``_from_program``): a library's check
     # (``assert x.is_cuda``, fla's "Only support CUDA/NPU/XPU tensors") and its GPU branch (Liger sizes a
     # backward's grid by the SM count where ``x.device.type == "cuda"``) are the GPU run's. Asked by torch's own
@@ -222,7 +225,13 @@ def _mode_class():
                 if result is not args[0] and _on_cuda(args[0]):
                     _tag(result)
                 return result
-            result = func(*args, **kwargs)
+            if kwargs.get("out_dtype") is not None and func in matmuls:
+                try:
+                    result = func(*args, **kwargs)
+                except NotImplementedError:  # no CPU kernel: float32 copies, cast (tritondbg/program/cpu_fallbacks.py)
+                    result = cpu_fallbacks.out_dtype_matmul(func, args, kwargs, torch)
+            else:
+                result = func(*args, **kwargs)
             if args and result is args[0]:
                 return result  # in place: the tensor stays where it was
             if target in ("cuda", "same") or _any_on_cuda(args) or (
@@ -271,6 +280,9 @@ def install() -> bool:
     # ``x.record_stream(torch.cuda.current_stream())``: the stand-in's stream (tritondbg/cuda_objects.py), which
     # torch's argument parser refuses before any mode sees the call; one stream here, nothing to record
     torch.Tensor.record_stream = lambda self, stream: None
+    from tritondbg.program import cpu_fallbacks  # torch.load onto "cuda", checkpoints without the tag
+
+    cpu_fallbacks.install(torch, lambda value, on: cpu_fallbacks.tag_all(value, on, _tag, torch), _cpu)
     for cls in (torch.nn.Parameter, getattr(torch.nn, "Buffer", None)):  # made of a CUDA tensor by _make_subclass,
         if cls is not None:                                                # which no torch function sees
             _tag_what_new_makes(cls)
@@ -318,6 +330,8 @@ def _in_backward(mode, make=None, after=None) -> None:
             continue
 
         def apply(self, *args, _original=original):
+            if _state["mode"] is not None and _state["moved"]:  # the engine's gradients (made in C++, untagged)
+                _tag(list(args))                                # of a program on "cuda" are "cuda" tensors
             stack = _get_current_function_mode_stack()
             missing = [make for mode, make, _ in _BACKWARD if mode not in stack]
             with contextlib.ExitStack() as modes:
@@ -355,8 +369,9 @@ def _record_availability_asks(torch) -> None:
     original = torch.cuda.is_available
     # torch's own asks are not a library's, nor Triton's driver asking for one (a library that calls
     # ``driver.is_active()``: DeepSpeed turns its Triton ops off on it, helper-64); triton is not imported here
-    spec = importlib.util.find_spec("triton")
-    skip = tuple(os.path.dirname(p) + os.sep for p in (torch.__file__, spec and spec.origin) if p)
+    spec = importlib.util.find_spec("triton")  # (tritondbg's own frames neither: its torch.load, cpu_fallbacks.py)
+    skip = tuple(os.path.dirname(p) + os.sep for p in (torch.__file__, spec and spec.origin, os.path.dirname(__file__))
+                 if p)
 
     def is_available(*args, **kwargs):
         answer = original(*args, **kwargs)

@@ -1,0 +1,113 @@
+"""What a program's CUDA path asks of torch that a CPU build lacks, for the "cuda" tensors cpu_device.py serves.
+
+Its tensors say cuda:0, so a library takes its CUDA path, and some of those call torch functions only CUDA has
+(helper-79): Liger-Kernel's fused linear cross entropy accumulates its weight gradient with
+``torch.addmm(..., out_dtype=torch.float32, out=...)`` under bf16 autocast ("Could not run 'aten::addmm.dtype_out'
+with arguments from the 'CPU' backend"); scripts load checkpoints with ``torch.load(f, map_location="cuda")``
+("Attempting to deserialize object on a CUDA device"). And torch pickles a tensor's Python attributes, so a
+checkpoint saved under tritondbg carried cpu_device's tag into the user's file.
+
+- ``out_dtype_matmul``: ``mm`` / ``addmm`` / ``bmm`` / ``baddbmm`` with ``out_dtype`` that the CPU refuses run on
+  float32 copies (products exact, float32 sums, as the GPU's tensor cores accumulate) and are cast to ``out_dtype``;
+- ``torch.load`` onto a CUDA ``map_location`` (a name, a device, a dict's values) loads onto the CPU and tags what
+  it returns; one on "cpu" untags it; a checkpoint whose storages name CUDA loads onto the CPU, tagged;
+- ``torch._utils._get_obj_state`` (what ``torch.save`` pickles of a tensor) leaves the tag out.
+"""
+from __future__ import annotations
+
+import functools
+
+
+def out_dtype_matmul(func, args, kwargs, torch):
+    """``func`` (a matmul given ``out_dtype``) on float32 copies of its operands, cast to ``out_dtype``, into
+    ``out=`` when given; for the CPU, which has no kernel for those overloads."""
+    kwargs = dict(kwargs)
+    dtype, out = kwargs.pop("out_dtype"), kwargs.pop("out", None)
+
+    def up(v):
+        return v.float() if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+
+    result = func(*(up(a) for a in args), **{k: up(v) for k, v in kwargs.items()}).to(dtype)
+    if out is None:
+        return result
+    out.copy_(result)
+    return out
+
+
+def matmuls(torch) -> frozenset:
+    """The functions (module and method forms) ``out_dtype_matmul`` stands in for."""
+    names = ("mm", "addmm", "bmm", "baddbmm")
+    return frozenset(f for n in names for f in (getattr(torch, n, None), getattr(torch.Tensor, n, None))
+                     if f is not None)
+
+
+def _cuda_location(location, cpu) -> bool:
+    """Whether a ``map_location`` sends storages to CUDA (a name, a device, or a dict mapping to one)."""
+    if isinstance(location, dict):
+        return any(cpu(v) is not v for v in location.values())
+    return location is not None and not callable(location) and cpu(location) is not location
+
+
+def install(torch, tag, cpu) -> None:
+    """Patch ``torch.load`` and the pickled state (``tag(value, on)`` sets cpu_device's tag on every tensor in
+    ``value``; ``cpu(device)`` is ``device`` with CUDA replaced by the CPU)."""
+    import torch._utils as torch_utils
+
+    get_state = torch_utils._get_obj_state
+    from tritondbg.program.cpu_device import _TAG
+
+    def _get_obj_state(obj):
+        state = get_state(obj)
+        if isinstance(state, dict) and _TAG in state:
+            return {k: v for k, v in state.items() if k != _TAG}
+        if isinstance(state, tuple) and state and isinstance(state[0], dict) and _TAG in state[0]:
+            return ({k: v for k, v in state[0].items() if k != _TAG}, *state[1:])
+        return state
+
+    torch_utils._get_obj_state = _get_obj_state
+    load = torch.load
+
+    @functools.wraps(load)
+    def torch_load(f, map_location=None, *args, **kwargs):
+        if _cuda_location(map_location, cpu):
+            result = load(f, "cpu", *args, **kwargs)
+            tag(result, True)
+            return result
+        try:
+            result = load(f, map_location, *args, **kwargs)
+        except RuntimeError as exc:  # saved from CUDA tensors on a GPU, loaded where it lands: on "cuda" there
+            if "on a CUDA device" not in str(exc):
+                raise
+            if hasattr(f, "seek"):
+                f.seek(0)
+            result = load(f, "cpu", *args, **kwargs)
+            tag(result, True)
+            return result
+        if map_location is not None and not callable(map_location):
+            tag(result, False)  # onto the host: host tensors, whatever their pickled attributes said
+        return result
+
+    torch.load = torch_load
+
+
+def tag_all(value, on: bool, tag_one, torch) -> None:
+    """``tag_one(t, on)`` on every tensor in a loaded object (dicts, lists, tuples, a state_dict, a Module)."""
+    seen = set()
+
+    def walk(v):
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if isinstance(v, torch.Tensor):
+            tag_one(v, on)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, (list, tuple, set)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, torch.nn.Module):
+            for x in (*v.parameters(), *v.buffers()):
+                walk(x)
+
+    walk(value)
