@@ -608,6 +608,25 @@ def test_what_a_cuda_path_asks_of_torch_that_a_cpu_build_lacks(tmp_path):
 
 
 @pytest.mark.interpreter
+@pytest.mark.parametrize("bug", [True, False])
+def test_a_host_tensor_handed_to_a_launch_beside_cuda_ones_is_an_error(bug):
+    """helper-79: ``y = torch.ones(n)`` (``device="cuda"`` forgotten) beside "cuda" tensors: a GPU refuses the launch
+    ("Pointer argument ... cannot be accessed from Triton (cpu tensor?)"); the interpreter ran it and said nothing.
+    Pinned memory and the null pointer of an empty tensor, which a GPU takes, are no finding."""
+    _no_cuda()
+    out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "host", *(["bug"] if bug else [])])
+    assert "host 0.0" in out.stdout or "host 1.19" in out.stdout, out.stdout + out.stderr[-2000:]
+    lines = [ln for ln in out.stderr.splitlines() if "is a host tensor" in ln and ln.startswith("  kernel_error")]
+    if bug:
+        assert out.returncode == 1, out.stderr[-2000:]
+        assert len(lines) == 1 and "kernel_error: cuda_by_name.py" in lines[0] and "tensor y_ptr: y_ptr is a host " \
+            "tensor (made on the CPU by the program, or moved there) while x_ptr, out_ptr are on \"cuda\": a GPU " \
+            "refuses this launch" in lines[0], out.stderr[-2000:]
+    else:
+        assert out.returncode == 0 and not lines, out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
 def test_capture_without_a_gpu_serves_cuda_tensors_too(tmp_path):
     _no_cuda()
     out = run(["capture", "--out", str(tmp_path / "cap"), "--", sys.executable, str(DATA / "cuda_by_name.py"),

@@ -1,5 +1,5 @@
 """A script written for a GPU, as most are: every tensor on "cuda" by name. Under `tritondbg interpret --` on a
-machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|rng|thread|amp|alias|queries|timing|fallbacks [DIR]`."""
+machine without one they are made on the CPU. `python cuda_by_name.py tensors|triton_first|rng|thread|amp|alias|queries|timing|fallbacks [DIR]|host [bug]`."""
 import sys
 import warnings
 
@@ -57,6 +57,16 @@ def main(mode):
         axpy_kernel[(1,)](on_cuda, on_cuda, on_cuda, 1.0, 3, BLOCK=128)
         print("fallbacks", err, str(w.device), str(on_cuda.device), str(on_host.device), str(from_gpu.device),
               str(p.grad.device), torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated())
+        return
+    if mode == "host":                         # a host tensor handed to a launch beside "cuda" ones
+        x = torch.randn(300, device="cuda")
+        out = torch.empty_like(x)
+        pinned = torch.ones(300).pin_memory()  # a GPU reads pinned memory
+        axpy_kernel[(3,)](x, pinned, out, 1.0, 300, BLOCK=128)
+        axpy_kernel[(1,)](torch.empty(0), torch.empty(0), out, 1.0, 0, BLOCK=128)  # null pointers pass too
+        y = torch.ones(300) if sys.argv[2:] == ["bug"] else torch.ones(300).cuda()  # forgot device="cuda"
+        axpy_kernel[(3,)](x, y, out, 1.0, 300, BLOCK=128)
+        print("host", float((out - x - 1).abs().max()))
         return
     if mode == "timing":                       # a benchmark's streams, events and memory figures
         x = torch.ones(300, device="cuda")

@@ -25,7 +25,7 @@ import contextlib
 import os
 import sys
 
-from tritondbg.program import attach, capture, child, readwatch
+from tritondbg.program import attach, capture, child, cpu_device, readwatch
 
 
 class _Result:
@@ -107,6 +107,16 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
             if f["kind"] == "poison":
                 f.setdefault("notes", []).append(note)
     return value, result.findings, error, dict(san.store_spans) if san is not None else {}
+
+
+def _host_finding(host: list, cuda: list) -> dict:
+    """A launch handed host tensors beside the program's "cuda" ones: an error a GPU raises at the launch."""
+    what = f"{', '.join(host)} {'is a host tensor' if len(host) == 1 else 'are host tensors'}"
+    where = f"{', '.join(cuda[:3])} {'is' if len(cuda) == 1 else 'are'} on \"cuda\""
+    return dict(kind="kernel_error", severity="error", raised=False, file=None, line=None, pid=None, tensor=host[0],
+                offsets=[], op=None, source="", message=f"{what} (made on the CPU by the program, or moved there) while {where}: "
+                "a GPU refuses this launch (Triton: \"Pointer argument ... cannot be accessed from Triton (cpu "
+                "tensor?)\"); the interpreter ran it")
 
 
 def _without_poison(proceed, san, snap, result, value):
@@ -282,6 +292,9 @@ class Checker(attach.Observer):
                                         tensor=None, offsets=[], op=None, source="",
                                         message=f"the launch raised outside the kernel's code, so no program ran and "
                                                 f"nothing was checked: {type(error).__name__}: {error}")]
+        host = cpu_device.host_arguments(launch.args) if error is None else []
+        if host:  # the interpreter ran what a GPU refuses (helper-79: ``y = torch.ones(n)`` beside "cuda" tensors)
+            findings = [*findings, _host_finding(host, [n for n, v in launch.args.items() if cpu_device._on_cuda(v)])]
         if error is None and marks:  # told at the program's end, if no later launch writes them
             after = {name: initcheck.marked_elements(launch.args[name]) for name in marks}
             found = initcheck.bands(launch.args, marks, after)

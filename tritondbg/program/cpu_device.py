@@ -139,6 +139,27 @@ def _any_on_cuda(args) -> bool:
     return False
 
 
+def _on_host(t) -> bool:
+    """A tensor the program has on the host by its own doing (made on "cpu" or with no device, moved there), not
+    one whose place is unknown (made in C++: Inductor's buffers, the autograd engine's)."""
+    return getattr(t, _TAG, None) is False
+
+
+def host_arguments(args: dict) -> list:
+    """The names of a launch's tensor arguments the program has on the host, where another is one of its "cuda"
+    tensors: a GPU refuses such a launch (Triton: "Pointer argument (at 1) cannot be accessed from Triton (cpu
+    tensor?)"), the interpreter runs it (helper-79: ``y = torch.ones(n)`` beside ``x`` on "cuda")."""
+    import torch
+
+    if _state["mode"] is None:
+        return []
+    tensors = {n: v for n, v in args.items() if isinstance(v, torch.Tensor)}
+    if not any(_on_cuda(v) for v in tensors.values()):
+        return []
+    # (an empty tensor's null pointer passes a GPU's check, as pinned memory does: pin_memory() leaves no mark)
+    return [n for n, v in tensors.items() if _on_host(v) and v.numel() > 0]
+
+
 @functools.lru_cache(maxsize=None)
 def _mode_class():
     global _CPU_OF_CUDA
@@ -192,6 +213,7 @@ def _mode_class():
                 if result is not _NO:
                     return result
             if func is tensor_pin:
+                _tag(args[0], None)  # pinned: a GPU reads it (no host_arguments finding)
                 return args[0]
             if func is tensor_cuda:
                 _state["moved"] += 1
@@ -205,7 +227,8 @@ def _mode_class():
                 if device is not kwargs["device"]:
                     _state["moved"] += 1
                     kwargs = dict(kwargs, device=device)
-            if kwargs.get("pin_memory"):
+            pinned = bool(kwargs.get("pin_memory"))
+            if pinned:
                 kwargs = dict(kwargs, pin_memory=False)
             if func is tensor_to:
                 if len(args) > 1:
@@ -234,9 +257,12 @@ def _mode_class():
                 result = func(*args, **kwargs)
             if args and result is args[0]:
                 return result  # in place: the tensor stays where it was
-            if target in ("cuda", "same") or _any_on_cuda(args) or (
-                    _state.get("default_cuda") and not any(isinstance(a, torch.Tensor) for a in args)):
+            made = not any(isinstance(a, torch.Tensor) for a in args)  # a factory (torch.ones(n), torch.tensor)
+            if target in ("cuda", "same") or _any_on_cuda(args) or (made and _state.get("default_cuda")):
                 _tag(result)
+            elif not pinned and (target == "host" or (made and isinstance(result, torch.Tensor) and _from_program())
+                                 or any(_on_host(a) for a in args)):
+                _tag(result, False)  # on the host by the program's doing (``host_arguments``)
             return result
 
     def _to_cuda(t, result=None):
@@ -251,6 +277,7 @@ def _mode_class():
         """``t`` moved to the host: a copy of a tagged tensor (the op's ``result`` when it made a new one)."""
         if result is t and _on_cuda(t):
             result = t.clone()
+        _tag(result, False)
         return result
 
     return CudaAsCpu
