@@ -210,3 +210,21 @@ def test_a_cuda_only_object_in_a_program_that_never_imports_triton_gets_the_hint
     assert out.returncode == 1 and "Cannot get CUDA generator" in out.stderr, out.stderr[-3000:]
     hint = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: the program used a CUDA-only part")]
     assert len(hint) == 1, out.stderr[-3000:]
+
+
+@pytest.mark.interpreter
+def test_torch_cudas_queries_answer_before_triton_is_imported(tmp_path):
+    """helper-80: the program's "cuda" tensors said cuda:0 from torch's import, but ``torch.cuda.set_device(0)`` and
+    ``get_device_properties`` died ("Torch not compiled with CUDA enabled") until Triton was imported: a training
+    script that sets its device before importing its kernel library stopped there. ``mem_get_info`` says what the
+    host has free, not the target's 80 GB."""
+    (tmp_path / "prog.py").write_text(
+        "import torch\nx = torch.randn(2, device='cuda')\ntorch.cuda.set_device(0)\n"
+        "free, total = torch.cuda.mem_get_info()\n"
+        "print('early', torch.cuda.get_device_properties(x.device).multi_processor_count,\n"
+        "      torch.cuda.get_device_capability(), torch.cuda.is_bf16_supported(), free <= total)\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert "early 132 (9, 0) True True" in out.stdout, out.stdout + out.stderr[-3000:]
+    assert "Traceback" not in out.stderr, out.stderr[-3000:]

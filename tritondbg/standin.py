@@ -370,6 +370,17 @@ def _torch_cuda_patches(arch: Arch) -> dict[str, Any]:
     }
 
 
+def answer_torch_cuda(arch: Arch | str | None = None) -> None:
+    """torch.cuda's queries as ``install`` answers them, before Triton is imported (``interpret -- CMD`` serves a
+    program's "cuda" tensors from its torch import: ``torch.cuda.set_device(0)`` or ``get_device_properties`` ahead
+    of ``import triton`` failed, helper-80). ``install`` takes over at Triton's import; nothing is put back."""
+    import torch
+
+    arch = parse_arch(arch) if isinstance(arch, str) else (arch or parse_arch(DEFAULT_ARCH))
+    for name, value in _torch_cuda_patches(arch).items():
+        setattr(torch.cuda, name, value)
+
+
 class _NullDevice(contextlib.nullcontext):
     """``torch.cuda.device(i)`` as a no-op context on the CPU."""
 

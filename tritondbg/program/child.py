@@ -119,6 +119,10 @@ def _cuda_as_cpu(module=None) -> None:
     try:
         if _sibling("cpu_device").install():
             _hint_on_cuda_tensors()  # (a program that never imports Triton: torch.Generator(device="cuda"))
+            if _interpreting():  # torch.cuda's queries answer before Triton is imported (set_device, properties)
+                from tritondbg import standin
+
+                standin.answer_torch_cuda(config().get("arch"))
     except Exception as exc:  # noqa: BLE001 - never stop the program
         note(f"could not serve CUDA tensors on the CPU: {type(exc).__name__}: {exc}")
     cfg = config()
