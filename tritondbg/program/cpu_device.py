@@ -309,7 +309,7 @@ def install() -> bool:
     torch.Tensor.record_stream = lambda self, stream: None
     from tritondbg.program import cpu_fallbacks  # torch.load onto "cuda", checkpoints without the tag
 
-    cpu_fallbacks.install(torch, lambda value, on: cpu_fallbacks.tag_all(value, on, _tag, torch), _cpu)
+    cpu_fallbacks.install(torch, lambda value, on: cpu_fallbacks.tag_all(value, on, _tag, torch), _cpu, _TAG)
     for cls in (torch.nn.Parameter, getattr(torch.nn, "Buffer", None)):  # made of a CUDA tensor by _make_subclass,
         if cls is not None:                                                # which no torch function sees
             _tag_what_new_makes(cls)

@@ -48,20 +48,19 @@ def _cuda_location(location, cpu) -> bool:
     return location is not None and not callable(location) and cpu(location) is not location
 
 
-def install(torch, tag, cpu) -> None:
-    """Patch ``torch.load`` and the pickled state (``tag(value, on)`` sets cpu_device's tag on every tensor in
-    ``value``; ``cpu(device)`` is ``device`` with CUDA replaced by the CPU)."""
+def install(torch, tag, cpu, name: str) -> None:
+    """Patch ``torch.load`` and the pickled state (``tag(value, on)`` sets cpu_device's tag, the attribute ``name``,
+    on every tensor in ``value``; ``cpu(device)`` is ``device`` with CUDA replaced by the CPU)."""
     import torch._utils as torch_utils
 
     get_state = torch_utils._get_obj_state
-    from tritondbg.program.cpu_device import _TAG
 
     def _get_obj_state(obj):
         state = get_state(obj)
-        if isinstance(state, dict) and _TAG in state:
-            return {k: v for k, v in state.items() if k != _TAG}
-        if isinstance(state, tuple) and state and isinstance(state[0], dict) and _TAG in state[0]:
-            return ({k: v for k, v in state[0].items() if k != _TAG}, *state[1:])
+        if isinstance(state, dict) and name in state:
+            return {k: v for k, v in state.items() if k != name}
+        if isinstance(state, tuple) and state and isinstance(state[0], dict) and name in state[0]:
+            return ({k: v for k, v in state[0].items() if k != name}, *state[1:])
         return state
 
     torch_utils._get_obj_state = _get_obj_state
