@@ -643,19 +643,20 @@ def test_a_cuda_only_torch_object_gets_one_line_saying_what_to_do():
     out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "rng"])
     assert out.returncode == 1 and "Traceback" in out.stderr, out.stderr[-2000:]
     hint = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: the program used a CUDA-only part")]
-    assert len(hint) == 1 and "torch.Generator()" in hint[0], out.stderr[-2000:]
+    assert len(hint) == 1 and "torch.get_rng_state()" in hint[0], out.stderr[-2000:]
 
 
 @pytest.mark.interpreter
 def test_a_benchmarks_streams_events_and_memory_figures_stand_in():
     """``torch.cuda.Event(enable_timing=True)`` (every benchmark script), a side ``Stream``, ``current_stream()``,
-    ``record_stream``, ``max_memory_allocated()``: each died with "Torch not compiled with CUDA enabled" under
-    ``interpret --`` without a GPU. The launches run in program order on the one CPU stream; ``elapsed_time`` is
+    ``record_stream``, ``max_memory_allocated()``, ``torch.Generator(device="cuda")``, ``torch.cuda.nvtx`` ranges,
+    ``memory_summary()``: each died ("Torch not compiled with CUDA enabled", "Cannot get CUDA generator", "NVTX
+    functions not installed", a KeyError) under ``interpret --`` without a GPU. The launches run in program order on the one CPU stream; ``elapsed_time`` is
     NaN with one note (as do_bench is); the memory figures are 0."""
     _no_cuda()
     out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "timing"])
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "timing nan nan 0 [2.0, 2.0] 0" in out.stdout, out.stdout + out.stderr[-2000:]
+    assert "timing nan nan 0 [2.0, 2.0] 0 True cuda:0 True" in out.stdout, out.stdout + out.stderr[-2000:]
     assert out.stderr.count("torch.cuda.Event.elapsed_time returns NaN under the interpreter") == 1, out.stderr
     assert "1 launch(es), 0 finding(s)" in out.stderr, out.stderr[-2000:]
 

@@ -6,13 +6,15 @@ Without a GPU each of these died with "Torch not compiled with CUDA enabled" und
 (or before) the kernels it meant to check. Under the interpreter every launch runs at once on the CPU, in program
 order, so a stream is the one CPU stream and waiting is a no-op; an event's ``elapsed_time`` is NaN with one note
 (as ``triton.testing.do_bench`` is: a CPU timing says nothing of a GPU); the memory figures are 0 (nothing is
-allocated on a GPU; said once) and ``mem_get_info`` is the target's memory, free up to what the host has.
+allocated on a GPU; said once) and ``mem_get_info`` is the target's memory, free up to what the host has;
+``torch.cuda.nvtx``'s ranges mark nothing (``torch.cuda.nvtx.range_push``, ``from torch.cuda import nvtx``).
 """
 from __future__ import annotations
 
 import contextlib
 import math
 import sys
+import types
 
 _state: dict = {"noted": False}
 _NOTE = ("tritondbg: torch.cuda.Event.elapsed_time returns NaN under the interpreter (the kernels run on the CPU: "
@@ -104,6 +106,32 @@ def zero(device=None) -> int:
     return 0
 
 
+class _Range:
+    """``torch.cuda.nvtx.range(msg)``: a context and a decorator that mark nothing (no profiler here)."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def __call__(self, fn):
+        return fn
+
+
+# ``torch.cuda.nvtx`` (range_push / range_pop around a model's steps): "NVTX functions not installed" on a CPU build
+NVTX = types.SimpleNamespace(range_push=lambda msg: 0, range_pop=lambda: 0, range_start=lambda msg: 0,
+                             range_end=lambda range_id: None, mark=lambda msg: None, range=_Range)
+
+
+def memory_summary(device=None, abbreviated: bool = False) -> str:
+    """``torch.cuda.memory_summary()`` (a KeyError on a CPU build): one line saying there is nothing to sum up."""
+    return "tritondbg: no GPU memory under the interpreter (its tensors are on the CPU)"
+
+
 def patches(total_memory: int) -> dict:
     """torch.cuda's names -> their stand-ins (``standin._torch_cuda_patches`` adds them to its own)."""
     return {
@@ -113,6 +141,7 @@ def patches(total_memory: int) -> dict:
         "max_memory_reserved": zero, "reset_peak_memory_stats": lambda device=None: None,
         "reset_max_memory_allocated": lambda device=None: None, "empty_cache": lambda: None,
         "mem_get_info": lambda device=None: (min(total_memory, _host_available(total_memory)), total_memory),
+        "memory_summary": memory_summary, "nvtx": NVTX,
     }
 
 

@@ -80,8 +80,13 @@ def main(mode):
         torch.cuda.current_stream().wait_stream(side)
         x.record_stream(side)
         end.synchronize()
+        gen = torch.Generator(device="cuda").manual_seed(0)     # a test's seeded inputs
+        seeded = torch.randn(3, generator=gen, device=x.device)
+        torch.cuda.nvtx.range_push("step")                      # a model's profiling marks
+        torch.cuda.nvtx.range_pop()
         print("timing", start.elapsed_time(end), end.elapsed_time(start), torch.cuda.max_memory_allocated(),
-              x[:2].tolist(), torch.cuda.current_stream().cuda_stream)
+              x[:2].tolist(), torch.cuda.current_stream().cuda_stream, isinstance(gen, torch.Generator),
+              str(seeded.device), "no GPU memory" in torch.cuda.memory_summary())
         return
     if mode == "thread":                       # function modes are per thread: a worker's "cuda" is not moved
         import threading

@@ -294,9 +294,9 @@ def _hint_on_cuda_tensors() -> None:
                   "run that part compiled on a GPU, or give the op a dtype the CPU takes", file=sys.stderr)
         elif in_torch_cuda or any(text in str(value) for text in _NO_CUDA):
             print("tritondbg: the program used a CUDA-only part of torch that has no CPU stand-in (under the "
-                  "interpreter tensors asked for on \"cuda\" are made on the CPU, and CUDA streams, events and "
-                  "memory figures stand in; generators, RNG states and CUDA graphs do not): make that object on "
-                  "\"cpu\" (torch.Generator()), or run the program compiled on a GPU", file=sys.stderr)
+                  "interpreter tensors asked for on \"cuda\" are made on the CPU, and CUDA streams, events, "
+                  "generators and memory figures stand in; RNG states and CUDA graphs do not): use the CPU's "
+                  "(torch.get_rng_state()), or run the program compiled on a GPU", file=sys.stderr)
 
     sys.excepthook = hook
 

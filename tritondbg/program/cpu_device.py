@@ -19,8 +19,9 @@ the program imports torch, answers such requests with CPU tensors (where the int
 
 Triton's ``get_active_torch_device()`` (the tutorials' ``DEVICE``) is cuda:0 then (tritondbg/standin.py): a tensor
 made on it is a "cuda" tensor. What stays as it was: ``torch.cuda.is_available()`` is still False (a program that
-picks its device by asking gets the CPU already), a tensor made without a device says cpu, and CUDA-only objects (``torch.cuda.Event``,
-``torch.Generator(device="cuda")``) still fail; the program's traceback then ends with one tritondbg line
+picks its device by asking gets the CPU already), a tensor made without a device says cpu, and what has no stand-in
+(``torch.cuda.get_rng_state()``, CUDA graphs; streams, events, memory figures: tritondbg/cuda_objects.py;
+``torch.Generator(device="cuda")``: a CPU generator) still fails; the program's traceback then ends with one tritondbg line
 (``child._hint_on_cuda_tensors``). Function modes are per thread: a tensor a worker thread asks on "cuda" is
 not moved; the autograd engine runs a custom Function's backward with none, so the mode is pushed around it. Only installed when torch has no CUDA device; the run's summary says how many requests were moved.
 """
@@ -304,6 +305,7 @@ def install() -> bool:
         return original(moved)
 
     torch.set_default_device = set_default_device
+    torch.Generator = _generator_class(torch)
     # ``x.record_stream(torch.cuda.current_stream())``: the stand-in's stream (tritondbg/cuda_objects.py), which
     # torch's argument parser refuses before any mode sees the call; one stream here, nothing to record
     torch.Tensor.record_stream = lambda self, stream: None
@@ -321,6 +323,28 @@ def install() -> bool:
     _amp_on_the_cpu(torch)
     _own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
     return True
+
+
+def _generator_class(torch):
+    """``torch.Generator(device="cuda")`` (a test's seeded inputs; "Cannot get CUDA generator without ATen_cuda
+    library" on a CPU build): a CPU generator. Every torch generator is still an instance of it."""
+    base = torch._C.Generator
+
+    class GeneratorMeta(type(base)):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, base)
+
+        def __subclasscheck__(cls, sub):
+            return issubclass(sub, base)
+
+    class Generator(base, metaclass=GeneratorMeta):
+        def __new__(cls, device="cpu"):
+            moved = _cpu(device)
+            if moved is not device:
+                _state["moved"] += 1
+            return base(moved)
+
+    return Generator
 
 
 def _tag_what_new_makes(cls) -> None:
