@@ -354,7 +354,13 @@ _state: dict[str, Any] = {}
 
 
 def _torch_cuda_patches(arch: Arch) -> dict[str, Any]:
+    import torch
+
     props = torch_properties(arch)
+    # streams, events, memory figures, NVTX: only where torch has no CUDA (on a GPU machine a program's real CUDA
+    # work keeps them: ``x.record_stream(torch.cuda.current_stream())`` takes only a real stream)
+    available = getattr(torch.cuda.is_available, "__wrapped__", torch.cuda.is_available)  # (not a program's ask)
+    objects = {} if available() else cuda_objects.patches(props.total_memory)
     return {
         "get_device_capability": lambda device=None: capability(arch),
         "get_device_properties": lambda device=None: props,
@@ -366,7 +372,7 @@ def _torch_cuda_patches(arch: Arch) -> dict[str, Any]:
         "set_device": lambda device: None,
         "synchronize": lambda device=None: None,
         "device": _NullDevice,
-        **cuda_objects.patches(props.total_memory),  # streams, events, memory figures
+        **objects,
     }
 
 

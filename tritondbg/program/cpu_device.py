@@ -444,6 +444,7 @@ def _record_availability_asks(torch) -> None:
                     f = f.f_back
         return answer
 
+    is_available.__wrapped__ = original  # (tritondbg's own asks: no site recorded)
     torch.cuda.is_available = is_available
 
 
