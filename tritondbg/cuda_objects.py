@@ -16,7 +16,7 @@ import math
 import sys
 import types
 
-_state: dict = {"noted": False}
+_state: dict = {"noted": False, "memory_noted": False}
 _NOTE = ("tritondbg: torch.cuda.Event.elapsed_time returns NaN under the interpreter (the kernels run on the CPU: "
          "its timing says nothing of a GPU); time them with `tritondbg profile` or the program on a GPU")
 
@@ -100,7 +100,7 @@ _MEMORY_NOTE = ("tritondbg: torch.cuda's memory figures are 0 under the interpre
 
 def zero(device=None) -> int:
     """``memory_allocated()`` and the like: nothing is allocated on a GPU (said once)."""
-    if not _state.get("memory_noted"):
+    if not _state["memory_noted"]:
         _state["memory_noted"] = True
         print(_MEMORY_NOTE, file=sys.stderr)
     return 0

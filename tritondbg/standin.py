@@ -382,9 +382,13 @@ def answer_torch_cuda(arch: Arch | str | None = None) -> None:
     of ``import triton`` failed, helper-80). ``install`` takes over at Triton's import; nothing is put back."""
     import torch
 
-    arch = parse_arch(arch) if isinstance(arch, str) else (arch or parse_arch(DEFAULT_ARCH))
-    for name, value in _torch_cuda_patches(arch).items():
+    for name, value in _torch_cuda_patches(_arch(arch)).items():
         setattr(torch.cuda, name, value)
+
+
+def _arch(arch: Arch | str | None) -> Arch:
+    """``arch`` parsed; the default target (sm_90) when none is given."""
+    return parse_arch(arch) if isinstance(arch, str) else (arch or parse_arch(DEFAULT_ARCH))
 
 
 class _NullDevice(contextlib.nullcontext):
@@ -409,7 +413,7 @@ def install(arch: Arch | str | None = None) -> Arch:
 
     prev, was_explicit = _state.get("arch"), _state.get("explicit", False)
     explicit = arch is not None and (prev is None or arch != prev or was_explicit)  # (current() passed back: as was)
-    arch = parse_arch(arch) if isinstance(arch, str) else (arch or parse_arch(DEFAULT_ARCH))
+    arch = _arch(arch)
     if _state:
         uninstall()
     _state["arch"] = arch

@@ -292,9 +292,9 @@ class Checker(attach.Observer):
                                         tensor=None, offsets=[], op=None, source="",
                                         message=f"the launch raised outside the kernel's code, so no program ran and "
                                                 f"nothing was checked: {type(error).__name__}: {error}")]
-        host = cpu_device.host_arguments(launch.args) if error is None else []
+        host, cuda = cpu_device.host_arguments(launch.args) if error is None else ([], [])
         if host:  # the interpreter ran what a GPU refuses (helper-79: ``y = torch.ones(n)`` beside "cuda" tensors)
-            findings = [*findings, _host_finding(host, [n for n, v in launch.args.items() if cpu_device._on_cuda(v)])]
+            findings = [*findings, _host_finding(host, cuda)]
         if error is None and marks:  # told at the program's end, if no later launch writes them
             after = {name: initcheck.marked_elements(launch.args[name]) for name in marks}
             found = initcheck.bands(launch.args, marks, after)

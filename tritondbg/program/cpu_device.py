@@ -56,10 +56,11 @@ def _cpu(device):
 _TAG = "_tdbg_on_cuda"  # set on the tensors the program has on "cuda" (a CPU tensor here)
 
 
-def _target(device, program: bool = False) -> str | None:
-    """Where ``device`` sends a tensor: "cuda" (a CUDA device by name or index), "host" (the string "cpu", or a
-    cpu ``torch.device`` in the ``program``'s code: the program moves it to the host), "same" (``_CPU_OF_CUDA``,
-    what a CUDA tensor's ``.device`` is to torch's own code: the tensor's own device), or None."""
+def _target(device) -> str | None:
+    """Where ``device`` sends a tensor, for the call the mode is handling: "cuda" (a CUDA device by name or index),
+    "host" (the string "cpu", or a cpu ``torch.device`` in the program's code: the program moves it to the host),
+    "same" (``_CPU_OF_CUDA``, what a CUDA tensor's ``.device`` is to torch's own code: the tensor's own device), or
+    None."""
     import torch
 
     if isinstance(device, str):
@@ -67,8 +68,8 @@ def _target(device, program: bool = False) -> str | None:
             return "cuda"
         return "host" if device == "cpu" or device.startswith("cpu:") else None
     if isinstance(device, torch.device):
-        if device.type == "cpu":
-            return "host" if program else "same" if device is _CPU_OF_CUDA else None
+        if device.type == "cpu":  # (frames: _from_program, this, the mode's handler, the caller)
+            return "host" if _from_program(3) else "same" if device is _CPU_OF_CUDA else None
         return "cuda" if device.type == "cuda" else None
     if isinstance(device, int) and not isinstance(device, bool):
         return "cuda"
@@ -124,12 +125,6 @@ def _from_program(depth: int = 2) -> bool:
     return f is not None and not f.f_code.co_filename.startswith(_own_dirs())
 
 
-def _host(device) -> bool:
-    import torch
-
-    return isinstance(device, torch.device) and device.type == "cpu"
-
-
 def _any_on_cuda(args) -> bool:
     for a in args:
         if isinstance(a, (list, tuple)):
@@ -146,19 +141,20 @@ def _on_host(t) -> bool:
     return getattr(t, _TAG, None) is False
 
 
-def host_arguments(args: dict) -> list:
-    """The names of a launch's tensor arguments the program has on the host, where another is one of its "cuda"
-    tensors: a GPU refuses such a launch (Triton: "Pointer argument (at 1) cannot be accessed from Triton (cpu
-    tensor?)"), the interpreter runs it (helper-79: ``y = torch.ones(n)`` beside ``x`` on "cuda")."""
+def host_arguments(args: dict) -> tuple[list, list]:
+    """(the names of a launch's tensor arguments the program has on the host, those of its "cuda" tensors), the
+    first empty unless both are there: a GPU refuses such a launch (Triton: "Pointer argument (at 1) cannot be
+    accessed from Triton (cpu tensor?)"), the interpreter runs it (helper-79: ``y = torch.ones(n)`` beside ``x``
+    on "cuda")."""
     import torch
 
     if _state["mode"] is None:
-        return []
+        return [], []
     tensors = {n: v for n, v in args.items() if isinstance(v, torch.Tensor)}
-    if not any(_on_cuda(v) for v in tensors.values()):
-        return []
+    cuda = [n for n, v in tensors.items() if _on_cuda(v)]
     # (an empty tensor's null pointer passes a GPU's check, as pinned memory does: pin_memory() leaves no mark)
-    return [n for n, v in tensors.items() if _on_host(v) and v.numel() > 0]
+    host = [n for n, v in tensors.items() if _on_host(v) and v.numel() > 0] if cuda else []
+    return host, cuda
 
 
 @functools.lru_cache(maxsize=None)
@@ -223,7 +219,7 @@ def _mode_class():
                 return _to_host(args[0], func(*args, **kwargs))
             target = None
             if "device" in kwargs:
-                target = _target(kwargs["device"], _host(kwargs["device"]) and _from_program())
+                target = _target(kwargs["device"])
                 device = _cpu(kwargs["device"])
                 if device is not kwargs["device"]:
                     _state["moved"] += 1
@@ -236,7 +232,7 @@ def _mode_class():
                     if isinstance(args[1], torch.Tensor):  # .to(other): other's device (and dtype)
                         target = "cuda" if _on_cuda(args[1]) and not _on_cuda(args[0]) else "same"
                     else:
-                        target = _target(args[1], _host(args[1]) and _from_program()) or target
+                        target = _target(args[1]) or target
                         device = _cpu(args[1])
                         if device is not args[1]:
                             _state["moved"] += 1
@@ -311,7 +307,7 @@ def install() -> bool:
     torch.Tensor.record_stream = lambda self, stream: None
     from tritondbg.program import cpu_fallbacks  # torch.load onto "cuda", checkpoints without the tag
 
-    cpu_fallbacks.install(torch, lambda value, on: cpu_fallbacks.tag_all(value, on, _tag, torch), _cpu, _TAG)
+    cpu_fallbacks.install(torch, _tag, _cpu, _TAG)
     for cls in (torch.nn.Parameter, getattr(torch.nn, "Buffer", None)):  # made of a CUDA tensor by _make_subclass,
         if cls is not None:                                                # which no torch function sees
             _tag_what_new_makes(cls)

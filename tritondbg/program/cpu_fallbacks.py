@@ -48,9 +48,13 @@ def _cuda_location(location, cpu) -> bool:
     return location is not None and not callable(location) and cpu(location) is not location
 
 
-def install(torch, tag, cpu, name: str) -> None:
-    """Patch ``torch.load`` and the pickled state (``tag(value, on)`` sets cpu_device's tag, the attribute ``name``,
-    on every tensor in ``value``; ``cpu(device)`` is ``device`` with CUDA replaced by the CPU)."""
+def install(torch, tag_one, cpu, name: str) -> None:
+    """Patch ``torch.load`` and the pickled state (``tag_one(t, on)`` sets cpu_device's tag, the attribute ``name``,
+    on a tensor; ``cpu(device)`` is ``device`` with CUDA replaced by the CPU)."""
+
+    def tag(value, on: bool) -> None:
+        tag_all(value, on, tag_one, torch)
+
     import torch._utils as torch_utils
 
     get_state = torch_utils._get_obj_state
