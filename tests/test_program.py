@@ -602,7 +602,9 @@ def test_what_a_cuda_path_asks_of_torch_that_a_cpu_build_lacks(tmp_path):
         serialization.location_tag = location
     out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "fallbacks", str(tmp_path)])
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "fallbacks 0.0 cuda:0 cuda:0 cpu cuda:0 cuda:0 0 0" in out.stdout, out.stdout + out.stderr[-2000:]
+    assert "fallbacks " in out.stdout, out.stdout + out.stderr[-2000:]
+    err, *rest = out.stdout.split("fallbacks ")[1].split()
+    assert float(err) < 1e-4 and rest == ["cuda:0", "cuda:0", "cpu", "cuda:0", "cuda:0", "0", "0"], out.stdout
     assert out.stderr.count("torch.cuda's memory figures are 0 under the interpreter") == 1, out.stderr[-2000:]
     assert torch.load(tmp_path / "mine.pt")["w"].__dict__ == {}  # the user's file holds no tritondbg attribute
 
@@ -615,7 +617,8 @@ def test_a_host_tensor_handed_to_a_launch_beside_cuda_ones_is_an_error(bug):
     Pinned memory and the null pointer of an empty tensor, which a GPU takes, are no finding."""
     _no_cuda()
     out = run(["interpret", "--", sys.executable, str(DATA / "cuda_by_name.py"), "host", *(["bug"] if bug else [])])
-    assert "host 0.0" in out.stdout or "host 1.19" in out.stdout, out.stdout + out.stderr[-2000:]
+    assert "host " in out.stdout, out.stdout + out.stderr[-2000:]
+    assert float(out.stdout.split("host ")[1].split()[0]) < 1e-5, out.stdout  # x + y, up to fp32 rounding
     lines = [ln for ln in out.stderr.splitlines() if "is a host tensor" in ln and ln.startswith("  kernel_error")]
     if bug:
         assert out.returncode == 1, out.stderr[-2000:]
