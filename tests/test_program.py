@@ -562,8 +562,11 @@ def test_autocast_named_for_cuda_runs_on_the_cpu_at_cudas_dtype():
     assert "amp torch.float16 torch.bfloat16 torch.float16 scaler enabled True" in out.stdout, out.stdout
     # helper-74: inside CUDA autocast torch.is_autocast_enabled("cuda") said False (attorch's tests failed on dtypes)
     assert "state True True torch.bfloat16 torch.float32 False" in out.stdout, out.stdout
-    assert "Disabling" not in out.stderr and "6 request(s) for a CUDA tensor or device" in out.stderr, out.stderr
+    assert "Disabling" not in out.stderr and "8 request(s) for a CUDA tensor or device" in out.stderr, out.stderr
     assert "1 torch.autocast('cuda') block(s) with a dtype other than float16 / bfloat16" in out.stderr, out.stderr
+    # CUDA autocast's op lists (tritondbg/program/cuda_autocast.py), the CPU's under an inner autocast("cpu")
+    assert ("lists float32 float32 float32 float32 float32 float32 float16 float16 float16 float16"
+            in out.stdout), out.stdout
 
 
 @pytest.mark.interpreter

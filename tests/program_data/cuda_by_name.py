@@ -107,6 +107,17 @@ def main(mode):
         with torch.autocast("cuda", dtype=torch.float32):  # no CPU counterpart: off there, one note
             f = x @ w
         out = axpy(1.0, h, h)                  # the kernel gets what the GPU run gives it
+        # CUDA autocast's op lists, not the CPU's (helper-82: attorch's fp16 tests compared a float16 reference
+        # with float32 kernels): float32 for layer_norm / softmax / sum / exp / pow, float16 for mv / einsum; an
+        # explicit dtype kept; autocast("cpu") inside keeps the CPU's lists
+        hh, v = h.detach(), torch.randn(64, device="cuda")
+        with torch.autocast("cuda"):
+            lists = [torch.nn.functional.layer_norm(hh, (64,)).dtype, torch.log_softmax(hh, -1).dtype,
+                     torch.softmax(hh, -1).dtype, hh.sum().dtype, hh.exp().dtype, (hh ** 2).dtype,
+                     torch.mv(x, v).dtype, torch.einsum("ij,jk->ik", x, w).dtype, hh.sum(dtype=torch.float16).dtype]
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                lists.append(torch.softmax(hh, -1).dtype)
+        print("lists", *[str(d).replace("torch.", "") for d in lists])
         scaler = torch.amp.GradScaler("cuda")
         print("amp", h.dtype, b.dtype, out.dtype, "scaler enabled", scaler.is_enabled(), "state", *state, f.dtype,
               torch.is_autocast_enabled("cuda"))

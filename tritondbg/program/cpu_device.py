@@ -10,7 +10,8 @@ the program imports torch, answers such requests with CPU tensors (where the int
   ``"cpu"``; ``Tensor.to(<cuda device>, ...)`` likewise; ``Tensor.cuda()`` returns the tensor;
 - ``pin_memory=True`` / ``Tensor.pin_memory()`` (no pinned allocator without an accelerator) pin nothing;
 - ``torch.set_default_device("cuda")`` sets the CPU;
-- ``torch.autocast("cuda", dtype)`` is CPU autocast at that dtype (float16 when none is given, as on CUDA), and
+- ``torch.autocast("cuda", dtype)`` is CPU autocast at that dtype (float16 when none is given, as on CUDA) with
+  CUDA's op lists (tritondbg/program/cuda_autocast.py), and
   ``GradScaler("cuda")`` a CPU scaler (torch disabled both, and kernels ran in float32 where a GPU gives them half
   precision);
 - a tensor the program has on "cuda" (made or moved there, what ops make of it, a Parameter of it) says so to the
@@ -316,7 +317,9 @@ def install() -> bool:
         torch._C._cuda_getCurrentRawStream = lambda device=None: 0
     _in_backward(mode)
     _record_availability_asks(torch)
-    _amp_on_the_cpu(torch)
+    from tritondbg.program import cuda_autocast  # autocast("cuda") with CUDA's op lists
+
+    cuda_autocast.install(torch, _cpu, _state)
     _own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
     return True
 
@@ -468,49 +471,6 @@ def _package(file: str) -> str | None:
 
     inside = installed_path(file)
     return inside.split(os.sep, 1)[0] if inside else None
-
-
-def _amp_on_the_cpu(torch) -> None:
-    """``torch.autocast("cuda", ...)`` (and ``torch.cuda.amp.autocast``) becomes CPU autocast with CUDA's default
-    dtype (float16), ``GradScaler("cuda")`` a CPU scaler: torch disabled both with a warning, and kernels got
-    float32 where the GPU run gives them half precision (a user's report)."""
-    autocast, scaler = torch.amp.autocast_mode.autocast, torch.amp.grad_scaler.GradScaler
-    autocast_init, scaler_init = autocast.__init__, scaler.__init__
-
-    def __init__(self, *args, **kwargs):
-        device = args[0] if args else kwargs.get("device_type")
-        if _cpu(device) is not device:
-            _state["moved"] += 1
-            args, kwargs = args[1:], dict(kwargs, device_type="cpu")
-            if len(args) < 1 and kwargs.get("dtype") is None:
-                kwargs["dtype"] = torch.float16  # CUDA autocast's default (the CPU's is bfloat16)
-            dtype = args[0] if args else kwargs.get("dtype")
-            if dtype not in (torch.float16, torch.bfloat16):  # (attorch's autocast('cuda', dtype=float32)): CPU
-                args, kwargs = (), dict(kwargs, dtype=torch.bfloat16, enabled=False)  # autocast has no such
-                _state["amp_off"] = _state.get("amp_off", 0) + 1                      # dtype: off, said once
-        autocast_init(self, *args, **kwargs)
-
-    def scaler_on_cpu(self, *args, **kwargs):
-        device = args[0] if args else kwargs.get("device", "cuda")
-        if _cpu(device) is not device:
-            _state["moved"] += 1
-            args, kwargs = args[1:], dict(kwargs, device="cpu")
-        scaler_init(self, *args, **kwargs)
-
-    autocast.__init__, scaler.__init__ = __init__, scaler_on_cpu
-    # the state a library asks for (attorch's get_output_dtype, torch.amp.custom_fwd(device_type="cuda")): CUDA's
-    # is the CPU's, where CUDA autocast runs
-    enabled, get_dtype = torch.is_autocast_enabled, torch.get_autocast_dtype
-
-    def is_autocast_enabled(*args, **kwargs):
-        device = args[0] if args else kwargs.get("device_type", "cuda")
-        return enabled("cpu") if _cpu(device) is not device else enabled(*args, **kwargs)
-
-    def get_autocast_dtype(device_type):
-        return get_dtype("cpu") if _cpu(device_type) is not device_type else get_dtype(device_type)
-
-    torch.is_autocast_enabled, torch.get_autocast_dtype = is_autocast_enabled, get_autocast_dtype
-    torch.get_autocast_gpu_dtype = lambda: get_dtype("cpu")
 
 
 def _own_warnings_point_at_the_caller(code) -> None:
