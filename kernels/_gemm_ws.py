@@ -241,13 +241,13 @@ def build(cfg, a, b, c, b_nk: bool, num_sms: int, scales: tuple = (), precise: i
 
 
 def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=None, scales: tuple = (),
-         precise: int = 0, gemm_tiles: bool = True, extra: tuple = (), margin: float = GEMM_MARGIN):
+         precise: int = 0, gemm_tiles: bool = True, extra: tuple = (), margin: float = GEMM_MARGIN, warm_timer=None):
     """After the tl path computed ``c`` (the first call of ``sig``, its launcher cached): race the Gluon
     candidates against ``steady`` (the steady-state call; kernels/_race.py); a winner goes into ``plans[sig]`` and
     recomputes ``c``. fp8_gemm: ``scales`` (scale_a, scale_b) and ``precise`` (``build``); a winning plan takes
     (a, b, c, *scales). ``gemm_tiles``: race this module's tiles (fp8 decode at M <= 16: not, they lost there);
     ``extra``: more candidates, (name, build(out) -> plan, tile dict, kernel name) each; ``margin``: the lead a
-    candidate needs (kernels/_race.py). Returns ``c``."""
+    candidate needs, ``warm_timer`` the near-tie's timer (kernels/_race.py). Returns ``c``."""
     if not gemm_tiles and not extra:  # nothing to race
         return c
     M, N = a.shape[0], b.shape[1]
@@ -264,5 +264,5 @@ def race(sig, a, b, c, b_nk: bool, plans: dict, steady, num_sms: int, timer=None
         if kernel not in kernels:
             kernels.append(kernel)
     _race.run(sig, key, c, steady, builds, lambda plan, out: plan(a, b, out, *scales), plans, kernel=tuple(kernels),
-              tiles=tiles, timer=timer, margin=margin)
+              tiles=tiles, timer=timer, margin=margin, warm_timer=warm_timer)
     return c

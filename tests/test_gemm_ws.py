@@ -87,6 +87,70 @@ def test_no_candidate_margin_faster_keeps_the_tl_path(monkeypatch):
     assert torch.equal(out, c_tl)  # untouched: the tl kernel's output
 
 
+def _warm_timer(built: dict, times: dict, tl_us: float, calls: list):
+    """The near-tie's timer: ``tl_us`` for the tl path, ``times[name]`` for a candidate; each call noted."""
+    def timer(fn):
+        if fn is _steady:
+            calls.append("tl")
+            return tl_us
+        before = {n: p.launches for n, p in built.items()}
+        fn()
+        (name,) = [n for n, p in built.items() if p.launches > before[n]]
+        calls.append(name)
+        return times[name]
+    return timer
+
+
+@pytest.mark.parametrize("flushed, warm, picked", [
+    (9.9, 5.7, True),     # 1% ahead flushed (under the 1.5% margin), 19% ahead warm: the candidate
+    (9.9, 6.95, False),   # 1% ahead flushed, 0.7% warm: the tl kernel stays
+    (10.0, 5.0, True),    # an exact tie flushed: the warm timing decides
+    (10.1, 5.0, None),    # behind flushed: no second timing, the tl kernel stays
+    (9.0, 9.0, "won"),    # 10% ahead flushed: won outright, no second timing
+])
+def test_a_near_tie_is_broken_with_the_l2_warm(monkeypatch, flushed, warm, picked):
+    """Session 47-48 (H100): the fp8 decode race at 1x4096x4096 led by 0.7-6.9% with the L2 flushed against a
+    1.5% margin, so the tl kernel served in some processes and the Gluon kernel in others (20% faster under graph
+    replay, with the weight in the L2): the perf gate's row flipped between runs. A candidate no slower than the tl
+    path but under the margin is timed again with the L2 warm, and wins if the margin faster there."""
+    a, b, c_tl = _operands()
+    n = _names()
+    times = {**dict.fromkeys(n, 12.0), n[1]: flushed}
+    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), times, tl_us=10.0)
+    calls, plans, c = [], {}, c_tl.clone()
+    wt = _warm_timer(built, {**dict.fromkeys(n, 99.0), n[1]: warm}, 7.0, calls)
+    WS.race("sig", a, b, c, False, plans, _steady, 132, timer=timer, warm_timer=wt)
+    rec = R.DECISIONS["sig"]
+    if picked is None or picked == "won":
+        assert calls == [] and "warm" not in rec  # no near-tie: no second timing
+        assert (rec["pick"] == n[1]) is (picked == "won") and "tie_break" not in rec
+        return
+    assert sorted(set(calls)) == sorted({"tl", n[1]}) and len(calls) == 2 * R.ROUNDS  # the best candidate only
+    assert rec["warm"] == {"tl": 7.0, n[1]: warm}
+    assert rec["ws"][n[1]] == flushed and rec["tl"] == 10.0  # the flushed figures stay the record's
+    if picked:
+        assert rec["pick"] == n[1] and rec["tie_break"] == "warm L2" and plans["sig"] is built[n[1]]
+        assert torch.equal(c, _right(a, b))
+    else:
+        assert rec["pick"] is None and plans == {} and torch.equal(c, c_tl)
+    from tritondbg.check.perf import race_note
+    from tritondbg.profile.autotune import _warm_note
+
+    note = race_note([rec])
+    assert (f"{'it won' if picked else 'not won'} the near-tie's second timing with the L2 warm "
+            f"({warm:.1f} us against the tl kernel's 7.0)") in note and "another process" not in note, note
+    assert _warm_note(rec).endswith("the candidate wins" if picked else "the tl kernel stays"), _warm_note(rec)
+
+
+def test_a_caller_timer_without_a_warm_timer_breaks_no_tie(monkeypatch):
+    """Only the default timer brings the warm one (a caller's stand-in timer cannot time a warm L2)."""
+    a, b, c_tl = _operands()
+    n = _names()
+    built, timer = _install(monkeypatch, dict.fromkeys(n, _right), {**dict.fromkeys(n, 12.0), n[1]: 9.9}, tl_us=10.0)
+    WS.race("sig", a, b, c_tl.clone(), False, {}, _steady, 132, timer=timer)
+    assert R.DECISIONS["sig"]["pick"] is None and "warm" not in R.DECISIONS["sig"]
+
+
 @pytest.mark.parametrize("env, picked", [("0.005", True), ("", False), ("nonsense", False), ("1.5", False)])
 def test_race_margin_from_the_environment(monkeypatch, env, picked):
     """TRITONDBG_RACE_MARGIN=0.005 lets a 1% lead win (gemm's GEMM_MARGIN, 1.5%, does not); unset, not a number or

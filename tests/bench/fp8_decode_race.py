@@ -51,7 +51,8 @@ def child(spec: str, mode: str) -> None:
         decision = lambda: G.ws_decision(a, b)  # noqa: E731
     ours()  # the race (mode race / clean)
     rec = decision() or {}
-    row = {"spec": spec, "mode": mode, "tl": rec.get("tl"), "ws": rec.get("ws"), "pick": rec.get("pick")}
+    row = {"spec": spec, "mode": mode, "tl": rec.get("tl"), "ws": rec.get("ws"), "pick": rec.get("pick"),
+           "warm": rec.get("warm"), "tie_break": rec.get("tie_break")}
     for name, fn in (("ours", ours), ("torch", base)):
         row[name] = {"dirty": round(timer(fn), 2), "clean": round(timer(fn, clean=True), 2),
                      "graph": round(time_ms(fn, "graph", rep=100) * 1e3, 2)}

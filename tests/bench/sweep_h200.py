@@ -115,7 +115,9 @@ def _race_summary(race) -> str:
     timed = {c: us for c, us in race["ws"].items() if isinstance(us, (int, float))}
     best = race["pick"] or (min(timed, key=timed.get) if timed else None)
     won = f"{race['pick']} (race: " if race["pick"] else "tl kernel (race: "
-    return won + f"tl {race['tl']:.1f} us" + (f", gluon {timed[best]:.1f} us)" if best else ")")
+    warm = race.get("warm") or {}
+    tie = (f", warm L2: tl {warm['tl']:.1f} / gluon {warm[best]:.1f} us" if best in warm and "tl" in warm else "")
+    return won + f"tl {race['tl']:.1f} us" + (f", gluon {timed[best]:.1f} us{tie})" if best else ")")
 
 
 def grid_configs(N: int, elem_size: int, long_rows: bool = False):

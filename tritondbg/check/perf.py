@@ -75,7 +75,8 @@ def race_note(records: list) -> str:
     bundled wrapper raced its tl kernel against Gluon candidates on the case's first call (kernels/_race.py: GPU
     time with the L2 flushed, a candidate needing ``margin`` lead). A lead within NEAR_POINTS of the margin is said
     to be a near-tie: another process (the recorded run's) may have picked the other way (session 47: fp8
-    1x4096x4096, leads of 2-7% in the race, 20% apart under graph replay)."""
+    1x4096x4096, leads of 2-7% in the race, 20% apart under graph replay); where the race broke a near-tie with
+    the L2 warm (kernels/_race.py, step 4), that timing is said instead."""
     notes = []
     for r in records:
         timed = {k: v for k, v in (r.get("ws") or {}).items() if isinstance(v, (int, float))}
@@ -86,7 +87,11 @@ def race_note(records: list) -> str:
         text = (f"its race picked {best} ({timed[best]:.1f} us against the tl kernel's {r['tl']:.1f}" if r.get("pick")
                 else f"its race kept the tl kernel ({r['tl']:.1f} us; best candidate {best} {timed[best]:.1f}")
         text += f" us, {lead:+.1f}% lead against a {margin:.1f}% margin, L2 flushed)"
-        if abs(lead - margin) <= max(NEAR_POINTS, margin / 2):
+        warm = r.get("warm") or {}
+        if best in warm and "tl" in warm:
+            text += (f"; {'it won' if r.get('tie_break') else 'not won'} the near-tie's second timing with the L2 "
+                     f"warm ({warm[best]:.1f} us against the tl kernel's {warm['tl']:.1f})")
+        elif abs(lead - margin) <= max(NEAR_POINTS, margin / 2):
             text += ": a near-tie, which another process may decide the other way"
         notes.append(text)
     return "".join(f"; {n}" for n in notes)

@@ -227,6 +227,16 @@ def race_keys() -> set:
     return set(getattr(mod, "DECISIONS", {})) if mod is not None else set()
 
 
+def _warm_note(rec: dict) -> str:
+    """The near-tie's second timing (kernels/_race.py step 4: the L2 warm), where the race took one."""
+    warm = rec.get("warm") or {}
+    best = next((k for k in warm if k != "tl"), None)
+    if best is None or "tl" not in warm:
+        return ""
+    return (f"; a near-tie, timed again with the L2 warm: {best} {warm[best]:.1f} us, tl {warm['tl']:.1f} us, "
+            + ("the candidate wins" if rec.get("tie_break") else "the tl kernel stays"))
+
+
 def race_decisions(before: set) -> list[dict[str, Any]]:
     """The races decided since ``before`` (``race_keys()``), as timed decisions: on Hopper, ``gemm``, large-M
     ``fp8_gemm`` and prefill ``attention`` time their tl path against warp-specialised Gluon kernels on a
@@ -257,5 +267,6 @@ def race_decisions(before: set) -> list[dict[str, Any]]:
                     "cache_hit": False, "winner": winner, "configs": entries, "pruned": [], "bench_s": None,
                     "listener": False,
                     "note": "the tl path against the Gluon candidates, medians of rotated rounds; the winner needs a "
-                            f"{100 * rec.get('margin', getattr(mod, 'MARGIN', 0.03)):g}% lead (kernels/_race.py)"})
+                            f"{100 * rec.get('margin', getattr(mod, 'MARGIN', 0.03)):g}% lead (kernels/_race.py)"
+                            + _warm_note(rec)})
     return out
