@@ -134,6 +134,7 @@ def test_a_bare_assert_in_a_library_is_quoted_with_why_a_jit_type_check_fails(tm
 @pytest.mark.parametrize("name, words", [
     ("no_return", ["launch returned None", "forget `return`"]),
     ("ref_str", ["reference `reference_str`", "mistakes.py:", "returned str, not a tensor"]),
+    ("ref_no_return", ["reference `reference_no_return`", "returned None", "forget `return`"]),
     ("ref_assert", ["reference `reference_asserts`", "raised AssertionError: `assert x.numel() % 64 == 0`"]),
     ("tuple_none", ["output out1: launch", "returned None where the other side has a tensor", "forget `return`"]),
     ("bad_inputs", ["make_inputs `make_inputs_raises`", "mistakes.py:", "ValueError: bad shape parameter"]),
@@ -142,8 +143,8 @@ def test_a_bare_assert_in_a_library_is_quoted_with_why_a_jit_type_check_fails(tm
 def test_a_run_that_compared_nothing_fails_naming_the_callable(name, words):
     target = f"{DATA / 'mistakes.py'}::{name}"
     # determinism compares two launches, not a launch with the reference: a bad reference is no failure of it
-    for gate in ("correctness", "sanitize") + (() if name in ("ref_str", "ref_assert", "tuple_none") else
-                                               ("determinism",)):
+    reference_only = ("ref_str", "ref_no_return", "ref_assert", "tuple_none")
+    for gate in ("correctness", "sanitize") + (() if name in reference_only else ("determinism",)):
         out = run_gate(gate, loader.load(target), GateContext(device="cpu", target=target))
         assert out.status == FAIL, (gate, out.reason)
         for w in words:

@@ -228,7 +228,7 @@ def _not_tensors(role: str, fn, value) -> str | None:
 
     if value is None:
         return NOTHING_RETURNED if role == "launch" else \
-            f"reference {describe_callable(fn)} returned None: nothing to compare against"
+            f"reference {describe_callable(fn)} returned None: nothing to compare against; did it forget `return`?"
     items = _as_list(value)
     for v in items:
         if v is not None and not isinstance(v, torch.Tensor):

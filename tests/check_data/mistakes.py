@@ -15,6 +15,10 @@ def reference_str(x):
     return "not a tensor"
 
 
+def reference_no_return(x):
+    reference(x)  # the forgotten `return`, in the reference this time (helper-82)
+
+
 def make_inputs_raises(case, dtype, device, generator):
     raise ValueError("bad shape parameter")
 
@@ -52,6 +56,7 @@ no_return = Scenario("no_return", make_inputs, launch_no_return, reference, _CAS
 tuple_none = Scenario("tuple_none", make_inputs, lambda x: (launch(x), None), lambda x: (reference(x), reference(x)),
                       _CASES, kernels=[add_one])
 ref_str = Scenario("ref_str", make_inputs, launch, reference_str, _CASES, kernels=[add_one])
+ref_no_return = Scenario("ref_no_return", make_inputs, launch, reference_no_return, _CASES, kernels=[add_one])
 ref_assert = Scenario("ref_assert", make_inputs, launch, reference_asserts, _CASES, kernels=[add_one])
 bad_inputs = Scenario("bad_inputs", make_inputs_raises, launch, reference, _CASES, kernels=[add_one])
 inputs_list = Scenario("inputs_list", make_inputs_list, launch, reference, _CASES, kernels=[add_one])

@@ -561,15 +561,21 @@ def say_interrupted(launch, index: int, exc: BaseException | None = None, frame=
     pid = getattr(getattr(interpreter, "interpreter_builder", None), "grid_idx", None)
     from tritondbg.program import child
 
+    try:  # a line of its own, not glued to a line the program left open (pytest's progress dots, helper-82)
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    lead = "\n" if exc is not None else ""  # Ctrl-C: the terminal's "^C" and an open line before it
+
     if where is None and frames.in_grid_loop(exc, frame):  # the interpreter's loop over the grid, between programs
-        child.say(f"tritondbg: {how} in {launch.name} (launch {index} of it), between two programs of its grid (at "
+        child.say(f"{lead}tritondbg: {how} in {launch.name} (launch {index} of it), between two programs of its grid (at "
                   f"pid {tuple(pid) if pid is not None else '?'}, the one that had just run or was about to) "
                   f"[launched from {describe_site(launch.stack)}]")
         return
     if where is None:  # not in kernel code: the builder's program id is still the previous launch's last one
-        child.say(f"tritondbg: {how} in {launch.name} (launch {index} of it), outside its kernel code (its arguments "
+        child.say(f"{lead}tritondbg: {how} in {launch.name} (launch {index} of it), outside its kernel code (its arguments "
                   f"being copied in or out, or its grid being set up) [launched from {describe_site(launch.stack)}]")
         return
     at = f" at {frames.site_name(where[0])}:{where[1]}"
-    child.say(f"tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
+    child.say(f"{lead}tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
               f"{index} of it) [launched from {describe_site(launch.stack)}]")

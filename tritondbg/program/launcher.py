@@ -102,11 +102,16 @@ def environment(cfg: dict, interpret: bool) -> dict[str, str]:
     return env
 
 
+_interrupted: dict = {}  # the last run(): "sigint" when a SIGINT came, "status" the program's own exit status then
+
+
 def ended(rc: int) -> str:
     """How the program ended, from run()'s status: "exited with status 1", or "was killed by SIGKILL (exit status
     137)" for 128 + a signal's number (the shell's convention; run() returns that for a program a signal ended)."""
     if rc == 128 + signal.SIGINT:  # Python ends a KeyboardInterrupt it did not catch by SIGINT: no "killing"
-        return f"was interrupted (Ctrl-C / SIGINT, exit status {rc})"
+        own = _interrupted.get("status")
+        return ("was interrupted (Ctrl-C / SIGINT" + (f"; it exited with status {own})" if own is not None else
+                                                     f", exit status {rc})"))
     if rc > 128:
         try:
             return f"was killed by {signal.Signals(rc - 128).name} (exit status {rc})"
@@ -161,8 +166,11 @@ def run(cmd: list[str], cfg: dict, *, interpret: bool = False) -> int:
     # A terminal's Ctrl-C reaches the program itself (same process group): the parent waits for it to finish
     # writing. A SIGINT sent to tritondbg alone (``kill -INT``, a CI runner) is passed on, as SIGTERM always is.
     previous = {}
+    _interrupted.clear()
 
     def forward(signum, frame):
+        if signum == signal.SIGINT:
+            _interrupted["sigint"] = True
         if signum != signal.SIGINT or not _terminal_sent_it():
             proc.send_signal(signum)
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -175,4 +183,10 @@ def run(cmd: list[str], cfg: dict, *, interpret: bool = False) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return 128 - rc if rc < 0 else rc  # the caller says how it ended (ended())
+    rc = 128 - rc if rc < 0 else rc  # the caller says how it ended (ended())
+    if _interrupted.get("sigint") and rc != 128 + signal.SIGINT:
+        # a program that handles Ctrl-C and exits with a status of its own (pytest: 2, tritondbg's own "bad usage"
+        # status; helper-82): the run was interrupted, and the status says so
+        _interrupted["status"] = rc
+        rc = 128 + signal.SIGINT
+    return rc
