@@ -103,7 +103,7 @@ unlocked_store = Scenario("unlocked_store", make_inputs, _launch(True, True), re
 
 
 def _line(text: str, tag: str) -> int:
-    return next(i for i, ln in enumerate(text.splitlines(), 1) if ln.rstrip().endswith(f"# {tag}"))
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if ln.rstrip().endswith((f"# {tag}", f": {tag}")))
 
 
 @pytest.fixture
@@ -211,6 +211,36 @@ def test_program_mode_warns_of_an_output_a_launch_left_a_band_of_unwritten(tmp_p
     halves = run_cli(["interpret", "--", sys.executable, "prog.py", "halves", "read"], cli_env, cwd=tmp_path)
     assert halves.returncode == 0 and "uninit" not in halves.stderr and "max err 0.0" in halves.stdout, \
         halves.stdout + halves.stderr
+
+
+WRONG_ROW = """\
+import torch, triton, triton.language as tl
+
+@triton.jit
+def k(x, buf, out):
+    row = tl.program_id(0)
+    tl.store(buf + row, tl.load(x + row) * 2)
+    v = tl.load(buf + row + 1, mask=row + 1 < 77)  # the next row, which its program writes later: READ
+    tl.store(out + row, v)                         # every element of out is stored
+
+x = torch.randn(77, device="cuda")
+buf, out = torch.empty(77, device="cuda"), torch.empty(77, device="cuda")
+k[(77,)](x, buf, out)
+"""
+
+
+def test_a_launch_storing_what_it_read_uninitialized_is_not_told_it_left_a_band_unwritten(tmp_path, cli_env):
+    """helper-82: a program reading the next row (which its program writes later) stored those values into every
+    element of ``out``; tritondbg said first "a launch wrote 1 element(s) of out and left 76 of 77 unwritten ... a
+    store mask too strict?", which was false. Marks inside the range the launch's stores wrote, in a launch that
+    read marked memory, are said in the read's finding."""
+    (tmp_path / "prog.py").write_text(WRONG_ROW)
+    out = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert "unwritten (first at" not in out.stderr and "left 76 of 77" not in out.stderr, out.stderr
+    line = next((ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: uninit in k")), out.stderr)
+    assert f"prog.py:{_line(WRONG_ROW, 'READ')}" in line and "reads buf[1]" in line, line
+    assert "76 element(s) of out inside the range its stores wrote hold the mark" in line, line
 
 
 CARRIED = '''

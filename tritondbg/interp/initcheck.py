@@ -263,6 +263,22 @@ def band_finding(name: str, t, left, wrote: int, *, later: str = "and no later l
         "too strict, or a grid that does not cover the tensor?")}
 
 
+def stores_cover(t, left, stores: dict) -> bool:
+    """Whether the first and last element of ``left`` (a mask over ``t``) lie inside one store site's address
+    span (``stores``: the sanitizer's ``store_spans``): the launch stored around them, so they may hold values it
+    computed from marked memory rather than be elements it left unwritten."""
+    flat = left.reshape(-1).nonzero()
+    if not len(flat) or not t.dim():
+        return False
+    size = t.element_size()
+
+    def address(i: int) -> int:
+        return t.data_ptr() + size * sum(int(k) * st for k, st in
+                                         zip(np.unravel_index(i, tuple(t.shape)), t.stride()))
+    lo, hi = address(int(flat[0][0])), address(int(flat[-1][0]))
+    return any(a <= lo and hi <= b for a, b in stores.values())
+
+
 def stores_into(t, stores: dict) -> list:
     """The (file, line) of the stores whose addresses fall in ``t``'s memory, in line order (``stores``: the
     sanitizer's ``store_spans``, {(file, line): (lowest, highest) address})."""

@@ -191,6 +191,20 @@ def _tensors(snap) -> dict:
     return out
 
 
+def _carried_band(read: dict, band: tuple, stores: dict) -> bool:
+    """A band of ``band``'s tensor inside the range this launch's stores wrote, in a launch that read marked
+    memory (``read``, its finding): said in the read's finding, not as elements left unwritten (helper-82: "left 76
+    of 77 unwritten" where every element was stored with a value read from memory nothing wrote)."""
+    from tritondbg.interp import initcheck
+
+    name, t, left, _ = band
+    if not initcheck.stores_cover(t, left, stores):
+        return False
+    read["message"] += (f"; after the launch {int(left.sum())} element(s) of {name} inside the range its stores wrote "
+                        "hold the mark: values computed from what it read (or elements its store mask skipped)")
+    return True
+
+
 def _stores_elsewhere(args: dict, stores: dict) -> list:
     """[((file, line), argument name)] for the launch's stores, each with the tensor argument it wrote into."""
     from tritondbg.interp import initcheck
@@ -298,6 +312,9 @@ class Checker(attach.Observer):
         if error is None and marks:  # told at the program's end, if no later launch writes them
             after = {name: initcheck.marked_elements(launch.args[name]) for name in marks}
             found = initcheck.bands(launch.args, marks, after)
+            read = [f for f in findings if f["kind"] == "uninit"]
+            if read:  # it read marked memory: marks inside its stores' range are what it computed from them
+                found = [h for h in found if not _carried_band(read[0], h, stores)]
             left = any(m is not None and m.any() for m in after.values())
             # --capture-on-finding: the launch's bytes before and after, saved if a band or a read of what it left
             # unwritten is told
