@@ -1682,3 +1682,24 @@ def test_capture_under_the_interpreter_lets_no_numpy_warning_through(tmp_path):
     out = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", "python", "prog.py"], cwd=tmp_path)
     assert out.returncode == 0 and "ok 0.0" in out.stdout, out.stdout + out.stderr[-2000:]
     assert "RuntimeWarning" not in out.stderr, out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
+def test_a_bare_static_assert_that_fails_names_its_condition(tmp_path):
+    """helper-81: tutorial 06's ``tl.static_assert(BLOCK_N <= HEAD_DIM)`` failed as "kernel_error ...
+    AssertionError:" with no text; the condition is the message."""
+    _no_cuda()
+    (tmp_path / "sa.py").write_text(textwrap.dedent("""\
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def k(x, H: tl.constexpr):
+            tl.static_assert(H >= 32)
+            tl.store(x + tl.arange(0, 16), tl.zeros((16,), tl.float32))
+
+        k[(1,)](torch.empty(16, device="cuda"), H=16)
+        """))
+    out = run(["interpret", "--", sys.executable, "sa.py"], cwd=tmp_path)
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert "kernel_error: sa.py:5 in k pid (0, 0, 0): AssertionError: `tl.static_assert(H >= 32)` failed" \
+        in out.stderr, out.stderr[-2000:]

@@ -73,6 +73,9 @@ class KernelReport(Instrument):
         if site is None:  # raised outside kernel code (the launch wrapper): the runner's message stands
             return
         file, line, func = site
+        if not text:  # a bare ``tl.static_assert(BLOCK_N <= HEAD_DIM)`` said only "AssertionError:" (helper-81)
+            source = frames.source_line(file, line)
+            detail += f" `{source.strip()}` failed" if source and source.strip() else ""
         hint = missing_return.hint_for(exc, detail, site)  # a None from a jit helper that forgot its `return`
         if hint:
             detail = f"{detail}; {hint}"
