@@ -1703,3 +1703,47 @@ def test_a_bare_static_assert_that_fails_names_its_condition(tmp_path):
     assert out.returncode == 1, out.stderr[-2000:]
     assert "kernel_error: sa.py:5 in k pid (0, 0, 0): AssertionError: `tl.static_assert(H >= 32)` failed" \
         in out.stderr, out.stderr[-2000:]
+
+
+NO_STORE = """\
+import torch, triton, triton.language as tl
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    z = tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m)
+    # tl.store(out_ptr + offs, z, mask=m)   <- forgotten
+
+@triton.jit
+def masked_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 1.0, mask=offs < n)  # a store whose mask is false in this launch
+
+@triton.jit
+def check_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.device_assert(tl.load(x_ptr + offs, mask=offs < n, other=0.0) < 100.0, "too big")
+
+x, y, out = torch.randn(1000, device="cuda"), torch.randn(1000, device="cuda"), torch.zeros(1000, device="cuda")
+for _ in range(2):
+    add_kernel[(8,)](x, y, out, 1000, BLOCK=128)
+masked_kernel[(1,)](x, 0, BLOCK=16)
+check_kernel[(8,)](x, 1000, BLOCK=128)
+print("max", out.abs().max().item())
+"""
+
+
+@pytest.mark.interpreter
+def test_a_kernel_that_writes_nothing_is_a_warning(tmp_path):
+    """helpers 81 and 83: a forgotten ``tl.store`` whose output came from torch.zeros (or a grouped kernel's
+    tables) gave 0 findings. A launch that changed no byte, of a kernel whose source has no write, is a warning,
+    once per kernel; a store masked off in this launch and a kernel that only asserts are none."""
+    _no_cuda()
+    (tmp_path / "prog.py").write_text(NO_STORE)
+    out = run(["interpret", "--", sys.executable, "prog.py"], cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: warning: not_stored")]
+    assert len(lines) == 1 and "in add_kernel at prog.py:3" in lines[0] and "forgotten tl.store" in lines[0], \
+        out.stderr[-2000:]
+    assert "masked_kernel" not in "".join(lines) and "1 warning(s)" in out.stderr, out.stderr[-2000:]

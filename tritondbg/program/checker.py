@@ -106,7 +106,50 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
         for f in result.findings if note else ():
             if f["kind"] == "poison":
                 f.setdefault("notes", []).append(note)
+    if san is not None and error is None and not san.store_spans and san.atomic_span is None:
+        stores = {("<none>", 0): None}  # wrote nothing at all: the caller asks the kernel's source (stores_nothing)
+        return value, result.findings, error, stores
     return value, result.findings, error, dict(san.store_spans) if san is not None else {}
+
+
+def _writes_in_source(fn) -> bool | None:
+    """Whether a kernel's own source has a call that writes memory (``tl.store``, an atomic, a descriptor's or
+    block pointer's store, a call of another jit function, which may store) or has another effect (a device-side
+    assert or print, inline assembly); None where it cannot be read."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn))))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    glob = getattr(getattr(fn, "fn", fn), "__globals__", {})
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert):  # a kernel that only checks (device-side asserts) has an effect
+            return True
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if "store" in name or "atomic" in name or name in ("scatter", "async_copy_shared_to_global", "device_assert",
+                                                           "device_print", "print", "inline_asm_elementwise"):
+            return True
+        if isinstance(f, ast.Name) and hasattr(glob.get(f.id), "fn"):  # a jit helper: may store
+            return True
+    return False
+
+
+def stores_nothing(launch, stores: dict) -> dict | None:
+    """A warning for a launch that wrote no memory (no store, no atomic changed a byte) of a kernel whose source has
+    no write at all: a forgotten ``tl.store`` (helpers 81 and 83: 0 findings where the program's output came from
+    torch.zeros, or a grouped kernel's pointer tables); not for a kernel that stores under a mask false this time."""
+    if ("<none>", 0) not in stores or _writes_in_source(launch.fn) is not False:
+        return None
+    return dict(kind="not_stored", severity="warning", file=launch.file, line=launch.line, pid=None, tensor=None,
+                offsets=[], op=None, source="",
+                message=f"{launch.name} writes no memory: its source has no tl.store, atomic or descriptor store, and "
+                        "the launch changed no byte (a forgotten tl.store?)")
 
 
 def _host_finding(host: list, cuda: list) -> dict:
@@ -297,6 +340,10 @@ class Checker(attach.Observer):
         finally:
             self.running = None
         self.launches[launch.name] = index + 1
+        nothing = stores_nothing(launch, stores) if self.sanitize and index == 0 else None
+        stores = {k: v for k, v in stores.items() if v is not None}
+        if nothing is not None:
+            findings = [*findings, nothing]
         if error is not None and not any(f["kind"] in ("kernel_error", "device_assert") for f in findings):
             # raised outside the kernel's code (an argument the interpreter cannot take): no program ran, so
             # nothing was checked; the program may catch the error, so it is told here (helper-50: FlagGems'
