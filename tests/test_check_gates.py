@@ -675,3 +675,18 @@ def test_gates_read_their_subprocess_record_past_what_the_scenario_printed(cli_e
     gates = _gates(record)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
     assert {g: v["status"] for (_, g), v in gates.items()} == {"sanitize": PASS, "resources": PASS}, gates
+
+
+def test_determinism_calls_fp16_atomics_rounding_at_the_outputs_scale():
+    """helper-83: a split-K gemm adding fp16 partials with tl.atomic_add differed between the two runs by 0.00195
+    ("2 relative": a sum near zero) and the gate said "more than rounding: a program depends on what another
+    writes". Rounding-size is judged at the output dtype's step and the output's scale too."""
+    import torch
+
+    from tritondbg.check.gates import _order_cause
+
+    x = torch.full((8,), 30.0, dtype=torch.float16)
+    assert _order_cause(2.0, 0.00195, x).startswith("float atomics"), _order_cause(2.0, 0.00195, x)
+    assert _order_cause(2.0, 0.00195, x.float()).startswith("more than rounding")  # ~550 fp32 steps: no
+    assert _order_cause(2.0, 5.0, x).startswith("more than rounding")  # far past rounding in fp16 too
+    assert _order_cause(1e-4).startswith("float atomics")  # the per-element rule stands
