@@ -590,3 +590,33 @@ def test_an_output_no_store_wrote_into_while_the_stores_went_elsewhere_is_told(t
             f["message"]) and f"(line {_line(WRONG_POINTER, 'STORE')} into x_ptr)" in f["message"], f["message"]
     rec = run_sanitized(f"{tmp_path / 'wrong_ptr.py'}::right")
     assert rec.passed and not rec.results[0].findings, rec.results[0].findings
+
+
+UNINIT_INDEX = """\
+import torch, triton, triton.language as tl
+
+@triton.jit
+def gather_kernel(idx_ptr, w_ptr, out_ptr, D: tl.constexpr):
+    pid = tl.program_id(0)
+    e = tl.load(idx_ptr + pid + 1)  # one entry too far: the last was never written
+    d = tl.arange(0, D)
+    tl.store(out_ptr + pid * D + d, tl.load(w_ptr + e * D + d))  # GATHER
+
+idx = torch.empty(5, dtype=torch.int32, device="cuda")
+idx[:4] = torch.tensor([3, 1, 0, 2], dtype=torch.int32)
+w, out = torch.randn(8, 32, device="cuda"), torch.empty(4, 32, device="cuda")
+gather_kernel[(4,)](idx, w, out, D=32)
+"""
+
+
+def test_addresses_computed_from_unwritten_memory_are_not_blamed_on_a_missing_other(tmp_path, cli_env):
+    """helper-83: an index read one entry too far from torch.empty gave an out-of-bounds gather that said "these
+    addresses were computed from lanes a masked load left undefined (the poison finding names it): give that load
+    other=" (no masked load, no poison finding). It names the unwritten memory now."""
+    (tmp_path / "prog.py").write_text(UNINIT_INDEX)
+    out = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    line = next((ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds in gather_kernel")),
+                out.stderr)
+    assert f"prog.py:{_line(UNINIT_INDEX, 'GATHER')}" in line, line
+    assert "computed from values read from memory nothing wrote (the uninit finding names the read)" in line, line
+    assert "other=" not in line.split("[launched")[0].split(". The load")[0], line

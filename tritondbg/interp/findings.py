@@ -120,7 +120,10 @@ def _message(e: dict) -> str:
                 n = e.get("in_other")
                 text += f"; {n} of them land in another argument, e.g. {e['lands']}" if n else f"; lands in {e['lands']}"
             lo, hi = e.get("off_min"), e.get("off_max")
-            if e.get("from_undefined"):
+            if e.get("from_undefined") == "uninit":
+                text += ("; these addresses were computed from values read from memory nothing wrote (the uninit "
+                         "finding names the read): write that memory first, or keep those lanes out")
+            elif e.get("from_undefined"):
                 text += ("; these addresses were computed from lanes a masked load left undefined (the poison "
                          "finding names it): give that load other=, or mask this access with the same mask")
             elif (lo is not None and lo <= -(1 << 30)) or (hi is not None and hi >= 1 << 31):

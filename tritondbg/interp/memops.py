@@ -193,7 +193,7 @@ def _dropped_other():
     return None
 
 
-def _undefined_inputs(san, ptrs, mask, what: str) -> bool:
+def _undefined_inputs(san, ptrs, mask, what: str) -> bool | str:
     """A load's or store's mask, or its live lanes' addresses, computed from lanes a masked load left undefined
     (``tl.store(y, v, mask=x > 0)`` with x loaded without other=): on the GPU garbage decides which lanes run or
     where they go, and the poison (NaN > 0 is False; an int's minimum as an offset) hid it. A poison finding at
@@ -220,8 +220,12 @@ def _undefined_inputs(san, ptrs, mask, what: str) -> bool:
             und = und & np.broadcast_to(np.asarray(mask.data, dtype=bool), shape)
         if und.any():
             line = line or frames.site()[1]
-            san._poison_reached(np.broadcast_to(pp, shape)[und], f"the addresses of {what} at line {line}")
-            return True
+            pads = np.broadcast_to(pp, shape)[und]
+            san._poison_reached(pads, f"the addresses of {what} at line {line}")
+            ids = {int(i) - 2 for i in np.unique(pads)}
+            # "uninit": every such lane came from memory nothing wrote (initcheck's mark), not a load's missing
+            # other= (helper-83: an index read one entry too far was told to "give that load other=")
+            return "uninit" if all("uninit" in san.poison_info.get(i, {}) for i in ids) else True
     return False
 
 

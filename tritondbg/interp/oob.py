@@ -59,7 +59,7 @@ def _slice_step(buf, args: dict) -> tuple[str, int] | None:
 
 
 def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool = False,
-           from_undefined: bool = False, descriptor: str | None = None, block_ptr: bool = False) -> None:
+           from_undefined: bool | str = False, descriptor: str | None = None, block_ptr: bool = False) -> None:
     """The out_of_bounds entry for lanes ``bad`` (``owner``: the index of the argument each lies in, -1 none)."""
     site = frames.site()
     argmap = san.launch.argmap()
@@ -88,7 +88,7 @@ def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool
     elif len(e["offsets"]) < _MAX_SAMPLE:
         e["offsets"] = [f"0x{int(a):x}" for a in bad[:_MAX_SAMPLE]]
     if from_undefined:
-        e["from_undefined"] = True
+        e["from_undefined"] = from_undefined
     if descriptor:  # a tensor descriptor's load/store: its bounds are the descriptor's shape
         e["descriptor"] = descriptor
     if block_ptr:  # a block pointer's: boundary_check=, not a mask, says which dimensions are checked

@@ -211,7 +211,7 @@ class Sanitizer(Instrument, hooks.Listener):
         return i
 
     # -- memory ops -------------------------------------------------------------------------------------
-    def check_access(self, op: str, ptrs, mask, from_undefined: bool = False,
+    def check_access(self, op: str, ptrs, mask, from_undefined: bool | str = False,
                      block_ptr: bool = False) -> np.ndarray | None:
         """None when every live lane is inside its tensor; else the mask with the bad lanes off. ``from_undefined``:
         the addresses came from lanes a masked load left undefined (memops.py), which the finding then says."""
