@@ -801,6 +801,21 @@ def test_a_launch_through_address_tables_replays_with_its_tensors(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_a_launch_through_tables_that_changed_no_byte_compares_its_tensors_not_the_tables(tmp_path):
+    """helper-81: the replay of a grouped GEMM launch that changed no byte compared every tensor, the pointer
+    tables too, whose entries are each process's addresses ("arg0 (1,): got 9.41584e+13, expected 9.4792e+13":
+    FAIL), and named them arg0..arg7. The tables are left out, the rest named by argument path."""
+    cap = tmp_path / "cap"
+    out = run(["capture", "--out", str(cap), "--max-per-kernel", "3", "--", sys.executable, str(DATA / "grouped.py")])
+    assert out.returncode == 0 and "grouped OK" in out.stdout, out.stdout + out.stderr[-2000:]
+    assert json.loads((cap / "data" / "grouped_scale_kernel_2.json").read_text())["outputs"] == {}
+    replay = run(["interpret", str(cap / "grouped_scale_kernel_2.py")], cwd=tmp_path)
+    assert replay.returncode == 0 and "1/1 passed" in replay.stdout, replay.stdout + replay.stderr[-2000:]
+    assert "in_ptrs[0] (70,)" in replay.stdout and "sizes (1,)" in replay.stdout, replay.stdout
+    assert "arg0" not in replay.stdout and "in_ptrs (1,)" not in replay.stdout, replay.stdout
+
+
+@pytest.mark.interpreter
 def test_a_launch_that_raises_outside_the_kernel_is_not_counted_as_checked():
     """helper-50: a launch that raised on its arguments (FlagGems' StridedBuffer, before the shim) printed
     "1 launches, 1 checked, 0 findings": nothing ran, so nothing was checked. It is a kernel_error now (a warning

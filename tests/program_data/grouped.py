@@ -48,4 +48,8 @@ if __name__ == "__main__":
     grouped_scale_kernel[(1,)](torch.tensor([d.data_ptr()], device=DEVICE), torch.tensor([d.data_ptr()], device=DEVICE),
                                torch.tensor([70], device=DEVICE, dtype=torch.int32), 3.0, DT=tl.float64, BLOCK=32)
     assert torch.equal(d, d0 * 3)
+    # a launch that changes no byte (scale 1, in place): its replay compares every tensor but the tables
+    same = torch.tensor([d.data_ptr()], device=DEVICE)
+    grouped_scale_kernel[(1,)](same, same, torch.tensor([70], device=DEVICE, dtype=torch.int32), 1.0, DT=tl.float64,
+                               BLOCK=16)  # (another signature than the launch above: captured too)
     print("grouped OK")

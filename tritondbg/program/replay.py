@@ -246,6 +246,22 @@ def _same(a, b):
     return eq | (torch.isnan(a) & torch.isnan(b)) if a.is_floating_point() else eq
 
 
+def _unchanged_compared(meta: dict) -> dict:
+    """What the replay of a launch that changed no byte compares: every tensor argument by its argument path
+    (``x_ptr``, ``desc.base``; a tensor reached through a table of data pointers as ``ptrs[1]``), less the tables
+    themselves, whose entries are this process's addresses (helper-81: a grouped GEMM's replay failed on
+    "arg0 (1,): got 9.41584e+13, expected 9.4792e+13", its pointer table)."""
+    from tritondbg.program.capture import arg_paths
+
+    pointers = meta.get("pointers") or []
+    paths = arg_paths(meta.get("args") or {})
+    for p in pointers:
+        if p["tensor"] not in paths and p["table"] in paths:
+            paths[p["tensor"]] = f"{paths[p['table']]}[{p['entry']}]"
+    tables_ = {p["table"] for p in pointers}
+    return {paths.get(i, f"tensor{i}"): i for i in range(len(meta["tensors"])) if i not in tables_}
+
+
 def load_scenario(file: str, name: str) -> Scenario:
     folder = os.path.dirname(os.path.abspath(file))
     meta = _meta(folder, name)
@@ -335,7 +351,7 @@ def load_scenario(file: str, name: str) -> Scenario:
     # replay must leave them as they were too); a launch that did not finish in the program: nothing
     compared = dict(meta["outputs"])
     if not compared and not meta.get("error"):
-        compared = {f"arg{i}": i for i in range(len(meta["tensors"]))}
+        compared = _unchanged_compared(meta)
 
     # the outputs' dtype, the loosest tolerance where they differ (helper-61: FlagAttention's bf16 O beside fp32
     # row statistics was labelled float32 and held to its tolerance, which a GPU capture replayed here can miss);
