@@ -1762,3 +1762,37 @@ def test_a_kernel_that_writes_nothing_is_a_warning(tmp_path):
     assert len(lines) == 1 and "in add_kernel at prog.py:3" in lines[0] and "forgotten tl.store" in lines[0], \
         out.stderr[-2000:]
     assert "masked_kernel" not in "".join(lines) and "1 warning(s)" in out.stderr, out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
+def test_a_reproducer_loads_a_kernel_whose_module_imports_what_is_missing_here(tmp_path):
+    """helper-83: applied-ai's MoE module does ``from vllm._C import ops``; the program had it, the replay did not,
+    and the reproducer could not load ("cannot load kernel ...: No module named 'vllm'", exit 2). The module's
+    definitions are loaded one at a time then, the failing import skipped and said."""
+    (tmp_path / "hostdep_kernel.py").write_text(textwrap.dedent("""\
+        import torch, triton, triton.language as tl
+        from fake_ext._C import ops  # a host-only extension the program provides
+
+        @triton.jit
+        def scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+        def scale(x):
+            out = torch.empty_like(x)
+            scale_kernel[(8,)](x, out, x.numel(), BLOCK=128)
+            return ops.identity(out)
+        """))
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""\
+        import sys, types, torch
+        c = types.ModuleType("fake_ext._C")
+        c.ops = types.SimpleNamespace(identity=lambda t: t)
+        sys.modules["fake_ext"], sys.modules["fake_ext._C"] = types.ModuleType("fake_ext"), c
+        from hostdep_kernel import scale
+        print("sum", float(scale(torch.ones(1000)).sum()))
+        """))
+    out = run(["capture", "--out", "cap", "--interpret", "--", sys.executable, "prog.py"], cwd=tmp_path)
+    assert out.returncode == 0 and "sum 2000.0" in out.stdout, out.stdout + out.stderr[-2000:]
+    replay = run(["interpret", "cap/scale_kernel_0.py"], cwd=tmp_path)
+    assert replay.returncode == 0 and "1/1 passed" in replay.stdout, replay.stdout + replay.stderr[-2000:]
+    assert "hostdep_kernel could not be imported (ModuleNotFoundError: No module named 'fake_ext')" in replay.stderr

@@ -217,6 +217,18 @@ def _launched(folder: str, meta: dict):
             skipped = getattr(mod, "__tritondbg_skipped__", None)
             problems.append(f"{path}: {type(exc).__name__}: {exc}"
                             + (f" (statements that raised: {'; '.join(skipped)})" if skipped else ""))
+            if module == "__main__":
+                continue
+            try:  # a module importing what this machine lacks (helper-83: vLLM's MoE, `from vllm._C import ops`):
+                mod = _load_definitions(path, meta, qualname.split(".")[0])  # its definitions, one at a time
+                kernel = resolve(mod, qualname)
+            except (Exception, SystemExit):  # noqa: BLE001
+                continue
+            if mod.__tritondbg_skipped__ and once(os.path.join(folder, meta["name"]), "skipped"):
+                print(f"tritondbg: {meta['name']}: {module} could not be imported ({problems[0].split(': ', 1)[-1]}); "
+                      f"its definitions were loaded one at a time, skipping {'; '.join(mod.__tritondbg_skipped__)}",
+                      file=sys.stderr)
+            return kernel
     why = next((u.split(": ", 1)[1] for u in meta.get("unsaved") or () if u.startswith("source: ")), "no saved source")
     raise UsageError(f"cannot load kernel {qualname}: " + "; ".join(problems or [why]))
 
