@@ -1796,3 +1796,28 @@ def test_a_reproducer_loads_a_kernel_whose_module_imports_what_is_missing_here(t
     replay = run(["interpret", "cap/scale_kernel_0.py"], cwd=tmp_path)
     assert replay.returncode == 0 and "1/1 passed" in replay.stdout, replay.stdout + replay.stderr[-2000:]
     assert "hostdep_kernel could not be imported (ModuleNotFoundError: No module named 'fake_ext')" in replay.stderr
+
+
+@pytest.mark.interpreter
+def test_two_findings_at_one_line_through_two_tensors_are_both_told(tmp_path):
+    """helper-81: a grouped GEMM's K-tail read past two groups' b at the same line; the second finding (another
+    tensor) was taken for a repeat and said as "findings come again in its later launches" of a single launch."""
+    _no_cuda()
+    (tmp_path / "two.py").write_text(textwrap.dedent("""\
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def pair_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            x = tl.load(a_ptr + offs) + tl.load(b_ptr + offs)  # both unmasked: LINE
+            tl.store(out_ptr + offs, x, mask=offs < n)
+
+        a, b = torch.randn(100, device="cuda"), torch.randn(100, device="cuda")
+        out = torch.empty(100, device="cuda")
+        pair_kernel[(1,)](a, b, out, 100, BLOCK=128)
+        """))
+    out = run(["interpret", "--", sys.executable, "two.py"], cwd=tmp_path)
+    told = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds in pair_kernel at two.py:6")]
+    assert len(told) == 2 and "through a_ptr" in told[0] + told[1] and "through b_ptr" in told[0] + told[1], \
+        out.stderr[-3000:]
+    assert "come again" not in out.stderr, out.stderr[-3000:]

@@ -283,8 +283,9 @@ class Checker(attach.Observer):
         self.launches: dict[str, int] = {}
         self.unchecked: dict[str, int] = {}  # launches that raised outside the kernel's code: nothing ran to check
         self.findings: dict[str, int] = {}
-        self.told: dict[tuple, int] = {}  # (kind, op, file, line, kernel) -> times found: a repeat is not printed
+        self.told: dict[tuple, int] = {}  # (kind, op, file, line, tensor, kernel) -> times found: a repeat is not printed
         self.told_repeats: set[str] = set()  # kernels whose repeats were said to be counted, not printed
+        self.told_first: dict[tuple, int] = {}  # the launch a finding was first told at
         self.captured: dict[str, int] = {}
         self.running = None
         self.band_read = False  # a band was told because a later launch read values computed from it
@@ -451,12 +452,14 @@ class Checker(attach.Observer):
                  pid_process=os.getpid(), **({"test": test} if test else {}))
         child.append("findings.jsonl", f)
         label = f"warning: {f['kind']}" if f.get("severity", "error") == "warning" else f["kind"]
-        key = (f["kind"], f.get("op"), f.get("file"), f.get("line"), launch.name)
+        key = (f["kind"], f.get("op"), f.get("file"), f.get("line"), f.get("tensor"), launch.name)
         seen = self.told[key] = self.told.get(key, 0) + 1
+        first = self.told_first.setdefault(key, index)
         if seen > 1 and f["kind"] != "kernel_error":  # (helper-62: 21 lines of the same 3 findings for topk)
             if launch.name not in self.told_repeats:
                 self.told_repeats.add(launch.name)
-                print(f"tritondbg: {launch.name}'s findings come again in its later launches (launch {index}: "
+                where = "in the same launch" if index == first else "in its later launches"  # (helper-81)
+                print(f"tritondbg: {launch.name}'s findings come again {where} (launch {index}: "
                       f"{label} at {frames.site_name(f.get('file'))}:{f.get('line')}); repeats are counted in the "
                       "summary, not printed", file=sys.stderr, flush=True)
             return
