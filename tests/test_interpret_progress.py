@@ -329,6 +329,28 @@ def test_a_long_case_says_it_is_still_running_and_where(capsys):
     assert "still running" not in capsys.readouterr().err
 
 
+@pytest.mark.interpreter
+def test_a_long_launch_under_pytest_still_says_it_is_running(tmp_path, cli_env):
+    """helper-83: under ``interpret -- python -m pytest`` the heartbeat went into pytest's capture of the test's
+    stderr: a launch of more than a minute said nothing. It goes to the stderr the program started with."""
+    (tmp_path / "test_slow.py").write_text(
+        "import torch, triton, triton.language as tl\n\n"
+        "@triton.jit\n"
+        "def slow(x_ptr, n):\n"
+        "    acc = tl.zeros((16,), tl.float32)\n"
+        "    for i in range(n):\n"
+        "        acc += tl.load(x_ptr + tl.arange(0, 16))\n"
+        "    tl.store(x_ptr + tl.arange(0, 16), acc)\n\n"
+        "def test_slow():\n"
+        "    x = torch.ones(16, device='cuda')\n"
+        "    slow[(1,)](x, 40000)\n")
+    env = dict(cli_env, TRITONDBG_HEARTBEAT_S="0.5")
+    out = run_cli(["interpret", "--", sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_slow.py"],
+                  env, cwd=tmp_path)
+    assert "1 passed" in out.stdout, out.stdout + out.stderr[-2000:]
+    assert "tritondbg: still running after" in out.stderr, out.stdout + out.stderr[-2000:]
+
+
 def test_an_interrupt_in_host_code_names_the_wrappers_line(tmp_path):
     """helper-51: Ctrl-C while a MoE wrapper sorted tokens in torch said only "interrupted (SIGINT) after 7.6 s":
     no kernel line, since none was running. It names the innermost line of the user's own code now."""

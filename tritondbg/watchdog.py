@@ -189,9 +189,12 @@ def heartbeat(first: float | None = None, every: float = 120.0,
         while not done.wait(wait):
             frame = sys._current_frames().get(main.ident)
             what, loc = _doing(), where(frame)
-            print(f"tritondbg: still running after {time.monotonic() - t0:.0f} s:{what}{', ' + loc if loc else ''} "
-                  f"(a loop that never ends? {hint})",
-                  file=sys.stderr, flush=True)
+            line = (f"tritondbg: still running after {time.monotonic() - t0:.0f} s:{what}{', ' + loc if loc else ''} "
+                    f"(a loop that never ends? {hint})")
+            # to the stderr the program started with: under pytest's capture the line went nowhere (helper-83)
+            from tritondbg.program import child
+
+            child.say(line)
             wait = every
 
     thread = threading.Thread(target=beat, name="tritondbg-heartbeat", daemon=True)
