@@ -1821,3 +1821,30 @@ def test_two_findings_at_one_line_through_two_tensors_are_both_told(tmp_path):
     assert len(told) == 2 and "through a_ptr" in told[0] + told[1] and "through b_ptr" in told[0] + told[1], \
         out.stderr[-3000:]
     assert "come again" not in out.stderr, out.stderr[-3000:]
+
+
+@pytest.mark.interpreter
+def test_lanes_past_a_table_tensor_into_the_next_one_say_where_they_land(tmp_path):
+    """helper-81: a grouped GEMM's K tail read past group b into group c (both reached through pointer tables);
+    the finding said "your program got 0 there" while the program got c's values (its NaN marks). Lanes in a
+    tensor the launch reached through a table count as landing in another argument, named by its entry."""
+    _no_cuda()
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""\
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def tk(src_tbl, dst_tbl, n, BLOCK: tl.constexpr):
+            src = tl.load(src_tbl).to(tl.pointer_type(tl.float32))
+            dst = tl.load(dst_tbl).to(tl.pointer_type(tl.float32))
+            offs = tl.arange(0, BLOCK)
+            tl.store(dst + offs, tl.load(src + offs) * 2, mask=offs < n)  # the load has no mask
+
+        buf = torch.full((256,), 7.0, device="cuda")
+        a, c = buf[:100], buf[100:200]
+        tk[(1,)](torch.tensor([a.data_ptr()], device="cuda"), torch.tensor([c.data_ptr()], device="cuda"), 100,
+                 BLOCK=128)
+        """))
+    out = run(["interpret", "--", sys.executable, "prog.py"], cwd=tmp_path)
+    line = next((ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds in tk")), out.stderr)
+    assert "28 of them land in another argument, e.g. dst_tbl[0][0]" in line, line
+    assert "your program read the other argument's values there" in line and "got 0" not in line, line

@@ -103,7 +103,17 @@ def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool
     else:  # lanes past this tensor that fall in another argument's memory: read (or written) there on a GPU,
         mine = next((i for i, b in enumerate(argmap.buffers) if b is buf), -1)  # and in a plain interpreter run,
         elsewhere = (owner >= 0) & (owner != mine)                               # not zeros
-        if elsewhere.any():
-            e["in_other"] = e.get("in_other", 0) + int(elsewhere.sum())
-            if e["lands"] is None:
+        # or in a tensor the launch reached only through a table of pointers (helper-81: a grouped GEMM's K tail
+        # read past group b into group c, whose NaN marks the program got, where the finding said "0")
+        from tritondbg.interp import guard
+
+        tabled = (owner < 0) & ~inside & guard.reachable(bad, width)
+        if elsewhere.any() or tabled.any():
+            e["in_other"] = e.get("in_other", 0) + int(elsewhere.sum()) + int(tabled.sum())
+            if e["lands"] is None and elsewhere.any():
                 e["lands"] = argmap.describe(int(bad[elsewhere][0]), width)[1]
+            elif e["lands"] is None:
+                at = int(bad[tabled][0])
+                held = guard.table_buffer_at(at, width)
+                e["lands"] = (f"{held.name}[{int(held.offsets(np.array([at], np.uint64))[0])}]" if held is not None
+                              else f"a tensor the launch reached through a pointer table (0x{at:x})")
