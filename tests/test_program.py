@@ -1848,3 +1848,29 @@ def test_lanes_past_a_table_tensor_into_the_next_one_say_where_they_land(tmp_pat
     line = next((ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: out_of_bounds in tk")), out.stderr)
     assert "28 of them land in another argument, e.g. dst_tbl[0][0]" in line, line
     assert "your program read the other argument's values there" in line and "got 0" not in line, line
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("dtype, hinted", [("float16", True), ("float32", False)])
+def test_a_failed_half_precision_check_with_no_finding_says_the_reference_ran_on_the_cpu(tmp_path, dtype, hinted):
+    """helpers 79 and 81: Triton's tutorials 05 and 08 fail their own fp16 assertions under ``interpret --``
+    because CPU torch's fp16 ops (the reference) round differently from CUDA's; tritondbg said nothing. With no
+    finding and half-precision tensors at the failed assertion, one line says so; float32: none."""
+    _no_cuda()
+    (tmp_path / "half.py").write_text(textwrap.dedent(f"""\
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+        x = torch.randn(100, device="cuda", dtype=torch.{dtype})
+        y = torch.empty_like(x)
+        copy_kernel[(1,)](x, y, 100, BLOCK=128)
+        ref = x + 1e-2
+        assert torch.allclose(y, ref, atol=1e-3)
+        """))
+    out = run(["interpret", "--", sys.executable, "half.py"], cwd=tmp_path)
+    assert out.returncode == 1 and "AssertionError" in out.stderr, out.stderr[-2000:]
+    assert ("its torch reference ran on the CPU here" in out.stderr) is hinted, out.stderr[-2000:]

@@ -193,6 +193,7 @@ def _attach(cfg: dict) -> None:
         from tritondbg.program.checker import Checker
 
         observers.append(Checker(cfg))
+        _state["checker"] = observers[-1]  # (the half-precision hint asks whether it found anything)
         if cfg.get("sanitize", True):  # torch.empty & co. hand out marked memory from here on (uninit findings)
             from tritondbg.interp import initcheck
 
@@ -248,6 +249,25 @@ def _ends_in_torch_cuda(tb) -> bool:
     return os.path.abspath(last).startswith(os.path.join(os.path.dirname(torch.__file__), "cuda") + os.sep)
 
 
+def _half_reference(tb) -> bool:
+    """An assertion that failed where half-precision tensors are in hand (the innermost frame's locals, and lists
+    of them), with no finding from the checker: a comparison of a kernel with a CPU torch reference."""
+    checker = _state.get("checker")
+    if checker is None or sum(getattr(checker, "findings", {}).values()):
+        return False
+    torch = sys.modules.get("torch")
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if torch is None or tb is None:
+        return False
+    half = (torch.float16, torch.bfloat16)
+    for v in list(tb.tb_frame.f_locals.values()):
+        for t in (v if isinstance(v, (list, tuple)) else (v,))[:64]:
+            if isinstance(t, torch.Tensor) and t.dtype in half:
+                return True
+    return False
+
+
 def _hint_on_cuda_tensors() -> None:
     """An uncaught error from torch about CUDA (``torch.randn(..., device="cuda")`` on a machine without one)
     ends with one tritondbg line saying what to do: the program's own traceback is left as it is. Once."""
@@ -292,6 +312,14 @@ def _hint_on_cuda_tensors() -> None:
                   "program's \"cuda\" tensors are made on the CPU, where torch's CPU build lacks some of what its "
                   "CUDA build has (check that CUDA has one: torch.histc on ints yes, torch.randn_like on bool no); "
                   "run that part compiled on a GPU, or give the op a dtype the CPU takes", file=sys.stderr)
+        elif cpu is not None and cpu.moved() and isinstance(value, AssertionError) and _half_reference(tb):
+            # (helpers 79 and 81: Triton's tutorials 05 and 08 fail their own fp16 checks here, where CPU torch's
+            # fp16 layer_norm backward and matmul, the references, are the side that is off)
+            print("tritondbg: the program's own check above failed on float16 / bfloat16 tensors with no finding "
+                  "from tritondbg: its torch reference ran on the CPU here, whose half-precision ops (a matmul's "
+                  "accumulation and rounding, layer_norm's backward) can differ from CUDA's by an ulp or more; "
+                  "compare both sides with a float32 computation (x.float()) to see which one is off",
+                  file=sys.stderr)
         elif in_torch_cuda or any(text in str(value) for text in _NO_CUDA):
             print("tritondbg: the program used a CUDA-only part of torch that has no CPU stand-in (under the "
                   "interpreter tensors asked for on \"cuda\" are made on the CPU, and CUDA streams, events, "
