@@ -1874,3 +1874,27 @@ def test_a_failed_half_precision_check_with_no_finding_says_the_reference_ran_on
     out = run(["interpret", "--", sys.executable, "half.py"], cwd=tmp_path)
     assert out.returncode == 1 and "AssertionError" in out.stderr, out.stderr[-2000:]
     assert ("its torch reference ran on the CPU here" in out.stderr) is hinted, out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
+def test_a_sum_made_nan_by_an_inf_in_the_data_is_no_masked_reduction(tmp_path):
+    """helper-84: unsloth's rms_norm backward after a forgotten eps upstream (inv_var = inf): every lane of its
+    tl.sum, real and padding (other=0), is 0 * inf = NaN, and tritondbg said "masked_reduction ... padding lanes
+    whose values change the result". A NaN no op made from finite values came in with the data: the padding
+    changes nothing there."""
+    _no_cuda()
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""\
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, scale_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+            s = tl.load(scale_ptr)                 # inf: an upstream launch's rsqrt(0)
+            tl.store(out_ptr, tl.sum(x * s, 0))    # every lane 0 * inf = NaN
+
+        out = torch.zeros(1, device="cuda")
+        k[(1,)](torch.zeros(1000, device="cuda"), torch.full((1,), float("inf"), device="cuda"), out, 1000, BLOCK=1024)
+        """))
+    out = run(["interpret", "--", sys.executable, "prog.py"], cwd=tmp_path)
+    assert out.returncode == 0 and "masked_reduction" not in out.stderr, out.stderr[-2000:]

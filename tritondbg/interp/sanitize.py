@@ -76,6 +76,7 @@ class Sanitizer(Instrument, hooks.Listener):
     def _reset(self) -> None:
         self.agg: dict[tuple, dict] = {}
         self.nonfinite: list[dict] = []
+        self.made_from_finite = False  # an op made NaN/Inf from finite inputs only (nonfinite_event)
         self.nonfinite_reached: set[int] = set()  # events whose NaN/Inf a store wrote to memory (nan_origin.py)
         self.outputs_nonfinite = 0                 # output elements NaN/Inf where the reference is finite
         self.poison_sites: dict[tuple, int] = {}
@@ -355,8 +356,11 @@ class Sanitizer(Instrument, hooks.Listener):
             self.poison_stores.setdefault(int(sid), dict(pid=list(self.pid), file=site[0], line=site[1]))
 
     # -- value events (from shadow.py) ------------------------------------------------------------------
-    def nonfinite_event(self, name, out, ins, new, frame) -> int | None:
-        """Record an op that made NaN/Inf in ``new`` lanes; returns the event's id (None past the cap)."""
+    def nonfinite_event(self, name, out, ins, new, frame, from_finite: bool = True) -> int | None:
+        """Record an op that made NaN/Inf in ``new`` lanes; returns the event's id (None past the cap).
+        ``from_finite``: some of those lanes came from finite inputs only (0 / 0, not 0 * inf)."""
+        if from_finite:
+            self.made_from_finite = True
         if len(self.nonfinite) >= _MAX_NONFINITE_EVENTS:
             return None
         site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")

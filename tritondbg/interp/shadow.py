@@ -230,8 +230,9 @@ def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None, skip
     """Lanes of padding that change a reduction: (defined_bad, undefined_bad) boolean arrays over x, the
     undefined ones holding poison ids; None when nothing changes. Slices that are all padding are skipped
     (their result is itself padding), and so are the lanes ``skip`` marks (NaN computed from uninitialized memory:
-    the uninit finding says it). ``nan_in_data``: no op of the run made a NaN from finite values, so a NaN here
-    came in with the data; a sum whose real lanes hold one is NaN whatever its padding holds."""
+    the uninit finding says it). ``nan_in_data``: no op of the run made a NaN from finite values only, so a NaN
+    here came in with the data (or from its Inf: 0 * inf, helper-84's inf scale after a forgotten eps upstream); a
+    sum whose real lanes hold one is NaN whatever its padding holds."""
     if axis is None:
         x, p, axis = x.reshape(-1), p.reshape(-1), 0
         skip = None if skip is None else skip.reshape(-1)
@@ -327,7 +328,7 @@ def _post_reduce(op, input, ret) -> None:
         x = first.handle.data.astype(np.float64)
     p = _bcast(p, x.shape)
     res = check_reduce(kind, x, p, axis, _from_uninit(first.handle, san, x.shape),
-                       nan_in_data=san is not None and not san.nonfinite)
+                       nan_in_data=san is not None and not san.made_from_finite)
     if res is not None and san is not None:
         san.reduction_event(kind, x.reshape(res[0].shape), res[0], res[1], p.reshape(res[0].shape), _site_frame(),
                             integer=first.handle.data.dtype.kind in "iu")
