@@ -1898,3 +1898,25 @@ def test_a_sum_made_nan_by_an_inf_in_the_data_is_no_masked_reduction(tmp_path):
         """))
     out = run(["interpret", "--", sys.executable, "prog.py"], cwd=tmp_path)
     assert out.returncode == 0 and "masked_reduction" not in out.stderr, out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
+def test_a_launch_with_a_finding_and_a_band_is_captured_once(tmp_path):
+    """helper-84: ``--capture-on-finding`` wrote two identical reproducers of a launch that had both an
+    out-of-bounds finding and an unwritten band (one for each)."""
+    _no_cuda()
+    (tmp_path / "prog.py").write_text(textwrap.dedent("""\
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs)                       # no mask: out of bounds
+            tl.store(y_ptr + offs, x, mask=offs < n - 5)    # leaves the last 5 of y unwritten
+
+        y = torch.empty(100, device="cuda")
+        k[(1,)](torch.randn(100, device="cuda"), y, 100, BLOCK=128)
+        """))
+    out = run(["interpret", "--capture-on-finding", "--out", "cap", "--", sys.executable, "prog.py"], cwd=tmp_path)
+    assert "out_of_bounds" in out.stderr and "unwritten" in out.stderr, out.stderr[-2000:]
+    assert sorted(p.name for p in (tmp_path / "cap").glob("k_*.py")) == ["k_0.py"], out.stderr[-2000:]

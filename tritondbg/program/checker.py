@@ -365,9 +365,9 @@ class Checker(attach.Observer):
                 found = [h for h in found if not _carried_band(read[0], h, stores)]
             left = any(m is not None and m.any() for m in after.values())
             # --capture-on-finding: the launch's bytes before and after, saved if a band or a read of what it left
-            # unwritten is told
+            # unwritten is told; a launch with findings of its own is saved for those, once (helper-84: twice)
             saved = {"snap": snap, "after": capture.copy_after(snap), "done": False} \
-                if left and self.capture_on_finding and snap is not None else None
+                if left and self.capture_on_finding and snap is not None and not findings else None
             self._watch(launch, index, marks, after, stores, saved, read=any(f["kind"] == "uninit" for f in findings))
             self.pending += [(launch, index, attach.current_test(), saved, initcheck.stores_into(h[1], stores), *h)
                              for h in found]
