@@ -690,3 +690,15 @@ def test_determinism_calls_fp16_atomics_rounding_at_the_outputs_scale():
     assert _order_cause(2.0, 0.00195, x.float()).startswith("more than rounding")  # ~550 fp32 steps: no
     assert _order_cause(2.0, 5.0, x).startswith("more than rounding")  # far past rounding in fp16 too
     assert _order_cause(1e-4).startswith("float atomics")  # the per-element rule stands
+
+
+@pytest.mark.interpreter
+def test_the_resources_gate_fails_a_listed_kernel_no_case_compiled():
+    """helper-84: unsloth's gemma rms_norm kernel, listed in the scenario, launched by its 5th case only; the gate
+    tried 3 extra cases, passed, and said in its JSON only that the kernel was never launched. It tries more cases
+    now, and a listed kernel none of them compiled fails the gate, named."""
+    target = f"{DATA / 'mistakes.py'}::unlaunched"
+    out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == FAIL, out.reason
+    assert out.reason.startswith("listed_but_never_launched never compiled: no case tried (tiny)"), out.reason
+    assert out.details["never_launched"] == ["listed_but_never_launched"]

@@ -50,6 +50,12 @@ def launch_refused(x):
     return y
 
 
+@triton.jit
+def listed_but_never_launched(x_ptr, n, B: tl.constexpr):
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(x_ptr + offs, 0.0, mask=offs < n)
+
+
 _CASES = [Case("tiny", params=dict(n=100))]
 no_return = Scenario("no_return", make_inputs, launch_no_return, reference, _CASES, kernels=[add_one])
 # a launch returning (out, helper()) where the helper forgot its `return`
@@ -60,6 +66,8 @@ ref_no_return = Scenario("ref_no_return", make_inputs, launch, reference_no_retu
 ref_assert = Scenario("ref_assert", make_inputs, launch, reference_asserts, _CASES, kernels=[add_one])
 bad_inputs = Scenario("bad_inputs", make_inputs_raises, launch, reference, _CASES, kernels=[add_one])
 inputs_list = Scenario("inputs_list", make_inputs_list, launch, reference, _CASES, kernels=[add_one])
+# a kernel the scenario lists that no case launches: the resources gate checked nothing of it (helper-84)
+unlaunched = Scenario("unlaunched", make_inputs, launch, reference, _CASES, kernels=[add_one, listed_but_never_launched])
 ref_in_place = Scenario("ref_in_place", make_inputs, launch, reference_in_place, _CASES, kernels=[add_one])
 no_cases = Scenario("no_cases", make_inputs, launch, reference, [], kernels=[add_one])  # an empty case list
 all_refused = Scenario("all_refused", make_inputs, launch_refused, reference, _CASES, kernels=[refuses_every_config])
