@@ -462,3 +462,22 @@ def test_the_table_keeps_long_kernel_names_and_lists_no_command_per_interrupted_
     print_gates(RunRecord(command="check", extra={"gates": gates, "device": "cpu", "workers": 1}))
     out = capsys.readouterr().out
     assert "…" not in out and "orm_kernel_0" in out and out.count("reproduce:") == 1, out
+
+
+def test_pytest_plugin_all_skipped_is_no_pass_and_a_stray_scenario_file_is_refused(tmp_path):
+    """helper-85: ``pytest --tritondbg F --tritondbg-gates perf,agreement`` on a CPU said "2 skipped", exit 0, where
+    ``tritondbg check`` exits 1 (nothing ran, so nothing passed); and ``pytest --tritondbg A.py B.py`` checked A.py
+    alone (B.py went to pytest as a path with no tests: "1 passed")."""
+    twin = f"{ZOO / 'missing_mask.py'}::twin"
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path)]
+    env_cmd = dict(capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    p = subprocess.run(base + ["--tritondbg", twin, "--tritondbg-gates", "perf,agreement", "--tritondbg-device", "cpu"],
+                       **env_cmd)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1 and "2 skipped" in out, out
+    assert "all 2 gate item(s) were skipped: nothing was checked, so nothing passed" in out, out
+    stray = str(ZOO / "missing_mask.py")
+    p = subprocess.run(base + ["--tritondbg", twin, stray, "--tritondbg-device", "cpu"], **env_cmd)
+    out = p.stdout + p.stderr
+    assert p.returncode == 4 and f"{stray}: a scenario file given as a pytest path" in out, out
+    assert f"--tritondbg {twin} --tritondbg {stray}" in out, out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,54 @@ def pytest_configure(config):
         _gates(config)
     except UsageError as e:
         raise pytest.UsageError(str(e)) from None
+    stray = [a for a in config.args if _scenario_file(a) and a not in targets]
+    if stray:  # helper-85: `--tritondbg A.py B.py` checked A.py alone (B.py went to pytest, "1 passed")
+        raise pytest.UsageError(f"{', '.join(stray)}: a scenario file given as a pytest path, so no gate checks it "
+                                f"(--tritondbg takes one file each time: "
+                                f"{' '.join('--tritondbg ' + t for t in [*targets, *stray])})")
+    config.pluginmanager.register(_SkippedAll(), "tritondbg-skipped-all")
+
+
+def _scenario_file(arg: str) -> bool:
+    """A .py path (not a test module) that builds tritondbg Scenarios."""
+    path = Path(str(arg).split("::")[0])
+    if path.suffix != ".py" or path.name.startswith("test_") or path.name.endswith("_test.py") or not path.is_file():
+        return False
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return False
+    return "tritondbg" in text and "Scenario(" in text
+
+
+class _SkippedAll:
+    """``tritondbg check`` exits 1 when every gate item was skipped ("nothing ran, so nothing passed"); the
+    plugin's session said "2 skipped", exit 0 (helper-85: `--tritondbg-gates perf,agreement` on a CPU)."""
+
+    def __init__(self):
+        self.outcomes: list[str] = []
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" or (report.when == "setup" and report.skipped):
+            if "::" in report.nodeid and any(report.nodeid.endswith(f"::{g}") for g in _all_gates()):
+                self.outcomes.append(report.outcome)
+
+    def pytest_sessionfinish(self, session, exitstatus):
+        if self.outcomes and all(o == "skipped" for o in self.outcomes) and exitstatus == 0:
+            session.exitstatus = 1
+            tr = session.config.pluginmanager.get_plugin("terminalreporter")
+            text = (f"tritondbg: all {len(self.outcomes)} gate item(s) were skipped: nothing was checked, so "
+                    "nothing passed (exit status 1, as `tritondbg check`)")
+            if tr is not None:
+                tr.write_line(text, red=True)
+            else:
+                print(text, file=sys.stderr)
+
+
+def _all_gates() -> tuple:
+    from tritondbg.check.gates import GATES
+
+    return tuple(GATES)
 
 
 def _gates(config) -> list[str]:
