@@ -702,3 +702,14 @@ def test_the_resources_gate_fails_a_listed_kernel_no_case_compiled():
     assert out.status == FAIL, out.reason
     assert out.reason.startswith("listed_but_never_launched never compiled: no case tried (tiny)"), out.reason
     assert out.details["never_launched"] == ["listed_but_never_launched"]
+
+
+@pytest.mark.interpreter
+def test_the_resources_gate_is_an_error_when_its_compiling_process_ends_early():
+    """helper-85: a launch calling os._exit(3) made the resources gate "FAIL could not compile: no output": no
+    verdict was reached, and nothing said why. It is an error naming the exit and the rerun command."""
+    target = f"{DATA / 'mistakes.py'}::exits"
+    out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == "error", (out.status, out.reason)
+    assert "the compiling subprocess exited with status 3 before it reported" in out.reason, out.reason
+    assert f"rerun: tritondbg ir {target} --stats" in out.reason, out.reason

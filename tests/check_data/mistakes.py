@@ -15,6 +15,13 @@ def reference_str(x):
     return "not a tensor"
 
 
+def launch_exits(x):
+    y = launch(x)
+    import os
+    os._exit(3)  # a launch ending its process (helper-85)
+    return y
+
+
 def reference_no_return(x):
     reference(x)  # the forgotten `return`, in the reference this time (helper-82)
 
@@ -67,6 +74,7 @@ ref_assert = Scenario("ref_assert", make_inputs, launch, reference_asserts, _CAS
 bad_inputs = Scenario("bad_inputs", make_inputs_raises, launch, reference, _CASES, kernels=[add_one])
 inputs_list = Scenario("inputs_list", make_inputs_list, launch, reference, _CASES, kernels=[add_one])
 # a kernel the scenario lists that no case launches: the resources gate checked nothing of it (helper-84)
+exits = Scenario("exits", make_inputs, launch_exits, reference, _CASES, kernels=[add_one])
 unlaunched = Scenario("unlaunched", make_inputs, launch, reference, _CASES, kernels=[add_one, listed_but_never_launched])
 ref_in_place = Scenario("ref_in_place", make_inputs, launch, reference_in_place, _CASES, kernels=[add_one])
 no_cases = Scenario("no_cases", make_inputs, launch, reference, [], kernels=[add_one])  # an empty case list

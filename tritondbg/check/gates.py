@@ -432,6 +432,11 @@ def _recorded_picks(scenario, ctx: GateContext) -> dict:
     return picks
 
 
+class DiedCompiling(str):
+    """Why the resources gate judged nothing: the compiling subprocess ended before it reported (an error of the
+    run, not a verdict on the kernel)."""
+
+
 def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: set[str]):
     """(rows, {case compiled: seconds}, why not): one `tritondbg.check.compiles` process compiles every case
     (and the ``rest`` cases, one at a time, while a kernel in ``wanted`` was not compiled yet)."""
@@ -451,7 +456,15 @@ def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: s
                            text=True, env=env, timeout=watchdog.remaining(900 * max(1, len(cases))))
     data = json_record(p.stdout)
     if not isinstance(data, dict) or "rows" not in data:  # (a JSON object the scenario printed is no record)
-        return None, {}, f"could not compile: {(p.stderr.strip().splitlines() or ['no output'])[-1]}"
+        last = (p.stderr.strip().splitlines() or [""])[-1]
+        if p.returncode != 0 and not last:  # (helper-85: a launch calling os._exit(3) said "no output", a FAIL)
+            from tritondbg.program.launcher import ended
+
+            rc = p.returncode if p.returncode >= 0 else 128 - p.returncode
+            return None, {}, DiedCompiling(f"could not compile: the compiling subprocess {ended(rc)} before it "
+                                           "reported (a launch of the scenario ending the process: os._exit, a fatal "
+                                           f"signal?); rerun: tritondbg ir {ctx.target or scenario.name} --stats")
+        return None, {}, f"could not compile: {last or 'no output'}"
     seconds = data.get("seconds") or {}
     return data.get("rows") or [], {c: seconds.get(c) for c in data.get("cases") or []}, data.get("error") or ""
 
@@ -466,8 +479,9 @@ def resources(scenario, ctx: GateContext) -> GateOutcome:
             (c.interpret or _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES)]
     wanted = _kernel_names(scenario)
     rows, done, why = _compile_rows(scenario, ctx, cases, rest, wanted)
-    if why:
-        return GateOutcome(scenario.name, "resources", FAIL, why, {"cases": list(done), "case_seconds": done})
+    if why:  # nothing judged: the gate did not run to its end, an error rather than a verdict on the kernel
+        return GateOutcome(scenario.name, "resources", ERROR if isinstance(why, DiedCompiling) else FAIL, str(why),
+                           {"cases": list(done), "case_seconds": done})
     from tritondbg.check.resources import judge
 
     out = judge(scenario.name, rows, limits, explicit, _recorded_picks(scenario, ctx))
