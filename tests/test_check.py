@@ -252,6 +252,8 @@ def test_check_cli_junit_json_and_exit_status(cli_env, tmp_path):
     assert sorted(k[1] for k in failed) == ["correctness", "sanitize"] and "missing_mask" in failed[0][0]
     assert sorted(k[1] for k in skipped) == ["perf", "perf"]
     assert "out_of_bounds" in by_name[failed[0]].result[0].message
+    # a pass carries its reason too (helper-85: a caveat in the console was a plain green in the XML)
+    assert "runs match" in (by_name[("add", "correctness")].system_out or ""), by_name[("add", "correctness")].system_out
 
     loaded = RunRecord.load(record)
     gates = {(g["kernel"], g["gate"]): g["status"] for g in loaded.extra["gates"]}
