@@ -51,6 +51,7 @@ def test_a_dying_worker_is_an_error_for_its_item_in_table_junit_and_json(cli_env
     segv, killed = gates[("crash::segv", "correctness")], gates[("crash::killed", "correctness")]
     assert segv["status"] == ERROR and "SIGSEGV" in segv["reason"] and "crash.py" in segv["reason"]
     assert killed["status"] == ERROR and "SIGKILL" in killed["reason"]
+    assert killed["seconds"] > 0, killed  # the time it ran before it died (helper-85: 0.0 s everywhere)
     assert killed["command"].startswith("tritondbg check ") and "crash.py::killed --gates correctness" in killed["command"]
     xml = _junit(junit)
     assert len(xml) == 4 and xml[("crash::segv", "correctness")][0] == "error"

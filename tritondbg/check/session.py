@@ -179,6 +179,13 @@ class _Watch:
         self.internal: str = ""
         self.collect_error: str = ""             # a worker could not import a scenario file: why
         self.interrupted = False                 # SIGINT / SIGTERM seen: later worker deaths are the shutdown
+        self.started: dict[str, float] = {}      # nodeid -> when a worker began it (a crashed item's time)
+        self.crash_seconds: dict[str, float] = {}
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        import time
+
+        self.started[nodeid] = time.monotonic()
 
     def pytest_sessionstart(self, session):
         if self.show:
@@ -208,6 +215,10 @@ class _Watch:
         if crashed and not self.interrupted:
             self.crashed[report.nodeid] = getattr(getattr(report, "node", None), "gateway", None).id \
                 if getattr(report, "node", None) is not None else "?"
+            if report.nodeid in self.started:  # (helper-85: a SIGKILLed item showed 0.0 s everywhere)
+                import time
+
+                self.crash_seconds[report.nodeid] = time.monotonic() - self.started[report.nodeid]
         elif not (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
             return
         self.done += 1
@@ -458,7 +469,7 @@ def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | No
         why = _signal_text(watch.worker_exit.get(watch.crashed[node]))
         where = _fault_line(fault) if fault is not None else ""
         return GateOutcome(it.label, it.gate, ERROR, f"crashed: {why}" + (f"; {where}" if where else ""),
-                           target=it.target, command=command)
+                           target=it.target, command=command, seconds=round(watch.crash_seconds.get(node, 0.0), 3))
     if interrupted:
         return GateOutcome(it.label, it.gate, INTERRUPTED, f"interrupted ({stopped_by()}) before it finished",
                            target=it.target, command=command)
