@@ -121,3 +121,28 @@ def test_an_interrupt_exits_130_after_atexit_and_without_teardown(raised, code, 
         assert r.stdout.splitlines() == ["atexit ran", "torn down"]
     else:
         assert r.stderr.strip() == said and r.stdout.splitlines() == ["atexit ran"]
+
+
+def test_kernel_prints_after_an_in_process_json_run_go_to_the_stderr_of_their_time():
+    """CI (session 48): `interpret --json` run in-process set the kernel-print stream to the sys.stderr of that
+    moment (a test's capture, closed after it); a later test whose kernel calls tl.device_print raised "I/O
+    operation on closed file" inside the kernel. The stream is named ("stderr") and looked up at print time."""
+    import io
+
+    from tritondbg.interp import shims
+
+    before = shims._prints["stream"]
+    old = sys.stderr
+    try:
+        sys.stderr = first = io.StringIO()
+        shims.set_print_stream("stderr")  # what `interpret --json` sets
+        first.close()                     # that test's capture, closed
+        sys.stderr = now = io.StringIO()
+        shims._emit({"text": "printed now"})
+        assert "printed now" in now.getvalue()
+    finally:
+        sys.stderr = old
+        shims.set_print_stream(before)
+        shims.take_prints()
+    src = (Path(__file__).parent.parent / "tritondbg" / "commands" / "execute.py").read_text()
+    assert 'set_print_stream("stderr" if as_json else None)' in src  # the --json run names it, not the object

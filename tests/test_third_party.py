@@ -330,7 +330,10 @@ def test_configs_a_pruner_makes_are_swept_and_a_kernel_the_case_skips_is_not_bla
     print_sweep(con, rec)  # the header counts configs, not lines: own_kernel's 2 listed ones and other_kernel's 2
     assert "4 config(s) not run" in con.export_text(), con.export_text()
     out = run_gate("resources", loader.load(target), GateContext(device="cpu", target=target))
-    assert out.status == "pass", out.reason
+    # own_kernel's configs compiled and judged (no "none of its configs can run"); other_kernel, which the scenario
+    # lists and no case launches, fails the gate as unchecked (session 48, helper-84)
+    assert out.status == "FAIL" and out.reason.startswith("other_kernel never compiled"), out.reason
+    assert "none of its configs can run" not in out.reason and out.details["never_launched"] == ["other_kernel"]
 
 
 def test_a_reproducer_whose_module_asks_the_gpu_at_import_loads_under_ir(tmp_path):

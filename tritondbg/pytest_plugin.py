@@ -72,7 +72,8 @@ def pytest_configure(config):
     """Bad targets are one usage line before anything runs (in pytest's own process: with the worker that
     `--tritondbg` starts, an error while a worker collects said only "no tests ran")."""
     targets = config.getoption("tritondbg", None)
-    if not targets or os.environ.get("PYTEST_XDIST_WORKER"):
+    # an xdist worker has ``workerinput`` (PYTEST_XDIST_WORKER is also set in a pytest a worker's test started)
+    if not targets or hasattr(config, "workerinput"):
         return
     from tritondbg.check.session import resolve_targets
     from tritondbg.errors import UsageError

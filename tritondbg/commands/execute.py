@@ -89,7 +89,7 @@ def _execute(target: str, *, mode: str, case, dtype, config, seed, as_json, out_
         instruments = build.build(target, sanitize=sanitize, pid=pid, trace=trace, watch=watch, breaks=breaks,
                                   out_dir=record_path(folder).parent if folder else None)  # beside the record
         # with --json stdout is the record: kernel prints go to stderr
-        shims.set_print_stream(sys.stderr if as_json else None)
+        shims.set_print_stream("stderr" if as_json else None)
     if all_configs and config:
         raise UsageError("--all-configs runs every config: leave out --config")
     if timeout is not None and timeout <= 0:

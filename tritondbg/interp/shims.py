@@ -38,7 +38,9 @@ class DeviceAssertError(AssertionError):
 
 
 def set_print_stream(stream) -> None:
-    """Send kernel prints to ``stream`` (None: stdout at print time)."""
+    """Send kernel prints to ``stream`` (None: stdout at print time; "stderr": stderr at print time, so that a
+    later run in the same process does not print into a stream since closed: CI, a kernel's tl.device_print in
+    one test after another test's in-process `interpret --json` had set pytest's capture of its stderr)."""
     _prints["stream"] = stream
 
 
@@ -49,7 +51,8 @@ def take_prints() -> list[dict]:
 
 
 def _emit(record: dict) -> None:
-    stream = _prints["stream"] or sys.stdout
+    stream = _prints["stream"]
+    stream = sys.stderr if stream == "stderr" else stream or sys.stdout
     print(record["text"], file=stream, flush=True)
     if len(_prints["records"]) < _prints["limit"]:
         _prints["records"].append(record)
