@@ -81,7 +81,8 @@ def _time(fn, clean: bool = False, warm: bool = False) -> float:
     """``fn``'s GPU time in us: the median over repeated calls, L2 flushed before each (as do_bench does), the host
     part excluded. ``clean``: the flush reads a buffer larger than the L2 instead of writing one, so the call starts
     with an L2 of clean lines (do_bench's flush leaves ~50 MB of dirty lines, whose write-back a short call pays).
-    ``warm``: no flush (the L2 holds what the call before left: the near-tie's second timing). Before each timed call the stream sleeps for longer than the call's host part takes (measured
+    ``warm``: no flush (the L2 holds what the call before left: the near-tie's second timing).
+    Before each timed call the stream sleeps for longer than the call's host part takes (measured
     once: twice it, plus CUSHION_US), so the call is queued by the time the GPU reaches the start event; do_bench
     counts whatever host time outlasts its L2 flush. About REP_MS / ROUNDS of wall time, 3 to 100 calls."""
     import time
@@ -100,11 +101,9 @@ def _time(fn, clean: bool = False, warm: bool = False) -> float:
     def timed(n: int) -> list:
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
         for start, end in events:
-            if warm:
-                pass
-            elif clean:
+            if clean:
                 cache.sum(dtype=torch.int32)
-            else:
+            elif not warm:
                 driver.clear_cache(cache)
             torch.cuda._sleep(cycles)
             start.record()

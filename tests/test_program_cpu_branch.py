@@ -16,6 +16,16 @@ from conftest import cuda_available
 # the CPU stand-in answers for a missing GPU: on a GPU machine the program takes its CUDA path instead
 pytestmark = pytest.mark.skipif(cuda_available(), reason="the CPU stand-in's behaviour: only without a GPU")
 
+
+def _interpret(tmp_path: Path, prog="prog.py", site_packages: bool = False) -> subprocess.CompletedProcess:
+    """``tritondbg interpret -- python PROG`` in ``tmp_path`` (compiled mode not forced; ``site_packages``: the
+    test's ``tmp_path/site-packages`` on the program's path)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    if site_packages:
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site-packages"), env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, str(prog)],
+                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+
 LIBRARY = textwrap.dedent('''
     import torch
     import triton  # a kernel library: tritondbg attaches when triton is imported
@@ -38,10 +48,7 @@ def test_an_error_in_a_librarys_cpu_branch_names_where_it_asked(tmp_path):
     lib.mkdir(parents=True)
     (lib / "__init__.py").write_text(LIBRARY)
     (tmp_path / "prog.py").write_text("import torch, gpulib\ngpulib.op(torch.ones(2, device='cuda'))\n")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site-packages"), env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    out = _interpret(tmp_path, site_packages=True)
     assert out.returncode == 1, out.stderr[-3000:]
     assert "UnboundLocalError" in out.stderr, out.stderr[-3000:]
     assert ("tritondbg: the code above asked torch.cuda.is_available() at gpulib/__init__.py:6 (infer_device) and "
@@ -70,10 +77,7 @@ def test_errors_that_are_not_a_cpu_branchs_get_no_branch_hint(tmp_path, call, hi
                 raise ValueError(f"Activation function {act} not supported.")
     '''))
     (tmp_path / "prog.py").write_text(f"import torch, triton, gpulib\n{call}\n")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site-packages"), env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    out = _interpret(tmp_path, site_packages=True)
     assert out.returncode == 1, out.stderr[-3000:]
     assert "its CPU branch" not in out.stderr and "insists on CUDA tensors" not in out.stderr, out.stderr[-3000:]
     if hint:
@@ -95,10 +99,7 @@ def test_an_ask_at_import_explains_no_later_error(tmp_path):
             return x.fn        # an error of its own, on any machine
     '''))
     (tmp_path / "prog.py").write_text("import torch, gpulib\ngpulib.broken(torch.ones(2))\n")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path / "site-packages"), env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    out = _interpret(tmp_path, site_packages=True)
     assert out.returncode == 1 and "AttributeError" in out.stderr, out.stderr[-3000:]
     # no hint tying the error to the ask; the run's end note (nothing launched) may say where it asked
     assert "the code above asked torch.cuda.is_available()" not in out.stderr, out.stderr[-3000:]
@@ -123,9 +124,7 @@ def test_a_librarys_own_cuda_device_check_gets_a_hint(tmp_path):
                                       "assert x.device.type in ('cuda', 'xpu'), 'x: Only support CUDA/NPU/XPU'\n"
                                       "h = torch.randn(4)\n"
                                       "assert h.device.type in ('cuda', 'xpu'), 'Only support CUDA/NPU/XPU tensors'\n")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    out = _interpret(tmp_path)
     assert out.returncode == 1 and "AssertionError: Only support CUDA/NPU/XPU tensors" in out.stderr, out.stderr
     assert "x: Only support" not in out.stderr, out.stderr[-3000:]
     assert "tritondbg: the error above names CUDA: under the interpreter every tensor is on the CPU; those the " \
@@ -169,9 +168,7 @@ def test_a_library_that_asks_tritons_driver_is_named_not_the_driver(tmp_path):
                                       "HAS_TRITON = CudaDriver.is_active()\n"
                                       "OPS = object() if HAS_TRITON else None\nOPS.forward()\n")
     # (the program then fails on the None its Triton switch left: the note was said only after a clean exit)
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    out = _interpret(tmp_path)
     assert out.returncode == 1 and "AttributeError" in out.stderr, out.stderr[-3000:]
     assert "asked torch.cuda.is_available() (at " in out.stderr and "prog.py:3)" in out.stderr, out.stderr[-3000:]
 
@@ -179,9 +176,7 @@ def test_a_library_that_asks_tritons_driver_is_named_not_the_driver(tmp_path):
 @pytest.mark.interpreter
 def test_a_torch_op_the_cpu_build_lacks_for_a_dtype_gets_a_line_saying_why(tmp_path):
     prog = Path(__file__).resolve().parent / "program_data" / "cpu_op_missing.py"
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, str(prog)],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    out = _interpret(tmp_path, prog)
     assert out.returncode == 1 and "not implemented for 'Int'" in out.stderr, out.stderr[-2000:]
     assert "tritondbg: the torch op above has no CPU kernel for that dtype" in out.stderr, out.stderr[-2000:]
 
@@ -192,9 +187,7 @@ def test_the_raw_stream_a_launch_asks_for_is_there_on_a_cpu_build(tmp_path):
     has it): an ImportError on torch's CPU build before the first launch; under the stand-in the stream is 0."""
     (tmp_path / "prog.py").write_text("import torch, triton\nfrom torch._C import _cuda_getCurrentRawStream as s\n"
                                       "print('stream', s(0))\n")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    out = _interpret(tmp_path)
     assert out.stdout.strip() == "stream 0", out.stdout + out.stderr[-2000:]
 
 
@@ -204,9 +197,7 @@ def test_a_cuda_only_object_in_a_program_that_never_imports_triton_gets_the_hint
     stand-in, at Triton's import: a program that never imported Triton ended with torch's error alone."""
     (tmp_path / "prog.py").write_text("import torch\nx = torch.randn(4, device='cuda')\n"
                                       "state = torch.cuda.get_rng_state()\n")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    out = _interpret(tmp_path)
     assert out.returncode == 1 and "Torch not compiled with CUDA enabled" in out.stderr, out.stderr[-3000:]
     hint = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: the program used a CUDA-only part")]
     assert len(hint) == 1, out.stderr[-3000:]
@@ -223,8 +214,6 @@ def test_torch_cudas_queries_answer_before_triton_is_imported(tmp_path):
         "free, total = torch.cuda.mem_get_info()\n"
         "print('early', torch.cuda.get_device_properties(x.device).multi_processor_count,\n"
         "      torch.cuda.get_device_capability(), torch.cuda.is_bf16_supported(), free <= total)\n")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    out = _interpret(tmp_path)
     assert "early 132 (9, 0) True True" in out.stdout, out.stdout + out.stderr[-3000:]
     assert "Traceback" not in out.stderr, out.stderr[-3000:]

@@ -108,11 +108,14 @@ class _SkippedAll:
     plugin's session said "2 skipped", exit 0 (helper-85: `--tritondbg-gates perf,agreement` on a CPU)."""
 
     def __init__(self):
+        from tritondbg.check.gates import GATES
+
         self.outcomes: list[str] = []
+        self.items = tuple(f"::{g}" for g in GATES)  # a gate item's node id ends with its gate
 
     def pytest_runtest_logreport(self, report):
         if report.when == "call" or (report.when == "setup" and report.skipped):
-            if "::" in report.nodeid and any(report.nodeid.endswith(f"::{g}") for g in _all_gates()):
+            if report.nodeid.endswith(self.items):
                 self.outcomes.append(report.outcome)
 
     def pytest_sessionfinish(self, session, exitstatus):
@@ -125,12 +128,6 @@ class _SkippedAll:
                 tr.write_line(text, red=True)
             else:
                 print(text, file=sys.stderr)
-
-
-def _all_gates() -> tuple:
-    from tritondbg.check.gates import GATES
-
-    return tuple(GATES)
 
 
 def _gates(config) -> list[str]:

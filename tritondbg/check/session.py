@@ -14,6 +14,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,8 +184,6 @@ class _Watch:
         self.crash_seconds: dict[str, float] = {}
 
     def pytest_runtest_logstart(self, nodeid, location):
-        import time
-
         self.started[nodeid] = time.monotonic()
 
     def pytest_sessionstart(self, session):
@@ -216,8 +215,6 @@ class _Watch:
             self.crashed[report.nodeid] = getattr(getattr(report, "node", None), "gateway", None).id \
                 if getattr(report, "node", None) is not None else "?"
             if report.nodeid in self.started:  # (helper-85: a SIGKILLed item showed 0.0 s everywhere)
-                import time
-
                 self.crash_seconds[report.nodeid] = time.monotonic() - self.started[report.nodeid]
         elif not (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
             return

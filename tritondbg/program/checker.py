@@ -60,6 +60,9 @@ def on_cpu(snap) -> bool:
 _PENDING_MAX = 16  # launches' unwritten bands held (their tensors too) until the program ends
 
 
+WROTE_NOTHING = ("<none>", 0)  # instrument_launch's stores of a launch that changed no byte (no store, no atomic)
+
+
 def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     """Run ``proceed()`` (one interpreted launch) under the instruments; returns (value, findings, error, stores:
     {(file, line) of a store: (lowest, highest) address it wrote}).
@@ -107,8 +110,7 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
             if f["kind"] == "poison":
                 f.setdefault("notes", []).append(note)
     if san is not None and error is None and not san.store_spans and san.atomic_span is None:
-        stores = {("<none>", 0): None}  # wrote nothing at all: the caller asks the kernel's source (stores_nothing)
-        return value, result.findings, error, stores
+        return value, result.findings, error, {WROTE_NOTHING: None}  # the caller asks the source (stores_nothing)
     return value, result.findings, error, dict(san.store_spans) if san is not None else {}
 
 
@@ -144,7 +146,7 @@ def stores_nothing(launch, stores: dict) -> dict | None:
     """A warning for a launch that wrote no memory (no store, no atomic changed a byte) of a kernel whose source has
     no write at all: a forgotten ``tl.store`` (helpers 81 and 83: 0 findings where the program's output came from
     torch.zeros, or a grouped kernel's pointer tables); not for a kernel that stores under a mask false this time."""
-    if ("<none>", 0) not in stores or _writes_in_source(launch.fn) is not False:
+    if WROTE_NOTHING not in stores or _writes_in_source(launch.fn) is not False:
         return None
     return dict(kind="not_stored", severity="warning", file=launch.file, line=launch.line, pid=None, tensor=None,
                 offsets=[], op=None, source="",
@@ -342,7 +344,7 @@ class Checker(attach.Observer):
             self.running = None
         self.launches[launch.name] = index + 1
         nothing = stores_nothing(launch, stores) if self.sanitize and index == 0 else None
-        stores = {k: v for k, v in stores.items() if v is not None}
+        stores.pop(WROTE_NOTHING, None)
         if nothing is not None:
             findings = [*findings, nothing]
         if error is not None and not any(f["kind"] in ("kernel_error", "device_assert") for f in findings):

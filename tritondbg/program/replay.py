@@ -255,11 +255,9 @@ def _unchanged_compared(meta: dict) -> dict:
 
     pointers = meta.get("pointers") or []
     paths = arg_paths(meta.get("args") or {})
-    for p in pointers:
-        if p["tensor"] not in paths and p["table"] in paths:
-            paths[p["tensor"]] = f"{paths[p['table']]}[{p['entry']}]"
-    tables_ = {p["table"] for p in pointers}
-    return {paths.get(i, f"tensor{i}"): i for i in range(len(meta["tensors"])) if i not in tables_}
+    paths.update(tables.paths(pointers, paths))  # the names capture gives them (its outputs' keys)
+    held = {p["table"] for p in pointers}
+    return {paths.get(i, f"tensor{i}"): i for i in range(len(meta["tensors"])) if i not in held}
 
 
 def load_scenario(file: str, name: str) -> Scenario:
