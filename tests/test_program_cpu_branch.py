@@ -58,7 +58,7 @@ def test_an_error_in_a_librarys_cpu_branch_names_where_it_asked(tmp_path):
 @pytest.mark.interpreter
 @pytest.mark.parametrize("call, hint", [
     ("gpulib.check('relu')", None),  # the library refusing the program's input: not a branch taken
-    ("torch.cuda.get_rng_state()", "tritondbg: the program used a CUDA-only part of torch"),
+    ("torch.cuda.CUDAGraph()", "tritondbg: the program used a CUDA-only part of torch"),
     # helper-79: an op only CUDA has, reached on the CUDA path of tensors that say cuda:0 (not "make them on cuda")
     ("x = torch.ones(4, 4, device='cuda')\n"
      "torch.cudnn_convolution(x[None, None], x[None, None], [0, 0], [1, 1], [1, 1], 1, False, False, False)",
@@ -196,9 +196,9 @@ def test_a_cuda_only_object_in_a_program_that_never_imports_triton_gets_the_hint
     """helper-78: the one tritondbg line after torch's error on a CUDA-only object was installed with the Triton
     stand-in, at Triton's import: a program that never imported Triton ended with torch's error alone."""
     (tmp_path / "prog.py").write_text("import torch\nx = torch.randn(4, device='cuda')\n"
-                                      "state = torch.cuda.get_rng_state()\n")
+                                      "graph = torch.cuda.CUDAGraph()\n")
     out = _interpret(tmp_path)
-    assert out.returncode == 1 and "Torch not compiled with CUDA enabled" in out.stderr, out.stderr[-3000:]
+    assert out.returncode == 1 and "dummy base class CUDAGraph" in out.stderr, out.stderr[-3000:]
     hint = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: the program used a CUDA-only part")]
     assert len(hint) == 1, out.stderr[-3000:]
 
@@ -217,3 +217,48 @@ def test_torch_cudas_queries_answer_before_triton_is_imported(tmp_path):
     out = _interpret(tmp_path)
     assert "early 132 (9, 0) True True" in out.stdout, out.stdout + out.stderr[-3000:]
     assert "Traceback" not in out.stderr, out.stderr[-3000:]
+
+
+@pytest.mark.interpreter
+def test_cuda_seeding_rng_state_and_a_worker_threads_cuda_tensors_work_on_the_cpu(tmp_path):
+    """``torch.cuda.manual_seed`` / ``get_rng_state`` / ``fork_rng`` are the CPU generator's (they were a silent
+    no-op and "Torch not compiled with CUDA enabled"), and a thread the program starts makes its "cuda" tensors on
+    the CPU too (function modes are per thread: it died there)."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent('''
+        import threading
+        import torch
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def dbl(x, y, n, B: tl.constexpr):
+            o = tl.arange(0, B)
+            tl.store(y + o, tl.load(x + o, mask=o < n) * 2, mask=o < n)
+
+        torch.cuda.manual_seed(1)
+        a = torch.randn(5, device="cuda")
+        torch.cuda.manual_seed(1)
+        assert torch.equal(a, torch.randn(5, device="cuda")), "seeded twice, different numbers"
+        st = torch.cuda.get_rng_state()
+        c = torch.randn(5, device="cuda")
+        torch.cuda.set_rng_state(st)
+        assert torch.equal(c, torch.randn(5, device="cuda")), "state put back, different numbers"
+        with torch.random.fork_rng():
+            torch.randn(3, device="cuda")
+        out = {}
+
+        def work():
+            x = torch.arange(5.0, device="cuda")
+            y = torch.empty_like(x)
+            dbl[(1,)](x, y, 5, B=8)
+            out.update(y=y.tolist(), dev=str(y.device))
+
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        print("RESULT", out)
+    '''))
+    out = _interpret(tmp_path)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    assert "RESULT {'y': [0.0, 2.0, 4.0, 6.0, 8.0], 'dev': 'cuda:0'}" in out.stdout, out.stdout + out.stderr[-3000:]
+    assert "1 launch(es), 0 finding(s)" in out.stderr, out.stderr[-3000:]

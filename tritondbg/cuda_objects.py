@@ -8,6 +8,9 @@ order, so a stream is the one CPU stream and waiting is a no-op; an event's ``el
 (as ``triton.testing.do_bench`` is: a CPU timing says nothing of a GPU); the memory figures are 0 (nothing is
 allocated on a GPU; said once) and ``mem_get_info`` is the target's memory, free up to what the host has;
 ``torch.cuda.nvtx``'s ranges mark nothing (``torch.cuda.nvtx.range_push``, ``from torch.cuda import nvtx``).
+The CPU generator makes the "cuda" tensors' random numbers, so ``torch.cuda``'s seeding and RNG state are its:
+``torch.cuda.manual_seed(0)`` before each of two ``torch.randn(n, device="cuda")`` gives the same numbers twice,
+``torch.random.fork_rng()`` and a saved ``torch.cuda.get_rng_state()`` put back what they took.
 """
 from __future__ import annotations
 
@@ -132,6 +135,43 @@ def memory_summary(device=None, abbreviated: bool = False) -> str:
     return "tritondbg: no GPU memory under the interpreter (its tensors are on the CPU)"
 
 
+def _seeded(seed) -> None:
+    import torch
+
+    torch.default_generator.manual_seed(int(seed))  # (not torch.manual_seed: it calls cuda.manual_seed_all)
+
+
+def get_rng_state(device="cuda"):
+    """The state of the generator that serves "cuda" tensors: the CPU's."""
+    import torch
+
+    return torch.default_generator.get_state()
+
+
+def set_rng_state(new_state, device="cuda") -> None:
+    """A state ``get_rng_state`` gave back; a GPU's (16 bytes: seed and offset, a checkpoint saved on a GPU)
+    seeds the CPU generator with its seed."""
+    import torch
+
+    if new_state.numel() == torch.default_generator.get_state().numel():
+        torch.default_generator.set_state(new_state)
+    else:
+        _seeded(int.from_bytes(bytes(new_state[:8].tolist()), "little") & ((1 << 63) - 1))
+
+
+def rng_patches() -> dict:
+    """torch.cuda's seeding and RNG state -> the CPU generator's."""
+    import torch
+
+    gen = torch.default_generator
+    return {
+        "manual_seed": _seeded, "manual_seed_all": _seeded, "seed": lambda: gen.seed(), "seed_all": lambda: gen.seed(),
+        "initial_seed": lambda: gen.initial_seed(), "get_rng_state": get_rng_state, "set_rng_state": set_rng_state,
+        "get_rng_state_all": lambda: [get_rng_state()],
+        "set_rng_state_all": lambda new_states: set_rng_state(new_states[0]) if len(new_states) else None,
+    }
+
+
 def patches(total_memory: int) -> dict:
     """torch.cuda's names -> their stand-ins (``standin._torch_cuda_patches`` adds them to its own)."""
     return {
@@ -141,7 +181,7 @@ def patches(total_memory: int) -> dict:
         "max_memory_reserved": zero, "reset_peak_memory_stats": lambda device=None: None,
         "reset_max_memory_allocated": lambda device=None: None, "empty_cache": lambda: None,
         "mem_get_info": lambda device=None: (min(total_memory, _host_available(total_memory)), total_memory),
-        "memory_summary": memory_summary, "nvtx": NVTX,
+        "memory_summary": memory_summary, "nvtx": NVTX, **rng_patches(),
     }
 
 

@@ -29,7 +29,7 @@ def axpy(a, x, y):
 
 def main(mode):
     if mode == "rng":                          # a CUDA-only part of torch: still an error, with tritondbg's line
-        torch.cuda.get_rng_state()
+        torch.cuda.CUDAGraph()
     if mode == "fallbacks":                    # the CUDA path's torch calls a CPU build lacks (helper-79)
         import os
         folder = sys.argv[2]
@@ -88,7 +88,7 @@ def main(mode):
               x[:2].tolist(), torch.cuda.current_stream().cuda_stream, isinstance(gen, torch.Generator),
               str(seeded.device), "no GPU memory" in torch.cuda.memory_summary())
         return
-    if mode == "thread":                       # function modes are per thread: a worker's "cuda" is not moved
+    if mode == "thread":                       # function modes are per thread: each thread enters one
         import threading
         errors = []
         t = threading.Thread(target=lambda: errors.append(_try(lambda: torch.zeros(3, device="cuda"))))

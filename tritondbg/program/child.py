@@ -323,8 +323,8 @@ def _hint_on_cuda_tensors() -> None:
         elif in_torch_cuda or any(text in str(value) for text in _NO_CUDA):
             print("tritondbg: the program used a CUDA-only part of torch that has no CPU stand-in (under the "
                   "interpreter tensors asked for on \"cuda\" are made on the CPU, and CUDA streams, events, "
-                  "generators and memory figures stand in; RNG states and CUDA graphs do not): use the CPU's "
-                  "(torch.get_rng_state()), or run the program compiled on a GPU", file=sys.stderr)
+                  "generators, RNG states and memory figures stand in; CUDA graphs do not): run that part eagerly "
+                  "(no graph capture), or run the program compiled on a GPU", file=sys.stderr)
 
     sys.excepthook = hook
 

@@ -21,10 +21,11 @@ the program imports torch, answers such requests with CPU tensors (where the int
 Triton's ``get_active_torch_device()`` (the tutorials' ``DEVICE``) is cuda:0 then (tritondbg/standin.py): a tensor
 made on it is a "cuda" tensor. What stays as it was: ``torch.cuda.is_available()`` is still False (a program that
 picks its device by asking gets the CPU already), a tensor made without a device says cpu, and what has no stand-in
-(``torch.cuda.get_rng_state()``, CUDA graphs; streams, events, memory figures: tritondbg/cuda_objects.py;
+(CUDA graphs; streams, events, memory figures, RNG state: tritondbg/cuda_objects.py;
 ``torch.Generator(device="cuda")``: a CPU generator) still fails; the program's traceback then ends with one tritondbg line
-(``child._hint_on_cuda_tensors``). Function modes are per thread: a tensor a worker thread asks on "cuda" is
-not moved; the autograd engine runs a custom Function's backward with none, so the mode is pushed around it. Only installed when torch has no CUDA device; the run's summary says how many requests were moved.
+(``child._hint_on_cuda_tensors``). Function modes are per thread: every thread the program starts enters one
+(a prefetcher's ``.cuda()``); the autograd engine runs a custom Function's backward with none, so the mode is
+pushed around it. Only installed when torch has no CUDA device; the run's summary says how many requests were moved.
 """
 from __future__ import annotations
 
@@ -316,12 +317,35 @@ def install() -> bool:
         # (Inductor's generated code, tritonbench's welford: ImportError on a CPU build); none here: 0
         torch._C._cuda_getCurrentRawStream = lambda device=None: 0
     _in_backward(mode)
+    _threads_enter(type(mode))
     _record_availability_asks(torch)
     from tritondbg.program import cuda_autocast  # autocast("cuda") with CUDA's op lists
 
     cuda_autocast.install(torch, _cpu, _state)
     _own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)
     return True
+
+
+def _threads_enter(cls) -> None:
+    """A function mode holds in the thread that entered it only: each thread started from now on enters one of
+    ``cls`` (a data prefetcher's ``batch.cuda()``, a thread pool's ``torch.ones(n, device="cuda")`` died with "Torch
+    not compiled with CUDA enabled")."""
+    import threading
+
+    inner = getattr(threading.Thread, "_bootstrap_inner", None)
+    if inner is None or getattr(inner, "_tdbg", False):
+        return
+
+    def _bootstrap_inner(self):
+        mode = cls()
+        mode.__enter__()
+        try:
+            return inner(self)
+        finally:  # popped before the thread ends: a mode left on a dead thread's stack aborted the process at exit
+            mode.__exit__(None, None, None)
+
+    _bootstrap_inner._tdbg = True
+    threading.Thread._bootstrap_inner = _bootstrap_inner
 
 
 def _generator_class(torch):
