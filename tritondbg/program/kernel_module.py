@@ -192,7 +192,7 @@ def _launched(folder: str, meta: dict):
             sys.path.append(extra)
     if module != "__main__":
         try:
-            return resolve(importlib.import_module(module), qualname)
+            kernel = resolve(importlib.import_module(module), qualname)
         except Exception as exc:  # noqa: BLE001 - fall back to the saved source
             problems.append(f"import {module}: {type(exc).__name__}: {exc}")
             try:  # a package whose __init__ needs what this machine lacks (AutoGPTQ: accelerate, transformers)
@@ -201,6 +201,8 @@ def _launched(folder: str, meta: dict):
                 pass
             except Exception as exc2:  # noqa: BLE001
                 problems.append(f"import {module} without its packages' __init__: {type(exc2).__name__}: {exc2}")
+        else:
+            return _the_captured_file(kernel, folder, meta)
     # the original file when it is still there (its __file__-relative imports work), else the saved copy
     candidates = [meta.get("kernel_file")] + ([os.path.join(folder, "src", meta["source"])] if meta.get("source") else [])
     if meta.get("standalone"):  # a torch.compile kernel: the saved kernel alone (its generated module wants a GPU)
@@ -231,6 +233,35 @@ def _launched(folder: str, meta: dict):
             return kernel
     why = next((u.split(": ", 1)[1] for u in meta.get("unsaved") or () if u.startswith("source: ")), "no saved source")
     raise UsageError(f"cannot load kernel {qualname}: " + "; ".join(problems or [why]))
+
+
+def _file_of(kernel) -> str | None:
+    code = getattr(getattr(unwrap(kernel), "fn", None), "__code__", None)
+    return os.path.realpath(code.co_filename) if code is not None else None
+
+
+def _the_captured_file(kernel, folder: str, meta: dict):
+    """``kernel`` as imported by its module's name, unless that name found another file than the one captured while
+    that one is still there (helper-88: two capture folders of kernels in same-named modules, ``kern.py`` of a copy
+    made to try a change, replayed in one `check` worker, or a PYTHONPATH naming the other copy: the second
+    reproducer ran the first one's kernel and its bug was missed). Then the captured file, loaded under a private
+    name; if it does not load alone (relative imports), the imported kernel, said in one line."""
+    captured = meta.get("kernel_file")
+    found = _file_of(kernel)
+    if not captured or not os.path.isfile(captured) or found is None or found == os.path.realpath(captured):
+        return kernel
+    try:
+        own = resolve(_load_file(captured, meta), meta["qualname"])
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a module may exit at import
+        if once(os.path.join(folder, meta["name"]), "elsewhere"):
+            print(f"tritondbg: {meta['name']}: module {meta['module']} imports from {found}, not from the captured "
+                  f"{captured}, which does not load alone ({type(exc).__name__}: {exc}); replaying the imported "
+                  f"kernel", file=sys.stderr)
+        return kernel
+    if once(os.path.join(folder, meta["name"]), "elsewhere"):
+        print(f"tritondbg: {meta['name']}: module {meta['module']} imports from {found}; replaying the captured "
+              f"file {captured}", file=sys.stderr)
+    return own
 
 
 class _NotTried(Exception):
