@@ -28,7 +28,7 @@ def bad(tmp_path):
              "noscen.py": "x = 1\n", "imp.py": "import nonexistent_module_xyz\nfrom tritondbg import Scenario\n",
              # an error raised inside a library (torch) by the user's helper: the helper's line, not torch's
              "libhelper.py": "import torch\ndt = getattr(torch, 'no_such_dtype')\n", "implib.py": "import libhelper\nfrom tritondbg import Scenario\n", "afile": "a file\n",
-             "prog.py": PROG}
+             "prog.py": PROG, "prog_words.py": "# a program, not a scenario file\n" + PROG}
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     (tmp_path / "fake" / FAKE_KEY).mkdir(parents=True)
@@ -74,8 +74,11 @@ ROWS = [
     # a program given as KERNEL: refused before it runs (it ran whole, then "defines no Scenario")
     (["interpret", "{tmp}/prog.py"], {}, 2, "prog.py: not imported, its text names no Scenario (a program imported "
                                             "would run whole); a program that launches kernels runs as one: "
-                                            "tritondbg interpret -- python {tmp}/prog.py;"),
+                                            "tritondbg interpret -- python {tmp}/prog.py (`tritondbg capture"),
     (["check", "{tmp}/prog.py"], {}, 2, "not imported, its text names no Scenario"),
+    # helper-88: the word in a comment let it through, and it ran whole (ir: "asked Triton's driver")
+    (["interpret", "{tmp}/prog_words.py"], {}, 2, "not imported, its text names no Scenario"),
+    (["ir", "{tmp}/prog_words.py"], {}, 2, "`tritondbg capture -- python {tmp}/prog_words.py` saves its launches"),
     (["profile", "{tmp}/prog.py"], {}, 2, "not imported, its text names no Scenario"),
     (["interpret", "python", "{tmp}/prog.py"], {}, 2, "to run a program, put it after --: tritondbg <command> -- "
      "python ..."),

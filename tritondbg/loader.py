@@ -74,12 +74,36 @@ def check_target(target: str) -> None:
         raise UsageError(_syntax_line(exc, file)) from None
     except ValueError as exc:   # e.g. null bytes
         raise UsageError(f"{file}: not Python source ({exc})") from None
-    if b"scenario" not in source.lower() and b"tritondbg" not in source and b"import *" not in source:
+    if not _names_a_scenario(source):
         # a program (a training script) given as KERNEL: refused before importing it, which would run it whole
         raise UsageError(f"{file}: not imported, its text names no Scenario (a program imported would run whole); "
                          f"a program that launches kernels runs as one: "
-                         f"tritondbg interpret -- python {file}; a file whose Scenarios a helper builds is read once "
-                         "its text names them (a `# Scenario` comment will do)")
+                         f"tritondbg interpret -- python {file} (`tritondbg capture -- python {file}` saves its "
+                         "launches as scenario files for ir / check); a file whose Scenarios a helper builds is read "
+                         "once its text names them (a `# Scenario` comment will do)")
+
+
+def _names_a_scenario(source: bytes) -> bool:
+    """Whether a file's code names a scenario (a name or attribute with "scenario" in it, an import from tritondbg,
+    a star import) or a comment says ``Scenario``: the word in a program's comment or string ("not a scenario
+    file") does not count (helper-88: such a program ran whole before "defines no Scenario")."""
+    import ast
+    import re
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return True  # (compile() said so already)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and "scenario" in node.id.lower():
+            return True
+        if isinstance(node, ast.Attribute) and "scenario" in node.attr.lower():
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+            if any(n == "*" or "tritondbg" in n or "scenario" in n.lower() for n in names):
+                return True
+    return re.search(rb"#[^\n]*\bScenarios?\b", source) is not None
 
 
 def _syntax_line(exc: SyntaxError, file: str | None = None) -> str:
