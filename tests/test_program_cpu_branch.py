@@ -262,3 +262,15 @@ def test_cuda_seeding_rng_state_and_a_worker_threads_cuda_tensors_work_on_the_cp
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert "RESULT {'y': [0.0, 2.0, 4.0, 6.0, 8.0], 'dev': 'cuda:0'}" in out.stdout, out.stdout + out.stderr[-3000:]
     assert "1 launch(es), 0 finding(s)" in out.stderr, out.stderr[-3000:]
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("imports", ["", "import triton\n"])
+def test_an_error_of_the_programs_own_torch_op_shows_no_tritondbg_frame(tmp_path, imports):
+    """helper-88: an IndexError of the program's own indexing went up through tritondbg's torch function modes
+    (readwatch.py, cpu_device.py), shown as if tritondbg had raised it (and with no Triton import, every error)."""
+    (tmp_path / "prog.py").write_text(imports + "import torch\nt = torch.zeros(3, 4, device='cuda')\n"
+                                      "t[torch.tensor(3), :2] = 1\n")
+    out = _interpret(tmp_path)
+    assert out.returncode == 1 and "IndexError: index 3 is out of bounds" in out.stderr, out.stderr[-3000:]
+    assert "tritondbg/program" not in out.stderr and 'prog.py", line ' in out.stderr, out.stderr[-3000:]

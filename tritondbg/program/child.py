@@ -119,6 +119,7 @@ def _cuda_as_cpu(module=None) -> None:
     try:
         if _sibling("cpu_device").install():
             _hint_on_cuda_tensors()  # (a program that never imports Triton: torch.Generator(device="cuda"))
+            _sibling("tracebacks").install()  # an op's error through the modes' frames: the program's traceback
             if _interpreting():  # torch.cuda's queries answer before Triton is imported (set_device, properties)
                 from tritondbg import standin
 

@@ -28,7 +28,19 @@ def _raised_by_us(exc: BaseException) -> bool:
     tb, last = exc.__traceback__, None
     while tb is not None:
         last, tb = tb, tb.tb_next
-    return last is not None and ours(last.tb_frame.f_code.co_filename)
+    if last is None or not ours(last.tb_frame.f_code.co_filename):
+        return False
+    return not _forwarded(last)
+
+
+def _forwarded(tb) -> bool:
+    """Whether the innermost frame is one of tritondbg's torch function modes handing the program's op on
+    (``result = func(*args, **kwargs)``): the op raised (helper-88: an IndexError of the program's own indexing
+    showed the modes' frames as if tritondbg had raised it)."""
+    import linecache
+
+    code = tb.tb_frame.f_code
+    return code.co_name == "__torch_function__" and "func(*args" in linecache.getline(code.co_filename, tb.tb_lineno)
 
 
 def _triton_dir() -> str | None:
@@ -69,6 +81,8 @@ def install() -> None:
     """For the program's life: the uncaught-exception printer leaves our frames out (chained after any hook the
     program or another tool set before)."""
     previous = sys.excepthook
+    if getattr(previous, "_tdbg", False):
+        return
 
     def hook(kind, value, tb):
         try:
@@ -78,6 +92,7 @@ def install() -> None:
             pass
         previous(kind, value, tb)
 
+    hook._tdbg = True
     sys.excepthook = hook
 
 
