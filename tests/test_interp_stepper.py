@@ -32,7 +32,7 @@ def test_trace_prints_each_line_and_writes_the_step_log(cli_env):
     p = run_cli(["interpret", AXPY, "--dtype", "float32", "--pid", "7", "--trace"], cli_env)
     assert p.returncode == 0, p.stdout + p.stderr
     out = p.stdout
-    assert "trace axpy_kernel (launch 0) pid (7, 0, 0)" in out
+    assert "trace axpy_kernel (1st launch) pid (7, 0, 0)" in out
     assert "offs = int32[128]  min 896 max 1023" in out
     assert "mask = int1[128]  104 of 128 true" in out
     assert "masked lanes: 24 undefined" in out  # the loads without other=: poisoned, not counted in min/max

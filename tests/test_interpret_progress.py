@@ -429,4 +429,4 @@ def test_a_timeout_outside_the_kernel_names_no_console_script():
     scope: dict = {}
     exec(code, scope)  # the innermost frame is the console script's, called from this test's
     loc = scope["main"](watchdog.where)
-    assert loc.startswith(f"at {__file__}:"), loc
+    assert loc.startswith(f"in host code at {__file__}:"), loc

@@ -166,7 +166,7 @@ def test_a_stop_in_a_spinning_kernel_says_where_and_does_not_count_it_checked(si
     spin_line = next(i for i, ln in enumerate(SPIN.splitlines(), 1) if "# SPIN" in ln)
     how = "interrupted" if sig == "SIGINT" else "terminated (SIGTERM)"
     assert rc == (130 if sig == "SIGINT" else 143), err[-2000:]
-    assert f"tritondbg: {how} in spin at spin.py:{spin_line}, pid (0, 0, 0) (launch 0 of it)" in err, err[-2000:]
+    assert f"tritondbg: {how} in spin at spin.py:{spin_line}, pid (0, 0, 0) (its 1st launch)" in err, err[-2000:]
     if command == "capture":  # the launch is kept, marked unfinished (SIGTERM's was not kept at all)
         assert "spin_0.py::spin_0" in err and "(the launch did not finish: " in err, err[-2000:]
         return
@@ -267,5 +267,5 @@ def test_an_interrupt_outside_kernel_code_claims_no_program_id(capsys):
     launch = types.SimpleNamespace(name="gemm_kernel", stack=[("/x/prog.py", 20, "main")])
     attach.say_interrupted(launch, 0, frame=sys._getframe())
     err = capsys.readouterr().err
-    assert "interrupted in gemm_kernel (launch 0 of it), outside its kernel code" in err, err
+    assert "interrupted in gemm_kernel (its 1st launch), outside its kernel code" in err, err
     assert "pid" not in err, err

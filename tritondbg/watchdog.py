@@ -70,35 +70,74 @@ def activity(**what: str):
 
 
 def where(frame) -> str:
-    """Where ``frame``'s thread is: under the interpreter the kernel line and program id; else the
-    innermost frame of the user's own code (a launch wrapper), else the innermost frame."""
+    """Where ``frame``'s thread is, said so that it cannot be misread: under the interpreter in kernel code, the
+    program id and kernel line (``pid (x, y, z) at FILE:LINE (in KERNEL)``); inside a launch but outside its kernel
+    code (between two programs of its grid, the interpreter copying arguments, tritondbg checking what the launch
+    did), that, with the line that launched it; else ``in host code at FILE:LINE (in FUNCTION)``: the innermost frame
+    of the user's own code (a launch wrapper, a reference), else the innermost frame. (helper-83: program mode's
+    line named the kernel line with no program id, and a host line the same way as a kernel line.)"""
     if frame is None:
         return ""
     try:
-        from tritondbg import runner
-
-        if runner.current_mode() == "interpret":
-            from tritondbg.interp.frames import kernel_frame
-
-            kf = kernel_frame(frame)
-            if kf is not None:
-                pid = ""
-                try:
-                    from triton.runtime import interpreter
-
-                    idx = getattr(interpreter.interpreter_builder, "grid_idx", None)
-                    pid = f"pid {tuple(int(i) for i in idx)} " if idx is not None else ""
-                except Exception:  # noqa: BLE001 - the line alone still helps
-                    pass
-                return f"{pid}at {kf.f_code.co_filename}:{kf.f_lineno} (in {kf.f_code.co_name})"
-    except Exception:  # noqa: BLE001
+        inside = _in_kernel(frame)
+        if inside:
+            return inside
+    except Exception:  # noqa: BLE001 - the host frame still helps
         pass
-    f, innermost = frame, frame
+    f, innermost, host = frame, frame, None
     while f is not None:
         if not not_users_file(f.f_code.co_filename):
-            return f"at {f.f_code.co_filename}:{f.f_lineno} (in {f.f_code.co_name})"
+            host = f
+            break
         f = f.f_back
-    return f"at {innermost.f_code.co_filename}:{innermost.f_lineno} (in {innermost.f_code.co_name})"
+    f = host or innermost
+    at = f"at {f.f_code.co_filename}:{f.f_lineno} (in {f.f_code.co_name})"
+    launch = _launch_running()
+    if launch is None:
+        return f"in host code {at}"
+    try:
+        from tritondbg.interp.frames import in_grid_loop
+
+        between = in_grid_loop(None, frame)
+    except Exception:  # noqa: BLE001
+        between = False
+    how = ("between two programs of its grid" if between else
+           "outside its kernel code: the interpreter setting it up or copying its arguments, or tritondbg checking it")
+    return f"in {launch}, {how} (launched {at})"
+
+
+def _in_kernel(frame) -> str:
+    """``pid (x, y, z) at FILE:LINE (in KERNEL)`` where ``frame``'s stack runs interpreted kernel code, else ""."""
+    if "triton.runtime.interpreter" not in sys.modules:  # no interpreter: no kernel code runs as Python
+        return ""
+    from tritondbg.interp.frames import kernel_frame
+
+    kf = kernel_frame(frame)
+    if kf is None:
+        return ""
+    pid = ""
+    try:
+        from triton.runtime import interpreter
+
+        idx = getattr(interpreter.interpreter_builder, "grid_idx", None)
+        pid = f"pid {tuple(int(i) for i in idx)} " if idx is not None else ""
+    except Exception:  # noqa: BLE001 - the line alone still helps
+        pass
+    return f"{pid}at {kf.f_code.co_filename}:{kf.f_lineno} (in {kf.f_code.co_name})"
+
+
+def _launch_running() -> str | None:
+    """``KERNEL's 2nd launch`` (program mode: ``activity(launch=...)``) or ``a launch of KERNEL`` (the interpreter's
+    hooks: inside its GridExecutor call) while the main thread is in a launch; None in host code."""
+    if _activity.get("launch"):
+        return f"{_activity.get('kernel', '?')}'s {_activity['launch']} launch"
+    if "tritondbg.interp.hooks" in sys.modules:
+        from tritondbg.interp import hooks
+
+        launch = hooks.current_launch()
+        if launch is not None:
+            return f"a launch of {launch.kernel}"
+    return None
 
 
 def _doing() -> str:

@@ -193,6 +193,10 @@ def _message(e: dict) -> str:
                 f"there, but no compiler promises it (the sanitizers put a NaN there, an integer's smallest value for an "
                 f"integer load): {give} "
                 "or keep those lanes out of the result")
+    if kind == "uninit" and e["op"] in ("unwritten", "not_stored"):
+        from tritondbg.interp.unstored import message
+
+        return message(e)
     if kind == "uninit":
         from tritondbg.interp.initcheck import message
 
@@ -210,9 +214,26 @@ def _message(e: dict) -> str:
                     f"clamps or masks afterwards (other=E, then tl.minimum(..., E - 1)) is harmless; any other value "
                     f"is a wrong {e['op']} (other={'the dtype minimum' if e['op'] == 'max' else 'the dtype maximum'}"
                     f" leaves it unchanged)")
+        share = e.get("share")
+        if share:  # how much they move the result, so that a reader can weigh it (helper-84: ~1e-17 against 1)
+            part, base = share[1], share[2]
+            size = (f"the padding moves a result by {part:+.3g} against {base:.6g} without it, "
+                    f"{_ratio(share[0])} of it (the most over this launch)")
+            small = share[0] < share[4]
+            verb = "enter the result" if small else "change the result"
+            size = f": {size}" + (f"; below {share[3]} rounding, so these results did not change, but they would where "
+                                  "the data come near what the padding holds" if small else "")
+        else:
+            verb, size = "change the result", ""
         return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) (filled by a masked load's other=) whose "
-                f"values change the result{example}: mask them out first (tl.where(mask, x, {neutral}), or "
+                f"values {verb}{example}{size}: mask them out first (tl.where(mask, x, {neutral}), or "
                 f"other={neutral} when the loaded value is reduced as it is)")
+    if kind == "nan_inf" and e["op"] == "hidden":  # (sanitize._hidden_nan_entry)
+        return (f"{e['output_count']} element(s) of the outputs are NaN in the captured output too, first "
+                f"{e['output']}: the program got NaN there while it read 0 in the undefined lanes, so they come from "
+                f"the kernel's other lanes (an op such as 0/0 or the sqrt of a negative, or a NaN its inputs held); "
+                f"in this run the poison of the load at line {e.get('load_line')} came through those lanes first and "
+                "hides which. Give that load other= and run this again to name the op")
     if kind == "nan_inf":
         ev = e["event"]
         label = "NaN" if ev["value"] != ev["value"] else ("Inf" if ev["value"] in (float("inf"), float("-inf")) else "NaN/Inf")
@@ -231,6 +252,10 @@ def _message(e: dict) -> str:
     return kind
 
 
+def _ratio(share: float) -> str:
+    return "all" if share == float("inf") else f"{share * 100:.3g}%" if share >= 1e-4 else f"{share:.2g}"
+
+
 def _dot_message(e: dict) -> str:
     """A dot's padding: which operand holds it and an example lane. The lanes hold a value that is not 0 where they
     meet real lanes of the other operand, whatever the load's other= was: an op since the load (exp(0 - m) = 1, a
@@ -243,6 +268,13 @@ def _dot_message(e: dict) -> str:
             f"where they meet real lanes of the other operand, so they change the result{example}: set them to 0 "
             "just before the dot (tl.where(mask, x, 0.0) on that operand); the load's other=0.0 is not enough when "
             "an op after the load (exp(x - m), x + bias) makes its padding nonzero")
+
+
+def nth(n: int) -> str:
+    """``n`` as an ordinal (1st, 2nd, 3rd, 11th, 21st): launches are told counted from 1 (helper-83: "launch 0 of
+    it" read as no launch at all)."""
+    tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{tail}"
 
 
 def finding(e: dict) -> dict:
@@ -261,4 +293,7 @@ def finding(e: dict) -> dict:
         f["notes"] = e["notes"]
     if e.get("carried"):  # the mark computed into memory something wrote: the cause is an earlier launch
         f["carried"] = True
+    share = e.get("share") if e["kind"] == "masked_reduction" else None
+    if share and share[0] != float("inf"):  # |padding's part| / |result| where it is largest (shadow_pads)
+        f["padding_share"] = share[0]
     return f

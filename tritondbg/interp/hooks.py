@@ -27,6 +27,7 @@ class Launch:
     programs: int = 0                # programs started so far
     memory: Any = None               # memory.ArgMap, built on demand
     extra: dict[str, Any] = field(default_factory=dict)
+    fn: Any = None                   # the kernel's Python function (its source: kernel_stores.py)
 
     def argmap(self):
         if self.memory is None:
@@ -81,7 +82,7 @@ def _install() -> None:
             bound = dict(zip(self.arg_names, args_hst), **kwargs_hst)
         code = getattr(self.fn, "__code__", None)
         launch = Launch(index=_state["count"], kernel=getattr(self.fn, "__name__", "?"),
-                        file=code.co_filename if code else "?", args=bound)
+                        file=code.co_filename if code else "?", args=bound, fn=self.fn)
         _state["count"] += 1
         _state["launch"] = launch
         for lst in list(_listeners):

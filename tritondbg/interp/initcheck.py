@@ -551,19 +551,8 @@ def _alloc_text(where: dict) -> str:
 
 
 def message(e: dict, progs: str) -> str:
-    """The finding's text (findings.py): a load's marked lanes that reach somewhere, or an atomic on the mark."""
-    if e["op"] == "unwritten":
-        handed = e.get("handed")
-        launch = (f"this launch of {handed[0]} (grid {handed[1]}) was handed it as {handed[2]} and no launch stored "
-                  "to them" if handed else "no launch stored to them")
-        return (f"{e['lanes']} of {e['numel']} element(s) of output {e['tensor']} were never written (first "
-                f"{e['element']}): {launch}; the memory is from {e.get('alloc') or 'torch.empty'}. On the GPU they hold whatever the allocator "
-                "last put there: check that the grid covers every element and that the stores' masks are not too strict")
-    if e["op"] == "not_stored":
-        stores = "; ".join(f"line {ln} into {t}" for ln, t in e["into"])
-        return (f"output {e['tensor']} was handed to {e['kernel_name']} as {e['handed']} and no store or atomic of "
-                f"the case wrote into it (it holds what it held before the launch); the launch's stores went "
-                f"elsewhere ({stores}): a store through the wrong pointer?")
+    """The finding's text (findings.py): a load's marked lanes that reach somewhere, or an atomic on the mark
+    (outputs left unwritten: unstored.message)."""
     alloc = _alloc_text(e)
     gpu = ("On the GPU that memory holds whatever the allocator last put there (on a CPU often zeros, which is why "
            "a bare TRITON_INTERPRET=1 passes)")

@@ -88,3 +88,17 @@ def poisoned(out, ref):
     pid_ids, _ = ids
     hit = (pid_ids > 0) & ~torch.isnan(ref.detach().float().cpu()).numpy()
     return pid_ids, hit
+
+
+def hidden_nan(o, r, hits, nf):
+    """Elements of output ``o`` that hold a poison NaN here where ``r`` (a reproducer's captured output) holds a NaN
+    that is no poison's (``hits``: ``poisoned(o, r)``; ``nf``: o's non-finite elements counted against ``r``): the
+    program got a NaN there while it read 0 in the undefined lanes, so an op of the kernel made it, and in this run
+    the poison came through first and hid which op (helper-82: a 0/0 beside a load without other=). None if none."""
+    if hits is None:
+        return None
+    ref = torch_payload_ids(r)
+    if ref is None:
+        return None
+    h = nf & (hits[0] > 0) & ref[1] & (ref[0] == 0)
+    return h if h.any() else None

@@ -26,7 +26,7 @@ import numpy as np
 from tritondbg.interp import findings, frames, guard, hooks, initcheck, nan_origin, oob, races, shadow, undo, unstored
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
-from tritondbg.interp.poison import handle_kind, payload_ids, poison_array, poisoned  # noqa: F401 (API)
+from tritondbg.interp.poison import handle_kind, hidden_nan, payload_ids, poison_array, poisoned  # noqa: F401 (API)
 from tritondbg.runner import Instrument
 
 KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf")
@@ -397,10 +397,14 @@ class Sanitizer(Instrument, hooks.Listener):
             self.poison_info[tz] = dict(info, oob_only=False, times_zero=dict(line=line, source=source))
         return tz
 
-    def reduction_event(self, kind, x, defined_bad, undefined_bad, p, frame, integer: bool = False) -> None:
+    def reduction_event(self, kind, x, defined_bad, undefined_bad, p, frame, integer: bool = False,
+                        share=None) -> None:
+        """``share``: (share, padding's part, result) where the padding moves a result most (shadow_pads)."""
         site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
         if defined_bad.any():
-            e = self._entry("masked_reduction", site, None, kind, example=None)
+            e = self._entry("masked_reduction", site, None, kind, example=None, share=share or False)
+            if e["share"] is not False:  # the most over the launch (False: one was no number, NaN padding)
+                e["share"] = False if share is None else max(e["share"], share)
             if integer and kind in ("max", "min"):  # an index's bound with a sentinel other= (scattermoe's
                 # tl.minimum(tl.max(E_idxs), E - 1), other=E): clamped, then used to bound a masked loop; a warning
                 e["severity"], e["sentinel"] = "warning", True
@@ -472,7 +476,7 @@ class Sanitizer(Instrument, hooks.Listener):
         import torch
 
         bad_nonfinite = captured_nonfinite = 0
-        first_bad = None
+        first_bad = hidden = None  # hidden: (output, first element, count, poison id) of poison-hidden NaN
         nan_seen = False
         # a reproducer's reference is the captured output: a NaN/Inf in it is what the program got, so every
         # NaN/Inf an op of the kernel made counts (still only with an op that made one from finite inputs)
@@ -527,6 +531,10 @@ class Sanitizer(Instrument, hooks.Listener):
                 if first_bad is None:
                     first = tuple(int(i) for i in np.argwhere(nf)[0])
                     first_bad = (name, first)
+                hid = hidden_nan(o, r, hits, nf) if from_capture else None
+                if hid is not None and hidden is None:
+                    first = tuple(int(i) for i in np.argwhere(hid)[0])
+                    hidden = (name, first, int(hid.sum()), int(hits[0][first]))
         self.outputs_nonfinite = bad_nonfinite
         if bad_nonfinite and self.nonfinite and self._nonfinite_told():
             e = self._nonfinite_entry(first_bad, bad_nonfinite)
@@ -535,6 +543,18 @@ class Sanitizer(Instrument, hooks.Listener):
                 # an Inf the kernel made and the program got may be meant (a -inf mask, log(0)): a warning;
                 # a NaN is not
                 e["severity"] = "error" if nan_seen else "warning"
+        elif hidden is not None:  # no op's NaN seen to reach memory: the poison's hid it
+            self._hidden_nan_entry(*hidden)
+
+    def _hidden_nan_entry(self, name: str, first: tuple, count: int, sid: int) -> None:
+        """A nan_inf finding for NaN the program got (a reproducer's captured output) in lanes the poison reached
+        here first, told beside the poison finding instead of swallowed by it; at the store that wrote them."""
+        info, store = self.poison_info.get(sid) or {}, self.poison_stores.get(sid) or {}
+        site = (store.get("file") or info.get("file") or "?", store.get("line") or info.get("line") or 0, "")
+        e = self._entry("nan_inf", site, name, "hidden", output=f"{name}[{', '.join(str(i) for i in first)}]",
+                        output_count=count, load_line=info.get("line"))
+        e["pid"], e["programs"] = [], set()  # (which program stored them is not kept: no pid claimed)
+        e["lanes"] += count
 
     def _nonfinite_told(self) -> bool:
         """Whether the output's NaN/Inf get a nan_inf finding: no op's NaN/Inf reached memory, and another finding

@@ -32,7 +32,7 @@ import numpy as np
 
 from tritondbg.interp import nan_origin
 # the pad rules of elementwise ops (value-aware: x * 0, x + 0, max/min, m & cond) and undefined lanes times 0
-from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero
+from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero, padding_share
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
 # _scalar_ty, PAD)
 from tritondbg.interp.shadow_values import (BASE, INDEX, PAD, _bcast, _check_new_nonfinite, _debug_raise, _is_bf16,  # noqa: F401
@@ -330,8 +330,9 @@ def _post_reduce(op, input, ret) -> None:
     res = check_reduce(kind, x, p, axis, _from_uninit(first.handle, san, x.shape),
                        nan_in_data=san is not None and not san.made_from_finite)
     if res is not None and san is not None:
+        share = padding_share(kind, first.handle, x, p, axis, res[0]) if res[0].any() else None
         san.reduction_event(kind, x.reshape(res[0].shape), res[0], res[1], p.reshape(res[0].shape), _site_frame(),
-                            integer=first.handle.data.dtype.kind in "iu")
+                            integer=first.handle.data.dtype.kind in "iu", share=share)
     # the result is padding where the reduced slice had no real lane (or, for a sum, selects its padding)
     padded = p >= 1
     if axis is None:

@@ -197,3 +197,36 @@ def _times_zero(out, lhs, rhs):
     p = np.zeros(shape, np.uint8) if p is None else np.array(p, dtype=np.uint8)
     p[hit] = new[hit]
     _set_pad(out, p)
+
+
+def padding_share(kind: str, h, x: np.ndarray, p: np.ndarray, axis, bad: np.ndarray):
+    """How much the padding lanes ``bad`` (defined padding a ``kind`` reduction of ``h`` takes, over ``x``'s shape,
+    or flat for ``axis`` None) move its result: (share, padding's part, result without it, dtype, its rounding) of
+    the result they move most, share = |part| / |result|; None where it is no number (NaN padding, an argmax's
+    index, integers). helper-84: "change the result" over padding of ~1e-17 against a sum of 1: none could weigh it."""
+    from tritondbg.interp.shadow_values import _is_bf16
+
+    dtype = "bfloat16" if _is_bf16(h) else str(h.data.dtype) if h.data.dtype.kind == "f" else None
+    if kind not in ("sum", "max", "min") or dtype is None:
+        return None
+    eps = 2.0 ** -8 if dtype == "bfloat16" else float(np.finfo(h.data.dtype).eps) / 2
+    if axis is None:
+        x, p, axis = x.reshape(-1), p.reshape(-1), 0
+    bad = bad.reshape(x.shape)
+    x = x.astype(np.float64)
+    real = p < 2
+    with np.errstate(all="ignore"):
+        if kind == "sum":
+            part = np.where(bad, x, 0).sum(axis=axis)
+            base = np.where(real, x, 0).sum(axis=axis)
+        else:
+            fill = -np.inf if kind == "max" else np.inf
+            pick = np.max if kind == "max" else np.min
+            base = pick(np.where(real, x, fill), axis=axis)
+            part = pick(np.where(real | bad, x, fill), axis=axis) - base
+        hit = bad.any(axis=axis)
+        if not hit.any() or not np.isfinite(part[hit]).all() or not np.isfinite(base[hit]).all():
+            return None
+        share = np.where(hit & (part != 0), np.abs(part) / np.abs(base), np.where(hit, 0.0, -1.0))
+    i = np.unravel_index(int(np.argmax(share)), share.shape) if share.ndim else ()
+    return float(share[i]), float(part[i]), float(base[i]), dtype, eps

@@ -29,19 +29,35 @@ def not_stored_entry(san, name: str, o, r) -> None:
     except (RuntimeError, TypeError):
         return
     site, launch, arg, bufs = handed[-1]
+    into = _into(spans, bufs)
+    if not into:
+        return
+    store = min(s for s, _ in spans if any(s[1] == ln for ln, _ in into))
+    forgotten = _forgotten(launch, arg, into)
+    # a kernel with no store through the argument: at its own line, not the other store's (helper-84)
+    at = (launch.file, _def_line(launch.fn) or store[1], "") if forgotten else (store[0], store[1], "")
+    e = san._entry("uninit", at, name, "not_stored", element=name, handed=arg,
+                    kernel_name=launch.kernel, into=into, forgotten=forgotten)
+    e["severity"] = "warning"
+    e["lanes"] = int(o.numel())
+    e["pid"], e["programs"] = [], set()  # no program wrote into it
+
+
+def _into(spans: list, bufs: list) -> list:
+    """[(line, argument)] of the stores (``spans``: the sanitizer's store_spans items) into the launch's arguments."""
     into = []
     for store, (a, b) in sorted(spans):
         for b_lo, b_hi, other in bufs:
             if a < b_hi and b >= b_lo and (store[1], other) not in into:
                 into.append((store[1], other))
-    if not into:
-        return
-    store = min(s for s, _ in spans if any(s[1] == ln for ln, _ in into))
-    e = san._entry("uninit", (store[0], store[1], ""), name, "not_stored", element=name, handed=arg,
-                    kernel_name=launch.kernel, into=into)
-    e["severity"] = "warning"
-    e["lanes"] = int(o.numel())
-    e["pid"], e["programs"] = [], set()  # no program wrote into it
+    return into
+
+
+def _forgotten(launch, arg: str, into: list) -> bool:
+    from tritondbg.interp.kernel_stores import forgotten
+
+    return launch.fn is not None and bool(into) and forgotten(launch.fn, arg, [other for _, other in into])
+
 
 def unwritten_entry(san, name: str, o, unwritten) -> None:
     """Output elements no launch wrote (still initcheck's mark): reported at the launch that was handed them
@@ -54,13 +70,49 @@ def unwritten_entry(san, name: str, o, unwritten) -> None:
         return
     first = tuple(int(i) for i in np.argwhere(unwritten)[0])
     addr = o.data_ptr() + int(np.ravel_multi_index(first, unwritten.shape) if unwritten.ndim else 0) * o.element_size()
-    handed = [(site, launch.kernel, tuple(launch.grid), arg) for site, launch, bufs in san.handed
+    handed = [(site, launch.kernel, tuple(launch.grid), arg, launch, bufs) for site, launch, bufs in san.handed
               for lo, hi, arg in bufs if lo <= addr < hi and site is not None]
     site = handed[-1][0] if handed else (initcheck.allocation_site(o.data_ptr()) or san.launch_site)
     e = san._entry("uninit", site, name, "unwritten", element=f"{name}[{', '.join(str(i) for i in first)}]",
                     alloc=initcheck.allocated_at(o.data_ptr()), numel=int(o.numel()),
-                    handed=handed[-1][1:] if handed else None)
+                    handed=handed[-1][1:4] if handed else None)
+    if handed and unwritten.all():  # none of it written: a forgotten store, or one through the wrong pointer?
+        e["forgotten"] = _forgotten(handed[-1][4], handed[-1][3], _into(list(san.store_spans.items()), handed[-1][5]))
     e["lanes"] += int(unwritten.sum())
     e["kernel"] = san.last_kernel
     e["pid"], e["programs"] = [], set()  # no program wrote them
     e["offsets"] = [int(np.ravel_multi_index(first, unwritten.shape))] if unwritten.ndim else [0]
+
+
+def _def_line(fn) -> int | None:
+    """The line a kernel's function starts at (its decorator's, as program mode names a kernel), or None."""
+    import inspect
+
+    try:
+        return inspect.getsourcelines(fn)[1]
+    except (OSError, TypeError):
+        return None
+
+
+def message(e: dict) -> str:
+    """The text of an ``unwritten`` or ``not_stored`` entry (findings.py)."""
+    handed = e.get("handed")
+    if e["op"] == "unwritten":
+        if e.get("forgotten"):  # none of it written, and no store through it in the kernel's code (helper-84)
+            return (f"{e['lanes']} of {e['numel']} element(s) of output {e['tensor']} were never written (first "
+                    f"{e['element']}): this launch of {handed[0]} (grid {handed[1]}) was handed it as {handed[2]}, and "
+                    f"{handed[0]} has no store (nor atomic) through {handed[2]} in its code: a forgotten tl.store? "
+                    f"The memory is from {e.get('alloc') or 'torch.empty'}")
+        launch = (f"this launch of {handed[0]} (grid {handed[1]}) was handed it as {handed[2]} and no launch stored "
+                  "to them" if handed else "no launch stored to them")
+        return (f"{e['lanes']} of {e['numel']} element(s) of output {e['tensor']} were never written (first "
+                f"{e['element']}): {launch}; the memory is from {e.get('alloc') or 'torch.empty'}. On the GPU they "
+                "hold whatever the allocator last put there: check that the grid covers every element and that the "
+                "stores' masks are not too strict")
+    stores = "; ".join(f"line {ln} into {t}" for ln, t in e["into"])
+    head = (f"output {e['tensor']} was handed to {e['kernel_name']} as {handed} and no store or atomic of the case "
+            f"wrote into it (it holds what it held before the launch)")
+    if e.get("forgotten"):  # no store through it in the kernel's code (helper-84: a layer norm's Y)
+        return (f"{head}: {e['kernel_name']} has no store (nor atomic) through {handed} in its code, only into other "
+                f"arguments ({stores}): a forgotten tl.store?")
+    return f"{head}; the launch's stores went elsewhere ({stores}): a store through the wrong pointer?"

@@ -556,6 +556,9 @@ def say_interrupted(launch, index: int, exc: BaseException | None = None, frame=
     from triton.runtime import interpreter
 
     from tritondbg.interp import frames
+    from tritondbg.interp.findings import nth as _nth
+
+    nth = _nth(index + 1)  # ``index``: launches of it before this one
 
     where = frames.traceback_site(exc) if exc is not None else frames.frame_site(frame)
     pid = getattr(getattr(interpreter, "interpreter_builder", None), "grid_idx", None)
@@ -568,14 +571,14 @@ def say_interrupted(launch, index: int, exc: BaseException | None = None, frame=
     lead = "\n" if exc is not None else ""  # Ctrl-C: the terminal's "^C" and an open line before it
 
     if where is None and frames.in_grid_loop(exc, frame):  # the interpreter's loop over the grid, between programs
-        child.say(f"{lead}tritondbg: {how} in {launch.name} (launch {index} of it), between two programs of its grid (at "
+        child.say(f"{lead}tritondbg: {how} in {launch.name} (its {nth} launch), between two programs of its grid (at "
                   f"pid {tuple(pid) if pid is not None else '?'}, the one that had just run or was about to) "
                   f"[launched from {describe_site(launch.stack)}]")
         return
     if where is None:  # not in kernel code: the builder's program id is still the previous launch's last one
-        child.say(f"{lead}tritondbg: {how} in {launch.name} (launch {index} of it), outside its kernel code (its arguments "
+        child.say(f"{lead}tritondbg: {how} in {launch.name} (its {nth} launch), outside its kernel code (its arguments "
                   f"being copied in or out, or its grid being set up) [launched from {describe_site(launch.stack)}]")
         return
     at = f" at {frames.site_name(where[0])}:{where[1]}"
-    child.say(f"{lead}tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (launch "
-              f"{index} of it) [launched from {describe_site(launch.stack)}]")
+    child.say(f"{lead}tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (its "
+              f"{nth} launch) [launched from {describe_site(launch.stack)}]")

@@ -5,7 +5,8 @@ Each launch runs inside the same instruments ``tritondbg interpret KERNEL`` uses
 ``interp.sanitize.Sanitizer``: out of bounds, races, masked-lane poison, padded reductions), entered
 around the launch with the launch's arguments. There is no reference to compare with, so the checks that
 need one (an output NaN where the reference is finite) do not apply. Each finding gets the kernel, the
-launch's index and the call site in the program, goes to ``findings.jsonl`` at once and is printed to
+launch's number among the kernel's launches (``launch``: from 0; ``launch_number``: from 1, as the lines tell it: "its
+2nd launch") and the call site in the program, goes to ``findings.jsonl`` at once and is printed to
 stderr as one line. An out-of-bounds lane is masked off: the program goes on.
 
 Masked-lane poison. The sanitizers fill the lanes a masked load leaves undefined (no ``other=``) with a NaN
@@ -25,6 +26,7 @@ import contextlib
 import os
 import sys
 
+from tritondbg.interp.findings import nth
 from tritondbg.program import attach, capture, child, cpu_device, readwatch
 
 
@@ -265,6 +267,13 @@ def _stores_elsewhere(args: dict, stores: dict) -> list:
     return out
 
 
+def _read_outside(findings: list) -> list:
+    """[(kind, line, tensor)] of the launch's loads that went outside their tensor (out_of_bounds, outside_view):
+    a plain run reads there what another argument (or the storage) holds, the mark of memory nothing wrote too."""
+    return [(f["kind"], f.get("line"), f.get("tensor")) for f in findings
+            if f["kind"] in ("out_of_bounds", "outside_view") and f.get("op") in ("load", None)]
+
+
 class _LaunchSite:
     """What a finding says of a launch (``Checker._tell``), without its arguments: a watched launch
     (readwatch.py) must not keep the program's tensors alive."""
@@ -334,7 +343,8 @@ class Checker(attach.Observer):
 
         try:
             # a launch that never ends says so (the program form has no --timeout)
-            with watchdog.activity(kernel=launch.name), watchdog.heartbeat(hint="Ctrl-C stops it and says where"):
+            with watchdog.activity(kernel=launch.name, launch=nth(index + 1)), \
+                    watchdog.heartbeat(hint="Ctrl-C stops it and says where"):
                 value, findings, error, stores = instrument_launch(proceed, launch.args, sanitize=self.sanitize,
                                                                    snap=snap)
         except KeyboardInterrupt as exc:  # Ctrl-C in a launch (a kernel that spins): where it was, not "checked"
@@ -370,7 +380,8 @@ class Checker(attach.Observer):
             # unwritten is told; a launch with findings of its own is saved for those, once (helper-84: twice)
             saved = {"snap": snap, "after": capture.copy_after(snap), "done": False} \
                 if left and self.capture_on_finding and snap is not None and not findings else None
-            self._watch(launch, index, marks, after, stores, saved, read=any(f["kind"] == "uninit" for f in findings))
+            self._watch(launch, index, marks, after, stores, saved, read=any(f["kind"] == "uninit" for f in findings),
+                        causes=_read_outside(findings))
             self.pending += [(launch, index, attach.current_test(), saved, initcheck.stores_into(h[1], stores), *h)
                              for h in found]
             while len(self.pending) > _PENDING_MAX:
@@ -399,10 +410,13 @@ class Checker(attach.Observer):
             raise error
         return value
 
-    def _watch(self, launch, index: int, marks: dict, after: dict, stores: dict, saved, read: bool) -> None:
+    def _watch(self, launch, index: int, marks: dict, after: dict, stores: dict, saved, read: bool,
+               causes: list = ()) -> None:
         """The arguments still holding the mark after the launch, watched for the program's torch reads; a launch
-        that read the mark (its own finding) ends the watch of its arguments: that finding told it."""
-        from tritondbg.interp import initcheck
+        that read the mark (its own finding) ends the watch of its arguments: that finding told it. ``causes``: the
+        launch's reads outside a tensor (``_read_outside``), which a read of the mark its stores wrote is told as a
+        follow-on of; an argument nothing stored into whose kernel has no store through it is a forgotten store."""
+        from tritondbg.interp import initcheck, kernel_stores
 
         light = _LaunchSite(launch)
         for name, was in marks.items():
@@ -415,9 +429,11 @@ class Checker(attach.Observer):
             if not wrote and not into and not was.all():  # memory the program filled in part (a cache), which
                 readwatch.forget(t)                           # the launch only read: no output of this launch
                 continue
+            elsewhere = _stores_elsewhere(launch.args, stores) if not wrote and not into else []
+            forgotten = bool(elsewhere) and kernel_stores.forgotten(launch.fn, name, [n for _, n in elsewhere])
             readwatch.watch(t, launch=light, index=index, test=attach.current_test(), name=name, wrote=wrote,
                             stores=into, saved=saved, full=launch if saved is not None else None,
-                            elsewhere=_stores_elsewhere(launch.args, stores) if not wrote and not into else [])
+                            elsewhere=elsewhere, forgotten=forgotten, causes=list(causes) if into and not wrote else [])
 
     def _read_watched(self, launch) -> None:
         import torch
@@ -449,7 +465,8 @@ class Checker(attach.Observer):
         site = launch.call_site
         if f.get("file") is None:  # a finding of the whole launch (holes): the kernel's definition
             f["file"], f["line"] = launch.file, launch.line
-        f.update(kernel=launch.name, qualname=launch.qualname, launch=index,
+        # launch: the kernel's launches counted from 0 (as before); launch_number: from 1, as the lines say
+        f.update(kernel=launch.name, qualname=launch.qualname, launch=index, launch_number=index + 1,
                  call_site=list(site) if site else None, stack=attach.short_stack(launch.stack),
                  pid_process=os.getpid(), **({"test": test} if test else {}))
         child.append("findings.jsonl", f)
@@ -461,7 +478,7 @@ class Checker(attach.Observer):
             if launch.name not in self.told_repeats:
                 self.told_repeats.add(launch.name)
                 where = "in the same launch" if index == first else "in its later launches"  # (helper-81)
-                print(f"tritondbg: {launch.name}'s findings come again {where} (launch {index}: "
+                print(f"tritondbg: {launch.name}'s findings come again {where} (its {nth(index + 1)} launch: "
                       f"{label} at {frames.site_name(f.get('file'))}:{f.get('line')}); repeats are counted in the "
                       "summary, not printed", file=sys.stderr, flush=True)
             return
@@ -494,7 +511,7 @@ class Checker(attach.Observer):
             try:
                 self._capture(launch, saved["snap"], None, after=saved["after"])
             except Exception as exc:  # noqa: BLE001 - at exit: say it, lose nothing else
-                print(f"tritondbg: could not save a reproducer of {launch.name} (launch {index}): {exc}",
+                print(f"tritondbg: could not save a reproducer of {launch.name} (its {nth(index + 1)} launch): {exc}",
                       file=sys.stderr, flush=True)
         return True
 

@@ -285,14 +285,17 @@ def _finding_lines(findings: list) -> list[str]:
         where = attach.describe_site(f.get("stack") or ([f["call_site"]] if f.get("call_site") else []))
         key = (f.get("kind"), os.path.basename(str(f.get("file"))), f.get("line"), f.get("kernel"), f.get("tensor"),
                where)
-        group = groups.setdefault(key, [f, set(), []])
+        group = groups.setdefault(key, [f, set(), [], 0])
         group[1].add((f.get("pid_process"), f.get("launch"), None if f.get("launch") is not None else len(group[1])))
+        group[3] += 1
         if f.get("test") and f["test"] not in group[2]:
             group[2].append(f["test"])
     lines = []
-    for (kind, file, line, kernel, tensor, where), (first, launches, tests) in groups.items():
+    for (kind, file, line, kernel, tensor, where), (first, launches, tests, count) in groups.items():
         n = len(launches)  # launches, not findings: a load and a store of one line are one line here
         times = f" (in {n} launches)" if n > 1 else ""
+        if count > n:  # several findings merged (a load and a store, two races): the header counted each
+            times = f" ({count} findings in {n} launch{'es' if n > 1 else ''})"
         on = f", tensor {tensor}" if tensor is not None else ""  # a device_assert or a poison names no tensor
         within = ""
         if tests:   # under pytest: the tests that launched it (the first two, and how many more)

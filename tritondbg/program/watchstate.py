@@ -222,19 +222,34 @@ def _finding(func, name: str, t, marked, entry: dict, call: str | None = None) -
     if entry["wrote"]:
         why = (f"the launch wrote {entry['wrote']} element(s) of {entry['name']} and left these: a store mask too "
                "strict, a stride or offset that skips them, or a grid that does not cover the tensor?")
-    elif entry["stores"]:
-        why = f"the launch wrote none of {entry['name']}: a store mask that is always false?"
+    elif entry["stores"] and entry.get("causes"):  # it stored the mark it read outside a tensor (helper-81)
+        kind, line, through = entry["causes"][0]
+        why = (f"the launch's store at line {entry['stores'][0][1]} wrote into {entry['name']}, but the values it "
+               f"stored carry the mark: they were computed from what its load at line {line} read outside "
+               f"{through} (the {kind} finding of this launch), memory nothing wrote; a follow-on of that finding")
+    elif entry["stores"]:  # its stores reached the tensor, yet every element holds the mark
+        why = (f"the launch's store at line {entry['stores'][0][1]} reached {entry['name']}, yet its elements still "
+               "hold the mark: the values stored were computed from memory nothing wrote (read out of bounds or "
+               "through a wrong pointer?), or the store's mask is always false for them")
+    elif entry.get("forgotten"):  # (helper-84: a layer norm's Y, reported at its Mean store as a wrong pointer)
+        why = (f"the launch was given {entry['name']} and stored nothing into it: {entry['launch'].name} has no "
+               f"store (nor atomic) through {entry['name']} in its code: a forgotten tl.store?")
     elif entry.get("elsewhere"):
         (_, line), into = entry["elsewhere"][0]
         why = (f"the launch was given {entry['name']} and stored nothing into it; its store at line {line} wrote "
                f"into {into}: through the wrong pointer?")
     else:
         why = f"the launch was given {entry['name']} and stored nothing into it: a store through the wrong pointer?"
+    held = "that no launch wrote" if entry["wrote"] or not entry["stores"] else \
+        "that hold what the launch stored there"  # (stored, yet still the mark: below)
     message = (f"{call}{where} read {int(marked.sum())} of {t.numel()} element(s) of {of} (first at index {index}) "
-               f"that no launch wrote; memory from {entry['alloc'][1]}: they hold tritondbg's uninitialized-memory "
+               f"{held}; memory from {entry['alloc'][1]}: they hold tritondbg's uninitialized-memory "
                f"mark ({entry.get('mark', 'NaN')}) where a GPU gives whatever the memory held; {why}")
     f = {"kind": "uninit", "severity": "error", "tensor": entry["name"], "message": message, "file": None,
          "line": None, "pid": None, "read_by": call, **({"read_at": list(site[:2])} if site else {})}
-    if not entry["stores"] and entry.get("elsewhere"):
+    if not entry["stores"] and entry.get("elsewhere") and not entry.get("forgotten"):
         f["file"], f["line"] = entry["elsewhere"][0][0]
+    if entry["stores"] and entry.get("causes"):
+        f["severity"] = "warning"
+        f["follows"] = list(entry["causes"][0])
     return initcheck.at_stores(f, entry["name"], entry["stores"])

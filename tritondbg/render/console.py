@@ -172,7 +172,7 @@ def _load_steps(r) -> dict | None:
 def print_steps(con: Console, r) -> None:
     """The step log of the traced program: each kernel line, its iteration, the values it assigned. A line
     that calls a kernel function shows its values after the call's own steps (when they were assigned)."""
-    from tritondbg.interp import values
+    from tritondbg.interp import findings, values
 
     log = _load_steps(r)
     if not log or not log.get("steps"):
@@ -192,7 +192,9 @@ def print_steps(con: Console, r) -> None:
         flush(depth)
         if st["launch"] != current:
             current = st["launch"]
-            con.print(f"[bold]trace[/] {st['kernel']} (launch {current}) pid {pid}  [dim]{escape(st['file'])}[/]")
+            # (the step log counts launches from 0, as the interpreter's hooks do; a reader from 1: helper-83)
+            nth = findings.nth(current + 1) if isinstance(current, int) else "?"
+            con.print(f"[bold]trace[/] {st['kernel']} ({nth} launch) pid {pid}  [dim]{escape(st['file'])}[/]")
         pad = "  " * depth
         if st["event"] == "call":
             args = ", ".join(f"{k}={values.text(v)}" for k, v in st["values"].items())

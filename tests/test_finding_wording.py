@@ -1,0 +1,336 @@
+"""Findings that blamed the wrong thing or could not be weighed (notes of helpers 81-84).
+
+- a read of what a launch stored from an out-of-bounds read was "a store mask that is always false?";
+- a forgotten ``tl.store(Y, ...)`` beside other stores was "through the wrong pointer?" at the other store;
+- launches were numbered from 0 without saying so ("launch 0 of it");
+- a NaN a division made, hidden behind a load without other= in a reproducer's replay;
+- the heartbeat gave no program id in program mode, and host code read as a kernel line;
+- masked_reduction said "change the result" for padding of ~1e-17 against a sum of 1.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+from conftest import run_cli
+
+pytestmark = [pytest.mark.interpreter, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+
+def _line(src: str, tag: str) -> int:
+    return next(i for i, ln in enumerate(src.splitlines(), 1) if ln.rstrip().endswith(tag))
+
+
+def _program(tmp_path, cli_env, src: str, *args, extra=(), env=None):
+    (tmp_path / "prog.py").write_text(textwrap.dedent(src))
+    report = tmp_path / "report.json"
+    out = run_cli(["interpret", "--json", str(report), *extra, "--", sys.executable, "prog.py", *args],
+                  dict(cli_env, **(env or {})), cwd=tmp_path)
+    findings = json.loads(report.read_text())["findings"] if report.exists() else []
+    return out, findings
+
+
+OOB_INTO_OUTPUT = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def add(a_ptr, b_ptr, c_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs + N)  # every lane past the end of a, into c: LOAD
+    b = tl.load(b_ptr + offs, mask=offs < N)
+    tl.store(c_ptr + offs, a + b, mask=offs < N)  # STORE
+
+n = 100
+buf = torch.empty(2 * n, device="cuda")
+a, c = buf[:n], buf[n:]
+a.copy_(torch.randn(n))
+b = torch.randn(n, device="cuda")
+add[(2,)](a, b, c, n, BLOCK=64)
+print("sum", c.sum().item())
+'''
+
+
+def test_a_read_of_values_stored_from_an_out_of_bounds_read_names_that_read_not_the_store_mask(tmp_path, cli_env):
+    """helper-81: the load past a's end read c's own unwritten memory (the plain run reads another argument's
+    memory there), the store wrote it into c, and ``c.sum()`` was told "the launch wrote none of c_ptr: a store
+    mask that is always false?", an error beside the out_of_bounds one. The store wrote; the out-of-bounds read
+    is the cause: a warning that names it."""
+    out, found = _program(tmp_path, cli_env, OOB_INTO_OUTPUT)
+    assert out.returncode == 1, out.stderr[-3000:]
+    kinds = sorted((f["kind"], f["severity"]) for f in found)
+    assert kinds == [("out_of_bounds", "error"), ("uninit", "warning")], (kinds, out.stderr[-3000:])
+    (read,) = [f for f in found if f["kind"] == "uninit"]
+    assert "always false" not in read["message"], read["message"]
+    assert f"its load at line {_line(OOB_INTO_OUTPUT, 'LOAD')} read outside a_ptr" in read["message"], read["message"]
+    assert "the out_of_bounds finding of this launch" in read["message"], read["message"]
+    assert f"store at line {_line(OOB_INTO_OUTPUT, '# STORE')} wrote into c_ptr" in read["message"]
+    assert "1 finding(s), 1 warning(s)" in out.stderr, out.stderr[-2000:]
+
+
+LAYERNORM = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def layernorm(X, Y, Mean, Rstd, stride, N, eps, BLOCK: tl.constexpr):  # DEF
+    row = tl.program_id(0)
+    Y += row * stride
+    X += row * stride
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
+    mean = tl.sum(x, axis=0) / N
+    xc = tl.where(mask, x - mean, 0.)
+    rstd = 1 / tl.sqrt(tl.sum(xc * xc, axis=0) / N + eps)
+    tl.store(Mean + row, mean)  # MEAN
+    tl.store(Rstd + row, rstd)
+    y = xc * rstd
+    # the bug: tl.store(Y + cols, y, mask=mask) forgotten
+'''
+
+LN_PROGRAM = LAYERNORM + '''
+x = torch.randn(8, 100, device="cuda")
+y = torch.empty_like(x)
+mean, rstd = torch.empty(8, device="cuda"), torch.empty(8, device="cuda")
+layernorm[(8,)](x, y, mean, rstd, x.stride(0), 100, 1e-5, BLOCK=128)
+print("close", torch.allclose(y, torch.nn.functional.layer_norm(x, (100,), eps=1e-5), atol=1e-4))
+'''
+
+LN_CASES = LAYERNORM + '''
+from tritondbg import Case, Scenario
+
+
+def make(case, dtype, device, generator):
+    return dict(x=torch.randn(8, 100, generator=generator).to(dtype), zeros=case.params["zeros"])
+
+
+def ln(x, zeros):
+    y = (torch.zeros_like if zeros else torch.empty_like)(x)
+    mean, rstd = torch.empty(8), torch.empty(8)
+    layernorm[(8,)](x, y, mean, rstd, x.stride(0), 100, 1e-5, BLOCK=128)
+    return y, mean, rstd
+
+
+def ref(x, zeros):
+    v = x.float().var(-1, unbiased=False)
+    return torch.nn.functional.layer_norm(x.float(), (100,), eps=1e-5), x.float().mean(-1), 1 / torch.sqrt(v + 1e-5)
+
+
+s = Scenario("ln", make, ln, ref, [Case("empty", params=dict(zeros=False), dtypes=("float32",)),
+                                   Case("zeros", params=dict(zeros=True), dtypes=("float32",))], kernels=[layernorm])
+'''
+
+
+def test_a_forgotten_store_beside_other_stores_is_told_as_forgotten_not_a_wrong_pointer(tmp_path, cli_env):
+    """helper-84: a layer norm storing Mean and Rstd but not Y was told at the Mean store as "its store at line 15
+    wrote into Mean: through the wrong pointer?". The kernel has no store through Y at all: a forgotten store, at
+    the kernel."""
+    out, found = _program(tmp_path, cli_env, LN_PROGRAM)
+    assert out.returncode == 1, out.stderr[-3000:]
+    (f,) = found
+    assert f["kind"] == "uninit" and f["tensor"] == "Y", f
+    assert "wrong pointer" not in f["message"] and "a forgotten tl.store?" in f["message"], f["message"]
+    assert "layernorm has no store (nor atomic) through Y in its code" in f["message"], f["message"]
+    assert f["line"] != _line(LN_PROGRAM, "# MEAN"), f  # the kernel, not the store into Mean
+
+
+@pytest.mark.parametrize("case", ["empty", "zeros"])
+def test_a_forgotten_store_in_a_scenario_is_told_as_forgotten(tmp_path, case):
+    """The same in a scenario: torch.empty's Y was "never written: check that the grid covers every element and
+    that the stores' masks are not too strict", torch.zeros' "a store through the wrong pointer?"."""
+    from tritondbg import runner
+    from tritondbg.interp import instruments
+
+    (tmp_path / "lncases.py").write_text(LN_CASES)
+    target = str(tmp_path / "lncases.py")
+    rec = runner.run(target, mode="interpret", cases=case, instruments=instruments.build(target))
+    (r,) = rec.results
+    (f,) = [f for f in r.findings if f["kind"] == "uninit"]
+    assert "a forgotten tl.store?" in f["message"] and "wrong pointer" not in f["message"], f["message"]
+    assert "masks are not too strict" not in f["message"], f["message"]
+    if case == "zeros":  # at the kernel, not at the store into Mean
+        assert f["line"] != _line(LN_CASES, "# MEAN"), f
+
+
+def test_a_store_through_an_argument_is_followed_by_name():
+    """kernel_stores: (used, stores through it, loads through it) of an argument, by the names assigned from it."""
+    from tritondbg.interp.kernel_stores import _usage
+
+    src = textwrap.dedent(LAYERNORM.split("@triton.jit\n", 1)[1])
+    assert _usage(src, "Y") == (True, False, False) and _usage(src, "Mean")[1] and _usage(src, "X")[2]
+    desc = ("def k(Y, X):\n    d = tl.make_tensor_descriptor(Y, shape=[8], strides=[1], block_shape=[8])\n"
+            "    d.store([0], tl.load(X + tl.arange(0, 8)))\n")
+    assert _usage(desc, "Y")[1] is True
+    helper = "def k(Y, X):\n    p = Y + 1\n    my_helper(p, X)\n"  # a helper of the program's: it may store
+    assert _usage(helper, "Y")[1] is True
+    only_read = ("def k(Y, X):\n    d = tl.make_tensor_descriptor(Y, shape=[8], strides=[1], block_shape=[8])\n"
+                 "    v = d.load([0])\n    tl.store(X + tl.arange(0, 8), v)\n")
+    assert _usage(only_read, "Y") == (True, True, True)  # (what it read goes into a store: never a false "forgotten")
+    wrong = "def k(x_ptr, out_ptr):\n    tl.store(x_ptr, tl.load(x_ptr) * 2)\n"
+    assert _usage(wrong, "out_ptr") == (False, False, False) and _usage(wrong, "x_ptr") == (True, True, True)
+
+
+TWICE = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def shift(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs + 1), mask=offs < N)  # OOB
+
+x = torch.randn(16, device="cuda"); y = torch.empty(16, device="cuda")
+shift[(1,)](x, y, 16, BLOCK=16)
+shift[(1,)](x, y, 16, BLOCK=16)
+'''
+
+
+def test_launches_are_numbered_from_one_where_the_lines_tell_them(tmp_path, cli_env):
+    """helper-83: "launch 0 of it" read as no launch. The lines say "its 2nd launch"; the JSON keeps ``launch``
+    (from 0) and gives ``launch_number`` (from 1)."""
+    out, found = _program(tmp_path, cli_env, TWICE)
+    assert out.returncode == 1, out.stderr[-3000:]
+    assert "shift's findings come again in its later launches (its 2nd launch: out_of_bounds at prog.py:" \
+        in out.stderr, out.stderr[-3000:]
+    assert [(f["launch"], f["launch_number"]) for f in found] == [(0, 1), (1, 2)], found
+
+
+def test_nth():
+    from tritondbg.interp.findings import nth
+
+    assert [nth(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111)] == \
+        ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st", "111th"]
+
+
+L2NORM = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def l2norm(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * N + cols, mask=cols < N)  # LOAD: no other=
+    y = x / tl.sqrt(tl.sum(x * x, axis=0))  # DIV: 0/0 for a zero row
+    tl.store(out_ptr + row * N + cols, y, mask=cols < N)  # STORE
+
+x = torch.randn(4, 100, device="cuda"); x[2] = 0
+out = torch.empty(4, 100, device="cuda")
+l2norm[(4,)](x, out, 100, BLOCK=128)
+print("nan", torch.isnan(out).sum().item())
+'''
+
+
+def test_a_nan_the_poison_hides_in_a_replay_is_told_beside_the_poison(tmp_path, cli_env):
+    """helper-82: the program got NaN from a 0/0 (row 2 all zeros) in a kernel whose load has no other=; the
+    replay of its reproducer named only the poison (its NaN went through the sum into every lane first), and the
+    NaN the program got was no finding."""
+    from tritondbg import runner
+    from tritondbg.interp import instruments
+
+    out, _ = _program(tmp_path, cli_env, L2NORM, extra=["--capture-on-finding", "--out", str(tmp_path / "cap")])
+    assert "nan 100" in out.stdout, out.stdout + out.stderr[-2000:]
+    target = str(tmp_path / "cap" / "l2norm_0.py")
+    rec = runner.run(target, mode="interpret", instruments=instruments.build(target))
+    (r,) = rec.results
+    kinds = sorted(f["kind"] for f in r.findings)
+    assert kinds == ["nan_inf", "poison"], r.findings
+    (f,) = [f for f in r.findings if f["kind"] == "nan_inf"]
+    assert "100 element(s) of the outputs are NaN in the captured output too, first out_ptr[2, 0]" in f["message"]
+    assert f"the poison of the load at line {_line(L2NORM, '# LOAD: no other=')}" in f["message"], f["message"]
+    assert f["line"] == _line(L2NORM, "# STORE"), f
+
+
+def test_the_heartbeat_says_host_code_or_a_launch_outside_its_kernel_code():
+    """helper-83: the heartbeat's place had no program id in program mode, and a host line read like a kernel
+    line. Host code says so; inside a launch but outside its kernel code, the launch and that it is outside."""
+    from tritondbg import watchdog
+
+    here = sys._getframe()
+    assert watchdog.where(here).startswith(f"in host code at {__file__}:"), watchdog.where(here)
+    with watchdog.activity(kernel="k", launch="2nd"):
+        loc = watchdog.where(here)
+    assert loc.startswith("in k's 2nd launch, outside its kernel code") and f"(launched at {__file__}:" in loc, loc
+
+
+SLOW = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def slow(x_ptr, n):
+    acc = tl.zeros((16,), tl.float32)
+    for i in range(n):
+        acc += tl.load(x_ptr + tl.arange(0, 16))  # LOOP
+    tl.store(x_ptr + tl.arange(0, 16), acc)
+
+x = torch.ones(16, device="cuda")
+slow[(1,)](x, 20000)
+'''
+
+
+def test_the_heartbeat_in_program_mode_names_the_program_id(tmp_path, cli_env):
+    out, _ = _program(tmp_path, cli_env, SLOW, env={"TRITONDBG_HEARTBEAT_S": "0.5"})
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: still running after")]
+    assert lines, out.stderr[-2000:]
+    assert f"slow, pid (0, 0, 0) at {tmp_path / 'prog.py'}:{_line(SLOW, '# LOOP')} (in slow)" in lines[0], lines[0]
+
+
+LSE = '''
+import sys, torch, triton, triton.language as tl
+
+@triton.jit
+def lse(x_ptr, out_ptr, N, BLOCK: tl.constexpr, PAD: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * N + cols, mask=cols < N, other=PAD)
+    m = tl.max(x, 0)
+    s = tl.sum(tl.exp(x - m), 0)  # SUM
+    tl.store(out_ptr + row, m + tl.log(s))
+
+x = torch.randn(4, 77, device="cuda")
+out = torch.empty(4, device="cuda")
+lse[(4,)](x, out, 77, BLOCK=128, PAD=float(sys.argv[1]))
+'''
+
+
+@pytest.mark.parametrize("pad", ["-60.0", "-3.0"])
+def test_a_masked_reduction_says_how_much_the_padding_moves_the_result(tmp_path, cli_env, pad):
+    """helper-84: unsloth's softcapped cross entropy, padding exp(-SOFTCAP - m) ~1e-17 against a sum of about 1,
+    was told "whose values change the result" as a padding of 0.003 per lane is. The finding stays; its text says
+    how large the padding's part is, and that below the dtype's rounding it changed nothing this time."""
+    out, found = _program(tmp_path, cli_env, LSE, pad)
+    (f,) = found
+    assert (f["kind"], f["line"]) == ("masked_reduction", _line(LSE, "# SUM")), f
+    assert "the padding moves a result by +" in f["message"] and "(the most over this launch)" in f["message"], f
+    assert (f["padding_share"] < 1e-7) == (pad == "-60.0"), f
+    if pad == "-60.0":
+        assert "whose values enter the result" in f["message"], f["message"]
+        assert "below float32 rounding, so these results did not change" in f["message"], f["message"]
+    else:
+        assert "whose values change the result" in f["message"] and "% of it" in f["message"], f["message"]
+        assert "rounding" not in f["message"], f["message"]
+
+
+TWO_RACES = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def both(out_ptr, cnt_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, offs.to(tl.float32) + tl.program_id(0))  # every program, the same elements: RACE
+    tl.atomic_add(out_ptr + offs, 1.0)
+
+out = torch.zeros(16, device="cuda")
+both[(2,)](out, out, BLOCK=16)
+'''
+
+
+def test_the_header_counts_what_the_listed_lines_say(tmp_path, cli_env):
+    """helper-81: two races at one line (program ids merged into one listed line) were "2 finding(s)" over one
+    line: the line says how many findings it holds."""
+    out, findings = _program(tmp_path, cli_env, TWO_RACES)
+    n = len([f for f in findings if f.get("severity", "error") == "error"])
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("  race:")]
+    assert n >= 2 and f"{n} finding(s)" in out.stderr, out.stderr[-2000:]
+    held = sum(int(ln.split(" findings in ")[0].rsplit("(", 1)[1]) if " findings in " in ln else 1 for ln in lines)
+    assert held == n, out.stderr[-2000:]
