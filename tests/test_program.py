@@ -1362,7 +1362,7 @@ def test_a_finding_repeated_over_launches_is_printed_once_then_counted():
     assert p.returncode == 1 and p.stdout.strip() == "done", p.stderr[-2000:]
     assert sum(ln.startswith("tritondbg: out_of_bounds in k") for ln in lines) == 2, lines  # load, store
     assert sum("come again in its later launches" in ln for ln in lines) == 1, lines
-    assert "(in 4 launches)" in p.stderr, p.stderr[-2000:]
+    assert "(8 findings in 4 launches)" in p.stderr, p.stderr[-2000:]  # a load and a store, each launch
 
 
 def test_capture_keeps_the_state_from_before_the_autotuner_timed_its_configs(tmp_path, monkeypatch):

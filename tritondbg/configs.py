@@ -431,3 +431,132 @@ def not_applicable_reason(exc: BaseException) -> str | None:
             return f"{name}: {text.strip().splitlines()[-1] if text.strip() else ''}"
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def untuned_kernels(scenario) -> list[str] | None:
+    """The kernels of a scenario that has nothing for --all-configs to sweep, known without running it: no kernel
+    it lists is autotuned and no autotuned kernel can be reached from its launch wrappers
+    (``autotuner_reachable``); None when it may have one (the sweep runs the cases to find those they launch)."""
+    kernels = list(scenario.kernels)
+    if autotuners(kernels):
+        return None
+    roots = [scenario.launch, *(c.launch for c in scenario.cases if c.launch is not None), *kernels]
+    if autotuner_reachable(roots) is not False:
+        return None
+    return list(dict.fromkeys(kernel_name(k) for k in kernels))
+
+
+def untuned_text(names: list[str]) -> str:
+    """``spin has no autotune configs`` (``untuned_kernels``' names)."""
+    return f"{', '.join(names) or 'the launch'} {'have' if len(names) > 1 else 'has'} no autotune configs"
+
+
+# packages whose modules a search for a scenario's autotuners does not enter: their kernels are not the user's
+_NOT_SEARCHED = frozenset({"torch", "triton", "tritondbg", "numpy", "_pytest", "pytest", "xdist", "rich", "click"})
+
+
+def autotuner_reachable(roots, limit: int = 20000) -> bool | None:
+    """Whether an autotuned kernel (a Triton Autotuner or a lookalike) can be reached from ``roots`` (a scenario's
+    launch wrappers and kernels) without running anything: through the functions' modules, closures and
+    ``functools.partial`` s, and the module-level names of those modules (a wrapper calling a library's wrapper
+    reaches the library's module). False: none (a kernel without autotune configs: nothing to sweep); True: one;
+    None: more than ``limit`` objects to look at, or an import a wrapper makes only when it runs cannot be seen
+    (callers run the launch to find out)."""
+    import functools
+    import sys
+    import types
+
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+
+    def searched(module_name) -> bool:
+        name = str(module_name or "")
+        top = name.split(".")[0]
+        if name == "tritondbg.kernels" or name.startswith("tritondbg.kernels."):  # the bundled kernels
+            return True
+        return bool(top) and top not in _NOT_SEARCHED and top not in stdlib
+
+    def names(namespace: dict) -> list:  # a module's (or a function's globals') names that may lead to a kernel
+        if id(namespace) in seen or not searched(namespace.get("__name__")):
+            return []
+        seen.add(id(namespace))
+        return [v for v in list(namespace.values())
+                if isinstance(v, (types.FunctionType, types.ModuleType, functools.partial, type))
+                or hasattr(v, "fn") or hasattr(v, "run")]
+
+    todo, seen, n = list(roots), set(), 0
+    while todo:
+        obj = todo.pop()
+        if obj is None or id(obj) in seen or isinstance(obj, (str, bytes, int, float, bool)):
+            continue
+        seen.add(id(obj))
+        n += 1
+        if n > limit:
+            return None
+        try:
+            if find_autotuner(obj) is not None:
+                return True
+            if isinstance(obj, types.ModuleType):
+                todo += names(vars(obj))
+                continue
+            if isinstance(obj, functools.partial):
+                todo += [obj.func, *obj.args, *obj.keywords.values()]
+                continue
+            if isinstance(obj, types.MethodType):
+                todo.append(obj.__func__)
+                continue
+            if isinstance(obj, types.FunctionType):
+                todo += [c.cell_contents for c in obj.__closure__ or () if _filled(c)]
+                todo.append(getattr(obj, "__wrapped__", None))
+                todo += [d for d in obj.__defaults__ or () if callable(d)]
+                todo += names(obj.__globals__)  # its module's names (a module loaded outside sys.modules too)
+                if searched(obj.__module__):  # a module the function imports when it runs
+                    for name in _imports_in(obj):
+                        if name in sys.modules:
+                            todo.append(sys.modules[name])
+                        elif searched(name):  # not imported yet: what it holds cannot be seen
+                            return None
+                continue
+            inner = getattr(obj, "fn", None)  # a jit function (or heuristics wrapper): the Python function in it
+            if inner is not None and inner is not obj:
+                todo.append(inner)
+            module = sys.modules.get(getattr(obj, "__module__", None) or "")
+            if module is None and not isinstance(obj, type):
+                module = sys.modules.get(getattr(type(obj), "__module__", "") or "")
+            if module is not None:
+                todo.append(module)
+        except Exception:  # noqa: BLE001 - an object that refuses to be looked at: unknown, run to find out
+            return None
+    return False
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell (a name bound later)
+        return False
+    return True
+
+
+def _imports_in(fn) -> list[str]:
+    """The modules ``fn``'s body (and the functions defined in it) imports, as absolute names."""
+    import dis
+    import importlib.util
+
+    package = fn.__globals__.get("__package__") or ""
+    names, codes = [], [fn.__code__]
+    while codes:
+        code = codes.pop()
+        codes += [c for c in code.co_consts if hasattr(c, "co_code")]
+        level = 0
+        for ins in dis.get_instructions(code):
+            if ins.opname in ("LOAD_CONST", "LOAD_SMALL_INT") and isinstance(ins.argval, int):
+                level = ins.argval
+            elif ins.opname == "IMPORT_NAME":
+                name = ins.argval
+                if level:
+                    try:
+                        name = importlib.util.resolve_name("." * level + name, package)
+                    except (ImportError, ValueError):
+                        continue
+                names.append(name)
+    return names

@@ -117,6 +117,38 @@ def _output_callback(*, folder: bool, purpose: str, makes_folder: bool = False, 
     return callback
 
 
+output_callback = _output_callback  # a command's own option of the same checks (`ir --out FILE|DIR`)
+
+
+_LOG = None
+
+
+def keep_logs(text: str, out_dir: str | None) -> str:
+    """``text`` (an error line) with each log it names (``(full log: /tmp/tritondbg-compile-....log)``, a failed
+    compile's, written to the temporary folder) moved into ``out_dir`` and named there: a run given ``--out DIR``
+    keeps what it wrote in one place (a CI job's artifact). Unchanged without ``out_dir`` or when a move fails."""
+    import re
+    import shutil
+
+    global _LOG
+    if not out_dir or "full log: " not in text:
+        return text
+    _LOG = _LOG or re.compile(r"\(full log: ([^)]+?\.log)\)")
+
+    def move(m) -> str:
+        src = m.group(1)
+        dest = os.path.join(os.path.abspath(os.path.expanduser(out_dir)), os.path.basename(src))
+        try:
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            if os.path.abspath(src) != dest:
+                shutil.move(src, dest)
+        except OSError:
+            return m.group(0)
+        return f"(full log: {dest})"
+
+    return _LOG.sub(move, text)
+
+
 def out_dir_option(*decls, purpose: str, default: str | None = None, **kw):
     """``--out DIR``-style option: a folder the command creates or writes into, checked before any work."""
     return click.option(*decls, metavar="DIR", default=None,

@@ -32,6 +32,8 @@ def pytest_addoption(parser):
     group.addoption("--tritondbg-update-baseline", action="store_true", help="perf gate: rewrite the baseline")
     group.addoption("--tritondbg-strict", action="store_true", help="the sanitize gate fails on a warning too")
     group.addoption("--tritondbg-outdir", default=None, help="write one JSON outcome per gate item here")
+    group.addoption("--tritondbg-out", default=None, metavar="DIR",
+                    help="a failed compile's log goes here (default: the temporary folder)")
     group.addoption("--tritondbg-case", default=None, metavar="NAME",
                     help="run only these cases of each scenario (a name, a comma-separated list or a glob)")
     group.addoption("--tritondbg-timeout", type=float, default=None, metavar="SECONDS",
@@ -151,20 +153,34 @@ def label(target: str, scenario) -> str:
     return f"{Path(target.split('::')[0]).stem}::{scenario.name}"
 
 
-def pytest_collection_modifyitems(session, config, items):
-    targets = config.getoption("tritondbg")
-    if not targets:
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """The gate items are collected as pytest collects a file's tests: one ``ScenarioFile`` node per scenario file,
+    added to what the session collects, so `pytest --co` counts them ("collected 0 items" before: they were added
+    after collection) and each has a node id with its file (``path/cases.py::axpy::sanitize``; it was
+    ``::cases::axpy::sanitize``)."""
+    outcome = yield
+    if not isinstance(collector, pytest.Session) or not collector.config.getoption("tritondbg", None):
         return
+    report = outcome.get_result()
+    if report.passed:
+        report.result.extend(_scenario_files(collector))
+
+
+def _scenario_files(session) -> list:
+    from tritondbg import loader
     from tritondbg.check.session import import_timeout, load_target, resolve_targets
     from tritondbg.errors import UsageError
 
+    config = session.config
     gates = _gates(config)
     outdir = config.getoption("tritondbg_outdir", None)
     try:  # as `check` takes them: a missing file is one line (it was loader.py's FileNotFoundError), a folder its files
-        targets = resolve_targets(tuple(targets), False)
+        targets = resolve_targets(tuple(config.getoption("tritondbg")), False)
     except UsageError as e:
         _collect_error(outdir, str(e))
         raise pytest.UsageError(str(e)) from None
+    files: dict[Path, list] = {}
     for target in targets:
         # `check`'s worker: a fatal signal while importing goes to a fault log the controller reads
         fault = _faults_to_file(outdir, target, COLLECT_FAULT, f".{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.fault")
@@ -178,9 +194,53 @@ def pytest_collection_modifyitems(session, config, items):
             if fault is not None:
                 _faults_off(fault)
         for one, scenario in pairs:
-            for gate in gates:
-                items.append(GateItem.from_parent(session, name=f"{label(one, scenario)}::{gate}", target=one,
-                                                  gate=gate, label=label(one, scenario)))
+            file = target.partition("::")[0] if loader.is_path_target(target) else (scenario.source or target)
+            listed = files.setdefault(Path(file).expanduser().resolve(), [])
+            if all(one != t for t, _ in listed):
+                listed.append((one, scenario))
+    return [ScenarioFile.from_parent(session, path=path, nodeid=_file_nodeid(session, path), pairs=pairs, gates=gates)
+            for path, pairs in files.items()]
+
+
+def _file_nodeid(session, path: Path) -> str:
+    """A scenario file's node id: its path from the rootdir when it is inside, else its absolute path."""
+    try:
+        return path.relative_to(session.config.rootpath).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def node_key(nodeid: str) -> tuple[str, str, str]:
+    """(file stem, scenario, gate) of a gate item's node id ``FILE::SCENARIO::GATE``: what `check`'s controller
+    matches its planned items with (``item_key``)."""
+    parts = nodeid.split("::")
+    if len(parts) < 3:
+        return ("", "", parts[-1])
+    return (Path(parts[0]).stem, parts[-2], parts[-1])
+
+
+def item_key(target: str, gate: str) -> tuple[str, str, str]:
+    """``node_key`` of the gate item of ``target`` (a bundled name, or ``file.py::scenario``) and ``gate``."""
+    from tritondbg import loader
+
+    if loader.is_path_target(target):
+        file, _, name = target.partition("::")
+        return (Path(file).stem, name, gate)
+    return (target, target, gate)
+
+
+class ScenarioFile(pytest.File):
+    """A scenario file (a bundled kernel's, or one given to --tritondbg): one gate item per scenario x gate."""
+
+    def __init__(self, *, pairs=(), gates=(), **kwargs):
+        super().__init__(**kwargs)
+        self.pairs, self.gates = list(pairs), list(gates)
+
+    def collect(self):
+        for one, scenario in self.pairs:
+            for gate in self.gates:
+                yield GateItem.from_parent(self, name=f"{scenario.name}::{gate}", target=one, gate=gate,
+                                           label=label(one, scenario))
 
 
 def _collect_error(outdir: str | None, text: str) -> None:
@@ -245,7 +305,7 @@ class GateItem(pytest.Item):
         ctx = GateContext(device=device, arch=arch, target=self.target, case=case,
                           baseline_file=config.getoption("tritondbg_baseline"),
                           update_baseline=config.getoption("tritondbg_update_baseline"),
-                          strict=config.getoption("tritondbg_strict"))
+                          strict=config.getoption("tritondbg_strict"), out_dir=config.getoption("tritondbg_out"))
         try:
             scenario = loader.load(self.target)  # imported at collection: no time of the item's
             timeout = given if given is not None else default_timeout(scenario, device)
@@ -280,11 +340,11 @@ class GateItem(pytest.Item):
 
     def repr_failure(self, excinfo):
         if isinstance(excinfo.value, GateFailed):
-            return f"{self.name}: {excinfo.value}"
+            return f"{self.label}::{self.gate}: {excinfo.value}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self):
-        return self.target, None, f"tritondbg {self.name}"
+        return self.path, None, f"tritondbg {self.label}::{self.gate}"
 
 
 class _signals_seen(list):

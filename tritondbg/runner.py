@@ -396,7 +396,8 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
             names = return_names(launch, len(out))
             out = Named(out, names) if names else out
     if out is not None and use_reference:
-        _compare_into(result, out, expected, dtype, case, f"launch {describe_callable(launch)}")
+        _compare_into(result, out, expected, dtype, case, f"launch {describe_callable(launch)}",
+                      per_output=bool(getattr(scenario, "reference_is_capture", False)))
         if result.status == "fail" and scenario.explain_mismatch is not None:
             why = scenario.explain_mismatch(out, expected)
             if why:
@@ -414,10 +415,27 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
     return result
 
 
-def _compare_into(result: CaseResult, out, expected, dtype: str, case: Case, who: str = "kernel") -> None:
+def compare_outputs(out, expected, dtype: str, case: Case, who: str = "kernel", per_output: bool = False) -> list:
+    """ErrorStats of each output, at the case's tolerance (its ``atol`` / ``rtol``, else its dtype's). With
+    ``per_output`` (a capture's replay, whose case dtype only labels the launch) and no tolerance the case sets,
+    each output at its own dtype's: an fp8 quantising kernel's fp32 scales are held to fp32's, not fp8's."""
     atol, rtol = tolerance(dtype, case.atol, case.rtol)
+    if not per_output or case.atol is not None or case.rtol is not None:
+        return compare(out, expected, atol, rtol, who)
+    from tritondbg.compare import TOLERANCES, pairs
+
+    errors = []
+    for name, o, r in pairs(out, expected, who):
+        own = str(getattr(o, "dtype", "")).replace("torch.", "")
+        o_atol, o_rtol = TOLERANCES.get(own, (atol, rtol))
+        errors += compare({name: o}, {name: r}, o_atol, o_rtol, who)
+    return errors
+
+
+def _compare_into(result: CaseResult, out, expected, dtype: str, case: Case, who: str = "kernel",
+                  per_output: bool = False) -> None:
     try:
-        result.errors = compare(out, expected, atol, rtol, who)
+        result.errors = compare_outputs(out, expected, dtype, case, who, per_output)
     except ValueError as exc:
         result.status, result.message = "error", str(exc)
         return

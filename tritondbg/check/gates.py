@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tritondbg import runner, selection
-from tritondbg.check.outcome import ERROR, FAIL, PASS, SKIP, GateOutcome, json_record, module_argv, more_findings
+from tritondbg.check.outcome import (ERROR, FAIL, NEEDS_GPU, PASS, SKIP, GateOutcome, json_record, module_argv,
+                                     more_findings)
 from tritondbg.check.launches import LaunchCounter
 from tritondbg.check.resources_gate import resources
-from tritondbg.configs import autotuners, config_str
+from tritondbg.configs import autotuners, config_str, untuned_kernels, untuned_text
 from tritondbg.record import compared_nothing
 
 # Three-way check for low precision (flash-attention's test_layer_norm habit): the kernel's error against the
@@ -36,6 +37,7 @@ class GateContext:
     target: str = ""                         # how the scenario was named (bundled name or file::name)
     case: str | None = None                  # --case: only this case (default: every case that runs here)
     strict: bool = False                     # --strict: the sanitize gate fails on a warning too
+    out_dir: str | None = None               # --out: where a failed compile's log goes (default: the temp folder)
 
     @property
     def interpret(self) -> bool:
@@ -282,6 +284,10 @@ def all_configs(scenario, ctx: GateContext) -> GateOutcome:
     if not runs:
         why = "no small (interpret=True) case to sweep" if autotuners(scenario.kernels) else "no autotuned kernel"
         return GateOutcome(scenario.name, "all-configs", SKIP, why)
+    plain = untuned_kernels(scenario)
+    if plain is not None:  # nothing to sweep: said before any run (a kernel that hangs spent --timeout here on it)
+        return GateOutcome(scenario.name, "all-configs", SKIP, f"no autotuned kernel: {untuned_text(plain)} "
+                           "(one config: nothing to sweep; no autotuned kernel reachable from the launch either)")
     # every autotuned kernel the cases launch, listed in Scenario.kernels or not (fla's wrappers launch their own)
     scenario = with_launched_kernels(scenario, runs, device=_device(ctx), seed=ctx.seed)
     if not autotuners(scenario.kernels):
@@ -443,7 +449,7 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
 def perf(scenario, ctx: GateContext) -> GateOutcome:
     """GPU: median time vs torch (ratio floor) and vs the recorded baseline file (within the margin)."""
     if ctx.interpret:
-        return GateOutcome(scenario.name, "perf", SKIP, "needs a GPU (--device cuda)")
+        return GateOutcome(scenario.name, "perf", SKIP, NEEDS_GPU)
     from tritondbg.check.perf import perf_gate
 
     return perf_gate(scenario, ctx)
@@ -452,7 +458,7 @@ def perf(scenario, ctx: GateContext) -> GateOutcome:
 def agreement(scenario, ctx: GateContext) -> GateOutcome:
     """GPU: the interpreter's result and the compiled GPU result agree within the case tolerance."""
     if ctx.interpret:
-        return GateOutcome(scenario.name, "agreement", SKIP, "needs a GPU (--device cuda)")
+        return GateOutcome(scenario.name, "agreement", SKIP, NEEDS_GPU)
     from tritondbg.check.perf import agreement_gate
 
     return agreement_gate(scenario, ctx)
@@ -471,9 +477,13 @@ DEFAULT_GATES = tuple(GATES)
 
 
 def run_gate(gate: str, scenario, ctx: GateContext) -> GateOutcome:
-    """Run one gate; an exception inside the gate is that gate's FAIL with the one-line reason."""
+    """Run one gate; an exception inside the gate is that gate's FAIL with the one-line reason. Each run it made
+    names the gate in ``extra["gate"]`` (``check --json``'s results: which gate made which run)."""
     try:
-        return GATES[gate](scenario, ctx)
+        outcome = GATES[gate](scenario, ctx)
+        for r in outcome.results:
+            r.extra.setdefault("gate", gate)
+        return outcome
     except subprocess.TimeoutExpired as e:
         cmd = " ".join(str(a) for a in (e.cmd or [])[2:]) if isinstance(e.cmd, (list, tuple)) else str(e.cmd)
         return GateOutcome(scenario.name, gate, ERROR, f"timed out after {e.timeout:g} s waiting for `{cmd}`")

@@ -13,6 +13,14 @@ ERROR = "error"
 INTERRUPTED = "interrupted"  # SIGINT (Ctrl-C, a CI cancel) before the item finished
 STATUSES = (PASS, FAIL, SKIP, ERROR, INTERRUPTED)
 COMPILE_ONLY = ("resources",)  # gates that compile the kernel and never run it
+GPU_ONLY = ("perf", "agreement")  # gates that skip on a CPU (--device cpu), with this reason
+NEEDS_GPU = "needs a GPU (--device cuda)"
+
+
+def skipped_here(gate: str, device: str | None) -> str:
+    """Why ``gate`` skips on ``device`` whatever the scenario ("" when it may run): a GPU-only gate on the CPU. An
+    item of it that a Ctrl-C left unfinished is that skip, as in a run that ends (it was "interrupted")."""
+    return NEEDS_GPU if gate in GPU_ONLY and device == "cpu" else ""
 
 
 def nothing_ran(gates: list[dict]) -> bool:

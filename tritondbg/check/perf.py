@@ -221,8 +221,6 @@ def agreement_gate(scenario, ctx) -> GateOutcome:
     import torch
 
     from tritondbg.check.gates import Capture
-    from tritondbg.compare import compare, tolerance
-
     cases, empty = _chosen(scenario, "agreement", ctx, [c for c in scenario.cases if c.interpret], "compares")
     if empty:
         return empty
@@ -247,8 +245,8 @@ def agreement_gate(scenario, ctx) -> GateOutcome:
                 if not cap.outputs or other is None:
                     bad.append(f"{case.name}/{dtype}: no output to compare ({r.message})")
                     continue
-                atol, rtol = tolerance(dtype, case.atol, case.rtol)
-                for s in compare(cap.outputs[0], other, atol, rtol):
+                for s in runner.compare_outputs(cap.outputs[0], other, dtype, case,  # a replay: per output dtype
+                                                per_output=bool(getattr(scenario, "reference_is_capture", False))):
                     if not s.passed:
                         bad.append(f"{case.name}/{dtype}: GPU and interpreter differ on {s.mismatched}/{s.numel} "
                                    f"elements of {s.name} (max abs {s.max_abs:.3g})")

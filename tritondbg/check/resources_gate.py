@@ -126,6 +126,10 @@ def resources(scenario, ctx: GateContext) -> GateOutcome:
             (c.interpret or _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES)]
     wanted = _kernel_names(scenario)
     rows, done, why = _compile_rows(scenario, ctx, cases, rest, wanted)
+    if why and ctx.out_dir:  # check --out DIR: the failed compile's log goes there, named in the reason
+        from tritondbg.options import keep_logs
+
+        why = type(why)(keep_logs(str(why), ctx.out_dir))
     if why:  # nothing judged: the gate did not run to its end, an error rather than a verdict on the kernel
         return GateOutcome(scenario.name, "resources", ERROR if isinstance(why, DiedCompiling) else FAIL, str(why),
                            {"cases": list(done), "case_seconds": done})

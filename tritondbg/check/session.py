@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tritondbg import stops
 from tritondbg.check.outcome import (COMPILE_ONLY, ERROR, FAIL, INTERRUPTED, PASS, SKIP, GateOutcome, nothing_ran,
-                                     repro_command)
+                                     repro_command, skipped_here)
 from tritondbg.errors import UsageError
 from tritondbg.record import RunRecord, environment
 
@@ -172,8 +172,12 @@ class _Watch:
     stderr, so a run cut short still shows what it got through) and what went wrong outside the gates
     (a worker that died and its exit status, an internal error)."""
 
-    def __init__(self, total: int, show: bool, lines: bool = False):
+    def __init__(self, total: int, show: bool, lines: bool = False, items: list[Item] = ()):
+        from tritondbg.pytest_plugin import item_key
+
         self.total, self.show, self.bar, self.task = total, show, None, None
+        # a node id's item as the table names it (``missing_mask::buggy::sanitize``: its node id has the file's path)
+        self.names = {item_key(i.target, i.gate): f"{i.label}::{i.gate}" for i in items}
         self.lines, self.done = lines and not show, 0
         self.crashed: dict[str, str] = {}        # nodeid -> the worker that ran it when it died
         self.worker_exit: dict[str, int | None] = {}
@@ -219,7 +223,9 @@ class _Watch:
         elif not (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
             return
         self.done += 1
-        item = report.nodeid.split("::", 1)[-1] if report.nodeid.startswith("::") else report.nodeid
+        from tritondbg.pytest_plugin import node_key
+
+        item = self.names.get(node_key(report.nodeid)) or report.nodeid
         if self.bar is not None:
             self.bar.update(self.task, advance=1, description=item)
         elif self.lines:
@@ -293,7 +299,8 @@ def plugin_args() -> list[str]:
 
 def check(items: list[Item], *, device: str, workers: int | None = None, arch: str | None = None,
           baseline: str = "tritondbg-baseline.json", update_baseline: bool = False, case: str | None = None,
-          timeout: float | None = None, progress: bool = True, strict: bool = False) -> RunRecord:
+          timeout: float | None = None, progress: bool = True, strict: bool = False,
+          out_dir: str | None = None) -> RunRecord:
     """Run the planned items and return the record: extra["gates"] has one entry per item, in plan order;
     extra["interrupted"] says whether SIGINT or SIGTERM cut the run short (``interrupted_by``: which)."""
     from tritondbg import deps
@@ -306,7 +313,7 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
     stops.clear()  # "SIGINT" until a SIGTERM says otherwise (``stop_signals``, ``_prompt_shutdown``)
     tmp = Path(tempfile.mkdtemp(prefix="tritondbg-check-"))
     outdir = tmp / "outcomes"
-    watch = _Watch(len(items), progress and sys.stderr.isatty(), lines=progress)
+    watch = _Watch(len(items), progress and sys.stderr.isatty(), lines=progress, items=items)
     interrupted, rc = False, None
     try:
         (tmp / "pytest.ini").write_text("[pytest]\n")
@@ -331,6 +338,8 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
             args.append("--tritondbg-update-baseline")
         if strict:
             args.append("--tritondbg-strict")
+        if out_dir:
+            args += ["--tritondbg-out", os.path.abspath(os.path.expanduser(out_dir))]
         args.append(str(tmp / "empty"))
         try:
             with _prompt_shutdown(watch):
@@ -459,15 +468,19 @@ _PYTEST_EXIT = {3: " (pytest internal error)", 4: " (pytest usage error: an opti
 
 def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | None, **repro) -> GateOutcome:
     """The outcome of an item that wrote none: crashed (with its signal), interrupted, or never run."""
+    from tritondbg.pytest_plugin import item_key, node_key
+
     command = repro_command(it.target, it.gate, **repro)
-    node = next((n for n in watch.crashed if n == f"{it.label}::{it.gate}" or n.endswith(f"::{it.label}::{it.gate}")),
-                None)
+    node = next((n for n in watch.crashed if node_key(n) == item_key(it.target, it.gate)), None)
     if node is not None:
         why = _signal_text(watch.worker_exit.get(watch.crashed[node]))
         where = _fault_line(fault) if fault is not None else ""
         return GateOutcome(it.label, it.gate, ERROR, f"crashed: {why}" + (f"; {where}" if where else ""),
                            target=it.target, command=command, seconds=round(watch.crash_seconds.get(node, 0.0), 3))
     if interrupted:
+        why = skipped_here(it.gate, repro.get("device"))  # a GPU-only gate on the CPU was never cut short
+        if why:
+            return GateOutcome(it.label, it.gate, SKIP, why, target=it.target)
         return GateOutcome(it.label, it.gate, INTERRUPTED, f"interrupted ({stopped_by()}) before it finished",
                            target=it.target, command=command)
     why = watch.collect_error or watch.internal or (
@@ -479,7 +492,9 @@ def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | No
 def make_record(items: list[Item], outcomes: list[GateOutcome], *, device: str, workers: int,
                 interrupted: bool = False) -> RunRecord:
     record = RunRecord(command="check " + " ".join(dict.fromkeys(i.target for i in items)))
-    for o in outcomes:
+    for o in outcomes:  # each run names its item: extra.gate and extra.gate_kernel are an extra.gates row's keys
+        for r in o.results:
+            r.extra["gate"], r.extra["gate_kernel"] = o.gate, o.kernel
         record.results.extend(o.results)
     record.extra["gates"] = [{k: v for k, v in o.to_dict().items() if k != "results"} for o in outcomes]
     record.extra["device"] = device
@@ -495,8 +510,11 @@ def make_record(items: list[Item], outcomes: list[GateOutcome], *, device: str, 
 
 
 def interrupted_record(items: list[Item], *, device: str, workers: int | None) -> RunRecord:
-    """SIGINT / SIGTERM before the gate session started: every item interrupted."""
-    outcomes = [GateOutcome(i.label, i.gate, INTERRUPTED, f"interrupted ({stopped_by()}) before it started",
+    """SIGINT / SIGTERM before the gate session started: every item interrupted, but a GPU-only gate on the CPU
+    (skipped, as in a run that ends)."""
+    outcomes = [GateOutcome(i.label, i.gate, SKIP, skipped_here(i.gate, device), target=i.target)
+                if skipped_here(i.gate, device) else
+                GateOutcome(i.label, i.gate, INTERRUPTED, f"interrupted ({stopped_by()}) before it started",
                             target=i.target) for i in items]
     return make_record(items, outcomes, device=device, workers=workers or 0, interrupted=True)
 

@@ -13,7 +13,8 @@ from tritondbg.check.outcome import TIMEOUT_PER_CASE
 def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None = None, device: str | None = None,
               junit: str | None = None, json_path: str | None = None, workers: int | None = None,
               arch: str | None = None, baseline: str = "tritondbg-baseline.json", update_baseline: bool = False,
-              case: str | None = None, timeout: float | None = None, strict: bool = False) -> int:
+              case: str | None = None, timeout: float | None = None, strict: bool = False,
+              out_dir: str | None = None) -> int:
     """Run the gates; 0 when every item passes (or is skipped with a reason), 1 when one fails or errs (crashed,
     timed out, did not run), 130 when interrupted (143 by SIGTERM). The table, --junit and --json list every
     kernel x gate."""
@@ -39,13 +40,14 @@ def run_check(targets: tuple[str, ...], *, all_: bool = False, gates: str | None
     items = session.rough_plan(names, chosen)
     with session.stop_signals():  # SIGTERM (a CI cancel) winds down as Ctrl-C does: files written, 143
         record = _run(session, deps, names, chosen, items, device=device, workers=workers, arch=arch,
-                      baseline=baseline, update_baseline=update_baseline, case=case, timeout=timeout, strict=strict)
+                      baseline=baseline, update_baseline=update_baseline, case=case, timeout=timeout, strict=strict,
+                      out_dir=out_dir)
         _write(record, json_path, junit)
     return session.exit_status(record)
 
 
 def _run(session, deps, names, chosen, items, *, device, workers, arch, baseline, update_baseline, case, timeout,
-         strict):
+         strict, out_dir=None):
     from tritondbg.errors import UsageError
 
     noted = os.environ.get("TRITONDBG_NOTED")
@@ -63,15 +65,26 @@ def _run(session, deps, names, chosen, items, *, device, workers, arch, baseline
         os.environ["TRITONDBG_NOTED"] = "*"  # a reproducer's load notes: its gates' reasons say the same, once
         items = session.plan(names, chosen, device=device, case=case, timeout=timeout)
         record = session.check(items, device=device, workers=workers, arch=arch, baseline=baseline,
-                               update_baseline=update_baseline, case=case, timeout=timeout, strict=strict)
+                               update_baseline=update_baseline, case=case, timeout=timeout, strict=strict,
+                               out_dir=out_dir)
     except KeyboardInterrupt:  # Ctrl-C / a CI cancel while starting: every item says so
-        record = session.interrupted_record(items, device=device or "?", workers=workers)
+        record = session.interrupted_record(items, device=device or _known_device(), workers=workers)
     finally:  # (for this run's workers only: a later command in this process says its notes again)
         if noted is None:
             os.environ.pop("TRITONDBG_NOTED", None)
         else:
             os.environ["TRITONDBG_NOTED"] = noted
     return record
+
+
+def _known_device() -> str:
+    """The default --device when torch was imported before the interrupt (a GPU-only gate skips on "cpu"), else
+    "?" (torch is not imported to find out)."""
+    torch = sys.modules.get("torch")
+    try:
+        return "?" if torch is None else ("cuda" if torch.cuda.is_available() else "cpu")
+    except Exception:  # noqa: BLE001 - a torch half imported when the interrupt came
+        return "?"
 
 
 def _write(record, json_path: str | None, junit: str | None) -> None:
@@ -107,10 +120,13 @@ def _write(record, json_path: str | None, junit: str | None) -> None:
 @click.option("--arch", default=None, help="Target of the resources gate (default: local GPU, else sm_90).")
 @click.option("--baseline", default="tritondbg-baseline.json", show_default=True, help="Perf baseline file.")
 @click.option("--update-baseline", is_flag=True, help="Rewrite the perf baseline with this run's times.")
+@options.out_dir_option("--out", "out_dir", purpose="a failed compile's full log goes there",
+                        help="Folder for what check writes besides --json / --junit: a failed compile's full log "
+                             "(the resources gate; default: the temporary folder).")
 @click.option("--strict", is_flag=True, help="The sanitize gate fails on a warning too (an unwritten band of an "
               "output, a NaN the kernel's own math makes on padding), as `interpret --strict` does.")
 def check_cmd(targets, all_, gates, case, device, junit, json_path, workers, timeout, arch, baseline,
-              update_baseline, strict):
+              update_baseline, out_dir, strict):
     """Quality gates for CI. Every kernel x gate ends as pass, FAIL, skipped (with why) or error (crashed,
     timed out, did not run: with the command that reruns it). A FILE with several scenarios checks them all.
 
@@ -123,4 +139,4 @@ def check_cmd(targets, all_, gates, case, device, junit, json_path, workers, tim
         raise UsageError(f"--json and --junit are the same file ({json_path}); give each its own")
     sys.exit(run_check(targets, all_=all_, gates=gates, device=device, junit=junit, json_path=json_path,
                        workers=workers, arch=arch, baseline=baseline, update_baseline=update_baseline, case=case,
-                       timeout=timeout, strict=strict))
+                       timeout=timeout, strict=strict, out_dir=out_dir))

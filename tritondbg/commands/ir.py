@@ -43,7 +43,11 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
         raise UsageError("--config and --all-configs exclude each other")
     if diff and (all_configs or as_json):
         raise UsageError("--diff compares two single requests: drop --all-configs / --json")
-    if out_file:  # before any compile (the command line checked it already; ir() is called from Python too)
+    out_dir = None
+    if out_file and is_out_dir(out_file):  # a folder, as `interpret --out DIR` takes one: the files go inside
+        options.check_output_path("--out", out_file, folder=True, purpose=_OUT_PURPOSE)
+        out_dir, out_file = out_file, None
+    elif out_file:  # before any compile (the command line checked it already; ir() is called from Python too)
         options.check_output_path("--out", out_file, folder=False, purpose=_OUT_PURPOSE)
     _check_cache_dir()
     the_arch, arch_source = resolve_arch(arch, recorded_arch(target))
@@ -55,15 +59,54 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
             return _diff(req, diff, stage, kernel, use_index, stage_given)
         items, _ = resolve(req, use_index=use_index)
         items = pick(items, kernel)
+        if out_dir:
+            os.makedirs(out_dir, exist_ok=True)
         if stats or as_json:
-            return _stats(items, as_json, out_file)
-        return _show(items, stage, source_map, out_file)
+            return _stats(items, as_json, out_file or _dir_file(out_dir, target, "stats.json" if as_json
+                                                                                else "stats.txt"))
+        return _show(items, stage, source_map, out_file, out_dir)
     except StageError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {options.keep_logs(str(exc), out_dir)}", err=True)
         return 1
     except _capture_error() as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {options.keep_logs(str(exc), out_dir)}", err=True)
         return 1
+
+
+def is_out_dir(path: str) -> bool:
+    """``--out PATH`` names a folder: one that exists, or a path ending with a slash (created)."""
+    return os.path.isdir(os.path.expanduser(path)) or path.endswith(("/", os.sep))
+
+
+def _dir_file(out_dir: str | None, target: str, what: str) -> str | None:
+    """``DIR/<scenario>-<what>``: the one file of --stats / --json written into ``--out DIR``."""
+    if not out_dir:
+        return None
+    stem = _slug(os.path.basename(target.split("::")[0]).removesuffix(".py")
+                 + (f"-{target.split('::')[1]}" if "::" in target else ""))
+    return os.path.join(os.path.expanduser(out_dir), f"{stem}-{what}")
+
+
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_") or "ir"
+
+
+def _item_file(out_dir: str, item, stage: str, taken: set, per_config: bool) -> str:
+    """``DIR/<kernel>-<case>-<dtype>[-<config>].<stage>``: one file per kernel (and config, with several:
+    ``per_config``)."""
+    from tritondbg.configs import config_str
+
+    base = _slug(f"{item.kernel}-{item.case}-{item.dtype}")
+    if per_config and item.config:  # --all-configs: the same kernel once per config
+        base += "-" + _slug(config_str(item.config))
+    name = f"{base}.{stage}"
+    n = 2
+    while name in taken:
+        name, n = f"{base}-{n}.{stage}", n + 1
+    taken.add(name)
+    return os.path.join(os.path.expanduser(out_dir), name)
 
 
 def _capture_error():
@@ -72,7 +115,7 @@ def _capture_error():
     return CaptureError
 
 
-def _show(items, stage, source_map, out_file) -> int:
+def _show(items, stage, source_map, out_file, out_dir=None) -> int:
     from tritondbg.configs import config_str
     from tritondbg.ir import render
     from tritondbg.ir.sourcemap import interleave
@@ -80,7 +123,10 @@ def _show(items, stage, source_map, out_file) -> int:
 
     if out_file and os.path.exists(out_file):
         os.remove(out_file)   # emit_text appends one kernel after the other
-    several = len(items) > 1
+    several = len(items) > 1 and not out_dir
+    taken: set = set()
+    kernels = [i.kernel for i in items if not i.extra.get("not_applicable")]
+    per_config = len(kernels) > len(set(kernels))
     for item in items:
         if item.extra.get("not_applicable"):  # refused by the compiler (--all-configs): nothing to show
             print(f"note: {item.kernel} [{config_str(item.config)}]: {item.config_source}", file=sys.stderr)
@@ -91,6 +137,13 @@ def _show(items, stage, source_map, out_file) -> int:
             text = interleave(stage, text)
         if several:
             text = render.separator(item, stage) + "\n" + text
+        if out_dir:  # one file per kernel (and config) in the folder
+            path = _item_file(out_dir, item, stage, taken, per_config)
+            if os.path.exists(path):
+                os.remove(path)
+            render.emit_text(text, stage, path)
+            render.wrote(path)
+            continue
         render.emit_text(text, stage, out_file)
     if out_file:
         render.wrote(out_file)
@@ -174,6 +227,21 @@ def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int
     return 0
 
 
+def _out_callback(ctx, param, value):
+    """--out: a file, as `--json FILE` is checked, or a folder, as `interpret --out DIR` is."""
+    if value is None or ctx.resilient_parsing:
+        return value
+    if not is_out_dir(value):
+        return _file_callback(ctx, param, value)
+    if value.startswith("-"):  # `--out --stats`: the next option taken as the path
+        raise UsageError(f"--out needs a FILE or DIR (got the option {value})")
+    options.check_output_path("--out", value, folder=True, purpose=_OUT_PURPOSE)
+    return value
+
+
+_file_callback = options.output_callback(folder=False, purpose=_OUT_PURPOSE)
+
+
 @click.command("ir")
 @click.argument("target", metavar="KERNEL", callback=options.check_kernel)
 @click.option("--stage", type=click.Choice(STAGES, case_sensitive=False), default=None,
@@ -198,7 +266,9 @@ def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int
                    "dtype, config (e.g. --diff arch=sm_80 arch=sm_90).")
 @click.option("--stats", is_flag=True, help="Registers, spills, shared memory, warps/stages, instruction mix.")
 @click.option("--json", "as_json", is_flag=True, help="Stats (and what was compiled) as JSON.")
-@options.out_file_option("--out", "out_file", purpose=_OUT_PURPOSE, help="Write the IR (or --json) to FILE.")
+@click.option("--out", "out_file", metavar="FILE|DIR", default=None, callback=_out_callback,
+              help="Write the IR (or --stats / --json) to FILE; a folder (one that exists, or a path ending with /): "
+                   "one file per kernel in it, <kernel>-<case>-<dtype>.<stage> (and a failed compile's log).")
 @click.option("--no-index", is_flag=True,
               help="Recompute Triton's cache key from the real arguments (imports torch) instead of the index.")
 def ir_cmd(target, stage, arch, case, dtype, config, all_configs, kernel, source_map, diff, stats, as_json,

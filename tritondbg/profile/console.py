@@ -9,7 +9,7 @@ from rich.table import Table
 from tritondbg.configs import config_str
 from tritondbg.profile import peaks as peaks_mod
 from tritondbg.program import launcher
-from tritondbg.profile.summary import HEADERS, fmt_time, rows, table_cells
+from tritondbg.profile.summary import HEADERS, fmt_time, rows, table_cells, vs_torch_note
 from tritondbg.record import UNCHECKED, RunRecord
 
 
@@ -65,7 +65,7 @@ def print_profile(record: RunRecord) -> None:
     for row in rows(record):
         table.add_row(*table_cells(row))
     con.print(table)
-    con.print(f"[dim]{peaks_mod.describe(info.get('peaks'))}; 'vs torch' = torch time / kernel time[/]")
+    con.print(f"[dim]{peaks_mod.describe(info.get('peaks'))}; {vs_torch_note(record)}[/]")
     for line in view_lines(record):
         con.print(line, soft_wrap=True)
 
@@ -120,11 +120,12 @@ def print_program(record: RunRecord) -> None:
         top = ", ".join(f"{o['kernel'][:40]} {fmt_time(o['total_ms'])}" for o in prog["other_kernels"][:3])
         con.print(f"[dim]other GPU kernels (torch's): {top}[/]")
     if info["timing"] == "gpu":
-        con.print("[dim]share: of the program's GPU time (every kernel, torch's too); achieved: the tensors' bytes "
-                  "/ GPU time (an upper bound of the traffic)[/]")
+        con.print("[dim]median: of the traced launches' GPU times; share: of the program's GPU time (every kernel, "
+                  "torch's too); achieved: the tensors' bytes per launch / the median (an upper bound of the "
+                  "traffic)[/]")
     else:
-        con.print("[dim]share: of the Triton launches' interpreter time; achieved: tensor bytes / interpreter time "
-                  "(not GPU figures)[/]")
+        con.print("[dim]median: of the traced launches' interpreter times; share: of the Triton launches' interpreter "
+                  "time; achieved: tensor bytes per launch / the median (not GPU figures)[/]")
     for proc in prog.get("processes", []):
         for note in proc.get("notes", []):
             con.print(f"[yellow]note: {note}[/]")

@@ -17,7 +17,9 @@ from typing import Any, Callable, Sequence
 
 from tritondbg.record import RECORD_DIR, UNCHECKED, CaseResult, RunRecord, record_path
 
-KERNEL_COLUMNS = ["kernel", "launches", "total", "mean", "share", "achieved", "autotune"]
+# "median" and "achieved" are both of the median traced launch (achieved: its tensor bytes / that time), as the
+# record, the report and TensorBoard give them; "total" is every traced launch's (the mean stays in the record)
+KERNEL_COLUMNS = ["kernel", "launches", "total", "median", "share", "achieved", "autotune"]
 
 
 def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int = 0, active: int | None = None,
@@ -207,6 +209,7 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
             kernels_table.append({
                 "kernel": name, "label": f"{name} (pid {data['pid']})" if several else name, "pid": data["pid"], "launches": k["launches"], "traced": k["traced"],
                 "timed_launches": t["launches"], "total_ms": t["total_us"] / 1e3, "mean_ms": mean_ms,
+                "median_ms": kernel_t.get("median_ms"),
                 "share": t["total_us"] / program_us if program_us else None,
                 "gbps": r.extra["profile"]["metrics"]["gbps"], "bytes_per_launch": r.bytes,
                 "autotune": ", ".join(sorted({d["source"] for d in decisions})) or "-"})
@@ -410,5 +413,5 @@ def kernel_cells(row: dict[str, Any]) -> list[str]:
                 row["autotune"]]
     share = "-" if row["share"] is None else f"{100 * row['share']:.1f}%"
     gbps = "-" if row["gbps"] is None else f"{row['gbps']:.4g} GB/s"
-    return [row.get("label", row["kernel"]), str(row["launches"]), fmt_time(row["total_ms"]), fmt_time(row["mean_ms"]), share, gbps,
-            row["autotune"]]
+    return [row.get("label", row["kernel"]), str(row["launches"]), fmt_time(row["total_ms"]),
+            fmt_time(row.get("median_ms")), share, gbps, row["autotune"]]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from tritondbg.configs import config_str
-from tritondbg.profile.summary import HEADERS, fmt_time, rows, table_cells
+from tritondbg.profile.summary import HEADERS, fmt_time, rows, table_cells, vs_torch_note
 from tritondbg.record import UNCHECKED, RunRecord
 
 REPORT_NAME = "report.html"
@@ -64,7 +64,7 @@ def summary_table(record: RunRecord) -> str:
 
 
 def program_table(prog: dict[str, Any]) -> str:
-    """`profile -- CMD`: launches, total and mean time, share of the program's GPU time, bytes/s per kernel."""
+    """`profile -- CMD`: launches, total and median time, share of the program's GPU time, bytes/s per kernel."""
     from tritondbg.profile.program_run import KERNEL_COLUMNS, kernel_cells, window_text
 
     body = [([_e(c) for c in kernel_cells(row)], "") for row in prog["kernels"]]
@@ -73,7 +73,7 @@ def program_table(prog: dict[str, Any]) -> str:
     traced = f"<p class=\"dim\" id=\"program-window\">{_e(traced)}</p>" if traced else ""
     return (f"<p class=\"dim\"><code>{_e(prog['command'])}</code>{status}</p>{traced}"
             + _table(KERNEL_COLUMNS, body, 'id="program-kernels"',
-                     numeric=("launches", "total", "mean", "share", "achieved")))
+                     numeric=("launches", "total", "median", "share", "achieved")))
 
 
 def decision_table(result, d: dict[str, Any]) -> str:
@@ -162,7 +162,7 @@ def render(record: RunRecord) -> str:
     if info.get("program"):
         parts += ["<h2>Triton kernels of the program</h2>", program_table(info["program"])]
     parts += ["<h2>Summary</h2>", summary_table(record),
-              "<p class=\"dim\">'vs torch' = torch time / kernel time.</p>", "<h2>Autotune decisions</h2>"]
+              f"<p class=\"dim\">{_e(vs_torch_note(record))}.</p>", "<h2>Autotune decisions</h2>"]
     decisions = [(r, d) for r in record.results for d in r.extra.get("profile", {}).get("autotune", [])]
     parts += [decision_table(r, d) for r, d in decisions] or ["<p class=\"dim\">No autotuned kernel ran.</p>"]
     parts += ["<h2>Roofline</h2>", roofline_section(record, info.get("peaks"), note),

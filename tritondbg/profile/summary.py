@@ -67,7 +67,7 @@ def rows(record: RunRecord) -> list[dict[str, Any]]:
             "p80_ms": k.get("p80_ms"), "timing": k.get("method"), "tflops": m.get("tflops"),
             "gbps": m.get("gbps"), "bound": m.get("bound"), "pct_of_peak": m.get("pct_of_peak"),
             "torch": t.get("label"), "torch_ms": t.get("median_ms"), "speedup_vs_torch": m.get("speedup_vs_torch"),
-            "trace": prof.get("trace"),
+            "trace": prof.get("trace"), "interpreter": prof.get("timing") == "interpreter",
         })
     return out
 
@@ -95,7 +95,9 @@ def fmt_throughput(row: dict[str, Any]) -> str:
 def table_cells(row: dict[str, Any]) -> list[str]:
     """The cells of one row of the summary table (console and TensorBoard text alike)."""
     pct = "-" if row["pct_of_peak"] is None else f"{row['pct_of_peak']:.0f}%"
-    ratio = "-" if row["speedup_vs_torch"] is None else f"{row['speedup_vs_torch']:.2f}x"
+    # under the interpreter the ratio is the CPU interpreter against torch's CPU op, from a few samples: no GPU
+    # speed, and read as one ("0.00x") it misleads; the record keeps it (``vs_torch_note`` says so)
+    ratio = "-" if row["speedup_vs_torch"] is None or row.get("interpreter") else f"{row['speedup_vs_torch']:.2f}x"
     status = {"pass": "ok", UNCHECKED: "-"}.get(row["status"], row["status"])
     return [row["kernel"], row["case"], row["dtype"], status, fmt_time(row["median_ms"]), fmt_throughput(row),
             pct, ratio, fmt_time(row["torch_ms"]), row["config"] or "-"]
@@ -105,9 +107,18 @@ HEADERS = ["kernel", "case", "dtype", "check", "median", "throughput", "% of pea
            "config"]
 
 
+def vs_torch_note(record: RunRecord) -> str:
+    """The summary's footnote on its "vs torch" column."""
+    if record.extra.get("profile", {}).get("timing") == "interpreter" or any(
+            r.extra.get("profile", {}).get("timing") == "interpreter" for r in record.results):
+        return ("'vs torch' not shown under the interpreter: the CPU interpreting the kernel against torch's CPU op "
+                "is no GPU speed (the record keeps that CPU ratio)")
+    return "'vs torch' = torch time / kernel time (above 1x the kernel is faster)"
+
+
 def markdown(record: RunRecord) -> str:
     """The summary as a Markdown table (TensorBoard's Text tab renders it)."""
     lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     lines += ["| " + " | ".join(c.replace("|", "/") for c in table_cells(row)) + " |" for row in rows(record)]
     note = record.extra.get("profile", {}).get("note")
-    return ("**" + note + "**\n\n" if note else "") + "\n".join(lines)
+    return ("**" + note + "**\n\n" if note else "") + "\n".join(lines) + "\n\n" + vs_torch_note(record)

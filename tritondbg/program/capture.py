@@ -392,6 +392,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "config": autotuned.config_of(launch), "config_grids": autotuned.config_grids(launch), "tensors": snap.specs, "pointers": snap.pointers,
         "groups": [{k: v for k, v in g.items() if k != "storage"} for g in snap.groups],
         "outputs": {paths.get(i, f"tensor{i}"): i for i in outs},
+        "dtype": run_dtype(snap.specs, outs),  # the launch's label: its inputs' dtype (each output has its own)
         "unsaved": snap.unsaved, "error": error, "interpreted": launch.interpreted,
         "compile": attach.compile_info.get(f"{launch.module}.{launch.qualname}"),
         "autotune": attach.autotune_info.get(launch.qualname),
@@ -420,8 +421,27 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
             "program_site": ":".join(str(x) for x in attach.program_frame(launch.stack) or ()) or None,
             "grid": grid, "tensors": [{"arg": paths.get(i, f"tensor{i}"), "shape": s["shape"], "dtype": s["dtype"],
                                        "device": s["device"]} for i, s in enumerate(snap.specs)],
-            "outputs": sorted(meta["outputs"]), "bytes": nbytes, "unsaved": snap.unsaved, "error": error,
-            "test": attach.current_test(), "write_s": round(time.perf_counter() - t0, 4)}
+            "outputs": sorted(meta["outputs"]), "dtype": meta["dtype"], "bytes": nbytes, "unsaved": snap.unsaved,
+            "error": error, "test": attach.current_test(), "write_s": round(time.perf_counter() - t0, 4)}
+
+
+def run_dtype(specs: list[dict], outputs) -> str:
+    """The dtype a captured launch is labelled with: its inputs' (the floating tensors it did not write; all its
+    floating tensors when it wrote every one, an in-place kernel), the lowest precision among them (an fp8 GEMM
+    with fp32 scales is an fp8 launch). It followed the outputs: a bf16 cross-entropy writing an fp32 loss was
+    "float32", an fp8 quantiser of fp32 input "float8_e4m3fn". No floating tensor: the first tensor's dtype the
+    scenarios know (an integer kernel's), else float32. The replay compares each output at its own dtype's
+    tolerance (``runner.compare_outputs``)."""
+    from tritondbg.compare import TOLERANCES
+    from tritondbg.scenario import DTYPES
+
+    written = set(outputs)
+    floats = [s["dtype"] for s in specs if s.get("dtype") in DTYPES and TOLERANCES.get(s["dtype"], (0, 0))[1] > 0]
+    inputs = [s["dtype"] for i, s in enumerate(specs) if i not in written and s.get("dtype") in floats]
+    chosen = inputs or floats
+    if chosen:
+        return max(chosen, key=lambda d: TOLERANCES[d][1])
+    return next((s["dtype"] for s in specs if s.get("dtype") in DTYPES), "float32")
 
 
 def _arch_of(launch: attach.Launch) -> str | None:

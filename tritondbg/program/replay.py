@@ -359,6 +359,8 @@ def load_scenario(file: str, name: str) -> Scenario:
     outs = [meta["tensors"][i]["dtype"] for i in meta["outputs"].values() if meta["tensors"][i]["dtype"] in DTYPES]
     out_dtype = max(outs, key=lambda d: TOLERANCES[d][1], default=None) if outs else \
         next((t["dtype"] for t in meta["tensors"] if t["dtype"] in DTYPES), "float32")
+    if meta.get("dtype") in DTYPES:  # the capture's label: its inputs' dtype (each output keeps its own tolerance)
+        out_dtype = meta["dtype"]
     if meta.get("error") and once(file, name):  # a scenario is loaded more than once in a run: said once
         print(f"tritondbg: {meta['name']}: the captured launch did not finish in the program "
               f"({meta['error'].rstrip(': ')}): nothing after it was captured, so a replay has no output to "
