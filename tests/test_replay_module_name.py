@@ -46,3 +46,28 @@ def test_a_reproducer_runs_its_captured_file_when_a_same_named_module_imports_fi
     # both in one worker, the fixed one loaded first: the buggy one still fails (it passed: "4 passed")
     chk = cli("check", "-n", "1", "--gates", "correctness,sanitize", fixed, buggy)
     assert chk.returncode == 1 and "2 passed, 2 failed" in chk.stdout + chk.stderr, (chk.stdout + chk.stderr)[-3000:]
+
+
+@pytest.mark.interpreter
+def test_two_kernels_of_one_name_are_two_kernels_to_capture_and_to_the_summary(tmp_path):
+    """helper-88 (lightllm defines ``_fwd_kernel`` ten times): a second ``_fwd_kernel`` launched with the first's
+    argument types was never captured, and the summary counted both as one kernel."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    for mod, cmp in (("ka", "<"), ("kb", "<=")):
+        (tmp_path / f"{mod}.py").write_text(KERNEL.format(cmp=cmp).replace("scale_kernel", "_fwd_kernel"))
+    (tmp_path / "prog.py").write_text(
+        "import torch\nimport ka, kb\nx = torch.randn(100, device='cuda')\ny = torch.empty_like(x)\n"
+        "for _ in range(3):\n    ka._fwd_kernel[(2,)](x, y, 100, BLOCK=64)\n"
+        "for _ in range(2):\n    kb._fwd_kernel[(2,)](x, y, 100, BLOCK=64)\n")
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
+                              timeout=300, cwd=tmp_path)
+
+    cap = cli("capture", "--out", str(tmp_path / "cap"), "--", sys.executable, "prog.py")
+    assert cap.returncode == 0 and "5 launch(es) of 2 kernel(s); 2 reproducer(s)" in cap.stderr, cap.stderr[-2000:]
+    rep = cli("interpret", str(tmp_path / "cap" / "_fwd_kernel__kb_0.py"))
+    assert rep.returncode == 1 and "out_of_bounds" in rep.stdout + rep.stderr, (rep.stdout + rep.stderr)[-2000:]
+    run = cli("interpret", "--", sys.executable, "prog.py")
+    rows = [ln.split() for ln in run.stderr.splitlines() if ln.startswith("  _fwd_kernel")]
+    assert ["_fwd_kernel", "3", "3", "0"] in rows and ["_fwd_kernel__kb", "2", "2", "2"] in rows, run.stderr[-2000:]

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tritondbg.configs import Withdrawn, in_trial, not_applicable_reason
+from tritondbg.program.kernel_names import display_name
 
 _observers: list["Observer"] = []
 _saved: dict[str, Any] = {}
@@ -148,11 +149,15 @@ def matches(fn, patterns) -> bool:
 
 
 def counts() -> dict[str, int]:
-    """Kernel name -> launches seen while attached (every launch, observed or not)."""
+    """Kernel name (``display_name``) -> launches seen while attached (every launch, observed or not)."""
     out: dict[str, int] = {}
     for key, n in list(_launches.items()):
         fn = _fns.get(key)
-        name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", "?")
+        inner = getattr(fn, "fn", None)
+        if inner is not None and getattr(inner, "__code__", None) is not None:
+            name = display_name(inner)
+        else:
+            name = getattr(fn, "__name__", None) or getattr(inner, "__name__", "?")
         out[name] = out.get(name, 0) + n
     return out
 
@@ -357,7 +362,7 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
                 # the program's keyword arguments: an early_config_prune may read them from its **kwargs
                 extra["by_name"] = [k for k in params if k not in given]
                 break
-    return Launch(fn=fn, name=getattr(inner, "__name__", "?"), qualname=getattr(inner, "__qualname__", "?"),
+    return Launch(fn=fn, name=display_name(inner), qualname=getattr(inner, "__qualname__", "?"),
                   module=getattr(inner, "__module__", "?"), file=code.co_filename if code else "?",
                   line=code.co_firstlineno if code else 0, args=dict(bound.arguments), options=options,
                   grid=grid, config=config, configs=configs, interpreted=interpreted, stack=user_stack(), extra=extra)

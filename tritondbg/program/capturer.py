@@ -71,7 +71,7 @@ class Capturer(attach.Observer):
 
     def around(self, launch, proceed):
         key = signature(launch)
-        seen = self.seen.setdefault(launch.qualname, set())
+        seen = self.seen.setdefault((launch.module, launch.qualname), set())
         if key in seen:
             return proceed()
         seen.add(key)
@@ -140,7 +140,8 @@ class Capturer(attach.Observer):
         entry = save(self.out_dir, name, launch, snap, after, error=error, command=self.command)
         self.used += entry["bytes"]
         self.shared.give_back(reserved - entry["bytes"])
-        self.saved[launch.qualname] = self.saved.get(launch.qualname, 0) + 1
+        shown = launch.qualname + launch.name[len(launch.qualname.rsplit(".", 1)[-1]):]  # (NAME__MODULE: a 2nd NAME)
+        self.saved[shown] = self.saved.get(shown, 0) + 1
         child.append("captures.jsonl", entry)
 
     def summary(self) -> dict:
