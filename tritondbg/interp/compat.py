@@ -6,7 +6,8 @@ Installed through ``shims.py`` (each maker returns its undo):
 - ``tensor_like_args``: launch arguments that are not torch tensors but have ``data_ptr()`` and ``dtype``
   (FlagGems' ``StridedBuffer``), which Triton's launcher takes as pointers.
 - ``list_grids``: a grid given as a list, or a grid function returning one (Triton's layer-norm tutorial in
-  tritonbench: ``grid = lambda meta: [triton.cdiv(N, meta["BLOCK_SIZE_N"])]``).
+  tritonbench: ``grid = lambda meta: [triton.cdiv(N, meta["BLOCK_SIZE_N"])]``), or one of more than 3 entries
+  (FlagGems' cumsum: ``(M, num_ctas, 1, 1)``; compiled Triton ignores the entries past the third).
 """
 from __future__ import annotations
 
@@ -206,20 +207,43 @@ def tensor_like_args():
 def list_grids():
     """A grid that is a list, or a grid function that returns one: compiled Triton's launcher takes any sequence;
     the interpreter pads the grid with ``grid + (1,) * (3 - len(grid))`` ("can only concatenate list (not "tuple")
-    to list": helper-67, tritonbench's layer_norm backward). ``GridExecutor`` gets a tuple. Returns the undo."""
+    to list": helper-67, tritonbench's layer_norm backward). ``GridExecutor`` gets a tuple.
+
+    A grid of more than 3 entries: compiled Triton (``JITFunction.run``, 3.6 to 3.9) launches
+    ``grid[0], grid[1], grid[2]`` and ignores the rest, whatever they hold; the interpreter asserts "grid must have
+    at most 3 dimensions" (h88: FlagGems' cumsum launches ``kernel[(M, num_ctas, 1, 1)]`` for rows longer than
+    16384). The grid keeps its first 3 entries, as on the GPU; an ignored entry other than 1 is said once per
+    kernel on stderr (the GPU runs fewer programs than that grid names). Returns the undo."""
     from triton.runtime import interpreter as I
 
     original = I.GridExecutor.__init__
+    told: set = set()
+
+    def fit(g, fn):
+        if isinstance(g, list):
+            g = tuple(g)
+        if isinstance(g, tuple) and len(g) > 3:
+            extra = [v for v in g[3:] if not (isinstance(v, int) and v == 1)]
+            name = getattr(fn, "__name__", "the kernel")
+            if extra and name not in told:
+                told.add(name)
+                import sys
+
+                print(f"tritondbg: note: {name} was launched with the grid {g}: Triton launches grid[0], grid[1] and "
+                      f"grid[2] only and ignores the rest, so {', '.join(map(str, extra))} "
+                      f"{'is' if len(extra) == 1 else 'are'} ignored here as on the GPU (fewer programs than that "
+                      "grid names)", file=sys.stderr, flush=True)
+            g = g[:3]
+        return g
 
     def init(self, fn, arg_names, grid, *args, **kwargs):
-        if isinstance(grid, list):
-            grid = tuple(grid)
-        elif callable(grid):
+        if callable(grid):
             inner = grid
 
             def grid(meta, _inner=inner):
-                g = _inner(meta)
-                return tuple(g) if isinstance(g, list) else g
+                return fit(_inner(meta), fn)
+        else:
+            grid = fit(grid, fn)
         original(self, fn, arg_names, grid, *args, **kwargs)
 
     I.GridExecutor.__init__ = init

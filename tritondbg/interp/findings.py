@@ -64,6 +64,10 @@ def _consequence(e: dict) -> str:
     if op == "load":
         return (f"{how}: tritondbg did not read these lanes (here they hold {fill}); "
                 "on the GPU: garbage values or an illegal-address fault")
+    if e.get("skip_incomplete"):  # (oob.skip_writes: too many to keep for program mode's run without the poison)
+        return (f"{how}: tritondbg skipped these lanes, but past the first 16M of them your program's run without the "
+                "checks' poison wrote the rest into the other argument; on the GPU: corrupted memory or an "
+                "illegal-address fault")
     return f"{how}: tritondbg skipped these lanes; on the GPU: corrupted memory or an illegal-address fault"
 
 
@@ -234,6 +238,10 @@ def _message(e: dict) -> str:
                 f"the kernel's other lanes (an op such as 0/0 or the sqrt of a negative, or a NaN its inputs held); "
                 f"in this run the poison of the load at line {e.get('load_line')} came through those lanes first and "
                 "hides which. Give that load other= and run this again to name the op")
+    if kind == "nan_inf" and e.get("stored"):  # program mode: no reference (nan_stores.py)
+        from tritondbg.interp.nan_stores import message
+
+        return message(e)
     if kind == "nan_inf":
         ev = e["event"]
         label = "NaN" if ev["value"] != ev["value"] else ("Inf" if ev["value"] in (float("inf"), float("-inf")) else "NaN/Inf")

@@ -19,6 +19,7 @@ API (for any code that launches kernels under the interpreter, e.g. program mode
     guard.install()          idempotent; guard.uninstall() undoes it; guard.installed() -> bool
     guard.allow(*regions)    extra memory kernels may reach through pointers that are not arguments
                              (torch tensors, or (address, nbytes)); guard.clear_allowed()
+    guard.skipping(writes)   store / atomic lanes the sanitizer skipped, skipped again (program mode's rerun)
     guard.masked() -> int    lanes masked off since the last guard.reset(); guard.where() by line;
                              guard.kept_findings() the same as out_of_bounds errors (no sanitizer ran)
 """
@@ -33,7 +34,7 @@ from tritondbg.interp import hooks
 
 SCRATCH = np.zeros(64, dtype=np.uint64)  # CAS lanes outside every tensor are redirected here
 _saved: dict[str, Any] = {}
-_state: dict[str, Any] = {"masked": 0, "allowed": [], "listener": None, "checker": None, "where": {}}
+_state: dict[str, Any] = {"masked": 0, "allowed": [], "listener": None, "checker": None, "where": {}, "skip": None}
 
 
 def masked() -> int:
@@ -119,6 +120,30 @@ def deferred_to(checking):
         yield
     finally:
         _state["checker"] = saved
+
+
+@contextlib.contextmanager
+def skipping(writes: dict):
+    """Store and atomic lanes to leave out while the block runs: ``writes`` maps a kernel line (file, line) to arrays
+    of the addresses the sanitizer skipped there (``oob.skip_writes``: lanes out of bounds that land in another
+    argument, which the guard alone lets through). Program mode's run without the poison (checker.py) runs so."""
+    saved = _state["skip"]
+    _state["skip"] = {k: np.unique(np.concatenate(v)) for k, v in writes.items() if v} or None
+    try:
+        yield
+    finally:
+        _state["skip"] = saved
+
+
+def _skipped(ptrs) -> np.ndarray | None:
+    """The lanes of a store or atomic at the running kernel line whose addresses ``skipping`` names, or None."""
+    from tritondbg.interp import frames
+
+    addrs = _state["skip"].get(frames.site()[:2])
+    if addrs is None:
+        return None
+    hit = np.isin(np.asarray(ptrs.data).astype(np.uint64, copy=False), addrs)
+    return hit if hit.any() else None
 
 
 def _merged(spans) -> tuple[np.ndarray, np.ndarray]:
@@ -316,9 +341,13 @@ def _install() -> None:
     def _masked(ptrs, mask, op):
         """The mask handle with the outside lanes off, or the mask itself when none is outside."""
         bad = outside(ptrs, None if mask is None else mask.data)
+        if bad is not None:
+            _count(op, int(bad.sum()))
+        skip = _skipped(ptrs) if op != "load" and _state["skip"] else None
+        if skip is not None:  # (told by the sanitizer's run: not counted)
+            bad = skip if bad is None else bad | skip
         if bad is None:
             return mask
-        _count(op, int(bad.sum()))
         import triton.language as tl
 
         live = np.ones(bad.shape, bool) if mask is None else np.broadcast_to(np.asarray(mask.data, bool), bad.shape)
@@ -337,6 +366,10 @@ def _install() -> None:
         bad = outside(ptr, None)
         if bad is not None:
             _count("atomic", int(bad.sum()))
+        skip = _skipped(ptr) if _state["skip"] else None
+        if skip is not None:
+            bad = skip if bad is None else bad | skip
+        if bad is not None:
             data = np.array(np.broadcast_to(ptr.data, bad.shape), dtype=np.uint64, copy=True)
             data[bad] = np.uint64(SCRATCH.ctypes.data)
             ptr = I.TensorHandle(data, ptr.dtype)

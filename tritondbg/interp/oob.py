@@ -7,6 +7,7 @@ import numpy as np
 from tritondbg.interp import frames
 
 _MAX_SAMPLE = 8  # element offsets kept per entry (the full range is kept beside them)
+_MAX_SKIPPED = 1 << 24  # addresses of store / atomic lanes in another argument kept for a run without the poison
 
 
 def _widen(e: dict, off: np.ndarray) -> None:
@@ -108,6 +109,8 @@ def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool
         from tritondbg.interp import guard
 
         tabled = (owner < 0) & ~inside & guard.reachable(bad, width)
+        if op != "load" and (elsewhere.any() or tabled.any()):  # skipped in a run without the poison too
+            skip_writes(san, e, site, bad[elsewhere | tabled])
         if elsewhere.any() or tabled.any():
             e["in_other"] = e.get("in_other", 0) + int(elsewhere.sum()) + int(tabled.sum())
             if e["lands"] is None and elsewhere.any():
@@ -117,3 +120,16 @@ def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool
                 held = guard.table_buffer_at(at, width)
                 e["lands"] = (f"{held.name}[{int(held.offsets(np.array([at], np.uint64))[0])}]" if held is not None
                               else f"a tensor the launch reached through a pointer table (0x{at:x})")
+
+
+def skip_writes(san, e: dict, site: tuple, addrs: np.ndarray) -> None:
+    """Store / atomic lanes out of bounds that land in another argument (``addrs``): skipped in this run, and kept
+    by site (``san.skipped_writes``) so that the run program mode makes without the poison (checker.py) skips them too
+    (``guard.skipping``): the message says tritondbg skipped them, and a run without the bug would not write there
+    (h88: a load out of bounds too made the program's launch run again plainly, which wrote them into ``x``). Past
+    ``_MAX_SKIPPED`` addresses the rest are written there; the entry says so."""
+    held = sum(a.size for v in san.skipped_writes.values() for a in v)
+    if held + addrs.size > _MAX_SKIPPED:
+        e["skip_incomplete"] = True
+        return
+    san.skipped_writes.setdefault(site[:2], []).append(np.array(addrs, dtype=np.uint64, copy=True))

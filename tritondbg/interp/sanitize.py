@@ -23,7 +23,8 @@ import warnings
 
 import numpy as np
 
-from tritondbg.interp import findings, frames, guard, hooks, initcheck, nan_origin, oob, races, shadow, undo, unstored
+from tritondbg.interp import (findings, frames, guard, hooks, initcheck, nan_origin, nan_stores, oob, races, shadow,
+                              undo, unstored)
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, hidden_nan, payload_ids, poison_array, poisoned  # noqa: F401 (API)
@@ -67,10 +68,12 @@ class Sanitizer(Instrument, hooks.Listener):
 
     name = "sanitizer"
     max_race_elements = _MAX_RACE_ELEMENTS  # races.py notes a record cut short
+    max_nonfinite_events = _MAX_NONFINITE_EVENTS  # nan_stores.py notes a count cut short
 
-    def __init__(self, journal: bool = False):
+    def __init__(self, journal: bool = False, program: bool = False):
         self.check_nonfinite = True
         self.keep_journal = journal  # record what the launch overwrites (undo.Journal: program mode, CPU tensors)
+        self.program_mode = program  # program mode: no reference; a NaN an op made and a store wrote is a warning
         self._reset()
 
     def _reset(self) -> None:
@@ -78,6 +81,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.nonfinite: list[dict] = []
         self.made_from_finite = False  # an op made NaN/Inf from finite inputs only (nonfinite_event)
         self.nonfinite_reached: set[int] = set()  # events whose NaN/Inf a store wrote to memory (nan_origin.py)
+        self.nan_stored: dict[int, dict] = {}      # program mode: event -> the NaN its lanes' stores wrote (nan_stores)
         self.outputs_nonfinite = 0                 # output elements NaN/Inf where the reference is finite
         self.poison_sites: dict[tuple, int] = {}
         self.poison_info: dict[int, dict] = {}
@@ -89,6 +93,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.store_spans: dict[tuple, tuple] = {}   # (file, line) of a store -> (lowest, highest) address written
+        self.skipped_writes: dict[tuple, list] = {}  # (file, line) -> addresses of lanes skipped (oob.skip_writes)
         self.locks = HeldLocks()                     # lock words the running program holds (memops.py)
         self.abandoned: dict[int, tuple] = {}        # lock words a finished program of the launch still held
         self.spin = SpinWatch()                      # the running program's repeated atomics (memops.py)
@@ -150,6 +155,8 @@ class Sanitizer(Instrument, hooks.Listener):
             if result.status == "fail" and infs and not self.outputs_nonfinite and \
                     self._nonfinite_told() and all(e["kind"] != "nan_inf" for e in self.agg.values()):
                 self._nonfinite_entry(None, 0, among=infs)
+        if self.program_mode:
+            nan_stores.entries(self)
         oob_sites = {(i["file"], i["line"]) for i in self.poison_info.values() if i.get("oob_only")}
         # in the order they happened: the first NaN before the reduction it spoils, whichever was aggregated first
         for entry in sorted(self.agg.values(), key=lambda e: e.get("event", e)["seq"]):
@@ -340,6 +347,8 @@ class Sanitizer(Instrument, hooks.Listener):
             (self.locks.pending if self.locks.tentative else self.writes).append(entry)
             self.write_count += int(addrs.size)
         self.nonfinite_reached |= nan_origin.stored(value, live, p.shape)
+        if self.program_mode and nan_origin.origin_of(value) is not None:
+            nan_stores.record(self, ptrs, value, live, site)
         if self.poison_used:
             self._poison_store(value, live, site)
         if self.uninit_sids:
@@ -379,6 +388,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.seq += 1
         self.nonfinite.append(dict(seq=self.seq, file=site[0], line=site[1], function=site[2], pid=list(self.pid),
                                    op=name, lanes=int(new.sum()), value=value, inputs=vals,
+                                   finite=from_finite,  # (program mode: nan_stores.py)
                                    kernel=self.launch.kernel if self.launch else "?"))
         return self.seq
 

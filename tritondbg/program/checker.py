@@ -4,7 +4,8 @@ Each launch runs inside the same instruments ``tritondbg interpret KERNEL`` uses
 (``interp.attribution.KernelReport``: kernel errors and device asserts at the kernel line and pid;
 ``interp.sanitize.Sanitizer``: out of bounds, races, masked-lane poison, padded reductions), entered
 around the launch with the launch's arguments. There is no reference to compare with, so the checks that
-need one (an output NaN where the reference is finite) do not apply. Each finding gets the kernel, the
+need one (an output NaN where the reference is finite) do not apply: a NaN an op made from finite inputs and a store
+wrote is a ``nan_inf`` warning (interp/nan_stores.py). Each finding gets the kernel, the
 launch's number among the kernel's launches (``launch``: from 0; ``launch_number``: from 1, as the lines tell it: "its
 2nd launch") and the call site in the program, goes to ``findings.jsonl`` at once and is printed to
 stderr as one line. An out-of-bounds lane is masked off: the program goes on.
@@ -46,7 +47,7 @@ def instruments(sanitize: bool = True, journal: bool = False) -> list:
     if sanitize:
         from tritondbg.interp.sanitize import Sanitizer
 
-        out.append(Sanitizer(journal=journal))
+        out.append(Sanitizer(journal=journal, program=True))
     return out
 
 
@@ -177,7 +178,7 @@ def _without_poison(proceed, san, snap, result, value):
     import numpy as np
     import torch
 
-    from tritondbg.interp import shims
+    from tritondbg.interp import guard, shims
 
     journal = san.journal
     tensors = _tensors(snap)
@@ -197,7 +198,9 @@ def _without_poison(proceed, san, snap, result, value):
     shims.set_print_stream(io.StringIO())  # the sanitized run printed already
     value, error = None, None
     try:
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        # the store lanes the sanitized run skipped (out of bounds, in another argument) stay skipped, as its
+        # findings say (h88: they were written into that argument when a load out of bounds made this run)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), guard.skipping(san.skipped_writes):
             value = proceed()
     except Exception as exc:  # noqa: BLE001 - the plain interpreter's error: the program sees it
         error = exc
@@ -297,6 +300,7 @@ class Checker(attach.Observer):
         self.told: dict[tuple, int] = {}  # (kind, op, file, line, tensor, kernel) -> times found: a repeat is not printed
         self.told_repeats: set[str] = set()  # kernels whose repeats were said to be counted, not printed
         self.told_first: dict[tuple, int] = {}  # the launch a finding was first told at
+        self.told_tests: dict[tuple, list] = {}  # the pytest tests a finding was printed in (a repeat in another: once)
         self.captured: dict[str, int] = {}
         self.running = None
         self.band_read = False  # a band was told because a later launch read values computed from it
@@ -474,6 +478,18 @@ class Checker(attach.Observer):
         key = (f["kind"], f.get("op"), f.get("file"), f.get("line"), f.get("tensor"), launch.name)
         seen = self.told[key] = self.told.get(key, 0) + 1
         first = self.told_first.setdefault(key, index)
+        tests = self.told_tests.setdefault(key, [])  # the first told's test (None: outside any), then each other
+        if seen > 1 and f["kind"] != "kernel_error" and test and test not in tests:
+            # a repeat in another pytest test: pytest shows a failing test's own output only, so the finding is
+            # printed there once, self-contained (h88: later failing tests said "findings come again ... (its 5th
+            # launch ...)" or nothing, never what the finding was)
+            told = f"in test {tests[0]}" if tests[0] else "outside any test"
+            tests.append(test)
+            self._print(f, launch, label, test, f" (told first {told}, at its {nth(first + 1)} launch; repeats "
+                                                "within a test are counted in the summary, not printed)")
+            return
+        if seen == 1:
+            tests.append(test)
         if seen > 1 and f["kind"] != "kernel_error":  # (helper-62: 21 lines of the same 3 findings for topk)
             if launch.name not in self.told_repeats:
                 self.told_repeats.add(launch.name)
@@ -482,13 +498,20 @@ class Checker(attach.Observer):
                       f"{label} at {frames.site_name(f.get('file'))}:{f.get('line')}); repeats are counted in the "
                       "summary, not printed", file=sys.stderr, flush=True)
             return
-        pid = f" pid {tuple(f['pid'])}" if f.get("pid") else ""
         # (a kernel error is raised into the program, which may catch it: the summary then calls it a warning)
         raised = " (raised into the program: the summary says whether it caught it)" \
             if f["kind"] == "kernel_error" else ""
+        self._print(f, launch, label, test, raised)
+
+    @staticmethod
+    def _print(f: dict, launch, label: str, test, tail: str) -> None:
+        """The finding's line on stderr."""
+        from tritondbg.interp import frames
+
+        pid = f" pid {tuple(f['pid'])}" if f.get("pid") else ""
         print(f"tritondbg: {label} in {launch.name} at {frames.site_name(f.get('file'))}:{f.get('line')}"
               f"{pid}: {f.get('message', '')} "
-              f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]{raised}",
+              f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]{tail}",
               file=sys.stderr, flush=True)
 
     def _settle(self, entry, later: str = "and no later launch wrote them", severity: str = "warning") -> bool:

@@ -1,0 +1,99 @@
+"""Program mode (``tritondbg interpret -- CMD``): a NaN an op made from finite inputs and a store wrote is a warning.
+
+h88's stranger test: a softmax without its max subtraction (exp overflows, inf / inf) wrote NaN into its output and
+the run said "0 finding(s)", exit 0, while a reproducer's replay named the op. Only such a NaN: not one the inputs
+held, not one made from a -inf a mask put there, not one a tl.where or the store's mask dropped, not an Inf.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+from conftest import run_cli
+
+pytestmark = [pytest.mark.interpreter, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
+
+PROG = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def softmax(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + offs, mask=offs < n, other=-float("inf"))
+    num = tl.exp(x)  # EXP
+    y = num / tl.sum(num, axis=0)
+    tl.store(y_ptr + row * n + offs, y, mask=offs < n)
+
+@triton.jit
+def ratio(a_ptr, b_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs, mask=offs < n, other=1.0)
+    b = tl.load(b_ptr + offs, mask=offs < n, other=1.0)
+    tl.store(y_ptr + offs, a / b, mask=offs < n)  # DIV
+
+@triton.jit
+def fine(x_ptr, d_ptr, y_ptr, z_ptr, w_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)  # holds a NaN of the program's: copied, not made
+    d = tl.load(d_ptr + offs, mask=offs < n, other=1.0)
+    tl.store(y_ptr + offs, x + tl.where(d == 0, 0.0, x / d), mask=offs < n)  # guarded divide: 0/0 dropped
+    tl.store(z_ptr + offs, tl.exp(x * 1000.0), mask=offs < n)  # an Inf stored as an Inf (a -inf may be meant)
+    tl.store(w_ptr + offs, 0.0 / d, mask=(offs < n) & (d != 0))  # 0/0 in lanes the mask keeps out
+
+@triton.jit
+def masked_row(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))  # n = 0: every lane is the mask's -inf
+    tl.store(y_ptr + offs, x - tl.max(x, axis=0))  # -inf - -inf: NaN from the mask's -inf, no finite origin
+
+x = 100 * torch.randn(3, 37, device="cuda")
+x[0, 0] = 100.0
+y = torch.empty_like(x)
+softmax[(3,)](x, y, 37, BLOCK=64)
+softmax[(3,)](x, y, 37, BLOCK=64)  # again: told once
+a = torch.zeros(8, device="cuda"); y8 = torch.empty(8, device="cuda")
+ratio[(1,)](a, a, y8, 8, BLOCK=8)
+v = torch.randn(8, device="cuda"); v[2] = float("nan")
+d = torch.ones(8, device="cuda"); d[3] = 0.0
+v[3] = 0.0
+outs = [torch.zeros(8, device="cuda") for _ in range(3)]
+fine[(1,)](v, d, *outs, 8, BLOCK=8)
+m = torch.empty(8, device="cuda")
+masked_row[(1,)](x, m, 0, BLOCK=8)
+print("nan:", [int(torch.isnan(t).sum()) for t in (y, y8, *outs, m)], "inf:", int(torch.isinf(outs[1]).sum()))
+'''
+
+
+def _line(src: str, tag: str) -> int:
+    return next(i for i, ln in enumerate(src.splitlines(), 1) if ln.rstrip().endswith(tag))
+
+
+def test_program_mode_warns_of_a_nan_an_op_made_from_finite_inputs_and_a_store_wrote(tmp_path, cli_env):
+    src = textwrap.dedent(PROG)
+    (tmp_path / "prog.py").write_text(src)
+    report = tmp_path / "report.json"
+    out = run_cli(["interpret", "--json", str(report), "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    # a warning: the exit status is the program's
+    assert out.returncode == 0, out.stderr[-3000:]
+    found = json.loads(report.read_text())["findings"]
+    nan = [f for f in found if f["kind"] == "nan_inf"]
+    assert {(f["kernel"], f["line"], f["severity"]) for f in nan} == {
+        ("softmax", _line(src, "# EXP"), "warning"), ("ratio", _line(src, "# DIV"), "warning")}, nan
+    assert not [f for f in found if f["kind"] != "nan_inf"], found
+    soft = next(f for f in nan if f["kernel"] == "softmax")
+    assert soft["op"] == "exp" and soft["tensor"] == "y_ptr" and soft["pid"], soft
+    assert "an Inf from finite inputs" in soft["message"] and "NaN lane(s) made from it were stored" in \
+        soft["message"] and f"(line {_line(src, '# EXP') + 2}, into y_ptr" in soft["message"], soft["message"]
+    div = next(f for f in nan if f["kernel"] == "ratio")
+    assert "a NaN from finite inputs, in 8 lane(s) of 1 program" in div["message"], div["message"]
+    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("tritondbg: warning: nan_inf")]
+    assert len(lines) == 2 and f"prog.py:{_line(src, '# EXP')} pid (" in lines[0], out.stderr[-3000:]
+    assert "5 launch(es), 0 finding(s), 3 warning(s)" in out.stderr, out.stderr[-2000:]  # (softmax's 2nd launch)
+    # what the kernels that get no warning made: a NaN copied, a -inf - -inf stored, an Inf stored
+    counts = out.stdout.split("nan:")[1]
+    assert counts.split("inf:")[0].strip().endswith("8, 1, 1, 0, 8]") and counts.split("inf:")[1].strip() != "0", \
+        out.stdout

@@ -1,0 +1,94 @@
+"""Program mode (``tritondbg interpret -- CMD``): a NaN an op of the kernel made from finite inputs and a store wrote.
+
+A program has no reference, so the ``nan_inf`` error of a scenario (an output NaN where the reference is finite)
+does not apply. An op that makes NaN from finite inputs needs none, though: the softmax without its max
+subtraction (``exp`` overflows to Inf, then ``inf / inf``) wrote NaN into its output and the run said
+"0 finding(s)". Each NaN lane carries the event of the op that made it (nan_origin.py: a NaN made from an
+earlier op's Inf keeps that op, the overflow); a store of NaN lanes whose event made its NaN/Inf from finite inputs
+is recorded here (``record``), and the launch's finish turns each such event into a ``nan_inf`` warning at the
+op's line and pid (``entries``): a warning, since a program may mean it (torch's own ``log(-1)`` is NaN).
+
+Not told: a NaN the inputs already held (loaded from memory: no event), an op that made NaN from an Inf it was
+handed (``-inf - -inf`` of a row a mask filled with ``other=-inf``: no finite origin), an Inf stored as an Inf
+(a ``-inf`` may be meant), NaN lanes a ``tl.where`` dropped or a store's mask kept out. The cost is that of a
+store whose value holds NaN/Inf lanes with an origin: the origins are tracked in program mode anyway.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tritondbg.interp import nan_origin
+
+
+def record(san, ptrs, value, live, site) -> None:
+    """A store of ``value`` (its lanes ``live``, None for all) at ``site``: the NaN lanes whose event made its
+    NaN/Inf from finite inputs, counted per event, with the first store's line, tensor and element."""
+    from tritondbg.interp import shadow, shadow_values
+
+    shape = ptrs.data.shape
+    nf = shadow_values._nonfinite(value)
+    if nf is None:
+        return
+    ids = nan_origin._bcast(nan_origin.origin_of(value), shape)
+    nan = nan_origin._bcast(nf[0], shape)
+    if ids is None or nan is None:
+        return
+    sel = nan & (ids > 0)
+    if live is not None:
+        sel = sel & np.broadcast_to(np.asarray(live, dtype=bool), shape)
+    if not sel.any():
+        return
+    finite = {d["seq"] for d in san.nonfinite if d.get("finite")}
+    found, counts = np.unique(ids[sel], return_counts=True)
+    for ev, n in zip(found.tolist(), counts.tolist()):
+        if ev not in finite:
+            continue
+        got = san.nan_stored.get(ev)
+        if got is None:
+            got = san.nan_stored[ev] = dict(lanes=0, line=site[1], tensor=None, element=None)
+            first = int(np.asarray(ptrs.data)[sel & (ids == ev)].reshape(-1)[0])
+            base = shadow.base_of(ptrs)
+            bufs = san.launch.argmap().by_base(base) if base is not None and san.launch is not None else []
+            if bufs:
+                got["tensor"] = bufs[0].name
+                got["element"] = bufs[0].where(first)
+        got["lanes"] += n
+
+
+def entries(san) -> None:
+    """The launch's ``nan_inf`` warnings (program mode): one per op (line, tensor stored into) whose NaN a store
+    wrote, with the first program's event and the lanes of them all."""
+    for d in san.nonfinite:
+        stored = san.nan_stored.get(d["seq"])
+        if stored is None:
+            continue
+        saved = san.pid
+        san.pid = tuple(d["pid"])
+        e = san._entry("nan_inf", (d["file"], d["line"], d["function"]), stored["tensor"], d["op"], event=d,
+                       output=None, output_count=0, stored=None, severity="warning")
+        san.pid = saved
+        if e["stored"] is None:
+            e["stored"] = dict(stored)
+        else:
+            e["stored"]["lanes"] += stored["lanes"]
+        e["lanes"] += d["lanes"]
+        e["kernel"] = d["kernel"]
+        e["capped"] = len(san.nonfinite) >= san.max_nonfinite_events  # later ops' NaN carry no event: not counted
+
+
+def message(e: dict) -> str:
+    """findings.py's message of a program-mode entry."""
+    ev, st = e["event"], e["stored"]
+    label = "NaN" if ev["value"] != ev["value"] else "Inf"
+    args = ", ".join(f"{v:.6g}" for v in ev["inputs"]) or "..."
+    n = len(e["programs"])
+    into = f", into {st['tensor']}" + (f", first {st['element']}" if st["element"] else "") if st["tensor"] else ""
+    made = "made from it" if label == "Inf" else "of it"
+    article = "an" if label == "Inf" else "a"
+    capped = " (counted in the first ops that made NaN/Inf, in any program)" if e.get("capped") else ""
+    return (f"{ev['op']}({args}) = {ev['value']:.6g}: {article} {label} from finite inputs, in {e['lanes']} "
+            f"lane(s) of {n} program{'s' if n != 1 else ''}; {st['lanes']} NaN lane(s) {made} were stored "
+            f"(line {st['line']}{into}){capped}. Program mode has no reference to tell whether the program expects "
+            "NaN there, hence a warning: an overflow (exp of a large value: subtract the row's max first), 0/0, the "
+            "sqrt or log of a negative? Capture the launch (tritondbg capture --kernel NAME -- CMD) and replay its "
+            "reproducer to compare")
