@@ -12,6 +12,7 @@ import threading
 from typing import Any, Callable, Iterator
 
 from tritondbg import lookalike
+from tritondbg.lookalike import FN_CHAIN
 from tritondbg.errors import UsageError
 
 # Launch options a triton.Config carries besides its kwargs.
@@ -57,7 +58,7 @@ def find_autotuner(obj):
     from triton.runtime.autotuner import Autotuner
 
     seen = 0
-    while obj is not None and seen < 8:
+    while obj is not None and seen < FN_CHAIN:
         if isinstance(obj, Autotuner):
             return obj
         tuner = lookalike.adapter(obj)
@@ -71,7 +72,7 @@ def find_autotuner(obj):
 def jit_function(obj):
     """The jit function under autotuner / heuristics wrappers (the object whose ``.fn`` is a plain Python
     function: a JITFunction, or the interpreter's InterpretedFunction), or None."""
-    for _ in range(6):
+    for _ in range(FN_CHAIN):
         inner = getattr(obj, "fn", None)
         if inner is None:
             return None
@@ -84,7 +85,7 @@ def jit_function(obj):
 def heuristics_in(obj) -> list:
     """The @triton.heuristics wrappers along a kernel object's ``fn`` chain (``obj`` included), outermost first."""
     out, seen = [], 0
-    while obj is not None and seen < 8:
+    while obj is not None and seen < FN_CHAIN:
         if isinstance(getattr(obj, "values", None), dict):
             out.append(obj)
         obj = getattr(obj, "fn", None)
@@ -95,7 +96,7 @@ def heuristics_in(obj) -> list:
 def kernel_name(obj) -> str:
     """The name of the @triton.jit function at the bottom of a kernel object."""
     seen = 0
-    while hasattr(obj, "fn") and seen < 8:
+    while hasattr(obj, "fn") and seen < FN_CHAIN:
         obj = obj.fn
         seen += 1
     return getattr(obj, "__name__", repr(obj))

@@ -16,6 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+# how far down a kernel object's ``.fn`` chain (autotuner -> heuristics ... -> the jit function) tritondbg looks:
+# mamba's layer_norm backward stacks five @triton.heuristics under its autotuner (a walk of 4 missed it, helper-90)
+FN_CHAIN = 64
+
 _ADAPTERS: dict[int, tuple[Any, Any]] = {}  # id(object) -> (object, its Lookalike); the object kept alive with it
 _CLASS = None
 
@@ -25,7 +29,7 @@ def _kernel_below(fn) -> bool:
     function, and no Triton Autotuner (that one is found itself: a wrapper over it tunes nothing of its own)."""
     from triton.runtime.autotuner import Autotuner
 
-    for _ in range(4):
+    for _ in range(FN_CHAIN):
         if fn is None or not hasattr(fn, "run") or isinstance(fn, Autotuner):
             return False
         inner = getattr(fn, "fn", None)

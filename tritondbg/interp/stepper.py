@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from tritondbg.interp import frames, hooks, values
+from tritondbg.configs import FN_CHAIN
 from tritondbg.runner import Instrument
 
 MAX_STEPS = 20000  # per case: ~150 bytes of JSON a step; a loop that long is better read with --watch
@@ -338,7 +339,7 @@ def jit_functions(kernels) -> list:
     import sys
 
     def unwrap(obj):
-        for _ in range(8):
+        for _ in range(FN_CHAIN):
             if inspect.isfunction(obj):
                 return obj
             obj = getattr(obj, "fn", None)

@@ -48,7 +48,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tritondbg.configs import Withdrawn, in_trial, not_applicable_reason
+from tritondbg.configs import FN_CHAIN, Withdrawn, in_trial, not_applicable_reason
 from tritondbg.program.kernel_names import display_name
 
 _observers: list["Observer"] = []
@@ -350,7 +350,7 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
     if tuners:
         tuner = tuners[-1]
         base = tuner
-        for _ in range(4):              # Autotuner -> (Heuristics ->) the kernel
+        for _ in range(FN_CHAIN):       # Autotuner -> (Heuristics ->) the kernel
             base = getattr(base, "fn", None)
             if base is fn:
                 from tritondbg.configs import heuristics_in, listed_configs
@@ -444,7 +444,7 @@ def _quiet_numpy(launch):
 def _tuned_fn(tuner):
     """The kernel under an autotuner (through @triton.heuristics wrappers), or None."""
     base = tuner
-    for _ in range(4):
+    for _ in range(FN_CHAIN):
         base = getattr(base, "fn", None)
         if isinstance(base, _KERNEL_TYPES):
             return base
