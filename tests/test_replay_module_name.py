@@ -71,3 +71,25 @@ def test_two_kernels_of_one_name_are_two_kernels_to_capture_and_to_the_summary(t
     run = cli("interpret", "--", sys.executable, "prog.py")
     rows = [ln.split() for ln in run.stderr.splitlines() if ln.startswith("  _fwd_kernel")]
     assert ["_fwd_kernel", "3", "3", "0"] in rows and ["_fwd_kernel__kb", "2", "2", "2"] in rows, run.stderr[-2000:]
+
+
+@pytest.mark.interpreter
+def test_a_kernel_file_that_no_longer_parses_fails_its_reproducers_gates(tmp_path):
+    """helper-90: the replay fell back to the copy saved at capture (src/), so `check` passed a kernel whose file
+    had a syntax error (a bad edit, merge-conflict markers)."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
+                              timeout=300, cwd=tmp_path)
+
+    (tmp_path / "kern.py").write_text(KERNEL.format(cmp="<"))
+    (tmp_path / "prog.py").write_text(PROG)
+    assert cli("capture", "--out", "cap", "--", sys.executable, "prog.py").returncode == 0
+    (tmp_path / "kern.py").write_text(KERNEL.format(cmp="<") + "<<<<<<< HEAD\n")
+    chk = cli("check", "cap/scale_kernel_0.py", "--gates", "correctness", "--json", "r.json")
+    import json
+
+    [gate] = json.loads((tmp_path / "r.json").read_text())["extra"]["gates"]
+    assert chk.returncode == 1 and gate["status"] == "FAIL", gate
+    assert "kern.py:9: SyntaxError" in gate["reason"], gate["reason"]

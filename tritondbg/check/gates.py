@@ -17,6 +17,7 @@ from tritondbg.check.outcome import (ERROR, FAIL, NEEDS_GPU, PASS, SKIP, GateOut
 from tritondbg.check.launches import LaunchCounter
 from tritondbg.check.resources_gate import resources
 from tritondbg.configs import autotuners, config_str, untuned_kernels, untuned_text
+from tritondbg.errors import UsageError
 from tritondbg.record import compared_nothing
 
 # Three-way check for low precision (flash-attention's test_layer_norm habit): the kernel's error against the
@@ -487,5 +488,7 @@ def run_gate(gate: str, scenario, ctx: GateContext) -> GateOutcome:
     except subprocess.TimeoutExpired as e:
         cmd = " ".join(str(a) for a in (e.cmd or [])[2:]) if isinstance(e.cmd, (list, tuple)) else str(e.cmd)
         return GateOutcome(scenario.name, gate, ERROR, f"timed out after {e.timeout:g} s waiting for `{cmd}`")
+    except UsageError as e:  # the scenario cannot run as given (a kernel that no longer loads): its words
+        return GateOutcome(scenario.name, gate, FAIL, str(e))
     except Exception as e:  # noqa: BLE001 - a broken gate must fail loudly, not pass or crash the run
         return GateOutcome(scenario.name, gate, FAIL, f"gate crashed: {type(e).__name__}: {e}")

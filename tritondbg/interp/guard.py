@@ -62,8 +62,9 @@ def kept_findings() -> list[dict]:
                  tensor=None, offsets=[], op=op, programs=0, lanes=n, source=frames.source_line(file, line),
                  message=(f"{n} lane(s) of a {op} here point outside every tensor the launch was given; the memory "
                           f"guard kept them out ({'they read 0 or other=' if op == 'load' else 'skipped'}), so this "
-                          "run's output says nothing of the GPU's, where they read garbage or fault: run with the "
-                          "sanitizers (without --no-sanitize) for the program id, tensor and offsets"))
+                          "run's output says nothing of the GPU's, where they read garbage or fault: the sanitize "
+                          "gate, `tritondbg interpret` (without --no-sanitize), names the program id, tensor and "
+                          "offsets"))
             for (op, file, line), n in _state["where"].items()]
 
 

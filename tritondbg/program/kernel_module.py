@@ -216,6 +216,13 @@ def _launched(folder: str, meta: dict):
                    else _load_file(path, meta))
             return resolve(mod, qualname)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a module may exit at import
+            if isinstance(exc, SyntaxError) and path == meta.get("kernel_file") and not meta.get("standalone"):
+                # the kernel's own file no longer parses (an edit, merge-conflict markers): replaying the copy saved
+                # at capture would check the code as it was and pass (helper-90): the gate must fail instead
+                raise UsageError(f"cannot load kernel {qualname}: {exc.filename or path}:{exc.lineno or '?'}: "
+                                 f"SyntaxError: {exc.msg} (the copy saved at capture, src/{meta.get('source') or '?'}, "
+                                 "is the code as it was then: it is not replayed in place of a file that is there)"
+                                 ) from None
             skipped = getattr(mod, "__tritondbg_skipped__", None)
             problems.append(f"{path}: {type(exc).__name__}: {exc}"
                             + (f" (statements that raised: {'; '.join(skipped)})" if skipped else ""))
