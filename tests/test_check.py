@@ -392,8 +392,8 @@ def test_pytest_plugin_device_option_alone_sets_the_mode_and_items_run_in_a_work
     p = subprocess.run(base + ["test_top.py", "--tritondbg-device", "cpu"], **env_cmd)
     assert p.returncode == 0 and "1 passed" in p.stdout, p.stdout + p.stderr
     crash = str(REPO / "tests" / "check_data" / "crash.py")
-    p = subprocess.run(base + ["--tritondbg", crash + "::segv", "--tritondbg", crash + "::fine", "--tritondbg-gates",
-                               "correctness", "--tritondbg-device", "cpu"], **env_cmd)
+    p = subprocess.run(base + ["test_top.py", "--tritondbg", crash + "::segv", "--tritondbg", crash + "::fine",
+                               "--tritondbg-gates", "correctness", "--tritondbg-device", "cpu"], **env_cmd)
     out = p.stdout + p.stderr
     assert p.returncode == 1 and "1 failed, 2 passed" in out and "crashed" in out, out  # test_top.py too
 

@@ -191,3 +191,21 @@ def test_pytest_plugin_items_run_under_their_new_node_ids(tmp_path):
     out = p.stdout + p.stderr
     assert p.returncode == 1 and "1 failed, 1 passed" in out, out
     assert "missing_mask.py::buggy::sanitize" in out and "missing_mask::buggy::sanitize: out_of_bounds" in out, out
+
+
+def test_pytest_tritondbg_without_test_paths_collects_the_scenario_files_only(tmp_path):
+    """helper-90: `pytest --tritondbg F` in a project folder collected its tests too, and four that did not import
+    here failed the run; named test paths still run beside the gate items."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_broken.py").write_text("import no_such_module_here\n")
+    (tmp_path / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(tmp_path), "--co", "-q",
+            "--tritondbg", str(ZOO / "missing_mask.py"), "--tritondbg-gates", "sanitize", "--tritondbg-device", "cpu"]
+    p = subprocess.run(base, capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
+    assert p.returncode == 0 and "2 tests collected" in p.stdout, p.stdout + p.stderr
+    p = subprocess.run(base + ["test_ok.py"], capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
+    assert p.returncode == 0 and "3 tests collected" in p.stdout and "test_ok.py::test_ok" in p.stdout, p.stdout
+    run = [a for a in base if a != "--co"]  # and run, in the worker --tritondbg starts (it collects alike)
+    p = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
+    assert p.returncode == 1 and "1 failed, 1 passed" in p.stdout and "test_broken" not in p.stdout, p.stdout

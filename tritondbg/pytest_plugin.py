@@ -74,6 +74,11 @@ def pytest_configure(config):
     """Bad targets are one usage line before anything runs (in pytest's own process: with the worker that
     `--tritondbg` starts, an error while a worker collects said only "no tests ran")."""
     targets = config.getoption("tritondbg", None)
+    if targets and getattr(config, "args_source", None) is not None and config.args_source != config.ArgsSource.ARGS:
+        # no test path named: pytest would collect the current folder (or testpaths) beside the scenario files, and
+        # a tests folder that does not import here failed the run (helper-90); name paths to run tests as well.
+        # (In the workers too: they collect what the controller does.)
+        config.args[:] = []
     # an xdist worker has ``workerinput`` (PYTEST_XDIST_WORKER is also set in a pytest a worker's test started)
     if not targets or hasattr(config, "workerinput"):
         return
