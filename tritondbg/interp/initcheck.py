@@ -64,7 +64,7 @@ def fill(t, factory: str = "torch.empty") -> None:
     _remember(t, factory)
 
 
-def _remember(t, factory: str, text: str | None = None) -> None:
+def _remember(t, factory: str, text: str | None = None, site=None) -> None:
     try:
         storage = t.untyped_storage()
         lo, n = storage.data_ptr(), storage.nbytes()
@@ -72,7 +72,7 @@ def _remember(t, factory: str, text: str | None = None) -> None:
         return
     from tritondbg.interp.frames import short_path
 
-    site = _user_frame() if text is None else None
+    site = _user_frame() if text is None else site
     if text is None:
         text = f"{factory} at {short_path(site[0])}:{site[1]} ({site[2]})" if site else factory
     entry = (n, text, site)
@@ -94,17 +94,35 @@ def _forget(lo: int, entry) -> None:
             del _state["sites"][lo]
 
 
+@contextmanager
+def launched_from(site) -> Any:
+    """Within the block a launch's call site is ``site`` (file, line, function; None: no change): a reproducer's
+    replay, at the captured call site (helper-90: an unwritten output was placed at xdist/remote.py, replay.py)."""
+    if not site:
+        yield
+        return
+    saved = _state.get("launched_from")
+    _state["launched_from"] = (str(site[0]), int(site[1] or 0), str(site[2] if len(site) > 2 else "?"))
+    try:
+        yield
+    finally:
+        _state["launched_from"] = saved
+
+
 def caller_site() -> tuple[str, int, str] | None:
     """(file, line, function) of the first frame outside torch, triton, tritondbg and click (the CLI's, under a
-    reproducer's replay: helper-64 got an uninit finding at click/core.py), pytest and the console scripts beside
-    the interpreter (a check gate's replay named `_pytest/runner.py:184`, `interpret` `bin/tritondbg:8`:
-    helper-68): a launch's call site, None when only those made it."""
+    reproducer's replay: helper-64 got an uninit finding at click/core.py), pytest, xdist and the console scripts
+    beside the interpreter (a check gate's replay named `_pytest/runner.py:184`, `interpret` `bin/tritondbg:8`:
+    helper-68): a launch's call site, None when only those made it. In a replay (``launched_from``), the site the
+    program launched it from."""
+    if _state.get("launched_from"):
+        return _state["launched_from"]
     import sysconfig
 
     import click
     import triton
 
-    mods = [triton, click] + [sys.modules[m] for m in ("_pytest", "pluggy") if m in sys.modules]
+    mods = [triton, click] + [sys.modules[m] for m in ("_pytest", "pluggy", "xdist", "execnet") if m in sys.modules]
     skip = tuple(os.path.dirname(os.path.abspath(m.__file__)) + os.sep for m in mods if getattr(m, "__file__", None))
     paths = sysconfig.get_paths()
     stdlib = os.path.abspath(paths["stdlib"]) + os.sep  # (runpy, under `python -m tritondbg`)
@@ -300,10 +318,11 @@ def at_stores(f: dict, name: str, stores: list) -> dict:
     return f
 
 
-def remember_as(t, text: str) -> None:
+def remember_as(t, text: str, site=None) -> None:
     """Count ``t``'s memory as a factory's uninitialized memory, allocated where ``text`` says (a reproducer's
-    tensor that was such memory in the program it was captured from)."""
-    _remember(t, text, text=text)
+    tensor that was such memory in the program it was captured from); ``site``: (file, line, function) of that
+    allocation in the program, when the capture recorded it."""
+    _remember(t, text, text=text, site=tuple(site) if site else None)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import sys
 import time
 from typing import Any
 
+from tritondbg.configs import config_dict
 from tritondbg.program import attach, autotuned, claims, kernel_globals, tables
 
 _ALIGN = 128
@@ -151,6 +152,9 @@ def _uninit_groups(snap: Snapshot) -> None:
         where = initcheck.allocated_at(g["storage"].data_ptr() + g["start"])
         if where:
             g["uninit_from"] = where
+            site = initcheck.allocation_site(g["storage"].data_ptr() + g["start"])
+            if site:  # (file, line, function): where the replay places what it says of this memory
+                g["uninit_site"] = list(site)
 
 
 def copy_before(snap: Snapshot, early: dict | None = None) -> None:
@@ -363,6 +367,7 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         from tritondbg.program import nested
 
         standalone = nested.standalone_source(launch.file, launch.qualname, launch.fn)
+        extra = {"closure": nested.closure_values(launch.fn), **(extra or {})}  # lifted again at replay
     if standalone:
         src_name = f"{launch.module}_{re.sub(r'[^A-Za-z0-9_]+', '_', launch.name)}.py"
         with open(os.path.join(out_dir, "src", src_name), "w") as f:
@@ -389,7 +394,9 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "import_root": import_root(launch.file, launch.module), "program_path": program_path(),
         "call_site": list(site) if site else None, "stack": [list(s) for s in launch.stack],
         "grid": grid, "args": snap.args, "options": {k: autotuned.plain(v) for k, v in launch.options.items()},
-        "config": autotuned.config_of(launch), "config_grids": autotuned.config_grids(launch), "tensors": snap.specs, "pointers": snap.pointers,
+        "config": autotuned.config_of(launch), "config_grids": autotuned.config_grids(launch),
+        "configs": [{k: autotuned.plain(v) for k, v in config_dict(c).items()} for c in launch.configs or ()],
+        "tensors": snap.specs, "pointers": snap.pointers,
         "groups": [{k: v for k, v in g.items() if k != "storage"} for g in snap.groups],
         "outputs": {paths.get(i, f"tensor{i}"): i for i in outs},
         "dtype": run_dtype(snap.specs, outs),  # the launch's label: its inputs' dtype (each output has its own)

@@ -169,20 +169,37 @@ def load_kernel(folder: str, meta: dict):
     if changed and once(os.path.join(folder, meta["name"]), "globals"):
         print(f"tritondbg: {meta['name']}: module-level values the kernel reads are set as the program had them "
               f"({'; '.join(changed)})", file=sys.stderr)
+    if meta.get("config_grids") is not None and find_autotuner(kernel) is None:
+        kernel = _rebuilt_autotuner(kernel, folder, meta)
     if meta.get("config_grids") is not None and find_autotuner(kernel) is not None:
         return kernel
     return unwrap(kernel)
+
+
+def _rebuilt_autotuner(kernel, folder: str, meta: dict):
+    """An autotuned launch whose kernel was loaded without its autotuner (a nested kernel whose @triton.autotune
+    reads what cannot be lifted, an argument of the function that defines it): one made of the configs the capture
+    recorded, so that all-configs / resources / ir still reach each of them; ``kernel`` when fewer than two."""
+    configs = meta.get("configs") or [g["config"] for g in meta.get("config_grids") or ()]
+    if len(configs) < 2:
+        return kernel
+    import triton
+
+    from tritondbg.configs import CONFIG_ATTRS
+
+    made = [triton.Config({k: v for k, v in c.items() if k not in CONFIG_ATTRS},
+                          **{k: v for k, v in c.items() if k in CONFIG_ATTRS}) for c in configs]
+    if once(os.path.join(folder, meta["name"]), "autotuner"):
+        print(f"tritondbg: {meta['name']}: {meta['kernel']} loaded without its autotuner; replaying through one made "
+              f"of the {len(made)} configs recorded at capture (its pruning and hooks are not)", file=sys.stderr)
+    return triton.autotune(configs=made, key=[])(kernel)
 
 
 def _launched(folder: str, meta: dict):
     """The kernel object the program launched, by its module and name (decorators included)."""
     qualname, module = meta["qualname"], meta["module"]
     if "<locals>" in qualname:
-        if not (meta.get("standalone") and meta.get("source")):
-            raise UsageError(f"{meta['kernel']} is defined inside a function ({qualname}) and its source was not "
-                             f"found; its reproducer cannot import it: move the kernel to module level")
-        path = os.path.join(folder, "src", meta["source"])  # saved lifted to module level (program/nested.py)
-        return resolve(_load_file(path, meta), qualname.rsplit(".", 1)[-1])
+        return _nested(folder, meta)
     problems = []
     root = meta.get("import_root")
     if root and os.path.isdir(root) and root not in sys.path:
@@ -214,7 +231,10 @@ def _launched(folder: str, meta: dict):
         try:
             mod = (_load_definitions(path, meta, qualname.split(".")[0]) if module == "__main__"
                    else _load_file(path, meta))
-            return resolve(mod, qualname)
+            kernel = resolve(mod, qualname)
+            if path != meta.get("kernel_file") and not meta.get("standalone"):
+                _say_frozen(folder, meta, problems)  # the code as it was at capture: said
+            return kernel
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a module may exit at import
             if isinstance(exc, SyntaxError) and path == meta.get("kernel_file") and not meta.get("standalone"):
                 # the kernel's own file no longer parses (an edit, merge-conflict markers): replaying the copy saved
@@ -240,6 +260,50 @@ def _launched(folder: str, meta: dict):
             return kernel
     why = next((u.split(": ", 1)[1] for u in meta.get("unsaved") or () if u.startswith("source: ")), "no saved source")
     raise UsageError(f"cannot load kernel {qualname}: " + "; ".join(problems or [why]))
+
+
+def _nested(folder: str, meta: dict):
+    """A kernel defined inside a function, lifted to module level (program/nested.py) again from its file as it is
+    now, so that an edit made since capture is what gets checked (helper-90: the copy saved at capture was always
+    replayed, and a regression in the file passed every gate); that copy only when the file is gone, no longer
+    defines the kernel or does not load, said in one line. A file that no longer parses fails, as a module's does."""
+    from tritondbg.program import nested
+
+    qualname, name = meta["qualname"], meta["qualname"].rsplit(".", 1)[-1]
+    path, saved = meta.get("kernel_file"), (os.path.join(folder, "src", meta["source"]) if meta.get("source") else None)
+    if path and os.path.isfile(path):
+        closure = meta.get("closure")
+        if closure is None:  # captured before the closure's values were recorded: those the saved copy set
+            closure = nested.closure_of_copy(saved, path)
+        try:
+            mod = nested.load_current(path, qualname, closure, _private_name(path, meta, "nested:"))
+        except SyntaxError as exc:
+            raise UsageError(f"cannot load kernel {qualname}: {exc.filename or path}:{exc.lineno or '?'}: SyntaxError: "
+                             f"{exc.msg} (the copy saved at capture, src/{meta.get('source') or '?'}, is the code as "
+                             "it was then: it is not replayed in place of a file that is there)") from None
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - what the lifted module runs may fail here
+            why = f"{path} does not load ({type(exc).__name__}: {exc})"
+        else:
+            if mod is not None:
+                return resolve(mod, name)
+            why = f"{path} no longer defines {qualname}"
+    else:
+        why = f"{path or 'its file'} is gone"
+    if not (meta.get("standalone") and saved and os.path.isfile(saved)):
+        raise UsageError(f"{meta['kernel']} is defined inside a function ({qualname}) and {why}, and no copy was "
+                         f"saved at capture; its reproducer cannot load it: move the kernel to module level")
+    if once(os.path.join(folder, meta["name"]), "frozen"):
+        print(f"tritondbg: {meta['name']}: {why}; replaying the copy of {name} saved at capture "
+              f"(src/{meta['source']})", file=sys.stderr)
+    return resolve(_load_file(saved, meta), name)
+
+
+def _say_frozen(folder: str, meta: dict, problems: list) -> None:
+    own = meta.get("kernel_file") or "its file"
+    why = problems + ([f"{own} is gone"] if not os.path.isfile(own) else [])
+    if once(os.path.join(folder, meta["name"]), "frozen"):
+        print(f"tritondbg: {meta['name']}: {'; '.join(why)}; replaying the copy of {os.path.basename(own)} saved at "
+              f"capture (src/{meta['source']})", file=sys.stderr)
 
 
 def _file_of(kernel) -> str | None:

@@ -129,10 +129,20 @@ def _uninit_marks(meta: dict, tensors: list, compared: dict) -> dict:
     if not initcheck.installed():
         return {}
     for spec, t in zip(meta["tensors"], tensors):
-        where = meta["groups"][spec["group"]].get("uninit_from")
-        if where:
-            initcheck.remember_as(t, where)
+        group = meta["groups"][spec["group"]]
+        if group.get("uninit_from"):
+            initcheck.remember_as(t, group["uninit_from"], group.get("uninit_site"))
     return initcheck.marks_of({path: tensors[i] for path, i in compared.items()})
+
+
+def _launched_from(meta: dict):
+    """The replayed launch made where the program made it (its captured call site, else the kernel's definition):
+    where a finding about the launch itself (an output it left unwritten) is placed, not this module's frame."""
+    from tritondbg.interp import initcheck
+
+    site = meta.get("call_site") or (meta.get("kernel_file") and [meta["kernel_file"], meta.get("kernel_line") or 0,
+                                                                   meta.get("kernel") or "?"])
+    return initcheck.launched_from(site)
 
 
 def _bands(meta: dict, tensors: list, compared: dict, marks: dict) -> list:
@@ -295,8 +305,9 @@ def load_scenario(file: str, name: str) -> Scenario:
             raise UsageError(f"{name}: the grid was not recorded")
         _allocator_for(tensors)
         marks = _uninit_marks(meta, tensors, compared)
-        if not autotuned.launch(kernel(), meta, args, options, ran):
-            unwrap(kernel())[tuple(meta["grid"])](**{**args, **options, **config})
+        with _launched_from(meta):
+            if not autotuned.launch(kernel(), meta, args, options, ran):
+                unwrap(kernel())[tuple(meta["grid"])](**{**args, **options, **config})
         ran["bands"] = _bands(meta, tensors, compared, marks)
         return {path: tensors[i] for path, i in compared.items()}
 
