@@ -44,8 +44,15 @@ def test_a_reproducer_runs_its_captured_file_when_a_same_named_module_imports_fi
     assert rep.returncode == 1 and "out_of_bounds" in rep.stdout + rep.stderr, (rep.stdout + rep.stderr)[-2000:]
     assert f"module kern imports from {tmp_path / 'fixed' / 'kern.py'}; replaying the captured file" in rep.stderr
     # both in one worker, the fixed one loaded first: the buggy one still fails (it passed: "4 passed")
-    chk = cli("check", "-n", "1", "--gates", "correctness,sanitize", fixed, buggy)
+    chk = cli("check", "-n", "1", "--gates", "correctness,sanitize", fixed, buggy, "--json", str(tmp_path / "r.json"))
     assert chk.returncode == 1 and "2 passed, 2 failed" in chk.stdout + chk.stderr, (chk.stdout + chk.stderr)[-3000:]
+    # two files of one stem: told apart by their folder in the table, JSON and progress lines (two alike rows)
+    import json
+
+    rows = {(g["kernel"], g["gate"]): g["status"] for g in json.loads((tmp_path / "r.json").read_text())["extra"]["gates"]}
+    assert rows == {(f"cap_{n}/scale_kernel_0::scale_kernel_0", g): ("pass" if n == "fixed" else "FAIL")
+                    for n in ("fixed", "buggy") for g in ("correctness", "sanitize")}, rows
+    assert "cap_buggy/scale_kernel_0::scale_kernel_0::sanitize: FAIL" in chk.stderr, chk.stderr
 
 
 @pytest.mark.interpreter

@@ -221,7 +221,21 @@ def node_key(nodeid: str) -> tuple[str, str, str]:
     parts = nodeid.split("::")
     if len(parts) < 3:
         return ("", "", parts[-1])
-    return (Path(parts[0]).stem, parts[-2], parts[-1])
+    return (_file_key(parts[0]), parts[-2], parts[-1])
+
+
+def node_keys(nodeid: str) -> tuple:
+    """``node_key`` and its stem form (a bundled kernel's item is keyed by its name, its file's stem)."""
+    key = node_key(nodeid)
+    return (key, (Path(key[0]).stem, key[1], key[2]))
+
+
+def _file_key(file: str) -> str:
+    """A scenario file as both keys name it: its absolute path where the node id has one (`check`'s rootdir is a
+    temporary folder, so its files' ids are absolute: two capture folders' ``scale_kernel_0.py`` are two files),
+    else its stem."""
+    path = Path(file)
+    return path.as_posix() if path.is_absolute() else path.stem
 
 
 def item_key(target: str, gate: str) -> tuple[str, str, str]:
@@ -230,7 +244,7 @@ def item_key(target: str, gate: str) -> tuple[str, str, str]:
 
     if loader.is_path_target(target):
         file, _, name = target.partition("::")
-        return (Path(file).stem, name, gate)
+        return (_file_key(Path(file).expanduser().resolve().as_posix()), name, gate)
     return (target, target, gate)
 
 

@@ -164,7 +164,18 @@ def plan(targets: list[str], gates: list[str], *, device: str, case: str | None 
                 selection.select_cases(scenario, case, interpret=device == "cpu" and not all(
                     g in COMPILE_ONLY for g in gates))
             items += [Item(target, label, g) for g in gates]
-    return list(dict.fromkeys(items))
+    return _distinct_labels(list(dict.fromkeys(items)))
+
+
+def _distinct_labels(items: list[Item]) -> list[Item]:
+    """Scenarios of two files with one stem (two capture folders' ``scale_kernel_0.py``) named alike in the table,
+    JSON and JUnit (helper-88: two rows of ``scale_kernel_0::scale_kernel_0``): their folder goes before them."""
+    files: dict[str, set] = {}
+    for it in items:
+        files.setdefault(it.label, set()).add(it.target.partition("::")[0])
+    clash = {label for label, where in files.items() if len(where) > 1}
+    return [Item(it.target, f"{Path(it.target.partition('::')[0]).parent.name}/{it.label}", it.gate)
+            if it.label in clash else it for it in items]
 
 
 class _Watch:
@@ -223,9 +234,9 @@ class _Watch:
         elif not (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
             return
         self.done += 1
-        from tritondbg.pytest_plugin import node_key
+        from tritondbg.pytest_plugin import node_keys
 
-        item = self.names.get(node_key(report.nodeid)) or report.nodeid
+        item = next((self.names[k] for k in node_keys(report.nodeid) if k in self.names), report.nodeid)
         if self.bar is not None:
             self.bar.update(self.task, advance=1, description=item)
         elif self.lines:
@@ -367,6 +378,7 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
             if f.exists():
                 try:
                     done = GateOutcome.from_dict(json.loads(f.read_text()))
+                    done.kernel = it.label  # the table's name (``_distinct_labels``), not the worker's
                 except (OSError, ValueError, TypeError):
                     done = None
             outcomes.append(done or _unfinished(it, watch, rc, interrupted, item_file(str(outdir), it.target,
@@ -468,10 +480,10 @@ _PYTEST_EXIT = {3: " (pytest internal error)", 4: " (pytest usage error: an opti
 
 def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | None, **repro) -> GateOutcome:
     """The outcome of an item that wrote none: crashed (with its signal), interrupted, or never run."""
-    from tritondbg.pytest_plugin import item_key, node_key
+    from tritondbg.pytest_plugin import item_key, node_keys
 
     command = repro_command(it.target, it.gate, **repro)
-    node = next((n for n in watch.crashed if node_key(n) == item_key(it.target, it.gate)), None)
+    node = next((n for n in watch.crashed if item_key(it.target, it.gate) in node_keys(n)), None)
     if node is not None:
         why = _signal_text(watch.worker_exit.get(watch.crashed[node]))
         where = _fault_line(fault) if fault is not None else ""
