@@ -9,10 +9,12 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import REPO, run_cli
 from tritondbg import loader
 from tritondbg.check.gates import GateContext, run_gate
-from tritondbg.check.outcome import INTERRUPTED, PASS, SKIP
+from tritondbg.check.outcome import FAIL, INTERRUPTED, PASS, SKIP
 from tritondbg.record import RunRecord
 
 DATA = REPO / "tests" / "check_data"
@@ -209,3 +211,13 @@ def test_pytest_tritondbg_without_test_paths_collects_the_scenario_files_only(tm
     run = [a for a in base if a != "--co"]  # and run, in the worker --tritondbg starts (it collects alike)
     p = subprocess.run(run, capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
     assert p.returncode == 1 and "1 failed, 1 passed" in p.stdout and "test_broken" not in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("data", ["autotuned_via_function_apply.py", "autotuned_in_a_table.py"])
+def test_all_configs_reaches_an_autotuner_behind_a_function_apply_or_a_table(data):
+    """Review of helper-87's pre-run skip: an autotuned kernel launched from an autograd Function's forward
+    (``Function.apply``, the Liger / unsloth pattern) or from a dispatch table ``{dtype: kernel}`` was taken for none,
+    so the all-configs gate skipped a wrong config (BLOCK=32 here) without running it."""
+    target = f"{DATA / data}::bad"
+    out = run_gate("all-configs", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == FAIL and "BLOCK=32" in out.reason, (out.status, out.reason)

@@ -481,8 +481,8 @@ def autotuner_reachable(roots, limit: int = 20000) -> bool | None:
             return []
         seen.add(id(namespace))
         return [v for v in list(namespace.values())
-                if isinstance(v, (types.FunctionType, types.ModuleType, functools.partial, type))
-                or hasattr(v, "fn") or hasattr(v, "run")]
+                if isinstance(v, (types.FunctionType, types.ModuleType, functools.partial, type, dict, list, tuple,
+                                  set, frozenset)) or hasattr(v, "fn") or hasattr(v, "run")]
 
     todo, seen, n = list(roots), set(), 0
     while todo:
@@ -502,10 +502,22 @@ def autotuner_reachable(roots, limit: int = 20000) -> bool | None:
             if isinstance(obj, functools.partial):
                 todo += [obj.func, *obj.args, *obj.keywords.values()]
                 continue
-            if isinstance(obj, types.MethodType):
-                todo.append(obj.__func__)
+            if isinstance(obj, types.MethodType):  # (``Function.apply``: its class's own methods too)
+                todo += [obj.__func__, obj.__self__]
+                continue
+            if isinstance(obj, dict):  # a dispatch table (``{dtype: kernel}``)
+                todo += list(obj.values())
+                continue
+            if isinstance(obj, (list, tuple, set, frozenset)):
+                todo += list(obj)
+                continue
+            if isinstance(obj, type):  # a class's methods (an autograd Function's forward / backward)
+                if searched(obj.__module__):
+                    todo += [getattr(v, "__func__", v) for v in vars(obj).values()]
                 continue
             if isinstance(obj, types.FunctionType):
+                if searched(obj.__module__) and _names_autotune(obj.__code__):
+                    return None  # an autotuner made when it runs: only running it tells
                 todo += [c.cell_contents for c in obj.__closure__ or () if _filled(c)]
                 todo.append(getattr(obj, "__wrapped__", None))
                 todo += [d for d in obj.__defaults__ or () if callable(d)]
@@ -528,6 +540,11 @@ def autotuner_reachable(roots, limit: int = 20000) -> bool | None:
         except Exception:  # noqa: BLE001 - an object that refuses to be looked at: unknown, run to find out
             return None
     return False
+
+
+def _names_autotune(code) -> bool:
+    """Whether a function's code (its nested functions' included) names ``autotune``."""
+    return "autotune" in code.co_names or any(_names_autotune(c) for c in code.co_consts if isinstance(c, type(code)))
 
 
 def _filled(cell) -> bool:
