@@ -22,24 +22,17 @@ Hopper API.
 """
 from __future__ import annotations
 
-import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, warpgroup_mma,
                                                               warpgroup_mma_wait)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
-from ._attention_gluon import _gl_dtype, _tma_load
+from ._attention_gluon import ROWS, _gl_dtype, _layout, _tma_load  # ROWS: the query rows a program pads to (64)
 from ._gemm_gluon import PRODUCER_REGS, _barrier
 
 KERNEL = "gluon_decode_attention_kernel"
-ROWS = gl.constexpr(64)  # the query rows of a program, padded: wgmma's M side
 SMEM_BYTES = 220 * 1024
-
-
-@gluon.constexpr_function
-def _layout(N):
-    return gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, N, 16])
 
 
 @gluon.jit

@@ -239,10 +239,7 @@ def _launched(folder: str, meta: dict):
             if isinstance(exc, SyntaxError) and path == meta.get("kernel_file") and not meta.get("standalone"):
                 # the kernel's own file no longer parses (an edit, merge-conflict markers): replaying the copy saved
                 # at capture would check the code as it was and pass (helper-90): the gate must fail instead
-                raise UsageError(f"cannot load kernel {qualname}: {exc.filename or path}:{exc.lineno or '?'}: "
-                                 f"SyntaxError: {exc.msg} (the copy saved at capture, src/{meta.get('source') or '?'}, "
-                                 "is the code as it was then: it is not replayed in place of a file that is there)"
-                                 ) from None
+                raise _unparsable(qualname, path, exc, meta) from None
             skipped = getattr(mod, "__tritondbg_skipped__", None)
             problems.append(f"{path}: {type(exc).__name__}: {exc}"
                             + (f" (statements that raised: {'; '.join(skipped)})" if skipped else ""))
@@ -278,9 +275,7 @@ def _nested(folder: str, meta: dict):
         try:
             mod = nested.load_current(path, qualname, closure, _private_name(path, meta, "nested:"))
         except SyntaxError as exc:
-            raise UsageError(f"cannot load kernel {qualname}: {exc.filename or path}:{exc.lineno or '?'}: SyntaxError: "
-                             f"{exc.msg} (the copy saved at capture, src/{meta.get('source') or '?'}, is the code as "
-                             "it was then: it is not replayed in place of a file that is there)") from None
+            raise _unparsable(qualname, path, exc, meta) from None
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - what the lifted module runs may fail here
             why = f"{path} does not load ({type(exc).__name__}: {exc})"
         else:
@@ -296,6 +291,13 @@ def _nested(folder: str, meta: dict):
         print(f"tritondbg: {meta['name']}: {why}; replaying the copy of {name} saved at capture "
               f"(src/{meta['source']})", file=sys.stderr)
     return resolve(_load_file(saved, meta), name)
+
+
+def _unparsable(qualname: str, path: str, exc: SyntaxError, meta: dict) -> UsageError:
+    """The kernel's own file no longer parses: an error, never the copy saved at capture in its place."""
+    return UsageError(f"cannot load kernel {qualname}: {exc.filename or path}:{exc.lineno or '?'}: SyntaxError: "
+                      f"{exc.msg} (the copy saved at capture, src/{meta.get('source') or '?'}, is the code as it was "
+                      "then: it is not replayed in place of a file that is there)")
 
 
 def _say_frozen(folder: str, meta: dict, problems: list) -> None:

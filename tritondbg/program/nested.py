@@ -103,17 +103,14 @@ def _needs(decorator, scopes: list) -> list | None:
     return picked
 
 
-def lifted_tree(path: str, qualname: str, closure: list | None = None, *, decorated: bool = True,
-                source: str | None = None):
+def lifted_tree(path: str, qualname: str, closure: list | None = None, *, decorated: bool = True):
     """The module defining the nested kernel ``qualname`` (``build.<locals>.kernel``) at top level, line numbers
     kept, or None when the file no longer defines it. Raises OSError / SyntaxError when the file cannot be read /
     parsed. ``closure``: ``NAME = value`` statements of the kernel's closure values; ``decorated``: keep the
     kernel's autotune / heuristics decorators that can be (else its jit decorator only)."""
     parts = [p for p in qualname.split(".") if p != "<locals>"]
-    if source is None:
-        with open(path, encoding="utf-8") as f:
-            source = f.read()
-    tree = ast.parse(source, filename=path)
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), filename=path)
     scopes, scope, bodies = [_Scope(tree.body, set())], tree.body, []
     for name in parts[:-1]:  # down to the function that defines the kernel
         outer = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name), None)
@@ -180,7 +177,7 @@ def load_current(path: str, qualname: str, closure: dict, mod_name: str):
         return sys.modules[mod_name]
     statements = closure_statements(closure)
     for decorated in (True, False):
-        tree = lifted_tree(path, qualname, [*statements], decorated=decorated)
+        tree = lifted_tree(path, qualname, statements, decorated=decorated)
         if tree is None:
             return None
         code = compile(tree, path, "exec")
