@@ -46,7 +46,7 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
     out_dir = None
     if out_file and is_out_dir(out_file):  # a folder, as `interpret --out DIR` takes one: the files go inside
         options.check_output_path("--out", out_file, folder=True, purpose=_OUT_PURPOSE)
-        out_dir, out_file = out_file, None
+        out_dir, out_file = os.path.expanduser(out_file), None
     elif out_file:  # before any compile (the command line checked it already; ir() is called from Python too)
         options.check_output_path("--out", out_file, folder=False, purpose=_OUT_PURPOSE)
     _check_cache_dir()

@@ -109,7 +109,7 @@ def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool
         from tritondbg.interp import guard
 
         tabled = (owner < 0) & ~inside & guard.reachable(bad, width)
-        if op != "load" and (elsewhere.any() or tabled.any()):  # skipped in a run without the poison too
+        if op != "load" and san.program_mode and (elsewhere.any() or tabled.any()):  # (program mode's rerun)
             skip_writes(san, e, site, bad[elsewhere | tabled])
         if elsewhere.any() or tabled.any():
             e["in_other"] = e.get("in_other", 0) + int(elsewhere.sum()) + int(tabled.sum())
@@ -128,8 +128,9 @@ def skip_writes(san, e: dict, site: tuple, addrs: np.ndarray) -> None:
     (``guard.skipping``): the message says tritondbg skipped them, and a run without the bug would not write there
     (h88: a load out of bounds too made the program's launch run again plainly, which wrote them into ``x``). Past
     ``_MAX_SKIPPED`` addresses the rest are written there; the entry says so."""
-    held = sum(a.size for v in san.skipped_writes.values() for a in v)
+    held = san.skipped_count
     if held + addrs.size > _MAX_SKIPPED:
         e["skip_incomplete"] = True
         return
+    san.skipped_count = held + int(addrs.size)
     san.skipped_writes.setdefault(site[:2], []).append(np.array(addrs, dtype=np.uint64, copy=True))

@@ -94,6 +94,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.store_spans: dict[tuple, tuple] = {}   # (file, line) of a store -> (lowest, highest) address written
         self.skipped_writes: dict[tuple, list] = {}  # (file, line) -> addresses of lanes skipped (oob.skip_writes)
+        self.skipped_count = 0                       # how many addresses skipped_writes holds
         self.locks = HeldLocks()                     # lock words the running program holds (memops.py)
         self.abandoned: dict[int, tuple] = {}        # lock words a finished program of the launch still held
         self.spin = SpinWatch()                      # the running program's repeated atomics (memops.py)
@@ -346,8 +347,9 @@ class Sanitizer(Instrument, hooks.Listener):
             # under a word an exchange took: a test-and-set lock's critical section, or stores after a flag
             (self.locks.pending if self.locks.tentative else self.writes).append(entry)
             self.write_count += int(addrs.size)
-        self.nonfinite_reached |= nan_origin.stored(value, live, p.shape)
-        if self.program_mode and nan_origin.origin_of(value) is not None:
+        reached = nan_origin.stored(value, live, p.shape)
+        self.nonfinite_reached |= reached
+        if self.program_mode and reached:  # (nothing to record where no stored lane carries an event)
             nan_stores.record(self, ptrs, value, live, site)
         if self.poison_used:
             self._poison_store(value, live, site)

@@ -213,7 +213,7 @@ def padding_share(kind: str, h, x: np.ndarray, p: np.ndarray, axis, bad: np.ndar
     if axis is None:
         x, p, axis = x.reshape(-1), p.reshape(-1), 0
     bad = bad.reshape(x.shape)
-    x = x.astype(np.float64)
+    x = x.astype(np.float64, copy=False)
     real = p < 2
     with np.errstate(all="ignore"):
         if kind == "sum":
