@@ -154,7 +154,7 @@ def test_a_plugin_case_that_matches_nothing_fails_the_gate(tmp_path):
     p = subprocess.run(base + ["h200*"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     # every item skipped: nothing checked, exit 1 as `tritondbg check` (session 48; it was a green 0)
     assert p.returncode == 1 and "every case --case 'h200*' names is interpret=False" in p.stdout, p.stdout
-    assert "all 1 gate item(s) were skipped: nothing was checked" in p.stdout, p.stdout
+    assert "all 1 gate item(s) that run the kernel were skipped: nothing was checked" in p.stdout, p.stdout
 
 
 @pytest.mark.parametrize("spec, timed", [(None, ["big_a", "big_b"]), ("all", ["big_a", "big_b"]),

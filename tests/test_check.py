@@ -477,7 +477,12 @@ def test_pytest_plugin_all_skipped_is_no_pass_and_a_stray_scenario_file_is_refus
                        **env_cmd)
     out = p.stdout + p.stderr
     assert p.returncode == 1 and "2 skipped" in out, out
-    assert "all 2 gate item(s) were skipped: nothing was checked, so nothing passed" in out, out
+    assert "all 2 gate item(s) that run the kernel were skipped: nothing was checked, so nothing passed" in out, out
+    # the compile-only resources gate passing beside them checks nothing that runs: exit 1 too, as `check` (it was 0)
+    p = subprocess.run(base + ["--tritondbg", twin, "--tritondbg-gates", "perf,resources", "--tritondbg-device", "cpu"],
+                       **env_cmd)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1 and "1 passed, 1 skipped" in out and "all 1 gate item(s) that run" in out, out
     stray = str(ZOO / "missing_mask.py")
     p = subprocess.run(base + ["--tritondbg", twin, stray, "--tritondbg-device", "cpu"], **env_cmd)
     out = p.stdout + p.stderr

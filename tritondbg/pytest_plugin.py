@@ -111,30 +111,34 @@ def _scenario_file(arg: str) -> bool:
 
 
 class _SkippedAll:
-    """``tritondbg check`` exits 1 when every gate item was skipped ("nothing ran, so nothing passed"); the
-    plugin's session said "2 skipped", exit 0 (helper-85: `--tritondbg-gates perf,agreement` on a CPU)."""
+    """``tritondbg check`` exits 1 when no gate that runs the kernel ran ("nothing ran, so nothing passed",
+    ``outcome.nothing_ran``); the plugin's session said "2 skipped", exit 0 (helper-85: `--tritondbg-gates
+    perf,agreement` on a CPU), and "1 passed, 2 skipped" when the compile-only resources gate passed beside them."""
 
     def __init__(self):
         from tritondbg.check.gates import GATES
 
-        self.outcomes: list[str] = []
+        self.gates: list[dict] = []
         self.items = tuple(f"::{g}" for g in GATES)  # a gate item's node id ends with its gate
 
     def pytest_runtest_logreport(self, report):
         if report.when == "call" or (report.when == "setup" and report.skipped):
             if report.nodeid.endswith(self.items):
-                self.outcomes.append(report.outcome)
+                from tritondbg.check.outcome import SKIP
+
+                self.gates.append(dict(gate=report.nodeid.rsplit("::", 1)[1],
+                                       status=SKIP if report.skipped else report.outcome))
 
     def pytest_sessionfinish(self, session, exitstatus):
-        if self.outcomes and all(o == "skipped" for o in self.outcomes) and exitstatus == 0:
+        from tritondbg.check.outcome import COMPILE_ONLY, nothing_ran
+
+        if self.gates and nothing_ran(self.gates) and exitstatus == 0:
+            runs = sum(g["gate"] not in COMPILE_ONLY for g in self.gates) or len(self.gates)
             session.exitstatus = 1
             tr = session.config.pluginmanager.get_plugin("terminalreporter")
-            text = (f"tritondbg: all {len(self.outcomes)} gate item(s) were skipped: nothing was checked, so "
-                    "nothing passed (exit status 1, as `tritondbg check`)")
-            if tr is not None:
-                tr.write_line(text, red=True)
-            else:
-                print(text, file=sys.stderr)
+            if tr is not None:  # none under `tritondbg check` (-p no:terminal), which says it itself
+                tr.write_line(f"tritondbg: all {runs} gate item(s) that run the kernel were skipped: "
+                              "nothing was checked, so nothing passed (exit status 1, as `tritondbg check`)", red=True)
 
 
 def _gates(config) -> list[str]:
