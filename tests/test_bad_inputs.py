@@ -149,6 +149,10 @@ ROWS = [
     (["check", "add", "--gates", "perf", "--update-baseline", "--baseline", "{tmp}/nodir/b.json"], {}, 2,
      "--baseline {tmp}/nodir/b.json: no folder {tmp}/nodir"),
     (["ir", "add", "--out", "{tmp}/nodir/add.ptx"], {}, 2, "--out {tmp}/nodir/add.ptx: no folder {tmp}/nodir; the IR goes there"),
+    # `ir --out FILE|DIR`: options.output_callback with folder=is_out_dir, the file and folder checks of every command
+    (["ir", "add", "--out", "--stats"], {}, 2, "--out needs a FILE or DIR (got the option --stats)"),
+    (["ir", "add", "--out", "-"], {}, 2, "--out -: standard output carries the command's own report"),
+    (["ir", "add", "--out", "{tmp}/afile/sub/"], {}, 2, "--out {tmp}/afile/sub/: cannot be created: {tmp}/afile is a file"),
     # the program form: its own options before --, each value option with its value, the program after --
     (["profile", "--json", *PROGRAM], {}, 2, "--json needs its FILE before --: tritondbg profile [--out DIR] "),
     (["interpret", "--json", *PROGRAM], {}, 2, "--json needs its FILE before --: tritondbg interpret [--json "),

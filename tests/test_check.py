@@ -6,7 +6,6 @@ import re
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -58,10 +57,14 @@ def test_gate_fails_planted_bug_and_passes_twin(gate, file, words):
 
 @pytest.mark.interpreter
 def test_gpu_gates_skip_with_reason_on_cpu():
+    """The one GPU-only rule (outcome.GPU_ONLY / skipped_here), applied by run_gate before the gate runs."""
+    from tritondbg.check.outcome import GPU_ONLY, NEEDS_GPU
+
     scenario = loader.load("add")
-    for gate in ("perf", "agreement"):
+    assert GPU_ONLY == ("perf", "agreement")
+    for gate in GPU_ONLY:
         out = run_gate(gate, scenario, GateContext(device="cpu"))
-        assert out.status == SKIP and "GPU" in out.reason
+        assert out.status == SKIP and out.reason == NEEDS_GPU and not out.results, out
 
 
 def test_perf_judgement():

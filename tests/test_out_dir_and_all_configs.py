@@ -96,3 +96,67 @@ def test_interpret_all_configs_finds_no_autotuned_kernel_by_running_and_still_ru
     assert "note: --all-configs: lazy launches no autotuned kernel: its one config, run as without --all-configs" \
         in p.stderr, p.stderr
     assert "1/1 passed" in p.stdout, p.stdout
+
+
+def test_interpret_all_configs_takes_nothing_to_sweep_by_its_type_not_its_words(monkeypatch, capsys, tmp_path):
+    """The sweep's "no autotuned kernel" is a ``discover.NoAutotunedKernel``: reworded, the one config still runs
+    (execute.py matched the message's words); another usage error of the sweep (a --case typo) still ends the run."""
+    import pytest
+
+    from tritondbg import configs
+    from tritondbg.commands.execute import execute
+    from tritondbg.discover import NoAutotunedKernel
+    from tritondbg.errors import UsageError
+    from tritondbg.interp import sweep
+
+    target = f"{DATA / 'crash.py'}::fine"
+    monkeypatch.setattr(configs, "nothing_to_sweep", lambda scenario: None)  # as for a wrapper that imports lazily
+
+    def reworded(*a, **kw):
+        raise NoAutotunedKernel("nothing here for a sweep, in other words")
+
+    monkeypatch.setattr(sweep, "run_all_configs", reworded)
+    assert execute(target, mode="interpret", all_configs=True, out_dir=str(tmp_path)) == 0
+    out = capsys.readouterr()
+    assert "note: --all-configs: fine launches no autotuned kernel: its one config, run as without --all-configs" \
+        in out.err and "1/1 passed" in out.out, (out.out, out.err)
+
+    def other(*a, **kw):
+        raise UsageError("--case nope: no such case")
+
+    monkeypatch.setattr(sweep, "run_all_configs", other)
+    with pytest.raises(UsageError, match="no such case"):
+        execute(target, mode="interpret", all_configs=True, out_dir=str(tmp_path))
+    assert "note: --all-configs" not in capsys.readouterr().err
+
+
+def test_nothing_to_sweep_is_said_before_any_case_runs():
+    """The one rule of the all-configs gate's skip and `interpret --all-configs`'s one-config run (configs.py)."""
+    from tritondbg import loader
+    from tritondbg.configs import nothing_to_sweep
+
+    assert nothing_to_sweep(loader.load(f"{DATA / 'crash.py'}::fine")) == "add_one has no autotune configs"
+    assert nothing_to_sweep(loader.load(f"{DATA / 'hang.py'}::loop")) == "spin has no autotune configs"
+    assert nothing_to_sweep(loader.load(f"{DATA / 'pruned.py'}::pruned")) is None  # an autotuned kernel: a sweep
+
+
+def test_a_failed_compiles_log_is_written_where_logs_in_says(tmp_path):
+    """`ir --out DIR` / `check --out DIR` write the log in DIR at once (it was written to the temporary folder, then
+    moved by parsing its path back out of the error line); elsewhere, or where DIR cannot take it, the temporary
+    folder."""
+    import os
+    import tempfile
+
+    from tritondbg.ir import capture
+
+    with capture.logs_in(str(tmp_path / "new" / "dir")):
+        there = capture._write_log("k", "compiling k\n")
+    assert os.path.dirname(there) == str(tmp_path / "new" / "dir"), there
+    assert open(there).read() == "compiling k\n"
+    (tmp_path / "afile").write_text("")
+    for folder in (None, str(tmp_path / "afile")):  # nothing asked, or a folder that cannot be made: the temp one
+        with capture.logs_in(folder):
+            path = capture._write_log("k", "x")
+        assert os.path.dirname(path) == tempfile.gettempdir(), path
+        os.remove(path)
+    assert capture._log_dir is None

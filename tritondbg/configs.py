@@ -434,21 +434,19 @@ def not_applicable_reason(exc: BaseException) -> str | None:
     return None
 
 
-def untuned_kernels(scenario) -> list[str] | None:
-    """The kernels of a scenario that has nothing for --all-configs to sweep, known without running it: no kernel
-    it lists is autotuned and no autotuned kernel can be reached from its launch wrappers
-    (``autotuner_reachable``); None when it may have one (the sweep runs the cases to find those they launch)."""
+def nothing_to_sweep(scenario) -> str | None:
+    """Why --all-configs has nothing to sweep in ``scenario``, known without running it (``spin has no autotune
+    configs``): no kernel it lists is autotuned and no autotuned kernel can be reached from its launch wrappers
+    (``autotuner_reachable``); None when it may have one (the sweep runs the cases to find those they launch).
+    The one rule of the all-configs gate's skip and of ``interpret --all-configs``'s one-config run, both before
+    any case runs (a kernel that hangs spent the gate's whole --timeout looking for launched autotuners)."""
     kernels = list(scenario.kernels)
     if autotuners(kernels):
         return None
     roots = [scenario.launch, *(c.launch for c in scenario.cases if c.launch is not None), *kernels]
     if autotuner_reachable(roots) is not False:
         return None
-    return list(dict.fromkeys(kernel_name(k) for k in kernels))
-
-
-def untuned_text(names: list[str]) -> str:
-    """``spin has no autotune configs`` (``untuned_kernels``' names)."""
+    names = list(dict.fromkeys(kernel_name(k) for k in kernels))
     return f"{', '.join(names) or 'the launch'} {'have' if len(names) > 1 else 'has'} no autotune configs"
 
 

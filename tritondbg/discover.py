@@ -15,6 +15,13 @@ import dataclasses
 from typing import Any, Iterator
 
 from tritondbg.configs import autotuners, kernel_name
+from tritondbg.errors import UsageError
+
+
+class NoAutotunedKernel(UsageError):
+    """``--all-configs`` has nothing to sweep: ``Scenario.kernels`` lists no autotuned kernel and the cases launch
+    none (``with_autotuned_kernels``). ``interpret --all-configs`` then runs the one config as without the flag
+    (tritondbg/commands/execute.py): the type says so, whatever the message's words."""
 
 
 @contextlib.contextmanager
@@ -48,3 +55,12 @@ def with_launched_kernels(scenario, runs, *, device: str, seed: int = 0):
             runner.run_case(scenario, case, dtype, device=device, seed=seed)
     extra = [tuner for name, tuner in seen.items() if name not in listed]
     return dataclasses.replace(scenario, kernels=[*scenario.kernels, *extra]) if extra else scenario
+
+
+def with_autotuned_kernels(scenario, runs, *, device: str, seed: int = 0):
+    """``with_launched_kernels``, raising ``NoAutotunedKernel`` when the scenario still has no autotuned kernel:
+    the check after the cases ran, of the all-configs gate and of ``interpret --all-configs``'s sweep."""
+    scenario = with_launched_kernels(scenario, runs, device=device, seed=seed)
+    if not autotuners(scenario.kernels):
+        raise NoAutotunedKernel(f"--all-configs: {scenario.name} launches no autotuned kernel")
+    return scenario

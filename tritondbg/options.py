@@ -92,9 +92,13 @@ def _check_default_dir(name: str, always: bool, purpose: str) -> None:
         raise UsageError(f"{what}: {why}; {purpose} ({fix})")
 
 
-def _output_callback(*, folder: bool, purpose: str, makes_folder: bool = False, default: str | None = None):
-    """The click callback of ``out_dir_option`` / ``out_file_option``. ``default``: what is written when the
+def _output_callback(*, folder, purpose: str, makes_folder: bool = False, default: str | None = None):
+    """The click callback of ``out_dir_option`` / ``out_file_option``. ``folder``: True (a folder), False (a file),
+    or a function of the value that says which (``ir --out FILE|DIR``). ``default``: what is written when the
     option is not given: None (nothing), "records" (the record folder, when records are saved), "always"."""
+    either = callable(folder)
+    wanted = "FILE or DIR" if either else "DIR" if folder else "FILE"
+
     def callback(ctx, param, value):
         if ctx.resilient_parsing:
             return value
@@ -107,46 +111,18 @@ def _output_callback(*, folder: bool, purpose: str, makes_folder: bool = False, 
         if value in opts or value == "--":   # `--json --skip 3`: the next option taken as the path
             from tritondbg.errors import UsageError
 
-            raise UsageError(f"{name} needs a {'DIR' if folder else 'FILE'} (got the option {value})")
-        if value == "-" and not folder:  # it wrote a file named '-' in the current folder
+            raise UsageError(f"{name} needs a {wanted} (got the option {value})")
+        is_folder = folder(value) if either else folder
+        if value == "-" and not is_folder:  # it wrote a file named '-' in the current folder
             from tritondbg.errors import UsageError
 
             raise UsageError(f"{name} -: standard output carries the command's own report; give a file path")
-        check_output_path(name, value, folder=folder, purpose=purpose, makes_folder=makes_folder)
+        check_output_path(name, value, folder=is_folder, purpose=purpose, makes_folder=makes_folder)
         return value
     return callback
 
 
 output_callback = _output_callback  # a command's own option of the same checks (`ir --out FILE|DIR`)
-
-
-_LOG = None
-
-
-def keep_logs(text: str, out_dir: str | None) -> str:
-    """``text`` (an error line) with each log it names (``(full log: /tmp/tritondbg-compile-....log)``, a failed
-    compile's, written to the temporary folder) moved into ``out_dir`` and named there: a run given ``--out DIR``
-    keeps what it wrote in one place (a CI job's artifact). Unchanged without ``out_dir`` or when a move fails."""
-    import re
-    import shutil
-
-    global _LOG
-    if not out_dir or "full log: " not in text:
-        return text
-    _LOG = _LOG or re.compile(r"\(full log: ([^)]+?\.log)\)")
-
-    def move(m) -> str:
-        src = m.group(1)
-        dest = os.path.join(os.path.abspath(os.path.expanduser(out_dir)), os.path.basename(src))
-        try:
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            if os.path.abspath(src) != dest:
-                shutil.move(src, dest)
-        except OSError:
-            return m.group(0)
-        return f"(full log: {dest})"
-
-    return _LOG.sub(move, text)
 
 
 def out_dir_option(*decls, purpose: str, default: str | None = None, **kw):

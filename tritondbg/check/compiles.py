@@ -4,12 +4,13 @@ compiled), printed as one JSON object of `tritondbg ir --stats --json --all-conf
 each, before any compile); a warm request index answers every case without importing torch.
 
     python -m tritondbg.check.compiles TARGET --case NAME:DTYPE ... [--extra NAME:DTYPE ...] [--want KERNEL ...]
-                                              [--arch ARCH]
+                                              [--arch ARCH] [--log-dir DIR]
 
 ``--extra`` cases are tried one at a time, in order, while a ``--want`` kernel was not compiled yet (a wrapper
 with several code paths launches different kernels for different cases). Output: ``{"rows": [...],
 "cases": [names compiled], "seconds": {case: wall s}, "error": null | "one line"}``; exit 0, or 1 with
-``error`` set.
+``error`` set. ``--log-dir`` (``check --out DIR``): where a failed compile's full log is written (default: the
+temporary folder), the path the error names.
 """
 from __future__ import annotations
 
@@ -74,8 +75,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--extra", action="append", type=_pair, default=[])
     p.add_argument("--want", action="append", default=[])
     p.add_argument("--arch", default=None)
+    p.add_argument("--log-dir", default=None)
     a = p.parse_args(argv)
-    out = compile_cases(a.target, a.cases, a.extra, set(a.want), a.arch)
+    from tritondbg.ir.capture import logs_in
+
+    with logs_in(a.log_dir):
+        out = compile_cases(a.target, a.cases, a.extra, set(a.want), a.arch)
     print(json.dumps(out, default=str))
     return 1 if out["error"] else 0
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from tritondbg import runner, selection
-from tritondbg.check.outcome import (ERROR, FAIL, NEEDS_GPU, PASS, SKIP, GateOutcome, json_record, module_argv,
-                                     more_findings)
+from tritondbg.check.outcome import (ERROR, FAIL, PASS, SKIP, GateOutcome, json_record, module_argv, more_findings,
+                                     skipped_here)
 from tritondbg.check.launches import LaunchCounter
 from tritondbg.check.resources_gate import resources
-from tritondbg.configs import autotuners, config_str, untuned_kernels, untuned_text
+from tritondbg.configs import autotuners, config_str, nothing_to_sweep
 from tritondbg.errors import UsageError
 from tritondbg.record import compared_nothing
 
@@ -275,7 +275,7 @@ def correctness(scenario, ctx: GateContext) -> GateOutcome:
 def all_configs(scenario, ctx: GateContext) -> GateOutcome:
     """Every config the autotuner would try (after its prune_configs_by) is correct, not only the winner; a config
     that fails its own tl.static_assert is listed as not applicable."""
-    from tritondbg.discover import with_launched_kernels
+    from tritondbg.discover import NoAutotunedKernel, with_autotuned_kernels
     from tritondbg.interp.sweep import sweep
 
     if not scenario.cases:
@@ -285,13 +285,13 @@ def all_configs(scenario, ctx: GateContext) -> GateOutcome:
     if not runs:
         why = "no small (interpret=True) case to sweep" if autotuners(scenario.kernels) else "no autotuned kernel"
         return GateOutcome(scenario.name, "all-configs", SKIP, why)
-    plain = untuned_kernels(scenario)
-    if plain is not None:  # nothing to sweep: said before any run (a kernel that hangs spent --timeout here on it)
-        return GateOutcome(scenario.name, "all-configs", SKIP, f"no autotuned kernel: {untuned_text(plain)} "
+    plain = nothing_to_sweep(scenario)
+    if plain:  # said before any run (a kernel that hangs spent --timeout here on it)
+        return GateOutcome(scenario.name, "all-configs", SKIP, f"no autotuned kernel: {plain} "
                            "(one config: nothing to sweep; no autotuned kernel reachable from the launch either)")
-    # every autotuned kernel the cases launch, listed in Scenario.kernels or not (fla's wrappers launch their own)
-    scenario = with_launched_kernels(scenario, runs, device=_device(ctx), seed=ctx.seed)
-    if not autotuners(scenario.kernels):
+    try:  # every autotuned kernel the cases launch, listed in Scenario.kernels or not (fla's wrappers launch their own)
+        scenario = with_autotuned_kernels(scenario, runs, device=_device(ctx), seed=ctx.seed)
+    except NoAutotunedKernel:
         return GateOutcome(scenario.name, "all-configs", SKIP, "no autotuned kernel (none listed in Scenario.kernels, "
                            "none launched by the cases)")
     skipped: list = []
@@ -448,18 +448,16 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
 
 
 def perf(scenario, ctx: GateContext) -> GateOutcome:
-    """GPU: median time vs torch (ratio floor) and vs the recorded baseline file (within the margin)."""
-    if ctx.interpret:
-        return GateOutcome(scenario.name, "perf", SKIP, NEEDS_GPU)
+    """GPU: median time vs torch (ratio floor) and vs the recorded baseline file (within the margin); on a CPU
+    ``run_gate`` skips it (outcome.GPU_ONLY)."""
     from tritondbg.check.perf import perf_gate
 
     return perf_gate(scenario, ctx)
 
 
 def agreement(scenario, ctx: GateContext) -> GateOutcome:
-    """GPU: the interpreter's result and the compiled GPU result agree within the case tolerance."""
-    if ctx.interpret:
-        return GateOutcome(scenario.name, "agreement", SKIP, NEEDS_GPU)
+    """GPU: the interpreter's result and the compiled GPU result agree within the case tolerance; on a CPU
+    ``run_gate`` skips it (outcome.GPU_ONLY)."""
     from tritondbg.check.perf import agreement_gate
 
     return agreement_gate(scenario, ctx)
@@ -478,8 +476,12 @@ DEFAULT_GATES = tuple(GATES)
 
 
 def run_gate(gate: str, scenario, ctx: GateContext) -> GateOutcome:
-    """Run one gate; an exception inside the gate is that gate's FAIL with the one-line reason. Each run it made
-    names the gate in ``extra["gate"]`` (``check --json``'s results: which gate made which run)."""
+    """Run one gate; an exception inside the gate is that gate's FAIL with the one-line reason. A GPU-only gate
+    on the CPU is skipped (``outcome.skipped_here``). Each run it made names the gate in ``extra["gate"]`` (``check
+    --json``'s results: which gate made which run; ``session.make_record`` adds the item's kernel beside it)."""
+    why = skipped_here(gate, ctx.device)
+    if why:
+        return GateOutcome(scenario.name, gate, SKIP, why)
     try:
         outcome = GATES[gate](scenario, ctx)
         for r in outcome.results:

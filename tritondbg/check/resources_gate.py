@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tritondbg import selection
@@ -79,14 +80,19 @@ def _recorded_picks(scenario, ctx: GateContext) -> dict:
     return picks
 
 
-class DiedCompiling(str):
-    """Why the resources gate judged nothing: the compiling subprocess ended before it reported (an error of the
-    run, not a verdict on the kernel)."""
+@dataclass
+class NotCompiled:
+    """Why the resources gate judged nothing: ``text``, one line. ``died``: the compiling subprocess ended before
+    it reported (an error of the run, not a verdict on the kernel); else the compile failed (a FAIL)."""
+
+    text: str
+    died: bool = False
 
 
 def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: set[str]):
-    """(rows, {case compiled: seconds}, why not): one `tritondbg.check.compiles` process compiles every case
-    (and the ``rest`` cases, one at a time, while a kernel in ``wanted`` was not compiled yet)."""
+    """(rows, {case compiled: seconds}, NotCompiled or None): one `tritondbg.check.compiles` process compiles
+    every case (and the ``rest`` cases, one at a time, while a kernel in ``wanted`` was not compiled yet); with
+    ``ctx.out_dir`` (``check --out DIR``) a failed compile's full log is written there."""
     from tritondbg import watchdog
 
     args = [ctx.target or scenario.name]
@@ -95,6 +101,8 @@ def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: s
     args += [a for k in sorted(wanted) for a in ("--want", k)]
     if ctx.arch:
         args += ["--arch", ctx.arch]
+    if ctx.out_dir:
+        args += ["--log-dir", os.path.abspath(os.path.expanduser(ctx.out_dir))]
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
     env["TRITONDBG_SAVE"] = "0"
@@ -108,12 +116,14 @@ def _compile_rows(scenario, ctx: GateContext, cases: list, rest: list, wanted: s
             from tritondbg.program.launcher import ended
 
             rc = p.returncode if p.returncode >= 0 else 128 - p.returncode
-            return None, {}, DiedCompiling(f"could not compile: the compiling subprocess {ended(rc)} before it "
-                                           "reported (a launch of the scenario ending the process: os._exit, a fatal "
-                                           f"signal?); rerun: tritondbg ir {ctx.target or scenario.name} --stats")
-        return None, {}, f"could not compile: {last or 'no output'}"
+            return None, {}, NotCompiled(f"could not compile: the compiling subprocess {ended(rc)} before it "
+                                         "reported (a launch of the scenario ending the process: os._exit, a fatal "
+                                         f"signal?); rerun: tritondbg ir {ctx.target or scenario.name} --stats",
+                                         died=True)
+        return None, {}, NotCompiled(f"could not compile: {last or 'no output'}")
     seconds = data.get("seconds") or {}
-    return data.get("rows") or [], {c: seconds.get(c) for c in data.get("cases") or []}, data.get("error") or ""
+    failed = NotCompiled(data["error"]) if data.get("error") else None
+    return data.get("rows") or [], {c: seconds.get(c) for c in data.get("cases") or []}, failed
 
 
 def resources(scenario, ctx: GateContext) -> GateOutcome:
@@ -125,13 +135,9 @@ def resources(scenario, ctx: GateContext) -> GateOutcome:
     rest = [c for c in scenario.cases if c not in cases and selection.case_wanted(ctx.case, c.name) and
             (c.interpret or _input_bytes(scenario, c) <= RESOURCE_CASE_MAX_BYTES)]
     wanted = _kernel_names(scenario)
-    rows, done, why = _compile_rows(scenario, ctx, cases, rest, wanted)
-    if why and ctx.out_dir:  # check --out DIR: the failed compile's log goes there, named in the reason
-        from tritondbg.options import keep_logs
-
-        why = type(why)(keep_logs(str(why), ctx.out_dir))
-    if why:  # nothing judged: the gate did not run to its end, an error rather than a verdict on the kernel
-        return GateOutcome(scenario.name, "resources", ERROR if isinstance(why, DiedCompiling) else FAIL, str(why),
+    rows, done, failed = _compile_rows(scenario, ctx, cases, rest, wanted)
+    if failed is not None:  # nothing judged: a failed compile (FAIL), or the compiling process died (an error)
+        return GateOutcome(scenario.name, "resources", ERROR if failed.died else FAIL, failed.text,
                            {"cases": list(done), "case_seconds": done})
     from tritondbg.check.resources import judge
 

@@ -504,9 +504,9 @@ def _unfinished(it: Item, watch: _Watch, rc, interrupted: bool, fault: Path | No
 def make_record(items: list[Item], outcomes: list[GateOutcome], *, device: str, workers: int,
                 interrupted: bool = False) -> RunRecord:
     record = RunRecord(command="check " + " ".join(dict.fromkeys(i.target for i in items)))
-    for o in outcomes:  # each run names its item: extra.gate and extra.gate_kernel are an extra.gates row's keys
-        for r in o.results:
-            r.extra["gate"], r.extra["gate_kernel"] = o.gate, o.kernel
+    for o in outcomes:  # each run names its item: extra.gate (gates.run_gate's) and extra.gate_kernel, the keys
+        for r in o.results:  # of an extra.gates row
+            r.extra["gate_kernel"] = o.kernel
         record.results.extend(o.results)
     record.extra["gates"] = [{k: v for k, v in o.to_dict().items() if k != "results"} for o in outcomes]
     record.extra["device"] = device

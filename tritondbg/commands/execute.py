@@ -52,10 +52,6 @@ def execute(target: str, *, mode: str, case: str | None = None, dtype: str | Non
 _EXIT = {"SIGINT": 130, "SIGTERM": 143, "timeout": 124}
 
 
-class _OneConfig(Exception):
-    """`interpret --all-configs` of a scenario without an autotuned kernel: its one config runs as without it."""
-
-
 def _stop_signal() -> str:
     """SIGINT or SIGTERM: which one raised the KeyboardInterrupt (check/session.py's ``stop_signals`` notes it)."""
     from tritondbg.check import session
@@ -102,39 +98,37 @@ def _execute(target: str, *, mode: str, case, dtype, config, seed, as_json, out_
         from functools import partial
 
         from tritondbg import loader
-        from tritondbg.configs import untuned_kernels, untuned_text
+        from tritondbg.configs import nothing_to_sweep
+        from tritondbg.discover import NoAutotunedKernel
         from tritondbg.interp.sweep import run_all_configs
         from tritondbg.render.console import print_case
 
         runner.set_mode(mode, arch)  # the deadline is for running the kernel: imports come before it
         scenario = loader.load(target)
-        untuned = untuned_kernels(scenario)
-        show = None if as_json else partial(print_case, None)  # each config's block as it finishes
-        try:
-            if untuned is not None:  # one config (as `ir --all-configs` takes it): the plain run below
-                raise _OneConfig(f"{untuned_text(untuned)}")
-            with watchdog.deadline(timeout), watchdog.heartbeat(first=beat):
-                record = run_all_configs(target, cases=case, dtype=dtype, seed=seed, on_result=show,
-                                         command=command + " --all-configs", instruments=instruments, arch=arch)
-        except (_OneConfig, UsageError) as exc:  # the sweep found no autotuned kernel the cases launch
-            if not isinstance(exc, _OneConfig) and "launches no autotuned kernel" not in str(exc):
-                raise
-            why = f" ({exc})" if isinstance(exc, _OneConfig) else ""
-            click.echo(f"note: --all-configs: {scenario.name} launches no autotuned kernel{why}: its one config, run "
-                       "as without --all-configs", err=True)
-            all_configs = False
-        except (KeyboardInterrupt, watchdog.Timeout) as exc:
-            by = "timeout" if isinstance(exc, watchdog.Timeout) else _stop_signal()
-            record = getattr(exc, "record", None)
-            if record is not None:  # the configs that ran are kept: in the record, under the summary
-                record.extra.update(interrupted=True, interrupted_by=by)
-                _finish(record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json,
-                        unfinished=[])
-            click.echo(f"error: {exc}" if by == "timeout" else f"interrupted ({by})", err=True)
-            return _EXIT[by]
-        if all_configs:
-            return _finish(record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json,
-                           unfinished=None if as_json else [])
+        why = nothing_to_sweep(scenario)  # known before any case runs: no sweep at all
+        if why is None:
+            show = None if as_json else partial(print_case, None)  # each config's block as it finishes
+            try:
+                with watchdog.deadline(timeout), watchdog.heartbeat(first=beat):
+                    record = run_all_configs(target, cases=case, dtype=dtype, seed=seed, on_result=show,
+                                             command=command + " --all-configs", instruments=instruments, arch=arch)
+            except NoAutotunedKernel:  # the sweep ran the cases: none launched an autotuned kernel (a --case typo
+                why = ""              # is another UsageError, raised)
+            except (KeyboardInterrupt, watchdog.Timeout) as exc:
+                by = "timeout" if isinstance(exc, watchdog.Timeout) else _stop_signal()
+                record = getattr(exc, "record", None)
+                if record is not None:  # the configs that ran are kept: in the record, under the summary
+                    record.extra.update(interrupted=True, interrupted_by=by)
+                    _finish(record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json,
+                            unfinished=[])
+                click.echo(f"error: {exc}" if by == "timeout" else f"interrupted ({by})", err=True)
+                return _EXIT[by]
+            else:
+                return _finish(record, mode=mode, pid=pid, sanitize=sanitize, folder=folder, as_json=as_json,
+                               unfinished=None if as_json else [])
+        # one config (as `ir --all-configs` takes it): the plain run below
+        click.echo(f"note: --all-configs: {scenario.name} launches no autotuned kernel{f' ({why})' if why else ''}: "
+                   "its one config, run as without --all-configs", err=True)
     # planned (torch, Triton and the scenario imported, every name checked) before the deadline starts
     run = runner.Run(target, mode=mode, cases=case, dtype=dtype, config=config, seed=seed, command=command,
                      instruments=instruments, arch=arch)

@@ -34,6 +34,7 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
        source_map: bool = False, diff: tuple[str, str] | None = None, stats: bool = False, as_json: bool = False,
        out_file: str | None = None, use_index: bool = True) -> int:
     """Resolve, then print the IR / stats / diff; returns the exit status (0, or 1 when a stage cannot be made)."""
+    from tritondbg.ir.capture import CaptureError, logs_in
     from tritondbg.ir.request import Request, pick, resolve
     from tritondbg.ir.stages import StageError, check_stage
     from tritondbg.ir.targets import resolve_arch
@@ -55,21 +56,19 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
     stage = check_stage(stage, the_arch)
     req = Request(target, the_arch, arch_source, case=case, dtype=dtype, config=config, all_configs=all_configs)
     try:
-        if diff:
-            return _diff(req, diff, stage, kernel, use_index, stage_given)
-        items, _ = resolve(req, use_index=use_index)
-        items = pick(items, kernel)
-        if out_dir:
-            os.makedirs(out_dir, exist_ok=True)
-        if stats or as_json:
-            return _stats(items, as_json, out_file or _dir_file(out_dir, target, "stats.json" if as_json
-                                                                                else "stats.txt"))
-        return _show(items, stage, source_map, out_file, out_dir)
-    except StageError as exc:
-        click.echo(f"error: {options.keep_logs(str(exc), out_dir)}", err=True)
-        return 1
-    except _capture_error() as exc:
-        click.echo(f"error: {options.keep_logs(str(exc), out_dir)}", err=True)
+        with logs_in(out_dir):  # --out DIR: a failed compile's full log is written there
+            if diff:
+                return _diff(req, diff, stage, kernel, use_index, stage_given)
+            items, _ = resolve(req, use_index=use_index)
+            items = pick(items, kernel)
+            if out_dir:
+                os.makedirs(out_dir, exist_ok=True)
+            if stats or as_json:
+                return _stats(items, as_json, out_file or _dir_file(out_dir, target, "stats.json" if as_json
+                                                                                    else "stats.txt"))
+            return _show(items, stage, source_map, out_file, out_dir)
+    except (StageError, CaptureError) as exc:
+        click.echo(f"error: {exc}", err=True)
         return 1
 
 
@@ -107,12 +106,6 @@ def _item_file(out_dir: str, item, stage: str, taken: set, per_config: bool) -> 
         name, n = f"{base}-{n}.{stage}", n + 1
     taken.add(name)
     return os.path.join(os.path.expanduser(out_dir), name)
-
-
-def _capture_error():
-    from tritondbg.ir.capture import CaptureError
-
-    return CaptureError
 
 
 def _show(items, stage, source_map, out_file, out_dir=None) -> int:
@@ -227,21 +220,6 @@ def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int
     return 0
 
 
-def _out_callback(ctx, param, value):
-    """--out: a file, as `--json FILE` is checked, or a folder, as `interpret --out DIR` is."""
-    if value is None or ctx.resilient_parsing:
-        return value
-    if not is_out_dir(value):
-        return _file_callback(ctx, param, value)
-    if value.startswith("-"):  # `--out --stats`: the next option taken as the path
-        raise UsageError(f"--out needs a FILE or DIR (got the option {value})")
-    options.check_output_path("--out", value, folder=True, purpose=_OUT_PURPOSE)
-    return value
-
-
-_file_callback = options.output_callback(folder=False, purpose=_OUT_PURPOSE)
-
-
 @click.command("ir")
 @click.argument("target", metavar="KERNEL", callback=options.check_kernel)
 @click.option("--stage", type=click.Choice(STAGES, case_sensitive=False), default=None,
@@ -266,7 +244,9 @@ _file_callback = options.output_callback(folder=False, purpose=_OUT_PURPOSE)
                    "dtype, config (e.g. --diff arch=sm_80 arch=sm_90).")
 @click.option("--stats", is_flag=True, help="Registers, spills, shared memory, warps/stages, instruction mix.")
 @click.option("--json", "as_json", is_flag=True, help="Stats (and what was compiled) as JSON.")
-@click.option("--out", "out_file", metavar="FILE|DIR", default=None, callback=_out_callback,
+# --out: a file, as `--json FILE` is checked, or a folder (is_out_dir), as `interpret --out DIR` is
+@click.option("--out", "out_file", metavar="FILE|DIR", default=None,
+              callback=options.output_callback(folder=is_out_dir, purpose=_OUT_PURPOSE),
               help="Write the IR (or --stats / --json) to FILE; a folder (one that exists, or a path ending with /): "
                    "one file per kernel in it, <kernel>-<case>-<dtype>.<stage> (and a failed compile's log).")
 @click.option("--no-index", is_flag=True,

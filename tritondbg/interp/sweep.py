@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from tritondbg.errors import UsageError
 
 
 def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence = (), skipped: list | None = None,
@@ -114,8 +113,7 @@ def run_all_configs(target: str, *, cases: str | None = None, dtype: str | None 
     ``on_result`` sees each run as it finishes. Interrupted (Ctrl-C, SIGTERM, a timeout), the exception leaves
     with ``.record``: the runs that finished."""
     from tritondbg import __version__, loader, runner, selection
-    from tritondbg.configs import autotuners
-    from tritondbg.discover import with_launched_kernels
+    from tritondbg.discover import with_autotuned_kernels
     from tritondbg.record import RunRecord, environment
 
     runner.set_mode("interpret", arch)
@@ -124,9 +122,7 @@ def run_all_configs(target: str, *, cases: str | None = None, dtype: str | None 
     selected = selection.select_cases(scenario, cases, interpret=True)
     runs = selection.select_runs(selected, dtype)
     # every autotuned kernel the runs launch, listed in Scenario.kernels or not (fla's wrappers launch their own)
-    scenario = with_launched_kernels(scenario, runs, device=device, seed=seed)
-    if not autotuners(scenario.kernels):
-        raise UsageError(f"--all-configs: {scenario.name} launches no autotuned kernel")
+    scenario = with_autotuned_kernels(scenario, runs, device=device, seed=seed)
     record = RunRecord(command=command or f"interpret {target} --all-configs")
     skipped: list = []
     failures: list = []

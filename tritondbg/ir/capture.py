@@ -384,19 +384,46 @@ def _source_line(fn, lineno: int) -> str:
     return linecache.getline(where[0], where[1]) if where else ""
 
 
+_log_dir: str | None = None  # where a failed compile's full log goes (``logs_in``); None: the temporary folder
+
+
+@contextlib.contextmanager
+def logs_in(folder: str | None) -> Iterator[None]:
+    """A failed compile's full log is written in ``folder`` while the block runs (``ir --out DIR``, ``check --out
+    DIR``: a run keeps what it wrote in one place, a CI job's artifact); None, or a folder that cannot be
+    written: the temporary folder."""
+    global _log_dir
+    old, _log_dir = _log_dir, os.path.abspath(os.path.expanduser(folder)) if folder else None
+    try:
+        yield
+    finally:
+        _log_dir = old
+
+
+def _write_log(name: str, text: str) -> str | None:
+    """``text`` in a new ``tritondbg-compile-<name>-*.log`` in the ``logs_in`` folder, else the temporary folder:
+    its path, or None when neither takes it."""
+    for folder in dict.fromkeys((_log_dir, None)):
+        try:
+            if folder:
+                os.makedirs(folder, exist_ok=True)
+            fd, path = tempfile.mkstemp(prefix=f"tritondbg-compile-{name}-", suffix=".log", dir=folder)
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            return path
+        except OSError:
+            continue
+    return None
+
+
 def _compile_error(fn, target, exc: BaseException, printed: str, native: str) -> str:
     """One line for a failed compile, naming a file that keeps everything it printed."""
     name = fn.__name__
     # the name --arch takes (sm_90, gfx942), not Triton's "cuda:90"
     where = f"sm_{target.arch}" if target.backend == "cuda" else str(target.arch)
     log = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)) + "\n" + native + "\n" + printed
-    try:
-        fd, path = tempfile.mkstemp(prefix=f"tritondbg-compile-{name}-", suffix=".log")
-        with os.fdopen(fd, "w") as f:
-            f.write(f"compiling {name} for {where}\n\n{log}")
-        kept = f" (full log: {path})"
-    except OSError:
-        kept = ""
+    path = _write_log(name, f"compiling {name} for {where}\n\n{log}")
+    kept = f" (full log: {path})" if path else ""
     line = first_meaningful_line(fn, exc, native + printed)
     m = re.search(r"Keyword argument (\w+) was specified but unrecognised", line)
     if m:  # (helper-62: a reproducer captured on sm_90 with maxnreg, compiled for gfx942)
