@@ -268,3 +268,39 @@ def test_what_the_compiler_lets_a_kernel_read_is_not_refused():
         allowed.append(triton.constexpr_function(double))
     assert all(_allowed(v) for v in allowed), [v for v in allowed if not _allowed(v)]
     assert not any(_allowed(v) for v in (1.4142, 3, "text", len, lambda x: x)), "refused values were let through"
+
+
+# --- a kernel that uses what this Triton removed --------------------------------------------------------------------
+
+BLOCK_PTR_PROG = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    p = tl.make_block_ptr(x_ptr, (n,), (1,), (tl.program_id(0) * BLOCK,), (BLOCK,), (0,))
+    x = tl.load(p, boundary_check=(0,))
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, x, mask=offs < n)
+
+
+x = torch.randn(100, device="cuda")
+y = torch.empty_like(x)
+copy_kernel[(2,)](x, y, 100, BLOCK=64)
+print("SAME", bool(torch.equal(x, y)))
+'''
+
+
+def test_a_block_pointer_kernel_under_a_triton_without_them_says_which_triton_runs_it(tmp_path, cli_env):
+    """helper-94: native-sparse-attention under Triton 3.9 said only "Block pointers have been removed in favor of
+    the tensor descriptor API"; the finding now says to run it with Triton 3.8 or older (or port it)."""
+    from conftest import run_cli
+
+    (tmp_path / "prog.py").write_text(BLOCK_PTR_PROG)
+    p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
+    out = p.stdout + p.stderr
+    if hasattr(tl, "make_block_ptr") and "Block pointers have been removed" not in out:
+        assert p.returncode == 0 and "SAME True" in out, out  # a Triton that still has them runs it
+        return
+    assert p.returncode != 0, out
+    assert "run the kernel with Triton 3.8 or older" in out and "copy_kernel" in out, out

@@ -76,7 +76,7 @@ class KernelReport(Instrument):
         if not text:  # a bare ``tl.static_assert(BLOCK_N <= HEAD_DIM)`` said only "AssertionError:" (helper-81)
             source = frames.source_line(file, line)
             detail += f" `{source.strip()}` failed" if source and source.strip() else ""
-        hint = missing_return.hint_for(exc, detail, site)  # a None from a jit helper that forgot its `return`
+        hint = missing_return.hint_for(exc, detail, site) or _version_hint(detail)
         if hint:
             detail = f"{detail}; {hint}"
         where = f"{frames.short_path(file)}:{line}"
@@ -84,3 +84,14 @@ class KernelReport(Instrument):
         result.findings.append(dict(kind="kernel_error", severity="error", file=file, line=line,
                                     pid=list(pid) if pid else None, tensor=None, offsets=[], function=func,
                                     message=detail, source=frames.source_line(file, line)))
+
+
+def _version_hint(detail: str) -> str:
+    """What to do when this Triton lacks what the kernel uses (helper-94: native-sparse-attention's
+    ``tl.make_block_ptr`` under Triton 3.9 said only "Block pointers have been removed ...")."""
+    if "Block pointers have been removed" in detail:
+        import triton
+
+        return (f"this Triton ({triton.__version__}) has no tl.make_block_ptr: run the kernel with Triton 3.8 or older "
+                "(pip install 'triton<3.9'), or port it to tl.make_tensor_descriptor")
+    return ""
