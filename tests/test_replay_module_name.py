@@ -100,3 +100,26 @@ def test_a_kernel_file_that_no_longer_parses_fails_its_reproducers_gates(tmp_pat
     [gate] = json.loads((tmp_path / "r.json").read_text())["extra"]["gates"]
     assert chk.returncode == 1 and gate["status"] == "FAIL", gate
     assert "kern.py:9: SyntaxError" in gate["reason"], gate["reason"]
+
+
+@pytest.mark.interpreter
+def test_check_on_a_reproducer_whose_kernel_file_is_gone_says_it_checked_the_code_as_captured(tmp_path):
+    """helper-94: the kernel moved to another file after capture; `check` on its reproducer replayed the copy saved
+    at capture and said "2 passed", with nothing in the table saying the code checked was not today's (the note went
+    to a worker's stderr, which `check` does not show)."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    (tmp_path / "kern.py").write_text(KERNEL.format(cmp="<"))
+    (tmp_path / "prog.py").write_text(PROG)
+    cap = subprocess.run([sys.executable, "-m", "tritondbg", "capture", "--out", "cap", "--", sys.executable,
+                          "prog.py"], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert cap.returncode == 0, cap.stderr[-2000:]
+    (tmp_path / "kern.py").rename(tmp_path / "moved.py")
+    chk = subprocess.run([sys.executable, "-m", "tritondbg", "check", "cap/scale_kernel_0.py", "--gates",
+                          "correctness,sanitize", "--json", "r.json"], capture_output=True, text=True, env=env,
+                         timeout=300, cwd=tmp_path)
+    gates = json.loads((tmp_path / "r.json").read_text())["extra"]["gates"]
+    assert chk.returncode == 0 and [g["status"] for g in gates] == ["pass", "pass"], (gates, chk.stderr[-2000:])
+    for g in gates:
+        assert "checked the code as captured" in g["reason"] and "kern.py is gone" in g["reason"], g["reason"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -475,6 +476,16 @@ GATES: dict[str, Callable[[Any, GateContext], GateOutcome]] = {
 DEFAULT_GATES = tuple(GATES)
 
 
+def _with_saved_copies(outcome: GateOutcome, scenario) -> GateOutcome:
+    """A reproducer that replayed the copy of its kernel saved at capture (the kernel's file is gone or no longer
+    defines it) says so in the gate's reason: a pass there checked the code as it was, not the code of today."""
+    km = sys.modules.get("tritondbg.program.kernel_module")  # loaded only where a reproducer was
+    notes = km.saved_copies(os.path.dirname(scenario.source)) if km is not None and scenario.source else []
+    if notes:
+        outcome.reason = f"{outcome.reason} (checked the code as captured: {'; '.join(notes)})"
+    return outcome
+
+
 def run_gate(gate: str, scenario, ctx: GateContext) -> GateOutcome:
     """Run one gate; an exception inside the gate is that gate's FAIL with the one-line reason. A GPU-only gate
     on the CPU is skipped (``outcome.skipped_here``). Each run it made names the gate in ``extra["gate"]`` (``check
@@ -486,7 +497,7 @@ def run_gate(gate: str, scenario, ctx: GateContext) -> GateOutcome:
         outcome = GATES[gate](scenario, ctx)
         for r in outcome.results:
             r.extra.setdefault("gate", gate)
-        return outcome
+        return _with_saved_copies(outcome, scenario)
     except subprocess.TimeoutExpired as e:
         cmd = " ".join(str(a) for a in (e.cmd or [])[2:]) if isinstance(e.cmd, (list, tuple)) else str(e.cmd)
         return GateOutcome(scenario.name, gate, ERROR, f"timed out after {e.timeout:g} s waiting for `{cmd}`")

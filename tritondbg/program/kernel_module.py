@@ -287,9 +287,7 @@ def _nested(folder: str, meta: dict):
     if not (meta.get("standalone") and saved and os.path.isfile(saved)):
         raise UsageError(f"{meta['kernel']} is defined inside a function ({qualname}) and {why}, and no copy was "
                          f"saved at capture; its reproducer cannot load it: move the kernel to module level")
-    if once(os.path.join(folder, meta["name"]), "frozen"):
-        print(f"tritondbg: {meta['name']}: {why}; replaying the copy of {name} saved at capture "
-              f"(src/{meta['source']})", file=sys.stderr)
+    _say_saved_copy(folder, meta, f"{why}; replaying the copy of {name} saved at capture (src/{meta['source']})")
     return resolve(_load_file(saved, meta), name)
 
 
@@ -302,10 +300,28 @@ def _unparsable(qualname: str, path: str, exc: SyntaxError, meta: dict) -> Usage
 
 def _say_frozen(folder: str, meta: dict, problems: list) -> None:
     own = meta.get("kernel_file") or "its file"
-    why = problems + ([f"{own} is gone"] if not os.path.isfile(own) else [])
+    why = [f"{own} is gone"] if not os.path.isfile(own) else problems  # (its import failing follows from that)
+    _say_saved_copy(folder, meta, f"{'; '.join(why)}; replaying the copy of {os.path.basename(own)} saved at "
+                                  f"capture (src/{meta['source']})")
+
+
+_SAVED_COPY: dict[str, list[str]] = {}  # reproducer folder -> what replays a copy saved at capture, and why
+
+
+def _say_saved_copy(folder: str, meta: dict, text: str) -> None:
+    """A reproducer replays the code as it was at capture (its file is gone or no longer defines the kernel): said
+    on stderr once, and kept for ``saved_copies`` (`check` runs in workers whose stderr no one sees: its gate
+    reason says it instead; helper-94: a kernel moved to another file passed `check` on the old copy, unsaid)."""
+    notes = _SAVED_COPY.setdefault(os.path.abspath(folder), [])
+    if f"{meta['name']}: {text}" not in notes:
+        notes.append(f"{meta['name']}: {text}")
     if once(os.path.join(folder, meta["name"]), "frozen"):
-        print(f"tritondbg: {meta['name']}: {'; '.join(why)}; replaying the copy of {os.path.basename(own)} saved at "
-              f"capture (src/{meta['source']})", file=sys.stderr)
+        print(f"tritondbg: {meta['name']}: {text}", file=sys.stderr)
+
+
+def saved_copies(folder: str) -> list[str]:
+    """What the reproducers of capture folder ``folder`` loaded from the copies saved at capture, this process."""
+    return list(_SAVED_COPY.get(os.path.abspath(folder), ()))
 
 
 def _file_of(kernel) -> str | None:
