@@ -274,3 +274,45 @@ def test_an_error_of_the_programs_own_torch_op_shows_no_tritondbg_frame(tmp_path
     out = _interpret(tmp_path)
     assert out.returncode == 1 and "IndexError: index 3 is out of bounds" in out.stderr, out.stderr[-3000:]
     assert "tritondbg/program" not in out.stderr and 'prog.py", line ' in out.stderr, out.stderr[-3000:]
+
+
+SKIPPING_SUITE = textwrap.dedent('''
+    import pytest, torch, triton, triton.language as tl
+
+    @triton.jit
+    def twice(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    def test_runs_here():
+        x = torch.ones(8, device="cuda")
+        twice[(1,)](x, 8, BLOCK=8)
+        assert x.sum().item() == 16
+
+    def test_skips_here():
+        if not torch.cuda.is_available():
+            pytest.skip("needs CUDA")
+        twice[(1,)](torch.ones(8, device="cuda"), 8, BLOCK=8)
+''')
+
+
+@pytest.mark.interpreter
+def test_a_suite_that_launched_but_skipped_tests_on_is_available_is_told_where(tmp_path):
+    """helper-94: under `interpret -- python -m pytest`, 4 of SageAttention's 5 tests skipped on
+    torch.cuda.is_available() (False here) while one launched: nothing said those 4 were never checked (the note
+    came only when nothing launched at all). A library's own ask (site-packages) stays unsaid: it is not a skip."""
+    (tmp_path / "test_suite.py").write_text(SKIPPING_SUITE)
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "-m", "pytest", "-q",
+                          "-p", "no:cacheprovider", "test_suite.py"], capture_output=True, text=True, env=env,
+                         timeout=300, cwd=tmp_path)
+    assert out.returncode == 0 and "1 passed, 1 skipped" in out.stdout, (out.stdout[-2000:], out.stderr[-3000:])
+    line = [ln for ln in out.stderr.splitlines() if "asked torch.cuda.is_available()" in ln]
+    assert len(line) == 1 and "test_suite.py:15 and heard False" in line[0] and "were skipped" in line[0], line
+    lib = tmp_path / "site-packages" / "gpulib"  # the library's ask, in a run that launched: no line
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text(LIBRARY)
+    (tmp_path / "prog.py").write_text("import torch, gpulib\ngpulib.infer_device()\n" + "\n".join(
+        SKIPPING_SUITE.splitlines()[:7]) + "\nx = torch.ones(8, device='cuda')\ntwice[(1,)](x, 8, BLOCK=8)\n")
+    out = _interpret(tmp_path, site_packages=True)
+    assert out.returncode == 0 and "asked torch.cuda.is_available()" not in out.stderr, out.stderr[-3000:]

@@ -249,12 +249,19 @@ def _merge_pinned(summaries) -> dict:
 def _err_notes(summaries) -> None:
     """Why a torch.compile'd program showed no Triton launch (one line, however many processes said it), and how
     many of its CUDA tensors were made on the CPU."""
+    from tritondbg.errors import not_users_file
     from tritondbg.program import cpu_device
     from tritondbg.program.inductor import COMPILE_NOTE
 
     moved = cpu_device.note(summaries)
     if moved:
         _err(f"  note: {moved}")
+    asked = next((s["cuda_asked"] for s in summaries if s.get("cuda_asked")), None)
+    if asked and any((s.get("launches") or {}).values() for s in summaries) and \
+            not not_users_file(asked.rsplit(":", 1)[0]):  # (none launched: _asked_note says it, stronger)
+        _err(f"  note: the program asked torch.cuda.is_available() at {asked} and heard False (no GPU here): what it "
+             "guards ran as on a machine without one (tests that skip on it were skipped: skip on another condition "
+             "to check them too)")
     for note in dict.fromkeys(n for s in summaries for n in s.get("notes", []) if n.startswith(COMPILE_NOTE)):
         _err(f"  note: {note}")
 
