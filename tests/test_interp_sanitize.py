@@ -880,7 +880,14 @@ def test_a_mismatch_the_poison_alone_makes_says_so_from_a_run_without_it(tmp_pat
                                                                             "numel": 3}}, r.extra
     con = Console(record=True, width=300)
     print_case(con, r)
-    assert "every output matches the reference: the mismatch is the NaN" in con.export_text()
+    assert "every output matches the reference: the mismatch is the NaN in the lanes" in con.export_text()
+    assert "past a tensor's end" not in con.export_text()
+    # helper-94: an unmasked load past a tensor's end (SageAttention's causal k_scale) is no "undefined lane"
+    r.findings = [*r.findings, dict(kind="out_of_bounds", severity="error", op="load", file=str(path), line=1,
+                                    pid=[0, 0, 0], tensor="x", offsets=[5], message="load past the end")]
+    con = Console(record=True, width=300)
+    print_case(con, r)
+    assert "undefined lanes and reads past a tensor's end as 0" in con.export_text(), con.export_text()
     (r,) = run(f"{path}::wrong").results  # wrong beyond the poison: said so
     assert r.extra["undefined_as_zero"]["out"]["passed"] is False
     con = Console(record=True, width=300)

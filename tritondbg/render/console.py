@@ -63,7 +63,13 @@ def print_case(con: Console | None, r) -> None:
     zero = r.extra.get("undefined_as_zero")
     if zero:  # the same case without the sanitizers' NaN (runner._undefined_as_zero)
         wrong = {n: v for n, v in zero.items() if not v["passed"]}
-        if not wrong:
+        oob = any(f.get("kind") == "out_of_bounds" for f in r.findings)
+        if not wrong and oob:  # (helper-94: an unmasked load past a tensor's end was told as "undefined lanes")
+            con.print("  [yellow]run again without the sanitizers (undefined lanes and reads past a tensor's end as 0), "
+                      "every output matches the reference: the mismatch is the NaN the sanitizers put in the lanes "
+                      "the finding(s) below name; on a GPU a read past the end gets whatever memory is there (or "
+                      "faults), and no compiler promises 0 for a masked-off lane[/]")
+        elif not wrong:
             con.print("  [yellow]run again without the sanitizers (undefined lanes read as 0, as today's compiled code "
                       "reads them), every output matches the reference: the mismatch is the NaN in the lanes the "
                       "finding(s) below name, which no compiler promises to read as 0[/]")
