@@ -214,7 +214,7 @@ def test_program_form_takes_arch_for_the_stand_in(tmp_path, cli_env):
 def test_a_deep_library_call_still_ends_with_the_programs_frame(tmp_path, monkeypatch):
     """A library that reaches its launch through more frames than the stack keeps (fla's chunk_gla, Liger's jsd):
     "launched from" named only the library's frames, never the program's line (findings and captures alike)."""
-    from tritondbg.program import attach
+    from tritondbg.program import stacks
 
     lib = tmp_path / "site-packages" / "deeplib_for_sites.py"
     lib.parent.mkdir()
@@ -223,13 +223,13 @@ def test_a_deep_library_call_still_ends_with_the_programs_frame(tmp_path, monkey
     monkeypatch.syspath_prepend(str(lib.parent))
     import deeplib_for_sites
 
-    stack = deeplib_for_sites.f11(lambda: attach.user_stack())  # the lambda stands for the launch wrapper
+    stack = deeplib_for_sites.f11(lambda: stacks.user_stack())  # the lambda stands for the launch wrapper
     assert len(stack) == 8 and stack[0][2] == "f0", stack
-    mine = attach.program_frame(stack)
+    mine = stacks.program_frame(stack)
     assert mine is not None and mine[0] == __file__ and mine[2].startswith("test_a_deep_library"), stack
-    short = attach.short_stack(stack)
-    assert len(short) == 6 and attach.program_frame(short) == mine
-    assert attach.describe_site(short).endswith(f"<- {__file__}:{mine[1]} ({mine[2]})")
+    short = stacks.short_stack(stack)
+    assert len(short) == 6 and stacks.program_frame(short) == mine
+    assert stacks.describe_site(short).endswith(f"<- {__file__}:{mine[1]} ({mine[2]})")
 
 
 def test_capture_records_its_own_options_and_the_stand_ins_arch(tmp_path, cli_env):

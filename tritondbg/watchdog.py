@@ -75,15 +75,15 @@ def where(frame) -> str:
     code (between two programs of its grid, the interpreter copying arguments, tritondbg checking what the launch
     did), that, with the line that launched it; else ``in host code at FILE:LINE (in FUNCTION)``: the innermost frame
     of the user's own code (a launch wrapper, a reference), else the innermost frame. (helper-83: program mode's
-    line named the kernel line with no program id, and a host line the same way as a kernel line.)"""
+    line named the kernel line with no program id, and a host line the same way as a kernel line.) Where the
+    interpreter was: frames.interrupted_at, as program mode's interrupt line (attach.say_interrupted)."""
     if frame is None:
         return ""
-    try:
-        inside = _in_kernel(frame)
-        if inside:
-            return inside
-    except Exception:  # noqa: BLE001 - the host frame still helps
-        pass
+    from tritondbg.interp.frames import interrupted_at
+
+    site, pid, between = interrupted_at(None, frame)
+    if site is not None:
+        return f"{f'pid {pid} ' if pid is not None else ''}at {site[0]}:{site[1]} (in {site[2]})"
     f, innermost, host = frame, frame, None
     while f is not None:
         if not not_users_file(f.f_code.co_filename):
@@ -95,35 +95,9 @@ def where(frame) -> str:
     launch = _launch_running()
     if launch is None:
         return f"in host code {at}"
-    try:
-        from tritondbg.interp.frames import in_grid_loop
-
-        between = in_grid_loop(None, frame)
-    except Exception:  # noqa: BLE001
-        between = False
     how = ("between two programs of its grid" if between else
            "outside its kernel code: the interpreter setting it up or copying its arguments, or tritondbg checking it")
     return f"in {launch}, {how} (launched {at})"
-
-
-def _in_kernel(frame) -> str:
-    """``pid (x, y, z) at FILE:LINE (in KERNEL)`` where ``frame``'s stack runs interpreted kernel code, else ""."""
-    if "triton.runtime.interpreter" not in sys.modules:  # no interpreter: no kernel code runs as Python
-        return ""
-    from tritondbg.interp.frames import kernel_frame
-
-    kf = kernel_frame(frame)
-    if kf is None:
-        return ""
-    pid = ""
-    try:
-        from triton.runtime import interpreter
-
-        idx = getattr(interpreter.interpreter_builder, "grid_idx", None)
-        pid = f"pid {tuple(int(i) for i in idx)} " if idx is not None else ""
-    except Exception:  # noqa: BLE001 - the line alone still helps
-        pass
-    return f"{pid}at {kf.f_code.co_filename}:{kf.f_lineno} (in {kf.f_code.co_name})"
 
 
 def _launch_running() -> str | None:

@@ -202,7 +202,7 @@ def _message(e: dict) -> str:
 
         return message(e)
     if kind == "uninit":
-        from tritondbg.interp.initcheck import message
+        from tritondbg.interp.uninit_reads import message
 
         return message(e, progs)
     if kind == "masked_reduction" and e["op"] == "dot":

@@ -195,3 +195,32 @@ def in_grid_loop(exc, frame) -> bool:
             if text.startswith(("for ", "interpreter_builder.set_grid_idx", "self.fn(")):
                 return True
     return False
+
+
+def interrupted_at(exc=None, frame=None) -> tuple[tuple[str, int, str] | None, tuple | None, bool]:
+    """Where a run under the interpreter was when it was stopped, from ``exc``'s traceback (Ctrl-C's
+    KeyboardInterrupt), else from the stack at ``frame`` (where a signal landed, the main thread's stack a watchdog
+    reads): (the kernel line running as (file, line, function), None outside kernel code; the program id the
+    interpreter's builder holds, None where it holds none; outside kernel code, whether it was in the interpreter's
+    loop over a launch's grid, between two programs). The one answer program mode's interrupt line
+    (attach.say_interrupted) and a timeout's or heartbeat's place (watchdog.where) put in words. Never raises: what
+    cannot be read is None (False); no interpreter loaded, no kernel code runs as Python."""
+    site = pid = None
+    interpreter = sys.modules.get("triton.runtime.interpreter")
+    if interpreter is not None:
+        try:
+            site = traceback_site(exc) if exc is not None else frame_site(frame)
+        except Exception:  # noqa: BLE001 - the rest still helps
+            site = None
+        try:
+            idx = getattr(getattr(interpreter, "interpreter_builder", None), "grid_idx", None)
+            pid = tuple(int(i) for i in idx) if idx is not None else None
+        except Exception:  # noqa: BLE001 - the line alone still helps
+            pid = None
+    between = False
+    if site is None:
+        try:
+            between = in_grid_loop(exc, frame)
+        except Exception:  # noqa: BLE001
+            between = False
+    return site, pid, between

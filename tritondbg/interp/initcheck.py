@@ -11,7 +11,7 @@ fill what they return with a mark, as PyTorch's own ``fill_uninitialized_memory`
 - int32 / int64: ``INT_MARK`` (0x5A5A5A5A...), an index or count no real data is likely to hold;
 - other dtypes (bool, int8/16, fp8) are left as torch gives them.
 
-sanitize.py checks what each load and atomic reads against the mark (``marked``): a load marks the lanes
+uninit_reads.py checks what each load and atomic reads against the mark (``marked``): a load marks the lanes
 undefined (the shadow's poison of that load), so they count only where they reach a store, a reduction or an
 output, the way a masked load without ``other=`` does; an atomic read-modify-write of a marked element is a
 finding at once (a sum that starts from garbage, a lock that never reads 0). ``allocated_at`` says which line
@@ -168,6 +168,16 @@ def _allocation(addr: int):
         if lo <= addr < lo + entry[0]:
             return entry
     return None
+
+
+def _allocated(addrs: np.ndarray) -> np.ndarray:
+    """Which of ``addrs`` lie in memory the factories marked (the newest ``_MAX_SITES`` allocations)."""
+    with _lock:
+        spans = [(lo, lo + n) for lo, (n, _, _) in _state["sites"].items()]
+    inside = np.zeros(addrs.shape, dtype=bool)
+    for lo, hi in spans:
+        inside |= (addrs >= lo) & (addrs < hi)
+    return inside
 
 
 def unwritten(out, ref) -> np.ndarray | None:
@@ -410,7 +420,7 @@ def installed() -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# reading the mark back (interpreter values: numpy data + the Triton element type's kind)
+# reading the mark back (interpreter values: numpy data + the Triton element type's kind; uninit_reads.py)
 # ---------------------------------------------------------------------------------------------------------
 
 def marked(values: np.ndarray, kind: str | None) -> np.ndarray | None:
@@ -424,175 +434,3 @@ def marked(values: np.ndarray, kind: str | None) -> np.ndarray | None:
         size = 4 if kind == "i32" else 8
         return values.view(f"u{size}") == np.dtype(f"u{size}").type(INT_MARK[size])
     return None
-
-
-def value_kind(h) -> str | None:
-    """The element kind of an interpreter value the mark can be in (see ``marked``), or None."""
-    import triton.language as tl
-
-    from tritondbg.interp.poison import handle_kind
-    from tritondbg.interp.shadow_values import _scalar_ty
-
-    kind = handle_kind(h)
-    if kind is not None:
-        return kind
-    return {tl.int32: "i32", tl.int64: "i64"}.get(_scalar_ty(h))
-
-
-# ---------------------------------------------------------------------------------------------------------
-# the sanitizer's side (sanitize.py calls these; ``san`` is the running Sanitizer)
-# ---------------------------------------------------------------------------------------------------------
-
-_CAS_SPIN = 2000  # compares of one atomic_cas line against the mark before the launch stops (a lock never freed)
-
-
-class UninitializedLock(RuntimeError):
-    """A kernel spins on an atomic_cas of memory nothing wrote (a lock allocated with torch.empty)."""
-
-
-def _hits(h, live, ptrs) -> np.ndarray | None:
-    kind = value_kind(h)
-    if kind is None:
-        return None
-    data = np.asarray(h.data)
-    hit = marked(np.ascontiguousarray(data), kind)
-    if hit is None:
-        return None
-    hit = hit.reshape(data.shape)
-    if live is not None:
-        hit = hit & np.broadcast_to(np.asarray(live, dtype=bool), hit.shape)
-    if hit.any() and kind in ("i32", "i64"):
-        # an integer equal to the mark is data (torch.full(..., 0x5A5A5A5A)) unless a marked allocation holds it
-        addrs = np.broadcast_to(np.asarray(ptrs.data), hit.shape)
-        hit[hit] = _allocated(addrs[hit])
-    return hit if hit.any() else None
-
-
-def _allocated(addrs: np.ndarray) -> np.ndarray:
-    """Which of ``addrs`` lie in memory the factories marked (the newest ``_MAX_SITES`` allocations)."""
-    with _lock:
-        spans = [(lo, lo + n) for lo, (n, _, _) in _state["sites"].items()]
-    inside = np.zeros(addrs.shape, dtype=bool)
-    for lo, hi in spans:
-        inside |= (addrs >= lo) & (addrs < hi)
-    return inside
-
-
-def _where(san, ptrs, hit) -> dict:
-    """The first marked element's tensor, name (``c[0, 3]``) and allocation site."""
-    addrs = np.broadcast_to(np.asarray(ptrs.data), hit.shape)[hit]
-    addr = int(addrs.reshape(-1)[0])
-    width = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
-    buf, desc = san.launch.argmap().describe(addr, width)
-    alloc = allocated_at(addr)
-    # the mark in memory no factory handed out: values computed (by torch, or another launch) from memory nothing
-    # wrote carry its NaN payload; the reader is where it shows, the launch that left it unwritten is the cause
-    carried = alloc is None and ptrs.get_element_ty().is_floating()
-    return dict(tensor=buf.name if buf is not None else None, element=desc, alloc=alloc, carried=carried)
-
-
-def check_load(san, ptrs, out, live) -> None:
-    """A load's live lanes that read the mark become undefined lanes of this load (the shadow's poison): found
-    where they reach a store, a reduction or an output, like the lanes of a masked load without ``other=``."""
-    from tritondbg.interp import frames, shadow
-    from tritondbg.interp.poison import poison_array
-
-    hit = _hits(out, live, ptrs)
-    if hit is None:
-        return
-    site = frames.site()
-    sid, info = san.uninit_site(site, _where(san, ptrs, hit))
-    info["read"] += int(hit.sum())
-    data = out.data
-    if value_kind(out).startswith(("fp", "bf")) and data.flags.writeable:  # the load's id in the payload
-        data[hit] = poison_array(data.shape, ptrs.get_element_ty(), data.dtype, sid)[hit]
-    pad = shadow.pad_of(out)
-    pad = np.zeros(hit.shape, np.uint8) if pad is None else np.broadcast_to(pad, hit.shape)
-    shadow._set_pad(out, np.where(hit, sid + 2, pad).astype(np.uint8))
-
-
-def check_store(san, ptrs, value, live) -> None:
-    """A store of lanes a load read from the mark: the element they land in names the finding."""
-    from tritondbg.interp import shadow
-
-    pad = shadow.pad_of(value)
-    if pad is None:
-        return
-    shape = np.asarray(ptrs.data).shape
-    pad = np.broadcast_to(pad, shape).astype(np.int64) - 2
-    sel = np.isin(pad, list(san.uninit_sids))
-    if live is not None:
-        sel &= np.broadcast_to(np.asarray(live, dtype=bool), shape)
-    if not sel.any():
-        return
-    from tritondbg.interp import frames
-
-    line = frames.site()[1]
-    for sid in np.unique(pad[sel]):
-        lanes = sel & (pad == sid)
-        e = san.uninit_entry(int(sid))
-        e["lanes"] += int(lanes.sum())
-        if e.get("stored") is None:
-            e["stored"] = _where(san, ptrs, lanes)["element"]
-            e["stored_at"] = line
-
-
-_RMW_NAMES = {"fadd": "add", "umax": "max", "umin": "min"}
-
-
-def check_atomic(san, op: str, ptrs, old, live) -> None:
-    """An atomic read-modify-write whose old value is the mark: a finding at the atomic's line at once."""
-    from tritondbg.interp import frames
-
-    op = _RMW_NAMES.get(op, op)
-    hit = _hits(old, live, ptrs)
-    if hit is None:
-        return
-    site = frames.site()
-    where = _where(san, ptrs, hit)
-    e = san.atomic_uninit_entry(site, op, where)
-    e["lanes"] += int(hit.sum())
-    addrs = np.broadcast_to(np.asarray(ptrs.data), hit.shape)[hit]  # (the elements it wrote are no "never written"
-    lo, hi = e.get("span", (int(addrs.min()), int(addrs.max())))   # output, though they carry the mark on)
-    e["span"] = (min(lo, int(addrs.min())), max(hi, int(addrs.max())))
-    if op == "cas":
-        n = san.uninit_spins.get(site[:2], 0) + 1
-        san.uninit_spins[site[:2]] = n
-        if n >= _CAS_SPIN:
-            raise UninitializedLock(
-                f"tl.atomic_cas at line {site[1]} compared {where['element']} {n} times and it still holds memory "
-                f"nothing wrote{_alloc_text(where)}: a lock that never reads its free value; the launch stops here "
-                "(on the GPU: a hang, or a pass when the memory happens to hold it)")
-
-
-def _alloc_text(where: dict) -> str:
-    return f" (allocated by {where['alloc']})" if where.get("alloc") else " (allocated uninitialized)"
-
-
-def message(e: dict, progs: str) -> str:
-    """The finding's text (findings.py): a load's marked lanes that reach somewhere, or an atomic on the mark
-    (outputs left unwritten: unstored.message)."""
-    alloc = _alloc_text(e)
-    gpu = ("On the GPU that memory holds whatever the allocator last put there (on a CPU often zeros, which is why "
-           "a bare TRITON_INTERPRET=1 passes)")
-    if e["op"] != "load":
-        verb = "compares" if e["op"] == "cas" else "into"
-        return (f"tl.atomic_{e['op']} {verb} memory nothing wrote before the launch{alloc}: {e['lanes']} lane(s) in "
-                f"{progs}, the first on {e['element']}. {gpu}: allocate it with torch.zeros (or fill it before the "
-                "launch)")
-    parts = []
-    if e.get("stored"):
-        parts.append(f"stored to {e['stored']} at line {e['stored_at']}")
-    if e.get("output"):
-        parts.append(f"{e['output_count']} element(s) of the outputs hold them, first {e['output']}")
-    if e.get("reaches"):
-        parts.append("they enter " + ", ".join(e["reaches"]))
-    if e.get("carried"):
-        return (f"reads {e['element']} ({e['read']} lane(s)): values that carry tritondbg's uninitialized-memory mark "
-                "in memory no factory handed out uninitialized, so they were computed (by torch, or another launch) "
-                f"from memory nothing wrote, and uses them: {'; '.join(parts)}. This kernel is where they show; the "
-                "cause is earlier: a launch that left part of an output unwritten (a warning names it) or a read of "
-                "uninitialized memory in the program")
-    return (f"reads {e['element']} ({e['read']} lane(s)), memory nothing wrote before the launch{alloc}, and uses "
-            f"it: {'; '.join(parts)}. {gpu}: write it before it is read (torch.zeros, or a store first), or keep "
-            "those lanes out of the result")

@@ -9,11 +9,17 @@ The check is by name, over the kernel's AST: the argument, and every name assign
 one already followed (``Y += row * stride``, ``y_ptrs = Y + cols``, ``desc = tl.make_tensor_descriptor(Y, ...)``,
 ``p = tl.make_block_ptr(Y, ...)``). A store-like call (``tl.store``, ``tl.atomic_*``, ``desc.store``, a scatter) that
 takes one of those names stores through the argument; so may a call of any function that is not Triton's own (a
-``@triton.jit`` helper) handed one. Anything not followed makes the answer "it may": never a false "forgotten"."""
+``@triton.jit`` helper) handed one. Anything not followed makes the answer "it may": never a false "forgotten".
+
+Whether the source writes memory at all (``writes``: program mode's "writes no memory" warning) uses the same
+store predicate (``_stores``). A kernel's source is read once per code object and parsed once per text
+(``_source``, ``_tree``): both questions are asked per launch."""
 from __future__ import annotations
 
 import ast
 import functools
+import inspect
+import textwrap
 
 _LANGUAGE_ROOTS = frozenset({"tl", "triton", "libdevice", "tdl", "math", "gl", "ttgl"})
 
@@ -51,11 +57,19 @@ def _loads(name: str) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
+def _tree(source: str) -> ast.Module | None:
+    """``source`` parsed (once per text: a kernel launched 1000 times parses once), None where it does not parse."""
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
+@functools.lru_cache(maxsize=256)
 def _usage(source: str, arg: str) -> tuple[bool, bool, bool] | None:
     """(used: the body names it, stores: a store may go through it, loads: a load reads through it), or None."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = _tree(source)
+    if tree is None:
         return None
     fn = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
     if fn is None or arg not in {a.arg for a in fn.args.args + fn.args.kwonlyargs}:
@@ -101,17 +115,72 @@ def _usage(source: str, arg: str) -> tuple[bool, bool, bool] | None:
     return used, stores, loads
 
 
-def _source(fn) -> str | None:
-    import inspect
-    import textwrap
+_sources: dict[int, tuple] = {}  # id(code object) -> (the code object, its function's dedented source)
 
+
+def _function(fn):
+    """The Python function under a kernel object (InterpretedFunction -> JITFunction -> the function)."""
     f = fn
-    for _ in range(3):  # InterpretedFunction -> JITFunction -> the function
+    for _ in range(3):
         f = getattr(f, "fn", f)
+    return f
+
+
+def _source(fn) -> str | None:
+    """The dedented source of kernel ``fn``'s function (read once per code object), or None."""
+    f = _function(fn)
+    code = getattr(f, "__code__", None)
+    kept = _sources.get(id(code)) if code is not None else None
+    if kept is not None and kept[0] is code:
+        return kept[1]
     try:
-        return textwrap.dedent(inspect.getsource(f))
+        text = textwrap.dedent(inspect.getsource(f))
     except (OSError, TypeError):
         return None
+    if code is not None:
+        _sources[id(code)] = (code, text)
+    return text
+
+
+# calls with an effect other than a store: a kernel that only checks or prints has one
+_EFFECTS = frozenset({"device_assert", "device_print", "print", "inline_asm_elementwise"})
+
+
+@functools.lru_cache(maxsize=256)
+def _writes(source: str) -> tuple[bool, frozenset] | None:
+    """(whether ``source`` has a store-like call, another effect or an ``assert``, the names it calls bare: a jit
+    helper among them may store), or None where it does not parse."""
+    tree = _tree(source)
+    if tree is None:
+        return None
+    called = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert):  # a kernel that only checks (device-side asserts) has an effect
+            return True, frozenset()
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if _stores(name) or name in _EFFECTS:
+            return True, frozenset()
+        if isinstance(f, ast.Name):
+            called.add(f.id)
+    return False, frozenset(called)
+
+
+def writes(fn) -> bool | None:
+    """Whether a kernel's own source has a call that writes memory (``tl.store``, an atomic, a descriptor's or
+    block pointer's store, a call of another jit function, which may store) or has another effect (a device-side
+    assert or print, inline assembly); None where it cannot be read."""
+    source = _source(fn)
+    found = None if source is None else _writes(source)
+    if found is None:
+        return None
+    effect, called = found
+    if effect:
+        return True
+    glob = getattr(_function(fn), "__globals__", {})
+    return any(hasattr(glob.get(name), "fn") for name in called)  # a jit helper: may store
 
 
 def forgotten(fn, arg: str, into: list) -> bool:

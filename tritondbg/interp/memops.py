@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import guard, initcheck, shadow
+from tritondbg.interp import guard, initcheck, shadow, uninit_reads
 
 _active: dict[str, Any] = {"san": None}
 _saved: dict[str, Any] = {}
@@ -297,7 +297,7 @@ def install() -> None:
                 pad[oob] = oob_sid + 2
             out.attr[shadow.PAD] = pad
         if initcheck.installed() and not san.atomic_depth and san.launch is not None:
-            initcheck.check_load(san, ptrs, out, m)
+            uninit_reads.check_load(san, ptrs, out, m)
         return out
 
     def create_masked_store(self, ptrs, value, mask, *rest, **kw):
@@ -327,7 +327,7 @@ def install() -> None:
             return old
         op, live = str(rmw_op).rsplit(".", 1)[-1].lower(), None if mask is None else mask.data
         if op != "xchg" and initcheck.installed():  # an exchange does not read what it replaces
-            initcheck.check_atomic(san, op, ptr, old, live)
+            uninit_reads.check_atomic(san, op, ptr, old, live)
         changed = _changed(ptr, old, live)
         if op == "xchg" and not san.locks.release(ptr, live):  # tl.atomic_xchg(lock, 0): given back
             san.locks.exchanged(changed)  # or taken, test-and-set (or a flag set)
@@ -355,7 +355,7 @@ def install() -> None:
             san.locks.cas(ptr, cmp, old, live, frames.site())
             san.record_atomic(_changed(ptr, old, live), "tl.atomic_cas", _cta(rest))
             if initcheck.installed():
-                initcheck.check_atomic(san, "cas", ptr, old, live)
+                uninit_reads.check_atomic(san, "cas", ptr, old, live)
             san.spin.poll(san, "tl.atomic_cas", ptr, old, live)
         return old
 

@@ -62,17 +62,11 @@ def entries(san) -> None:
         stored = san.nan_stored.get(d["seq"])
         if stored is None:
             continue
-        saved = san.pid
-        san.pid = tuple(d["pid"])
-        e = san._entry("nan_inf", (d["file"], d["line"], d["function"]), stored["tensor"], d["op"], event=d,
-                       output=None, output_count=0, stored=None, severity="warning")
-        san.pid = saved
+        e = san._event_entry(d, stored["tensor"], output=None, output_count=0, stored=None, severity="warning")
         if e["stored"] is None:
             e["stored"] = dict(stored)
         else:
             e["stored"]["lanes"] += stored["lanes"]
-        e["lanes"] += d["lanes"]
-        e["kernel"] = d["kernel"]
         e["capped"] = len(san.nonfinite) >= san.max_nonfinite_events  # later ops' NaN carry no event: not counted
 
 

@@ -14,7 +14,8 @@
   made a NaN/Inf its inputs did not hold.
 
 Checks are vectorised numpy on each memory op's block; findings are aggregated per (kind, line, tensor) so
-a missing mask reports once with the first pid and a count, not once per program.
+a missing mask reports once with the first pid and a count, not once per program. What the outputs hold at the end
+of a case (unwritten elements, poison and NaN/Inf that reached them) is output_checks.py's.
 """
 from __future__ import annotations
 
@@ -23,11 +24,11 @@ import warnings
 
 import numpy as np
 
-from tritondbg.interp import (findings, frames, guard, hooks, initcheck, nan_origin, nan_stores, oob, races, shadow,
-                              undo, unstored)
+from tritondbg.interp import (findings, frames, guard, hooks, initcheck, nan_origin, nan_stores, oob, output_checks,
+                              races, shadow, undo, uninit_reads)
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
-from tritondbg.interp.poison import handle_kind, hidden_nan, payload_ids, poison_array, poisoned  # noqa: F401 (API)
+from tritondbg.interp.poison import handle_kind, payload_ids, poison_array  # noqa: F401 (API)
 from tritondbg.runner import Instrument
 
 KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf")
@@ -46,16 +47,6 @@ def suspended():
     finally:
         _active["san"] = san
         shadow.set_sink(sink)
-
-
-def _outputs(out, ref):
-    """(name, out tensor, reference tensor) for each output, named as compare.py names them."""
-    from tritondbg.compare import pairs
-
-    try:
-        return pairs(out, ref)
-    except ValueError:  # the correctness comparison reports it
-        return []
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -146,16 +137,7 @@ class Sanitizer(Instrument, hooks.Listener):
 
     def finish(self, result, out, expected) -> None:
         if out is not None and expected is not None:
-            # (an output whose layout follows the config, ``not_compared``: which elements a config writes does too,
-            # mamba's per-block partial sums: helper-68 got "never written" for the configs that write fewer)
-            self._check_outputs(out, expected, apart=set(result.extra.get("not_compared") or ()))
-            # an Inf made on the way, finite but wrong outputs (rsqrt(inf) = 0). Only an Inf: a NaN stays NaN through
-            # arithmetic, and one that vanished was dropped by a where / max (-inf - -inf in the head lanes vLLM's
-            # decode attention masks off is in every run, right or wrong: it was named for any wrong output)
-            infs = [d for d in self.nonfinite if np.isinf(d["value"])]
-            if result.status == "fail" and infs and not self.outputs_nonfinite and \
-                    self._nonfinite_told() and all(e["kind"] != "nan_inf" for e in self.agg.values()):
-                self._nonfinite_entry(None, 0, among=infs)
+            output_checks.check_case(self, result, out, expected)
         if self.program_mode:
             nan_stores.entries(self)
         oob_sites = {(i["file"], i["line"]) for i in self.poison_info.values() if i.get("oob_only")}
@@ -354,7 +336,7 @@ class Sanitizer(Instrument, hooks.Listener):
         if self.poison_used:
             self._poison_store(value, live, site)
         if self.uninit_sids:
-            initcheck.check_store(self, ptrs, value, live)
+            uninit_reads.check_store(self, ptrs, value, live)
 
     def _poison_store(self, value, live, site) -> None:
         kind = handle_kind(value)
@@ -482,100 +464,7 @@ class Sanitizer(Instrument, hooks.Listener):
     def check_program_outputs(self, out: dict, neutral: dict) -> None:
         """Program mode: the launch's tensors as this sanitized run left them (``out``, name -> tensor) against the
         same launch run again with the plain interpreter's filler (``neutral``): poison that reached them."""
-        self._check_outputs(out, neutral, nonfinite=False)
-
-    def _check_outputs(self, out, expected, nonfinite: bool = True, apart: set = frozenset()) -> None:
-        import torch
-
-        bad_nonfinite = captured_nonfinite = 0
-        first_bad = hidden = None  # hidden: (output, first element, count, poison id) of poison-hidden NaN
-        nan_seen = False
-        # a reproducer's reference is the captured output: a NaN/Inf in it is what the program got, so every
-        # NaN/Inf an op of the kernel made counts (still only with an op that made one from finite inputs)
-        from_capture = bool(getattr(self.scenario, "reference_is_capture", False))
-        seen_views: set = set()  # an output that is another output's very view (Liger's dX written into dY)
-        for name, o, r in _outputs(out, expected):
-            if not isinstance(o, torch.Tensor) or not isinstance(r, torch.Tensor) or tuple(r.shape) != tuple(o.shape):
-                continue
-            view = (o.device, o.data_ptr(), tuple(o.shape), tuple(o.stride()), o.dtype)
-            if o.numel() and view in seen_views:  # its elements were counted under the first name
-                continue
-            seen_views.add(view)
-            unwritten = initcheck.unwritten(o, r) if nonfinite and name not in apart else None  # (a program's
-            # tensors: not outputs)
-            if unwritten is not None:
-                unstored.unwritten_entry(self, name, o, unwritten)
-            elif nonfinite and name not in apart and o.numel():
-                unstored.not_stored_entry(self, name, o, r)
-            if not o.dtype.is_floating_point:
-                continue
-            hits = poisoned(o, r) if self.poison_used else None
-            hit = np.zeros(tuple(o.shape), dtype=bool) if hits is None else hits[1]
-            if unwritten is not None:
-                hit = hit | unwritten
-            for sid in np.unique(hits[0][hit]) if hits is not None else ():
-                info = self.poison_info.get(int(sid))
-                if info is None:
-                    continue
-                e = self._poison_entry(info)
-                sel = hit & (hits[0] == sid)
-                e["lanes"] += int(sel.sum())
-                store = self.poison_stores.get(int(sid))
-                if store is not None:
-                    e["pid"] = store["pid"]
-                    e["stored_at"] = store["line"]
-                if e["output"] is None:
-                    first = tuple(int(i) for i in np.argwhere(sel)[0])
-                    e["output"] = f"{name}[{', '.join(str(i) for i in first)}]"
-                    e["output_count"] = int(sel.sum())
-                    if e["kind"] == "poison":
-                        e["tensor"] = name
-                    e["offsets"] = [int(np.ravel_multi_index(first, sel.shape))] if sel.ndim else [0]
-            if not nonfinite:
-                continue
-            o32, r32 = o.detach().float().cpu(), r.detach().float().cpu()
-            finite_ref = torch.isfinite(r32)
-            nf = (~torch.isfinite(o32) & (finite_ref | from_capture)).numpy() & ~hit
-            if nf.any():
-                bad_nonfinite += int(nf.sum())
-                captured_nonfinite += int((nf & ~finite_ref.numpy()).sum())
-                nan_seen = nan_seen or bool(torch.isnan(o32).numpy()[nf].any())
-                if first_bad is None:
-                    first = tuple(int(i) for i in np.argwhere(nf)[0])
-                    first_bad = (name, first)
-                hid = hidden_nan(o, r, hits, nf) if from_capture else None
-                if hid is not None and hidden is None:
-                    first = tuple(int(i) for i in np.argwhere(hid)[0])
-                    hidden = (name, first, int(hid.sum()), int(hits[0][first]))
-        self.outputs_nonfinite = bad_nonfinite
-        if bad_nonfinite and self.nonfinite and self._nonfinite_told():
-            e = self._nonfinite_entry(first_bad, bad_nonfinite)
-            if from_capture:
-                e["captured_count"] = captured_nonfinite
-                # an Inf the kernel made and the program got may be meant (a -inf mask, log(0)): a warning;
-                # a NaN is not
-                e["severity"] = "error" if nan_seen else "warning"
-        elif hidden is not None:  # no op's NaN seen to reach memory: the poison's hid it
-            self._hidden_nan_entry(*hidden)
-
-    def _hidden_nan_entry(self, name: str, first: tuple, count: int, sid: int) -> None:
-        """A nan_inf finding for NaN the program got (a reproducer's captured output) in lanes the poison reached
-        here first, told beside the poison finding instead of swallowed by it; at the store that wrote them."""
-        info, store = self.poison_info.get(sid) or {}, self.poison_stores.get(sid) or {}
-        site = (store.get("file") or info.get("file") or "?", store.get("line") or info.get("line") or 0, "")
-        e = self._entry("nan_inf", site, name, "hidden", output=f"{name}[{', '.join(str(i) for i in first)}]",
-                        output_count=count, load_line=info.get("line"))
-        e["pid"], e["programs"] = [], set()  # (which program stored them is not kept: no pid claimed)
-        e["lanes"] += count
-
-    def _nonfinite_told(self) -> bool:
-        """Whether the output's NaN/Inf get a nan_inf finding: no op's NaN/Inf reached memory, and another finding
-        explains them (padding a reduction took, undefined lanes, memory nothing wrote): that one is the cause,
-        and the op that made a NaN a tl.where then dropped (a guarded divide) is not."""
-        if self.nonfinite_reached & {d["seq"] for d in self.nonfinite}:
-            return True
-        return not any(e["kind"] in ("masked_reduction", "poison", "uninit", "out_of_bounds")
-                       and e.get("severity", "error") == "error" for e in self.agg.values())
+        output_checks.check(self, out, neutral, nonfinite=False)
 
     def _nonfinite_entry(self, first_bad, count: int, among: list | None = None) -> dict:
         """The nan_inf finding at the first op that made a NaN/Inf its inputs did not hold; ``first_bad``: the first
@@ -585,11 +474,15 @@ class Sanitizer(Instrument, hooks.Listener):
         reached = [d for d in events if d["seq"] in self.nonfinite_reached]
         # the first whose NaN/Inf a store wrote: one a tl.where dropped (a guarded divide) is no cause
         ev = min(reached or events, key=lambda d: d["seq"])
+        return self._event_entry(ev, first_bad and first_bad[0], output_count=count,
+                                 output=first_bad and f"{first_bad[0]}[{', '.join(str(i) for i in first_bad[1])}]")
+
+    def _event_entry(self, ev: dict, tensor: str | None, **first) -> dict:
+        """The nan_inf entry at the op of event ``ev`` (``nonfinite_event``: its line, in its program), with the
+        event's lanes and kernel (also program mode's stored NaN: nan_stores.entries)."""
         saved = self.pid
         self.pid = tuple(ev["pid"])
-        e = self._entry("nan_inf", (ev["file"], ev["line"], ev["function"]), first_bad and first_bad[0], ev["op"],
-                        event=ev, output_count=count,
-                        output=first_bad and f"{first_bad[0]}[{', '.join(str(i) for i in first_bad[1])}]")
+        e = self._entry("nan_inf", (ev["file"], ev["line"], ev["function"]), tensor, ev["op"], event=ev, **first)
         self.pid = saved
         e["lanes"] += ev["lanes"]
         e["kernel"] = ev["kernel"]

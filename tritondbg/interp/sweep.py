@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Sequence
 
 
-
 def sweep(scenario, runs, *, device: str, seed: int = 0, instruments: Sequence = (), skipped: list | None = None,
           results: list | None = None, failures: list | None = None, on_result=None):
     """Run every config the autotuner would try, of every autotuned kernel, on each (case, dtype) of ``runs``,

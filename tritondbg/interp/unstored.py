@@ -1,12 +1,13 @@
-"""Outputs of a scenario's case that no launch wrote (the sanitizer's ``_check_outputs``): elements still holding
-initcheck's mark (``unwritten_entry``: a grid or a store mask that misses them, "never written"), and an output a
-launch was handed that no store or atomic wrote into while its stores went into other tensors
-(``not_stored_entry``: a store through the wrong pointer)."""
+"""Outputs of a scenario's case that no launch wrote (``output_checks.check``): elements still holding initcheck's
+mark (``unwritten_entry``: a grid or a store mask that misses them, "never written"), and an output a launch was
+handed that no store or atomic wrote into while its stores went into other tensors (``not_stored_entry``: a store
+through the wrong pointer)."""
 from __future__ import annotations
 
 import numpy as np
 
 from tritondbg.interp import initcheck
+from tritondbg.missing_return import kernel_line
 
 
 def not_stored_entry(san, name: str, o, r) -> None:
@@ -34,8 +35,9 @@ def not_stored_entry(san, name: str, o, r) -> None:
         return
     store = min(s for s, _ in spans if any(s[1] == ln for ln, _ in into))
     forgotten = _forgotten(launch, arg, into)
-    # a kernel with no store through the argument: at its own line, not the other store's (helper-84)
-    at = (launch.file, _def_line(launch.fn) or store[1], "") if forgotten else (store[0], store[1], "")
+    # a kernel with no store through the argument: at its def line, not the other store's (helper-84)
+    at = (launch.file, (kernel_line(launch.fn, 1) or (None, store[1]))[1], "") if forgotten else \
+        (store[0], store[1], "")
     e = san._entry("uninit", at, name, "not_stored", element=name, handed=arg,
                     kernel_name=launch.kernel, into=into, forgotten=forgotten)
     e["severity"] = "warning"
@@ -82,16 +84,6 @@ def unwritten_entry(san, name: str, o, unwritten) -> None:
     e["kernel"] = san.last_kernel
     e["pid"], e["programs"] = [], set()  # no program wrote them
     e["offsets"] = [int(np.ravel_multi_index(first, unwritten.shape))] if unwritten.ndim else [0]
-
-
-def _def_line(fn) -> int | None:
-    """The line a kernel's function starts at (its decorator's, as program mode names a kernel), or None."""
-    import inspect
-
-    try:
-        return inspect.getsourcelines(fn)[1]
-    except (OSError, TypeError):
-        return None
 
 
 def message(e: dict) -> str:

@@ -49,7 +49,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tritondbg.configs import FN_CHAIN, Withdrawn, in_trial, not_applicable_reason
+from tritondbg.program import stacks
 from tritondbg.program.kernel_names import display_name
+from tritondbg.program.stacks import describe_site, user_stack
 
 _observers: list["Observer"] = []
 _saved: dict[str, Any] = {}
@@ -69,7 +71,6 @@ autotune_info: dict[str, dict[str, Any]] = {}  # qualname -> the autotuner's dec
 _launches: dict[int, int] = {}                 # id(kernel) -> launches seen (every launch, wanted or not)
 after_launch: list = [None]  # called after each launch (child.checkpoint: the counts written as launches go)
 _fns: dict[int, Any] = {}                      # id(kernel) -> kernel
-_SKIP_DIRS: list[str] = []
 
 
 class Observer:
@@ -239,97 +240,6 @@ def _autotuned(*, fn=None, key=None, best_config=None, configs_timings=None, dur
 # the launch wrapper
 # ---------------------------------------------------------------------------------------------------------
 
-def _skip_dirs() -> list[str]:
-    if not _SKIP_DIRS:
-        import triton
-
-        import tritondbg
-
-        # Triton's frames and tritondbg's own (its wrappers: the CPU stand-in, shims); not its bundled kernels.
-        # torch.compile's machinery between a compiled model's call and its kernels' launch (dynamo, Inductor's
-        # runtime, fx), so that the frames kept reach the user's code.
-        _SKIP_DIRS.extend([os.path.dirname(os.path.abspath(triton.__file__)) + os.sep,
-                           os.path.dirname(os.path.abspath(tritondbg.__file__)) + os.sep])
-        torch = sys.modules.get("torch")
-        if torch is not None and getattr(torch, "__file__", None):
-            root = os.path.dirname(os.path.abspath(torch.__file__))
-            _SKIP_DIRS.extend(os.path.join(root, d) + os.sep for d in ("_dynamo", "_inductor", "fx", "_functorch",
-                                                                        "_library", "_higher_order_ops"))
-            # a custom op's dispatch (torch.library.triton_op / custom_op: torchao's kernels)
-            _SKIP_DIRS.extend(os.path.join(root, f) for f in ("_ops.py", "_compile.py"))
-    return _SKIP_DIRS
-
-
-_PLUMBING = frozenset({"run", "__call__", "_bench", "warmup", "prune_configs"})  # a kernel wrapper's own methods
-
-
-_INLINE = ("<string>", "<stdin>")
-
-
-def user_stack(limit: int = 8) -> list[tuple[str, int, str]]:
-    """The frames of the program above the launch (Triton's and tritondbg's own frames left out, and a library's
-    launch plumbing: methods of its autotuner or heuristics subclasses, e.g. flash-linear-attention's
-    ``CachedAutotuner.run``, which would otherwise be named as the launch site)."""
-    skip = tuple(_skip_dirs())
-    out = []
-    f = sys._getframe(2)
-    while f is not None:
-        fname = f.f_code.co_filename
-        path = os.path.abspath(fname)
-        code = f.f_code
-        plumbing = code.co_name in _PLUMBING and code.co_varnames[:1] == ("self",) \
-            and isinstance(f.f_locals.get("self"), _INTERFACE)
-        own = fname in _INLINE  # `python -c CODE`, a script piped in: the program's own code has no file
-        if (own or not path.startswith(skip) and not fname.startswith("<")) and not plumbing:
-            frame = (fname if own else path, f.f_lineno, f.f_code.co_name)
-            if len(out) < limit:
-                out.append(frame)
-                if len(out) == limit and program_frame(out) is not None:
-                    break
-            elif program_frame([frame]) is not None:  # a library's call deeper than ``limit``: its caller still
-                out[-1] = frame                       # ends the stack (fla's chunk_gla named only fla's frames)
-                break
-        f = f.f_back
-    return out
-
-
-def short_stack(stack, n: int = 6) -> list:
-    """The first ``n`` frames of a launch's stack, the program's own frame kept when it is further up."""
-    head = [list(s) for s in stack[:n]]
-    mine = program_frame(stack)
-    if mine is not None and program_frame(head) is None and head:
-        head[-1] = list(mine)
-    return head
-
-
-def program_frame(stack) -> tuple[str, int, str] | None:
-    """The first frame of the user's own code: not in an installed package (site-packages), not tritondbg's."""
-    import tritondbg
-
-    ours = os.path.dirname(os.path.dirname(os.path.abspath(tritondbg.__file__))) + os.sep
-    from tritondbg.program.inductor import is_generated
-
-    for frame in stack:
-        path = os.path.abspath(frame[0])
-        if "-packages" + os.sep in path or path.startswith(ours + "tritondbg" + os.sep) \
-                or path.startswith(ours + "kernels" + os.sep) or is_generated(path):
-            continue
-        return tuple(frame)
-    return None
-
-
-def describe_site(stack) -> str:
-    """``file:line (function)`` of the launching frame, and of the user's frame above it when different."""
-    if not stack:
-        return "?"
-    first = tuple(stack[0])
-    text = f"{first[0]}:{first[1]} ({first[2]})"
-    mine = program_frame(stack)
-    if mine is not None and mine != first:
-        text += f" <- {mine[0]}:{mine[1]} ({mine[2]})"
-    return text
-
-
 def _signature(fn) -> inspect.Signature:
     sig = _signatures.get(id(fn))
     if sig is None:
@@ -452,7 +362,6 @@ def _tuned_fn(tuner):
 
 
 _KERNEL_TYPES: tuple = ()  # JITFunction (and InterpretedFunction): set by ``install``
-_INTERFACE: tuple = ()  # Triton's KernelInterface (kernels, autotuners, heuristics): set by ``install``
 
 
 def _wrap_tuner_run(orig):
@@ -499,9 +408,9 @@ def install() -> None:
     from triton.runtime import autotuner as A
     from triton.runtime import jit as J
 
-    global _KERNEL_TYPES, _INTERFACE
+    global _KERNEL_TYPES
     targets = [(J.JITFunction, "run", lambda o: _wrap_run(o, False))]
-    _KERNEL_TYPES, _INTERFACE = (J.JITFunction,), (J.KernelInterface,)
+    _KERNEL_TYPES, stacks.kernel_interface = (J.JITFunction,), (J.KernelInterface,)
     try:
         from triton.runtime import interpreter as I
 
@@ -557,33 +466,29 @@ def current_test() -> str | None:
 def say_interrupted(launch, index: int, exc: BaseException | None = None, frame=None,
                     how: str = "interrupted") -> None:
     """One line: the kernel line and program the interpreter was running when the user pressed Ctrl-C (``exc``)
-    or SIGTERM ended the program (``frame``: where the signal landed; a CI timeout ends a stuck run so)."""
-    from triton.runtime import interpreter
-
-    from tritondbg.interp import frames
+    or SIGTERM ended the program (``frame``: where the signal landed; a CI timeout ends a stuck run so). Where it
+    was: frames.interrupted_at, as a timeout's place (watchdog.where)."""
     from tritondbg.interp.findings import nth as _nth
-
-    nth = _nth(index + 1)  # ``index``: launches of it before this one
-
-    where = frames.traceback_site(exc) if exc is not None else frames.frame_site(frame)
-    pid = getattr(getattr(interpreter, "interpreter_builder", None), "grid_idx", None)
+    from tritondbg.interp.frames import interrupted_at, site_name
     from tritondbg.program import child
 
+    nth = _nth(index + 1)  # ``index``: launches of it before this one
+    where, pid, between = interrupted_at(exc, frame)
     try:  # a line of its own, not glued to a line the program left open (pytest's progress dots, helper-82)
         sys.stdout.flush()
     except (OSError, ValueError, AttributeError):
         pass
     lead = "\n" if exc is not None else ""  # Ctrl-C: the terminal's "^C" and an open line before it
 
-    if where is None and frames.in_grid_loop(exc, frame):  # the interpreter's loop over the grid, between programs
+    if between:  # the interpreter's loop over the grid, between programs
         child.say(f"{lead}tritondbg: {how} in {launch.name} (its {nth} launch), between two programs of its grid (at "
-                  f"pid {tuple(pid) if pid is not None else '?'}, the one that had just run or was about to) "
+                  f"pid {pid if pid is not None else '?'}, the one that had just run or was about to) "
                   f"[launched from {describe_site(launch.stack)}]")
         return
     if where is None:  # not in kernel code: the builder's program id is still the previous launch's last one
         child.say(f"{lead}tritondbg: {how} in {launch.name} (its {nth} launch), outside its kernel code (its arguments "
                   f"being copied in or out, or its grid being set up) [launched from {describe_site(launch.stack)}]")
         return
-    at = f" at {frames.site_name(where[0])}:{where[1]}"
-    child.say(f"{lead}tritondbg: {how} in {launch.name}{at}, pid {tuple(pid) if pid is not None else '?'} (its "
+    at = f" at {site_name(where[0])}:{where[1]}"
+    child.say(f"{lead}tritondbg: {how} in {launch.name}{at}, pid {pid if pid is not None else '?'} (its "
               f"{nth} launch) [launched from {describe_site(launch.stack)}]")

@@ -27,7 +27,7 @@ import time
 from typing import Any
 
 from tritondbg.configs import config_dict
-from tritondbg.program import attach, autotuned, claims, kernel_globals, tables
+from tritondbg.program import attach, autotuned, claims, kernel_globals, stacks, tables
 
 _ALIGN = 128
 _INT_OF_SIZE = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
@@ -424,8 +424,8 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
     return {"reproducer": f"{name}.py::{name}", "kernel": launch.name, "qualname": launch.qualname,
             "kernel_file": launch.file, "kernel_line": launch.line,
             "call_site": f"{site[0]}:{site[1]}" if site else None, "function": site[2] if site else None,
-            "launched_from": attach.describe_site(launch.stack),
-            "program_site": ":".join(str(x) for x in attach.program_frame(launch.stack) or ()) or None,
+            "launched_from": stacks.describe_site(launch.stack),
+            "program_site": ":".join(str(x) for x in stacks.program_frame(launch.stack) or ()) or None,
             "grid": grid, "tensors": [{"arg": paths.get(i, f"tensor{i}"), "shape": s["shape"], "dtype": s["dtype"],
                                        "device": s["device"]} for i, s in enumerate(snap.specs)],
             "outputs": sorted(meta["outputs"]), "dtype": meta["dtype"], "bytes": nbytes, "unsaved": snap.unsaved,

@@ -28,7 +28,7 @@ import os
 import sys
 
 from tritondbg.interp.findings import nth
-from tritondbg.program import attach, capture, child, cpu_device, readwatch
+from tritondbg.program import attach, capture, child, cpu_device, readwatch, stacks
 
 
 class _Result:
@@ -117,39 +117,13 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     return value, result.findings, error, dict(san.store_spans) if san is not None else {}
 
 
-def _writes_in_source(fn) -> bool | None:
-    """Whether a kernel's own source has a call that writes memory (``tl.store``, an atomic, a descriptor's or
-    block pointer's store, a call of another jit function, which may store) or has another effect (a device-side
-    assert or print, inline assembly); None where it cannot be read."""
-    import ast
-    import inspect
-    import textwrap
-
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn))))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    glob = getattr(getattr(fn, "fn", fn), "__globals__", {})
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assert):  # a kernel that only checks (device-side asserts) has an effect
-            return True
-        if not isinstance(node, ast.Call):
-            continue
-        f = node.func
-        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        if "store" in name or "atomic" in name or name in ("scatter", "async_copy_shared_to_global", "device_assert",
-                                                           "device_print", "print", "inline_asm_elementwise"):
-            return True
-        if isinstance(f, ast.Name) and hasattr(glob.get(f.id), "fn"):  # a jit helper: may store
-            return True
-    return False
-
-
 def stores_nothing(launch, stores: dict) -> dict | None:
     """A warning for a launch that wrote no memory (no store, no atomic changed a byte) of a kernel whose source has
     no write at all: a forgotten ``tl.store`` (helpers 81 and 83: 0 findings where the program's output came from
     torch.zeros, or a grouped kernel's pointer tables); not for a kernel that stores under a mask false this time."""
-    if WROTE_NOTHING not in stores or _writes_in_source(launch.fn) is not False:
+    from tritondbg.interp import kernel_stores
+
+    if WROTE_NOTHING not in stores or kernel_stores.writes(launch.fn) is not False:
         return None
     return dict(kind="not_stored", severity="warning", file=launch.file, line=launch.line, pid=None, tensor=None,
                 offsets=[], op=None, source="",
@@ -471,7 +445,7 @@ class Checker(attach.Observer):
             f["file"], f["line"] = launch.file, launch.line
         # launch: the kernel's launches counted from 0 (as before); launch_number: from 1, as the lines say
         f.update(kernel=launch.name, qualname=launch.qualname, launch=index, launch_number=index + 1,
-                 call_site=list(site) if site else None, stack=attach.short_stack(launch.stack),
+                 call_site=list(site) if site else None, stack=stacks.short_stack(launch.stack),
                  pid_process=os.getpid(), **({"test": test} if test else {}))
         child.append("findings.jsonl", f)
         label = f"warning: {f['kind']}" if f.get("severity", "error") == "warning" else f["kind"]
@@ -511,7 +485,7 @@ class Checker(attach.Observer):
         pid = f" pid {tuple(f['pid'])}" if f.get("pid") else ""
         print(f"tritondbg: {label} in {launch.name} at {frames.site_name(f.get('file'))}:{f.get('line')}"
               f"{pid}: {f.get('message', '')} "
-              f"[launched from {attach.describe_site(launch.stack)}{f' in test {test}' if test else ''}]{tail}",
+              f"[launched from {stacks.describe_site(launch.stack)}{f' in test {test}' if test else ''}]{tail}",
               file=sys.stderr, flush=True)
 
     def _settle(self, entry, later: str = "and no later launch wrote them", severity: str = "warning") -> bool:

@@ -150,7 +150,7 @@ def _launcher(tuner, args):
 def _launch(tuner, args):
     from triton.runtime.jit import JITFunction
 
-    from tritondbg.program import attach
+    from tritondbg.program import attach, stacks
 
     cfg = _launcher(tuner, args).config
     values, grid = tuner._interpret_args_grid(args, cfg)  # Inductor's own: the args without constexprs, the grid
@@ -170,7 +170,7 @@ def _launch(tuner, args):
     return attach.Launch(fn=fn, name=getattr(fn, "__name__", name), qualname=getattr(fn, "__name__", name),
                          module=GENERATED_MODULE, file=path, line=_def_line(path, name), args=bound,
                          options=options, grid=tuple(int(g) for g in grid), config=cfg, interpreted=False,
-                         stack=attach.user_stack(), extra={"inductor": True, "standalone_source": source})
+                         stack=stacks.user_stack(), extra={"inductor": True, "standalone_source": source})
 
 
 # the compile options a launch takes as keywords on every backend (a reproducer passes them to ``kernel[grid]``)

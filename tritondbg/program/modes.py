@@ -23,7 +23,7 @@ import shutil
 import sys
 import tempfile
 
-from tritondbg.program import attach, launcher
+from tritondbg.program import launcher, stacks
 
 
 def _stamp() -> str:
@@ -289,7 +289,7 @@ def _finding_lines(findings: list) -> list[str]:
     how many launches had it: a bug in a kernel a loop launches 27 times is one line, not 27."""
     groups: dict[tuple, list] = {}
     for f in findings:
-        where = attach.describe_site(f.get("stack") or ([f["call_site"]] if f.get("call_site") else []))
+        where = stacks.describe_site(f.get("stack") or ([f["call_site"]] if f.get("call_site") else []))
         key = (f.get("kind"), os.path.basename(str(f.get("file"))), f.get("line"), f.get("kernel"), f.get("tensor"),
                where)
         group = groups.setdefault(key, [f, set(), [], 0])
