@@ -251,3 +251,20 @@ def list_grids():
     def undo():
         I.GridExecutor.__init__ = original
     return undo
+
+
+def quiet_all_nan():
+    """The interpreter's tl.max / tl.min call numpy's nanmax / nanmin, which warn "RuntimeWarning: All-NaN slice
+    encountered" (two lines naming triton's interpreter.py) when a whole slice is NaN: the sanitizers' poison or
+    uninit mark there, whose finding tritondbg prints anyway (helper-94: the lines sat among the findings). Only
+    warnings raised from the interpreter's own code are ignored, while the shims are installed."""
+    import warnings
+
+    warnings.filterwarnings("ignore", message="All-NaN (slice|axis) encountered", category=RuntimeWarning,
+                            module=r"triton\.runtime\.interpreter")
+    added = warnings.filters[0]
+
+    def undo():
+        if added in warnings.filters:
+            warnings.filters.remove(added)
+    return undo
