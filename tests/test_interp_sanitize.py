@@ -932,6 +932,48 @@ s = Scenario(name="smx", make_inputs=lambda case, dtype, device, generator: dict
     assert r.extra["undefined_as_zero"]["out"]["passed"] is False  # wrong with 0 there too
 
 
+def test_undefined_lanes_that_enter_a_max_of_absolute_values_get_the_advice_of_zero(tmp_path):
+    """helper-94: SageAttention's per-block int8 quantisation, ``scale = tl.max(tl.abs(x))`` over a load without
+    other=, was told other=float('-inf'), which the abs turns into +inf (an inf scale, every output NaN), and that
+    today's 0 "can be the max itself". Where every real lane the max reduces is >= 0, 0 never wins: other=0.0."""
+    path = tmp_path / "absmax.py"
+    path.write_text('''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def quant_rows(x_ptr, q_ptr, s_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n)
+    scale = tl.max(tl.abs(x), 0) / 127.0
+    tl.store(q_ptr + row * n + cols, x / scale, mask=cols < n)
+    tl.store(s_ptr + row, scale)
+
+
+def launch(x):
+    q, s = torch.empty_like(x), torch.empty(x.shape[0], device=x.device)
+    quant_rows[(4,)](x, q, s, 100, BLOCK=128)
+    return q, s
+
+
+def reference(x):
+    s = x.abs().amax(-1) / 127.0
+    return x / s[:, None], s
+
+
+s = Scenario(name="absmax", make_inputs=lambda case, dtype, device, generator: dict(
+                 x=torch.randn(4, 100, generator=generator).to(device)),
+             launch=launch, reference=reference, kernels=[quant_rows],
+             cases=[Case("tiny", params={}, dtypes=("float32",))])
+''')
+    (r,) = run(str(path)).results
+    (f,) = [f for f in r.findings if f["kind"] == "poison"]
+    assert "other=0.0 keeps today's result: the real lanes the max reduces are all >= 0" in f["message"], f
+    assert "float('-inf') for the max it enters" not in f["message"], f
+
+
 SENTINEL = '''
 import torch, triton, triton.language as tl
 from tritondbg import Case, Scenario

@@ -188,9 +188,18 @@ def _message(e: dict) -> str:
         if e.get("reaches"):
             parts.append("they enter " + ", ".join(e["reaches"]))
         extreme = [r for r in e.get("reaches") or () if r.startswith(("tl.max", "tl.min", "tl.argmax", "tl.argmin"))]
-        advice = ("other=float('-inf') for the max it enters (other=float('inf') for a min), then keep those lanes "
-                  "out of any sum: the 0 today's code reads there can be the max itself, so the result may be wrong "
-                  "on today's GPUs too" if extreme else "other=0.0 keeps today's result")
+        if extreme and e.get("zero_ok"):  # every real lane of the max was >= 0 (|x|, x * x, exp): 0 never wins
+            advice = ("other=0.0 keeps today's result: the real lanes the max reduces are all >= 0 here (after an abs, "
+                      "a square or an exp), so the 0 never wins it, where other=float('-inf') would become +inf "
+                      "through an abs or a square" if any(r.startswith(("tl.max", "tl.argmax")) for r in extreme) else
+                      "other=0.0 keeps today's result: the real lanes the min reduces are all <= 0 here, so the 0 "
+                      "never wins it")
+        elif extreme:
+            advice = ("other=float('-inf') for the max it enters (other=float('inf') for a min), then keep those lanes "
+                      "out of any sum: the 0 today's code reads there can be the max itself, so the result may be "
+                      "wrong on today's GPUs too")
+        else:
+            advice = "other=0.0 keeps today's result"
         give = ("give the load padding_option=\"zero\" (today's result; a block-pointer load takes no other=)"
                 if e.get("block_ptr") else f"give the load other= ({advice})")
         return (text + ": " + "; ".join(parts) + ". tl.load calls them undefined; today's compiled code reads 0 "

@@ -407,7 +407,12 @@ class Sanitizer(Instrument, hooks.Listener):
                 idx = tuple(int(i) for i in np.argwhere(defined_bad)[0])
                 e["example"] = (list(idx), float(x[idx]))
         if undefined_bad.any():
-            self._poison_reached(p[undefined_bad], f"tl.{kind} at line {site[1]}")
+            zero_ok = None
+            if kind in ("max", "argmax", "min", "argmin"):  # would the 0 today's code reads there ever win?
+                with np.errstate(invalid="ignore"):
+                    real = x[(p == 0) & ~np.isnan(x)]
+                    zero_ok = bool(real.size) and bool((real >= 0).all() if "max" in kind else (real <= 0).all())
+            self._poison_reached(p[undefined_bad], f"tl.{kind} at line {site[1]}", zero_ok)
 
     def dot_event(self, bad, frame, operands=None) -> None:
         """``operands``: the dot's (a, b) as floats, for the finding's example lane (which operand, its value)."""
@@ -430,7 +435,10 @@ class Sanitizer(Instrument, hooks.Listener):
             if und.any():
                 self._poison_reached(p[und], f"tl.dot at line {site[1]}")
 
-    def _poison_reached(self, pad_values, where: str) -> None:
+    def _poison_reached(self, pad_values, where: str, zero_ok: bool | None = None) -> None:
+        """``zero_ok``: for a max / min, whether every real lane it reduces is >= 0 (<= 0 for a min), so the 0
+        today's code reads in the undefined lanes never wins (SageAttention's ``tl.max(tl.abs(x))``, where the
+        -inf other= a max usually wants would become +inf; helper-94); the entry keeps whether that held each time."""
         ids = pad_values.astype(np.int64) - 2
         for sid in np.unique(ids):
             info = self.poison_info.get(int(sid))
@@ -440,6 +448,8 @@ class Sanitizer(Instrument, hooks.Listener):
             e["lanes"] += int((ids == sid).sum())
             if where not in e["reaches"]:
                 e["reaches"].append(where)
+            if zero_ok is not None:
+                e["zero_ok"] = e.get("zero_ok", True) and zero_ok
 
     def _poison_entry(self, info) -> dict:
         saved = self.pid
