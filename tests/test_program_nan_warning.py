@@ -97,3 +97,36 @@ def test_program_mode_warns_of_a_nan_an_op_made_from_finite_inputs_and_a_store_w
     counts = out.stdout.split("nan:")[1]
     assert counts.split("inf:")[0].strip().endswith("8, 1, 1, 0, 8]") and counts.split("inf:")[1].strip() != "0", \
         out.stdout
+
+
+DOT = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def attn_row(p_ptr, v_ptr, o_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    p = tl.load(p_ptr + r[:, None] * N + r[None, :])
+    v = tl.load(v_ptr + r[:, None] * N + r[None, :])
+    acc = tl.dot(p, v, out_dtype=tl.float16)  # DOT
+    tl.store(o_ptr + r[:, None] * N + r[None, :], acc - acc)
+
+p = torch.full((16, 16), 300.0, dtype=torch.float16, device="cuda")
+v = torch.full((16, 16), 300.0, dtype=torch.float16, device="cuda")
+v[:, 0] = float("inf")  # column 0 of the result meets an Inf operand: no dot made its Inf
+o = torch.empty(16, 16, dtype=torch.float16, device="cuda")
+attn_row[(1,)](p, v, o, N=16)
+'''
+
+
+def test_a_dot_whose_float16_accumulation_overflows_is_told_by_its_products(tmp_path, cli_env):
+    """helper-94: a float16-accumulating tl.dot overflowing (SageAttention's PV without the softmax max) was told
+    "dot(2.05469, 0) = nan: a NaN from finite inputs", two unrelated operand elements of a lane whose row held an
+    Inf. The example lane is one made from finite operands, and a dot's is told by its row-times-column products
+    against the accumulator type's largest value."""
+    (tmp_path / "prog.py").write_text(DOT)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    line = next(i for i, ln in enumerate(DOT.splitlines(), 1) if "# DOT" in ln)
+    warn = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: warning: nan_inf") and f"prog.py:{line}" in ln]
+    assert warn, p.stderr[-3000:]
+    assert "tl.dot = inf (from finite operands: the products of its first such lane reach 9e+04 and their magnitudes " \
+           "sum to 1.44e+06, past float16's largest value 65504: the float16 accumulation overflows" in warn[0], warn[0]

@@ -257,6 +257,9 @@ def _message(e: dict) -> str:
         args = ", ".join(f"{v:.6g}" for v in ev["inputs"]) or "..."
         text = (f"first {label} that its inputs did not hold: {ev['op']}({args}) = {ev['value']:.6g} in "
                 f"{ev['lanes']} lane(s)")
+        if "abs_sum" in ev:  # a dot: its lane's row times column (sanitize._dot_products)
+            text = (f"first {label} that its inputs did not hold: tl.dot = {ev['value']:.6g} in {ev['lanes']} lane(s), "
+                    f"{dot_lane(ev)}")
         if not e.get("output"):  # e.g. an fp16 sum of squares overflows, rsqrt(inf) = 0: finite, wrong outputs
             return (text + "; no output is NaN/Inf, but the outputs do not match the reference: later ops may have "
                     "turned it into finite wrong values (rsqrt(inf) = 0, exp(-inf) = 0)")
@@ -267,6 +270,21 @@ def _message(e: dict) -> str:
         return (text + f"; {e['output_count']} element(s) of the outputs are NaN/Inf where the reference is finite, "
                 f"first {e['output']}")
     return kind
+
+
+_FINITE_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
+
+
+def dot_lane(ev: dict) -> str:
+    """How a tl.dot made NaN/Inf from finite operands (``ev`` from ``Sanitizer.nonfinite_event``): the products of
+    the first such lane's row and column, and whether their magnitudes overflow the accumulator's type (helper-94:
+    `dot(2.05469, 0) = nan` named two unrelated elements)."""
+    top = _FINITE_MAX.get(ev.get("out_dtype"))
+    over = (f", past {ev['out_dtype']}'s largest value {top:.6g}: the {ev['out_dtype']} accumulation overflows to "
+            "Inf, and Inf - Inf is NaN (accumulate in float32, or scale the operands down)"
+            if top and ev["abs_sum"] > top else "")
+    return (f"from finite operands: the products of its first such lane reach {ev['max_product']:.4g} and their "
+            f"magnitudes sum to {ev['abs_sum']:.4g}{over}")
 
 
 def _ratio(share: float) -> str:

@@ -80,7 +80,13 @@ def message(e: dict) -> str:
     made = "made from it" if label == "Inf" else "of it"
     article = "an" if label == "Inf" else "a"
     capped = " (counted in the first ops that made NaN/Inf, in any program)" if e.get("capped") else ""
-    return (f"{ev['op']}({args}) = {ev['value']:.6g}: {article} {label} from finite inputs, in {e['lanes']} "
+    if "abs_sum" in ev:  # a dot: its lane is a row times a column
+        from tritondbg.interp.findings import dot_lane
+
+        call = f"tl.dot = {ev['value']:.6g} ({dot_lane(ev)})"
+    else:
+        call = f"{ev['op']}({args}) = {ev['value']:.6g}"
+    return (f"{call}: {article} {label} from finite inputs, in {e['lanes']} "
             f"lane(s) of {n} program{'s' if n != 1 else ''}; {st['lanes']} NaN lane(s) {made} were stored "
             f"(line {st['line']}{into}){capped}. Program mode has no reference to tell whether the program expects "
             "NaN there, hence a warning: an overflow (exp of a large value: subtract the row's max first), 0/0, the "

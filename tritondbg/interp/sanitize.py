@@ -349,17 +349,20 @@ class Sanitizer(Instrument, hooks.Listener):
             self.poison_stores.setdefault(int(sid), dict(pid=list(self.pid), file=site[0], line=site[1]))
 
     # -- value events (from shadow.py) ------------------------------------------------------------------
-    def nonfinite_event(self, name, out, ins, new, frame, from_finite: bool = True) -> int | None:
+    def nonfinite_event(self, name, out, ins, new, frame, from_finite: bool = True, example=None) -> int | None:
         """Record an op that made NaN/Inf in ``new`` lanes; returns the event's id (None past the cap).
-        ``from_finite``: some of those lanes came from finite inputs only (0 / 0, not 0 * inf)."""
+        ``from_finite``: some of those lanes came from finite inputs only (0 / 0, not 0 * inf); ``example``: the
+        lanes to show the first of (those, when there are some: a dot's first NaN lane can be Inf - Inf)."""
         if from_finite:
             self.made_from_finite = True
         if len(self.nonfinite) >= _MAX_NONFINITE_EVENTS:
             return None
         site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
-        idx = tuple(int(i) for i in np.argwhere(new)[0]) if new.ndim else ()
-        vals = []
-        for h in ins:
+        idx = tuple(int(i) for i in np.argwhere(new if example is None else example)[0]) if new.ndim else ()
+        vals, products = [], None
+        if name == "dot" and len(ins) >= 2 and len(idx) >= 2:  # a lane of a dot is a row times a column: the
+            products = _dot_products(ins[0], ins[1], idx)   # inputs at that index say nothing (helper-94)
+        for h in ins if products is None else ():
             f = shadow.as_float(h) if hasattr(h, "data") else None
             if f is None:
                 continue
@@ -374,6 +377,8 @@ class Sanitizer(Instrument, hooks.Listener):
                                    op=name, lanes=int(new.sum()), value=value, inputs=vals,
                                    finite=from_finite,  # (program mode: nan_stores.py)
                                    kernel=self.launch.kernel if self.launch else "?"))
+        if products is not None:
+            self.nonfinite[-1].update(products, out_dtype=_dtype_name(out))
         return self.seq
 
     def times_zero_sid(self, sid: int, frame) -> int:
@@ -497,3 +502,28 @@ class Sanitizer(Instrument, hooks.Listener):
         e["lanes"] += ev["lanes"]
         e["kernel"] = ev["kernel"]
         return e
+
+
+def _dot_products(a, b, idx) -> dict | None:
+    """For lane ``idx`` of a dot: its row of ``a`` times its column of ``b``, the largest product and the sum of
+    their magnitudes (an overflow of a float16 accumulation shows as that sum past the type's largest value)."""
+    fa, fb = shadow.as_float(a), shadow.as_float(b)
+    if fa is None or fb is None or fa.ndim < 2 or fb.ndim < 2:
+        return None
+    try:
+        row, col = fa[idx[:-2] + (idx[-2],)], fb[idx[:-2] + (slice(None), idx[-1])]
+        with np.errstate(over="ignore", invalid="ignore"):
+            prod = np.abs(row.astype(np.float64) * col.astype(np.float64))
+    except (IndexError, ValueError):
+        return None
+    if np.isinf(prod).any():
+        return None
+    prod = prod[~np.isnan(prod)]  # (the poison of undefined lanes times an exact 0: shadow's times_zero)
+    return dict(max_product=float(prod.max(initial=0.0)), abs_sum=float(prod.sum()))
+
+
+def _dtype_name(h) -> str:
+    """The tl type name of a value handle's elements (float16, bfloat16, float32)."""
+    if shadow._is_bf16(h):
+        return "bfloat16"
+    return str(getattr(getattr(h, "data", None), "dtype", "?"))

@@ -186,8 +186,9 @@ def _check_new_nonfinite(name: str, out, ins, in_nf=None) -> None:
     p = pad_of(out)
     if p is not None:
         new &= _bcast(p, shape) == 0
-    event = san.nonfinite_event(name, out, ins, new, _site_frame(), from_finite=bool((new & ~in_any).any())) \
-        if new.any() else None
+    finite = new & ~in_any  # lanes made from finite inputs only: the example shown, when there are some
+    event = san.nonfinite_event(name, out, ins, new, _site_frame(), from_finite=bool(finite.any()),
+                                example=finite if finite.any() else None) if new.any() else None
     nan_origin.after_op(out, ins, nan | inf, new, event)  # where each non-finite lane came from
     _repair_payload(out, ins, nan)
 
