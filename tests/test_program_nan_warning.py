@@ -130,3 +130,31 @@ def test_a_dot_whose_float16_accumulation_overflows_is_told_by_its_products(tmp_
     assert warn, p.stderr[-3000:]
     assert "tl.dot = inf (from finite operands: the products of its first such lane reach 9e+04 and their magnitudes " \
            "sum to 1.44e+06, past float16's largest value 65504: the float16 accumulation overflows" in warn[0], warn[0]
+
+
+ZERO_ROW = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def normalize(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + offs, mask=offs < n, other=0.0)
+    tl.store(o_ptr + row * n + offs, x / tl.sum(x, axis=0), mask=offs < n)  # DIV
+
+x = torch.rand(4, 100, device="cuda")
+x[1] = 0  # a row of zeros: 0 / 0
+o = torch.empty_like(x)
+normalize[(4,)](x, o, 100, BLOCK=128)
+'''
+
+
+def test_a_nan_made_from_a_sum_over_padding_and_zeros_is_told(tmp_path, cli_env):
+    """helper-97: ``x / tl.sum(x)`` of an all-zero row loaded with other=0.0 over a padded block (any odd hidden
+    size: FlashInfer's RMSNorm with rsqrt -> exp(-0.5 * log)) made 0/0 = NaN in every lane: the sum of zeros and
+    zero padding was taken for "a sum that selects its padding", so its lanes were padding: 0 findings."""
+    (tmp_path / "prog.py").write_text(ZERO_ROW)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    line = next(i for i, ln in enumerate(ZERO_ROW.splitlines(), 1) if "# DIV" in ln)
+    assert f"warning: nan_inf in normalize at prog.py:{line} pid (1, 0, 0): divide(0, 0) = nan" in p.stderr, \
+        p.stderr[-3000:]

@@ -266,12 +266,15 @@ def check_reduce(kind: str, x: np.ndarray, p: np.ndarray, axis: int | None, skip
 
 
 def _selects(x: np.ndarray, p: np.ndarray, axis: int) -> np.ndarray:
-    """Slices of a sum (keepdims) whose lanes other than padding all hold exactly 0: the sum selects its padding
-    rather than mixing it into data (a bitonic sort's ``tl.sum(y * (1 - mask), 1)`` over pairs picks one lane,
-    and a padded lane with a sentinel, other=-1, is sorted on purpose: helper-64, TransformerEngine's
-    permutation). The result is that padding, passed on, not a finding."""
+    """Slices of a sum (keepdims) whose lanes other than padding all hold exactly 0 while a padding lane does not:
+    the sum selects its padding rather than mixing it into data (a bitonic sort's ``tl.sum(y * (1 - mask), 1)``
+    over pairs picks one lane, and a padded lane with a sentinel, other=-1, is sorted on purpose: helper-64,
+    TransformerEngine's permutation). The result is that padding, passed on, not a finding. A row whose data and
+    padding are all 0 sums to a real 0 (helper-97: ``x / tl.sum(x)`` of an all-zero row, other=0.0, made 0/0 = NaN
+    in every lane, all taken for padding: no finding)."""
     with np.errstate(invalid="ignore"):
-        return ((p >= 2) | (x == 0)).all(axis=axis, keepdims=True) & (p >= 2).any(axis=axis, keepdims=True)
+        return (((p >= 2) | (x == 0)).all(axis=axis, keepdims=True)
+                & ((p >= 2) & (x != 0)).any(axis=axis, keepdims=True))
 
 
 def _from_uninit(h, san, shape) -> np.ndarray | None:
