@@ -316,3 +316,19 @@ def test_a_suite_that_launched_but_skipped_tests_on_is_available_is_told_where(t
         SKIPPING_SUITE.splitlines()[:7]) + "\nx = torch.ones(8, device='cuda')\ntwice[(1,)](x, 8, BLOCK=8)\n")
     out = _interpret(tmp_path, site_packages=True)
     assert out.returncode == 0 and "asked torch.cuda.is_available()" not in out.stderr, out.stderr[-3000:]
+
+
+@pytest.mark.interpreter
+def test_torch_device_made_with_the_device_keyword_stays_cuda(tmp_path):
+    """helper-97: ``torch.device(device="cuda")`` (24 of FlashInfer's test files) came back as cpu under the
+    interpreter (the keyword was taken for a factory's device=), so FlashInfer's own check raised "device must be a
+    cuda device"; torch.device("cuda") was cuda. Tensors made on either are served on the CPU alike."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent('''
+        import torch, triton
+        for d in (torch.device(device="cuda"), torch.device("cuda"), torch.device(type="cuda", index=0)):
+            t = torch.ones(2, device=d)
+            print("DEV", d.type, t.device.type, t.is_cuda)
+    '''))
+    out = _interpret(tmp_path)
+    assert out.returncode in (0, 1), out.stderr[-3000:]  # (no kernel launched: exit 1, said so)
+    assert out.stdout.count("DEV cuda cuda True") == 3, (out.stdout, out.stderr[-2000:])

@@ -220,8 +220,8 @@ def _mode_class():
             if func is tensor_cpu:
                 return _to_host(args[0], func(*args, **kwargs))
             target = None
-            if "device" in kwargs:
-                target = _target(kwargs["device"])
+            if "device" in kwargs and func is not torch.device:  # torch.device(device="cuda") stays cuda, as
+                target = _target(kwargs["device"])                 # torch.device("cuda") does (helper-97)
                 device = _cpu(kwargs["device"])
                 if device is not kwargs["device"]:
                     _state["moved"] += 1
