@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -123,3 +122,4 @@ def test_check_on_a_reproducer_whose_kernel_file_is_gone_says_it_checked_the_cod
     assert chk.returncode == 0 and [g["status"] for g in gates] == ["pass", "pass"], (gates, chk.stderr[-2000:])
     for g in gates:
         assert "checked the code as captured" in g["reason"] and "kern.py is gone" in g["reason"], g["reason"]
+
