@@ -9,7 +9,8 @@ fill what they return with a mark, as PyTorch's own ``fill_uninitialized_memory`
 - floats (fp16 / bf16 / fp32 / fp64): a NaN whose payload is ``UNINIT_ID`` (poison.py's payload scheme, an id
   the per-load poison never takes), so a read of it is told apart from a NaN the data holds;
 - int32 / int64: ``INT_MARK`` (0x5A5A5A5A...), an index or count no real data is likely to hold;
-- other dtypes (bool, int8/16, fp8) are left as torch gives them.
+- int8 / uint8 / int16 / fp8: 0x5A in every byte, with the bytes the kernels store recorded (byte_marks.py: any
+  byte is data, so only an element no launch stored counts as unwritten); bool is left as torch gives it.
 
 uninit_reads.py checks what each load and atomic reads against the mark (``marked``): a load marks the lanes
 undefined (the shadow's poison of that load), so they count only where they reach a store, a reduction or an
@@ -28,6 +29,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+
+from tritondbg.interp import byte_marks
 
 UNINIT_ID = 63                       # poison.py payload id reserved for this mark (load sites take 1..62)
 INT_MARK = {4: 0x5A5A5A5A, 8: 0x5A5A5A5A5A5A5A5A}
@@ -48,7 +51,7 @@ def _float_bits(dtype) -> tuple | None:
 
 
 def fill(t, factory: str = "torch.empty") -> None:
-    """Fill a fresh tensor with the mark (floats and 32/64-bit integers; nothing else, nothing on meta/fake)."""
+    """Fill a fresh tensor with the mark (floats, integers but bool; nothing on meta/fake)."""
     import torch
 
     if type(t) is not torch.Tensor or t.layout != torch.strided or t.numel() == 0 or t.device.type == "meta":
@@ -59,7 +62,7 @@ def fill(t, factory: str = "torch.empty") -> None:
             t.view(bits[0]).fill_(bits[1])
         elif t.dtype in (torch.int32, torch.int64):
             t.fill_(INT_MARK[t.element_size()])
-        else:
+        elif not byte_marks.fill(t):  # int8 / uint8 / int16 / fp8: the mark in every byte of the storage
             return
     _remember(t, factory)
 
@@ -80,8 +83,12 @@ def _remember(t, factory: str, text: str | None = None, site=None) -> None:
         sites = _state["sites"]
         sites.pop(lo, None)
         sites[lo] = entry
+        if byte_marks.small(t):  # which of its bytes the kernels store (a byte equal to the mark is data too)
+            byte_marks.track(lo, n, entry)
+        else:  # (an earlier small-dtype allocation at this address: gone)
+            byte_marks.forget(lo)
         while len(sites) > _MAX_SITES:
-            sites.popitem(last=False)
+            byte_marks.forget(*sites.popitem(last=False))
     try:  # freed, its memory is no longer marked: torch.full(..., 0x5A5A5A5A) reusing it holds data
         weakref.finalize(t, _forget, lo, entry)
     except TypeError:
@@ -92,6 +99,7 @@ def _forget(lo: int, entry) -> None:
     with _lock:
         if _state["sites"].get(lo) is entry:
             del _state["sites"][lo]
+        byte_marks.forget(lo, entry)
 
 
 @contextmanager
@@ -180,11 +188,13 @@ def _allocated(addrs: np.ndarray) -> np.ndarray:
     return inside
 
 
-def unwritten(out, ref) -> np.ndarray | None:
+def unwritten(out, ref, capture: bool = False) -> np.ndarray | None:
     """Elements of an output tensor that still hold the mark (no launch wrote them) where the reference holds a
-    value, or None when there are none."""
+    value, or None when there are none. ``capture``: the reference is a reproducer's captured output."""
     import torch
 
+    if byte_marks.small(out):
+        return _unwritten_bytes(out, ref, capture)
     t = out.detach().cpu().contiguous()
     if t.dtype in (torch.int32, torch.int64) and out.numel() and _allocation(out.data_ptr()) is None:
         return None  # integers equal to the mark, in memory no factory marked: data
@@ -200,6 +210,20 @@ def unwritten(out, ref) -> np.ndarray | None:
         if held is not None:
             m = m & ~held
     m = m.reshape(tuple(t.shape))
+    return m if m.any() else None
+
+
+def _unwritten_bytes(out, ref, capture: bool) -> np.ndarray | None:
+    """``unwritten`` of a small-dtype output (byte_marks.py): elements no launch stored that hold the mark in
+    every byte; of a reproducer (``capture``), not where the captured output holds the mark too (the program's
+    launch left them unwritten: the band warning's to say, as for the 32/64-bit integers)."""
+    m = byte_marks.unwritten_mask(out)
+    if m is None or not m.any():
+        return None
+    m = m.reshape(-1)
+    if capture and ref.dtype == out.dtype and ref.numel() == out.numel():
+        m = m & ~byte_marks.holding_mark(ref)
+    m = m.reshape(tuple(out.shape))
     return m if m.any() else None
 
 
@@ -243,6 +267,9 @@ def marked_elements(t) -> np.ndarray | None:
     if not isinstance(t, torch.Tensor) or not t.numel() or t.numel() > _MAX_LOOK or t.device.type == "meta" or \
             _allocation(t.data_ptr()) is None:
         return None
+    if byte_marks.small(t):  # no launch stored them and they hold the mark (byte_marks.py)
+        m = byte_marks.unwritten_mask(t)
+        return None if m is None else m.reshape(-1)
     return _holding_mark(t.detach().cpu().contiguous())
 
 
@@ -283,7 +310,8 @@ def band_finding(name: str, t, left, wrote: int, *, later: str = "and no later l
     first = int(left.nonzero()[0][0])
     index = tuple(int(i) for i in np.unravel_index(first, tuple(t.shape))) if t.dim() else ()
     where = allocated_at(t.data_ptr())
-    mark = "NaN" if t.is_floating_point() else f"0x{INT_MARK.get(t.element_size(), 0):X}"
+    mark = "0x5A in every byte" if byte_marks.small(t) else "NaN" if t.is_floating_point() else \
+        f"0x{INT_MARK.get(t.element_size(), 0):X}"
     return {"kind": "uninit", "severity": "warning", "tensor": name, "message": (
         f"a launch wrote {wrote} element(s) of {name} and left {int(left.sum())} of {t.numel()} unwritten (first at "
         f"index {index}){f', memory from {where}' if where else ''}, {later}: they hold "
@@ -370,6 +398,7 @@ def install() -> None:
         if _state["depth"] > 1:
             return
         _state["sites"].clear()  # an earlier run's allocations: their memory may hold data now
+        byte_marks.clear()
         for owner, name in _targets():
             fn = getattr(owner, name, None)
             if fn is None:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import guard, initcheck, shadow, uninit_reads
+from tritondbg.interp import byte_marks, guard, initcheck, shadow, uninit_reads
 
 _active: dict[str, Any] = {"san": None}
 _saved: dict[str, Any] = {}
@@ -310,6 +310,7 @@ def install() -> None:
             if new is not None:
                 mask = _mask_handle(new)
             san.record_store(ptrs, value, None if mask is None else mask.data)
+            byte_marks.record(ptrs, None if mask is None else mask.data)  # small-dtype memory a launch wrote
             if san.journal is not None:
                 san.journal.record(ptrs, None if mask is None else mask.data)
         return orig["create_masked_store"](self, ptrs, value, mask, *rest, **kw)
@@ -320,6 +321,7 @@ def install() -> None:
             new = san.check_access("atomic", ptr, None if mask is None else mask.data)
             if new is not None:
                 mask = _mask_handle(new)
+            byte_marks.record(ptr, None if mask is None else mask.data)
             if san.journal is not None:
                 san.journal.record(ptr, None if mask is None else mask.data)
         old = orig["create_atomic_rmw"](self, rmw_op, ptr, val, mask, *rest, **kw)
@@ -345,6 +347,7 @@ def install() -> None:
                 data = np.array(ptr.data, dtype=np.uint64, copy=True)
                 data[~np.broadcast_to(new, data.shape)] = np.uint64(guard.SCRATCH.ctypes.data)
                 ptr = I.TensorHandle(data, ptr.dtype)
+            byte_marks.record(ptr, None)  # (the bad lanes point at a scratch word)
             if san.journal is not None:
                 san.journal.record(ptr, None)
             live = new

@@ -54,8 +54,8 @@ def check(san, out, expected, nonfinite: bool = True, apart: set = frozenset()) 
         if o.numel() and view in seen_views:  # its elements were counted under the first name
             continue
         seen_views.add(view)
-        unwritten = initcheck.unwritten(o, r) if nonfinite and name not in apart else None  # (a program's
-        # tensors: not outputs)
+        # (a program's tensors: not outputs)
+        unwritten = initcheck.unwritten(o, r, from_capture) if nonfinite and name not in apart else None
         if unwritten is not None:
             unstored.unwritten_entry(san, name, o, unwritten)
         elif nonfinite and name not in apart and o.numel():

@@ -394,11 +394,13 @@ class Checker(attach.Observer):
         that read the mark (its own finding) ends the watch of its arguments: that finding told it. ``causes``: the
         launch's reads outside a tensor (``_read_outside``), which a read of the mark its stores wrote is told as a
         follow-on of; an argument nothing stored into whose kernel has no store through it is a forgotten store."""
-        from tritondbg.interp import initcheck, kernel_stores
+        from tritondbg.interp import byte_marks, initcheck, kernel_stores
 
         light = _LaunchSite(launch)
         for name, was in marks.items():
             t, now = launch.args[name], after.get(name)
+            if byte_marks.small(t):  # int8 / fp8 ...: a torch read of a byte is data (told at exit, if left)
+                continue
             if now is None or read or not now.any():
                 readwatch.forget(t)
                 continue

@@ -1,0 +1,184 @@
+"""initcheck's mark for the small dtypes (int8, uint8, int16, float8 e4m3 / e5m2), where any byte is real data.
+
+A float has a NaN payload no data holds and a 32/64-bit integer a value no index is likely to hold; a byte has
+neither, so a quantisation kernel whose store mask is too strict left an int8 output's last row as torch.empty
+gave it, and tritondbg said nothing. While the sanitizers run, the empty-family factories fill such memory with
+``MARK`` in every byte (``fill``, the whole storage) and remember it (``track``), and the kernels' stores and
+atomics into it are recorded byte by byte (``record``: memops.py, a bitmap per allocation, made at its first
+store). An element counts as unwritten (``unwritten_mask``) only where no launch stored it and every byte still
+holds the mark, so a kernel that stores the mark's value itself (90 into an int8 output) leaves nothing
+unwritten. An allocation with a byte that is neither the mark nor a kernel's store was written by something else
+(torch, numpy, a kernel run without the sanitizers): from then on its marks say nothing (``touched``), as data
+equal to the mark (1 element in 256 of random int8 data) cannot be told from memory nothing wrote.
+
+What remains (false findings): an allocation that torch (or a kernel run without the sanitizers) wrote only with
+bytes equal to the mark (``q.fill_(90)`` on int8, ``q[L:] = 90``), every other byte of it stored by sanitized
+launches or untouched, is told as unwritten there. Missed: a hole in an allocation torch also wrote some other
+value into (before or after the kernel), and an element a reference computed equal to the mark (output_checks
+counts it as data, as for the 32/64-bit integers); reads of such memory are not checked (a byte read is data).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+MARK = 0x5A
+_MAX_BYTES = 1 << 28  # an allocation larger than this is filled but not tracked (its bitmap would be as large)
+
+
+def _small_dtypes() -> tuple:
+    import torch
+
+    names = ("int8", "uint8", "int16", "float8_e4m3fn", "float8_e5m2")
+    return tuple(getattr(torch, n) for n in names if hasattr(torch, n))
+
+
+def small(t) -> bool:
+    """Whether ``t`` is of a dtype this mark is for."""
+    return getattr(t, "dtype", None) in _small_dtypes()
+
+
+class _Track:
+    __slots__ = ("entry", "n", "stored", "touched")
+
+    def __init__(self, entry, n: int):
+        self.entry, self.n = entry, n
+        self.stored: np.ndarray | None = None  # bytes a sanitized launch stored (bool per byte), made at the first
+        self.touched = False                   # a byte neither the mark nor stored was seen: marks say nothing now
+
+
+_tracks: dict[int, _Track] = {}  # storage address -> its track
+_spans = {"key": None, "los": None, "his": None, "tracks": ()}
+_version = [0]  # bumped when _tracks changes (a finalizer may change it: the span index is rebuilt from a copy)
+
+
+def _flat(t):
+    """The bytes of ``t``'s storage, as a uint8 tensor over it."""
+    import torch
+
+    return torch.zeros(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
+
+
+def fill(t) -> bool:
+    """Fill the storage of a fresh small-dtype tensor with the mark; False for other dtypes."""
+    import torch
+
+    if not small(t):
+        return False
+    with torch.no_grad():
+        _flat(t).fill_(MARK)
+    return True
+
+
+def track(lo: int, n: int, entry) -> None:
+    """Remember the storage at ``lo`` (``n`` bytes, initcheck's allocation ``entry``) as marked memory."""
+    _version[0] += 1
+    if n <= _MAX_BYTES:
+        _tracks[lo] = _Track(entry, n)
+    else:
+        _tracks.pop(lo, None)
+
+
+def forget(lo: int, entry=None) -> None:
+    """The storage at ``lo`` is no longer ``entry``'s (None: whoever's it was)."""
+    tr = _tracks.get(lo)
+    if tr is not None and (entry is None or tr.entry is entry):
+        _version[0] += 1
+        _tracks.pop(lo, None)
+
+
+def clear() -> None:
+    _version[0] += 1
+    _tracks.clear()
+
+
+def _span_index():
+    while _spans["key"] != _version[0]:
+        key = _version[0]
+        try:
+            tracks = list(_tracks.items())
+        except RuntimeError:  # changed while copied
+            continue
+        _spans.update(key=key, los=np.array([lo for lo, _ in tracks], dtype=np.uint64),
+                      his=np.array([lo + tr.n for lo, tr in tracks], dtype=np.uint64),
+                      tracks=tuple(tr for _, tr in tracks))
+    return _spans["los"], _spans["his"], _spans["tracks"]
+
+
+def record(ptrs, mask) -> None:
+    """A store's (or an atomic's) live lanes (``mask``: None for all): the bytes they write in tracked memory."""
+    if not _tracks:
+        return
+    p = np.asarray(ptrs.data)
+    addrs = p.reshape(-1) if mask is None else p[np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)]
+    if addrs.size == 0:
+        return
+    addrs = addrs.astype(np.uint64, copy=False)
+    try:
+        width = max(1, int(ptrs.get_element_ty().primitive_bitwidth) // 8)
+    except Exception:  # noqa: BLE001 - not a pointer handle: one byte a lane
+        width = 1
+    a_lo, a_hi = int(addrs.min()), int(addrs.max()) + width
+    los, his, tracks = _span_index()
+    for i in np.nonzero((los < np.uint64(a_hi)) & (his > np.uint64(a_lo)))[0].tolist():
+        tr, lo = tracks[i], int(los[i])
+        sel = addrs[(addrs >= np.uint64(lo)) & (addrs < np.uint64(lo + tr.n))]
+        if not sel.size:
+            continue
+        if tr.stored is None:
+            tr.stored = np.zeros(tr.n, dtype=bool)
+        off = (sel - np.uint64(lo)).astype(np.int64)
+        for k in range(width):
+            o = off + k
+            tr.stored[o[o < tr.n]] = True
+
+
+def _offsets(t, base: int) -> np.ndarray:
+    """The byte offset in its storage of each element of ``t`` (``t.shape``)."""
+    es = t.element_size()
+    off = np.full(tuple(t.shape), base, dtype=np.int64)
+    for d, (size, stride) in enumerate(zip(t.shape, t.stride())):
+        shape = [1] * t.dim()
+        shape[d] = size
+        off = off + (np.arange(size, dtype=np.int64) * stride * es).reshape(shape)
+    return off
+
+
+def unwritten_mask(t) -> np.ndarray | None:
+    """Which elements of ``t`` (its shape) no sanitized launch stored and still hold the mark in every byte; None
+    for memory not tracked (not a factory's, another dtype, written by something else: ``touched``)."""
+    if not small(t) or t.device.type == "meta":
+        return None
+    try:
+        storage = t.untyped_storage()
+        lo = storage.data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return None
+    tr = _tracks.get(lo)
+    if tr is None or tr.touched or storage.nbytes() < tr.n:
+        return None
+    raw = _flat(t).detach().cpu().numpy()[:tr.n]
+    foreign = raw != MARK
+    if tr.stored is not None:
+        foreign &= ~tr.stored
+    if foreign.any():  # torch (or a kernel run without the sanitizers) wrote into it: 90s may be its data
+        tr.touched = True
+        return None
+    off = _offsets(t, t.data_ptr() - lo)
+    if off.size and (off.min() < 0 or off.max() + t.element_size() > tr.n):
+        return None
+    left = np.ones(off.shape, dtype=bool)
+    if tr.stored is not None:
+        for k in range(t.element_size()):
+            left &= ~tr.stored[off + k]
+    return left
+
+
+def holding_mark(t) -> np.ndarray | None:
+    """Which elements of a small-dtype tensor hold the mark in every byte (flat, by value alone), or None."""
+    if not small(t):
+        return None
+    import torch
+
+    c = t.detach().cpu().contiguous()
+    raw = c.reshape(-1).view(torch.uint8).numpy().reshape(c.numel(), c.element_size())
+    return (raw == MARK).all(axis=1)
