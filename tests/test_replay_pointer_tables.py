@@ -1,5 +1,5 @@
 """A reproducer of a kernel that writes addresses into an int64 table (a grouped GEMM's or MoE setup kernel) compares
-them as the program's addresses (tritondbg/program/tables.py, ``as_captured``)."""
+them as the program's addresses (tritondbg/program/tables.py, ``relocate``)."""
 from __future__ import annotations
 
 import os
@@ -17,7 +17,7 @@ PTR_TABLE = textwrap.dedent('''
         pid = tl.program_id(0)
         tl.store(x_ptrs + pid, x + tl.load(indptr + pid) * K)  # a pointer written into an int64 table
 
-    x = torch.randn(10, 8, device="cuda")
+    x = torch.randn(13, 8, device="cuda")[3:]  # a view inside a larger storage: its bytes start past the group's
     indptr = torch.tensor([0, 3, 7], dtype=torch.int64, device="cuda")
     x_ptrs = torch.empty(3, dtype=torch.int64, device="cuda")
     group_args[(3,)](x_ptrs, x, indptr, 8)

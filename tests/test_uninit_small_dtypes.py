@@ -45,28 +45,31 @@ def _launch(cut, dtype):
 
 def make_inputs(case, dtype, device, generator):
     x = torch.randint(-100, 100, (10, 16), generator=generator).float()
-    if case.params.get("ninety"):  # every element the mark's value (int8 90 is 0x5A)
-        x = torch.full((10, 16), 90.0)
+    if case.params.get("mark"):  # every element the mark's value: 0x5A in every byte of the output dtype
+        x = torch.full((10, 16), case.params["mark"])
     return dict(x=x.to(device))
 
 
-_C = [Case("tiny", params={}, dtypes=("float32",)), Case("ninety", params={"ninety": True}, dtypes=("float32",))]
-int8_short = Scenario("int8_short", make_inputs, _launch(1, torch.int8), lambda x: x.to(torch.int8), _C,
+def _cases(mark):  # int8 90 is 0x5A; float8 e4m3fn 20.0 is 0x5A
+    return [Case("tiny", params={}, dtypes=("float32",)), Case("ninety", params={"mark": mark}, dtypes=("float32",))]
+
+
+int8_short = Scenario("int8_short", make_inputs, _launch(1, torch.int8), lambda x: x.to(torch.int8), _cases(90.0),
                       kernels=[quant_rows])
-int8_ok = Scenario("int8_ok", make_inputs, _launch(0, torch.int8), lambda x: x.to(torch.int8), _C,
+int8_ok = Scenario("int8_ok", make_inputs, _launch(0, torch.int8), lambda x: x.to(torch.int8), _cases(90.0),
                    kernels=[quant_rows])
 fp8_short = Scenario("fp8_short", make_inputs, _launch(1, torch.float8_e4m3fn),
-                     lambda x: x.to(torch.float8_e4m3fn), _C, kernels=[quant_rows])
-fp8_ok = Scenario("fp8_ok", make_inputs, _launch(0, torch.float8_e4m3fn), lambda x: x.to(torch.float8_e4m3fn), _C,
-                  kernels=[quant_rows])
+                     lambda x: x.to(torch.float8_e4m3fn), _cases(20.0), kernels=[quant_rows])
+fp8_ok = Scenario("fp8_ok", make_inputs, _launch(0, torch.float8_e4m3fn), lambda x: x.to(torch.float8_e4m3fn),
+                  _cases(20.0), kernels=[quant_rows])
 '''
 
 PROGRAM = KERNEL + '''
 mode, dtype = sys.argv[1], getattr(torch, sys.argv[2])
 L, D = 10, 16
 x = torch.randint(-100, 100, (L, D)).float()
-if mode.startswith("ninety"):
-    x.fill_(90.0)  # the kernel stores the mark's value into every element it writes
+if mode.startswith("ninety"):  # the kernel stores the mark's value (0x5A in every byte) into every element it writes
+    x.fill_({torch.int8: 90.0, torch.int16: 23130.0}.get(dtype, 20.0))  # (float8 e4m3fn: 20.0)
 q = torch.empty(L, D, dtype=dtype, device="cuda")  # ALLOC
 cut = 1 if mode in ("short", "ninety_short", "torch_rest") else 0
 quant_rows[(triton.cdiv(L, 4),)](x.to("cuda"), q, L, D=D, CUT=cut, BLOCK=4)

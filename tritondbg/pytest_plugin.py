@@ -133,12 +133,17 @@ class _SkippedAll:
         from tritondbg.check.outcome import COMPILE_ONLY, nothing_ran
 
         if self.gates and nothing_ran(self.gates) and exitstatus == 0:
-            runs = sum(g["gate"] not in COMPILE_ONLY for g in self.gates) or len(self.gates)
+            runs = sum(g["gate"] not in COMPILE_ONLY for g in self.gates)
             session.exitstatus = 1
+            what = (f"all {runs} gate item(s) that run the kernel were skipped" if runs else
+                    f"all {len(self.gates)} gate item(s) were skipped")
+            text = (f"tritondbg: {what}: nothing was checked, so nothing passed (exit status 1, as `tritondbg "
+                    "check`)")
             tr = session.config.pluginmanager.get_plugin("terminalreporter")
-            if tr is not None:  # none under `tritondbg check` (-p no:terminal), which says it itself
-                tr.write_line(f"tritondbg: all {runs} gate item(s) that run the kernel were skipped: "
-                              "nothing was checked, so nothing passed (exit status 1, as `tritondbg check`)", red=True)
+            if tr is not None:
+                tr.write_line(text, red=True)
+            elif not session.config.getoption("tritondbg_outdir"):  # (`tritondbg check` says it itself)
+                print(text, file=sys.stderr)
 
 
 def _gates(config) -> list[str]:

@@ -480,9 +480,9 @@ def _with_saved_copies(outcome: GateOutcome, scenario) -> GateOutcome:
     """A reproducer that replayed the copy of its kernel saved at capture (the kernel's file is gone or no longer
     defines it) says so in the gate's reason: a pass there checked the code as it was, not the code of today."""
     km = sys.modules.get("tritondbg.program.kernel_module")  # loaded only where a reproducer was
-    notes = km.saved_copies(os.path.dirname(scenario.source)) if km is not None and scenario.source else []
-    if notes:
-        outcome.reason = f"{outcome.reason} (checked the code as captured: {'; '.join(notes)})"
+    why = km.saved_copy(os.path.dirname(scenario.source), scenario.name) if km is not None and scenario.source else ""
+    if why:
+        outcome.reason = f"{outcome.reason} (checked the code as captured: {why})"
     return outcome
 
 

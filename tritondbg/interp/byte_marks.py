@@ -71,24 +71,24 @@ def fill(t) -> bool:
 
 def track(lo: int, n: int, entry) -> None:
     """Remember the storage at ``lo`` (``n`` bytes, initcheck's allocation ``entry``) as marked memory."""
-    _version[0] += 1
     if n <= _MAX_BYTES:
         _tracks[lo] = _Track(entry, n)
     else:
         _tracks.pop(lo, None)
+    _version[0] += 1  # after the change: an index built meanwhile under the old number is rebuilt (review)
 
 
 def forget(lo: int, entry=None) -> None:
     """The storage at ``lo`` is no longer ``entry``'s (None: whoever's it was)."""
     tr = _tracks.get(lo)
     if tr is not None and (entry is None or tr.entry is entry):
-        _version[0] += 1
         _tracks.pop(lo, None)
+        _version[0] += 1
 
 
 def clear() -> None:
-    _version[0] += 1
     _tracks.clear()
+    _version[0] += 1
 
 
 def _span_index():
@@ -109,6 +109,11 @@ def record(ptrs, mask) -> None:
     if not _tracks:
         return
     p = np.asarray(ptrs.data)
+    if p.size == 0:
+        return
+    los, his, tracks = _span_index()
+    if not ((los <= np.uint64(p.max())) & (his > np.uint64(p.min()))).any():
+        return  # (every lane, live or not, outside tracked memory: the common case, before any masking)
     addrs = p.reshape(-1) if mask is None else p[np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)]
     if addrs.size == 0:
         return
@@ -118,7 +123,6 @@ def record(ptrs, mask) -> None:
     except Exception:  # noqa: BLE001 - not a pointer handle: one byte a lane
         width = 1
     a_lo, a_hi = int(addrs.min()), int(addrs.max()) + width
-    los, his, tracks = _span_index()
     for i in np.nonzero((los < np.uint64(a_hi)) & (his > np.uint64(a_lo)))[0].tolist():
         tr, lo = tracks[i], int(los[i])
         sel = addrs[(addrs >= np.uint64(lo)) & (addrs < np.uint64(lo + tr.n))]
@@ -156,15 +160,16 @@ def unwritten_mask(t) -> np.ndarray | None:
     tr = _tracks.get(lo)
     if tr is None or tr.touched or storage.nbytes() < tr.n:
         return None
-    raw = _flat(t).detach().cpu().numpy()[:tr.n]
-    foreign = raw != MARK
-    if tr.stored is not None:
-        foreign &= ~tr.stored
-    if foreign.any():  # torch (or a kernel run without the sanitizers) wrote into it: 90s may be its data
-        tr.touched = True
-        return None
     off = _offsets(t, t.data_ptr() - lo)
     if off.size and (off.min() < 0 or off.max() + t.element_size() > tr.n):
+        return None
+    a, b = (int(off.min()), int(off.max()) + t.element_size()) if off.size else (0, 0)  # the view's bytes only
+    raw = _flat(t).detach()[a:b].cpu().numpy()
+    foreign = raw != MARK
+    if tr.stored is not None:
+        foreign &= ~tr.stored[a:b]
+    if foreign.any():  # torch (or a kernel run without the sanitizers) wrote into it: 90s may be its data
+        tr.touched = True
         return None
     left = np.ones(off.shape, dtype=bool)
     if tr.stored is not None:

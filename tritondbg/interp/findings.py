@@ -280,8 +280,8 @@ def dot_lane(ev: dict) -> str:
     the first such lane's row and column, and whether their magnitudes overflow the accumulator's type (helper-94:
     `dot(2.05469, 0) = nan` named two unrelated elements)."""
     top = _FINITE_MAX.get(ev.get("out_dtype"))
-    over = (f", past {ev['out_dtype']}'s largest value {top:.6g}: the {ev['out_dtype']} accumulation overflows to "
-            "Inf, and Inf - Inf is NaN (accumulate in float32, or scale the operands down)"
+    over = (f", past {ev['out_dtype']}'s largest value {top:.6g}: a {ev['out_dtype']} accumulation can overflow to "
+            "Inf on the way, and Inf - Inf is NaN (accumulate in float32, or scale the operands down)"
             if top and ev["abs_sum"] > top else "")
     return (f"from finite operands: the products of its first such lane reach {ev['max_product']:.4g} and their "
             f"magnitudes sum to {ev['abs_sum']:.4g}{over}")

@@ -138,6 +138,8 @@ def _source(fn) -> str | None:
     except (OSError, TypeError):
         return None
     if code is not None:
+        if len(_sources) >= 1024:  # (Inductor generates kernels by the thousand: keep the last ones only)
+            _sources.pop(next(iter(_sources)))
         _sources[id(code)] = (code, text)
     return text
 

@@ -130,7 +130,7 @@ def snapshot(launch: attach.Launch) -> Snapshot:
             gi = by_storage[key] = len(snap.groups)
             snap.groups.append({"device": str(t.device), "start": lo, "end": hi, "storage": storage,
                                 "storage_bytes": storage.nbytes(),
-                                "address": storage.data_ptr()})  # (tables.as_captured: addresses a launch wrote)
+                                "address": storage.data_ptr()})  # (tables.relocate: addresses a launch wrote)
         g = snap.groups[gi]
         g["start"], g["end"] = min(g["start"], lo), max(g["end"], hi)
         snap.specs.append({"group": gi, "byte_offset": lo, "dtype": str(t.dtype).replace("torch.", ""),

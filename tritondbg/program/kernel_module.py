@@ -305,23 +305,22 @@ def _say_frozen(folder: str, meta: dict, problems: list) -> None:
                                   f"capture (src/{meta['source']})")
 
 
-_SAVED_COPY: dict[str, list[str]] = {}  # reproducer folder -> what replays a copy saved at capture, and why
+_SAVED_COPY: dict[tuple, str] = {}  # (reproducer folder, reproducer name) -> why it replays the copy saved at capture
 
 
 def _say_saved_copy(folder: str, meta: dict, text: str) -> None:
     """A reproducer replays the code as it was at capture (its file is gone or no longer defines the kernel): said
     on stderr once, and kept for ``saved_copies`` (`check` runs in workers whose stderr no one sees: its gate
     reason says it instead; helper-94: a kernel moved to another file passed `check` on the old copy, unsaid)."""
-    notes = _SAVED_COPY.setdefault(os.path.abspath(folder), [])
-    if f"{meta['name']}: {text}" not in notes:
-        notes.append(f"{meta['name']}: {text}")
+    _SAVED_COPY[(os.path.abspath(folder), meta["name"])] = text
     if once(os.path.join(folder, meta["name"]), "frozen"):
         print(f"tritondbg: {meta['name']}: {text}", file=sys.stderr)
 
 
-def saved_copies(folder: str) -> list[str]:
-    """What the reproducers of capture folder ``folder`` loaded from the copies saved at capture, this process."""
-    return list(_SAVED_COPY.get(os.path.abspath(folder), ()))
+def saved_copy(folder: str, name: str) -> str:
+    """Why reproducer ``name`` of capture folder ``folder`` replayed the copy saved at capture in this process, or
+    "" (it loaded the kernel's own file, or has not loaded it yet)."""
+    return _SAVED_COPY.get((os.path.abspath(folder), name), "")
 
 
 def _file_of(kernel) -> str | None:

@@ -260,8 +260,8 @@ def _err_notes(summaries) -> None:
     if asked and any((s.get("launches") or {}).values() for s in summaries) and \
             not not_users_file(asked.rsplit(":", 1)[0]):  # (none launched: _asked_note says it, stronger)
         _err(f"  note: the program asked torch.cuda.is_available() at {asked} and heard False (no GPU here): what it "
-             "guards ran as on a machine without one (tests that skip on it were skipped: skip on another condition "
-             "to check them too)")
+             "guards ran as on a machine without one (tests that skip on it, if any, were skipped: skip on another "
+             "condition to check them too)")
     for note in dict.fromkeys(n for s in summaries for n in s.get("notes", []) if n.startswith(COMPILE_NOTE)):
         _err(f"  note: {note}")
 

@@ -294,6 +294,7 @@ def load_scenario(file: str, name: str) -> Scenario:
             raise UsageError(f"{name}: capture could not save: {'; '.join(meta['unsaved'])}")
         tensors = _tensors(meta, data()["before"], device)
         tables.rewrite(meta.get("pointers") or [], tensors)  # address tables point at this process's tensors
+        made["tensors"] = tensors  # what the launch gets (the reference gets copies): ``tables.relocate``
         return {"tensors": tensors}
 
     def launch(tensors):
@@ -309,12 +310,12 @@ def load_scenario(file: str, name: str) -> Scenario:
             if not autotuned.launch(kernel(), meta, args, options, ran):
                 unwrap(kernel())[tuple(meta["grid"])](**{**args, **options, **config})
         ran["bands"] = _bands(meta, tensors, compared, marks)
-        tables.as_captured(meta, tensors, compared)  # the addresses it wrote, as the program's
         return {path: tensors[i] for path, i in compared.items()}
 
     def reference(tensors):
         groups = data()["after_groups"]
         after = _tensors(meta, [groups.get(gi, b) for gi, b in enumerate(data()["before"])], "cpu")
+        tables.relocate(meta, after, made.get("tensors") or tensors, compared)  # addresses the launch wrote
         marked["findings"] = _marked_reference(meta, after, compared)  # (``ran`` is cleared by each launch)
         return {path: after[i].to(tensors[i].device) for path, i in compared.items()}
 
@@ -356,6 +357,7 @@ def load_scenario(file: str, name: str) -> Scenario:
         return out
 
     ran: dict = {}  # what the last replay launched: {"grid": the grid of the config that ran}
+    made: dict = {}  # the tensors the last make_inputs made
     marked: dict = {}  # the reference's elements holding the uninitialized-memory mark (``_marked_reference``)
     # what the replay compares: the outputs; a launch that finished changing no byte: every tensor argument (the
     # replay must leave them as they were too); a launch that did not finish in the program: nothing

@@ -113,26 +113,28 @@ def rewrite(pointers: list, tensors: list) -> None:
             target.copy_(values.reshape(table.shape).to(table.device))
 
 
-def as_captured(meta: dict, tensors: list, compared: dict) -> None:
-    """Entries of the replay's outputs that hold an address of a tensor of the launch (a grouped GEMM's or MoE
-    setup kernel that writes ``x + indptr * k`` into int64 pointer tables: FlashInfer's
-    compute_sm80_group_gemm_args) are this process's addresses, where the capture holds the program's: they are
-    written back as the program's address of the same byte (the groups' capture-time ``address``), so a correct
-    kernel's tables compare equal (helper-97: "3/3 elements of x_ptr outside atol=0"). In place, after the launch."""
+def relocate(meta: dict, expected: list, tensors: list, compared: dict) -> None:
+    """Entries of the captured outputs that hold an address of a tensor of the launch (a grouped GEMM's or MoE setup
+    kernel that writes ``x + indptr * k`` into int64 pointer tables: FlashInfer's compute_sm80_group_gemm_args)
+    are the program's addresses: they are moved to the replay's address of the same byte (``tensors``: those the
+    replay launches with; the groups' capture-time ``address``), so a correct kernel's tables compare equal
+    (helper-97: "3/3 elements of x_ptr outside atol=0"). In place on ``expected`` (the reference, host tensors):
+    the launch's own outputs are left as it wrote them (timed launches pay nothing; a kernel reading its table
+    back reads its own addresses)."""
     import torch
 
-    spans = []  # (replay-time start, end, capture-time address) of each group's saved bytes
+    spans = []  # (capture-time start, end, replay-time start) of each group's saved bytes
     for gi, g in enumerate(meta.get("groups") or ()):
         j = next((j for j, spec in enumerate(meta["tensors"]) if spec["group"] == gi), None)
         if g.get("address") is None or j is None or j >= len(tensors):
             continue
         base = tensors[j].data_ptr() - (meta["tensors"][j]["byte_offset"] - g["start"])
-        spans.append((base, base + g["end"] - g["start"], g["address"] + g["start"]))
+        spans.append((g["address"] + g["start"], g["address"] + g["end"], base))
     for i in compared.values() if spans else ():
-        out = tensors[i]
-        if out.dtype not in _table_dtypes() or not 0 < out.numel() <= MAX_ENTRIES:
+        ref = expected[i]
+        if ref.dtype not in _table_dtypes() or not 0 < ref.numel() <= MAX_ENTRIES:
             continue
-        values = _entries(out).cpu().clone()
+        values = _entries(ref).clone()
         moved = False
         for k, v in enumerate(values.tolist()):
             span = next((sp for sp in spans if sp[0] <= v < sp[1]), None) if v >= _LOW else None
@@ -141,5 +143,5 @@ def as_captured(meta: dict, tensors: list, compared: dict) -> None:
                 moved = True
         if moved:
             with torch.no_grad():
-                target = out if out.dtype == torch.int64 else out.view(torch.int64)
-                target.copy_(values.reshape(out.shape).to(out.device))
+                target = ref if ref.dtype == torch.int64 else ref.view(torch.int64)
+                target.copy_(values.reshape(ref.shape))
