@@ -407,3 +407,15 @@ def test_the_header_counts_what_the_listed_lines_say(tmp_path, cli_env):
     assert n >= 2 and f"{n} finding(s)" in out.stderr, out.stderr[-2000:]
     held = sum(int(ln.split(" findings in ")[0].rsplit("(", 1)[1]) if " findings in " in ln else 1 for ln in lines)
     assert held == n, out.stderr[-2000:]
+
+
+def test_a_kernel_file_named_like_its_launchers_gets_its_folder(tmp_path):
+    """helper-97: FlashInfer's triton/norm.py launches triton/kernels/norm.py; "at norm.py:52 ... [launched from
+    .../triton/norm.py:30]" read as a line of the wrapper. The kernel's file gets its folder when the launch site's
+    file has its name; otherwise the name alone, as before."""
+    from tritondbg.interp.frames import site_name
+
+    kernel, wrapper = tmp_path / "kernels" / "norm.py", tmp_path / "norm.py"
+    assert site_name(str(kernel), str(wrapper)) == "kernels/norm.py"
+    assert site_name(str(kernel), str(tmp_path / "prog.py")) == "norm.py"
+    assert site_name(str(kernel), str(kernel)) == "norm.py" and site_name(str(kernel)) == "norm.py"

@@ -155,12 +155,18 @@ def source_statement(file: str, line: int) -> str:
     return "\n".join(t.rstrip() for t in text)
 
 
-def site_name(file: str) -> str:
+def site_name(file: str, beside: str | None = None) -> str:
     """How a message names a kernel's file: the file name, or for an installed package the path inside it
-    (``fla/ops/gla/chunk.py``: flash-linear-attention has dozens of files called chunk.py)."""
+    (``fla/ops/gla/chunk.py``: flash-linear-attention has dozens of files called chunk.py). ``beside``: a file the
+    same message names in full (the launch's); another file of the same name gets its folder too
+    (``kernels/norm.py``: FlashInfer's triton/norm.py launches triton/kernels/norm.py; helper-97 read the kernel's
+    line number as the wrapper's)."""
     from tritondbg.errors import installed_path
 
-    return installed_path(file) or os.path.basename(str(file))
+    name = installed_path(file) or os.path.basename(str(file))
+    if beside and name == os.path.basename(str(beside)) and os.path.abspath(str(beside)) != os.path.abspath(str(file)):
+        name = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(str(file)))), name)
+    return name
 
 
 def short_path(file: str) -> str:

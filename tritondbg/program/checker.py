@@ -485,7 +485,8 @@ class Checker(attach.Observer):
         from tritondbg.interp import frames
 
         pid = f" pid {tuple(f['pid'])}" if f.get("pid") else ""
-        print(f"tritondbg: {label} in {launch.name} at {frames.site_name(f.get('file'))}:{f.get('line')}"
+        beside = tuple(launch.stack[0])[0] if launch.stack else None
+        print(f"tritondbg: {label} in {launch.name} at {frames.site_name(f.get('file'), beside)}:{f.get('line')}"
               f"{pid}: {f.get('message', '')} "
               f"[launched from {stacks.describe_site(launch.stack)}{f' in test {test}' if test else ''}]{tail}",
               file=sys.stderr, flush=True)
