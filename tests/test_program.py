@@ -924,6 +924,11 @@ def test_a_damaged_reproducer_data_file_is_one_line_naming_it(tmp_path):
         assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
             f"error: reproducer {repro.stem}: {data} is damaged (not the tensor file capture wrote: File is not a zip "
             "file)"], (cmd, bad.stderr[-2000:])
+    data.unlink()  # gone (a folder copied without data/): one line too (helper-97: it named replay.py's insides)
+    bad = run(["interpret", str(repro)])
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        f"error: reproducer {repro.stem}: its tensor file {data} is missing (capture wrote it under data/ beside the "
+        "reproducer: copy the capture folder whole, or capture again)"], bad.stderr[-2000:]
     meta = data.with_suffix(".json")
     meta.write_text("{\n")
     bad = run(["interpret", str(repro)])

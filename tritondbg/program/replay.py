@@ -275,6 +275,10 @@ def load_scenario(file: str, name: str) -> Scenario:
     meta = _meta(folder, name)
     data_path = os.path.join(folder, "data", f"{name}.pt")
     _check_data(data_path, name)
+    if not os.path.exists(data_path) and not meta.get("unsaved"):  # (helper-97: it was "make_inputs
+        # `load_scenario.<locals>.make_inputs` (.../replay.py:292) raised FileNotFoundError", tritondbg's insides)
+        raise UsageError(f"reproducer {name}: its tensor file {data_path} is missing (capture wrote it under data/ "
+                         "beside the reproducer: copy the capture folder whole, or capture again)")
     cache: dict[str, Any] = {}
 
     def data():
