@@ -491,3 +491,15 @@ def test_pytest_plugin_all_skipped_is_no_pass_and_a_stray_scenario_file_is_refus
     out = p.stdout + p.stderr
     assert p.returncode == 4 and f"{stray}: a scenario file given as a pytest path" in out, out
     assert f"--tritondbg {twin} --tritondbg {stray}" in out, out
+
+
+def test_check_all_in_a_capture_folder_says_it_checks_the_bundled_kernels(tmp_path, monkeypatch, capsys):
+    """helper-97 ran `tritondbg check --all` in a capture folder and waited 2 minutes on the bundled kernels."""
+    from tritondbg.check.session import resolve_targets
+
+    monkeypatch.chdir(tmp_path)
+    resolve_targets((), True)
+    assert "note: --all" not in capsys.readouterr().err
+    (tmp_path / "captures.json").write_text("{}")
+    names = resolve_targets((), True)
+    assert "layernorm" in names and "this folder's reproducers: tritondbg check ." in capsys.readouterr().err

@@ -37,6 +37,9 @@ def resolve_targets(targets: tuple[str, ...], all_: bool) -> list[str]:
 
     names = loader.bundled_names()
     if all_:
+        if not targets and Path("captures.json").is_file():  # (helper-97 ran it in a capture folder: 2 minutes)
+            print("note: --all checks the bundled kernels; this folder's reproducers: tritondbg check .",
+                  file=sys.stderr)
         return names + [t for t in targets if t not in names]
     if not targets:
         raise UsageError(f"name kernels, a scenario file, or --all; kernels: {', '.join(names)}")
