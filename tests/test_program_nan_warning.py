@@ -158,3 +158,4 @@ def test_a_nan_made_from_a_sum_over_padding_and_zeros_is_told(tmp_path, cli_env)
     line = next(i for i, ln in enumerate(ZERO_ROW.splitlines(), 1) if "# DIV" in ln)
     assert f"warning: nan_inf in normalize at prog.py:{line} pid (1, 0, 0): divide(0, 0) = nan" in p.stderr, \
         p.stderr[-3000:]
+

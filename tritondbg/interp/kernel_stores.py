@@ -202,3 +202,15 @@ def forgotten(fn, arg: str, into: list) -> bool:
         if v is None or v[2]:
             return False
     return True
+
+
+UNUSED_NOTE = "never named by its kernel's code:"  # program mode's note (modes._err_notes prints these)
+
+
+def unused(fn, arg: str) -> bool:
+    """Whether the kernel's code never names argument ``arg`` (not even in a branch a constexpr turns off): a tensor
+    handed to it then is an output whose ``tl.store`` is missing, or an argument left over (helper-97: FlashInfer's
+    positions, its store deleted, a torch.zeros output: program mode said nothing)."""
+    source = _source(fn)
+    u = None if source is None else _usage(source, arg)
+    return u is not None and not u[0]

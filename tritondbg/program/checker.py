@@ -332,6 +332,8 @@ class Checker(attach.Observer):
             self.running = None
         self.launches[launch.name] = index + 1
         nothing = stores_nothing(launch, stores) if self.sanitize and index == 0 else None
+        if index == 0:
+            _note_unused(launch)
         stores.pop(WROTE_NOTHING, None)
         if nothing is not None:
             findings = [*findings, nothing]
@@ -537,3 +539,15 @@ class Checker(attach.Observer):
         checked = {k: n - self.unchecked.get(k, 0) for k, n in self.launches.items()}
         return {"checked": checked, "findings_per_kernel": dict(self.findings),
                 "captured": dict(self.captured), "tf32_dots": dots.tf32_sites()}
+
+
+def _note_unused(launch) -> None:
+    """A tensor argument the kernel's code never names: one note in the run's summary (kernel_stores.unused)."""
+    import torch
+
+    from tritondbg.interp import kernel_stores
+
+    for name, value in launch.args.items():
+        if isinstance(value, torch.Tensor) and kernel_stores.unused(launch.fn, name):
+            child.note(f"{name} of {launch.name} is a tensor {kernel_stores.UNUSED_NOTE} an output whose tl.store is "
+                       "missing, or an argument left over?")
