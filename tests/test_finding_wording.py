@@ -419,3 +419,11 @@ def test_a_kernel_file_named_like_its_launchers_gets_its_folder(tmp_path):
     assert site_name(str(kernel), str(wrapper)) == "kernels/norm.py"
     assert site_name(str(kernel), str(tmp_path / "prog.py")) == "norm.py"
     assert site_name(str(kernel), str(kernel)) == "norm.py" and site_name(str(kernel)) == "norm.py"
+
+
+def test_a_launch_site_path_with_dot_dot_is_told_normalised():
+    """helper-97: a program whose sys.path held ``drv/..`` was told "launched from /tmp/h97/drv/../pkg/norm.py"."""
+    from tritondbg.program.stacks import describe_site
+
+    assert describe_site([("/tmp/drv/../pkg/norm.py", 7, "norm")]) == "/tmp/pkg/norm.py:7 (norm)"
+    assert describe_site([("<string>", 1, "<module>")]) == "<string>:1 (<module>)"

@@ -99,8 +99,13 @@ def describe_site(stack) -> str:
     if not stack:
         return "?"
     first = tuple(stack[0])
-    text = f"{first[0]}:{first[1]} ({first[2]})"
+    text = f"{_normal(first[0])}:{first[1]} ({first[2]})"
     mine = program_frame(stack)
     if mine is not None and mine != first:
-        text += f" <- {mine[0]}:{mine[1]} ({mine[2]})"
+        text += f" <- {_normal(mine[0])}:{mine[1]} ({mine[2]})"
     return text
+
+
+def _normal(path) -> str:
+    """``drv/../pkg/x.py`` as ``pkg/x.py`` (a sys.path entry with ``..`` in it: helper-97)."""
+    return os.path.normpath(path) if isinstance(path, str) and not path.startswith("<") else str(path)
