@@ -96,10 +96,17 @@ def paths(pointers: list, arg_paths: dict) -> dict[int, str]:
     return out
 
 
-def rewrite(pointers: list, tensors: list) -> None:
-    """Point each recorded table entry at the replay's copy of its tensor (same byte offset)."""
+def _write_entries(table, values) -> None:
+    """Put int64 ``values`` (flat, host) into ``table`` (int64 or uint64, any device): ``_entries``' inverse."""
     import torch
 
+    with torch.no_grad():
+        target = table if table.dtype == torch.int64 else table.view(torch.int64)
+        target.copy_(values.reshape(table.shape).to(table.device))
+
+
+def rewrite(pointers: list, tensors: list) -> None:
+    """Point each recorded table entry at the replay's copy of its tensor (same byte offset)."""
     by_table: dict[int, list] = {}
     for p in pointers:
         by_table.setdefault(p["table"], []).append(p)
@@ -108,9 +115,7 @@ def rewrite(pointers: list, tensors: list) -> None:
         values = _entries(table).cpu().clone()
         for p in entries:
             values[p["entry"]] = tensors[p["tensor"]].data_ptr() + p["offset"]
-        with torch.no_grad():
-            target = table if table.dtype == torch.int64 else table.view(torch.int64)
-            target.copy_(values.reshape(table.shape).to(table.device))
+        _write_entries(table, values)
 
 
 def relocate(meta: dict, expected: list, tensors: list, compared: dict) -> None:
@@ -121,8 +126,6 @@ def relocate(meta: dict, expected: list, tensors: list, compared: dict) -> None:
     (helper-97: "3/3 elements of x_ptr outside atol=0"). In place on ``expected`` (the reference, host tensors):
     the launch's own outputs are left as it wrote them (timed launches pay nothing; a kernel reading its table
     back reads its own addresses)."""
-    import torch
-
     spans = []  # (capture-time start, end, replay-time start) of each group's saved bytes
     for gi, g in enumerate(meta.get("groups") or ()):
         j = next((j for j, spec in enumerate(meta["tensors"]) if spec["group"] == gi), None)
@@ -142,6 +145,4 @@ def relocate(meta: dict, expected: list, tensors: list, compared: dict) -> None:
                 values[k] = span[2] + (v - span[0])
                 moved = True
         if moved:
-            with torch.no_grad():
-                target = ref if ref.dtype == torch.int64 else ref.view(torch.int64)
-                target.copy_(values.reshape(ref.shape))
+            _write_entries(ref, values)
