@@ -15,7 +15,9 @@ What remains (false findings): an allocation that torch (or a kernel run without
 bytes equal to the mark (``q.fill_(90)`` on int8, ``q[L:] = 90``), every other byte of it stored by sanitized
 launches or untouched, is told as unwritten there. Missed: a hole in an allocation torch also wrote some other
 value into (before or after the kernel), and an element a reference computed equal to the mark (output_checks
-counts it as data, as for the 32/64-bit integers); reads of such memory are not checked (a byte read is data).
+counts it as data, as for the 32/64-bit integers). Reads (``read_hits``, from uninit_reads.py) are checked the same
+way: a load's live lane whose bytes no launch stored and all hold the mark, in an allocation nothing else wrote
+(looked at once a launch: a torch write between launches makes its marks say nothing), reads memory nothing wrote.
 """
 from __future__ import annotations
 
@@ -38,10 +40,11 @@ def small(t) -> bool:
 
 
 class _Track:
-    __slots__ = ("entry", "n", "stored", "touched")
+    __slots__ = ("entry", "n", "stored", "touched", "seen")
 
     def __init__(self, entry, n: int):
         self.entry, self.n = entry, n
+        self.seen = None  # the launch token ``read_hits`` last looked for foreign bytes under
         self.stored: np.ndarray | None = None  # bytes a sanitized launch stored (bool per byte), made at the first
         self.touched = False                   # a byte neither the mark nor stored was seen: marks say nothing now
 
@@ -136,6 +139,63 @@ def record(ptrs, mask) -> None:
             tr.stored[o[o < tr.n]] = True
 
 
+def _bytes_at(lo: int, n: int) -> np.ndarray:
+    """The ``n`` bytes of CPU memory at address ``lo`` (a tracked storage, alive while tracked), as a view."""
+    import ctypes
+
+    return np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(lo))
+
+
+def _foreign(tr, raw: np.ndarray, a: int = 0) -> bool:
+    """Whether ``raw`` (the track's bytes from offset ``a``) holds a byte neither the mark nor a launch's store."""
+    foreign = raw != MARK
+    if tr.stored is not None:
+        foreign &= ~tr.stored[a:a + raw.size]
+    return bool(foreign.any())
+
+
+def read_hits(ptrs, live, token) -> np.ndarray | None:
+    """Which lanes of a load (``ptrs``; ``live``: its mask, None for all) read an element of tracked memory that no
+    sanitized launch stored and that holds the mark in every byte; None when none does. An allocation is looked
+    at for foreign bytes once per ``token`` (a launch): one torch wrote into since is data from then on."""
+    if not _tracks:
+        return None
+    p = np.asarray(ptrs.data)
+    if p.size == 0:
+        return None
+    los, his, tracks = _span_index()
+    if not ((los <= np.uint64(p.max())) & (his > np.uint64(p.min()))).any():
+        return None
+    try:
+        width = max(1, int(ptrs.get_element_ty().primitive_bitwidth) // 8)
+    except Exception:  # noqa: BLE001 - not a pointer handle
+        return None
+    p = p.astype(np.uint64, copy=False)
+    live = np.ones(p.shape, bool) if live is None else np.broadcast_to(np.asarray(live, dtype=bool), p.shape)
+    hit = np.zeros(p.shape, bool)
+    for i in np.nonzero((los <= np.uint64(p.max())) & (his > np.uint64(p.min())))[0].tolist():
+        tr, lo = tracks[i], int(los[i])
+        if tr.touched:
+            continue
+        raw = _bytes_at(lo, tr.n)
+        if tr.seen != token:
+            tr.seen = token
+            if _foreign(tr, raw):
+                tr.touched = True
+                continue
+        inside = live & (p >= np.uint64(lo)) & (p + np.uint64(width) <= np.uint64(lo + tr.n))
+        if not inside.any():
+            continue
+        off = (p[inside] - np.uint64(lo)).astype(np.int64)
+        left = np.ones(off.shape, bool)
+        for k in range(width):
+            left &= raw[off + k] == MARK
+            if tr.stored is not None:
+                left &= ~tr.stored[off + k]
+        hit[inside] = left
+    return hit if hit.any() else None
+
+
 def _offsets(t, base: int) -> np.ndarray:
     """The byte offset in its storage of each element of ``t`` (``t.shape``)."""
     es = t.element_size()
@@ -165,10 +225,7 @@ def unwritten_mask(t) -> np.ndarray | None:
         return None
     a, b = (int(off.min()), int(off.max()) + t.element_size()) if off.size else (0, 0)  # the view's bytes only
     raw = _flat(t).detach()[a:b].cpu().numpy()
-    foreign = raw != MARK
-    if tr.stored is not None:
-        foreign &= ~tr.stored[a:b]
-    if foreign.any():  # torch (or a kernel run without the sanitizers) wrote into it: 90s may be its data
+    if _foreign(tr, raw, a):  # torch (or a kernel run without the sanitizers) wrote into it: 90s may be its data
         tr.touched = True
         return None
     left = np.ones(off.shape, dtype=bool)

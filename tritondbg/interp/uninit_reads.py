@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tritondbg.interp import initcheck
+from tritondbg.interp import byte_marks, initcheck
 
 
 def value_kind(h) -> str | None:
@@ -33,10 +33,10 @@ class UninitializedLock(RuntimeError):
     """A kernel spins on an atomic_cas of memory nothing wrote (a lock allocated with torch.empty)."""
 
 
-def _hits(h, live, ptrs) -> np.ndarray | None:
+def _hits(h, live, ptrs, token=None) -> np.ndarray | None:
     kind = value_kind(h)
-    if kind is None:
-        return None
+    if kind is None:  # int8 / uint8 / int16 / fp8: the bytes' own record (byte_marks.py), for loads
+        return None if token is None else byte_marks.read_hits(ptrs, live, token)
     data = np.asarray(h.data)
     hit = initcheck.marked(np.ascontiguousarray(data), kind)
     if hit is None:
@@ -70,14 +70,14 @@ def check_load(san, ptrs, out, live) -> None:
     from tritondbg.interp import frames, shadow
     from tritondbg.interp.poison import poison_array
 
-    hit = _hits(out, live, ptrs)
+    hit = _hits(out, live, ptrs, id(san.launch))
     if hit is None:
         return
     site = frames.site()
     sid, info = san.uninit_site(site, _where(san, ptrs, hit))
     info["read"] += int(hit.sum())
     data = out.data
-    if value_kind(out).startswith(("fp", "bf")) and data.flags.writeable:  # the load's id in the payload
+    if (value_kind(out) or "").startswith(("fp", "bf")) and data.flags.writeable:  # the load's id in the payload
         data[hit] = poison_array(data.shape, ptrs.get_element_ty(), data.dtype, sid)[hit]
     pad = shadow.pad_of(out)
     pad = np.zeros(hit.shape, np.uint8) if pad is None else np.broadcast_to(pad, hit.shape)
