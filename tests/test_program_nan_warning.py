@@ -159,3 +159,63 @@ def test_a_nan_made_from_a_sum_over_padding_and_zeros_is_told(tmp_path, cli_env)
     assert f"warning: nan_inf in normalize at prog.py:{line} pid (1, 0, 0): divide(0, 0) = nan" in p.stderr, \
         p.stderr[-3000:]
 
+
+
+RMS = '''
+import sys, torch, triton, triton.language as tl
+
+@triton.jit
+def rms_fwd(X, Y, W, N, eps, UP: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x = tl.load(X + row * N + cols, mask=mask, other=0.0)
+    if UP:
+        x = x.to(tl.float32)
+    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+    var = tl.sum(x * x, axis=0) / N  # SUM
+    rstd = 1 / tl.sqrt(var + eps)
+    tl.store(Y + row * N + cols, x * rstd * w, mask=mask)
+
+@triton.jit
+def sigmoid(X, Y, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(X + offs, mask=offs < N, other=0.0)
+    tl.store(Y + offs, 1 / (1 + tl.exp(-x)), mask=offs < N)  # exp(100) = inf on purpose: 1 / inf = 0
+
+torch.manual_seed(0)
+x = torch.randn(6, 100, device="cuda", dtype=torch.float16) * 40
+w = torch.randn(100, device="cuda", dtype=torch.float16)
+y = torch.empty_like(x)
+rms_fwd[(6,)](x, y, w, 100, 1e-6, UP=sys.argv[1] == "up", BLOCK=128)
+s = torch.full((8,), -100.0, device="cuda")
+sigmoid[(1,)](s, torch.empty_like(s), 8, BLOCK=8)
+print("zeros:", int((y == 0).sum()))
+'''
+
+
+@pytest.mark.parametrize("form", ["program", "reproducer"])
+def test_an_fp16_sum_that_overflows_into_finite_outputs_is_a_warning(tmp_path, cli_env, form):
+    """helper-101: applied-ai's RMS norm without its .to(tl.float32): the float16 sum of squares overflows, rsqrt(inf)
+    = 0 makes every output 0, and the run said "0 finding(s)" (no reference in a program; a reproducer's is the
+    captured zeros). The sum's Inf from finite lanes is a warning at its line; an elementwise Inf (a sigmoid's
+    exp(-x)) is not, nor the same kernel accumulating in float32."""
+    (tmp_path / "prog.py").write_text(RMS)
+    line = _line(RMS, "# SUM")
+    for mode in ("fp16", "up"):
+        if form == "program":
+            p = run_cli(["interpret", "--", sys.executable, "prog.py", mode], cli_env, cwd=tmp_path)
+        else:
+            run_cli(["capture", "--kernel", "rms_fwd", "--out", f"cap_{mode}", "--", sys.executable, "prog.py", mode],
+                    cli_env, cwd=tmp_path)
+            p = run_cli(["interpret", str(tmp_path / f"cap_{mode}" / "rms_fwd_0.py")], cli_env, cwd=tmp_path)
+        text = p.stderr + p.stdout
+        if mode == "up":
+            assert "nan_inf" not in text, text[-3000:]
+            continue
+        # (a program's warning is one line; a reproducer's case block gives the site, its source, then the text)
+        assert text.count("a float16 sum of finite values") == 1 and (f"nan_inf in rms_fwd at prog.py:{line}" in text
+                                                                     or f"nan_inf prog.py:{line}" in text), text[-3000:]
+        assert "tl.sum = inf: a float16 sum of finite values went past float16's largest value 65504, in 6 lane(s) " \
+               "of 6 programs" in text and "rsqrt(inf) = 0" in text, text[-3000:]
+        assert p.returncode == 0, p.stderr[-2000:]  # a warning (--strict fails on it)

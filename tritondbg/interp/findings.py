@@ -247,6 +247,10 @@ def _message(e: dict) -> str:
                 f"the kernel's other lanes (an op such as 0/0 or the sqrt of a negative, or a NaN its inputs held); "
                 f"in this run the poison of the load at line {e.get('load_line')} came through those lanes first and "
                 "hides which. Give that load other= and run this again to name the op")
+    if kind == "nan_inf" and e.get("overflow"):  # an accumulation's Inf, no reference to tell (nan_stores.py)
+        from tritondbg.interp.nan_stores import overflow_message
+
+        return overflow_message(e)
     if kind == "nan_inf" and e.get("stored"):  # program mode: no reference (nan_stores.py)
         from tritondbg.interp.nan_stores import message
 

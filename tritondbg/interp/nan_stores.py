@@ -70,6 +70,44 @@ def entries(san) -> None:
         e["capped"] = len(san.nonfinite) >= san.max_nonfinite_events  # later ops' NaN carry no event: not counted
 
 
+_ACCUMULATIONS = {"tl.sum": "sum", "tl.reduce": "reduction", "dot": "dot", "multiply": "product", "add": "sum",
+                  "subtract": "difference"}  # (no exp, no divide: 1 / (1 + exp(-x)) and 1 / 0 are meant)
+
+
+def overflows(san) -> None:
+    """Warnings for an Inf a sum, a dot or a product made from finite lanes (past its type's largest value: a
+    float16 sum of squares, or ``x * x`` of a float16 341) that no told NaN came from: with no reference (program
+    mode), or the captured output as one (a reproducer), nothing else says so, and later ops may have made finite
+    values of it (``rsqrt(inf) = 0``: an RMS norm's whole output 0, exit 0; helpers 100, 101). An exp's or a
+    divide's Inf is left out: ``1 / (1 + exp(-x))`` overflows on purpose."""
+    told = {(e["file"], e["line"]) for e in san.agg.values() if e.get("kind") == "nan_inf"}
+    for d in san.nonfinite:
+        if not d.get("finite") or d["op"] not in _ACCUMULATIONS or not np.isinf(d["value"]) or \
+                d["seq"] in san.nan_stored or (d["file"], d["line"]) in told:
+            continue
+        san._event_entry(d, None, output=None, output_count=0, overflow=True, severity="warning")
+
+
+def overflow_message(e: dict) -> str:
+    """findings.py's message of an ``overflows`` entry."""
+    from tritondbg.interp.findings import _FINITE_MAX, dot_lane
+
+    ev = e["event"]
+    n = len(e["programs"])
+    dtype = ev.get("out_dtype") or "?"
+    top = _FINITE_MAX.get(dtype)
+    past = f" past {dtype}'s largest value {top:.6g}" if top else ""
+    what = _ACCUMULATIONS.get(ev["op"], "result")
+    args = ", ".join(f"{v:.6g}" for v in ev["inputs"])
+    call = f"{ev['op']}({args})" if args else ev["op"]
+    made = (f"tl.dot = {ev['value']:.6g} ({dot_lane(ev)})" if "abs_sum" in ev else
+            f"{call} = {ev['value']:.6g}: a {dtype} {what} of finite values went{past}")
+    return (f"{made}, in {e['lanes']} lane(s) of {n} program{'s' if n != 1 else ''}. No NaN made of it was "
+            "stored: the outputs hold that Inf, or finite values later ops made of it (rsqrt(inf) = 0, 1 / inf = 0: "
+            "an RMS norm's whole row 0), and no reference here tells them wrong. Accumulate in float32 "
+            "(x.to(tl.float32) before the arithmetic, or tl.sum(x, dtype=tl.float32)), or scale the values down first")
+
+
 def message(e: dict) -> str:
     """findings.py's message of a program-mode entry."""
     ev, st = e["event"], e["stored"]

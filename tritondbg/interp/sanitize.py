@@ -140,6 +140,8 @@ class Sanitizer(Instrument, hooks.Listener):
             output_checks.check_case(self, result, out, expected)
         if self.program_mode:
             nan_stores.entries(self)
+        if self.program_mode or getattr(self.scenario, "reference_is_capture", False):
+            nan_stores.overflows(self)  # no reference, or the captured output: an accumulation's Inf
         oob_sites = {(i["file"], i["line"]) for i in self.poison_info.values() if i.get("oob_only")}
         # in the order they happened: the first NaN before the reduction it spoils, whichever was aggregated first
         for entry in sorted(self.agg.values(), key=lambda e: e.get("event", e)["seq"]):
@@ -376,9 +378,9 @@ class Sanitizer(Instrument, hooks.Listener):
         self.nonfinite.append(dict(seq=self.seq, file=site[0], line=site[1], function=site[2], pid=list(self.pid),
                                    op=name, lanes=int(new.sum()), value=value, inputs=vals,
                                    finite=from_finite,  # (program mode: nan_stores.py)
-                                   kernel=self.launch.kernel if self.launch else "?"))
+                                   kernel=self.launch.kernel if self.launch else "?", out_dtype=_dtype_name(out)))
         if products is not None:
-            self.nonfinite[-1].update(products, out_dtype=_dtype_name(out))
+            self.nonfinite[-1].update(products)
         return self.seq
 
     def times_zero_sid(self, sid: int, frame) -> int:
