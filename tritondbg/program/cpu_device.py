@@ -25,7 +25,7 @@ picks its device by asking gets the CPU already), a tensor made without a device
 ``torch.Generator(device="cuda")``: a CPU generator) still fails; the program's traceback then ends with one tritondbg line
 (``child._hint_on_cuda_tensors``). Function modes are per thread: every thread the program starts enters one
 (a prefetcher's ``.cuda()``); the autograd engine runs a custom Function's backward with none, so the mode is
-pushed around it. Only installed when torch has no CUDA device; the run's summary says how many requests were moved.
+pushed around it (reentry.py). Only installed when torch has no CUDA device; the run's summary says how many requests were moved.
 """
 from __future__ import annotations
 
@@ -316,7 +316,10 @@ def install() -> bool:
     if not hasattr(torch._C, "_cuda_getCurrentRawStream"):  # what a launch asks for the stream it goes on
         # (Inductor's generated code, tritonbench's welford: ImportError on a CPU build); none here: 0
         torch._C._cuda_getCurrentRawStream = lambda device=None: 0
-    _in_backward(mode)
+    from tritondbg.program import reentry  # a custom Function's backward, a custom op's kernel: no mode there
+
+    reentry.add(mode, _mode_class(), before=_tag_gradients)
+    reentry.cuda_kernels_on_cpu()
     _threads_enter(type(mode))
     _record_availability_asks(torch)
     from tritondbg.program import cuda_autocast  # autocast("cuda") with CUDA's op lists
@@ -383,41 +386,11 @@ def _tag_what_new_makes(cls) -> None:
     cls.__new__ = __new__
 
 
-_BACKWARD: list = []  # (a mode on the program's stack, the class of one for a backward, after), bottom first
-
-
-def _in_backward(mode, make=None, after=None) -> None:
-    """The autograd engine runs a custom Function's ``backward`` with no function mode on the stack: a library
-    that allocates on "cuda" there (bitsandbytes' SwitchBackLinear, helper-63) failed with "Torch not compiled
-    with CUDA enabled" where its forward ran, and readwatch.py did not see a backward's ``torch.empty`` rows
-    summed (helper-74: attorch's RMSNorm weight grad). tritondbg's modes (``mode``, and ``make()`` makes one for
-    a backward) are pushed around each such backward (``BackwardCFunction``, the node class of every custom
-    Function; ``apply_boxed`` where torch has it)."""
-    from torch.autograd import function as F
-    from torch.overrides import _get_current_function_mode_stack
-
-    _BACKWARD.append((mode, make or _mode_class(), after))  # (after(node, grads): what the backward returned)
-    node = getattr(F, "BackwardCFunction", None)
-    for name in ("apply", "apply_boxed"):
-        original = getattr(node, name, None)
-        if original is None or getattr(original, "_tdbg_mode", False):
-            continue
-
-        def apply(self, *args, _original=original):
-            if _state["mode"] is not None and _state["moved"]:  # the engine's gradients (made in C++, untagged)
-                _tag(list(args))                                # of a program on "cuda" are "cuda" tensors
-            stack = _get_current_function_mode_stack()
-            missing = [make for mode, make, _ in _BACKWARD if mode not in stack]
-            with contextlib.ExitStack() as modes:
-                for make in missing:
-                    modes.enter_context(make())
-                grads = _original(self, *args)
-            for *_, after in _BACKWARD:
-                if after is not None:
-                    after(self, grads)
-            return grads
-        apply._tdbg_mode = True
-        setattr(node, name, apply)
+def _tag_gradients(node, args) -> None:
+    """The engine's gradients (made in C++, untagged) handed to a custom Function's backward, of a program on
+    "cuda", are "cuda" tensors."""
+    if _state["mode"] is not None and _state["moved"]:
+        _tag(list(args))
 
 
 @contextlib.contextmanager

@@ -96,10 +96,9 @@ def install() -> None:
     mode = _mode_class()()
     mode.__enter__()
     _state["mode"] = mode
-    from tritondbg.program import cpu_device
+    from tritondbg.program import cpu_device, reentry
 
-    cpu_device._in_backward(mode, type(mode), _gradients_out)  # (a custom Function's backward runs with no mode
-    # on the stack)
+    reentry.add(mode, type(mode), _gradients_out)  # (a custom Function's backward, a custom op's kernel: no mode)
     if cpu_device._state["mode"] is not None:  # the CPU stand-in's: torch's warnings name the program's line,
         cpu_device._own_warnings_point_at_the_caller(type(mode).__torch_function__.__code__)  # past this one too
     _patch_numpy()

@@ -1,0 +1,128 @@
+"""tritondbg's torch function modes where torch runs the program's Python without them.
+
+A program's torch calls are seen by function modes tritondbg pushes at the bottom of its stack (cpu_device.py: the
+program's "cuda" on the CPU; readwatch.py: reads of what a launch left unwritten). Torch runs some of the
+program's own Python with no function mode on the stack, and there those modes were blind:
+
+- a custom ``autograd.Function``'s ``backward``: the autograd engine runs it with none (helper-63: bitsandbytes
+  allocating on "cuda" there died with "Torch not compiled with CUDA enabled"; helper-74: a backward's
+  ``torch.empty`` rows summed went unseen);
+- a custom op's Python kernel (``torch.library.custom_op``, ``triton_op``, ``Library.impl``): a mode handles a
+  call with itself popped off the stack, so while it runs the op, the op's kernel runs with none (helper-100:
+  flash-attn's layer-norm backward sums a ``torch.empty`` partials buffer inside its op: the read of rows no
+  launch wrote was told when the same code ran outside an op, and silent inside one).
+
+Around each, the modes ``add``-ed and missing from the stack are pushed (a fresh one of each: ``make()``). And a
+custom op registered for CUDA alone (``device_types="cuda"``, most serving libraries' ops) had no kernel for the
+program's "cuda" tensors, which are CPU tensors here: its kernel is registered for the CPU too (only while
+cpu_device's stand-in is on, where no CUDA device exists; a CPU kernel of the program's own takes over).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+_MODES: list = []  # (a mode on the program's stack, what makes one, after(node, grads), before(node, args))
+_TORCH_NAMESPACES = ("aten", "prims", "_refs", "quantized", "inductor", "profiler")
+_RUN_KEYS = ("", "CompositeExplicitAutograd", "CompositeImplicitAutograd", "CPU", "CUDA")
+_state = {"cuda_as_cpu": False}
+
+
+def add(mode, make=None, after=None, before=None) -> None:
+    """Keep ``mode`` (and ``make``, a callable making another, default its class) pushed where torch runs the
+    program's Python without it; ``after(node, grads)``: told what a custom Function's backward returned;
+    ``before(node, args)``: told the gradients it is handed."""
+    _MODES.append((mode, make or type(mode), after, before))
+    _patch_backward()
+    _patch_library()
+
+
+def cuda_kernels_on_cpu() -> None:
+    """A custom op's CUDA kernel registered from now on serves the CPU too (cpu_device.install)."""
+    _state["cuda_as_cpu"] = True
+
+
+@contextlib.contextmanager
+def _missing_pushed():
+    from torch.overrides import _get_current_function_mode_stack
+
+    stack = _get_current_function_mode_stack()
+    with contextlib.ExitStack() as modes:
+        for mode, make, *_ in _MODES:
+            if mode not in stack:
+                modes.enter_context(make())
+        yield
+
+
+def _patch_backward() -> None:
+    """Around ``BackwardCFunction.apply`` (the node class of every custom Function; ``apply_boxed`` where torch
+    has it)."""
+    from torch.autograd import function as F
+
+    node = getattr(F, "BackwardCFunction", None)
+    for name in ("apply", "apply_boxed"):
+        original = getattr(node, name, None)
+        if original is None or getattr(original, "_tdbg_mode", False):
+            continue
+
+        def apply(self, *args, _original=original):
+            for *_, before in _MODES:
+                if before is not None:
+                    before(self, args)
+            with _missing_pushed():
+                grads = _original(self, *args)
+            for _, _, after, _ in _MODES:
+                if after is not None:
+                    after(self, grads)
+            return grads
+        apply._tdbg_mode = True
+        setattr(node, name, apply)
+
+
+def _with_modes(fn):
+    @functools.wraps(fn)
+    def kernel(*args, **kwargs):
+        with _missing_pushed():
+            return fn(*args, **kwargs)
+    kernel._tdbg_mode = True
+    return kernel
+
+
+def _patch_library() -> None:
+    """Around the Python kernels registered from now on through ``torch.library.Library.impl`` (custom_op's,
+    triton_op's, the legacy ``torch.library.impl``) in the program's namespaces, for keys that run the op."""
+    import torch
+
+    lib = getattr(torch.library, "Library", None)
+    original = getattr(lib, "impl", None)
+    if original is None or getattr(original, "_tdbg_mode", False):
+        return
+
+    @functools.wraps(original)
+    def impl(self, op_name, fn=None, dispatch_key="", *args, **kwargs):
+        ours = getattr(self, "ns", None) not in _TORCH_NAMESPACES and callable(fn) and \
+            not getattr(fn, "_tdbg_mode", False) and dispatch_key in _RUN_KEYS
+        if ours:
+            fn = _with_modes(fn)
+        result = original(self, op_name, fn, dispatch_key, *args, **kwargs)
+        if ours and dispatch_key == "CUDA" and _state["cuda_as_cpu"] and not kwargs.get("with_keyset") and \
+                not _has_cpu_kernel(self, op_name):
+            try:  # (the program's "cuda" tensors are CPU tensors: the CUDA kernel is theirs)
+                original(self, op_name, fn, "CPU", *args, **kwargs)
+            except Exception:  # noqa: BLE001 - torch refused: the op stays CUDA-only, as without tritondbg
+                pass
+        return result
+
+    impl._tdbg_mode = True
+    lib.impl = impl
+
+
+def _has_cpu_kernel(lib, op_name) -> bool:
+    import torch
+
+    name = op_name if isinstance(op_name, str) else getattr(op_name, "name", lambda: str(op_name))()
+    qualname = name if "::" in name else f"{lib.ns}::{name}"
+    try:
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(qualname.split(".")[0], "CPU"))
+    except Exception:  # noqa: BLE001 - no such op yet, or another torch: none known
+        return False
