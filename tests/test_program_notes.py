@@ -1,4 +1,4 @@
-"""Program mode's notes on what a launch's arguments say about the kernel (tritondbg/interp/kernel_stores.py)."""
+"""What a launch's arguments say about the kernel (tritondbg/interp/kernel_stores.py, unstored.unnamed_entries)."""
 from __future__ import annotations
 
 import sys
@@ -30,12 +30,23 @@ indices[(2,)](indptr, batch, positions, batch, HAS_BIAS=False)
 '''
 
 
-def test_a_tensor_argument_the_kernels_code_never_names_is_a_note(tmp_path, cli_env):
+@pytest.mark.parametrize("form", ["program", "reproducer"])
+def test_a_tensor_argument_the_kernels_code_never_names_is_a_warning(tmp_path, cli_env, form):
     """helper-97: FlashInfer's get_batch_indices_positions_kernel with its positions store deleted (a torch.zeros
-    output: no mark to find) gave program mode nothing to say. A tensor argument the code never names is one note;
-    one named in a branch a constexpr turns off (bias_ptr) is not."""
+    output: no mark to find) gave program mode nothing to say; then a note, and helper-101 found applied-ai's quant
+    without its scale store (its scales returned unread) exit 0 with the note, and its reproducer's replay passed
+    every gate with nothing said. A tensor argument the code never names is one warning at the kernel, in program
+    mode and in the replay alike; one named in a branch a constexpr turns off (bias_ptr) is not."""
     (tmp_path / "prog.py").write_text(UNUSED)
-    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
-    notes = [ln for ln in p.stderr.splitlines() if "never named by its kernel's code" in ln]
-    assert p.returncode == 0 and len(notes) == 1, p.stderr[-3000:]
-    assert notes[0].strip().startswith("note: positions_ptr of indices is a tensor"), notes
+    if form == "program":
+        p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+        text = p.stderr
+    else:
+        run_cli(["capture", "--out", "cap", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+        p = run_cli(["interpret", str(tmp_path / "cap" / "indices_0.py")], cli_env, cwd=tmp_path)
+        text = p.stdout + p.stderr
+    told = [ln for ln in text.splitlines() if "is a tensor argument indices's code never names" in ln]
+    assert p.returncode == 0 and len(told) == 1, text[-3000:]
+    assert "positions_ptr (int32[12])" in told[0] and "bias_ptr (int32" not in text, told
+    line = UNUSED.splitlines().index("def indices(indptr, batch_ptr, positions_ptr, bias_ptr, HAS_BIAS: tl.constexpr):")
+    assert f"prog.py:{line + 1}" in text and "uninit" in text, text[-3000:]

@@ -206,7 +206,7 @@ def _message(e: dict) -> str:
                 f"there, but no compiler promises it (the sanitizers put a NaN there, an integer's smallest value for an "
                 f"integer load): {give} "
                 "or keep those lanes out of the result")
-    if kind == "uninit" and e["op"] in ("unwritten", "not_stored"):
+    if kind == "uninit" and e["op"] in ("unwritten", "not_stored", "unnamed"):
         from tritondbg.interp.unstored import message
 
         return message(e)

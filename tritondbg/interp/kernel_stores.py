@@ -204,9 +204,6 @@ def forgotten(fn, arg: str, into: list) -> bool:
     return True
 
 
-UNUSED_NOTE = "never named by its kernel's code:"  # program mode's note (modes._err_notes prints these)
-
-
 def unused(fn, arg: str) -> bool:
     """Whether the kernel's code never names argument ``arg`` (not even in a branch a constexpr turns off): a tensor
     handed to it then is an output whose ``tl.store`` is missing, or an argument left over (helper-97: FlashInfer's

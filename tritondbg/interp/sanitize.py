@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 
 from tritondbg.interp import (findings, frames, guard, hooks, initcheck, nan_origin, nan_stores, oob, output_checks,
-                              races, shadow, undo, uninit_reads)
+                              races, shadow, undo, uninit_reads, unstored)
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array  # noqa: F401 (API)
@@ -159,6 +159,7 @@ class Sanitizer(Instrument, hooks.Listener):
             self.handed.append((initcheck.caller_site(), launch, [(b.lo, b.hi, b.name) for b in launch.argmap().buffers]))
         self.pids, self.writes, self.write_count, self.atomics = [], [], 0, []
         self.abandoned = {}  # lock address -> (pid, site) of a program that ended holding it (memops.SpinWatch)
+        unstored.unnamed_entries(self, launch)  # a tensor argument its code never names (a forgotten store?)
 
     def program(self, launch, pid) -> None:
         for addr, site in self.locks.held.items():  # the program before ended holding these lock words

@@ -1,7 +1,8 @@
 """Outputs of a scenario's case that no launch wrote (``output_checks.check``): elements still holding initcheck's
 mark (``unwritten_entry``: a grid or a store mask that misses them, "never written"), and an output a launch was
 handed that no store or atomic wrote into while its stores went into other tensors (``not_stored_entry``: a store
-through the wrong pointer)."""
+through the wrong pointer); and a tensor argument the kernel's code never names (``unnamed_entries``: a warning
+at the launch, in program mode and in a reproducer's replay too)."""
 from __future__ import annotations
 
 import numpy as np
@@ -86,9 +87,33 @@ def unwritten_entry(san, name: str, o, unwritten) -> None:
     e["offsets"] = [int(np.ravel_multi_index(first, unwritten.shape))] if unwritten.ndim else [0]
 
 
+def unnamed_entries(san, launch) -> None:
+    """A warning for each non-empty tensor argument the kernel's code never names (kernel_stores.unused): an output
+    whose ``tl.store`` is missing, or an argument left over. helper-97: FlashInfer's positions, store deleted, a
+    torch.zeros output; helper-101: applied-ai's fp8 quant without its scale store, a torch.empty output the
+    program returned unread; a note in program mode only, exit 0, and the reproducer's replay passed (it compares
+    the outputs the capture saw written)."""
+    import torch
+
+    from tritondbg.interp import kernel_stores
+
+    for name, value in launch.args.items():
+        if not isinstance(value, torch.Tensor) or not value.numel() or not kernel_stores.unused(launch.fn, name):
+            continue
+        line = (kernel_line(launch.fn, 1) or (None, 0))[1]
+        e = san._entry("uninit", (launch.file, line, launch.kernel), name, "unnamed", kernel_name=launch.kernel,
+                       shape=list(value.shape), dtype=str(value.dtype).replace("torch.", ""))
+        e["severity"], e["pid"], e["programs"] = "warning", [], set()
+
+
 def message(e: dict) -> str:
-    """The text of an ``unwritten`` or ``not_stored`` entry (findings.py)."""
+    """The text of an ``unwritten``, ``not_stored`` or ``unnamed`` entry (findings.py)."""
     handed = e.get("handed")
+    if e["op"] == "unnamed":
+        return (f"{e['tensor']} ({e['dtype']}{e['shape']}) is a tensor argument {e['kernel_name']}'s code never "
+                "names, not even in a branch a constexpr turns off: the launch neither reads nor writes it. An output "
+                "whose tl.store is missing (the program then gets what the memory held before), or an argument left "
+                "over?")
     if e["op"] == "unwritten":
         if e.get("forgotten"):  # none of it written, and no store through it in the kernel's code (helper-84)
             return (f"{e['lanes']} of {e['numel']} element(s) of output {e['tensor']} were never written (first "

@@ -332,8 +332,6 @@ class Checker(attach.Observer):
             self.running = None
         self.launches[launch.name] = index + 1
         nothing = stores_nothing(launch, stores) if self.sanitize and index == 0 else None
-        if index == 0:
-            _note_unused(launch)
         stores.pop(WROTE_NOTHING, None)
         if nothing is not None:
             findings = [*findings, nothing]
@@ -541,13 +539,3 @@ class Checker(attach.Observer):
                 "captured": dict(self.captured), "tf32_dots": dots.tf32_sites()}
 
 
-def _note_unused(launch) -> None:
-    """A tensor argument the kernel's code never names: one note in the run's summary (kernel_stores.unused)."""
-    import torch
-
-    from tritondbg.interp import kernel_stores
-
-    for name, value in launch.args.items():
-        if isinstance(value, torch.Tensor) and kernel_stores.unused(launch.fn, name):
-            child.note(f"{name} of {launch.name} is a tensor {kernel_stores.UNUSED_NOTE} an output whose tl.store is "
-                       "missing, or an argument left over?")

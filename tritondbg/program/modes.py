@@ -250,7 +250,6 @@ def _err_notes(summaries) -> None:
     """Why a torch.compile'd program showed no Triton launch (one line, however many processes said it), and how
     many of its CUDA tensors were made on the CPU."""
     from tritondbg.errors import not_users_file
-    from tritondbg.interp.kernel_stores import UNUSED_NOTE
     from tritondbg.program import cpu_device
     from tritondbg.program.inductor import COMPILE_NOTE
 
@@ -264,7 +263,7 @@ def _err_notes(summaries) -> None:
              "guards ran as on a machine without one (tests that skip on it, if any, were skipped: skip on another "
              "condition to check them too)")
     for note in dict.fromkeys(n for s in summaries for n in s.get("notes", [])
-                              if n.startswith(COMPILE_NOTE) or UNUSED_NOTE in n):
+                              if n.startswith(COMPILE_NOTE)):
         _err(f"  note: {note}")
 
 
