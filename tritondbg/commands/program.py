@@ -78,6 +78,12 @@ def _arch_option(f):
                              "properties, torch.cuda capability) [default: sm_90]; e.g. sm_80, sm_100, gfx942.")(f)
 
 
+def _timeout_option(f):
+    return click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+                        help="Stop the program after SECONDS (SIGTERM; SIGKILL 30 s later): it says the launch, "
+                             "line and program id it was in, what finished is kept; exit 124. [default: none]")(f)
+
+
 def _checked_arch(arch: str | None) -> str | None:
     """A bad or unsupported name is bad usage (exit 2) before the program starts."""
     if arch is None:
@@ -102,8 +108,9 @@ def _checked_arch(arch: str | None) -> str | None:
               help="Run the program under the CPU interpreter / compiled on the GPU [default: the interpreter "
                    "when no GPU is visible].")
 @_arch_option
+@_timeout_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, arch, cmd):
+def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, arch, timeout, cmd):
     """Run CMD (after --) with tritondbg attached; save each kernel's distinct launches as reproducers.
 
     \b
@@ -116,7 +123,8 @@ def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, arch, cmd):
     from tritondbg.program import modes
 
     sys.exit(modes.capture(list(cmd), out_dir=out_dir, max_per_kernel=max_per_kernel, max_mb=max_mb,
-                           kernels=_kernels(kernels), interpret=interpret, arch=_checked_arch(arch)))
+                           kernels=_kernels(kernels), interpret=interpret, arch=_checked_arch(arch),
+                           timeout=timeout))
 
 
 @click.command("interpret", cls=ProgramCommand, context_settings=_PROGRAM)
@@ -133,15 +141,16 @@ def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, arch, cmd):
               help="Warnings fail the run too (for CI): a kernel error the program caught (a fallback, "
                    "pytest.raises), an output a launch left a band of unwritten.")
 @_arch_option
+@_timeout_option
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def program_interpret_cmd(json_path, kernels, capture_on_finding, sanitize, out_dir, strict, arch, cmd):
+def program_interpret_cmd(json_path, kernels, capture_on_finding, sanitize, out_dir, strict, arch, timeout, cmd):
     """Run CMD (after --) under the Triton interpreter on the CPU, sanitizers on every launch."""
     from tritondbg.program import modes
 
     arch = _checked_arch(arch)
     sys.exit(modes.interpret(list(cmd), json_path=json_path, kernels=_kernels(kernels),
                              capture_on_finding=capture_on_finding, sanitize=sanitize, out_dir=out_dir, arch=arch,
-                             strict=strict))
+                             strict=strict, timeout=timeout))
 
 
 class WithProgramForm(click.Command):

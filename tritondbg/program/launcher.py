@@ -108,6 +108,8 @@ _interrupted: dict = {}  # the last run(): "sigint" when a SIGINT came, "status"
 def ended(rc: int) -> str:
     """How the program ended, from run()'s status: "exited with status 1", or "was killed by SIGKILL (exit status
     137)" for 128 + a signal's number (the shell's convention; run() returns that for a program a signal ended)."""
+    if rc == TIMED_OUT and _interrupted.get("timeout") is not None:
+        return f"timed out after {_interrupted['timeout']:g} s (--timeout: stopped with SIGTERM, exit status {rc})"
     if rc == 128 + signal.SIGINT:  # Python ends a KeyboardInterrupt it did not catch by SIGINT: no "killing"
         own = _interrupted.get("status")
         return ("was interrupted (Ctrl-C / SIGINT" + (f"; it exited with status {own})" if own is not None else
@@ -155,8 +157,14 @@ def _terminal_sent_it() -> bool:
         os.close(fd)
 
 
-def run(cmd: list[str], cfg: dict, *, interpret: bool = False) -> int:
-    """Run the program attached; returns its exit status (128+N when killed by signal N)."""
+TIMED_OUT = 124  # the status of a run stopped at its --timeout (as timeout(1) and the kernel form say it)
+_GRACE_S = 30.0   # after the --timeout's SIGTERM: the program's tritondbg says where it was, writes what it has
+
+
+def run(cmd: list[str], cfg: dict, *, interpret: bool = False, timeout: float | None = None) -> int:
+    """Run the program attached; returns its exit status (128+N when killed by signal N; ``TIMED_OUT`` when it ran
+    past ``timeout`` seconds: then it is sent SIGTERM, where its tritondbg says which launch and line it was in,
+    and SIGKILL if it is still there ``_GRACE_S`` later)."""
     argv = resolve(cmd)
     env = environment(cfg, interpret)
     try:
@@ -179,7 +187,17 @@ def run(cmd: list[str], cfg: dict, *, interpret: bool = False) -> int:
         except ValueError:  # not the main thread
             pass
     try:
-        rc = proc.wait()
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _interrupted["timeout"] = timeout
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=_GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            return TIMED_OUT
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

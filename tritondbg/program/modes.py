@@ -96,9 +96,9 @@ def _resolvable(cmd, command: str) -> bool:
     return True
 
 
-def _start(cmd, cfg, interpret: bool) -> int:
+def _start(cmd, cfg, interpret: bool, timeout: float | None = None) -> int:
     try:
-        return launcher.run(list(cmd), cfg, interpret=interpret)
+        return launcher.run(list(cmd), cfg, interpret=interpret, timeout=timeout)
     except launcher.ProgramNotFound as exc:
         _err(f"error: {exc}")
         return 127
@@ -138,9 +138,10 @@ LISTED_MAX = 20  # reproducers listed one per line at the end of a capture
 
 
 def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb: float = 256.0,
-            kernels=(), interpret: bool | None = None, arch: str | None = None) -> int:
+            kernels=(), interpret: bool | None = None, arch: str | None = None, timeout: float | None = None) -> int:
     """``interpret``: run the program under the interpreter (default: when no GPU is visible); ``arch``: the GPU
-    the interpreter's CPU stand-in shows the program's host code (default sm_90)."""
+    the interpreter's CPU stand-in shows the program's host code (default sm_90); ``timeout``: seconds before the
+    program is stopped (exit 124, the reproducers written kept)."""
     out = os.path.abspath(out_dir or os.path.join("traces", f"capture-{_stamp()}"))
     if interpret is None:
         interpret = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0") or not gpu_visible()
@@ -160,7 +161,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
                                                                    max_per_kernel=(max_per_kernel, 1),
                                                                    max_mb=(max_mb, 256.0)), "--", *cmd]),
            "interpreted": interpret}
-    rc = _start(cmd, cfg, interpret=interpret)
+    rc = _start(cmd, cfg, interpret=interpret, timeout=timeout)
     entries = read_jsonl(os.path.join(out, "captures.jsonl"))
     summaries = read_summaries(out)
     launches = _merge_counts(summaries, "launches")
@@ -335,7 +336,7 @@ def _summary_table(launches: dict, checked: dict, per_kernel: dict) -> list[str]
 
 def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_finding: bool = False,
               sanitize: bool = True, out_dir: str | None = None, arch: str | None = None,
-              strict: bool = False) -> int:
+              strict: bool = False, timeout: float | None = None) -> int:
     if not _resolvable(cmd, "interpret"):
         return 127
     keep = capture_on_finding or bool(out_dir)
@@ -349,7 +350,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
            "capture_on_finding": capture_on_finding, "command": "tritondbg interpret -- " + shlex.join(cmd),
            "arch": arch, "owner": os.getpid(), "temporary": not keep}
     try:
-        rc = _start(cmd, cfg, interpret=True)
+        rc = _start(cmd, cfg, interpret=True, timeout=timeout)
         findings = read_jsonl(os.path.join(run_dir, "findings.jsonl"))
         summaries = read_summaries(run_dir)
         captures = read_jsonl(os.path.join(run_dir, "captures.jsonl"))

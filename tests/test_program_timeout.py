@@ -1,0 +1,58 @@
+"""``--timeout SECONDS`` of the program forms (``interpret -- CMD``, ``capture -- CMD``): a program whose kernel
+loops forever under the interpreter is stopped (SIGTERM), says the launch, line and program id it was in, keeps
+what finished, and exits 124 (helper-101: the kernel form had it, the program form refused the option)."""
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+from conftest import run_cli
+
+pytestmark = pytest.mark.interpreter
+
+PROG = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def spin(x, n):
+    i = 0
+    while i < n:
+        i = i + tl.load(x) * 0 + (n == 3)  # LOOP (n = 3 moves on; any other n never does)
+    tl.store(x, i)
+
+x = torch.zeros(1, dtype=torch.int32, device="cuda")
+spin[(1,)](x, 3)
+print("first done", flush=True)
+spin[(1,)](x, 5)
+print("never")
+''')
+
+
+def _line(tag: str) -> int:
+    return next(i for i, ln in enumerate(PROG.splitlines(), 1) if f"# {tag}" in ln)
+
+
+@pytest.mark.parametrize("form", ["interpret", "capture"])
+def test_a_program_past_its_timeout_is_stopped_where_it_loops_and_exits_124(tmp_path, cli_env, form):
+    (tmp_path / "prog.py").write_text(PROG)
+    args = [form, "--timeout", "6"] + (["--out", "cap", "--max-per-kernel", "2"] if form == "capture" else []) + \
+        ["--", sys.executable, "prog.py"]
+    p = run_cli(args, cli_env, cwd=tmp_path)
+    assert p.returncode == 124, (p.returncode, p.stderr[-3000:])
+    assert "first done" in p.stdout and "never" not in p.stdout, p.stdout
+    assert f"terminated (SIGTERM) in spin at prog.py:{_line('LOOP')}, pid (0, 0, 0) (its 2nd launch)" in p.stderr, \
+        p.stderr[-3000:]
+    last = p.stderr.strip().splitlines()[-1]
+    assert "timed out after 6 s (--timeout" in last and "exit status 124" in last, last
+    if form == "capture":  # the launch that finished is a reproducer; the one stopped is kept, marked unfinished
+        doc = json.loads((tmp_path / "cap" / "captures.json").read_text())
+        assert doc["exit_status"] == 124 and len(doc["captures"]) == 2, doc
+        assert not doc["captures"][0].get("error") and "SIGTERM" in doc["captures"][1].get("error", ""), doc
+
+
+def test_a_program_within_its_timeout_keeps_its_own_status(tmp_path, cli_env):
+    (tmp_path / "prog.py").write_text("import sys\nprint('ok')\nsys.exit(3)\n")
+    p = run_cli(["interpret", "--timeout", "60", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 3 and "timed out" not in p.stderr, p.stderr[-2000:]
