@@ -464,6 +464,30 @@ def test_resources_judge_without_false_alarms():
     assert "cannot run" in judge("k", [_row(shared=300000, autotuned=False)], limits).reason
 
 
+def test_a_reproducers_spills_are_told_not_failed(monkeypatch):
+    """helper-100: Cut Cross-Entropy's own default config (8 spills, 32 B) failed `check` on its reproducer. A
+    reproducer is the program's kernel as it ran: the resources gate fails it where it cannot run (shared memory),
+    and tells its spills; a scenario of the user's own still fails on a spill."""
+    from types import SimpleNamespace
+
+    from tritondbg.check import resources_gate
+    from tritondbg.check.gates import GateContext
+
+    row = dict(_row(spills=8, autotuned=False), local_bytes=32)
+    monkeypatch.setattr(resources_gate, "_compile_rows", lambda *a: ([dict(row)], {"captured": 1.0}, None))
+    monkeypatch.setattr(resources_gate, "_resource_cases", lambda scenario, ctx: [])
+    monkeypatch.setattr(resources_gate, "_kernel_names", lambda scenario: {"k"})
+    monkeypatch.setattr(resources_gate, "_recorded_picks", lambda scenario, ctx: {})
+    for captured in (True, False):
+        scenario = SimpleNamespace(name="k_0", cases=[], limits=None, reference_is_capture=captured)
+        out = resources_gate.resources(scenario, GateContext(device="cpu"))
+        if captured:
+            assert out.status == PASS and "1 with register spills, not gated for a reproducer" in out.reason, out.reason
+            assert "8 spill(s), 32 B of local memory" in out.reason, out.reason
+        else:
+            assert out.status == FAIL and "8 register spill(s)" in out.reason, out.reason
+
+
 def test_resources_compiles_every_code_path_of_a_wrapper():
     """The wrapper launches `wide_rows` only for the second case; it spills and must be found."""
     target = f"{DATA / 'two_paths.py'}::two_paths"

@@ -50,3 +50,10 @@ def test_a_tensor_argument_the_kernels_code_never_names_is_a_warning(tmp_path, c
     assert "positions_ptr (int32[12])" in told[0] and "bias_ptr (int32" not in text, told
     line = UNUSED.splitlines().index("def indices(indptr, batch_ptr, positions_ptr, bias_ptr, HAS_BIAS: tl.constexpr):")
     assert f"prog.py:{line + 1}" in text and "uninit" in text, text[-3000:]
+    if form == "reproducer":  # `check`: the warning in the sanitize gate's reason; what correctness compared
+        import json
+
+        run_cli(["check", "cap", "--gates", "correctness,sanitize", "--json", "rec.json"], cli_env, cwd=tmp_path)
+        gates = {g["gate"]: g["reason"] for g in json.loads((tmp_path / "rec.json").read_text())["extra"]["gates"]}
+        assert "1 warning(s); first: uninit" in gates["sanitize"], gates
+        assert "runs match the captured outputs (what the program got" in gates["correctness"], gates

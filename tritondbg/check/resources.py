@@ -37,9 +37,10 @@ def _same_config(row_cfg: dict, picked: dict) -> bool:
 
 
 def judge(kernel: str, rows: list[dict], limits: dict, explicit: dict | None = None,
-          picked: dict | None = None) -> GateOutcome:
-    """``limits``: the effective limits (max_spills default 0); ``explicit``: what ``Scenario.limits`` set;
-    ``picked``: {(case, dtype, kernel): config} the recorded runs chose."""
+          picked: dict | None = None, ungated: str = "") -> GateOutcome:
+    """``limits``: the effective limits (max_spills default 0; None: spills told, not failed, ``ungated`` says
+    why); ``explicit``: what ``Scenario.limits`` set; ``picked``: {(case, dtype, kernel): config} the recorded
+    runs chose."""
     explicit, picked = explicit or {}, picked or {}
     bad, notes, not_applicable, runnable = [], [], [], []
     can_run: set[int] = set()
@@ -103,8 +104,13 @@ def judge(kernel: str, rows: list[dict], limits: dict, explicit: dict | None = N
     worst_shared = max((r.get("shared") or 0) for r in runnable)
     summary = (f"{len(runnable)} compiled kernel(s) that can run: max {worst_regs} regs, "
                f"max {worst_shared // 1024} KiB shared")
+    spilled = [r for r in runnable if _spills(r)]
     if notes:
         summary += f"; {len(notes)} config(s) spill but need not be picked (first: {notes[0]})"
+    elif spilled and max_spills is None:
+        r = spilled[0]
+        summary += (f"; {len(spilled)} with register spills, not gated{ungated} (first: {_where(r)}: {_spills(r)} "
+                    f"spill(s), {(r.get('local_bytes') or 0) + (r.get('stack_bytes') or 0)} B of local memory)")
     else:
         summary += ", no spills that can be picked" if any(_spills(r) for r in runnable) else ", no spills"
     if not_applicable:
