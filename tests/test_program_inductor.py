@@ -137,3 +137,31 @@ print("ok")
 """
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.stdout.strip() == "ok", p.stderr[-2000:]
+
+
+DYNAMO_ASKS = """
+import torch, triton, triton.language as tl
+
+@triton.jit
+def k(x):
+    tl.store(x, 1.0)
+
+@torch.compile
+def f(a):
+    return a * 2 + 1
+
+x = torch.zeros(1, device="cuda")
+k[(1,)](x)
+print(f(torch.ones(4, device="cuda")))
+"""
+
+
+@pytest.mark.interpreter
+def test_torch_compiles_own_is_available_ask_is_not_told_as_the_programs(tmp_path):
+    """helper-100: the note "the program asked torch.cuda.is_available() at X" named the line that called a
+    torch.compile'd function (dynamo asked it); a program that never asks gets no such note."""
+    (tmp_path / "prog.py").write_text(DYNAMO_ASKS)
+    p = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert p.returncode == 0 and "tensor([3., 3., 3., 3.])" in p.stdout, p.stderr[-3000:]
+    assert "is_available" not in p.stderr, p.stderr[-3000:]
