@@ -350,7 +350,7 @@ class Checker(attach.Observer):
         if error is None and marks:  # told at the program's end, if no later launch writes them
             after = {name: initcheck.marked_elements(launch.args[name]) for name in marks}
             found = initcheck.bands(launch.args, marks, after)
-            read = [f for f in findings if f["kind"] == "uninit"]
+            read = [f for f in findings if _read_the_mark(f)]
             if read:  # it read marked memory: marks inside its stores' range are what it computed from them
                 found = [h for h in found if not _carried_band(read[0], h, stores)]
             left = any(m is not None and m.any() for m in after.values())
@@ -358,7 +358,7 @@ class Checker(attach.Observer):
             # unwritten is told; a launch with findings of its own is saved for those, once (helper-84: twice)
             saved = {"snap": snap, "after": capture.copy_after(snap), "done": False} \
                 if left and self.capture_on_finding and snap is not None and not findings else None
-            self._watch(launch, index, marks, after, stores, saved, read=any(f["kind"] == "uninit" for f in findings),
+            self._watch(launch, index, marks, after, stores, saved, read=any(map(_read_the_mark, findings)),
                         causes=_read_outside(findings))
             self.pending += [(launch, index, attach.current_test(), saved, initcheck.stores_into(h[1], stores), *h)
                              for h in found]
@@ -366,7 +366,7 @@ class Checker(attach.Observer):
                 self._settle(self.pending.pop(0))
         if self.sanitize and any(f["kind"] == "uninit" and f.get("carried") for f in findings):
             self._read_watched(launch)  # values computed from holes a launch left: that launch, told first
-        if any(f["kind"] == "uninit" for f in findings) and self.pending:
+        if any(map(_read_the_mark, findings)) and self.pending:
             # a launch read the mark: the bands left unwritten so far are the likely cause, told first (not at exit)
             # and, since they were read, as errors
             pending, self.pending = self.pending, []
@@ -539,3 +539,7 @@ class Checker(attach.Observer):
                 "captured": dict(self.captured), "tf32_dots": dots.tf32_sites()}
 
 
+def _read_the_mark(f: dict) -> bool:
+    """Whether finding ``f`` says the launch read memory nothing wrote (not the warning that an argument is never
+    named: unstored.unnamed_entries, which ended the watch of a torch read that names the wrong pointer's store)."""
+    return f["kind"] == "uninit" and f.get("op") != "unnamed"

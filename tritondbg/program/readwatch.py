@@ -20,12 +20,13 @@ the program's stack when torch is imported, looks at each torch call that takes 
   .max()`` masks them after), and a comparison's bools at the lanes the holes reach (``out == ref``: below);
 - a floating-point result that holds no NaN used none of the marked values (``torch.where(valid, out, 0)``,
   ``out.tril()``: a hole left by design and masked by the program);
-- a reduction (a smaller result) holding NaN or an integer one (``argmax``), or a value used in Python
-  (``item``, ``allclose``, ``equal``, ``bool()``) is a use, and so is a launch whose sanitizer finds it read
+- a reduction (a smaller result) holding NaN or an integer one (``argmax``), a value used in Python
+  (``item``, ``allclose``, ``equal``, ``bool()``), or printing (``__repr__``, ``__format__``: a program's printed
+  result is its output; helpers 100 and 101) is a use, and so is a launch whose sanitizer finds it read
   values computed from them (``read_by_launch``): if the watched tensor it took holds
   the mark, it is an ``uninit`` error at the store that wrote the rest (or the kernel's line), naming the torch
-  call and the program's line. Told once per watched tensor. Printing, ``.numpy()`` and ``.tolist()`` move
-  values out of torch's sight: not told; numpy's comparisons (``np.testing.assert_allclose``) of an array over
+  call and the program's line. Told once per watched tensor. ``.numpy()`` and ``.tolist()`` move values out of
+  torch's sight: not told; numpy's comparisons (``np.testing.assert_allclose``) of an array over
   watched memory are a use (``_patch_numpy``).
 
 Integer outputs (int32 / int64, whose mark is the value 0x5A5A5A5A...) and the bools of a comparison hold no NaN

@@ -7,9 +7,11 @@ from __future__ import annotations
 import contextlib
 
 MAX_WATCHED = 64  # tensors watched at once (the oldest dropped first)
-# calls that use values of a tensor in Python (their result is no tensor); printing one, or handing it to numpy
-# or a list (``out.cpu().numpy()[mask]``), moves the values without using them
-_READERS = frozenset({"allclose", "equal", "item", "__bool__", "__float__", "__int__", "__index__"})
+# calls that use values of a tensor in Python (their result is no tensor), printing one among them (what a program
+# prints is its output: helpers 100 and 101 saw a printed NaN row with exit 0); handing it to numpy or a list
+# (``out.cpu().numpy()[mask]``) moves the values without using them
+_READERS = frozenset({"allclose", "equal", "item", "__bool__", "__float__", "__int__", "__index__", "__repr__",
+                      "__str__", "__format__"})
 # calls that move or copy values (a copy of an output whose holes the program masks afterwards, helper-71:
 # ``out.cpu()[valid]``, ``out.clone()[v]``): their results are watched in turn, with the same origin
 _MOVES = frozenset({"clone", "cpu", "cuda", "to", "contiguous", "float", "half", "bfloat16", "double", "type",
