@@ -89,7 +89,8 @@ def _expected():
 def test_interpret_names_the_helper_that_forgot_its_return(files, cli_env):
     p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=files)
     finding = next(ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: kernel_error"))
-    assert f"mk.py:{_line(KERNEL, 'tl.store')}" in finding, finding
+    # headed at the call whose None the store uses (helper-103: it was headed at the store)
+    assert f"mk.py:{_line(KERNEL, 'y = H.scale')}" in finding, finding
     assert "cannot convert None" in finding and _expected() in finding, finding
     assert "shift" not in finding, finding  # it returns its value
     assert p.returncode != 0

@@ -335,10 +335,10 @@ def test_a_reproducer_runs_the_pre_hook_of_the_config_it_replays(tmp_path):
 
 
 @pytest.mark.interpreter
-def test_the_resources_gate_fails_spills_in_the_config_a_gpu_capture_picked(tmp_path):
+def test_the_resources_gate_tells_a_reproducers_spills_whoever_picked_its_config(tmp_path):
     """rowsum's BLOCK=128 / 1-warp config spills on sm_90, its other config does not. Captured under the
-    interpreter (which takes the first config, no GPU picked it) the spills are a note; the same launch as a
-    compiled capture (its JSON says so) was the GPU autotuner's pick, and its spills fail the gate."""
+    interpreter (which takes the first config) or as a compiled capture (the GPU autotuner's pick), the
+    reproducer's spills are told in the gate's reason, never failed."""
     prog = tmp_path / "prog.py"
     prog.write_text(textwrap.dedent("""
         import torch
@@ -371,13 +371,14 @@ def test_the_resources_gate_fails_spills_in_the_config_a_gpu_capture_picked(tmp_
         (gate,) = json.loads(report.read_text())["extra"]["gates"]
         return p.returncode, gate["status"], gate["reason"]
 
-    rc, status, reason = resources()
-    assert (rc, status) == (0, "pass") and "spill but need not be picked" in reason, reason
-    meta = json.loads(meta_file.read_text())
-    meta_file.write_text(json.dumps({**meta, "interpreted": False}))
-    rc, status, reason = resources()
-    assert (rc, status) == (1, "FAIL") and "BLOCK=128,num_warps=1" in reason and "(the recorded config)" in reason, \
-        reason
+    # (session 51, helper-100: a reproducer is the program's kernel as it ran; its spills, even those of the
+    # config a GPU's autotuner picked, fastest there, are told, not failed: Cut Cross-Entropy's default config)
+    for interpreted in (True, False):
+        meta = json.loads(meta_file.read_text())
+        meta_file.write_text(json.dumps({**meta, "interpreted": interpreted}))
+        rc, status, reason = resources()
+        assert (rc, status) == (0, "pass") and "with register spills, not gated for a reproducer" in reason, reason
+        assert "BLOCK=128,num_warps=1" in reason, reason
 
 
 @pytest.mark.interpreter

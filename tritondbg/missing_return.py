@@ -6,6 +6,11 @@ tensor" (the GPU compiler says the same, at the same line). Neither names the he
 None, ``hints`` reads the failing function's source and names each jit function it calls for a value that has no
 ``return <value>`` anywhere in its body, with both places: under the interpreter (interp/attribution.py) and in a
 compile for a GPU target (``compile_hint``: ir/capture.py for ``tritondbg ir``, runner.py for ``run``).
+
+The error is raised at the line that uses the None (``tl.store(out, y)``), not at the call that made it
+(``y = helper(x)`` a line above): ``call_line`` finds that call where the failing line reads a name the call's
+value was assigned to last, and ``hint_and_line`` gives a report the line to head the finding with (h103: a
+planted ``tl_logaddexp`` without its ``return`` was headed at the store, line 114, not the call, line 113).
 """
 from __future__ import annotations
 
@@ -143,6 +148,67 @@ def _no_return_calls(fdef: ast.FunctionDef, file: str, globs: dict, line: int | 
     return found
 
 
+def _statement_at(fdef: ast.FunctionDef, line: int) -> ast.stmt | None:
+    """The innermost statement of ``fdef`` (not of a function nested in it) whose lines hold ``line``."""
+    best, todo = None, list(fdef.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.stmt) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            best = node
+            todo = [n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt)]
+    return best
+
+
+def _reads(stmt: ast.stmt) -> set[str]:
+    """Names a statement reads: all of a simple statement's; a compound one's header only (an ``if``'s test, a
+    ``for``'s iterable, a ``with``'s items), not its body."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        parts = [stmt.test]
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        parts = [stmt.iter]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        parts = list(stmt.items)
+    else:
+        parts = [stmt]
+    return {n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _assigned(stmt: ast.stmt) -> set[str]:
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+        [stmt.target] if isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)) else []
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def call_line(file: str, line: int, name: str, globs: dict) -> int | None:
+    """The line of the call, in function ``name`` of ``file``, of a jit function that returns nothing whose value
+    (``y = helper(x)``) the statement on ``line`` reads (``tl.store(out, y)``): the last statement before ``line``
+    that assigns a name that statement reads is that call. ``line`` itself where such a call is on it; None where
+    no such call is known (several names, or a None passed on through another helper)."""
+    fdef = _function_at(file, name, line)
+    if fdef is None:
+        return None
+    found = _no_return_calls(fdef, file, globs, line)
+    if not found:
+        return None
+    if any(not other for other, *_ in found):
+        return line
+    bad = {lineno for _, lineno, _ in found}
+    failing = _statement_at(fdef, line)
+    if failing is None:
+        return None
+    stmts = [n for n in ast.walk(fdef) if isinstance(n, ast.stmt) and n is not fdef]
+    blamed = set()
+    for var in _reads(failing):
+        last = max((s for s in stmts if var in _assigned(s) and (s.end_lineno or s.lineno) < failing.lineno),
+                   key=lambda s: s.lineno, default=None)
+        if last is not None and isinstance(last, (ast.Assign, ast.AnnAssign)) and isinstance(last.value, ast.Call) \
+                and last.value.lineno in bad:
+            blamed.add(last.value.lineno)
+    return blamed.pop() if len(blamed) == 1 else None
+
+
 def hint(detail: str, file: str, line: int, func: str, globs: dict | None) -> str:
     """The first hint for an error ``detail`` raised at ``file:line`` in function ``func`` (whose module's globals
     are ``globs``), or "" (no None in the text, no such call, or the source cannot be read)."""
@@ -160,6 +226,23 @@ def hint_for(exc: BaseException, detail: str, site: tuple[str, int, str]) -> str
     function's globals are those of its frame in ``exc``'s traceback."""
     file, _, func = site
     return hint(detail, *site, _frame_globals(exc, file, func)) if mentions_none(detail) else ""
+
+
+def hint_and_line(exc: BaseException, detail: str, site: tuple[str, int, str]) -> tuple[str, int]:
+    """(``hint_for``'s hint, the line to head the finding with) for an interpreted kernel's error raised at
+    ``site``: the line of the call whose None the failing line uses (``call_line``), where it is known and
+    another line, and then the hint says where the None failed; else the site's own line."""
+    file, line, func = site
+    text = hint_for(exc, detail, site)
+    if not text:
+        return "", line
+    try:
+        call = call_line(file, line, func, _frame_globals(exc, file, func) or {})
+    except Exception:  # noqa: BLE001 - as hint(): a courtesy
+        call = None
+    if call is None or call == line:
+        return text, line
+    return f"{text} (its None fails at line {line})", call
 
 
 def compile_hint(exc: BaseException, fn=None) -> str:

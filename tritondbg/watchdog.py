@@ -185,30 +185,95 @@ def deadline(seconds: float | None, *, grace: float = 10.0, on_stuck: Callable[[
 HEARTBEAT_S = float(os.environ.get("TRITONDBG_HEARTBEAT_S", "60"))
 
 
+def grid_progress(frame=None) -> tuple | None:
+    """(which launch, how many of its programs have started, how many its grid has) of the interpreter launch the
+    main thread is in (``frame``: its stack; 0 programs before its grid), None outside one (host code, a compiled
+    kernel). From the interpreter hooks' launch where they are on (the memory guard keeps them), else from the
+    interpreter's builder (its loop runs x, then y, then z, innermost) while kernel code runs or its grid loop does."""
+    hooks = sys.modules.get("tritondbg.interp.hooks")
+    launch = hooks.current_launch() if hooks is not None else None
+    if launch is not None:
+        gx, gy, gz = launch.grid
+        return (launch.index, id(launch)), int(launch.programs), gx * gy * gz  # (0 programs: not in its grid yet)
+    interpreter = sys.modules.get("triton.runtime.interpreter")
+    if interpreter is None or frame is None:
+        return None
+    from tritondbg.interp.frames import interrupted_at
+
+    site, pid, between = interrupted_at(None, frame)
+    dims = getattr(getattr(interpreter, "interpreter_builder", None), "grid_dim", None)
+    if pid is None or dims is None or (site is None and not between):
+        return None
+    gx, gy, gz = (int(d) for d in dims)
+    return ("builder", gx, gy, gz), pid[0] * gy * gz + pid[1] * gz + pid[2] + 1, gx * gy * gz
+
+
+def _secs(x: float) -> str:
+    return f"{x:.0f}" if x >= 10 else f"{round(x, 1):g}"
+
+
+def _pace(now: tuple, then: tuple | None, hint: str) -> str:
+    """What a heartbeat says of the grid (``now``/``then``: (time, grid_progress) at this look and the last one):
+    the same program as at the last look is maybe a loop that never ends; another one, a launch moving through a
+    large grid (a stranger's 4096-program launch at 11 ms a program read as a hang, "a loop that never ends?")."""
+    t, prog = now
+    if prog is None:  # not in an interpreter launch's grid: nothing tells a long run from an endless one
+        return f" (a loop that never ends? {hint})"
+    key, n, total = prog
+    if not n:  # no kernel code ran yet: the interpreter or tritondbg setting the launch up
+        return f", before the first program of this launch ({hint})"
+    said = f", program {n} of {total} of this launch"
+    if then is not None and then[1] is not None and then[1][:2] == (key, n):
+        return f"{said}, the same program as {_secs(t - then[0])} s ago (a loop that never ends? {hint})"
+    if total <= 1:
+        return f"{said}, which began in the last {_secs(t - then[0])} s ({hint})" if then else f"{said} ({hint})"
+    pace = ""
+    if then is not None and then[1] is not None and then[1][0] == key and n > then[1][1] and t > then[0]:
+        rate = (n - then[1][1]) / (t - then[0])
+        pace = f" at {rate:.3g} programs/s, about {_secs((total - n) / rate)} s to go"
+    return (f"{said} (not stuck: moving through a large grid{pace}; the interpreter runs its programs one after "
+            f"another, so a smaller shape runs faster; {hint})")
+
+
 @contextmanager
-def heartbeat(first: float | None = None, every: float = 120.0,
+def heartbeat(first: float | None = None, every: float | None = None,
               hint: str = "Ctrl-C stops it and says where; --timeout SECONDS ends a run"):
     """While the main thread runs: after ``first`` seconds (``TRITONDBG_HEARTBEAT_S``, 60) and then every
-    ``every``, one line on stderr saying what it runs and where (a kernel line and program id under the
-    interpreter): an endless loop in a kernel was a silent hang, with no deadline by default."""
+    ``every`` (twice ``first``), one line on stderr saying what it runs and where (a kernel line and program id
+    under the interpreter): an endless loop in a kernel was a silent hang, with no deadline by default. Under the
+    interpreter it says which program of how many of the launch runs; "a loop that never ends?" only when it is the
+    one that ran at the last look (the last line, or a silent look halfway to the first), else that the launch moves
+    through a large grid, at what pace."""
     first = HEARTBEAT_S if first is None else first
     if not first or first <= 0 or threading.current_thread() is not threading.main_thread():
         yield
         return
+    every = 2 * first if every is None else every
     main, done, t0 = threading.main_thread(), threading.Event(), time.monotonic()
 
+    def look() -> tuple:
+        frame = sys._current_frames().get(main.ident)
+        try:
+            prog = grid_progress(frame)
+        except Exception:  # noqa: BLE001 - the line without it still helps
+            prog = None
+        return frame, (time.monotonic(), prog)
+
     def beat():
-        wait = first
+        if done.wait(first / 2):
+            return
+        _, then = look()  # a silent look: the first line tells a program that ran since from one still running
+        wait = first - first / 2
         while not done.wait(wait):
-            frame = sys._current_frames().get(main.ident)
+            frame, now = look()
             what, loc = _doing(), where(frame)
-            line = (f"tritondbg: still running after {time.monotonic() - t0:.0f} s:{what}{', ' + loc if loc else ''} "
-                    f"(a loop that never ends? {hint})")
+            line = (f"tritondbg: still running after {now[0] - t0:.0f} s:{what}{', ' + loc if loc else ''}"
+                    f"{_pace(now, then, hint)}")
             # to the stderr the program started with: under pytest's capture the line went nowhere (helper-83)
             from tritondbg.program import child
 
             child.say(line)
-            wait = every
+            then, wait = now, every
 
     thread = threading.Thread(target=beat, name="tritondbg-heartbeat", daemon=True)
     thread.start()

@@ -76,7 +76,8 @@ class KernelReport(Instrument):
         if not text:  # a bare ``tl.static_assert(BLOCK_N <= HEAD_DIM)`` said only "AssertionError:" (helper-81)
             source = frames.source_line(file, line)
             detail += f" `{source.strip()}` failed" if source and source.strip() else ""
-        hint = missing_return.hint_for(exc, detail, site) or _version_hint(detail)
+        hint, line = missing_return.hint_and_line(exc, detail, site)  # (headed at the call of a helper
+        hint = hint or _version_hint(detail)                              # that returned None, when known)
         if hint:
             detail = f"{detail}; {hint}"
         where = f"{frames.short_path(file)}:{line}"

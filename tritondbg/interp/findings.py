@@ -5,7 +5,7 @@ kernel, pid, programs, lanes, tensor, op, offsets`` plus kind-specific fields (s
 and atomics make a race is races.py's."""
 from __future__ import annotations
 
-from tritondbg.interp import frames
+from tritondbg.interp import frames, oob
 
 
 def _fmt_pid(pid) -> str:
@@ -119,7 +119,7 @@ def _message(e: dict) -> str:
             if e["misaligned"]:
                 how.append(f"{e['misaligned']} misaligned")
             text = (f"{what} through {e['tensor']}: {e['lanes']} lane(s) in {progs} outside {e['buffer']}: "
-                    f"{_range(e)}, {'; '.join(how)}")
+                    f"{_range(e)}{oob.index_clause(e)}, {'; '.join(how)}")
             if e.get("lands"):
                 n = e.get("in_other")
                 text += f"; {n} of them land in another argument, e.g. {e['lands']}" if n else f"; lands in {e['lands']}"

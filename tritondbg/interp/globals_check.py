@@ -10,12 +10,20 @@ Each jit function's source is read once for such names. The function the interpr
 gets a globals mapping that raises the compiler's error when the kernel reads one of them, at that line, and
 only then: the compiler skips the branches a constexpr ``if`` does not take, so a read that never happens is no
 error here either. ``TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1`` lifts the check, as it lifts the compiler's.
+
+A global annotated ``EPSILON: tl.constexpr = 1e-12`` (applied-ai's quant kernel, h103) is refused as well: the
+annotation does not make it a constexpr (Triton's own message says so); the error names the annotation and the
+spelling that works, ``EPSILON = tl.constexpr(1e-12)``. The error's ``repr`` (what the interpreter's
+``InterpreterError(repr(e))`` shows under the program's traceback) is its first clause only: the full text was
+printed twice in a row there.
 """
 from __future__ import annotations
 
 import ast
 import builtins
 import inspect
+import linecache
+import os
 import textwrap
 import types
 from typing import Any
@@ -27,26 +35,42 @@ _GUARDED: dict[int, Any] = {}           # id(rewritten function) -> the same fun
 class RefusedGlobal(NameError):
     """The compiler's NameError, raised where the kernel reads the global."""
 
-    def __init__(self, name: str):
-        super().__init__(f"Cannot access global variable {name} from within @jit'ed function: the GPU compiler "
-                         f"refuses it (the interpreter would read it). Triton kernels read only globals made "
-                         f"with tl.constexpr(...): {name} = tl.constexpr(...), or pass it as an argument "
-                         f"(TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 lets the compiler and this check through)")
+    def __init__(self, name: str, annotated: tuple | None = None):
+        """``annotated``: (file, line, value's source) of a ``name: tl.constexpr = value`` in the module, if any."""
+        self.global_name = name
+        head = (f"Cannot access global variable {name} from within @jit'ed function: the GPU compiler refuses it "
+                f"(the interpreter would read it). ")
+        tail = (", or pass it as an argument (TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 lets the compiler and this check "
+                "through)")
+        if annotated:
+            file, line, value = annotated
+            super().__init__(f"{head}Its annotation `{name}: tl.constexpr = ...` ({os.path.basename(file)}:{line}) "
+                             f"does not make a global a constexpr for Triton (the compiler does not support it): write "
+                             f"`{name} = tl.constexpr({value})`{tail}")
+        else:
+            super().__init__(f"{head}Triton kernels read only globals made with tl.constexpr(...): "
+                             f"{name} = tl.constexpr(...){tail}")
+
+    def __repr__(self) -> str:
+        # the interpreter wraps it as InterpreterError(repr(e)), printed right under this error's own full text
+        return f"{type(self).__name__}({f'Cannot access global variable {self.global_name}'!r})"
 
 
 class _Guarded(dict):
     """Globals of a kernel as the compiler allows them: ``refused`` names raise, the rest are the module's own,
     looked up live (LOAD_GLOBAL goes through ``__getitem__`` for a dict subclass)."""
 
-    def __init__(self, module: dict, refused: frozenset):
+    def __init__(self, module: dict, refused: frozenset, file: str | None = None):
         # its entries are the module's as they are now, less the refused ones: the interpreter's _patch_lang reads
         # them (items()) to find triton.language; a read of a name goes to the module, live
         super().__init__((k, v) for k, v in module.items() if k not in refused)
-        self.module, self.refused = module, refused
+        self.module, self.refused, self.file, self.annotated = module, refused, file, None
 
     def __getitem__(self, name):
         if name in self.refused:
-            raise RefusedGlobal(name)
+            if self.annotated is None:  # (read once, at the first refused read)
+                self.annotated = constexpr_annotations(self.module, self.file)
+            raise RefusedGlobal(name, self.annotated.get(name))
         return self.module[name]
 
     def get(self, name, default=None):
@@ -114,6 +138,52 @@ def refused_names(fn) -> frozenset:
     return _NAMES[id(fn)][1]
 
 
+def _module_scope(tree: ast.AST):
+    """The statements of a module outside its functions and classes (an ``if`` / ``try`` block's too)."""
+    todo = list(getattr(tree, "body", []))
+    while todo:
+        node = todo.pop(0)
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))
+
+
+def _names_constexpr(annotation: ast.expr) -> bool:
+    """``tl.constexpr``, ``triton.language.constexpr``, ``constexpr`` (or the same as a string)."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        text = annotation.value.strip()
+    else:
+        text = ast.unparse(annotation)
+    return text == "constexpr" or text.endswith(".constexpr")
+
+
+def constexpr_annotations(module: dict, file: str | None = None) -> dict[str, tuple[str, int, str]]:
+    """name -> (file, line, the value's source) for each module global annotated as a constexpr
+    (``EPSILON: tl.constexpr = 1e-12``), which Triton does not take for a constexpr global. Read from the module's
+    source; its ``__annotations__`` where the source cannot be read."""
+    file = file or module.get("__file__")
+    out: dict[str, tuple[str, int, str]] = {}
+    src = "".join(linecache.getlines(file)) if file else ""
+    try:
+        tree = ast.parse(src) if src else None
+    except (SyntaxError, ValueError):
+        tree = None
+    for node in _module_scope(tree) if tree is not None else ():
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None \
+                and _names_constexpr(node.annotation):
+            value = ast.get_source_segment(src, node.value) or "..."
+            value = " ".join(value.split())
+            out.setdefault(node.target.id, (file, node.lineno, value if len(value) <= 40 else "..."))
+    if tree is None:
+        for name, ann in (module.get("__annotations__") or {}).items():
+            text = ann if isinstance(ann, str) else getattr(ann, "__name__", "")
+            if text.split(".")[-1].strip() == "constexpr" and name in module:
+                val = module[name]
+                shown = repr(val) if isinstance(val, (int, float, bool, str)) and len(repr(val)) <= 40 else "..."
+                out[name] = (file or "<module>", "?", shown)
+    return out
+
+
 def _allowed_by_knob() -> bool:
     try:
         from triton import knobs
@@ -134,7 +204,11 @@ def guarded(original_fn, rewritten):
         return rewritten
     found = _GUARDED.get(id(rewritten))
     if found is None or found[0] is not rewritten:
-        fn = types.FunctionType(rewritten.__code__, _Guarded(rewritten.__globals__, names), rewritten.__name__,
+        try:
+            file = inspect.getsourcefile(original_fn)
+        except TypeError:
+            file = None
+        fn = types.FunctionType(rewritten.__code__, _Guarded(rewritten.__globals__, names, file), rewritten.__name__,
                                 rewritten.__defaults__, rewritten.__closure__)
         fn.__kwdefaults__ = rewritten.__kwdefaults__
         for attr in ("__annotations__", "__qualname__", "__module__", "__doc__"):  # (annotations: which are constexpr)

@@ -1,5 +1,9 @@
 """Out-of-bounds lanes of a load, store or atomic (``Sanitizer.check_access``): the finding's entry, or the
-``outside_view`` warning for lanes a view does not hold but its storage does."""
+``outside_view`` warning for lanes a view does not hold but its storage does.
+
+The entry of a tensor of two or more dims keeps its shape and strides (``layout``): ``index_clause`` tells its
+offset range as indices where that is exact, ``a_ptr[1, 0]..a_ptr[63, 999]: past the end along dim 0, indices
+1..63 of a size-1 dim`` (h103: a split-K gemm at M=1 said only "element offsets 1000..63999")."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,6 +19,52 @@ def _widen(e: dict, off: np.ndarray) -> None:
     lo, hi = int(off.min()), int(off.max())
     e["off_min"] = lo if e.get("off_min") is None else min(e["off_min"], lo)
     e["off_max"] = hi if e.get("off_max") is None else max(e["off_max"], hi)
+
+
+def _outer_index(shape, strides, off: int) -> tuple[int, ...] | None:
+    """The index of element offset ``off`` in a view with dim 0 (its largest stride) unbounded: the other dims
+    must hold it exactly. None where the layout does not decompose so (a broadcast, overlapping or negative
+    stride, dim 0 not the outermost, a gap between elements)."""
+    if len(shape) < 2 or any(st <= 0 for st in strides) or any(n <= 0 for n in shape):
+        return None
+    if any(strides[d] >= strides[0] for d in range(1, len(shape)) if shape[d] > 1):
+        return None  # (dim 0 must be the outermost: a transposed view's rows are not its dim 0)
+    inner = sorted(((strides[d], shape[d], d) for d in range(1, len(shape)) if shape[d] > 1), reverse=True)
+    room = strides[0]
+    for st, n, _ in inner:  # the inner dims tile below the outer stride without overlapping
+        if st * n > room:
+            return None
+        room = st
+    idx = [0] * len(shape)
+    idx[0], rest = divmod(off, strides[0])
+    for st, n, d in inner:
+        idx[d], rest = divmod(rest, st)
+        if idx[d] >= n:
+            return None
+    return tuple(idx) if rest == 0 else None
+
+
+def index_clause(e: dict) -> str:
+    """`` (a_ptr[1, 0]..a_ptr[63, 999]: past the end along dim 0, indices 1..63 of a size-1 dim)`` for an
+    out_of_bounds entry of a tensor of 2+ dims whose lanes all lie past its end, along dim 0 only: their lowest
+    and highest offsets are elements of rows past the last. "" otherwise (a 1-D tensor's offsets are its indices;
+    lanes before the start, between elements or misaligned; a layout that does not decompose)."""
+    layout, lo, hi = e.get("layout"), e.get("off_min"), e.get("off_max")
+    if not layout or lo is None or hi is None or e.get("before") or e.get("gap") or e.get("misaligned") \
+            or not e.get("past"):
+        return ""
+    shape, strides = layout
+    first, last = _outer_index(shape, strides, lo), _outer_index(shape, strides, hi)
+    if first is None or last is None or first[0] < shape[0]:
+        return ""
+    name = e.get("tensor") or "x"
+
+    def at(idx):
+        return f"{name}[{', '.join(str(i) for i in idx)}]"
+
+    rows = f"index {first[0]}" if first[0] == last[0] else f"indices {first[0]}..{last[0]}"
+    span = at(first) if lo == hi else f"{at(first)}..{at(last)}"
+    return f" ({span}: past the end along dim 0, {rows} of a size-{shape[0]} dim)"
 
 
 def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
@@ -84,6 +134,8 @@ def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool
             e["misaligned"] += int(mis.sum())
             e["gap"] += int((~mis).sum())
         _widen(e, off)
+        if len(buf.shape) >= 2:  # (index_clause: the range as indices)
+            e.setdefault("layout", (tuple(int(n) for n in buf.shape), tuple(int(st) for st in buf.strides)))
         if len(e["offsets"]) < _MAX_SAMPLE:
             e["offsets"] = sorted(set(e["offsets"]) | set(int(o) for o in off[:_MAX_SAMPLE]))[:_MAX_SAMPLE]
     elif len(e["offsets"]) < _MAX_SAMPLE:

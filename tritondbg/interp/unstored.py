@@ -97,6 +97,8 @@ def unnamed_entries(san, launch) -> None:
 
     from tritondbg.interp import kernel_stores
 
+    if san.program_mode and kernel_stores.writes(launch.fn) is False:
+        return  # a kernel with no write at all: program mode's not_stored warning says so (checker.stores_nothing)
     for name, value in launch.args.items():
         if not isinstance(value, torch.Tensor) or not value.numel() or not kernel_stores.unused(launch.fn, name):
             continue

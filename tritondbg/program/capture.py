@@ -353,9 +353,49 @@ def program_path() -> list[str]:
     return out
 
 
+_UNFINISHED: dict[str, list[str]] = {}  # OUT/NAME of a reproducer being written -> its files so far (temporary or not)
+
+
+def _staged(path: str, files: list[str]) -> str:
+    """A temporary name beside ``path`` (hidden, this process's), noted in ``files`` for ``discard_unfinished``."""
+    files.append(os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp"))
+    return files[-1]
+
+
+def discard_unfinished(frame=None, key: str | None = None) -> None:
+    """Remove the files of the reproducer ``key`` (all of this process's: a SIGTERM ending it mid-save, as
+    ``exits.on_term`` calls it) being written: its temporary ones, and its data files already in place."""
+    for k in [key] if key is not None else list(_UNFINISHED):
+        for path in _UNFINISHED.pop(k, ()):
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+
+
 def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: list | None, *,
          error: str | None = None, command: str = "", extra: dict | None = None) -> dict:
-    """Write NAME.py, data/NAME.{json,pt} and the kernel's source; returns the captures.json entry."""
+    """Write NAME.py, data/NAME.{json,pt} and the kernel's source; returns the captures.json entry.
+
+    Never a partial reproducer, whatever interrupts it (Ctrl-C's KeyboardInterrupt, SIGTERM, a full disk): each file
+    is written under a temporary name and moved into place, the data files first and NAME.py last; cut short, the
+    files it wrote are removed (a 0-byte NAME.py beside its data, listed nowhere, was left by a Ctrl-C before)."""
+    key = os.path.join(out_dir, name)
+    files = _UNFINISHED[key] = []
+    exits = sys.modules.get("tritondbg.program.exits")  # program mode routes SIGTERM through its hooks: one more
+    if exits is not None and exits._state.get("installed") and discard_unfinished not in exits._term_listeners:
+        exits.on_term(discard_unfinished)  # (never installs them where they are not: the CLI, a test)
+    try:
+        entry = _save(out_dir, name, launch, snap, after, files, error=error, command=command, extra=extra)
+        _UNFINISHED.pop(key, None)
+    except BaseException:
+        discard_unfinished(key=key)
+        raise
+    return entry
+
+
+def _save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: list | None, files: list[str], *,
+          error: str | None, command: str, extra: dict | None) -> dict:
     t0 = time.perf_counter()
     os.makedirs(os.path.join(out_dir, "data"), exist_ok=True)
     os.makedirs(os.path.join(out_dir, "src"), exist_ok=True)
@@ -371,14 +411,13 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         extra = {"closure": nested.closure_values(launch.fn), **(extra or {})}  # lifted again at replay
     if standalone:
         src_name = f"{launch.module}_{re.sub(r'[^A-Za-z0-9_]+', '_', launch.name)}.py"
-        with open(os.path.join(out_dir, "src", src_name), "w") as f:
-            f.write(standalone)
+        _put_source(os.path.join(out_dir, "src", src_name), files, text=standalone)
     elif os.path.isfile(launch.file):
         src_name = re.sub(r"[^A-Za-z0-9_.]+", "_", launch.module if launch.module != "__main__"
                           else "__main__." + os.path.splitext(os.path.basename(launch.file))[0]) + ".py"
         dest = os.path.join(out_dir, "src", src_name)
         if not os.path.exists(dest):
-            shutil.copyfile(launch.file, dest)
+            _put_source(dest, files, copy_of=launch.file)
     if src_name is None and launch.module == "__main__":  # `python -` or `python -c`: no file to load it from
         snap.unsaved.append(f"source: {launch.name} is defined in {launch.file}, not in a file, so the replay "
                             "cannot load it: put the kernel in a .py file")
@@ -410,17 +449,22 @@ def save(out_dir: str, name: str, launch: attach.Launch, snap: Snapshot, after: 
         "by_name": launch.extra.get("by_name") or [],  # arguments the program passed by keyword
         **(extra or {}),
     }
-    _save_fast({"before": snap.before, "after_groups": {gi: after[gi] for gi in groups}},
-               os.path.join(out_dir, "data", f"{name}.pt"))
-    with open(os.path.join(out_dir, "data", f"{name}.json"), "w") as f:
+    final = [os.path.join(out_dir, "data", f"{name}.pt"), os.path.join(out_dir, "data", f"{name}.json"),
+             os.path.join(out_dir, f"{name}.py")]   # the order they are moved into place: NAME.py last
+    staged = [_staged(path, files) for path in final]
+    _save_fast({"before": snap.before, "after_groups": {gi: after[gi] for gi in groups}}, staged[0])
+    with open(staged[1], "w") as f:
         json.dump(meta, f, indent=1, default=str)
     ident = re.sub(r"\W", "_", name)
-    with open(os.path.join(out_dir, f"{name}.py"), "w") as f:
-        f.write(SCENARIO_TEMPLATE.format(kernel=launch.qualname, kernel_file=launch.file, kernel_line=launch.line,
-                                         call_site=f"{site[0]}:{site[1]} ({site[2]})" if site else "?",
-                                         command=command, name=name, arch=meta["arch"] or "sm_90",
-                                         ident=ident.upper() if ident[:1].isalpha()
-                                         else "S_" + ident))
+    text = SCENARIO_TEMPLATE.format(kernel=launch.qualname, kernel_file=launch.file, kernel_line=launch.line,
+                                    call_site=f"{site[0]}:{site[1]} ({site[2]})" if site else "?",
+                                    command=command, name=name, arch=meta["arch"] or "sm_90",
+                                    ident=ident.upper() if ident[:1].isalpha() else "S_" + ident)
+    with open(staged[2], "w") as f:
+        f.write(text)
+    for tmp, path in zip(staged, final):
+        files.append(path)  # (before it is in place: removed if the move is cut short)
+        os.replace(tmp, path)
     nbytes = snap.nbytes + sum(after[gi].numel() for gi in groups)
     return {"reproducer": f"{name}.py::{name}", "kernel": launch.name, "qualname": launch.qualname,
             "kernel_file": launch.file, "kernel_line": launch.line,
@@ -467,6 +511,18 @@ def _arch_of(launch: attach.Launch) -> str | None:
     except Exception:  # noqa: BLE001 - a record, never a reason to lose the capture
         return None
     return arch.name if arch is not None else None
+
+
+def _put_source(dest: str, files: list[str], *, text: str | None = None, copy_of: str | None = None) -> None:
+    """The kernel's module source in src/, whole or not at all (later reproducers of the module use it: kept)."""
+    tmp = _staged(dest, files)
+    if copy_of is not None:
+        shutil.copyfile(copy_of, tmp)
+    else:
+        with open(tmp, "w") as f:
+            f.write(text)
+    os.replace(tmp, dest)
+    files.remove(tmp)  # (a module's source is kept: its other reproducers may use it)
 
 
 def _save_fast(obj, path: str) -> None:

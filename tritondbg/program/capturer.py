@@ -138,11 +138,11 @@ class Capturer(attach.Observer):
     def _write(self, launch, snap, after, error, index: int, reserved: float) -> None:
         name = capture_name(launch.name, index, self.out_dir)
         entry = save(self.out_dir, name, launch, snap, after, error=error, command=self.command)
+        child.append("captures.jsonl", entry)  # listed at once: a Ctrl-C after it leaves no reproducer unlisted
         self.used += entry["bytes"]
         self.shared.give_back(reserved - entry["bytes"])
         shown = launch.qualname + launch.name[len(launch.qualname.rsplit(".", 1)[-1]):]  # (NAME__MODULE: a 2nd NAME)
         self.saved[shown] = self.saved.get(shown, 0) + 1
-        child.append("captures.jsonl", entry)
 
     def summary(self) -> dict:
         return {"captured": dict(self.saved), "skipped": self.skipped, "bytes": self.used,
