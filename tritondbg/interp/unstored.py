@@ -88,7 +88,8 @@ def unwritten_entry(san, name: str, o, unwritten) -> None:
 
 
 def unnamed_entries(san, launch) -> None:
-    """A warning for each non-empty tensor argument the kernel's code never names (kernel_stores.unused): an output
+    """Program mode and a reproducer's replay (no reference of the user's): a warning for each non-empty tensor
+    argument the kernel's code never names (kernel_stores.unused): an output
     whose ``tl.store`` is missing, or an argument left over. helper-97: FlashInfer's positions, store deleted, a
     torch.zeros output; helper-101: applied-ai's fp8 quant without its scale store, a torch.empty output the
     program returned unread; a note in program mode only, exit 0, and the reproducer's replay passed (it compares
@@ -97,6 +98,8 @@ def unnamed_entries(san, launch) -> None:
 
     from tritondbg.interp import kernel_stores
 
+    if not san.program_mode and not getattr(san.scenario, "reference_is_capture", False):
+        return  # a scenario of the user's: its outputs are compared (never written, not stored: not_stored_entry)
     if san.program_mode and kernel_stores.writes(launch.fn) is False:
         return  # a kernel with no write at all: program mode's not_stored warning says so (checker.stores_nothing)
     for name, value in launch.args.items():
