@@ -202,6 +202,10 @@ def _message(e: dict) -> str:
             advice = "other=0.0 keeps today's result"
         give = ("give the load padding_option=\"zero\" (today's result; a block-pointer load takes no other=)"
                 if e.get("block_ptr") else f"give the load other= ({advice})")
+        if e.get("inert"):  # (program/filler_rerun.py)
+            parts[-1] += ("; run again with another value than 0 in those lanes, the launch wrote the same bytes, so "
+                          "nothing it wrote depends on them here (a reduction's result left unused, as a running sum "
+                          "after a loop's last block): a warning")
         return (text + ": " + "; ".join(parts) + ". tl.load calls them undefined; today's compiled code reads 0 "
                 f"there, but no compiler promises it (the sanitizers put a NaN there, an integer's smallest value for an "
                 f"integer load): {give} "

@@ -28,6 +28,7 @@ import numpy as np
 from tritondbg.interp import byte_marks, guard, initcheck, shadow, uninit_reads
 
 _active: dict[str, Any] = {"san": None}
+_plain: dict[str, Any] = {"fill": None}  # the value a masked load without other= reads off-mask with no sanitizer
 _saved: dict[str, Any] = {}
 
 
@@ -255,6 +256,10 @@ def install() -> None:
     def create_masked_load(self, ptrs, mask, other, *rest, **kw):
         san = _active["san"]
         if san is None:
+            fill = _plain["fill"]  # (program/filler_rerun.py: another value than the interpreter's)
+            if fill is not None and other is None and mask is not None and not np.asarray(mask.data).all():
+                ty = ptrs.get_element_ty()
+                other = I.TensorHandle(np.full(np.asarray(ptrs.data).shape, fill, dtype=I._get_np_dtype(ty)), ty)
             return orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
         user_partial = mask is not None and not np.asarray(mask.data).all()
         block = _block_pointer(ptrs)

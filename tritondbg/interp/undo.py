@@ -46,12 +46,17 @@ class Journal:
         self.spans.append((int(addrs.min()), int(addrs.max())))
 
     def undo(self) -> None:
-        from triton.runtime.interpreter import _interpreter
-
-        for addrs, old in reversed(self.entries):
-            _interpreter.store(addrs, old, np.ones(addrs.shape, dtype=bool))
+        put_back(self.entries)
         self.entries, self.spans = [], []
 
     def touched(self, lo: int, hi: int) -> bool:
         """Whether a recorded write may land in [lo, hi) (by the span of each entry: a gap may say True)."""
         return any(a < hi and b >= lo for a, b in self.spans)
+
+
+def put_back(entries) -> None:
+    """Write back the bytes ``entries`` (a journal's, oldest first) found before their writes."""
+    from triton.runtime.interpreter import _interpreter
+
+    for addrs, old in reversed(entries):
+        _interpreter.store(addrs, old, np.ones(addrs.shape, dtype=bool))

@@ -28,7 +28,7 @@ import os
 import sys
 
 from tritondbg.interp.findings import nth
-from tritondbg.program import attach, capture, child, cpu_device, readwatch, stacks
+from tritondbg.program import attach, capture, child, cpu_device, filler_rerun, readwatch, stacks
 
 
 class _Result:
@@ -157,9 +157,12 @@ def _without_poison(proceed, san, snap, result, value):
     journal = san.journal
     tensors = _tensors(snap)
     if snap.before:
-        restore = lambda: _restore(snap)  # noqa: E731
+        restore = again = lambda: _restore(snap)  # noqa: E731
     elif journal is not None and journal.complete:
-        restore = journal.undo
+        from tritondbg.interp.undo import put_back
+
+        restore, written = journal.undo, list(journal.entries)
+        again = lambda: put_back(written)  # noqa: E731  (once more, for filler_rerun)
         tensors = {k: t for k, t in tensors.items() if journal.touched(*_extent(t))}
     else:
         san.check_program_outputs(tensors, {k: torch.zeros((), dtype=torch.float32).expand(t.shape)
@@ -185,6 +188,8 @@ def _without_poison(proceed, san, snap, result, value):
     if error is None:
         capture.sync(snap)
         san.check_program_outputs(poisoned, tensors)
+        # undefined lanes that entered only reductions: does anything the launch wrote depend on them?
+        filler_rerun.settle(san, proceed, snap, again, _tensors(snap, floats=False))
     return value, error, None
 
 
@@ -203,13 +208,13 @@ def _extent(t) -> tuple[int, int]:
     return lo, lo + max(capture._extent(t) - t.storage_offset() * t.element_size(), 0)
 
 
-def _tensors(snap) -> dict:
-    """Argument path -> floating-point tensor argument of the launch (each view once)."""
+def _tensors(snap, floats: bool = True) -> dict:
+    """Argument path -> floating-point (``floats``; else any) tensor argument of the launch (each view once)."""
     paths = capture.arg_paths(snap.args)
     out, seen = {}, set()
     for i, (t, spec) in enumerate(zip(snap.tensors, snap.specs)):
         key = (spec["group"], spec["byte_offset"], spec["dtype"], tuple(spec["shape"]), tuple(spec["stride"]))
-        if t.dtype.is_floating_point and key not in seen:
+        if (t.dtype.is_floating_point or not floats) and key not in seen:
             seen.add(key)
             out[paths.get(i, f"tensor{i}")] = t
     return out
