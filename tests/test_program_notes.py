@@ -57,3 +57,28 @@ def test_a_tensor_argument_the_kernels_code_never_names_is_a_warning(tmp_path, c
         gates = {g["gate"]: g["reason"] for g in json.loads((tmp_path / "rec.json").read_text())["extra"]["gates"]}
         assert "1 warning(s); first: uninit" in gates["sanitize"], gates
         assert "runs match the captured outputs (what the program got" in gates["correctness"], gates
+
+
+WARNS = '''
+import warnings, torch, triton, triton.language as tl
+
+@triton.jit
+def k(X, Y, BLOCK: tl.constexpr):
+    x = tl.load(X + tl.arange(0, BLOCK))
+    tl.store(Y + tl.arange(0, BLOCK), x * 2)
+
+x = torch.randn(16, device="cuda"); y = torch.empty(16, device="cuda")
+for _ in range(6):
+    k[(1,)](x, y, BLOCK=16)
+    warnings.warn("the program's own deprecation", UserWarning)  # once per place, as Python shows it
+print("done")
+'''
+
+
+def test_a_warning_of_the_program_comes_once_per_place_as_without_tritondbg(tmp_path, cli_env):
+    """helper-104: a kernel's deprecation UserWarning (triton_kernels' tl.softmax keep_dims) came once per launch,
+    10 times, burying the findings: each launch's catch_warnings reset Python's "once per place" memory."""
+    (tmp_path / "prog.py").write_text(WARNS)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert "done" in p.stdout and p.returncode == 0, p.stderr[-2000:]
+    assert p.stderr.count("UserWarning: the program's own deprecation") == 1, p.stderr[-3000:]

@@ -119,10 +119,12 @@ class Sanitizer(Instrument, hooks.Listener):
         _active["san"] = self
         shadow.set_sink(self)
         checking = lambda: _active["san"] is not None and self.launch is not None  # noqa: E731
-        with hooks.listening(self), guard.deferred_to(checking), warnings.catch_warnings():  # it checks lanes first
-            # the poison's NaN in padded rows reaching the interpreter's nanmax (helper-61: numpy's "All-NaN slice
-            # encountered" on FlagAttention's runs, which plain TRITON_INTERPRET=1 never prints)
-            warnings.filterwarnings("ignore", message="All-NaN (slice|axis) encountered", category=RuntimeWarning)
+        # the poison's NaN in padded rows reaching the interpreter's nanmax (helper-61: numpy's "All-NaN slice
+        # encountered" on FlagAttention's runs, which plain TRITON_INTERPRET=1 never prints). Once for the process,
+        # not a catch_warnings per launch: each change of the filters resets Python's "once per place" memory, and
+        # a kernel's deprecation warning came once per launch (helper-104: 10 times for 10 launches)
+        _quiet_all_nan()
+        with hooks.listening(self), guard.deferred_to(checking):  # it checks lanes first
             _install_memory()
             shadow.install()
             initcheck.install()  # torch.empty & co. hand out marked memory (uninit findings)
@@ -505,6 +507,15 @@ class Sanitizer(Instrument, hooks.Listener):
         e["lanes"] += ev["lanes"]
         e["kernel"] = ev["kernel"]
         return e
+
+
+_ALL_NAN = "All-NaN (slice|axis) encountered"
+
+
+def _quiet_all_nan() -> None:
+    """The filter, added where it is not (a test's catch_warnings may have taken it away since)."""
+    if not any(f[0] == "ignore" and getattr(f[1], "pattern", None) == _ALL_NAN for f in warnings.filters):
+        warnings.filterwarnings("ignore", message=_ALL_NAN, category=RuntimeWarning)
 
 
 def _dot_products(a, b, idx) -> dict | None:
