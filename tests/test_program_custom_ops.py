@@ -34,3 +34,27 @@ def test_a_read_of_what_a_launch_left_unwritten_is_told_inside_a_custom_op_too(t
     assert len(told) == 1, p.stderr[-3000:]
     assert f"prog.py:{_line('STORE')}:" in told[0] and f"Tensor.max at prog.py:{_line('USE')}" in told[0], told[0]
     assert p.returncode == 1, p.stderr[-2000:]
+
+
+OWN_CPU = '''
+import torch
+
+@torch.library.custom_op("tdbg_test::triple", mutates_args=(), device_types="cuda")
+def triple(x: torch.Tensor) -> torch.Tensor:
+    return x * 2  # the CUDA kernel (served to the program's "cuda" tensors here)
+
+if __import__("sys").argv[1] == "own":
+    @triple.register_kernel("cpu")
+    def _(x):
+        return x * 3  # the program's own CPU kernel: it takes over
+
+print(triple(torch.ones(3, device="cuda")).tolist())
+'''
+
+
+@pytest.mark.parametrize("own", ["own", "none"])
+def test_a_cuda_only_op_serves_cuda_tensors_and_a_cpu_kernel_of_the_programs_own_takes_over(tmp_path, cli_env, own):
+    (tmp_path / "prog.py").write_text(OWN_CPU)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", own], cli_env, cwd=tmp_path)
+    assert ("[3.0, 3.0, 3.0]" if own == "own" else "[2.0, 2.0, 2.0]") in p.stdout, p.stdout + p.stderr[-3000:]
+    assert "Overriding" not in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]

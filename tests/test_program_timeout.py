@@ -37,7 +37,7 @@ def _line(tag: str) -> int:
 @pytest.mark.parametrize("form", ["interpret", "capture"])
 def test_a_program_past_its_timeout_is_stopped_where_it_loops_and_exits_124(tmp_path, cli_env, form):
     (tmp_path / "prog.py").write_text(PROG)
-    args = [form, "--timeout", "6"] + (["--out", "cap", "--max-per-kernel", "2"] if form == "capture" else []) + \
+    args = [form, "--timeout", "12"] + (["--out", "cap", "--max-per-kernel", "2"] if form == "capture" else []) + \
         ["--", sys.executable, "prog.py"]
     p = run_cli(args, cli_env, cwd=tmp_path)
     assert p.returncode == 124, (p.returncode, p.stderr[-3000:])
@@ -45,7 +45,7 @@ def test_a_program_past_its_timeout_is_stopped_where_it_loops_and_exits_124(tmp_
     assert f"terminated (SIGTERM) in spin at prog.py:{_line('LOOP')}, pid (0, 0, 0) (its 2nd launch)" in p.stderr, \
         p.stderr[-3000:]
     last = p.stderr.strip().splitlines()[-1]
-    assert "timed out after 6 s (--timeout" in last and "exit status 124" in last, last
+    assert "timed out after 12 s (--timeout" in last and "exit status 124" in last, last
     if form == "capture":  # the launch that finished is a reproducer; the one stopped is kept, marked unfinished
         doc = json.loads((tmp_path / "cap" / "captures.json").read_text())
         assert doc["exit_status"] == 124 and len(doc["captures"]) == 2, doc
@@ -56,3 +56,17 @@ def test_a_program_within_its_timeout_keeps_its_own_status(tmp_path, cli_env):
     (tmp_path / "prog.py").write_text("import sys\nprint('ok')\nsys.exit(3)\n")
     p = run_cli(["interpret", "--timeout", "60", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert p.returncode == 3 and "timed out" not in p.stderr, p.stderr[-2000:]
+
+
+def test_the_timeout_stops_the_programs_own_children_too(tmp_path, cli_env):
+    """helper-105: SIGTERM and SIGKILL went to the command alone; a shell script's python (pytest -n's workers,
+    torchrun's) ran on, looping, after tritondbg had returned."""
+    import subprocess
+
+    (tmp_path / "prog.py").write_text(PROG)
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\n{sys.executable} {tmp_path / 'prog.py'} &\nwait\n")
+    p = run_cli(["interpret", "--timeout", "12", "--", "bash", "run.sh"], cli_env, cwd=tmp_path)
+    assert p.returncode == 124, (p.returncode, p.stderr[-3000:])
+    assert f"terminated (SIGTERM) in spin at prog.py:{_line('LOOP')}" in p.stderr, p.stderr[-3000:]
+    left = subprocess.run(["pgrep", "-f", str(tmp_path / "prog.py")], capture_output=True, text=True).stdout.split()
+    assert not left, left

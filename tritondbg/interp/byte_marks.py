@@ -40,10 +40,10 @@ def small(t) -> bool:
 
 
 class _Track:
-    __slots__ = ("entry", "n", "stored", "touched", "seen")
+    __slots__ = ("entry", "n", "stored", "touched", "seen", "ref")
 
-    def __init__(self, entry, n: int):
-        self.entry, self.n = entry, n
+    def __init__(self, entry, n: int, ref=None):
+        self.entry, self.n, self.ref = entry, n, ref  # ref: the factory's tensor (weak), to read its bytes
         self.seen = None  # the launch token ``read_hits`` last looked for foreign bytes under
         self.stored: np.ndarray | None = None  # bytes a sanitized launch stored (bool per byte), made at the first
         self.touched = False                   # a byte neither the mark nor stored was seen: marks say nothing now
@@ -72,10 +72,17 @@ def fill(t) -> bool:
     return True
 
 
-def track(lo: int, n: int, entry) -> None:
-    """Remember the storage at ``lo`` (``n`` bytes, initcheck's allocation ``entry``) as marked memory."""
+def track(lo: int, n: int, entry, t=None) -> None:
+    """Remember the storage at ``lo`` (``n`` bytes, initcheck's allocation ``entry``; ``t``: its tensor) as marked
+    memory."""
+    import weakref
+
     if n <= _MAX_BYTES:
-        _tracks[lo] = _Track(entry, n)
+        try:
+            ref = weakref.ref(t) if t is not None else None
+        except TypeError:
+            ref = None
+        _tracks[lo] = _Track(entry, n, ref)
     else:
         _tracks.pop(lo, None)
     _version[0] += 1  # after the change: an index built meanwhile under the old number is rebuilt (review)
@@ -139,11 +146,19 @@ def record(ptrs, mask) -> None:
             tr.stored[o[o < tr.n]] = True
 
 
-def _bytes_at(lo: int, n: int) -> np.ndarray:
-    """The ``n`` bytes of CPU memory at address ``lo`` (a tracked storage, alive while tracked), as a view."""
-    import ctypes
-
-    return np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(lo))
+def _bytes_of(tr, lo: int) -> np.ndarray | None:
+    """The track's bytes, read through its tensor (None when it is gone, or its storage is no longer the one at
+    ``lo`` of that size: ``resize_``, ``set_``, a storage freed under it; the memory is not read then)."""
+    t = tr.ref() if tr.ref is not None else None
+    if t is None or t.device.type != "cpu":
+        return None
+    try:
+        storage = t.untyped_storage()
+        if storage.data_ptr() != lo or storage.nbytes() < tr.n:
+            return None
+        return _flat(t).detach()[:tr.n].numpy()
+    except (RuntimeError, NotImplementedError):
+        return None
 
 
 def _foreign(tr, raw: np.ndarray, a: int = 0) -> bool:
@@ -177,7 +192,10 @@ def read_hits(ptrs, live, token) -> np.ndarray | None:
         tr, lo = tracks[i], int(los[i])
         if tr.touched:
             continue
-        raw = _bytes_at(lo, tr.n)
+        raw = _bytes_of(tr, lo)
+        if raw is None:  # (its memory is someone else's now: the marks say nothing)
+            tr.touched = True
+            continue
         if tr.seen != token:
             tr.seen = token
             if _foreign(tr, raw):

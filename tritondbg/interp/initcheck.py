@@ -84,7 +84,7 @@ def _remember(t, factory: str, text: str | None = None, site=None) -> None:
         sites.pop(lo, None)
         sites[lo] = entry
         if byte_marks.small(t):  # which of its bytes the kernels store (a byte equal to the mark is data too)
-            byte_marks.track(lo, n, entry)
+            byte_marks.track(lo, n, entry, t)
         else:  # (an earlier small-dtype allocation at this address: gone)
             byte_marks.forget(lo)
         while len(sites) > _MAX_SITES:

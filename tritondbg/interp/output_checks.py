@@ -131,18 +131,3 @@ def nonfinite_told(san) -> bool:
         return True
     return not any(e["kind"] in ("masked_reduction", "poison", "uninit", "out_of_bounds")
                    and e.get("severity", "error") == "error" for e in san.agg.values())
-
-
-def same_bytes(a: dict, b: dict) -> bool:
-    """Whether every tensor of ``a`` holds the same bytes as ``b``'s of its name (NaN payloads included)."""
-    import torch
-
-    for name, t in a.items():
-        u = b.get(name)
-        if not isinstance(t, torch.Tensor) or not isinstance(u, torch.Tensor) or t.shape != u.shape or \
-                t.dtype != u.dtype:
-            return False
-        if t.numel() and not torch.equal(t.detach().cpu().contiguous().view(torch.uint8),
-                                         u.detach().cpu().contiguous().view(torch.uint8)):
-            return False
-    return True

@@ -20,6 +20,7 @@ of a case (unwritten elements, poison and NaN/Inf that reached them) is output_c
 from __future__ import annotations
 
 import contextlib
+import itertools
 import warnings
 
 import numpy as np
@@ -156,6 +157,7 @@ class Sanitizer(Instrument, hooks.Listener):
     # -- launch events ----------------------------------------------------------------------------------
     def launch_begin(self, launch) -> None:
         self.launch = launch
+        self.launch_token = next(_LAUNCH_TOKENS)  # (byte_marks.read_hits: once per launch; an id() is reused)
         self.last_kernel = launch.kernel
         if self.scenario is not None and initcheck.installed():  # a scenario's outputs: unwritten elements
             self.handed.append((initcheck.caller_site(), launch, [(b.lo, b.hi, b.name) for b in launch.argmap().buffers]))
@@ -509,6 +511,7 @@ class Sanitizer(Instrument, hooks.Listener):
         return e
 
 
+_LAUNCH_TOKENS = itertools.count(1)
 _ALL_NAN = "All-NaN (slice|axis) encountered"
 
 

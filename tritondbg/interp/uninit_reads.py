@@ -70,7 +70,7 @@ def check_load(san, ptrs, out, live) -> None:
     from tritondbg.interp import frames, shadow
     from tritondbg.interp.poison import poison_array
 
-    hit = _hits(out, live, ptrs, id(san.launch))
+    hit = _hits(out, live, ptrs, san.launch_token)
     if hit is None:
         return
     site = frames.site()

@@ -189,7 +189,7 @@ def _without_poison(proceed, san, snap, result, value):
         capture.sync(snap)
         san.check_program_outputs(poisoned, tensors)
         # undefined lanes that entered only reductions: does anything the launch wrote depend on them?
-        filler_rerun.settle(san, proceed, snap, again, _tensors(snap, floats=False))
+        filler_rerun.settle(san, proceed, snap, again)
     return value, error, None
 
 
@@ -208,13 +208,13 @@ def _extent(t) -> tuple[int, int]:
     return lo, lo + max(capture._extent(t) - t.storage_offset() * t.element_size(), 0)
 
 
-def _tensors(snap, floats: bool = True) -> dict:
-    """Argument path -> floating-point (``floats``; else any) tensor argument of the launch (each view once)."""
+def _tensors(snap) -> dict:
+    """Argument path -> floating-point tensor argument of the launch (each view once)."""
     paths = capture.arg_paths(snap.args)
     out, seen = {}, set()
     for i, (t, spec) in enumerate(zip(snap.tensors, snap.specs)):
         key = (spec["group"], spec["byte_offset"], spec["dtype"], tuple(spec["shape"]), tuple(spec["stride"]))
-        if (t.dtype.is_floating_point or not floats) and key not in seen:
+        if t.dtype.is_floating_point and key not in seen:
             seen.add(key)
             out[paths.get(i, f"tensor{i}")] = t
     return out

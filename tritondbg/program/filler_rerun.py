@@ -6,52 +6,68 @@ prefix sum block by block (``out = tl.cumsum(x) - x + running; running += tl.sum
 undefined tail enters ``running``, which nothing reads after the loop: an error on every ``topk``, correct code.
 
 Such an entry (the poison's only uses reductions, no output holding it) is put to the test here: the launch, after
-the run the program keeps (the plain interpreter's filler, 0, in those lanes), is run once more from the state
-before it with another value there (``FILL``); when every tensor of the launch ends the same, nothing it wrote
-depends on those lanes in this run, and the entry becomes a warning saying so. A value laundered into the result
-(``tl.maximum(x, 0)``, a ``tl.where``, an integer max) changes with the filler and stays an error. Only where the
-launch's bytes before it were copied (``snap.before``); the program's tensors end as the kept run left them.
+the run the program keeps (the plain interpreter's filler, 0, in those lanes), is run again from the state before
+it with other values there (``FILLS``); when the launch's memory ends the same each time, nothing it wrote depends
+on those lanes in this run, and the entry becomes a warning saying so. A value laundered into a stored result
+(``tl.maximum(x, 0)``, a ``tl.where``) changes with the filler and stays an error; a ``tl.max`` / ``tl.min`` is
+never put to this test (a filler that loses to every real value proves nothing). The program's memory ends as the
+kept run left it, byte for byte.
 """
 from __future__ import annotations
 
 import io
 
-FILL = 7  # (as an fp value 7.0: a value neither the interpreter's 0 nor a NaN)
+FILLS = (7, -7)  # (7.0 / -7.0 for floats: neither the interpreter's 0 nor a NaN; either sign, for a clamp after)
+_SUMS = ("tl.sum", "tl.dot", "tl.cumsum")  # a max / min may ignore a filler that loses to every real value
 
 
 def candidates(san) -> list[dict]:
-    """The launch's poison entries whose undefined lanes entered reductions only and reached no output."""
+    """The launch's poison entries whose undefined lanes entered only sums (or dots) and reached no output."""
     return [e for e in san.agg.values()
             if e["kind"] == "poison" and e["op"] == "load" and not e.get("output") and e.get("reaches")
-            and all(r.startswith("tl.") for r in e["reaches"]) and e.get("severity", "error") == "error"]
+            and all(r.startswith(_SUMS) for r in e["reaches"]) and e.get("severity", "error") == "error"]
 
 
-def settle(san, proceed, snap, restore, tensors: dict) -> None:
-    """Run the launch again with ``FILL`` in its undefined lanes (``restore`` puts back the bytes before it);
-    ``tensors``: every tensor argument, as the kept run left them (they are left so again)."""
+def _group_bytes(snap) -> list:
+    """The bytes of each storage range of the launch's tensors (``capture.Snapshot.groups``), as uint8 views."""
+    import torch
+
+    return [torch.empty(0, dtype=torch.uint8, device=g["device"]).set_(g["storage"])[g["start"]:g["end"]]
+            for g in snap.groups]
+
+
+def settle(san, proceed, snap, restore) -> None:
+    """Run the launch again with each of ``FILLS`` in its undefined lanes (``restore`` puts back the bytes before
+    it); the launch's memory ends as the kept run left it (by storage bytes: a Parameter, an expanded view)."""
     import numpy as np
+    import torch
 
     from tritondbg.interp import memops, shims
-    from tritondbg.interp.output_checks import same_bytes
     from tritondbg.program import capture
 
     entries = candidates(san)
-    if not entries or not tensors:
+    if not entries or not snap.groups:
         return
-    kept = {k: t.clone() for k, t in tensors.items()}
-    restore()
+    capture.sync(snap)
+    views = _group_bytes(snap)
+    kept = [v.clone() for v in views]
     stream = shims._prints["stream"]
     shims.set_print_stream(io.StringIO())  # (printed once already, by the sanitized run)
-    installed = bool(memops._saved)  # (the sanitizer's hooks are off once its launch ended: on for this run)
+    installed = bool(memops._saved)  # (the sanitizer's hooks are off once its launch ended: on for these runs)
     if not installed:
         memops.install()
-    memops._plain["fill"] = FILL
+    inert = True
     try:
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            proceed()
-        capture.sync(snap)
-        inert = same_bytes(tensors, kept)
-    except Exception:  # noqa: BLE001 - the other filler made an error: the lanes matter
+        for fill in FILLS:
+            restore()
+            memops._plain["fill"] = fill
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                proceed()
+            capture.sync(snap)
+            if not all(torch.equal(v, k) for v, k in zip(views, kept)):
+                inert = False
+                break
+    except Exception:  # noqa: BLE001 - another filler made an error: the lanes matter
         inert = False
     finally:
         memops._plain["fill"] = None
@@ -59,8 +75,9 @@ def settle(san, proceed, snap, restore, tensors: dict) -> None:
             memops.uninstall()
         shims.set_print_stream(stream)
         shims.take_prints()
-        for k, t in tensors.items():
-            t.copy_(kept[k])
+        with torch.no_grad():
+            for v, k in zip(views, kept):
+                v.copy_(k)
         capture.sync(snap)
     if inert:
         for e in entries:

@@ -104,11 +104,15 @@ def _patch_library() -> None:
             not getattr(fn, "_tdbg_mode", False) and dispatch_key in _RUN_KEYS
         if ours:
             fn = _with_modes(fn)
+            if dispatch_key == "CPU":  # the program's own CPU kernel takes the place of tritondbg's copy, whose
+                _drop_cpu_copy(self, op_name)  # library is destroyed first (no "overriding" warning, no refusal)
         result = original(self, op_name, fn, dispatch_key, *args, **kwargs)
         if ours and dispatch_key == "CUDA" and _state["cuda_as_cpu"] and not kwargs.get("with_keyset") and \
                 not _has_cpu_kernel(self, op_name):
-            try:  # (the program's "cuda" tensors are CPU tensors: the CUDA kernel is theirs)
-                original(self, op_name, fn, "CPU", *args, **kwargs)
+            try:  # (the program's "cuda" tensors are CPU tensors: the CUDA kernel is theirs), in a library of
+                copy = torch.library.Library(self.ns, "IMPL")  # tritondbg's own, destroyed when the program
+                original(copy, op_name, fn, "CPU", *args, **kwargs)  # registers a CPU kernel of its own
+                _CPU_COPIES[_qualname(self, op_name)] = copy
             except Exception:  # noqa: BLE001 - torch refused: the op stays CUDA-only, as without tritondbg
                 pass
         return result
@@ -117,12 +121,27 @@ def _patch_library() -> None:
     lib.impl = impl
 
 
+_CPU_COPIES: dict = {}  # op qualname -> the library holding tritondbg's CPU copy of its CUDA kernel
+
+
+def _qualname(lib, op_name) -> str:
+    name = op_name if isinstance(op_name, str) else getattr(op_name, "name", lambda: str(op_name))()
+    return (name if "::" in name else f"{lib.ns}::{name}").split(".")[0]
+
+
+def _drop_cpu_copy(lib, op_name) -> None:
+    copy = _CPU_COPIES.pop(_qualname(lib, op_name), None)
+    if copy is not None:
+        try:
+            copy._destroy()
+        except Exception:  # noqa: BLE001 - torch has no such method: its own override rules apply
+            pass
+
+
 def _has_cpu_kernel(lib, op_name) -> bool:
     import torch
 
-    name = op_name if isinstance(op_name, str) else getattr(op_name, "name", lambda: str(op_name))()
-    qualname = name if "::" in name else f"{lib.ns}::{name}"
     try:
-        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(qualname.split(".")[0], "CPU"))
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(_qualname(lib, op_name), "CPU"))
     except Exception:  # noqa: BLE001 - no such op yet, or another torch: none known
         return False
