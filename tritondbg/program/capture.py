@@ -108,10 +108,14 @@ def _around(lo: int, hi: int, nbytes: int) -> tuple[int, int]:
 
 def _bytes_of(storage, device, start: int, end: int):
     """The bytes [start, end) of a storage as a uint8 host tensor (a copy)."""
+    return group_view({"storage": storage, "device": device, "start": start, "end": end}).to("cpu", copy=True)
+
+
+def group_view(g: dict):
+    """A group's bytes (``Snapshot.groups``: its storage's [start, end)) as a uint8 tensor over them (no copy)."""
     import torch
 
-    flat = torch.empty(0, dtype=torch.uint8, device=device).set_(storage)
-    return flat[start:end].to("cpu", copy=True)
+    return torch.empty(0, dtype=torch.uint8, device=g["device"]).set_(g["storage"])[g["start"]:g["end"]]
 
 
 def snapshot(launch: attach.Launch) -> Snapshot:

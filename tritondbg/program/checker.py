@@ -147,12 +147,9 @@ def _without_poison(proceed, san, snap, result, value):
     of that run. When that state is not known (too much to copy or undo) the program keeps the poison and the first
     run's ``value``: a NaN that names a load counts wherever it is in the launch's tensors (against a reference
     with no NaN)."""
-    import io
-
-    import numpy as np
     import torch
 
-    from tritondbg.interp import guard, shims
+    from tritondbg.interp import guard
 
     journal = san.journal
     tensors = _tensors(snap)
@@ -171,20 +168,15 @@ def _without_poison(proceed, san, snap, result, value):
     capture.sync(snap)
     poisoned = {k: t.clone() for k, t in tensors.items()}
     restore()
-    stream = shims._prints["stream"]
-    shims.set_print_stream(io.StringIO())  # the sanitized run printed already
     value, error = None, None
     try:
         # the store lanes the sanitized run skipped (out of bounds, in another argument) stay skipped, as its
         # findings say (h88: they were written into that argument when a load out of bounds made this run)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), guard.skipping(san.skipped_writes):
+        with filler_rerun.quietly(), guard.skipping(san.skipped_writes):
             value = proceed()
     except Exception as exc:  # noqa: BLE001 - the plain interpreter's error: the program sees it
         error = exc
         result.status, result.message = "error", f"{type(exc).__name__}: {exc}"
-    finally:
-        shims.set_print_stream(stream)
-        shims.take_prints()
     if error is None:
         capture.sync(snap)
         san.check_program_outputs(poisoned, tensors)
@@ -195,11 +187,8 @@ def _without_poison(proceed, san, snap, result, value):
 
 def _restore(snap) -> None:
     """Put back the bytes the launch's tensors held before it (``capture.copy_before``)."""
-    import torch
-
     for g, before in zip(snap.groups, snap.before):
-        flat = torch.empty(0, dtype=torch.uint8, device=g["device"]).set_(g["storage"])
-        flat[g["start"]:g["end"]].copy_(before)
+        capture.group_view(g).copy_(before)
 
 
 def _extent(t) -> tuple[int, int]:

@@ -15,6 +15,7 @@ kept run left it, byte for byte.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 
 FILLS = (7, -7)  # (7.0 / -7.0 for floats: neither the interpreter's 0 nor a NaN; either sign, for a clamp after)
@@ -28,31 +29,37 @@ def candidates(san) -> list[dict]:
             and all(r.startswith(_SUMS) for r in e["reaches"]) and e.get("severity", "error") == "error"]
 
 
-def _group_bytes(snap) -> list:
-    """The bytes of each storage range of the launch's tensors (``capture.Snapshot.groups``), as uint8 views."""
-    import torch
+@contextlib.contextmanager
+def quietly():
+    """A launch run again (the sanitized run printed already, and numpy's overflow warnings were said there)."""
+    import numpy as np
 
-    return [torch.empty(0, dtype=torch.uint8, device=g["device"]).set_(g["storage"])[g["start"]:g["end"]]
-            for g in snap.groups]
+    from tritondbg.interp import shims
+
+    stream = shims._prints["stream"]
+    shims.set_print_stream(io.StringIO())
+    try:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            yield
+    finally:
+        shims.set_print_stream(stream)
+        shims.take_prints()
 
 
 def settle(san, proceed, snap, restore) -> None:
     """Run the launch again with each of ``FILLS`` in its undefined lanes (``restore`` puts back the bytes before
     it); the launch's memory ends as the kept run left it (by storage bytes: a Parameter, an expanded view)."""
-    import numpy as np
     import torch
 
-    from tritondbg.interp import memops, shims
+    from tritondbg.interp import memops
     from tritondbg.program import capture
 
     entries = candidates(san)
     if not entries or not snap.groups:
         return
     capture.sync(snap)
-    views = _group_bytes(snap)
+    views = [capture.group_view(g) for g in snap.groups]
     kept = [v.clone() for v in views]
-    stream = shims._prints["stream"]
-    shims.set_print_stream(io.StringIO())  # (printed once already, by the sanitized run)
     installed = bool(memops._saved)  # (the sanitizer's hooks are off once its launch ended: on for these runs)
     if not installed:
         memops.install()
@@ -61,7 +68,7 @@ def settle(san, proceed, snap, restore) -> None:
         for fill in FILLS:
             restore()
             memops._plain["fill"] = fill
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            with quietly():
                 proceed()
             capture.sync(snap)
             if not all(torch.equal(v, k) for v, k in zip(views, kept)):
@@ -73,8 +80,6 @@ def settle(san, proceed, snap, restore) -> None:
         memops._plain["fill"] = None
         if not installed:
             memops.uninstall()
-        shims.set_print_stream(stream)
-        shims.take_prints()
         with torch.no_grad():
             for v, k in zip(views, kept):
                 v.copy_(k)
