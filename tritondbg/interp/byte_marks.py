@@ -114,6 +114,12 @@ def _span_index():
     return _spans["los"], _spans["his"], _spans["tracks"]
 
 
+def _overlapping(a_lo: int, a_hi: int) -> list:
+    """(track, its address) of each tracked allocation that overlaps the bytes [a_lo, a_hi)."""
+    los, his, tracks = _span_index()
+    return [(tracks[i], int(los[i])) for i in np.nonzero((los < np.uint64(a_hi)) & (his > np.uint64(a_lo)))[0]]
+
+
 def record(ptrs, mask) -> None:
     """A store's (or an atomic's) live lanes (``mask``: None for all): the bytes they write in tracked memory."""
     if not _tracks:
@@ -121,8 +127,7 @@ def record(ptrs, mask) -> None:
     p = np.asarray(ptrs.data)
     if p.size == 0:
         return
-    los, his, tracks = _span_index()
-    if not ((los <= np.uint64(p.max())) & (his > np.uint64(p.min()))).any():
+    if not _overlapping(int(p.min()), int(p.max()) + 1):
         return  # (every lane, live or not, outside tracked memory: the common case, before any masking)
     addrs = p.reshape(-1) if mask is None else p[np.broadcast_to(np.asarray(mask, dtype=bool), p.shape)]
     if addrs.size == 0:
@@ -132,9 +137,7 @@ def record(ptrs, mask) -> None:
         width = max(1, int(ptrs.get_element_ty().primitive_bitwidth) // 8)
     except Exception:  # noqa: BLE001 - not a pointer handle: one byte a lane
         width = 1
-    a_lo, a_hi = int(addrs.min()), int(addrs.max()) + width
-    for i in np.nonzero((los < np.uint64(a_hi)) & (his > np.uint64(a_lo)))[0].tolist():
-        tr, lo = tracks[i], int(los[i])
+    for tr, lo in _overlapping(int(addrs.min()), int(addrs.max()) + width):
         sel = addrs[(addrs >= np.uint64(lo)) & (addrs < np.uint64(lo + tr.n))]
         if not sel.size:
             continue
@@ -178,8 +181,8 @@ def read_hits(ptrs, live, token) -> np.ndarray | None:
     p = np.asarray(ptrs.data)
     if p.size == 0:
         return None
-    los, his, tracks = _span_index()
-    if not ((los <= np.uint64(p.max())) & (his > np.uint64(p.min()))).any():
+    overlapping = _overlapping(int(p.min()), int(p.max()) + 1)
+    if not overlapping:
         return None
     try:
         width = max(1, int(ptrs.get_element_ty().primitive_bitwidth) // 8)
@@ -188,8 +191,7 @@ def read_hits(ptrs, live, token) -> np.ndarray | None:
     p = p.astype(np.uint64, copy=False)
     live = np.ones(p.shape, bool) if live is None else np.broadcast_to(np.asarray(live, dtype=bool), p.shape)
     hit = np.zeros(p.shape, bool)
-    for i in np.nonzero((los <= np.uint64(p.max())) & (his > np.uint64(p.min())))[0].tolist():
-        tr, lo = tracks[i], int(los[i])
+    for tr, lo in overlapping:
         if tr.touched:
             continue
         raw = _bytes_of(tr, lo)
