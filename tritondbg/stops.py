@@ -60,3 +60,28 @@ def noting() -> Iterator[None]:
         for sig, previous in old.items():
             signal.signal(sig, previous if previous is not None else signal.SIG_DFL)
         clear()
+
+
+def children(pid: int | str = "self") -> list[int]:
+    """The child processes of ``pid`` (this process by default), from /proc (Linux; elsewhere none)."""
+    import os
+
+    pids = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+    except OSError:
+        pass
+    return pids
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, children first (what a timeout stops with it: a script's python, pytest -n's
+    workers)."""
+    out, todo = [], children(pid)
+    while todo:
+        p = todo.pop(0)
+        out.append(p)
+        todo += children(p)
+    return out

@@ -396,18 +396,6 @@ def check(items: list[Item], *, device: str, workers: int | None = None, arch: s
     return make_record(items, outcomes, device=device, workers=workers, interrupted=interrupted)
 
 
-def _children() -> list[int]:
-    """This process's child processes (the pytest-xdist workers), from /proc (Linux; elsewhere none)."""
-    pids = []
-    try:
-        for task in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{task}/children") as f:
-                pids += [int(p) for p in f.read().split()]
-    except OSError:
-        pass
-    return pids
-
-
 def stopped_by() -> str:
     """"SIGINT" or "SIGTERM": what raised the last KeyboardInterrupt under ``stop_signals``."""
     return stops.noted() or "SIGINT"
@@ -463,7 +451,7 @@ class _prompt_shutdown:
         for wait, sig in ((5, signal.SIGTERM), (10, signal.SIGKILL)):
             if self.done.wait(wait):
                 return
-            for pid in _children():
+            for pid in stops.children():
                 try:
                     os.kill(pid, sig)
                 except OSError:

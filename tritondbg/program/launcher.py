@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 
+from tritondbg import stops
 from tritondbg.errors import UsageError
 
 BOOTSTRAP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_bootstrap")
@@ -122,30 +123,6 @@ def ended(rc: int) -> str:
     return f"exited with status {rc}"
 
 
-def _descendants(pid: int) -> list[int]:
-    """The processes below ``pid`` (Linux: from /proc; none elsewhere), children first."""
-    children: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(name))
-    out, todo = [], list(children.get(pid, []))
-    while todo:
-        p = todo.pop(0)
-        out.append(p)
-        todo += children.get(p, [])
-    return out
-
-
 def _signal_all(pids, sig) -> None:
     for p in pids:
         try:
@@ -223,13 +200,13 @@ def run(cmd: list[str], cfg: dict, *, interpret: bool = False, timeout: float | 
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             _interrupted["timeout"] = timeout
-            tree = [proc.pid, *_descendants(proc.pid)]  # (a shell script's python, pytest -n's workers, torchrun's)
+            tree = [proc.pid, *stops.descendants(proc.pid)]  # (a shell script's python, pytest -n's workers, torchrun's)
             _signal_all(tree, signal.SIGTERM)
             try:
                 proc.wait(timeout=_GRACE_S)
             except subprocess.TimeoutExpired:
                 pass
-            _signal_all([*tree, *_descendants(proc.pid)], signal.SIGKILL)
+            _signal_all([*tree, *stops.descendants(proc.pid)], signal.SIGKILL)
             proc.wait()
             return TIMED_OUT
     finally:
