@@ -158,10 +158,13 @@ ROWS = [
     (["interpret", "--json", *PROGRAM], {}, 2, "--json needs its FILE before --: tritondbg interpret [--json "),
     (["capture", "--max-per-kernel", *PROGRAM], {}, 2, "--max-per-kernel needs its N before --"),
     (["capture", "--max-mb", "0", *PROGRAM], {}, 2, "'--max-mb': 0.0 is not in the range x>0"),  # saved nothing, exit 0
+    (["interpret", "--timeout", "0", *PROGRAM], {}, 2, "'--timeout': 0.0 is not in the range x>0"),
+    (["profile", "--timeout", "-3", *PROGRAM], {}, 2, "'--timeout': -3.0 is not in the range x>0"),
     (["profile", "--json", "--skip", "1", *PROGRAM], {}, 2, "--json needs a FILE (got the option --skip)"),
     (["profile", "--iters", "5", *PROGRAM], {}, 2,
      "--iters is not an option of the program form (--iters is an option of `tritondbg profile KERNEL`): "
-     "tritondbg profile [--out DIR] [--skip N] [--active M] [--interpret/--compiled] [--json FILE] -- CMD"),
+     "tritondbg profile [--out DIR] [--skip N] [--active M] [--interpret/--compiled] [--json FILE] "
+     "[--timeout SECONDS] -- CMD"),
     (["interpret", "--watch", "x", *PROGRAM], {}, 2, "--watch is not an option of the program form"),
     (["capture", "--bogus", *PROGRAM], {}, 2, "--bogus is not an option of `tritondbg capture`"),
     (["profile", "add", *PROGRAM], {}, 2, "unexpected argument 'add' before --"),

@@ -1,4 +1,4 @@
-"""``--timeout SECONDS`` of the program forms (``interpret -- CMD``, ``capture -- CMD``): a program whose kernel
+"""``--timeout SECONDS`` of the program forms (``interpret -- CMD``, ``capture -- CMD``, ``profile -- CMD``): a program whose kernel
 loops forever under the interpreter is stopped (SIGTERM), says the launch, line and program id it was in, keeps
 what finished, and exits 124 (helper-101: the kernel form had it, the program form refused the option)."""
 from __future__ import annotations
@@ -40,15 +40,24 @@ def _stopped_in_the_loop(stderr: str, launch: str) -> bool:
                for n in (_line("WHILE"), _line("LOOP")))
 
 
-@pytest.mark.parametrize("form", ["interpret", "capture"])
+@pytest.mark.parametrize("form", ["interpret", "capture", "profile"])
 def test_a_program_past_its_timeout_is_stopped_where_it_loops_and_exits_124(tmp_path, cli_env, form):
     (tmp_path / "prog.py").write_text(PROG)
-    args = [form, "--timeout", "12"] + (["--out", "cap", "--max-per-kernel", "2"] if form == "capture" else []) + \
-        ["--", sys.executable, "prog.py"]
+    out = {"capture": ["--out", "cap", "--max-per-kernel", "2"], "profile": ["--out", "tr", "--json", "k.json"]}
+    args = [form, "--timeout", "12"] + out.get(form, []) + ["--", sys.executable, "prog.py"]
     p = run_cli(args, cli_env, cwd=tmp_path)
     assert p.returncode == 124, (p.returncode, p.stderr[-3000:])
     assert "first done" in p.stdout and "never" not in p.stdout, p.stdout
     assert _stopped_in_the_loop(p.stderr, "2nd"), p.stderr[-3000:]
+    if form == "profile":  # the summary is on stderr; the stopped launch is counted, traced and marked unfinished
+        assert "the program timed out after 12 s (--timeout" in p.stderr, p.stderr[-3000:]
+        doc = json.loads((tmp_path / "k.json").read_text())
+        assert doc["exit_status"] == 124, doc
+        record = json.loads((tmp_path / doc["record"]).read_text())
+        spin, = [r for r in record["results"] if r["kernel"] == "spin"]
+        assert spin["status"] == "error" and "SIGTERM" in spin["message"], spin
+        assert record["extra"]["profile"]["program"]["kernels"][0]["launches"] == 2, record["extra"]["profile"]
+        return
     last = p.stderr.strip().splitlines()[-1]
     assert "timed out after 12 s (--timeout" in last and "exit status 124" in last, last
     if form == "capture":  # the launch that finished is a reproducer; the one stopped is kept, marked unfinished

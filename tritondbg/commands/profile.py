@@ -46,7 +46,8 @@ def profile_kernels(kernels=(), *, all_kernels: bool = False, case: str | None =
 
 
 def profile_program_cmd_fn(cmd, *, out_dir: str | None = None, skip: int = 0, active: int | None = None,
-                           interpret: bool | None = None, json_path: str | None = None) -> int:
+                           interpret: bool | None = None, json_path: str | None = None,
+                           timeout: float | None = None) -> int:
     """Profile a whole program; prints the per-kernel table (and writes it as JSON to ``json_path``: stdout
     is the program's); returns the program's exit status."""
     from tritondbg.profile import program_run
@@ -54,7 +55,7 @@ def profile_program_cmd_fn(cmd, *, out_dir: str | None = None, skip: int = 0, ac
 
     try:
         rc, record = program_run.profile_program(cmd, out_dir=out_dir, skip=skip, active=active,
-                                                 interpret=interpret, progress=_progress)
+                                                 interpret=interpret, progress=_progress, timeout=timeout)
     except ProgramNotFound as exc:  # as `capture -- CMD` does: the shell's status for a missing command
         print(f"error: {exc}", file=sys.stderr)
         return 127
@@ -94,12 +95,13 @@ def _program_command(fn):
 @options.out_file_option("--json", "json_path", purpose="the per-kernel table goes there",
                          help="Also write the per-kernel table, the autotune decisions and the run folder to FILE "
                               "(JSON).")
+@options.program_timeout
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
-def program_profile_cmd(out_dir, skip, active, interpret, json_path, cmd):
+def program_profile_cmd(out_dir, skip, active, interpret, json_path, timeout, cmd):
     """Profile every Triton launch of CMD (after --): NVTX range and record_function per launch, the
     autotuner's decisions, a torch.profiler trace; per-kernel launches, GPU time, share, bytes/s."""
     sys.exit(profile_program_cmd_fn(list(cmd), out_dir=out_dir, skip=skip, active=active, interpret=interpret,
-                                    json_path=json_path))
+                                    json_path=json_path, timeout=timeout))
 
 
 def _with_program_form():
@@ -143,7 +145,7 @@ def profile_cmd(kernels, all_kernels, case, dtype, iters, warmup, out_dir, confi
     Default case: the first GPU-size case on a GPU, `tiny` under the interpreter (--case all for every one).
 
     \b
-    Program form: tritondbg profile [--out DIR] [--skip N] [--active M] [--json FILE] -- CMD [ARGS...]
+    Program form: tritondbg profile [--out DIR] [--skip N] [--active M] [--json FILE] [--timeout S] -- CMD [ARGS...]
     profiles every Triton launch of a program (python model.py, python -m pytest ...) into the same run
     folder, plus a per-kernel table; exit status: the program's.
     """

@@ -78,12 +78,6 @@ def _arch_option(f):
                              "properties, torch.cuda capability) [default: sm_90]; e.g. sm_80, sm_100, gfx942.")(f)
 
 
-def _timeout_option(f):
-    return click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
-                        help="Stop the program after SECONDS (SIGTERM; SIGKILL 30 s later): it says the launch, "
-                             "line and program id it was in, what finished is kept; exit 124. [default: none]")(f)
-
-
 def _checked_arch(arch: str | None) -> str | None:
     """A bad or unsupported name is bad usage (exit 2) before the program starts."""
     if arch is None:
@@ -108,7 +102,7 @@ def _checked_arch(arch: str | None) -> str | None:
               help="Run the program under the CPU interpreter / compiled on the GPU [default: the interpreter "
                    "when no GPU is visible].")
 @_arch_option
-@_timeout_option
+@options.program_timeout
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, arch, timeout, cmd):
     """Run CMD (after --) with tritondbg attached; save each kernel's distinct launches as reproducers.
@@ -141,7 +135,7 @@ def capture_cmd(out_dir, max_per_kernel, max_mb, kernels, interpret, arch, timeo
               help="Warnings fail the run too (for CI): a kernel error the program caught (a fallback, "
                    "pytest.raises), an output a launch left a band of unwritten.")
 @_arch_option
-@_timeout_option
+@options.program_timeout
 @click.argument("cmd", nargs=-1, type=click.UNPROCESSED)
 def program_interpret_cmd(json_path, kernels, capture_on_finding, sanitize, out_dir, strict, arch, timeout, cmd):
     """Run CMD (after --) under the Triton interpreter on the CPU, sanitizers on every launch."""

@@ -58,6 +58,7 @@ class ProgramProfiler(attach.Observer):
         self.skip = int(cfg.get("skip") or 0)
         self.active = cfg.get("active")
         self.seen = 0
+        self.running = None  # (launch, its kernel's entry, traced, bytes) while a launch runs: what a SIGTERM (--timeout) stopped
         self.prof = None
         self.done = False
         self.started_at_launch: int | None = None
@@ -114,6 +115,7 @@ class ProgramProfiler(attach.Observer):
         from tritondbg.program import exits
 
         exits.on_exit(self.finish, in_forks=False)  # also at os._exit / SIGTERM; a fork's session is the parent's
+        exits.on_term(self.on_term)
         self.phases["attach_ready"] = time.monotonic()
 
     # -------------------------------------------------------------------------------------------- session
@@ -299,6 +301,22 @@ class ProgramProfiler(attach.Observer):
         except OSError:
             pass
 
+    def on_term(self, frame) -> None:
+        """SIGTERM (a --timeout, a CI cancel) during a launch: the launch is counted, marked unfinished (its time is
+        in the trace up to the signal), and, under the interpreter, where it was is said, as interpret -- CMD does."""
+        if self.running is None:
+            return
+        launch, k, traced, nbytes = self.running
+        if traced:
+            k["traced"] += 1
+            k["bytes"] += nbytes
+        k["errors"] = k.get("errors", 0) + 1
+        k["interrupted"] = True
+        k.setdefault("error", "SIGTERM: the program was terminated during this launch")
+        k["launches"] += 1
+        if launch.interpreted:
+            attach.say_interrupted(launch, k["launches"] - 1, frame=frame, how="terminated (SIGTERM)")
+
     # -------------------------------------------------------------------------------------------- launches
     def around(self, launch: "attach.Launch", proceed):
         t0 = time.perf_counter_ns()
@@ -327,6 +345,7 @@ class ProgramProfiler(attach.Observer):
             self._domain.push_range(attrs)
         t1 = t2 = 0
         proceed = _noting_errors(proceed, k)
+        self.running = (launch, k, tracing or in_program, nbytes)
         try:
             if tracing or in_program or self._profiling():
                 with self._rf(launch.name):
@@ -341,6 +360,7 @@ class ProgramProfiler(attach.Observer):
             finally:
                 t2 = time.perf_counter_ns()
         finally:
+            self.running = None
             if attrs is not None:
                 self._domain.pop_range()
             k["launches"] += 1

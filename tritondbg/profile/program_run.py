@@ -23,9 +23,10 @@ KERNEL_COLUMNS = ["kernel", "launches", "total", "median", "share", "achieved", 
 
 
 def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int = 0, active: int | None = None,
-                    interpret: bool | None = None, progress: Callable[[str], None] | None = None
-                    ) -> tuple[int, RunRecord | None]:
-    """Run ``cmd`` attached and profiled; returns (the program's exit status, the run record)."""
+                    interpret: bool | None = None, progress: Callable[[str], None] | None = None,
+                    timeout: float | None = None) -> tuple[int, RunRecord | None]:
+    """Run ``cmd`` attached and profiled; returns (the program's exit status, the run record). ``timeout``:
+    seconds before the program is stopped (launcher.run: SIGTERM, then SIGKILL; status 124), its trace kept."""
     from tritondbg import __version__
     from tritondbg.commands.execute import run_folder
     from tritondbg.profile import report, tensorboard
@@ -47,7 +48,7 @@ def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int
             progress(f"running: {shlex.join(cmd)}  (profiled: every Triton launch{window})")
         _prefetch_report_imports()
         t0 = time.monotonic()
-        rc = launcher.run(list(cmd), cfg, interpret=interpret)
+        rc = launcher.run(list(cmd), cfg, interpret=interpret, timeout=timeout)
         t_exit = time.monotonic()
         wall_s = t_exit - t0
         record = build_record(folder.path, command=command, exit_status=rc, interpret=interpret,
