@@ -5,6 +5,7 @@ exit 1, on correct code. Run again with another value in those lanes, the launch
 Where the value reaches a store (a sum stored, or laundered by tl.maximum / tl.where first) it stays an error."""
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 
@@ -112,3 +113,20 @@ def test_undefined_lanes_whose_sum_is_stored_stay_an_error(tmp_path, cli_env, wh
     err = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: poison in stored_sum")]
     assert len(err) == 1 and f"prog.py:{_line('LOAD stored_sum')}" in err[0], p.stderr[-3000:]
     assert p.returncode == 1, p.stderr[-2000:]
+
+
+@pytest.mark.parametrize("which, passes", [("cumsum", True), ("sum", False), ("where", False)])
+def test_a_reproducers_replay_puts_its_launch_to_the_same_test(tmp_path, cli_env, which, passes):
+    """The kernel form (``check``'s sanitize gate on a reproducer, ``interpret NAME.py``) re-runs the launch on fresh
+    copies of the captured inputs (filler_rerun.settle_fresh): the program run's warning is the reproducer's (its
+    replay used to fail the gate on the prefix sum); a stored sum stays an error there too."""
+    (tmp_path / "prog.py").write_text(PROG)
+    p = run_cli(["capture", "--out", "cap", "--", sys.executable, "prog.py", which, "int32"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    repro, = (tmp_path / "cap").glob("*_0.py")
+    p = run_cli(["check", str(repro), "--gates", "sanitize", "--json", "c.json"], cli_env, cwd=tmp_path)
+    assert (p.returncode == 0) == passes, p.stdout[-3000:] + p.stderr[-2000:]
+    line = _line("LOAD excl_cumsum" if which == "cumsum" else "LOAD stored_sum")
+    found = [f for r in json.loads((tmp_path / "c.json").read_text())["results"] for f in r["findings"]]
+    assert [(f["kind"], f["line"], f["severity"]) for f in found] == \
+        [("poison", line, "warning" if passes else "error")], found

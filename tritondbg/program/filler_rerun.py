@@ -8,7 +8,9 @@ undefined tail enters ``running``, which nothing reads after the loop: an error 
 Such an entry (the poison's only uses reductions, no output holding it) is put to the test here: the launch, after
 the run the program keeps (the plain interpreter's filler, 0, in those lanes), is run again from the state before
 it with other values there (``FILLS``); when the launch's memory ends the same each time, nothing it wrote depends
-on those lanes in this run, and the entry becomes a warning saying so. A value laundered into a stored result
+on those lanes in this run, and the entry becomes a warning saying so. A reproducer's replay (the kernel form:
+``tritondbg interpret NAME.py``, ``check``'s sanitize gate) puts its launch to the same test on fresh copies of the
+captured inputs (``settle_fresh``), so the reproducer of such a launch says what its program run said. A value laundered into a stored result
 (``tl.maximum(x, 0)``, a ``tl.where``) changes with the filler and stays an error; a ``tl.max`` / ``tl.min`` is
 never put to this test (a filler that loses to every real value proves nothing). The program's memory ends as the
 kept run left it, byte for byte.
@@ -23,7 +25,10 @@ _SUMS = ("tl.sum", "tl.dot", "tl.cumsum")  # a max / min may ignore a filler tha
 
 
 def candidates(san) -> list[dict]:
-    """The launch's poison entries whose undefined lanes entered only sums (or dots) and reached no output."""
+    """The launch's poison entries whose undefined lanes entered only sums (or dots) and reached no output. None
+    where the launch stored out of bounds: its plain re-runs would write there (the sanitized run skipped it)."""
+    if any(len(v) for v in getattr(san, "skipped_writes", {}).values()):
+        return []
     return [e for e in san.agg.values()
             if e["kind"] == "poison" and e["op"] == "load" and not e.get("output") and e.get("reaches")
             and all(r.startswith(_SUMS) for r in e["reaches"]) and e.get("severity", "error") == "error"]
@@ -85,5 +90,45 @@ def settle(san, proceed, snap, restore) -> None:
                 v.copy_(k)
         capture.sync(snap)
     if inert:
-        for e in entries:
-            e["severity"], e["inert"] = "warning", True
+        _mark(entries)
+
+
+def _mark(entries) -> None:
+    for e in entries:
+        e["severity"], e["inert"] = "warning", True
+
+
+def settle_fresh(san, run) -> None:
+    """A reproducer's replay: ``run()`` launches once more on fresh copies of the captured inputs and returns them;
+    run with the interpreter's filler and each of ``FILLS`` (the sanitizer suspended), the same bytes each time
+    make the entries warnings, as ``settle`` does in program mode."""
+    import torch
+
+    from tritondbg.interp import memops, sanitize
+
+    entries = candidates(san)
+    if not entries:
+        return
+    first = None
+    try:
+        with sanitize.suspended():
+            for fill in (None, *FILLS):
+                memops._plain["fill"] = fill
+                with quietly():
+                    got = [_bytes(t) for t in run()]
+                if first is None:
+                    first = got
+                elif not all(torch.equal(a, b) for a, b in zip(first, got)):
+                    return
+    except Exception:  # noqa: BLE001 - another filler made an error: the lanes matter
+        return
+    finally:
+        memops._plain["fill"] = None
+    _mark(entries)
+
+
+def _bytes(t):
+    import torch
+
+    t = t.detach().cpu().contiguous().reshape(-1)
+    return t.view(torch.uint8) if t.numel() else t

@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from tritondbg.errors import UsageError
-from tritondbg.program import autotuned, tables
+from tritondbg.program import autotuned, filler_rerun, tables
 from tritondbg.program.kernel_module import load_kernel, once, resolve, unwrap
 from tritondbg.scenario import DTYPES, Case, Scenario
 
@@ -298,22 +298,36 @@ def load_scenario(file: str, name: str) -> Scenario:
             raise UsageError(f"{name}: capture could not save: {'; '.join(meta['unsaved'])}")
         tensors = _tensors(meta, data()["before"], device)
         tables.rewrite(meta.get("pointers") or [], tensors)  # address tables point at this process's tensors
-        made["tensors"] = tensors  # what the launch gets (the reference gets copies): ``tables.relocate``
+        made["tensors"], made["device"] = tensors, device  # what the launch gets (the reference gets copies)
         return {"tensors": tensors}
 
-    def launch(tensors):
-        ran.clear()
+    def run_kernel(tensors, ran):
         args = {k: _decode(v, tensors) for k, v in meta["args"].items()}
         options = {k: v for k, v in meta["options"].items() if v is not None}
         config = dict(meta.get("config") or {})
-        if meta["grid"] is None:
-            raise UsageError(f"{name}: the grid was not recorded")
         _allocator_for(tensors)
-        marks = _uninit_marks(meta, tensors, compared)
         with _launched_from(meta):
             if not autotuned.launch(kernel(), meta, args, options, ran):
                 unwrap(kernel())[tuple(meta["grid"])](**{**args, **options, **config})
+
+    def again():
+        """The launch once more, on fresh copies of the captured inputs (filler_rerun.settle_fresh)."""
+        fresh = _tensors(meta, data()["before"], made["device"])
+        tables.rewrite(meta.get("pointers") or [], fresh)
+        run_kernel(fresh, {})
+        return fresh
+
+    def launch(tensors):
+        ran.clear()
+        if meta["grid"] is None:
+            raise UsageError(f"{name}: the grid was not recorded")
+        marks = _uninit_marks(meta, tensors, compared)
+        run_kernel(tensors, ran)
         ran["bands"] = _bands(meta, tensors, compared, marks)
+        from tritondbg.interp.shadow_values import _sink
+
+        if _sink["san"] is not None and "device" in made:  # undefined lanes that entered only sums: put to the test
+            filler_rerun.settle_fresh(_sink["san"], again)
         return {path: tensors[i] for path, i in compared.items()}
 
     def reference(tensors):
