@@ -350,6 +350,61 @@ def test_a_dot_whose_undefined_k_tail_meets_a_zero_padded_partner_is_a_warning(t
         (r.status, r.findings)
 
 
+
+INT8_DOT_CASES = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def mm8(a_ptr, b_ptr, c_ptr, K, A_OTHER: tl.constexpr, B_OTHER: tl.constexpr, BK: tl.constexpr):
+    m = tl.arange(0, 16)
+    n = tl.arange(0, 16)
+    k = tl.arange(0, BK)
+    if A_OTHER:
+        a = tl.load(a_ptr + m[:, None] * K + k[None, :], mask=k[None, :] < K, other=0)
+    else:
+        a = tl.load(a_ptr + m[:, None] * K + k[None, :], mask=k[None, :] < K)  # LOAD A
+    if B_OTHER:
+        b = tl.load(b_ptr + k[:, None] * 16 + n[None, :], mask=k[:, None] < K, other=0)
+    else:
+        b = tl.load(b_ptr + k[:, None] * 16 + n[None, :], mask=k[:, None] < K)  # LOAD B
+    acc = tl.dot(a, b, tl.zeros((16, 16), tl.int32), out_dtype=tl.int32)  # DOT
+    tl.store(c_ptr + m[:, None] * 16 + n[None, :], acc)
+
+
+def make(case, dtype, device, generator):
+    return dict(a=torch.randint(-3, 3, (16, 24), generator=generator).to(torch.int8),
+                b=torch.randint(-3, 3, (24, 16), generator=generator).to(torch.int8), **case.params)
+
+
+def mm(a, b, a_other, b_other):
+    c = torch.empty(16, 16, dtype=torch.int32)
+    mm8[(1,)](a, b, c, 24, A_OTHER=a_other, B_OTHER=b_other, BK=32)
+    return c
+
+
+mm8_s = Scenario("mm8", make, mm, lambda a, b, a_other, b_other: a.int() @ b.int(),
+                 [Case(name, params=dict(a_other=ao, b_other=bo), dtypes=("int8",))
+                  for name, ao, bo in (("bare", False, False), ("padded_b", False, True), ("padded", True, True))],
+                 kernels=[mm8])
+'''
+
+
+def test_undefined_k_tail_lanes_of_an_int8_dot_are_poison_as_a_float_dots_are(tmp_path):
+    """helper-106: lmdeploy's w8a8 GEMM loads its int8 K tail without other=; the int8 dot's operands were never
+    checked (0 findings, and a reproducer that failed with "no finding": -128 * -128 per lane). Now as a float dot:
+    both tails undefined is an error at each load, against a zero-padded partner a warning, with other=0 nothing."""
+    (tmp_path / "cases.py").write_text(INT8_DOT_CASES)
+    line = lambda tag: next(i for i, ln in enumerate(INT8_DOT_CASES.splitlines(), 1) if ln.rstrip().endswith(tag))  # noqa: E731
+    target = str(tmp_path / "cases.py")
+    rec = runner.run(target, mode="interpret", cases="bare,padded_b,padded", instruments=instruments.build(target))
+    got = {r.case: sorted((f["kind"], f["severity"], f["line"]) for f in r.findings) for r in rec.results}
+    assert got == {"bare": [("poison", "error", line("# LOAD A")), ("poison", "error", line("# LOAD B"))],
+                   "padded_b": [("poison", "warning", line("# LOAD A"))], "padded": []}, got
+    assert all(f"enter tl.dot at line {line('# DOT')}" in f["message"] for r in rec.results for f in r.findings)
+
+
 PV_CASES = '''
 import torch, triton, triton.language as tl
 from tritondbg import Case, Scenario

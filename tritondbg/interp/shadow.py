@@ -416,6 +416,15 @@ def check_dot(a: np.ndarray, b: np.ndarray, pa, pb):
     return out_pad, (bad_a & (pa == 2), bad_b & (pb == 2), bad_a & (pa >= 3), bad_b & (pb >= 3), pa, pb)
 
 
+def _dot_values(h):
+    """A dot operand as float64: a float's values, or an integer's (int8 / uint8 GEMMs: exact in float64 for any
+    K a kernel runs); None for pointers."""
+    x = as_float(h)
+    if x is None and h.data.dtype.kind in "iu" and not is_pointer(h):
+        x = h.data.astype(np.float64)
+    return x
+
+
 def _dot_times_zero(a, b):
     """``tl.dot(a, b)`` where a lane of ``a`` that a masked load left undefined meets only exact, defined zeros of
     ``b`` (the K tail of an other-less load against a zero-padded partner), or the other way round: every product
@@ -426,7 +435,7 @@ def _dot_times_zero(a, b):
     pa, pb = pad_of(a), pad_of(b)
     if san is None or (pa is None and pb is None) or a.data.ndim < 2 or b.data.ndim < 2:
         return a, b
-    fa, fb = as_float(a), as_float(b)
+    fa, fb = _dot_values(a), _dot_values(b)
     if fa is None or fb is None:
         return a, b
     pa = None if pa is None else _bcast(pa, fa.shape)
@@ -478,7 +487,7 @@ def _wrap_dot(orig):
             pa, pb, pd = pad_of(a), pad_of(b), pad_of(d)
             shape = out.data.shape
             if pa is not None or pb is not None:
-                fa, fb = as_float(a), as_float(b)
+                fa, fb = _dot_values(a), _dot_values(b)
                 if fa is not None and fb is not None:
                     out_pad, bad = check_dot(fa, fb, pa, pb)
                     san = _sink["san"]
