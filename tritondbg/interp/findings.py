@@ -154,7 +154,10 @@ def _message(e: dict) -> str:
         return (f"{_pair(e, 'plain stores', '')} write the same element {e['element']}; "
                 f"{e['elements']} element(s) of this launch are written by more than one program, each with the "
                 f"same value on this input: harmless if that holds for every input (a done flag set to 1), a race "
-                f"if the values can differ (per-program results that agree only on this data)")
+                f"if the values can differ (per-program results that agree only on this data), or if each program "
+                f"loads the element and stores it back changed (an accumulation: programs running at once on a GPU "
+                f"read the same old value and one update is lost; the interpreter runs them one at a time, so it "
+                f"added up here: use tl.atomic_add)")
     if kind == "race" and e["op"] == "cta_atomic":
         return (f"{_pair(e, e['atomic'] + '(scope=' + repr('cta') + ')', 'an atomic')} change element {e['element']} "
                 f"({e['elements']} such element(s)): a cta-scope atomic is atomic among one program's threads only, "

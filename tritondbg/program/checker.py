@@ -268,6 +268,7 @@ class Checker(attach.Observer):
         self.told: dict[tuple, int] = {}  # (kind, op, file, line, tensor, kernel) -> times found: a repeat is not printed
         self.told_repeats: set[str] = set()  # kernels whose repeats were said to be counted, not printed
         self.told_first: dict[tuple, int] = {}  # the launch a finding was first told at
+        self.told_errors: set[tuple] = set()  # findings told as errors (a later error of a warning's line is told)
         self.told_tests: dict[tuple, list] = {}  # the pytest tests a finding was printed in (a repeat in another: once)
         self.captured: dict[str, int] = {}
         self.running = None
@@ -448,6 +449,15 @@ class Checker(attach.Observer):
         key = (f["kind"], f.get("op"), f.get("file"), f.get("line"), f.get("tensor"), launch.name)
         seen = self.told[key] = self.told.get(key, 0) + 1
         first = self.told_first.setdefault(key, index)
+        error = f.get("severity", "error") != "warning"
+        if seen > 1 and error and key not in self.told_errors:  # (helper-107: a race told as a harmless warning
+            # in the 1st launch, whose values differ in the 2nd, was an error told only as "findings come again")
+            self.told_errors.add(key)
+            self._print(f, launch, label, test, f" (an error at its {nth(index + 1)} launch: the same line was a "
+                                                "warning before)")
+            return
+        if error:
+            self.told_errors.add(key)
         tests = self.told_tests.setdefault(key, [])  # the first told's test (None: outside any), then each other
         if seen > 1 and f["kind"] != "kernel_error" and test and test not in tests:
             # a repeat in another pytest test: pytest shows a failing test's own output only, so the finding is

@@ -295,6 +295,8 @@ def _finding_lines(findings: list) -> list[str]:
         key = (f.get("kind"), os.path.basename(str(f.get("file"))), f.get("line"), f.get("kernel"), f.get("tensor"),
                where)
         group = groups.setdefault(key, [f, set(), [], 0])
+        if f.get("severity", "error") != "warning" and group[0].get("severity", "error") == "warning":
+            group[0] = f  # an error among warnings of the same line (a race whose values differ only later): told so
         group[1].add((f.get("pid_process"), f.get("launch"), None if f.get("launch") is not None else len(group[1])))
         group[3] += 1
         if f.get("test") and f["test"] not in group[2]:
