@@ -30,6 +30,49 @@ indices[(2,)](indptr, batch, positions, batch, HAS_BIAS=False)
 '''
 
 
+ALIASED = '''
+import sys, torch, triton, triton.language as tl
+
+@triton.jit
+def copy_kernel(x_ptr, out_buf_ptr, n, out_ptr, SPILL: tl.constexpr, BLOCK: tl.constexpr):  # out_buf_ptr: unused
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n + SPILL)  # STORE
+
+x = torch.randn(100, device="cuda")
+out = torch.empty(108, device="cuda")[:100]
+copy_kernel[(2,)](x, out, 100, out, SPILL=int(sys.argv[1]), BLOCK=64)
+'''
+
+
+@pytest.mark.parametrize("form", ["program", "reproducer"])
+def test_an_unnamed_argument_that_is_the_same_tensor_as_a_named_one_is_not_told(tmp_path, cli_env, form):
+    """helper-107: TransformerEngine's permutation kernels take their output twice, once in a slot the code never
+    names (kept for JAX's aliasing); it was told as a tensor the launch "neither reads nor writes", and `check
+    --strict` failed the correct kernel. And a finding at an address of both named the slot, not the output."""
+    (tmp_path / "prog.py").write_text(ALIASED)
+    line = next(i for i, ln in enumerate(ALIASED.splitlines(), 1) if ln.rstrip().endswith("# STORE"))
+    for spill in ("0", "8"):
+        if form == "program":
+            p = run_cli(["interpret", "--", sys.executable, "prog.py", spill], cli_env, cwd=tmp_path)
+        else:
+            run_cli(["capture", "--out", f"cap{spill}", "--", sys.executable, "prog.py", spill], cli_env, cwd=tmp_path)
+            p = run_cli(["check", f"cap{spill}", "--strict", "--gates", "sanitize", "--json", "c.json"], cli_env,
+                        cwd=tmp_path)
+        text = p.stdout + p.stderr
+        if form == "reproducer":  # the findings' own words (the table wraps them)
+            import json
+
+            doc = json.loads((tmp_path / "c.json").read_text())
+            text = "\n".join(f"{f['kind']} {f['file']}:{f['line']} {f['message']}" for r in doc["results"]
+                              for f in r["findings"])
+        assert "never names" not in text and "out_buf_ptr" not in text, text[-3000:]
+        if spill == "0":
+            assert p.returncode == 0, text[-3000:]
+        else:  # 8 lanes past the view, inside its storage: told through out_ptr
+            assert p.returncode == 1 and "outside_view" in text and f"prog.py:{line}" in text, text[-3000:]
+            assert "store through out_ptr" in text, text[-3000:]
+
+
 @pytest.mark.parametrize("form", ["program", "reproducer"])
 def test_a_tensor_argument_the_kernels_code_never_names_is_a_warning(tmp_path, cli_env, form):
     """helper-97: FlashInfer's get_batch_indices_positions_kernel with its positions store deleted (a torch.zeros

@@ -33,8 +33,21 @@ class Launch:
         if self.memory is None:
             from tritondbg.interp.memory import ArgMap
 
-            self.memory = ArgMap.from_args(self.args)
+            self.memory = ArgMap.from_args(_named_first(self.fn, self.args))
         return self.memory
+
+
+def _named_first(fn, args: dict) -> dict:
+    """``args`` with the tensors the kernel's code never names after the others, where two tensor arguments share
+    memory: an address in both is told as the one the kernel writes through (helper-107: TransformerEngine hands
+    its output twice, once to a slot kept for JAX's aliasing, and findings named the slot)."""
+    ptrs = [v.data_ptr() for v in args.values() if hasattr(v, "data_ptr") and hasattr(v, "numel")]
+    if fn is None or len(ptrs) == len(set(ptrs)):
+        return args
+    from tritondbg.interp import kernel_stores
+
+    unused = {n for n, v in args.items() if hasattr(v, "data_ptr") and kernel_stores.unused(fn, n)}
+    return {**{k: v for k, v in args.items() if k not in unused}, **{k: v for k, v in args.items() if k in unused}}
 
 
 class Listener:

@@ -105,10 +105,30 @@ def unnamed_entries(san, launch) -> None:
     for name, value in launch.args.items():
         if not isinstance(value, torch.Tensor) or not value.numel() or not kernel_stores.unused(launch.fn, name):
             continue
+        if _aliases_a_named(launch, name, value):
+            continue  # the same memory handed again as an argument the kernel uses (helper-107: TE's JAX slot)
         line = (kernel_line(launch.fn, 1) or (None, 0))[1]
         e = san._entry("uninit", (launch.file, line, launch.kernel), name, "unnamed", kernel_name=launch.kernel,
                        shape=list(value.shape), dtype=str(value.dtype).replace("torch.", ""))
         e["severity"], e["pid"], e["programs"] = "warning", [], set()
+
+
+def _aliases_a_named(launch, name: str, value) -> bool:
+    """Whether ``value``'s bytes overlap a tensor argument the kernel's code names."""
+    import torch
+
+    from tritondbg.interp import kernel_stores
+
+    lo = value.data_ptr()
+    hi = lo + max(value.numel(), 1) * value.element_size()  # (a conservative span: its first element onwards)
+    for other, v in launch.args.items():
+        if other == name or not isinstance(v, torch.Tensor) or kernel_stores.unused(launch.fn, other):
+            continue
+        if v.untyped_storage().data_ptr() == value.untyped_storage().data_ptr():
+            o_lo = v.data_ptr()
+            if o_lo < hi and lo < o_lo + max(v.numel(), 1) * v.element_size():
+                return True
+    return False
 
 
 def message(e: dict) -> str:
