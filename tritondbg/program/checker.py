@@ -252,6 +252,18 @@ class _LaunchSite:
     def __init__(self, launch):
         self.name, self.qualname, self.file, self.line = launch.name, launch.qualname, launch.file, launch.line
         self.stack, self.call_site = launch.stack, launch.call_site
+        self.empty_grid = _empty_grid(launch)
+
+
+def _empty_grid(launch) -> tuple | None:
+    """The grid of a launch that ran no program, as the program passed it ((0,), (7, 0)); else None."""
+    try:
+        grid = launch.resolved_grid()
+    except Exception:  # noqa: BLE001 - a grid callable that fails here: not this case
+        return None
+    if all(g > 0 for g in grid):
+        return None
+    return tuple(int(g) for g in (launch.grid if isinstance(launch.grid, tuple) else grid))
 
 
 class Checker(attach.Observer):

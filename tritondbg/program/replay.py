@@ -192,10 +192,20 @@ def _marked_reference(meta: dict, after: list, compared: dict) -> list:
                  + ("; nothing else was compared" if every else ""))} for path, n, numel in hits]
 
 
-def _findings(bands: list, marked: list) -> list:
-    """The replay's own findings: unwritten bands, and marked reference elements of the other tensors."""
+def _findings(bands: list, marked: list, meta: dict | None = None) -> list:
+    """The replay's own findings: unwritten bands, marked reference elements of the other tensors, and a grid with
+    no program (a warning: a launch over no work is the program's business, an MoE expert with no token; what it
+    was handed is not checked, which the gates must say)."""
     named = {f.get("tensor") for f in bands}
-    return list(bands) + [f for f in marked if f.get("tensor") not in named]
+    out = list(bands) + [f for f in marked if f.get("tensor") not in named]
+    grid = tuple((meta or {}).get("grid") or ())
+    if grid and not all(int(g) > 0 for g in grid):
+        out.append({"kind": "uninit", "op": "empty_grid", "severity": "warning", "tensor": None, "file": meta.get("kernel_file"),
+                    "line": meta.get("kernel_line"), "message": (
+                        f"the captured launch's grid {grid} has no program (a dimension of 0): it ran nothing, in the "
+                        "program as here, so nothing it was handed is checked; a grid computed by floor division, "
+                        "N // BLOCK, where triton.cdiv(N, BLOCK) was meant?")})
+    return out
 
 
 def _stale(got, want, old) -> int:
@@ -418,7 +428,7 @@ def load_scenario(file: str, name: str) -> Scenario:
                                                     f"({os.path.basename(meta['kernel_file'])}:{meta['kernel_line']})",
                     deterministic=False, reference_is_capture=True, explain_mismatch=explain_mismatch,
                     not_comparable=not_comparable,
-                    launch_findings=lambda: _findings(ran.get("bands") or (), marked.get("findings") or ()),
+                    launch_findings=lambda: _findings(ran.get("bands") or (), marked.get("findings") or (), meta),
                     picked=({meta["kernel"]: meta["config"]} if meta.get("config") and not meta.get("interpreted")
                             else None),
                     nothing_to_compare=(f"the captured launch did not finish in the program ({meta['error'].rstrip(': ')})"

@@ -221,7 +221,11 @@ def _finding(func, name: str, t, marked, entry: dict, call: str | None = None) -
     of = (f"values computed from {entry['name']}" if entry.get("computed") else
           f"a copy {tuple(t.shape)} of {entry['name']}" if entry.get("copy") is not None else entry["name"]
           if tuple(t.shape) == entry["shape"] else f"a view {tuple(t.shape)} of {entry['name']}")
-    if entry["wrote"]:
+    grid = getattr(entry["launch"], "empty_grid", None)
+    if grid is not None:  # (helpers 106, 107: told as a store through the wrong pointer)
+        why = (f"the launch's grid {grid} has no program (a dimension of 0), so nothing ran: a grid computed by "
+               "floor division, N // BLOCK, where triton.cdiv(N, BLOCK) was meant?")
+    elif entry["wrote"]:
         why = (f"the launch wrote {entry['wrote']} element(s) of {entry['name']} and left these: a store mask too "
                "strict, a stride or offset that skips them, or a grid that does not cover the tensor?")
     elif entry["stores"] and entry.get("causes"):  # it stored the mark it read outside a tensor (helper-81)
