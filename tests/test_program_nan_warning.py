@@ -132,6 +132,40 @@ def test_a_dot_whose_float16_accumulation_overflows_is_told_by_its_products(tmp_
            "sum to 1.44e+06, past float16's largest value 65504: a float16 accumulation can overflow" in warn[0], warn[0]
 
 
+
+ATOMIC = '''
+import sys, torch, triton, triton.language as tl
+
+@triton.jit
+def dot_rows(a_ptr, b_ptr, out_ptr, BLOCK: tl.constexpr, ATOMIC: tl.constexpr):
+    r = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    s = tl.sum(tl.load(a_ptr + r * BLOCK + offs) * tl.load(b_ptr + offs))  # PRODUCT (fp16: +inf and -inf)
+    if ATOMIC:
+        tl.atomic_add(out_ptr + r, s)
+    else:
+        tl.store(out_ptr + r, s)
+
+a = torch.tensor([[400.0, -400.0, 1.0, 0.0]] * 4, device="cuda").half()
+b = torch.tensor([300.0, 300.0, 1.0, 0.0], device="cuda").half()
+out = torch.zeros(4, device="cuda")
+dot_rows[(4,)](a, b, out, BLOCK=4, ATOMIC=sys.argv[1] == "atomic")
+'''
+
+
+@pytest.mark.parametrize("how", ["store", "atomic"])
+def test_a_nan_an_atomic_add_writes_is_told_as_stored(tmp_path, cli_env, how):
+    """helper-107: TransformerEngine's grouped dscales adds its fp16 sums with tl.atomic_add; a NaN made of an
+    overflow, added so, was told "No NaN made of it was stored", with every output NaN."""
+    (tmp_path / "prog.py").write_text(ATOMIC)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", how], cli_env, cwd=tmp_path)
+    line = next(i for i, ln in enumerate(ATOMIC.splitlines(), 1) if "# PRODUCT" in ln)
+    warn = [ln for ln in p.stderr.splitlines() if ln.startswith(f"tritondbg: warning: nan_inf in dot_rows at prog.py:{line}")]
+    assert len(warn) == 1, p.stderr[-3000:]
+    assert "4 NaN lane(s) made from it were stored" in warn[0] and "into out_ptr" in warn[0], warn[0]
+    assert "No NaN made of it was stored" not in p.stderr, p.stderr[-3000:]
+
+
 ZERO_ROW = '''
 import torch, triton, triton.language as tl
 

@@ -340,6 +340,8 @@ def install() -> None:
             san.locks.exchanged(changed)  # or taken, test-and-set (or a flag set)
         what = "tl.atomic_" + {"fadd": "add", "umax": "max", "umin": "min"}.get(op, op)
         san.record_atomic(changed, what, _cta(rest))
+        if op in ("add", "fadd", "xchg"):
+            san.record_atomic_value(ptr, val, live)
         san.spin.poll(san, what, ptr, old, live)
         return old
 

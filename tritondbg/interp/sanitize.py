@@ -311,6 +311,14 @@ class Sanitizer(Instrument, hooks.Listener):
         self.atomics.append((changed, len(self.pids) - 1, self._site_id(frames.site()), self.mem_seq, op, cta))
         self.write_count += int(changed.size)
 
+    def record_atomic_value(self, ptrs, value, live) -> None:
+        """The operand of an atomic add / exchange: its NaN/Inf lanes reach memory as a store's do (helper-107: an
+        fp16 sum's NaN added by tl.atomic_add was told as "no NaN made of it was stored")."""
+        reached = nan_origin.stored(value, live, ptrs.data.shape)
+        self.nonfinite_reached |= reached
+        if self.program_mode and reached:
+            nan_stores.record(self, ptrs, value, live, frames.site())
+
     def record_store(self, ptrs, value, mask) -> None:
         if self.launch is None:
             return
