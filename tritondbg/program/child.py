@@ -251,7 +251,7 @@ def _ends_in_torch_cuda(tb) -> bool:
     return os.path.abspath(last).startswith(os.path.join(os.path.dirname(torch.__file__), "cuda") + os.sep)
 
 
-def _half_reference(tb) -> bool:
+def _half_reference(tb, value) -> bool:
     """An assertion that failed where half-precision tensors are in hand (the innermost frame's locals, and lists
     of them), with no finding from the checker: a comparison of a kernel with a CPU torch reference."""
     checker = _state.get("checker")
@@ -262,12 +262,31 @@ def _half_reference(tb) -> bool:
         tb = tb.tb_next
     if torch is None or tb is None:
         return False
+    if not _compares_values(tb, value):
+        return False
     half = (torch.float16, torch.bfloat16)
     for v in list(tb.tb_frame.f_locals.values()):
         for t in (v if isinstance(v, (list, tuple)) else (v,))[:64]:
             if isinstance(t, torch.Tensor) and t.dtype in half:
                 return True
     return False
+
+
+_VALUE_WORDS = re.compile(r"allclose|assert_close|isclose|equal|\berr|diff|abs\(|tol\b|atol|rtol|max\(")
+_SHAPE_WORDS = re.compile(r"\.shape|\.size\(|\.dim\(|\.ndim|\.dtype|\.device|is_contiguous|\.stride\(|numel\(")
+
+
+def _compares_values(tb, value) -> bool:
+    """Whether the failed assertion compares values (torch.testing's "not close", an allclose, an error against a
+    tolerance), not shapes or dtypes (helper-106: lmdeploy's wrapper asserting the weight's size was told as an
+    ulp of CPU half precision)."""
+    import linecache
+
+    text = str(value)
+    if any(k in text for k in ("not close", "Mismatched elements", "not equal", "difference")):
+        return True
+    line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+    return bool(_VALUE_WORDS.search(line)) and not _SHAPE_WORDS.search(line)
 
 
 def _hint_on_cuda_tensors() -> None:
@@ -314,7 +333,7 @@ def _hint_on_cuda_tensors() -> None:
                   "program's \"cuda\" tensors are made on the CPU, where torch's CPU build lacks some of what its "
                   "CUDA build has (check that CUDA has one: torch.histc on ints yes, torch.randn_like on bool no); "
                   "run that part compiled on a GPU, or give the op a dtype the CPU takes", file=sys.stderr)
-        elif cpu is not None and cpu.moved() and isinstance(value, AssertionError) and _half_reference(tb) \
+        elif cpu is not None and cpu.moved() and isinstance(value, AssertionError) and _half_reference(tb, value) \
                 and not re.search(r"\bnan\b", str(value), re.I):  # (an ulp is no NaN: helper-97; an inf
             # relative difference is: a reference element of 0 and a result an ulp off)
             # (helpers 79 and 81: Triton's tutorials 05 and 08 fail their own fp16 checks here, where CPU torch's
