@@ -974,6 +974,51 @@ s = Scenario(name="absmax", make_inputs=lambda case, dtype, device, generator: d
     assert "float('-inf') for the max it enters" not in f["message"], f
 
 
+def test_undefined_lanes_that_enter_a_sum_and_then_a_max_get_the_advice_of_zero_for_the_sum(tmp_path):
+    """helper-106: lmdeploy's rms_norm_quant loads x without other=, sums its squares, then takes
+    ``tl.max(tl.abs(out))``; the sum's NaN reached every lane of the max, so whether its real lanes are >= 0 could
+    not be read, and the advice was other=float('-inf'), which the sum of squares makes inf."""
+    path = tmp_path / "rmsq.py"
+    path.write_text('''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def rms_quant(x_ptr, q_ptr, s_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n)
+    out = x * tl.rsqrt(tl.sum(x * x, 0) / n + 1e-6)
+    scale = tl.max(tl.abs(out), 0) / 127.0
+    tl.store(q_ptr + row * n + cols, out / scale, mask=cols < n)
+    tl.store(s_ptr + row, scale)
+
+
+def launch(x):
+    q, s = torch.empty_like(x), torch.empty(x.shape[0], device=x.device)
+    rms_quant[(4,)](x, q, s, 100, BLOCK=128)
+    return q, s
+
+
+def reference(x):
+    out = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+    s = out.abs().amax(-1) / 127.0
+    return out / s[:, None], s
+
+
+s = Scenario(name="rmsq", make_inputs=lambda case, dtype, device, generator: dict(
+                 x=torch.randn(4, 100, generator=generator).to(device)),
+             launch=launch, reference=reference, kernels=[rms_quant],
+             cases=[Case("tiny", params={}, dtypes=("float32",))])
+''')
+    (r,) = run(str(path)).results
+    (f,) = [f for f in r.findings if f["kind"] == "poison"]
+    assert "they enter tl.sum at line" in f["message"] and "tl.max at line" in f["message"], f
+    assert "other=0.0 keeps today's result and suits the sum it enters" in f["message"], f
+    assert "float('-inf') for the max it enters" not in f["message"], f
+
+
 SENTINEL = '''
 import torch, triton, triton.language as tl
 from tritondbg import Case, Scenario

@@ -197,6 +197,12 @@ def _message(e: dict) -> str:
                       "through an abs or a square" if any(r.startswith(("tl.max", "tl.argmax")) for r in extreme) else
                       "other=0.0 keeps today's result: the real lanes the min reduces are all <= 0 here, so the 0 "
                       "never wins it")
+        elif extreme and "zero_ok" not in e and any(r.startswith("tl.sum") for r in e.get("reaches") or ()):
+            # (helper-106: lmdeploy's rms_norm_quant, a sum of squares, then tl.max(tl.abs(out)): -inf was advised,
+            # which the sum makes inf; the max's real lanes could not be read, the sum's NaN was in all of them)
+            advice = ("other=0.0 keeps today's result and suits the sum it enters; the max (min) after it then sees "
+                      "0 in those lanes too: right where its real lanes are >= 0 (after an abs or a square), else mask "
+                      "them for it alone, tl.where(mask, x, float('-inf'))")
         elif extreme:
             advice = ("other=float('-inf') for the max it enters (other=float('inf') for a min), then keep those lanes "
                       "out of any sum: the 0 today's code reads there can be the max itself, so the result may be "

@@ -431,7 +431,8 @@ class Sanitizer(Instrument, hooks.Listener):
             if kind in ("max", "argmax", "min", "argmin"):  # would the 0 today's code reads there ever win?
                 with np.errstate(invalid="ignore"):
                     real = x[(p == 0) & ~np.isnan(x)]
-                    zero_ok = bool(real.size) and bool((real >= 0).all() if "max" in kind else (real <= 0).all())
+                    # (None: no real lane left to tell, every one NaN already, a sum of the poison before it)
+                    zero_ok = bool((real >= 0).all() if "max" in kind else (real <= 0).all()) if real.size else None
             self._poison_reached(p[undefined_bad], f"tl.{kind} at line {site[1]}", zero_ok)
 
     def dot_event(self, bad, frame, operands=None) -> None:
