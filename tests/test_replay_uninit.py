@@ -60,3 +60,32 @@ def test_a_capture_whose_output_is_the_uninit_mark_says_the_comparison_checks_no
     found = [f for r in json.loads(rep.stdout)["results"] for f in r["findings"]]
     marked = [f for f in found if "holds tritondbg's uninitialized-memory mark" in f.get("message", "")]
     assert marked and "10 of 10 element(s)" in marked[0]["message"], found
+
+
+@pytest.mark.interpreter
+def test_an_int_output_holding_the_mark_is_told_by_the_int_mark(tmp_path):
+    """helper-107: an int32 output holding tritondbg's mark (0x5A5A5A5A) was told as holding "the mark (NaN)" that
+    "matches only as NaN matches NaN"."""
+    import json
+
+    (tmp_path / "prog.py").write_text(
+        "import torch, triton, triton.language as tl\n\n"
+        "@triton.jit\n"
+        "def copy_ids(src, dst, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)\n\n"
+        "src = torch.empty(10, dtype=torch.int32, device='cuda')\n"
+        "dst = torch.empty(10, dtype=torch.int32, device='cuda')\n"
+        "copy_ids[(1,)](src, dst, 10, BLOCK=16)\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
+                              timeout=300, cwd=tmp_path)
+
+    assert cli("capture", "--out", "cap", "--", sys.executable, "prog.py").returncode == 0
+    rep = cli("interpret", str(tmp_path / "cap" / "copy_ids_0.py"), "--no-sanitize", "--json")
+    marked = [f["message"] for r in json.loads(rep.stdout)["results"] for f in r["findings"]
+              if f["tensor"] == "dst" and "uninitialized-memory mark" in f["message"]]
+    assert len(marked) == 1 and "mark (0x5A5A5A5A) in 10 of 10" in marked[0], marked
+    assert "NaN" not in marked[0], marked[0]

@@ -182,14 +182,16 @@ def _marked_reference(meta: dict, after: list, compared: dict) -> list:
             continue
         m = initcheck._holding_mark(t.detach().contiguous())
         if m is not None and m.any():
-            hits.append((path, int(m.sum()), t.numel()))
-    every = bool(hits) and sum(n for _, n, _ in hits) == total
+            mark = "NaN" if t.is_floating_point() else f"0x{initcheck.INT_MARK.get(t.element_size(), 0x5A):X}"
+            hits.append((path, int(m.sum()), t.numel(), mark))
+    every = bool(hits) and sum(n for _, n, _, _ in hits) == total
     return [{"kind": "uninit", "severity": "error" if every else "warning", "tensor": path,
              "file": meta.get("kernel_file"), "line": meta.get("kernel_line"), "message": (
-                 f"the captured output holds tritondbg's uninitialized-memory mark (NaN) in {n} of {numel} "
+                 f"the captured output holds tritondbg's uninitialized-memory mark ({mark}) in {n} of {numel} "
                  f"element(s) of {path}: the program's launch left them so, or computed them from memory nothing "
-                 "wrote; the replay matches them only as NaN matches NaN, which checks nothing there"
-                 + ("; nothing else was compared" if every else ""))} for path, n, numel in hits]
+                 f"wrote; the replay matches them only as {'NaN matches NaN' if mark == 'NaN' else 'the mark matches itself'}, "
+                 "which checks nothing there" + ("; nothing else was compared" if every else ""))}
+            for path, n, numel, mark in hits]
 
 
 def _findings(bands: list, marked: list, meta: dict | None = None) -> list:
