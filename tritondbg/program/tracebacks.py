@@ -50,13 +50,22 @@ def _triton_dir() -> str | None:
 
 
 def _without_ours(tb, also: str | None = None):
-    """``tb`` less tritondbg's frames (and those under the folder ``also``)."""
-    kept = []
+    """``tb`` less tritondbg's frames (and those under the folder ``also``), and torch's dispatch to a torch
+    function mode where the mode is tritondbg's (``overrides.py handle_torch_function``: helper-107 saw it twice in
+    a Ctrl-C's traceback, the cpu stand-in's modes)."""
+    entries = []
     while tb is not None:
-        name = tb.tb_frame.f_code.co_filename
-        if not ours(name) and not (also and name.startswith(also)):
-            kept.append(tb)
+        entries.append(tb)
         tb = tb.tb_next
+    kept = []
+    for i, entry in enumerate(entries):
+        name = entry.tb_frame.f_code.co_filename
+        if ours(name) or (also and name.startswith(also)):
+            continue
+        if name.endswith(os.path.join("torch", "overrides.py")) and i + 1 < len(entries) and \
+                ours(entries[i + 1].tb_frame.f_code.co_filename):
+            continue
+        kept.append(entry)
     out = None
     for entry in reversed(kept):
         out = types.TracebackType(out, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
