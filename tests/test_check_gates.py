@@ -739,3 +739,21 @@ def test_the_resources_gate_is_an_error_when_its_compiling_process_ends_early():
     assert out.status == "error", (out.status, out.reason)
     assert "the compiling subprocess exited with status 3 before it reported" in out.reason, out.reason
     assert f"rerun: tritondbg ir {target} --stats" in out.reason, out.reason
+
+
+@pytest.mark.interpreter
+def test_all_configs_leaves_out_a_config_the_target_cannot_launch(monkeypatch):
+    """helper-108: GPTQModel's transpose kernel read out of bounds in one config only, whose compile for sm_90 needs
+    278528 B of shared memory (the autotuner skips it on any GPU, as the resources gate said); the all-configs gate
+    ran it under the interpreter and failed. Now such a config is not applicable; the one that fits still runs."""
+    target = f"{DATA.parent / 'interp_data' / 'oor_config.py'}::oor"
+    out = run_gate("all-configs", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == PASS and "1 configs correct" in out.reason and "1 not applicable" in out.reason, out.reason
+    na = out.details["not_applicable"]
+    assert len(na) == 1 and "tile_mm BLOCK=256" in na[0] and "OutOfResources" in na[0], na
+    # with no compile to tell (it failed), every config runs, as before: the 256-wide one's reads fail the gate
+    from tritondbg.check import resources_gate
+
+    monkeypatch.setattr(resources_gate, "_compile_rows", lambda *a, **k: ([], {}, None))
+    out = run_gate("all-configs", loader.load(target), GateContext(device="cpu", target=target))
+    assert out.status == FAIL and "tile_mm BLOCK=256" in out.reason, out.reason
