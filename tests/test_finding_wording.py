@@ -427,3 +427,14 @@ def test_a_launch_site_path_with_dot_dot_is_told_normalised():
 
     assert describe_site([("/tmp/drv/../pkg/norm.py", 7, "norm")]) == "/tmp/pkg/norm.py:7 (norm)"
     assert describe_site([("<string>", 1, "<module>")]) == "<string>:1 (<module>)"
+
+
+def test_an_out_of_bounds_loads_fill_is_said_in_words():
+    """helper-108: "here they hold other=, else poison" and "your program got other=, else 0 there" read as an
+    unfilled phrase."""
+    from tritondbg.interp.findings import _consequence
+
+    text = _consequence({"op": "load", "lanes": 4})
+    assert "here they hold the load's other= value if it has one, else poison" in text, text
+    text = _consequence({"op": "load", "lanes": 4, "program_fill": "0"})
+    assert "your program got the load's other= value if it has one, else 0 there" in text, text

@@ -46,9 +46,9 @@ def _consequence(e: dict) -> str:
     elif e.get("unmasked") and not e.get("masked"):
         how, fill = f"The {noun} has no mask", poison
     elif e.get("unmasked"):
-        how, fill = "The mask, where there is one, lets them through", f"other=, else {poison}"
+        how, fill = "The mask, where there is one, lets them through", f"the load's other= value if it has one, else {poison}"
     else:
-        how, fill = "Its mask lets them through", f"other=, else {poison}"
+        how, fill = "Its mask lets them through", f"the load's other= value if it has one, else {poison}"
     if op == "load" and e.get("program_fill") is not None:  # program mode kept a run without the poison
         held = fill.replace(poison, e["program_fill"])
         inside = min(e.get("in_other", 0), e["lanes"])  # the plain run reads another argument's memory there
