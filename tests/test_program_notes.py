@@ -125,3 +125,32 @@ def test_a_warning_of_the_program_comes_once_per_place_as_without_tritondbg(tmp_
     p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert "done" in p.stdout and p.returncode == 0, p.stderr[-2000:]
     assert p.stderr.count("UserWarning: the program's own deprecation") == 1, p.stderr[-3000:]
+
+
+LEFTOVER = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def scale_kernel(x_ptr, unused_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+x = torch.randn(100, device="cuda")
+out = torch.empty(100, device="cuda")
+scale_kernel[(2,)](x, torch.randn(100, device="cuda"), out, 100, BLOCK=64)   # an input it no longer reads
+'''
+
+
+@pytest.mark.parametrize("form", ["program", "reproducer"])
+def test_an_unnamed_argument_that_holds_data_is_an_input_left_over_and_not_told(tmp_path, cli_env, form):
+    """helper-109: mlstm's backward kernels are handed matQ, matK and vecA they no longer read; each was an
+    `uninit` warning ("an output whose tl.store is missing?") and `check --strict` failed the correct kernels.
+    A tensor that holds data is an input; zeros, a fill or torch.empty's memory (an output's) are still told."""
+    (tmp_path / "prog.py").write_text(LEFTOVER)
+    if form == "program":
+        p = run_cli(["interpret", "--strict", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    else:
+        run_cli(["capture", "--out", "cap", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+        p = run_cli(["check", "cap", "--strict", "--gates", "sanitize"], cli_env, cwd=tmp_path)
+    text = p.stdout + p.stderr
+    assert p.returncode == 0 and "never names" not in text, text[-3000:]

@@ -107,10 +107,25 @@ def unnamed_entries(san, launch) -> None:
             continue
         if _aliases_a_named(launch, name, value):
             continue  # the same memory handed again as an argument the kernel uses (helper-107: TE's JAX slot)
+        if not _one_value(value):
+            continue  # it holds data: an input left over, not an output waiting for a store (helper-109: mlstm's
+            # backward kernels take matQ, matK, vecA they no longer read); zeros, a fill or the mark: told
         line = (kernel_line(launch.fn, 1) or (None, 0))[1]
         e = san._entry("uninit", (launch.file, line, launch.kernel), name, "unnamed", kernel_name=launch.kernel,
                        shape=list(value.shape), dtype=str(value.dtype).replace("torch.", ""))
         e["severity"], e["pid"], e["programs"] = "warning", [], set()
+
+
+def _one_value(t, limit: int = 1 << 20) -> bool:
+    """Whether every element of ``t`` (its first ``limit`` ones) holds the same bits: a buffer as a factory made it
+    (torch.zeros, torch.full, torch.empty's mark), which an output the kernel forgot to store into still is."""
+    import torch
+
+    flat = t.detach().reshape(-1)[:limit]
+    if flat.dtype.is_floating_point or flat.dtype.is_complex:  # by bits: NaN marks compare equal so
+        flat = flat.contiguous().view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64,
+                                       16: torch.int64}[flat.element_size()])
+    return bool((flat == flat[0]).all()) if flat.numel() else True
 
 
 def _aliases_a_named(launch, name: str, value) -> bool:
