@@ -227,6 +227,10 @@ def _message(e: dict) -> str:
         from tritondbg.interp.uninit_reads import message
 
         return message(e, progs)
+    if kind == "shift":
+        from tritondbg.interp.shifts import message
+
+        return message(e)
     if kind == "masked_reduction" and e["op"] == "dot":
         return _dot_message(e)
     if kind == "masked_reduction":

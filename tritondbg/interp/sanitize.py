@@ -32,7 +32,7 @@ from tritondbg.interp.memops import install as _install_memory, uninstall as _un
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array  # noqa: F401 (API)
 from tritondbg.runner import Instrument
 
-KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf")
+KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf", "shift")
 _MAX_NONFINITE_EVENTS = 64
 _MAX_RACE_ELEMENTS = 1 << 26  # stop recording stores past 64M elements (memory), say so in the finding
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import nan_origin
+from tritondbg.interp import nan_origin, shifts
 # the pad rules of elementwise ops (value-aware: x * 0, x + 0, max/min, m & cond) and undefined lanes times 0
 from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero, padding_share
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
@@ -557,6 +557,8 @@ def _patches():
         check = name not in ("create_bitcast", "create_int_to_ptr", "create_ptr_to_int")
         out.append((B, name, lambda orig, label=label, n=n, check=check: _wrap_unary_like(orig, label, n, check)))
     out.append((B, "create_dot", _wrap_dot))
+    for name, op in (("create_shl", np.left_shift), ("create_lshr", np.right_shift), ("create_ashr", np.right_shift)):
+        out.append((B, name, lambda orig, op=op: shifts.wrap(orig, op)))  # (ashr makes new handles: checked before)
     out.append((I.ReduceOps, "apply", _wrap_reduce))
     out.append((I.ScanOps, "apply", _wrap_scan))
     return out
