@@ -134,6 +134,8 @@ def test_profile_a_program_under_the_interpreter(tmp_path, cli_env):
     assert rows["add_kernel"]["bytes_per_launch"] == 3 * 1000 * 4  # x, y, out: float32[1000]
     tuned = {d["kernel"]: d for d in js["autotune"]}
     assert tuned["add_kernel"]["source"] == "interpreter" and tuned["add_kernel"]["cache_hits"] == 1
+    # (helper-108: it said "ran the one the autotuner picked", and no autotuner had run)
+    assert "ran the first one its autotuner would try after its pruning" in tuned["add_kernel"]["note"], tuned
     run_dir = Path(js["run_dir"])
     [trace] = list(run_dir.glob("*.json"))  # layout rule: only the program's trace at the top
     assert trace.name.startswith("program-") and trace.name.endswith(".pt.trace.json")

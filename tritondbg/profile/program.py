@@ -416,7 +416,8 @@ class ProgramProfiler(attach.Observer):
         fresh = timings is not None and self._consumed.get(id(tuner)) != id(timings)
         if _interpreted():
             d = _untimed(launch.name, tuner, config_dict(winner), "interpreter",
-                         "the interpreter cannot benchmark configs: ran the one the autotuner picked")
+                         "the interpreter cannot benchmark configs: ran the first one its autotuner would try "
+                         "after its pruning, as tritondbg pins it")  # (helper-108: "the one the autotuner picked")
         elif len(tuner.configs) <= 1:
             d = _untimed(launch.name, tuner, config_dict(winner), "single config", "only one config: nothing to tune")
         elif fresh:
