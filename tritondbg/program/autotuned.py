@@ -131,3 +131,15 @@ def launch(kernel, meta: dict, args: dict, options: dict, ran: dict) -> bool:
     return True
 
 
+def will_benchmark(tuner, args: tuple, kwargs: dict) -> bool:
+    """Whether ``tuner.run(*args, **kwargs)`` is about to time its configs: more than one config and its key
+    (Triton 3.6-3.9's: the key arguments, then every argument's dtype) not in its cache. True when unsure."""
+    from tritondbg.configs import autotune_key
+
+    try:
+        if len(tuner.configs) <= 1:
+            return False
+        key = autotune_key(tuner, args, kwargs)
+        return key is None or key not in tuner.cache
+    except Exception:  # noqa: BLE001 - another Triton's autotuner: assume it times
+        return True

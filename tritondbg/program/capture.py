@@ -174,20 +174,6 @@ def copy_before(snap: Snapshot, early: dict | None = None) -> None:
             snap.before.append(_bytes_of(g["storage"], g["device"], g["start"], g["end"]))
 
 
-def will_benchmark(tuner, args: tuple, kwargs: dict) -> bool:
-    """Whether ``tuner.run(*args, **kwargs)`` is about to time its configs: more than one config and its key
-    (Triton 3.6-3.9's: the key arguments, then every argument's dtype) not in its cache. True when unsure."""
-    from tritondbg.configs import autotune_key
-
-    try:
-        if len(tuner.configs) <= 1:
-            return False
-        key = autotune_key(tuner, args, kwargs)
-        return key is None or key not in tuner.cache
-    except Exception:  # noqa: BLE001 - another Triton's autotuner: assume it times
-        return True
-
-
 def early_bytes(tuner, args: tuple, kwargs: dict, budget: float) -> dict | None:
     """(device, storage pointer) -> (start, end, bytes) of the tensors an autotuner was called with, less the
     ones it resets or restores itself before the launch (``reset_to_zero``, ``restore_value``: their state after

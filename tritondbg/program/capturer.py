@@ -12,8 +12,9 @@ import sys
 
 from tritondbg.configs import Withdrawn
 from tritondbg.program import attach, child, claims
+from tritondbg.program.autotuned import will_benchmark
 from tritondbg.program.capture import (capture_name, copy_after, copy_before, early_bytes, save, signature, size,
-                                       snapshot, will_benchmark)
+                                       snapshot)
 
 _COUNTED_MAX = 1000  # distinct signatures of one kernel kept to count the unsaved ones
 
