@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from tritondbg.interp import (findings, frames, guard, hooks, initcheck, nan_origin, nan_stores, oob, output_checks,
-                              races, shadow, undo, uninit_reads, unstored)
+                              races, shadow, shifts, undo, uninit_reads, unstored)
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array  # noqa: F401 (API)
@@ -83,6 +83,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.program_fill: str | None = None
         self.poison_stores: dict[int, dict] = {}
         self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
+        self.shift_sids: set[int] = set()           # poison ids of shifts by the width or more (shifts.py)
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.store_spans: dict[tuple, tuple] = {}   # (file, line) of a store -> (lowest, highest) address written
         self.skipped_writes: dict[tuple, list] = {}  # (file, line) -> addresses of lanes skipped (oob.skip_writes)
@@ -291,6 +292,17 @@ class Sanitizer(Instrument, hooks.Listener):
             self.uninit_sids.add(sid)
         return sid, self.poison_info[sid]
 
+    def shift_site(self, site, what: dict) -> int:
+        """The poison id of a shift's line whose amounts leave lanes undefined (shifts.py); ``what``: its first."""
+        key = (site[0], site[1], "shift")
+        sid = self.poison_sites.get(key)
+        if sid is None:
+            sid = self._new_sid(key)
+            self.poison_info[sid] = dict(file=site[0], line=site[1], function=site[2], pid=list(self.pid),
+                                         kernel=self.launch.kernel if self.launch else "?", oob_only=False, shift=what)
+            self.shift_sids.add(sid)
+        return sid
+
     def uninit_entry(self, sid: int) -> dict:
         return self._poison_entry(self.poison_info[sid])
 
@@ -352,6 +364,8 @@ class Sanitizer(Instrument, hooks.Listener):
             self._poison_store(value, live, site)
         if self.uninit_sids:
             uninit_reads.check_store(self, ptrs, value, live)
+        if self.shift_sids:
+            shifts.check_store(self, ptrs, value, live)
 
     def _poison_store(self, value, live, site) -> None:
         kind = handle_kind(value)
@@ -483,6 +497,11 @@ class Sanitizer(Instrument, hooks.Listener):
             e["read"] = info["read"]
             if where.get("carried"):
                 e["carried"] = True
+        elif "shift" in info:  # lanes a shift by the width or more left undefined, used (shifts.py): a warning
+            what = info["shift"]
+            e = self._entry("shift", site, None, what["op"], reaches=[], stored=None, example=what["example"],
+                            width=what["width"], dtype=what["dtype"])
+            e["severity"] = "warning"
         elif "times_zero" in info:  # undefined lanes times an exact 0: 0 for finite garbage (a warning)
             e = self._entry("poison", site, None, "times_zero", reaches=[], output=None)
             e["times_zero"], e["severity"] = info["times_zero"], "warning"

@@ -1,30 +1,32 @@
 """Shifts by the type's width or more, or by a negative amount: ``x >> 56`` on an int32 (helper-108: GPTQModel's
 unpacking with its shifter scaled twice). LLVM makes such a shift poison and PTX clamps the amount, while numpy here
-gives 0 (or -1): the interpreter's values are not the GPU's, and the code's are undefined. A warning at the shift's
-line, with its first such lane (the kernel may drop those lanes later), not in padding lanes (a masked load's
-``other=``), which real code shifts by anything."""
+gives 0 (or -1): the interpreter's values are not the GPU's, and the code's are undefined.
+
+Such lanes are marked in the result's shadow as undefined, under an id of the shift's line (as a masked load's
+undefined lanes are, sanitize.poison_for), so a kernel that drops them later (a store mask, ``tl.where``: bits past
+a row's end shifted out, helper-110) is not told; where they reach a store, an atomic or a reduction, a warning at
+the shift's line says where. Padding lanes (a masked load's ``other=``) are no such lanes."""
 from __future__ import annotations
 
 import numpy as np
 
-from tritondbg.interp.shadow_values import _bcast, _site_frame, pad_of
+from tritondbg.interp.shadow_values import _bcast, _debug_raise, _set_pad, _site_frame, pad_of
 
 
 def wrap(orig, op):
-    """The interpreter's ``create_shl`` / ``create_lshr`` / ``create_ashr``, checked first."""
+    """The interpreter's ``create_shl`` / ``create_lshr`` / ``create_ashr`` (ashr makes new handles: checked on
+    the operands it was given), its result's bad lanes marked."""
     def shift(self, lhs, rhs):
+        out = orig(self, lhs, rhs)
         try:
-            check(lhs, rhs, op)
+            mark(lhs, rhs, out, op)
         except Exception:  # shadow bookkeeping must never break a kernel
-            from tritondbg.interp.shadow_values import _debug_raise
-
             _debug_raise()
-        return orig(self, lhs, rhs)
+        return out
     return shift
 
 
-def check(lhs, rhs, op) -> None:
-    """``lhs`` shifted by ``rhs`` (interpreter handles) with numpy's ``op``; told to the active sanitizer."""
+def mark(lhs, rhs, out, op) -> None:
     from tritondbg.interp.shadow_values import _sink
 
     san = _sink["san"]
@@ -35,29 +37,63 @@ def check(lhs, rhs, op) -> None:
     bad = (amount < 0) | (amount >= width)
     if not np.any(bad):
         return
-    shape = np.broadcast_shapes(np.shape(lhs.data), np.shape(amount))
+    shape = np.shape(out.data)
     bad = np.broadcast_to(bad, shape)
-    for h in (lhs, rhs):
-        p = pad_of(h)
+    pads = [pad_of(h) for h in (lhs, rhs)]
+    for p in pads:
         if p is not None:
             bad = bad & ~(_bcast(p, shape) >= 1)
     if not bad.any():
         return
     frame = _site_frame()
     site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
-    e = san._entry("shift", site, None, "<<" if op is np.left_shift else ">>", example=None, width=width,
-                   dtype=str(lhs.data.dtype))
-    e["severity"] = "warning"
-    e["lanes"] += int(bad.sum())
-    if e["example"] is None:
-        idx = tuple(int(i) for i in np.argwhere(bad)[0])
-        e["example"] = (list(idx), int(np.broadcast_to(amount, shape)[idx]))
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    sid = san.shift_site(site, dict(op="<<" if op is np.left_shift else ">>", width=width, dtype=str(lhs.data.dtype),
+                                    example=(list(idx), int(np.broadcast_to(amount, shape)[idx]))))
+    old = np.zeros(shape, np.uint8)
+    for p in pads:
+        if p is not None:
+            old = np.maximum(old, _bcast(p, shape))
+    _set_pad(out, np.where(bad, sid + 2, old).astype(np.uint8))
+
+
+def check_store(san, ptrs, value, live) -> None:
+    """A store (or atomic) of lanes a shift left undefined: the shift's warning, with the element they land in."""
+    pad = pad_of(value)
+    if pad is None:
+        return
+    shape = np.asarray(ptrs.data).shape
+    ids = np.broadcast_to(pad, shape).astype(np.int64) - 2
+    sel = np.isin(ids, list(san.shift_sids))
+    if live is not None:
+        sel &= np.broadcast_to(np.asarray(live, dtype=bool), shape)
+    if not sel.any():
+        return
+    from tritondbg.interp import frames, shadow
+
+    line = frames.site()[1]
+    for sid in np.unique(ids[sel]):
+        lanes = sel & (ids == sid)
+        e = san._poison_entry(san.poison_info[int(sid)])
+        e["lanes"] += int(lanes.sum())
+        if e.get("stored") is None:
+            base = shadow.base_of(ptrs)
+            bufs = san.launch.argmap().by_base(base) if base is not None and san.launch is not None else []
+            first = int(np.asarray(ptrs.data)[lanes].reshape(-1)[0])
+            e["stored"] = bufs[0].where(first) if bufs else None
+            e["stored_at"] = line
 
 
 def message(e: dict) -> str:
     idx, amount = e["example"]
-    return (f"{e['op']} by {amount} on {e['dtype']} (lane {tuple(idx)}; {e['lanes']} lane(s) shift by {e['width']} "
-            f"or more, or by a negative amount): such a shift is undefined (LLVM makes it poison; PTX clamps the "
-            f"amount), so the interpreter's value there (numpy's) need not be the GPU's. Keep the amount in "
-            f"0..{e['width'] - 1} (a shifter scaled twice? a pack of {e['width']}-bit words?), or mask those lanes "
-            "before the shift")
+    where = []
+    if e.get("stored"):
+        where.append(f"stored at line {e['stored_at']} into {e['stored']}")
+    if e.get("reaches"):
+        where.append("they enter " + ", ".join(e["reaches"]))
+    used = f"; {'; '.join(where)}" if where else ""
+    return (f"{e['op']} by {amount} on {e['dtype']} (lane {tuple(idx)}; {e['lanes']} lane(s) used shift by "
+            f"{e['width']} or more, or by a negative amount{used}): such a shift is undefined (LLVM makes it poison; "
+            f"PTX clamps the amount), so the interpreter's value there (numpy's) need not be the GPU's. Keep the "
+            f"amount in 0..{e['width'] - 1} (a shifter scaled twice? a pack of {e['width']}-bit words?), or mask "
+            "those lanes before the shift")
