@@ -45,3 +45,13 @@ def test_the_reproducer_of_a_launch_over_an_empty_grid_warns_that_nothing_was_ch
     assert len(empty) == 1 and empty[0]["severity"] == "warning", found
     assert "the captured launch's grid (0, 7, 1) has no program" in empty[0]["message"], empty[0]
     assert p.returncode == 0, p.stdout[-2000:]
+
+
+def test_a_launch_over_no_work_is_no_empty_grid_warning(tmp_path, cli_env):
+    """helper-110: an MoE expert with no token launches over a grid of 0 programs with empty tensors, by design."""
+    (tmp_path / "prog.py").write_text(PROG.replace("torch.randn(33, 7", "torch.randn(0, 7")
+                                      .replace("scale_kernel[(33 // 64, 7)](x, out, 33", "scale_kernel[(0, 7)](x, out, 0"))
+    run_cli(["capture", "--out", "cap", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    p = run_cli(["check", "cap", "--gates", "sanitize", "--json", "c.json"], cli_env, cwd=tmp_path)
+    found = [f for r in json.loads((tmp_path / "c.json").read_text())["results"] for f in r["findings"]]
+    assert not [f for f in found if "has no program" in f["message"]], found

@@ -131,13 +131,14 @@ LEFTOVER = '''
 import torch, triton, triton.language as tl
 
 @triton.jit
-def scale_kernel(x_ptr, unused_ptr, out_ptr, n, BLOCK: tl.constexpr):
+def scale_kernel(x_ptr, unused_ptr, out_ptr, scale_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
 
 x = torch.randn(100, device="cuda")
 out = torch.empty(100, device="cuda")
-scale_kernel[(2,)](x, torch.randn(100, device="cuda"), out, 100, BLOCK=64)   # an input it no longer reads
+# inputs it no longer reads: 100 values, and a one-element scale (one value, not zeros: data too, helper-110)
+scale_kernel[(2,)](x, torch.randn(100, device="cuda"), out, torch.tensor([0.125], device="cuda"), 100, BLOCK=64)
 '''
 
 
@@ -154,3 +155,33 @@ def test_an_unnamed_argument_that_holds_data_is_an_input_left_over_and_not_told(
         p = run_cli(["check", "cap", "--strict", "--gates", "sanitize"], cli_env, cwd=tmp_path)
     text = p.stdout + p.stderr
     assert p.returncode == 0 and "never names" not in text, text[-3000:]
+
+
+ALIASED_SCENARIO = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+@triton.jit
+def copy_k(slot_ptr, x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < N - 4  # the last 4 elements are never written
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+
+def launch(x):
+    out = torch.empty_like(x)
+    copy_k[(2,)](out, x, out, x.numel(), BLOCK=32)  # out handed twice: first to a slot the code never names
+    return out
+
+s = Scenario(name="alias_copy", make_inputs=lambda case, dtype, device, generator: dict(
+                 x=torch.randn(64, generator=generator).to(device=device, dtype=dtype)),
+             launch=launch, reference=lambda x: x.clone(), kernels=[copy_k],
+             cases=[Case("tiny", params={}, dtypes=("float32",))])
+'''
+
+
+def test_an_unwritten_band_of_an_aliased_output_is_told_through_the_argument_the_kernel_names(tmp_path, cli_env):
+    """helper-110: once the named arguments came first, the unwritten band's "was handed it as" took the last
+    argument holding the address: the slot the code never names."""
+    (tmp_path / "cases.py").write_text(ALIASED_SCENARIO)
+    p = run_cli(["interpret", str(tmp_path / "cases.py")], cli_env, cwd=tmp_path)
+    assert "was handed it as out_ptr" in p.stdout and "as slot_ptr" not in p.stdout, p.stdout[-3000:]

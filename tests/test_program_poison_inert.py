@@ -130,3 +130,36 @@ def test_a_reproducers_replay_puts_its_launch_to_the_same_test(tmp_path, cli_env
     found = [f for r in json.loads((tmp_path / "c.json").read_text())["results"] for f in r["findings"]]
     assert [(f["kind"], f["line"], f["severity"]) for f in found] == \
         [("poison", line, "warning" if passes else "error")], found
+
+
+GUARDED = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def k(x_ptr, y_ptr, out_ptr, N, M, BLOCK: tl.constexpr):
+    running = tl.zeros((), dtype=tl.int32)
+    for start in range(0, N, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        running += tl.sum(tl.load(x_ptr + offs, mask=offs < N), 0)  # undefined tail: the unused running sum only
+    o = tl.arange(0, BLOCK)
+    tl.store(out_ptr + o, tl.load(y_ptr + o), mask=o < M)  # LOAD y (no mask: past y's end)
+
+x = torch.randint(0, 5, (50,), dtype=torch.int32, device="cuda")
+y = torch.randint(0, 5, (20,), dtype=torch.int32, device="cuda")
+out = torch.empty(20, dtype=torch.int32, device="cuda")
+k[(1,)](x, y, out, 50, 20, BLOCK=32)
+''')
+
+
+def test_the_replays_filler_runs_leave_the_memory_guards_count_alone(tmp_path, cli_env):
+    """helper-110: the filler re-runs of a reproducer ran with the sanitizer suspended, so the memory guard counted
+    the out-of-bounds lanes of each of them: a second out_of_bounds finding ("the memory guard kept them out",
+    three times the lanes) beside the sanitizer's."""
+    (tmp_path / "prog.py").write_text(GUARDED)
+    run_cli(["capture", "--out", "cap", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    p = run_cli(["interpret", str(tmp_path / "cap" / "k_0.py"), "--json"], cli_env, cwd=tmp_path)
+    found = [(f["kind"], f["line"]) for r in json.loads(p.stdout)["results"] for f in r["findings"]
+             if f["kind"] == "out_of_bounds"]
+    line = next(i for i, ln in enumerate(GUARDED.splitlines(), 1) if ln.rstrip().endswith("# LOAD y (no mask: past y's end)"))
+    assert found == [("out_of_bounds", line)], found
+    assert "memory guard" not in p.stdout, p.stdout[-2000:]

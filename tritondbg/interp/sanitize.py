@@ -330,6 +330,8 @@ class Sanitizer(Instrument, hooks.Listener):
         self.nonfinite_reached |= reached
         if self.program_mode and reached:
             nan_stores.record(self, ptrs, value, live, frames.site())
+        if self.shift_sids:
+            shifts.check_store(self, ptrs, value, live)
 
     def record_store(self, ptrs, value, mask) -> None:
         if self.launch is None:

@@ -30,7 +30,7 @@ def not_stored_entry(san, name: str, o, r) -> None:
             return
     except (RuntimeError, TypeError):
         return
-    site, launch, arg, bufs = handed[-1]
+    site, launch, arg, bufs = _last_launch_first(handed, 1)
     into = _into(spans, bufs)
     if not into:
         return
@@ -75,6 +75,7 @@ def unwritten_entry(san, name: str, o, unwritten) -> None:
     addr = o.data_ptr() + int(np.ravel_multi_index(first, unwritten.shape) if unwritten.ndim else 0) * o.element_size()
     handed = [(site, launch.kernel, tuple(launch.grid), arg, launch, bufs) for site, launch, bufs in san.handed
               for lo, hi, arg in bufs if lo <= addr < hi and site is not None]
+    handed = [_last_launch_first(handed, 4)] if handed else []
     site = handed[-1][0] if handed else (initcheck.allocation_site(o.data_ptr()) or san.launch_site)
     e = san._entry("uninit", site, name, "unwritten", element=f"{name}[{', '.join(str(i) for i in first)}]",
                     alloc=initcheck.allocated_at(o.data_ptr()), numel=int(o.numel()),
@@ -116,16 +117,31 @@ def unnamed_entries(san, launch) -> None:
         e["severity"], e["pid"], e["programs"] = "warning", [], set()
 
 
+def _last_launch_first(handed: list, at: int) -> tuple:
+    """Of the (site, ..., launch, ...) entries of the arguments that held an address, the last launch's first
+    argument (hooks._named_first orders a kernel's named arguments before an alias it never names, helper-110)."""
+    last = handed[-1][at]
+    return next(h for h in handed if h[at] is last)
+
+
 def _one_value(t, limit: int = 1 << 20) -> bool:
     """Whether every element of ``t`` (its first ``limit`` ones) holds the same bits: a buffer as a factory made it
     (torch.zeros, torch.full, torch.empty's mark), which an output the kernel forgot to store into still is."""
     import torch
 
-    flat = t.detach().reshape(-1)[:limit]
+    from tritondbg.interp import initcheck
+
+    x = t.detach()
+    if x.dim() > 1 and not x.is_contiguous():  # the first rows only: a transposed view is not copied whole
+        x = x[:max(1, limit // max(1, x[0].numel()))]
+    flat = x.reshape(-1)[:limit]
     if flat.dtype.is_floating_point or flat.dtype.is_complex:  # by bits: NaN marks compare equal so
         flat = flat.contiguous().view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64,
                                        16: torch.int64}[flat.element_size()])
-    return bool((flat == flat[0]).all()) if flat.numel() else True
+    if flat.numel() <= 8:  # a scalar input (a scale, an eps) is one value too: zeros or the mark only (helper-110)
+        marked = initcheck._holding_mark(t.detach().contiguous())
+        return bool((flat == 0).all()) or bool(marked is not None and marked.all())
+    return bool((flat == flat[0]).all())
 
 
 def _aliases_a_named(launch, name: str, value) -> bool:

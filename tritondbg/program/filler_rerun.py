@@ -104,12 +104,14 @@ def settle_fresh(san, run) -> None:
     make the entries warnings, as ``settle`` does in program mode."""
     import torch
 
-    from tritondbg.interp import memops, sanitize
+    from tritondbg.interp import guard, memops, sanitize
 
     entries = candidates(san)
     if not entries:
         return
     first = None
+    # what the memory guard kept out of these runs is the sanitized run's again, told once (helper-110)
+    counted = (guard._state["masked"], dict(guard._state["where"]))
     try:
         with sanitize.suspended():
             for fill in (None, *FILLS):
@@ -124,6 +126,7 @@ def settle_fresh(san, run) -> None:
         return
     finally:
         memops._plain["fill"] = None
+        guard._state["masked"], guard._state["where"] = counted
     _mark(entries)
 
 

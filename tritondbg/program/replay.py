@@ -336,6 +336,7 @@ def load_scenario(file: str, name: str) -> Scenario:
         marks = _uninit_marks(meta, tensors, compared)
         run_kernel(tensors, ran)
         ran["bands"] = _bands(meta, tensors, compared, marks)
+        ran["no_work"] = all(t.numel() == 0 for t in tensors)  # (an MoE expert with no token: an empty grid meant)
         from tritondbg.interp.shadow_values import _sink
 
         if _sink["san"] is not None and "device" in made:  # undefined lanes that entered only sums: put to the test
@@ -430,7 +431,8 @@ def load_scenario(file: str, name: str) -> Scenario:
                                                     f"({os.path.basename(meta['kernel_file'])}:{meta['kernel_line']})",
                     deterministic=False, reference_is_capture=True, explain_mismatch=explain_mismatch,
                     not_comparable=not_comparable,
-                    launch_findings=lambda: _findings(ran.get("bands") or (), marked.get("findings") or (), meta),
+                    launch_findings=lambda: _findings(ran.get("bands") or (), marked.get("findings") or (),
+                                                      None if ran.get("no_work") else meta),
                     picked=({meta["kernel"]: meta["config"]} if meta.get("config") and not meta.get("interpreted")
                             else None),
                     nothing_to_compare=(f"the captured launch did not finish in the program ({meta['error'].rstrip(': ')})"
