@@ -1863,7 +1863,9 @@ _CLOSE = "assert torch.allclose(y, ref, atol=1e-3)"
 @pytest.mark.parametrize("dtype, hinted, check", [("float16", True, _CLOSE), ("float32", False, _CLOSE),
                                                   ("float16", False, _CLOSE + ", f'max err {(y - ref).abs().max() * float(\"nan\")}'"),
                                                   ("float16", True, _CLOSE + ", 'Greatest relative difference: inf'"),
-                                                  ("float16", False, "assert y.shape[0] == ref.shape[0] + 1, 'size'")])
+                                                  ("float16", False, "assert y.shape[0] == ref.shape[0] + 1, 'size'"),
+                                                  ("float16", True, _CLOSE + ", f'{y.shape}'"),
+                                                  ("float16", True, "assert (y == ref).all()")])
 def test_a_failed_half_precision_check_with_no_finding_says_the_reference_ran_on_the_cpu(tmp_path, dtype, hinted,
                                                                                           check):
     """helpers 79 and 81: Triton's tutorials 05 and 08 fail their own fp16 assertions under ``interpret --``

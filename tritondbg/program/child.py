@@ -285,8 +285,17 @@ def _compares_values(tb, value) -> bool:
     text = str(value)
     if any(k in text for k in ("not close", "Mismatched elements", "not equal", "difference")):
         return True
-    line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
-    return bool(_VALUE_WORDS.search(line)) and not _SHAPE_WORDS.search(line)
+    import ast
+
+    line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
+    try:  # the assertion's test, not its message (helper-110: a message naming out.shape)
+        node = ast.parse(line).body[0]
+        test = ast.unparse(node.test) if isinstance(node, ast.Assert) else line
+    except (SyntaxError, IndexError):  # an assertion over several lines: the line as it is
+        test = line
+    if _SHAPE_WORDS.search(test):
+        return False
+    return bool(_VALUE_WORDS.search(test)) or "==" in test or "!=" in test
 
 
 def _hint_on_cuda_tensors() -> None:
