@@ -59,29 +59,9 @@ def mark(lhs, rhs, out, op) -> None:
 
 def check_store(san, ptrs, value, live) -> None:
     """A store (or atomic) of lanes a shift left undefined: the shift's warning, with the element they land in."""
-    pad = pad_of(value)
-    if pad is None:
-        return
-    shape = np.asarray(ptrs.data).shape
-    ids = np.broadcast_to(pad, shape).astype(np.int64) - 2
-    sel = np.isin(ids, list(san.shift_sids))
-    if live is not None:
-        sel &= np.broadcast_to(np.asarray(live, dtype=bool), shape)
-    if not sel.any():
-        return
-    from tritondbg.interp import frames, shadow
+    from tritondbg.interp.uninit_reads import tell_stored
 
-    line = frames.site()[1]
-    for sid in np.unique(ids[sel]):
-        lanes = sel & (ids == sid)
-        e = san._poison_entry(san.poison_info[int(sid)])
-        e["lanes"] += int(lanes.sum())
-        if e.get("stored") is None:
-            base = shadow.base_of(ptrs)
-            bufs = san.launch.argmap().by_base(base) if base is not None and san.launch is not None else []
-            first = int(np.asarray(ptrs.data)[lanes].reshape(-1)[0])
-            e["stored"] = bufs[0].where(first) if bufs else None
-            e["stored_at"] = line
+    tell_stored(san, ptrs, value, live, san.shift_sids, lambda sid: san._poison_entry(san.poison_info[sid]))
 
 
 def message(e: dict) -> str:

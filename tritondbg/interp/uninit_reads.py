@@ -86,24 +86,29 @@ def check_load(san, ptrs, out, live) -> None:
 
 def check_store(san, ptrs, value, live) -> None:
     """A store of lanes a load read from the mark: the element they land in names the finding."""
-    from tritondbg.interp import shadow
+    tell_stored(san, ptrs, value, live, san.uninit_sids, san.uninit_entry)
+
+
+def tell_stored(san, ptrs, value, live, sids, entry) -> None:
+    """The lanes of a store (or atomic) of ``value`` through ``ptrs`` (``live``: its mask, or None) whose shadow
+    holds one of the poison ids ``sids``: counted in ``entry(sid)``, with the first element they land in (the mark
+    a load read, here; a shift's undefined lanes, shifts.py)."""
+    from tritondbg.interp import frames, shadow
 
     pad = shadow.pad_of(value)
-    if pad is None:
+    if pad is None or not sids:
         return
     shape = np.asarray(ptrs.data).shape
-    pad = np.broadcast_to(pad, shape).astype(np.int64) - 2
-    sel = np.isin(pad, list(san.uninit_sids))
+    ids = np.broadcast_to(pad, shape).astype(np.int64) - 2
+    sel = np.isin(ids, list(sids))
     if live is not None:
         sel &= np.broadcast_to(np.asarray(live, dtype=bool), shape)
     if not sel.any():
         return
-    from tritondbg.interp import frames
-
     line = frames.site()[1]
-    for sid in np.unique(pad[sel]):
-        lanes = sel & (pad == sid)
-        e = san.uninit_entry(int(sid))
+    for sid in np.unique(ids[sel]):
+        lanes = sel & (ids == sid)
+        e = entry(int(sid))
         e["lanes"] += int(lanes.sum())
         if e.get("stored") is None:
             e["stored"] = _where(san, ptrs, lanes)["element"]
