@@ -41,9 +41,9 @@ def _named_first(fn, args: dict) -> dict:
     """``args`` with the tensors the kernel's code never names after the others, where two tensor arguments share
     memory: an address in both is told as the one the kernel writes through (helper-107: TransformerEngine hands
     its output twice, once to a slot kept for JAX's aliasing, and findings named the slot)."""
-    spans = sorted((v.data_ptr(), v.data_ptr() + max(v.numel(), 1) * v.element_size()) for v in args.values()
-                   if hasattr(v, "data_ptr") and hasattr(v, "numel") and hasattr(v, "element_size"))
-    if fn is None or not any(b[0] < a[1] for a, b in zip(spans, spans[1:])):  # no two overlap (a view of one, too)
+    from tritondbg.interp.memory import overlapping
+
+    if fn is None or not overlapping(args):  # no two tensor arguments overlap (a view of one, too)
         return args
     from tritondbg.interp import kernel_stores
 

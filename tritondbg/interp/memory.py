@@ -187,6 +187,14 @@ def buffer_of(name: str, t) -> Buffer | None:
     return b
 
 
+def overlapping(args: dict, name: str | None = None) -> list[str]:
+    """The tensor arguments whose bytes overlap another's (with ``name``: those overlapping that one's)."""
+    bufs = {n: b for n, b in ((n, buffer_of(n, v)) for n, v in args.items()) if b is not None and b.hi > b.lo}
+    targets = [name] if name is not None else list(bufs)
+    return [n for n, b in bufs.items() if any(t != n and t in bufs and b.lo < bufs[t].hi and bufs[t].lo < b.hi
+                                              for t in targets)]
+
+
 class ArgMap:
     """The tensor arguments of one launch."""
 

@@ -38,11 +38,11 @@ def mark(lhs, rhs, out, op) -> None:
     if not np.any(bad):
         return
     shape = np.shape(out.data)
-    bad = np.broadcast_to(bad, shape)
-    pads = [pad_of(h) for h in (lhs, rhs)]
-    for p in pads:
+    old = np.zeros(shape, np.uint8)  # the operands' shadow: padding lanes are no such lanes
+    for p in (pad_of(lhs), pad_of(rhs)):
         if p is not None:
-            bad = bad & ~(_bcast(p, shape) >= 1)
+            old = np.maximum(old, _bcast(p, shape))
+    bad = np.broadcast_to(bad, shape) & (old < 1)
     if not bad.any():
         return
     frame = _site_frame()
@@ -50,10 +50,6 @@ def mark(lhs, rhs, out, op) -> None:
     idx = tuple(int(i) for i in np.argwhere(bad)[0])
     sid = san.shift_site(site, dict(op="<<" if op is np.left_shift else ">>", width=width, dtype=str(lhs.data.dtype),
                                     example=(list(idx), int(np.broadcast_to(amount, shape)[idx]))))
-    old = np.zeros(shape, np.uint8)
-    for p in pads:
-        if p is not None:
-            old = np.maximum(old, _bcast(p, shape))
     _set_pad(out, np.where(bad, sid + 2, old).astype(np.uint8))
 
 

@@ -106,7 +106,7 @@ def unnamed_entries(san, launch) -> None:
     for name, value in launch.args.items():
         if not isinstance(value, torch.Tensor) or not value.numel() or not kernel_stores.unused(launch.fn, name):
             continue
-        if _aliases_a_named(launch, name, value):
+        if _aliases_a_named(launch, name):
             continue  # the same memory handed again as an argument the kernel uses (helper-107: TE's JAX slot)
         if not _one_value(value):
             continue  # it holds data: an input left over, not an output waiting for a store (helper-109: mlstm's
@@ -144,22 +144,12 @@ def _one_value(t, limit: int = 1 << 20) -> bool:
     return bool((flat == flat[0]).all())
 
 
-def _aliases_a_named(launch, name: str, value) -> bool:
-    """Whether ``value``'s bytes overlap a tensor argument the kernel's code names."""
-    import torch
-
+def _aliases_a_named(launch, name: str) -> bool:
+    """Whether argument ``name``'s bytes overlap a tensor argument the kernel's code names."""
     from tritondbg.interp import kernel_stores
+    from tritondbg.interp.memory import overlapping
 
-    lo = value.data_ptr()
-    hi = lo + max(value.numel(), 1) * value.element_size()  # (a conservative span: its first element onwards)
-    for other, v in launch.args.items():
-        if other == name or not isinstance(v, torch.Tensor) or kernel_stores.unused(launch.fn, other):
-            continue
-        if v.untyped_storage().data_ptr() == value.untyped_storage().data_ptr():
-            o_lo = v.data_ptr()
-            if o_lo < hi and lo < o_lo + max(v.numel(), 1) * v.element_size():
-                return True
-    return False
+    return any(not kernel_stores.unused(launch.fn, other) for other in overlapping(launch.args, name))
 
 
 def message(e: dict) -> str:

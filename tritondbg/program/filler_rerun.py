@@ -68,21 +68,16 @@ def settle(san, proceed, snap, restore) -> None:
     installed = bool(memops._saved)  # (the sanitizer's hooks are off once its launch ended: on for these runs)
     if not installed:
         memops.install()
-    inert = True
+
+    def again():
+        restore()
+        proceed()
+        capture.sync(snap)
+        return views
+
     try:
-        for fill in FILLS:
-            restore()
-            memops._plain["fill"] = fill
-            with quietly():
-                proceed()
-            capture.sync(snap)
-            if not all(torch.equal(v, k) for v, k in zip(views, kept)):
-                inert = False
-                break
-    except Exception:  # noqa: BLE001 - another filler made an error: the lanes matter
-        inert = False
+        inert = _same_each_fill(FILLS, again, kept)
     finally:
-        memops._plain["fill"] = None
         if not installed:
             memops.uninstall()
         with torch.no_grad():
@@ -91,6 +86,29 @@ def settle(san, proceed, snap, restore) -> None:
         capture.sync(snap)
     if inert:
         _mark(entries)
+
+
+def _same_each_fill(fills, run, want=None) -> bool:
+    """Whether ``run()`` (the launch again, returning the bytes it leaves) gives ``want`` (else its first run's
+    bytes) with each of ``fills`` in the undefined lanes; an error of one of those runs: False (the lanes matter)."""
+    import torch
+
+    from tritondbg.interp import memops
+
+    try:
+        for fill in fills:
+            memops._plain["fill"] = fill
+            with quietly():
+                got = run()
+            if want is None:
+                want = [g.clone() for g in got]
+            elif not all(torch.equal(a, b) for a, b in zip(want, got)):
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - another filler made an error: the lanes matter
+        return False
+    finally:
+        memops._plain["fill"] = None
 
 
 def _mark(entries) -> None:
@@ -102,32 +120,20 @@ def settle_fresh(san, run) -> None:
     """A reproducer's replay: ``run()`` launches once more on fresh copies of the captured inputs and returns them;
     run with the interpreter's filler and each of ``FILLS`` (the sanitizer suspended), the same bytes each time
     make the entries warnings, as ``settle`` does in program mode."""
-    import torch
-
-    from tritondbg.interp import guard, memops, sanitize
+    from tritondbg.interp import guard, sanitize
 
     entries = candidates(san)
     if not entries:
         return
-    first = None
     # what the memory guard kept out of these runs is the sanitized run's again, told once (helper-110)
     counted = (guard._state["masked"], dict(guard._state["where"]))
     try:
         with sanitize.suspended():
-            for fill in (None, *FILLS):
-                memops._plain["fill"] = fill
-                with quietly():
-                    got = [_bytes(t) for t in run()]
-                if first is None:
-                    first = got
-                elif not all(torch.equal(a, b) for a, b in zip(first, got)):
-                    return
-    except Exception:  # noqa: BLE001 - another filler made an error: the lanes matter
-        return
+            inert = _same_each_fill((None, *FILLS), lambda: [_bytes(t) for t in run()])
     finally:
-        memops._plain["fill"] = None
         guard._state["masked"], guard._state["where"] = counted
-    _mark(entries)
+    if inert:
+        _mark(entries)
 
 
 def _bytes(t):
