@@ -15,25 +15,30 @@ def _frames(exc) -> list[str]:
     return out
 
 
-def test_torch_dispatch_into_a_tritondbg_mode_is_left_out_and_the_programs_frames_stay(tmp_path):
-    """helper-107: a Ctrl-C's traceback showed ``overrides.py handle_torch_function`` and the mode twice."""
+def _interrupted(entry: str, *defs: tuple[str, str]) -> KeyboardInterrupt:
+    """A KeyboardInterrupt raised under ``entry``, through functions ``defs`` ((source, file name)) defined in
+    files of those names, as Python's traceback sees them."""
     ns: dict = {}
-    mode = compile("def mode_call(f):\n    return f()\n", os.path.join(tracebacks.ROOT, "program", "fake_mode.py"),
-                   "exec")
-    torch_side = compile("def handle_torch_function(f):\n    return mode_call(f)\n",
-                         os.path.join(str(tmp_path), "torch", "overrides.py"), "exec")
-    program = compile("def program_op(f):\n    return handle_torch_function(f)\n",
-                      os.path.join(str(tmp_path), "prog.py"), "exec")
-    for code in (mode, torch_side, program):
-        exec(code, ns)
+    for source, filename in defs:
+        exec(compile(source, filename, "exec"), ns)
 
     def user_body():
         raise KeyboardInterrupt
 
     try:
-        ns["program_op"](user_body)
+        ns[entry](user_body)
     except KeyboardInterrupt as exc:
-        caught = exc
+        return exc
+    raise AssertionError("no interrupt")
+
+
+def test_torch_dispatch_into_a_tritondbg_mode_is_left_out_and_the_programs_frames_stay(tmp_path):
+    """helper-107: a Ctrl-C's traceback showed ``overrides.py handle_torch_function`` and the mode twice."""
+    caught = _interrupted(
+        "program_op",
+        ("def mode_call(f):\n    return f()\n", os.path.join(tracebacks.ROOT, "program", "fake_mode.py")),
+        ("def handle_torch_function(f):\n    return mode_call(f)\n", os.path.join(str(tmp_path), "torch", "overrides.py")),
+        ("def program_op(f):\n    return handle_torch_function(f)\n", os.path.join(str(tmp_path), "prog.py")))
     assert _frames(caught)[-4:] == ["program_op", "handle_torch_function", "mode_call", "user_body"]
     tracebacks.strip(caught)
     names = _frames(caught)
@@ -42,17 +47,8 @@ def test_torch_dispatch_into_a_tritondbg_mode_is_left_out_and_the_programs_frame
 
 
 def test_torch_dispatch_not_into_tritondbg_stays(tmp_path):
-    ns: dict = {}
-    torch_side = compile("def handle_torch_function(f):\n    return f()\n",
-                         os.path.join(str(tmp_path), "torch", "overrides.py"), "exec")
-    exec(torch_side, ns)
-
-    def user_body():
-        raise KeyboardInterrupt
-
-    try:
-        ns["handle_torch_function"](user_body)
-    except KeyboardInterrupt as exc:
-        caught = exc
+    caught = _interrupted(
+        "handle_torch_function",
+        ("def handle_torch_function(f):\n    return f()\n", os.path.join(str(tmp_path), "torch", "overrides.py")))
     tracebacks.strip(caught)
     assert _frames(caught)[-2:] == ["handle_torch_function", "user_body"]
