@@ -329,6 +329,27 @@ def test_a_long_case_says_it_is_still_running_and_where(capsys):
     assert "still running" not in capsys.readouterr().err
 
 
+def test_the_watchers_have_ended_when_their_block_ends():
+    """GPU machine under load (session 53): `tritondbg run gemm --case all` printed every result, then aborted
+    (exit 134, "terminate called without an active exception"): the heartbeat thread, told to stop, was still
+    waking up when the interpreter finalised, which cut it down inside C. On the CPU a 0.05 s heartbeat did the
+    same 1 run in 3. The heartbeat's and the deadline's threads are joined before their block returns."""
+    import threading
+
+    from tritondbg import watchdog
+
+    def watchers():
+        return [t for t in threading.enumerate() if t.name in ("tritondbg-heartbeat", "tritondbg-watchdog")]
+
+    for _ in range(5):
+        with watchdog.heartbeat(first=0.02, every=0.02):
+            time.sleep(0.05)  # past its first look: the thread waits in its next one
+        assert not watchers(), watchers()
+        with watchdog.deadline(30):
+            time.sleep(0.01)
+        assert not watchers(), watchers()
+
+
 @pytest.mark.interpreter
 def test_a_long_launch_under_pytest_still_says_it_is_running(tmp_path, cli_env):
     """helper-83: under ``interpret -- python -m pytest`` the heartbeat went into pytest's capture of the test's

@@ -523,3 +523,33 @@ def test_a_kernel_launched_only_outside_the_window_shows_no_time():
     assert kernel_cells(row)[2:5] == ["- (not traced)", "-", "-"]
     row.update(timed_launches=2, total_ms=0.5, mean_ms=0.25, share=0.5)
     assert kernel_cells(row)[4] == "50.0%"
+
+
+def test_the_report_imports_prefetch_has_ended_before_the_report(tmp_path, monkeypatch):
+    """On a machine of >= 8 cores the report's heavy imports run in a daemon thread while the program runs. One
+    still importing at the exit is cut down inside C, which can abort the process after its output (session 53:
+    the heartbeat's thread did so on the GPU machine). profile_program joins it before the report."""
+    import sys
+    import threading
+
+    from tritondbg.profile import program_run
+
+    monkeypatch.setattr(program_run, "PREFETCH_MIN_CORES", 0)
+    (tmp_path / "slow_prefetched_mod.py").write_text("import time\ntime.sleep(4)\n")  # outlasts the program
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(program_run, "_PREFETCH", ("slow_prefetched_mod",))
+    monkeypatch.delenv("TRITONDBG_NO_PREFETCH", raising=False)
+    started = []
+    real = threading.Thread.start
+
+    def start(self):
+        if self.name == "tritondbg-prefetch":
+            started.append(self)
+        real(self)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    (tmp_path / "prog.py").write_text("print('hi')\n")
+    rc, record = program_run.profile_program([sys.executable, str(tmp_path / "prog.py")], out_dir=str(tmp_path / "t"),
+                                             interpret=True)
+    assert rc == 0 and record is not None
+    assert len(started) == 1 and not started[0].is_alive()

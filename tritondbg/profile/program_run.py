@@ -46,10 +46,12 @@ def profile_program(cmd: Sequence[str], *, out_dir: str | None = None, skip: int
             window = (f" {skip}..{skip + active - 1}" if active else f" from launch {skip}" if skip else
                       ", or the steps of the program's own torch.profiler session if it starts one")
             progress(f"running: {shlex.join(cmd)}  (profiled: every Triton launch{window})")
-        _prefetch_report_imports()
+        prefetch = _prefetch_report_imports()
         t0 = time.monotonic()
         rc = launcher.run(list(cmd), cfg, interpret=interpret, timeout=timeout)
         t_exit = time.monotonic()
+        if prefetch is not None:  # its imports are the report's: ended before the report, never cut at the exit
+            prefetch.join(60)
         wall_s = t_exit - t0
         record = build_record(folder.path, command=command, exit_status=rc, interpret=interpret,
                               final_dir=folder.final)
@@ -75,11 +77,13 @@ _PREFETCH = ("torch.utils.tensorboard", "matplotlib.figure", "matplotlib.backend
 PREFETCH_MIN_CORES = 8
 
 
-def _prefetch_report_imports() -> None:
+def _prefetch_report_imports():
     """Import the report's heavy modules in a daemon thread while the program runs, when the machine has at least
-    PREFETCH_MIN_CORES cores (on fewer, the import would take CPU time from the program being measured)."""
+    PREFETCH_MIN_CORES cores (on fewer, the import would take CPU time from the program being measured). Returns the
+    thread, which the caller joins before its report (a daemon thread cut down mid-import at the exit can abort the
+    process), or None."""
     if (os.cpu_count() or 1) < PREFETCH_MIN_CORES or os.environ.get("TRITONDBG_NO_PREFETCH"):
-        return
+        return None
     import threading
 
     def work():
@@ -91,7 +95,9 @@ def _prefetch_report_imports() -> None:
             except Exception:  # noqa: BLE001 - the report imports it again and says what failed
                 pass
 
-    threading.Thread(target=work, name="tritondbg-prefetch", daemon=True).start()
+    thread = threading.Thread(target=work, name="tritondbg-prefetch", daemon=True)
+    thread.start()
+    return thread
 
 
 def _opener(path):
