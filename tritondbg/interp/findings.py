@@ -150,6 +150,15 @@ def _message(e: dict) -> str:
                     "axis, e.g. offs_n < N, or fix the stride)")
         return (f"{lanes} of one tl.store in pid {_fmt_pid(e['pid'])} write the same element {e['element']} {what}; "
                 f"{e['elements']} such element(s)")
+    if kind == "race" and e.get("rounding") and e.get("same_value"):
+        gap, scale = e["rounding"]
+        return (f"{_pair(e, 'plain stores', '')} write the same element {e['element']} with values apart by rounding "
+                f"only (at most {gap:.3g}, where the values written reach {scale:.3g}); {e['elements']} element(s) "
+                f"of this launch are written so by more than one program: the same quantity computed twice in "
+                f"another summation order (a tile and its mirror, overlapping tiles; the interpreter's tl.dot sums "
+                f"in an order that depends on the element's place in the tile, and a GPU's may too). Harmless if "
+                f"both programs compute the same quantity; which one lands is unspecified, so the output's last bits "
+                f"can change from run to run (give each program its own elements to make it deterministic)")
     if kind == "race" and e.get("same_value"):
         return (f"{_pair(e, 'plain stores', '')} write the same element {e['element']}; "
                 f"{e['elements']} element(s) of this launch are written by more than one program, each with the "

@@ -25,7 +25,11 @@ def report(san, launch) -> None:
         _entry(san, launch, race, "store_vs_atomic", same_value=False, atomic=race["atomic"])
     race = race_conflict(san.writes)  # same_value: every racing program wrote the same bits
     if race is not None:
-        e = _entry(san, launch, race, "store", same_value=race["same_value"])
+        rounding = race.get("rounding")  # apart by rounding only: the same quantity, summed in another order
+        e = _entry(san, launch, race, "store", same_value=race["same_value"] or rounding is not None)
+        if rounding is not None:
+            old = e.get("rounding") or (0.0, 0.0)
+            e["rounding"] = (max(old[0], rounding[0]), max(old[1], rounding[1]))
         if san.write_count >= san.max_race_elements:
             e["notes"].append(f"only the first {san.max_race_elements} stored elements of the launch were checked")
 
@@ -102,15 +106,36 @@ def stored_bits(value, live, shape):
         return None
 
 
+def float_code(value) -> int:
+    """What a stored block's floats are, for ``rounding_gap``: their size in bytes (fp16 2, fp32 4, fp64 8), 3 for
+    bf16; 0 for integers, fp8 (one unit in its last place is no rounding of a sum) and anything unreadable."""
+    from tritondbg.interp.shadow_values import _is_bf16
+
+    try:
+        if _is_bf16(value):
+            return 3
+        dt = np.asarray(value.data).dtype
+    except (AttributeError, TypeError, ValueError):
+        return 0
+    return dt.itemsize if dt.kind == "f" and dt.itemsize >= 2 else 0
+
+
+ROUNDING_EPS = 8  # two programs' floats at most this many epsilons of the largest value written there apart
+
+
 def race_conflict(writes: list) -> dict | None:
     """The first element that plain stores of more than one program write with different bits (the one raced
     first, in the order the stores ran: addresses change from run to run, so the lowest would name another pair of
     lines in another run), from a launch's ``writes`` [(addresses, program index, site id, stored bits or None,
-    seq)], or None when no element
+    seq, ``float_code``)], or None when no element
     is written by several programs. Where every such element got the same bits from each program (every program
     sets a done flag to 1: harmless; or each program's sum of a torch.ones input: a race the input hides),
-    ``same_value`` is True: a warning, not an error. Returns the element's address, both program indices and
-    store sites, ``elements`` (how many elements) and ``same_value``."""
+    ``same_value`` is True: a warning, not an error. Where every such element got floats apart by no more than
+    rounding (``rounding_gap``), ``rounding`` is (the largest gap, the largest value written there): also a
+    warning. Two programs computed the same quantity, summed in another order (modded-nanogpt's XXT stores its tile
+    and the tile's mirror, and overlapping tiles meet; the interpreter's tl.dot sums with numpy, in an order that
+    depends on the element's place in the tile: 6e-8 apart in fp32, 1 ulp in bf16). Returns the element's address,
+    both program indices and store sites, ``elements`` (how many elements), ``same_value`` and ``rounding``."""
     if len(writes) < 2:
         return None
     A = np.concatenate([w[0] for w in writes])
@@ -118,14 +143,16 @@ def race_conflict(writes: list) -> dict | None:
     S = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in writes])
     V = np.concatenate([np.zeros(w[0].size, np.uint64) if w[3] is None else w[3].astype(np.uint64) for w in writes])
     U = np.concatenate([np.full(w[0].size, w[3] is None) for w in writes])  # bits unknown: assume they differ
+    F = np.concatenate([np.full(w[0].size, w[5] if len(w) > 5 else 0, dtype=np.int64) for w in writes])  # float_code
     Q = np.concatenate([np.full(w[0].size, w[4] if len(w) > 4 else 0, dtype=np.int64) for w in writes])
     order = np.lexsort((P, A))  # stable: one program's stores to an element stay in program order
-    A, P, S, V, U, Q = A[order], P[order], S[order], V[order], U[order], Q[order]
+    A, P, S, V, U, Q, F = A[order], P[order], S[order], V[order], U[order], Q[order], F[order]
     starts = np.flatnonzero(np.r_[True, A[1:] != A[:-1]])
     several = np.maximum.reduceat(P, starts) != np.minimum.reduceat(P, starts)
     differ = (np.maximum.reduceat(V, starts) != np.minimum.reduceat(V, starts)) | np.logical_or.reduceat(U, starts)
     bad = np.flatnonzero(several & differ)
     same = bad.size == 0
+    rounding = rounding_gap(V, U, F, starts, several, bad)
     if same:  # every program wrote the same bits: harmless if that holds for every input (a flag), not if the
         bad = np.flatnonzero(several)  # values only agreed on this input (a sum of torch.ones): a warning
         if bad.size == 0:
@@ -139,7 +166,38 @@ def race_conflict(writes: list) -> dict | None:
     wrote_other = other[U[other] | U[lo] | (V[other] != V[lo])]   # ... that wrote other bits than the first
     j = int(wrote_other[0] if wrote_other.size else other[0])
     return dict(addr=int(A[lo]), pid_a=int(P[lo]), pid_b=int(P[j]), site_a=int(S[lo]), site_b=int(S[j]),
-                elements=int(bad.size), same_value=bool(same))
+                elements=int(bad.size), same_value=bool(same), rounding=rounding)
+
+
+def _floats(bits, code: int):
+    if code == 3:
+        return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    return bits.astype(f"u{code}").view(f"f{code}").astype(np.float64)
+
+
+def rounding_gap(V, U, F, starts, several, bad) -> tuple | None:
+    """(the largest gap, the largest magnitude written) when the differing elements (``bad``, groups of ``starts``
+    of the stored bits ``V``) all got known floats of one kind (``F``: ``float_code``) no further apart than
+    ROUNDING_EPS epsilons of the largest magnitude any element written by several programs got (a summation's
+    rounding is relative to its terms, not its result: a sum that cancels to near 0 differs by many units in its
+    own last place); else None."""
+    if bad.size == 0:
+        return None
+    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, V.size]))
+    rows, shared = np.isin(group, bad), np.isin(group, np.flatnonzero(several))
+    codes = np.unique(F[shared])
+    if bool(U[rows].any()) or codes.size != 1 or int(codes[0]) == 0:
+        return None
+    code = int(codes[0])
+    vals = _floats(V, code)
+    if not bool(np.isfinite(vals[shared]).all()):
+        return None
+    scale = float(np.abs(vals[shared]).max())
+    grp = group[rows]
+    gstarts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]])
+    gap = float((np.maximum.reduceat(vals[rows], gstarts) - np.minimum.reduceat(vals[rows], gstarts)).max())
+    eps = {2: 2.0 ** -10, 3: 2.0 ** -7, 4: 2.0 ** -23, 8: 2.0 ** -52}[code]
+    return (gap, scale) if gap <= ROUNDING_EPS * eps * scale else None
 
 
 def lane_collisions(addrs, bits) -> dict | None:

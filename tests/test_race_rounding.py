@@ -1,0 +1,81 @@
+"""Two programs storing the same quantity, computed in another summation order, into one element (helper-112:
+modded-nanogpt's XXT stores its tile and the tile's mirror; with a 64x128 tile overlapping tiles meet, and the
+interpreter's tl.dot sums with numpy in an order that depends on the element's place in the tile: 6e-8 apart in
+fp32, 1 ulp in bf16). That was a race error, and `check`'s sanitize gate failed correct upstream code. Floats
+apart by rounding only (ROUNDING_EPS epsilons of the largest value written there) are a warning that says so;
+values further apart stay an error."""
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import run_cli
+
+from tritondbg.interp import races
+
+pytestmark = pytest.mark.interpreter
+
+PROG = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def near(v_ptr, out_ptr):
+    tl.store(out_ptr + tl.arange(0, 2), tl.load(v_ptr + tl.program_id(0) * 2 + tl.arange(0, 2)))  # NEAR
+
+@triton.jit
+def far(v_ptr, out_ptr):
+    tl.store(out_ptr + tl.arange(0, 2), tl.load(v_ptr + tl.program_id(0) * 2 + tl.arange(0, 2)))  # FAR
+
+one = 1.0
+up = torch.nextafter(torch.tensor(one), torch.tensor(2.0)).item()
+for dt in (torch.float32, torch.bfloat16):
+    step = up - one if dt == torch.float32 else 2.0 ** -7  # one unit in the last place of 1.0
+    # programs 0 and 1 store [1.0, 1e-3] and [1.0 + 1 ulp, 1e-3 + 3 ulps of 1.0]: a sum that cancels near 0 differs
+    # by many units in its own last place, not in the last place of the terms
+    v = torch.tensor([one, 1e-3, one + step, 1e-3 + 3 * step], dtype=dt)
+    out = torch.zeros(2, device="cuda", dtype=dt)
+    near[(2,)](v.to("cuda"), out)
+    far[(2,)](torch.tensor([one, 0.0, 1.5, 0.0], dtype=dt).to("cuda"), out)
+print("done")
+''')
+
+
+def _line(tag):
+    return next(i for i, ln in enumerate(PROG.splitlines(), 1) if ln.rstrip().endswith(f"# {tag}"))
+
+
+def test_values_apart_by_rounding_are_a_warning_and_values_apart_more_an_error(tmp_path, cli_env):
+    (tmp_path / "prog.py").write_text(PROG)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    lines = p.stderr.splitlines()
+    near = [ln for ln in lines if ln.startswith(f"tritondbg: warning: race in near at prog.py:{_line('NEAR')}")]
+    far = [ln for ln in lines if ln.startswith(f"tritondbg: race in far at prog.py:{_line('FAR')}")]
+    assert len(near) == 1 and "with values apart by rounding only (at most" in near[0], p.stderr[-3000:]
+    assert "where the values written reach 1" in near[0] and "the same quantity computed twice" in near[0], near[0]
+    assert len(far) == 1 and "different values" in far[0], p.stderr[-3000:]
+    assert not [ln for ln in lines if ln.startswith("tritondbg: race in near")], p.stderr[-3000:]
+    assert p.returncode == 1, p.stderr[-2000:]  # far's race is an error
+
+
+def _writes(bits_a, bits_b, code):
+    addrs = np.arange(len(bits_a), dtype=np.uint64)
+    return [(addrs, 0, 0, np.asarray(bits_a, np.uint64), 1, code), (addrs, 1, 0, np.asarray(bits_b, np.uint64), 2, code)]
+
+
+def test_rounding_needs_floats_of_one_kind_within_eps_of_the_largest_value():
+    one, up = np.float32(1.0), np.nextafter(np.float32(1.0), np.float32(2.0))
+    bits = lambda *xs: [int(np.float32(x).view(np.uint32)) for x in xs]  # noqa: E731
+    r = races.race_conflict(_writes(bits(one, 0.5), bits(up, 0.5), 4))
+    assert r is not None and not r["same_value"] and r["rounding"] == (float(up - one), 1.0000001192092896)
+    # the same bits as integers: no rounding, an error
+    assert races.race_conflict(_writes(bits(one, 0.5), bits(up, 0.5), 0))["rounding"] is None
+    # 9 epsilons of the largest value apart: past ROUNDING_EPS
+    far = np.float32(1.0) + np.float32(9 * 2.0 ** -23)
+    assert races.race_conflict(_writes(bits(one, 0.5), bits(far, 0.5), 4))["rounding"] is None
+    # +0 and a tiny negative: apart by far less than an epsilon of 1.0, where the element group holds 1.0 too
+    tiny = np.float32(-1e-30)
+    assert races.race_conflict(_writes(bits(one, 0.0), bits(one, tiny), 4))["rounding"] is not None
+    # a NaN: no rounding
+    assert races.race_conflict(_writes(bits(one, np.nan), bits(up, 0.5), 4))["rounding"] is None
