@@ -388,3 +388,67 @@ def test_printing_what_a_launch_left_unwritten_is_a_use(tmp_path, cli_env):
     p = run_cli(["interpret", "--", sys.executable, "prog.py", "rows"], cli_env, cwd=tmp_path)
     assert not _findings(p) and p.returncode == 0, p.stderr[-2000:]
     assert "left 37 of 185 unwritten" in p.stderr, p.stderr[-2000:]  # (the band: a warning at exit)
+
+
+def test_an_entry_of_memory_given_out_again_is_no_watch_of_the_new_tensor():
+    """helper-112: ``(out.float() - ref).abs().nan_to_num(1e9).max()`` over an output with holes was told in some
+    runs and silent in others. A freed copy's entry still covered its memory; torch's allocator gave that memory to
+    the next result, which then looked like a view of a watched tensor (not followed), and the holes' values reached
+    ``max`` unwatched. An entry whose tensor is gone is dropped when its memory is looked up."""
+    import weakref
+
+    import torch
+
+    from tritondbg.program import watchstate
+
+    fresh = torch.zeros(16)
+    gone = torch.zeros(1)
+    dead = weakref.ref(gone)
+    del gone
+    lo = watchstate._storage_ptr(fresh)
+    saved = dict(watchstate._WATCH)
+    watchstate._WATCH.clear()
+    try:
+        watchstate._WATCH[lo] = dict(storage=lo, end=lo + 64, origin=lo, copy=dead, computed=True)
+        assert watchstate._watched(fresh) is None and lo not in watchstate._WATCH
+        alive = torch.zeros(16)
+        lo2 = watchstate._storage_ptr(alive)
+        watchstate._WATCH[lo2] = dict(storage=lo2, end=lo2 + 64, origin=lo2, copy=weakref.ref(alive), computed=True)
+        assert watchstate._watched(alive[4:]) is watchstate._WATCH[lo2]  # a view of a live copy: its entry
+    finally:
+        watchstate._WATCH.clear()
+        watchstate._WATCH.update(saved)
+
+
+HOLE_CHAIN = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def tiles(x_ptr, out_ptr, M, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid == 1:
+        return
+    r = pid * BLOCK + tl.arange(0, BLOCK)
+    c = tl.arange(0, BLOCK)
+    m = (r[:, None] < M) & (c[None, :] < M)
+    tl.store(out_ptr + r[:, None] * M + c[None, :], tl.load(x_ptr + r[:, None] * M + c[None, :], mask=m), mask=m)
+
+M = 48
+x = torch.randn(M, M, device="cuda", dtype=torch.bfloat16)
+for i in range(6):  # each run's temporaries land where the last ones were
+    out = torch.empty(M, M, device="cuda", dtype=torch.bfloat16)
+    tiles[(3,)](x_ptr=x, out_ptr=out, M=M, BLOCK=16)
+    err = (out.float() - x.float()).abs().nan_to_num(1e9).max().item()  # READ
+print("err", err)
+'''
+
+
+def test_values_computed_through_a_chain_of_temporaries_are_told_every_time(tmp_path, cli_env):
+    (tmp_path / "prog.py").write_text(HOLE_CHAIN)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    line = next(i for i, ln in enumerate(HOLE_CHAIN.splitlines(), 1) if ln.rstrip().endswith("# READ"))
+    told = [ln for ln in p.stderr.splitlines() if f"Tensor.max at prog.py:{line}" in ln]
+    assert len(told) == 1 and "read 1792 of 2304 element(s) of values computed from out_ptr" in told[0], \
+        p.stderr[-3000:]
+    assert "6 launch(es), 6 finding(s)" in p.stderr, p.stderr[-2000:]  # each run's read (before: 1 or 2 of 6)
+    assert p.returncode == 1, p.stderr[-2000:]
