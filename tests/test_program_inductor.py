@@ -165,3 +165,39 @@ def test_torch_compiles_own_is_available_ask_is_not_told_as_the_programs(tmp_pat
                        capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert p.returncode == 0 and "tensor([3., 3., 3., 3.])" in p.stdout, p.stderr[-3000:]
     assert "is_available" not in p.stderr, p.stderr[-3000:]
+
+
+USER_KERNEL_IN_COMPILE = '''
+import torch, triton, triton.language as tl
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})], key=["n"])
+@triton.jit
+def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+@torch.compile(fullgraph=True)
+def f(x):
+    out = torch.empty_like(x)
+    double[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, out, x.numel())
+    return out + 1
+
+x = torch.randn(40, device="cuda")
+print("max err", (f(x) - (2 * x + 1)).abs().max().item())
+'''
+
+
+@pytest.mark.interpreter
+def test_torch_compile_around_a_users_kernel_says_how_to_run_it_eagerly(tmp_path):
+    """helper-112: modded-nanogpt's polar_express (@torch.compile(fullgraph=True) around its Triton kernels) ended in
+    torch's InternalTorchDynamoError ('function' object has no attribute 'fn') with no word from tritondbg. A line
+    says why (a kernel under the interpreter is no JITFunction dynamo can trace) and that TORCHDYNAMO_DISABLE=1 runs
+    the function eagerly; so run, the kernel is checked."""
+    (tmp_path / "prog.py").write_text(USER_KERNEL_IN_COMPILE)
+    p = run(["interpret", "--", "python", str(tmp_path / "prog.py")])
+    assert p.returncode == 1, p.stderr[-3000:]
+    assert "tritondbg: torch.compile traced a Triton kernel above" in p.stderr, p.stderr[-3000:]
+    assert "Rerun with TORCHDYNAMO_DISABLE=1" in p.stderr, p.stderr[-3000:]
+    p = run(["interpret", "--", "python", str(tmp_path / "prog.py")], env={"TORCHDYNAMO_DISABLE": "1"})
+    assert p.returncode == 0 and "max err 0.0" in p.stdout, p.stderr[-3000:]
+    assert "tritondbg interpret: 1 launch(es), 0 finding(s)" in p.stderr, p.stderr[-3000:]

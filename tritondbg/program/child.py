@@ -298,6 +298,20 @@ def _compares_values(tb, value) -> bool:
     return bool(_VALUE_WORDS.search(test)) or "==" in test or "!=" in test
 
 
+def _dynamo_traced_a_kernel(value) -> bool:
+    """Whether ``value`` is torch.compile's failure on a user's Triton kernel it met while tracing (its
+    triton_kernel_wrap in the chain of errors)."""
+    if not type(value).__module__.startswith("torch._dynamo"):
+        return False
+    import traceback
+
+    try:
+        text = "".join(traceback.format_exception(value))
+    except Exception:  # noqa: BLE001 - no hint rather than an error in the hook
+        return False
+    return "triton_kernel_wrap" in text
+
+
 def _hint_on_cuda_tensors() -> None:
     """An uncaught error from torch about CUDA (``torch.randn(..., device="cuda")`` on a machine without one)
     ends with one tritondbg line saying what to do: the program's own traceback is left as it is. Once."""
@@ -314,7 +328,13 @@ def _hint_on_cuda_tensors() -> None:
         branch = isinstance(value, Exception) and not isinstance(value, (ValueError, ImportError, OSError))
         asked = cpu.library_asked(tb) if cpu is not None and branch else None
         in_torch_cuda = _ends_in_torch_cuda(tb)
-        if asked is not None:
+        if _dynamo_traced_a_kernel(value):
+            # (helper-112: modded-nanogpt's polar_express, @torch.compile(fullgraph=True) around its Triton kernels)
+            print("tritondbg: torch.compile traced a Triton kernel above: under the interpreter a kernel is an "
+                  "InterpretedFunction, which torch.compile cannot trace (plain TRITON_INTERPRET=1 fails too). Rerun "
+                  "with TORCHDYNAMO_DISABLE=1: the compiled functions then run eagerly, their Triton kernels checked "
+                  "by tritondbg (torch.compile's own generated kernels are not made then)", file=sys.stderr)
+        elif asked is not None:
             from tritondbg.interp.frames import site_name
 
             print(f"tritondbg: the code above asked torch.cuda.is_available() at {site_name(asked[0])}:{asked[1]} "
