@@ -32,7 +32,7 @@ import numpy as np
 
 from tritondbg.interp import nan_origin, shifts
 # the pad rules of elementwise ops (value-aware: x * 0, x + 0, max/min, m & cond) and undefined lanes times 0
-from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero, padding_share
+from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero, padding_share, won_by_undefined
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
 # _scalar_ty, PAD)
 from tritondbg.interp.shadow_values import (BASE, INDEX, PAD, _bcast, _check_new_nonfinite, _debug_raise, _is_bf16,  # noqa: F401
@@ -347,10 +347,12 @@ def _post_reduce(op, input, ret) -> None:
             sel = _selects(x, p, axis)
             allpad = allpad | (sel if keep else np.squeeze(sel, axis=axis))
         val = np.where(allpad, p.max(axis=axis, keepdims=keep), 0).astype(np.uint8)
+    if kind in ("max", "min"):
+        val = won_by_undefined(kind, x, p, axis, keep, val)
     for o in outs:
         h = getattr(o, "handle", None)
-        if h is not None and h.data.shape == val.shape:
-            _set_pad(h, val)
+        if h is not None and h.data.size == val.size:  # (a block reduced to one value: data (1,), val ())
+            _set_pad(h, val.reshape(h.data.shape))
 
 
 def _reduce_nonfinite(kind: str, src, outs, axis, keep) -> None:

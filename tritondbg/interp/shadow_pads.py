@@ -230,3 +230,22 @@ def padding_share(kind: str, h, x: np.ndarray, p: np.ndarray, axis, bad: np.ndar
         share = np.where(hit & (part != 0), np.abs(part) / np.abs(base), np.where(hit, 0.0, -1.0))
     i = np.unravel_index(int(np.argmax(share)), share.shape) if share.ndim else ()
     return float(share[i]), float(part[i]), float(base[i]), dtype, eps
+
+
+def won_by_undefined(kind: str, x, p, axis, keep, val):
+    """A max / min whose value came from a lane a masked load left undefined (pad >= 3), not from a real one, is
+    undefined too: ``val`` with those results marked so (the poison's id of such a lane). ScatterMoE's expert
+    range ``tl.min(E_idxs)`` without ``other=`` was int64's minimum, a real-looking bound (helper-111)."""
+    und = p >= 3
+    if not und.any():
+        return val
+    red = np.min if kind == "min" else np.max
+    clean = np.where(und, np.inf if kind == "min" else -np.inf, x)
+    with np.errstate(invalid="ignore"):
+        full, real = (red(x), red(clean)) if axis is None else (red(x, axis=axis, keepdims=keep),
+                                                                red(clean, axis=axis, keepdims=keep))
+        won = (np.asarray(full) != np.asarray(real)) & ~(np.isnan(full) & np.isnan(real))
+    upad = np.where(und, p, 0)
+    upad = np.array([upad.max()]) if axis is None else upad.max(axis=axis, keepdims=keep)
+    won = np.reshape(won, np.shape(upad))
+    return np.where(won, np.maximum(val.reshape(np.shape(upad)), upad), val.reshape(np.shape(upad))).astype(np.uint8)

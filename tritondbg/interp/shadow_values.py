@@ -215,3 +215,31 @@ def _repair_payload(out, ins, nan) -> None:
                 out.data = out.data.copy()
             out.data[src] = d[src]
             return
+
+
+class UndefinedInt(Exception):
+    """A kernel turned a value computed from undefined lanes into a Python int (a loop bound): the program stops."""
+
+
+def check_int(h) -> None:
+    """Before a kernel turns ``h`` (one value) into a Python int (``range(lo, hi)`` over tensors, a step): when it
+    was computed from lanes a masked load left undefined (no other=), the load's poison finding is told to reach it,
+    and the program stops with ``UndefinedInt``. The poison of an integer load is int64's minimum: ScatterMoE's
+    ``tl.min`` over expert ids without ``other=E`` made its expert loop ``range(-2**63, ...)``, a hang with no
+    finding (helper-111); on a GPU the bound is whatever those lanes held."""
+    pad = pad_of(h)
+    if pad is None:
+        return
+    pad = np.asarray(pad)
+    und = pad >= 3
+    if not und.any():
+        return
+    from tritondbg.interp import frames
+
+    line = frames.site()[1]
+    san = _sink["san"]
+    if san is not None:
+        san._poison_reached(pad[und], f"a loop bound (a Python int) at line {line}")
+    raise UndefinedInt(f"line {line} turns into a Python int (a loop bound) a value computed from lanes a masked load "
+                       "left undefined (the poison finding names the load): on a GPU it is whatever those lanes held; "
+                       "tritondbg stops this program here rather than run a loop of up to 2**63 steps")

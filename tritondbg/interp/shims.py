@@ -120,9 +120,15 @@ def _tensor_index():
 
     original = I._patch_lang_tensor
 
+    from tritondbg.interp.shadow_values import check_int
+
+    def index(self):
+        check_int(self.handle)  # (a bound computed from undefined lanes: told, and the program stops)
+        return int(np.asarray(self.handle.data).reshape(-1)[0])
+
     def patch_lang_tensor(tensor, scope):
         original(tensor, scope)
-        scope.set_attr(tensor, "__index__", lambda self: int(np.asarray(self.handle.data).reshape(-1)[0]))
+        scope.set_attr(tensor, "__index__", index)
 
     I._patch_lang_tensor = patch_lang_tensor
     return lambda: setattr(I, "_patch_lang_tensor", original)

@@ -1,0 +1,63 @@
+"""A loop bound computed from lanes a masked load left undefined (helper-111: ScatterMoE's ``tl.min(E_idxs)`` with
+the load's ``other=E`` removed). The sanitizers' poison of an integer load is its type's smallest value; a min over
+the block took it, and the expert loop ran ``range(-2**31, ...)``: a hang with no finding, stopped by --timeout
+after minutes. A max / min won by an undefined lane is undefined itself, and turning such a value into a Python
+int (a loop bound) tells the load's poison finding and stops the program at that line."""
+from __future__ import annotations
+
+import sys
+import textwrap
+import time
+
+import pytest
+from conftest import run_cli
+
+pytestmark = pytest.mark.interpreter
+
+PROG = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def experts(idx_ptr, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    e = tl.load(idx_ptr + offs, mask=offs < n{OTHER})  # LOAD
+    lo = tl.min(e, axis=0)
+    hi = tl.max(e, axis=0)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for k in range(lo, hi + 1):  # LOOP
+        acc += tl.load(x_ptr + k)
+    tl.store(out_ptr + offs, acc, mask=offs < n)
+
+idx = torch.tensor([1, 2, 2, 3, 1], dtype=torch.int32, device="cuda")
+x = torch.arange(8.0, device="cuda")
+out = torch.empty(5, device="cuda")
+experts[(1,)](idx, x, out, 5, BLOCK=8)
+print("out", out.tolist())
+''')
+
+
+def _line(text, tag):
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if ln.rstrip().endswith(f"# {tag}"))
+
+
+def test_a_loop_bound_from_undefined_lanes_is_told_and_stops_the_program(tmp_path, cli_env):
+    prog = PROG.replace("{OTHER}", "")
+    (tmp_path / "prog.py").write_text(prog)
+    t0 = time.monotonic()
+    p = run_cli(["interpret", "--timeout", "40", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert time.monotonic() - t0 < 35, "the loop ran on"
+    lines = p.stderr.splitlines()
+    poison = [ln for ln in lines if ln.startswith(f"tritondbg: poison in experts at prog.py:{_line(prog, 'LOAD')}")]
+    assert len(poison) == 1, p.stderr[-3000:]
+    assert f"a loop bound (a Python int) at line {_line(prog, 'LOOP')}" in poison[0], poison[0]
+    stop = [ln for ln in lines if ln.startswith(f"tritondbg: kernel_error in experts at prog.py:{_line(prog, 'LOOP')}")]
+    assert len(stop) == 1 and "UndefinedInt" in stop[0] and "stops this program here" in stop[0], p.stderr[-3000:]
+    assert p.returncode == 1, p.stderr[-2000:]
+
+
+def test_the_same_kernel_with_other_runs_its_loop_and_is_clean(tmp_path, cli_env):
+    prog = PROG.replace("{OTHER}", ", other=1")  # the lanes past n read 1: the expert range is [1, 3]
+    (tmp_path / "prog.py").write_text(prog)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "out [6.0, 6.0, 6.0, 6.0, 6.0]" in p.stdout, p.stderr[-3000:]
+    assert "1 launch(es), 0 finding(s)" in p.stderr, p.stderr[-3000:]
