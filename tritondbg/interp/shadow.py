@@ -450,9 +450,14 @@ def _dot_times_zero(a, b):
     dead_b = (pb >= 1).all(axis=-2, keepdims=True) if pb is not None else False   # (..., 1, N)
     zero_k_of_b = (((fb == 0) & ((pb < 3) if pb is not None else True)) | dead_b).all(axis=-1)
     zero_k_of_a = (((fa == 0) & ((pa < 3) if pa is not None else True)) | dead_a).all(axis=-2)
+    # a partner with no real row (column) at all: its every product lands in an output that is padding itself, so
+    # nothing was multiplied by an exact zero (helper-111: ScatterMoE's expert with no token, every row of x
+    # undefined, was told "multiplied by exact zeros")
+    real_b = True if dead_b is False else (~dead_b).any(axis=-1, keepdims=True)   # (..., 1, 1)
+    real_a = True if dead_a is False else (~dead_a).any(axis=-2, keepdims=True)   # (..., 1, 1)
     frame, hits = None, []
     new = []
-    for h, p, zero_k, expand in ((a, pa, zero_k_of_b, -2), (b, pb, zero_k_of_a, -1)):
+    for h, p, zero_k, expand, real in ((a, pa, zero_k_of_b, -2, real_b), (b, pb, zero_k_of_a, -1, real_a)):
         if p is None:
             new.append(h)
             continue
@@ -461,8 +466,10 @@ def _dot_times_zero(a, b):
         if not sel.any():
             new.append(h)
             continue
-        frame = frame or _site_frame()
-        hits += [san.times_zero_sid(int(k) - 2, frame) + 2 for k in np.unique(p[sel])]
+        told = sel & real
+        if told.any():
+            frame = frame or _site_frame()
+            hits += [san.times_zero_sid(int(k) - 2, frame) + 2 for k in np.unique(p[told])]
         data = np.array(np.broadcast_to(h.data, p.shape), copy=True)
         data[sel] = 0  # +0.0 in every float format (bf16 and fp8 stored as their bits)
         from triton.runtime import interpreter as I

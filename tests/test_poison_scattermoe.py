@@ -1,8 +1,11 @@
-"""A loop bound computed from lanes a masked load left undefined (helper-111: ScatterMoE's ``tl.min(E_idxs)`` with
+"""Poison on ScatterMoE's patterns (helper-111).
+
+A loop bound computed from lanes a masked load left undefined (helper-111: ScatterMoE's ``tl.min(E_idxs)`` with
 the load's ``other=E`` removed). The sanitizers' poison of an integer load is its type's smallest value; a min over
 the block took it, and the expert loop ran ``range(-2**31, ...)``: a hang with no finding, stopped by --timeout
 after minutes. A max / min won by an undefined lane is undefined itself, and turning such a value into a Python
-int (a loop bound) tells the load's poison finding and stops the program at that line."""
+int (a loop bound) tells the load's poison finding and stops the program at that line. An expert with no row
+(every row of x undefined) is no product with exact zeros."""
 from __future__ import annotations
 
 import sys
@@ -61,3 +64,32 @@ def test_the_same_kernel_with_other_runs_its_loop_and_is_clean(tmp_path, cli_env
     p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert p.returncode == 0 and "out [6.0, 6.0, 6.0, 6.0, 6.0]" in p.stdout, p.stderr[-3000:]
     assert "1 launch(es), 0 finding(s)" in p.stderr, p.stderr[-3000:]
+
+
+EMPTY_EXPERT = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def expert_block(x_ptr, w_ptr, out_ptr, rows, N, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r[:, None] * BLOCK + r[None, :], mask=(r < rows)[:, None])  # X: rows of this expert
+    w = tl.load(w_ptr + r[:, None] * BLOCK + r[None, :], mask=(r < N)[None, :])     # W: N tail undefined
+    acc = tl.dot(x, w)
+    tl.store(out_ptr + r[:, None] * BLOCK + r[None, :], acc, mask=(r < rows)[:, None] & (r < N)[None, :])
+
+x = torch.randn(16, 16, device="cuda")
+w = torch.randn(16, 16, device="cuda")
+out = torch.zeros(16, 16, device="cuda")
+expert_block[(1,)](x, w, out, 0, 12, BLOCK=16)  # an expert with no token: every row of x undefined, none stored
+print("ok")
+''')
+
+
+def test_an_expert_with_no_row_is_no_product_with_exact_zeros(tmp_path, cli_env):
+    """helper-111: ScatterMoE at 3 tokens, an expert with no row: every row of x undefined, w's N tail undefined
+    too (the store drops it). The w lanes were told "multiplied by exact zeros" (x's all-undefined rows counted as
+    zeros); their products land only in rows that are padding themselves, which nothing stores."""
+    (tmp_path / "prog.py").write_text(EMPTY_EXPERT)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert "exact zeros" not in p.stderr, p.stderr[-3000:]
+    assert p.returncode == 0 and "1 launch(es), 0 finding(s)" in p.stderr, p.stderr[-3000:]
