@@ -93,3 +93,34 @@ def test_an_expert_with_no_row_is_no_product_with_exact_zeros(tmp_path, cli_env)
     p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert "exact zeros" not in p.stderr, p.stderr[-3000:]
     assert p.returncode == 0 and "1 launch(es), 0 finding(s)" in p.stderr, p.stderr[-3000:]
+
+
+GATHER = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def gather(idx_ptr, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    i = tl.load(idx_ptr + offs, mask=offs <= n, other=4)  # IDX
+    v = tl.load(x_ptr + i * 2 + offs, mask=offs <= n)  # GATHER
+    tl.store(out_ptr + offs, v, mask=offs < n)
+
+idx = torch.zeros(5, dtype=torch.int64, device="cuda")
+x = torch.randn(8, device="cuda")
+out = torch.empty(5, device="cuda")
+gather[(1,)](idx, x, out, 5, BLOCK=8)
+''')
+
+
+def test_addresses_from_an_out_of_bounds_load_name_that_load_not_a_poison_finding(tmp_path, cli_env):
+    """helper-111 (ScatterMoE's boundary mask made <=): the bias load's addresses came from the lane an index load
+    read past its tensor, and its finding said "computed from lanes a masked load left undefined (the poison
+    finding names it)", with no poison finding in the run."""
+    (tmp_path / "prog.py").write_text(GATHER)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    at = [ln for ln in p.stderr.splitlines()
+          if ln.startswith(f"tritondbg: out_of_bounds in gather at prog.py:{_line(GATHER, 'GATHER')}")]
+    assert len(at) == 1, p.stderr[-3000:]
+    assert (f"computed from values an out-of-bounds load read (line {_line(GATHER, 'IDX')}, its out_of_bounds "
+            "finding)") in at[0], at[0]
+    assert "the poison finding names it" not in p.stderr, p.stderr[-3000:]

@@ -127,6 +127,9 @@ def _message(e: dict) -> str:
             if e.get("from_undefined") == "uninit":
                 text += ("; these addresses were computed from values read from memory nothing wrote (the uninit "
                          "finding names the read): write that memory first, or keep those lanes out")
+            elif str(e.get("from_undefined")).startswith("oob:"):
+                text += (f"; these addresses were computed from values an out-of-bounds load read (line "
+                         f"{e['from_undefined'][4:]}, its out_of_bounds finding): keep that load in bounds first")
             elif e.get("from_undefined"):
                 text += ("; these addresses were computed from lanes a masked load left undefined (the poison "
                          "finding names it): give that load other=, or mask this access with the same mask")

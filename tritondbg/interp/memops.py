@@ -226,7 +226,12 @@ def _undefined_inputs(san, ptrs, mask, what: str) -> bool | str:
             ids = {int(i) - 2 for i in np.unique(pads)}
             # "uninit": every such lane came from memory nothing wrote (initcheck's mark), not a load's missing
             # other= (helper-83: an index read one entry too far was told to "give that load other=")
-            return "uninit" if all("uninit" in san.poison_info.get(i, {}) for i in ids) else True
+            if all("uninit" in san.poison_info.get(i, {}) for i in ids):
+                return "uninit"
+            oob = [san.poison_info[i] for i in ids if san.poison_info.get(i, {}).get("oob_only")]
+            if len(oob) == len(ids):  # values an out-of-bounds load read (helper-111: no poison finding to name)
+                return f"oob:{oob[0]['line']}"
+            return True
     return False
 
 
