@@ -1059,10 +1059,11 @@ def test_a_kernel_filter_that_matched_nothing_is_said_when_the_program_fails_too
     (["capture", "--", "no-such-command-xyz"], 127, "no-such-command-xyz: command not found"),
     (["interpret", "--", "./no/such/file.py"], 127, "no such executable file"),
     # python's own missing script: one line before anything runs (profile made an empty run folder)
-    (["profile", "--", "python", "-u", "nope.py"], 127, "nope.py: no such file (the script `python` would run)"),
+    (["profile", "--", "python", "-u", "nope.py"], 127,
+     "nope.py: no such file (the Python script the command `python -u nope.py` would run; looked for from "),
     (["capture", "--", "python3", "nope.py"], 127, "nope.py: no such file"),
     # helper-61: a venv's python by its path ran, printed Python's own error and a "no Triton launch" summary, exit 2
-    (["interpret", "--", sys.executable, "nope.py"], 127, "nope.py: no such file (the script"),
+    (["interpret", "--", sys.executable, "nope.py"], 127, "nope.py: no such file (the Python script the command"),
 ])
 def test_bad_program_command_is_one_line(args, rc, text, tmp_path):
     out = run(args, cwd=tmp_path)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -62,7 +63,8 @@ def _script_there(cmd: list[str]) -> None:
     folder was made)."""
     script = _script(cmd[1:])
     if script is not None and not os.path.isfile(script):
-        raise ProgramNotFound(f"{script}: no such file (the script `{cmd[0]}` would run)")
+        raise ProgramNotFound(f"{script}: no such file (the Python script the command `{shlex.join(cmd)}` would run; "
+                              f"looked for from {os.getcwd()})")
 
 
 def resolve(cmd: list[str], command: str = "capture") -> list[str]:
