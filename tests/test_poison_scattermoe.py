@@ -124,3 +124,29 @@ def test_addresses_from_an_out_of_bounds_load_name_that_load_not_a_poison_findin
     assert (f"computed from values an out-of-bounds load read (line {_line(GATHER, 'IDX')}, its out_of_bounds "
             "finding)") in at[0], at[0]
     assert "the poison finding names it" not in p.stderr, p.stderr[-3000:]
+
+
+HELPER = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def _block_sum(x_ptr, offs, n):
+    return tl.sum(tl.load(x_ptr + offs, mask=offs < n), axis=0)  # LOAD
+
+@triton.jit
+def total(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    tl.store(out_ptr, _block_sum(x_ptr, tl.arange(0, BLOCK), n))
+
+x = torch.randn(5, device="cuda")
+out = torch.empty(1, device="cuda")
+total[(1,)](x, out, 5, BLOCK=8)
+''')
+
+
+def test_a_finding_in_a_jit_helper_names_the_helper(tmp_path, cli_env):
+    """helper-111: ScatterMoE's findings at ops.py:32 said "in _scatter2scatter", while line 32 is in the helper
+    _compute_expert_block it calls; the record had the helper's name, the console line did not."""
+    (tmp_path / "prog.py").write_text(HELPER)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert f"tritondbg: poison in total at prog.py:{_line(HELPER, 'LOAD')} (in _block_sum) pid (0, 0, 0):" in p.stderr, \
+        p.stderr[-3000:]

@@ -502,8 +502,11 @@ class Checker(attach.Observer):
 
         pid = f" pid {tuple(f['pid'])}" if f.get("pid") else ""
         beside = tuple(launch.stack[0])[0] if launch.stack else None
+        # a line in a @triton.jit helper the kernel calls names it (helper-111: ScatterMoE's _compute_expert_block)
+        fn = f.get("function")
+        helper = f" (in {fn})" if fn and fn not in ("?", "<module>") and fn != launch.name.split(".")[-1] else ""
         print(f"tritondbg: {label} in {launch.name} at {frames.site_name(f.get('file'), beside)}:{f.get('line')}"
-              f"{pid}: {f.get('message', '')} "
+              f"{helper}{pid}: {f.get('message', '')} "
               f"[launched from {stacks.describe_site(launch.stack)}{f' in test {test}' if test else ''}]{tail}",
               file=sys.stderr, flush=True)
 
