@@ -150,3 +150,33 @@ def test_a_finding_in_a_jit_helper_names_the_helper(tmp_path, cli_env):
     p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert f"tritondbg: poison in total at prog.py:{_line(HELPER, 'LOAD')} (in _block_sum) pid (0, 0, 0):" in p.stderr, \
         p.stderr[-3000:]
+
+
+TIMES_ZERO_BOUND = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def k(c_ptr, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    valid = offs < n
+    c = tl.load(c_ptr + offs, mask=valid)
+    lo = tl.min(c * valid.to(tl.int32), axis=0)  # the undefined lanes times an exact 0: 0 on any GPU
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for i in range(lo, 3):
+        acc += tl.load(x_ptr + i)
+    tl.store(out_ptr + offs, acc, mask=valid)
+
+c = torch.tensor([1, 2, 2, 1, 1], dtype=torch.int32, device="cuda")
+out = torch.empty(5, device="cuda")
+k[(1,)](c, torch.arange(4.0, device="cuda"), out, 5, BLOCK=8)
+print("out", out.tolist())
+''')
+
+
+def test_a_loop_bound_from_undefined_lanes_times_zero_runs(tmp_path, cli_env):
+    """helper-113: undefined integer lanes multiplied by an exact 0 are 0 on any GPU; the min that took them was
+    stopped as a loop bound from undefined lanes. Only the product's warning is told; the loop runs."""
+    (tmp_path / "prog.py").write_text(TIMES_ZERO_BOUND)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert "UndefinedInt" not in p.stderr and "out [3.0, 3.0, 3.0, 3.0, 3.0]" in p.stdout, p.stderr[-3000:]
+    assert "1 launch(es), 0 finding(s), 1 warning(s)" in p.stderr and p.returncode == 0, p.stderr[-3000:]

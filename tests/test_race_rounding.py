@@ -2,7 +2,7 @@
 modded-nanogpt's XXT stores its tile and the tile's mirror; with a 64x128 tile overlapping tiles meet, and the
 interpreter's tl.dot sums with numpy in an order that depends on the element's place in the tile: 6e-8 apart in
 fp32, 1 ulp in bf16). That was a race error, and `check`'s sanitize gate failed correct upstream code. Floats
-apart by rounding only (ROUNDING_EPS epsilons of the largest value written there) are a warning that says so;
+apart by rounding only (ROUNDING_EPS epsilons of the largest value written there, never 0 against a value) are a warning that says so;
 values further apart stay an error."""
 from __future__ import annotations
 
@@ -71,11 +71,16 @@ def test_rounding_needs_floats_of_one_kind_within_eps_of_the_largest_value():
     assert r is not None and not r["same_value"] and r["rounding"] == (float(up - one), 1.0000001192092896)
     # the same bits as integers: no rounding, an error
     assert races.race_conflict(_writes(bits(one, 0.5), bits(up, 0.5), 0))["rounding"] is None
-    # 9 epsilons of the largest value apart: past ROUNDING_EPS
-    far = np.float32(1.0) + np.float32(9 * 2.0 ** -23)
+    # 5 epsilons of the largest value apart: past ROUNDING_EPS
+    far = np.float32(1.0) + np.float32(5 * 2.0 ** -23)
     assert races.race_conflict(_writes(bits(one, 0.5), bits(far, 0.5), 4))["rounding"] is None
-    # +0 and a tiny negative: apart by far less than an epsilon of 1.0, where the element group holds 1.0 too
-    tiny = np.float32(-1e-30)
-    assert races.race_conflict(_writes(bits(one, 0.0), bits(one, tiny), 4))["rounding"] is not None
+    # a small element far apart in its own terms, within rounding of the largest value written (cancellation)
+    small, near = np.float32(1e-3), np.float32(1e-3) + np.float32(2.0 ** -24)
+    assert races.race_conflict(_writes(bits(one, small), bits(one, near), 4))["rounding"] is not None
+    # helper-113: 0.0 against a value is never rounding, however large the values written elsewhere
+    assert races.race_conflict(_writes(bits(1e5, 0.0), bits(1e5, 0.05), 4))["rounding"] is None
+    assert races.race_conflict(_writes(bits(one, 0.0), bits(one, np.float32(-1e-30)), 4))["rounding"] is None
+    # 0.01 against 0.07 beside 1e5: 0.06 is past 4 epsilons of 1e5 (0.048)
+    assert races.race_conflict(_writes(bits(1e5, 0.01), bits(1e5, 0.07), 4))["rounding"] is None
     # a NaN: no rounding
     assert races.race_conflict(_writes(bits(one, np.nan), bits(up, 0.5), 4))["rounding"] is None

@@ -351,8 +351,11 @@ def _post_reduce(op, input, ret) -> None:
         val = won_by_undefined(kind, x, p, axis, keep, val)
     for o in outs:
         h = getattr(o, "handle", None)
-        if h is not None and h.data.size == val.size:  # (a block reduced to one value: data (1,), val ())
-            _set_pad(h, val.reshape(h.data.shape))
+        if h is not None and h.data.shape == val.shape:
+            _set_pad(h, val)
+        elif h is not None and h.data.size == val.size and bool((val >= 3).any()):
+            _set_pad(h, val.reshape(h.data.shape))  # a block reduced to one value (data (1,), val ()) that an
+            # undefined lane won (won_by_undefined); its padding alone stays unmarked there, as before
 
 
 def _reduce_nonfinite(kind: str, src, outs, axis, keep) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tritondbg.interp.shadow_values import (_bcast, _max_pads, _nonzero, _set_pad, _sink, _site_frame, as_float,
-                                            from_indices, pad_of)
+                                            from_indices, pad_of, undefined_lanes)
 
 
 def _elementwise_pad(out, ins, op=None) -> None:
@@ -236,7 +236,7 @@ def won_by_undefined(kind: str, x, p, axis, keep, val):
     """A max / min whose value came from a lane a masked load left undefined (pad >= 3), not from a real one, is
     undefined too: ``val`` with those results marked so (the poison's id of such a lane). ScatterMoE's expert
     range ``tl.min(E_idxs)`` without ``other=`` was int64's minimum, a real-looking bound (helper-111)."""
-    und = p >= 3
+    und = undefined_lanes(p)
     if not und.any():
         return val
     red = np.min if kind == "min" else np.max

@@ -217,6 +217,18 @@ def _repair_payload(out, ins, nan) -> None:
             return
 
 
+def undefined_lanes(pad) -> np.ndarray:
+    """Lanes of ``pad`` a masked load left undefined (>= 3), less those an exact 0 multiplied (their value is 0 for
+    any finite garbage, as on a GPU: the sanitizer's ``times_zero`` ids; helper-113: ``tl.min(c * valid)`` over an
+    other-less ``c`` is 0 on any GPU, and its loop ran there)."""
+    und = pad >= 3
+    san = _sink["san"]
+    if san is None or not und.any():
+        return und
+    zeroed = [sid + 2 for sid, info in san.poison_info.items() if "times_zero" in info]
+    return und & ~np.isin(pad, zeroed) if zeroed else und
+
+
 class UndefinedInt(Exception):
     """A kernel turned a value computed from undefined lanes into a Python int (a loop bound): the program stops."""
 
@@ -227,19 +239,17 @@ def check_int(h) -> None:
     and the program stops with ``UndefinedInt``. The poison of an integer load is int64's minimum: ScatterMoE's
     ``tl.min`` over expert ids without ``other=E`` made its expert loop ``range(-2**63, ...)``, a hang with no
     finding (helper-111); on a GPU the bound is whatever those lanes held."""
-    pad = pad_of(h)
-    if pad is None:
+    pad, san = pad_of(h), _sink["san"]
+    if pad is None or san is None:
         return
     pad = np.asarray(pad)
-    und = pad >= 3
+    und = undefined_lanes(pad)
     if not und.any():
         return
     from tritondbg.interp import frames
 
     line = frames.site()[1]
-    san = _sink["san"]
-    if san is not None:
-        san._poison_reached(pad[und], f"a loop bound (a Python int) at line {line}")
+    san._poison_reached(pad[und], f"a loop bound (a Python int) at line {line}")
     raise UndefinedInt(f"line {line} turns into a Python int (a loop bound) a value computed from lanes a masked load "
                        "left undefined (the poison finding names the load): on a GPU it is whatever those lanes held; "
                        "tritondbg stops this program here rather than run a loop of up to 2**63 steps")
