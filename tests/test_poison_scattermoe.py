@@ -53,6 +53,8 @@ def test_a_loop_bound_from_undefined_lanes_is_told_and_stops_the_program(tmp_pat
     poison = [ln for ln in lines if ln.startswith(f"tritondbg: poison in experts at prog.py:{_line(prog, 'LOAD')}")]
     assert len(poison) == 1, p.stderr[-3000:]
     assert f"a loop bound (a Python int) at line {_line(prog, 'LOOP')}" in poison[0], poison[0]
+    # an integer load's advice is an integer sentinel, not float('-inf')
+    assert "give the load other= (an integer no real lane reaches" in poison[0] and "float(" not in poison[0], poison[0]
     stop = [ln for ln in lines if ln.startswith(f"tritondbg: kernel_error in experts at prog.py:{_line(prog, 'LOOP')}")]
     assert len(stop) == 1 and "UndefinedInt" in stop[0] and "stops this program here" in stop[0], p.stderr[-3000:]
     assert p.returncode == 1, p.stderr[-2000:]

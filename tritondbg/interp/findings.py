@@ -215,6 +215,11 @@ def _message(e: dict) -> str:
             advice = ("other=0.0 keeps today's result and suits the sum it enters; the max (min) after it then sees "
                       "0 in those lanes too: right where its real lanes are >= 0 (after an abs or a square), else mask "
                       "them for it alone, tl.where(mask, x, float('-inf'))")
+        elif extreme and e.get("integer"):  # (helper-111: ScatterMoE's expert ids, whose sentinel is other=E)
+            advice = ("an integer no real lane reaches, for the max / min it enters: the type's smallest for a max, "
+                      "its largest (or a sentinel such as the number of experts) for a min, then keep those lanes out "
+                      "of any sum: the 0 today's code reads there can be the max or min itself, so the result may be "
+                      "wrong on today's GPUs too")
         elif extreme:
             advice = ("other=float('-inf') for the max it enters (other=float('inf') for a min), then keep those lanes "
                       "out of any sum: the 0 today's code reads there can be the max itself, so the result may be "

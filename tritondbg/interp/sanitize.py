@@ -272,6 +272,8 @@ class Sanitizer(Instrument, hooks.Listener):
                                                   oob_only=oob_only))
         if block_ptr:  # a block pointer's load without padding_option= (its advice differs: no other= there)
             self.poison_info[sid]["block_ptr"] = True
+        if np.dtype(np_dtype).kind in "iu":  # an integer load: its advice names an integer sentinel
+            self.poison_info[sid]["integer"] = True
         self.poison_used = True
         return poison_array(ptrs.data.shape, ptrs.get_element_ty(), np_dtype, sid), sid
 
@@ -508,7 +510,8 @@ class Sanitizer(Instrument, hooks.Listener):
             e = self._entry("poison", site, None, "times_zero", reaches=[], output=None)
             e["times_zero"], e["severity"] = info["times_zero"], "warning"
         else:
-            e = self._entry("poison", site, None, "load", reaches=[], output=None, block_ptr=info.get("block_ptr"))
+            e = self._entry("poison", site, None, "load", reaches=[], output=None, block_ptr=info.get("block_ptr"),
+                            integer=info.get("integer"))
         self.pid = saved
         return e
 
