@@ -289,7 +289,9 @@ def test_programs_that_all_store_the_same_bits_get_a_warning_not_an_error():
     assert not rec.passed and len(races) == 1, rec.results[0].findings
     f = races[0]
     assert f["tensor"] == "flag_ptr" and f["offsets"] == [1] and f["pid"] != f["other_pid"], f
-    assert "write different values to the same element flag_ptr[1]; 1 element(s)" in f["message"], f["message"]
+    # the two values, as the programs stored them (helper-112: the size of the difference was never said)
+    assert "write different values (0 and 1) to the same element flag_ptr[1]; 1 element(s)" in f["message"], \
+        f["message"]
     # helper-74 (a layernorm's wrong stride): values computed from undefined lanes, NaN in every program here, are
     # no "same value": on a GPU they are whatever the lanes held
     rec = run(f"{data}::undefined_values")

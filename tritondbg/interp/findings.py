@@ -181,7 +181,10 @@ def _message(e: dict) -> str:
                 f"the store, which then overwrites it, or after (the interpreter runs programs in order, which hides "
                 f"it). Initialize before the launch (torch.zeros) or write the element only through atomics")
     if kind == "race":
-        return (f"{_pair(e, 'plain stores', '')} write different values to the same element "
+        vals = e.get("values")
+        vals = (" (" + " and ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in vals) + ")") if vals \
+            else ""
+        return (f"{_pair(e, 'plain stores', '')} write different values{vals} to the same element "
                 f"{e['element']}; {e['elements']} element(s) of this launch are written by more than one program "
                 f"with different values (the result depends on program order: use tl.atomic_* or give each "
                 f"program its own elements)")

@@ -27,6 +27,8 @@ def report(san, launch) -> None:
     if race is not None:
         rounding = race.get("rounding")  # apart by rounding only: the same quantity, summed in another order
         e = _entry(san, launch, race, "store", same_value=race["same_value"] or rounding is not None)
+        if race.get("values") is not None and "values" not in e:
+            e["values"] = race["values"]
         if rounding is not None:
             old = e.get("rounding") or (0.0, 0.0)
             e["rounding"] = (max(old[0], rounding[0]), max(old[1], rounding[1]))
@@ -168,7 +170,16 @@ def race_conflict(writes: list) -> dict | None:
     wrote_other = other[U[other] | U[lo] | (V[other] != V[lo])]   # ... that wrote other bits than the first
     j = int(wrote_other[0] if wrote_other.size else other[0])
     return dict(addr=int(A[lo]), pid_a=int(P[lo]), pid_b=int(P[j]), site_a=int(S[lo]), site_b=int(S[j]),
-                elements=int(bad.size), same_value=bool(same), rounding=rounding)
+                elements=int(bad.size), same_value=bool(same), rounding=rounding,
+                values=None if same or U[lo] or U[j] else (_value(V[lo], F[lo]), _value(V[j], F[j])))
+
+
+def _value(bits, code: int):
+    """One stored element's value from its bits, for the message (helper-112: "1 ulp" would have settled it): a
+    float where ``code`` says which (``float_code``), else the bits as an integer."""
+    if code:
+        return float(_floats(np.array([bits], dtype=np.uint64), int(code))[0])
+    return int(bits) if int(bits) < 1 << 31 else hex(int(bits))  # (its width and sign are not kept: bits)
 
 
 def _floats(bits, code: int):
