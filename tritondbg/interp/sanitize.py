@@ -84,6 +84,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.poison_stores: dict[int, dict] = {}
         self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
         self.shift_sids: set[int] = set()           # poison ids of shifts by the width or more (shifts.py)
+        self.times_zero_sids: set[int] = set()      # poison ids of undefined lanes an exact 0 multiplied
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.store_spans: dict[tuple, tuple] = {}   # (file, line) of a store -> (lowest, highest) address written
         self.skipped_writes: dict[tuple, list] = {}  # (file, line) -> addresses of lanes skipped (oob.skip_writes)
@@ -427,6 +428,7 @@ class Sanitizer(Instrument, hooks.Listener):
             line = frame.f_lineno if frame else 0
             source = frames.source_line(frame.f_code.co_filename, line) if frame else ""
             self.poison_info[tz] = dict(info, oob_only=False, times_zero=dict(line=line, source=source))
+            self.times_zero_sids.add(tz)
         return tz
 
     def reduction_event(self, kind, x, defined_bad, undefined_bad, p, frame, integer: bool = False,

@@ -222,11 +222,10 @@ def undefined_lanes(pad) -> np.ndarray:
     any finite garbage, as on a GPU: the sanitizer's ``times_zero`` ids; helper-113: ``tl.min(c * valid)`` over an
     other-less ``c`` is 0 on any GPU, and its loop ran there)."""
     und = pad >= 3
-    san = _sink["san"]
-    if san is None or not und.any():
+    zeroed = getattr(_sink["san"], "times_zero_sids", None)
+    if not zeroed or not und.any():
         return und
-    zeroed = [sid + 2 for sid, info in san.poison_info.items() if "times_zero" in info]
-    return und & ~np.isin(pad, zeroed) if zeroed else und
+    return und & ~np.isin(pad.astype(np.int16) - 2, np.fromiter(zeroed, dtype=np.int16))
 
 
 class UndefinedInt(Exception):

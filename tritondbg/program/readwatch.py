@@ -47,7 +47,7 @@ from __future__ import annotations
 import functools
 
 from tritondbg.program.watchstate import (MAX_WATCHED, _MOVES, _READERS, _WATCH, _by_value, _drop, _finding,
-                                          _follow, _hits, _keep_alive, _live, _markable, _marked, _no_modes, _state,
+                                          _follow, _hits, _keep_alive, _markable, _marked, _no_modes, _state,
                                           _storage_ptr, _tell, _tensors, _watched, paused)
 from tritondbg.program.watchvalues import _NAN_AWARE, _check_values, _follow_lanes, _follow_reduced, _raised
 
@@ -113,8 +113,8 @@ def _gradients_out(node, grads) -> None:
     name = getattr(getattr(node, "_forward_cls", None), "__name__", type(node).__name__)
     with paused(), _no_modes():
         for t in _tensors(grads if isinstance(grads, (tuple, list)) else (grads,)):
-            entry = _watched(t)
-            if entry is None or not _live(entry, t):
+            entry = _watched(t)  # (a live entry or None)
+            if entry is None:
                 continue
             marked = _marked(t, entry)
             if marked is not None and marked.any():
@@ -174,7 +174,7 @@ def _numpy_read(call: str, values: list) -> None:
         except (TypeError, ValueError):  # (a dtype torch has not)
             continue
         (hit,) = _hits([t], None) or [None]
-        if hit is None or not _live(hit[2], t):
+        if hit is None:
             continue
         marked = _marked(t, hit[2])
         if marked is not None and marked.any():
@@ -264,10 +264,7 @@ def _check(func, args, kwargs, result) -> None:
             _follow(results, hits[0][2], computed=True)
             _follow_reduced(func, args, kwargs, results, hits)
             return
-    for t, lo, entry in hits:
-        if not _live(entry, t):
-            _WATCH.pop(lo, None)  # freed, and the memory given out again
-            continue
+    for t, lo, entry in hits:  # (live entries: _watched dropped those of memory given out again)
         marked = _marked(t, entry)
         if marked is None or not marked.any():
             continue
@@ -280,7 +277,7 @@ def read_by_launch(t, reader: str, arg: str):
     carried uninit finding), is watched: the launch that left the holes is told there (values torch computed from
     them, then a kernel: helper-73's compute-then-kernel chain blamed the reader alone), else None."""
     entry = _watched(t)
-    if entry is None or not _live(entry, t):
+    if entry is None:
         return None
     marked = _marked(t, entry)
     if marked is None or not marked.any():

@@ -171,10 +171,7 @@ def _drop(entry: dict) -> None:
 def _marked_hits(hits: list) -> dict:
     """{id(tensor): (tensor, its marked lanes flat, entry)} of the hits that hold any."""
     out = {}
-    for t, lo, entry in hits:
-        if not _live(entry, t):
-            _WATCH.pop(lo, None)
-            continue
+    for t, _, entry in hits:  # (live entries: _watched dropped those of memory given out again)
         mk = _marked(t, entry)
         if mk is not None and mk.any():
             out[id(t)] = (t, mk, entry)
