@@ -84,3 +84,30 @@ def test_the_timeout_stops_the_programs_own_children_too(tmp_path, cli_env):
     assert _stopped_in_the_loop(p.stderr, "2nd"), p.stderr[-3000:]
     left = subprocess.run(["pgrep", "-f", str(tmp_path / "prog.py")], capture_output=True, text=True).stdout.split()
     assert not left, left
+
+
+def test_a_scripts_python_gets_its_grace_after_the_shell_has_ended(tmp_path):
+    """CI (stop 65): at the --timeout, the shell of `-- bash run.sh` ends at once on its SIGTERM; the SIGKILL that
+    followed its exit cut off the report its python was still writing. The python now gets the same grace."""
+    import time
+
+    from tritondbg.program import launcher
+
+    done = tmp_path / "wrote"
+    (tmp_path / "slow.py").write_text(textwrap.dedent(f'''
+        import signal, sys, time
+        def on_term(*a):
+            time.sleep(1.5)  # a report that takes a while to write
+            open({str(done)!r}, "w").write("report")
+            sys.exit(0)
+        signal.signal(signal.SIGTERM, on_term)
+        open({str(tmp_path / "ready")!r}, "w").close()
+        time.sleep(120)
+    '''))
+    (tmp_path / "run.sh").write_text(f"#!/bin/bash\n{sys.executable} {tmp_path / 'slow.py'} &\nwait\n")
+    t0 = time.monotonic()
+    rc = launcher.run(["bash", str(tmp_path / "run.sh")], {}, timeout=8)
+    assert rc == launcher.TIMED_OUT
+    assert (tmp_path / "ready").exists(), "the script's python never started (a slow host?)"
+    assert done.exists() and done.read_text() == "report"
+    assert time.monotonic() - t0 < 25  # it ended when the python did, not at the end of the grace

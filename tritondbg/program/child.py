@@ -483,19 +483,9 @@ def checkpoint() -> None:
 
 
 def _alive(pid) -> bool:
-    if not pid:
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # (another user's process: alive)
-        return True
-    try:  # killed but not reaped yet (the SIGTERM of its death comes before its parent's wait): a zombie, "Z"
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rpartition(")")[2].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return True
+    from tritondbg.stops import alive
+
+    return not pid or alive(pid)
 
 
 def write_summary(final: bool = True) -> None:

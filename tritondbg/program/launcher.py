@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 from tritondbg import stops
 from tritondbg.errors import UsageError
@@ -204,10 +205,14 @@ def run(cmd: list[str], cfg: dict, *, interpret: bool = False, timeout: float | 
             _interrupted["timeout"] = timeout
             tree = [proc.pid, *stops.descendants(proc.pid)]  # (a shell script's python, pytest -n's workers, torchrun's)
             _signal_all(tree, signal.SIGTERM)
+            end = time.monotonic() + _GRACE_S
             try:
                 proc.wait(timeout=_GRACE_S)
             except subprocess.TimeoutExpired:
                 pass
+            # a script's python outlives the shell that started it: it gets the same time to say where it was
+            # (the SIGKILL right after a shell's exit cut its report off; CI, stop 65)
+            stops.wait_gone(tree[1:], end - time.monotonic())
             _signal_all([*tree, *stops.descendants(proc.pid)], signal.SIGKILL)
             proc.wait()
             return TIMED_OUT
