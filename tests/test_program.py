@@ -1119,6 +1119,31 @@ def _interrupt(cmd: list[str], pidfile: Path, cwd: Path) -> tuple[int, str]:
     return proc.returncode, out
 
 
+def test_a_sigint_to_the_program_alone_ends_it_by_sigint(tmp_path):
+    """``kill -INT <program's pid>`` (no copy to tritondbg): the program ends by SIGINT, status 130. CI (session
+    54): the exit hook's check of tritondbg's pid imported a module at exit, and the program ended with status 1."""
+    pidfile = tmp_path / "pid"
+    (tmp_path / "prog.py").write_text(textwrap.dedent(f"""\
+        import os, time
+        open({str(pidfile)!r}, "w").write(str(os.getpid()))
+        time.sleep(120)
+        """))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.Popen(TRITONDBG + ["interpret", "--", "python", "prog.py"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path, start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:
+            time.sleep(0.2)
+        os.kill(int(pidfile.read_text()), signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "the program was interrupted (Ctrl-C / SIGINT, exit status 130)" in out, out[-3000:]
+    assert proc.returncode == 130, out[-3000:]
+
+
 def test_ctrl_c_lands_on_the_programs_line_not_tritondbgs_handler(tmp_path):
     """Ctrl-C in a program that never imports triton ended with status 1, not 130 (the exit hook imported
     tritondbg's modules at exit, which loses CPython's end-by-SIGINT), and its traceback's last line was

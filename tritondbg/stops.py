@@ -85,34 +85,3 @@ def descendants(pid: int) -> list[int]:
         out.append(p)
         todo += children(p)
     return out
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` is still running: there, and not a zombie ("Z": ended, its parent has not reaped
-    it). Another user's process counts as running."""
-    import os
-
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rpartition(")")[2].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return True
-
-
-def wait_gone(pids, seconds: float, poll: float = 0.05) -> bool:
-    """Wait up to ``seconds`` for every process of ``pids`` to end; whether they all did."""
-    import time
-
-    end = time.monotonic() + seconds
-    while True:
-        if not any(alive(p) for p in pids):
-            return True
-        if time.monotonic() >= end:
-            return False
-        time.sleep(poll)

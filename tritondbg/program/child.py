@@ -482,10 +482,22 @@ def checkpoint() -> None:
         write_summary(final=False)
 
 
-def _alive(pid) -> bool:
-    from tritondbg.stops import alive
-
-    return not pid or alive(pid)
+def alive(pid) -> bool:
+    """Whether process ``pid`` runs (None: True): there and no zombie. Imports nothing: it runs at exit, where an
+    import lost CPython's end by SIGINT after Ctrl-C (status 1 for 130; CI, session 54). launcher.py asks it too."""
+    if not pid:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (another user's process: alive)
+        return True
+    try:  # killed but not reaped yet (the SIGTERM of its death comes before its parent's wait): a zombie, "Z"
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True
 
 
 def write_summary(final: bool = True) -> None:
@@ -495,7 +507,7 @@ def write_summary(final: bool = True) -> None:
     cfg = config()
     if not cfg.get("run_dir") or not os.path.isdir(cfg["run_dir"]):
         return
-    if cfg.get("temporary") and not _alive(cfg.get("owner")):  # tritondbg was killed (SIGKILL, the OOM killer):
+    if cfg.get("temporary") and not alive(cfg.get("owner")):  # tritondbg was killed (SIGKILL, the OOM killer):
         import shutil  # nobody reads its temporary folder now, nor removes it
         shutil.rmtree(cfg["run_dir"], ignore_errors=True)
         return

@@ -169,6 +169,18 @@ def _terminal_sent_it() -> bool:
         os.close(fd)
 
 
+def _wait_gone(pids, seconds: float, poll: float = 0.05) -> bool:
+    """Wait up to ``seconds`` for every process of ``pids`` to end; whether they all did."""
+    from tritondbg.program.child import alive
+
+    end = time.monotonic() + seconds
+    while any(alive(p) for p in pids):
+        if time.monotonic() >= end:
+            return False
+        time.sleep(poll)
+    return True
+
+
 TIMED_OUT = 124  # the status of a run stopped at its --timeout (as timeout(1) and the kernel form say it)
 _GRACE_S = 30.0   # after the --timeout's SIGTERM: the program's tritondbg says where it was, writes what it has
 
@@ -212,7 +224,7 @@ def run(cmd: list[str], cfg: dict, *, interpret: bool = False, timeout: float | 
                 pass
             # a script's python outlives the shell that started it: it gets the same time to say where it was
             # (the SIGKILL right after a shell's exit cut its report off; CI, stop 65)
-            stops.wait_gone(tree[1:], end - time.monotonic())
+            _wait_gone(tree[1:], end - time.monotonic())
             _signal_all([*tree, *stops.descendants(proc.pid)], signal.SIGKILL)
             proc.wait()
             return TIMED_OUT
