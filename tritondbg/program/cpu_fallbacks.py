@@ -11,7 +11,8 @@ checkpoint saved under tritondbg carried cpu_device's tag into the user's file.
   float32 copies (products exact, float32 sums, as the GPU's tensor cores accumulate) and are cast to ``out_dtype``;
 - ``torch.load`` onto a CUDA ``map_location`` (a name, a device, a dict's values) loads onto the CPU and tags what
   it returns; one on "cpu" untags it; a checkpoint whose storages name CUDA loads onto the CPU, tagged;
-- ``torch._utils._get_obj_state`` (what ``torch.save`` pickles of a tensor) leaves the tag out.
+- ``torch._utils._get_obj_state`` (what ``torch.save`` pickles of a tensor) leaves the tag out;
+- ``ctx.saved_tensors`` gives back the tag of what ``ctx.save_for_backward`` saved on "cuda" (``_keep_saved_tags``).
 """
 from __future__ import annotations
 
@@ -91,6 +92,39 @@ def install(torch, tag_one, cpu, name: str) -> None:
         return result
 
     torch.load = torch_load
+    _keep_saved_tags(torch, lambda t: getattr(t, name, False), tag_one)
+
+
+def _keep_saved_tags(torch, on_cuda, tag_one) -> None:
+    """``ctx.saved_tensors`` in a custom Function's backward: a tensor saved as an output of forward comes back as
+    a new tensor object (autograd saves outputs without their graph), without the tag, so a "cuda" output read
+    cpu there and the launch that took it was refused as mixing devices (helper-114: trident's softmax backward).
+    Which saved tensors were on "cuda" is noted at ``save_for_backward`` and put back on what comes out."""
+    from torch.autograd import function as F
+
+    save, base = F.FunctionCtx.save_for_backward, getattr(torch._C._FunctionBase, "saved_tensors", None)
+    if base is None or not hasattr(F, "BackwardCFunction"):
+        return
+
+    @functools.wraps(save)
+    def save_for_backward(self, *tensors):
+        save(self, *tensors)
+        marks = tuple(bool(on_cuda(t)) for t in tensors)
+        if any(marks):
+            try:
+                self._tdbg_saved_cuda = marks
+            except AttributeError:
+                pass
+
+    def saved_tensors(self):
+        out = base.__get__(self)
+        for t, on in zip(out, getattr(self, "_tdbg_saved_cuda", ())):
+            if on and t is not None and not on_cuda(t):
+                tag_one(t, True)
+        return out
+
+    F.FunctionCtx.save_for_backward = save_for_backward
+    F.BackwardCFunction.saved_tensors = property(saved_tensors, doc=getattr(base, "__doc__", None))
 
 
 def tag_all(value, on: bool, tag_one, torch) -> None:
