@@ -504,3 +504,42 @@ def test_a_replay_that_wrote_poison_is_not_said_to_have_written_nothing(tmp_path
     text = rep.stdout + rep.stderr
     assert rep.returncode == 1 and "poison" in text, text[-3000:]
     assert "did not write them" not in text, text[-3000:]
+
+
+TIMES_ZERO_PLUS_PADDING = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def k(out_ptr, x_ptr, g_ptr, w_ptr, n, B: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, B)
+    m = offs < n
+    x = tl.load(x_ptr + row * n + offs, mask=m, other=0.0)
+    g = tl.load(g_ptr + row * n + offs, mask=m, other=0.0)
+    c = x - tl.sum(x, 0) / n           # padding lanes hold -mean
+    w = tl.load(w_ptr + offs, mask=m)  # W_LOAD (no other=: undefined lanes, times g's zeros below)
+    t = w * g + c                      # ADD
+    tl.store(out_ptr + row, tl.sum(t, 0))  # SUM: the padding's -mean changes it
+
+
+x = torch.randn(3, 333, device="cuda") + 3.0
+g, w = torch.randn(3, 333, device="cuda"), torch.randn(333, device="cuda")
+out = torch.empty(3, device="cuda")
+k[(3,)](out, x, g, w, 333, B=512)
+'''
+
+
+def test_padding_added_to_undefined_lanes_times_zero_still_changes_the_sum(tmp_path):
+    """helper-114 (trident's layer-norm backward): ``w * g + (x - mean)``, w undefined past n, g zero-padded: the
+    products are 0 for finite garbage (a warning, told reaching the addition), and the padding's -mean the sum then
+    takes is a masked_reduction error; it was only the warning, which said the results were right."""
+    (tmp_path / "prog.py").write_text(TIMES_ZERO_PLUS_PADDING)
+    out = _run(["interpret", "--json", "f.json", "--", sys.executable, "prog.py"], cwd=tmp_path)
+    assert out.returncode == 1, out.stderr[-3000:]
+    line = {tag: i for i, ln in enumerate(TIMES_ZERO_PLUS_PADDING.splitlines(), 1)
+            for tag in ("W_LOAD", "ADD", "SUM") if f"# {tag}" in ln}
+    findings = json.loads((tmp_path / "f.json").read_text())["findings"]
+    found = sorted((f["kind"], f["line"], f["severity"]) for f in findings)
+    assert found == [("masked_reduction", line["SUM"], "error"), ("poison", line["W_LOAD"], "warning")], found
+    assert f"the products enter the addition at line {line['ADD']}" in out.stderr, out.stderr[-3000:]

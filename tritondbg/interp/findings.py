@@ -197,8 +197,8 @@ def _message(e: dict) -> str:
             reach = f" and the products enter {', '.join(e['reaches'])}" if e.get("reaches") else ""
             return (f"lanes this masked load leaves undefined (mask without other=) are multiplied by exact zeros "
                     f"(line {tz['line']}: {tz['source'].strip()}){reach}: 0 for any finite value, and today's Triton "
-                    "reads 0 there, so the results are right unless a compiler leaves Inf or NaN in those undefined "
-                    "lanes; give the load other=0.0 to make sure")
+                    "reads 0 there, so these products are right unless a compiler leaves Inf or NaN in those "
+                    "undefined lanes; give the load other=0.0 to make sure")
         parts = []
         if e.get("output"):
             parts.append(f"{e['output_count']} element(s) of output {e['tensor']} hold them, first {e['output']}"

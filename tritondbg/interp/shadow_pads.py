@@ -58,6 +58,7 @@ def _value_aware_pad(op, ins, pads, shape):
         tb = (np.where(_bcast(_nonzero(b), shape) | _padded(pa), pb, zero) if not _no_data(a, shape) else pb) \
             if pb is not None else None
         ta, tb = _swamped(a, b, ta, shape), _swamped(b, a, tb, shape)
+        ta, tb = _times_zero_added(ta, tb, pa, pb)
     elif op in (np.bitwise_and, np.bitwise_or):  # x & 0 is 0, a boolean x | True is True, whatever x holds: a
         # mask and-ed with a comparison of padded or undefined lanes (``m & (x > 0)``) is real where m is False
         def decides(h):
@@ -83,6 +84,28 @@ def _value_aware_pad(op, ins, pads, shape):
     if ta is None:
         return tb
     return ta if tb is None else np.maximum(ta, tb)
+
+
+def _times_zero_added(ta, tb, pa, pb):
+    """``x + y`` where x's lane is undefined lanes times an exact 0 (``_times_zero``: it holds 0) and y's is
+    defined (real, a fill or padding): on the GPU the lane is y's value for finite garbage, so it takes y's pad, and
+    the products are told as reaching the addition. helper-114: trident's layer-norm backward adds such products to
+    the padding's ``x - mean``, whose -mean the row's tl.sum then took; the lane stayed undefined, and the
+    masked_reduction there went untold (a warning said the results were right)."""
+    san = _sink["san"]
+    tz = getattr(san, "times_zero_sids", None)
+    if not tz or ta is None or tb is None:
+        return ta, tb
+    ids = np.fromiter(tz, dtype=np.int64) + 2
+    out = []
+    for mine, other, p_other in ((ta, tb, pb), (tb, ta, pa)):
+        hit = np.isin(mine, ids) & (p_other < 3)
+        if hit.any():
+            frame = _site_frame()
+            san._poison_reached(mine[hit], f"the addition at line {frame.f_lineno if frame else '?'}")
+            mine = np.where(hit, np.uint8(0), mine)
+        out.append(mine)
+    return out[0], out[1]
 
 
 def _fma_pad(ins, pads, shape):
