@@ -543,3 +543,51 @@ def test_padding_added_to_undefined_lanes_times_zero_still_changes_the_sum(tmp_p
     found = sorted((f["kind"], f["line"], f["severity"]) for f in findings)
     assert found == [("masked_reduction", line["SUM"], "error"), ("poison", line["W_LOAD"], "warning")], found
     assert f"the products enter the addition at line {line['ADD']}" in out.stderr, out.stderr[-3000:]
+
+
+CUSTOM_COMBINE = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def combine(m_a, s_a, m_b, s_b):
+    m = tl.maximum(m_a, m_b)
+    return m, s_a * tl.exp(m_a - m) + s_b * tl.exp(m_b - m)
+
+
+@triton.jit
+def softmax(out_ptr, x_ptr, n, GUARD: tl.constexpr, B: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, B)
+    m = offs < n
+    x = tl.load(x_ptr + row * n + offs, mask=m, other=-float("inf"))
+    if GUARD:  # trident's: padding lanes of the pair are (0, 0), which no combine turns into NaN
+        peak, s = tl.where(m, x, 0.0), tl.where(m, 1.0, 0.0)
+    else:
+        peak, s = x, tl.exp(x - x)  # padding lanes: (-inf, exp(-inf - -inf) = NaN)
+    M, S = tl.reduce((peak, s), 0, combine)  # REDUCE
+    tl.store(out_ptr + row * n + offs, tl.exp(x - M) / S, mask=m)
+
+
+x = torch.randn(3, 100, device="cuda")
+out = torch.empty_like(x)
+softmax[(3,)](out, x, 100, GUARD=GUARD, B=128)
+print("NAN", int(out.isnan().sum()))
+'''
+
+
+@pytest.mark.parametrize("guard", [0, 1])
+def test_padding_that_makes_a_custom_combines_result_nan_is_a_masked_reduction(tmp_path, guard):
+    """helper-114 (trident's softmax without its tl.where guard): a tl.reduce with a combine function of the
+    kernel's own took NaN padding lanes and every output was NaN, with no finding (tl.max / tl.sum had one)."""
+    (tmp_path / "prog.py").write_text(f"GUARD = {guard}\n" + CUSTOM_COMBINE)
+    out = _run(["interpret", "--json", "f.json", "--", sys.executable, "prog.py"], cwd=tmp_path)
+    findings = json.loads((tmp_path / "f.json").read_text())["findings"]
+    if guard:
+        assert out.returncode == 0 and "NAN 0" in out.stdout and not findings, (out.stdout, findings)
+        return
+    assert out.returncode == 1 and "NAN 300" in out.stdout, (out.stdout, out.stderr[-3000:])
+    line = 1 + next(i for i, ln in enumerate(CUSTOM_COMBINE.splitlines(), 1) if "# REDUCE" in ln)
+    assert [(f["kind"], f["line"], f["severity"]) for f in findings] == [("masked_reduction", line, "error")], findings
+    assert "tl.reduce here takes 84 padding lane(s)" in findings[0]["message"], findings[0]["message"]
+    assert "holds nan" in findings[0]["message"], findings[0]["message"]

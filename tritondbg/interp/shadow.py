@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import nan_origin, shifts
+from tritondbg.interp import nan_origin, shadow_pads, shifts
 # the pad rules of elementwise ops (value-aware: x * 0, x + 0, max/min, m & cond) and undefined lanes times 0
 from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero, padding_share, won_by_undefined
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
@@ -319,6 +319,7 @@ def _post_reduce(op, input, ret) -> None:
     kind = _reduce_kind(op.combine_fn)
     if kind not in ("max", "min", "argmax", "argmin"):
         _reduce_nonfinite(kind, first.handle, outs, axis, keep)
+        shadow_pads.custom_reduce_padding(kind, input, outs, axis, keep)
     elif kind in ("max", "min"):  # a NaN lane makes the max NaN: its id goes on
         for o in outs:
             if getattr(o, "handle", None) is not None:

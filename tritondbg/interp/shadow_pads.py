@@ -272,3 +272,49 @@ def won_by_undefined(kind: str, x, p, axis, keep, val):
     upad = np.array([upad.max()]) if axis is None else upad.max(axis=axis, keepdims=keep)
     won = np.reshape(won, np.shape(upad))
     return np.where(won, np.maximum(val.reshape(np.shape(upad)), upad), val.reshape(np.shape(upad))).astype(np.uint8)
+
+
+def custom_reduce_padding(kind: str, input, outs, axis, keep) -> None:
+    """``tl.reduce`` with a combine function of the kernel's own (``kind`` "other"; trident's softmax reduces a
+    (max, sum) pair): what it computes is unknown here, but a result that is NaN or Inf where every real lane of
+    every operand is finite was made so by padding lanes holding NaN or Inf: a masked_reduction at the reduce.
+    helper-114: a softmax whose ``tl.where`` guard was dropped made exp(-inf - -inf) = NaN in its padding, every
+    output was NaN, and nothing was told (the same bug through tl.max and tl.sum was)."""
+    san = _sink["san"]
+    ins = input if isinstance(input, tuple) else (input,)
+    hs = [getattr(t, "handle", None) for t in ins]
+    if kind != "other" or san is None or any(h is None for h in hs):
+        return
+    shape = hs[0].data.shape
+    pads = [pad_of(h) for h in hs]
+    if all(p is None for p in pads):
+        return
+    p = _max_pads(pads, shape)
+    vals = [as_float(h) for h in hs]
+    if any(v is None for v in vals):
+        return
+    flat = axis is None
+    red = (lambda a: a.any()) if flat else (lambda a: a.any(axis=axis, keepdims=True))
+    with np.errstate(invalid="ignore"):
+        bad_in = [~np.isfinite(np.broadcast_to(v, shape)) for v in vals]
+    nonfinite = np.logical_or.reduce(bad_in)
+    padded = p == 2
+    allpad = (p >= 1).all() if flat else (p >= 1).all(axis=axis, keepdims=True)
+    from_data = red(nonfinite & (p < 2))  # a real lane's NaN / Inf: the data's, not the padding's
+    from_pad = red(nonfinite & padded)
+    kept = [1] * len(shape) if flat else [1 if i == axis % len(shape) else n for i, n in enumerate(shape)]
+    out_bad = np.zeros(kept, bool)
+    for o in outs:
+        f = as_float(getattr(o, "handle", None)) if getattr(o, "handle", None) is not None else None
+        if f is not None and f.size == out_bad.size:  # (a result with or without its reduced axis kept)
+            with np.errstate(invalid="ignore"):
+                out_bad = out_bad | ~np.isfinite(f).reshape(kept)
+    slices = out_bad & from_pad & ~from_data & ~allpad
+    if not np.any(slices):
+        return
+    lanes = nonfinite & padded & np.broadcast_to(slices, shape)
+    with np.errstate(invalid="ignore"):  # the example lane from the operand with the most NaN there (the sum's,
+        nan = [int((np.isnan(np.broadcast_to(v, shape)) & lanes).sum()) for v in vals]  # not the max's -inf)
+    x = np.broadcast_to(vals[int(np.argmax([n * 2 ** 32 + int((b & lanes).sum()) for n, b in zip(nan, bad_in)]))],
+                        shape)
+    san.reduction_event("reduce", x, lanes, np.zeros(shape, bool), p, _site_frame())
