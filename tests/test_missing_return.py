@@ -239,3 +239,40 @@ def test_a_helper_whose_none_another_helper_returns_is_named(cli_env, tmp_path):
         assert p.returncode != 0
         assert "the @triton.jit function _keys (noreturn_nested.py:" in p.stdout + p.stderr, (p.stdout + p.stderr)[-2000:]
         assert "yet noreturn_nested.py:" in p.stdout + p.stderr and "uses its value (`_keys(x)`)" in p.stdout + p.stderr
+
+
+COMBINE_NO_RETURN = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def combine(m_a, s_a, m_b, s_b):  # COMBINE
+    m = tl.maximum(m_a, m_b)
+    m, s_a * tl.exp(m_a - m) + s_b * tl.exp(m_b - m)
+
+
+@triton.jit
+def k(out_ptr, x_ptr, n, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    M, S = tl.REDUCTION
+    tl.store(out_ptr, tl.sum(M + S, 0) if M.shape else M + S)
+
+
+x = torch.randn(100, device="cuda")
+out = torch.empty(1, device="cuda")
+k[(1,)](out, x, 100, B=128)
+'''
+
+
+@pytest.mark.parametrize("op", ["reduce((x, tl.exp(x)), 0, combine)", "associative_scan((x, tl.exp(x)), 0, combine)"])
+def test_a_combine_function_that_forgot_its_return_is_named(tmp_path, cli_env, op):
+    """helper-114: a tl.reduce whose combine function computes its pair and returns nothing said only "IndexError:
+    tuple index out of range" (the interpreter's element path, after tritondbg's block path saw the None)."""
+    (tmp_path / "prog.py").write_text(COMBINE_NO_RETURN.replace("REDUCTION", op))
+    p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr[-3000:]
+    line = next(i for i, ln in enumerate(COMBINE_NO_RETURN.splitlines(), 1) if "# COMBINE" in ln)
+    assert (f"the combine function combine (prog.py:{line}) of this tl.reduce / tl.associative_scan returns "
+            "nothing: a forgotten `return`?") in p.stderr, p.stderr[-3000:]
+    assert "IndexError" not in p.stderr, p.stderr[-3000:]

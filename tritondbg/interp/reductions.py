@@ -17,6 +17,7 @@ raises while it runs) falls back to the interpreter's own element-by-element pat
 from __future__ import annotations
 
 import contextlib
+import os
 
 import numpy as np
 
@@ -50,10 +51,27 @@ def _blocks_have_no_truth():
             del cls.__bool__
 
 
+class CombineReturnsNothing(TypeError):
+    """The combine function gave None: said as it is, not left to the interpreter's path (whose ``IndexError: tuple
+    index out of range`` named neither the function nor the missing ``return``: helper-114)."""
+
+
+def _no_return(fn) -> str:
+    from tritondbg.missing_return import kernel_line
+
+    py = getattr(fn, "fn", fn)
+    at = kernel_line(py, 1)  # its ``def`` line
+    where = f" ({os.path.basename(at[0])}:{at[1]})" if at else ""
+    return (f"the combine function {getattr(py, '__name__', '?')}{where} of this tl.reduce / "
+            "tl.associative_scan returns nothing: a forgotten `return`?")
+
+
 def _call(op, left, right, dtypes):
     """combine_fn(*left, *right) on numpy blocks -> numpy blocks, each in its operand's numpy dtype."""
     ret = op.combine_fn.fn(*(op.to_tensor(np.ascontiguousarray(x), dt) for x, dt in zip(left, dtypes)),
                            *(op.to_tensor(np.ascontiguousarray(x), dt) for x, dt in zip(right, dtypes)))
+    if ret is None:
+        raise CombineReturnsNothing(_no_return(op.combine_fn))
     ret = ret if isinstance(ret, tuple) else (ret,)
     if len(ret) != len(left):
         raise ValueError("the combine function returned another number of values")
@@ -115,6 +133,8 @@ def install():
         try:
             with _blocks_have_no_truth():
                 return _reduce(self, input)
+        except CombineReturnsNothing:
+            raise
         except Exception:  # noqa: BLE001 - a combine function that takes scalars only: the interpreter's path
             return slow_reduce(self, input)
 
@@ -122,6 +142,8 @@ def install():
         try:
             with _blocks_have_no_truth():
                 return _scan(self, input)
+        except CombineReturnsNothing:
+            raise
         except Exception:  # noqa: BLE001
             return slow_scan(self, input)
 
