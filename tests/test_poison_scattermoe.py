@@ -182,3 +182,37 @@ def test_a_loop_bound_from_undefined_lanes_times_zero_runs(tmp_path, cli_env):
     p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert "UndefinedInt" not in p.stderr and "out [3.0, 3.0, 3.0, 3.0, 3.0]" in p.stdout, p.stderr[-3000:]
     assert "1 launch(es), 0 finding(s), 1 warning(s)" in p.stderr and p.returncode == 0, p.stderr[-3000:]
+
+
+OOB_BOUND = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def k(offsets, out_ptr):
+    pid = tl.program_id(0)
+    start = tl.load(offsets + pid + 1)  # OOB (one row too far: stk's offsets + pid_m + 1)
+    end = tl.load(offsets + pid + 2)
+    acc = 0.0
+    for i in range(start, end):  # BOUND
+        acc += 1.0
+    tl.store(out_ptr + pid, acc)
+
+offsets = torch.tensor([0, 2, 5], dtype=torch.int32, device="cuda")
+out = torch.empty(2, device="cuda")
+k[(2,)](offsets, out)
+''')
+
+
+def test_a_loop_bound_read_out_of_bounds_names_that_load_not_a_masked_one(tmp_path, cli_env):
+    """helper-115: stk's block-sparse kernel read its offsets one row too far; the loop-bound stop said the value
+    came from "lanes a masked load left undefined (the poison finding names the load)": no masked load, no poison
+    finding. It names the out-of-bounds load and its finding now."""
+    (tmp_path / "prog.py").write_text(OOB_BOUND)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr[-3000:]
+    oob = next(i for i, ln in enumerate(OOB_BOUND.splitlines(), 1) if "# OOB" in ln) + 1  # (end's load)
+    bound = next(i for i, ln in enumerate(OOB_BOUND.splitlines(), 1) if "# BOUND" in ln)
+    assert (f"line {bound} turns into a Python int (a loop bound) a value computed from values an out-of-bounds "
+            f"load read (line {oob}, its out_of_bounds finding)") in p.stderr, p.stderr[-3000:]
+    assert f"out_of_bounds in k at prog.py:{oob}" in p.stderr, p.stderr[-3000:]
+    assert "masked load" not in p.stderr.split("UndefinedInt")[1].split("\n")[0], p.stderr[-3000:]

@@ -249,6 +249,14 @@ def check_int(h) -> None:
 
     line = frames.site()[1]
     san._poison_reached(pad[und], f"a loop bound (a Python int) at line {line}")
-    raise UndefinedInt(f"line {line} turns into a Python int (a loop bound) a value computed from lanes a masked load "
-                       "left undefined (the poison finding names the load): on a GPU it is whatever those lanes held; "
-                       "tritondbg stops this program here rather than run a loop of up to 2**63 steps")
+    infos = [san.poison_info.get(int(i) - 2, {}) for i in np.unique(pad[und])]
+    if all(i.get("oob_only") for i in infos):  # values an out-of-bounds load read: no masked load, no poison finding
+        src = (f"values an out-of-bounds load read (line {infos[0]['line']}, its out_of_bounds finding)" if infos
+               else "values an out-of-bounds load read")  # (helper-115: stk's offsets read one block row too far)
+    elif all("uninit" in i for i in infos):
+        src = "values read from memory nothing wrote (the uninit finding names the read)"
+    else:
+        src = "lanes a masked load left undefined (the poison finding names the load)"
+    raise UndefinedInt(f"line {line} turns into a Python int (a loop bound) a value computed from {src}: on a GPU it is "
+                       "whatever those lanes held; tritondbg stops this program here rather than run a loop of up to "
+                       "2**63 steps")
