@@ -139,6 +139,9 @@ x = torch.randn(100, device="cuda")
 out = torch.empty(100, device="cuda")
 # inputs it no longer reads: 100 values, and a one-element scale (one value, not zeros: data too, helper-110)
 scale_kernel[(2,)](x, torch.randn(100, device="cuda"), out, torch.tensor([0.125], device="cuda"), 100, BLOCK=64)
+# a few integers, all 0: an index of one block (helper-115: stk's row_indices [0, 0]), no output waiting for a store
+scale_kernel[(2,)](x, torch.zeros(2, dtype=torch.int16, device="cuda"), out, torch.tensor([0.125], device="cuda"),
+                   100, BLOCK=64)
 '''
 
 

@@ -138,9 +138,13 @@ def _one_value(t, limit: int = 1 << 20) -> bool:
     if flat.dtype.is_floating_point or flat.dtype.is_complex:  # by bits: NaN marks compare equal so
         flat = flat.contiguous().view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64,
                                        16: torch.int64}[flat.element_size()])
-    if flat.numel() <= 8:  # a scalar input (a scale, an eps) is one value too: zeros or the mark only (helper-110)
+    if flat.numel() <= 8:  # a scalar input (a scale, an eps) is one value too: zeros or the mark only (helper-110);
+        # a few integers all 0 are as likely an index (helper-115: stk's row_indices [0, 0], of a one-block row): the
+        # mark only
         marked = initcheck._holding_mark(t.detach().contiguous())
-        return bool((flat == 0).all()) or bool(marked is not None and marked.all())
+        if marked is not None and bool(marked.all()):
+            return True
+        return (t.dtype.is_floating_point or t.dtype.is_complex) and bool((flat == 0).all())
     return bool((flat == flat[0]).all())
 
 
