@@ -1081,10 +1081,11 @@ def test_an_integer_max_over_a_sentinel_the_code_clamps_is_a_warning(tmp_path):
 
 
 def _block_pointers() -> bool:
-    """Triton <= 3.8 (3.9 removed block pointers in favour of tensor descriptors)."""
+    """Triton <= 3.8 (3.9 removed block pointers in favour of tensor descriptors; 3.8 lowers them in Python)."""
+    import triton.language as tl
     from triton.runtime import interpreter
 
-    return hasattr(interpreter.InterpreterBuilder, "create_tensor_pointer_load")
+    return hasattr(interpreter.InterpreterBuilder, "create_tensor_pointer_load") or hasattr(tl.core, "_block_ptr")
 
 
 @pytest.mark.skipif(not _block_pointers(), reason="this Triton has no block pointers (3.9+)")

@@ -30,6 +30,7 @@ from tritondbg.interp import byte_marks, guard, initcheck, shadow, uninit_reads
 _active: dict[str, Any] = {"san": None}
 _plain: dict[str, Any] = {"fill": None}  # the value a masked load without other= reads off-mask with no sanitizer
 _saved: dict[str, Any] = {}
+_saved_block: dict[str, Any] = {}  # Triton 3.8's tl.core._block_ptr methods (``_lowered_block_pointers``)
 
 
 class HeldLocks:
@@ -411,6 +412,7 @@ def install() -> None:
     for n in ("create_tensor_pointer_load", "create_tensor_pointer_store"):
         if n in orig:
             setattr(B, n, _block(n))
+    _lowered_block_pointers(tl)
     for n in ("create_load", "create_store"):  # tl.load/tl.store without mask=: they call the masked ones
         if n in orig:
             setattr(B, n, _unmasked(n))
@@ -423,9 +425,42 @@ def install() -> None:
             setattr(B, n, _atomic(n))
 
 
+def _lowered_block_pointers(tl) -> None:
+    """Triton 3.8 lowers a block pointer's load / store in Python (``tl.core._block_ptr``: its pointers and
+    boundary mask, then a plain masked load), past ``create_tensor_pointer_load``: the access is marked as a block
+    pointer's there (helper-114: trident's loads were told "mask without other=", advised other=)."""
+    cls = getattr(tl.core, "_block_ptr", None)
+    if cls is None:
+        return
+    for n in ("load", "store"):
+        orig = cls.__dict__.get(n)
+        if orig is None:
+            continue
+        _saved_block[n] = orig
+
+        def wrapper(self, *args, _orig=orig, **kw):
+            saved, _active["block"] = _active.get("block"), _BlockView(getattr(self.base, "handle", None))
+            try:
+                return _orig(self, *args, **kw)
+            finally:
+                _active["block"] = saved
+        setattr(cls, n, wrapper)
+
+
+class _BlockView:
+    """What ``_block_pointer`` reads of a block pointer: its base pointer's handle."""
+
+    def __init__(self, base):
+        self.base = base
+
+
 def uninstall() -> None:
+    import triton.language as tl
     from triton.runtime import interpreter as I
 
     for n, f in _saved.items():
         setattr(I.InterpreterBuilder, n, f)
     _saved.clear()
+    for n, f in _saved_block.items():
+        setattr(tl.core._block_ptr, n, f)
+    _saved_block.clear()
