@@ -253,3 +253,38 @@ def test_an_fp16_sum_that_overflows_into_finite_outputs_is_a_warning(tmp_path, c
         assert "tl.sum = inf: a float16 sum of finite values went past float16's largest value 65504, in 6 lane(s) " \
                "of 6 programs" in text and "rsqrt(inf) = 0" in text, text[-3000:]
         assert p.returncode == 0, p.stderr[-2000:]  # a warning (--strict fails on it)
+
+
+PAIR = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def combine(m_a, s_a, m_b, s_b):
+    m = tl.maximum(m_a, m_b)
+    return m, s_a * tl.exp(m_a - m) + s_b * tl.exp(m_b - m)
+
+@triton.jit
+def lse(x_ptr, w_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    w = tl.load(w_ptr + offs, mask=offs < n, other=0.0)  # the data's NaN, in the pair's second operand
+    m, s = tl.reduce((x, w), 0, combine)
+    tl.store(y_ptr, m + tl.log(s))
+
+x = torch.randn(64, device="cuda")
+w = torch.ones(64, device="cuda")
+w[5] = float("nan")
+y = torch.empty(1, device="cuda")
+lse[(1,)](x, w, y, 64, BLOCK=64)
+print("y", y.item())
+'''
+
+
+def test_a_nan_in_a_custom_reduces_second_operand_is_the_datas_not_made_from_finite_inputs(tmp_path, cli_env):
+    """helper-114: a tl.reduce over a pair whose second operand held the NaN was told "tl.other(...) = nan: a NaN
+    from finite inputs" (only the first operand was looked at, and the combine was named tl.other)."""
+    (tmp_path / "prog.py").write_text(PAIR)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert "y nan" in p.stdout, p.stdout
+    assert "from finite inputs" not in p.stderr and "tl.other" not in p.stderr, p.stderr[-3000:]
+    assert p.returncode == 0 and "0 finding(s)" in p.stderr, p.stderr[-3000:]

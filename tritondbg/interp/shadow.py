@@ -38,7 +38,7 @@ from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero, 
 from tritondbg.interp.shadow_values import (BASE, INDEX, PAD, _bcast, _check_new_nonfinite, _debug_raise, _is_bf16,  # noqa: F401
                                             _max_pads, _nonfinite, _nonzero, _scalar_ty, _set_pad, _sink,
                                             _site_frame, as_float, base_of, from_indices, is_pointer, mark_indices,
-                                            pad_of, set_sink)
+                                            pad_of, reduce_nonfinite, set_sink)
 
 _saved: dict[str, Any] = {}  # (owner, name) -> the builder function install() replaced
 
@@ -318,7 +318,8 @@ def _post_reduce(op, input, ret) -> None:
     axis, keep = op.axis, getattr(op, "keep_dims", False)
     kind = _reduce_kind(op.combine_fn)
     if kind not in ("max", "min", "argmax", "argmin"):
-        _reduce_nonfinite(kind, first.handle, outs, axis, keep)
+        reduce_nonfinite(kind, [t.handle for t in input] if isinstance(input, tuple) else [first.handle], outs,
+                         axis, keep)
         shadow_pads.custom_reduce_padding(kind, input, outs, axis, keep)
     elif kind in ("max", "min"):  # a NaN lane makes the max NaN: its id goes on
         for o in outs:
@@ -357,24 +358,6 @@ def _post_reduce(op, input, ret) -> None:
         elif h is not None and h.data.size == val.size and bool((val >= 3).any()):
             _set_pad(h, val.reshape(h.data.shape))  # a block reduced to one value (data (1,), val ()) that an
             # undefined lane won (won_by_undefined); its padding alone stays unmarked there, as before
-
-
-def _reduce_nonfinite(kind: str, src, outs, axis, keep) -> None:
-    """A sum (or a custom combine) whose result is Inf/NaN over finite lanes: an fp16 sum of squares overflows
-    (Liger's poly_norm at N = 4097 in fp16), then rsqrt(inf) = 0 makes the outputs finite and wrong."""
-    nf = _nonfinite(src)
-    for o in outs:
-        h = getattr(o, "handle", None)
-        if h is None or not (h.data.dtype.kind == "f" or _is_bf16(h)) or _nonfinite(h) is None:
-            continue
-        shape = h.data.shape
-        if nf is None:
-            in_nf = (np.zeros(shape, bool), np.zeros(shape, bool))
-        else:
-            n_, i_ = nf
-            red = (lambda a: a.any()) if axis is None else (lambda a: a.any(axis=axis, keepdims=keep))
-            in_nf = tuple(np.broadcast_to(np.asarray(red(a)), shape) for a in (n_, n_ | i_))
-        _check_new_nonfinite(f"tl.{kind}", h, (src,), in_nf=in_nf)
 
 
 def _wrap_scan(orig):

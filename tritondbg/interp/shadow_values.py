@@ -260,3 +260,25 @@ def check_int(h) -> None:
     raise UndefinedInt(f"line {line} turns into a Python int (a loop bound) a value computed from {src}: on a GPU it is "
                        "whatever those lanes held; tritondbg stops this program here rather than run a loop of up to "
                        "2**63 steps")
+
+
+def reduce_nonfinite(kind: str, srcs, outs, axis, keep) -> None:
+    """A sum (or a custom combine, over every operand ``srcs``) whose result is Inf/NaN over finite lanes: an fp16
+    sum of squares overflows (Liger's poly_norm at N = 4097 in fp16), then rsqrt(inf) = 0 makes the outputs finite
+    and wrong. (helper-114: a NaN in a pair's second operand was "a NaN from finite inputs")"""
+    nfs = [x for x in (_nonfinite(h) for h in srcs) if x is not None]
+    src = srcs[0]
+    nf = None if not nfs else (np.logical_or.reduce([np.broadcast_to(n, src.data.shape) for n, _ in nfs]),
+                               np.logical_or.reduce([np.broadcast_to(i, src.data.shape) for _, i in nfs]))
+    for o in outs:
+        h = getattr(o, "handle", None)
+        if h is None or not (h.data.dtype.kind == "f" or _is_bf16(h)) or _nonfinite(h) is None:
+            continue
+        shape = h.data.shape
+        if nf is None:
+            in_nf = (np.zeros(shape, bool), np.zeros(shape, bool))
+        else:
+            n_, i_ = nf
+            red = (lambda a: a.any()) if axis is None else (lambda a: a.any(axis=axis, keepdims=keep))
+            in_nf = tuple(np.broadcast_to(np.asarray(red(a)), shape) for a in (n_, n_ | i_))
+        _check_new_nonfinite("tl.reduce" if kind == "other" else f"tl.{kind}", h, (src,), in_nf=in_nf)
