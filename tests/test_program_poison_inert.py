@@ -20,7 +20,7 @@ import sys, torch, triton, triton.language as tl
 
 @triton.jit
 def excl_cumsum(X, n, BLOCK: tl.constexpr):
-    running = 0
+    running = tl.zeros([], X.dtype.element_ty)  # (0 would be an int32 the fp32 sum replaces: the compiler refuses)
     for start in range(0, n, BLOCK):
         offs = start + tl.arange(0, BLOCK)
         x = tl.load(X + offs, mask=offs < n)  # LOAD excl_cumsum

@@ -426,12 +426,14 @@ def install(arch: Arch | str | None = None) -> Arch:
         setattr(torch.cuda, name, value)
     original_run = InterpretedFunction.run
     _state["run"] = original_run
+    from tritondbg.interp import gpu_compile
 
     def run(self, *args, grid, warmup, **kwargs):
         if warmup:  # Triton's interpreter returns None here; host code goes on to read n_regs and launch it
             return StandinKernel(self, args, kwargs, arch)
         _refuse_fp8_types(arch, (*args, *kwargs.values()))
         _refuse_launch_options(arch, self.arg_names, kwargs)
+        gpu_compile.check(self, args, kwargs, arch)  # the GPU compiler's verdict, for the sanitizer (findings)
         return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     InterpretedFunction.run = run

@@ -73,6 +73,8 @@ def _consequence(e: dict) -> str:
 
 def _message(e: dict) -> str:
     kind, n_prog = e["kind"], len(e["programs"])
+    if kind == "compile":  # gpu_compile.py: the GPU compiler's refusal, said whole
+        return e["text"]
     progs = f"{n_prog} program{'s' if n_prog != 1 else ''}"
     if kind == "outside_view":
         view = f"{e['buffer']}, a slice of a larger tensor," if e.get("slice") else e["buffer"]

@@ -25,8 +25,8 @@ import warnings
 
 import numpy as np
 
-from tritondbg.interp import (findings, frames, guard, hooks, initcheck, nan_origin, nan_stores, oob, output_checks,
-                              races, shadow, shifts, undo, uninit_reads, unstored)
+from tritondbg.interp import (findings, frames, gpu_compile, guard, hooks, initcheck, nan_origin, nan_stores, oob,
+                              output_checks, races, shadow, shifts, undo, uninit_reads, unstored)
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array  # noqa: F401 (API)
@@ -179,6 +179,7 @@ class Sanitizer(Instrument, hooks.Listener):
         try:
             self._program_ended()
             races.report(self, launch)
+            gpu_compile.entries(self, launch, error)
         finally:
             self.writes, self.atomics = [], []
             self.launch = None

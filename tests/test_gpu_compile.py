@@ -1,0 +1,197 @@
+"""The compile check (tritondbg/interp/gpu_compile.py): a kernel the interpreter runs but Triton's compiler refuses
+for the target is a ``compile`` finding at the compiler's line, in program mode and on a scenario; kernels the
+compiler takes (Triton's jit'd library functions, tensor methods, helpers reached through modules and classes, a
+jit function passed as a constexpr), checked after earlier launches left the language patched, give none; the
+check leaves the interpreter's world as it found it."""
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import pytest
+from conftest import run_cli
+
+pytestmark = pytest.mark.interpreter
+
+HELPERS = textwrap.dedent('''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def twice(x):
+    return x * 2
+
+
+class Ops:
+    @staticmethod
+    @triton.jit
+    def shift(x, by):
+        return x + by
+''')
+
+# tl.sum / tl.max / tl.cdiv are @triton.jit functions of Triton's (InterpretedFunctions under the interpreter);
+# x.sum() is a tensor method; H.twice a module attribute; H.Ops.shift a class's static method; ACT a constexpr
+GOOD = textwrap.dedent('''
+import torch, triton, triton.language as tl
+import helpers as H
+
+
+@triton.jit
+def relu(x):
+    return tl.maximum(x, 0.0)
+
+
+@triton.jit
+def good(x_ptr, o_ptr, n, BLOCK: tl.constexpr, ACT: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    acc = 0.0
+    for k in range(0, tl.cdiv(n, BLOCK)):
+        acc += tl.sum(x) + x.sum() * 0.0
+    y = H.Ops.shift(H.twice(ACT(x)), acc * 0.0 + tl.max(x, axis=0) * 0.0)
+    tl.store(o_ptr + offs, y, mask=m)
+
+
+def run(n=100):
+    x = torch.randn(n, device="cuda")
+    o = torch.empty_like(x)
+    good[(1,)](x, o, n, BLOCK=128, ACT=relu)
+    return x, o
+''')
+
+BAD = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def rowsum(x, out, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = 0
+    for k in range(0, N, BLOCK):  # LOOP
+        offs = k + tl.arange(0, BLOCK)
+        acc += tl.sum(tl.load(x + row * N + offs, mask=offs < N, other=0.0))
+    tl.store(out + row, acc)
+
+
+def rows(x):
+    out = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
+    rowsum[(x.shape[0],)](x, out, x.shape[1], BLOCK=32)
+    return out
+''')
+
+PROG = textwrap.dedent('''
+import torch
+from good import run
+from bad import rows
+
+x, o = run()
+print("GOOD", bool(torch.allclose(o, 2 * torch.relu(x))))
+x, o = run()  # again: the language is patched by now (the interpreter leaves it so after tl.sum's call)
+x = torch.randn(4, 100, device="cuda")
+print("BAD", bool(torch.allclose(rows(x), x.sum(1), atol=1e-4)))
+''')
+
+
+def _line(text: str, needle: str) -> int:
+    return next(i for i, ln in enumerate(text.splitlines(), 1) if needle in ln)
+
+
+@pytest.fixture
+def files(tmp_path):
+    for name, text in (("helpers.py", HELPERS), ("good.py", GOOD), ("bad.py", BAD), ("prog.py", PROG)):
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_a_kernel_the_compiler_refuses_is_a_finding_at_its_line_and_good_kernels_give_none(files, cli_env):
+    p = run_cli(["interpret", "--json", "k.json", "--", sys.executable, "prog.py"], cli_env, cwd=files)
+    assert p.returncode == 1, (p.returncode, p.stderr[-3000:])
+    assert "GOOD True" in p.stdout and "BAD True" in p.stdout, p.stdout  # the interpreter ran both kernels right
+    doc = json.loads((files / "k.json").read_text())
+    assert doc["launches"] == {"good": 2, "rowsum": 1}, doc["launches"]
+    found = doc["findings"]
+    compiles = [f for f in found if f["kind"] == "compile"]
+    assert len(compiles) == 1, found
+    f = compiles[0]
+    assert f["kernel"] == "rowsum" and f["file"].endswith("bad.py") and f["line"] == _line(BAD, "# LOOP"), f
+    assert f["severity"] == "error" and "for sm_90" in f["message"], f
+    assert "Loop-carried variable acc has initial type int32 but is re-assigned to fp32" in f["message"], f
+    assert not [x for x in found if x["kernel"] == "good"], found
+
+
+def test_the_check_can_be_turned_off(files, cli_env):
+    env = dict(cli_env, TRITONDBG_COMPILE_CHECK="0")
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], env, cwd=files)
+    assert p.returncode == 0 and "compile" not in p.stderr, (p.returncode, p.stderr[-3000:])
+
+
+def test_a_scenario_whose_kernel_the_compiler_refuses_fails_with_the_finding(files, cli_env):
+    (files / "cases.py").write_text(textwrap.dedent('''
+        import torch
+        from tritondbg import Case, Scenario
+        from bad import rows, rowsum
+
+
+        def make_inputs(case, dtype, device, generator):
+            return dict(x=torch.randn(3, case.params["n"], generator=generator).to(device=device, dtype=dtype))
+
+
+        SCENARIO = Scenario(name="rows", launch=rows, reference=lambda x: x.float().sum(1), make_inputs=make_inputs,
+                            cases=[Case("tiny", params=dict(n=70), dtypes=("float32",))], kernels=[rowsum])
+    '''))
+    p = run_cli(["interpret", "cases.py"], cli_env, cwd=files)
+    assert p.returncode == 1, (p.returncode, p.stdout[-3000:], p.stderr[-3000:])
+    assert f"compile bad.py:{_line(BAD, '# LOOP')}" in p.stdout, p.stdout[-3000:]
+    assert "Loop-carried variable acc" in p.stdout, p.stdout[-3000:]
+
+
+def test_the_check_leaves_the_interpreters_world_as_it_was(files, monkeypatch):
+    """In process: the language's attributes, the tensor class, the user's module globals and the interpreter's
+    own __call__ are the same objects after a check as before it, and the verdicts are the compiler's."""
+    import subprocess
+
+    code = textwrap.dedent('''
+        import os, sys
+        os.environ["TRITON_INTERPRET"] = "1"
+        sys.path.insert(0, os.getcwd())
+        import torch, triton, triton.language as tl
+        from triton.runtime.interpreter import InterpretedFunction
+        from tritondbg.interp import gpu_compile
+        from tritondbg.ir.targets import parse_arch
+        import good, bad, helpers
+
+        def world():
+            out = {}
+            for n, m in list(sys.modules.items()):
+                if m is not None and (n.startswith("triton.language") or n in ("good", "bad", "helpers")):
+                    out.update({(n, k): v for k, v in list(vars(m).items())})
+            out.update({("tensor", k): v for k, v in vars(tl.core.tensor).items()})
+            out.update({("Ops", k): v for k, v in vars(helpers.Ops).items()})
+            out["call"] = InterpretedFunction.__call__
+            return out
+
+        arch = parse_arch("sm_90")
+        x = torch.randn(100); o = torch.empty_like(x)
+        gpu_compile.check(good.good, (x, o, 100), dict(BLOCK=128, ACT=good.relu), arch)  # before any launch
+        first = gpu_compile._pending["verdict"]
+        good.good[(1,)](x, o, 100, BLOCK=128, ACT=good.relu)  # the interpreter patches the language now
+        before = world()
+        gpu_compile.check(good.good, (x, o, 100), dict(BLOCK=64, ACT=good.relu), arch)
+        second = gpu_compile._pending["verdict"]
+        X = torch.randn(4, 100); out = torch.empty(4)
+        gpu_compile.check(bad.rowsum, (X, out, 100), dict(BLOCK=32), arch)
+        third = gpu_compile._pending["verdict"]
+        after = world()
+        changed = sorted(str(k) for k in set(before) | set(after) if before.get(k) is not after.get(k))
+        good.good[(1,)](x, o, 100, BLOCK=128, ACT=good.relu)  # still runs under the interpreter
+        print("RESULT", first, second, third is not None and third["line"], gpu_compile.tally, changed,
+              bool(torch.allclose(o, 2 * torch.relu(x))))
+    ''')
+    p = subprocess.run([sys.executable, "-c", code], cwd=files, capture_output=True, text=True, timeout=300)
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT")), None)
+    assert line is not None, p.stderr[-3000:]
+    assert line == (f"RESULT None None {_line(BAD, '# LOOP')} {{'accepted': 2, 'refused': 1, 'no verdict': 0}} "
+                    "[] True"), line

@@ -1,0 +1,323 @@
+"""Does Triton's GPU compiler take the kernel the interpreter runs? (``check`` before a launch, ``entries`` after.)
+
+The interpreter runs a kernel as Python, so code the compiler refuses runs there: a loop-carried variable whose
+type changes (``acc = 0``, then ``acc += tl.sum(x)`` in the loop), a Python construct the code generator does not
+take. Such a kernel passes ``interpret`` and fails its first launch on a GPU. Before each interpreted launch the
+kernel's front end runs for the stand-in's target: Triton's code generator, Python source to TTIR, with its checks
+(no LLVM, no ptxas: tens of milliseconds), bound and specialised from the launch's own arguments by Triton itself
+(``JITFunction.run(warmup=True)`` under a compile-only driver; the compile step is swapped for the front end).
+One verdict per kernel and specialisation (dtypes, constexpr values, which integers are 1 or multiples of 16).
+
+Under ``TRITON_INTERPRET=1`` every ``@triton.jit`` function is an InterpretedFunction, Triton's own ``tl.sum`` /
+``tl.max`` / ``tl.cdiv`` (and the tensor methods ``x.sum()``) included, which the compiler cannot call; and the
+interpreter leaves Triton's language patched after a device function's call. For the compile the language is put
+back as it was before the first launch and each InterpretedFunction the compiler looks up is seen as a JITFunction
+of the same Python function (``_swapped``); everything is put back after. An InterpretedFunction met on a path not
+covered makes the check give no verdict, never a finding: the interpreter's own ``__call__`` is refused during the
+compile, so it patches nothing.
+
+A refusal is a ``compile`` error finding at the line the compiler names (``entries``), told after a launch that
+itself ran without error (a kernel error under the interpreter says the same problem at its own line). A global
+the compiler refuses is globals_check.py's (raised where the kernel reads it), not told twice.
+``TRITONDBG_COMPILE_CHECK=0`` turns the check off.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import types
+
+_MAX_PER_KERNEL = 8          # specialisations checked per kernel (later ones: no verdict)
+_verdicts: dict = {}         # (id of the InterpretedFunction, specialisation) -> finding dict or None
+_counts: dict = {}           # id of the InterpretedFunction -> how many specialisations were checked
+_keep: dict = {}             # id -> the InterpretedFunction (keeps the ids above from being reused)
+_jits: dict = {}             # id of an InterpretedFunction -> (it, its JITFunction), for the swap
+_pending: dict = {"verdict": None}
+tally: dict = {"accepted": 0, "refused": 0, "no verdict": 0}   # per process, per specialisation checked
+
+
+class _Accepted(Exception):
+    """The front end built the kernel's TTIR."""
+
+
+class _Unreachable(Exception):
+    """The code generator called an InterpretedFunction the swap did not reach: no verdict."""
+
+
+def enabled() -> bool:
+    return os.environ.get("TRITONDBG_COMPILE_CHECK", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def check(fn, args: tuple, kwargs: dict, arch) -> None:
+    """Before an interpreted launch of ``fn`` (an InterpretedFunction) with these arguments: the front end's verdict
+    for ``arch``'s target, kept for ``entries``. Never raises."""
+    _pending["verdict"] = None
+    if not enabled() or arch is None:
+        return
+    try:
+        if not _snapshot():
+            return
+        key = (id(fn), _specialisation(fn, args, kwargs))
+        if key not in _verdicts:
+            if _counts.get(id(fn), 0) >= _MAX_PER_KERNEL:
+                return
+            _counts[id(fn)] = _counts.get(id(fn), 0) + 1
+            _keep[id(fn)] = fn
+            _verdicts[key] = _verdict(fn, args, kwargs, arch)
+        _pending["verdict"] = _verdicts[key]
+    except Exception as exc:  # noqa: BLE001 - a check that cannot run is no finding, and never stops the program
+        if os.environ.get("TRITONDBG_DEBUG"):
+            print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} did not run: "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+def entries(san, launch, error) -> None:
+    """After the launch: the front end's refusal (``check``'s) as an error entry of ``san``, where the launch
+    itself ran without error."""
+    verdict, _pending["verdict"] = _pending["verdict"], None
+    if verdict is None or error is not None:
+        return
+    e = san._entry("compile", (verdict["file"], verdict["line"], launch.kernel), None, "compile",
+                   text=verdict["text"], target=verdict["target"])
+    e["pid"], e["programs"] = [], set()
+
+
+def _specialisation(fn, args: tuple, kwargs: dict) -> tuple:
+    """What Triton keys a compile on, roughly: a tensor's dtype and 16-byte alignment, an integer's size class and
+    whether it is 1 or a multiple of 16, a constexpr's value."""
+    constexprs = _constexpr_names(fn)
+    names = list(getattr(fn, "arg_names", ()))
+    out = []
+    for i, a in enumerate(args):
+        out.append(_spec(a, i < len(names) and names[i] in constexprs))
+    for k in sorted(kwargs):
+        out.append((k, _spec(kwargs[k], k in constexprs or k not in names)))
+    return tuple(out)
+
+
+def _constexpr_names(fn) -> set:
+    ann = getattr(getattr(fn, "fn", None), "__annotations__", {}) or {}
+    return {n for n, t in ann.items() if "constexpr" in str(t)}
+
+
+def _spec(a, constexpr: bool):
+    if hasattr(a, "data_ptr") and hasattr(a, "dtype"):
+        try:
+            return ("t", str(a.dtype), a.data_ptr() % 16 == 0)
+        except Exception:  # noqa: BLE001
+            return ("t", str(a.dtype))
+    if constexpr or a is None or isinstance(a, (str, types.FunctionType)):
+        try:
+            hash(a)
+            return ("c", a)
+        except TypeError:
+            return ("c", repr(a))
+    if isinstance(a, bool):
+        return ("b",)
+    if isinstance(a, int):
+        return ("i", a == 1, a % 16 == 0, -2 ** 31 <= a < 2 ** 31, a >= 2 ** 63)
+    if isinstance(a, float):
+        return ("f",)
+    return ("o", type(a).__name__, repr(a)[:200])
+
+
+def _jit_of(f):
+    from triton.runtime.jit import JITFunction
+
+    hit = _jits.get(id(f))
+    if hit is None or hit[0] is not f:
+        hit = _jits[id(f)] = (f, JITFunction(f.fn, **getattr(f, "kwargs", {})))
+    return hit[1]
+
+
+def _front_end(src, target=None, options=None, _env_vars=None):
+    """In place of ``triton.compile``: the code generator only (``ASTSource.make_ir``, 3.6 and 3.9 alike)."""
+    from triton._C.libtriton import ir
+    from triton.compiler.compiler import make_backend
+
+    backend = make_backend(target)
+    options = backend.parse_options(dict(options or {}, **src.parse_options()))
+    context = ir.context()
+    ir.load_dialects(context)
+    backend.load_dialects(context)
+    src.make_ir(target, options, backend.get_codegen_implementation(options), backend.get_module_map(), context)
+    raise _Accepted
+
+
+def _kernel_jit(fn):
+    """A JITFunction of ``fn``'s Python function whose compile step is the front end only (its binder, made at its
+    first run, would put ``triton.compile`` back)."""
+    from triton.runtime.jit import JITFunction
+
+    class FrontEnd(JITFunction):
+        def create_binder(self):
+            made = super().create_binder()
+            self.compile = _front_end
+            return made
+
+    return FrontEnd(fn.fn, **getattr(fn, "kwargs", {}))
+
+
+_MISSING = object()
+_pristine: dict = {}   # "taken": True; (id of an owner, name) -> the value before any interpreted launch
+
+
+def _owners() -> list:
+    """What the interpreter patches during a launch and, in a device function's call (``tl.sum(x)`` is one),
+    never puts back (3.6 and 3.9 alike): Triton's language modules and its tensor classes."""
+    import triton.language as tl
+
+    mods = [m for n, m in list(sys.modules.items())
+            if m is not None and (n == "triton.language" or n.startswith("triton.language."))]
+    classes = [c for c in (tl.core.tensor, getattr(tl.core, "tensor_descriptor_base", None)) if c is not None]
+    return mods + classes
+
+
+def _snapshot() -> bool:
+    """The language's values before the program's first interpreted launch (``check`` runs before it), taken
+    once; False when they already hold the interpreter's (a launch came first): no compile check then."""
+    if not _pristine:
+        _pristine["taken"] = True
+        for owner in _owners():
+            for name, value in list(vars(owner).items()):
+                _pristine[(id(owner), name)] = value
+        _pristine["clean"] = not any(_interpreters(v) for k, v in _pristine.items() if k not in ("taken",))
+    return _pristine["clean"]
+
+
+def _interpreters(value) -> bool:
+    code = getattr(value, "__code__", None)
+    file = (code.co_filename if code is not None else "").replace(os.sep, "/")
+    return file.endswith("runtime/interpreter.py") or "/tritondbg/interp/" in file
+
+
+@contextlib.contextmanager
+def _swapped(fn, args: tuple, kwargs: dict):
+    """For the block, the world the compiler expects: Triton's language as it was before the interpreter patched
+    it (``_snapshot``), and every InterpretedFunction the compile meets seen as a JITFunction: in the arguments (a
+    jit function passed as a constexpr), wherever the cache key's dependency walk and the code generator look a
+    name or an attribute up (the kernel's module, its helpers', a class's static method, ``language.math.GELU``:
+    trident), and ``tl.tensor``'s methods (``x.sum()``). The user's modules are not touched. Yields the arguments."""
+    import triton.language as tl
+    from triton.compiler.code_generator import CodeGenerator
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import DependenciesFinder
+
+    def conv(v):
+        return _jit_of(v) if isinstance(v, InterpretedFunction) else v
+
+    changes: list = []
+
+    def put(owner, name, value):
+        changes.append((owner, name, vars(owner).get(name, _MISSING)))
+        if value is _MISSING:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, value)
+
+    orig_record, orig_init, orig_get = (DependenciesFinder.record_reference, CodeGenerator.__init__,
+                                        CodeGenerator.get_Attribute)
+
+    def record_reference(self, val, *a, **k):
+        return orig_record(self, conv(val), *a, **k)
+
+    def init(self, *a, **k):
+        orig_init(self, *a, **k)
+        for name, v in list(self.gscope.items()):  # (a copy the generator made: the module keeps its own)
+            if isinstance(v, InterpretedFunction):
+                self.gscope[name] = _jit_of(v)
+
+    def get_attribute(self, lhs, attr):
+        return conv(orig_get(self, lhs, attr))
+
+    def refused(self, *a, **k):
+        raise _Unreachable(getattr(getattr(self, "fn", None), "__qualname__", "?"))
+    try:
+        for owner in _owners():  # the interpreter's patches off
+            space = vars(owner)
+            for name in list(space):
+                if space[name] is not _pristine.get((id(owner), name), _MISSING):
+                    put(owner, name, _pristine.get((id(owner), name), _MISSING))
+        for name, v in list(vars(tl.core.tensor).items()):
+            # x.sum(): under the interpreter a wrapper around the InterpretedFunction; compiled, the JITFunction
+            inner = next((c for c in map(_cell, getattr(v, "__closure__", None) or ())
+                          if isinstance(c, InterpretedFunction)), None)
+            if isinstance(v, InterpretedFunction) or inner is not None:
+                put(tl.core.tensor, name, _jit_of(inner if inner is not None else v))
+        put(DependenciesFinder, "record_reference", record_reference)
+        put(CodeGenerator, "__init__", init)
+        put(CodeGenerator, "get_Attribute", get_attribute)
+        put(InterpretedFunction, "__call__", refused)
+        yield tuple(conv(a) for a in args), {k: conv(v) for k, v in kwargs.items()}
+    finally:
+        for owner, name, old in reversed(changes):
+            if old is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, old)
+
+
+def _cell(c):
+    try:
+        return c.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+def _verdict(fn, args: tuple, kwargs: dict, arch) -> dict | None:
+    """The front end's refusal as {file, line, text, target}, or None (accepted, or no verdict)."""
+    import io
+
+    from triton.compiler.errors import CompilationError
+
+    from tritondbg.ir.capture import _fd2_captured
+    from tritondbg.standin import TargetDriver, driver_swapped
+
+    target = arch.gpu_target()
+    jit = _kernel_jit(fn)
+    native: list[str] = []
+    outcome, verdict = "no verdict", None
+    try:
+        with _swapped(fn, args, kwargs) as (a, k), driver_swapped(TargetDriver(target)), \
+                contextlib.redirect_stdout(io.StringIO()), _fd2_captured(native):
+            jit.run(*a, grid=(1, 1, 1), warmup=True, **k)
+    except _Accepted:
+        outcome = "accepted"
+    except CompilationError as exc:
+        verdict = _refusal(fn, jit, exc, target)
+        outcome = "refused" if verdict is not None else outcome
+        _debug(fn, outcome, exc)
+    except Exception as exc:  # noqa: BLE001 - the binder or the backend: the interpreter's run says what goes wrong
+        _debug(fn, outcome, exc)
+    tally[outcome] += 1
+    return verdict
+
+
+def _debug(fn, outcome: str, exc: BaseException) -> None:
+    if os.environ.get("TRITONDBG_DEBUG") and outcome != "refused":
+        text = str(exc).strip().splitlines()
+        print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} gave no verdict: "
+              f"{type(exc).__name__}: {text[-1] if text else ''}", file=sys.stderr)
+
+
+def _refusal(fn, jit, exc, target) -> dict | None:
+    from tritondbg.ir.capture import first_meaningful_line
+    from tritondbg.missing_return import _chain, kernel_line
+
+    chain = list(_chain(exc))
+    if any(isinstance(e, (_Unreachable, _Accepted)) for e in chain):
+        return None
+    text = first_meaningful_line(jit, exc, "")
+    if "Cannot access global variable" in text:
+        return None  # globals_check.py raises it where the kernel reads the global
+    node = getattr(exc, "node", None)
+    where = kernel_line(fn.fn, node.lineno) if hasattr(node, "lineno") else None
+    file, line = where if where else (getattr(fn.fn, "__code__", None) and fn.fn.__code__.co_filename or "?", 0)
+    prefix = f"{file}:{line}: "
+    if text.startswith(prefix):
+        text = text[len(prefix):]
+    name = f"sm_{target.arch}" if target.backend == "cuda" else str(target.arch)
+    return dict(file=file, line=line, target=name,
+                text=f"Triton's compiler refuses this kernel for {name}, so its first GPU launch fails (the "
+                     f"interpreter runs it): {text}")
