@@ -1101,8 +1101,9 @@ def test_a_process_that_skips_atexit_still_reports_its_launches(tmp_path):
     assert "3 launch(es), 0 finding(s)" in out.stderr, out.stderr[-2000:]  # 2 workers + the parent's 1
 
 
-def _interrupt(cmd: list[str], pidfile: Path, cwd: Path) -> tuple[int, str]:
-    """Run ``tritondbg CMD`` in its own session, Ctrl-C its whole group once the program wrote ``pidfile``."""
+def _interrupt(cmd: list[str], pidfile: Path, cwd: Path, group: bool = True) -> tuple[int, str]:
+    """Run ``tritondbg CMD`` in its own session, Ctrl-C its whole group once the program wrote ``pidfile`` (``group``
+    False: SIGINT to the program alone, the pid it wrote there)."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     proc = subprocess.Popen(TRITONDBG + cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                             cwd=cwd, start_new_session=True,
@@ -1111,7 +1112,10 @@ def _interrupt(cmd: list[str], pidfile: Path, cwd: Path) -> tuple[int, str]:
         deadline = time.time() + 120
         while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:
             time.sleep(0.2)
-        os.killpg(proc.pid, signal.SIGINT)
+        if group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            os.kill(int(pidfile.read_text()), signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -1128,20 +1132,8 @@ def test_a_sigint_to_the_program_alone_ends_it_by_sigint(tmp_path):
         open({str(pidfile)!r}, "w").write(str(os.getpid()))
         time.sleep(120)
         """))
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.Popen(TRITONDBG + ["interpret", "--", "python", "prog.py"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path, start_new_session=True)
-    try:
-        deadline = time.time() + 120
-        while not (pidfile.exists() and pidfile.read_text()) and time.time() < deadline:
-            time.sleep(0.2)
-        os.kill(int(pidfile.read_text()), signal.SIGINT)
-        out, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert "the program was interrupted (Ctrl-C / SIGINT, exit status 130)" in out, out[-3000:]
-    assert proc.returncode == 130, out[-3000:]
+    rc, out = _interrupt(["interpret", "--", "python", "prog.py"], pidfile, tmp_path, group=False)
+    assert rc == 130 and "the program was interrupted (Ctrl-C / SIGINT, exit status 130)" in out, out[-3000:]
 
 
 def test_ctrl_c_lands_on_the_programs_line_not_tritondbgs_handler(tmp_path):
