@@ -84,3 +84,52 @@ def test_rounding_needs_floats_of_one_kind_within_eps_of_the_largest_value():
     assert races.race_conflict(_writes(bits(1e5, 0.01), bits(1e5, 0.07), 4))["rounding"] is None
     # a NaN: no rounding
     assert races.race_conflict(_writes(bits(one, np.nan), bits(up, 0.5), 4))["rounding"] is None
+
+
+OVERLAP = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def mirror(a_ptr, c_ptr, n, B: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    if pm > pn:
+        return
+    rm = pm * B + tl.arange(0, B)
+    rn = pn * B + tl.arange(0, B)
+    a = tl.load(a_ptr + rm[:, None] * n + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * n + rn[None, :], a)  # TILE
+    tl.store(c_ptr + rn[None, :] * n + rm[:, None], a)  # MIRROR: c[n, m] = a[m, n]
+
+@triton.jit
+def fill_then_store(x_ptr, y_ptr, n, B: tl.constexpr):
+    offs = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(y_ptr + offs, tl.zeros((B,), tl.float32), mask=offs < n)  # the same place of a block of one shape
+    acc = tl.zeros((B,), tl.float32)
+    for k in range(3):
+        acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(y_ptr + offs, acc, mask=offs < n)  # once per iteration: one thread's, in order
+
+n, B = 32, 16
+a = torch.randn(n, n, device="cuda")
+c = torch.empty_like(a)
+mirror[(2, 2)](a + a.T, c, n, B=B)  # symmetric: the two stores agree
+mirror[(2, 2)](a, c, n, B=B)        # not: on the diagonal tiles they do not
+x, y = torch.randn(40, device="cuda"), torch.empty(40, device="cuda")
+fill_then_store[(3,)](x, y, 40, B=B)
+print("ok", bool(torch.allclose(y, 3 * x)))
+''')
+
+
+def test_two_stores_of_one_program_from_other_places_of_their_blocks_are_a_warning(tmp_path, cli_env):
+    """helper-112 (modded-nanogpt's ba_plus_cAA on a non-symmetric A): a tile and its mirror, stored by one
+    program, meet on the diagonal with different values; on a GPU other threads make the two stores, unordered.
+    No finding before. A zero fill then the result, and a store per loop iteration, are one thread's: not told."""
+    (tmp_path / "prog.py").write_text(OVERLAP)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert "ok True" in p.stdout and p.returncode == 0, p.stderr[-3000:]
+    line = {t: i for i, ln in enumerate(OVERLAP.splitlines(), 1) for t in ("TILE", "MIRROR") if f"# {t}" in ln}
+    told = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: warning: race")]
+    assert len(told) == 1 and f"mirror at prog.py:{line['TILE']}" in told[0], p.stderr[-3000:]
+    assert (f"two plain stores of pid (0, 0, 0) (lines {line['TILE']} and {line['MIRROR']}) write different values"
+            in told[0]) and "480 such element(s)" in told[0], told[0]
+    assert "1 launch" not in p.stderr and "0 finding(s), 1 warning(s)" in p.stderr, p.stderr[-3000:]

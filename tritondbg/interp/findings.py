@@ -172,6 +172,15 @@ def _message(e: dict) -> str:
                 f"loads the element and stores it back changed (an accumulation: programs running at once on a GPU "
                 f"read the same old value and one update is lost; the interpreter runs them one at a time, so it "
                 f"added up here: use tl.atomic_add)")
+    if kind == "race" and e["op"] == "store_overlap":
+        vals = e.get("values")
+        vals = (" (" + " and ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in vals) + ")") if vals \
+            else ""
+        return (f"two plain stores of pid {_fmt_pid(e['pid'])} (lines {e['line']} and {e['other_line']}) write "
+                f"different values{vals} to the same element {e['element']} from other places of their blocks; "
+                f"{e['elements']} such element(s): on a GPU other threads make the two stores and nothing orders "
+                f"them (no barrier between global stores), so either value may land. Write each element once, or "
+                f"from the same place of blocks of one shape (a tile and its mirror meet on the diagonal)")
     if kind == "race" and e["op"] == "cta_atomic":
         return (f"{_pair(e, e['atomic'] + '(scope=' + repr('cta') + ')', 'an atomic')} change element {e['element']} "
                 f"({e['elements']} such element(s)): a cta-scope atomic is atomic among one program's threads only, "

@@ -23,6 +23,10 @@ def report(san, launch) -> None:
     race = store_atomic_conflict(san.writes, san.atomics)
     if race is not None:
         _entry(san, launch, race, "store_vs_atomic", same_value=False, atomic=race["atomic"])
+    race = program_overlap(san.writes)  # one program's two stores, from other places in their blocks
+    if race is not None:
+        e = _entry(san, launch, race, "store_overlap", same_value=False, values=race["values"])
+        e["severity"] = "warning"
     race = race_conflict(san.writes)  # same_value: every racing program wrote the same bits
     if race is not None:
         rounding = race.get("rounding")  # apart by rounding only: the same quantity, summed in another order
@@ -125,6 +129,57 @@ def float_code(value) -> int:
 # two programs' floats at most this many epsilons of the largest value written there apart: modded-nanogpt's XXT /
 # XTX (fp32, K 64-768) measured 1.6-2.9; more lets a real race of small values beside large ones pass (helper-113)
 ROUNDING_EPS = 4
+
+
+def block_places(live, shape) -> np.ndarray:
+    """Where in its block each live lane of a store sits: (the block's shape, its flat index), one int64 per lane,
+    for ``program_overlap`` (lanes at the same place of blocks of one shape are taken to be one thread's)."""
+    tag = (hash(tuple(shape)) & 0xFFFF) << 40
+    flat = np.arange(int(np.prod(shape)), dtype=np.int64) if live is None else \
+        np.flatnonzero(np.asarray(live).reshape(-1)).astype(np.int64)
+    return flat | tag
+
+
+def program_overlap(writes: list) -> dict | None:
+    """The first element (in the stores' order) that plain stores of one program write twice with different bits,
+    from other places of their blocks (another lane, or a block of another shape): on a GPU other threads make the
+    two stores, and nothing orders them (modded-nanogpt's ``ba_plus_cAA`` stores a tile and its mirror; on a
+    diagonal tile of a non-symmetric input the mirror's value meets the tile's; no finding, helper-112). The same
+    place of a block of the same shape is one thread's, in program order (an output stored once per loop
+    iteration, a zero fill then the result): not told. Returns the element's address, the program, both sites,
+    ``elements`` and ``values``; bits unknown are left out."""
+    ws = [w for w in writes if len(w) > 6 and w[3] is not None]
+    if len(ws) < 2:
+        return None
+    A = np.concatenate([w[0] for w in ws])
+    P = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in ws])
+    S = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in ws])
+    V = np.concatenate([w[3].astype(np.uint64) for w in ws])
+    L = np.concatenate([w[6] for w in ws])
+    Q = np.concatenate([np.full(w[0].size, w[4], dtype=np.int64) for w in ws])
+    F = np.concatenate([np.full(w[0].size, w[5], dtype=np.int64) for w in ws])
+    order = np.lexsort((Q, A, P))
+    A, P, S, V, L, Q, F = A[order], P[order], S[order], V[order], L[order], Q[order], F[order]
+    new = np.r_[True, (A[1:] != A[:-1]) | (P[1:] != P[:-1])]
+    starts = np.flatnonzero(new)
+    differ = (np.maximum.reduceat(V, starts) != np.minimum.reduceat(V, starts)) & \
+        (np.maximum.reduceat(L, starts) != np.minimum.reduceat(L, starts))
+    bad = np.flatnonzero(differ)
+    if bad.size == 0:
+        return None
+    # the pair: each element's first store, and the first later store from elsewhere with other bits
+    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, A.size]))
+    other = (V != V[starts][group]) & (L != L[starts][group])
+    q = np.where(other, Q, np.iinfo(np.int64).max)
+    first = np.minimum.reduceat(q, starts)
+    told = bad[first[bad] < np.iinfo(np.int64).max]
+    if told.size == 0:
+        return None
+    g = int(told[np.argmin(first[told])])
+    i = int(starts[g])
+    j = i + int(np.argmin(q[i:int(starts[g + 1]) if g + 1 < starts.size else A.size]))
+    return dict(addr=int(A[i]), pid_a=int(P[i]), pid_b=int(P[j]), site_a=int(S[i]), site_b=int(S[j]),
+                elements=int(told.size), values=(_value(V[i], F[i]), _value(V[j], F[j])))
 
 
 def race_conflict(writes: list) -> dict | None:
