@@ -152,6 +152,9 @@ def program_overlap(writes: list) -> dict | None:
     if len(ws) < 2:
         return None
     A = np.concatenate([w[0] for w in ws])
+    sorted_a = np.sort(A)
+    if not bool((sorted_a[1:] == sorted_a[:-1]).any()):  # every element written once: the common launch, fast
+        return None
     P = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in ws])
     S = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in ws])
     V = np.concatenate([w[3].astype(np.uint64) for w in ws])
