@@ -131,13 +131,20 @@ def float_code(value) -> int:
 ROUNDING_EPS = 4
 
 
-def block_places(live, shape) -> np.ndarray:
-    """Where in its block each live lane of a store sits: (the block's shape, its flat index), one int64 per lane,
-    for ``program_overlap`` (lanes at the same place of blocks of one shape are taken to be one thread's)."""
-    tag = (hash(tuple(shape)) & 0xFFFF) << 40
-    flat = np.arange(int(np.prod(shape)), dtype=np.int64) if live is None else \
-        np.flatnonzero(np.asarray(live).reshape(-1)).astype(np.int64)
-    return flat | tag
+def block_places(live, shape) -> tuple:
+    """Where in its block each live lane of a store sits, for ``program_overlap`` (lanes at the same place of blocks
+    of one shape are taken to be one thread's): (the block's shape, the live lanes' flat indices as int32, or None
+    for every lane: memory the record keeps per stored element)."""
+    flat = None if live is None else np.flatnonzero(np.asarray(live).reshape(-1)).astype(np.int32)
+    return tuple(shape), flat
+
+
+def _places(entry) -> np.ndarray:
+    """A write's ``block_places`` as one int64 per lane: (a tag of the shape) << 40 | flat index."""
+    shape, flat = entry[6]
+    if flat is None:
+        flat = np.arange(entry[0].size, dtype=np.int64)
+    return flat.astype(np.int64) | ((hash(shape) & 0xFFFF) << 40)
 
 
 def program_overlap(writes: list) -> dict | None:
@@ -158,7 +165,7 @@ def program_overlap(writes: list) -> dict | None:
     P = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in ws])
     S = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in ws])
     V = np.concatenate([w[3].astype(np.uint64) for w in ws])
-    L = np.concatenate([w[6] for w in ws])
+    L = np.concatenate([_places(w) for w in ws])
     Q = np.concatenate([np.full(w[0].size, w[4], dtype=np.int64) for w in ws])
     F = np.concatenate([np.full(w[0].size, w[5], dtype=np.int64) for w in ws])
     order = np.lexsort((Q, A, P))
