@@ -195,3 +195,57 @@ def test_the_check_leaves_the_interpreters_world_as_it_was(files, monkeypatch):
     assert line is not None, p.stderr[-3000:]
     assert line == (f"RESULT None None {_line(BAD, '# LOOP')} {{'accepted': 2, 'refused': 1, 'no verdict': 0}} "
                     "[] True"), line
+
+
+ORDER_AND_HINT = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def rowsum(x, out, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = 0
+    for k in range(0, N, BLOCK):  # LOOP
+        offs = k + tl.arange(0, BLOCK)
+        acc += tl.sum(tl.load(x + row * N + offs, mask=offs < N, other=1.0))  # SUM (padding of 1.0: a finding too)
+    tl.store(out + row, acc)
+
+
+@triton.jit
+def copy(x_ptr, o_ptr, n, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    if n > 1000:  # a runtime branch this run never takes: the compiler builds it all the same
+        p = tl.make_block_ptr(x_ptr, (n,), (1,), (0,), (B,), (0,))  # BLOCK_PTR
+        tl.store(o_ptr + offs, tl.load(p, boundary_check=(0,)))
+    else:
+        tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=0.0), mask=offs < n)
+
+
+x = torch.randn(4, 100, device="cuda")
+rowsum[(4,)](x, torch.empty(4, device="cuda"), 100, BLOCK=32)
+copy[(1,)](x, torch.empty_like(x), 100, B=128)
+''')
+
+
+def _block_pointers() -> bool:
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    return hasattr(interpreter.InterpreterBuilder, "create_tensor_pointer_load") or hasattr(tl.core, "_block_ptr")
+
+
+def test_the_refusal_is_told_before_the_findings_it_may_cause_and_a_removed_feature_says_what_to_do(tmp_path, cli_env):
+    """helper-117: a masked_reduction of the same kernel was printed first, its advice pointing away from the cause;
+    a make_block_ptr in a branch the run never took (Triton 3.9) said "Block pointers have been removed" with none
+    of the hint the kernel_error gives for it."""
+    (tmp_path / "prog.py").write_text(ORDER_AND_HINT)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    told = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: ") and " in rowsum at " in ln]
+    assert [ln.split(" in rowsum at ")[0] for ln in told] == ["tritondbg: compile", "tritondbg: masked_reduction"], \
+        p.stderr[-3000:]
+    assert f"prog.py:{_line(ORDER_AND_HINT, '# LOOP')}" in told[0], told
+    if _block_pointers():
+        return
+    bp = next(ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: compile in copy"))
+    assert f"prog.py:{_line(ORDER_AND_HINT, '# BLOCK_PTR')}" in bp and "has no tl.make_block_ptr: run the kernel " \
+        "with Triton 3.8 or older" in bp, bp

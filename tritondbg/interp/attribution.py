@@ -77,7 +77,7 @@ class KernelReport(Instrument):
             source = frames.source_line(file, line)
             detail += f" `{source.strip()}` failed" if source and source.strip() else ""
         hint, line = missing_return.hint_and_line(exc, detail, site)  # (headed at the call of a helper
-        hint = hint or _version_hint(detail)                              # that returned None, when known)
+        hint = hint or version_hint(detail)                              # that returned None, when known)
         if hint:
             detail = f"{detail}; {hint}"
         where = f"{frames.short_path(file)}:{line}"
@@ -87,7 +87,7 @@ class KernelReport(Instrument):
                                     message=detail, source=frames.source_line(file, line)))
 
 
-def _version_hint(detail: str) -> str:
+def version_hint(detail: str) -> str:
     """What to do when this Triton lacks what the kernel uses (helper-94: native-sparse-attention's
     ``tl.make_block_ptr`` under Triton 3.9 said only "Block pointers have been removed ...")."""
     if "Block pointers have been removed" in detail:

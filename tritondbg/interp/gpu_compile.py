@@ -81,6 +81,7 @@ def entries(san, launch, error) -> None:
     e = san._entry("compile", (verdict["file"], verdict["line"], launch.kernel), None, "compile",
                    text=verdict["text"], target=verdict["target"])
     e["pid"], e["programs"] = [], set()
+    e["seq"] = 0  # told first: the run's other findings of this kernel may follow from what the compiler refuses
 
 
 def _specialisation(fn, args: tuple, kwargs: dict) -> tuple:
@@ -317,6 +318,10 @@ def _refusal(fn, jit, exc, target) -> dict | None:
     prefix = f"{file}:{line}: "
     if text.startswith(prefix):
         text = text[len(prefix):]
+    from tritondbg.interp.attribution import version_hint
+
+    hint = version_hint(text)  # (helper-117: the kernel_error of the same line said it, this finding did not)
+    text = f"{text}; {hint}" if hint else text
     name = f"sm_{target.arch}" if target.backend == "cuda" else str(target.arch)
     return dict(file=file, line=line, target=name,
                 text=f"Triton's compiler refuses this kernel for {name}, so its first GPU launch fails (the "
