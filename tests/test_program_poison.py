@@ -591,3 +591,38 @@ def test_padding_that_makes_a_custom_combines_result_nan_is_a_masked_reduction(t
     assert [(f["kind"], f["line"], f["severity"]) for f in findings] == [("masked_reduction", line, "error")], findings
     assert "tl.reduce here takes 84 padding lane(s)" in findings[0]["message"], findings[0]["message"]
     assert "holds nan" in findings[0]["message"], findings[0]["message"]
+
+
+ONLINE_SOFTMAX = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def online_softmax_sum(x_ptr, out_ptr, T, B: tl.constexpr):
+    m = tl.full([B], float("-inf"), tl.float32)
+    s = tl.zeros([B], dtype=tl.float32)
+    for j in range(0, T, B):
+        cols = j + tl.arange(0, B)
+        x = tl.load(x_ptr + cols, mask=cols < T, other=float("-inf"))
+        m_new = tl.maximum(m, x)
+        s = s * tl.exp(m - m_new) + tl.exp(x - m_new)  # MADE: -inf - -inf in lanes past T
+        m = m_new
+    mx = tl.max(m, axis=0)
+    tl.store(out_ptr, tl.sum(s * tl.exp(m - mx), axis=0))  # SUM
+
+
+x = torch.randn(20, device="cuda")
+out = torch.empty(1, device="cuda")
+online_softmax_sum[(1,)](x, out, 20, B=64)
+'''
+
+
+def test_a_nan_an_op_made_in_padding_lanes_is_traced_to_that_op_at_the_sum(tmp_path):
+    """helper-117 (Triton-Puzzles' online softmax with T below the block): the sum's finding said only "lane (20,)
+    holds nan: ... other=0", which breaks the max; it names the op that made the NaN in those lanes now."""
+    (tmp_path / "prog.py").write_text(ONLINE_SOFTMAX)
+    out = _run(["interpret", "--json", "f.json", "--", sys.executable, "prog.py"], cwd=tmp_path)
+    findings = json.loads((tmp_path / "f.json").read_text())["findings"]
+    line = {t: i for i, ln in enumerate(ONLINE_SOFTMAX.splitlines(), 1) for t in ("MADE", "SUM") if f"# {t}" in ln}
+    assert [(f["kind"], f["line"]) for f in findings] == [("masked_reduction", line["SUM"])], out.stderr[-3000:]
+    assert f"the NaN was made in those lanes by subtract at line {line['MADE']}" in findings[0]["message"], findings

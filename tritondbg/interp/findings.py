@@ -286,6 +286,12 @@ def _message(e: dict) -> str:
                                   "the data come near what the padding holds" if small else "")
         else:
             verb, size = "change the result", ""
+        if e.get("made"):  # (helper-117: an online softmax's m - m_new over -inf padding; other=0 would break its max)
+            line, op = e["made"]
+            return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) whose values {verb}{example}{size}: the NaN "
+                    f"was made in those lanes by {op} at line {line} (from what the padding held there, e.g. "
+                    f"-inf - -inf): keep the padding out of that op (tl.where(mask, ..., ...) before it), or mask the "
+                    f"lanes out here (tl.where(mask, x, {neutral}))")
         return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) (filled by a masked load's other=) whose "
                 f"values {verb}{example}{size}: mask them out first (tl.where(mask, x, {neutral}), or "
                 f"other={neutral} when the loaded value is reduced as it is)")

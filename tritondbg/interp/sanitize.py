@@ -434,8 +434,9 @@ class Sanitizer(Instrument, hooks.Listener):
         return tz
 
     def reduction_event(self, kind, x, defined_bad, undefined_bad, p, frame, integer: bool = False,
-                        share=None) -> None:
-        """``share``: (share, padding's part, result) where the padding moves a result most (shadow_pads)."""
+                        share=None, origin=None) -> None:
+        """``share``: (share, padding's part, result) where the padding moves a result most (shadow_pads);
+        ``origin``: nan_origin's event ids over ``x`` (the op that made a padding lane's NaN)."""
         site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
         if defined_bad.any():
             e = self._entry("masked_reduction", site, None, kind, example=None, share=share or False)
@@ -448,6 +449,10 @@ class Sanitizer(Instrument, hooks.Listener):
             if e["example"] is None:
                 idx = tuple(int(i) for i in np.argwhere(defined_bad)[0])
                 e["example"] = (list(idx), float(x[idx]))
+                made = next((ev for ev in self.nonfinite if origin is not None and ev["seq"] == int(origin[idx])),
+                            None)
+                if made is not None and np.isnan(x[idx]):  # an op made it there: the cure is before that op
+                    e["made"] = (made["line"], made["op"])
         if undefined_bad.any():
             zero_ok = None
             if kind in ("max", "argmax", "min", "argmin"):  # would the 0 today's code reads there ever win?

@@ -336,8 +336,10 @@ def _post_reduce(op, input, ret) -> None:
                        nan_in_data=san is not None and not san.made_from_finite)
     if res is not None and san is not None:
         share = padding_share(kind, first.handle, x, p, axis, res[0]) if res[0].any() else None
+        origin = nan_origin.origin_of(first.handle)  # (which op made a padding lane's NaN: helper-117)
         san.reduction_event(kind, x.reshape(res[0].shape), res[0], res[1], p.reshape(res[0].shape), _site_frame(),
-                            integer=first.handle.data.dtype.kind in "iu", share=share)
+                            integer=first.handle.data.dtype.kind in "iu", share=share,
+                            origin=None if origin is None else _bcast(origin, x.shape).reshape(res[0].shape))
     # the result is padding where the reduced slice had no real lane (or, for a sum, selects its padding)
     padded = p >= 1
     if axis is None:
