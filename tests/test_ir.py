@@ -599,3 +599,10 @@ def test_a_launch_option_another_backend_does_not_take_is_named(tmp_path):
     p = run_cli(["ir", str(tmp_path / "mx.py"), "--arch", "gfx942", "--stage", "ttir"], env, cwd=tmp_path)
     assert p.returncode != 0, p.stdout[-1000:]
     assert "maxnreg is a launch option gfx942's backend does not take" in p.stderr, p.stderr[-2000:]
+
+
+def test_a_stage_given_with_stats_is_said_not_to_be_printed(tmp_path):
+    """helper-117: `ir ... --stage ptx --stats` printed the stats table alone, the --stage dropped without a word."""
+    p = run_cli(["ir", "add", "--stage", "ptx", "--stats"], _env(tmp_path / "cache", tmp_path / "out"), timeout=600)
+    assert p.returncode == 0 and "registers / thread" in p.stdout, p.stderr[-2000:]
+    assert "note: --stats prints the statistics, not the ptx itself: run without it for the ptx" in p.stderr, p.stderr

@@ -64,6 +64,9 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
             if out_dir:
                 os.makedirs(out_dir, exist_ok=True)
             if stats or as_json:
+                if stage_given:  # (helper-117: --stage ptx --stats printed the table alone, no word of the PTX)
+                    click.echo(f"note: --{'stats' if stats else 'json'} prints the statistics, not the {stage} "
+                               f"itself: run without it for the {stage}", err=True)
                 return _stats(items, as_json, out_file or _dir_file(out_dir, target, "stats.json" if as_json
                                                                                     else "stats.txt"))
             return _show(items, stage, source_map, out_file, out_dir)
