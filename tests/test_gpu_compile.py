@@ -249,3 +249,53 @@ def test_the_refusal_is_told_before_the_findings_it_may_cause_and_a_removed_feat
     bp = next(ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: compile in copy"))
     assert f"prog.py:{_line(ORDER_AND_HINT, '# BLOCK_PTR')}" in bp and "has no tl.make_block_ptr: run the kernel " \
         "with Triton 3.8 or older" in bp, bp
+
+
+GAPS = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, output_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if tl.sum(x) > -1e9:
+        output = x + tl.load(y_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(output_ptr + offs, output, mask=offs < n)  # USE: the compiler reads the global `output` here
+
+
+@triton.jit
+def modes(x_ptr, o_ptr, MODE: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 16))
+    if MODE == 11:
+        acc = 0
+        for i in range(2):  # MODE_LOOP
+            acc += tl.sum(x)
+        x = x + acc
+    tl.store(o_ptr + tl.arange(0, 16), x)
+
+
+x, y = torch.rand(100, device="cuda"), torch.rand(100, device="cuda")
+output = torch.empty_like(x)  # a module global named as the kernel's own variable
+add_kernel[(1,)](x, y, output, 100, BLOCK=128)
+v, o = torch.rand(16, device="cuda"), torch.empty(16, device="cuda")
+for mode in range(12):  # the bug is behind the 12th specialisation
+    modes[(1,)](v, o, MODE=mode)
+''')
+
+
+def test_a_local_assigned_only_in_a_branch_that_shares_a_globals_name_and_a_late_specialisation_are_told(tmp_path,
+                                                                                                      cli_env):
+    """helper-116: "Cannot access global variable output" was left to globals_check, which never fires where the
+    interpreter reads the kernel's own `output` (assigned only in a runtime branch): no finding, where `ir` refuses.
+    And the 9th and later specialisations of a kernel were not checked: a loop bug behind MODE == 8 was missed."""
+    (tmp_path / "prog.py").write_text(GAPS)
+    p = run_cli(["interpret", "--json", "f.json", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr[-3000:]
+    findings = json.loads((tmp_path / "f.json").read_text())["findings"]
+    found = {f["kernel"]: f for f in findings if f["kind"] == "compile"}
+    assert sorted(found) == ["add_kernel", "modes"], p.stderr[-3000:]
+    assert found["add_kernel"]["line"] == _line(GAPS, "# USE"), found["add_kernel"]
+    assert ("Cannot access global variable output from within @jit'ed function (output is assigned in the kernel only "
+            "inside a loop or a branch") in found["add_kernel"]["message"], found["add_kernel"]["message"]
+    assert found["modes"]["line"] == _line(GAPS, "# MODE_LOOP"), found["modes"]

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import types
 
-_MAX_PER_KERNEL = 8          # specialisations checked per kernel (later ones: no verdict)
+_MAX_PER_KERNEL = 64         # specialisations checked per kernel (later ones: no verdict, said under TRITONDBG_DEBUG;
+                             # helper-116: Liger's cross entropy met 37, a bug behind the 9th constexpr was missed at 8)
 _verdicts: dict = {}         # (id of the InterpretedFunction, specialisation) -> finding dict or None
 _counts: dict = {}           # id of the InterpretedFunction -> how many specialisations were checked
 _keep: dict = {}             # id -> the InterpretedFunction (keeps the ids above from being reused)
@@ -58,9 +60,13 @@ def check(fn, args: tuple, kwargs: dict, arch) -> None:
     try:
         if not _snapshot():
             return
-        key = (id(fn), _specialisation(fn, args, kwargs))
+        key = (id(fn), _specialisation(fn, args, kwargs), _context(arch))
         if key not in _verdicts:
             if _counts.get(id(fn), 0) >= _MAX_PER_KERNEL:
+                if _counts[id(fn)] == _MAX_PER_KERNEL and os.environ.get("TRITONDBG_DEBUG"):
+                    print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} stops after "
+                          f"{_MAX_PER_KERNEL} specialisations", file=sys.stderr)
+                    _counts[id(fn)] += 1
                 return
             _counts[id(fn)] = _counts.get(id(fn), 0) + 1
             _keep[id(fn)] = fn
@@ -82,6 +88,14 @@ def entries(san, launch, error) -> None:
                    text=verdict["text"], target=verdict["target"])
     e["pid"], e["programs"] = [], set()
     e["seq"] = 0  # told first: the run's other findings of this kernel may follow from what the compiler refuses
+
+
+def _context(arch) -> tuple:
+    """What else decides a verdict: the target, and the compiler's own switch for non-constexpr globals."""
+    from triton import knobs
+
+    target = arch.gpu_target()
+    return (target.backend, str(target.arch), bool(getattr(knobs.compilation, "allow_non_constexpr_globals", False)))
 
 
 def _specialisation(fn, args: tuple, kwargs: dict) -> tuple:
@@ -302,6 +316,19 @@ def _debug(fn, outcome: str, exc: BaseException) -> None:
               f"{type(exc).__name__}: {text[-1] if text else ''}", file=sys.stderr)
 
 
+def _assigns(py, name: str) -> bool:
+    """Whether the jit function's own source assigns ``name``."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(py)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(tree))
+
+
 def _refusal(fn, jit, exc, target) -> dict | None:
     from tritondbg.ir.capture import first_meaningful_line
     from tritondbg.missing_return import _chain, kernel_line
@@ -310,8 +337,14 @@ def _refusal(fn, jit, exc, target) -> dict | None:
     if any(isinstance(e, (_Unreachable, _Accepted)) for e in chain):
         return None
     text = first_meaningful_line(jit, exc, "")
-    if "Cannot access global variable" in text:
-        return None  # globals_check.py raises it where the kernel reads the global
+    # ("Cannot access global variable X": where the kernel reads a module global, globals_check.py raises it in the
+    # launch, and a launch that raised is not told here; where X is the kernel's own variable, assigned only inside
+    # a loop or a branch, the interpreter reads that local and the compiler the global: told, helper-116)
+    m = re.search(r"Cannot access global variable (\w+)", text)
+    if m and _assigns(fn.fn, m.group(1)):
+        text = text[:m.end()] + " from within @jit'ed function"  # (Triton's advice on constexpr globals does not fit)
+        text += (f" ({m.group(1)} is assigned in the kernel only inside a loop or a branch, so after it the compiler "
+                 "looks for a global of that name: assign it before the loop or branch)")
     node = getattr(exc, "node", None)
     where = kernel_line(fn.fn, node.lineno) if hasattr(node, "lineno") else None
     file, line = where if where else (getattr(fn.fn, "__code__", None) and fn.fn.__code__.co_filename or "?", 0)
