@@ -276,3 +276,29 @@ def test_a_combine_function_that_forgot_its_return_is_named(tmp_path, cli_env, o
     assert (f"the combine function combine (prog.py:{line}) of this tl.reduce / tl.associative_scan returns "
             "nothing: a forgotten `return`?") in p.stderr, p.stderr[-3000:]
     assert "IndexError" not in p.stderr, p.stderr[-3000:]
+
+
+MATH_ROUND = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def q(x_ptr, o_ptr, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    tl.store(o_ptr + offs, tl.math.round(tl.load(x_ptr + offs) * 4.0))
+
+
+x = torch.randn(16, device="cuda")
+o = torch.empty_like(x)
+q[(1,)](x, o, B=16)
+'''
+
+
+def test_a_math_function_this_triton_moved_to_libdevice_says_where_it_is(tmp_path, cli_env):
+    """helper-117: matmulfreellm's tl.math.round (Triton 2) said only "module 'triton.language.math' has no
+    attribute 'round'"; libdevice has it."""
+    (tmp_path / "prog.py").write_text(MATH_ROUND)
+    p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr[-3000:]
+    assert "has no tl.math.round: its libdevice has it, `from triton.language.extra import libdevice`, then " \
+        "libdevice.round(x)" in p.stderr, p.stderr[-3000:]

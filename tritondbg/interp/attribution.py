@@ -9,6 +9,7 @@ line: ``kernel.py:42: pid (3, 0, 0): IndexError: ...``. Failed ``tl.device_asser
 from __future__ import annotations
 
 import contextlib
+import re
 
 from tritondbg import missing_return
 from tritondbg.interp import dots, frames, hooks, shims
@@ -95,4 +96,15 @@ def version_hint(detail: str) -> str:
 
         return (f"this Triton ({triton.__version__}) has no tl.make_block_ptr: run the kernel with Triton 3.8 or older "
                 "(pip install 'triton<3.9'), or port it to tl.make_tensor_descriptor")
+    m = re.search(r"module 'triton\.language\.math' has no attribute '(\w+)'", detail)
+    if m:  # (helper-117: matmulfreellm's tl.math.round, from Triton 2)
+        from triton.language.extra import libdevice
+
+        name = m.group(1)
+        if hasattr(libdevice, name):
+            import triton
+
+            extra = " (round half away from zero; libdevice.rint rounds half to even)" if name == "round" else ""
+            return (f"this Triton ({triton.__version__}) has no tl.math.{name}: its libdevice has it, "
+                    f"`from triton.language.extra import libdevice`, then libdevice.{name}(x){extra}")
     return ""
