@@ -299,3 +299,70 @@ def test_a_local_assigned_only_in_a_branch_that_shares_a_globals_name_and_a_late
     assert ("Cannot access global variable output from within @jit'ed function (output is assigned in the kernel only "
             "inside a loop or a branch") in found["add_kernel"]["message"], found["add_kernel"]["message"]
     assert found["modes"]["line"] == _line(GAPS, "# MODE_LOOP"), found["modes"]
+
+
+HARNESS_LATER = textwrap.dedent('''
+import triton, triton.language as tl
+from triton.language.extra.libdevice import exp as lexp
+
+
+@triton.jit
+def kexp(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(o_ptr + offs, lexp(tl.load(x_ptr + offs, mask=m, other=0.0)), mask=m)
+''')
+
+HARNESS_HELPER = textwrap.dedent('''
+import triton, triton.language as tl
+from triton.language.extra.libdevice import exp
+
+
+@triton.jit
+def act(x):
+    return exp(tl.maximum(x, 0.0))
+''')
+
+HARNESS = textwrap.dedent('''
+import torch, triton, triton.language as tl
+import hlp
+
+
+@triton.jit
+def first(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(o_ptr + offs, hlp.act(tl.load(x_ptr + offs, mask=m, other=0.0)), mask=m)
+
+
+@triton.jit
+def rowsum(x_ptr, o_ptr, N: tl.constexpr, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i in tl.static_range(triton.cdiv(N, BLOCK)):  # a constexpr_function, as the compiler sees it
+        offs = i * BLOCK + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs, mask=offs < N, other=0.0)
+    tl.store(o_ptr, tl.sum(acc))
+
+
+x = torch.randn(100, device="cuda")
+o = torch.empty_like(x)
+first[(1,)](x, o, 100, BLOCK=128)
+first[(1,)](x, o, 100, BLOCK=256)  # the helper's module still has the interpreter's libdevice exp bound
+import later  # a module of the language imported after the first launch (libdevice, here)
+later.kexp[(1,)](x, o, 100, BLOCK=128)
+rowsum[(1,)](x, o, N=100, BLOCK=32)
+print("ok", bool(torch.allclose(o[0], x.sum(), atol=1e-4)))
+''')
+
+
+def test_the_harness_gives_correct_kernels_no_finding_whatever_the_interpreter_left(tmp_path, cli_env):
+    """helper-118's false `compile` errors: a language module imported after the first launch (its names were
+    deleted for the compile), triton.cdiv (a constexpr_function answers an int while the interpreter's knob is on),
+    a helper module whose libdevice name the interpreter left bound to its stand-in. Each compiles with `ir`."""
+    for name, text in (("hlp.py", HARNESS_HELPER), ("later.py", HARNESS_LATER), ("prog.py", HARNESS)):
+        (tmp_path / name).write_text(text)
+    env = dict(cli_env, TRITONDBG_DEBUG="1")
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], env, cwd=tmp_path)
+    assert "ok True" in p.stdout and p.returncode == 0, p.stderr[-3000:]
+    assert "compile" not in p.stderr.replace("compile check", "") and "no verdict" not in p.stderr, p.stderr[-3000:]
+    assert "4 launch(es), 0 finding(s)" in p.stderr, p.stderr[-3000:]

@@ -109,8 +109,15 @@ def fill_then_store(x_ptr, y_ptr, n, B: tl.constexpr):
         acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
         tl.store(y_ptr + offs, acc, mask=offs < n)  # once per iteration: one thread's, in order
 
+@triton.jit
+def fix_first(x_ptr, o_ptr, B: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, B))
+    tl.store(o_ptr + tl.arange(0, B), x)
+    tl.store(o_ptr, tl.sum(x, 0))  # element 0 again: thread 0's, as the block's first element is (helper-118)
+
 n, B = 32, 16
 a = torch.randn(n, n, device="cuda")
+fix_first[(1,)](torch.randn(16, device="cuda"), torch.empty(16, device="cuda"), B=16)
 c = torch.empty_like(a)
 mirror[(2, 2)](a + a.T, c, n, B=B)  # symmetric: the two stores agree
 mirror[(2, 2)](a, c, n, B=B)        # not: on the diagonal tiles they do not

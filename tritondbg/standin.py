@@ -433,8 +433,9 @@ def install(arch: Arch | str | None = None) -> Arch:
             return StandinKernel(self, args, kwargs, arch)
         _refuse_fp8_types(arch, (*args, *kwargs.values()))
         _refuse_launch_options(arch, self.arg_names, kwargs)
-        gpu_compile.check(self, args, kwargs, arch)  # the GPU compiler's verdict, for the sanitizer (findings)
-        return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        with gpu_compile.lock:  # (no launch of another thread while a check has the language swapped)
+            gpu_compile.check(self, args, kwargs, arch)  # the GPU compiler's verdict, for the sanitizer (findings)
+            return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
 
     InterpretedFunction.run = run
     _state["options_before"] = _target_options(arch)

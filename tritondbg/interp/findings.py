@@ -176,7 +176,9 @@ def _message(e: dict) -> str:
         vals = e.get("values")
         vals = (" (" + " and ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in vals) + ")") if vals \
             else ""
-        return (f"two plain stores of pid {_fmt_pid(e['pid'])} (lines {e['line']} and {e['other_line']}) write "
+        lines = (f"lines {e['line']} and {e['other_line']}" if e["line"] != e["other_line"] else
+                 f"both at line {e['line']}, in two iterations")
+        return (f"two plain stores of pid {_fmt_pid(e['pid'])} ({lines}) write "
                 f"different values{vals} to the same element {e['element']} from other places of their blocks; "
                 f"{e['elements']} such element(s): on a GPU other threads make the two stores and nothing orders "
                 f"them (no barrier between global stores), so either value may land. Write each element once, or "

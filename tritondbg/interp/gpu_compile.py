@@ -27,6 +27,7 @@ import contextlib
 import os
 import re
 import sys
+import threading
 import types
 
 _MAX_PER_KERNEL = 64         # specialisations checked per kernel (later ones: no verdict, said under TRITONDBG_DEBUG;
@@ -36,6 +37,9 @@ _counts: dict = {}           # id of the InterpretedFunction -> how many special
 _keep: dict = {}             # id -> the InterpretedFunction (keeps the ids above from being reused)
 _jits: dict = {}             # id of an InterpretedFunction -> (it, its JITFunction), for the swap
 _pending: dict = {"verdict": None}
+# held while a check has the language swapped, and by every interpreted launch (standin.py): another thread's launch
+# met the compile's world (helper-118: "_Unreachable: max" raised into a program's second thread)
+lock = threading.RLock()
 tally: dict = {"accepted": 0, "refused": 0, "no verdict": 0}   # per process, per specialisation checked
 
 
@@ -70,7 +74,8 @@ def check(fn, args: tuple, kwargs: dict, arch) -> None:
                 return
             _counts[id(fn)] = _counts.get(id(fn), 0) + 1
             _keep[id(fn)] = fn
-            _verdicts[key] = _verdict(fn, args, kwargs, arch)
+            with lock:
+                _verdicts[key] = _verdict(fn, args, kwargs, arch)
         _pending["verdict"] = _verdicts[key]
     except Exception as exc:  # noqa: BLE001 - a check that cannot run is no finding, and never stops the program
         if os.environ.get("TRITONDBG_DEBUG"):
@@ -134,7 +139,11 @@ def _spec(a, constexpr: bool):
         return ("i", a == 1, a % 16 == 0, -2 ** 31 <= a < 2 ** 31, a >= 2 ** 63)
     if isinstance(a, float):
         return ("f",)
-    return ("o", type(a).__name__, repr(a)[:200])
+    if isinstance(a, (tuple, list)):
+        return ("T", tuple(_spec(x, constexpr) for x in a))
+    if hasattr(a, "base") and hasattr(a, "block_shape"):  # a host TensorDescriptor: its dtype and block, not its
+        return ("d", _spec(a.base, False), tuple(a.block_shape), str(getattr(a, "padding", "")))  # data (helper-118)
+    return ("o", type(a).__name__)
 
 
 def _jit_of(f):
@@ -197,14 +206,33 @@ def _snapshot() -> bool:
         for owner in _owners():
             for name, value in list(vars(owner).items()):
                 _pristine[(id(owner), name)] = value
-        _pristine["clean"] = not any(_interpreters(v) for k, v in _pristine.items() if k not in ("taken",))
+        _pristine["clean"] = True
     return _pristine["clean"]
 
 
 def _interpreters(value) -> bool:
+    """A function the interpreter or tritondbg's shims made (a patch of the language, a libdevice stand-in)."""
     code = getattr(value, "__code__", None)
     file = (code.co_filename if code is not None else "").replace(os.sep, "/")
     return file.endswith("runtime/interpreter.py") or "/tritondbg/interp/" in file
+
+
+def _original(value):
+    """What such a patch stands for, or None: the interpreter's ``_patch_attr`` keeps it as the lambda's
+    ``member=``; a libdevice stand-in knows its name (``libdevice.implementation``)."""
+    member = (getattr(value, "__kwdefaults__", None) or {}).get("member")
+    if member is not None and not _interpreters(member):
+        return member
+    name = getattr(value, "_tdbg_libdevice", None)
+    if name:
+        for mod in ("triton.language.extra.cuda.libdevice", "triton.language.extra.libdevice"):
+            found = getattr(sys.modules.get(mod), name, None)
+            if found is not None and not _interpreters(found):
+                return found
+        from tritondbg.interp.libdevice import _ORIGINALS
+
+        return _ORIGINALS.get(name)
+    return None
 
 
 @contextlib.contextmanager
@@ -215,12 +243,17 @@ def _swapped(fn, args: tuple, kwargs: dict):
     name or an attribute up (the kernel's module, its helpers', a class's static method, ``language.math.GELU``:
     trident), and ``tl.tensor``'s methods (``x.sum()``). The user's modules are not touched. Yields the arguments."""
     import triton.language as tl
+    from triton import knobs
     from triton.compiler.code_generator import CodeGenerator
+    from triton.runtime import _async_compile
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import DependenciesFinder
 
     def conv(v):
-        return _jit_of(v) if isinstance(v, InterpretedFunction) else v
+        if isinstance(v, InterpretedFunction):
+            return _jit_of(v)
+        original = _original(v) if _interpreters(v) else None  # a name the interpreter (or tritondbg's shims)
+        return v if original is None else original  # rebound in a helper's module (libdevice's exp: helper-118)
 
     changes: list = []
 
@@ -240,20 +273,29 @@ def _swapped(fn, args: tuple, kwargs: dict):
     def init(self, *a, **k):
         orig_init(self, *a, **k)
         for name, v in list(self.gscope.items()):  # (a copy the generator made: the module keeps its own)
-            if isinstance(v, InterpretedFunction):
-                self.gscope[name] = _jit_of(v)
+            if isinstance(v, InterpretedFunction) or _interpreters(v):
+                self.gscope[name] = conv(v)
 
     def get_attribute(self, lhs, attr):
         return conv(orig_get(self, lhs, attr))
 
     def refused(self, *a, **k):
         raise _Unreachable(getattr(getattr(self, "fn", None), "__qualname__", "?"))
+    saved_interpret = knobs.runtime.interpret
+    mode = getattr(_async_compile, "active_mode", None)
+    token = mode.set(None) if mode is not None else None  # (a program's AsyncCompileMode: the front end runs here)
     try:
-        for owner in _owners():  # the interpreter's patches off
+        knobs.runtime.interpret = False  # (a constexpr_function, triton.cdiv, returns a constexpr then: helper-118)
+        for owner in _owners():  # the interpreter's patches off; a module imported since the snapshot is left be
             space = vars(owner)
             for name in list(space):
-                if space[name] is not _pristine.get((id(owner), name), _MISSING):
-                    put(owner, name, _pristine.get((id(owner), name), _MISSING))
+                value, before = space[name], _pristine.get((id(owner), name), _MISSING)
+                if value is before or not _interpreters(value):
+                    continue
+                if before is not _MISSING and not _interpreters(before):
+                    put(owner, name, before)
+                elif _original(value) is not None:
+                    put(owner, name, _original(value))
         for name, v in list(vars(tl.core.tensor).items()):
             # x.sum(): under the interpreter a wrapper around the InterpretedFunction; compiled, the JITFunction
             inner = next((c for c in map(_cell, getattr(v, "__closure__", None) or ())
@@ -266,6 +308,9 @@ def _swapped(fn, args: tuple, kwargs: dict):
         put(InterpretedFunction, "__call__", refused)
         yield tuple(conv(a) for a in args), {k: conv(v) for k, v in kwargs.items()}
     finally:
+        knobs.runtime.interpret = saved_interpret
+        if token is not None:
+            mode.reset(token)
         for owner, name, old in reversed(changes):
             if old is _MISSING:
                 delattr(owner, name)

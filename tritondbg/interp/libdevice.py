@@ -252,6 +252,7 @@ _impls: dict[str, object] = {}
 def implementation(name: str):
     if name not in _impls:
         _impls[name] = _make(name)
+        _impls[name]._tdbg_libdevice = name  # (the compile check maps it back: gpu_compile._original)
     return _impls[name]
 
 

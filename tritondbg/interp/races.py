@@ -144,7 +144,10 @@ def _places(entry) -> np.ndarray:
     shape, flat = entry[6]
     if flat is None:
         flat = np.arange(entry[0].size, dtype=np.int64)
-    return flat.astype(np.int64) | ((hash(shape) & 0xFFFF) << 40)
+    flat = flat.astype(np.int64)
+    # a block's first element is thread 0's in any blocked layout, as a scalar store is (helper-118: a block store
+    # then ``tl.store(o_ptr, tl.sum(x))``, both tid 0 in the PTX): the same place, whatever the shape
+    return np.where(flat == 0, 0, flat | ((hash(shape) & 0xFFFF) << 40))
 
 
 def program_overlap(writes: list) -> dict | None:

@@ -109,12 +109,10 @@ def _keep_saved_tags(torch, on_cuda, tag_one) -> None:
     @functools.wraps(save)
     def save_for_backward(self, *tensors):
         save(self, *tensors)
-        marks = tuple(bool(on_cuda(t)) for t in tensors)
-        if any(marks):
-            try:
-                self._tdbg_saved_cuda = marks
-            except AttributeError:
-                pass
+        try:  # (set each time: a second save replaces the first one's marks)
+            self._tdbg_saved_cuda = tuple(bool(on_cuda(t)) for t in tensors)
+        except AttributeError:
+            pass
 
     def saved_tensors(self):
         out = base.__get__(self)
