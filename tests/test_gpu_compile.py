@@ -49,9 +49,9 @@ def good(x_ptr, o_ptr, n, BLOCK: tl.constexpr, ACT: tl.constexpr):
     m = offs < n
     x = tl.load(x_ptr + offs, mask=m, other=0.0)
     acc = 0.0
-    for k in range(0, tl.cdiv(n, BLOCK)):
-        acc += tl.sum(x) + x.sum() * 0.0
-    y = H.Ops.shift(H.twice(ACT(x)), acc * 0.0 + tl.max(x, axis=0) * 0.0)
+    for k in range(2):  # (3.6's bare interpreter cannot take a tensor bound: the in-process test runs it bare)
+        acc += tl.sum(x) + x.sum() * 0.0 + tl.cdiv(n, BLOCK) * 0.0
+    y = H.Ops.shift(H.twice(ACT(x)), acc * 0.0 + tl.max(x, axis=0) * 0.0) + tl.zeros_like(x)  # (x.shape inside)
     tl.store(o_ptr + offs, y, mask=m)
 
 

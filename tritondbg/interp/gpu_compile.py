@@ -211,9 +211,11 @@ def _snapshot() -> bool:
 
 
 def _interpreters(value) -> bool:
-    """A function the interpreter or tritondbg's shims made (a patch of the language, a libdevice stand-in)."""
-    code = getattr(value, "__code__", None)
-    file = (code.co_filename if code is not None else "").replace(os.sep, "/")
+    """A function the interpreter or tritondbg's shims made (a patch of the language, a libdevice stand-in). Plain
+    functions only: a Triton value's attribute lookup may raise ValueError for a name it lacks (3.6's tuple)."""
+    if not isinstance(value, types.FunctionType):
+        return False
+    file = value.__code__.co_filename.replace(os.sep, "/")
     return file.endswith("runtime/interpreter.py") or "/tritondbg/interp/" in file
 
 
