@@ -71,6 +71,12 @@ def _consequence(e: dict) -> str:
     return f"{how}: tritondbg skipped these lanes; on the GPU: corrupted memory or an illegal-address fault"
 
 
+def _values(e: dict) -> str:
+    """" (a and b)": the two values a race entry's stores wrote, or "" when they are not known."""
+    vals = e.get("values")
+    return (" (" + " and ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in vals) + ")") if vals else ""
+
+
 def _message(e: dict) -> str:
     kind, n_prog = e["kind"], len(e["programs"])
     if kind == "compile":  # gpu_compile.py: the GPU compiler's refusal, said whole
@@ -173,9 +179,7 @@ def _message(e: dict) -> str:
                 f"read the same old value and one update is lost; the interpreter runs them one at a time, so it "
                 f"added up here: use tl.atomic_add)")
     if kind == "race" and e["op"] == "store_overlap":
-        vals = e.get("values")
-        vals = (" (" + " and ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in vals) + ")") if vals \
-            else ""
+        vals = _values(e)
         lines = (f"lines {e['line']} and {e['other_line']}" if e["line"] != e["other_line"] else
                  f"both at line {e['line']}, in two iterations")
         return (f"two plain stores of pid {_fmt_pid(e['pid'])} ({lines}) write "
@@ -194,9 +198,7 @@ def _message(e: dict) -> str:
                 f"the store, which then overwrites it, or after (the interpreter runs programs in order, which hides "
                 f"it). Initialize before the launch (torch.zeros) or write the element only through atomics")
     if kind == "race":
-        vals = e.get("values")
-        vals = (" (" + " and ".join(f"{v:.6g}" if isinstance(v, float) else str(v) for v in vals) + ")") if vals \
-            else ""
+        vals = _values(e)
         return (f"{_pair(e, 'plain stores', '')} write different values{vals} to the same element "
                 f"{e['element']}; {e['elements']} element(s) of this launch are written by more than one program "
                 f"with different values (the result depends on program order: use tl.atomic_* or give each "

@@ -17,8 +17,8 @@ covered makes the check give no verdict, never a finding: the interpreter's own 
 compile, so it patches nothing.
 
 A refusal is a ``compile`` error finding at the line the compiler names (``entries``), told after a launch that
-itself ran without error (a kernel error under the interpreter says the same problem at its own line). A global
-the compiler refuses is globals_check.py's (raised where the kernel reads it), not told twice.
+itself ran without error (a kernel error under the interpreter says the same problem at its own line: a module
+global the compiler refuses is raised there by globals_check.py, so it is not told twice).
 ``TRITONDBG_COMPILE_CHECK=0`` turns the check off.
 """
 from __future__ import annotations
@@ -62,8 +62,7 @@ def check(fn, args: tuple, kwargs: dict, arch) -> None:
     if not enabled() or arch is None:
         return
     try:
-        if not _snapshot():
-            return
+        _snapshot()
         key = (id(fn), _specialisation(fn, args, kwargs), _context(arch))
         if key not in _verdicts:
             if _counts.get(id(fn), 0) >= _MAX_PER_KERNEL:
@@ -198,16 +197,14 @@ def _owners() -> list:
     return mods + classes
 
 
-def _snapshot() -> bool:
+def _snapshot() -> None:
     """The language's values before the program's first interpreted launch (``check`` runs before it), taken
-    once; False when they already hold the interpreter's (a launch came first): no compile check then."""
+    once. A value the interpreter had patched already is mapped back at the compile (``_original``)."""
     if not _pristine:
         _pristine["taken"] = True
         for owner in _owners():
             for name, value in list(vars(owner).items()):
                 _pristine[(id(owner), name)] = value
-        _pristine["clean"] = True
-    return _pristine["clean"]
 
 
 def _interpreters(value) -> bool:
@@ -338,11 +335,10 @@ def _verdict(fn, args: tuple, kwargs: dict, arch) -> dict | None:
 
     target = arch.gpu_target()
     jit = _kernel_jit(fn)
-    native: list[str] = []
     outcome, verdict = "no verdict", None
-    try:
+    try:  # (what the compiler prints, on stdout or fd 2, is kept out of the program's output)
         with _swapped(fn, args, kwargs) as (a, k), driver_swapped(TargetDriver(target)), \
-                contextlib.redirect_stdout(io.StringIO()), _fd2_captured(native):
+                contextlib.redirect_stdout(io.StringIO()), _fd2_captured([]):
             jit.run(*a, grid=(1, 1, 1), warmup=True, **k)
     except _Accepted:
         outcome = "accepted"

@@ -275,8 +275,8 @@ def won_by_undefined(kind: str, x, p, axis, keep, val):
 
 def custom_reduce_padding(kind: str, input, outs, axis, keep) -> None:
     """``tl.reduce`` with a combine function of the kernel's own (``kind`` "other"; trident's softmax reduces a
-    (max, sum) pair): what it computes is unknown here, but a result that is NaN or Inf where every real lane of
-    every operand is finite was made so by padding lanes holding NaN or Inf: a masked_reduction at the reduce.
+    (max, sum) pair): what it computes is unknown here, but a NaN result where no real lane of any operand holds
+    NaN was made so by padding lanes holding NaN: a masked_reduction at the reduce.
     helper-114: a softmax whose ``tl.where`` guard was dropped made exp(-inf - -inf) = NaN in its padding, every
     output was NaN, and nothing was told (the same bug through tl.max and tl.sum was)."""
     san = _sink["san"]
@@ -296,11 +296,11 @@ def custom_reduce_padding(kind: str, input, outs, axis, keep) -> None:
     red = (lambda a: a.any()) if flat else (lambda a: a.any(axis=axis, keepdims=True))
     with np.errstate(invalid="ignore"):  # NaN: no padding value a reduce wants (-inf is a max's; an Inf result
         bad_in = [np.isnan(np.broadcast_to(v, shape)) for v in vals]  # may be the data's overflow: helper-118)
-    nonfinite = np.logical_or.reduce(bad_in)
+    nan = np.logical_or.reduce(bad_in)
     padded = p == 2
     allpad = (p >= 1).all() if flat else (p >= 1).all(axis=axis, keepdims=True)
-    from_data = red(nonfinite & (p < 2))  # a real lane's NaN / Inf: the data's, not the padding's
-    from_pad = red(nonfinite & padded)
+    from_data = red(nan & (p < 2))  # a real lane's NaN: the data's, not the padding's
+    from_pad = red(nan & padded)
     kept = [1] * len(shape) if flat else [1 if i == axis % len(shape) else n for i, n in enumerate(shape)]
     out_bad = np.zeros(kept, bool)
     for o in outs:
@@ -311,9 +311,7 @@ def custom_reduce_padding(kind: str, input, outs, axis, keep) -> None:
     slices = out_bad & from_pad & ~from_data & ~allpad
     if not np.any(slices):
         return
-    lanes = nonfinite & padded & np.broadcast_to(slices, shape)
-    with np.errstate(invalid="ignore"):  # the example lane from the operand with the most NaN there (the sum's,
-        nan = [int((np.isnan(np.broadcast_to(v, shape)) & lanes).sum()) for v in vals]  # not the max's -inf)
-    x = np.broadcast_to(vals[int(np.argmax([n * 2 ** 32 + int((b & lanes).sum()) for n, b in zip(nan, bad_in)]))],
-                        shape)
+    lanes = nan & padded & np.broadcast_to(slices, shape)
+    # the example lane from the operand with the most NaN there (the sum's, not the max's -inf)
+    x = np.broadcast_to(vals[int(np.argmax([int((b & lanes).sum()) for b in bad_in]))], shape)
     san.reduction_event("reduce", x, lanes, np.zeros(shape, bool), p, _site_frame())
