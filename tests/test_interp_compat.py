@@ -333,3 +333,56 @@ def test_numpys_all_nan_warning_from_the_interpreter_is_quiet_while_the_shims_ar
 
     assert warned("triton.runtime.interpreter") == ["All-NaN slice encountered"]
     assert warned("user_code") == ["All-NaN slice encountered"] * 2
+
+
+# --- a kernel made in a factory ------------------------------------------------------------------------------------
+
+FACTORY_PROG = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def gelu(x):
+    return 0.5 * x * (1 + tl.erf(x * 0.7071067811865476))
+
+
+def make_kernel(act, scale):
+    @triton.jit
+    def twice(x):  # a device function made in the factory too, reading the factory's act
+        return act(x) * 2.0
+
+    @triton.jit
+    def kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        m = offs < n
+        x = tl.load(x_ptr + offs, mask=m)
+        tl.store(y_ptr + offs, twice(x) * scale, mask=m)
+    return kernel
+
+
+x = torch.randn(1000, device="cuda")
+y = torch.empty_like(x)
+make_kernel(gelu, SCALE)[(4,)](x, y, 1000, BLOCK=256)
+err = (y - torch.nn.functional.gelu(x) * 2.0 * 3.0).abs().max().item()
+print("ERR", err < 1e-5)
+'''
+
+
+@pytest.mark.parametrize("scale", ["tl.constexpr(3.0)", "3.0"])
+def test_a_kernel_made_in_a_factory_reads_what_it_captured(tmp_path, cli_env, scale):
+    """helper-116: a kernel built in a factory, calling a jit helper captured from the enclosing function, failed
+    under plain TRITON_INTERPRET=1 and tritondbg alike ("name 'act' is not defined": the interpreter runs the
+    kernel's source at module level), while the compiler takes it (its capture scope holds the closure). It runs
+    now; a captured float the compiler refuses is refused at its line, naming the factory."""
+    from conftest import run_cli
+
+    (tmp_path / "prog.py").write_text(FACTORY_PROG.replace("SCALE", scale))
+    p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
+    out = p.stdout + p.stderr
+    if scale.startswith("tl."):
+        assert p.returncode == 0 and "ERR True" in out and "0 finding(s)" in out, out
+        return
+    assert p.returncode != 0 and "not defined" not in out, out
+    line = FACTORY_PROG.splitlines().index("        tl.store(y_ptr + offs, twice(x) * scale, mask=m)") + 1
+    assert f"kernel_error: prog.py:{line} in kernel" in out, out
+    assert "`scale` is a value the kernel captures from make_kernel()" in out, out

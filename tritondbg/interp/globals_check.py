@@ -35,14 +35,19 @@ _GUARDED: dict[int, Any] = {}           # id(rewritten function) -> the same fun
 class RefusedGlobal(NameError):
     """The compiler's NameError, raised where the kernel reads the global."""
 
-    def __init__(self, name: str, annotated: tuple | None = None):
-        """``annotated``: (file, line, value's source) of a ``name: tl.constexpr = value`` in the module, if any."""
+    def __init__(self, name: str, annotated: tuple | None = None, captured: str | None = None):
+        """``annotated``: (file, line, value's source) of a ``name: tl.constexpr = value`` in the module, if any;
+        ``captured``: the enclosing function's name where ``name`` is a closure value of a kernel made in it."""
         self.global_name = name
         head = (f"Cannot access global variable {name} from within @jit'ed function: the GPU compiler refuses it "
                 f"(the interpreter would read it). ")
         tail = (", or pass it as an argument (TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 lets the compiler and this check "
                 "through)")
-        if annotated:
+        if captured:
+            super().__init__(f"{head}`{name}` is a value the kernel captures from {captured}(), which made it; the "
+                             f"compiler takes a captured value only as a constexpr: pass "
+                             f"tl.constexpr({name}) there{tail}")
+        elif annotated:
             file, line, value = annotated
             super().__init__(f"{head}Its annotation `{name}: tl.constexpr = ...` ({os.path.basename(file)}:{line}) "
                              f"does not make a global a constexpr for Triton (the compiler does not support it): write "
@@ -57,27 +62,49 @@ class RefusedGlobal(NameError):
 
 
 class _Guarded(dict):
-    """Globals of a kernel as the compiler allows them: ``refused`` names raise, the rest are the module's own,
-    looked up live (LOAD_GLOBAL goes through ``__getitem__`` for a dict subclass)."""
+    """Globals of a kernel as the compiler allows them: ``refused`` names raise, the rest are the kernel's closure
+    values (``cells``: a kernel made in a factory reads its ``act`` from there, as the compiler's capture scope
+    does) or the module's own, looked up live (LOAD_GLOBAL goes through ``__getitem__`` for a dict subclass)."""
 
-    def __init__(self, module: dict, refused: frozenset, file: str | None = None):
+    def __init__(self, module: dict, refused: frozenset, file: str | None = None, cells: dict | None = None,
+                 maker: str = "the enclosing function"):
         # its entries are the module's as they are now, less the refused ones: the interpreter's _patch_lang reads
         # them (items()) to find triton.language; a read of a name goes to the module, live
         super().__init__((k, v) for k, v in module.items() if k not in refused)
         self.module, self.refused, self.file, self.annotated = module, refused, file, None
+        self.cells, self.maker = cells or {}, maker
 
     def __getitem__(self, name):
         if name in self.refused:
+            if name in self.cells:
+                raise RefusedGlobal(name, captured=self.maker)
             if self.annotated is None:  # (read once, at the first refused read)
                 self.annotated = constexpr_annotations(self.module, self.file)
             raise RefusedGlobal(name, self.annotated.get(name))
+        cell = self.cells.get(name)
+        if cell is not None:
+            try:
+                return cell.cell_contents
+            except ValueError:  # an empty cell: the enclosing function had not bound it yet
+                raise NameError(f"cannot access free variable '{name}' where it is not associated with a value "
+                                f"in enclosing scope") from None
         return self.module[name]
 
     def get(self, name, default=None):
-        return self.module.get(name, default)
+        try:
+            return self[name] if name in self.cells else self.module.get(name, default)
+        except NameError:
+            return default
 
     def __contains__(self, name):
-        return name in self.module
+        return name in self.cells or name in self.module
+
+
+def _cells(fn) -> dict:
+    """A nested function's closure cells by name (the interpreter runs a kernel's rewritten source at module
+    level, where those names are globals: plain TRITON_INTERPRET=1 fails with NameError on them)."""
+    code, closure = getattr(fn, "__code__", None), getattr(fn, "__closure__", None)
+    return dict(zip(code.co_freevars, closure)) if code is not None and closure else {}
 
 
 def _allowed(val: Any) -> bool:
@@ -195,12 +222,16 @@ def _allowed_by_knob() -> bool:
 
 def guarded(original_fn, rewritten):
     """``rewritten`` (what the interpreter runs for ``original_fn``) over globals that refuse what the compiler
-    refuses; ``rewritten`` itself when it reads none of those (or its globals are not the module's)."""
+    refuses and hold ``original_fn``'s closure values; ``rewritten`` itself when it reads no refused name and has
+    no closure (or its globals are not the module's)."""
     try:
         names = refused_names(original_fn)
     except Exception:  # noqa: BLE001 - a check of the source only: never why a launch fails otherwise
-        return rewritten
-    if not names or _allowed_by_knob() or rewritten.__globals__ is not original_fn.__globals__:
+        names = frozenset()
+    if names and _allowed_by_knob():
+        names = frozenset()
+    cells = _cells(original_fn)
+    if not (names or cells) or rewritten.__globals__ is not original_fn.__globals__:
         return rewritten
     found = _GUARDED.get(id(rewritten))
     if found is None or found[0] is not rewritten:
@@ -208,8 +239,11 @@ def guarded(original_fn, rewritten):
             file = inspect.getsourcefile(original_fn)
         except TypeError:
             file = None
-        fn = types.FunctionType(rewritten.__code__, _Guarded(rewritten.__globals__, names, file), rewritten.__name__,
-                                rewritten.__defaults__, rewritten.__closure__)
+        qual = getattr(original_fn, "__qualname__", "").split(".<locals>.")
+        scope = _Guarded(rewritten.__globals__, names, file, cells, qual[-2] if len(qual) > 1 else "the enclosing "
+                                                                                                   "function")
+        fn = types.FunctionType(rewritten.__code__, scope, rewritten.__name__, rewritten.__defaults__,
+                                rewritten.__closure__)
         fn.__kwdefaults__ = rewritten.__kwdefaults__
         for attr in ("__annotations__", "__qualname__", "__module__", "__doc__"):  # (annotations: which are constexpr)
             setattr(fn, attr, getattr(rewritten, attr))
