@@ -216,3 +216,9 @@ def test_a_loop_bound_read_out_of_bounds_names_that_load_not_a_masked_one(tmp_pa
             f"load read (line {oob}, its out_of_bounds finding)") in p.stderr, p.stderr[-3000:]
     assert f"out_of_bounds in k at prog.py:{oob}" in p.stderr, p.stderr[-3000:]
     assert "masked load" not in p.stderr.split("UndefinedInt")[1].split("\n")[0], p.stderr[-3000:]
+    # as it happened: the out_of_bounds load, then the stop it caused (helper-115: told the other way round), in the
+    # streamed lines and in the summary
+    streamed = (f"tritondbg: out_of_bounds in k at prog.py:{oob}", f"tritondbg: kernel_error in k at prog.py:{bound}")
+    for head, stop in (streamed, (f"  out_of_bounds: prog.py:{oob}", f"  kernel_error: prog.py:{bound}")):
+        assert head in p.stderr and stop in p.stderr, p.stderr[-3000:]
+        assert p.stderr.index(head) < p.stderr.index(stop), p.stderr[-3000:]

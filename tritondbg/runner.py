@@ -411,6 +411,9 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
         inst.finish(result, out, expected)
     if scenario.launch_findings is not None and out is not None:
         result.findings += scenario.launch_findings()
+    from tritondbg.interp.findings import stop_last
+
+    stop_last(result.findings)
     _apply_findings(result)
     return result
 

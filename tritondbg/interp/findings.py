@@ -394,3 +394,13 @@ def finding(e: dict) -> dict:
     if share and share[0] != float("inf"):  # |padding's part| / |result| where it is largest (shadow_pads)
         f["padding_share"] = share[0]
     return f
+
+
+STOPS = ("kernel_error", "device_assert")  # where a launch stopped: after everything its sanitizers saw before
+
+
+def stop_last(found: list) -> None:
+    """Order a launch's findings as they happened: its kernel_error / device_assert (the launch stopped there)
+    after the sanitizers' findings, which the instruments append in their own order (helper-115: a loop bound
+    read out of bounds was told before the out_of_bounds finding that made it). In place, stable."""
+    found.sort(key=lambda f: f.get("kind") in STOPS)

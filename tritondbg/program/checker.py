@@ -27,7 +27,7 @@ import contextlib
 import os
 import sys
 
-from tritondbg.interp.findings import nth
+from tritondbg.interp.findings import nth, stop_last
 from tritondbg.program import attach, capture, child, cpu_device, filler_rerun, readwatch, stacks
 
 
@@ -109,6 +109,7 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
                 san.program_fill = "0"
         san.journal = None
         san.finish(result, None, None)
+        stop_last(result.findings)
         for f in result.findings if note else ():
             if f["kind"] == "poison":
                 f.setdefault("notes", []).append(note)
