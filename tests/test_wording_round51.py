@@ -288,8 +288,14 @@ def _entry(shape, strides, lo, hi, **kw):
 @pytest.mark.parametrize("entry, clause", [
     (_entry((1, 1000), (1000, 1), 1000, 63999),
      " (a[1, 0]..a[63, 999]: past the end along dim 0, indices 1..63 of a size-1 dim)"),
-    (_entry((64, 1000), (1000, 1), 64000, 64031),
-     " (a[64, 0]..a[64, 31]: past the end along dim 0, index 64 of a size-64 dim)"),
+    (_entry((64, 1000), (1000, 1), 64000, 64031),  # the first 32 of the row past the end: a K tail, maybe
+     " (a[64, 0]..a[64, 31]: past the end along dim 0, index 64 of a size-64 dim; or a dim-1 index ran 32 past its "
+     "size 1000 from the last row: the other rows' programs then read the next row's first 32 element(s), inside "
+     "the tensor, unseen by any check)"),
+    (_entry((64, 1000), (1000, 1), 64000, 64999),  # the whole row past the end: a row index, not a K tail
+     " (a[64, 0]..a[64, 999]: past the end along dim 0, index 64 of a size-64 dim)"),
+    (_entry((64, 1000), (1000, 1), 64010, 64031),  # not from the row's start
+     " (a[64, 10]..a[64, 31]: past the end along dim 0, index 64 of a size-64 dim)"),
     (_entry((4, 10), (16, 1), 64, 64), " (a[4, 0]: past the end along dim 0, index 4 of a size-4 dim)"),  # padded rows
     (_entry((2, 3, 4), (12, 4, 1), 24, 47),
      " (a[2, 0, 0]..a[3, 2, 3]: past the end along dim 0, indices 2..3 of a size-2 dim)"),
