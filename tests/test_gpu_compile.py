@@ -366,3 +366,52 @@ def test_the_harness_gives_correct_kernels_no_finding_whatever_the_interpreter_l
     assert "ok True" in p.stdout and p.returncode == 0, p.stderr[-3000:]
     assert "compile" not in p.stderr.replace("compile check", "") and "no verdict" not in p.stderr, p.stderr[-3000:]
     assert "4 launch(es), 0 finding(s)" in p.stderr, p.stderr[-3000:]
+
+
+MANY = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, o_ptr, MODE: tl.constexpr):
+    offs = tl.arange(0, 16)
+    tl.store(o_ptr + offs, tl.load(x_ptr + offs) * MODE)
+
+
+def launch(x):
+    o = torch.empty_like(x)
+    for mode in range(67):  # 67 specialisations: the check judges 64 of them
+        scale[(1,)](x, o, MODE=mode)
+    return o
+
+
+if __name__ == "__main__":
+    launch(torch.randn(16, device="cuda"))
+''')
+
+
+def test_specialisations_the_check_did_not_judge_are_said_in_program_and_scenario_runs(tmp_path, cli_env):
+    """A check that did not run is never a pass: the launches whose compile the check gave no verdict on (here the
+    three past its 64 specialisations a kernel) are a note in the run's summary (it said nothing, but under
+    TRITONDBG_DEBUG)."""
+    (tmp_path / "many.py").write_text(MANY)
+    p = run_cli(["interpret", "--json", "f.json", "--", sys.executable, "many.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    said = "the GPU compile check gave no verdict on 3 specialisation(s) of scale: whether the compiler takes them"
+    assert said in p.stderr, p.stderr[-3000:]
+    assert json.loads((tmp_path / "f.json").read_text())["compile_unjudged"] == {"scale": 3}
+    (tmp_path / "cases.py").write_text(textwrap.dedent('''
+        import torch
+        from tritondbg import Case, Scenario
+        from many import launch, scale
+
+        SCENARIO = Scenario(name="many", launch=launch, reference=lambda x: x * 66,
+                            make_inputs=lambda case, dtype, device, generator: dict(x=torch.randn(16).to(device)),
+                            cases=[Case("one", dtypes=("float32",))], kernels=[scale])
+    '''))
+    p = run_cli(["interpret", "cases.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and f"note: {said}" in p.stderr, (p.stdout[-2000:], p.stderr[-3000:])
+    few = MANY.replace("range(67)", "range(3)")
+    (tmp_path / "many.py").write_text(few)
+    p = run_cli(["interpret", "--", sys.executable, "many.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "no verdict" not in p.stderr, p.stderr[-3000:]

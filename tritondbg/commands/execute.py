@@ -195,8 +195,14 @@ def _finish(record, *, mode: str, pid: str | None, sanitize: bool, folder: Path 
 
     if mode == "interpret":
         from tritondbg import standin
+        from tritondbg.interp import gpu_compile
 
         record.extra["stand_in_arch"] = standin.current().name if standin.current() else None
+        unjudged = gpu_compile.note()  # a check that did not run is never a pass: said, though no finding
+        if unjudged:
+            record.extra["compile_check"] = unjudged
+            if not as_json:
+                click.echo(f"note: {unjudged}", err=True)
     if not record.extra.get("interrupted"):
         _check_pid_reached(record, pid)
         _check_watches_evaluated(record)

@@ -41,6 +41,7 @@ _pending: dict = {"verdict": None}
 # met the compile's world (helper-118: "_Unreachable: max" raised into a program's second thread)
 lock = threading.RLock()
 tally: dict = {"accepted": 0, "refused": 0, "no verdict": 0}   # per process, per specialisation checked
+unchecked: dict = {}         # kernel name -> specialisations the check could not judge (no verdict, past the cap)
 
 
 class _Accepted(Exception):
@@ -70,16 +71,46 @@ def check(fn, args: tuple, kwargs: dict, arch) -> None:
                     print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} stops after "
                           f"{_MAX_PER_KERNEL} specialisations", file=sys.stderr)
                     _counts[id(fn)] += 1
+                _not_judged(fn, key)
                 return
             _counts[id(fn)] = _counts.get(id(fn), 0) + 1
             _keep[id(fn)] = fn
             with lock:
+                before = tally["no verdict"]
                 _verdicts[key] = _verdict(fn, args, kwargs, arch)
+            if tally["no verdict"] != before:
+                _not_judged(fn, key)
         _pending["verdict"] = _verdicts[key]
     except Exception as exc:  # noqa: BLE001 - a check that cannot run is no finding, and never stops the program
+        _not_judged(fn, None)
         if os.environ.get("TRITONDBG_DEBUG"):
             print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} did not run: "
                   f"{type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+def _not_judged(fn, key) -> None:
+    """A launch whose compile the check did not judge: for ``note`` (a check that did not run is never a pass)."""
+    seen = unchecked.setdefault(getattr(fn, "__name__", "?"), set())
+    if len(seen) < 4096:
+        seen.add(key if key is not None else len(seen))
+
+
+def counts() -> dict:
+    """Kernel name -> specialisations of it the check did not judge, in this process."""
+    return {name: len(keys) for name, keys in unchecked.items()}
+
+
+def note(counted: dict | None = None) -> str | None:
+    """The run's line on the kernels whose compile the check did not judge (``counted``: ``counts()`` over a
+    program's processes, else this process's), or None."""
+    counted = counts() if counted is None else counted
+    if not counted:
+        return None
+    names = sorted(counted)
+    n = sum(counted.values())
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return (f"the GPU compile check gave no verdict on {n} specialisation(s) of {shown}: whether the compiler takes "
+            f"them was not checked (TRITONDBG_DEBUG=1 says why; `tritondbg ir` compiles a kernel)")
 
 
 def entries(san, launch, error) -> None:

@@ -438,6 +438,9 @@ def _summary() -> dict:
         data["amp_off"] = moved._state.get("amp_off", 0)
     if moved is not None and moved.asked():  # where it heard torch.cuda.is_available() answer False
         data["cuda_asked"] = moved.asked()
+    checked = sys.modules.get("tritondbg.interp.gpu_compile")  # (imported by the first interpreted launch)
+    if checked is not None and checked.unchecked:
+        data["compile_unjudged"] = checked.counts()
     for obs in _state["observers"]:
         summary = getattr(obs, "summary", None)
         if summary is not None:

@@ -266,6 +266,11 @@ def _err_notes(summaries) -> None:
     for note in dict.fromkeys(n for s in summaries for n in s.get("notes", [])
                               if n.startswith(COMPILE_NOTE)):
         _err(f"  note: {note}")
+    unjudged = _merge_counts(summaries, "compile_unjudged")  # the GPU compile check's specialisations with no
+    if unjudged:                                               # verdict: a check that did not run is no pass
+        from tritondbg.interp import gpu_compile
+
+        _err(f"  note: {gpu_compile.note(unjudged)}")
 
 
 def _err_pinned(pinned: dict) -> None:
@@ -373,7 +378,8 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     pinned = _merge_pinned(summaries)
     if json_path:
         doc = {"command": cfg["command"], "exit_status": rc, "launches": launches, "findings": findings,
-               "captures": captures, "pinned_configs": pinned}
+               "captures": captures, "pinned_configs": pinned,
+               "compile_unjudged": _merge_counts(summaries, "compile_unjudged")}
         with open(json_path, "w") as f:
             json.dump(doc, f, indent=1, default=str)
     _err(f"tritondbg interpret: {_launch_count(sum(launches.values()), summaries)}, {len(errors)} finding(s)"
