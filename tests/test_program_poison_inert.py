@@ -54,8 +54,21 @@ def stored_sum(X, S, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
         tl.store(S, tl.sum(x, 0))
 
 
+@triton.jit
+def sq_diff(A, B, S, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(A + offs, mask=offs < n)  # LOAD sq_diff a
+    b = tl.load(B + offs, mask=offs < n)  # LOAD sq_diff b
+    d = a - b
+    tl.store(S, tl.sum(d * d, 0))
+
+
 which, dtype = sys.argv[1], getattr(torch, sys.argv[2])
-if which == "cumsum":
+if which == "mse":  # two loads' lanes, filled alike, cancel in a - b: a filler test must not take them for unused
+    a, b = (torch.randint(0, 5, (100,), device="cuda").to(dtype) for _ in range(2))
+    s = torch.empty(1, dtype=dtype, device="cuda")
+    sq_diff[(1,)](a, b, s, 100, BLOCK=128)
+elif which == "cumsum":
     for n in (13, 30):  # 3 and 2 undefined lanes: an even count of an integer poison must not cancel out
         x = torch.randint(0, 5, (n,), dtype=dtype, device="cuda")
         ref = torch.cumsum(x, 0) - x
@@ -163,3 +176,15 @@ def test_the_replays_filler_runs_leave_the_memory_guards_count_alone(tmp_path, c
     line = next(i for i, ln in enumerate(GUARDED.splitlines(), 1) if ln.rstrip().endswith("# LOAD y (no mask: past y's end)"))
     assert found == [("out_of_bounds", line)], found
     assert "memory guard" not in p.stdout, p.stdout[-2000:]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_two_loads_whose_lanes_meet_in_a_difference_stay_errors(tmp_path, cli_env, dtype):
+    """helper-120 (attorch's MSE loss: `diff = input - target`, both loads without other=, then tl.sum(diff * diff)):
+    the re-runs put the same filler in both loads' lanes, a - b made 0 whatever it was, and the second load became
+    a warning saying nothing depended on its lanes. Each load line now gets a filler of its own."""
+    p = _run(tmp_path, cli_env, "mse", dtype)
+    told = {int(ln.split("prog.py:")[1].split()[0]) for ln in p.stderr.splitlines()
+            if ln.startswith("tritondbg: poison in sq_diff at prog.py:")}  # (an int32 lane keeps one load's mark)
+    assert told and told <= {_line("LOAD sq_diff a"), _line("LOAD sq_diff b")}, p.stderr[-3000:]
+    assert "warning: poison" not in p.stderr and p.returncode == 1, p.stderr[-3000:]
