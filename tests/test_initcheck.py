@@ -192,6 +192,8 @@ else:  # two launches that each fill half of the rows: nothing left once both ra
     scale_rows[(2,)](x[3:], o[3:], 100, CUT=0, BLOCK=128)
 if sys.argv[2:] == ["read"]:  # the program reads o (what it left unwritten, too: an error, test_readwatch.py)
     print("max err", float((o - 2 * x).abs().max()))
+if sys.argv[2:] == ["kept"]:  # only the rows the launch wrote: an over-allocated buffer, its band left by design
+    print("kept err", float((o[:2] - 2 * x[:2]).abs().max()))
 '''
 
 
@@ -211,6 +213,18 @@ def test_program_mode_warns_of_an_output_a_launch_left_a_band_of_unwritten(tmp_p
     halves = run_cli(["interpret", "--", sys.executable, "prog.py", "halves", "read"], cli_env, cwd=tmp_path)
     assert halves.returncode == 0 and "uninit" not in halves.stderr and "max err 0.0" in halves.stdout, \
         halves.stdout + halves.stderr
+
+
+def test_a_band_the_program_reads_around_is_not_told_at_its_end(tmp_path, cli_env):
+    """helper-120: attorch's losses fill cdiv(n, BLOCK) of the cdiv(n, 32) partial sums they allocate and read back
+    the first cdiv(n, BLOCK): a warning at the program's end (--strict failed correct code). A program seen reading
+    the tensor around the band, never into it, left it by design."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(HOLES))
+    kept = run_cli(["interpret", "--strict", "--", sys.executable, "prog.py", "rows", "kept"], cli_env, cwd=tmp_path)
+    assert kept.returncode == 0 and "uninit" not in kept.stderr and "kept err 0.0" in kept.stdout, \
+        kept.stdout + kept.stderr
+    read = run_cli(["interpret", "--", sys.executable, "prog.py", "rows", "read"], cli_env, cwd=tmp_path)
+    assert read.returncode == 1 and "tritondbg: uninit in scale_rows" in read.stderr, read.stderr[-3000:]
 
 
 WRONG_ROW = """\

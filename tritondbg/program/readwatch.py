@@ -51,7 +51,7 @@ from tritondbg.program.watchstate import (MAX_WATCHED, _MOVES, _READERS, _WATCH,
                                           _storage_ptr, _tell, _tensors, _watched, paused)
 from tritondbg.program.watchvalues import _NAN_AWARE, _check_values, _follow_lanes, _follow_reduced, _raised
 
-__all__ = ["watch", "forget", "paused", "set_teller", "install", "read_by_launch", "_storage_ptr"]
+__all__ = ["watch", "forget", "paused", "set_teller", "install", "read_by_launch", "read_around", "_storage_ptr"]
 
 
 def watch(t, **left) -> None:
@@ -252,10 +252,12 @@ def _check(func, args, kwargs, result) -> None:
             # made of the NaN (on a GPU the holes hold whatever the memory held, no NaN to replace)
             _follow(results, hits[0][2], computed=True)
             _follow_lanes(name, results, hits, floats=name in _NAN_AWARE)
+            _read_around([h for h in hits if h[2]["origin"] not in _state["clean"] and not _holds_mark(h)])
             return
         floats = [r for r in results if r.is_floating_point()]
         if floats and len(floats) == len(results) and not any(bool(torch.isnan(r).any()) for r in floats) and \
                 name not in _NAN_AWARE:
+            _read_around(hits)
             return  # none of the marked values went into the result: a hole masked by the program
         if max(r.numel() for r in results) > 1:
             # a reduction along a dimension (`out.sum(1)`, `out @ w`, `out.argmax(1)`): its elements computed from
@@ -270,6 +272,26 @@ def _check(func, args, kwargs, result) -> None:
             continue
         _tell(entry, _finding(func, name, t, marked, entry))
         return
+    _read_around(hits)  # (a value read from a part that holds none: `out[:n].sum()`)
+
+
+def _read_around(hits: list) -> None:
+    """The program read the watched tensors ``hits`` and used none of the marked values: it keeps what was
+    written and leaves the rest (helper-120: attorch's losses fill cdiv(n, BLOCK) of cdiv(n, 32) partial sums and
+    read back `out[:cdiv(n, BLOCK)].sum()`); the band a launch left there is not told at the program's end."""
+    for _, _, entry in hits:
+        if not entry.get("computed") and entry.get("lanes") is None:
+            _state["clean"].add(entry["origin"])
+
+
+def _holds_mark(hit) -> bool:
+    marked = _marked(hit[0], hit[2])
+    return marked is None or bool(marked.any())
+
+
+def read_around(t) -> bool:
+    """Whether the program was seen reading ``t`` (its storage) around the marked elements, never into them."""
+    return _storage_ptr(t) in _state["clean"]
 
 
 def read_by_launch(t, reader: str, arg: str):

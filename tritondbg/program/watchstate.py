@@ -21,7 +21,8 @@ _MOVES = frozenset({"clone", "cpu", "cuda", "to", "contiguous", "float", "half",
                     "squeeze", "expand", "split", "chunk", "unbind"})
 
 _WATCH: dict[int, dict] = {}  # storage data_ptr -> what left it (readwatch.watch)
-_state: dict = {"paused": 0, "tell": None, "mode": None}
+_state: dict = {"paused": 0, "tell": None, "mode": None,
+                "clean": set()}  # origins (storage pointers) the program read a part of that holds none of the mark
 
 
 def _storage_ptr(t) -> int | None:
