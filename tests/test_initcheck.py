@@ -634,3 +634,40 @@ def test_addresses_computed_from_unwritten_memory_are_not_blamed_on_a_missing_ot
     assert f"prog.py:{_line(UNINIT_INDEX, 'GATHER')}" in line, line
     assert "computed from values read from memory nothing wrote (the uninit finding names the read)" in line, line
     assert "other=" not in line.split("[launched")[0].split(". The load")[0], line
+
+
+MASKED_OFF = '''
+import sys, torch, triton, triton.language as tl
+
+
+@triton.jit
+def scale_rows(x_ptr, c_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=(rm[:, None] < M) & (rn[None, :] < N), other=0.0)
+    full = M - M % BLOCK_M  # only whole blocks of rows are stored: the tail rows never are
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], x * 2, mask=(rm[:, None] < full) & (rn[None, :] < N))  # STORE
+
+
+M, N = int(sys.argv[1]), 32
+x = torch.randn(M, N, device="cuda")
+c = torch.empty_like(x)
+scale_rows[(triton.cdiv(M, 16),)](x, c, M, N, BLOCK_M=16, BLOCK_N=32)
+print("max err", (c - 2 * x).abs().max().item())
+'''
+
+
+def test_an_output_whose_only_store_ran_with_every_lane_masked_off_names_that_store(tmp_path, cli_env):
+    """helper-119 (gemlite's tail rows never stored, at M = 5 < BLOCK_M): the read of the untouched output said "the
+    launch ... stored nothing into it: a store through the wrong pointer?" at the kernel's decorator line. The
+    store through it ran, every lane masked off: the finding is at that store and says so."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(MASKED_OFF))
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", "5"], cli_env, cwd=tmp_path)
+    store = _line(MASKED_OFF, "STORE")
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: uninit in scale_rows")]
+    assert len(lines) == 1 and lines[0].startswith(f"tritondbg: uninit in scale_rows at prog.py:{store}:"), p.stderr
+    assert f"its store at line {store} through it ran with every lane masked off, in every program" in lines[0]
+    assert "wrong pointer" not in lines[0] and p.returncode == 1, lines[0]
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", "37"], cli_env, cwd=tmp_path)  # 32 rows stored
+    assert "masked off" not in p.stderr and "the launch wrote 1024 element(s) of c_ptr and left these" in p.stderr, \
+        p.stderr[-3000:]

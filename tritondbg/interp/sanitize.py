@@ -87,6 +87,8 @@ class Sanitizer(Instrument, hooks.Listener):
         self.times_zero_sids: set[int] = set()      # poison ids of undefined lanes an exact 0 multiplied
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.store_spans: dict[tuple, tuple] = {}   # (file, line) of a store -> (lowest, highest) address written
+        self.masked_off: dict[tuple, frozenset] = {}  # (file, line) of a store run with no lane live -> the
+                                                      # arguments its pointers point into (unstored.masked_off)
         self.skipped_writes: dict[tuple, list] = {}  # (file, line) -> addresses of lanes skipped (oob.skip_writes)
         self.skipped_count = 0                       # how many addresses skipped_writes holds
         self.locks = HeldLocks()                     # lock words the running program holds (memops.py)
@@ -344,6 +346,7 @@ class Sanitizer(Instrument, hooks.Listener):
         live = np.broadcast_to(np.asarray(mask, dtype=bool), p.shape) if mask is not None else None
         addrs = (p.reshape(-1) if live is None else p[live]).astype(np.uint64, copy=False)
         if addrs.size == 0:
+            unstored.masked_off(self, ptrs)
             return
         if self.atomic_depth:  # Triton 3.9's tl.atomic_store reaches the masked store
             self.record_atomic(np.array(addrs, copy=True), "tl.atomic_store")

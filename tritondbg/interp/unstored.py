@@ -183,3 +183,21 @@ def message(e: dict) -> str:
         return (f"{head}: {e['kernel_name']} has no store (nor atomic) through {handed} in its code, only into other "
                 f"arguments ({stores}): a forgotten tl.store?")
     return f"{head}; the launch's stores went elsewhere ({stores}): a store through the wrong pointer?"
+
+
+def masked_off(san, ptrs) -> None:
+    """A store of the launch that ran with every lane masked off: once per line, the arguments its pointers (all
+    of them, as computed) point into, so a launch that left an output untouched names the store whose mask kept
+    it out (helper-119: gemlite's tail rows never stored at M = 5 < BLOCK_M, "a store through the wrong pointer?"
+    at the decorator line)."""
+    from tritondbg.interp import frames
+
+    if san.launch is None:
+        return
+    site = frames.site()[:2]
+    if site in san.masked_off:
+        return
+    addrs = np.asarray(ptrs.data).reshape(-1).astype(np.uint64, copy=False)
+    argmap = san.launch.argmap()
+    own = argmap.owner(addrs, max(1, ptrs.get_element_ty().primitive_bitwidth // 8))
+    san.masked_off[site] = frozenset(argmap.buffers[i].name for i in np.unique(own) if i >= 0)

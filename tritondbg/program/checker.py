@@ -64,6 +64,7 @@ _PENDING_MAX = 16  # launches' unwritten bands held (their tensors too) until th
 
 
 WROTE_NOTHING = ("<none>", 0)  # instrument_launch's stores of a launch that changed no byte (no store, no atomic)
+MASKED_OFF = ("<masked off>", 0)  # its stores' lines that ran with no lane live and stored nowhere -> arguments
 
 
 def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
@@ -113,9 +114,13 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
         for f in result.findings if note else ():
             if f["kind"] == "poison":
                 f.setdefault("notes", []).append(note)
-    if san is not None and error is None and not san.store_spans and san.atomic_span is None:
-        return value, result.findings, error, {WROTE_NOTHING: None}  # the caller asks the source (stores_nothing)
-    return value, result.findings, error, dict(san.store_spans) if san is not None else {}
+    if san is None:
+        return value, result.findings, error, {}
+    dead = {site: into for site, into in san.masked_off.items() if site not in san.store_spans}
+    stores = {**san.store_spans, **({MASKED_OFF: dead} if dead else {})}
+    if error is None and not san.store_spans and san.atomic_span is None:
+        stores[WROTE_NOTHING] = None  # the caller asks the source (stores_nothing)
+    return value, result.findings, error, stores
 
 
 def stores_nothing(launch, stores: dict) -> dict | None:
@@ -341,6 +346,7 @@ class Checker(attach.Observer):
         self.launches[launch.name] = index + 1
         nothing = stores_nothing(launch, stores) if self.sanitize and index == 0 else None
         stores.pop(WROTE_NOTHING, None)
+        masked = stores.pop(MASKED_OFF, {})
         if nothing is not None:
             findings = [*findings, nothing]
         if error is not None and not any(f["kind"] in ("kernel_error", "device_assert") for f in findings):
@@ -367,7 +373,7 @@ class Checker(attach.Observer):
             saved = {"snap": snap, "after": capture.copy_after(snap), "done": False} \
                 if left and self.capture_on_finding and snap is not None and not findings else None
             self._watch(launch, index, marks, after, stores, saved, read=any(map(_read_the_mark, findings)),
-                        causes=_read_outside(findings))
+                        causes=_read_outside(findings), masked=masked)
             self.pending += [(launch, index, attach.current_test(), saved, initcheck.stores_into(h[1], stores), *h)
                              for h in found]
             while len(self.pending) > _PENDING_MAX:
@@ -397,7 +403,7 @@ class Checker(attach.Observer):
         return value
 
     def _watch(self, launch, index: int, marks: dict, after: dict, stores: dict, saved, read: bool,
-               causes: list = ()) -> None:
+               causes: list = (), masked: dict | None = None) -> None:
         """The arguments still holding the mark after the launch, watched for the program's torch reads; a launch
         that read the mark (its own finding) ends the watch of its arguments: that finding told it. ``causes``: the
         launch's reads outside a tensor (``_read_outside``), which a read of the mark its stores wrote is told as a
@@ -419,9 +425,11 @@ class Checker(attach.Observer):
                 continue
             elsewhere = _stores_elsewhere(launch.args, stores) if not wrote and not into else []
             forgotten = bool(elsewhere) and kernel_stores.forgotten(launch.fn, name, [n for _, n in elsewhere])
+            off = [site for site, names in (masked or {}).items() if name in names] if not wrote and not into else []
             readwatch.watch(t, launch=light, index=index, test=attach.current_test(), name=name, wrote=wrote,
                             stores=into, saved=saved, full=launch if saved is not None else None,
-                            elsewhere=elsewhere, forgotten=forgotten, causes=list(causes) if into and not wrote else [])
+                            elsewhere=elsewhere, forgotten=forgotten, causes=list(causes) if into and not wrote else [],
+                            masked_off=off)
 
     def _read_watched(self, launch) -> None:
         import torch

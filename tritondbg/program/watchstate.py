@@ -244,6 +244,10 @@ def _finding(func, name: str, t, marked, entry: dict, call: str | None = None) -
     elif entry.get("forgotten"):  # (helper-84: a layer norm's Y, reported at its Mean store as a wrong pointer)
         why = (f"the launch was given {entry['name']} and stored nothing into it: {entry['launch'].name} has no "
                f"store (nor atomic) through {entry['name']} in its code: a forgotten tl.store?")
+    elif entry.get("masked_off"):  # (helper-119: gemlite's tail rows never stored, M = 5 under one block)
+        why = (f"the launch was given {entry['name']} and stored nothing into it: its store at line "
+               f"{entry['masked_off'][0][1]} through it ran with every lane masked off, in every program: a mask "
+               "false for every element of this shape (one that keeps whole blocks only, a bound off by a block?)")
     elif entry.get("elsewhere"):
         (_, line), into = entry["elsewhere"][0]
         why = (f"the launch was given {entry['name']} and stored nothing into it; its store at line {line} wrote "
@@ -257,7 +261,9 @@ def _finding(func, name: str, t, marked, entry: dict, call: str | None = None) -
                f"mark ({entry.get('mark', 'NaN')}) where a GPU gives whatever the memory held; {why}")
     f = {"kind": "uninit", "severity": "error", "tensor": entry["name"], "message": message, "file": None,
          "line": None, "pid": None, "read_by": call, **({"read_at": list(site[:2])} if site else {})}
-    if not entry["stores"] and entry.get("elsewhere") and not entry.get("forgotten"):
+    if not entry["stores"] and entry.get("masked_off"):
+        f["file"], f["line"] = entry["masked_off"][0]
+    elif not entry["stores"] and entry.get("elsewhere") and not entry.get("forgotten"):
         f["file"], f["line"] = entry["elsewhere"][0][0]
     if entry["stores"] and entry.get("causes"):
         f["severity"] = "warning"
