@@ -65,3 +65,16 @@ def test_program_gated_on_has_triton_runs_under_interpret(tmp_path, cli_env):
     assert "double ok" in p.stdout
     assert "unsupported without triton" not in p.stderr
     assert "1 launch(es), 0 finding(s)" in p.stderr, p.stderr[-2000:]
+
+
+def test_has_triton_taken_from_torch_before_triton_is_imported_answers_true(tmp_path, cli_env):
+    """helper-119: a module that takes ``has_triton`` from torch and asks it before anything imports Triton (a copy
+    of torchao's mx kernels) got False and took its no-Triton path: the answer is set at torch's import now."""
+    early = PROGRAM.replace("import torch\nimport triton\nimport triton.language as tl\n"
+                            "from torch.utils._triton import has_triton\n",
+                            "import torch\nfrom torch.utils._triton import has_triton\nprint('early', has_triton())\n"
+                            "import triton\nimport triton.language as tl\n")
+    assert "print('early'" in early
+    (tmp_path / "prog.py").write_text(early)
+    p = run_cli(["interpret", "--", sys.executable, str(tmp_path / "prog.py")], cli_env, cwd=str(REPO))
+    assert p.returncode == 0 and "early True" in p.stdout and "double ok" in p.stdout, p.stdout + p.stderr[-3000:]

@@ -379,11 +379,14 @@ def _torch_cuda_patches(arch: Arch) -> dict[str, Any]:
 def answer_torch_cuda(arch: Arch | str | None = None) -> None:
     """torch.cuda's queries as ``install`` answers them, before Triton is imported (``interpret -- CMD`` serves a
     program's "cuda" tensors from its torch import: ``torch.cuda.set_device(0)`` or ``get_device_properties`` ahead
-    of ``import triton`` failed, helper-80). ``install`` takes over at Triton's import; nothing is put back."""
+    of ``import triton`` failed, helper-80), and ``has_triton()`` answers True for a module that takes it from
+    torch before anything imports Triton (helper-119: ``if has_triton():`` at a module's import took its no-Triton
+    path). ``install`` takes over at Triton's import; nothing is put back."""
     import torch
 
     for name, value in _torch_cuda_patches(_arch(arch)).items():
         setattr(torch.cuda, name, value)
+    _answer_has_triton()
 
 
 def _arch(arch: Arch | str | None) -> Arch:
