@@ -174,3 +174,24 @@ def test_several_outputs_take_their_registers_in_turn():
     s, d = evaluate("{ add.rn.f32 $0, $2, $3; sub.rn.f32 $1, $2, $3; }",
                     [_H(np.float32([1, 2])), _H(np.float32([0.5, 4]))], (2,), out_dtype=[np.float32, np.float32])
     assert list(s) == [1.5, 6.0] and list(d) == [0.5, -2.0]
+
+
+def test_e8m0_scales_round_to_zero_or_up_as_mx_kernels_ask():
+    """helper-119: torchao's MX kernels compute a block scale's exponent with ``cvt.rp.ue8m0x2.f32 $0, 0.0, $1``
+    (sm_100's "rceil"): "inline asm the interpreter cannot run". An E8M0 code is 127 + log2 of the scale, rounded
+    to zero (.rz) or up (.rp); 0xFF is NaN (and overflow without .satfinite, which keeps 0xFE)."""
+    import math
+
+    from tritondbg.interp.inline_asm import evaluate
+
+    x = np.array([1.0, 1.5, 0.75, 448.0, 3.0e-3, 2.0 ** -127, 0.0, np.nan, np.inf, 3.0e38], dtype=np.float32)
+    finite = [float(v) for v in x[:6]]
+    up = evaluate("cvt.rp.ue8m0x2.f32 $0, 0.0, $1;", [_H(x)], (10,), out_dtype=np.uint16)
+    assert list(up[:6]) == [127 + math.ceil(math.log2(v)) for v in finite], up  # (the high byte: 0.0's code, 0)
+    assert list(up[6:]) == [0, 255, 255, 255], up
+    down = evaluate("cvt.rz.satfinite.ue8m0x2.f32 $0, $1, $1;", [_H(x)], (10,), out_dtype=np.uint16)
+    low = down & 0xFF
+    assert list(low[:6]) == [127 + math.floor(math.log2(v)) for v in finite], low
+    assert list(low[6:]) == [0, 255, 254, 254] and np.array_equal(down >> 8, low), down
+    with pytest.raises(Exception, match="without .rz or .rp"):
+        evaluate("cvt.rn.ue8m0x2.f32 $0, $1, $1;", [_H(x)], (10,), out_dtype=np.uint16)

@@ -142,8 +142,9 @@ def install():
             datas = evaluate(asm, values, shape, out_dtype=[I._get_np_dtype(e) for e in elems], pack=int(pack))
         except UnsupportedAsm as e:
             raise NotImplementedError(f"inline asm the interpreter cannot run ({e}): {' '.join(asm.split())!r}; "
-                                      "the CPU runs straight-line PTX only (see `tritondbg ir` for what the GPU "
-                                      "runs)") from None
+                                      "tritondbg runs on the CPU the straight-line PTX instructions kernels inline "
+                                      "(tritondbg/interp/ptx.py lists them), not this one (see `tritondbg ir` for "
+                                      "what the GPU runs)") from None
         from tritondbg.interp.shadow_values import _check_new_nonfinite
 
         outs = [I.TensorHandle(np.ascontiguousarray(d), e) for d, e in zip(datas, elems)]

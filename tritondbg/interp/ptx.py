@@ -14,7 +14,8 @@ Instructions (the ones kernels inline, see inline_asm.py for why):
 - ``cvt``: ``.e4m3x2 .e5m2x2 .f16x2 .bf16x2`` from two ``.f32`` (the first source to the high half; ``.satfinite``
   clamps to the largest finite value, NaN stays NaN; ``.relu`` clamps at 0), ``.e4m3x2 .e5m2x2`` from one
   ``.f16x2`` / ``.bf16x2`` (high half to high byte: the form Triton emits itself), ``.f16x2`` from ``.e4m3x2`` /
-  ``.e5m2x2``, ``.f16 .bf16`` from ``.f32`` (``.rn``), ``.f32`` from ``.f16 .bf16``, float to integer
+  ``.e5m2x2``, ``.ue8m0x2`` (an MX scale's exponent byte, ``.rz`` / ``.rp``) from two ``.f32`` or one
+  ``.bf16x2``, ``.f16 .bf16`` from ``.f32`` (``.rn``), ``.f32`` from ``.f16 .bf16``, float to integer
   (``.rni .rzi .rmi .rpi``, saturating as the GPU does), integer to float (``.rn``) and integer to integer
   (truncated, or extended by the source's signedness).
 Anything else raises UnsupportedAsm naming it.
@@ -30,7 +31,7 @@ _WIDTH = {"8": 8, "16": 16, "32": 32, "64": 64}
 _FLOAT = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 _UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 _SINT = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
-_PACKED = {"e4m3x2": 16, "e5m2x2": 16, "f16x2": 32, "bf16x2": 32}
+_PACKED = {"e4m3x2": 16, "e5m2x2": 16, "ue8m0x2": 16, "f16x2": 32, "bf16x2": 32}
 _SPECIAL = {"%globaltimer": time.time_ns, "%clock64": time.perf_counter_ns, "%clock": time.perf_counter_ns,
             "%smid": lambda: 0}
 _MODIFIERS = {"rn", "approx", "ftz", "full"}
@@ -223,6 +224,38 @@ def _from_fp8(b: np.ndarray, type_name: str) -> np.ndarray:
     return t.to(torch.float32).numpy()
 
 
+def _ue8m0(x: np.ndarray, up: bool, sat: bool, relu: bool) -> np.ndarray:
+    """float32 values to E8M0 (an exponent alone: 2 ** (code - 127), 0xFF NaN) rounded to zero, or up (``.rp``):
+    what MX kernels compute their block scales with on Blackwell (torchao's "rceil")."""
+    x = np.asarray(x, np.float32)
+    if relu:
+        x = np.where(np.isnan(x), x, np.maximum(x, 0))
+    a = np.abs(x).astype(np.float64)
+    mant, exp = np.frexp(np.where(np.isfinite(a) & (a > 0), a, 1.0))  # a = mant * 2 ** exp, 0.5 <= mant < 1
+    code = exp - 1 + 127 + (up & (mant != 0.5))
+    code = np.where(a > 0, code, 0)  # 0 (or less than 2 ** -127): code 0, the smallest
+    code = np.clip(code, 0, 255)
+    code = np.where(code > 254, 254 if sat else 255, code)
+    code = np.where(np.isinf(a), 254 if sat else 255, code)
+    return np.where(np.isnan(a), 255, code).astype(np.uint16)
+
+
+def _cvt_ue8m0(m: Machine, mods: set, src: str, ops: list[str], sat: bool, relu: bool) -> None:
+    """``cvt.rz|rp{.satfinite}{.relu}.ue8m0x2.f32 d, a, b`` (a to the high byte) and ``.ue8m0x2.bf16x2``."""
+    if not mods & {"rz", "rp"}:
+        raise UnsupportedAsm("cvt.ue8m0x2 without .rz or .rp")
+    up = "rp" in mods
+    if src == "f32":
+        if len(ops) != 3:
+            raise UnsupportedAsm("cvt.ue8m0x2.f32 takes two sources")
+        hi, lo = (_ue8m0(m.value(o, "f32"), up, sat, relu) for o in ops[1:])
+    else:
+        b = m.bits(ops[1], src)
+        lo, hi = (_ue8m0(m.value_of(part, "bf16"), up, sat, relu) for part in (b & np.uint32(0xFFFF),
+                                                                               b >> np.uint32(16)))
+    m.write(ops[0], (hi << np.uint16(8)) | lo, 16)
+
+
 def _cvt(m: Machine, parts: list[str], ops: list[str]) -> None:
     mods = set(parts[1:-2])
     dst, src = parts[-2], parts[-1]
@@ -233,6 +266,9 @@ def _cvt(m: Machine, parts: list[str], ops: list[str]) -> None:
         half = width(dst) // 2
         hi, lo = (_to_float_bits(m.value(o, "f32"), dst[:-2], sat, relu).astype(_UINT[width(dst)]) for o in ops[1:])
         m.write(ops[0], (hi << _UINT[width(dst)](half)) | lo, width(dst))
+        return
+    if dst == "ue8m0x2" and src in ("f32", "bf16x2"):
+        _cvt_ue8m0(m, mods, src, ops, sat, relu)
         return
     if dst in ("e4m3x2", "e5m2x2") and src in ("f16x2", "bf16x2"):  # the form Triton itself emits for bf16 -> fp8
         b = m.bits(ops[1], src)
