@@ -200,7 +200,7 @@ def _finish(record, *, mode: str, pid: str | None, sanitize: bool, folder: Path 
         record.extra["stand_in_arch"] = standin.current().name if standin.current() else None
         unjudged = gpu_compile.note()  # a check that did not run is never a pass: said, though no finding
         if unjudged:
-            record.extra["compile_check"] = unjudged
+            record.extra["compile_unjudged"] = gpu_compile.counts()
             if not as_json:
                 click.echo(f"note: {unjudged}", err=True)
     if not record.extra.get("interrupted"):
