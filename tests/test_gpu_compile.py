@@ -411,6 +411,8 @@ def test_specialisations_the_check_did_not_judge_are_said_in_program_and_scenari
     '''))
     p = run_cli(["interpret", "cases.py"], cli_env, cwd=tmp_path)
     assert p.returncode == 0 and f"note: {said}" in p.stderr, (p.stdout[-2000:], p.stderr[-3000:])
+    p = run_cli(["interpret", "cases.py", "--json"], cli_env, cwd=tmp_path)
+    assert json.loads(p.stdout)["extra"]["compile_unjudged"] == {"scale": 3}, p.stdout[-2000:]
     few = MANY.replace("range(67)", "range(3)")
     (tmp_path / "many.py").write_text(few)
     p = run_cli(["interpret", "--", sys.executable, "many.py"], cli_env, cwd=tmp_path)
