@@ -288,3 +288,57 @@ def test_a_nan_in_a_custom_reduces_second_operand_is_the_datas_not_made_from_fin
     assert "y nan" in p.stdout, p.stdout
     assert "from finite inputs" not in p.stderr and "tl.other" not in p.stderr, p.stderr[-3000:]
     assert p.returncode == 0 and "0 finding(s)" in p.stderr, p.stderr[-3000:]
+
+
+ACT_QUANT = '''
+import sys, torch, triton, triton.language as tl
+
+
+@triton.jit
+def act_quant(x_ptr, y_ptr, N, BLOCK: tl.constexpr, EPS: tl.constexpr, KEEP: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = offs < N
+    x = tl.load(x_ptr + row * N + offs, mask=m, other=0.0)
+    amax = tl.max(tl.abs(x), axis=0)
+    if EPS > 0:
+        amax = tl.maximum(amax, EPS)
+    scale = 448.0 / amax  # DIV
+    if KEEP:
+        y = tl.clamp(x * scale, -448.0, 448.0, propagate_nan=tl.PropagateNan.ALL)
+    else:
+        y = tl.clamp(x * scale, -448.0, 448.0)  # CLAMP
+    tl.store(y_ptr + row * N + offs, y, mask=m)
+
+
+x = torch.randn(4, 100, device="cuda")
+x[2] = 0.0  # an all-zero row: its amax is 0
+y = torch.empty_like(x)
+act_quant[(4,)](x, y, 100, BLOCK=128, EPS=float(sys.argv[1]), KEEP=sys.argv[2] == "keep")
+print("row 2", y[2, 0].item())
+'''
+
+
+@pytest.mark.parametrize("form", ["program", "reproducer"])
+def test_a_nan_a_clamp_turns_into_a_number_is_a_warning_at_the_op_that_made_it(tmp_path, cli_env, form):
+    """helper-119: torchao's act quant without its EPS clamp: 448 / 0 = inf on an all-zero row, 0 * inf = NaN, and
+    tl.clamp (propagate_nan's default) stores -448 there: 0 finding(s), exit 0, in the program and its reproducer.
+    A warning at the divide now, naming the clamp; not with the EPS, nor where the clamp keeps the NaN (then the
+    stored NaN is told as such)."""
+    (tmp_path / "prog.py").write_text(ACT_QUANT)
+    div, clamp = _line(ACT_QUANT, "# DIV"), _line(ACT_QUANT, "# CLAMP")
+    for eps, keep in (("0", "no"), ("1e-12", "no"), ("0", "keep")):
+        if form == "program":
+            p = run_cli(["interpret", "--", sys.executable, "prog.py", eps, keep], cli_env, cwd=tmp_path)
+        else:
+            out = f"cap_{eps}_{keep}"
+            run_cli(["capture", "--out", out, "--", sys.executable, "prog.py", eps, keep], cli_env, cwd=tmp_path)
+            p = run_cli(["interpret", str(tmp_path / out / "act_quant_0.py")], cli_env, cwd=tmp_path)
+        text = p.stderr + p.stdout
+        said = f"a NaN made of it reached tl.clamp at line {clamp}"
+        if eps == "0" and keep == "no":
+            assert said in text and "divide(448, 0) = inf from finite inputs" in text, text[-3000:]
+            assert f"nan_inf in act_quant at prog.py:{div}" in text or f"nan_inf prog.py:{div}" in text, text[-3000:]
+            assert p.returncode == 0, text[-2000:]  # a warning (--strict fails on it)
+        else:
+            assert said not in text, text[-3000:]

@@ -310,6 +310,10 @@ def _message(e: dict) -> str:
         from tritondbg.interp.nan_stores import overflow_message
 
         return overflow_message(e)
+    if kind == "nan_inf" and e.get("swallowed"):  # a max / min / clamp turned its NaN into a number (nan_stores.py)
+        from tritondbg.interp.nan_stores import swallowed_message
+
+        return swallowed_message(e)
     if kind == "nan_inf" and e.get("stored"):  # program mode: no reference (nan_stores.py)
         from tritondbg.interp.nan_stores import message
 

@@ -70,6 +70,74 @@ def entries(san) -> None:
         e["capped"] = len(san.nonfinite) >= san.max_nonfinite_events  # later ops' NaN carry no event: not counted
 
 
+def swallowed(out, ins, op) -> None:
+    """``tl.maximum`` / ``tl.minimum`` (and ``tl.clamp``, the interpreter's pair of them) returning the other
+    operand where one lane held a NaN an op of the kernel made (propagate_nan's default, as on the GPU): with no
+    reference to compare (program mode, a reproducer) nothing showed it (helper-119: torchao's act quant without
+    its EPS clamp divides 448 by a zero amax, 0 * inf is NaN, and tl.clamp stores the bound). Real lanes only (a
+    padding lane's NaN is no data); counted per event and line, for ``swallowed_entries``."""
+    from tritondbg.interp import frames, shadow_values
+
+    san = shadow_values._sink["san"]
+    if san is None or san.launch is None or not (san.program_mode or
+                                                 getattr(san.scenario, "reference_is_capture", False)):
+        return
+    res = shadow_values.as_float(out)
+    if res is None:
+        return
+    shape, kept = res.shape, ~np.isnan(res)
+    pad = shadow_values.pad_of(out)
+    if pad is not None:
+        kept &= nan_origin._bcast(pad, shape) == 0
+    for h in ins:
+        o, f = nan_origin.origin_of(h), shadow_values.as_float(h)
+        ids = nan_origin._bcast(o, shape) if o is not None else None
+        if ids is None or f is None:
+            continue
+        sel = kept & (ids > 0) & nan_origin._bcast(np.isnan(f), shape)
+        if not sel.any():
+            continue
+        site = frames.site()
+        for ev in np.unique(ids[sel]).tolist():
+            got = san.nan_swallowed.get((ev, site[:2]))
+            if got is None:
+                first = tuple(np.argwhere(sel & (ids == ev))[0])
+                clamp = "clamp(" in (frames.source_line(site[0], site[1]) or "")  # (its fmax, then its fmin)
+                got = san.nan_swallowed[(ev, site[:2])] = dict(
+                    lanes=0, line=site[1], op="tl.clamp" if clamp else "tl.maximum" if op is np.fmax else "tl.minimum",
+                    value=float(res[first]))
+            got["lanes"] += int((sel & (ids == ev)).sum())
+
+
+def swallowed_entries(san) -> None:
+    """A ``nan_inf`` warning at the op whose NaN a max / min / clamp turned into a number (``swallowed``), for an
+    event that made its NaN/Inf from finite inputs and whose NaN no store wrote (that one is told as stored)."""
+    events = {d["seq"]: d for d in san.nonfinite}
+    for (ev, _), got in san.nan_swallowed.items():
+        d = events.get(ev)
+        if d is None or not d.get("finite") or ev in san.nan_stored:
+            continue
+        e = san._event_entry(d, None, output=None, output_count=0, swallowed=None, severity="warning")
+        if e["swallowed"] is None:
+            e["swallowed"] = dict(got)
+        else:
+            e["swallowed"]["lanes"] += got["lanes"]
+
+
+def swallowed_message(e: dict) -> str:
+    """findings.py's message of a ``swallowed_entries`` entry."""
+    ev, sw = e["event"], e["swallowed"]
+    label = "NaN" if ev["value"] != ev["value"] else "Inf"
+    args = ", ".join(f"{v:.6g}" for v in ev["inputs"]) or "..."
+    n = len(e["programs"])
+    return (f"{ev['op']}({args}) = {ev['value']:.6g} from finite inputs, in {e['lanes']} lane(s) of {n} "
+            f"program{'s' if n != 1 else ''}; a NaN made of it reached {sw['op']} at line {sw['line']} "
+            f"({sw['lanes']} lane(s)), which returned {'a bound' if sw['op'] == 'tl.clamp' else 'its other operand'} "
+            f"there ({sw['value']:.6g}): the values computed from it hold a number, not the NaN that says this {label} "
+            "broke the computation (a divide by a zero scale or amax?). Guard the op (tl.maximum(amax, EPS) before "
+            "dividing), or give the max / min propagate_nan=tl.PropagateNan.ALL to keep the NaN")
+
+
 _ACCUMULATIONS = {"tl.sum": "sum", "tl.reduce": "reduction", "dot": "dot", "multiply": "product", "add": "sum",
                   "subtract": "difference"}  # (no exp, no divide: 1 / (1 + exp(-x)) and 1 / 0 are meant)
 

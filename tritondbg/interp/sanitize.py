@@ -74,6 +74,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.made_from_finite = False  # an op made NaN/Inf from finite inputs only (nonfinite_event)
         self.nonfinite_reached: set[int] = set()  # events whose NaN/Inf a store wrote to memory (nan_origin.py)
         self.nan_stored: dict[int, dict] = {}      # program mode: event -> the NaN its lanes' stores wrote (nan_stores)
+        self.nan_swallowed: dict[tuple, dict] = {}  # (event, line) -> a NaN of it a max / min / clamp turned finite
         self.outputs_nonfinite = 0                 # output elements NaN/Inf where the reference is finite
         self.poison_sites: dict[tuple, int] = {}
         self.poison_info: dict[int, dict] = {}
@@ -148,6 +149,7 @@ class Sanitizer(Instrument, hooks.Listener):
         if self.program_mode:
             nan_stores.entries(self)
         if self.program_mode or getattr(self.scenario, "reference_is_capture", False):
+            nan_stores.swallowed_entries(self)
             nan_stores.overflows(self)  # no reference, or the captured output: an accumulation's Inf
         oob_sites = {(i["file"], i["line"]) for i in self.poison_info.values() if i.get("oob_only")}
         # in the order they happened: the first NaN before the reduction it spoils, whichever was aggregated first

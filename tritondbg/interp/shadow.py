@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import nan_origin, shadow_pads, shifts
+from tritondbg.interp import nan_origin, nan_stores, shadow_pads, shifts
 # the pad rules of elementwise ops (value-aware: x * 0, x + 0, max/min, m & cond) and undefined lanes times 0
 from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero, padding_share, won_by_undefined
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
@@ -59,6 +59,8 @@ def _wrap_binary(orig):
                     _debug_raise()
         if out.data.dtype.kind == "f" or _is_bf16(out):
             _check_new_nonfinite(getattr(op, "__name__", "op"), out, (lhs, rhs))
+            if op is np.fmax or op is np.fmin:  # tl.maximum / tl.minimum / tl.clamp: a NaN in, a number out
+                nan_stores.swallowed(out, (lhs, rhs), op)
         return out
     return binary_op
 
