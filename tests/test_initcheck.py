@@ -671,3 +671,56 @@ def test_an_output_whose_only_store_ran_with_every_lane_masked_off_names_that_st
     p = run_cli(["interpret", "--", sys.executable, "prog.py", "37"], cli_env, cwd=tmp_path)  # 32 rows stored
     assert "masked off" not in p.stderr and "the launch wrote 1024 element(s) of c_ptr and left these" in p.stderr, \
         p.stderr[-3000:]
+
+
+AROUND = '''
+import sys, torch, triton, triton.language as tl
+
+
+@triton.jit
+def scale_rows(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    tl.store(o_ptr + row * n + cols, tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0) * 2, mask=cols < n)
+
+
+x = torch.randn(5, 100, device="cuda")
+how = sys.argv[1]
+if how == "sibling":  # two views of one buffer: b written whole, a in part; only b is read
+    buf = torch.empty(2, 5, 100, device="cuda")
+    a, b = buf[0], buf[1]
+    scale_rows[(5,)](x, b, 100, BLOCK=128)
+    scale_rows[(2,)](x, a, 100, BLOCK=128)
+    print("b", float(b.sum()))
+elif how == "tolist":  # a part read in torch, then all of it out of torch's sight
+    o = torch.empty(5, 100, device="cuda")
+    scale_rows[(2,)](x, o, 100, BLOCK=128)
+    print("kept", float(o[:2].sum()), len(o.tolist()))
+elif how == "later":  # read around the first launch's band; a second launch leaves one nothing reads
+    o = torch.empty(5, 100, device="cuda")
+    scale_rows[(2,)](x, o, 100, BLOCK=128)
+    print("kept", float(o[:2].sum()))
+    scale_rows[(3,)](x, o, 100, BLOCK=128)  # LATER
+else:  # a loss in a training loop: over-allocated partial results, read around, 20 times (past 16 held bands)
+    for _ in range(20):
+        o = torch.empty(5, 100, device="cuda")
+        scale_rows[(2,)](x, o, 100, BLOCK=128)
+        print("kept", float(o[:2].sum()))
+'''
+
+
+@pytest.mark.parametrize("how, told", [("sibling", True), ("tolist", True), ("later", True), ("loop", False)])
+def test_reading_around_a_band_is_about_that_tensor_that_launch_and_reads_torch_sees(tmp_path, cli_env, how, told):
+    """helper-121's review of the read-around rule: a read of one view of a buffer said nothing of another view's
+    band; reads around one launch's band hid a later launch's band in the same buffer; a part read in torch hid
+    the whole tensor read through .tolist(); and past 16 held bands the rule was not applied (a loop's bands
+    failed --strict again)."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(AROUND))
+    p = run_cli(["interpret", "--strict", "--", sys.executable, "prog.py", how], cli_env, cwd=tmp_path)
+    bands = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: warning: uninit in scale_rows")]
+    if not told:
+        assert not bands and p.returncode == 0, p.stderr[-3000:]
+        return
+    assert len(bands) == 1 and p.returncode == 1, p.stderr[-3000:]
+    if how == "later":
+        assert f"launched from {tmp_path / 'prog.py'}:{_line(AROUND, 'LATER')}" in bands[0], bands[0]

@@ -292,6 +292,7 @@ class Checker(attach.Observer):
         self.running = None
         self.band_read = False  # a band was told because a later launch read values computed from it
         self.pending: list = []  # (launch, index, name, tensor, unwritten, wrote): told at exit if still unwritten
+        self.watches: dict = {}  # id of a pending entry -> readwatch.watch_of its tensor when it was left
         child._exits().on_term(self.on_term)
         child._exits().on_exit(self.flush_holes)
         if self.sanitize:  # the program's torch code reading what a launch left unwritten (readwatch.py)
@@ -374,10 +375,15 @@ class Checker(attach.Observer):
                 if left and self.capture_on_finding and snap is not None and not findings else None
             self._watch(launch, index, marks, after, stores, saved, read=any(map(_read_the_mark, findings)),
                         causes=_read_outside(findings), masked=masked)
-            self.pending += [(launch, index, attach.current_test(), saved, initcheck.stores_into(h[1], stores), *h)
-                             for h in found]
+            new = [(launch, index, attach.current_test(), saved, initcheck.stores_into(h[1], stores), *h)
+                   for h in found]
+            for entry in new:  # (which launch's marks the program's reads of its tensor are about)
+                self.watches[id(entry)] = readwatch.watch_of(entry[6])
+            self.pending += new
             while len(self.pending) > _PENDING_MAX:
-                self._settle(self.pending.pop(0))
+                oldest = self.pending.pop(0)
+                if not self._read_around(oldest):  # (as at the program's end: flush_holes)
+                    self._settle(oldest)
         if self.sanitize and any(f["kind"] == "uninit" and f.get("carried") for f in findings):
             self._read_watched(launch)  # values computed from holes a launch left: that launch, told first
         if any(map(_read_the_mark, findings)) and self.pending:
@@ -547,8 +553,12 @@ class Checker(attach.Observer):
         pending, self.pending = self.pending, []
         with readwatch.paused():
             for entry in pending:
-                if not readwatch.read_around(entry[6]):  # (read by the program around the band: left by design)
+                if not self._read_around(entry):  # (read by the program around the band: left by design)
                     self._settle(entry)
+
+    def _read_around(self, entry) -> bool:
+        """Whether the program read the tensor of a pending band around it, never into it (readwatch.read_around)."""
+        return readwatch.read_around(entry[6], self.watches.pop(id(entry), None))
 
     def _capture(self, launch, snap, error, after=None) -> None:
         n = self.captured.get(launch.name, 0)

@@ -45,13 +45,17 @@ followed by value: watchvalues.py.
 from __future__ import annotations
 
 import functools
+import itertools
 
 from tritondbg.program.watchstate import (MAX_WATCHED, _MOVES, _READERS, _WATCH, _by_value, _drop, _finding,
                                           _follow, _hits, _keep_alive, _markable, _marked, _no_modes, _state,
                                           _storage_ptr, _tell, _tensors, _watched, paused)
 from tritondbg.program.watchvalues import _NAN_AWARE, _check_values, _follow_lanes, _follow_reduced, _raised
 
-__all__ = ["watch", "forget", "paused", "set_teller", "install", "read_by_launch", "read_around", "_storage_ptr"]
+_WATCHES = itertools.count(1)
+
+__all__ = ["watch", "forget", "paused", "set_teller", "install", "read_by_launch", "read_around", "watch_of",
+           "_storage_ptr"]
 
 
 def watch(t, **left) -> None:
@@ -71,6 +75,7 @@ def watch(t, **left) -> None:
         return
     _WATCH.pop(lo, None)
     _WATCH[lo] = dict(left, alloc=alloc, storage=lo, origin=lo, end=lo + t.untyped_storage().nbytes(),
+                      watch=next(_WATCHES),  # (which launch's marks: what the program read around is per launch)
                       shape=tuple(t.shape), numel=t.numel(),  # (origin: the launch's tensor, kept by its copies)
                       **({} if t.is_floating_point() else {"mark": f"0x{initcheck.INT_MARK[t.element_size()]:X}",
                                                             "integer": True}))
@@ -223,6 +228,8 @@ def _check(func, args, kwargs, result) -> None:
     if "empty" in name:  # empty_like, new_empty: what they return is marked anew, not read from the input
         return
     hits = _hits(args, kwargs)
+    if name in ("numpy", "__array__", "tolist") and hits:  # its values go out of torch's sight: a band of it is
+        _state["escaped"].update(_key(h[2]) for h in hits)  # told at the end, whatever was read around it
     if name in ("numpy", "__array__") and hits:  # the array shares the memory: it keeps a copy's watch alive
         _keep_alive(hits[0][2], result)
         return
@@ -252,7 +259,7 @@ def _check(func, args, kwargs, result) -> None:
             # made of the NaN (on a GPU the holes hold whatever the memory held, no NaN to replace)
             _follow(results, hits[0][2], computed=True)
             _follow_lanes(name, results, hits, floats=name in _NAN_AWARE)
-            _read_around([h for h in hits if h[2]["origin"] not in _state["clean"] and not _holds_mark(h)])
+            _read_around([h for h in hits if not _holds_mark(h)])
             return
         floats = [r for r in results if r.is_floating_point()]
         if floats and len(floats) == len(results) and not any(bool(torch.isnan(r).any()) for r in floats) and \
@@ -275,13 +282,28 @@ def _check(func, args, kwargs, result) -> None:
     _read_around(hits)  # (a value read from a part that holds none: `out[:n].sum()`)
 
 
+def _key(entry: dict) -> tuple:
+    return entry["origin"], entry.get("watch")
+
+
+def _span(t) -> tuple[int, int]:
+    """The addresses ``t``'s elements lie in: [first, past its last)."""
+    lo = t.data_ptr()
+    last = sum((n - 1) * st for n, st in zip(t.shape, t.stride()) if n > 0 and st > 0)
+    return lo, lo + (last + 1) * t.element_size()
+
+
 def _read_around(hits: list) -> None:
     """The program read the watched tensors ``hits`` and used none of the marked values: it keeps what was
     written and leaves the rest (helper-120: attorch's losses fill cdiv(n, BLOCK) of cdiv(n, 32) partial sums and
-    read back `out[:cdiv(n, BLOCK)].sum()`); the band a launch left there is not told at the program's end."""
-    for _, _, entry in hits:
-        if not entry.get("computed") and entry.get("lanes") is None:
-            _state["clean"].add(entry["origin"])
+    read back `out[:cdiv(n, BLOCK)].sum()`); the band the launch left in the tensor read (not in another view of
+    the same memory, nor one a later launch left) is not told at the program's end, unless the program hands the
+    tensor out of torch's sight."""
+    for t, _, entry in hits:
+        if not entry.get("computed") and entry.get("lanes") is None and entry.get("copy") is None:
+            spans = _state["clean"].setdefault(_key(entry), [])
+            if len(spans) < 16:
+                spans.append(_span(t))
 
 
 def _holds_mark(hit) -> bool:
@@ -289,9 +311,19 @@ def _holds_mark(hit) -> bool:
     return marked is None or bool(marked.any())
 
 
-def read_around(t) -> bool:
-    """Whether the program was seen reading ``t`` (its storage) around the marked elements, never into them."""
-    return _storage_ptr(t) in _state["clean"]
+def watch_of(t):
+    """Which launch's marks ``t``'s memory is watched for now (None: not watched)."""
+    entry = _WATCH.get(_storage_ptr(t))
+    return None if entry is None else _key(entry)
+
+
+def read_around(t, key) -> bool:
+    """Whether the program was seen reading ``t`` around the marks of the launch ``key`` (``watch_of`` then), never
+    into them, and never handed it out of torch's sight (``.numpy()``, ``.tolist()``)."""
+    if key is None or key in _state["escaped"]:
+        return False
+    a, b = _span(t)
+    return any(x < b and a < y for x, y in _state["clean"].get(key, ()))
 
 
 def read_by_launch(t, reader: str, arg: str):

@@ -22,7 +22,8 @@ _MOVES = frozenset({"clone", "cpu", "cuda", "to", "contiguous", "float", "half",
 
 _WATCH: dict[int, dict] = {}  # storage data_ptr -> what left it (readwatch.watch)
 _state: dict = {"paused": 0, "tell": None, "mode": None,
-                "clean": set()}  # origins (storage pointers) the program read a part of that holds none of the mark
+                "clean": {},        # (origin, watch) -> address ranges the program read holding none of the mark
+                "escaped": set()}   # (origin, watch) the program handed out of torch's sight (.numpy(), .tolist())
 
 
 def _storage_ptr(t) -> int | None:
