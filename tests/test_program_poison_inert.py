@@ -55,19 +55,19 @@ def stored_sum(X, S, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def sq_diff(A, B, S, n, BLOCK: tl.constexpr):
+def sq_diff(A, B, S, n, K: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     a = tl.load(A + offs, mask=offs < n)  # LOAD sq_diff a
     b = tl.load(B + offs, mask=offs < n)  # LOAD sq_diff b
-    d = a - b
+    d = K * a - b
     tl.store(S, tl.sum(d * d, 0))
 
 
 which, dtype = sys.argv[1], getattr(torch, sys.argv[2])
-if which == "mse":  # two loads' lanes, filled alike, cancel in a - b: a filler test must not take them for unused
+if which in ("mse", "scaled"):  # two loads' lanes cancel in a - b filled alike, in 2 * a - b filled 7 and 14
     a, b = (torch.randint(0, 5, (100,), device="cuda").to(dtype) for _ in range(2))
     s = torch.empty(1, dtype=dtype, device="cuda")
-    sq_diff[(1,)](a, b, s, 100, BLOCK=128)
+    sq_diff[(1,)](a, b, s, 100, K=1 if which == "mse" else 2, BLOCK=128)
 elif which == "cumsum":
     for n in (13, 30):  # 3 and 2 undefined lanes: an even count of an integer poison must not cancel out
         x = torch.randint(0, 5, (n,), dtype=dtype, device="cuda")
@@ -178,12 +178,14 @@ def test_the_replays_filler_runs_leave_the_memory_guards_count_alone(tmp_path, c
     assert "memory guard" not in p.stdout, p.stdout[-2000:]
 
 
+@pytest.mark.parametrize("which", ["mse", "scaled"])
 @pytest.mark.parametrize("dtype", ["int32", "float32"])
-def test_two_loads_whose_lanes_meet_in_a_difference_stay_errors(tmp_path, cli_env, dtype):
+def test_two_loads_whose_lanes_meet_in_a_difference_stay_errors(tmp_path, cli_env, dtype, which):
     """helper-120 (attorch's MSE loss: `diff = input - target`, both loads without other=, then tl.sum(diff * diff)):
     the re-runs put the same filler in both loads' lanes, a - b made 0 whatever it was, and the second load became
-    a warning saying nothing depended on its lanes. Each load line now gets a filler of its own."""
-    p = _run(tmp_path, cli_env, "mse", dtype)
+    a warning saying nothing depended on its lanes. A filler of its own per load line cancelled in 2 * a - b
+    (helper-121): each lane now gets a value of its own."""
+    p = _run(tmp_path, cli_env, which, dtype)
     told = {int(ln.split("prog.py:")[1].split()[0]) for ln in p.stderr.splitlines()
             if ln.startswith("tritondbg: poison in sq_diff at prog.py:")}  # (an int32 lane keeps one load's mark)
     assert told and told <= {_line("LOAD sq_diff a"), _line("LOAD sq_diff b")}, p.stderr[-3000:]

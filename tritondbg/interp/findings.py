@@ -247,8 +247,8 @@ def _message(e: dict) -> str:
         give = ("give the load padding_option=\"zero\" (today's result; a block-pointer load takes no other=)"
                 if e.get("block_ptr") else f"give the load other= ({advice})")
         if e.get("inert"):  # (program/filler_rerun.py)
-            parts[-1] += ("; run again with 7 and with -7 in those lanes (times 1, 2, ... for each load), the "
-                          "launch wrote the same bytes, so "
+            parts[-1] += ("; run again with other values in those lanes (1 to 8, then -1 to -8, drawn per lane), "
+                          "the launch wrote the same bytes, so "
                           "nothing it wrote depends on them here (a reduction's result left unused, as a running sum "
                           "after a loop's last block): a warning")
         return (text + ": " + "; ".join(parts) + ". tl.load calls them undefined; today's compiled code reads 0 "

@@ -264,14 +264,16 @@ def install() -> None:
         if san is None:
             fill = _plain["fill"]  # (program/filler_rerun.py: another value than the interpreter's)
             if fill is not None and other is None and mask is not None and not np.asarray(mask.data).all():
-                # a value of its own for each load line (helper-120: attorch's MSE, `d = a - b` over two loads
-                # filled alike, made 0 whatever the fill: "nothing depends on them" where the loss did)
-                from tritondbg.interp import frames
-
-                sites = _plain.setdefault("sites", {})
-                fill *= 1 + sites.setdefault(frames.site()[:2], len(sites)) % 8
+                # values of their own in each lane, 1 to 8 times the fill's sign (helper-120: attorch's MSE, `d = a
+                # - b` over two loads filled alike, made 0 whatever the fill: "nothing depends on them" where the loss
+                # did; helper-121: fills by load line cancel in 2 * a - b)
                 ty = ptrs.get_element_ty()
-                other = I.TensorHandle(np.full(np.asarray(ptrs.data).shape, fill, dtype=I._get_np_dtype(ty)), ty)
+                shape = np.asarray(ptrs.data).shape
+                rng = _plain.get("rng")
+                if rng is None:
+                    rng = _plain["rng"] = np.random.default_rng(abs(int(fill)))
+                values = rng.integers(1, 9, size=shape)
+                other = I.TensorHandle((np.sign(fill) * values).astype(I._get_np_dtype(ty)), ty)
             return orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
         user_partial = mask is not None and not np.asarray(mask.data).all()
         block = _block_pointer(ptrs)

@@ -20,8 +20,8 @@ from __future__ import annotations
 import contextlib
 import io
 
-FILLS = (7, -7)  # (7.0 / -7.0 for floats: neither the interpreter's 0 nor a NaN; either sign, for a clamp after;
-                 # times 1, 2, ... by load line, so two loads' lanes do not cancel in a difference)
+FILLS = (7, -7)  # the sign and seed of each run's lane values, 1..8 and -1..-8 drawn per lane (neither the
+                 # interpreter's 0 nor a NaN; either sign, for a clamp after; no two loads' lanes cancel out)
 _SUMS = ("tl.sum", "tl.dot", "tl.cumsum")  # a max / min may ignore a filler that loses to every real value
 
 
@@ -98,7 +98,7 @@ def _same_each_fill(fills, run, want=None) -> bool:
 
     try:
         for fill in fills:
-            memops._plain["fill"], memops._plain["sites"] = fill, {}  # (each load line: fill x 1, 2, ... 8)
+            memops._plain["fill"], memops._plain["rng"] = fill, None  # (a fresh draw of lane values per run)
             with quietly():
                 got = run()
             if want is None:
