@@ -386,3 +386,57 @@ def test_a_kernel_made_in_a_factory_reads_what_it_captured(tmp_path, cli_env, sc
     line = FACTORY_PROG.splitlines().index("        tl.store(y_ptr + offs, twice(x) * scale, mask=m)") + 1
     assert f"kernel_error: prog.py:{line} in kernel" in out, out
     assert "`scale` is a value the kernel captures from make_kernel()" in out, out
+
+
+FACTORY_KERNEL = '''
+import torch, triton, triton.language as tl
+
+scale = tl.constexpr(100.0)  # a module global of the same name as the closure's
+
+
+@triton.jit
+def twice(x):
+    return x * 2.0
+
+
+def make(act, scale):
+    @triton.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        m = offs < n
+        z = act(tl.load(x_ptr + offs, mask=m)) * scale
+        tl.store(y_ptr + offs, z, mask=m)
+    return k
+
+
+K = make(twice, tl.constexpr(3.0))
+
+
+def launch(x):
+    y = torch.empty_like(x)
+    K[(1,)](x, y, x.numel(), BLOCK=16)
+    return y
+'''
+
+FACTORY_CASES = '''
+import torch
+from tritondbg import Case, Scenario
+from fk import launch, K
+
+SCENARIO = Scenario(name="fk", launch=launch, reference=lambda x: x * 6.0,
+                    make_inputs=lambda case, dtype, device, generator: dict(x=torch.randn(16).to(device)),
+                    cases=[Case("tiny", dtypes=("float32",))], kernels=[K])
+'''
+
+
+def test_watch_expressions_see_a_factory_kernels_closure(tmp_path, cli_env):
+    """helper-121: `--watch scale` showed the module global of that name (100.0), not the closure's 3.0 the kernel
+    multiplies by, and `--watch act` said the name was never defined."""
+    from conftest import run_cli
+
+    (tmp_path / "fk.py").write_text(FACTORY_KERNEL)
+    (tmp_path / "cases.py").write_text(FACTORY_CASES)
+    p = run_cli(["interpret", "cases.py", "--watch", "scale", "--watch", "act"], cli_env, cwd=tmp_path)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0 and "watch scale = 3.0" in out, out[-3000:]  # (in twice's frame: the global's 100)
+    assert "watch act = " in out and "never defined" not in out, out[-3000:]

@@ -73,6 +73,8 @@ class _Guarded(dict):
         super().__init__((k, v) for k, v in module.items() if k not in refused)
         self.module, self.refused, self.file, self.annotated = module, refused, file, None
         self.cells, self.maker = cells or {}, maker
+        # the closure's values as entries too, for what reads the entries (a --watch expression, pdb's `p`)
+        self.update((k, v) for k, v in _filled(self.cells).items() if k not in refused)
 
     def __getitem__(self, name):
         if name in self.refused:
@@ -98,6 +100,17 @@ class _Guarded(dict):
 
     def __contains__(self, name):
         return name in self.cells or name in self.module
+
+
+def _filled(cells: dict) -> dict:
+    """The values of the cells that hold one (a cell the enclosing function has not bound yet holds none)."""
+    out = {}
+    for name, cell in cells.items():
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:
+            continue
+    return out
 
 
 def _cells(fn) -> dict:
@@ -151,10 +164,7 @@ def refused_names(fn) -> frozenset:
         func = None
     if func is not None:
         scope, local, absent = dict(fn.__globals__), _locals(func), object()
-        try:
-            scope.update(inspect.getclosurevars(fn).nonlocals)
-        except (TypeError, ValueError):
-            pass
+        scope.update(_filled(_cells(fn)))  # (inspect.getclosurevars raises on an empty cell: helper-121)
         for node in _body(func):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local:
                 val = scope.get(node.id, absent)
