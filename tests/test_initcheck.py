@@ -666,7 +666,7 @@ def test_an_output_whose_only_store_ran_with_every_lane_masked_off_names_that_st
     store = _line(MASKED_OFF, "STORE")
     lines = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: uninit in scale_rows")]
     assert len(lines) == 1 and lines[0].startswith(f"tritondbg: uninit in scale_rows at prog.py:{store}:"), p.stderr
-    assert f"its store at line {store} through it ran with every lane masked off, in every program" in lines[0]
+    assert f"its store or atomic at line {store} through it ran with every lane masked off, in every program" in lines[0]
     assert "wrong pointer" not in lines[0] and p.returncode == 1, lines[0]
     p = run_cli(["interpret", "--", sys.executable, "prog.py", "37"], cli_env, cwd=tmp_path)  # 32 rows stored
     assert "masked off" not in p.stderr and "the launch wrote 1024 element(s) of c_ptr and left these" in p.stderr, \
@@ -724,3 +724,44 @@ def test_reading_around_a_band_is_about_that_tensor_that_launch_and_reads_torch_
     assert len(bands) == 1 and p.returncode == 1, p.stderr[-3000:]
     if how == "later":
         assert f"launched from {tmp_path / 'prog.py'}:{_line(AROUND, 'LATER')}" in bands[0], bands[0]
+
+
+MASKED_OFF_MORE = '''
+import sys, torch, triton, triton.language as tl
+
+
+@triton.jit
+def put(ptr, v, m):
+    tl.store(ptr, v, mask=m)  # PUT
+
+
+@triton.jit
+def two_outputs(x_ptr, c_ptr, d_ptr, M, BLOCK: tl.constexpr, ATOMIC: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + r, mask=r < M, other=0.0)
+    full = M - M % BLOCK  # only whole blocks: at M < BLOCK, nothing
+    if ATOMIC:
+        tl.atomic_add(c_ptr + r, v, mask=r < full)  # ATOMIC
+    else:
+        put(c_ptr + r, v, r < full)
+        put(d_ptr + r, v, r < full)
+
+
+x = torch.randn(5, device="cuda")
+c, d = torch.empty(5, device="cuda"), torch.empty(5, device="cuda")
+two_outputs[(1,)](x, c, d, 5, BLOCK=16, ATOMIC=sys.argv[1] == "atomic")
+print("sums", float(c.sum()), float(d.sum()) if sys.argv[1] != "atomic" else 0)
+'''
+
+
+@pytest.mark.parametrize("how", ["helper", "atomic"])
+def test_a_masked_off_store_line_names_every_output_it_served_and_atomics_too(tmp_path, cli_env, how):
+    """helper-121: a jit helper's store line serving two outputs named the first only (the second: "a store through
+    the wrong pointer?"), and a fully masked-off atomic was not seen at all."""
+    (tmp_path / "prog.py").write_text(textwrap.dedent(MASKED_OFF_MORE))
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", how], cli_env, cwd=tmp_path)
+    line = _line(MASKED_OFF_MORE, "PUT" if how == "helper" else "ATOMIC")
+    told = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: uninit in two_outputs")]
+    assert len(told) == (2 if how == "helper" else 1), p.stderr[-3000:]
+    for ln in told:
+        assert f"its store or atomic at line {line} through it ran with every lane masked off" in ln, ln

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import byte_marks, guard, initcheck, shadow, uninit_reads
+from tritondbg.interp import byte_marks, guard, initcheck, shadow, uninit_reads, unstored
 
 _active: dict[str, Any] = {"san": None}
 _plain: dict[str, Any] = {"fill": None}  # the value a masked load without other= reads off-mask with no sanitizer
@@ -337,6 +337,8 @@ def install() -> None:
     def create_atomic_rmw(self, rmw_op, ptr, val, mask, *rest, **kw):
         san = _active["san"]
         if san is not None:
+            if mask is not None and not np.asarray(mask.data).any():  # every lane masked off (unstored.py)
+                unstored.masked_off(san, ptr)
             new = san.check_access("atomic", ptr, None if mask is None else mask.data)
             if new is not None:
                 mask = _mask_handle(new)

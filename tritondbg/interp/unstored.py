@@ -195,9 +195,11 @@ def masked_off(san, ptrs) -> None:
     if san.launch is None:
         return
     site = frames.site()[:2]
-    if site in san.masked_off:
-        return
     addrs = np.asarray(ptrs.data).reshape(-1).astype(np.uint64, copy=False)
-    argmap = san.launch.argmap()
-    own = argmap.owner(addrs, max(1, ptrs.get_element_ty().primitive_bitwidth // 8))
-    san.masked_off[site] = frozenset(argmap.buffers[i].name for i in np.unique(own) if i >= 0)
+    argmap, width = san.launch.argmap(), max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+    known = san.masked_off.get(site, frozenset())
+    first = argmap.owner(addrs[:1], width)  # (a line run again into an argument it was seen with: nothing new)
+    if addrs.size and first[0] >= 0 and argmap.buffers[first[0]].name in known:
+        return
+    own = argmap.owner(addrs, width)  # (a helper's store line serves several arguments: each is kept)
+    san.masked_off[site] = known | frozenset(argmap.buffers[i].name for i in np.unique(own) if i >= 0)

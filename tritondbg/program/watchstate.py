@@ -246,7 +246,7 @@ def _finding(func, name: str, t, marked, entry: dict, call: str | None = None) -
         why = (f"the launch was given {entry['name']} and stored nothing into it: {entry['launch'].name} has no "
                f"store (nor atomic) through {entry['name']} in its code: a forgotten tl.store?")
     elif entry.get("masked_off"):  # (helper-119: gemlite's tail rows never stored, M = 5 under one block)
-        why = (f"the launch was given {entry['name']} and stored nothing into it: its store at line "
+        why = (f"the launch was given {entry['name']} and stored nothing into it: its store or atomic at line "
                f"{entry['masked_off'][0][1]} through it ran with every lane masked off, in every program: a mask "
                "false for every element of this shape (one that keeps whole blocks only, a bound off by a block?)")
     elif entry.get("elsewhere"):
