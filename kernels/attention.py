@@ -48,7 +48,12 @@ so rows with no visible key give l = 0 and o = 0.
   ``_prune_prefill_configs`` drops WARP_SPEC configs for causal or uneven N_KV, and the kernel itself runs
   the two-loop path when such a config is pinned, so every config is correct for every shape. The same holds
   for D < 128: at D = 64 several warp-specialised configs gave NaN outputs on the H200 (Triton 3.6,
-  2026-11-30, ``tests/bench/explore_prefill.py``).
+  2026-11-30, ``tests/bench/explore_prefill.py``). And unmasked at D = 128 too (session 55, an H100, Triton 3.6,
+  ``python tests/bench/contended_attention.py``, ``tests/bench/runs/s55_contended.txt``): 128x64 s3 and s4 gave
+  wrong outputs at B4 H32 N4096 D128 bf16 in 20 of 20 runs alone (right at B1 H4 N512), 128x128 s2 in the one
+  run beside six processes loading the GPU (right in 20 alone), and the autotuner, timing under that load, picked
+  one of them (session 53 saw the same in 8 pytest workers). The three 4-warp warp-specialised configs are gone
+  from the autotuner's list; on Hopper the Gluon kernel (below) is the warp-specialised path, raced and checked.
 
 Hopper: a signature's first call also races the warp-specialised Gluon kernel (kernels/_attention_gluon.py, for
 contiguous 16-bit inputs with D 64 or 128) against the tl path above (kernels/_attention_race.py); the winner
@@ -111,11 +116,8 @@ def _prefill_cfg(bm, bn, warps, stages, ws=False):
 # within 10 registers); no config spills where pruning keeps it. `tritondbg ir` without a recorded decision shows
 # the first config left after pruning.
 _PREFILL_CONFIGS = [
-    # warp-specialised: 1 producer + 2 consumer warpgroups (BLOCK_M=128 split 2 x 64 rows, 12 warps launched);
-    # 168 registers at launch, consumers raised to 232 (setmaxnreg); unmasked loop only (module docstring)
-    _prefill_cfg(128, 128, 4, 2, ws=True),  # 168 / 168, 197,024 B
-    _prefill_cfg(128, 64, 4, 3, ws=True),   # 168 / 168, 164,376 B
-    _prefill_cfg(128, 64, 4, 4, ws=True),   # 168 / 168, 197,152 B
+    # (no 4-warp warp-specialised config: 128x64 s3 / s4 gave wrong outputs at B4 H32 N4096 D128 on an H100, 20 of
+    # 20 runs, and 128x128 s2 under load from other processes; Triton 3.6, session 55: module docstring)
     # two warpgroups x 64 rows, loads issued by all warps
     _prefill_cfg(128, 128, 8, 3),           # 231 / 223, 230,400 B
     _prefill_cfg(128, 128, 8, 2),           # 231 / 211, 164,864 B

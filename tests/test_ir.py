@@ -451,11 +451,11 @@ def test_config_applies_to_the_kernel_that_lists_it(shared):
     config on a prefill case is not refused because the decode kernel lists no such config; a config no kernel
     lists still is, in one line."""
     env, _ = shared
-    cfg = "BLOCK_M=128,BLOCK_N=128,WARP_SPEC=True,num_warps=4,num_stages=2"
+    cfg = "BLOCK_M=128,BLOCK_N=64,WARP_SPEC=False,num_warps=8,num_stages=4"
     p = run_cli(["ir", "attention", "--case", "prefill_b4_h32_n4k_d128", "--arch", "sm_90", "--config", cfg,
                  "--stage", "ttgir"], env)
     assert p.returncode == 0, p.stderr
-    assert "(--config)" in p.stderr and "ttg.warp_specialize" in p.stdout
+    assert "(--config)" in p.stderr and "ttg.num-warps\" = 8" in p.stdout
     bad = run_cli(["ir", "attention", "--case", "prefill_b4_h32_n4k_d128", "--arch", "sm_90", "--config",
                    "BLOCK_N=96"], env)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "no config of" in bad.stderr
