@@ -4,6 +4,7 @@ tensors (``data_ptr()`` + ``dtype``: FlagGems' ``StridedBuffer``, ``TypedPtr``),
 ``Case(dtypes=...)``."""
 import ctypes
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -440,3 +441,34 @@ def test_watch_expressions_see_a_factory_kernels_closure(tmp_path, cli_env):
     out = p.stdout + p.stderr
     assert p.returncode == 0 and "watch scale = 3.0" in out, out[-3000:]  # (in twice's frame: the global's 100)
     assert "watch act = " in out and "never defined" not in out, out[-3000:]
+
+
+NAN_NUMBER = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, o_ptr):
+    offs = tl.arange(0, 4)
+    x = tl.load(x_ptr + offs)
+    tl.store(o_ptr + offs, tl.maximum(x, 0.0) + tl.minimum(x, 0.0) + tl.clamp(x, -1.0, 1.0))
+    tl.store(o_ptr + 4 + offs, tl.clamp(x, -1.0, 1.0, propagate_nan=tl.PropagateNan.ALL))
+
+
+x = torch.tensor([float("nan"), 2.0, -3.0, 0.5], device="cuda")
+o = torch.empty(8, device="cuda")
+k[(1,)](x, o)
+print("OUT", o.tolist())
+'''
+
+
+def test_max_min_and_clamp_return_the_number_beside_a_nan_as_the_gpu_does(tmp_path, cli_env):
+    """PTX max.f32 / min.f32 (propagate_nan's default) return the other operand where one is NaN; Triton 3.6's
+    interpreter returned the NaN (np.maximum, np.clip): a clamp storing its bound on the GPU stored NaN there."""
+    from conftest import run_cli
+
+    (tmp_path / "prog.py").write_text(NAN_NUMBER)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    out = p.stdout + p.stderr
+    # nan: max 0 + min 0 + clamp -1 (fmax(nan, -1) = -1, then min with 1); 2: 2 + 0 + 1; -3: 0 - 3 - 1; 0.5: 1.0
+    assert "OUT [-1.0, 3.0, -4.0, 1.0, nan, 1.0, -1.0, 0.5]" in out, out[-3000:]

@@ -268,3 +268,32 @@ def quiet_all_nan():
         if added in warnings.filters:
             warnings.filters.remove(added)
     return undo
+
+
+def nan_number_ops():
+    """``tl.maximum`` / ``tl.minimum`` / ``tl.clamp`` with propagate_nan's default (NONE) return the other operand
+    where one is NaN on the GPU (PTX max.f32 / min.f32). Triton 3.6's interpreter computed them with np.maximum,
+    np.minimum and np.clip, which return the NaN: a clamp that stores its bound on the GPU stored NaN under the
+    interpreter (3.9 has np.fmax / np.fmin, as here). Installed as 3.9 has them; returns the undo."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as I
+
+    B = I.InterpreterBuilder
+    names = ("create_maxnumf", "create_minnumf", "create_clampf")
+    saved = {n: B.__dict__[n] for n in names}
+    none = getattr(tl.PropagateNan, "NONE", None)
+
+    def create_clampf(self, arg, lo, hi, propagate_nans):
+        if propagate_nans == none or str(propagate_nans).endswith("NONE"):
+            return self.binary_op(self.binary_op(arg, lo, np.fmax), hi, np.fmin)
+        return saved["create_clampf"](self, arg, lo, hi, propagate_nans)
+
+    B.create_maxnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmax)
+    B.create_minnumf = lambda self, lhs, rhs: self.binary_op(lhs, rhs, np.fmin)
+    B.create_clampf = create_clampf
+
+    def undo():
+        for n, f in saved.items():
+            setattr(B, n, f)
+    return undo
