@@ -11,7 +11,7 @@ echo "contended rc=${PIPESTATUS[0]}" | tee -a "$OUT/s55_contended.txt"
 for s in steady_state prefill_configs; do
   timeout 90 python tests/gpu/$s.py > "$OUT/s55_$s.txt" 2>&1; echo "$s rc=$?" | tee -a "$OUT/s55_$s.txt"; tail -5 "$OUT/s55_$s.txt"
 done
-# What ran (device tool, NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, Triton 3.6.0; 8 earlier tries got no machine):
+# What ran (2026-12-06, device tool, NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, Triton 3.6.0; 8 earlier tries got no machine):
 #   call 1 (`bash tests/bench/runs/s55_gpu.sh 120`): s55_contended.txt: 6 hogs, 1 round (compiles), 6 entries wrong:
 #     the WARP_SPEC 128x64 s3 / s4 configs at B1 H4 N512 and B4 H32 N4096, 128x128 s2 and the autotuned attention()
 #     at B4 H32 N4096; alone, 20 rounds: 128x64 s3 / s4 wrong 20 of 20 at B4 H32 N4096 D128 (right at B1 H4 N512).
