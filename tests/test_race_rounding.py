@@ -115,8 +115,16 @@ def fix_first(x_ptr, o_ptr, B: tl.constexpr):
     tl.store(o_ptr + tl.arange(0, B), x)
     tl.store(o_ptr, tl.sum(x, 0))  # element 0 again: thread 0's, as the block's first element is (helper-118)
 
+@triton.jit
+def fix_after_barrier(x_ptr, o_ptr, k, B: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, B))
+    tl.store(o_ptr + tl.arange(0, B), x * 2.0)
+    tl.debug_barrier()  # orders the CTA's stores: Liger's cross entropy writes the target's gradient after one
+    tl.store(o_ptr + k, -1.0)
+
 n, B = 32, 16
 a = torch.randn(n, n, device="cuda")
+fix_after_barrier[(1,)](torch.randn(16, device="cuda"), torch.empty(16, device="cuda"), 5, B=16)
 fix_first[(1,)](torch.randn(16, device="cuda"), torch.empty(16, device="cuda"), B=16)
 c = torch.empty_like(a)
 mirror[(2, 2)](a + a.T, c, n, B=B)  # symmetric: the two stores agree
@@ -130,7 +138,8 @@ print("ok", bool(torch.allclose(y, 3 * x)))
 def test_two_stores_of_one_program_from_other_places_of_their_blocks_are_a_warning(tmp_path, cli_env):
     """helper-112 (modded-nanogpt's ba_plus_cAA on a non-symmetric A): a tile and its mirror, stored by one
     program, meet on the diagonal with different values; on a GPU other threads make the two stores, unordered.
-    No finding before. A zero fill then the result, and a store per loop iteration, are one thread's: not told."""
+    No finding before. A zero fill then the result, and a store per loop iteration, are one thread's: not told;
+    nor two stores with a tl.debug_barrier between them (helper-124: Liger's cross entropy, a warning per launch)."""
     (tmp_path / "prog.py").write_text(OVERLAP)
     p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert "ok True" in p.stdout and p.returncode == 0, p.stderr[-3000:]

@@ -465,6 +465,8 @@ def autotuner_reachable(roots, limit: int = 20000) -> bool | None:
     import sys
     import types
 
+    from tritondbg.interp.globals_check import closure_values
+
     stdlib = getattr(sys, "stdlib_module_names", frozenset())
 
     def searched(module_name) -> bool:
@@ -516,7 +518,7 @@ def autotuner_reachable(roots, limit: int = 20000) -> bool | None:
             if isinstance(obj, types.FunctionType):
                 if searched(obj.__module__) and _names_autotune(obj.__code__):
                     return None  # an autotuner made when it runs: only running it tells
-                todo += [c.cell_contents for c in obj.__closure__ or () if _filled(c)]
+                todo += list(closure_values(obj).values())
                 todo.append(getattr(obj, "__wrapped__", None))
                 todo += [d for d in obj.__defaults__ or () if callable(d)]
                 todo += names(obj.__globals__)  # its module's names (a module loaded outside sys.modules too)
@@ -543,14 +545,6 @@ def autotuner_reachable(roots, limit: int = 20000) -> bool | None:
 def _names_autotune(code) -> bool:
     """Whether a function's code (its nested functions' included) names ``autotune``."""
     return "autotune" in code.co_names or any(_names_autotune(c) for c in code.co_consts if isinstance(c, type(code)))
-
-
-def _filled(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:  # an empty cell (a name bound later)
-        return False
-    return True
 
 
 def _imports_in(fn) -> list[str]:

@@ -102,6 +102,11 @@ class _Guarded(dict):
         return name in self.cells or name in self.module
 
 
+def closure_values(fn) -> dict:
+    """A nested function's closure values by name, the cells that hold one only (gpu_compile, configs)."""
+    return _filled(_cells(fn))
+
+
 def _filled(cells: dict) -> dict:
     """The values of the cells that hold one (a cell the enclosing function has not bound yet holds none)."""
     out = {}
@@ -164,7 +169,7 @@ def refused_names(fn) -> frozenset:
         func = None
     if func is not None:
         scope, local, absent = dict(fn.__globals__), _locals(func), object()
-        scope.update(_filled(_cells(fn)))  # (inspect.getclosurevars raises on an empty cell: helper-121)
+        scope.update(closure_values(fn))  # (inspect.getclosurevars raises on an empty cell: helper-121)
         for node in _body(func):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local:
                 val = scope.get(node.id, absent)

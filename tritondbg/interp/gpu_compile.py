@@ -279,6 +279,8 @@ def _swapped(fn, args: tuple, kwargs: dict):
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import DependenciesFinder
 
+    from tritondbg.interp.globals_check import closure_values
+
     def conv(v):
         if isinstance(v, InterpretedFunction):
             return _jit_of(v)
@@ -328,8 +330,7 @@ def _swapped(fn, args: tuple, kwargs: dict):
                     put(owner, name, _original(value))
         for name, v in list(vars(tl.core.tensor).items()):
             # x.sum(): under the interpreter a wrapper around the InterpretedFunction; compiled, the JITFunction
-            inner = next((c for c in map(_cell, getattr(v, "__closure__", None) or ())
-                          if isinstance(c, InterpretedFunction)), None)
+            inner = next((c for c in closure_values(v).values() if isinstance(c, InterpretedFunction)), None)
             if isinstance(v, InterpretedFunction) or inner is not None:
                 put(tl.core.tensor, name, _jit_of(inner if inner is not None else v))
         put(DependenciesFinder, "record_reference", record_reference)
@@ -346,13 +347,6 @@ def _swapped(fn, args: tuple, kwargs: dict):
                 delattr(owner, name)
             else:
                 setattr(owner, name, old)
-
-
-def _cell(c):
-    try:
-        return c.cell_contents
-    except ValueError:  # an empty cell
-        return None
 
 
 def _verdict(fn, args: tuple, kwargs: dict, arch) -> dict | None:

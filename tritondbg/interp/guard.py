@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from tritondbg.interp import hooks
+from tritondbg.interp.values import element_width
 
 SCRATCH = np.zeros(64, dtype=np.uint64)  # CAS lanes outside every tensor are redirected here
 _saved: dict[str, Any] = {}
@@ -317,7 +318,7 @@ def outside(ptrs, mask) -> np.ndarray | None:
     p = np.asarray(ptrs.data)
     if p.size == 0:
         return None
-    width = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+    width = element_width(ptrs.get_element_ty())
     a = p.astype(np.uint64, copy=False)
     ok = _inside(a, width, *_intervals(launch))
     if mask is not None:

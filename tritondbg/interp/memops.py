@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from tritondbg.interp import byte_marks, guard, initcheck, shadow, uninit_reads, unstored
+from tritondbg.interp.values import element_width
 
 _active: dict[str, Any] = {"san": None}
 _plain: dict[str, Any] = {"fill": None}  # the value a masked load without other= reads off-mask with no sanitizer
@@ -116,7 +117,7 @@ class SpinWatch:
         self.count += 1
         if self.count < SPIN_LIMIT:
             return
-        width = max(1, ptr.get_element_ty().primitive_bitwidth // 8)
+        width = element_width(ptr.get_element_ty())
         first = int(addrs.reshape(-1)[0]) if addrs.size else 0
         desc = san.launch.argmap().describe(first, width)[1] if san.launch is not None else "memory"
         value = vals.reshape(-1)[0].item() if vals.size else "?"
@@ -250,7 +251,8 @@ def install() -> None:
         return
     names = ("create_masked_load", "create_masked_store", "create_atomic_rmw", "create_atomic_cas",
              "create_atomic_store", "create_atomic_load", "create_load", "create_store",
-             "create_tensor_pointer_load", "create_tensor_pointer_store")  # (the last two: Triton <= 3.8)
+             "create_tensor_pointer_load", "create_tensor_pointer_store",  # (these two: Triton <= 3.8)
+             "create_barrier")
     for n in names:
         if n in B.__dict__:
             _saved[n] = B.__dict__[n]
@@ -333,6 +335,12 @@ def install() -> None:
             if san.journal is not None:
                 san.journal.record(ptrs, None if mask is None else mask.data)
         return orig["create_masked_store"](self, ptrs, value, mask, *rest, **kw)
+
+    def create_barrier(self, *args, **kw):  # tl.debug_barrier: a program's stores either side are ordered
+        san = _active["san"]
+        if san is not None:
+            san.barriers += 1
+        return orig["create_barrier"](self, *args, **kw)
 
     def create_atomic_rmw(self, rmw_op, ptr, val, mask, *rest, **kw):
         san = _active["san"]
@@ -426,6 +434,8 @@ def install() -> None:
     for n in ("create_load", "create_store"):  # tl.load/tl.store without mask=: they call the masked ones
         if n in orig:
             setattr(B, n, _unmasked(n))
+    if "create_barrier" in orig:
+        B.create_barrier = create_barrier
     if "create_atomic_rmw" in orig:
         B.create_atomic_rmw = create_atomic_rmw
     if "create_atomic_cas" in orig:

@@ -156,7 +156,9 @@ def program_overlap(writes: list) -> dict | None:
     two stores, and nothing orders them (modded-nanogpt's ``ba_plus_cAA`` stores a tile and its mirror; on a
     diagonal tile of a non-symmetric input the mirror's value meets the tile's; no finding, helper-112). The same
     place of a block of the same shape is one thread's, in program order (an output stored once per loop
-    iteration, a zero fill then the result): not told. Returns the element's address, the program, both sites,
+    iteration, a zero fill then the result): not told, nor two stores with a ``tl.debug_barrier`` between them
+    (a CTA-wide barrier orders its threads' global stores: Liger's cross entropy stores a row's gradient, then the
+    target's element after one; helper-124). Returns the element's address, the program, both sites,
     ``elements`` and ``values``; bits unknown are left out."""
     ws = [w for w in writes if len(w) > 6 and w[3] is not None]
     if len(ws) < 2:
@@ -171,9 +173,10 @@ def program_overlap(writes: list) -> dict | None:
     L = np.concatenate([_places(w) for w in ws])
     Q = np.concatenate([np.full(w[0].size, w[4], dtype=np.int64) for w in ws])
     F = np.concatenate([np.full(w[0].size, w[5], dtype=np.int64) for w in ws])
-    order = np.lexsort((Q, A, P))
-    A, P, S, V, L, Q, F = A[order], P[order], S[order], V[order], L[order], Q[order], F[order]
-    new = np.r_[True, (A[1:] != A[:-1]) | (P[1:] != P[:-1])]
+    E = np.concatenate([np.full(w[0].size, w[7] if len(w) > 7 else 0, dtype=np.int64) for w in ws])
+    order = np.lexsort((Q, A, E, P))  # a program's stores between the same two barriers, element by element
+    A, P, S, V, L, Q, F, E = A[order], P[order], S[order], V[order], L[order], Q[order], F[order], E[order]
+    new = np.r_[True, (A[1:] != A[:-1]) | (P[1:] != P[:-1]) | (E[1:] != E[:-1])]
     starts = np.flatnonzero(new)
     differ = (np.maximum.reduceat(V, starts) != np.minimum.reduceat(V, starts)) & \
         (np.maximum.reduceat(L, starts) != np.minimum.reduceat(L, starts))

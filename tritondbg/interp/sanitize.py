@@ -30,6 +30,7 @@ from tritondbg.interp import (findings, frames, gpu_compile, guard, hooks, initc
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array  # noqa: F401 (API)
+from tritondbg.interp.values import element_width
 from tritondbg.runner import Instrument
 
 KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf", "shift")
@@ -109,6 +110,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.write_count = 0
         self.atomics: list[tuple] = []  # (addresses an atomic changed, program index, site id, seq, op, scope cta)
         self.mem_seq = 0                # the order of a launch's stores and atomics
+        self.barriers = 0               # tl.debug_barrier calls so far: a program's stores either side are ordered
         self.atomic_depth = 0
         self.unmasked_depth = 0  # inside tl.load/tl.store without mask= (create_load/create_store)
         self.seq = 0
@@ -228,7 +230,7 @@ class Sanitizer(Instrument, hooks.Listener):
         if addrs.size == 0:
             return None
         addrs = addrs.astype(np.uint64, copy=False)
-        width = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+        width = element_width(ptrs.get_element_ty())
         argmap = self.launch.argmap()
         base = shadow.base_of(ptrs)
         cands = argmap.by_base(base) if base is not None else []
@@ -363,7 +365,7 @@ class Sanitizer(Instrument, hooks.Listener):
             self.mem_seq += 1
             entry = (np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),
                      races.stored_bits(value, live, p.shape), self.mem_seq, races.float_code(value),
-                     races.block_places(live, p.shape))
+                     races.block_places(live, p.shape), self.barriers)
             races.check_lanes(self, entry[0], entry[3], site, live, p.shape)
             # under a word an exchange took: a test-and-set lock's critical section, or stores after a flag
             (self.locks.pending if self.locks.tentative else self.writes).append(entry)

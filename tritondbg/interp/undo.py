@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tritondbg.interp.values import element_width
+
 MAX_LANES = 1 << 26  # 64M lanes: up to ~1 GB of addresses and bits
 
 
@@ -39,7 +41,7 @@ class Journal:
         if self.lanes > self.max_lanes:
             self.complete, self.entries, self.spans = False, [], []
             return
-        width = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+        width = element_width(ptrs.get_element_ty())
         bits = np.dtype(f"u{width}")
         on = np.ones(addrs.shape, dtype=bool)
         self.entries.append((addrs, _interpreter.load(addrs, on, np.zeros(addrs.shape, bits), bits)))

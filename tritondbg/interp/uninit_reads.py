@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from tritondbg.interp import byte_marks, initcheck
+from tritondbg.interp.values import element_width
 
 
 def value_kind(h) -> str | None:
@@ -55,7 +56,7 @@ def _where(san, ptrs, hit) -> dict:
     """The first marked element's tensor, name (``c[0, 3]``) and allocation site."""
     addrs = np.broadcast_to(np.asarray(ptrs.data), hit.shape)[hit]
     addr = int(addrs.reshape(-1)[0])
-    width = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+    width = element_width(ptrs.get_element_ty())
     buf, desc = san.launch.argmap().describe(addr, width)
     alloc = initcheck.allocated_at(addr)
     # the mark in memory no factory handed out: values computed (by torch, or another launch) from memory nothing

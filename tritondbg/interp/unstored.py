@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tritondbg.interp import initcheck
+from tritondbg.interp.values import element_width
 from tritondbg.missing_return import kernel_line
 
 
@@ -196,7 +197,7 @@ def masked_off(san, ptrs) -> None:
         return
     site = frames.site()[:2]
     addrs = np.asarray(ptrs.data).reshape(-1).astype(np.uint64, copy=False)
-    argmap, width = san.launch.argmap(), max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+    argmap, width = san.launch.argmap(), element_width(ptrs.get_element_ty())
     known = san.masked_off.get(site, frozenset())
     first = argmap.owner(addrs[:1], width)  # (a line run again into an argument it was seen with: nothing new)
     if addrs.size and first[0] >= 0 and argmap.buffers[first[0]].name in known:

@@ -19,6 +19,11 @@ def _tl():
     return tl
 
 
+def element_width(ty) -> int:
+    """Bytes per element of a pointer's element type ``ty`` (at least 1: an int1 is kept as a byte)."""
+    return max(1, ty.primitive_bitwidth // 8)
+
+
 def array(value) -> np.ndarray | None:
     """The values of a tl.tensor (or TensorHandle) as a numpy array, bf16/fp8 decoded; None otherwise."""
     tl = _tl()
@@ -76,7 +81,7 @@ def _summarize_tensor(t, argmap) -> dict:
         out = {"kind": "pointer", "dtype": str(ty), "shape": shape}
         if argmap is not None and data.size:
             flat = np.asarray(data).reshape(-1)
-            width = max(1, ty.element_ty.primitive_bitwidth // 8)
+            width = element_width(ty.element_ty)
             first = argmap.describe(int(flat[0]), width)[1]
             last = argmap.describe(int(flat[-1]), width)[1]
             out["points_to"] = first if flat.size == 1 else f"{first} .. {last}"
