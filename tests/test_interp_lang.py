@@ -58,6 +58,32 @@ def test_dot_scaled_matches_a_torch_decode(fmt):
 
 
 @triton.jit
+def _nvfp4_kernel(a_ptr, sa_ptr, b_ptr, sb_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rkp, rs = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K // 2), tl.arange(0, K // 16)
+    a = tl.load(a_ptr + rm[:, None] * (K // 2) + rkp[None, :])  # packed e2m1, along K
+    b = tl.load(b_ptr + rn[:, None] * (K // 2) + rkp[None, :])  # b K-major: [N, K / 2]
+    sa = tl.load(sa_ptr + rm[:, None] * (K // 16) + rs[None, :])  # float8_e4m3fn scales, one per 16 elements
+    sb = tl.load(sb_ptr + rn[:, None] * (K // 16) + rs[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot_scaled(a, sa, "e2m1", b.T, sb, "e2m1"))
+
+
+def test_dot_scaled_nvfp4_decodes_float8_scales_over_groups_of_16():
+    """nvfp4 (tutorial 10's default format on sm_100): e4m3 scales, not e8m0 exponents. Triton 3.9's interpreter
+    read their bits as e8m0 (outputs ~1e-39 for ~386) and tritondbg's 3.6 stand-in did too (helper-124)."""
+    g = torch.Generator().manual_seed(0)
+    M, N, K = 16, 32, 64
+    a = torch.randint(0, 256, (M, K // 2), dtype=torch.uint8, generator=g)
+    b = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, generator=g)
+    sa = (torch.rand(M, K // 16, generator=g) + 0.5).to(torch.float8_e4m3fn)
+    sb = (torch.rand(N, K // 16, generator=g) * 4 + 0.1).to(torch.float8_e4m3fn)
+    c = torch.empty(M, N)
+    _nvfp4_kernel[(1,)](a, sa, b, sb, c, M=M, N=N, K=K)
+    ref = (_unpack_e2m1(a, 1) * sa.float().repeat_interleave(16, 1)) @ \
+        (_unpack_e2m1(b, 1) * sb.float().repeat_interleave(16, 1)).T
+    assert ref.abs().max() > 10 and (c - ref).abs().max() <= 1e-5 * ref.abs().max(), (c - ref).abs().max()
+
+
+@triton.jit
 def _linear(a1, b1, a2, b2):
     return a1 * a2, b1 * a2 + b2
 

@@ -202,22 +202,30 @@ def _mx_values(handle, fmt: str, k_pack: bool, is_rhs: bool):
 
 def _create_dot_scaled(self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, fast_math, lhs_k_pack,
                        rhs_k_pack, acc):
-    """``InterpreterBuilder.create_dot_scaled`` where this Triton's interpreter has none (3.6): each operand decoded
-    to fp32 and multiplied by its e8m0 scales (2 ** (s - 127); 255 is NaN) over groups of K, then one fp32 matmul.
-    The GPU without native MX (Hopper) upcasts to bf16 and scales there: exact for e2m1 and fp8 values, so the two
-    differ by the summation order only."""
+    """``InterpreterBuilder.create_dot_scaled`` where this Triton's interpreter has none (3.6), or where a scale is
+    a float8 (nvfp4: e4m3 scales over groups of 16, which 3.9's interpreter decodes as e8m0 bits: 1e-39 where 386
+    was meant, helper-124): each operand decoded to fp32 and multiplied by its scales over groups of K (e8m0:
+    2 ** (s - 127), 255 is NaN; a float8 scale: its value), then one fp32 matmul. The GPU without native MX (Hopper)
+    upcasts to bf16 and scales there: exact for e2m1 and fp8 values, so the two differ by the summation order only."""
     import numpy as np
     import triton.language as tl
     from triton.runtime import interpreter as I
+
+    from tritondbg.interp import lowp
 
     def operand(h, scale, fmt, k_pack, is_rhs):
         v = _mx_values(h, fmt.name, k_pack, is_rhs)
         if scale is None:
             return v
-        s = scale.data.astype(np.int32)
-        f = np.where(s == 255, np.float32(np.nan), np.ldexp(np.float32(1), s - 127)).astype(np.float32)
+        if _float_scale(scale):
+            raw = np.asarray(scale.data)
+            f = (lowp.decode(raw, scale.dtype) if raw.dtype.itemsize < 4 and raw.dtype.kind in "ui" else raw)
+            f = f.astype(np.float32)
+        else:
+            s = scale.data.astype(np.int32)
+            f = np.where(s == 255, np.float32(np.nan), np.ldexp(np.float32(1), s - 127)).astype(np.float32)
         k = v.shape[-2 if is_rhs else -1]
-        f = np.repeat(f, k // s.shape[-1], axis=-1)
+        f = np.repeat(f, k // f.shape[-1], axis=-1)
         return v * (np.swapaxes(f, -1, -2) if is_rhs else f)
 
     a = operand(lhs, lhs_scale, lhs_format, lhs_k_pack, False)
@@ -225,13 +233,27 @@ def _create_dot_scaled(self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_for
     return I.TensorHandle((np.matmul(a, b) + acc.data).astype(np.float32), tl.float32)
 
 
+def _float_scale(scale) -> bool:
+    ty = getattr(scale.dtype, "scalar", scale.dtype)
+    return bool(getattr(ty, "is_floating", lambda: False)())
+
+
 def dot_scaled():
-    """tl.dot_scaled under interpreters that cannot run it: formats that answer ``.value`` (``_formats``) and a
-    ``create_dot_scaled`` where the builder has none. Returns the undo."""
+    """tl.dot_scaled under interpreters that cannot run it: formats that answer ``.value`` (``_formats``), a
+    ``create_dot_scaled`` where the builder has none, and float8 scales where it has one. Returns the undo."""
     from triton.runtime import interpreter as I
 
     undo = [_formats()]
-    if not hasattr(I.InterpreterBuilder, "create_dot_scaled"):
+    native = I.InterpreterBuilder.__dict__.get("create_dot_scaled")
+    if native is None:
         I.InterpreterBuilder.create_dot_scaled = _create_dot_scaled
         undo.append(lambda: delattr(I.InterpreterBuilder, "create_dot_scaled"))
+    else:
+        def create_dot_scaled(self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, *rest):
+            if any(s is not None and _float_scale(s) for s in (lhs_scale, rhs_scale)):
+                return _create_dot_scaled(self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, *rest)
+            return native(self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, *rest)
+
+        I.InterpreterBuilder.create_dot_scaled = create_dot_scaled
+        undo.append(lambda: setattr(I.InterpreterBuilder, "create_dot_scaled", native))
     return lambda: [u() for u in reversed(undo)]
