@@ -213,6 +213,17 @@ def unwritten(out, ref, capture: bool = False) -> np.ndarray | None:
     return m if m.any() else None
 
 
+def left_unwritten(out) -> np.ndarray | None:
+    """Which elements of ``out`` (its shape) no launch wrote: they still hold the mark; None where none do, or the
+    mark is not tracked for its dtype."""
+    if byte_marks.small(out):
+        m = byte_marks.unwritten_mask(out)
+    else:
+        m = _holding_mark(out.detach().cpu().contiguous())
+        m = None if m is None else m.reshape(tuple(out.shape))
+    return m if m is not None and m.any() else None
+
+
 def _unwritten_bytes(out, ref, capture: bool) -> np.ndarray | None:
     """``unwritten`` of a small-dtype output (byte_marks.py): elements no launch stored that hold the mark in
     every byte; of a reproducer (``capture``), not where the captured output holds the mark too (the program's

@@ -89,6 +89,10 @@ def check(san, out, expected, nonfinite: bool = True, apart: set = frozenset()) 
         o32, r32 = o.detach().float().cpu(), r.detach().float().cpu()
         finite_ref = torch.isfinite(r32)
         nf = (~torch.isfinite(o32) & (finite_ref | from_capture)).numpy() & ~hit
+        if from_capture and nf.any():  # the mark in elements this launch left unwritten, as the captured one did
+            left = initcheck.left_unwritten(o)  # (sglang's decode skips empty kv splits; helper-123): no op made it
+            if left is not None:
+                nf &= ~left
         if nf.any():
             bad_nonfinite += int(nf.sum())
             captured_nonfinite += int((nf & ~finite_ref.numpy()).sum())
