@@ -292,6 +292,10 @@ def _entry(shape, strides, lo, hi, **kw):
      " (a[64, 0]..a[64, 31]: past the end along dim 0, index 64 of a size-64 dim; or a dim-1 index ran 32 past its "
      "size 1000 from the last row: the other rows' programs then read the next row's first 32 element(s), inside "
      "the tensor, unseen by any check)"),
+    (_entry((64, 1000), (1000, 1), 64000, 64000, op="store"),  # a store's: cols <= N (helper-123)
+     " (a[64, 0]: past the end along dim 0, index 64 of a size-64 dim; or a dim-1 index ran 1 past its size 1000 "
+     "from the last row: the other rows' programs then wrote the next row's first 1 element(s), inside the tensor, "
+     "where that row's program writes too)"),
     (_entry((64, 1000), (1000, 1), 64000, 64999),  # the whole row past the end: a row index, not a K tail
      " (a[64, 0]..a[64, 999]: past the end along dim 0, index 64 of a size-64 dim)"),
     (_entry((64, 1000), (1000, 1), 64010, 64031),  # not from the row's start

@@ -64,20 +64,22 @@ def index_clause(e: dict) -> str:
 
     rows = f"index {first[0]}" if first[0] == last[0] else f"indices {first[0]}..{last[0]}"
     span = at(first) if lo == hi else f"{at(first)}..{at(last)}"
-    tail = _inner_tail(shape, strides, first, last)
+    tail = _inner_tail(shape, strides, first, last, "wrote" if e.get("op") in ("store", "atomic") else "read")
     return f" ({span}: past the end along dim 0, {rows} of a size-{shape[0]} dim{tail})"
 
 
-def _inner_tail(shape, strides, first: tuple, last: tuple) -> str:
+def _inner_tail(shape, strides, first: tuple, last: tuple, verb: str = "read") -> str:
     """The other reading of lanes that are the first elements of the one row past the end, not all of it: the
     last row's column index ran past its size (helper-117: a K tail without a mask read "index 3 of a size-3
-    dim"), and then every other row's program read the next row there, inside the tensor: no finding shows it."""
+    dim"), and then every other row's program read the next row there, inside the tensor: no finding shows it
+    (``verb``: "wrote" for a store's or an atomic's lanes, helper-123)."""
     if len(shape) != 2 or first[0] != shape[0] or last[0] != shape[0] or first[1] != 0 or last[1] >= shape[1] - 1 \
             or strides[0] != shape[1] * strides[1]:  # (padded rows: a column past the end reads the padding first)
         return ""
     n = last[1] + 1
     return (f"; or a dim-1 index ran {n} past its size {shape[1]} from the last row: the other rows' programs then "
-            f"read the next row's first {n} element(s), inside the tensor, unseen by any check")
+            f"{verb} the next row's first {n} element(s), inside the tensor"
+            + (", unseen by any check" if verb == "read" else ", where that row's program writes too"))
 
 
 def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
