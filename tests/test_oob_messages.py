@@ -154,6 +154,24 @@ slices = Scenario("slices", lambda case, dtype, device, generator: dict(x=torch.
                   sum_launch, lambda x, width: x[:, :width].sum(1),
                   [Case("storage", params=dict(cols=40), dtypes=("float32",)),
                    Case("past", params=dict(cols=24), dtypes=("float32",))], kernels=[row_sum])
+
+
+@triton.jit
+def copy_rows(x_ptr, y_ptr, stride_x, stride_y, D: tl.constexpr):
+    d = tl.arange(0, D)
+    tl.store(y_ptr + tl.program_id(0) * stride_y + d, tl.load(x_ptr + tl.program_id(0) * stride_x + d))
+
+
+def copy_launch(qkv):
+    x = qkv[:, 0]  # rows 96 elements apart in the storage
+    y = torch.empty(x.shape)
+    copy_rows[(x.shape[0],)](x, y, y.stride(0), y.stride(0), D=32)  # BUG: x.stride(0) meant
+    return y
+
+
+strides = Scenario("strides", lambda case, dtype, device, generator: dict(qkv=torch.rand(6, 3, 32,
+                                                                                        generator=generator)),
+                   copy_launch, lambda qkv: qkv[:, 0].clone(), [Case("qkv", dtypes=("float32",))], kernels=[copy_rows])
 '''
 
 
@@ -176,6 +194,7 @@ def test_lanes_outside_a_view_but_inside_its_storage_are_read_as_the_gpu_reads_t
     assert r.status == "fail" and [f["kind"] for f in r.findings] == ["outside_view"], (r.message, r.findings)
     assert r.findings[0]["severity"] == "error" and "a slice of a larger tensor" in r.findings[0]["message"], \
         r.findings
+    assert "A stride, maybe" not in r.findings[0]["message"]  # (it was handed the slice's row stride)
     r = by_case["past"]
     kinds = {f["kind"]: f for f in r.findings}
     assert r.status == "fail" and "out_of_bounds" in kinds and kinds["out_of_bounds"]["severity"] == "error", \
@@ -198,3 +217,15 @@ def test_a_finding_on_a_call_over_several_lines_shows_all_of_it(tmp_path):
     long.write_text("x = f(\n" + "".join(f"    {i},\n" for i in range(20)) + ")\n")
     shown = frames.source_statement(str(long), 1).splitlines()
     assert len(shown) == frames.STATEMENT_LINES + 1 and shown[-1] == "...", shown
+
+
+def test_a_slice_read_between_its_rows_by_a_stride_it_was_not_handed_names_the_stride(tmp_path):
+    """helper-123 (flash-attn's rotary handed out.stride(-3) for x = qkv[:, :, 0]): the finding said only "a mask
+    missing or off by one"; the launch was handed no integer equal to the slice's row stride, and the
+    stride-named integer it was handed is another tensor's."""
+    (tmp_path / "views.py").write_text(VIEWS)
+    (r,) = run_sanitized(f"{tmp_path / 'views.py'}::strides").results
+    f = next(f for f in r.findings if f["kind"] == "outside_view")
+    assert f["severity"] == "error" and f["tensor"] == "x_ptr", f
+    assert ("A stride, maybe: x_ptr's dim 0 steps 96 elements, with storage between its rows, and no integer the "
+            "launch was handed is 96 (it was handed stride_x = 32, as y_ptr.stride(0))") in f["message"], f["message"]

@@ -101,6 +101,14 @@ def _message(e: dict) -> str:
                     f"elements of the storage between its own: a pointer built as base + offs reads those), or a "
                     f"mask missing or off by one: they {'read' if e['op'] == 'load' else 'write'} elements that are "
                     "not the view's, as on the GPU (no fault there: only wrong values)")
+        fs = e.get("foreign_stride")
+        if e.get("slice") and fs:
+            handed = f" (it was handed {'; '.join(fs['handed'])})" if fs["handed"] else ""
+            return (head + f"A stride, maybe: {e['tensor']}'s dim {fs['dim']} steps {fs['stride']} elements, with "
+                    f"storage between its rows, and no integer the launch was handed is {fs['stride']}{handed}: a "
+                    f"row offset built from another tensor's stride {'reads' if e['op'] == 'load' else 'writes'} "
+                    "between the view's rows. Or a mask missing or off by one: either way elements that are not the "
+                    "view's, as on the GPU (no fault there: only wrong values)")
         if e.get("slice"):
             return (head + f"A mask missing or off by one: they {'read' if e['op'] == 'load' else 'write'} the "
                     "elements next to the slice, as on the GPU (not out of memory, so no fault there: only wrong "

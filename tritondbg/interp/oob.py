@@ -101,12 +101,38 @@ def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
         e = san._entry("outside_view", frames.site(), buf.name, op, buffer=buf.label(),
                         severity="error" if slice_ and not step else "warning", slice=slice_, padded=buf.padded,
                         storage=(buf.storage[1] - buf.storage[0]) // buf.itemsize, step=step)
+        if slice_ and not step and e.get("foreign_stride") is None:
+            e["foreign_stride"] = _foreign_stride(buf, san.launch.argmap().buffers, san.launch.args)
         inner = min((abs(st) for n, st in zip(buf.shape, buf.strides) if n > 1), default=1)
         if inner > 1:  # elements between the view's own (x[:, ::2]): a kernel that ignores a stride reads them
             e["strides"] = tuple(buf.strides)
         e["lanes"] += int(inside.sum())
         _widen(e, buf.offsets(addrs[inside]))
     return inside
+
+
+def _foreign_stride(buf, buffers, args: dict) -> dict | None:
+    """For a slice whose rows have storage between them (``qkv[:, 0]``): its first such stride that no integer
+    argument of the launch equals, with the stride-named integers it was handed and whose tensor has that stride
+    (helper-123: rotary handed ``out.stride(-3)`` for ``x = qkv[:, :, 0]``: a stride, not a mask). None when every
+    such stride was handed (the kernel can apply it), or the view has none."""
+    ints = {k: v for k, v in args.items() if isinstance(v, int) and not isinstance(v, bool)}
+    dims = sorted((st, n, d) for d, (n, st) in enumerate(zip(buf.shape, buf.strides)) if n > 1 and st > 0)
+    extent = 1
+    for st, n, d in dims:
+        if st > extent and st not in ints.values():
+            handed = []
+            for name, v in ints.items():
+                if "stride" not in name.lower() or v in buf.strides:
+                    continue
+                owner = next((f"{b.name}.stride({k})" for b in buffers if b.name != buf.name
+                              for k, (m, bst) in enumerate(zip(b.shape, b.strides)) if m > 1 and bst == v), None)
+                handed.append(f"{name} = {v}" + (f", as {owner}" if owner else ""))
+            base = buf.name.lower().removesuffix("_ptr").removesuffix("ptr") or buf.name.lower()
+            own = [h for h in handed if base in h.split(" = ")[0].lower().split("_")]  # x_ptr's: stride_x
+            return {"dim": d, "stride": int(st), "handed": (own or handed)[:3]}
+        extent = max(extent, st * n)
+    return None
 
 
 def _slice_step(buf, args: dict) -> tuple[str, int] | None:
