@@ -627,3 +627,36 @@ def test_a_nan_an_op_made_in_padding_lanes_is_traced_to_that_op_at_the_sum(tmp_p
     line = {t: i for i, ln in enumerate(ONLINE_SOFTMAX.splitlines(), 1) for t in ("MADE", "SUM") if f"# {t}" in ln}
     assert [(f["kind"], f["line"]) for f in findings] == [("masked_reduction", line["SUM"])], out.stderr[-3000:]
     assert f"the NaN was made in those lanes by subtract at line {line['MADE']}" in findings[0]["message"], findings
+
+
+TWO_PRODUCTS = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def k(W, DY, Y, OUT, N, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    w = tl.load(W + cols, mask=mask)  # LOAD
+    dy = tl.load(DY + cols, mask=mask, other=0.0)
+    y = tl.where(mask, 1.0, 0.0) * w  # STORED: times exact zeros, then stored under the mask only
+    tl.store(Y + cols, y, mask=mask)
+    wdy = w * dy  # SUMMED: times exact zeros, into the sum
+    tl.store(OUT, tl.sum(wdy, axis=0))
+
+w, dy = torch.randn(5), torch.randn(5)
+y, out = torch.empty(5), torch.empty(1)
+k[(1,)](w, dy, y, out, 5, BLOCK=8)
+print("ok", bool(torch.allclose(out, (w * dy).sum())))
+'''
+
+
+def test_undefined_lanes_times_zero_name_the_product_that_reaches_the_sum(tmp_path):
+    """helper-122 (mamba's gated layer-norm backward): the warning named the load's first product with exact
+    zeros (only stored, masked), not the one whose products enter the tl.sum it names."""
+    (tmp_path / "prog.py").write_text(TWO_PRODUCTS)
+    out = _run(["interpret", "--json", "f.json", "--", sys.executable, "prog.py"], cwd=tmp_path)
+    assert "ok True" in out.stdout, out.stderr[-3000:]
+    (f,) = json.loads((tmp_path / "f.json").read_text())["findings"]
+    line = {t: i for i, ln in enumerate(TWO_PRODUCTS.splitlines(), 1) for t in ("LOAD", "SUMMED") if f"# {t}" in ln}
+    assert (f["kind"], f["line"], f["severity"]) == ("poison", line["LOAD"], "warning"), f
+    assert f"multiplied by exact zeros (line {line['SUMMED']}: wdy = w * dy" in f["message"], f["message"]

@@ -426,15 +426,16 @@ class Sanitizer(Instrument, hooks.Listener):
 
     def times_zero_sid(self, sid: int, frame) -> int:
         """The pad id for lanes of load ``sid``'s undefined lanes multiplied by an exact 0 (shadow_pads._times_zero): one
-        per load line, its info naming the first such product; where they reach a result: a warning."""
+        per load line and product line, its info naming that product (the one whose lanes reach a result: helper-122,
+        a product only stored was named for the one entering tl.sum); where they reach a result: a warning."""
         info = self.poison_info.get(sid)
         if info is None or "uninit" in info:
             return sid
-        key = (info["file"], info["line"], "times_zero")
+        line = frame.f_lineno if frame else 0
+        key = (info["file"], info["line"], "times_zero", line)
         tz = self.poison_sites.get(key)
         if tz is None:
             tz = self._new_sid(key)
-            line = frame.f_lineno if frame else 0
             source = frames.source_line(frame.f_code.co_filename, line) if frame else ""
             self.poison_info[tz] = dict(info, oob_only=False, times_zero=dict(line=line, source=source))
             self.times_zero_sids.add(tz)
