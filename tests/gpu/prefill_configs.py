@@ -12,20 +12,30 @@ from triton.runtime.errors import OutOfResources
 from tritondbg.kernels import attention as A
 
 SHAPES = ((1, 4, 4, 512, 64, False), (1, 4, 4, 512, 128, False), (2, 4, 2, 500, 64, True), (1, 4, 4, 512, 128, True),
-          (1, 4, 1, 333, 128, False))  # (B, H, H_KV, N, D, causal)
+          (1, 4, 1, 333, 128, False),
+          (2, 8, 4, 333, 128, True, True), (2, 8, 4, 333, 128, False, True))  # (B, H, H_KV, N, D, causal[, bnhd])
+# bnhd: q, k, v made (B, N, H, D) and handed transposed, as steady_state.py's call that failed under load from
+# other processes (sessions 53 and 56: attention B2 H8/4 N333 D128 causal bf16 bnhd, a tl config)
 
 
 def main() -> int:
     torch.manual_seed(0)
     bad, skipped, n = [], [], 0
-    for B, H, HKV, N, D, causal in SHAPES:
-        q = torch.randn(B, H, N, D, device="cuda", dtype=torch.bfloat16)
-        k = torch.randn(B, HKV, N, D, device="cuda", dtype=torch.bfloat16)
-        v = torch.randn(B, HKV, N, D, device="cuda", dtype=torch.bfloat16)
+    only_bnhd = "--bnhd" in sys.argv[1:]
+    for B, H, HKV, N, D, causal, *layout in SHAPES:
+        bnhd = bool(layout and layout[0])
+        if only_bnhd and not bnhd:
+            continue
+
+        def one(h):
+            if bnhd:
+                return torch.randn(B, N, h, D, device="cuda", dtype=torch.bfloat16).transpose(1, 2)
+            return torch.randn(B, h, N, D, device="cuda", dtype=torch.bfloat16)
+        q, k, v = one(H), one(HKV), one(HKV)
         ref = A.reference(q, k, v, causal=causal).float()
         for cfg in A._PREFILL_CONFIGS:
             n += 1
-            name = f"B{B} H{H}/{HKV} N{N} D{D}{' causal' if causal else ''} {cfg}"
+            name = f"B{B} H{H}/{HKV} N{N} D{D}{' causal' if causal else ''}{' bnhd' if bnhd else ''} {cfg}"
             try:
                 out = A._attention(q, k, v, causal, None, None, config=cfg).float()
                 torch.cuda.synchronize()
