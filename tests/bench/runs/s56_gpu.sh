@@ -2,7 +2,7 @@
 # Session 56's GPU calls (2026-12-06; device tool, NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, Triton 3.6.0; the
 # machine came after ~10 failed starts over 75 minutes, and ~10 minutes of the 30 went to them):
 #   call 1: `bash tests/bench/runs/s53_gpu.sh 4` (carry build/wheels): the GPU test files on 4 xdist workers, cut at
-#     its 560 s: 24 passed, 7 failed, 1 skipped before the cut (s56_gpu_outcomes.txt, s56_gpu_failures.txt,
+#     its 560 s: 23 passed, 7 failed, 1 skipped before the cut (s56_gpu_outcomes.txt, s56_gpu_failures.txt,
 #     s56_gpu_tests.txt). The perf gates of softmax / gemm / layernorm / fp8_gemm (recorded with --update-baseline a
 #     moment before, then 28-122% slower beside 3 other workers; fp8_gemm square_8192_kn picked a 4-warp config
 #     under that load and ran 0.11x torch), check attention past pytest-timeout's 400 s, profile_all's bandwidth:
