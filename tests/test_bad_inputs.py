@@ -28,7 +28,10 @@ def bad(tmp_path):
              "noscen.py": "x = 1\n", "imp.py": "import nonexistent_module_xyz\nfrom tritondbg import Scenario\n",
              # an error raised inside a library (torch) by the user's helper: the helper's line, not torch's
              "libhelper.py": "import torch\ndt = getattr(torch, 'no_such_dtype')\n", "implib.py": "import libhelper\nfrom tritondbg import Scenario\n", "afile": "a file\n",
-             "prog.py": PROG, "prog_words.py": "# a program, not a scenario file\n" + PROG}
+             "prog.py": PROG, "prog_words.py": "# a program, not a scenario file\n" + PROG,
+             # a library's kernel file (flash-attn's rotary.py): kernels, no launch (helper-123)
+             "kern.py": "import triton\nimport triton.language as tl\n\n\n@triton.autotune([], key=[])\n@triton.jit\n"
+                        "def rot(x_ptr, N: tl.constexpr):\n    pass\n"}
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     (tmp_path / "fake" / FAKE_KEY).mkdir(parents=True)
@@ -76,6 +79,9 @@ ROWS = [
                                             "would run whole); a program that launches kernels runs as one: "
                                             "tritondbg interpret -- python {tmp}/prog.py (`tritondbg capture"),
     (["check", "{tmp}/prog.py"], {}, 2, "not imported, its text names no Scenario"),
+    (["ir", "{tmp}/kern.py::rot", "--stage", "ptx"], {}, 2, "kern.py::rot: a file of @triton.jit kernels (rot), not a "
+                                                         "Scenario: a kernel needs its launch (arguments, grid)"),
+    (["interpret", "{tmp}/kern.py"], {}, 2, "`tritondbg ir CAPTURE/rot_0.py --stage ptx`"),
     # helper-88: the word in a comment let it through, and it ran whole (ir: "asked Triton's driver")
     (["interpret", "{tmp}/prog_words.py"], {}, 2, "not imported, its text names no Scenario"),
     (["ir", "{tmp}/prog_words.py"], {}, 2, "`tritondbg capture -- python {tmp}/prog_words.py` saves its launches"),

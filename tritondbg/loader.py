@@ -75,12 +75,57 @@ def check_target(target: str) -> None:
     except ValueError as exc:   # e.g. null bytes
         raise UsageError(f"{file}: not Python source ({exc})") from None
     if not _names_a_scenario(source):
+        kernels = _jit_kernels(source)
+        name = target.partition("::")[2]
+        if kernels and (name in kernels or not _runs_as_program(source)):
+            # a library's kernel file (flash-attn's rotary.py): nothing there launches the kernel (helper-123)
+            k = name if name in kernels else kernels[0]
+            raise UsageError(f"{file}{'::' + name if name else ''}: a file of @triton.jit kernels ({', '.join(kernels[:4])}"
+                             f"{', ...' if len(kernels) > 4 else ''}), not a Scenario: a kernel needs its launch "
+                             f"(arguments, grid) from the code that calls it: `tritondbg capture -- python PROG.py` "
+                             f"over a program that calls it saves each launch as a reproducer for ir / interpret / check "
+                             f"(`tritondbg ir CAPTURE/{k}_0.py --stage ptx`), or `tritondbg interpret -- python "
+                             f"PROG.py` checks them where they run")
         # a program (a training script) given as KERNEL: refused before importing it, which would run it whole
         raise UsageError(f"{file}: not imported, its text names no Scenario (a program imported would run whole); "
                          f"a program that launches kernels runs as one: "
                          f"tritondbg interpret -- python {file} (`tritondbg capture -- python {file}` saves its "
                          "launches as scenario files for ir / check); a file whose Scenarios a helper builds is read "
                          "once its text names them (a `# Scenario` comment will do)")
+
+
+def _jit_kernels(source: bytes) -> list[str]:
+    """The functions a file decorates with something named ``jit`` (``@triton.jit``, ``@jit``, ``@triton.jit(...)``),
+    under any autotune / heuristics decorators; [] for a file that does not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+
+    def named_jit(d) -> bool:
+        d = d.func if isinstance(d, ast.Call) else d
+        return (isinstance(d, ast.Attribute) and d.attr == "jit") or (isinstance(d, ast.Name) and d.id == "jit")
+
+    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and any(map(named_jit, n.decorator_list))]
+
+
+def _runs_as_program(source: bytes) -> bool:
+    """Whether a file does something when run: an ``if __name__ == "__main__"`` block or a call at module level
+    (an import-only library module does neither)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return True
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.dump(node.test):
+            return True
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            return True
+    return False
 
 
 def _names_a_scenario(source: bytes) -> bool:
