@@ -277,6 +277,8 @@ def test_autotuned_kernel_runs_one_pinned_config_in_a_program(tmp_path):
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     assert "acc [1.0, 2.0, 3.0]" in out.stdout and "1 launch(es), 0 finding(s)" in out.stderr
     assert "accumulate_kernel BLOCK=32" in out.stderr
+    # one kernel a line under the note (helper-122: mamba's fifteen configs made a line of 1429 characters)
+    assert "(no timing on the CPU):\n    accumulate_kernel BLOCK=32,num_warps=4,num_stages=3\n" in out.stderr
     assert json.loads(report.read_text())["pinned_configs"] == {"accumulate_kernel": ["BLOCK=32,num_warps=4,num_stages=3"]}
     out = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), *prog])
     assert out.returncode == 0, out.stderr[-3000:]

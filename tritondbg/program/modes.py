@@ -276,8 +276,9 @@ def _err_notes(summaries) -> None:
 def _err_pinned(pinned: dict) -> None:
     if pinned:
         _err("  autotuned kernels ran one config per autotune key, the first their autotuner would try after its "
-             "pruning (no timing on the CPU): "
-             + "; ".join(f"{name} {' / '.join(configs)}" for name, configs in sorted(pinned.items())))
+             "pruning (no timing on the CPU):")  # one kernel a line (helper-122: mamba's 15 made one of 1429 chars)
+        for name, configs in sorted(pinned.items()):
+            _err(f"    {name} {' / '.join(configs)}")
 
 
 def _handled_errors(findings: list, rc: int) -> None:
