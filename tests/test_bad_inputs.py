@@ -177,6 +177,7 @@ ROWS = [
     (["interpret", "add", *PROGRAM], {}, 2, "unexpected argument 'add' before --"),
     (["list", "extra"], {}, 2, "unknown kernel 'extra'; choose from: add, attention"),
     (["nope"], {}, 2, "No such command 'nope'"),
+    (["interpet", "add"], {}, 2, "No such command 'interpet'. Did you mean 'interpret'?"),  # (helpers 122, 123)
 ]
 
 

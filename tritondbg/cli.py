@@ -39,6 +39,17 @@ class LazyGroup(click.Group):
         module, _, attr = target.partition(":")
         return getattr(importlib.import_module(module), attr)
 
+    def resolve_command(self, ctx, args):
+        """An unknown command with the nearest one named (``interpet`` -> interpret), as click does for options."""
+        name = args[0] if args else None
+        if name is not None and not name.startswith("-") and name not in COMMANDS:
+            import difflib
+
+            near = difflib.get_close_matches(name, sorted(COMMANDS), n=1, cutoff=0.6)
+            if near:
+                ctx.fail(f"No such command {name!r}. Did you mean {near[0]!r}?")
+        return super().resolve_command(ctx, args)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="tritondbg")
