@@ -173,6 +173,8 @@ ROWS = [
      "[--timeout SECONDS] -- CMD"),
     (["interpret", "--watch", "x", *PROGRAM], {}, 2, "--watch is not an option of the program form"),
     (["capture", "--bogus", *PROGRAM], {}, 2, "--bogus is not an option of `tritondbg capture`"),
+    (["interpret", "--kernal", "k", *PROGRAM], {}, 2, "--kernal is not an option of the program form (did you mean "
+                                                       "--kernel?)"),
     (["profile", "add", *PROGRAM], {}, 2, "unexpected argument 'add' before --"),
     (["interpret", "add", *PROGRAM], {}, 2, "unexpected argument 'add' before --"),
     (["list", "extra"], {}, 2, "unknown kernel 'extra'; choose from: add, attention"),

@@ -57,6 +57,8 @@ class ProgramCommand(click.Command):
                               f"reproducer: `tritondbg capture --kernel NAME -- CMD`, then `{ctx.command_path} "
                               f"{exc.option_name}{STEPPING[exc.option_name]} traces/capture-<time>/NAME_0.py`")
                 where += ")"
+            elif exc.possibilities:  # a typo of one of the program form's own (--kernal): the nearest named
+                where = f" (did you mean {' or '.join(sorted(exc.possibilities)[:2])}?)"
             what = "the program form" if kernel_form is not None else f"`{ctx.command_path}`"
             raise click.UsageError(f"{exc.option_name} is not an option of {what}{where}: {self.form(ctx)}",
                                    ctx) from None
