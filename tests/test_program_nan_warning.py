@@ -338,6 +338,7 @@ def test_a_nan_a_clamp_turns_into_a_number_is_a_warning_at_the_op_that_made_it(t
         said = f"a NaN made of it reached tl.clamp at line {clamp}"
         if eps == "0" and keep == "no":
             assert said in text and "divide(448, 0) = inf from finite inputs" in text, text[-3000:]
+            assert f"{said} (100 lane(s))" in text, text[-3000:]  # the row's 100, not the block's 128 (padding)
             assert f"nan_inf in act_quant at prog.py:{div}" in text or f"nan_inf prog.py:{div}" in text, text[-3000:]
             assert p.returncode == 0, text[-2000:]  # a warning (--strict fails on it)
         else:

@@ -86,9 +86,10 @@ def swallowed(out, ins, op) -> None:
     if res is None:
         return
     shape, kept = res.shape, ~np.isnan(res)
-    pad = shadow_values.pad_of(out)
-    if pad is not None:
-        kept &= nan_origin._bcast(pad, shape) == 0
+    for h in (out, *ins):  # (the result's pad is not set yet where the max / min runs: its operands' is)
+        pad = shadow_values.pad_of(h)
+        if pad is not None:
+            kept &= nan_origin._bcast(pad, shape) == 0
     for h in ins:
         o, f = nan_origin.origin_of(h), shadow_values.as_float(h)
         ids = nan_origin._bcast(o, shape) if o is not None else None
