@@ -111,3 +111,30 @@ def test_a_scripts_python_gets_its_grace_after_the_shell_has_ended(tmp_path):
     assert (tmp_path / "ready").exists(), "the script's python never started (a slow host?)"
     assert done.exists() and done.read_text() == "report"
     assert time.monotonic() - t0 < 25  # it ended when the python did, not at the end of the grace
+
+
+SLEEPER = textwrap.dedent('''
+import time, torch, triton, triton.language as tl
+
+@triton.jit
+def one(x):
+    tl.store(x, 1.0)
+
+x = torch.zeros(1, device="cuda")
+one[(1,)](x)
+print("kernel done", flush=True)
+time.sleep(600)  # SLEEP
+''')
+
+
+@pytest.mark.parametrize("form", ["interpret", "capture"])
+def test_a_timeout_outside_any_launch_says_the_programs_line(tmp_path, cli_env, form):
+    """helper-122: a program past its --timeout in its own code (after its last launch) got "timed out" with no
+    place; the line it was on is said now, once."""
+    (tmp_path / "prog.py").write_text(SLEEPER)
+    p = run_cli([form, "--timeout", "20", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 124 and "kernel done" in p.stdout, (p.returncode, p.stderr[-3000:])
+    line = next(i for i, ln in enumerate(SLEEPER.splitlines(), 1) if "# SLEEP" in ln)
+    said = [ln for ln in p.stderr.splitlines() if "outside any launch" in ln]
+    assert said == [f"tritondbg: terminated (SIGTERM) outside any launch, in the program at prog.py:{line} (<module>)"], \
+        p.stderr[-3000:]

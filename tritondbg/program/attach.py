@@ -492,3 +492,30 @@ def say_interrupted(launch, index: int, exc: BaseException | None = None, frame=
     at = f" at {site_name(where[0])}:{where[1]}"
     child.say(f"{lead}tritondbg: {how} in {launch.name}{at}, pid {pid if pid is not None else '?'} (its "
               f"{nth} launch) [launched from {describe_site(launch.stack)}]")
+
+
+_SAID_OUTSIDE: list = []
+
+
+def say_terminated_outside(frame, how: str = "terminated (SIGTERM)") -> None:
+    """One line where SIGTERM (a --timeout) ended the program outside any launch: the program's own line it was on
+    (the innermost frame that is not Python's, a library's or tritondbg's), else nothing (helper-122: "timed out"
+    with no place, after the program had printed its last line)."""
+    from tritondbg.errors import not_users_file
+    from tritondbg.interp.frames import site_name
+    from tritondbg.program import child
+
+    if _SAID_OUTSIDE:  # (interpret's checker and capture's capturer may both listen: one line)
+        return
+    _SAID_OUTSIDE.append(True)
+    f = frame
+    while f is not None and not_users_file(f.f_code.co_filename):
+        f = f.f_back
+    if f is None:
+        return
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+    child.say(f"tritondbg: {how} outside any launch, in the program at {site_name(f.f_code.co_filename)}:"
+              f"{f.f_lineno} ({f.f_code.co_name})")

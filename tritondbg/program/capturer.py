@@ -44,6 +44,7 @@ class Capturer(attach.Observer):
 
     def on_term(self, frame) -> None:
         if self.running is None:
+            attach.say_terminated_outside(frame)
             return
         launch, number, snap, index, need = self.running
         if launch.interpreted:

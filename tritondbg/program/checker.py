@@ -301,6 +301,8 @@ class Checker(attach.Observer):
     def on_term(self, frame) -> None:
         if self.running is not None:
             attach.say_interrupted(*self.running, frame=frame, how="terminated (SIGTERM)")
+        else:
+            attach.say_terminated_outside(frame)
 
     def wants(self, fn) -> bool:
         if id(fn) in self.skip:
