@@ -149,3 +149,26 @@ def test_dot_scaled_mixes_an_unscaled_bf16_operand_with_scaled_e5m2():
     _mixed_kernel[(1,)](a, b, sb, c, M=M, N=N, K=K)
     ref = a.float() @ (b.float() * torch.pow(2.0, sb.float() - 127).repeat_interleave(32, 1).T)
     assert (c - ref).abs().max() <= 1e-5 * ref.abs().max(), (c - ref).abs().max()
+
+
+_ALPHA = tl.constexpr(0.5)
+
+
+@triton.jit
+def _constexpr_left_kernel(x_ptr, y_ptr, z_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.store(y_ptr + offs, tl.exp(_ALPHA * x) + (_ALPHA - x), mask=m)  # a constexpr global on the left
+    tl.store(z_ptr + offs, (_ALPHA < x).to(tl.float32), mask=m)
+
+
+def test_a_constexpr_global_on_the_left_of_a_tensor_operator():
+    """helper-126 (xformers' gelu with ``_kAlpha = tl.constexpr(...)``): ``ALPHA * x`` wrapped the tensor in a
+    constexpr under the interpreter and the next op failed ("cannot convert ... of type tensor to tensor"); the
+    compiler takes it."""
+    x = torch.randn(40, generator=torch.Generator().manual_seed(0))
+    y, z = torch.empty(40), torch.empty(40)
+    _constexpr_left_kernel[(1,)](x, y, z, 40, BLOCK=64)
+    assert torch.allclose(y, torch.exp(0.5 * x) + (0.5 - x), atol=1e-6), (y - torch.exp(0.5 * x) - (0.5 - x))
+    assert torch.equal(z, (0.5 < x).float())

@@ -5,6 +5,7 @@ Installed through ``shims.py`` (each maker returns its undo):
 - ``dtype_value``: ``dtype.value`` in a ``@triton.jit`` helper handed a dtype (FlagGems' ``get_dtype_min``).
 - ``tensor_like_args``: launch arguments that are not torch tensors but have ``data_ptr()`` and ``dtype``
   (FlagGems' ``StridedBuffer``), which Triton's launcher takes as pointers.
+- ``constexpr_operands``: a ``tl.constexpr`` global on the left of an operator with a tensor (``ALPHA * x``).
 - ``list_grids``: a grid given as a list, or a grid function returning one (Triton's layer-norm tutorial in
   tritonbench: ``grid = lambda meta: [triton.cdiv(N, meta["BLOCK_SIZE_N"])]``), or one of more than 3 entries
   (FlagGems' cumsum: ``(M, num_ctas, 1, 1)``; compiled Triton ignores the entries past the third).
@@ -296,4 +297,37 @@ def nan_number_ops():
     def undo():
         for n, f in saved.items():
             setattr(B, n, f)
+    return undo
+
+
+_CONSTEXPR_OPS = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift")
+
+
+def constexpr_operands():
+    """``ALPHA * x`` with ``ALPHA = tl.constexpr(...)`` a global and ``x`` a tensor: the compiler applies the
+    tensor's operator; the interpreter ran ``constexpr.__mul__``, which wrapped the tensor it got back in a
+    constexpr, and the next op failed ("TypeError: cannot convert [...] of type tensor to tensor", plain
+    TRITON_INTERPRET=1 too; helper-126: xformers' gelu with the constexpr global tritondbg's own message advises).
+    A constexpr operator's result that holds a tensor is the tensor, and the comparisons alike. Returns the undo."""
+    import triton.language as tl
+
+    cls, tensor = tl.core.constexpr, tl.core.tensor
+    names = [f"__{p}{n}__" for n in _CONSTEXPR_OPS for p in ("", "r")] + \
+        ["__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"]
+    saved = {n: vars(cls)[n] for n in names if n in vars(cls)}
+
+    def wrap(orig):
+        def op(self, other):
+            out = orig(self, other)
+            value = getattr(out, "value", None) if isinstance(out, cls) else None
+            return value if isinstance(value, tensor) else out
+        op.__wrapped__ = orig
+        return op
+
+    for n, f in saved.items():
+        setattr(cls, n, wrap(f))
+
+    def undo():
+        for n, f in saved.items():
+            setattr(cls, n, f)
     return undo

@@ -570,7 +570,7 @@ _SHIMS = {"inline_asm": _inline_asm, "descriptors": _descriptors, "bf16_dot": do
           "print_assert": _print_assert, "wrap_triton": _wrap_triton, "dtype_value": compat.dtype_value,
           "tensor_like_args": compat.tensor_like_args, "list_grids": compat.list_grids, "globals_check": _globals_check,
           "memory_guard": _memory_guard, "quiet_all_nan": compat.quiet_all_nan,
-          "nan_number_ops": compat.nan_number_ops}
+          "nan_number_ops": compat.nan_number_ops, "constexpr_operands": compat.constexpr_operands}
 
 
 def install() -> None:
