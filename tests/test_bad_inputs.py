@@ -31,7 +31,10 @@ def bad(tmp_path):
              "prog.py": PROG, "prog_words.py": "# a program, not a scenario file\n" + PROG,
              # a library's kernel file (flash-attn's rotary.py): kernels, no launch (helper-123)
              "kern.py": "import triton\nimport triton.language as tl\n\n\n@triton.autotune([], key=[])\n@triton.jit\n"
-                        "def rot(x_ptr, N: tl.constexpr):\n    pass\n"}
+                        "def rot(x_ptr, N: tl.constexpr):\n    pass\n",
+             # a program whose launch is an assignment inside a with: a program, not a library (helper-125)
+             "kern_prog.py": "import torch, triton\n\n\n@triton.jit\ndef rot(x_ptr):\n    pass\n\n\n"
+                             "with torch.no_grad():\n    out = rot[(1,)](torch.zeros(1))\n"}
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     (tmp_path / "fake" / FAKE_KEY).mkdir(parents=True)
@@ -82,6 +85,7 @@ ROWS = [
     (["ir", "{tmp}/kern.py::rot", "--stage", "ptx"], {}, 2, "kern.py::rot: a file of @triton.jit kernels (rot), not a "
                                                          "Scenario: a kernel needs its launch (arguments, grid)"),
     (["interpret", "{tmp}/kern.py"], {}, 2, "`tritondbg ir CAPTURE/rot_0.py --stage ptx`"),
+    (["interpret", "{tmp}/kern_prog.py::rot"], {}, 2, "kern_prog.py: not imported, its text names no Scenario"),
     # helper-88: the word in a comment let it through, and it ran whole (ir: "asked Triton's driver")
     (["interpret", "{tmp}/prog_words.py"], {}, 2, "not imported, its text names no Scenario"),
     (["ir", "{tmp}/prog_words.py"], {}, 2, "`tritondbg capture -- python {tmp}/prog_words.py` saves its launches"),
@@ -175,6 +179,9 @@ ROWS = [
     (["capture", "--bogus", *PROGRAM], {}, 2, "--bogus is not an option of `tritondbg capture`"),
     (["interpret", "--kernal", "k", *PROGRAM], {}, 2, "--kernal is not an option of the program form (did you mean "
                                                        "--kernel?)"),
+    (["interpret", "--strct", *PROGRAM], {}, 2, "(did you mean --strict?)"),  # the nearest, not the first of two
+    (["interpret", "--wacth", "x", *PROGRAM], {}, 2, "(did you mean --watch? it is an option of `tritondbg interpret "
+                                                     "KERNEL`)"),
     (["profile", "add", *PROGRAM], {}, 2, "unexpected argument 'add' before --"),
     (["interpret", "add", *PROGRAM], {}, 2, "unexpected argument 'add' before --"),
     (["list", "extra"], {}, 2, "unknown kernel 'extra'; choose from: add, attention"),

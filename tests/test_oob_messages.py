@@ -169,6 +169,25 @@ def copy_launch(qkv):
     return y
 
 
+@triton.jit
+def copy_rows_own(x_ptr, y_ptr, n, D: tl.constexpr, BLOCK: tl.constexpr):
+    d = tl.arange(0, BLOCK)
+    row = tl.program_id(0)  # the row stride built in the kernel (3 * D, right); the mask is the bug
+    tl.store(y_ptr + row * n + d, tl.load(x_ptr + row * 3 * D + d, mask=d <= n), mask=d < n)
+
+
+def own_launch(qkv):
+    x = qkv[:, 0, :24]
+    y = torch.empty(x.shape)
+    copy_rows_own[(x.shape[0],)](x, y, 24, D=32, BLOCK=32)
+    return y
+
+
+own = Scenario("own", lambda case, dtype, device, generator: dict(qkv=torch.rand(4, 3, 32, generator=generator)),
+               own_launch, lambda qkv: qkv[:, 0, :24].clone(), [Case("qkv", dtypes=("float32",))],
+               kernels=[copy_rows_own])
+
+
 strides = Scenario("strides", lambda case, dtype, device, generator: dict(qkv=torch.rand(6, 3, 32,
                                                                                         generator=generator)),
                    copy_launch, lambda qkv: qkv[:, 0].clone(), [Case("qkv", dtypes=("float32",))], kernels=[copy_rows])
@@ -229,3 +248,12 @@ def test_a_slice_read_between_its_rows_by_a_stride_it_was_not_handed_names_the_s
     assert f["severity"] == "error" and f["tensor"] == "x_ptr", f
     assert ("A stride, maybe: x_ptr's dim 0 steps 96 elements, with storage between its rows, and no integer the "
             "launch was handed is 96 (it was handed stride_x = 32, as y_ptr.stride(0))") in f["message"], f["message"]
+
+
+def test_a_mask_past_a_row_s_end_built_with_the_right_stride_gets_no_stride_hint(tmp_path):
+    """helper-125: a kernel that builds the slice's row stride itself (row * 3 * D) and reads one column past each
+    row (mask d <= n) was told "A stride, maybe": its blocks start at the rows' starts, a mask's sign."""
+    (tmp_path / "views.py").write_text(VIEWS)
+    (r,) = run_sanitized(f"{tmp_path / 'views.py'}::own").results
+    f = next(f for f in r.findings if f["kind"] == "outside_view")
+    assert "A stride, maybe" not in f["message"] and "A mask missing or off by one" in f["message"], f["message"]

@@ -77,7 +77,7 @@ def check_target(target: str) -> None:
     if not _names_a_scenario(source):
         kernels = _jit_kernels(source)
         name = target.partition("::")[2]
-        if kernels and (name in kernels or not _runs_as_program(source)):
+        if kernels and not _runs_as_program(source):
             # a library's kernel file (flash-attn's rotary.py): nothing there launches the kernel (helper-123)
             k = name if name in kernels else kernels[0]
             raise UsageError(f"{file}{'::' + name if name else ''}: a file of @triton.jit kernels ({', '.join(kernels[:4])}"
@@ -112,8 +112,10 @@ def _jit_kernels(source: bytes) -> list[str]:
 
 
 def _runs_as_program(source: bytes) -> bool:
-    """Whether a file does something when run: an ``if __name__ == "__main__"`` block or a call at module level
-    (an import-only library module does neither)."""
+    """Whether a file does something when run, as an import-only library module does not: an
+    ``if __name__ == "__main__"`` block, a call statement, a ``with`` / ``for`` / ``while`` at module level, or a
+    kernel launch (``name[grid](...)``) anywhere outside its functions (helper-125: ``out = k[grid](x)``,
+    ``with torch.no_grad(): run()``). A module-level ``ALPHA = tl.constexpr(...)`` is a library's too."""
     import ast
 
     try:
@@ -123,7 +125,11 @@ def _runs_as_program(source: bytes) -> bool:
     for node in tree.body:
         if isinstance(node, ast.If) and "__main__" in ast.dump(node.test):
             return True
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        if isinstance(node, (ast.Expr, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) for n in ast.walk(node)):
             return True
     return False
 

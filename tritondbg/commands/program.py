@@ -57,8 +57,16 @@ class ProgramCommand(click.Command):
                               f"reproducer: `tritondbg capture --kernel NAME -- CMD`, then `{ctx.command_path} "
                               f"{exc.option_name}{STEPPING[exc.option_name]} traces/capture-<time>/NAME_0.py`")
                 where += ")"
-            elif exc.possibilities:  # a typo of one of the program form's own (--kernal): the nearest named
-                where = f" (did you mean {' or '.join(sorted(exc.possibilities)[:2])}?)"
+            else:  # a typo (--kernal): the nearest option named, the kernel form's too (--wacth: --watch is its)
+                import difflib
+
+                theirs = [o for p in (kernel_form.params if kernel_form is not None else ())
+                          if isinstance(p, click.Option) for o in (*p.opts, *p.secondary_opts) if o.startswith("--")]
+                near = difflib.get_close_matches(exc.option_name, list(exc.possibilities or ()) + theirs, n=1)
+                if near and near[0] not in (exc.possibilities or ()):
+                    where = f" (did you mean {near[0]}? it is an option of `{ctx.command_path} KERNEL`)"
+                elif near:
+                    where = f" (did you mean {near[0]}?)"
             what = "the program form" if kernel_form is not None else f"`{ctx.command_path}`"
             raise click.UsageError(f"{exc.option_name} is not an option of {what}{where}: {self.form(ctx)}",
                                    ctx) from None

@@ -218,8 +218,10 @@ def _message(e: dict) -> str:
         tz = e.get("times_zero")
         if tz:
             reach = f" and the products enter {', '.join(e['reaches'])}" if e.get("reaches") else ""
+            prods = sorted(e.get("products") or [tz], key=lambda t: t["line"])
+            at = "; ".join(f"line {t['line']}: {t['source'].strip()}" for t in prods)
             return (f"lanes this masked load leaves undefined (mask without other=) are multiplied by exact zeros "
-                    f"(line {tz['line']}: {tz['source'].strip()}){reach}: 0 for any finite value, and today's Triton "
+                    f"({at}){reach}: 0 for any finite value, and today's Triton "
                     "reads 0 there, so these products are right unless a compiler leaves Inf or NaN in those "
                     "undefined lanes; give the load other=0.0 to make sure")
         parts = []
@@ -332,7 +334,7 @@ def _message(e: dict) -> str:
         args = ", ".join(f"{v:.6g}" for v in ev["inputs"]) or "..."
         text = (f"first {label} that its inputs did not hold: {ev['op']}({args}) = {ev['value']:.6g} in "
                 f"{ev['lanes']} lane(s)")
-        if "abs_sum" in ev:  # a dot: its lane's row times column (sanitize._dot_products)
+        if "abs_sum" in ev:  # a dot: its lane's row times column (nan_origin.dot_products)
             text = (f"first {label} that its inputs did not hold: tl.dot = {ev['value']:.6g} in {ev['lanes']} lane(s), "
                     f"{dot_lane(ev)}")
         if not e.get("output"):  # e.g. an fp16 sum of squares overflows, rsqrt(inf) = 0: finite, wrong outputs

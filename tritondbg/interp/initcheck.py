@@ -214,8 +214,9 @@ def unwritten(out, ref, capture: bool = False) -> np.ndarray | None:
 
 
 def left_unwritten(out) -> np.ndarray | None:
-    """Which elements of ``out`` (its shape) no launch wrote: they still hold the mark; None where none do, or the
-    mark is not tracked for its dtype."""
+    """Which elements of ``out`` (its shape) hold the mark: no launch wrote them, or one stored the mark it read (a
+    float's payload says which, not whether a store happened); None where none do, or the mark is not tracked for
+    its dtype."""
     if byte_marks.small(out):
         m = byte_marks.unwritten_mask(out)
     else:

@@ -109,3 +109,23 @@ def stored(value, live, shape) -> set:
     if live is not None:
         b = b[np.asarray(live, dtype=bool)]
     return {int(i) for i in np.unique(b) if i > 0}
+
+
+def dot_products(a, b, idx) -> dict | None:
+    """For lane ``idx`` of a dot: its row of ``a`` times its column of ``b``, the largest product and the sum of
+    their magnitudes (an overflow of a float16 accumulation shows as that sum past the type's largest value)."""
+    from tritondbg.interp import shadow_values
+
+    fa, fb = shadow_values.as_float(a), shadow_values.as_float(b)
+    if fa is None or fb is None or fa.ndim < 2 or fb.ndim < 2:
+        return None
+    try:
+        row, col = fa[idx[:-2] + (idx[-2],)], fb[idx[:-2] + (slice(None), idx[-1])]
+        with np.errstate(over="ignore", invalid="ignore"):
+            prod = np.abs(row.astype(np.float64) * col.astype(np.float64))
+    except (IndexError, ValueError):
+        return None
+    if np.isinf(prod).any():
+        return None
+    prod = prod[~np.isnan(prod)]  # (the poison of undefined lanes times an exact 0: shadow's times_zero)
+    return dict(max_product=float(prod.max(initial=0.0)), abs_sum=float(prod.sum()))

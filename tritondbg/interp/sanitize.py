@@ -404,7 +404,7 @@ class Sanitizer(Instrument, hooks.Listener):
         idx = tuple(int(i) for i in np.argwhere(new if example is None else example)[0]) if new.ndim else ()
         vals, products = [], None
         if name == "dot" and len(ins) >= 2 and len(idx) >= 2:  # a lane of a dot is a row times a column: the
-            products = _dot_products(ins[0], ins[1], idx)   # inputs at that index say nothing (helper-94)
+            products = nan_origin.dot_products(ins[0], ins[1], idx)   # inputs at that index say nothing (helper-94)
         for h in ins if products is None else ():
             f = shadow.as_float(h) if hasattr(h, "data") else None
             if f is None:
@@ -525,7 +525,10 @@ class Sanitizer(Instrument, hooks.Listener):
             e["severity"] = "warning"
         elif "times_zero" in info:  # undefined lanes times an exact 0: 0 for finite garbage (a warning)
             e = self._entry("poison", site, None, "times_zero", reaches=[], output=None)
-            e["times_zero"], e["severity"] = info["times_zero"], "warning"
+            products = e.setdefault("products", [])  # every product line of this load that reached a result
+            if info["times_zero"] not in products:
+                products.append(info["times_zero"])
+            e["times_zero"], e["severity"] = min(products, key=lambda t: t["line"]), "warning"
         else:
             e = self._entry("poison", site, None, "load", reaches=[], output=None, block_ptr=info.get("block_ptr"),
                             integer=info.get("integer"))
@@ -569,24 +572,6 @@ def _quiet_all_nan() -> None:
     """The filter, added where it is not (a test's catch_warnings may have taken it away since)."""
     if not any(f[0] == "ignore" and getattr(f[1], "pattern", None) == _ALL_NAN for f in warnings.filters):
         warnings.filterwarnings("ignore", message=_ALL_NAN, category=RuntimeWarning)
-
-
-def _dot_products(a, b, idx) -> dict | None:
-    """For lane ``idx`` of a dot: its row of ``a`` times its column of ``b``, the largest product and the sum of
-    their magnitudes (an overflow of a float16 accumulation shows as that sum past the type's largest value)."""
-    fa, fb = shadow.as_float(a), shadow.as_float(b)
-    if fa is None or fb is None or fa.ndim < 2 or fb.ndim < 2:
-        return None
-    try:
-        row, col = fa[idx[:-2] + (idx[-2],)], fb[idx[:-2] + (slice(None), idx[-1])]
-        with np.errstate(over="ignore", invalid="ignore"):
-            prod = np.abs(row.astype(np.float64) * col.astype(np.float64))
-    except (IndexError, ValueError):
-        return None
-    if np.isinf(prod).any():
-        return None
-    prod = prod[~np.isnan(prod)]  # (the poison of undefined lanes times an exact 0: shadow's times_zero)
-    return dict(max_product=float(prod.max(initial=0.0)), abs_sum=float(prod.sum()))
 
 
 def _dtype_name(h) -> str:
