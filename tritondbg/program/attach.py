@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from tritondbg.configs import FN_CHAIN, Withdrawn, in_trial, not_applicable_reason
+from tritondbg.errors import not_users_file
+from tritondbg.interp.frames import site_name
 from tritondbg.program import stacks
 from tritondbg.program.kernel_names import display_name
 from tritondbg.program.stacks import describe_site, user_stack
@@ -501,9 +503,7 @@ def say_terminated_outside(frame, how: str = "terminated (SIGTERM)") -> None:
     """One line where SIGTERM (a --timeout) ended the program outside any launch: the program's own line it was on
     (the innermost frame that is not Python's, a library's or tritondbg's), else nothing (helper-122: "timed out"
     with no place, after the program had printed its last line)."""
-    from tritondbg.errors import not_users_file
-    from tritondbg.interp.frames import site_name
-    from tritondbg.program import child
+    from tritondbg.program import child  # (loaded already: the program's bootstrap)
 
     if _SAID_OUTSIDE:  # (interpret's checker and capture's capturer may both listen: one line)
         return
