@@ -471,7 +471,7 @@ def say_interrupted(launch, index: int, exc: BaseException | None = None, frame=
     or SIGTERM ended the program (``frame``: where the signal landed; a CI timeout ends a stuck run so). Where it
     was: frames.interrupted_at, as a timeout's place (watchdog.where)."""
     from tritondbg.interp.findings import nth as _nth
-    from tritondbg.interp.frames import interrupted_at, site_name
+    from tritondbg.interp.frames import interrupted_at
     from tritondbg.program import child
 
     nth = _nth(index + 1)  # ``index``: launches of it before this one
