@@ -75,9 +75,12 @@ def check_target(target: str) -> None:
     except ValueError as exc:   # e.g. null bytes
         raise UsageError(f"{file}: not Python source ({exc})") from None
     if not _names_a_scenario(source):
-        kernels = _jit_kernels(source)
+        import ast
+
+        tree = ast.parse(source)  # (compile() above took it)
+        kernels = _jit_kernels(tree)
         name = target.partition("::")[2]
-        if kernels and not _runs_as_program(source):
+        if kernels and not _runs_as_program(tree):
             # a library's kernel file (flash-attn's rotary.py): nothing there launches the kernel (helper-123)
             k = name if name in kernels else kernels[0]
             raise UsageError(f"{file}{'::' + name if name else ''}: a file of @triton.jit kernels ({', '.join(kernels[:4])}"
@@ -94,15 +97,10 @@ def check_target(target: str) -> None:
                          "once its text names them (a `# Scenario` comment will do)")
 
 
-def _jit_kernels(source: bytes) -> list[str]:
-    """The functions a file decorates with something named ``jit`` (``@triton.jit``, ``@jit``, ``@triton.jit(...)``),
-    under any autotune / heuristics decorators; [] for a file that does not parse."""
+def _jit_kernels(tree) -> list[str]:
+    """The functions a module's ``tree`` decorates with something named ``jit`` (``@triton.jit``, ``@jit``,
+    ``@triton.jit(...)``), under any autotune / heuristics decorators."""
     import ast
-
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
 
     def named_jit(d) -> bool:
         d = d.func if isinstance(d, ast.Call) else d
@@ -111,17 +109,13 @@ def _jit_kernels(source: bytes) -> list[str]:
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and any(map(named_jit, n.decorator_list))]
 
 
-def _runs_as_program(source: bytes) -> bool:
+def _runs_as_program(tree) -> bool:
     """Whether a file does something when run, as an import-only library module does not: an
     ``if __name__ == "__main__"`` block, a call statement, a ``with`` / ``for`` / ``while`` at module level, or a
     kernel launch (``name[grid](...)``) anywhere outside its functions (helper-125: ``out = k[grid](x)``,
     ``with torch.no_grad(): run()``). A module-level ``ALPHA = tl.constexpr(...)`` is a library's too."""
     import ast
 
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return True
     for node in tree.body:
         if isinstance(node, ast.If) and "__main__" in ast.dump(node.test):
             return True

@@ -211,16 +211,14 @@ def _create_dot_scaled(self, lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_for
     import triton.language as tl
     from triton.runtime import interpreter as I
 
-    from tritondbg.interp import lowp
+    from tritondbg.interp import values
 
     def operand(h, scale, fmt, k_pack, is_rhs):
         v = _mx_values(h, fmt.name, k_pack, is_rhs)
         if scale is None:
             return v
-        if _float_scale(scale):
-            raw = np.asarray(scale.data)
-            f = (lowp.decode(raw, scale.dtype) if raw.dtype.itemsize < 4 and raw.dtype.kind in "ui" else raw)
-            f = f.astype(np.float32)
+        if _float_scale(scale):  # (bf16 / fp8 storage decoded, fp16 widened)
+            f = values.array(scale).astype(np.float32)
         else:
             s = scale.data.astype(np.int32)
             f = np.where(s == 255, np.float32(np.nan), np.ldexp(np.float32(1), s - 127)).astype(np.float32)
