@@ -277,6 +277,10 @@ def _message(e: dict) -> str:
         from tritondbg.interp.shifts import message
 
         return message(e)
+    if kind == "cast":
+        from tritondbg.interp.casts import message
+
+        return message(e)
     if kind == "masked_reduction" and e["op"] == "dot":
         return _dot_message(e)
     if kind == "masked_reduction":

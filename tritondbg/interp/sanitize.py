@@ -33,7 +33,7 @@ from tritondbg.interp.poison import handle_kind, payload_ids, poison_array  # no
 from tritondbg.interp.values import element_width
 from tritondbg.runner import Instrument
 
-KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf", "shift")
+KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf", "shift", "cast")
 _MAX_NONFINITE_EVENTS = 64
 _MAX_RACE_ELEMENTS = 1 << 26  # stop recording stores past 64M elements (memory), say so in the finding
 
@@ -85,7 +85,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.program_fill: str | None = None
         self.poison_stores: dict[int, dict] = {}
         self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
-        self.shift_sids: set[int] = set()           # poison ids of shifts by the width or more (shifts.py)
+        self.lane_sids: set[int] = set()            # poison ids of lanes a shift or a cast spoilt (shifts.py, casts.py)
         self.times_zero_sids: set[int] = set()      # poison ids of undefined lanes an exact 0 multiplied
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.store_spans: dict[tuple, tuple] = {}   # (file, line) of a store -> (lowest, highest) address written
@@ -302,15 +302,17 @@ class Sanitizer(Instrument, hooks.Listener):
             self.uninit_sids.add(sid)
         return sid, self.poison_info[sid]
 
-    def shift_site(self, site, what: dict) -> int:
-        """The poison id of a shift's line whose amounts leave lanes undefined (shifts.py); ``what``: its first."""
-        key = (site[0], site[1], "shift")
+    def lane_site(self, site, kind: str, what: dict) -> int:
+        """The poison id of a line whose op spoilt lanes: ``kind`` "shift" (amounts that leave them undefined,
+        shifts.py) or "cast" (a value the integer type cannot hold, casts.py); ``what``: its first."""
+        key = (site[0], site[1], kind)
         sid = self.poison_sites.get(key)
         if sid is None:
             sid = self._new_sid(key)
             self.poison_info[sid] = dict(file=site[0], line=site[1], function=site[2], pid=list(self.pid),
-                                         kernel=self.launch.kernel if self.launch else "?", oob_only=False, shift=what)
-            self.shift_sids.add(sid)
+                                         kernel=self.launch.kernel if self.launch else "?", oob_only=False,
+                                         **{kind: what})
+            self.lane_sids.add(sid)
         return sid
 
     def uninit_entry(self, sid: int) -> dict:
@@ -340,7 +342,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.nonfinite_reached |= reached
         if self.program_mode and reached:
             nan_stores.record(self, ptrs, value, live, frames.site())
-        if self.shift_sids:
+        if self.lane_sids:
             shifts.check_store(self, ptrs, value, live)
 
     def record_store(self, ptrs, value, mask) -> None:
@@ -378,7 +380,7 @@ class Sanitizer(Instrument, hooks.Listener):
             self._poison_store(value, live, site)
         if self.uninit_sids:
             uninit_reads.check_store(self, ptrs, value, live)
-        if self.shift_sids:
+        if self.lane_sids:
             shifts.check_store(self, ptrs, value, live)
 
     def _poison_store(self, value, live, site) -> None:
@@ -522,6 +524,11 @@ class Sanitizer(Instrument, hooks.Listener):
             what = info["shift"]
             e = self._entry("shift", site, None, what["op"], reaches=[], stored=None, example=what["example"],
                             width=what["width"], dtype=what["dtype"])
+            e["severity"] = "warning"
+        elif "cast" in info:  # lanes a cast to an integer type spoilt, used (casts.py): a warning
+            what = info["cast"]
+            e = self._entry("cast", site, None, what["op"], reaches=[], stored=None,
+                            **{k: what[k] for k in ("example", "implicit", "src", "dst", "lo", "hi")})
             e["severity"] = "warning"
         elif "times_zero" in info:  # undefined lanes times an exact 0: 0 for finite garbage (a warning)
             e = self._entry("poison", site, None, "times_zero", reaches=[], output=None)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import nan_origin, nan_stores, shadow_pads, shifts
+from tritondbg.interp import casts, nan_origin, nan_stores, shadow_pads, shifts
 # the pad rules of elementwise ops (value-aware: x * 0, x + 0, max/min, m & cond) and undefined lanes times 0
 from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero, padding_share, won_by_undefined
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
@@ -559,6 +559,8 @@ def _patches():
     out.append((B, "create_dot", _wrap_dot))
     for name, op in (("create_shl", np.left_shift), ("create_lshr", np.right_shift), ("create_ashr", np.right_shift)):
         out.append((B, name, lambda orig, op=op: shifts.wrap(orig, op)))  # (ashr makes new handles: checked before)
+    for name, from_float in (("create_fp_to_si", True), ("create_fp_to_ui", True), ("create_int_cast", False)):
+        out.append((B, name, lambda orig, f=from_float: casts.wrap(orig, f)))  # (they call cast_impl, wrapped above)
     out.append((I.ReduceOps, "apply", _wrap_reduce))
     out.append((I.ScanOps, "apply", _wrap_scan))
     return out

@@ -48,7 +48,7 @@ def mark(lhs, rhs, out, op) -> None:
     frame = _site_frame()
     site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
     idx = tuple(int(i) for i in np.argwhere(bad)[0])
-    sid = san.shift_site(site, dict(op="<<" if op is np.left_shift else ">>", width=width, dtype=str(lhs.data.dtype),
+    sid = san.lane_site(site, "shift", dict(op="<<" if op is np.left_shift else ">>", width=width, dtype=str(lhs.data.dtype),
                                     example=(list(idx), int(np.broadcast_to(amount, shape)[idx]))))
     _set_pad(out, np.where(bad, sid + 2, old).astype(np.uint8))
 
@@ -57,7 +57,7 @@ def check_store(san, ptrs, value, live) -> None:
     """A store (or atomic) of lanes a shift left undefined: the shift's warning, with the element they land in."""
     from tritondbg.interp.uninit_reads import tell_stored
 
-    tell_stored(san, ptrs, value, live, san.shift_sids, lambda sid: san._poison_entry(san.poison_info[sid]))
+    tell_stored(san, ptrs, value, live, san.lane_sids, lambda sid: san._poison_entry(san.poison_info[sid]))
 
 
 def message(e: dict) -> str:

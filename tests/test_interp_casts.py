@@ -1,0 +1,120 @@
+"""Casts to an integer type whose lanes lose their value (interp/casts.py): a float out of the integer's range or
+NaN (undefined: LLVM makes it poison; a quantiser missing its clamp), and a store's implicit narrowing of an integer
+that changes it (helper-126: int64 -381 stored into int8 as -125). Both ran silent before."""
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+from conftest import run_cli
+
+pytestmark = pytest.mark.interpreter
+
+PROG = textwrap.dedent('''
+import sys, torch, triton, triton.language as tl
+
+@triton.jit
+def quant(x_ptr, q_ptr, inv_scale, n, CLAMP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=float("nan")).to(tl.float32) * inv_scale
+    if CLAMP:
+        x = tl.clamp(x, -128.0, 127.0)
+    tl.store(q_ptr + offs, x.to(tl.int8), mask=offs < n)  # CAST
+
+@triton.jit
+def quant_wide(x_ptr, q_ptr, inv_scale, n, CLAMP: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    q = tl.load(x_ptr + offs, mask=offs < n, other=0.0).to(tl.float32) * inv_scale
+    q = q.to(tl.int64)  # in range: no finding here
+    if CLAMP:
+        q = tl.minimum(tl.maximum(q, -128), 127)
+    tl.store(q_ptr + offs, q, mask=offs < n)  # NARROW
+
+x = torch.linspace(-3, 3, 100, device="cuda").to(torch.bfloat16)
+q = torch.empty(100, dtype=torch.int8, device="cuda")
+inv_scale, clamp = float(sys.argv[1]), sys.argv[2] == "clamp"
+quant[(1,)](x, q, inv_scale, 100, CLAMP=clamp, BLOCK=128)
+print("quant", q[:3].tolist())
+quant_wide[(1,)](x, q, inv_scale, 100, CLAMP=clamp, BLOCK=128)
+print("wide", q[:3].tolist())
+''')
+
+
+def _line(tag):
+    return next(i for i, ln in enumerate(PROG.splitlines(), 1) if ln.rstrip().endswith("# " + tag))
+
+
+@pytest.mark.parametrize("inv_scale, clamp, told", [("127", "clamp", False), ("40", "no", False),
+                                                   ("127", "no", True)])
+def test_an_integer_cast_that_loses_the_value_is_a_warning_at_its_line(tmp_path, cli_env, inv_scale, clamp, told):
+    (tmp_path / "prog.py").write_text(PROG)
+    p = run_cli(["interpret", "--strict", "--", sys.executable, "prog.py", inv_scale, clamp], cli_env, cwd=tmp_path)
+    warn = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: warning: cast in")]
+    assert "quant [" in p.stdout and "wide [" in p.stdout, p.stderr[-3000:]
+    if not told:  # in range (clamped, or a scale that keeps |x| * 40 <= 120); the NaN padding lanes are not told
+        assert p.returncode == 0 and not warn, p.stderr[-3000:]
+        return
+    assert p.returncode != 0, p.stderr[-3000:]  # --strict fails on a warning
+    assert len(warn) == 2, p.stderr[-3000:]
+    cast, narrow = warn
+    assert f"cast in quant at prog.py:{_line('CAST')}" in cast, cast
+    assert "the cast from fp32 to int8 of -381 (lane (0,); 66 lane(s) NaN or outside -128..127" in cast, cast
+    assert f"stored at line {_line('CAST')} into q_ptr[0]" in cast and "Clamp to -128..127 before" in cast, cast
+    assert f"cast in quant_wide at prog.py:{_line('NARROW')}" in narrow, narrow
+    assert "the store's implicit cast from int64 to int8 changed -381 to -125 (lane (0,); 66 lane(s)" in narrow
+    assert "stored into q_ptr[0]" in narrow, narrow
+
+
+DROPPED = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def kept_out(x_ptr, o_ptr, h_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=float("inf"))  # the padding lanes: inf
+    big = x * 1e6
+    i = big.to(tl.int32)  # out of range where |x| > 2147, not stored
+    tl.store(o_ptr + offs, tl.where(tl.abs(big) < 1e9, i, -1), mask=offs < n)
+    w = (offs.to(tl.int64) * 2654435761).to(tl.uint32)  # a hash truncates on purpose: an explicit cast
+    tl.store(h_ptr + offs, w.to(tl.int32, bitcast=True), mask=offs < n)
+
+x = torch.tensor([0.5, -1.25, 3000.0, float("nan")] * 8, device="cuda")
+o = torch.empty(32, dtype=torch.int32, device="cuda")
+h = torch.empty(32, dtype=torch.int32, device="cuda")
+kept_out[(1,)](x, o, h, 32, BLOCK=64)
+print("ok", o[:4].tolist())
+''')
+
+
+def test_lanes_a_where_drops_padding_and_explicit_integer_casts_are_not_told(tmp_path, cli_env):
+    (tmp_path / "prog.py").write_text(DROPPED)
+    p = run_cli(["interpret", "--strict", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "cast" not in p.stderr, p.stderr[-3000:]
+    assert "ok [500000, -1250000, -1, -1]" in p.stdout, p.stdout
+
+
+NAN = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def index_of(x_ptr, o_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(o_ptr + offs, tl.load(x_ptr + offs).to(tl.int32))  # NAN
+
+x = torch.tensor([1.0, 2.0, float("nan"), 4.0], dtype=torch.bfloat16, device="cuda")
+o = torch.empty(4, dtype=torch.int32, device="cuda")
+index_of[(1,)](x, o, BLOCK=4)
+print("ok", o[:2].tolist())
+''')
+
+
+def test_a_bf16_nan_cast_to_an_integer_is_told_as_nan(tmp_path, cli_env):
+    """(Triton casts bf16 to an integer through fp32: the cast told is that one.)"""
+    (tmp_path / "prog.py").write_text(NAN)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    line = next(i for i, ln in enumerate(NAN.splitlines(), 1) if ln.rstrip().endswith("# NAN"))
+    warn = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: warning: cast in index_of")]
+    assert p.returncode == 0 and "ok [1, 2]" in p.stdout, p.stderr[-3000:]
+    assert len(warn) == 1 and f"prog.py:{line}" in warn[0], p.stderr[-3000:]
+    assert "the cast from fp32 to int32 of NaN (lane (2,); 1 lane(s) NaN or outside" in warn[0], warn[0]
