@@ -12,6 +12,10 @@ This script checks every call of that signature, one child process per variant, 
   noplan    the cached launcher dropped before each call (every call through the autotuned path)
   contig    q, k, v made contiguous (B, H, N, D): the layout's part
   pinned    the autotuner's pick pinned (``_attention(config=...)``) for every call
+  forced    the autotuner given only 64x64 w4 s3 (the pick under load), so the cached launcher holds it: the
+            config's part without the load (run it with --hogs 0 too)
+  nocache   as forced, with the launcher's expanded host descriptors (CUtensorMaps by base pointer) dropped
+            before each call
 Usage: python tests/bench/bnhd_load.py [--hogs 3] [--rounds 3] [--variants plain,sync,noplan,contig,pinned]
 Prints one line per (variant, round, call): ok / BAD with the max abs error; exit 1 on any BAD."""
 from __future__ import annotations
@@ -52,6 +56,11 @@ def child(variant: str, rounds: int) -> int:
             return torch.randn(B, N, h, D, device="cuda").to(torch.bfloat16).transpose(1, 2)
         return one(H), one(HKV), one(HKV)
 
+    if variant in ("forced", "nocache"):
+        A._attn_fwd_kernel.configs = [c for c in A._attn_fwd_kernel.configs
+                                      if (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages,
+                                          c.kwargs["WARP_SPEC"]) == (64, 64, 4, 3, False)]
+        assert len(A._attn_fwd_kernel.configs) == 1, A._attn_fwd_kernel.configs
     for r in range(rounds):
         A._PREFILL_PLANS.clear()
         cache = getattr(A._attn_fwd_kernel, "cache", None)
@@ -66,19 +75,26 @@ def child(variant: str, rounds: int) -> int:
                 ref4 = A.reference(q, k, v, causal=True).float()
             if variant == "noplan":
                 A._PREFILL_PLANS.clear()
+            if variant == "nocache":
+                for plan in A._PREFILL_PLANS.values():
+                    for c in plan.launcher.desc_cache:
+                        c.clear()
+            plan = next(iter(A._PREFILL_PLANS.values()), None)
+            how = "none" if plan is None else ("raw" if plan.launcher.raw is not None else "wrapped") + \
+                (" tma" if plan.descs is not None else " ptr")
             if variant == "pinned" and call > 1:
                 o = A._attention(q, k, v, True, None, None, config=A._attn_fwd_kernel.best_config)
             else:
                 o = A.attention(q, k, v, causal=True)
             if variant == "sync":
                 torch.cuda.synchronize()
-            outs.append((call, o, ref4 if call == 4 else ref))
-        for call, o, want in outs:
+            outs.append((call, o, ref4 if call == 4 else ref, how))
+        for call, o, want, how in outs:
             err = (o.float() - want).abs().max().item()
             ok = bool(torch.isfinite(o.float()).all()) and err <= 2e-2 * max(1.0, want.abs().max().item())
             bad += not ok
             print(f"{'ok ' if ok else 'BAD'} {variant} round {r} call {call}: max abs err {err:.3g} "
-                  f"config {getattr(A._attn_fwd_kernel, 'best_config', None)}", flush=True)
+                  f"plan before the call {how}; config {getattr(A._attn_fwd_kernel, 'best_config', None)}", flush=True)
     return 1 if bad else 0
 
 
