@@ -281,6 +281,10 @@ def _message(e: dict) -> str:
         from tritondbg.interp.casts import message
 
         return message(e)
+    if kind == "layout":
+        from tritondbg.interp.layouts import message
+
+        return message(e)
     if kind == "masked_reduction" and e["op"] == "dot":
         return _dot_message(e)
     if kind == "masked_reduction":
