@@ -110,11 +110,54 @@ print("ok", o[:2].tolist())
 
 
 def test_a_bf16_nan_cast_to_an_integer_is_told_as_nan(tmp_path, cli_env):
-    """(Triton casts bf16 to an integer through fp32: the cast told is that one.)"""
+    """(Triton casts bf16 to an integer through fp32: the type told is the kernel's own, helper-127.)"""
     (tmp_path / "prog.py").write_text(NAN)
     p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     line = next(i for i, ln in enumerate(NAN.splitlines(), 1) if ln.rstrip().endswith("# NAN"))
     warn = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: warning: cast in index_of")]
     assert p.returncode == 0 and "ok [1, 2]" in p.stdout, p.stderr[-3000:]
     assert len(warn) == 1 and f"prog.py:{line}" in warn[0], p.stderr[-3000:]
-    assert "the cast from fp32 to int32 of NaN (lane (2,); 1 lane(s) NaN or outside" in warn[0], warn[0]
+    assert "the cast from bf16 to int32 of NaN (lane (2,); 1 lane(s) NaN or outside" in warn[0], warn[0]
+
+
+ATOMIC_NAN = textwrap.dedent('''
+import torch, triton, triton.language as tl
+from triton.language.extra import libdevice
+
+@triton.jit
+def count(c_ptr, v_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.atomic_add(c_ptr + offs, tl.load(v_ptr + offs))  # ATOMIC
+
+@triton.jit
+def rowwise(x_ptr, q_ptr, N: tl.constexpr):
+    row = tl.program_id(0)
+    x = tl.load(x_ptr + row * N + tl.arange(0, N))
+    amax = tl.max(tl.abs(x), 0)
+    q = libdevice.llrint(127.0 * (x / amax))  # an all-zero row: 0 / 0
+    tl.store(q_ptr + row * N + tl.arange(0, N), q)  # LLRINT
+
+c = torch.zeros(4, dtype=torch.int32, device="cuda")
+count[(1,)](c, torch.tensor([1, 2, 3 << 32, 4], dtype=torch.int64, device="cuda"), BLOCK=4)
+x = torch.randn(2, 8, device="cuda")
+x[1] = 0
+q = torch.empty(2, 8, dtype=torch.int8, device="cuda")
+rowwise[(2,)](x, q, N=8)
+print("ok", c.tolist())
+''')
+
+
+def test_an_atomic_narrowing_and_a_nan_through_llrint_say_what_they_are(tmp_path, cli_env):
+    """helper-127: an int64 operand of an int32 atomic read "the store's ... stored"; an all-zero row's 0 / 0 through
+    llrint (INT64_MIN here) stored into int8 advised a clamp, which would store -128."""
+    (tmp_path / "prog.py").write_text(ATOMIC_NAN)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "ok [1, 2, 0, 4]" in p.stdout, p.stderr[-3000:]
+    warn = {ln.split(" in ")[1].split(" at ")[0]: ln for ln in p.stderr.splitlines()
+            if ln.startswith("tritondbg: warning: cast in")}
+    assert set(warn) == {"count", "rowwise"}, p.stderr[-3000:]
+    assert "the atomic's implicit cast from int64 to int32 changed 12884901888 to 0" in warn["count"], warn["count"]
+    assert "reached through the atomic into c_ptr[2]" in warn["count"] and "a store" not in warn["count"]
+    assert "changed -9223372036854775808 to 0" in warn["rowwise"] and "a NaN upstream" in warn["rowwise"], \
+        warn["rowwise"]
+    assert "Clamp" not in warn["rowwise"], warn["rowwise"]

@@ -22,8 +22,10 @@ import numpy as np
 from tritondbg.interp.shadow_values import _bcast, _debug_raise, _set_pad, _site_frame, pad_of
 
 # the semantic functions (Triton 3.6 and 3.9) whose cast of the value is a store's or an atomic's implicit one
-_IMPLICIT = frozenset({"store", "_store_legacy", "_store_block_pointer", "descriptor_store", "atomic_store",
-                       "atom_red_typechecking_impl"})
+_STORES = frozenset({"store", "_store_legacy", "_store_block_pointer", "descriptor_store"})
+_ATOMICS = frozenset({"atomic_store", "atom_red_typechecking_impl", "atomic_cas"})
+# what numpy gives for NaN or a value past the range converted to int32 / int64 (x86's "integer indefinite")
+_INDEFINITE = (-(1 << 31), -(1 << 63))
 
 
 def wrap(orig, from_float: bool):
@@ -39,16 +41,36 @@ def wrap(orig, from_float: bool):
     return cast
 
 
-def _implicit() -> bool:
-    """The running cast is a store's (or an atomic's) conversion to the pointer's element type."""
+def _implicit() -> str:
+    """"store" / "atomic" where the running cast is a store's (an atomic's) conversion to the pointer's element
+    type, else ""."""
     f = sys._getframe(3)
     for _ in range(6):
         if f is None:
-            return False
-        if f.f_code.co_name in _IMPLICIT and f.f_code.co_filename.endswith("semantic.py"):
-            return True
+            return ""
+        if f.f_code.co_filename.endswith("semantic.py"):
+            if f.f_code.co_name in _STORES:
+                return "store"
+            if f.f_code.co_name in _ATOMICS:
+                return "atomic"
         f = f.f_back
-    return False
+    return ""
+
+
+def _source_type(src) -> str:
+    """The type the kernel cast from: Triton casts fp16 / bf16 to an integer through fp32 (``cast`` calling itself),
+    so the outermost ``cast`` frame of Triton's semantic above this one holds the kernel's own operand."""
+    name = _src_name(src)
+    f = sys._getframe(1)
+    for _ in range(12):
+        if f is None:
+            break
+        if f.f_code.co_name == "cast" and f.f_code.co_filename.endswith("semantic.py"):
+            handle = getattr(f.f_locals.get("input"), "handle", None)
+            if handle is not None:
+                name = _src_name(handle)
+        f = f.f_back
+    return name
 
 
 def _type_name(dtype) -> str:
@@ -74,11 +96,12 @@ def mark(src, out, from_float: bool) -> None:
         implicit = _implicit()
     else:
         x = getattr(src, "data", None)
-        if not isinstance(x, np.ndarray) or x.dtype.kind not in "iu" or x.dtype.itemsize <= dst.dtype.itemsize \
-                or not _implicit():
+        if not isinstance(x, np.ndarray) or x.dtype.kind not in "iu" or x.dtype.itemsize <= dst.dtype.itemsize:
+            return
+        implicit = _implicit()
+        if not implicit:
             return
         bad = dst.astype(x.dtype) != x
-        implicit = True
     if not np.any(bad):
         return
     shape = np.shape(dst)
@@ -96,7 +119,7 @@ def mark(src, out, from_float: bool) -> None:
     given = float(given) if from_float else int(given)
     info = np.iinfo(dst.dtype)
     sid = san.lane_site(site, "cast", dict(op="fptosi" if from_float else "narrow", implicit=implicit,
-                                           src=_type_name(x.dtype) if not from_float else _src_name(src),
+                                           src=_type_name(x.dtype) if not from_float else _source_type(src),
                                            dst=_type_name(dst.dtype), lo=int(info.min), hi=int(info.max),
                                            example=(list(idx), given, int(got))))
     _set_pad(out, np.where(bad, sid + 2, old).astype(np.uint8))
@@ -112,16 +135,23 @@ def message(e: dict) -> str:
     where = []
     if e.get("stored"):
         at = "" if e.get("implicit") and e["stored_at"] == e["line"] else f" at line {e['stored_at']}"
-        where.append(f"stored{at} into {e['stored']}")
+        verb = "reached through the atomic" if e.get("implicit") == "atomic" else "stored"
+        where.append(f"{verb}{at} into {e['stored']}")
     if e.get("reaches"):
         where.append("they enter " + ", ".join(e["reaches"]))
     used = f"; {'; '.join(where)}" if where else ""
-    how = "the store's implicit cast" if e.get("implicit") else "the cast"
+    how = {"store": "the store's implicit cast", "atomic": "the atomic's implicit cast"}.get(e.get("implicit"),
+                                                                                             "the cast")
     if e["op"] == "narrow":
-        return (f"{how} from {e['src']} to {e['dst']} changed {given} to {got} (lane {tuple(idx)}; {e['lanes']} "
-                f"lane(s) outside {e['lo']}..{e['hi']}{used}): a store narrows an integer by keeping its low bits, on "
-                f"the GPU too. Clamp to {e['lo']}..{e['hi']} first (a quantiser missing its clamp?), or store into a "
-                "wider tensor")
+        head = (f"{how} from {e['src']} to {e['dst']} changed {given} to {got} (lane {tuple(idx)}; {e['lanes']} "
+                f"lane(s) outside {e['lo']}..{e['hi']}{used})")
+        if given in _INDEFINITE:  # what a NaN became on its way to an integer here (llrint, .to(tl.int64))
+            return (f"{head}: {given} is what a NaN or an out-of-range float becomes here when converted to "
+                    f"{e['src']} (libdevice.llrint / float2int, .to()): a NaN upstream (0 / 0 of an all-zero row or "
+                    "block?) or a value past the range; guard it before the conversion")
+        what = "an atomic narrows its operand" if e.get("implicit") == "atomic" else "a store narrows an integer"
+        return (f"{head}: {what} by keeping its low bits, on the GPU too. Clamp to {e['lo']}..{e['hi']} first (a "
+                "quantiser missing its clamp?), or use a wider tensor")
     shown = "NaN" if given != given else f"{given:.6g}"
     return (f"{how} from {e['src']} to {e['dst']} of {shown} (lane {tuple(idx)}; {e['lanes']} lane(s) NaN or outside "
             f"{e['lo']}..{e['hi']}{used}): undefined (LLVM makes an out-of-range float-to-int conversion poison; the "
