@@ -43,6 +43,40 @@ def scale_flat(x_ptr, y_ptr, numel, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < numel) * 2.0, mask=offs < numel)
 
+@triton.jit
+def matmul_nostride_bn(a_ptr, b_ptr, c_ptr, K, N, stride_am, stride_bk, stride_bn, stride_cm,
+                       BLOCK_K: tl.constexpr, BLOCK_N: tl.constexpr):  # BUGGY_MM
+    m = tl.program_id(0)
+    k = tl.arange(0, BLOCK_K)
+    n = tl.arange(0, BLOCK_N)
+    a = tl.load(a_ptr + m * stride_am + k, mask=k < K, other=0.0)
+    b = tl.load(b_ptr + k[:, None] * stride_bk + n[None, :], mask=(k[:, None] < K) & (n[None, :] < N), other=0.0)
+    tl.store(c_ptr + m * stride_cm + n, tl.sum(a[:, None] * b, 0), mask=n < N)
+
+@triton.jit
+def rownorm(X, Y, stride, N, BLOCK: tl.constexpr):  # BUGGY_GENERIC
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + row * stride + cols, mask=cols < N, other=0.0)
+    tl.store(Y + row * N + cols, x / tl.sqrt(tl.sum(x * x, 0) / N), mask=cols < N)  # (Y: contiguous)
+
+@triton.jit
+def softmax_ld(x_ptr, y_ptr, stride_xm, ld_x, stride_y, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_xm + cols * ld_x, mask=cols < n, other=float("-inf"))
+    e = tl.exp(x - tl.max(x, 0))
+    tl.store(y_ptr + row * stride_y + cols, e / tl.sum(e, 0), mask=cols < n)
+
+@triton.jit
+def scale_bnhd(q_ptr, o_ptr, stride_qb, stride_qh, H: tl.constexpr, D: tl.constexpr, N: tl.constexpr):
+    # q handed as (B, N, H, D).transpose(1, 2): the kernel knows its token stride is H * D
+    b, h = tl.program_id(0), tl.program_id(1)
+    n = tl.arange(0, N)
+    d = tl.arange(0, D)
+    src = q_ptr + b * stride_qb + h * stride_qh + n[:, None] * (H * D) + d[None, :]
+    tl.store(o_ptr + ((b * H + h) * N + n[:, None]) * D + d[None, :], tl.load(src) * 2.0)
+
 a = torch.randn(48, 40, device="cuda")
 x = a.t()                      # (40, 48), strides (1, 40)
 y = torch.empty(40, 48, device="cuda")
@@ -60,18 +94,48 @@ print("matvec", torch.allclose(o, weight @ v, atol=1e-4))
 yy = torch.empty_like(x)       # the same permuted layout: a flat kernel is right on it
 scale_flat[(2,)](x, yy, x.numel(), BLOCK=1024)
 print("flat", torch.equal(yy, x * 2))
+xm = torch.randn(3, 40, device="cuda")
+cm = torch.empty(3, 24, device="cuda")
+matmul_nostride_bn[(3,)](xm, wt, cm, 40, 24, xm.stride(0), wt.stride(0), wt.stride(1), cm.stride(0),
+                         BLOCK_K=64, BLOCK_N=32)
+print("mm", torch.allclose(cm, xm @ wt, atol=1e-4))
+x2 = torch.randn(48, 40, device="cuda").t()
+y2 = torch.empty(40, 48, device="cuda")
+rownorm[(40,)](x2, y2, x2.stride(0), 48, BLOCK=64)
+print("generic", torch.allclose(y2, x2 / x2.pow(2).mean(-1, keepdim=True).sqrt(), atol=1e-4))
+softmax_ld[(40,)](x, y, x.stride(0), x.stride(1), y.stride(0), 48, BLOCK=64)
+print("ld", (y - ref).abs().max().item() < 1e-5)
+q = torch.randn(2, 8, 4, 16, device="cuda").transpose(1, 2)
+oq = torch.empty(2, 4, 8, 16, device="cuda")
+scale_bnhd[(2, 4)](q, oq, q.stride(0), q.stride(1), H=4, D=16, N=8)
+print("bnhd", torch.equal(oq, q * 2))
 ''')
 
 
-def test_a_row_kernel_handed_a_transpose_without_its_column_stride_is_a_warning(tmp_path, cli_env):
+def _line(tag):
+    return next(i for i, ln in enumerate(PROG.splitlines(), 1) if ln.rstrip().endswith("# " + tag))
+
+
+def test_a_kernel_handed_a_transpose_without_one_of_its_strides_is_a_warning(tmp_path, cli_env):
     (tmp_path / "prog.py").write_text(PROG)
     p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert p.returncode == 0, p.stderr[-3000:]
-    # the buggy kernel is wrong, the others right: what the warning must tell apart
-    assert "rows False" in p.stdout and "strided True" in p.stdout and "matvec True" in p.stdout \
-        and "flat True" in p.stdout, p.stdout
-    warn = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: warning: layout in")]
-    line = next(i for i, ln in enumerate(PROG.splitlines(), 1) if ln.rstrip().endswith("# BUGGY"))
-    assert len(warn) == 1 and f"layout in softmax_rows at prog.py:{line}" in warn[0], p.stderr[-3000:]
-    assert "x_ptr is a permuted view (shape (40, 48), strides (1, 40)" in warn[0], warn[0]
-    assert "handed stride_x = 1 (x_ptr.stride(0)) but no stride-named integer equal to its stride(1) = 40" in warn[0]
+    # the buggy kernels are wrong, the others right: what the warning must tell apart
+    for tag, right in (("rows", False), ("strided", True), ("matvec", True), ("flat", True), ("mm", False),
+                       ("generic", False), ("ld", True), ("bnhd", True)):
+        assert f"{tag} {right}" in p.stdout, p.stdout
+    warn = {}
+    for ln in p.stderr.splitlines():
+        if ln.startswith("tritondbg: warning: layout in "):
+            warn.setdefault(ln.split(" in ")[1].split(" at ")[0], []).append(ln)
+    assert set(warn) == {"softmax_rows", "matmul_nostride_bn", "rownorm"}, p.stderr[-3000:]
+    (rows,) = warn["softmax_rows"]  # y is contiguous: only x is told
+    assert f"softmax_rows at prog.py:{_line('BUGGY')}" in rows, rows
+    assert "the tensor handed as x_ptr is a permuted view (shape (40, 48), strides (1, 40)" in rows, rows
+    assert "was handed stride_x = 1 (its stride(0)), no stride argument equal to its stride(1) = 40" in rows, rows
+    # helper-128: w.t()'s stride(1) is K, the activation's row stride too; only b's own stride names count
+    (mm,) = warn["matmul_nostride_bn"]
+    assert f"prog.py:{_line('BUGGY_MM') - 1}" in mm and "handed as b_ptr" in mm and "stride(1) = 40" in mm, mm
+    # a bare `stride` speaks of every tensor (tutorial 05's layer norm, Liger's swiglu)
+    (generic,) = warn["rownorm"]
+    assert "handed as X " in generic and "was handed stride = 1 (its stride(0))" in generic, generic

@@ -118,7 +118,7 @@ def _usage(source: str, arg: str) -> tuple[bool, bool, bool] | None:
 _sources: dict[int, tuple] = {}  # id(code object) -> (the code object, its function's dedented source)
 
 
-def _function(fn):
+def function(fn):
     """The Python function under a kernel object (InterpretedFunction -> JITFunction -> the function)."""
     f = fn
     for _ in range(3):
@@ -128,7 +128,7 @@ def _function(fn):
 
 def _source(fn) -> str | None:
     """The dedented source of kernel ``fn``'s function (read once per code object), or None."""
-    f = _function(fn)
+    f = function(fn)
     code = getattr(f, "__code__", None)
     kept = _sources.get(id(code)) if code is not None else None
     if kept is not None and kept[0] is code:
@@ -181,7 +181,7 @@ def writes(fn) -> bool | None:
     effect, called = found
     if effect:
         return True
-    glob = getattr(_function(fn), "__globals__", {})
+    glob = getattr(function(fn), "__globals__", {})
     return any(hasattr(glob.get(name), "fn") for name in called)  # a jit helper: may store
 
 

@@ -1,17 +1,20 @@
-"""A permuted tensor handed with some of its strides but not the one a kernel must apply.
+"""A permuted tensor whose strides a kernel was not handed.
 
-A transposed or permuted view (``x.t()``, ``x.transpose(1, 2)``, ``x.permute(...)``) covers its whole storage, so a
-kernel that ignores one of its strides (``x_ptr + row * stride_row + cols``: the columns taken as contiguous) reads
-only the tensor's own elements, in the wrong places: no out-of-bounds, no outside_view, silent wrong values
-(helper-126: xformers' softmax backward handed a non-contiguous gradient). What a launch says about it: the kernel
-names the tensor and a stride-named integer whose name speaks of it (``stride_xm`` of ``x_ptr``) equal to one of its
-strides (it addresses the tensor by strides), but no stride-named integer it names equals the stride of a dimension
-whose stride is neither 1 nor the one a contiguous tensor of that shape has there. A warning at the kernel's
-``def``, once per kernel and argument.
+A transposed or permuted view (``x.t()``, ``x.transpose(1, 2)``, ``x.permute(...)``, an ``empty_like`` of one) covers
+its whole storage, so a kernel that ignores one of its strides (``x_ptr + row * stride_row + cols``: the columns taken
+as contiguous) reads and writes only the tensor's own elements, in the wrong places: no out-of-bounds, no
+outside_view, silent wrong values (helper-126: xformers' softmax backward handed a non-contiguous gradient). What a
+launch says about it: the kernel addresses memory by strides (it names stride-named integers: ``stride_xm``,
+``x_row_stride``, a bare ``stride``, ``ldx``), names the tensor, and is handed no such integer equal to the stride of a
+dimension whose stride is neither 1 nor the one a contiguous tensor of that shape has there. Where stride arguments
+speak of the tensor (``stride_bk`` of ``b_ptr``, or a bare ``stride`` for every tensor), only those count: nn.Linear's
+``w.t()`` has the row stride of the activation beside it (helper-128). A stride the kernel could build from its
+constexprs (``D``, ``H * D``: a layout it knows) counts as handed. A warning at the kernel's ``def``, once per kernel
+and argument.
 
-Left alone: a kernel handed none of the tensor's strides (flat elementwise kernels over a dense view, with an output
-made by ``empty_like``, are right on any dense layout); views with gaps (slices: outside_view says where they read);
-a stride equal to some other stride-named integer (a coincidence passes, silently).
+Left alone: a kernel handed no stride-named integer (flat elementwise kernels over a dense view, with an output made
+by ``empty_like``, are right on any dense layout); views with gaps (slices: outside_view says where they read); a
+dimension of stride 1 (``w.t()`` read as the row-major ``w`` by design).
 """
 from __future__ import annotations
 
@@ -38,32 +41,61 @@ def _ints(name: str, value) -> list[tuple[str, int]]:
     return []
 
 
+_GENERIC = frozenset({"stride", "strides", "row", "rows", "col", "cols", "column", "in", "out", "inp", "input", "output",
+                      "m", "n", "k", "d", "h", "b", "batch", "head", "seq", "token", "dim", "0", "1", "2", "3"})
+
+
+def _stride_named(name: str) -> bool:
+    low = name.lower().split("[")[0]
+    return "stride" in low or any(tok == "ld" or (tok.startswith("ld") and len(tok) <= 3) for tok in low.split("_"))
+
+
 def _related(name: str, tensor: str) -> bool:
-    """A stride argument's name that speaks of ``tensor``: ``stride_xm``, ``x_row_stride``, ``stride_x`` of x_ptr."""
+    """A stride argument's name that speaks of ``tensor`` (``stride_xm``, ``x_row_stride``, ``ldx`` of x_ptr), or of no
+    tensor at all (a bare ``stride``, ``row_stride``: every tensor's)."""
     base = tensor.lower().removesuffix("_ptr").removesuffix("ptr").strip("_") or tensor.lower()
-    return any(tok.startswith(base) for tok in name.lower().split("[")[0].split("_") if tok != "stride")
+    toks = [t for t in name.lower().split("[")[0].split("_") if t]
+    own = [t.removeprefix("ld") if t.startswith("ld") and len(t) <= 3 else t for t in toks]
+    return any(t.startswith(base) for t in own if t not in ("stride", "ld")) or all(t in _GENERIC or t == "ld"
+                                                                                   for t in own)
 
 
-def unhanded(buf, strides: dict[str, int]) -> dict | None:
-    """For a dense, non-contiguous view ``buf`` (memory.Buffer) handed some of its strides by stride-named integers
-    whose names speak of it (``strides``: name -> value, those the kernel names): its first dimension whose stride
-    is neither 1 nor a contiguous tensor's there and that no stride-named integer equals; None otherwise. (A
-    dimension of stride 1 is one a kernel may take as contiguous by design: ``w.t()`` read as the row-major ``w``.)"""
+def unhanded(buf, strides: dict[str, int], built: frozenset = frozenset()) -> dict | None:
+    """For a dense, non-contiguous view ``buf`` (memory.Buffer): its first dimension whose stride is neither 1 nor a
+    contiguous tensor's there, that no stride argument equals (``strides``: name -> value, those the kernel names;
+    only those that speak of ``buf`` where there are any) and that ``built`` (what the kernel's constexprs make)
+    does not hold; None otherwise."""
     if not buf.dense or any(s < 0 for s in buf.strides):
         return None
     dims = [d for d, n in enumerate(buf.shape) if n > 1]
     if len(dims) < 2:
         return None
     want = _contiguous_strides([buf.shape[d] for d in dims])
-    handed = {d: [k for k, v in strides.items() if v == buf.strides[d]] for d in dims}
-    if not any(_related(k, buf.name) for names in handed.values() for k in names):
-        return None
+    pool = {k: v for k, v in strides.items() if _related(k, buf.name)} or strides
+    handed = {d: [k for k, v in pool.items() if v == buf.strides[d]] for d in dims}
     for d, w in zip(dims, want):
-        if buf.strides[d] not in (1, w) and not handed[d]:
-            given = [f"{next((n for n in names if _related(n, buf.name)), names[0])} = {buf.strides[k]} "
-                     f"({buf.name}.stride({k}))" for k, names in handed.items() if names]
-            return {"dim": d, "stride": buf.strides[d], "contiguous": w, "given": given[:3]}
+        if buf.strides[d] not in (1, w) and not handed[d] and buf.strides[d] not in built:
+            given = [f"{names[0]} = {buf.strides[k]} (its stride({k}))" for k, names in handed.items() if names]
+            others = [f"{k} = {v}" for k, v in pool.items()][:3]
+            return {"dim": d, "stride": buf.strides[d], "contiguous": w, "given": given[:3],
+                    "others": [] if given else others}
     return None
+
+
+def _built(fn, args: dict) -> frozenset:
+    """The integers the kernel's constexpr integers make alone or by twos (``D``, ``H * D``)."""
+    from tritondbg.interp import kernel_stores
+
+    func = kernel_stores.function(fn)
+    notes = getattr(func, "__annotations__", {}) or {}
+    vals = []
+    for name, ann in notes.items():
+        text = ann if isinstance(ann, str) else getattr(ann, "__name__", "")
+        if text.endswith("constexpr"):
+            v = getattr(args.get(name), "value", args.get(name))
+            if isinstance(v, int) and not isinstance(v, bool) and v > 1:
+                vals.append(v)
+    return frozenset(vals) | frozenset(a * b for i, a in enumerate(vals) for b in vals[i + 1:])
 
 
 def entries(san, launch) -> None:
@@ -76,14 +108,17 @@ def entries(san, launch) -> None:
         return
     strides = {}
     for name, value in launch.args.items():
-        if "stride" in name.lower() and not kernel_stores.unused(fn, name):
+        if _stride_named(name) and not kernel_stores.unused(fn, name):
             strides.update(_ints(name, value))
     if not strides:
         return
+    built = None
     for buf in launch.argmap().buffers:
-        if buf.numel < 2 or kernel_stores.unused(fn, buf.name):
+        if buf.numel < 2 or not buf.dense or kernel_stores.unused(fn, buf.name):
             continue
-        u = unhanded(buf, strides)
+        if built is None:
+            built = _built(fn, launch.args)
+        u = unhanded(buf, strides, built)
         if u is None:
             continue
         line = (kernel_line(fn, 1) or (None, 0))[1]
@@ -93,10 +128,11 @@ def entries(san, launch) -> None:
 
 
 def message(e: dict) -> str:
-    given = ", ".join(e["given"])
-    return (f"{e['tensor']} is a permuted view (shape {tuple(e['shape'])}, strides {tuple(e['strides'])}: a "
-            f"transpose?) and the kernel was handed {given} but no stride-named integer equal to its "
-            f"stride({e['dim']}) = {e['stride']}: a kernel that takes that dimension's stride as {e['contiguous']} "
-            f"(a contiguous tensor's) reads and writes {e['tensor']}'s own elements in the wrong places, with no "
-            f"out-of-bounds to tell. Hand {e['tensor']}.stride({e['dim']}) to the kernel and use it, or make "
-            f"{e['tensor']} contiguous in the wrapper")
+    t = e["tensor"]
+    handed = (f"was handed {', '.join(e['given'])}" if e["given"] else
+              f"was handed none of its strides (only {', '.join(e['others'])})")
+    return (f"the tensor handed as {t} is a permuted view (shape {tuple(e['shape'])}, strides {tuple(e['strides'])}: a "
+            f"transpose?) and the kernel {handed}, no stride argument equal to its stride({e['dim']}) = "
+            f"{e['stride']}: a kernel that takes that dimension's stride as {e['contiguous']} (a contiguous tensor's) "
+            f"addresses {t}'s own elements in the wrong places, with no out-of-bounds to tell. Hand its "
+            f"stride({e['dim']}) to the kernel and use it, or make the tensor contiguous in the wrapper")
