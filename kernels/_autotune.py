@@ -34,12 +34,18 @@ def gpu_time_bench(kernel_call, quantiles=None):
     (session 28) took a 32-key tile at B1 KV1024 that runs 11.7 us against the 9.2 of the one it displaced,
     timing its ~80 us host path. Large shapes rank the same either way. With the L2 evicted before each replayed
     call instead (tests/bench/explore_prefill_timer.py) the prefill picks were the same, 3 processes of 3. Under
-    the interpreter, without CUDA, during a capture or where a graph cannot be captured: ``autotune_bench``."""
+    the interpreter, without CUDA, during a capture or where a graph cannot be captured: ``autotune_bench``.
+
+    ``do_bench_cudagraph`` runs the calls on a new stream that does not wait for the caller's: its first call wrote
+    the output ``torch.empty`` had just handed out while the caller's stream still had work queued on that memory
+    (session 57, an H100 beside three busy processes: the attention reference of ``tests/bench/bnhd_load.py``, and
+    the inputs of ``tests/gpu/steady_state.py``, came out wrong or NaN). The device is synchronised first."""
     import torch
 
     if torch.cuda.is_available() and not interpreting() and not torch.cuda.is_current_stream_capturing():
         from triton.testing import do_bench_cudagraph
 
+        torch.cuda.synchronize()  # the benchmark's stream starts after everything queued before it
         try:
             return do_bench_cudagraph(kernel_call, rep=50, quantiles=quantiles)
         except Exception:  # noqa: BLE001 - e.g. out of resources at compile time: the default path says it

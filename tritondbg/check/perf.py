@@ -120,12 +120,12 @@ def time_ms(fn, how: str, **bench_kw) -> float:
     """Median ms of ``fn``: ``do_bench`` (host cost included once it exceeds the GPU time, L2 flushed) or, for
     ``how == "graph"``, ``do_bench_cudagraph`` on a side stream (GPU time only, no L2 flush). ``bench_kw``
     (e.g. ``rep``) goes to the triton.testing function."""
-    import torch
-    from triton.testing import do_bench, do_bench_cudagraph
+    from triton.testing import do_bench
+
+    from tritondbg.profile.timing import graph_bench
 
     if how == "graph":
-        with torch.cuda.stream(torch.cuda.Stream()):
-            return do_bench_cudagraph(fn, return_mode="median", **bench_kw)
+        return graph_bench(fn, return_mode="median", **bench_kw)
     return do_bench(fn, **bench_kw)
 
 

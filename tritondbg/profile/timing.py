@@ -31,17 +31,26 @@ def summarize(samples_ms: list[float], method: str) -> dict[str, Any]:
             "method": method}
 
 
+def graph_bench(fn: Callable[[], Any], **kw) -> Any:
+    """``triton.testing.do_bench_cudagraph(fn, **kw)`` on a side stream (it captures on the current stream, which
+    must not be the legacy default stream), after everything queued on the device ran: that stream does not wait
+    for the caller's, and ``fn``'s first call would read inputs still being written and write memory the caller's
+    queued work still uses (kernels/_autotune.py's ``gpu_time_bench`` says what that did)."""
+    import torch
+    import triton.testing
+
+    torch.cuda.synchronize()
+    with torch.cuda.stream(torch.cuda.Stream()):
+        return triton.testing.do_bench_cudagraph(fn, **kw)
+
+
 def time_gpu(fn: Callable[[], Any], *, cuda_graph: bool = False, warmup_ms: int = 25,
              rep_ms: int = 100) -> dict[str, Any]:
     """``fn``'s GPU time by do_bench (or do_bench_cudagraph): median, p20, p80 in ms."""
     import triton.testing
 
     if cuda_graph:
-        import torch
-
-        # do_bench_cudagraph captures on the current stream, which must not be the legacy default stream
-        with torch.cuda.stream(torch.cuda.Stream()):
-            q = triton.testing.do_bench_cudagraph(fn, rep=rep_ms, quantiles=list(QUANTILES))
+        q = graph_bench(fn, rep=rep_ms, quantiles=list(QUANTILES))
         method = "triton.testing.do_bench_cudagraph"
     else:
         q = triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=list(QUANTILES))
