@@ -2,9 +2,9 @@
 
 - A float cast to an integer type, explicit (``.to(tl.int8)``) or a store's implicit one, of NaN or of a value
   outside the destination's range (a quantiser missing its clamp, a scale too small): LLVM makes such an
-  ``fptosi`` / ``fptoui`` poison, and the GPU's value depends on the lowering (sm_90, Triton 3.9: a saturating
-  ``cvt.rzi.s16.f32`` whose low byte an int8 store keeps), while numpy here converts through int32 or int64: the
-  interpreter's value need not be the GPU's, and no value is promised.
+  ``fptosi`` / ``fptoui`` poison, and the GPU's value depends on the lowering (sm_90: a saturating
+  ``cvt.rzi.s16.f32`` whose low byte an int8 store keeps). The interpreter stores what an H100 stored (lowp.py,
+  values.gpu_int; numpy's own values differ), but no value is promised.
 - An integer narrowed by a store's implicit cast (``tl.store(int8_ptr, x)`` with ``x`` int32 or int64, an atomic's
   operand likewise) whose value changes: defined (the low bits), the same on the GPU, and almost never meant (helper-126:
   -381 stored as -125). Explicit integer casts are left alone: a hash or a packer truncates on purpose.
@@ -155,5 +155,5 @@ def message(e: dict) -> str:
     shown = "NaN" if given != given else f"{given:.6g}"
     return (f"{how} from {e['src']} to {e['dst']} of {shown} (lane {tuple(idx)}; {e['lanes']} lane(s) NaN or outside "
             f"{e['lo']}..{e['hi']}{used}): undefined (LLVM makes an out-of-range float-to-int conversion poison; the "
-            f"GPU's value depends on the lowering, here numpy gave {got}). Clamp to {e['lo']}..{e['hi']} before the "
+            f"interpreter stores {got} there, what an H100 with Triton 3.6 stored, but no compiler promises it). Clamp to {e['lo']}..{e['hi']} before the "
             "cast (tl.clamp; a quantiser missing its clamp, a scale too small?) and keep NaN out")

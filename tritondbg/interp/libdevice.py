@@ -56,6 +56,8 @@ _UNARY_INT = {
 }
 _UNARY_INT64 = {"llrint": np.rint, "llround": _round_half_away, "float2ll_rn": np.rint, "float2ll_rz": np.trunc,
                 "double2ll_rn": np.rint, "double2ll_rz": np.trunc}
+# libdevice's float-to-integer conversions: PTX cvt, defined past the range (values.gpu_int: what an H100 stores)
+_CONVERSIONS = frozenset(n for n in [*_UNARY_INT, *_UNARY_INT64] if n.startswith(("float2", "double2", "ll")))
 _BINARY = {
     "pow": np.power, "fast_powf": np.power, "atan2": np.arctan2, "hypot": np.hypot,
     "rhypot": lambda x, y: 1.0 / np.hypot(x, y), "fmod": np.fmod, "remainder": np.remainder,
@@ -204,7 +206,7 @@ def _make(name: str):
     def impl(*args, _semantic=None, _builder=None, **kwargs):
         from triton.runtime import interpreter as I
 
-        from tritondbg.interp import lowp
+        from tritondbg.interp import lowp, values
 
         tensors = [a if isinstance(a, tl.tensor) else I.interpreter_semantic.to_tensor(a) for a in args]
         check_dtypes(name, tuple(t.dtype.scalar for t in tensors))
@@ -220,6 +222,8 @@ def _make(name: str):
                 np.dtype(f"uint{width}")).view(I._get_np_dtype(out_ty))
         if lowp.type_name(out_ty) in lowp.LOWP:  # bf16/fp8 in: computed in fp32, rounded to the input's type
             out = lowp.encode(out.astype(np.float32), out_ty)
+        elif name in _CONVERSIONS and out.dtype.kind == "f":  # PTX cvt: saturated, NaN 0 (int64: its smallest)
+            out = values.gpu_int(out, I._get_np_dtype(out_ty))
         else:
             out = out.astype(I._get_np_dtype(out_ty))
         is_block = any(t.type.is_block() for t in tensors)

@@ -230,13 +230,33 @@ def _cast(orig):
     def cast_impl(self, src, dst_type):
         s, d = type_name(src.dtype), type_name(dst_type)
         if s not in LOWP and d not in LOWP:
-            return orig(self, src, dst_type)
+            return _as_gpu(src, orig(self, src, dst_type))
         src = up(src)
         if d in LOWP:
             f = src.data if src.data.dtype == np.float32 else orig(self, src, tl.float32).data
             return _I().TensorHandle(encode(f, dst_type), dst_type.scalar)
-        return orig(self, src, dst_type)
+        return _as_gpu(src, orig(self, src, dst_type))
     return cast_impl
+
+
+def _as_gpu(src, out):
+    """A float-to-integer conversion's lanes of NaN or past the type's range as an H100 stores them (values.gpu_int:
+    LLVM makes them poison; numpy's own values differ, 40000 -> int8 64 where the GPU stores -1); interp/casts.py
+    warns where they are used."""
+    x, y = getattr(src, "data", None), getattr(out, "data", None)
+    if not isinstance(x, np.ndarray) or not isinstance(y, np.ndarray) or x.dtype.kind != "f" or y.dtype.kind not in "iu" \
+            or y.dtype == np.bool_:
+        return out
+    info = np.iinfo(y.dtype)
+    with np.errstate(invalid="ignore"):
+        bad = ~((x > info.min - 1.0) & (x < info.max + 1.0))
+    if bad.any():
+        from tritondbg.interp.values import gpu_int
+
+        fixed = gpu_int(np.trunc(x.astype(np.float64)), y.dtype)
+        if fixed is not None:
+            out.data = np.where(bad, fixed, y).astype(y.dtype)
+    return out
 
 
 def _fp_to_fp(orig):

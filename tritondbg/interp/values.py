@@ -158,3 +158,29 @@ def text(s: dict) -> str:
     if kind == "error":
         return f"<{s['error']}>"
     return f"<{kind}>"
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def gpu_int(x: np.ndarray, dst) -> np.ndarray | None:
+    """What an H100 stores converting the floats ``x`` (rounded or truncated already) to the integer type ``dst``
+    (Triton 3.6, ``python tests/bench/cvt_probe.py``, tests/bench/runs/s57_cvt_probe.txt): int8 / uint8 through a
+    saturating 16-bit ``cvt`` whose low byte is kept (40000 -> int8 -1, uint8 64), int16 / int32 / int64 saturated,
+    NaN 0 (int64: its smallest value; libdevice's ``llrint`` too). None for a type not measured (uint16 and wider)."""
+    dst = np.dtype(dst)
+    x = np.asarray(x, dtype=np.float64)
+    nan = np.isnan(x)
+    if dst in (np.dtype(np.int8), np.dtype(np.uint8)):
+        lo, hi = (-32768, 32767) if dst == np.int8 else (0, 65535)
+        v = np.where(nan, 0.0, np.clip(x, lo, hi)).astype(np.int64)
+        return (v & 0xFF).astype(np.uint8).view(dst)
+    if dst in (np.dtype(np.int16), np.dtype(np.int32)):
+        info = np.iinfo(dst)
+        return np.where(nan, 0.0, np.clip(x, info.min, info.max)).astype(dst)
+    if dst == np.int64:
+        with np.errstate(invalid="ignore"):
+            inside = (x >= -2.0 ** 63) & (x < 2.0 ** 63)
+            v = np.where(inside, x, 0.0).astype(np.int64)
+        return np.where(nan | (x < 0) & ~inside, _INT64_MIN, np.where(inside, v, _INT64_MAX)).astype(np.int64)
+    return None
