@@ -70,6 +70,26 @@ def test_a_read_of_values_stored_from_an_out_of_bounds_read_names_that_read_not_
     assert "1 finding(s), 1 warning(s)" in out.stderr, out.stderr[-2000:]
 
 
+OOB_INTO_OUTPUT_PART = OOB_INTO_OUTPUT.replace("a_ptr + offs + N)  # every lane past the end of a, into c: LOAD",
+                                               "a_ptr + offs + 30)  # lanes 70..99 past the end of a, into c: LOAD")
+OOB_INTO_OUTPUT_PART = OOB_INTO_OUTPUT_PART.replace("add[(2,)](a, b, c, n, BLOCK=64)", "add[(1,)](a, b, c, n, BLOCK=128)")
+
+
+def test_stored_values_that_carry_the_mark_read_past_a_tensor_into_the_output_name_that_read(tmp_path, cli_env):
+    """helper-129: DeepSpeed's matmul handed B's row stride as its column stride read past B into the output C,
+    unwritten; the products carried the mark into 2775 of C's 2849 elements, and ``C.sum()`` was told "the launch
+    wrote 74 element(s) of C and left these: a store mask too strict?" (the store covers all of C). Where the load
+    past a tensor's end landed in the tensor those marks are in, they are that read's follow-on."""
+    assert "a_ptr + offs + 30)" in OOB_INTO_OUTPUT_PART and "BLOCK=128" in OOB_INTO_OUTPUT_PART
+    out, found = _program(tmp_path, cli_env, OOB_INTO_OUTPUT_PART)
+    assert out.returncode == 1, out.stderr[-3000:]
+    kinds = sorted((f["kind"], f["severity"]) for f in found)
+    assert kinds == [("out_of_bounds", "error"), ("uninit", "warning")], (kinds, out.stderr[-3000:])
+    (read,) = [f for f in found if f["kind"] == "uninit"]
+    assert "left these" not in read["message"], read["message"]
+    assert f"its load at line {_line(OOB_INTO_OUTPUT_PART, 'LOAD')} read outside a_ptr" in read["message"]
+
+
 LAYERNORM = '''
 import torch, triton, triton.language as tl
 

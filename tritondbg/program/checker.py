@@ -247,8 +247,20 @@ def _stores_elsewhere(args: dict, stores: dict) -> list:
 def _read_outside(findings: list) -> list:
     """[(kind, line, tensor)] of the launch's loads that went outside their tensor (out_of_bounds, outside_view):
     a plain run reads there what another argument (or the storage) holds, the mark of memory nothing wrote too."""
-    return [(f["kind"], f.get("line"), f.get("tensor")) for f in findings
+    return [(f["kind"], f.get("line"), f.get("tensor"), f.get("lands")) for f in findings
             if f["kind"] in ("out_of_bounds", "outside_view") and f.get("op") in ("load", None)]
+
+
+def _causes(causes: list, name: str, into, wrote: int) -> list:
+    """The loads outside their tensor (``_read_outside``) to which the marks a launch's stores left in ``name``
+    are a follow-on: any of them where its stores wrote nothing but the mark; where they wrote some elements, those
+    whose lanes landed in ``name`` itself (helper-129: B's rows read past its end into the output C, uninitialized,
+    and the mark came back through the products; "left these: a store mask too strict?" sent the user astray)."""
+    if not into:
+        return []
+    if not wrote:
+        return [c[:3] for c in causes]
+    return [c[:3] for c in causes if str(c[3] or "").startswith(name + "[")]
 
 
 class _LaunchSite:
@@ -436,7 +448,7 @@ class Checker(attach.Observer):
             off = [site for site, names in (masked or {}).items() if name in names] if not wrote and not into else []
             readwatch.watch(t, launch=light, index=index, test=attach.current_test(), name=name, wrote=wrote,
                             stores=into, saved=saved, full=launch if saved is not None else None,
-                            elsewhere=elsewhere, forgotten=forgotten, causes=list(causes) if into and not wrote else [],
+                            elsewhere=elsewhere, forgotten=forgotten, causes=_causes(causes, name, into, wrote),
                             masked_off=off)
 
     def _read_watched(self, launch) -> None:

@@ -230,14 +230,14 @@ def _finding(func, name: str, t, marked, entry: dict, call: str | None = None) -
     if grid is not None:  # (helpers 106, 107: told as a store through the wrong pointer)
         why = (f"the launch's grid {grid} has no program (a dimension of 0), so nothing ran: a grid computed by "
                "floor division, N // BLOCK, where triton.cdiv(N, BLOCK) was meant?")
-    elif entry["wrote"]:
-        why = (f"the launch wrote {entry['wrote']} element(s) of {entry['name']} and left these: a store mask too "
-               "strict, a stride or offset that skips them, or a grid that does not cover the tensor?")
     elif entry["stores"] and entry.get("causes"):  # it stored the mark it read outside a tensor (helper-81)
         kind, line, through = entry["causes"][0]
         why = (f"the launch's store at line {entry['stores'][0][1]} wrote into {entry['name']}, but the values it "
                f"stored carry the mark: they were computed from what its load at line {line} read outside "
                f"{through} (the {kind} finding of this launch), memory nothing wrote; a follow-on of that finding")
+    elif entry["wrote"]:
+        why = (f"the launch wrote {entry['wrote']} element(s) of {entry['name']} and left these: a store mask too "
+               "strict, a stride or offset that skips them, or a grid that does not cover the tensor?")
     elif entry["stores"]:  # its stores reached the tensor, yet every element holds the mark
         why = (f"the launch's store at line {entry['stores'][0][1]} reached {entry['name']}, yet its elements still "
                "hold the mark: the values stored were computed from memory nothing wrote (read out of bounds or "
