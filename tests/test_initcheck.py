@@ -194,6 +194,8 @@ if sys.argv[2:] == ["read"]:  # the program reads o (what it left unwritten, too
     print("max err", float((o - 2 * x).abs().max()))
 if sys.argv[2:] == ["kept"]:  # only the rows the launch wrote: an over-allocated buffer, its band left by design
     print("kept err", float((o[:2] - 2 * x[:2]).abs().max()))
+if sys.argv[2:] == ["kept_copy"]:  # the same rows through a copy, or out of torch's sight (helper-129)
+    print("kept err", float((o[:2].double() - 2 * x[:2]).abs().max()), len(o[:2].tolist()))
 '''
 
 
@@ -225,6 +227,39 @@ def test_a_band_the_program_reads_around_is_not_told_at_its_end(tmp_path, cli_en
         kept.stdout + kept.stderr
     read = run_cli(["interpret", "--", sys.executable, "prog.py", "rows", "read"], cli_env, cwd=tmp_path)
     assert read.returncode == 1 and "tritondbg: uninit in scale_rows" in read.stderr, read.stderr[-3000:]
+    # helper-129: read around through a copy (`o[:2].double()`) or out of torch's sight (`o[:2].tolist()`)
+    copy = run_cli(["interpret", "--strict", "--", sys.executable, "prog.py", "rows", "kept_copy"], cli_env,
+                   cwd=tmp_path)
+    assert copy.returncode == 0 and "uninit" not in copy.stderr and "kept err 0.0 2" in copy.stdout, \
+        copy.stdout + copy.stderr
+
+
+CAPACITY_INT = '''
+import sys, torch, triton, triton.language as tl
+
+@triton.jit
+def fill(idx_ptr, n):
+    i = tl.program_id(0)
+    tl.store(idx_ptr + i, i * 3, mask=i < n)
+
+idx = torch.empty(6, dtype=torch.int64, device="cuda")  # capacity 6, 4 used (torchtitan's combine metadata)
+fill[(6,)](idx, 4)
+k = 4
+print("read", int(idx[:k].sum()) if sys.argv[1] == "prefix" else int(idx.sum()))
+'''
+
+
+@pytest.mark.parametrize("how, told", [("prefix", False), ("whole", True)])
+def test_an_integer_capacity_buffer_read_around_its_band_is_not_told(tmp_path, cli_env, how, told):
+    """helper-129: torchtitan's fill_combine_metadata leaves a capacity buffer's int64 tail unwritten by design and
+    its test reads the prefix (`r[:k].sum()`, `torch.equal(r[:k], ...)`): told at the end, --strict failed. A read of
+    a part holding none of the mark is a read around the band; a sum over the tail still uses it."""
+    (tmp_path / "prog.py").write_text(CAPACITY_INT)
+    p = run_cli(["interpret", "--strict", "--", sys.executable, "prog.py", how], cli_env, cwd=tmp_path)
+    if told:
+        assert p.returncode == 1 and "uninit in fill" in p.stderr, p.stderr[-3000:]
+    else:
+        assert p.returncode == 0 and "uninit" not in p.stderr and "read 18" in p.stdout, p.stdout + p.stderr
 
 
 WRONG_ROW = """\

@@ -228,8 +228,12 @@ def _check(func, args, kwargs, result) -> None:
     if "empty" in name:  # empty_like, new_empty: what they return is marked anew, not read from the input
         return
     hits = _hits(args, kwargs)
-    if name in ("numpy", "__array__", "tolist") and hits:  # its values go out of torch's sight: a band of it is
-        _state["escaped"].update(_key(h[2]) for h in hits)  # told at the end, whatever was read around it
+    if name in ("numpy", "__array__", "tolist") and hits:  # its values go out of torch's sight: a band in what
+        # went out is told at the end, whatever was read around it; a part holding none (`out[:n].tolist()` of a
+        # capacity buffer, helper-129) is a read around the band
+        marked = [h for h in hits if _holds_mark(h)]
+        _state["escaped"].update(_key(h[2]) for h in marked)
+        _read_around([h for h in hits if not _holds_mark(h)])
     if name in ("numpy", "__array__") and hits:  # the array shares the memory: it keeps a copy's watch alive
         _keep_alive(hits[0][2], result)
         return
@@ -239,7 +243,8 @@ def _check(func, args, kwargs, result) -> None:
             _follow([args[0]], src[0])
     values = [h for h in hits if _by_value(h[2])]
     if values:  # integers holding the mark, bools computed from it: followed by their values (_check_values)
-        _check_values(func, name, args, kwargs, result, values)
+        if _check_values(func, name, args, kwargs, result, values):
+            _read_around(values)  # (a read of a part holding none: `idx[:n].sum()`, helper-129)
         hits = [h for h in hits if not _by_value(h[2])]
     if not hits:
         return
@@ -251,6 +256,7 @@ def _check(func, args, kwargs, result) -> None:
             return  # a view, an in-place op, .cpu() of a CPU tensor: nothing read yet
         if name in _MOVES:
             _follow(results, hits[0][2])
+            _read_around([h for h in hits if not _holds_mark(h)])  # (`out[:n].float()`, helper-129)
             return
         if min(r.numel() for r in results) >= max(t.numel() for t, _, _ in hits):
             # elementwise (`out - ref`, `out * 3`, `isclose`): what it computed from the holes may still be masked

@@ -25,24 +25,25 @@ def _in_place(name: str) -> bool:
         (name.startswith("__i") and name.endswith("__") and name not in ("__index__", "__int__", "__invert__"))
 
 
-def _check_values(func, name: str, args, kwargs, result, hits: list) -> None:
+def _check_values(func, name: str, args, kwargs, result, hits: list) -> bool:
     """A call taking integers that hold the mark, or values computed from holes that hold none (a comparison's
     bools): it is run again with those lanes flipped (``_flipped_call``); a value in Python or a reduction that
-    changes with them is a use, an elementwise result or a copy whose lanes change is watched in turn."""
+    changes with them is a use, an elementwise result or a copy whose lanes change is watched in turn. True where
+    the call read values and none of those it took holds the mark (a part of the tensor around its holes)."""
     if _in_place(name):  # written in place: the lanes kept for it no longer say what it holds
         if args and any(e.get("lanes") is not None and t is args[0] for t, _, e in hits):
             _WATCH.pop(_watched(args[0])["storage"], None)
         return
     results = _tensors(result)
     if not results and name not in _READERS:
-        return
+        return False
     if results and all(_watched(r) is not None for r in results):
-        return  # a view
+        return False  # a view
     if (kwargs and "out" in kwargs) or any(w in name for w in _RANDOM):
-        return  # run again, it would write into the program's tensor / draw from its random stream
+        return False  # run again, it would write into the program's tensor / draw from its random stream
     marked = _marked_hits(hits)
     if not marked:
-        return
+        return True
     t0, mk0, entry0 = next(iter(marked.values()))
     tell = lambda: _tell(entry0, _finding(func, name, t0, mk0, entry0))  # noqa: E731
     if not results:  # a value in Python (item, equal, allclose, bool): it compared or read them (helper-76:
