@@ -458,3 +458,31 @@ def test_an_out_of_bounds_loads_fill_is_said_in_words():
     assert "here they hold the load's other= value if it has one, else poison" in text, text
     text = _consequence({"op": "load", "lanes": 4, "program_fill": "0"})
     assert "your program got the load's other= value if it has one, else 0 there" in text, text
+
+
+ROW_STRIDE = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def softmax(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, 0))
+    tl.store(out_ptr + row * stride + cols, e / tl.sum(e, 0), mask=cols < n_cols)  # STORE
+
+x = torch.randn(37, 1024, device="cuda")[:, :1000]
+y = torch.empty(37, 1000, device="cuda")
+softmax[(37,)](y, x, x.stride(0), 1000, BLOCK=1024)
+'''
+
+
+def test_a_store_with_another_tensors_row_stride_names_that_stride(tmp_path, cli_env):
+    """helper-129: DeepSpeed's softmax given a column slice (rows 1024 apart) wrote its contiguous output (rows 1000
+    apart) with the input's row stride: told as rows past the end or a column index past its size, never as the
+    stride. The last lane is the last row's last element with rows 1024 apart: that stride is named."""
+    out, found = _program(tmp_path, cli_env, ROW_STRIDE)
+    (oob,) = [f for f in found if f["kind"] == "out_of_bounds"]
+    assert oob["line"] == _line(ROW_STRIDE, "# STORE"), oob
+    assert ("or the wrong row stride: these lanes end where out_ptr's last row ends with rows 1024 elements apart "
+            "(stride = 1024, in_ptr.stride(0)), and its rows are 1000 apart") in oob["message"], oob["message"]

@@ -27,7 +27,7 @@ def _contiguous_strides(shape) -> list[int]:
     return out[::-1]
 
 
-def _ints(name: str, value) -> list[tuple[str, int]]:
+def ints(name: str, value) -> list[tuple[str, int]]:
     """(name, value) of an integer argument, or of each integer in a tuple argument (Triton 3.9's ``x.stride()``)."""
     if isinstance(value, bool):
         return []
@@ -45,7 +45,7 @@ _GENERIC = frozenset({"stride", "strides", "row", "rows", "col", "cols", "column
                       "m", "n", "k", "d", "h", "b", "batch", "head", "seq", "token", "dim", "0", "1", "2", "3"})
 
 
-def _stride_named(name: str) -> bool:
+def stride_named(name: str) -> bool:
     low = name.lower().split("[")[0]
     return "stride" in low or any(tok == "ld" or (tok.startswith("ld") and len(tok) <= 3) for tok in low.split("_"))
 
@@ -108,8 +108,8 @@ def entries(san, launch) -> None:
         return
     strides = {}
     for name, value in launch.args.items():
-        if _stride_named(name) and not kernel_stores.unused(fn, name):
-            strides.update(_ints(name, value))
+        if stride_named(name) and not kernel_stores.unused(fn, name):
+            strides.update(ints(name, value))
     if not strides:
         return
     built = None

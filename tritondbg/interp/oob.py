@@ -65,7 +65,31 @@ def index_clause(e: dict) -> str:
     rows = f"index {first[0]}" if first[0] == last[0] else f"indices {first[0]}..{last[0]}"
     span = at(first) if lo == hi else f"{at(first)}..{at(last)}"
     tail = _inner_tail(shape, strides, first, last, "wrote" if e.get("op") in ("store", "atomic") else "read")
+    for arg, stride, owner in e.get("row_strides") or ():  # the last lane is the last row's last element at it
+        if len(shape) == 2 and shape[0] >= 2 and hi == (shape[0] - 1) * stride + (shape[1] - 1) * strides[1]:
+            tail += (f"; or the wrong row stride: these lanes end where {name}'s last row ends with rows {stride} "
+                     f"elements apart ({arg} = {stride}{f', {owner}' if owner else ''}), and its rows are "
+                     f"{strides[0]} apart")
+            break
     return f" ({span}: past the end along dim 0, {rows} of a size-{shape[0]} dim{tail})"
+
+
+def _other_row_strides(buf, buffers, launch) -> list:
+    """(argument, value, whose stride it is) of the launch's stride-named integers the kernel names that are larger
+    than ``buf``'s row stride (helper-129: DeepSpeed's softmax handed its input's row stride, 1024, for an output
+    whose rows are 1000 apart: told as rows or columns past the end)."""
+    from tritondbg.interp import kernel_stores, layouts
+
+    out = []
+    for name, value in (launch.args or {}).items():
+        if not layouts.stride_named(name) or launch.fn is None or kernel_stores.unused(launch.fn, name):
+            continue
+        for arg, v in layouts.ints(name, value):
+            if v > buf.strides[0] and len(out) < 8:
+                owner = next((f"{b.name}.stride({k})" for b in buffers if b.name != buf.name
+                              for k, (n, st) in enumerate(zip(b.shape, b.strides)) if n > 1 and st == v), "")
+                out.append((arg, int(v), owner))
+    return out
 
 
 def _inner_tail(shape, strides, first: tuple, last: tuple, verb: str = "read") -> str:
@@ -181,6 +205,8 @@ def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool
         _widen(e, off)
         if len(buf.shape) >= 2:  # (index_clause: the range as indices)
             e.setdefault("layout", (tuple(int(n) for n in buf.shape), tuple(int(st) for st in buf.strides)))
+            if "row_strides" not in e:
+                e["row_strides"] = _other_row_strides(buf, argmap.buffers, san.launch)
         if len(e["offsets"]) < _MAX_SAMPLE:
             e["offsets"] = sorted(set(e["offsets"]) | set(int(o) for o in off[:_MAX_SAMPLE]))[:_MAX_SAMPLE]
     elif len(e["offsets"]) < _MAX_SAMPLE:
