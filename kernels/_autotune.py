@@ -39,7 +39,8 @@ def gpu_time_bench(kernel_call, quantiles=None):
     ``do_bench_cudagraph`` runs the calls on a new stream that does not wait for the caller's: its first call wrote
     the output ``torch.empty`` had just handed out while the caller's stream still had work queued on that memory
     (session 57, an H100 beside three busy processes: the attention reference of ``tests/bench/bnhd_load.py``, and
-    the inputs of ``tests/gpu/steady_state.py``, came out wrong or NaN). The device is synchronised first."""
+    the inputs of ``tests/gpu/steady_state.py``, came out wrong or NaN; upstream: triton-lang/triton pull request 10312).
+    The device is synchronised first."""
     import torch
 
     if torch.cuda.is_available() and not interpreting() and not torch.cuda.is_current_stream_capturing():
