@@ -62,7 +62,9 @@ def test_an_integer_cast_that_loses_the_value_is_a_warning_at_its_line(tmp_path,
     assert "the cast from fp32 to int8 of -381 (lane (0,); 66 lane(s) NaN or outside -128..127" in cast, cast
     assert f"stored at line {_line('CAST')} into q_ptr[0]" in cast and "Clamp to -128..127 before" in cast, cast
     assert f"cast in quant_wide at prog.py:{_line('NARROW')}" in narrow, narrow
-    assert "the store's implicit cast from int64 to int8 changed -381 to -125 (lane (0,); 66 lane(s)" in narrow
+    assert "the store's implicit cast from int64 to int8 changed -381 to -125 (lane (0,); " in narrow, narrow
+    # (-128..255 keep their byte, read signed or unsigned: helper-130's int4 packer stores 178 as -78 on purpose)
+    assert "lane(s) outside -128..255" in narrow and " 66 lane(s)" not in narrow, narrow
     assert "stored into q_ptr[0]" in narrow, narrow
 
 
@@ -183,3 +185,29 @@ def test_float_to_int_conversions_past_the_range_store_what_the_gpu_stored(cli_e
     here = ast.literal_eval(p.stdout.strip().splitlines()[-1])
     assert len(gpu) == len(here) == 11 and os.path.exists(REPO / "tests/bench/cvt_probe.py")
     assert here == gpu, [(i, j, here[i][j], gpu[i][j]) for i in range(11) for j in range(7) if here[i][j] != gpu[i][j]]
+
+
+PACK = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def pack_int4(v_ptr, o_ptr, BLOCK: tl.constexpr):
+    i = tl.arange(0, BLOCK)
+    lo = tl.load(v_ptr + 2 * i)
+    hi = tl.load(v_ptr + 2 * i + 1)
+    tl.store(o_ptr + i, (hi << 4) | lo)  # int32 into int8: the byte is the point
+
+v = torch.randint(0, 16, (64,), dtype=torch.int32, device="cuda")
+o = torch.empty(32, dtype=torch.int8, device="cuda")
+pack_int4[(1,)](v, o, BLOCK=32)
+u = o.to(torch.int32) & 0xFF
+print("roundtrip", torch.equal(torch.stack([u & 0xF, u >> 4], 1).reshape(-1), v))
+''')
+
+
+def test_a_packer_storing_bytes_is_not_told(tmp_path, cli_env):
+    """helper-130: an int4 packer's (hi << 4) | lo stored into int8 (178 kept as -78, its byte) was told as a
+    narrowing that changed it, with a clamp advised that would corrupt the packing."""
+    (tmp_path / "prog.py").write_text(PACK)
+    p = run_cli(["interpret", "--strict", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "cast" not in p.stderr and "roundtrip True" in p.stdout, p.stdout + p.stderr[-3000:]

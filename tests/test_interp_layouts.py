@@ -77,6 +77,21 @@ def scale_bnhd(q_ptr, o_ptr, stride_qb, stride_qh, H: tl.constexpr, D: tl.conste
     src = q_ptr + b * stride_qb + h * stride_qh + n[:, None] * (H * D) + d[None, :]
     tl.store(o_ptr + ((b * H + h) * N + n[:, None]) * D + d[None, :], tl.load(src) * 2.0)
 
+@triton.jit
+def scale_shared(Q, O, stride_z, stride_h, stride_tok, stride_d, N: tl.constexpr, D: tl.constexpr):
+    # one set of strides for q and o = empty_like(q) (tutorial 06's backward hands one set for q, k, v and o)
+    z, h = tl.program_id(0), tl.program_id(1)
+    offs = z * stride_z + h * stride_h + tl.arange(0, N)[:, None] * stride_tok + tl.arange(0, D)[None, :] * stride_d
+    tl.store(O + offs, tl.load(Q + offs) * 2.0)
+
+@triton.jit
+def scale_bnhd_rt(q_ptr, o_ptr, stride_qb, stride_qh, H, D: tl.constexpr, N: tl.constexpr):
+    b, h = tl.program_id(0), tl.program_id(1)   # the token stride built from a runtime H: n * (H * D)
+    n = tl.arange(0, N)
+    d = tl.arange(0, D)
+    src = q_ptr + b * stride_qb + h * stride_qh + n[:, None] * (H * D) + d[None, :]
+    tl.store(o_ptr + ((b * H + h) * N + n[:, None]) * D + d[None, :], tl.load(src) * 2.0)
+
 a = torch.randn(48, 40, device="cuda")
 x = a.t()                      # (40, 48), strides (1, 40)
 y = torch.empty(40, 48, device="cuda")
@@ -109,6 +124,12 @@ q = torch.randn(2, 8, 4, 16, device="cuda").transpose(1, 2)
 oq = torch.empty(2, 4, 8, 16, device="cuda")
 scale_bnhd[(2, 4)](q, oq, q.stride(0), q.stride(1), H=4, D=16, N=8)
 print("bnhd", torch.equal(oq, q * 2))
+q3 = torch.randn(2, 16, 3, 8, device="cuda").transpose(1, 2)
+o3 = torch.empty_like(q3)
+scale_shared[(2, 3)](q3, o3, *q3.stride(), N=16, D=8)
+print("shared", torch.equal(o3, q3 * 2))
+scale_bnhd_rt[(2, 4)](q, oq, q.stride(0), q.stride(1), 4, D=16, N=8)
+print("runtime", torch.equal(oq, q * 2))
 ''')
 
 
@@ -122,7 +143,8 @@ def test_a_kernel_handed_a_transpose_without_one_of_its_strides_is_a_warning(tmp
     assert p.returncode == 0, p.stderr[-3000:]
     # the buggy kernels are wrong, the others right: what the warning must tell apart
     for tag, right in (("rows", False), ("strided", True), ("matvec", True), ("flat", True), ("mm", False),
-                       ("generic", False), ("ld", True), ("bnhd", True)):
+                       ("generic", False), ("ld", True), ("bnhd", True), ("shared", True),
+                       ("runtime", True)):
         assert f"{tag} {right}" in p.stdout, p.stdout
     warn = {}
     for ln in p.stderr.splitlines():

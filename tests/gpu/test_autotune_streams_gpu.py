@@ -4,8 +4,10 @@
 first call of each config wrote the output that ``torch.empty`` had just handed out, while work queued on the
 caller's stream still used that memory. Session 57 (an H100 beside three busy processes, Triton 3.6): the reference
 that tests/bench/bnhd_load.py computed before a prefill call came out wrong in a third of the rounds, and
-steady_state.py's inputs NaN. Here the hazard is made certain: a GPU sleep holds the caller's stream, a read of x is
-queued behind it, x is freed, and the autotuned call's output takes x's memory; the read must still see x.
+steady_state.py's inputs NaN. Here the hazard is made likely: a GPU sleep holds the caller's stream, a read of x is
+queued behind it, x is freed, and the autotuned call's output may take x's memory; the read must still see x. Not
+certain (helper-130): before the fix, 1 of 3 rounds was overwritten on an H200 (tests/bench/runs/s57_stream_hazard.txt;
+the first round's compiles outlast the sleep), so it runs 6 rounds.
 Skipped without CUDA; run on the GPU machine with `pytest -m gpu`."""
 import pytest
 from _gpu_code import run_gpu_code
@@ -22,7 +24,7 @@ dev = torch.device("cuda")
 torch.manual_seed(0)
 B, H, HKV, N, D = 2, 8, 4, 333, 128
 bad = 0
-for round in range(3):
+for round in range(6):
     A._PREFILL_PLANS.clear()
     A._attn_fwd_kernel.cache.clear()  # autotune again: the benchmark runs
     q = torch.randn(B, H, N, D, device=dev, dtype=torch.bfloat16)

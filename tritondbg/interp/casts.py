@@ -19,13 +19,14 @@ import sys
 
 import numpy as np
 
+from tritondbg.interp import values
 from tritondbg.interp.shadow_values import _bcast, _debug_raise, _set_pad, _site_frame, pad_of
 
 # the semantic functions (Triton 3.6 and 3.9) whose cast of the value is a store's or an atomic's implicit one
 _STORES = frozenset({"store", "_store_legacy", "_store_block_pointer", "descriptor_store"})
-_ATOMICS = frozenset({"atomic_store", "atom_red_typechecking_impl", "atomic_cas"})
-# what numpy gives for NaN or a value past the range converted to int32 / int64 (x86's "integer indefinite")
-_INDEFINITE = (-(1 << 31), -(1 << 63))
+_ATOMICS = frozenset({"atomic_store", "atom_red_typechecking_impl"})
+# what NaN converted to int64 is, on the GPU and here (libdevice.llrint, .to(tl.int64); values.gpu_int)
+_INDEFINITE = (-(1 << 63),)
 
 
 def wrap(orig, from_float: bool):
@@ -78,7 +79,6 @@ def _type_name(dtype) -> str:
 
 
 def mark(src, out, from_float: bool) -> None:
-    from tritondbg.interp import values
     from tritondbg.interp.shadow_values import _sink
 
     san = _sink["san"]
@@ -89,21 +89,25 @@ def mark(src, out, from_float: bool) -> None:
         x = values.array(src)
         if x is None or x.dtype.kind != "f":
             return
-        info = np.iinfo(dst.dtype)
         x = x.astype(np.float64, copy=False)
-        with np.errstate(invalid="ignore"):
-            bad = ~((x > info.min - 1.0) & (x < info.max + 1.0))  # truncation toward zero; NaN is bad
+        bad = values.out_of_range(x, dst.dtype)  # truncation toward zero; NaN is bad
+        if not bad.any():
+            return
         implicit = _implicit()
     else:
         x = getattr(src, "data", None)
         if not isinstance(x, np.ndarray) or x.dtype.kind not in "iu" or x.dtype.itemsize <= dst.dtype.itemsize:
             return
+        # values that keep their bits in the narrow type, read signed or unsigned (-128..255 for a byte: a packer's
+        # (hi << 4) | lo, helper-130) are no change; -381 into int8 is
+        bits = dst.dtype.itemsize * 8
+        wide = x.astype(np.int64, copy=False) if x.dtype != np.uint64 else x
+        bad = (wide < -(1 << (bits - 1))) | (wide > (1 << bits) - 1)
+        if not bad.any():
+            return
         implicit = _implicit()
         if not implicit:
             return
-        bad = dst.astype(x.dtype) != x
-    if not np.any(bad):
-        return
     shape = np.shape(dst)
     old = np.zeros(shape, np.uint8)  # the operand's shadow: padding lanes are no such lanes
     p = pad_of(src)
@@ -118,9 +122,11 @@ def mark(src, out, from_float: bool) -> None:
     given, got = np.broadcast_to(x, shape)[idx], np.broadcast_to(dst, shape)[idx]
     given = float(given) if from_float else int(given)
     info = np.iinfo(dst.dtype)
+    span = (int(info.min), int(info.max)) if from_float else (-(1 << (bits - 1)), (1 << bits) - 1)
     sid = san.lane_site(site, "cast", dict(op="fptosi" if from_float else "narrow", implicit=implicit,
                                            src=_type_name(x.dtype) if not from_float else _source_type(src),
-                                           dst=_type_name(dst.dtype), lo=int(info.min), hi=int(info.max),
+                                           dst=_type_name(dst.dtype), lo=span[0], hi=span[1],
+                                           measured=dst.dtype in values.MEASURED,
                                            example=(list(idx), given, int(got))))
     _set_pad(out, np.where(bad, sid + 2, old).astype(np.uint8))
 
@@ -150,10 +156,12 @@ def message(e: dict) -> str:
                     f"{e['src']} (libdevice.llrint / float2int, .to()): a NaN upstream (0 / 0 of an all-zero row or "
                     "block?) or a value past the range; guard it before the conversion")
         what = "an atomic narrows its operand" if e.get("implicit") == "atomic" else "a store narrows an integer"
-        return (f"{head}: {what} by keeping its low bits, on the GPU too. Clamp to {e['lo']}..{e['hi']} first (a "
-                "quantiser missing its clamp?), or use a wider tensor")
+        return (f"{head}: {what} by keeping its low bits, on the GPU too, and these do not fit them. Clamp to the "
+                f"{e['dst']} range first (a quantiser missing its clamp?), or use a wider tensor")
     shown = "NaN" if given != given else f"{given:.6g}"
+    held = ("what an H100 with Triton 3.6 stored" if e.get("measured", True) else
+            "numpy's value; the GPU's was not measured for this type")
     return (f"{how} from {e['src']} to {e['dst']} of {shown} (lane {tuple(idx)}; {e['lanes']} lane(s) NaN or outside "
             f"{e['lo']}..{e['hi']}{used}): undefined (LLVM makes an out-of-range float-to-int conversion poison; the "
-            f"interpreter stores {got} there, what an H100 with Triton 3.6 stored, but no compiler promises it). Clamp to {e['lo']}..{e['hi']} before the "
+            f"interpreter stores {got} there, {held}, but no compiler promises it). Clamp to {e['lo']}..{e['hi']} before the "
             "cast (tl.clamp; a quantiser missing its clamp, a scale too small?) and keep NaN out")

@@ -413,8 +413,8 @@ def finding(e: dict) -> dict:
         f["notes"] = e["notes"]
     if e.get("carried"):  # the mark computed into memory something wrote: the cause is an earlier launch
         f["carried"] = True
-    if e["kind"] == "out_of_bounds" and e.get("in_other"):  # lanes past the tensor in another argument's memory
-        f["lands"] = e.get("lands")
+    if e["kind"] == "out_of_bounds" and e.get("landed"):  # lanes past the tensor in other arguments' memory
+        f["lands_in"] = sorted(e["landed"])
     share = e.get("share") if e["kind"] == "masked_reduction" else None
     if share and share[0] != float("inf"):  # |padding's part| / |result| where it is largest (shadow_pads)
         f["padding_share"] = share[0]

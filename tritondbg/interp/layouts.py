@@ -41,26 +41,31 @@ def ints(name: str, value) -> list[tuple[str, int]]:
     return []
 
 
-_GENERIC = frozenset({"stride", "strides", "row", "rows", "col", "cols", "column", "in", "out", "inp", "input", "output",
-                      "m", "n", "k", "d", "h", "b", "batch", "head", "seq", "token", "dim", "0", "1", "2", "3"})
-
-
 def stride_named(name: str) -> bool:
     low = name.lower().split("[")[0]
     return "stride" in low or any(tok == "ld" or (tok.startswith("ld") and len(tok) <= 3) for tok in low.split("_"))
 
 
-def _related(name: str, tensor: str) -> bool:
-    """A stride argument's name that speaks of ``tensor`` (``stride_xm``, ``x_row_stride``, ``ldx`` of x_ptr), or of no
-    tensor at all (a bare ``stride``, ``row_stride``: every tensor's)."""
-    base = tensor.lower().removesuffix("_ptr").removesuffix("ptr").strip("_") or tensor.lower()
-    toks = [t for t in name.lower().split("[")[0].split("_") if t]
-    own = [t.removeprefix("ld") if t.startswith("ld") and len(t) <= 3 else t for t in toks]
-    return any(t.startswith(base) for t in own if t not in ("stride", "ld")) or all(t in _GENERIC or t == "ld"
-                                                                                   for t in own)
+def _base(tensor: str) -> str:
+    return tensor.lower().removesuffix("_ptr").removesuffix("ptr").strip("_") or tensor.lower()
 
 
-def unhanded(buf, strides: dict[str, int], built: frozenset = frozenset()) -> dict | None:
+def _tokens(name: str) -> list[str]:
+    toks = [t for t in name.lower().split("[")[0].split("_") if t and t not in ("stride", "strides", "ld")]
+    return [t.removeprefix("ld") if t.startswith("ld") and len(t) <= 3 else t for t in toks]
+
+
+def _related(name: str, tensor: str, bases: frozenset = frozenset()) -> bool:
+    """A stride argument's name that speaks of ``tensor`` (``stride_xm``, ``x_row_stride``, ``ldx`` of x_ptr), or of
+    none of the launch's tensors (``bases``: a bare ``stride``, ``stride_tok``, ``row_stride``: every tensor's,
+    helper-130: tutorial 06's backward hands one set of strides for q, k, v and o)."""
+    toks = _tokens(name)
+    if any(t.startswith(_base(tensor)) for t in toks):
+        return True
+    return not any(t.startswith(b) for t in toks for b in bases)
+
+
+def unhanded(buf, strides: dict[str, int], built: frozenset = frozenset(), bases: frozenset = frozenset()) -> dict | None:
     """For a dense, non-contiguous view ``buf`` (memory.Buffer): its first dimension whose stride is neither 1 nor a
     contiguous tensor's there, that no stride argument equals (``strides``: name -> value, those the kernel names;
     only those that speak of ``buf`` where there are any) and that ``built`` (what the kernel's constexprs make)
@@ -71,7 +76,7 @@ def unhanded(buf, strides: dict[str, int], built: frozenset = frozenset()) -> di
     if len(dims) < 2:
         return None
     want = _contiguous_strides([buf.shape[d] for d in dims])
-    pool = {k: v for k, v in strides.items() if _related(k, buf.name)} or strides
+    pool = {k: v for k, v in strides.items() if _related(k, buf.name, bases)} or strides
     handed = {d: [k for k, v in pool.items() if v == buf.strides[d]] for d in dims}
     for d, w in zip(dims, want):
         if buf.strides[d] not in (1, w) and not handed[d] and buf.strides[d] not in built:
@@ -83,19 +88,22 @@ def unhanded(buf, strides: dict[str, int], built: frozenset = frozenset()) -> di
 
 
 def _built(fn, args: dict) -> frozenset:
-    """The integers the kernel's constexpr integers make alone or by twos (``D``, ``H * D``)."""
+    """The integers a kernel could build a stride from: its constexpr integers (``D``) and the products of two of
+    its integers greater than 1 (``H * D``, a runtime ``H`` too: helper-130)."""
     from tritondbg.interp import kernel_stores
 
     func = kernel_stores.function(fn)
     notes = getattr(func, "__annotations__", {}) or {}
-    vals = []
-    for name, ann in notes.items():
+    consts, ints_ = [], []
+    for name, value in args.items():
+        v = getattr(value, "value", value)
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 1:
+            continue
+        ann = notes.get(name)
         text = ann if isinstance(ann, str) else getattr(ann, "__name__", "")
-        if text.endswith("constexpr"):
-            v = getattr(args.get(name), "value", args.get(name))
-            if isinstance(v, int) and not isinstance(v, bool) and v > 1:
-                vals.append(v)
-    return frozenset(vals) | frozenset(a * b for i, a in enumerate(vals) for b in vals[i + 1:])
+        (consts if text.endswith("constexpr") else ints_).append(v)
+    both = consts + ints_
+    return frozenset(consts) | frozenset(a * b for i, a in enumerate(both) for b in both[i + 1:])
 
 
 def entries(san, launch) -> None:
@@ -113,12 +121,13 @@ def entries(san, launch) -> None:
     if not strides:
         return
     built = None
+    bases = frozenset(_base(b.name) for b in launch.argmap().buffers)
     for buf in launch.argmap().buffers:
         if buf.numel < 2 or not buf.dense or kernel_stores.unused(fn, buf.name):
             continue
         if built is None:
             built = _built(fn, launch.args)
-        u = unhanded(buf, strides, built)
+        u = unhanded(buf, strides, built, bases)
         if u is None:
             continue
         line = (kernel_line(fn, 1) or (None, 0))[1]

@@ -247,12 +247,10 @@ def _as_gpu(src, out):
     if not isinstance(x, np.ndarray) or not isinstance(y, np.ndarray) or x.dtype.kind != "f" or y.dtype.kind not in "iu" \
             or y.dtype == np.bool_:
         return out
-    info = np.iinfo(y.dtype)
-    with np.errstate(invalid="ignore"):
-        bad = ~((x > info.min - 1.0) & (x < info.max + 1.0))
-    if bad.any():
-        from tritondbg.interp.values import gpu_int
+    from tritondbg.interp.values import gpu_int, out_of_range
 
+    bad = out_of_range(x, y.dtype)
+    if bad.any():
         fixed = gpu_int(np.trunc(x.astype(np.float64)), y.dtype)
         if fixed is not None:
             out.data = np.where(bad, fixed, y).astype(y.dtype)

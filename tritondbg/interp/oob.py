@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tritondbg.interp import frames
+from tritondbg.interp.shadow_values import _debug_raise
 
 _MAX_SAMPLE = 8  # element offsets kept per entry (the full range is kept beside them)
 _MAX_SKIPPED = 1 << 24  # addresses of store / atomic lanes in another argument kept for a run without the poison
@@ -206,7 +207,11 @@ def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool
         if len(buf.shape) >= 2:  # (index_clause: the range as indices)
             e.setdefault("layout", (tuple(int(n) for n in buf.shape), tuple(int(st) for st in buf.strides)))
             if "row_strides" not in e:
-                e["row_strides"] = _other_row_strides(buf, argmap.buffers, san.launch)
+                try:
+                    e["row_strides"] = _other_row_strides(buf, argmap.buffers, san.launch)
+                except Exception:  # noqa: BLE001 - a hint's bookkeeping must never stop the user's launch
+                    e["row_strides"] = []
+                    _debug_raise()
         if len(e["offsets"]) < _MAX_SAMPLE:
             e["offsets"] = sorted(set(e["offsets"]) | set(int(o) for o in off[:_MAX_SAMPLE]))[:_MAX_SAMPLE]
     elif len(e["offsets"]) < _MAX_SAMPLE:
@@ -236,6 +241,9 @@ def record(san, op, cands, bad, width, n_live, owner: np.ndarray, unmasked: bool
             skip_writes(san, e, site, bad[elsewhere | tabled])
         if elsewhere.any() or tabled.any():
             e["in_other"] = e.get("in_other", 0) + int(elsewhere.sum()) + int(tabled.sum())
+            landed = e.setdefault("landed", set())  # every argument they landed in (program mode's follow-ons)
+            if len(landed) < 16:
+                landed.update(argmap.buffers[int(i)].name for i in np.unique(owner[elsewhere]))
             if e["lands"] is None and elsewhere.any():
                 e["lands"] = argmap.describe(int(bad[elsewhere][0]), width)[1]
             elif e["lands"] is None:

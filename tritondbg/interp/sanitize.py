@@ -28,12 +28,14 @@ import numpy as np
 from tritondbg.interp import (findings, frames, gpu_compile, guard, hooks, initcheck, nan_origin, nan_stores, oob,
                               layouts, output_checks, races, shadow, shifts, undo, uninit_reads, unstored)
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
+from tritondbg.interp.shadow_values import _debug_raise
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array  # noqa: F401 (API)
 from tritondbg.interp.values import element_width
 from tritondbg.runner import Instrument
 
-KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf", "shift", "cast", "layout")
+KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf", "shift", "cast",
+         "layout")
 _MAX_NONFINITE_EVENTS = 64
 _MAX_RACE_ELEMENTS = 1 << 26  # stop recording stores past 64M elements (memory), say so in the finding
 
@@ -172,7 +174,10 @@ class Sanitizer(Instrument, hooks.Listener):
         self.pids, self.writes, self.write_count, self.atomics = [], [], 0, []
         self.abandoned = {}  # lock address -> (pid, site) of a program that ended holding it (memops.SpinWatch)
         unstored.unnamed_entries(self, launch)  # a tensor argument its code never names (a forgotten store?)
-        layouts.entries(self, launch)  # a permuted tensor handed without the stride a kernel must apply
+        try:
+            layouts.entries(self, launch)  # a permuted tensor handed without the stride a kernel must apply
+        except Exception:  # noqa: BLE001 - a warning's bookkeeping must never stop the user's launch
+            _debug_raise()
 
     def program(self, launch, pid) -> None:
         for addr, site in self.locks.held.items():  # the program before ended holding these lock words

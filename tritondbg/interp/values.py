@@ -161,6 +161,18 @@ def text(s: dict) -> str:
 
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+MEASURED = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64))  # gpu_int's table
+
+
+def out_of_range(x: np.ndarray, dst) -> np.ndarray:
+    """Which floats ``x`` a conversion to the integer type ``dst`` (toward zero) cannot hold: NaN, +-inf, past the
+    range (int64's bounds exact: -2**63 fits, 2**63 does not)."""
+    info = np.iinfo(dst)
+    lo, hi = float(info.min), float(info.max)
+    with np.errstate(invalid="ignore"):
+        above_lo = x > lo - 1.0 if lo - 1.0 != lo else x >= lo
+        below_hi = x < hi + 1.0 if hi + 1.0 != hi else x < hi
+        return ~(above_lo & below_hi)
 
 
 def gpu_int(x: np.ndarray, dst) -> np.ndarray | None:

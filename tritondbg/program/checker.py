@@ -247,7 +247,7 @@ def _stores_elsewhere(args: dict, stores: dict) -> list:
 def _read_outside(findings: list) -> list:
     """[(kind, line, tensor)] of the launch's loads that went outside their tensor (out_of_bounds, outside_view):
     a plain run reads there what another argument (or the storage) holds, the mark of memory nothing wrote too."""
-    return [(f["kind"], f.get("line"), f.get("tensor"), f.get("lands")) for f in findings
+    return [(f["kind"], f.get("line"), f.get("tensor"), f.get("lands_in") or ()) for f in findings
             if f["kind"] in ("out_of_bounds", "outside_view") and f.get("op") in ("load", None)]
 
 
@@ -260,7 +260,7 @@ def _causes(causes: list, name: str, into, wrote: int) -> list:
         return []
     if not wrote:
         return [c[:3] for c in causes]
-    return [c[:3] for c in causes if str(c[3] or "").startswith(name + "[")]
+    return [c[:3] for c in causes if name in c[3]]
 
 
 class _LaunchSite:
