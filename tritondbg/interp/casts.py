@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 from tritondbg.interp import values
-from tritondbg.interp.shadow_values import _bcast, _debug_raise, _set_pad, _site_frame, pad_of
+from tritondbg.interp.shadow_values import _debug_raise, _set_pad, spoilt
 
 # the semantic functions (Triton 3.6 and 3.9) whose cast of the value is a store's or an atomic's implicit one
 _STORES = frozenset({"store", "_store_legacy", "_store_block_pointer", "descriptor_store"})
@@ -109,16 +109,10 @@ def mark(src, out, from_float: bool) -> None:
         if not implicit:
             return
     shape = np.shape(dst)
-    old = np.zeros(shape, np.uint8)  # the operand's shadow: padding lanes are no such lanes
-    p = pad_of(src)
-    if p is not None:
-        old = np.maximum(old, _bcast(p, shape))
-    bad = np.broadcast_to(bad, shape) & (old < 1)
-    if not bad.any():
+    found = spoilt(bad, shape, (src,))
+    if found is None:
         return
-    frame = _site_frame()
-    site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
-    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    bad, old, site, idx = found
     given, got = np.broadcast_to(x, shape)[idx], np.broadcast_to(dst, shape)[idx]
     given = float(given) if from_float else int(given)
     info = np.iinfo(dst.dtype)

@@ -282,3 +282,20 @@ def reduce_nonfinite(kind: str, srcs, outs, axis, keep) -> None:
             red = (lambda a: a.any()) if axis is None else (lambda a: a.any(axis=axis, keepdims=keep))
             in_nf = tuple(np.broadcast_to(np.asarray(red(a)), shape) for a in (n_, n_ | i_))
         _check_new_nonfinite("tl.reduce" if kind == "other" else f"tl.{kind}", h, (src,), in_nf=in_nf)
+
+
+def spoilt(bad, shape, operands):
+    """The lanes ``bad`` of an op's result (of ``shape``) that hold no operand's padding (a masked load's
+    ``other=`` lanes are no such lanes), with the operands' shadow, the op's kernel site and the first such lane:
+    (bad, old, site, idx), or None where none is left (shifts.py, casts.py)."""
+    old = np.zeros(shape, np.uint8)
+    for h in operands:
+        p = pad_of(h)
+        if p is not None:
+            old = np.maximum(old, _bcast(p, shape))
+    bad = np.broadcast_to(bad, shape) & (old < 1)
+    if not bad.any():
+        return None
+    frame = _site_frame()
+    site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
+    return bad, old, site, tuple(int(i) for i in np.argwhere(bad)[0])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tritondbg.interp.shadow_values import _bcast, _debug_raise, _set_pad, _site_frame, pad_of
+from tritondbg.interp.shadow_values import _debug_raise, _set_pad, spoilt
 
 
 def wrap(orig, op):
@@ -38,16 +38,10 @@ def mark(lhs, rhs, out, op) -> None:
     if not np.any(bad):
         return
     shape = np.shape(out.data)
-    old = np.zeros(shape, np.uint8)  # the operands' shadow: padding lanes are no such lanes
-    for p in (pad_of(lhs), pad_of(rhs)):
-        if p is not None:
-            old = np.maximum(old, _bcast(p, shape))
-    bad = np.broadcast_to(bad, shape) & (old < 1)
-    if not bad.any():
+    found = spoilt(bad, shape, (lhs, rhs))
+    if found is None:
         return
-    frame = _site_frame()
-    site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
-    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    bad, old, site, idx = found
     sid = san.lane_site(site, "shift", dict(op="<<" if op is np.left_shift else ">>", width=width, dtype=str(lhs.data.dtype),
                                     example=(list(idx), int(np.broadcast_to(amount, shape)[idx]))))
     _set_pad(out, np.where(bad, sid + 2, old).astype(np.uint8))
