@@ -1,6 +1,7 @@
 """An int32 torch.empty output whose last columns the launch leaves unwritten on purpose (helper-64:
-TransformerEngine's row_id_map, "r means useless values"): program mode warns of the band; the reproducer's replay
-failed it as never written (its captured output holds the same mark) at a line of click, the CLI's framework."""
+TransformerEngine's row_id_map, "r means useless values"): the program reads only the columns written, around the
+band (program mode: left by design, no warning); the reproducer's replay failed it as never written (its captured
+output holds the same mark) at a line of click, the CLI's framework, where it is a warning at the store now."""
 import torch
 import triton
 import triton.language as tl
