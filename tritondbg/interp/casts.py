@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 from tritondbg.interp import values
-from tritondbg.interp.shadow_values import _debug_raise, _set_pad, spoilt
+from tritondbg.interp.shadow_values import _set_pad, noted, spoilt
 
 # the semantic functions (Triton 3.6 and 3.9) whose cast of the value is a store's or an atomic's implicit one
 _STORES = frozenset({"store", "_store_legacy", "_store_block_pointer", "descriptor_store"})
@@ -32,14 +32,7 @@ _INDEFINITE = (-(1 << 63),)
 def wrap(orig, from_float: bool):
     """The interpreter's ``create_fp_to_si`` / ``create_fp_to_ui`` (``from_float``) or ``create_int_cast``, its
     result's lanes that lost their value marked."""
-    def cast(self, src, dst_type, *rest):
-        out = orig(self, src, dst_type, *rest)
-        try:
-            mark(src, out, from_float)
-        except Exception:  # shadow bookkeeping must never break a kernel
-            _debug_raise()
-        return out
-    return cast
+    return noted(orig, lambda args, out: mark(args[0], out, from_float))
 
 
 def _implicit() -> str:

@@ -299,3 +299,16 @@ def spoilt(bad, shape, operands):
     frame = _site_frame()
     site = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name) if frame else ("?", 0, "?")
     return bad, old, site, tuple(int(i) for i in np.argwhere(bad)[0])
+
+
+def noted(orig, note):
+    """A builder op that runs ``orig`` and then ``note(args, out)`` (shifts.py, casts.py: the result's spoilt lanes
+    marked); the note's bookkeeping never breaks a kernel."""
+    def op(self, *args):
+        out = orig(self, *args)
+        try:
+            note(args, out)
+        except Exception:  # shadow bookkeeping must never break a kernel
+            _debug_raise()
+        return out
+    return op

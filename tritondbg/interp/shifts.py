@@ -10,20 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tritondbg.interp.shadow_values import _debug_raise, _set_pad, spoilt
+from tritondbg.interp.shadow_values import _set_pad, noted, spoilt
 
 
 def wrap(orig, op):
     """The interpreter's ``create_shl`` / ``create_lshr`` / ``create_ashr`` (ashr makes new handles: checked on
     the operands it was given), its result's bad lanes marked."""
-    def shift(self, lhs, rhs):
-        out = orig(self, lhs, rhs)
-        try:
-            mark(lhs, rhs, out, op)
-        except Exception:  # shadow bookkeeping must never break a kernel
-            _debug_raise()
-        return out
-    return shift
+    return noted(orig, lambda args, out: mark(args[0], args[1], out, op))
 
 
 def mark(lhs, rhs, out, op) -> None:
