@@ -13,11 +13,12 @@ import triton.language as tl
 from triton.language.extra import libdevice
 
 VALUES = [381.0, -381.0, 40000.0, -40000.0, 3e9, -3e9, 1e30, float("nan"), float("inf"), -0.5, 127.9]
-OPS = ["to_int8", "to_uint8", "to_int16", "to_int32", "to_int64", "llrint", "float2int_rn"]
+OPS = ["to_int8", "to_uint8", "to_int16", "to_int32", "to_int64", "llrint", "float2int_rn", "to_uint16", "to_uint32",
+       "to_uint64"]  # the unsigned 16-64-bit ones stored widened (uint64: its bits as int64), torch lacking those stores
 
 
 @triton.jit
-def probe(x_ptr, o8, ou8, o16, o32, o64, ollr, of2i, BLOCK: tl.constexpr):
+def probe(x_ptr, o8, ou8, o16, o32, o64, ollr, of2i, ou16, ou32, ou64, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     tl.store(o8 + offs, x.to(tl.int8))
@@ -27,6 +28,9 @@ def probe(x_ptr, o8, ou8, o16, o32, o64, ollr, of2i, BLOCK: tl.constexpr):
     tl.store(o64 + offs, x.to(tl.int64))
     tl.store(ollr + offs, libdevice.llrint(x))
     tl.store(of2i + offs, libdevice.float2int_rn(x))
+    tl.store(ou16 + offs, x.to(tl.uint16).to(tl.int32))
+    tl.store(ou32 + offs, x.to(tl.uint32).to(tl.int64))
+    tl.store(ou64 + offs, x.to(tl.uint64).to(tl.int64, bitcast=True))
 
 
 def run(device):
@@ -34,7 +38,8 @@ def run(device):
     x = torch.zeros(n, device=device)
     x[:len(VALUES)] = torch.tensor(VALUES)
     outs = [torch.zeros(n, dtype=dt, device=device) for dt in (torch.int8, torch.uint8, torch.int16, torch.int32,
-                                                                torch.int64, torch.int64, torch.int32)]
+                                                                torch.int64, torch.int64, torch.int32, torch.int32,
+                                                                torch.int64, torch.int64)]
     probe[(1,)](x, *outs, BLOCK=n)
     return [[int(o[i]) for o in outs] for i in range(len(VALUES))]
 
