@@ -166,16 +166,18 @@ def test_an_atomic_narrowing_and_a_nan_through_llrint_say_what_they_are(tmp_path
 
 
 def test_float_to_int_conversions_past_the_range_store_what_the_gpu_stored(cli_env):
-    """tests/bench/cvt_probe.py's kernel (``.to(int8 .. int64)``, libdevice ``llrint`` / ``float2int_rn`` of 381,
-    40000, 3e9, 1e30, NaN, inf, ...) under the interpreter against the H100's table recorded in
-    tests/bench/runs/s57_cvt_probe.txt (Triton 3.6): numpy's values differed in 23 cells (40000 -> int8: 64, the GPU
-    -1; NaN -> int32: -2**31, the GPU 0; float2int_rn(3e9): -2**31, the GPU 2**31 - 1)."""
+    """tests/bench/cvt_probe.py's kernel (``.to(int8 .. int64)``, ``.to(uint16 .. uint64)``, libdevice ``llrint`` /
+    ``float2int_rn`` of 381, 40000, 3e9, 1e30, NaN, inf, ...) under the interpreter against the H100's table recorded
+    in tests/bench/runs/s58_cvt_probe.txt (Triton 3.6): numpy's values differed in 23 cells of the signed columns
+    (40000 -> int8: 64, the GPU -1; NaN -> int32: -2**31, the GPU 0; float2int_rn(3e9): -2**31, the GPU 2**31 - 1;
+    session 57) and 16 of the unsigned ones (-381 -> uint32: 4294966915, the GPU 0; 1e30 -> uint16: 0, the GPU 65535;
+    NaN -> uint64: 0, the GPU 2**63; session 58)."""
     import ast
     import os
 
     from conftest import REPO
 
-    rows = [ln.split(" | ") for ln in (REPO / "tests/bench/runs/s57_cvt_probe.txt").read_text().splitlines()
+    rows = [ln.split(" | ") for ln in (REPO / "tests/bench/runs/s58_cvt_probe.txt").read_text().splitlines()
             if ln.count(" | ") >= 7 and not ln.startswith("value")]
     gpu = [[int(cell.split(" / ")[0]) for cell in row[1:]] for row in rows]
     env = dict(cli_env, CVT_PROBE_CHILD="1")
@@ -184,7 +186,8 @@ def test_float_to_int_conversions_past_the_range_store_what_the_gpu_stored(cli_e
     assert p.returncode == 0, p.stderr[-3000:]
     here = ast.literal_eval(p.stdout.strip().splitlines()[-1])
     assert len(gpu) == len(here) == 11 and os.path.exists(REPO / "tests/bench/cvt_probe.py")
-    assert here == gpu, [(i, j, here[i][j], gpu[i][j]) for i in range(11) for j in range(7) if here[i][j] != gpu[i][j]]
+    assert len(gpu[0]) == len(here[0]) == 10
+    assert here == gpu, [(i, j, here[i][j], gpu[i][j]) for i in range(11) for j in range(10) if here[i][j] != gpu[i][j]]
 
 
 PACK = textwrap.dedent('''

@@ -161,7 +161,8 @@ def text(s: dict) -> str:
 
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-MEASURED = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64))  # gpu_int's table
+MEASURED = frozenset(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint16, np.uint32,
+                                           np.uint64))  # gpu_int's table
 
 
 def out_of_range(x: np.ndarray, dst) -> np.ndarray:
@@ -177,9 +178,10 @@ def out_of_range(x: np.ndarray, dst) -> np.ndarray:
 
 def gpu_int(x: np.ndarray, dst) -> np.ndarray | None:
     """What an H100 stores converting the floats ``x`` (rounded or truncated already) to the integer type ``dst``
-    (Triton 3.6, ``python tests/bench/cvt_probe.py``, tests/bench/runs/s57_cvt_probe.txt): int8 / uint8 through a
-    saturating 16-bit ``cvt`` whose low byte is kept (40000 -> int8 -1, uint8 64), int16 / int32 / int64 saturated,
-    NaN 0 (int64: its smallest value; libdevice's ``llrint`` too). None for a type not measured (uint16 and wider)."""
+    (Triton 3.6, ``python tests/bench/cvt_probe.py``, tests/bench/runs/s58_cvt_probe.txt): int8 / uint8 through a
+    saturating 16-bit ``cvt`` whose low byte is kept (40000 -> int8 -1, uint8 64), the wider types saturated
+    (negatives to 0 for the unsigned ones), NaN 0 (int64: its smallest value, as libdevice's ``llrint``; uint64:
+    2**63). None for a type not measured."""
     dst = np.dtype(dst)
     x = np.asarray(x, dtype=np.float64)
     nan = np.isnan(x)
@@ -187,7 +189,7 @@ def gpu_int(x: np.ndarray, dst) -> np.ndarray | None:
         lo, hi = (-32768, 32767) if dst == np.int8 else (0, 65535)
         v = np.where(nan, 0.0, np.clip(x, lo, hi)).astype(np.int64)
         return (v & 0xFF).astype(np.uint8).view(dst)
-    if dst in (np.dtype(np.int16), np.dtype(np.int32)):
+    if dst in (np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.uint16), np.dtype(np.uint32)):
         info = np.iinfo(dst)
         return np.where(nan, 0.0, np.clip(x, info.min, info.max)).astype(dst)
     if dst == np.int64:
@@ -195,4 +197,10 @@ def gpu_int(x: np.ndarray, dst) -> np.ndarray | None:
             inside = (x >= -2.0 ** 63) & (x < 2.0 ** 63)
             v = np.where(inside, x, 0.0).astype(np.int64)
         return np.where(nan | (x < 0) & ~inside, _INT64_MIN, np.where(inside, v, _INT64_MAX)).astype(np.int64)
+    if dst == np.uint64:
+        with np.errstate(invalid="ignore"):
+            inside = (x >= 0) & (x < 2.0 ** 64)
+            v = np.where(inside, x, 0.0).astype(np.uint64)
+        return np.where(nan, np.uint64(1 << 63), np.where(inside, v, np.where(x < 0, 0, np.uint64((1 << 64) - 1))))\
+            .astype(np.uint64)
     return None
