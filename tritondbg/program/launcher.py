@@ -9,8 +9,10 @@
 
 Subprocesses of the program (pytest-xdist workers, a script that starts Python) inherit all three, so they
 are attached too; each writes its own files. The program's stdin, stdout and stderr are the terminal's;
-its exit status is returned. ``python``/``python3`` mean the Python tritondbg runs in (the one that has
-tritondbg); another command is looked up beside that Python first, then on PATH.
+its exit status is returned. ``python``/``python3`` mean the one on PATH, as a shell runs it (an activated
+venv's), when that Python has triton; else the Python tritondbg runs in, with a note saying so (helper-132: a
+tritondbg installed in a venv of its own ran the program with that venv's torch and triton, silently). Another
+command (pytest, torchrun) alike: the one on PATH when its ``#!`` Python can, else the one beside tritondbg's.
 """
 from __future__ import annotations
 
@@ -68,14 +70,102 @@ def _script_there(cmd: list[str]) -> None:
                               f"looked for from {os.getcwd()})")
 
 
+_MIN_TRITON = (3, 4)  # pyproject's triton>=3.4
+_PROBE = """import importlib.metadata as m, importlib.util as u, sys
+v = ""
+if u.find_spec("triton"):
+    v = "?"  # found under a name not below: taken as it is
+    for d in ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu", "triton-nightly"):
+        try:
+            v = m.version(d)
+            break
+        except Exception:
+            pass
+print(sys.prefix, v, "%d.%d" % sys.version_info[:2], sep="\\n")"""
+_probed: dict[str, str | None] = {}
+_notes: list[str] = []  # what run() says before the start (which Python runs the program, and why)
+
+
+def _unusable(python: str) -> str | None:
+    """Why the Python ``python`` cannot run a program under tritondbg (no triton, one older than 3.4, a Python
+    older than 3.10), or None when it can (or when asking it failed: it then fails as it would alone)."""
+    if python not in _probed:
+        try:
+            out = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, timeout=60,
+                                 stdin=subprocess.DEVNULL).stdout.split("\n")
+            prefix, version, py = out[0], out[1], out[2]
+        except (OSError, subprocess.SubprocessError, IndexError):
+            _probed[python] = None
+            return None
+        nums = tuple(int(n) for n in re.findall(r"\d+", version)[:2]) or _MIN_TRITON
+        pynum = tuple(int(n) for n in py.split("."))
+        if not version:
+            why = "has no triton"
+        elif nums < _MIN_TRITON:
+            why = f"has triton {version} (tritondbg needs 3.4 or newer)"
+        elif pynum < (3, 10):
+            why = f"is Python {py} (tritondbg needs 3.10 or newer)"
+        else:
+            why = None
+        _probed[python] = why and f"{why} ({prefix})"
+    return _probed[python]
+
+
+def _python(exe: str) -> str:
+    """The Python a ``python`` command runs: the one on PATH where it is another environment's and can run the
+    program, else this one (with a note)."""
+    found = shutil.which(exe)
+    mine = sys.executable
+    if found is None or os.path.dirname(os.path.abspath(found)) == os.path.dirname(os.path.abspath(mine)):
+        return mine
+    why = _unusable(found)
+    if why is None:
+        return found
+    _notes.append(f"`{exe}` on your PATH ({found}) {why}: the program runs in tritondbg's own Python ({mine}); "
+                  f"give a Python's path after -- to choose another")
+    return mine
+
+
+def _shebang_python(path: str) -> str | None:
+    """The Python a console script (pytest, torchrun) starts: its ``#!`` line's, or None for another file."""
+    try:
+        with open(path, "rb") as f:
+            line = f.readline(512).decode(errors="replace")
+    except OSError:
+        return None
+    words = line[2:].split() if line.startswith("#!") else []
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-")]
+        return shutil.which(words[0]) if words and _is_python(os.path.basename(words[0])) else None
+    return words[0] if words and _is_python(os.path.basename(words[0])) and os.path.isfile(words[0]) else None
+
+
+def _command(exe: str) -> str | None:
+    """Where a command (pytest, torchrun) is: on PATH where that one's Python can run the program, else beside
+    tritondbg's Python (a venv's console scripts, the venv not activated), else on PATH."""
+    beside = shutil.which(exe, path=os.path.dirname(sys.executable))
+    found = shutil.which(exe)
+    if beside is None or found is None or os.path.abspath(beside) == os.path.abspath(found):
+        return beside or found
+    python = _shebang_python(found)
+    if python is not None and _unusable(python) is None:
+        return found
+    if python is not None:
+        _notes.append(f"`{exe}` on your PATH ({found}) runs a Python that {_unusable(python)}: the one beside "
+                      f"tritondbg runs ({beside}); give a path after -- to choose another")
+    return beside
+
+
 def resolve(cmd: list[str], command: str = "capture") -> list[str]:
-    """The argv to start: ``python`` -> this Python, else the executable found beside it or on PATH."""
+    """The argv to start: ``python`` -> the Python on PATH when it can run the program (else this one), another
+    command as ``_command`` finds it."""
+    _notes.clear()
     if not cmd:
         raise UsageError(f"no program to run: put it after --, e.g. `tritondbg {command} -- python model.py`")
     exe = cmd[0]
     if _is_python(exe):
         _script_there(cmd)
-        return [sys.executable, *cmd[1:]]
+        return [_python(exe), *cmd[1:]]
     if exe.endswith(".py") and os.path.isfile(exe) and not os.access(exe, os.X_OK):  # the script, not its python
         raise ProgramNotFound(f"{exe}: a Python script, not an executable: run it with python, "
                               f"`tritondbg {command} -- python {' '.join(cmd)}`")
@@ -85,8 +175,7 @@ def resolve(cmd: list[str], command: str = "capture") -> list[str]:
         if _is_python(os.path.basename(exe)):  # venv/bin/python: its script checked too
             _script_there(cmd)
         return list(cmd)
-    here = os.path.dirname(sys.executable)
-    found = shutil.which(exe, path=here + os.pathsep + os.environ.get("PATH", ""))
+    found = _command(exe)
     if found is None:
         if exe.startswith("-"):  # `interpret -- --json f python x.py`: an option of tritondbg's after the --
             raise ProgramNotFound(f"{exe}: command not found (tritondbg's options go before the --: "
@@ -190,6 +279,8 @@ def run(cmd: list[str], cfg: dict, *, interpret: bool = False, timeout: float | 
     past ``timeout`` seconds: then it is sent SIGTERM, where its tritondbg says which launch and line it was in,
     and SIGKILL if it is still there ``_GRACE_S`` later)."""
     argv = resolve(cmd)
+    for note in dict.fromkeys(_notes):
+        print(f"tritondbg: note: {note}", file=sys.stderr, flush=True)
     env = environment(cfg, interpret)
     try:
         proc = subprocess.Popen(argv, env=env, preexec_fn=_end_with_parent())
