@@ -1101,6 +1101,11 @@ def test_a_process_that_skips_atexit_still_reports_its_launches(tmp_path):
     out = run(["interpret", "--", "python", str(DATA / "programs.py"), "forkpool"])
     assert out.returncode == 0, out.stderr[-2000:]
     assert "3 launch(es), 0 finding(s)" in out.stderr, out.stderr[-2000:]  # 2 workers + the parent's 1
+    # `with Pool`: its __exit__ ends the workers by SIGTERM; each said "terminated (SIGTERM) outside any launch, in
+    # the program at ..." (the parent's line, its stack copied by the fork) in a run that went well (helper-132)
+    out = run(["interpret", "--", "python", str(DATA / "programs.py"), "forkpool_with"])
+    assert out.returncode == 0 and "launch(es), 0 finding(s)" in out.stderr, out.stderr[-2000:]
+    assert "SIGTERM" not in out.stderr, out.stderr[-2000:]
 
 
 def _interrupt(cmd: list[str], pidfile: Path, cwd: Path, group: bool = True) -> tuple[int, str]:

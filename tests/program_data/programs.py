@@ -1,5 +1,5 @@
 """Small programs test_program.py runs under tritondbg: `python programs.py crash|sigint PIDFILE|inplace|device|sizes|
-autotuned|autotuned_tail|pre_hook|autotuned_out|pruned|subclass|oob_load|oob_neighbour|raise_early|oob_then_segv|osexit|forkpool`."""
+autotuned|autotuned_tail|pre_hook|autotuned_out|pruned|subclass|oob_load|oob_neighbour|raise_early|oob_then_segv|osexit|forkpool|forkpool_with`."""
 import os
 import sys
 import time
@@ -201,8 +201,13 @@ if __name__ == "__main__":
 
         pool = mp.get_context("fork").Pool(2)
         pool.map(_shift_sum, [100, 200])
-        pool.close()  # the workers end in os._exit (`with Pool` would terminate them: SIGTERM, a test of its own)
+        pool.close()  # the workers end in os._exit (`with Pool` terminates them: "forkpool_with")
         pool.join()
+    if sys.argv[1] == "forkpool_with":              # `with Pool`: its __exit__ ends the workers by SIGTERM
+        import multiprocessing as mp
+
+        with mp.get_context("fork").Pool(2) as pool:
+            pool.map(_shift_sum, [100, 200])
     scale_shift(torch.arange(100, dtype=torch.float32), 2.0, 1.0)
     if sys.argv[1] == "osexit":                     # ends without atexit
         os._exit(3)

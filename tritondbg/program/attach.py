@@ -507,6 +507,9 @@ def say_terminated_outside(frame, how: str = "terminated (SIGTERM)") -> None:
 
     if _SAID_OUTSIDE:  # (interpret's checker and capture's capturer may both listen: one line)
         return
+    mp = sys.modules.get("multiprocessing")
+    if child._exits().forked() or mp is not None and mp.parent_process() is not None:
+        return  # a worker its pool ended (Pool.__exit__ terminates them; helper-132); a --timeout: the program says it
     _SAID_OUTSIDE.append(True)
     f = frame
     while f is not None and not_users_file(f.f_code.co_filename):
