@@ -160,10 +160,14 @@ def site_name(file: str, beside: str | None = None) -> str:
     (``fla/ops/gla/chunk.py``: flash-linear-attention has dozens of files called chunk.py). ``beside``: a file the
     same message names in full (the launch's); another file of the same name gets its folder too
     (``kernels/norm.py``: FlashInfer's triton/norm.py launches triton/kernels/norm.py; helper-97 read the kernel's
-    line number as the wrapper's)."""
+    line number as the wrapper's). A file under the working directory: its path from there (``ops/b/chunk.py``;
+    helper-132: two kernels in pkg/a/chunk.py and pkg/b/chunk.py were both "chunk.py")."""
     from tritondbg.errors import installed_path
 
-    name = installed_path(file) or os.path.basename(str(file))
+    name = installed_path(file)
+    if not name:
+        rel = short_path(str(file)) if os.path.isabs(str(file)) else str(file)
+        name = rel if not os.path.isabs(rel) else os.path.basename(str(file))
     if beside and name == os.path.basename(str(beside)) and os.path.abspath(str(beside)) != os.path.abspath(str(file)):
         name = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(str(file)))), name)
     return name

@@ -295,11 +295,12 @@ def _handled_errors(findings: list, rc: int) -> None:
 def _finding_lines(findings: list) -> list[str]:
     """One line per distinct finding (kind, kernel line, kernel, tensor, call site), the first launch's pid, and
     how many launches had it: a bug in a kernel a loop launches 27 times is one line, not 27."""
+    from tritondbg.interp.frames import site_name
+
     groups: dict[tuple, list] = {}
     for f in findings:
         where = stacks.describe_site(f.get("stack") or ([f["call_site"]] if f.get("call_site") else []))
-        key = (f.get("kind"), os.path.basename(str(f.get("file"))), f.get("line"), f.get("kernel"), f.get("tensor"),
-               where)
+        key = (f.get("kind"), site_name(str(f.get("file"))), f.get("line"), f.get("kernel"), f.get("tensor"), where)
         group = groups.setdefault(key, [f, set(), [], 0])
         if f.get("severity", "error") != "warning" and group[0].get("severity", "error") == "warning":
             group[0] = f  # an error among warnings of the same line (a race whose values differ only later): told so
