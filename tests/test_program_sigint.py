@@ -112,3 +112,53 @@ def test_an_interrupt_between_two_programs_of_a_grid_is_told_so(monkeypatch):
     finally:
         ones.pre_run_hooks.remove(hook)
     assert not frames.in_grid_loop(caught.value, None)
+
+
+SWALLOWED = '''
+import os, signal, time, traceback, torch, triton, triton.language as tl
+
+
+def swallow():  # as numpy's C code does: the Ctrl-C's KeyboardInterrupt comes out as a TypeError
+    if any("code_generator" in f.filename for f in traceback.extract_stack()):
+        return  # (the compile check's front end calls it too)
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(30)
+    except KeyboardInterrupt:
+        raise TypeError("expected a sequence of integers or a single integer, got '(1024)'") from None
+
+
+@triton.jit
+def scale(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    swallow()  # SWALLOW
+    tl.store(x_ptr + offs, 2 * x, mask=offs < n)
+
+
+x = torch.ones(10, device="cuda")
+scale[(1,)](x, 10, BLOCK=16)
+print("finished")
+'''
+
+
+@pytest.mark.parametrize("form", ["interpret", "capture"])
+def test_a_ctrl_c_that_surfaces_as_another_error_is_an_interrupt(tmp_path, cli_env, form):
+    """helper-132: a Ctrl-C during a capture landed in numpy, which turned its KeyboardInterrupt into a TypeError;
+    the reproducer said the launch failed with that TypeError (a kernel bug hunt for nothing). A launch's exception
+    that came with a SIGINT is an interrupt: said where, the program ends by it, the reproducer says so."""
+    import json
+
+    from conftest import run_cli
+
+    (tmp_path / "prog.py").write_text(SWALLOWED)
+    env = dict(cli_env, TRITON_ALLOW_NON_CONSTEXPR_GLOBALS="1")  # (the kernel calls a Python function)
+    p = run_cli([form, "--out", str(tmp_path / "o"), "--", sys.executable, "prog.py"], env, cwd=tmp_path)
+    line = next(i for i, ln in enumerate(SWALLOWED.splitlines(), 1) if "# SWALLOW" in ln)
+    assert p.returncode == 130 and "finished" not in p.stdout, (p.returncode, p.stderr[-3000:])
+    assert f"tritondbg: interrupted in scale at prog.py:{line}, pid (0, 0, 0)" in p.stderr, p.stderr[-3000:]
+    assert "kernel_error" not in p.stderr and "TypeError" not in p.stderr.split("tritondbg: interrupted")[1] \
+        .split(f"tritondbg {form}:")[0], p.stderr[-3000:]
+    if form == "capture":
+        (entry,) = json.loads((tmp_path / "o" / "captures.json").read_text())["captures"]
+        assert entry["error"].startswith("KeyboardInterrupt (Ctrl-C during the launch; it surfaced as "), entry

@@ -496,6 +496,19 @@ def say_interrupted(launch, index: int, exc: BaseException | None = None, frame=
               f"{nth} launch) [launched from {describe_site(launch.stack)}]")
 
 
+def sigint_hid_in(exc: BaseException, launch, index: int, since: float) -> bool:
+    """Whether a Ctrl-C that came during the launch (``since``: its start) surfaced as ``exc``, another exception
+    (numpy's C code turns a KeyboardInterrupt raised inside it into a TypeError, which Triton's interpreter wraps as
+    an InterpreterError; helper-132: a capture's reproducer then said the launch failed with that TypeError). Then
+    it is said as an interrupt, and the caller raises KeyboardInterrupt."""
+    from tritondbg.program import child
+
+    if isinstance(exc, KeyboardInterrupt) or not child._exits().sigint_since(since):
+        return False
+    say_interrupted(launch, index, exc)
+    return True
+
+
 _SAID_OUTSIDE: list = []
 
 

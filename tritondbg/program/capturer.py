@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from tritondbg.configs import Withdrawn
 from tritondbg.program import attach, child, claims
@@ -114,6 +115,7 @@ class Capturer(attach.Observer):
         error = None
         number = max(0, attach.counts().get(launch.name, 1) - 1)  # this launch's number, for the interrupt line
         self.running = (launch, number, snap, index, need)
+        t0 = time.monotonic()
         try:
             result = proceed()
         except Withdrawn:  # a default config tried and refused: not the program's launch, nothing kept of it
@@ -129,8 +131,13 @@ class Capturer(attach.Observer):
             self.running = None
             if isinstance(exc, KeyboardInterrupt) and launch.interpreted:  # where it was, as interpret says it
                 attach.say_interrupted(launch, number, exc)
+            hid = attach.sigint_hid_in(exc, launch, number, t0)
             error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            if hid:
+                error = f"KeyboardInterrupt (Ctrl-C during the launch; it surfaced as {error.rstrip(': ')})"
             self._write(launch, snap, None, error, index, need)
+            if hid:
+                raise KeyboardInterrupt from None
             raise
         finally:
             self.running = None

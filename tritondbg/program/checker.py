@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 
 from tritondbg.interp.findings import nth, stop_last
 from tritondbg.program import attach, capture, child, cpu_device, filler_rerun, readwatch, stacks
@@ -135,16 +136,6 @@ def stores_nothing(launch, stores: dict) -> dict | None:
                 offsets=[], op=None, source="",
                 message=f"{launch.name} writes no memory: its source has no tl.store, atomic or descriptor store, and "
                         "the launch changed no byte (a forgotten tl.store?)")
-
-
-def _host_finding(host: list, cuda: list) -> dict:
-    """A launch handed host tensors beside the program's "cuda" ones: an error a GPU raises at the launch."""
-    what = f"{', '.join(host)} {'is a host tensor' if len(host) == 1 else 'are host tensors'}"
-    where = f"{', '.join(cuda[:3])} {'is' if len(cuda) == 1 else 'are'} on \"cuda\""
-    return dict(kind="kernel_error", severity="error", raised=False, file=None, line=None, pid=None, tensor=host[0],
-                offsets=[], op=None, source="", message=f"{what} (made on the CPU by the program, or moved there) while {where}: "
-                "a GPU refuses this launch (Triton: \"Pointer argument ... cannot be accessed from Triton (cpu "
-                "tensor?)\"); the interpreter ran it")
 
 
 def _without_poison(proceed, san, snap, result, value):
@@ -347,6 +338,7 @@ class Checker(attach.Observer):
         marks = initcheck.marks_of(launch.args) if self.sanitize else {}
         from tritondbg import watchdog
 
+        t0 = time.monotonic()
         try:
             # a launch that never ends says so (the program form has no --timeout)
             with watchdog.activity(kernel=launch.name, launch=nth(index + 1)), \
@@ -358,6 +350,8 @@ class Checker(attach.Observer):
             raise
         finally:
             self.running = None
+        if error is not None and attach.sigint_hid_in(error, launch, index, t0):
+            raise KeyboardInterrupt from None
         self.launches[launch.name] = index + 1
         nothing = stores_nothing(launch, stores) if self.sanitize and index == 0 else None
         stores.pop(WROTE_NOTHING, None)
@@ -375,7 +369,7 @@ class Checker(attach.Observer):
                                                 f"nothing was checked: {type(error).__name__}: {error}")]
         host, cuda = cpu_device.host_arguments(launch.args) if error is None else ([], [])
         if host:  # the interpreter ran what a GPU refuses (helper-79: ``y = torch.ones(n)`` beside "cuda" tensors)
-            findings = [*findings, _host_finding(host, cuda)]
+            findings = [*findings, cpu_device.host_finding(host, cuda)]
         if error is None and marks:  # told at the program's end, if no later launch writes them
             after = {name: initcheck.marked_elements(launch.args[name]) for name in marks}
             found = initcheck.bands(launch.args, marks, after)
@@ -521,7 +515,7 @@ class Checker(attach.Observer):
             return
         # (a kernel error is raised into the program, which may catch it: the summary then calls it a warning)
         raised = " (raised into the program: the summary says whether it caught it)" \
-            if f["kind"] == "kernel_error" else ""
+            if f["kind"] == "kernel_error" and f.get("raised", True) else ""  # (a host tensor's: not raised here)
         self._print(f, launch, label, test, raised)
 
     @staticmethod

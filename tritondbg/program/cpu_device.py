@@ -159,6 +159,16 @@ def host_arguments(args: dict) -> tuple[list, list]:
     return host, cuda
 
 
+def host_finding(host: list, cuda: list) -> dict:
+    """A launch handed host tensors beside the program's "cuda" ones: an error a GPU raises at the launch."""
+    what = f"{', '.join(host)} {'is a host tensor' if len(host) == 1 else 'are host tensors'}"
+    where = f"{', '.join(cuda[:3])} {'is' if len(cuda) == 1 else 'are'} on \"cuda\""
+    return dict(kind="kernel_error", severity="error", raised=False, file=None, line=None, pid=None, tensor=host[0],
+                offsets=[], op=None, source="", message=f"{what} (made on the CPU by the program, or moved there) while {where}: "
+                "a GPU refuses this launch (Triton: \"Pointer argument ... cannot be accessed from Triton (cpu "
+                "tensor?)\"); the interpreter ran it")
+
+
 @functools.lru_cache(maxsize=None)
 def _mode_class():
     global _CPU_OF_CUDA

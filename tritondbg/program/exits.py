@@ -142,6 +142,12 @@ def _sigint_once(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def sigint_since(t0: float) -> bool:
+    """Whether a SIGINT reached ``_sigint_once`` at or after ``t0`` (``time.monotonic``)."""
+    at = _state.get("sigint_at")
+    return at is not None and at >= t0
+
+
 def install() -> None:
     """Route ``os._exit`` and a default SIGTERM through the hooks, and Python's default SIGINT handler through
     ``_sigint_once`` (once per process; a program that installs its own handlers keeps them)."""
