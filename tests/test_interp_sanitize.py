@@ -370,6 +370,9 @@ def test_masked_max_and_min_are_told_the_padding_that_leaves_them_unchanged(name
     rec = run(f"{data}::{name}")
     f = next(f for f in rec.results[0].findings if f["kind"] == "masked_reduction")
     assert f"tl.where(mask, x, {neutral})" in f["message"] and "x, 0)" not in f["message"], f["message"]
+    loads = [i for i, ln in enumerate(data.read_text().splitlines(), 1) if "other=0" in ln and "tl.load" in ln]
+    assert [ln for ln in loads if f"(filled by the other=0 of the masked load at line {ln})" in f["message"]
+            and f"or other={neutral} at line {ln}" in f["message"]], f["message"]
 
 
 def test_lanes_of_one_store_that_hit_one_element():
@@ -801,6 +804,14 @@ def test_padded_keys_left_in_a_flash_softmax_are_reported_at_the_sum():
     rec = run(f"{FLASH}::unmasked")
     found = [(f["kind"], f["line"]) for f in rec.results[0].findings]
     assert ("masked_reduction", _mark(FLASH, "sum")) in found and not rec.passed, found
+    # the loads whose other= filled the padding, and what it became (helper-132: "other=0 when the loaded value is
+    # reduced as it is" for an other=0.0 that an exp had turned into exp(0 - m))
+    f = next(f for f in rec.results[0].findings if f["kind"] == "masked_reduction")
+    src = FLASH.read_text().splitlines()
+    q, k = (next(i for i, ln in enumerate(src, 1) if ln.strip().startswith(f"{v} = tl.load")) for v in "qk")
+    assert f"(filled by the other= of the masked loads at lines {q}, {k})" in f["message"], f["message"]
+    assert "pad with other=0, which the ops between turn into " in f["message"], f["message"]
+    assert "x = tl.where(mask, x, float('-inf')) before an exp" in f["message"], f["message"]
 
 
 def test_a_dot_finding_names_the_operand_that_holds_the_padding():

@@ -315,9 +315,8 @@ def _message(e: dict) -> str:
                     f"was made in those lanes by {op} at line {line} (from what the padding held there, e.g. "
                     f"-inf - -inf): keep the padding out of that op (tl.where(mask, ..., ...) before it), or mask the "
                     f"lanes out here (tl.where(mask, x, {neutral}))")
-        return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) (filled by a masked load's other=) whose "
-                f"values {verb}{example}{size}: mask them out first (tl.where(mask, x, {neutral}), or "
-                f"other={neutral} when the loaded value is reduced as it is)")
+        return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) ({_padded_by(e.get('pad_loads'))}) whose "
+                f"values {verb}{example}{size}: {_pad_advice(e, neutral)}")
     if kind == "nan_inf" and e["op"] == "hidden":  # (sanitize._hidden_nan_entry)
         return (f"{e['output_count']} element(s) of the outputs are NaN in the captured output too, first "
                 f"{e['output']}: the program got NaN there while it read 0 in the undefined lanes, so they come from "
@@ -374,6 +373,39 @@ def dot_lane(ev: dict) -> str:
 
 def _ratio(share: float) -> str:
     return "all" if share == float("inf") else f"{share * 100:.3g}%" if share >= 1e-4 else f"{share:.2g}"
+
+
+def _padded_by(loads) -> str:
+    """Which masked loads' other= filled the padding (sanitize.pad_loads: those of the launch so far)."""
+    if not loads:
+        return "filled by a masked load's other="
+    if len(loads) == 1:
+        (_, line), value = loads[0]
+        return f"filled by the other={value} of the masked load at line {line}"
+    return f"filled by the other= of the masked loads at lines {', '.join(str(ln) for (_, ln), _ in loads)}"
+
+
+def _pad_advice(e: dict, neutral: str) -> str:
+    """Mask at the reduction, or pad the load with the reduction's neutral value; where the ops between changed
+    the padding (a softmax's other=0.0 through exp(x - max)), a value those ops turn into it (helper-132)."""
+    loads, ex = e.get("pad_loads") or [], e.get("example")
+    here = f"mask them out first (tl.where(mask, x, {neutral}))"
+    values = {value for _, value in loads}
+    if not loads or not ex or len(values) != 1:
+        return f"{here}, or other={neutral} when the loaded value is reduced as it is"
+    value = values.pop()
+    which = (f"the load at line {loads[0][0][1]}" if len(loads) == 1 else
+             f"the loads at lines {', '.join(str(ln) for (_, ln), _ in loads)}")
+    try:
+        moved = float(value) != ex[1]
+    except ValueError:  # "varies"
+        moved = False
+    if not moved:
+        return f"{here}, or other={neutral} at {which.replace('the load at ', '').replace('the loads at ', '')}"
+    after = " (x = tl.where(mask, x, float('-inf')) before an exp)" if e["op"] == "sum" else ""
+    return (f"{here}; {which} pad{'s' if len(loads) == 1 else ''} with other={value}, which the ops between turn "
+            f"into {ex[1]:.6g} here: pad with a value they turn into "
+            f"{neutral.replace('float(', '').rstrip(')').strip(chr(39))}, or set the lanes after those ops{after}")
 
 
 def _dot_message(e: dict) -> str:

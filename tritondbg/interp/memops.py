@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from tritondbg.interp import byte_marks, guard, initcheck, shadow, uninit_reads, unstored
-from tritondbg.interp.values import element_width
+from tritondbg.interp.values import array, element_width
 
 _active: dict[str, Any] = {"san": None}
 _plain: dict[str, Any] = {"fill": None}  # the value a masked load without other= reads off-mask with no sanitizer
@@ -177,6 +177,26 @@ def _block_pointer(ptrs) -> bool:
     return True
 
 
+def _note_pad_load(san, other) -> None:
+    """The kernel line of a masked load that pads lanes with its ``other=``, and that value (one number, or
+    "varies"), for the masked_reduction its padding may reach (helper-132: "other=0 when the loaded value is reduced
+    as it is" for a softmax whose other=0.0 went through an exp; the load was not named)."""
+    import sys
+
+    from tritondbg.interp import frames
+
+    f = frames.kernel_frame(sys._getframe(1))
+    if f is None:
+        return
+    data = array(other)
+    if data is None:
+        return
+    value = "varies" if data.size and not (data == data.flat[0]).all() else (
+        f"{data.flat[0].item():g}" if data.size and data.dtype.kind == "f" else
+        str(data.flat[0].item()) if data.size else "?")
+    san.pad_loads.setdefault((f.f_code.co_filename, f.f_lineno), value)
+
+
 def _dropped_other():
     """The ``other=`` of a ``tl.load`` that Triton's frontend dropped on its way here: it passes
     ``other.handle if other else None``, and the interpreter's ``bool()`` of a one-element tensor is its value, so a
@@ -309,6 +329,8 @@ def install() -> None:
         if rest and rest[-1] is True and san.launch is not None and not san.atomic_depth:  # is_volatile: a poll?
             san.spin.poll(san, "a volatile tl.load", ptrs, out, m)
         if partial:
+            if not sid and len(san.pad_loads) < 8:  # its other= fills padding: a masked_reduction names it
+                _note_pad_load(san, other)
             fill = sid + 2 if sid else 2  # shadow.py: 2 padding, 2 + poison id undefined
             pad = np.where(m, 0, fill).astype(np.uint8)
             if oob_sid:

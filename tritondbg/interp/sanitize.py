@@ -89,6 +89,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
         self.lane_sids: set[int] = set()            # poison ids of lanes a shift or a cast spoilt (shifts.py, casts.py)
         self.times_zero_sids: set[int] = set()      # poison ids of undefined lanes an exact 0 multiplied
+        self.pad_loads: dict[tuple, str] = {}       # (file, line) of a masked load that padded lanes -> its other=
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.store_spans: dict[tuple, tuple] = {}   # (file, line) of a store -> (lowest, highest) address written
         self.masked_off: dict[tuple, frozenset] = {}  # (file, line) of a store run with no lane live -> the
@@ -464,7 +465,7 @@ class Sanitizer(Instrument, hooks.Listener):
             e["lanes"] += int(defined_bad.sum())
             if e["example"] is None:
                 idx = tuple(int(i) for i in np.argwhere(defined_bad)[0])
-                e["example"] = (list(idx), float(x[idx]))
+                e["example"], e["pad_loads"] = (list(idx), float(x[idx])), list(self.pad_loads.items())[:3]
                 made = next((ev for ev in self.nonfinite if origin is not None and ev["seq"] == int(origin[idx])),
                             None)
                 if made is not None and np.isnan(x[idx]):  # an op made it there: the cure is before that op
