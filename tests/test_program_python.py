@@ -76,3 +76,14 @@ def test_a_console_script_on_path_runs_when_its_python_can(monkeypatch, tmp_path
     assert len(launcher._notes) == 1 and "has no triton" in launcher._notes[0], launcher._notes
     monkeypatch.setenv("PATH", path)  # none on PATH: the one beside
     assert launcher.resolve(["tool-s58"]) == [str(tmp_path / "own" / "tool-s58")] and not launcher._notes
+
+
+def test_a_program_that_turns_the_interpreter_off_is_interpreted_and_told(cli_env, tmp_path):
+    """helper-132: a program that sets TRITON_INTERPRET=0 itself (for its own GPU runs) had its kernels compiled for
+    a GPU under `tritondbg interpret` ("0 active drivers", a kernel_error) with a note about is_available()."""
+    (tmp_path / "prog.py").write_text('import os\nos.environ["TRITON_INTERPRET"] = "0"\n' + PROG)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "20.0" in p.stdout, (p.stdout, p.stderr[-3000:])
+    assert "kernel_error" not in p.stderr and "active drivers" not in p.stderr, p.stderr[-3000:]
+    assert "note: the program set TRITON_INTERPRET='0' before importing torch / triton: `tritondbg interpret` set " \
+        "it back to 1" in p.stderr, p.stderr[-3000:]

@@ -113,10 +113,23 @@ def _exits():
     return _sibling("exits")
 
 
+INTERPRET_RESET = "the program set TRITON_INTERPRET"  # the start of _keep_interpreting's note (modes prints it)
+
+
+def _keep_interpreting() -> None:
+    """Under ``interpret --``: a program that set TRITON_INTERPRET=0 itself before importing torch or triton (for a
+    GPU run of its own) had its kernels compiled for a GPU ("0 active drivers"; helper-132): set back, and said."""
+    if "interpret" in config().get("features", ()) and not _interpreting():
+        note(f"{INTERPRET_RESET}={os.environ.get('TRITON_INTERPRET', '')!r} before importing "
+             "torch / triton: `tritondbg interpret` set it back to 1, so its kernels ran in the interpreter")
+        os.environ["TRITON_INTERPRET"] = "1"
+
+
 def _cuda_as_cpu(module=None) -> None:
     """Interpreting without a GPU: the program's "cuda" tensors are made on the CPU (``cpu_device.py``); and
     under ``interpret --`` with the sanitizers, its torch reads of what a launch left unwritten are watched
     (``readwatch.py``). Both torch function modes go at the bottom of the program's stack, before its own."""
+    _keep_interpreting()
     try:
         if _sibling("cpu_device").install():
             _hint_on_cuda_tensors()  # (a program that never imports Triton: torch.Generator(device="cuda"))
@@ -179,6 +192,7 @@ def attach_now() -> None:
         return
     _state["started"] = True
     try:
+        _keep_interpreting()
         _attach(config())
     except Exception as exc:  # noqa: BLE001 - never stop the program
         print(f"tritondbg: could not attach: {type(exc).__name__}: {exc}", file=sys.stderr)

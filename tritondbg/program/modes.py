@@ -263,8 +263,10 @@ def _err_notes(summaries) -> None:
         _err(f"  note: the program asked torch.cuda.is_available() at {asked} and heard False (no GPU here): what it "
              "guards ran as on a machine without one (tests that skip on it, if any, were skipped: skip on another "
              "condition to check them too)")
+    from tritondbg.program.child import INTERPRET_RESET
+
     for note in dict.fromkeys(n for s in summaries for n in s.get("notes", [])
-                              if n.startswith(COMPILE_NOTE)):
+                              if n.startswith((COMPILE_NOTE, INTERPRET_RESET))):
         _err(f"  note: {note}")
     unjudged = _merge_counts(summaries, "compile_unjudged")  # the GPU compile check's specialisations with no
     if unjudged:                                               # verdict: a check that did not run is no pass
