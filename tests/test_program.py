@@ -177,7 +177,7 @@ def test_interpret_program_reports_the_planted_bug_with_the_call_site(tmp_path):
                str(EXAMPLE)], env={"EXAMPLE_BUG": "1"})
     assert out.returncode == 1, out.stderr[-3000:]
     assert "model: output (6, 40)" in out.stdout           # the program's own output passes through
-    assert "out_of_bounds in scale_shift_kernel at user_kernels.py:20" in out.stderr
+    assert "out_of_bounds in scale_shift_kernel at examples/program/user_kernels.py:20" in out.stderr  # (its path from the cwd)
     assert "5 launch(es), 1 finding(s)" in out.stderr
     doc = json.loads(report.read_text())
     (f,) = doc["findings"]
