@@ -29,7 +29,7 @@ def _bug_line(file: str) -> int:
 # (gate, zoo file, words the FAIL reason must contain); the file's twin must pass the same gate.
 CPU_ZOO = [
     ("correctness", "masked_variance.py", ["tiny/float32", "outside"]),
-    ("correctness", "tf32_dot.py", ["tiny/float32", "outside", "tl.dot at tf32_dot.py:{line} computed in TF32"]),
+    ("correctness", "tf32_dot.py", ["tiny/float32", "outside", "tl.dot at tests/zoo/tf32_dot.py:{line} computed in TF32"]),
     ("all-configs", "config_bug.py", ["BLOCK=128", "rowsum_buggy"]),
     ("sanitize", "missing_mask.py", ["out_of_bounds", "missing_mask.py:{line}"]),
     ("sanitize", "race.py", ["race", "race.py:{line}"]),
