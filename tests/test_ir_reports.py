@@ -1,7 +1,11 @@
 """`tritondbg ir` reporting what went wrong (helper-131): --json on a failed compile, an error in the scenario's own
 code, Ctrl-C during --all-configs, several cases, the program form it does not have, shared-memory limits."""
 import json
+import os
+import sys
 from pathlib import Path
+
+from conftest import run_cli
 
 from tritondbg.ir.item import IRItem
 
@@ -27,3 +31,15 @@ def test_shared_memory_limit_of_rdna_volta_and_turing(tmp_path):
     from tritondbg.ir.stats import shared_limit
 
     assert shared_limit(70) == 98304 and shared_limit(75) == 65536 and shared_limit(90) == 232448
+
+
+def test_ir_has_no_program_form_and_says_what_to_run(tmp_path):
+    """helper-131: `ir -- python prog.py` said "/usr/bin/python is not a Python file"."""
+    env = {**os.environ, "TRITONDBG_OUT": str(tmp_path / "out")}
+    p = run_cli(["ir", "--arch", "sm_80", "--", sys.executable, "prog.py", "--steps", "1"], env, cwd=tmp_path)
+    assert p.returncode == 2 and p.stdout == "", p
+    assert p.stderr.splitlines() == [
+        f"error: `tritondbg ir` has no program form: run `tritondbg capture -- {sys.executable} prog.py --steps 1`, "
+        "then `tritondbg ir traces/capture-<time>/KERNEL_0.py` (a reproducer it wrote)"], p.stderr
+    p = run_cli(["ir", "--", "missing.py"], env, cwd=tmp_path)   # one scenario file after --: the KERNEL argument
+    assert p.returncode == 2 and p.stderr.strip() == "error: no such scenario file: missing.py", p.stderr

@@ -9,6 +9,7 @@ import sys
 import click
 
 from tritondbg import options
+from tritondbg.commands.program import NoProgramForm
 from tritondbg.errors import UsageError
 
 STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
@@ -223,7 +224,7 @@ def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int
     return 0
 
 
-@click.command("ir")
+@click.command("ir", cls=NoProgramForm)
 @click.argument("target", metavar="KERNEL", callback=options.check_kernel)
 @click.option("--stage", type=click.Choice(STAGES, case_sensitive=False), default=None,
               help="Compile stage: source (raw TTIR), ttir, ttgir, llir, ptx, sass, amdgcn "
