@@ -43,3 +43,48 @@ def test_ir_has_no_program_form_and_says_what_to_run(tmp_path):
         "then `tritondbg ir traces/capture-<time>/KERNEL_0.py` (a reproducer it wrote)"], p.stderr
     p = run_cli(["ir", "--", "missing.py"], env, cwd=tmp_path)   # one scenario file after --: the KERNEL argument
     assert p.returncode == 2 and p.stderr.strip() == "error: no such scenario file: missing.py", p.stderr
+
+
+TYPO = '''
+import torch
+import triton
+import triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def twice(x_ptr, n, B: tl.constexpr):
+    o = tl.arange(0, B)
+    tl.store(x_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
+
+
+def launch(x):
+    twice[(1,)](x, x.numel(), B=16)
+    return x
+
+
+def make_inputs(case, dtype, device, generator):
+    n = case.params["t"]
+    return dict(x=torch.randn(n, generator=generator).to(device=device, dtype=dtype))
+
+
+typo = Scenario(name="typo", description="a typo in make_inputs", make_inputs=make_inputs, launch=launch,
+                reference=lambda x: 2 * x, kernels=[twice], cases=[Case("tiny", params=dict(n=8), dtypes=("float32",))])
+'''
+
+
+def test_an_error_in_make_inputs_is_said_as_check_says_it(tmp_path):
+    """helper-131: a typo in make_inputs read "error: KeyError: 't' (set TRITONDBG_DEBUG=1 for the traceback)" under
+    `ir`, like a bug of the tool; `check` named the callable and the line. Both say it through runner.build_inputs."""
+    from tritondbg import runner
+
+    path = tmp_path / "typo_param.py"
+    path.write_text(TYPO)
+    said = (f"make_inputs `make_inputs` ({path}:19) raised KeyError: 't' at {path}:20")
+    record = runner.run(f"{path}::typo", mode="interpret")   # what check's correctness gate reports
+    assert [r.message for r in record.results] == [said], [r.message for r in record.results]
+    env = {**os.environ, "TRITONDBG_OUT": str(tmp_path / "out"), "TRITON_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("TRITON_INTERPRET", None)
+    p = run_cli(["ir", str(path), "--arch", "sm_80"], env, cwd=tmp_path)
+    assert p.returncode == 1 and p.stdout == "", p
+    assert p.stderr.splitlines() == [f"error: tiny/float32: {said}"], p.stderr
