@@ -88,3 +88,56 @@ def test_an_error_in_make_inputs_is_said_as_check_says_it(tmp_path):
     p = run_cli(["ir", str(path), "--arch", "sm_80"], env, cwd=tmp_path)
     assert p.returncode == 1 and p.stdout == "", p
     assert p.stderr.splitlines() == [f"error: tiny/float32: {said}"], p.stderr
+
+
+
+def _ir_env(tmp_path: Path) -> dict:
+    env = {**os.environ, "TRITONDBG_OUT": str(tmp_path / "out"), "TRITON_CACHE_DIR": str(tmp_path / "cache"),
+           "TRITONDBG_SAVE": "0", "TMPDIR": str(tmp_path)}   # (a failed compile's log goes to TMPDIR)
+    env.pop("TRITON_INTERPRET", None)
+    return env
+
+
+BAD = '''
+import torch
+import triton
+import triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def bad_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    y = tl.arange(0, BLOCK // 2)          # shape mismatch
+    tl.store(out_ptr + offs, x + y, mask=offs < n)
+
+
+def launch(x):
+    out = torch.empty_like(x)
+    bad_kernel[(triton.cdiv(x.numel(), 128),)](x, out, x.numel(), BLOCK=128)
+    return out
+
+
+mk = lambda case, dtype, device, generator: dict(x=torch.randn(1000, generator=generator).to(device=device))
+bad = Scenario(name="bad_type", description="x", make_inputs=mk, launch=launch, reference=lambda x: x.float() * 2,
+               kernels=[bad_kernel], cases=[Case("tiny", dtypes=("float32",))])
+'''
+
+
+def test_json_of_a_failed_compile_is_a_json_document_with_the_error(tmp_path):
+    """helper-131: `ir cases.py --json` on a kernel that does not compile printed nothing on stdout (exit 1): a CI
+    script parsing it got a decode error. Now one row saying what was asked, status error and the error line, as
+    `interpret --json` reports a case that failed; the exit status stays 1. --out FILE gets the same document."""
+    (tmp_path / "cases_type.py").write_text(BAD)
+    env = _ir_env(tmp_path)
+    p = run_cli(["ir", "cases_type.py", "--arch", "sm_80", "--json"], env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr[-2000:]
+    (row,) = json.loads(p.stdout)
+    assert row["status"] == "error" and row["arch"] == "sm_80" and row["scenario"] == "cases_type.py", row
+    assert row["message"].startswith("compiling bad_kernel for sm_80 failed: ") and "cases_type.py:13:" in \
+        row["message"], row
+    assert p.stderr.splitlines()[-1] == f"error: {row['message']}", p.stderr
+    p = run_cli(["ir", "cases_type.py", "--arch", "sm_80", "--json", "--out", "rows.json"], env, cwd=tmp_path)
+    assert p.returncode == 1 and p.stdout == "", p.stderr[-2000:]
+    assert json.loads((tmp_path / "rows.json").read_text())[0]["status"] == "error"

@@ -56,6 +56,7 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
     stage_given = stage is not None
     stage = check_stage(stage, the_arch)
     req = Request(target, the_arch, arch_source, case=case, dtype=dtype, config=config, all_configs=all_configs)
+    json_file = out_file or _dir_file(out_dir, target, "stats.json")
     try:
         with logs_in(out_dir):  # --out DIR: a failed compile's full log is written there
             if diff:
@@ -68,12 +69,32 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
                 if stage_given:  # (helper-117: --stage ptx --stats printed the table alone, no word of the PTX)
                     click.echo(f"note: --{'stats' if stats else 'json'} prints the statistics, not the {stage} "
                                f"itself: run without it for the {stage}", err=True)
-                return _stats(items, as_json, out_file or _dir_file(out_dir, target, "stats.json" if as_json
-                                                                                    else "stats.txt"))
+                return _stats(items, as_json, json_file if as_json else out_file or _dir_file(out_dir, target,
+                                                                                                "stats.txt"))
             return _show(items, stage, source_map, out_file, out_dir)
     except (StageError, CaptureError) as exc:
         click.echo(f"error: {exc}", err=True)
+        if as_json:  # stdout (or the --out file) is still a JSON document: the request and the error
+            _write_json([_request_row(req, "error", str(exc))], json_file)
         return 1
+
+
+def _request_row(req, status: str, message: str) -> dict:
+    """The one --json row of a request that compiled nothing: what was asked, its status and why."""
+    return {"scenario": req.target, "kernel": None, "arch": req.arch.name, "case": req.case, "dtype": req.dtype,
+            "config": req.config, "status": status, "message": message}
+
+
+def _write_json(rows: list[dict], out_file: str | None) -> None:
+    from tritondbg.ir import render
+
+    text = json.dumps(rows, indent=2, default=str)
+    if out_file:
+        with open(out_file, "w") as f:
+            f.write(text + "\n")
+        render.wrote(out_file)
+    else:
+        print(text, flush=True)
 
 
 def is_out_dir(path: str) -> bool:
@@ -160,13 +181,7 @@ def _stats(items, as_json, out_file) -> int:
         if not as_json:
             render.describe(item, "stats", item.metadata_file)
     if as_json:
-        text = json.dumps(rows, indent=2, default=str)
-        if out_file:
-            with open(out_file, "w") as f:
-                f.write(text + "\n")
-            render.wrote(out_file)
-        else:
-            print(text)
+        _write_json(rows, out_file)
     else:
         render.stats_table(rows, out_file)
         if out_file:
