@@ -91,6 +91,34 @@ def test_an_error_in_make_inputs_is_said_as_check_says_it(tmp_path):
 
 
 
+TUNED = '''
+import torch
+import triton
+import triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.autotune(configs=[triton.Config({"B": 16}), triton.Config({"B": 32}), triton.Config({"B": 64})], key=["n"])
+@triton.jit
+def twice(x_ptr, y_ptr, n, B: tl.constexpr):
+    o = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
+
+
+def launch(x):
+    y = torch.empty_like(x)
+    twice[lambda m: (triton.cdiv(x.numel(), m["B"]),)](x, y, x.numel())
+    return y
+
+
+mk = lambda case, dtype, device, generator: dict(x=torch.randn(case.params["n"], generator=generator).to(device))
+tuned = Scenario(name="tuned", description="three configs", make_inputs=mk, launch=launch, reference=lambda x: 2 * x,
+                 kernels=[twice], cases=[Case("tiny", params=dict(n=100), dtypes=("float32",)),
+                                         Case("odd", params=dict(n=77), dtypes=("float32",)),
+                                         Case("big", params=dict(n=4096), dtypes=("float32",), interpret=False)])
+'''
+
+
 def _ir_env(tmp_path: Path) -> dict:
     env = {**os.environ, "TRITONDBG_OUT": str(tmp_path / "out"), "TRITON_CACHE_DIR": str(tmp_path / "cache"),
            "TRITONDBG_SAVE": "0", "TMPDIR": str(tmp_path)}   # (a failed compile's log goes to TMPDIR)
@@ -141,3 +169,23 @@ def test_json_of_a_failed_compile_is_a_json_document_with_the_error(tmp_path):
     p = run_cli(["ir", "cases_type.py", "--arch", "sm_80", "--json", "--out", "rows.json"], env, cwd=tmp_path)
     assert p.returncode == 1 and p.stdout == "", p.stderr[-2000:]
     assert json.loads((tmp_path / "rows.json").read_text())[0]["status"] == "error"
+
+
+def test_several_cases_are_compiled_each_in_turn(tmp_path):
+    """helper-131: the README says --case lists and globs work as in profile and check, but `ir --case tiny,odd`
+    was refused ("compiles one case at a time") and the unknown-case error offered `all`, then refused it."""
+    (tmp_path / "tuned.py").write_text(TUNED)
+    env = _ir_env(tmp_path)
+    p = run_cli(["ir", "tuned.py", "--arch", "sm_80", "--case", "all", "--json"], env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert [(r["case"], r["dtype"], r["status"]) for r in json.loads(p.stdout)] == [
+        ("tiny", "float32", "ok"), ("odd", "float32", "ok"), ("big", "float32", "ok")]
+    p = run_cli(["ir", "tuned.py", "--arch", "sm_80", "--case", "o*,tiny", "--stage", "ttir"], env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    heads = [ln for ln in p.stdout.splitlines() if ln.startswith("// ==== twice")]
+    assert [h.split("case=")[1].split(",")[0] for h in heads] == ["odd", "tiny"], heads
+    p = run_cli(["ir", "tuned.py", "--arch", "sm_80", "--case", "nope"], env, cwd=tmp_path)
+    assert p.returncode == 2 and "unknown case 'nope' for tuned; choose from: tiny, odd, big, all" in p.stderr
+    p = run_cli(["ir", "tuned.py", "--arch", "sm_80", "--case", "all", "--diff", "arch=sm_80", "arch=sm_90"], env,
+                cwd=tmp_path)
+    assert p.returncode == 2 and "--diff compares one case and dtype per side" in p.stderr, p.stderr[-2000:]

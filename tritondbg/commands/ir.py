@@ -143,7 +143,7 @@ def _show(items, stage, source_map, out_file, out_dir=None) -> int:
         os.remove(out_file)   # emit_text appends one kernel after the other
     several = len(items) > 1 and not out_dir
     taken: set = set()
-    kernels = [i.kernel for i in items if not i.extra.get("not_applicable")]
+    kernels = [(i.kernel, i.case, i.dtype) for i in items if i.metadata_file]
     per_config = len(kernels) > len(set(kernels))
     for item in items:
         if item.extra.get("not_applicable"):  # refused by the compiler (--all-configs): nothing to show
@@ -217,6 +217,10 @@ def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int
     resolved = []
     for side, r in requests:
         items, _ = resolve(r, use_index=use_index)
+        runs = list(dict.fromkeys(f"{i.case}/{i.dtype}" for i in items))
+        if len(runs) > 1:
+            raise UsageError(f"--diff compares one case and dtype per side; {side} names {len(runs)} "
+                             f"({', '.join(runs)}): name one with --case / --dtype or in the side")
         resolved.append((side, pick(items, kernel)))
     (a_label, a_items), (b_label, b_items) = resolved
     b_by_name = {i.kernel: i for i in b_items}

@@ -72,8 +72,8 @@ def resolve(req: Request, *, use_index: bool = True) -> tuple[list[IRItem], str]
 def _capture_all(req: Request):
     from tritondbg import loader, runner, selection
     from tritondbg.configs import autotuners, check_keys, choose_requested, parse_config
-    from tritondbg.ir.capture import capture, case_inputs
-    from tritondbg.ir.decision import Decider, recorded_runs, run_record_pattern
+    from tritondbg.ir.capture import CaptureError
+    from tritondbg.ir.decision import Watch
     from tritondbg.ir.targets import check_supported
 
     check_supported(req.arch)   # one line before any work, not a compiler's wall of text
@@ -83,22 +83,38 @@ def _capture_all(req: Request):
 
     with answering_as(req.arch, StubDriver(req.arch)):  # import-time device questions: the target's answers
         scenario = loader.load(req.target)
-    case = selection.select_cases(scenario, req.case, interpret=False)
-    if len(case) != 1:  # a list, a glob or `all` that names one case is that case
-        raise UsageError(f"`ir` compiles one case at a time; --case {req.case} names {len(case)} "
-                         f"({', '.join(c.name for c in case)}): name one")
-    case = case[0]
-    dtypes = selection.select_dtypes(case, req.dtype)
-    if req.dtype is not None and len(dtypes) != 1:
-        raise UsageError("`ir` compiles one dtype at a time; name one with --dtype")
-    dtype = dtypes[0]  # the case's first dtype unless --dtype
+    cases = selection.select_cases(scenario, req.case, interpret=False)
+    # each case named (a list, a glob, `all`) at its first dtype, or at each --dtype it lists
+    runs = selection.select_runs(cases, req.dtype) if req.dtype is not None else [(c, c.dtypes[0]) for c in cases]
     requested = parse_config(req.config)
     tuners = autotuners(scenario.kernels)
     check_keys(tuners, requested)
     picks = choose_requested(tuners, requested)  # a value no listed config has: one line now, before any compile
+    items: list[IRItem] = []
+    watch = Watch()
+    for case, dtype in runs:
+        try:
+            got, decider = _capture_case(scenario, case, dtype, req, requested, picks, tuners)
+        except CaptureError as exc:  # of several cases: which one
+            said = f"{case.name}/{dtype}: "
+            if len(runs) > 1 and not str(exc).startswith(said):
+                raise CaptureError(said + str(exc)) from exc
+            raise
+        items += got
+        watch.globs.update(decider.watch.globs)
+    return items, watch
+
+
+def _capture_case(scenario, case, dtype: str, req: Request, requested, picks, tuners):
+    """The items of one case and dtype (one per kernel launched; per config with --all-configs) and the Decider
+    that chose their configs."""
+    from tritondbg.ir.capture import capture, case_inputs
+    from tritondbg.ir.decision import Decider, recorded_runs, run_record_pattern
+
     out_dir = settings.get().out_dir
     decider = Decider(requested=requested, picks=picks, case_name=case.name,
-                      case_config=dict(case.config or {}) or None, records=recorded_runs(out_dir, scenario.name, case.name, dtype),
+                      case_config=dict(case.config or {}) or None,
+                      records=recorded_runs(out_dir, scenario.name, case.name, dtype),
                       cache_dir=index.triton_cache_dir(), record_pattern=run_record_pattern(out_dir))
     from tritondbg.program import cpu_device
 
@@ -114,7 +130,7 @@ def _capture_all(req: Request):
                   f"{len(launches)} launch(es) as they are", file=sys.stderr)
         items = _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) + \
             [i for i in items if i.kernel not in tuners]
-    return items, decider.watch
+    return items, decider
 
 
 def _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) -> list[IRItem]:
