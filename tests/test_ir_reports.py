@@ -90,7 +90,6 @@ def test_an_error_in_make_inputs_is_said_as_check_says_it(tmp_path):
     assert p.stderr.splitlines() == [f"error: tiny/float32: {said}"], p.stderr
 
 
-
 TUNED = '''
 import torch
 import triton
@@ -118,12 +117,69 @@ tuned = Scenario(name="tuned", description="three configs", make_inputs=mk, laun
                                          Case("big", params=dict(n=4096), dtypes=("float32",), interpret=False)])
 '''
 
+# `tritondbg ir ARGS` with a Ctrl-C (KeyboardInterrupt) raised by the Nth capture of the launch wrapper: 1 is the
+# decided launch, 2 the --all-configs probe of the configs, 3.. one per config
+CTRL_C_AT = '''
+import sys
+import tritondbg.ir.capture as cap
+
+real, calls = cap.capture, [0]
+
+
+def capture(*args, **kwargs):
+    calls[0] += 1
+    if calls[0] == int(sys.argv[1]):
+        raise KeyboardInterrupt
+    return real(*args, **kwargs)
+
+
+cap.capture = capture
+from tritondbg.cli import main
+main(sys.argv[2:])
+'''
+
 
 def _ir_env(tmp_path: Path) -> dict:
     env = {**os.environ, "TRITONDBG_OUT": str(tmp_path / "out"), "TRITON_CACHE_DIR": str(tmp_path / "cache"),
            "TRITONDBG_SAVE": "0", "TMPDIR": str(tmp_path)}   # (a failed compile's log goes to TMPDIR)
     env.pop("TRITON_INTERPRET", None)
     return env
+
+
+def _ctrl_c_at(n: int, args: list[str], tmp_path: Path):
+    import subprocess
+
+    (tmp_path / "ctrl_c.py").write_text(CTRL_C_AT)
+    return subprocess.run([sys.executable, str(tmp_path / "ctrl_c.py"), str(n), "ir", *args], env=_ir_env(tmp_path),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600)
+
+
+def test_ctrl_c_during_all_configs_prints_the_configs_that_finished(tmp_path):
+    """helper-131: a Ctrl-C during `ir --all-configs --stats` exited 130 with nothing on stdout though 3 of 9
+    configs had compiled. Now the finished ones are printed (table / JSON), the others marked interrupted, exit 130
+    kept, and nothing goes into the request index (the next call compiles the rest)."""
+    (tmp_path / "tuned.py").write_text(TUNED)
+    p = _ctrl_c_at(4, ["tuned.py", "--arch", "sm_80", "--all-configs", "--json"], tmp_path)
+    assert p.returncode == 130, p.stderr[-3000:]
+    rows = json.loads(p.stdout)
+    assert [(r["config"]["B"], r["status"]) for r in rows] == [(16, "ok"), (32, "interrupted"), (64, "interrupted")]
+    assert rows[0]["n_regs"] and rows[1]["config_source"] == "--all-configs: config 2 of 3 (interrupted: not compiled)"
+    assert "interrupted (SIGINT): 1 compile(s) finished and shown, 2 not compiled" in p.stderr, p.stderr[-2000:]
+    p = _ctrl_c_at(4, ["tuned.py", "--arch", "sm_80", "--all-configs", "--stats"], tmp_path)   # the table
+    assert p.returncode == 130 and "registers / thread" in p.stdout, p.stderr[-3000:]
+    assert ("note: twice [B=32,num_warps=4,num_stages=3]: --all-configs: config 2 of 3 (interrupted: not compiled)"
+            in p.stderr), p.stderr
+    # with several cases (5 captures each): the first case's configs, the second's first, the third not reached
+    p = _ctrl_c_at(9, ["tuned.py", "--arch", "sm_80", "--all-configs", "--case", "all", "--json"], tmp_path)
+    assert p.returncode == 130, p.stderr[-3000:]
+    got = [(r["case"], r["kernel"], r["status"]) for r in json.loads(p.stdout)]
+    assert got == [("tiny", "twice", "ok")] * 3 + [("odd", "twice", "ok"), ("odd", "twice", "interrupted"),
+                                                   ("odd", "twice", "interrupted"), ("big", None, "interrupted")], got
+    # before anything compiled: still a JSON document, the request marked interrupted
+    p = _ctrl_c_at(1, ["tuned.py", "--arch", "sm_80", "--json"], tmp_path)
+    assert p.returncode == 130 and p.stderr.splitlines()[-1] == "interrupted (SIGINT): 0 compile(s) finished and " \
+        "shown, 1 not compiled (marked interrupted)", p.stderr[-2000:]
+    assert [(r["case"], r["status"]) for r in json.loads(p.stdout)] == [("tiny", "interrupted")]
 
 
 BAD = '''

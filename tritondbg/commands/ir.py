@@ -35,8 +35,9 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
        source_map: bool = False, diff: tuple[str, str] | None = None, stats: bool = False, as_json: bool = False,
        out_file: str | None = None, use_index: bool = True) -> int:
     """Resolve, then print the IR / stats / diff; returns the exit status (0, or 1 when a stage cannot be made)."""
+    from tritondbg import stops
     from tritondbg.ir.capture import CaptureError, logs_in
-    from tritondbg.ir.request import Request, pick, resolve
+    from tritondbg.ir.request import Interrupted, Request, pick, resolve
     from tritondbg.ir.stages import StageError, check_stage
     from tritondbg.ir.targets import resolve_arch
     from tritondbg.program.replay import recorded_arch
@@ -57,26 +58,65 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
     stage = check_stage(stage, the_arch)
     req = Request(target, the_arch, arch_source, case=case, dtype=dtype, config=config, all_configs=all_configs)
     json_file = out_file or _dir_file(out_dir, target, "stats.json")
+    with stops.noting():  # SIGTERM as Ctrl-C: what finished is printed, exit 143 (130)
+        try:
+            with logs_in(out_dir):  # --out DIR: a failed compile's full log is written there
+                if diff:
+                    return _diff(req, diff, stage, kernel, use_index, stage_given)
+                try:
+                    items, _ = resolve(req, use_index=use_index)
+                except Interrupted as exc:  # the compiles that finished, the others marked interrupted
+                    items, stopped = _pick_some(exc.items, kernel), True
+                else:
+                    items, stopped = pick(items, kernel), False
+                if out_dir:
+                    os.makedirs(out_dir, exist_ok=True)
+                if stats or as_json:
+                    if stage_given:  # (helper-117: --stage ptx --stats printed the table alone, no word of the PTX)
+                        click.echo(f"note: --{'stats' if stats else 'json'} prints the statistics, not the {stage} "
+                                   f"itself: run without it for the {stage}", err=True)
+                    _stats(items, as_json, json_file if as_json else out_file or _dir_file(out_dir, target,
+                                                                                         "stats.txt"))
+                else:
+                    _show(items, stage, source_map, out_file, out_dir)
+                return _interrupted(items) if stopped else 0
+        except (StageError, CaptureError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            if as_json:  # stdout (or the --out file) is still a JSON document: the request and the error
+                _write_json([_request_row(req, "error", str(exc))], json_file)
+            return 1
+        except KeyboardInterrupt:  # before any case was compiled (the import), or in --diff
+            if as_json:
+                _write_json([_request_row(req, "interrupted", "interrupted before any compile finished")], json_file)
+            return _interrupted(None)
+
+
+def _pick_some(items, kernel: str | None) -> list:
+    """``--kernel``'s items of an interrupted request (that kernel's placeholders, and those of the cases never
+    reached, whose kernels are not known): a kernel the request did not reach is no usage error there."""
+    from tritondbg.ir.request import pick
+
+    known = [i for i in items if i.kernel]
     try:
-        with logs_in(out_dir):  # --out DIR: a failed compile's full log is written there
-            if diff:
-                return _diff(req, diff, stage, kernel, use_index, stage_given)
-            items, _ = resolve(req, use_index=use_index)
-            items = pick(items, kernel)
-            if out_dir:
-                os.makedirs(out_dir, exist_ok=True)
-            if stats or as_json:
-                if stage_given:  # (helper-117: --stage ptx --stats printed the table alone, no word of the PTX)
-                    click.echo(f"note: --{'stats' if stats else 'json'} prints the statistics, not the {stage} "
-                               f"itself: run without it for the {stage}", err=True)
-                return _stats(items, as_json, json_file if as_json else out_file or _dir_file(out_dir, target,
-                                                                                                "stats.txt"))
-            return _show(items, stage, source_map, out_file, out_dir)
-    except (StageError, CaptureError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        if as_json:  # stdout (or the --out file) is still a JSON document: the request and the error
-            _write_json([_request_row(req, "error", str(exc))], json_file)
-        return 1
+        chosen = {i.kernel for i in pick(known, kernel)} if kernel and known else None
+    except UsageError:
+        chosen = set()
+    return [i for i in items if chosen is None or not i.kernel or i.kernel in chosen]
+
+
+def _interrupted(items: list | None) -> int:
+    """The line that ends an interrupted request (with what it shows, ``items``), and its exit status: 130 (Ctrl-C),
+    143 (SIGTERM)."""
+    from tritondbg import stops
+
+    by = stops.noted() or "SIGINT"
+    if items is None:
+        click.echo(f"interrupted ({by})", err=True)
+    else:
+        left = [i for i in items if i.extra.get("interrupted")]
+        click.echo(f"interrupted ({by}): {len(items) - len(left)} compile(s) finished and shown, {len(left)} not "
+                   "compiled (marked interrupted)", err=True)
+    return 143 if by == "SIGTERM" else 130
 
 
 def _request_row(req, status: str, message: str) -> dict:
@@ -133,8 +173,7 @@ def _item_file(out_dir: str, item, stage: str, taken: set, per_config: bool) -> 
     return os.path.join(os.path.expanduser(out_dir), name)
 
 
-def _show(items, stage, source_map, out_file, out_dir=None) -> int:
-    from tritondbg.configs import config_str
+def _show(items, stage, source_map, out_file, out_dir=None) -> None:
     from tritondbg.ir import render
     from tritondbg.ir.sourcemap import interleave
     from tritondbg.ir.stages import stage_text
@@ -146,8 +185,7 @@ def _show(items, stage, source_map, out_file, out_dir=None) -> int:
     kernels = [(i.kernel, i.case, i.dtype) for i in items if i.metadata_file]
     per_config = len(kernels) > len(set(kernels))
     for item in items:
-        if item.extra.get("not_applicable"):  # refused by the compiler (--all-configs): nothing to show
-            print(f"note: {item.kernel} [{config_str(item.config)}]: {item.config_source}", file=sys.stderr)
+        if _not_shown(item):  # refused by the compiler (--all-configs), or interrupted: nothing to show
             continue
         text, path = stage_text(item, stage, line_info=source_map)
         render.describe(item, stage, path)
@@ -168,25 +206,35 @@ def _show(items, stage, source_map, out_file, out_dir=None) -> int:
     return 0
 
 
-def _stats(items, as_json, out_file) -> int:
+def _stats(items, as_json, out_file) -> None:
     from tritondbg.ir import render
     from tritondbg.ir.stats import row
 
     rows = []
     for item in items:
-        if item.extra.get("not_applicable") and not as_json:
-            print(f"note: {item.kernel}: {item.config_source}", file=sys.stderr)
+        if not as_json and _not_shown(item):
             continue
         rows.append(row(item))
         if not as_json:
             render.describe(item, "stats", item.metadata_file)
     if as_json:
         _write_json(rows, out_file)
-    else:
+    elif rows:
         render.stats_table(rows, out_file)
         if out_file:
             render.wrote(out_file)
-    return 0
+
+
+def _not_shown(item) -> bool:
+    """A config with nothing to show (refused by the compiler, or not compiled before a Ctrl-C): a note on stderr
+    instead."""
+    from tritondbg.configs import config_str
+
+    if not (item.extra.get("not_applicable") or item.extra.get("interrupted")):
+        return False
+    what = f"{item.kernel} [{config_str(item.config)}]" if item.kernel else f"case {item.case} ({item.dtype})"
+    print(f"note: {what}: {item.config_source}", file=sys.stderr)
+    return True
 
 
 def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int:

@@ -472,6 +472,10 @@ def capture(scenario, case, dtype: str, arch, decider, select: Callable[[str], b
             for name in _entries(decider.cache_dir) - before:
                 with contextlib.suppress(OSError):
                     os.rmdir(os.path.join(decider.cache_dir, name))
+            if isinstance(exc, Exception):  # a Ctrl-C that came back as another error (a ptxas it stopped)
+                from tritondbg import stops
+
+                stops.reraise(exc)
             if isinstance(exc, (CaptureError, UsageError)) or not isinstance(exc, Exception):
                 raise
             raise CaptureError(f"the launch wrapper of {scenario.name} (case {case.name}, {dtype}) failed on CPU "

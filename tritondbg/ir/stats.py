@@ -219,14 +219,16 @@ def warp_specialization_str(ws: dict[str, Any] | None) -> str:
 
 def row(item, mix: bool = True) -> dict[str, Any]:
     """``compute``'s stats of an item with where its config came from, as `ir --stats --json` prints them and the
-    resources gate reads them; a config listed without a compile (pruned, or refused by the compiler: its
-    ``not_applicable`` reason) has its names only. ``status``: ok, not-applicable (`ir --json`'s row of a failed
-    request says error)."""
+    resources gate reads them; a config listed without a compile (pruned, refused by the compiler: its
+    ``not_applicable`` reason, or not reached before a Ctrl-C) has its names only. ``status``: ok, not-applicable,
+    interrupted (`ir --json`'s rows of a failed request say error)."""
     if not item.metadata_file:
-        out = {"kernel": item.kernel, "arch": item.arch, "case": item.case, "dtype": item.dtype, "config": item.config}
+        out = {"kernel": item.kernel or None, "arch": item.arch, "case": item.case, "dtype": item.dtype,
+               "config": item.config}
     else:
         out = compute(item, mix=mix)
-    status = "not-applicable" if item.extra.get("not_applicable") else "ok"
+    status = "interrupted" if item.extra.get("interrupted") else \
+        "not-applicable" if item.extra.get("not_applicable") else "ok"
     out.update({"status": status, "config_source": item.config_source, "cache": item.source, "grid": item.grid,
                 "specialization": item.specialization, "kept_by_pruning": item.extra.get("kept_by_pruning", True),
                 "not_applicable": item.extra.get("not_applicable")})
