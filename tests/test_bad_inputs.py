@@ -94,6 +94,9 @@ ROWS = [
      "python ..."),
     (["interpret", "--", "--json", "{tmp}/x.json", "{py}", "{tmp}/prog.py"], {}, 127,
      "--json: command not found (tritondbg's options go before the --: `tritondbg interpret --json ... -- PROGRAM`)"),
+    # helper-131: "PY is not a Python file"
+    (["ir", "--", "{py}", "{tmp}/prog.py"], {}, 2, "`tritondbg ir` has no program form: run `tritondbg capture -- "
+                                                   f"{PY} {{tmp}}/prog.py`, then `tritondbg ir traces/capture-<time>/"),
     (["interpret", "{tmp}/imp.py"], {}, 2, "imp.py:1: ModuleNotFoundError: No module named 'nonexistent_module_xyz'"),
     (["interpret", "{tmp}/implib.py"], {}, 2, "libhelper.py:2: AttributeError: module 'torch' has no attribute"),
     (["interpret", "{tmp}/missing.py"], {}, 2, "no such scenario file"),

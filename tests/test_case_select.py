@@ -130,11 +130,12 @@ def test_a_dtype_some_selected_cases_lack_runs_on_the_others(capsys):
         selection.select_runs(cases[1:2], "fp32")
 
 
-def test_ir_takes_one_dtype(cli_env, tmp_path):
+def test_ir_takes_a_dtype_or_a_list_of_them(cli_env, tmp_path):
     p = run_cli(["ir", "add", "--dtype", "bf16", "--stage", "ttir"], cli_env, cwd=tmp_path)
     assert p.returncode == 0 and "dtype=bfloat16" in p.stderr and "tt.func" in p.stdout, p.stderr
-    p = run_cli(["ir", "add", "--dtype", "bf16,fp16", "--stage", "ttir"], cli_env, cwd=tmp_path)
-    assert p.returncode == 2 and "one dtype at a time" in p.stderr, p.stderr
+    p = run_cli(["ir", "add", "--dtype", "bf16,fp16", "--stage", "ttir"], cli_env, cwd=tmp_path)  # each in turn
+    assert p.returncode == 0 and "dtype=bfloat16" in p.stderr and "dtype=float16" in p.stderr, p.stderr
+    assert p.stdout.count("tt.func public @add_kernel") == 2, p.stdout[:2000]
 
 
 def test_a_plugin_case_that_matches_nothing_fails_the_gate(tmp_path):
@@ -209,13 +210,66 @@ def test_a_scenario_with_no_interpreter_case_says_so_instead_of_an_empty_list(at
         selection.select_cases(gpu_only, None, interpret=True)
 
 
-def test_ir_takes_a_list_that_names_one_case_and_lists_the_cases_of_one_that_names_more(cli_env, tmp_path):
+def test_ir_takes_a_list_that_names_one_case_and_compiles_each_case_of_one_that_names_more(cli_env, tmp_path):
     """`ir --case all` was refused even for a scenario of one case (the README says lists and `all` work as in
-    profile and check); one naming several now lists them."""
+    profile and check); then one naming several was refused listing them (helper-131: the unknown-case error
+    offered `all`); now each case is compiled in turn."""
     from pathlib import Path
 
     shim = Path(__file__).parent / "interp_data" / "shim_cases.py"
     p = run_cli(["ir", f"{shim}::small_dot", "--case", "all", "--stage", "ttir"], cli_env, cwd=tmp_path)
-    assert p.returncode == 2 and "--case all names 2 (k8, k16): name one" in p.stderr, p.stderr
+    # k8's tl.dot (K < 16) compiles under the interpreter only: the error names the case
+    assert p.returncode == 1 and "error: k8/float16: compiling small_dot_kernel for sm_90 failed" in p.stderr, \
+        p.stderr[-2000:]
     p = run_cli(["ir", f"{shim}::small_dot", "--case", "k1*", "--stage", "ttir"], cli_env, cwd=tmp_path)
     assert p.returncode == 0 and "tt.dot" in p.stdout, p.stderr[-2000:]
+
+
+NO_CASES = '''
+import torch
+import triton
+import triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def twice(x_ptr, n, B: tl.constexpr):
+    o = tl.arange(0, B)
+    tl.store(x_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
+
+
+def launch(x):
+    twice[(1,)](x, x.numel(), B=16)
+    return x
+
+
+mk = lambda case, dtype, device, generator: dict(x=torch.randn(8, generator=generator).to(device))
+nocases = Scenario(name="nocases", description="none", make_inputs=mk, launch=launch, reference=lambda x: 2 * x,
+                   kernels=[twice], cases=[])
+some = Scenario(name="some", description="one", make_inputs=mk, launch=launch, reference=lambda x: 2 * x,
+                kernels=[twice], cases=[Case("tiny", dtypes=("float32",))])
+'''
+
+
+def test_a_scenario_with_no_case_says_so_in_one_line(attention, tmp_path, capsys):
+    """helper-131: `list FILE::nocases` (cases=[]) crashed with "ValueError: max() arg is an empty sequence", exit 1;
+    `interpret` said "every case is interpret=False". Both: the scenario lists no case, exit 2; `list FILE` lists
+    the others and names it."""
+    import dataclasses
+
+    from tritondbg.commands.catalog import list_kernels
+
+    empty = dataclasses.replace(attention, cases=[])
+    for interpret in (True, False):
+        for case in (None, "tiny", "all"):
+            with pytest.raises(UsageError, match=r"^attention lists no case \(its `cases` is empty\)"):
+                selection.select_cases(empty, case, interpret=interpret)
+    path = tmp_path / "edge_cases.py"
+    path.write_text(NO_CASES)
+    assert list_kernels((f"{path}::nocases",)) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == "error: nocases lists no case (its `cases` is empty): add a Case(...) to run, " \
+                                "compile or list it\n", (out, err)
+    assert list_kernels((str(path),), as_json=True) == 2
+    out, err = capsys.readouterr()
+    assert [e["name"] for e in json.loads(out)] == ["some"] and err.count("\n") == 1 and "nocases lists" in err

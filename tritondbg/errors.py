@@ -12,6 +12,11 @@ class UsageError(Exception):
     exit_code = 2
 
 
+class ScenarioCodeError(Exception):
+    """A scenario's own callable (``make_inputs``) raised, or returned what it must not: the message is the one line
+    every command says (``runner.build_inputs``: `check`, `interpret`, `run`, `ir`)."""
+
+
 class ModeError(RuntimeError):
     """Interpreted and compiled execution mixed in one process (TRITON_INTERPRET is read at @triton.jit time)."""
 

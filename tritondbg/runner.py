@@ -19,7 +19,7 @@ from tritondbg.callables import describe_callable, exit_error, library_frame, ra
 from tritondbg.compare import Named, compare, return_names, tolerance
 from tritondbg.configs import autotuners, not_applicable_reason, parse_config
 from tritondbg.pinning import plan
-from tritondbg.errors import ModeError, PytestCalled, UsageError, pytest_outcome
+from tritondbg.errors import ModeError, PytestCalled, ScenarioCodeError, UsageError, pytest_outcome
 from tritondbg.record import CaseResult, RunRecord, environment
 from tritondbg.scenario import Case, Scenario
 from tritondbg.selection import select_cases, select_runs
@@ -311,6 +311,24 @@ def _undefined_as_zero(result: CaseResult, plain: CaseResult) -> None:
                                          for e in plain.errors}
 
 
+def build_inputs(scenario, case, tdtype, device, generator) -> Mapping:
+    """``scenario.make_inputs(case, tdtype, device, generator)``; ScenarioCodeError with one line naming the callable
+    and the user's line when it raised (or called ``sys.exit``), or returned no dict (it would surface as the
+    reference's "argument after ** must be a mapping"). Every command builds a case's inputs here, so `ir` says
+    what `check` says."""
+    try:
+        with _refuse_os_exit():
+            inputs = scenario.make_inputs(case, tdtype, device, generator)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken scenario: one line naming the callable
+        _reraise_interrupt(exc)
+        raise ScenarioCodeError(raised_message("make_inputs", scenario.make_inputs, exc)) from exc
+    if not isinstance(inputs, Mapping):
+        raise ScenarioCodeError(f"make_inputs {describe_callable(scenario.make_inputs)} returned "
+                                f"{type(inputs).__name__}, not a dict of argument name -> value (the launch and the "
+                                "reference take them by name)")
+    return inputs
+
+
 def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinned, use_reference=True) -> CaseResult:
     import torch
 
@@ -325,16 +343,9 @@ def _run_case(scenario, case, dtype, *, device, seed, config, instruments, pinne
         result.bytes = float(scenario.bytes(case, tdtype))
     generator = torch.Generator().manual_seed(seed)
     try:
-        with _refuse_os_exit():
-            inputs = scenario.make_inputs(case, tdtype, device, generator)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken scenario: a result naming the callable
-        _reraise_interrupt(exc)
-        result.status, result.message = "error", raised_message("make_inputs", scenario.make_inputs, exc)
-        return result
-    if not isinstance(inputs, Mapping):  # it would surface as the reference's "argument after ** must be a mapping"
-        result.status = "error"
-        result.message = (f"make_inputs {describe_callable(scenario.make_inputs)} returned {type(inputs).__name__}, "
-                          "not a dict of argument name -> value (the launch and the reference take them by name)")
+        inputs = build_inputs(scenario, case, tdtype, device, generator)
+    except ScenarioCodeError as exc:  # a broken scenario: a result naming the callable
+        result.status, result.message = "error", str(exc)
         return result
     reference = scenario.reference_for(case)
     use_reference = use_reference and not scenario.nothing_to_compare

@@ -23,9 +23,22 @@ def case_wanted(case: str | None, name: str) -> bool:
     return case is None or any(t == "all" or _matches(t, name) for t in case_specs(case))
 
 
+def no_cases(scenario: Scenario) -> str | None:
+    """One line when the scenario lists no case (``Scenario(cases=[])``): nothing to run, list, compile or check
+    (it was "every case is interpret=False" under `interpret` and "max() arg is an empty sequence" under `list`)."""
+    return None if scenario.cases else no_cases_line(scenario.name)
+
+
+def no_cases_line(name: str) -> str:
+    return f"{name} lists no case (its `cases` is empty): add a Case(...) to run, compile or list it"
+
+
 def select_cases(scenario: Scenario, case: str | None, *, interpret: bool) -> list[Case]:
     """The cases to run: those ``case`` names (comma-separated names or globs, "all" for every runnable case),
     else ``tiny``, else the first runnable."""
+    empty = no_cases(scenario)
+    if empty:
+        raise UsageError(empty)
     runnable = [c for c in scenario.cases if c.interpret or not interpret]
     specs = case_specs(case)
     if case is not None and not specs:

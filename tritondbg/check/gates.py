@@ -141,7 +141,7 @@ def _device(ctx: GateContext) -> str:
 def no_such_case(scenario, gate: str, case: str | None) -> GateOutcome | None:
     """A FAIL when the scenario has no case, or none that ``--case`` names (a typo must not go green); else None."""
     if not scenario.cases:
-        return GateOutcome(scenario.name, gate, FAIL, "the scenario lists no case (its `cases` is empty)")
+        return GateOutcome(scenario.name, gate, FAIL, selection.no_cases(scenario))
     if not any(selection.case_wanted(case, c.name) for c in scenario.cases):
         return GateOutcome(scenario.name, gate, FAIL, f"--case {case!r} matches no case of {scenario.name}; "
                                                      f"its cases: {', '.join(scenario.case_names)}")

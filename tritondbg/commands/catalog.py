@@ -42,14 +42,22 @@ def catalog(targets: tuple[str, ...] = ()) -> list[dict]:
 
 
 def list_kernels(targets: tuple[str, ...] = (), *, as_json: bool = False) -> int:
+    """The listing; exit 2 (bad input) when a scenario lists no case, which is named in one line on stderr (the
+    others are listed)."""
+    from tritondbg.selection import no_cases_line
+
     entries = catalog(targets)
+    empty = [e["name"] for e in entries if not e["cases"]]
+    entries = [e for e in entries if e["cases"]]
     if as_json:
         print(json.dumps(entries, indent=2, default=str))
-    else:
+    elif entries:
         from tritondbg.render.console import print_catalog
 
         print_catalog(entries)
-    return 0
+    for name in empty:
+        click.echo(f"error: {no_cases_line(name)}", err=True)
+    return 2 if empty else 0
 
 
 @click.command("list")

@@ -9,6 +9,7 @@ import sys
 import click
 
 from tritondbg import options
+from tritondbg.commands.program import NoProgramForm
 from tritondbg.errors import UsageError
 
 STAGES = ("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn")
@@ -34,8 +35,9 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
        source_map: bool = False, diff: tuple[str, str] | None = None, stats: bool = False, as_json: bool = False,
        out_file: str | None = None, use_index: bool = True) -> int:
     """Resolve, then print the IR / stats / diff; returns the exit status (0, or 1 when a stage cannot be made)."""
+    from tritondbg import stops
     from tritondbg.ir.capture import CaptureError, logs_in
-    from tritondbg.ir.request import Request, pick, resolve
+    from tritondbg.ir.request import Interrupted, Request, pick, resolve
     from tritondbg.ir.stages import StageError, check_stage
     from tritondbg.ir.targets import resolve_arch
     from tritondbg.program.replay import recorded_arch
@@ -55,24 +57,84 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
     stage_given = stage is not None
     stage = check_stage(stage, the_arch)
     req = Request(target, the_arch, arch_source, case=case, dtype=dtype, config=config, all_configs=all_configs)
+    json_file = out_file or _dir_file(out_dir, target, "stats.json")
+    with stops.noting():  # SIGTERM as Ctrl-C: what finished is printed, exit 143 (130)
+        try:
+            with logs_in(out_dir):  # --out DIR: a failed compile's full log is written there
+                if diff:
+                    return _diff(req, diff, stage, kernel, use_index, stage_given)
+                try:
+                    items, _ = resolve(req, use_index=use_index)
+                except Interrupted as exc:  # the compiles that finished, the others marked interrupted
+                    items, stopped = _pick_some(exc.items, kernel), True
+                else:
+                    items, stopped = pick(items, kernel), False
+                if out_dir:
+                    os.makedirs(out_dir, exist_ok=True)
+                if stats or as_json:
+                    if stage_given:  # (helper-117: --stage ptx --stats printed the table alone, no word of the PTX)
+                        click.echo(f"note: --{'stats' if stats else 'json'} prints the statistics, not the {stage} "
+                                   f"itself: run without it for the {stage}", err=True)
+                    _stats(items, as_json, json_file if as_json else out_file or _dir_file(out_dir, target,
+                                                                                         "stats.txt"))
+                else:
+                    _show(items, stage, source_map, out_file, out_dir)
+                return _interrupted(items) if stopped else 0
+        except (StageError, CaptureError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            if as_json:  # stdout (or the --out file) is still a JSON document: the request and the error
+                _write_json([_request_row(req, "error", str(exc))], json_file)
+            return 1
+        except KeyboardInterrupt:  # before any case was compiled (the import), or in --diff
+            if as_json:
+                _write_json([_request_row(req, "interrupted", "interrupted before any compile finished")], json_file)
+            return _interrupted(None)
+
+
+def _pick_some(items, kernel: str | None) -> list:
+    """``--kernel``'s items of an interrupted request (that kernel's placeholders, and those of the cases never
+    reached, whose kernels are not known): a kernel the request did not reach is no usage error there."""
+    from tritondbg.ir.request import pick
+
+    known = [i for i in items if i.kernel]
     try:
-        with logs_in(out_dir):  # --out DIR: a failed compile's full log is written there
-            if diff:
-                return _diff(req, diff, stage, kernel, use_index, stage_given)
-            items, _ = resolve(req, use_index=use_index)
-            items = pick(items, kernel)
-            if out_dir:
-                os.makedirs(out_dir, exist_ok=True)
-            if stats or as_json:
-                if stage_given:  # (helper-117: --stage ptx --stats printed the table alone, no word of the PTX)
-                    click.echo(f"note: --{'stats' if stats else 'json'} prints the statistics, not the {stage} "
-                               f"itself: run without it for the {stage}", err=True)
-                return _stats(items, as_json, out_file or _dir_file(out_dir, target, "stats.json" if as_json
-                                                                                    else "stats.txt"))
-            return _show(items, stage, source_map, out_file, out_dir)
-    except (StageError, CaptureError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        return 1
+        chosen = {i.kernel for i in pick(known, kernel)} if kernel and known else None
+    except UsageError:
+        chosen = set()
+    return [i for i in items if chosen is None or not i.kernel or i.kernel in chosen]
+
+
+def _interrupted(items: list | None) -> int:
+    """The line that ends an interrupted request (with what it shows, ``items``), and its exit status: 130 (Ctrl-C),
+    143 (SIGTERM)."""
+    from tritondbg import stops
+
+    by = stops.noted() or "SIGINT"
+    if items is None:
+        click.echo(f"interrupted ({by})", err=True)
+    else:
+        left = [i for i in items if i.extra.get("interrupted")]
+        click.echo(f"interrupted ({by}): {len(items) - len(left)} compile(s) finished and shown, {len(left)} not "
+                   "compiled (marked interrupted)", err=True)
+    return 143 if by == "SIGTERM" else 130
+
+
+def _request_row(req, status: str, message: str) -> dict:
+    """The one --json row of a request that compiled nothing: what was asked, its status and why."""
+    return {"scenario": req.target, "kernel": None, "arch": req.arch.name, "case": req.case, "dtype": req.dtype,
+            "config": req.config, "status": status, "message": message}
+
+
+def _write_json(rows: list[dict], out_file: str | None) -> None:
+    from tritondbg.ir import render
+
+    text = json.dumps(rows, indent=2, default=str)
+    if out_file:
+        with open(out_file, "w") as f:
+            f.write(text + "\n")
+        render.wrote(out_file)
+    else:
+        print(text, flush=True)
 
 
 def is_out_dir(path: str) -> bool:
@@ -111,8 +173,7 @@ def _item_file(out_dir: str, item, stage: str, taken: set, per_config: bool) -> 
     return os.path.join(os.path.expanduser(out_dir), name)
 
 
-def _show(items, stage, source_map, out_file, out_dir=None) -> int:
-    from tritondbg.configs import config_str
+def _show(items, stage, source_map, out_file, out_dir=None) -> None:
     from tritondbg.ir import render
     from tritondbg.ir.sourcemap import interleave
     from tritondbg.ir.stages import stage_text
@@ -121,11 +182,10 @@ def _show(items, stage, source_map, out_file, out_dir=None) -> int:
         os.remove(out_file)   # emit_text appends one kernel after the other
     several = len(items) > 1 and not out_dir
     taken: set = set()
-    kernels = [i.kernel for i in items if not i.extra.get("not_applicable")]
+    kernels = [(i.kernel, i.case, i.dtype) for i in items if i.metadata_file]
     per_config = len(kernels) > len(set(kernels))
     for item in items:
-        if item.extra.get("not_applicable"):  # refused by the compiler (--all-configs): nothing to show
-            print(f"note: {item.kernel} [{config_str(item.config)}]: {item.config_source}", file=sys.stderr)
+        if _not_shown(item):  # refused by the compiler (--all-configs), or interrupted: nothing to show
             continue
         text, path = stage_text(item, stage, line_info=source_map)
         render.describe(item, stage, path)
@@ -146,31 +206,35 @@ def _show(items, stage, source_map, out_file, out_dir=None) -> int:
     return 0
 
 
-def _stats(items, as_json, out_file) -> int:
+def _stats(items, as_json, out_file) -> None:
     from tritondbg.ir import render
     from tritondbg.ir.stats import row
 
     rows = []
     for item in items:
-        if item.extra.get("not_applicable") and not as_json:
-            print(f"note: {item.kernel}: {item.config_source}", file=sys.stderr)
+        if not as_json and _not_shown(item):
             continue
         rows.append(row(item))
         if not as_json:
             render.describe(item, "stats", item.metadata_file)
     if as_json:
-        text = json.dumps(rows, indent=2, default=str)
-        if out_file:
-            with open(out_file, "w") as f:
-                f.write(text + "\n")
-            render.wrote(out_file)
-        else:
-            print(text)
-    else:
+        _write_json(rows, out_file)
+    elif rows:
         render.stats_table(rows, out_file)
         if out_file:
             render.wrote(out_file)
-    return 0
+
+
+def _not_shown(item) -> bool:
+    """A config with nothing to show (refused by the compiler, or not compiled before a Ctrl-C): a note on stderr
+    instead."""
+    from tritondbg.configs import config_str
+
+    if not (item.extra.get("not_applicable") or item.extra.get("interrupted")):
+        return False
+    what = f"{item.kernel} [{config_str(item.config)}]" if item.kernel else f"case {item.case} ({item.dtype})"
+    print(f"note: {what}: {item.config_source}", file=sys.stderr)
+    return True
 
 
 def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int:
@@ -201,6 +265,10 @@ def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int
     resolved = []
     for side, r in requests:
         items, _ = resolve(r, use_index=use_index)
+        runs = list(dict.fromkeys(f"{i.case}/{i.dtype}" for i in items))
+        if len(runs) > 1:
+            raise UsageError(f"--diff compares one case and dtype per side; {side} names {len(runs)} "
+                             f"({', '.join(runs)}): name one with --case / --dtype or in the side")
         resolved.append((side, pick(items, kernel)))
     (a_label, a_items), (b_label, b_items) = resolved
     b_by_name = {i.kernel: i for i in b_items}
@@ -223,7 +291,7 @@ def _diff(req, sides, stage, kernel, use_index, stage_given: bool = True) -> int
     return 0
 
 
-@click.command("ir")
+@click.command("ir", cls=NoProgramForm)
 @click.argument("target", metavar="KERNEL", callback=options.check_kernel)
 @click.option("--stage", type=click.Choice(STAGES, case_sensitive=False), default=None,
               help="Compile stage: source (raw TTIR), ttir, ttgir, llir, ptx, sass, amdgcn "

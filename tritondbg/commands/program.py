@@ -78,6 +78,33 @@ class ProgramCommand(click.Command):
         return rest
 
 
+class NoProgramForm(click.Command):
+    """A KERNEL command without a program form: ``-- CMD [ARGS]`` is refused in one line saying what to run instead
+    (``ir -- python prog.py`` said "/usr/bin/python is not a Python file"). One scenario target after ``--`` (a
+    .py file, ``FILE::name``, a bundled name) is still the KERNEL argument."""
+
+    instead = "`tritondbg capture -- {cmd}`, then `{command} traces/capture-<time>/KERNEL_0.py` (a reproducer it wrote)"
+
+    def parse_args(self, ctx, args):
+        if "--" in args:
+            after = list(args[args.index("--") + 1:])
+            if len(after) > 1 or (after and not _scenario_like(after[0])):
+                import shlex
+
+                from tritondbg.errors import UsageError
+
+                command = ctx.command_path
+                raise UsageError(f"`{command}` has no program form: run "
+                                 + self.instead.format(cmd=shlex.join(after), command=command))
+        return super().parse_args(ctx, args)
+
+
+def _scenario_like(arg: str) -> bool:
+    from tritondbg import loader
+
+    return arg.partition("::")[0].endswith(".py") or "::" in arg or arg in loader.bundled_names()
+
+
 def _kernels(values) -> list[str]:
     return [k.strip() for v in values for k in v.split(",") if k.strip()]
 

@@ -440,12 +440,17 @@ def _entries(cache_dir: str) -> set[str]:
 
 
 def case_inputs(scenario, case, dtype: str) -> dict:
-    """The case's inputs, built on the CPU (seed 0)."""
+    """The case's inputs, built on the CPU (seed 0); a ``make_inputs`` that raises is said as `check` says it
+    (``case/dtype: make_inputs `f` (FILE:LINE) raised KeyError: 't' at FILE:LINE``), not as a tool error."""
     import torch
 
-    from tritondbg.runner import torch_dtype
+    from tritondbg.errors import ScenarioCodeError
+    from tritondbg.runner import build_inputs, torch_dtype
 
-    return scenario.make_inputs(case, torch_dtype(dtype), "cpu", torch.Generator().manual_seed(0))
+    try:
+        return build_inputs(scenario, case, torch_dtype(dtype), "cpu", torch.Generator().manual_seed(0))
+    except ScenarioCodeError as exc:
+        raise CaptureError(f"{case.name}/{dtype}: {exc}") from exc
 
 
 def capture(scenario, case, dtype: str, arch, decider, select: Callable[[str], bool] | None = None,
@@ -467,6 +472,10 @@ def capture(scenario, case, dtype: str, arch, decider, select: Callable[[str], b
             for name in _entries(decider.cache_dir) - before:
                 with contextlib.suppress(OSError):
                     os.rmdir(os.path.join(decider.cache_dir, name))
+            if isinstance(exc, Exception):  # a Ctrl-C that came back as another error (a ptxas it stopped)
+                from tritondbg import stops
+
+                stops.reraise(exc)
             if isinstance(exc, (CaptureError, UsageError)) or not isinstance(exc, Exception):
                 raise
             raise CaptureError(f"the launch wrapper of {scenario.name} (case {case.name}, {dtype}) failed on CPU "

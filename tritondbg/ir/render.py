@@ -119,14 +119,17 @@ _UNBOUNDED = 100_000  # a console width no table reaches: rich then lays it out 
 
 def _stats_header(r: dict, rows: list[dict]) -> str:
     """A column's header: kernel and target, and what tells it from a column of the same kernel and target (its
-    dtype under --diff dtype=...; "config N" under --all-configs)."""
+    case under --case a,b; dtype under --diff dtype=...; "config N" under --all-configs)."""
     same = [o for o in rows if o["kernel"] == r["kernel"] and o["arch"] == r["arch"]]
     lines = [r["kernel"], r["arch"]]
     if len(same) > 1:
+        if len({o.get("case") for o in same}) > 1:  # --case a,b / all
+            lines.append(str(r.get("case")))
         if len({o.get("dtype") for o in same}) > 1:
             lines.append(str(r.get("dtype")))
-        if len({str(o.get("config")) for o in same}) > 1:  # the "config" row below spells it out
-            lines.append(f"config {same.index(r) + 1}")
+        mine = [o for o in same if (o.get("case"), o.get("dtype")) == (r.get("case"), r.get("dtype"))]
+        if len({str(o.get("config")) for o in mine}) > 1:  # the "config" row below spells it out
+            lines.append(f"config {mine.index(r) + 1}")
     return "\n".join(lines)
 
 

@@ -69,11 +69,21 @@ def resolve(req: Request, *, use_index: bool = True) -> tuple[list[IRItem], str]
     return items, why
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during a request: ``items`` are the compiles that finished, then a placeholder
+    (``extra["interrupted"]``) for each config, kernel or case that did not, so that `ir` prints what it has
+    (--all-configs lost ~3 finished configs of 9 to a Ctrl-C). Nothing goes into the index."""
+
+    def __init__(self, items: list[IRItem]):
+        super().__init__("interrupted")
+        self.items = items
+
+
 def _capture_all(req: Request):
     from tritondbg import loader, runner, selection
     from tritondbg.configs import autotuners, check_keys, choose_requested, parse_config
-    from tritondbg.ir.capture import capture, case_inputs
-    from tritondbg.ir.decision import Decider, recorded_runs, run_record_pattern
+    from tritondbg.ir.capture import CaptureError
+    from tritondbg.ir.decision import Watch
     from tritondbg.ir.targets import check_supported
 
     check_supported(req.arch)   # one line before any work, not a compiler's wall of text
@@ -83,22 +93,42 @@ def _capture_all(req: Request):
 
     with answering_as(req.arch, StubDriver(req.arch)):  # import-time device questions: the target's answers
         scenario = loader.load(req.target)
-    case = selection.select_cases(scenario, req.case, interpret=False)
-    if len(case) != 1:  # a list, a glob or `all` that names one case is that case
-        raise UsageError(f"`ir` compiles one case at a time; --case {req.case} names {len(case)} "
-                         f"({', '.join(c.name for c in case)}): name one")
-    case = case[0]
-    dtypes = selection.select_dtypes(case, req.dtype)
-    if req.dtype is not None and len(dtypes) != 1:
-        raise UsageError("`ir` compiles one dtype at a time; name one with --dtype")
-    dtype = dtypes[0]  # the case's first dtype unless --dtype
+    cases = selection.select_cases(scenario, req.case, interpret=False)
+    # each case named (a list, a glob, `all`) at its first dtype, or at each --dtype it lists
+    runs = selection.select_runs(cases, req.dtype) if req.dtype is not None else [(c, c.dtypes[0]) for c in cases]
     requested = parse_config(req.config)
     tuners = autotuners(scenario.kernels)
     check_keys(tuners, requested)
     picks = choose_requested(tuners, requested)  # a value no listed config has: one line now, before any compile
+    items: list[IRItem] = []
+    watch = Watch()
+    for n, (case, dtype) in enumerate(runs):
+        try:
+            got, decider = _capture_case(scenario, case, dtype, req, requested, picks, tuners)
+        except CaptureError as exc:  # of several cases: which one
+            said = f"{case.name}/{dtype}: "
+            if len(runs) > 1 and not str(exc).startswith(said):
+                raise CaptureError(said + str(exc)) from exc
+            raise
+        except KeyboardInterrupt as exc:  # what finished, then what did not
+            done = exc.items if isinstance(exc, Interrupted) else [_interrupted(scenario, case, dtype, req)]
+            rest = [_interrupted(scenario, c, dt, req) for c, dt in runs[n + 1:]]
+            raise Interrupted(items + done + rest) from exc
+        items += got
+        watch.globs.update(decider.watch.globs)
+    return items, watch
+
+
+def _capture_case(scenario, case, dtype: str, req: Request, requested, picks, tuners):
+    """The items of one case and dtype (one per kernel launched; per config with --all-configs) and the Decider
+    that chose their configs."""
+    from tritondbg.ir.capture import capture, case_inputs
+    from tritondbg.ir.decision import Decider, recorded_runs, run_record_pattern
+
     out_dir = settings.get().out_dir
     decider = Decider(requested=requested, picks=picks, case_name=case.name,
-                      case_config=dict(case.config or {}) or None, records=recorded_runs(out_dir, scenario.name, case.name, dtype),
+                      case_config=dict(case.config or {}) or None,
+                      records=recorded_runs(out_dir, scenario.name, case.name, dtype),
                       cache_dir=index.triton_cache_dir(), record_pattern=run_record_pattern(out_dir))
     from tritondbg.program import cpu_device
 
@@ -112,54 +142,90 @@ def _capture_all(req: Request):
         if not any(la.kernel in tuners for la in launches):  # nothing to sweep: say so, show the launch
             print(f"note: --all-configs: {scenario.name} launches no autotuned kernel; its "
                   f"{len(launches)} launch(es) as they are", file=sys.stderr)
-        items = _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) + \
-            [i for i in items if i.kernel not in tuners]
-    return items, decider.watch
+        plain = [i for i in items if i.kernel not in tuners]
+        try:
+            items = _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) + plain
+        except Interrupted as exc:
+            raise Interrupted(exc.items + plain) from exc
+    return items, decider
+
+
+def _interrupted(scenario, case, dtype: str, req: Request) -> IRItem:
+    """A case a Ctrl-C stopped before its launch was compiled: its kernels are not known."""
+    return IRItem(scenario=scenario.name, case=case.name, dtype=dtype, arch=req.arch.name, arch_source=req.arch_source,
+                  kernel="", kernel_file="", config={}, config_source="interrupted before this case was compiled",
+                  grid=None, specialization=[], entry="", files={}, metadata_file="", name="", source=NOT_COMPILED,
+                  extra={"interrupted": True})
 
 
 def _sweep(scenario, case, dtype, req, decider, launches, tuners, inputs) -> list[IRItem]:
     """One item per listed config of every autotuned kernel the case launches (pruned ones included: the
     printed source says whether the pruning would keep it; with ``req.compile_pruned`` False they are listed
-    without being compiled)."""
+    without being compiled). A Ctrl-C raises ``Interrupted`` with the configs compiled so far and the others."""
+    out: list[IRItem] = []
+    names = list(dict.fromkeys(la.kernel for la in launches if la.kernel in tuners))
+    at = {"kernel": 0, "configs": None, "config": 0}   # where the sweep is, for the interrupt
+    try:
+        for k, name in enumerate(names):
+            at.update(kernel=k, configs=None, config=0)
+            configs = _configs_to_sweep(scenario, case, dtype, req, decider, name, tuners[name], inputs)
+            at["configs"] = configs
+            for i, config in enumerate(configs):
+                at["config"] = i
+                out += _sweep_one(scenario, case, dtype, req, decider, launches, name, config, i, len(configs),
+                                  inputs)
+    except KeyboardInterrupt as exc:
+        rest = []
+        for k, name in enumerate(names[at["kernel"]:], at["kernel"]):
+            configs = (at["configs"] if k == at["kernel"] and at["configs"] is not None
+                       else list(tuners[name].configs))
+            first = at["config"] if k == at["kernel"] else 0
+            base = next(la for la in launches if la.kernel == name)
+            for i in range(first, len(configs)):
+                item = _not_compiled(base, scenario, case, dtype, req)
+                item.config, item.grid = config_dict(configs[i]), None
+                item.config_source = f"--all-configs: config {i + 1} of {len(configs)} (interrupted: not compiled)"
+                item.extra["interrupted"] = True
+                rest.append(item)
+        raise Interrupted(out + rest) from exc
+    finally:
+        decider.pins = {}
+    return out
+
+
+def _sweep_one(scenario, case, dtype, req, decider, launches, name, config, i, n, inputs) -> list[IRItem]:
+    """The item of config ``i`` of ``n`` of kernel ``name`` (none when its launch did not run it)."""
     from tritondbg.ir.capture import CaptureError, capture
 
-    out = []
-    for name in dict.fromkeys(la.kernel for la in launches if la.kernel in tuners):
-        tuner = tuners[name]
-        configs = _configs_to_sweep(scenario, case, dtype, req, decider, name, tuner, inputs)
-        for i, config in enumerate(configs):
-            decider.pins = {name: config}
-            this = config_dict(config)
+    decider.pins = {name: config}
+    this = config_dict(config)
 
-            def kept(name=name, this=this) -> bool:  # known once the pinned launch was decided
-                return this in decider.kept.get(name, [this])
+    def kept() -> bool:  # known once the pinned launch was decided
+        return this in decider.kept.get(name, [this])
 
-            try:
-                got = capture(scenario, case, dtype, req.arch, decider, inputs=inputs,
-                              select=lambda n, name=name, kept=kept: n == name and (req.compile_pruned or kept()))
-            except CaptureError as exc:  # a config the compiler refuses (its tl.static_assert, a resource
-                reason = not_applicable_reason(exc)  # limit): Triton's autotuner skips it, so does the sweep
-                if reason is None:
-                    raise
-                base = next(la for la in launches if la.kernel == name)
-                item = _not_compiled(base, scenario, case, dtype, req)
-                item.config, item.grid = this, None
-                item.config_source = f"--all-configs: config {i + 1} of {len(configs)} (not applicable: {reason})"
-                item.extra["not_applicable"] = reason
-                out.append(item)
-                continue
-            for la in got:
-                if la.kernel != name or (la.compiled is None and kept()):
-                    continue
-                item = _item(la, scenario, case, dtype, req) if la.compiled is not None else \
-                    _not_compiled(la, scenario, case, dtype, req)
-                item.config_source = (f"--all-configs: config {i + 1} of {len(configs)}"
-                                      + ("" if kept() else " (pruned for this case: never runs here)"))
-                item.extra["kept_by_pruning"] = kept()
-                out.append(item)
-                break
-    decider.pins = {}
-    return out
+    try:
+        got = capture(scenario, case, dtype, req.arch, decider, inputs=inputs,
+                      select=lambda n_: n_ == name and (req.compile_pruned or kept()))
+    except CaptureError as exc:  # a config the compiler refuses (its tl.static_assert, a resource
+        reason = not_applicable_reason(exc)  # limit): Triton's autotuner skips it, so does the sweep
+        if reason is None:
+            raise
+        base = next(la for la in launches if la.kernel == name)
+        item = _not_compiled(base, scenario, case, dtype, req)
+        item.config, item.grid = this, None
+        item.config_source = f"--all-configs: config {i + 1} of {n} (not applicable: {reason})"
+        item.extra["not_applicable"] = reason
+        return [item]
+    for la in got:
+        if la.kernel != name or (la.compiled is None and kept()):
+            continue
+        item = _item(la, scenario, case, dtype, req) if la.compiled is not None else \
+            _not_compiled(la, scenario, case, dtype, req)
+        item.config_source = (f"--all-configs: config {i + 1} of {n}"
+                              + ("" if kept() else " (pruned for this case: never runs here)"))
+        item.extra["kept_by_pruning"] = kept()
+        return [item]
+    return []
 
 
 def _configs_to_sweep(scenario, case, dtype, req, decider, name, tuner, inputs) -> list:

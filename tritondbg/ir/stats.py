@@ -16,10 +16,26 @@ from typing import Any
 
 from tritondbg.ir.stages import StageError, resource_usage, sass, strip_line_info
 
-# Shared memory one block may use (bytes, opt-in maximum): sm_80 164 KiB - 1 KiB reserved, sm_86/89/120 100 KiB - 1,
-# sm_90/100 228 KiB - 1 KiB; CDNA3 (gfx942) 64 KiB of LDS.
-MAX_SHARED = {80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448, 100: 232448, 103: 232448,
-              120: 101376, "gfx942": 65536, "gfx90a": 65536, "gfx950": 163840}
+# Shared memory one block may use (bytes, opt-in maximum): sm_70 96 KiB, sm_75 64 KiB, sm_80/87 164 KiB - 1 KiB
+# reserved, sm_86/89/120 100 KiB - 1, sm_90/100/103 228 KiB - 1 (NVIDIA CCCL, libcudacxx/include/cuda/__device/
+# arch_traits.h: max_shared_memory_per_block_optin = the SM's maximum - reserved_shared_memory_per_block, which is
+# 1 KiB from sm_80 on, 0 before).
+MAX_SHARED = {70: 98304, 75: 65536, 80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448, 100: 232448,
+              103: 232448, 120: 101376}
+# AMD: the LDS one workgroup may use, as Triton's AMD backend counts it (third_party/amd/lib/TritonAMDGPUToLLVM/
+# TargetInfo.cpp, getSharedMemorySize(): 160 KiB on CDNA4 (gfx950), 320 KiB on gfx1250, else 64 KiB: CDNA2/3
+# gfx90a/gfx942, RDNA3 gfx110x, RDNA4 gfx120x).
+AMD_SHARED = {"gfx950": 163840, "gfx1250": 327680}
+AMD_SHARED_DEFAULT = 65536
+
+
+def shared_limit(arch) -> int | None:
+    """The most shared memory (bytes) one block of ``arch`` may use: Triton metadata's target arch, an int
+    (NVIDIA: 90) or a string (AMD: "gfx942"); None for an NVIDIA target not in the table."""
+    if isinstance(arch, str) and arch.startswith("gfx"):
+        return AMD_SHARED.get(arch, AMD_SHARED_DEFAULT)
+    return MAX_SHARED.get(arch)
+
 
 _PTX_WIDTH = re.compile(r"\.(v2|v4|v8)?\.?([bsuf])(8|16|32|64|128)\b")
 
@@ -203,13 +219,17 @@ def warp_specialization_str(ws: dict[str, Any] | None) -> str:
 
 def row(item, mix: bool = True) -> dict[str, Any]:
     """``compute``'s stats of an item with where its config came from, as `ir --stats --json` prints them and the
-    resources gate reads them; a config listed without a compile (pruned, or refused by the compiler: its
-    ``not_applicable`` reason) has its names only."""
+    resources gate reads them; a config listed without a compile (pruned, refused by the compiler: its
+    ``not_applicable`` reason, or not reached before a Ctrl-C) has its names only. ``status``: ok, not-applicable,
+    interrupted (`ir --json`'s rows of a failed request say error)."""
     if not item.metadata_file:
-        out = {"kernel": item.kernel, "arch": item.arch, "case": item.case, "dtype": item.dtype, "config": item.config}
+        out = {"kernel": item.kernel or None, "arch": item.arch, "case": item.case, "dtype": item.dtype,
+               "config": item.config}
     else:
         out = compute(item, mix=mix)
-    out.update({"config_source": item.config_source, "cache": item.source, "grid": item.grid,
+    status = "interrupted" if item.extra.get("interrupted") else \
+        "not-applicable" if item.extra.get("not_applicable") else "ok"
+    out.update({"status": status, "config_source": item.config_source, "cache": item.source, "grid": item.grid,
                 "specialization": item.specialization, "kept_by_pruning": item.extra.get("kept_by_pruning", True),
                 "not_applicable": item.extra.get("not_applicable")})
     return out
@@ -227,7 +247,7 @@ def compute(item, mix: bool = True) -> dict[str, Any]:
         "num_warps": meta.get("num_warps"), "num_stages": meta.get("num_stages"), "num_ctas": meta.get("num_ctas"),
         "shared": meta.get("shared"),
     }
-    limit = MAX_SHARED.get(arch)
+    limit = shared_limit(arch)
     if limit and out["shared"] is not None:
         out["shared_limit"] = limit
         out["shared_fits"] = out["shared"] <= limit
