@@ -43,8 +43,10 @@ CASES = textwrap.dedent('''
 
 
 @pytest.mark.interpreter
-@pytest.mark.parametrize("gate", ["correctness", "sanitize"])
+@pytest.mark.parametrize("gate", ["correctness", "sanitize", "determinism"])
 def test_a_launch_that_ran_no_triton_kernel_fails_the_gate(tmp_path, gate):
+    """determinism too (helper-131): a torch fallback is bitwise equal twice, "1 case x dtype runs bitwise equal
+    twice", exit 0, where correctness said no_launch."""
     (tmp_path / "cases.py").write_text(CASES)
     ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::torch_path")
     out = run_gate(gate, loader.load(ctx.target), ctx)
@@ -164,3 +166,20 @@ def test_a_scenario_whose_every_output_is_empty_compared_nothing_and_is_no_pass(
     assert out.status == FAIL and "nothing was compared" in out.reason, out.reason
     record = runner.run(ctx.target, mode="interpret", cases="all")
     assert record.compared_nothing and not record.passed and all(r.passed for r in record.results)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("gate", ["sanitize", "determinism"])
+@pytest.mark.parametrize("wrapper", ["early_return", "grid_of_0"])
+def test_sanitize_and_determinism_checked_nothing_when_every_output_is_empty(tmp_path, gate, wrapper):
+    """helper-131: a scenario of n = 0 only (a grid of 0 programs, or the wrapper's early return) passed sanitize
+    ("no finding on 1 runs") and determinism ("bitwise equal twice"), exit 0: no program ran. Both now fail as
+    correctness does; beside a case with elements the empty one is fine (the first test)."""
+    cases = CASES.replace('cases=[Case("tiny", params=dict(n=100)), Case("empty"', 'cases=[Case("empty"')
+    if wrapper == "grid_of_0":
+        cases = cases.replace("if x.numel() == 0:", "if x.numel() < 0:")
+    (tmp_path / "cases.py").write_text(cases)
+    ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::kernel")
+    out = run_gate(gate, loader.load(ctx.target), ctx)
+    assert out.status == FAIL and "every output of the 1 case x dtype run(s) was empty: nothing was" in out.reason, \
+        out.reason
