@@ -125,14 +125,15 @@ def test_a_case_tolerance_that_is_no_finite_number_is_refused_when_written(kw):
 
 
 @pytest.mark.interpreter
-def test_the_resources_pass_says_which_cases_it_did_not_compile(tmp_path):
-    """It compiles the first case of each wrapper (and the GPU-size ones): a case with its own specialization (a
-    wide row that spills) was left out of a "no spills" pass without a word."""
+def test_the_resources_gate_tells_a_case_that_launches_no_kernel(tmp_path):
+    """`--case all` compiles every case (helper-131: it compiled the first); the empty one's wrapper returns early
+    and launches nothing: nothing to compile, said in the pass (not "could not compile case empty")."""
     (tmp_path / "cases.py").write_text(CASES)
-    ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::kernel")
+    ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::kernel", case="all")
     out = run_gate("resources", loader.load(ctx.target), ctx)
     assert out.status == PASS, out.reason
-    assert "compiled case(s) tiny, not empty (--case NAME compiles that one)" in out.reason, out.reason
+    assert "(1 case x dtype)" in out.reason and "empty/float32 launched no kernel: nothing to compile" in out.reason
+    assert out.details["compiled"] == ["tiny/float32", "empty/float32"], out.details
 
 
 @pytest.mark.parametrize("gates, rc", [

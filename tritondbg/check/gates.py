@@ -285,7 +285,7 @@ def _drop_unlaunchable(scenario, ctx: GateContext, runs, results: list, failures
     from tritondbg.configs import config_str
 
     try:
-        rows, _, _ = _compile_rows(scenario, ctx, [c for c, _ in runs], [], set())
+        rows = _compile_rows(scenario, ctx, runs)[0]  # (each case at the dtype it ran)
     except Exception:  # noqa: BLE001 - a compile that cannot run here: the verdicts stand
         return results, failures
     over = [(r.get("kernel"), r.get("case"), r.get("config") or {},
