@@ -474,8 +474,10 @@ def test_a_reproducers_spills_are_told_not_failed(monkeypatch):
     from tritondbg.check.gates import GateContext
 
     row = dict(_row(spills=8, autotuned=False), local_bytes=32)
-    monkeypatch.setattr(resources_gate, "_compile_rows", lambda *a: ([dict(row)], {"captured": 1.0}, None))
-    monkeypatch.setattr(resources_gate, "_resource_cases", lambda scenario, ctx: [])
+    monkeypatch.setattr(resources_gate, "_compile_rows",
+                        lambda *a: ([dict(row)], {"captured": 1.0}, [("captured", "float32", True)], None))
+    monkeypatch.setattr(resources_gate, "_resource_pairs",
+                        lambda scenario, ctx: ([(SimpleNamespace(name="captured"), "float32")], [], []))
     monkeypatch.setattr(resources_gate, "_kernel_names", lambda scenario: {"k"})
     monkeypatch.setattr(resources_gate, "_recorded_picks", lambda scenario, ctx: {})
     for captured in (True, False):
@@ -754,6 +756,6 @@ def test_all_configs_leaves_out_a_config_the_target_cannot_launch(monkeypatch):
     # with no compile to tell (it failed), every config runs, as before: the 256-wide one's reads fail the gate
     from tritondbg.check import resources_gate
 
-    monkeypatch.setattr(resources_gate, "_compile_rows", lambda *a, **k: ([], {}, None))
+    monkeypatch.setattr(resources_gate, "_compile_rows", lambda *a, **k: ([], {}, [], None))
     out = run_gate("all-configs", loader.load(target), GateContext(device="cpu", target=target))
     assert out.status == FAIL and "tile_mm BLOCK=256" in out.reason, out.reason

@@ -43,8 +43,10 @@ CASES = textwrap.dedent('''
 
 
 @pytest.mark.interpreter
-@pytest.mark.parametrize("gate", ["correctness", "sanitize"])
+@pytest.mark.parametrize("gate", ["correctness", "sanitize", "determinism"])
 def test_a_launch_that_ran_no_triton_kernel_fails_the_gate(tmp_path, gate):
+    """determinism too (helper-131): a torch fallback is bitwise equal twice, "1 case x dtype runs bitwise equal
+    twice", exit 0, where correctness said no_launch."""
     (tmp_path / "cases.py").write_text(CASES)
     ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::torch_path")
     out = run_gate(gate, loader.load(ctx.target), ctx)
@@ -123,14 +125,15 @@ def test_a_case_tolerance_that_is_no_finite_number_is_refused_when_written(kw):
 
 
 @pytest.mark.interpreter
-def test_the_resources_pass_says_which_cases_it_did_not_compile(tmp_path):
-    """It compiles the first case of each wrapper (and the GPU-size ones): a case with its own specialization (a
-    wide row that spills) was left out of a "no spills" pass without a word."""
+def test_the_resources_gate_tells_a_case_that_launches_no_kernel(tmp_path):
+    """`--case all` compiles every case (helper-131: it compiled the first); the empty one's wrapper returns early
+    and launches nothing: nothing to compile, said in the pass (not "could not compile case empty")."""
     (tmp_path / "cases.py").write_text(CASES)
-    ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::kernel")
+    ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::kernel", case="all")
     out = run_gate("resources", loader.load(ctx.target), ctx)
     assert out.status == PASS, out.reason
-    assert "compiled case(s) tiny, not empty (--case NAME compiles that one)" in out.reason, out.reason
+    assert "(1 case x dtype)" in out.reason and "empty/float32 launched no kernel: nothing to compile" in out.reason
+    assert out.details["compiled"] == ["tiny/float32", "empty/float32"], out.details
 
 
 @pytest.mark.parametrize("gates, rc", [
@@ -164,3 +167,20 @@ def test_a_scenario_whose_every_output_is_empty_compared_nothing_and_is_no_pass(
     assert out.status == FAIL and "nothing was compared" in out.reason, out.reason
     record = runner.run(ctx.target, mode="interpret", cases="all")
     assert record.compared_nothing and not record.passed and all(r.passed for r in record.results)
+
+
+@pytest.mark.interpreter
+@pytest.mark.parametrize("gate", ["sanitize", "determinism"])
+@pytest.mark.parametrize("wrapper", ["early_return", "grid_of_0"])
+def test_sanitize_and_determinism_checked_nothing_when_every_output_is_empty(tmp_path, gate, wrapper):
+    """helper-131: a scenario of n = 0 only (a grid of 0 programs, or the wrapper's early return) passed sanitize
+    ("no finding on 1 runs") and determinism ("bitwise equal twice"), exit 0: no program ran. Both now fail as
+    correctness does; beside a case with elements the empty one is fine (the first test)."""
+    cases = CASES.replace('cases=[Case("tiny", params=dict(n=100)), Case("empty"', 'cases=[Case("empty"')
+    if wrapper == "grid_of_0":
+        cases = cases.replace("if x.numel() == 0:", "if x.numel() < 0:")
+    (tmp_path / "cases.py").write_text(cases)
+    ctx = GateContext(device="cpu", target=str(tmp_path / "cases.py") + "::kernel")
+    out = run_gate(gate, loader.load(ctx.target), ctx)
+    assert out.status == FAIL and "every output of the 1 case x dtype run(s) was empty: nothing was" in out.reason, \
+        out.reason

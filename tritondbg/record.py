@@ -164,5 +164,7 @@ class RunRecord:
 
 
 def compared_nothing(results) -> bool:
-    """Results that each compared outputs, every one of them with no element (see ``RunRecord.compared_nothing``)."""
-    return bool(results) and all(r.errors and all(e.numel == 0 for e in r.errors) for r in results)
+    """Results that each compared outputs, every one of them with no element (see ``RunRecord.compared_nothing``), or
+    whose launch returned only empty tensors (``check.launches.LaunchCounter`` marks it: a run with no reference)."""
+    return bool(results) and all((r.errors and all(e.numel == 0 for e in r.errors)) or r.extra.get("outputs_empty")
+                                 for r in results)

@@ -15,11 +15,10 @@ from typing import Any, Callable
 from tritondbg import runner, selection
 from tritondbg.check.outcome import (ERROR, FAIL, PASS, SKIP, GateOutcome, json_record, module_argv, more_findings,
                                      skipped_here)
-from tritondbg.check.launches import LaunchCounter
+from tritondbg.check.launches import LaunchCounter, nothing_checked, ran_no_kernel
 from tritondbg.check.resources_gate import resources
 from tritondbg.configs import autotuners, config_str, nothing_to_sweep
 from tritondbg.errors import UsageError
-from tritondbg.record import compared_nothing
 
 # Three-way check for low precision (flash-attention's test_layer_norm habit): the kernel's error against the
 # fp32 reference may be at most K times torch-at-the-same-dtype's error, plus atol.
@@ -265,9 +264,9 @@ def correctness(scenario, ctx: GateContext) -> GateOutcome:
     if failed:
         return GateOutcome(scenario.name, "correctness", FAIL, _first_failure(results), {"failed": len(failed)},
                            results)
-    if compared_nothing(results):  # a scenario of n = 0 cases only: it passed every gate, checking nothing
-        return GateOutcome(scenario.name, "correctness", FAIL, f"every output of the {len(results)} case x dtype "
-                           "run(s) was empty: nothing was compared; give a case at least one element", {}, results)
+    empty = nothing_checked(results, "compared")  # a scenario of n = 0 cases only: it passed, checking nothing
+    if empty:
+        return GateOutcome(scenario.name, "correctness", FAIL, empty, {}, results)
     skipped_3w = sorted({r.extra["three_way"] for r in results if isinstance(r.extra.get("three_way"), str)})
     summary = f"{len(results)} case x dtype runs match" + (f" ({'; '.join(skipped_3w)})" if skipped_3w else "")
     if getattr(scenario, "reference_is_capture", False):  # (helper-100: "correctness" read as "correct")
@@ -286,7 +285,7 @@ def _drop_unlaunchable(scenario, ctx: GateContext, runs, results: list, failures
     from tritondbg.configs import config_str
 
     try:
-        rows, _, _ = _compile_rows(scenario, ctx, [c for c, _ in runs], [], set())
+        rows = _compile_rows(scenario, ctx, runs)[0]  # (each case at the dtype it ran)
     except Exception:  # noqa: BLE001 - a compile that cannot run here: the verdicts stand
         return results, failures
     over = [(r.get("kernel"), r.get("case"), r.get("config") or {},
@@ -405,6 +404,9 @@ def sanitize(scenario, ctx: GateContext) -> GateOutcome:
     errors = [r for r in results if r.status == "error"]
     if errors:
         return GateOutcome(scenario.name, "sanitize", FAIL, _first_failure(errors), {}, results)
+    empty = nothing_checked(results)  # n = 0 only (a grid of 0 programs): no program ran under the sanitizers
+    if empty:
+        return GateOutcome(scenario.name, "sanitize", FAIL, empty, {}, results)
     warnings = [f for r in results for f in r.findings if f.get("severity", "error") == "warning"]
     if warnings and ctx.strict:
         w = warnings[0]
@@ -445,7 +447,7 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
         # both runs (not whatever the allocator gave each: "differ between two identical runs", blamed on order)
         with hooks.reversed_programs() if reverse else contextlib.nullcontext(), initcheck.marking():
             r = runner.run_case(scenario, case, dtype, device=_device(ctx), seed=ctx.seed,
-                                instruments=_attributed(ctx, cap), reference=False)  # two launches compared
+                                instruments=_attributed(ctx, cap, LaunchCounter()), reference=False)  # two launches
         return r, cap.outputs[0] if cap.outputs else None
 
     unwritten = []
@@ -478,6 +480,12 @@ def determinism(scenario, ctx: GateContext) -> GateOutcome:
         return GateOutcome(scenario.name, "determinism", FAIL, differ[0], {"differ": differ}, results)
     if errors:
         return GateOutcome(scenario.name, "determinism", FAIL, _first_failure(errors), {}, results)
+    torch_only = [r for r in results if ran_no_kernel(r)]  # a torch fallback is deterministic: not the kernel
+    if torch_only:
+        return GateOutcome(scenario.name, "determinism", FAIL, _first_failure(torch_only), {}, results)
+    empty = nothing_checked(results, "compared")  # n = 0 only: two empty outputs are equal, checking nothing
+    if empty:
+        return GateOutcome(scenario.name, "determinism", FAIL, empty, {}, results)
     how = ""
     if reorder:
         kept = sum(1 for r in results[1::2] if r.extra.get("reverse_order_failed"))

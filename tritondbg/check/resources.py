@@ -37,10 +37,10 @@ def _same_config(row_cfg: dict, picked: dict) -> bool:
 
 
 def judge(kernel: str, rows: list[dict], limits: dict, explicit: dict | None = None,
-          picked: dict | None = None, ungated: str = "") -> GateOutcome:
+          picked: dict | None = None, ungated: str = "", pairs: int | None = None) -> GateOutcome:
     """``limits``: the effective limits (max_spills default 0; None: spills told, not failed, ``ungated`` says
     why); ``explicit``: what ``Scenario.limits`` set; ``picked``: {(case, dtype, kernel): config} the recorded
-    runs chose."""
+    runs chose; ``pairs``: how many case x dtype the rows come from (said in a pass)."""
     explicit, picked = explicit or {}, picked or {}
     bad, notes, not_applicable, runnable = [], [], [], []
     can_run: set[int] = set()
@@ -102,8 +102,9 @@ def judge(kernel: str, rows: list[dict], limits: dict, explicit: dict | None = N
         return GateOutcome(kernel, "resources", FAIL, f"{len(bad)} problem(s); first: {bad[0]}", {**details, "bad": bad})
     worst_regs = max((r.get("n_regs") or 0) for r in runnable)
     worst_shared = max((r.get("shared") or 0) for r in runnable)
-    summary = (f"{len(runnable)} compiled kernel(s) that can run: max {worst_regs} regs, "
-               f"max {worst_shared // 1024} KiB shared")
+    of = f" ({pairs} case x dtype)" if pairs else ""
+    summary = (f"{len(runnable)} compiled kernel(s) that can run{of}: max {worst_regs} regs, "
+               f"max {size_text(worst_shared)} shared")
     spilled = [r for r in runnable if _spills(r)]
     if notes:
         summary += f"; {len(notes)} config(s) spill but need not be picked (first: {notes[0]})"
@@ -117,6 +118,13 @@ def judge(kernel: str, rows: list[dict], limits: dict, explicit: dict | None = N
         summary += f"; {len(not_applicable)} config(s) not applicable (first: {_where(not_applicable[0][0])}: " \
                    f"{not_applicable[0][1]})"
     return GateOutcome(kernel, "resources", PASS, summary, details)
+
+
+def size_text(n: int) -> str:
+    """Bytes as a person reads them: under 1 KiB in bytes (512 B was "0 KiB"), else KiB (one decimal if not whole)."""
+    if n < 1024:
+        return f"{n} B"
+    return f"{n / 1024:.1f}".removesuffix(".0") + " KiB"
 
 
 def not_applicable_reason(group: list[dict], not_applicable: list) -> str:

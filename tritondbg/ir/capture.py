@@ -39,6 +39,10 @@ class CaptureError(Exception):
     """The launch wrapper or the compiler failed; the message is one readable paragraph."""
 
 
+class NothingLaunched(CaptureError):
+    """The case ran to its end without launching a Triton kernel (a wrapper's early return on an empty input)."""
+
+
 @dataclass
 class Launch:
     """One kernel launch the wrapper made, compiled for the target (``compiled`` None when not selected)."""
@@ -481,5 +485,5 @@ def capture(scenario, case, dtype: str, arch, decider, select: Callable[[str], b
             raise CaptureError(f"the launch wrapper of {scenario.name} (case {case.name}, {dtype}) failed on CPU "
                                f"tensors: {kernel_error_message(exc, scenario)}") from exc
     if not launches:
-        raise CaptureError(f"{scenario.name} case {case.name} ({dtype}) launched no Triton kernel")
+        raise NothingLaunched(f"{scenario.name} case {case.name} ({dtype}) launched no Triton kernel")
     return launches
