@@ -716,7 +716,8 @@ def test_a_kernel_error_the_program_caught_is_a_warning(how, tmp_path):
     (finding,) = json.loads((tmp_path / "r.json").read_text())["findings"]
     assert finding["severity"] == "warning" and finding["handled"] is True
     strict = run(["interpret", "--strict", "--", *cmd])  # for CI: a fallback must not hide a broken kernel
-    assert strict.returncode == 1 and "\n  kernel_error: kernel_error.py:" in strict.stderr, strict.stderr[-3000:]
+    lines = [ln for ln in strict.stderr.splitlines() if ln.startswith("  kernel_error: ")]  # an error, not a warning
+    assert strict.returncode == 1 and len(lines) == 1 and "kernel_error.py:12 " in lines[0], strict.stderr[-3000:]
 
 
 def test_an_error_raised_inside_tritondbg_keeps_every_frame(monkeypatch):
