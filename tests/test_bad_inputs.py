@@ -97,6 +97,13 @@ ROWS = [
     # helper-131: "PY is not a Python file"
     (["ir", "--", "{py}", "{tmp}/prog.py"], {}, 2, "`tritondbg ir` has no program form: run `tritondbg capture -- "
                                                    f"{PY} {{tmp}}/prog.py`, then `tritondbg ir traces/capture-<time>/"),
+    # the commands with no program form but ir said "unknown kernel 'python'; ... put it after --" (it was)
+    (["run", "--", "{py}", "{tmp}/prog.py"], {}, 2, "`tritondbg run` has no program form: run `tritondbg capture -- "),
+    (["check", "--", "pytest", "{tmp}"], {}, 2, "`tritondbg check` has no program form: run `tritondbg interpret "
+                                               "--strict -- pytest {tmp}` (exit 1 on a finding, for CI)"),
+    (["list", "--", "{py}", "{tmp}/prog.py"], {}, 2, "`tritondbg list` has no program form: run `tritondbg capture"),
+    # --all and a folder that holds no scenario: every bundled item erred "could not load" (tests/conftest.py)
+    (["check", "--all", "{tmp}", "--gates", "resources"], {}, 2, "empty.py: not imported, its text names no Scenario"),
     (["interpret", "{tmp}/imp.py"], {}, 2, "imp.py:1: ModuleNotFoundError: No module named 'nonexistent_module_xyz'"),
     (["interpret", "{tmp}/implib.py"], {}, 2, "libhelper.py:2: AttributeError: module 'torch' has no attribute"),
     (["interpret", "{tmp}/missing.py"], {}, 2, "no such scenario file"),

@@ -40,10 +40,9 @@ def resolve_targets(targets: tuple[str, ...], all_: bool) -> list[str]:
         if not targets and Path("captures.json").is_file():  # (helper-97 ran it in a capture folder: 2 minutes)
             print("note: --all checks the bundled kernels; this folder's reproducers: tritondbg check .",
                   file=sys.stderr)
-        return names + [t for t in targets if t not in names]
-    if not targets:
+    elif not targets:
         raise UsageError(f"name kernels, a scenario file, or --all; kernels: {', '.join(names)}")
-    out = []
+    out = list(names) if all_ else []  # --all and more: each more target checked as alone (a folder expanded)
     for t in targets:
         if "::" not in t and Path(t).expanduser().is_dir():  # a folder (capture's): every scenario file in it
             files = folder_files(Path(t).expanduser())

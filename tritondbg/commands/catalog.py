@@ -8,6 +8,7 @@ import sys
 import click
 
 from tritondbg import options
+from tritondbg.commands.program import ListNoProgramForm
 
 
 def _scenarios(targets: tuple[str, ...]) -> list:
@@ -60,7 +61,7 @@ def list_kernels(targets: tuple[str, ...] = (), *, as_json: bool = False) -> int
     return 2 if empty else 0
 
 
-@click.command("list")
+@click.command("list", cls=ListNoProgramForm)
 @click.argument("targets", nargs=-1, metavar="[KERNEL]...")
 @options.as_json
 def list_cmd(targets, as_json):

@@ -7,6 +7,7 @@ import sys
 import click
 
 from tritondbg import options
+from tritondbg.commands.program import CheckNoProgramForm
 from tritondbg.check.outcome import TIMEOUT_PER_CASE
 
 
@@ -99,7 +100,7 @@ def _write(record, json_path: str | None, junit: str | None) -> None:
     print_gates(record)
 
 
-@click.command("check")
+@click.command("check", cls=CheckNoProgramForm)
 @click.argument("targets", nargs=-1, metavar="[KERNEL ... | path/to/cases.py[::name]]")
 @click.option("--all", "all_", is_flag=True, help="Every bundled kernel.")
 @click.option("--gates", metavar="LIST", help="Comma-separated: correctness, all-configs, sanitize, resources, "

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from tritondbg import options, settings
+from tritondbg.commands.program import NoProgramForm
 
 
 def run_folder(out_dir: str | None, mode: str, target: str) -> Path:
@@ -350,7 +351,7 @@ def interpret_cmd(kernel, case, dtype, config, seed, as_json, out_dir, sanitize,
                      breaks=breaks, all_configs=all_configs, arch=arch, timeout=timeout))
 
 
-@click.command("run")
+@click.command("run", cls=NoProgramForm)
 @options.kernel
 @options.case
 @options.dtype

@@ -88,7 +88,8 @@ class NoProgramForm(click.Command):
     def parse_args(self, ctx, args):
         if "--" in args:
             after = list(args[args.index("--") + 1:])
-            if len(after) > 1 or (after and not _scenario_like(after[0])):
+            several = any(p.nargs == -1 for p in self.params if isinstance(p, click.Argument))  # check, list
+            if (len(after) > 1 and not several) or not all(_scenario_like(a) for a in after):
                 import shlex
 
                 from tritondbg.errors import UsageError
@@ -97,6 +98,15 @@ class NoProgramForm(click.Command):
                 raise UsageError(f"`{command}` has no program form: run "
                                  + self.instead.format(cmd=shlex.join(after), command=command))
         return super().parse_args(ctx, args)
+
+
+class CheckNoProgramForm(NoProgramForm):
+    instead = ("`tritondbg interpret --strict -- {cmd}` (exit 1 on a finding, for CI), or `tritondbg capture -- {cmd}`, "
+               "then `{command} traces/capture-<time>/` (the reproducers it wrote)")
+
+
+class ListNoProgramForm(NoProgramForm):
+    instead = "`tritondbg capture -- {cmd}`: it lists each kernel the program launches, and writes a reproducer of each"
 
 
 def _scenario_like(arg: str) -> bool:
