@@ -221,6 +221,13 @@ def test_ir_takes_a_list_that_names_one_case_and_compiles_each_case_of_one_that_
     # k8's tl.dot (K < 16) compiles under the interpreter only: the error names the case
     assert p.returncode == 1 and "error: k8/float16: compiling small_dot_kernel for sm_90 failed" in p.stderr, \
         p.stderr[-2000:]
+    # the cases compiled before the one that failed are shown, then its error (they were dropped)
+    p = run_cli(["ir", f"{shim}::small_dot", "--case", "k16,k8", "--stage", "ttir"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1 and "tt.dot" in p.stdout and "case=k16" in p.stderr, p.stderr[-2000:]
+    assert p.stderr.splitlines()[-1].startswith("error: k8/float16: compiling small_dot_kernel"), p.stderr[-2000:]
+    p = run_cli(["ir", f"{shim}::small_dot", "--case", "k16,k8", "--json"], cli_env, cwd=tmp_path)
+    rows = [(r["case"], r["dtype"], r["status"]) for r in json.loads(p.stdout)]
+    assert p.returncode == 1 and rows == [("k16", "float16", "ok"), ("k8", "float16", "error")], rows
     p = run_cli(["ir", f"{shim}::small_dot", "--case", "k1*", "--stage", "ttir"], cli_env, cwd=tmp_path)
     assert p.returncode == 0 and "tt.dot" in p.stdout, p.stderr[-2000:]
 

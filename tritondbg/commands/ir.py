@@ -66,9 +66,13 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
                 try:
                     items, _ = resolve(req, use_index=use_index)
                 except Interrupted as exc:  # the compiles that finished, the others marked interrupted
-                    items, stopped = _pick_some(exc.items, kernel), True
+                    items, stopped, failed = _pick_some(exc.items, kernel), True, None
+                except CaptureError as exc:  # a later case's compile failed: the cases before it are shown first
+                    if not getattr(exc, "done", None):
+                        raise
+                    items, stopped, failed = _pick_some(exc.done, kernel), False, exc
                 else:
-                    items, stopped = pick(items, kernel), False
+                    items, stopped, failed = pick(items, kernel), False, None
                 if out_dir:
                     os.makedirs(out_dir, exist_ok=True)
                 if stats or as_json:
@@ -76,9 +80,13 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
                         click.echo(f"note: --{'stats' if stats else 'json'} prints the statistics, not the {stage} "
                                    f"itself: run without it for the {stage}", err=True)
                     _stats(items, as_json, json_file if as_json else out_file or _dir_file(out_dir, target,
-                                                                                         "stats.txt"))
+                                                                                         "stats.txt"),
+                           [_request_row(req, "error", str(failed), *failed.run)] if failed else [])
                 else:
                     _show(items, stage, source_map, out_file, out_dir)
+                if failed:
+                    click.echo(f"error: {failed}", err=True)
+                    return 1
                 return _interrupted(items) if stopped else 0
         except (StageError, CaptureError) as exc:
             click.echo(f"error: {exc}", err=True)
@@ -119,10 +127,11 @@ def _interrupted(items: list | None) -> int:
     return 143 if by == "SIGTERM" else 130
 
 
-def _request_row(req, status: str, message: str) -> dict:
-    """The one --json row of a request that compiled nothing: what was asked, its status and why."""
-    return {"scenario": req.target, "kernel": None, "arch": req.arch.name, "case": req.case, "dtype": req.dtype,
-            "config": req.config, "status": status, "message": message}
+def _request_row(req, status: str, message: str, case: str | None = None, dtype: str | None = None) -> dict:
+    """The --json row of a request (or of its case ``case``) that compiled nothing: what was asked, its status and
+    why."""
+    return {"scenario": req.target, "kernel": None, "arch": req.arch.name, "case": case or req.case,
+            "dtype": dtype or req.dtype, "config": req.config, "status": status, "message": message}
 
 
 def _write_json(rows: list[dict], out_file: str | None) -> None:
@@ -206,7 +215,7 @@ def _show(items, stage, source_map, out_file, out_dir=None) -> None:
     return 0
 
 
-def _stats(items, as_json, out_file) -> None:
+def _stats(items, as_json, out_file, error_rows: list | None = None) -> None:
     from tritondbg.ir import render
     from tritondbg.ir.stats import row
 
@@ -218,7 +227,7 @@ def _stats(items, as_json, out_file) -> None:
         if not as_json:
             render.describe(item, "stats", item.metadata_file)
     if as_json:
-        _write_json(rows, out_file)
+        _write_json(rows + (error_rows or []), out_file)
     elif rows:
         render.stats_table(rows, out_file)
         if out_file:

@@ -105,11 +105,12 @@ def _capture_all(req: Request):
     for n, (case, dtype) in enumerate(runs):
         try:
             got, decider = _capture_case(scenario, case, dtype, req, requested, picks, tuners)
-        except CaptureError as exc:  # of several cases: which one
-            said = f"{case.name}/{dtype}: "
+        except CaptureError as exc:  # of several cases: which one, and the items of those before it (`ir` shows
+            said = f"{case.name}/{dtype}: "  # them, then the error; they go into no index)
             if len(runs) > 1 and not str(exc).startswith(said):
-                raise CaptureError(said + str(exc)) from exc
-            raise
+                exc = CaptureError(said + str(exc))
+            exc.done, exc.run = items, (case.name, dtype)
+            raise exc
         except KeyboardInterrupt as exc:  # what finished, then what did not
             done = exc.items if isinstance(exc, Interrupted) else [_interrupted(scenario, case, dtype, req)]
             rest = [_interrupted(scenario, c, dt, req) for c, dt in runs[n + 1:]]
