@@ -37,6 +37,28 @@ REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 
 
+# a scenario file's head (one small kernel and its launch) that tests complete with make_inputs and Scenarios
+TWICE = '''
+import torch
+import triton
+import triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def twice(x_ptr, n, B: tl.constexpr):
+    o = tl.arange(0, B)
+    tl.store(x_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
+
+
+def launch(x):
+    twice[(1,)](x, x.numel(), B=16)
+    return x
+
+
+'''
+
+
 def cuda_available() -> bool:
     import torch
 

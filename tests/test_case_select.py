@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from conftest import TWICE, run_cli
 from tritondbg import loader, selection
 from tritondbg.errors import UsageError
 
@@ -232,25 +232,7 @@ def test_ir_takes_a_list_that_names_one_case_and_compiles_each_case_of_one_that_
     assert p.returncode == 0 and "tt.dot" in p.stdout, p.stderr[-2000:]
 
 
-NO_CASES = '''
-import torch
-import triton
-import triton.language as tl
-from tritondbg import Case, Scenario
-
-
-@triton.jit
-def twice(x_ptr, n, B: tl.constexpr):
-    o = tl.arange(0, B)
-    tl.store(x_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
-
-
-def launch(x):
-    twice[(1,)](x, x.numel(), B=16)
-    return x
-
-
-mk = lambda case, dtype, device, generator: dict(x=torch.randn(8, generator=generator).to(device))
+NO_CASES = TWICE + '''mk = lambda case, dtype, device, generator: dict(x=torch.randn(8, generator=generator).to(device))
 nocases = Scenario(name="nocases", description="none", make_inputs=mk, launch=launch, reference=lambda x: 2 * x,
                    kernels=[twice], cases=[])
 some = Scenario(name="some", description="one", make_inputs=mk, launch=launch, reference=lambda x: 2 * x,

@@ -5,7 +5,7 @@ import os
 import sys
 from pathlib import Path
 
-from conftest import run_cli
+from conftest import TWICE, run_cli
 
 from tritondbg.ir.item import IRItem
 
@@ -45,25 +45,7 @@ def test_ir_has_no_program_form_and_says_what_to_run(tmp_path):
     assert p.returncode == 2 and p.stderr.strip() == "error: no such scenario file: missing.py", p.stderr
 
 
-TYPO = '''
-import torch
-import triton
-import triton.language as tl
-from tritondbg import Case, Scenario
-
-
-@triton.jit
-def twice(x_ptr, n, B: tl.constexpr):
-    o = tl.arange(0, B)
-    tl.store(x_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
-
-
-def launch(x):
-    twice[(1,)](x, x.numel(), B=16)
-    return x
-
-
-def make_inputs(case, dtype, device, generator):
+TYPO = TWICE + '''def make_inputs(case, dtype, device, generator):
     n = case.params["t"]
     return dict(x=torch.randn(n, generator=generator).to(device=device, dtype=dtype))
 
