@@ -17,6 +17,13 @@ class ScenarioCodeError(Exception):
     every command says (``runner.build_inputs``: `check`, `interpret`, `run`, `ir`)."""
 
 
+class KernelError(Exception):
+    """A mixin: an error of the kernel's own code (a failed device_assert, a combine function with no ``return``, a
+    lock nothing wrote) that tritondbg's interpreter raises for it from its own frames. A traceback keeps the
+    program's and the kernel's frames and leaves tritondbg's out, as for an error Triton raises
+    (``program/tracebacks.py``; an error of tritondbg itself keeps them all)."""
+
+
 class ModeError(RuntimeError):
     """Interpreted and compiled execution mixed in one process (TRITON_INTERPRET is read at @triton.jit time)."""
 

@@ -1,5 +1,5 @@
-"""A kernel that fails to trace (a non-power-of-two shape), launched by a script and by a pytest test: the
-tracebacks the program prints hold its own frames and Triton's, not tritondbg's."""
+"""A kernel that fails to trace (a non-power-of-two shape) from a script and a pytest test, one whose device_assert
+fails (``assert``): the tracebacks the program prints hold its own frames and Triton's, not tritondbg's."""
 import torch
 import triton
 import triton.language as tl
@@ -29,10 +29,20 @@ def test_launch_refused():  # a negative test: the error is what it expects (sel
         launch()
 
 
+@triton.jit
+def checked_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.device_assert(x < 5, "x must stay below 5")  # fails on lanes 5..9 (tritondbg's shim raises it)
+    tl.store(x_ptr + offs, x, mask=offs < n)
+
+
 if __name__ == "__main__":
     import sys
 
-    if sys.argv[1:] == ["fallback"]:  # a program that catches the error and takes another path
+    if sys.argv[1:] == ["assert"]:
+        checked_kernel[(1,)](torch.arange(10.0), 10, BLOCK=16)
+    elif sys.argv[1:] == ["fallback"]:  # a program that catches the error and takes another path
         try:
             launch()
         except Exception:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from tritondbg.errors import KernelError
 
-class DescriptorError(AssertionError):
+
+class DescriptorError(KernelError, AssertionError):
     """A tensor descriptor (or a load/store through one) that TMA cannot take."""
 
 

@@ -28,11 +28,13 @@ import textwrap
 import types
 from typing import Any
 
+from tritondbg.errors import KernelError
+
 _NAMES: dict[int, tuple] = {}          # id(python function) -> (it, the globals it reads that the compiler refuses)
 _GUARDED: dict[int, Any] = {}           # id(rewritten function) -> the same function over guarded globals
 
 
-class RefusedGlobal(NameError):
+class RefusedGlobal(KernelError, NameError):
     """The compiler's NameError, raised where the kernel reads the global."""
 
     def __init__(self, name: str, annotated: tuple | None = None, captured: str | None = None):

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from tritondbg.errors import KernelError
 from tritondbg.interp import byte_marks, guard, initcheck, shadow, uninit_reads, unstored
 from tritondbg.interp.values import array, element_width
 
@@ -85,7 +86,7 @@ class HeldLocks:
 SPIN_LIMIT = 5000  # atomics in a row reading the same values at one line (one program) before the launch stops
 
 
-class ProgramsWait(RuntimeError):
+class ProgramsWait(KernelError, RuntimeError):
     """A program spins on memory only another program of the same launch could change (interpreter: never)."""
 
 

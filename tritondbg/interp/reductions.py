@@ -21,6 +21,8 @@ import os
 
 import numpy as np
 
+from tritondbg.errors import KernelError
+
 
 class _NotBlockwise(Exception):
     """The combine function asked a block for one truth value (``if a > b:``): it works on scalars only."""
@@ -51,7 +53,7 @@ def _blocks_have_no_truth():
             del cls.__bool__
 
 
-class CombineReturnsNothing(TypeError):
+class CombineReturnsNothing(KernelError, TypeError):
     """The combine function gave None: said as it is, not left to the interpreter's path (whose ``IndexError: tuple
     index out of range`` named neither the function nor the missing ``return``: helper-114)."""
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from tritondbg.errors import KernelError
 from tritondbg.interp import compat, dots
 
 _saved: dict[str, object] = {}
@@ -25,7 +26,7 @@ _saved: dict[str, object] = {}
 _prints: dict[str, Any] = {"stream": None, "records": [], "limit": 1000, "epoch": 0, "static_seen": set()}
 
 
-class DeviceAssertError(AssertionError):
+class DeviceAssertError(KernelError, AssertionError):
     """A ``tl.device_assert`` that failed in some lanes of a program."""
 
     def __init__(self, message: str, *, file: str, line: int, pid, lanes: int, total: int, first):

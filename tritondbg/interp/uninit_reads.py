@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tritondbg.errors import KernelError
 from tritondbg.interp import byte_marks, initcheck
 from tritondbg.interp.values import element_width
 
@@ -30,7 +31,7 @@ def value_kind(h) -> str | None:
 _CAS_SPIN = 2000  # compares of one atomic_cas line against the mark before the launch stops (a lock never freed)
 
 
-class UninitializedLock(RuntimeError):
+class UninitializedLock(KernelError, RuntimeError):
     """A kernel spins on an atomic_cas of memory nothing wrote (a lock allocated with torch.empty)."""
 
 

@@ -23,8 +23,10 @@ def ours(filename: str) -> bool:
 
 
 def _raised_by_us(exc: BaseException) -> bool:
-    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C lands wherever the program was, tritondbg's code included
-        return False
+    from tritondbg.errors import KernelError
+
+    if isinstance(exc, (KeyboardInterrupt, KernelError)):  # Ctrl-C lands wherever the program was, tritondbg's
+        return False  # code included; a kernel's error (a failed device_assert) is raised by our interpreter shims
     tb, last = exc.__traceback__, None
     while tb is not None:
         last, tb = tb, tb.tb_next
