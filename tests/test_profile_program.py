@@ -184,14 +184,17 @@ def test_kernel_totals_leave_autotune_benchmark_launches_out():
     assert source == "cpu" and cpu == {"add_kernel": {"launches": 1, "total_us": 7.0, "durs_us": [7.0]}}
 
 
-def test_processes_of_one_program_get_their_own_rank(tmp_path):
+def test_processes_of_one_program_get_their_own_rank_and_one_row_per_kernel(tmp_path):
+    """Each process's trace gets its own rank (TensorBoard shows them side by side) and its own result in the
+    record; the kernels table has one row per kernel across the processes (`profile -- pytest -n 2` showed one row
+    per worker's pid: helper-132), its median over every traced launch."""
     from tritondbg.profile import program_run
 
     (tmp_path / "tritondbg").mkdir()
-    for pid in (11, 12):
+    for pid, dur in ((11, 5), (12, 15)):
         name = f"program-{pid}.1.pt.trace.json"
         (tmp_path / (name + ".partial")).write_text(json.dumps({
-            "traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "k", "ts": 0, "dur": 5}],
+            "traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "k", "ts": 0, "dur": dur}],
             "distributedInfo": {"backend": "none", "rank": 0, "world_size": 1}}))
         (tmp_path / "tritondbg" / f"program-{pid}.json").write_text(json.dumps({
             "pid": pid, "trace": name, "interpreted": True, "launches_seen": 1, "window": {}, "decisions": [],
@@ -200,9 +203,11 @@ def test_processes_of_one_program_get_their_own_rank(tmp_path):
     rec = program_run.build_record(tmp_path, command="profile -- x", exit_status=0, interpret=True)
     ranks = sorted(json.loads(p.read_text())["distributedInfo"]["rank"] for p in tmp_path.glob("*.partial"))
     assert ranks == [0, 1]
-    rows = rec.extra["profile"]["program"]["kernels"]
-    assert [(r["pid"], r["launches"], r["total_ms"]) for r in rows] == [(11, 1, 0.005), (12, 1, 0.005)]
-    assert sum(r["share"] for r in rows) == pytest.approx(1.0)
+    (row,) = rec.extra["profile"]["program"]["kernels"]
+    assert (row["label"], row["pids"], row["launches"]) == ("k (2 processes)", [11, 12], 2), row
+    assert row["total_ms"] == pytest.approx(0.02) and row["median_ms"] == pytest.approx(0.01), row
+    assert row["share"] == pytest.approx(1.0) and row["gbps"] == pytest.approx(400 / 1e-5 / 1e9), row
+    assert sorted(r.params["pid"] for r in rec.results) == [11, 12]
 
 
 def test_a_programs_kernel_time_is_the_median_of_its_launches_not_their_mean(tmp_path):

@@ -214,12 +214,15 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
             r.extra["profile"]["metrics"] = derive(r, None)
             rec.results.append(r)
             kernels_table.append({
-                "kernel": name, "label": f"{name} (pid {data['pid']})" if several else name, "pid": data["pid"], "launches": k["launches"], "traced": k["traced"],
+                "kernel": name, "label": name, "pid": data["pid"], "pids": [data["pid"]],
+                "defined": f"{k['file']}:{k['line']}", "durs_ms": sorted(d / 1e3 for d in t.get("durs_us", [])),
+                "launches": k["launches"], "traced": k["traced"],
                 "timed_launches": t["launches"], "total_ms": t["total_us"] / 1e3, "mean_ms": mean_ms,
                 "median_ms": kernel_t.get("median_ms"),
                 "share": t["total_us"] / program_us if program_us else None,
                 "gbps": r.extra["profile"]["metrics"]["gbps"], "bytes_per_launch": r.bytes,
                 "autotune": ", ".join(sorted({d["source"] for d in decisions})) or "-"})
+    kernels_table = _across_processes(kernels_table)
     kernels_table.sort(key=lambda row: -row["total_ms"])
     others = sorted(((n, t) for n, t in totals_all.items() if n not in triton_names),
                     key=lambda nt: -nt[1]["total_us"])
@@ -235,6 +238,40 @@ def build_record(run_dir: Path, *, command: str, exit_status: int, interpret: bo
                                       for n, t in others[:20]]},
     }
     return rec
+
+
+def _across_processes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One table row per kernel (name and the line that defines it) however many of the program's processes
+    launched it (``pytest -n 2``'s workers, torchrun's ranks): launches and times summed, the median over every
+    traced launch, ``pids`` and the label saying how many processes (helper-132: one row per worker's pid). Each
+    process keeps its own result in the record (TensorBoard, report's cases)."""
+    from tritondbg.profile.timing import summarize
+
+    merged: dict[tuple, dict[str, Any]] = {}
+    for row in rows:
+        key = (row["kernel"], row["defined"])
+        if key not in merged:
+            merged[key] = row
+            continue
+        m = merged[key]
+        bytes_all = sum((r["bytes_per_launch"] or 0) * r["traced"] for r in (m, row))
+        for f in ("launches", "traced", "timed_launches", "total_ms"):
+            m[f] += row[f]
+        for f in ("share",):
+            m[f] = None if m[f] is None or row[f] is None else m[f] + row[f]
+        m["pids"] += row["pids"]
+        m["durs_ms"] = sorted(m["durs_ms"] + row["durs_ms"])
+        m["mean_ms"] = m["total_ms"] / m["timed_launches"] if m["timed_launches"] else None
+        m["median_ms"] = summarize(m["durs_ms"], "")["median_ms"]
+        m["bytes_per_launch"] = bytes_all / m["traced"] if m["traced"] and bytes_all else m["bytes_per_launch"]
+        m["gbps"] = (m["bytes_per_launch"] / (m["median_ms"] * 1e-3) / 1e9
+                     if m["bytes_per_launch"] and m["median_ms"] else m["gbps"])
+        m["autotune"] = ", ".join(sorted({a for r in (m, row) for a in r["autotune"].split(", ") if a != "-"})) or "-"
+    for m in merged.values():
+        del m["durs_ms"]  # (not into the record: one number per launch)
+        if len(m["pids"]) > 1:
+            m["label"] = f"{m['kernel']} ({len(m['pids'])} processes)"
+    return list(merged.values())
 
 
 def breakdown(processes: list[dict], t_start: float, t_exit: float, report_s: float) -> dict[str, Any]:
