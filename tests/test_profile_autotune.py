@@ -195,3 +195,51 @@ def test_the_gemm_race_decided_during_a_launch_is_a_timed_decision(monkeypatch):
     with watch2.watching(listen=False):
         pass
     assert watch2.decisions({}, {}, interpret=False) == []
+
+
+def _cudagraph_like(fn, quantiles=None, **_):  # calls do_bench_cudagraph by name only (never reached here)
+    from triton.testing import do_bench_cudagraph
+
+    return do_bench_cudagraph(fn, quantiles=quantiles) if False else _bench(fn, quantiles)
+
+
+def _synced(fn, quantiles=None, **_):  # synchronises before it (kernels/_autotune.py's gpu_time_bench does)
+    import torch
+    from triton.testing import do_bench_cudagraph
+
+    torch.cuda.synchronize() if False else None
+    return do_bench_cudagraph(fn, quantiles=quantiles) if False else _bench(fn, quantiles)
+
+
+def test_a_benchmark_on_do_bench_cudagraph_without_a_synchronize_is_said():
+    """Triton's do_bench_cudagraph times on a new stream that does not wait for the caller's (session 57: wrong and
+    NaN results on an H100); a user's autotuner that benchmarks with it, unsynchronised, gets the note on its
+    decision; one that synchronises first, Triton's default do_bench and the bundled kernels' timer do not."""
+    import functools
+    import warnings
+
+    import triton.testing
+
+    from tritondbg.kernels import _autotune
+
+    def tuner(**kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # (use_cuda_graph)
+            return triton.autotune(configs=CONFIGS[:2], key=["n"], **kw)(_make_kernel().fn)
+
+    from tritondbg import standin
+
+    # (Triton's own: the interpreter's stand-in, installed in this process, replaces it in triton.testing)
+    graph = standin._state.get("bench", {}).get("do_bench_cudagraph", triton.testing.do_bench_cudagraph)
+    assert graph.__module__ == "triton.testing"
+    flagged = [tuner(do_bench=graph), tuner(do_bench=functools.partial(graph, rep=10)),
+               tuner(do_bench=_cudagraph_like), tuner(use_cuda_graph=True)]
+    assert [at.unsynced_graph_bench(t) for t in flagged] == [True] * 4
+    fine = [tuner(), tuner(do_bench=_synced), tuner(do_bench=_autotune.gpu_time_bench), tuner(do_bench=_bench)]
+    assert [at.unsynced_graph_bench(t) for t in fine] == [False] * 4
+    kernel = tuner(do_bench=_cudagraph_like)
+    watch = at.AutotuneWatch([kernel])
+    with watch.watching(listen=False):
+        _launch(kernel, 300)
+    [d] = watch.decisions({}, {"double_kernel": "autotuned"}, interpret=True)
+    assert d["source"] == "benchmark" and d["note"] == at.GRAPH_BENCH_NOTE, d

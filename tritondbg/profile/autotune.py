@@ -127,9 +127,38 @@ class AutotuneWatch:
                  "pruned": [e["config"] for e in entries if e["status"] == "pruned"],
                  "bench_s": event["duration"] if event else (call["bench_time"] if call["benched"] else None),
                  "listener": event is not None, "note": ""}
+            if not cache_hit and unsynced_graph_bench(tuner):
+                d["note"] = GRAPH_BENCH_NOTE
         d["key"] = _key_list(key)
         _MEMO[memo_key] = d
         return d
+
+
+GRAPH_BENCH_NOTE = ("benchmarked with triton.testing.do_bench_cudagraph, which runs the calls on a new stream "
+                    "that does not wait for the program's: its first call may read inputs still being written, "
+                    "and write memory queued work still uses (wrong or NaN results, seen on an H100); call "
+                    "torch.cuda.synchronize() in your do_bench before it")
+
+
+def unsynced_graph_bench(tuner) -> bool:
+    """Whether the autotuner times its configs with ``do_bench_cudagraph`` without synchronising first: Triton's
+    ``use_cuda_graph=True``, ``do_bench=do_bench_cudagraph`` (or a partial of it), or a function that calls it
+    and never ``synchronize`` (kernels/_autotune.py's ``gpu_time_bench`` synchronises: not flagged)."""
+    fn = getattr(tuner, "_do_bench", None)  # (not .do_bench: a cached property that asks the driver)
+    if getattr(tuner, "use_cuda_graph", False):
+        return True
+    for _ in range(4):  # partials and wrappers
+        if fn is None:
+            return False
+        if getattr(fn, "__name__", "") == "do_bench_cudagraph":
+            return True
+        if hasattr(fn, "func"):  # functools.partial
+            fn = fn.func
+            continue
+        code = getattr(fn, "__code__", None)
+        names = set(code.co_names) if code is not None else set()
+        return "do_bench_cudagraph" in names and "synchronize" not in names
+    return False
 
 
 def _key_list(key) -> list[str] | None:
