@@ -540,6 +540,18 @@ def test_a_script_written_for_the_gpu_runs_its_cuda_tensors_on_the_cpu(order, tm
     assert "warned at ['cuda_by_name.py:" in out.stdout, out.stdout
     assert json.loads(record.read_text())["launches"] == {"axpy_kernel": 5}
     assert "note: 6 request(s) for a CUDA tensor or device were served on the CPU" in out.stderr, out.stderr
+    assert "besides cuda:0" not in out.stderr, out.stderr
+
+
+@pytest.mark.interpreter
+def test_a_program_for_several_gpus_is_told_its_devices_are_one_here():
+    """helper-132: cuda:1, set_device(2) and torch.cuda.device(3) are served as the CPU (one device there), so a
+    multi-GPU program runs; its placement was not said. The note names the ordinals besides cuda:0."""
+    _no_cuda()
+    out = run(["interpret", "--", sys.executable, str(DATA / "cuda_ordinals.py")])
+    assert out.returncode == 0 and "sum 16.0" in out.stdout, out.stderr[-2000:]
+    assert ("they named cuda:1, cuda:2, cuda:3 besides cuda:0 (one device here: the tensors of every GPU are on "
+            "the CPU together, and which GPU a launch would run on is not checked)") in out.stderr, out.stderr
 
 
 @pytest.mark.interpreter

@@ -369,11 +369,18 @@ def _torch_cuda_patches(arch: Arch) -> dict[str, Any]:
         "is_bf16_supported": lambda including_emulation=True: (not arch.is_cuda) or capability(arch) >= (8, 0),
         "current_device": lambda: 0,
         "device_count": lambda: 1,
-        "set_device": lambda device: None,
+        "set_device": _set_device,
         "synchronize": lambda device=None: None,
         "device": _NullDevice,
         **objects,
     }
+
+
+def _set_device(device) -> None:
+    """``torch.cuda.set_device`` without CUDA: one device; another's index is noted (``cpu_device.ordinal``)."""
+    cpu_device = sys.modules.get("tritondbg.program.cpu_device")
+    if cpu_device is not None:
+        cpu_device.ordinal(getattr(device, "index", device))
 
 
 def answer_torch_cuda(arch: Arch | str | None = None) -> None:
@@ -400,6 +407,7 @@ class _NullDevice(contextlib.nullcontext):
     def __init__(self, device=None):
         super().__init__()
         self.idx = 0
+        _set_device(device)
 
 
 def current() -> Arch | None:

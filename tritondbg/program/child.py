@@ -450,6 +450,7 @@ def _summary() -> dict:
     if moved is not None and moved.moved():
         data["cuda_on_cpu"] = moved.moved()
         data["amp_off"] = moved._state.get("amp_off", 0)
+        data["cuda_ordinals"] = moved.ordinals()
     if moved is not None and moved.asked():  # where it heard torch.cuda.is_available() answer False
         data["cuda_asked"] = moved.asked()
     checked = sys.modules.get("tritondbg.interp.gpu_compile")  # (imported by the first interpreted launch)

@@ -47,12 +47,30 @@ def _cpu(device):
     import torch
 
     if isinstance(device, str) and (device == "cuda" or device.startswith("cuda:")):
+        ordinal(device[5:])
         return "cpu"
     if isinstance(device, torch.device) and device.type == "cuda":
+        ordinal(device.index)
         return torch.device("cpu")
     if isinstance(device, int) and not isinstance(device, bool):  # device=0: CUDA device 0
+        ordinal(device)
         return "cpu"
     return device
+
+
+def ordinal(index) -> None:
+    """Note a CUDA device other than 0 the program asked for (``cuda:1``, ``set_device(1)``): one device here,
+    so it is served as the CPU too, and the run's note says so (a rank's placement is not what a GPU would do)."""
+    try:
+        index = int(index) if index not in (None, "") else 0
+    except (TypeError, ValueError):
+        return
+    if index > 0:
+        _state.setdefault("ordinals", set()).add(index)
+
+
+def ordinals() -> list[int]:
+    return sorted(_state.get("ordinals", ()))
 
 
 _TAG = "_tdbg_on_cuda"  # set on the tensors the program has on "cuda" (a CPU tensor here)
@@ -545,7 +563,11 @@ def note(summaries) -> str | None:
     if not n:
         return None
     off = sum(s.get("amp_off", 0) for s in summaries)
+    others = sorted({i for s in summaries for i in s.get("cuda_ordinals", ())})
     return (f"{n} request(s) for a CUDA tensor or device were served on the CPU (no GPU here: the interpreter "
             f"runs kernels on CPU tensors)" + (f"; {off} torch.autocast('cuda') block(s) with a dtype other than "
                                                "float16 / bfloat16 ran without autocast (the CPU's takes only those)"
-                                               if off else ""))
+                                               if off else "")
+            + (f"; they named {', '.join(f'cuda:{i}' for i in others)} besides cuda:0 (one device here: the "
+               "tensors of every GPU are on the CPU together, and which GPU a launch would run on is not checked)"
+               if others else ""))
