@@ -32,6 +32,10 @@ def test_ir_out_dir_keeps_a_failed_compiles_log(cli_env, tmp_path):
     assert p.returncode == 1, p.stderr[-2000:]
     logs = list(out.glob("tritondbg-compile-neg_block-*.log"))
     assert len(logs) == 1 and f"(full log: {logs[0]})" in p.stderr, (p.stderr, list(out.iterdir()))
+    again = run_cli(["ir", str(DATA / "no_compile.py"), "--out", str(out), "--no-index"], cli_env, cwd=tmp_path)
+    # the same failure again is the same file (each rerun of a failing CI job left one more log)
+    assert again.returncode == 1 and list(out.glob("tritondbg-compile-*")) == logs, list(out.iterdir())
+    assert f"(full log: {logs[0]})" in again.stderr and "neg_block" in logs[0].read_text()
 
 
 def test_interpret_all_configs_runs_a_kernel_without_autotune_configs_once(cli_env, tmp_path):

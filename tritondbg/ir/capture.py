@@ -405,15 +405,21 @@ def logs_in(folder: str | None) -> Iterator[None]:
 
 
 def _write_log(name: str, text: str) -> str | None:
-    """``text`` in a new ``tritondbg-compile-<name>-*.log`` in the ``logs_in`` folder, else the temporary folder:
-    its path, or None when neither takes it."""
+    """``text`` in ``tritondbg-compile-<name>-<hash of text>.log`` in the ``logs_in`` folder, else the temporary
+    folder: its path, or None when neither takes it. The same failure compiled again is the same file (a CI
+    rerunning a failing check left one more log in /tmp each time)."""
+    import hashlib
+
+    digest = hashlib.sha1(text.encode(errors="replace")).hexdigest()[:12]
     for folder in dict.fromkeys((_log_dir, None)):
         try:
-            if folder:
-                os.makedirs(folder, exist_ok=True)
-            fd, path = tempfile.mkstemp(prefix=f"tritondbg-compile-{name}-", suffix=".log", dir=folder)
+            folder = folder or tempfile.gettempdir()
+            os.makedirs(folder, exist_ok=True)
+            path = os.path.join(folder, f"tritondbg-compile-{name}-{digest}.log")
+            fd, partial = tempfile.mkstemp(prefix=".tritondbg-compile-", suffix=".partial", dir=folder)
             with os.fdopen(fd, "w") as f:
                 f.write(text)
+            os.replace(partial, path)  # (two processes writing one log: whole either way)
             return path
         except OSError:
             continue
