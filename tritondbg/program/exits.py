@@ -41,13 +41,22 @@ def forked() -> bool:
 
 
 def _run(i: int) -> None:
-    key = (os.getpid(), i)
-    if key in _ran:
-        return
-    _ran.add(key)
-    fn, in_forks = _hooks[i]
-    if forked() and not in_forks:
-        return
+    blocked = _block_sigterm()  # before the hook is marked as run: a SIGTERM handled between the two (Pool.__exit__
+    try:  # terminating a worker as it exits) found it marked and ended the process without it (CI, 1 run in ~8)
+        key = (os.getpid(), i)
+        if key in _ran:
+            return
+        _ran.add(key)
+        fn, in_forks = _hooks[i]
+        if forked() and not in_forks:
+            return
+        _call(fn)
+    finally:
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+def _call(fn) -> None:
     # a SIGTERM arriving meanwhile (``Pool.__exit__`` terminates workers that are already exiting) waits until the
     # hook has written its file: its handler then finds the hooks run and ends the process. A second SIGINT (a
     # Ctrl-C sent to the whole process group reaches the program, and tritondbg passes its own on) is noted and
@@ -55,7 +64,6 @@ def _run(i: int) -> None:
     # The SIGINT handler is not put back between hooks: a SIGINT pending when one hook ends would otherwise raise in
     # the next one before its first line, and atexit would skip that hook (the process is ending either way; CPython
     # resets SIGINT itself to end with it after an uncaught KeyboardInterrupt)
-    blocked = _block_sigterm()
     _hold_sigint()
     try:
         fn()
@@ -63,9 +71,6 @@ def _run(i: int) -> None:
         if os.environ.get("TRITONDBG_DEBUG"):
             print(f"tritondbg: exit hook {getattr(fn, '__name__', fn)} failed: {type(exc).__name__}: {exc}",
                   file=sys.stderr)
-    finally:
-        if blocked:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 def _block_sigterm() -> bool:
