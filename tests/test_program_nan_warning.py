@@ -343,3 +343,35 @@ def test_a_nan_a_clamp_turns_into_a_number_is_a_warning_at_the_op_that_made_it(t
             assert p.returncode == 0, text[-2000:]  # a warning (--strict fails on it)
         else:
             assert said not in text, text[-3000:]
+
+
+QUANT = '''
+import sys, torch, triton, triton.language as tl
+
+@triton.jit
+def quant_row(x_ptr, q_ptr, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n + cols, mask=cols < n, other=0.0).to(tl.float32)
+    q = x / (tl.max(tl.abs(x)) / 448.0)  # DIV (no eps: 0 / 0 on a row of zeros)
+    tl.store(q_ptr + row * n + cols, q, mask=cols < n)
+
+x = torch.randn(4, 100, device="cuda", dtype=torch.bfloat16)
+x[1] = 0
+q = torch.empty(4, 100, device="cuda", dtype=getattr(torch, sys.argv[1]))
+quant_row[(4,)](x, q, 100, BLOCK=128)
+print("NaN in q:", int(torch.isnan(q.float()).sum()))
+'''
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "float8_e5m2", "float16"])
+def test_a_nan_stored_into_an_fp8_output_is_told(tmp_path, cli_env, dtype):
+    """helper-135: a quantiser without its eps clamp (lmdeploy's per-token quant with the clamp removed) stored
+    0/0 into an e4m3 / e5m2 output; the float16 output got the warning, the fp8 ones nothing (their lanes are bytes
+    to the interpreter, so no NaN was seen and the cast dropped the NaN's origin)."""
+    (tmp_path / "prog.py").write_text(QUANT)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", dtype], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "NaN in q: 100" in p.stdout, p.stderr[-3000:]
+    line = next(i for i, ln in enumerate(QUANT.splitlines(), 1) if "# DIV" in ln)
+    warn = [ln for ln in p.stderr.splitlines() if ln.startswith(f"tritondbg: warning: nan_inf in quant_row at prog.py:{line}")]
+    assert len(warn) == 1 and "100 NaN lane(s) of it were stored" in warn[0] and "into q_ptr" in warn[0], p.stderr[-3000:]

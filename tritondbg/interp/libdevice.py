@@ -242,11 +242,11 @@ def _shadow(name: str, out, ins: list) -> None:
     ``other=``) stay so in the result, and a NaN / Inf it makes from finite inputs is the first one
     (``libdevice.rsqrt`` of a negative mean, as ``tl.rsqrt``)."""
     from tritondbg.interp.shadow_pads import _elementwise_pad
-    from tritondbg.interp.shadow_values import PAD, _check_new_nonfinite, _is_bf16
+    from tritondbg.interp.shadow_values import PAD, _check_new_nonfinite, floatlike
 
     if any(PAD in (getattr(h, "attr", None) or ()) for h in ins):
         _elementwise_pad(out, ins)
-    if out.data.dtype.kind == "f" or _is_bf16(out):
+    if floatlike(out):
         _check_new_nonfinite(f"libdevice.{name}", out, ins)
 
 

@@ -37,7 +37,7 @@ from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero, 
 # _scalar_ty, PAD)
 from tritondbg.interp.shadow_values import (BASE, INDEX, PAD, _bcast, _check_new_nonfinite, _debug_raise, _is_bf16,  # noqa: F401
                                             _max_pads, _nonfinite, _nonzero, _scalar_ty, _set_pad, _sink,
-                                            _site_frame, as_float, base_of, from_indices, is_pointer, mark_indices,
+                                            _site_frame, as_float, base_of, floatlike, from_indices, is_pointer, mark_indices,
                                             pad_of, reduce_nonfinite, set_sink)
 
 _saved: dict[str, Any] = {}  # (owner, name) -> the builder function install() replaced
@@ -57,7 +57,7 @@ def _wrap_binary(orig):
                     _times_zero(out, lhs, rhs)
                 except Exception:  # shadow bookkeeping must never break a kernel
                     _debug_raise()
-        if out.data.dtype.kind == "f" or _is_bf16(out):
+        if floatlike(out):
             _check_new_nonfinite(getattr(op, "__name__", "op"), out, (lhs, rhs))
             if op is np.fmax or op is np.fmin:  # tl.maximum / tl.minimum / tl.clamp: a NaN in, a number out
                 nan_stores.swallowed(out, (lhs, rhs), op)
@@ -117,7 +117,7 @@ def _wrap_unary_like(orig, name, nargs=1, check_nonfinite=True):
         mark_indices(out, ins)
         if any(PAD in getattr(h, "attr", ()) for h in ins):
             _elementwise_pad(out, ins, "fma" if name == "fma" else None)
-        if check_nonfinite and (out.data.dtype.kind == "f" or _is_bf16(out)):
+        if check_nonfinite and floatlike(out):  # (a cast to fp8 too: its NaN lanes keep their origin)
             op = args[1] if name == "unary_op" and len(args) > 1 else None
             _check_new_nonfinite(getattr(op, "__name__", name), out, ins)
         return out

@@ -59,6 +59,12 @@ def _is_bf16(h) -> bool:
     return h.data.dtype == np.uint16 and _scalar_ty(h) == tl.bfloat16
 
 
+def floatlike(h) -> bool:
+    """Whether ``h``'s lanes can hold NaN / Inf: a float, bf16 (uint16 here) or an fp8 type that has them (bytes)."""
+    d = h.data
+    return d.dtype.kind == "f" or _is_bf16(h) or (d.dtype == np.uint8 and str(_scalar_ty(h)) in _FP8_SPECIALS)
+
+
 def is_pointer(h) -> bool:
     import triton.language as tl
 
@@ -151,7 +157,29 @@ def _nonfinite(h):
             return None
         nan = exp & ((d & np.uint16(0x007F)) != 0)
         return nan, exp & ~nan
+    if kind == "u" and d.dtype.itemsize == 1:  # fp8 bytes (helper-135: a NaN stored into an e4m3 output was not told)
+        return _fp8_nonfinite(d, _FP8_SPECIALS.get(str(_scalar_ty(h))))
     return None
+
+
+# fp8 formats by Triton's names: (NaN when bits & mask == value, Inf when bits & mask == value), None: none
+_FP8_SPECIALS = {"fp8e4nv": ((0x7F, 0x7F), None),               # e4m3fn: S.1111.111 is NaN, no Inf
+                 "fp8e5": ((0x7C, 0x7C), (0x7F, 0x7C)),          # e5m2: IEEE-like, exponent 11111
+                 "fp8e4b8": ((0xFF, 0x80), None), "fp8e5b16": ((0xFF, 0x80), None)}   # fnuz: 0x80 is the NaN
+
+
+def _fp8_nonfinite(d, specials):
+    if specials is None:  # not an fp8 type, or one with neither (fp8e4b15)
+        return None
+    (nmask, nval), inf = specials
+    if nmask == 0x7C:  # e5m2: the exponent all ones, then NaN where the mantissa is not 0
+        exp = (d & np.uint8(0x7C)) == np.uint8(0x7C)
+        if not exp.any():
+            return None
+        nan = exp & ((d & np.uint8(0x03)) != 0)
+        return nan, exp & ~nan
+    nan = (d & np.uint8(nmask)) == np.uint8(nval)
+    return (nan, np.zeros_like(nan)) if nan.any() else None
 
 
 # ---------------------------------------------------------------------------------------------------------
