@@ -2,7 +2,8 @@
 warning, each lane wrote the same count), a block stored through a scalar pointer (tl.sum forgotten: an error),
 a scalar stored through a block of one address (every lane the same element and value: nothing), and a 2-D tile
 stored without its column mask into rows shorter than the tile (columns past a row's end land on the next row's first
-elements: two lanes of the tile meet there)."""
+elements: two lanes of the tile meet there); a GEMM tile whose columns wrap with % N (vLLM's fused_moe), whose
+repeated columns the interpreter's tl.dot rounds apart (a warning, as for equal values)."""
 import torch
 import triton
 import triton.language as tl
@@ -75,3 +76,29 @@ def _tile(x):
 tile = Scenario("tile", lambda case, dtype, device, generator: dict(
     x=torch.randint(1, 100, (3, 5), generator=generator, dtype=torch.int32).to(device)),
     _tile, lambda x: x.clone(), _CASES, kernels=[tile_copy_no_col_mask])
+
+
+@triton.jit
+def wrap_cols_gemm(a_ptr, b_ptr, c_ptr, M, N: tl.constexpr, K: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs_n = tl.arange(0, BN) % N
+    offs_k = tl.arange(0, 32)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K // 32):
+        a = tl.load(a_ptr + offs_m[:, None] * K + (k * 32 + offs_k)[None, :], mask=offs_m[:, None] < M, other=0.0)
+        b = tl.load(b_ptr + (k * 32 + offs_k)[:, None] * N + offs_n[None, :])
+        acc = tl.dot(a, b, acc=acc)
+    tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc.to(tl.float16), mask=offs_m[:, None] < M)  # MARK: dot
+
+
+def _wrap_dot(a, b):
+    c = torch.empty(a.shape[0], b.shape[1], dtype=torch.float16, device=a.device)
+    wrap_cols_gemm[(triton.cdiv(a.shape[0], 64),)](a, b, c, a.shape[0], b.shape[1], a.shape[1], BM=64, BN=256)
+    return c
+
+
+wrapdot = Scenario("wrapdot", lambda case, dtype, device, generator: dict(
+    a=torch.randn(100, 128, generator=generator).to(device=device, dtype=torch.float16),
+    b=(torch.randn(128, 192, generator=generator) / 10).to(device=device, dtype=torch.float16)),
+    _wrap_dot, lambda a, b: (a.float() @ b.float()).half(),
+    [Case("tiny", params={}, dtypes=("float16",), atol=1e-2, rtol=1e-2)], kernels=[wrap_cols_gemm])

@@ -154,7 +154,10 @@ def _message(e: dict) -> str:
                          "it in int64 (e.g. row.to(tl.int64) * stride)")
         return f"{text}. {_consequence(e)}"
     if kind == "race" and e["op"] == "store_lanes":
-        what = ("with the same value: either offsets wrapped with % (offs_m % M: the lanes past the end recompute the "
+        what = ("with the same value" + (" but for rounding (the same quantity summed in another order: the "
+                                          "interpreter's tl.dot rounds a tile's repeated columns apart)"
+                                          if e.get("rounding") else "") +
+                ": either offsets wrapped with % (offs_m % M: the lanes past the end recompute the "
                 "first rows and store them again, harmless while the values agree; mask the store with the unwrapped "
                 "offsets) or a histogram bumped by a load, + 1 and a store, which counts each element once however "
                 "many lanes hit it (use tl.atomic_add)" if e.get("same_value") else

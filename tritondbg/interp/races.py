@@ -58,16 +58,19 @@ def _entry(san, launch, race: dict, op: str, same_value: bool, **extra) -> dict:
     return e
 
 
-def check_lanes(san, addrs, bits, site, live=None, shape=()) -> None:
+def check_lanes(san, addrs, bits, site, live=None, shape=(), code: int = 0) -> None:
     """Lanes of the running program's store that write one element (``lane_collisions``): a race entry at once,
-    naming two such lanes by their place in the block (``live``: the store's mask over ``shape``, or None)."""
-    hit = lane_collisions(addrs, bits)
+    naming two such lanes by their place in the block (``live``: the store's mask over ``shape``, or None;
+    ``code``: the stored floats' kind, ``float_code``)."""
+    hit = lane_collisions(addrs, bits, code)
     if hit is None:
         return
     idx = len(san.pids) - 1
     where = lane_places(hit.pop("lane_pair"), live, shape)
     e = _entry(san, san.launch, dict(hit, pid_a=idx, pid_b=idx, site_a=san._site_id(site),
                                      site_b=san._site_id(site)), "store_lanes", same_value=hit["same_value"])
+    if hit.get("rounding"):
+        e["rounding"] = True
     if where and "lane_places" not in e:
         e["lane_places"] = where
         e["wraps"] = (not hit["one_address"] and len(shape) >= 2
@@ -185,7 +188,8 @@ def program_overlap(writes: list) -> dict | None:
         return None
     # the pair: each element's first store, and the first later store from elsewhere with other bits
     group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, A.size]))
-    other = (V != V[starts][group]) & (L != L[starts][group])
+    # another store's (lanes of one store writing one element are check_lanes' to tell: helper-135 got both)
+    other = (V != V[starts][group]) & (L != L[starts][group]) & (Q != Q[starts][group])
     q = np.where(other, Q, np.iinfo(np.int64).max)
     first = np.minimum.reduceat(q, starts)
     told = bad[first[bad] < np.iinfo(np.int64).max]
@@ -289,7 +293,28 @@ def rounding_gap(V, U, F, starts, several, bad) -> tuple | None:
     return (gap, scale) if gap <= ROUNDING_EPS * eps * scale else None
 
 
-def lane_collisions(addrs, bits) -> dict | None:
+def _rounding_only(B, starts, several, bad, code: int) -> bool:
+    """Whether the colliding lanes' floats (``B``: bits, sorted by address) differ by rounding only in every group
+    ``bad``, as ``rounding_gap`` judges programs: the same quantity summed in another order (the interpreter's
+    tl.dot rounds a tile's duplicated columns apart: vLLM's fused_moe wraps ``offs_bn % N``; helper-135)."""
+    if code == 0:
+        return False
+    vals = _floats(B, code)
+    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, B.size]))
+    rows, shared = np.isin(group, bad), np.isin(group, np.flatnonzero(several))
+    if not bool(np.isfinite(vals[shared]).all()):
+        return False
+    scale = float(np.abs(vals[shared]).max())
+    grp = group[rows]
+    gstarts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]])
+    hi, lo = np.maximum.reduceat(vals[rows], gstarts), np.minimum.reduceat(vals[rows], gstarts)
+    if bool(((hi == 0) | (lo == 0)).any()):  # 0 against a value: no rounding of a sum makes that
+        return False
+    eps = {2: 2.0 ** -10, 3: 2.0 ** -7, 4: 2.0 ** -23, 8: 2.0 ** -52}[code]
+    return float((hi - lo).max()) <= ROUNDING_EPS * eps * scale
+
+
+def lane_collisions(addrs, bits, code: int = 0) -> dict | None:
     """Lanes of one store that write the same element (``addrs``: the live lanes' addresses, ``bits``: what each
     writes, or None): the GPU keeps one lane's value, which one unspecified. With different values (a block stored
     through a scalar pointer) an error; with the same value, a warning where only some lanes collide (a histogram
@@ -311,16 +336,18 @@ def lane_collisions(addrs, bits) -> dict | None:
         differ = several & (np.maximum.reduceat(B, starts) != np.minimum.reduceat(B, starts))
     bad = np.flatnonzero(differ)
     same = bad.size == 0
-    if same:
+    rounding = not same and bits is not None and _rounding_only(B, starts, several, bad, code)
+    if same or rounding:
         if starts.size == 1:
             return None
         bad = np.flatnonzero(several)
+        same = True
     lo = int(starts[bad[0]])
     hi = int(starts[bad[0] + 1]) if bad[0] + 1 < starts.size else A.size
     other = lo + 1
     if bits is not None and not same:  # a lane that writes other bits than the first
         other = lo + int(np.flatnonzero(B[lo:hi] != B[lo])[0])
-    return dict(addr=int(A[lo]), elements=int(bad.size), same_value=bool(same),
+    return dict(addr=int(A[lo]), elements=int(bad.size), same_value=bool(same), rounding=bool(rounding),
                 lane_pair=(int(order[lo]), int(order[other])), one_address=starts.size == 1)
 
 

@@ -375,7 +375,7 @@ class Sanitizer(Instrument, hooks.Listener):
             entry = (np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),
                      races.stored_bits(value, live, p.shape), self.mem_seq, races.float_code(value),
                      races.block_places(live, p.shape), self.barriers)
-            races.check_lanes(self, entry[0], entry[3], site, live, p.shape)
+            races.check_lanes(self, entry[0], entry[3], site, live, p.shape, entry[5])
             # under a word an exchange took: a test-and-set lock's critical section, or stores after a flag
             (self.locks.pending if self.locks.tentative else self.writes).append(entry)
             self.write_count += int(addrs.size)
