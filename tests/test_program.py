@@ -607,7 +607,8 @@ def test_what_a_cuda_path_asks_of_torch_that_a_cpu_build_lacks(tmp_path):
     """helper-79, once "cuda" tensors said cuda:0: Liger's fused linear cross entropy took its CUDA path and died on
     ``torch.addmm(..., out_dtype=torch.float32, out=...)`` (no CPU kernel); ``torch.load(f, map_location="cuda")``
     and a checkpoint saved on a GPU failed to load; a custom backward's incoming gradient said cpu; and a
-    checkpoint saved under tritondbg carried its tag into the user's file. The memory figures say they are 0."""
+    checkpoint saved under tritondbg carried its tag into the user's file; one saved from "cuda" tensors and loaded
+    without map_location came back on the host (helper-136: gemlite's own test). The memory figures say 0."""
     import torch
     import torch.serialization as serialization
 
@@ -622,9 +623,13 @@ def test_what_a_cuda_path_asks_of_torch_that_a_cpu_build_lacks(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert "fallbacks " in out.stdout, out.stdout + out.stderr[-2000:]
     err, *rest = out.stdout.split("fallbacks ")[1].split()
-    assert float(err) < 1e-4 and rest == ["cuda:0", "cuda:0", "cpu", "cuda:0", "cuda:0", "0", "0"], out.stdout
+    assert float(err) < 1e-4 and rest == ["cuda:0", "cuda:0", "cpu", "cuda:0", "cuda:0", "cuda:0", "0", "0"], \
+        out.stdout
     assert out.stderr.count("torch.cuda's memory figures are 0 under the interpreter") == 1, out.stderr[-2000:]
-    assert torch.load(tmp_path / "mine.pt")["w"].__dict__ == {}  # the user's file holds no tritondbg attribute
+    # the user's file holds no tritondbg attribute, and its storages name cuda:0 as a GPU's would
+    assert torch.load(tmp_path / "mine.pt", map_location="cpu")["w"].__dict__ == {}
+    with pytest.raises(RuntimeError, match="CUDA device"):
+        torch.load(tmp_path / "mine.pt")
 
 
 @pytest.mark.interpreter

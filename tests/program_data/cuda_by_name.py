@@ -41,6 +41,7 @@ def main(mode):
         on_cuda = torch.load(os.path.join(folder, "mine.pt"), map_location="cuda")["w"]
         on_host = torch.load(os.path.join(folder, "mine.pt"), map_location="cpu")["w"]
         from_gpu = torch.load(os.path.join(folder, "gpu.pt"))["w"]  # saved on a GPU: its storages name cuda:0
+        back = torch.load(os.path.join(folder, "mine.pt"))["w"]      # as on a GPU: back on cuda (helper-136)
 
         class Twice(torch.autograd.Function):
             @staticmethod
@@ -55,8 +56,9 @@ def main(mode):
         p = torch.randn(3, device="cuda", requires_grad=True)
         Twice.apply(p).sum().backward()
         axpy_kernel[(1,)](on_cuda, on_cuda, on_cuda, 1.0, 3, BLOCK=128)
+        axpy_kernel[(1,)](back, on_cuda, back, 1.0, 3, BLOCK=128)  # (a host tensor there: refused, exit 1)
         print("fallbacks", err, str(w.device), str(on_cuda.device), str(on_host.device), str(from_gpu.device),
-              str(p.grad.device), torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated())
+              str(back.device), str(p.grad.device), torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated())
         return
     if mode == "host":                         # a host tensor handed to a launch beside "cuda" ones
         x = torch.randn(300, device="cuda")

@@ -92,7 +92,45 @@ def install(torch, tag_one, cpu, name: str) -> None:
         return result
 
     torch.load = torch_load
+    _save_cuda_locations(torch, lambda t: getattr(t, name, False))
     _keep_saved_tags(torch, lambda t: getattr(t, name, False), tag_one)
+
+
+def _save_cuda_locations(torch, on_cuda) -> None:
+    """``torch.save`` writes the storages of "cuda" tensors with the location a GPU's would have (``cuda:0``), so
+    the checkpoint loads back as it would on a GPU: without map_location onto "cuda" (``torch_load`` above), where
+    the tag left out of the pickle had it come back on the host, and the launch that took it was refused (helper-136:
+    gemlite's own serialization test)."""
+    import torch.serialization as ser
+
+    save = torch.save
+
+    @functools.wraps(save)
+    def torch_save(obj, f, *args, **kwargs):
+        cuda: set = set()
+        try:
+            tag_all(obj, True, lambda t, on: cuda.add(t.untyped_storage().data_ptr()) if on_cuda(t) else None, torch)
+        except Exception:  # noqa: BLE001 - saved as the CPU tensors they are
+            cuda.clear()
+        location = ser.location_tag
+        if not cuda or not callable(location):
+            return save(obj, f, *args, **kwargs)
+
+        def location_tag(storage):
+            try:
+                if storage.data_ptr() in cuda:
+                    return "cuda:0"
+            except Exception:  # noqa: BLE001
+                pass
+            return location(storage)
+
+        ser.location_tag = location_tag
+        try:
+            return save(obj, f, *args, **kwargs)
+        finally:
+            ser.location_tag = location
+
+    torch.save = torch_save
 
 
 def _keep_saved_tags(torch, on_cuda, tag_one) -> None:
