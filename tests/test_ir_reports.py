@@ -227,3 +227,37 @@ def test_several_cases_are_compiled_each_in_turn(tmp_path):
     p = run_cli(["ir", "tuned.py", "--arch", "sm_80", "--case", "all", "--diff", "arch=sm_80", "arch=sm_90"], env,
                 cwd=tmp_path)
     assert p.returncode == 2 and "--diff compares one case and dtype per side" in p.stderr, p.stderr[-2000:]
+
+
+HOST_PICKS = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, FP8: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if FP8:  # what the host chose for an sm_90 (fp8e4nv does not compile for sm_80)
+        x = x.to(tl.float8e4nv).to(tl.float32)
+    tl.store(y_ptr + offs, x * 2, mask=offs < n)
+
+x = torch.randn(100, device="cuda")
+y = torch.empty_like(x)
+scale[(1,)](x, y, 100, FP8=torch.cuda.get_device_capability()[0] >= 9, BLOCK=128)
+'''
+
+
+def test_a_reproducer_compiled_for_another_gpu_than_it_was_captured_for_names_the_recapture(tmp_path):
+    """helper-135: lmdeploy's host code chose USE_PDL=True for the sm_90 it was captured on; `ir REPRO --arch sm_80`
+    failed in ptxas with nothing saying the constexprs were the capture's GPU's. The error now says so, and how to
+    capture for the other one."""
+    (tmp_path / "prog.py").write_text(HOST_PICKS)
+    env = _ir_env(tmp_path)
+    p = run_cli(["capture", "--out", str(tmp_path / "cap"), "--", sys.executable, "prog.py"], env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    repro = str(tmp_path / "cap" / "scale_0.py")
+    p = run_cli(["ir", repro, "--arch", "sm_80", "--stage", "ttgir"], env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr[-2000:]
+    assert p.stderr.rstrip().endswith(
+        "; this reproducer was captured for sm_90, with the constexprs and configs the program's host code chose for "
+        "that GPU: for sm_80, capture again with `tritondbg capture --arch sm_80 -- CMD`"), p.stderr[-2000:]
+    assert run_cli(["ir", repro, "--arch", "sm_90", "--stage", "ttgir"], env, cwd=tmp_path).returncode == 0

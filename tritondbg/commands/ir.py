@@ -89,6 +89,12 @@ def ir(target: str, *, stage: str | None = None, arch: str | None = None, case: 
                     return 1
                 return _interrupted(items) if stopped else 0
         except (StageError, CaptureError) as exc:
+            captured = recorded_arch(target)
+            if isinstance(exc, CaptureError) and captured and captured != the_arch.name and "failed" in str(exc):
+                # (helper-135: lmdeploy's host code chose USE_PDL=True for sm_90; on sm_80 ptxas refused it)
+                exc = CaptureError(f"{exc}; this reproducer was captured for {captured}, with the constexprs and "
+                                   f"configs the program's host code chose for that GPU: for {the_arch.name}, capture "
+                                   f"again with `tritondbg capture --arch {the_arch.name} -- CMD`")
             click.echo(f"error: {exc}", err=True)
             if as_json:  # stdout (or the --out file) is still a JSON document: the request and the error
                 _write_json([_request_row(req, "error", str(exc))], json_file)
