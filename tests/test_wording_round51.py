@@ -303,6 +303,13 @@ def _entry(shape, strides, lo, hi, **kw):
     (_entry((4, 10), (16, 1), 64, 64), " (a[4, 0]: past the end along dim 0, index 4 of a size-4 dim)"),  # padded rows
     (_entry((2, 3, 4), (12, 4, 1), 24, 47),
      " (a[2, 0, 0]..a[3, 2, 3]: past the end along dim 0, indices 2..3 of a size-2 dim)"),
+    # helper-136: mlstm's head dim 24 in a block of 32 (every program reads 8 past its row): dim 0 alone was named
+    (_entry((2, 3, 24), (72, 24, 1), 144, 151),
+     " (a[2, 0, 0]..a[2, 0, 7]: past the end along dim 0, index 2 of a size-2 dim; or a dim-2 index ran 8 past its "
+     "size 24 from the last row: the other rows' programs then read the next row's first 8 element(s), inside the "
+     "tensor, unseen by any check)"),
+    (_entry((2, 3, 24), (96, 32, 1), 192, 199),  # padded rows: not told
+     " (a[2, 0, 0]..a[2, 0, 7]: past the end along dim 0, index 2 of a size-2 dim)"),
     (_entry((4, 10), (16, 1), 64, 75), ""),  # offset 75: the padding of a row, no element: not exact
     (_entry((10, 4), (1, 10), 40, 45), ""),  # a transposed view: dim 0 is not the outer one
     (_entry((4, 10), (0, 1), 10, 12), ""),  # a broadcast dim

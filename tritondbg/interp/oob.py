@@ -98,11 +98,15 @@ def _inner_tail(shape, strides, first: tuple, last: tuple, verb: str = "read") -
     last row's column index ran past its size (helper-117: a K tail without a mask read "index 3 of a size-3
     dim"), and then every other row's program read the next row there, inside the tensor: no finding shows it
     (``verb``: "wrote" for a store's or an atomic's lanes, helper-123)."""
-    if len(shape) != 2 or first[0] != shape[0] or last[0] != shape[0] or first[1] != 0 or last[1] >= shape[1] - 1 \
-            or strides[0] != shape[1] * strides[1]:  # (padded rows: a column past the end reads the padding first)
+    nd = len(shape)
+    if nd < 2 or first[0] != shape[0] or tuple(first[1:]) != (0,) * (nd - 1) or tuple(last[:-1]) != \
+            (shape[0],) + (0,) * (nd - 2) or last[-1] >= shape[-1] - 1:
         return ""
-    n = last[1] + 1
-    return (f"; or a dim-1 index ran {n} past its size {shape[1]} from the last row: the other rows' programs then "
+    for k in range(nd - 1):  # rows packed (padded rows: an index past the end reads the padding first); 3-D and
+        if strides[k] != shape[k + 1] * strides[k + 1]:  # more alike (helper-136: mlstm's head dim 24 in a block
+            return ""                                    # of 32, said "past the end along dim 0" of its batch)
+    n = last[-1] + 1
+    return (f"; or a dim-{nd - 1} index ran {n} past its size {shape[-1]} from the last row: the other rows' programs then "
             f"{verb} the next row's first {n} element(s), inside the tensor"
             + (", unseen by any check" if verb == "read" else ", where that row's program writes too"))
 
