@@ -263,6 +263,9 @@ def test_interpret_pytest_suite_finds_planted_bugs(tmp_path):
     tests = {f["kernel"]: f.get("test") for f in json.loads(report.read_text())["findings"]}
     assert all(t and t.startswith("tests/program_data/user_suite.py::test_") for t in tests.values()), tests
     assert f"in test {tests['row_sum_kernel']}" in out.stderr, out.stderr[-2000:]
+    # and says what it found there: its inline line went to the passing test's captured output (helper-135)
+    race = next(ln for ln in out.stderr.splitlines() if ln.lstrip().startswith(("race: ", "warning: race: ")))
+    assert "write the same element out_ptr[0]" in race, race
 
 
 @pytest.mark.interpreter

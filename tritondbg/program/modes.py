@@ -326,7 +326,9 @@ def _finding_lines(findings: list) -> list[str]:
         label = f"warning: {kind}" if first.get("severity", "error") == "warning" else kind
         pid = f" pid {tuple(first['pid'])}" if first.get("pid") else ""
         why = ""  # an error's own words: the summary line was all a reader of the log's tail saw (helper-50:
-        if kind in ("kernel_error", "device_assert") and first.get("message"):  # "Block pointers have been removed")
+        # under pytest the inline line went to the test's captured output, shown for failing tests only (helper-135:
+        # "race: ...:285 ... (3 findings in 2 launches)" and nothing to say what the race was): every kind's words
+        if (kind in ("kernel_error", "device_assert") or tests) and first.get("message"):  # "Block pointers have been removed")
             text = str(first["message"]).splitlines()[0]
             why = f": {text[:400]}{'...' if len(text) > 400 else ''}"  # 200 cut the forgotten-return hint
         lines.append(f"  {label}: {file}:{line} in {kernel}{pid}{on}{why}; "
