@@ -299,19 +299,8 @@ def _rounding_only(B, starts, several, bad, code: int) -> bool:
     tl.dot rounds a tile's duplicated columns apart: vLLM's fused_moe wraps ``offs_bn % N``; helper-135)."""
     if code == 0:
         return False
-    vals = _floats(B, code)
-    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, B.size]))
-    rows, shared = np.isin(group, bad), np.isin(group, np.flatnonzero(several))
-    if not bool(np.isfinite(vals[shared]).all()):
-        return False
-    scale = float(np.abs(vals[shared]).max())
-    grp = group[rows]
-    gstarts = np.flatnonzero(np.r_[True, grp[1:] != grp[:-1]])
-    hi, lo = np.maximum.reduceat(vals[rows], gstarts), np.minimum.reduceat(vals[rows], gstarts)
-    if bool(((hi == 0) | (lo == 0)).any()):  # 0 against a value: no rounding of a sum makes that
-        return False
-    eps = {2: 2.0 ** -10, 3: 2.0 ** -7, 4: 2.0 ** -23, 8: 2.0 ** -52}[code]
-    return float((hi - lo).max()) <= ROUNDING_EPS * eps * scale
+    known = np.zeros(B.size, dtype=bool)  # (no lane's bits are unknown here: stored_bits gave them all)
+    return rounding_gap(B, known, np.full(B.size, code, dtype=np.int64), starts, several, bad) is not None
 
 
 def lane_collisions(addrs, bits, code: int = 0) -> dict | None:
