@@ -50,6 +50,7 @@ def masked_row(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))  # n = 0: every lane is the mask's -inf
     tl.store(y_ptr + offs, x - tl.max(x, axis=0))  # -inf - -inf: NaN from the mask's -inf, no finite origin
 
+torch.manual_seed(0)  # (unseeded, 1 run in ~40 drew no v > 0.09: exp(v * 1000) stored no Inf, CI of session 59)
 x = 100 * torch.randn(3, 37, device="cuda")
 x[0, 0] = 100.0
 y = torch.empty_like(x)
