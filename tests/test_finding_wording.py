@@ -486,3 +486,24 @@ def test_a_store_with_another_tensors_row_stride_names_that_stride(tmp_path, cli
     assert oob["line"] == _line(ROW_STRIDE, "# STORE"), oob
     assert ("or the wrong row stride: these lanes end where out_ptr's last row ends with rows 1024 elements apart "
             "(stride = 1024, in_ptr.stride(0)), and its rows are 1000 apart") in oob["message"], oob["message"]
+
+
+def test_a_kernel_file_outside_the_working_directory_is_named_from_its_package_top(tmp_path, monkeypatch):
+    """helper-136: mlstm_kernels (a source tree on PYTHONPATH, outside the working directory) has three files called
+    fw_kernel_recurrent.py, and every message named the one it meant by that name alone."""
+    from tritondbg.interp.frames import site_name
+
+    pkg = tmp_path / "src" / "mk" / "chunkwise" / "xl"
+    pkg.mkdir(parents=True)
+    for d in (tmp_path / "src" / "mk", tmp_path / "src" / "mk" / "chunkwise", pkg):
+        (d / "__init__.py").write_text("")
+    kernel = pkg / "fw_kernel_recurrent.py"
+    kernel.write_text("")
+    lone = tmp_path / "lone" / "kernel.py"
+    lone.parent.mkdir()
+    lone.write_text("")
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert site_name(str(kernel)) == "mk/chunkwise/xl/fw_kernel_recurrent.py"
+    assert site_name(str(lone)) == "kernel.py"

@@ -173,3 +173,13 @@ def test_a_breakpoint_on_a_line_with_no_statement_says_so(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "breakpoint(s) never reached by pid (0, 0, 0): k_nobreak.py:9 (that line of k_nobreak.py holds no statement" in out, out
     assert "10 (that line of k_nobreak.py holds no statement" in out, out
+
+
+def test_trace_tells_lanes_the_sanitizer_masked_off_as_out_of_bounds(cli_env):
+    """helper-136: --trace said "masked lanes: N undefined" for the lanes of an unmasked load past the end, which
+    the sanitizer masked off (an out_of_bounds finding), as if a mask without other= had left them."""
+    p = run_cli(["interpret", str(Path(__file__).parent / "zoo" / "missing_mask.py") + "::buggy", "--pid", "3",
+                 "--trace"], cli_env)
+    assert p.returncode == 1 and "out_of_bounds" in p.stdout + p.stderr, p.stdout + p.stderr
+    x = next(ln for ln in p.stdout.splitlines() if ln.strip().startswith("x = fp32[256]"))
+    assert "masked lanes: 24 out of bounds" in x and "undefined" not in x, x

@@ -547,13 +547,28 @@ def test_a_script_written_for_the_gpu_runs_its_cuda_tensors_on_the_cpu(order, tm
 
 
 @pytest.mark.interpreter
+def test_a_read_of_torch_version_cuda_is_named_in_the_note():
+    """helper-135: lmdeploy's is_bf16_supported reads torch.version.cuda, None on torch's CPU build, and its bf16
+    tests skipped without a word though the interpreter runs bf16 kernels. The value stays None; the note names
+    the line that read it."""
+    _no_cuda()
+    prog = DATA / "cuda_version_check.py"
+    out = run(["interpret", "--", sys.executable, str(prog)])
+    assert out.returncode == 0 and "dtype torch.float16 2.0" in out.stdout, out.stderr[-2000:]
+    line = next(i for i, ln in enumerate(prog.read_text().splitlines(), 1) if "# READS" in ln)
+    assert f"the program read torch.version.cuda at {os.path.relpath(prog)}:{line} and got None" in out.stderr, \
+        out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
 def test_a_program_for_several_gpus_is_told_its_devices_are_one_here():
     """helper-132: cuda:1, set_device(2) and torch.cuda.device(3) are served as the CPU (one device there), so a
-    multi-GPU program runs; its placement was not said. The note names the ordinals besides cuda:0."""
+    multi-GPU program runs; its placement was not said. The note names the ordinals besides cuda:0 (Triton's
+    device interface's set_device too: session 59's review)."""
     _no_cuda()
     out = run(["interpret", "--", sys.executable, str(DATA / "cuda_ordinals.py")])
     assert out.returncode == 0 and "sum 16.0" in out.stdout, out.stderr[-2000:]
-    assert ("they named cuda:1, cuda:2, cuda:3 besides cuda:0 (one device here: the tensors of every GPU are on "
+    assert ("they named cuda:1, cuda:2, cuda:3, cuda:4 besides cuda:0 (one device here: the tensors of every GPU are on "
             "the CPU together, and which GPU a launch would run on is not checked)") in out.stderr, out.stderr
 
 

@@ -269,3 +269,24 @@ def test_an_interrupt_outside_kernel_code_claims_no_program_id(capsys):
     err = capsys.readouterr().err
     assert "interrupted in gemm_kernel (its 1st launch), outside its kernel code" in err, err
     assert "pid" not in err, err
+
+
+def test_a_launch_the_arch_refuses_is_told_without_tritondbgs_frames(tmp_path, cli_env):
+    """helper-135: `interpret --arch sm_80 -- CMD` on an fp8 tensor showed a traceback through standin.py (the
+    GPU compiler's refusal, raised by tritondbg's stand-in) and then "no Triton launch" with no word of it."""
+    (tmp_path / "fp8.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def widen(x_ptr, y_ptr, BLOCK: tl.constexpr):
+            o = tl.arange(0, BLOCK)
+            tl.store(y_ptr + o, tl.load(x_ptr + o).to(tl.float32))
+
+        x = torch.randn(16, device="cuda").to(torch.float8_e4m3fn)
+        widen[(1,)](x, torch.empty(16, device="cuda"), BLOCK=16)
+    '''))
+    r = run_cli(["interpret", "--arch", "sm_80", "--", sys.executable, "fp8.py"], cli_env, cwd=tmp_path)
+    err = r.stdout + r.stderr
+    assert r.returncode == 1 and "standin.py" not in err, err[-3000:]
+    assert "\nValueError: type fp8e4nv not supported in this architecture (sm_80)" in err, err[-3000:]
+    assert "note: 1 launch(es) of widen refused by the target's compiler" in err, err[-3000:]

@@ -18,7 +18,6 @@ import ast
 import builtins
 import inspect
 import linecache
-import os
 import textwrap
 
 
@@ -106,6 +105,7 @@ def hints(file: str, line: int, name: str, globs: dict) -> list[str]:
     that returns nothing; the call on ``line`` first. With none there, the same in the jit functions it calls (two
     levels down): a None that a helper passes on inside what it returns (helper-62: triton_kernels' topk, whose
     ``key_to_indx`` lost its ``return`` inside ``streaming_topk``'s tuple) fails in the kernel all the same."""
+
     fdef = _function_at(file, name, line)
     if fdef is None:
         return []
@@ -128,6 +128,8 @@ def hints(file: str, line: int, name: str, globs: dict) -> list[str]:
 def _no_return_calls(fdef: ast.FunctionDef, file: str, globs: dict, line: int | None) -> list[tuple]:
     """(not on ``line``, line, sentence) for each call in ``fdef`` that uses the value of a jit function that
     returns nothing."""
+    from tritondbg.interp.frames import site_name
+
     found = []
     for call in _used_calls(fdef):
         callee = _python_function(_resolve(call.func, globs))
@@ -141,9 +143,9 @@ def _no_return_calls(fdef: ast.FunctionDef, file: str, globs: dict, line: int | 
         text = " ".join(text.split())
         if len(text) > 60:
             text = text[:57] + "..."
-        at = f"line {call.lineno}" if line is not None else f"{os.path.basename(file)}:{call.lineno}"
+        at = f"line {call.lineno}" if line is not None else f"{site_name(file)}:{call.lineno}"
         found.append((call.lineno != line, call.lineno,
-                      f"the @triton.jit function {cdef.name} ({os.path.basename(cfile)}:{cdef.lineno}) returns "
+                      f"the @triton.jit function {cdef.name} ({site_name(cfile, file)}:{cdef.lineno}) returns "
                       f"nothing, yet {at} uses its value (`{text}`): a forgotten `return`?"))
     return found
 

@@ -29,6 +29,7 @@ import types
 from typing import Any, Iterator
 
 from tritondbg import cuda_objects
+from tritondbg.errors import KernelError
 from tritondbg.ir.targets import DEFAULT_ARCH, Arch, parse_arch
 
 # Per target: the figures Triton's driver (``utils.get_device_properties``) and torch report for one such GPU.
@@ -152,7 +153,7 @@ class _CpuDeviceInterface:
         return 1
 
     def set_device(self, index):
-        pass
+        _set_device(index)  # another ordinal than 0 is noted, as torch.cuda.set_device's
 
     def synchronize(self, device=None):
         pass
@@ -442,8 +443,11 @@ def install(arch: Arch | str | None = None) -> Arch:
     def run(self, *args, grid, warmup, **kwargs):
         if warmup:  # Triton's interpreter returns None here; host code goes on to read n_regs and launch it
             return StandinKernel(self, args, kwargs, arch)
-        _refuse_fp8_types(arch, (*args, *kwargs.values()))
-        _refuse_launch_options(arch, self.arg_names, kwargs)
+        try:
+            _refuse_fp8_types(arch, (*args, *kwargs.values()))
+            _refuse_launch_options(arch, self.arg_names, kwargs)
+        except (ValueError, KeyError) as exc:
+            raise _refused(self, exc) from None
         with gpu_compile.lock:  # (no launch of another thread while a check has the language swapped)
             gpu_compile.check(self, args, kwargs, arch)  # the GPU compiler's verdict, for the sanitizer (findings)
             return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
@@ -462,6 +466,33 @@ def install(arch: Arch | str | None = None) -> Arch:
     if _state["cpu_set_stream"]:
         torch.cpu.set_stream = _set_cpu_stream
     return arch
+
+
+class TargetValueError(KernelError, ValueError):
+    """The target's compiler refused the launch (ValueError as there): a kernel's error, no tritondbg frame."""
+
+
+class TargetKeyError(KernelError, KeyError):
+    """The target's compiler refused a launch option (KeyError as there)."""
+
+
+for _cls, _base in ((TargetValueError, "ValueError"), (TargetKeyError, "KeyError")):
+    _cls.__module__, _cls.__name__, _cls.__qualname__ = "builtins", _base, _base  # told (and pickled) as the GPU's
+
+
+def _refused(fn, exc: Exception) -> Exception:
+    """``exc`` as the kernel's error, counted for the run's note (``refused``): a launch the target refused ran no
+    program, and the run said "no Triton launch" with the reason only in a traceback through this file."""
+    name = getattr(getattr(fn, "fn", fn), "__name__", "?")
+    count, _ = _state.setdefault("refused", {}).get(name, (0, ""))
+    message = exc.args[0] if exc.args else str(exc)
+    _state["refused"][name] = (count + 1, str(message))
+    return (TargetKeyError if isinstance(exc, KeyError) else TargetValueError)(message)
+
+
+def refused() -> dict:
+    """Kernel name -> [launches the target's compiler refused, its first reason]."""
+    return {k: list(v) for k, v in _state.get("refused", {}).items()}
 
 
 _FP8_NAMES = {"float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "float8_e4m3fnuz": "fp8e4b8",

@@ -1,4 +1,5 @@
-"""A program written for several GPUs (a tensor on cuda:1, set_device(2), torch.cuda.device(3)) run without one:
+"""A program written for several GPUs (a tensor on cuda:1, set_device(2), torch.cuda.device(3), Triton's own
+device interface's set_device(4)) run without one:
 each is served on the CPU, the one device there, and the run's note names the ordinals."""
 import torch
 import triton
@@ -16,5 +17,6 @@ b = torch.ones(8, device="cuda:1")
 torch.cuda.set_device(2)
 with torch.cuda.device(3):
     out = torch.empty(8, device=torch.device("cuda", 1))
+triton.runtime.driver.active.get_device_interface().set_device(4)
 add_kernel[(1,)](a, b, out, 8, BLOCK=8)
 print("sum", out.sum().item())

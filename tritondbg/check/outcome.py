@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -84,11 +83,13 @@ def repro_command(target: str, gate: str, *, device: str, case: str | None = Non
 def more_findings(rest) -> str:
     """The findings after the first, counted by kind and line (the reason showed the first alone: 6 out-of-bounds
     findings of another case were only in --json)."""
+    from tritondbg.interp.frames import site_name
+
     if not rest:
         return ""
     groups: dict[tuple, set] = {}
     for r, f in rest:
-        groups.setdefault((f.get("kind"), os.path.basename(str(f.get("file", "?"))), f.get("line", "?")), set()).add(
+        groups.setdefault((f.get("kind"), site_name(str(f.get("file", "?"))), f.get("line", "?")), set()).add(
             r.case)
     parts = [f"{kind} at {file}:{line} ({', '.join(sorted(cases))})" for (kind, file, line), cases in groups.items()]
     shown = "; ".join(parts[:4]) + (f"; ... {len(parts) - 4} more place(s)" if len(parts) > 4 else "")

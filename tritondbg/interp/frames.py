@@ -167,10 +167,24 @@ def site_name(file: str, beside: str | None = None) -> str:
     name = installed_path(file)
     if not name:
         rel = short_path(str(file)) if os.path.isabs(str(file)) else str(file)
-        name = rel if not os.path.isabs(rel) else os.path.basename(str(file))
+        name = rel if not os.path.isabs(rel) else package_path(rel)
     if beside and name == os.path.basename(str(beside)) and os.path.abspath(str(beside)) != os.path.abspath(str(file)):
         name = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(str(file)))), name)
     return name
+
+
+def package_path(file: str) -> str:
+    """A file outside the working directory, not installed: its path from the top of the package it sits in
+    (``mlstm_kernels/triton/chunkwise/xl_chunk/fw_kernel_recurrent.py``, a source tree on PYTHONPATH: helper-136
+    read three different kernels as "fw_kernel_recurrent.py"), else its file name."""
+    folder, name = os.path.split(os.path.abspath(file))
+    parts = [name]
+    while folder and os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, part = os.path.split(folder)
+        parts.append(part)
+        if not part:
+            break
+    return "/".join(reversed(parts))
 
 
 def short_path(file: str) -> str:

@@ -23,7 +23,6 @@ import ast
 import builtins
 import inspect
 import linecache
-import os
 import textwrap
 import types
 from typing import Any
@@ -50,8 +49,10 @@ class RefusedGlobal(KernelError, NameError):
                              f"compiler takes a captured value only as a constexpr: pass "
                              f"tl.constexpr({name}) there{tail}")
         elif annotated:
+            from tritondbg.interp.frames import site_name
+
             file, line, value = annotated
-            super().__init__(f"{head}Its annotation `{name}: tl.constexpr = ...` ({os.path.basename(file)}:{line}) "
+            super().__init__(f"{head}Its annotation `{name}: tl.constexpr = ...` ({site_name(file)}:{line}) "
                              f"does not make a global a constexpr for Triton (the compiler does not support it): write "
                              f"`{name} = tl.constexpr({value})`{tail}")
         else:

@@ -17,7 +17,6 @@ raises while it runs) falls back to the interpreter's own element-by-element pat
 from __future__ import annotations
 
 import contextlib
-import os
 
 import numpy as np
 
@@ -59,11 +58,12 @@ class CombineReturnsNothing(KernelError, TypeError):
 
 
 def _no_return(fn) -> str:
+    from tritondbg.interp.frames import site_name
     from tritondbg.missing_return import kernel_line
 
     py = getattr(fn, "fn", fn)
     at = kernel_line(py, 1)  # its ``def`` line
-    where = f" ({os.path.basename(at[0])}:{at[1]})" if at else ""
+    where = f" ({site_name(at[0])}:{at[1]})" if at else ""
     return (f"the combine function {getattr(py, '__name__', '?')}{where} of this tl.reduce / "
             "tl.associative_scan returns nothing: a forgotten `return`?")
 

@@ -103,7 +103,10 @@ def _summarize_tensor(t, argmap) -> dict:
         # the sanitizers' shadow (shadow.py): lanes a masked load filled (other=) or left undefined (poison)
         p = np.broadcast_to(pad, np.shape(arr)).reshape(-1)
         out["padding"] = int((p == 2).sum())
-        out["undefined"] = int((p >= 3).sum())
+        und = p >= 3
+        oob = np.isin(p.astype(np.int64) - 2, sorted(_oob_ids())) & und
+        out["undefined"] = int((und & ~oob).sum())
+        out["out of bounds"] = int(oob.sum())  # lanes the sanitizer masked off, told there (helper-136: "undefined")
         real = p < 2
     if flat.dtype.kind == "f":
         fin = np.isfinite(flat)
@@ -117,6 +120,16 @@ def _summarize_tensor(t, argmap) -> dict:
     head = [_num(v) for v in flat[:_SHOW]]
     out["values"] = head if flat.size <= _SHOW + 2 else head + ["..."] + [_num(v) for v in flat[-2:]]
     return out
+
+
+def _oob_ids() -> set[int]:
+    """Poison ids of the lanes the active sanitizer masked off as out of bounds (sanitize.poison_for's oob_only):
+    not lanes a mask left undefined (memops.py gives them an id of their own)."""
+    from tritondbg.interp.shadow_values import _sink
+
+    san = _sink.get("san")
+    info = getattr(san, "poison_info", None) or {}
+    return {sid for sid, i in info.items() if i.get("oob_only")}
 
 
 def _fmt(x) -> str:
@@ -135,7 +148,7 @@ def text(s: dict) -> str:
             parts.append(f"min {_fmt(s['min'])} max {_fmt(s['max'])} mean {_fmt(s['mean'])}")
         if s.get("nan") or s.get("inf"):
             parts.append(f"NaN {s.get('nan', 0)} Inf {s.get('inf', 0)}")
-        masked = [f"{s[k]} {k}" for k in ("padding", "undefined") if s.get(k)]
+        masked = [f"{s[k]} {k}" for k in ("padding", "undefined", "out of bounds") if s.get(k)]
         if masked:
             parts.append(f"masked lanes: {', '.join(masked)}")
         parts.append("[" + ", ".join(_fmt(v) for v in s["values"]) + "]")

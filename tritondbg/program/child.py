@@ -451,8 +451,14 @@ def _summary() -> dict:
         data["cuda_on_cpu"] = moved.moved()
         data["amp_off"] = moved._state.get("amp_off", 0)
         data["cuda_ordinals"] = moved.ordinals()
+    version_read = sys.modules.get("tritondbg.program.cuda_version")
+    if version_read is not None and version_read.reads():  # where it read torch.version.cuda (None)
+        data["cuda_version_read"] = version_read.reads()
     if moved is not None and moved.asked():  # where it heard torch.cuda.is_available() answer False
         data["cuda_asked"] = moved.asked()
+    standin = sys.modules.get("tritondbg.standin")
+    if standin is not None and standin.refused():  # launches the --arch target's compiler refused: no program ran
+        data["refused"] = standin.refused()
     checked = sys.modules.get("tritondbg.interp.gpu_compile")  # (imported by the first interpreted launch)
     if checked is not None and checked.unchecked:
         data["compile_unjudged"] = checked.counts()

@@ -350,6 +350,9 @@ def install() -> bool:
     reentry.cuda_kernels_on_cpu()
     _threads_enter(type(mode))
     _record_availability_asks(torch)
+    from tritondbg.program import cuda_version
+
+    cuda_version.install(torch)  # a library's check of torch.version.cuda (None) is told in the run's note
     from tritondbg.program import cuda_autocast  # autocast("cuda") with CUDA's op lists
 
     cuda_autocast.install(torch, _cpu, _state)

@@ -268,6 +268,18 @@ def _err_notes(summaries) -> None:
     for note in dict.fromkeys(n for s in summaries for n in s.get("notes", [])
                               if n.startswith((COMPILE_NOTE, INTERPRET_RESET))):
         _err(f"  note: {note}")
+    from tritondbg.program import cuda_version
+
+    version_read = cuda_version.note(summaries)
+    if version_read:
+        _err(f"  note: {version_read}")
+    refused: dict = {}
+    for s in summaries:
+        for name, (count, why) in (s.get("refused") or {}).items():
+            refused[name] = (refused.get(name, (0, why))[0] + count, why)
+    for name, (count, why) in sorted(refused.items()):
+        _err(f"  note: {count} launch(es) of {name} refused by the target's compiler, so no program of them ran: "
+             f"{why.splitlines()[0][:300]}")
     unjudged = _merge_counts(summaries, "compile_unjudged")  # the GPU compile check's specialisations with no
     if unjudged:                                               # verdict: a check that did not run is no pass
         from tritondbg.interp import gpu_compile

@@ -368,8 +368,10 @@ def load_scenario(file: str, name: str) -> Scenario:
                     "this launch, which left them so; the replay runs the captured config alone. A buffer the "
                     "configs write differently (partial results per program) needs reset_to_zero or restore_value "
                     "in @triton.autotune, or the program reads another config's leftovers")
+        # judged by value (helper-136: split-K's last writer stored 0 over zeroed memory): not "did not write"
         return (f"{', '.join(parts)} differ from the capture and still hold what they held before the launch: the "
-                f"replayed kernel did not write them, where the program's launch did")
+                f"replayed kernel left them so (it did not write them, or wrote the values already there), where "
+                f"the program's launch wrote others")
 
     def not_comparable(outputs, expected) -> dict:
         """Outputs that another config than the captured one writes as other partial results adding up to the
