@@ -191,6 +191,26 @@ own = Scenario("own", lambda case, dtype, device, generator: dict(qkv=torch.rand
 strides = Scenario("strides", lambda case, dtype, device, generator: dict(qkv=torch.rand(6, 3, 32,
                                                                                         generator=generator)),
                    copy_launch, lambda qkv: qkv[:, 0].clone(), [Case("qkv", dtypes=("float32",))], kernels=[copy_rows])
+
+
+@triton.jit
+def copy_row_block(x_ptr, y_ptr, stride_x, stride_y, ROWS: tl.constexpr, D: tl.constexpr):
+    r = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    d = tl.arange(0, D)
+    tl.store(y_ptr + r[:, None] * stride_y + d[None, :], tl.load(x_ptr + r[:, None] * stride_x + d[None, :]))
+
+
+def block_launch(qkv):
+    x = qkv[:, 0]
+    y = torch.empty(x.shape)
+    copy_row_block[(1,)](x, y, y.stride(0), y.stride(0), ROWS=4, D=32)  # BUG: x.stride(0) meant
+    return y
+
+
+row_blocks = Scenario("row_blocks", lambda case, dtype, device, generator: dict(qkv=torch.rand(4, 3, 32,
+                                                                                              generator=generator)),
+                      block_launch, lambda qkv: qkv[:, 0].clone(), [Case("qkv", dtypes=("float32",))],
+                      kernels=[copy_row_block])
 '''
 
 
@@ -257,3 +277,14 @@ def test_a_mask_past_a_row_s_end_built_with_the_right_stride_gets_no_stride_hint
     (r,) = run_sanitized(f"{tmp_path / 'views.py'}::own").results
     f = next(f for f in r.findings if f["kind"] == "outside_view")
     assert "A stride, maybe" not in f["message"] and "A mask missing or off by one" in f["message"], f["message"]
+
+
+def test_a_block_of_rows_read_by_another_tensors_stride_names_the_stride(tmp_path):
+    """helper-137 (flash-attn's rotary on a 4-D x = qkv[:, :, 0], stride_x_seqlen handed as out.stride(-3)): each
+    program's block of rows starts at a row's start, so the hint was left out as a mask's; the launch was handed
+    a stride named for x (stride_x) that none of x's dims has (here one program reads every row)."""
+    (tmp_path / "views.py").write_text(VIEWS)
+    (r,) = run_sanitized(f"{tmp_path / 'views.py'}::row_blocks").results
+    f = next(f for f in r.findings if f["kind"] == "outside_view")
+    assert ("A stride, maybe: x_ptr's dim 0 steps 96 elements, with storage between its rows, and no integer the "
+            "launch was handed is 96 (it was handed stride_x = 32, as y_ptr.stride(0))") in f["message"], f["message"]

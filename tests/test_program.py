@@ -475,6 +475,33 @@ def test_a_reproducer_says_which_outputs_the_replayed_kernel_no_longer_writes(tm
 
 
 @pytest.mark.interpreter
+def test_a_config_with_a_compile_option_among_its_kwargs_replays(tmp_path):
+    """helper-138 (FBGEMM's fp8 GEMM configs carry AMD's waves_per_eu, matrix_instr_nonkdim, kpack in their
+    kwargs): those are compile options, not kernel arguments, so the grid function's meta never holds them, and the
+    reproducer said "this config's grid was not recorded at capture" for the very config the program ran."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent("""
+        import torch, triton, triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 32, "waves_per_eu": 2}, num_warps=2)], key=["n"])
+        @triton.jit
+        def twice(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+        x = torch.randn(100)
+        y = torch.empty(100)
+        twice[lambda meta: (triton.cdiv(100, meta["BLOCK"]),)](x, y, 100)
+        print("ok", bool((y == 2 * x).all()))
+    """))
+    out = run(["capture", "--interpret", "--out", str(tmp_path / "cap"), "--", sys.executable, str(prog)])
+    assert out.returncode == 0 and "ok True" in out.stdout, out.stdout[-1000:] + out.stderr[-3000:]
+    out = run(["interpret", str(tmp_path / "cap" / "twice_0.py")])
+    assert out.returncode == 0 and "waves_per_eu=2" in out.stdout and "not recorded" not in out.stdout + out.stderr, \
+        out.stdout[-2000:] + out.stderr[-2000:]
+
+
+@pytest.mark.interpreter
 def test_an_in_place_reproducer_replays_from_the_captured_bytes_each_time(tmp_path):
     """accumulate_kernel adds x into acc in place: each config of an --all-configs sweep starts from the bytes
     captured before the launch (the runs of one process shared, and added into, the saved tensors: got 397,
@@ -544,6 +571,17 @@ def test_a_script_written_for_the_gpu_runs_its_cuda_tensors_on_the_cpu(order, tm
     assert json.loads(record.read_text())["launches"] == {"axpy_kernel": 5}
     assert "note: 6 request(s) for a CUDA tensor or device were served on the CPU" in out.stderr, out.stderr
     assert "besides cuda:0" not in out.stderr, out.stderr
+
+
+@pytest.mark.interpreter
+def test_a_reinterpreted_view_of_a_cuda_tensor_is_on_cuda():
+    """helper-138: triton.reinterpret(x) of a "cuda" tensor said device cpu (Triton's TensorWrapper copies
+    x.device inside Triton's code, which the stand-in answers as torch's own), and FBGEMM's blockwise fp8 GEMM
+    stopped at its "not supported on cpu" check."""
+    _no_cuda()
+    out = run(["interpret", "--", sys.executable, str(DATA / "reinterpret_view.py")])
+    assert out.returncode == 0 and "device cuda:0 values [1.0, 2.0, -1.0, 0.0]" in out.stdout, \
+        out.stdout[-1000:] + out.stderr[-2000:]
 
 
 @pytest.mark.interpreter

@@ -196,6 +196,36 @@ def test_a_nan_made_from_a_sum_over_padding_and_zeros_is_told(tmp_path, cli_env)
 
 
 
+WHERE_ZERO = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def sumsq(X, Y, N, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(X + cols, mask=cols < N, other=0.0)
+    xbar = tl.where(cols < N, x, 0.0)
+    tl.store(Y, tl.sum(xbar * xbar * (xbar / xbar), axis=0))  # DIV
+
+x = torch.randn(100, device="cuda") + 5
+y = torch.empty(1, device="cuda")
+sumsq[(1,)](x, y, 100, BLOCK=128)
+print("y", y.item())
+'''
+
+
+def test_a_nan_made_in_lanes_a_where_set_is_told(tmp_path, cli_env):
+    """helper-137 (a planted 0/0 in flash-attn's RMS norm): ``xbar / xbar`` over ``tl.where(cols < N, x, 0.0)``
+    makes NaN in the lanes the where set to 0 (real values, not padding), and tl.sum carries it into the output;
+    the NaN check skipped every lane that had been padding, the reduction check every lane that no longer was:
+    0 findings, exit 0."""
+    (tmp_path / "prog.py").write_text(WHERE_ZERO)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    line = next(i for i, ln in enumerate(WHERE_ZERO.splitlines(), 1) if "# DIV" in ln)
+    assert "y nan" in p.stdout, p.stdout + p.stderr[-2000:]
+    assert (f"warning: nan_inf in sumsq at prog.py:{line} pid (0, 0, 0): divide(0, 0) = nan: a NaN from finite "
+            "inputs, in 28 lane(s)") in p.stderr, p.stderr[-3000:]
+
+
 RMS = '''
 import sys, torch, triton, triton.language as tl
 

@@ -132,9 +132,12 @@ def outside_view(san, op, cands, addrs, candidates, width) -> np.ndarray:
                         storage=(buf.storage[1] - buf.storage[0]) // buf.itemsize, step=step)
         if slice_ and not step and e.get("foreign_stride") is None:
             fs = _foreign_stride(buf, san.launch.argmap().buffers, san.launch.args)
-            # only where this access's block starts in the storage between two rows: a block at a row's start
-            # reading past its end is a mask's (helper-125: rows built as row * 3 * D, a mask d <= n)
-            if fs is not None and ((int(addrs.min()) - buf.data_ptr) // buf.itemsize) % fs["stride"] >= fs["width"]:
+            # only where this access's block starts in the storage between two rows (a block at a row's start
+            # reading past its end is a mask's, helper-125: rows built as row * 3 * D, a mask d <= n), or where the
+            # launch was handed a stride named for this tensor that none of its dims has (helper-137: a block of
+            # rows of a 4-D view, stride_x_seqlen handed as out.stride(-3), starts at a row's start)
+            start = ((int(addrs.min()) - buf.data_ptr) // buf.itemsize) % fs["stride"] if fs is not None else 0
+            if fs is not None and (start >= fs["width"] or fs.pop("own")):
                 e["foreign_stride"] = fs
         inner = min((abs(st) for n, st in zip(buf.shape, buf.strides) if n > 1), default=1)
         if inner > 1:  # elements between the view's own (x[:, ::2]): a kernel that ignores a stride reads them
@@ -163,7 +166,7 @@ def _foreign_stride(buf, buffers, args: dict) -> dict | None:
                 handed.append(f"{name} = {v}" + (f", as {owner}" if owner else ""))
             base = buf.name.lower().removesuffix("_ptr").removesuffix("ptr") or buf.name.lower()
             own = [h for h in handed if base in h.split(" = ")[0].lower().split("_")]  # x_ptr's: stride_x
-            return {"dim": d, "stride": int(st), "width": extent, "handed": (own or handed)[:3]}
+            return {"dim": d, "stride": int(st), "width": extent, "handed": (own or handed)[:3], "own": bool(own)}
         extent = max(extent, st * n)
     return None
 

@@ -212,8 +212,8 @@ def _check_new_nonfinite(name: str, out, ins, in_nf=None) -> None:
         in_nan, in_any = in_nf
     new = (nan & ~in_nan) | (inf & ~in_any)
     p = pad_of(out)
-    if p is not None:
-        new &= _bcast(p, shape) == 0
+    if p is not None:  # padding and undefined lanes (>= 2) are the reductions' checks' to judge; a lane a tl.where
+        new &= _bcast(p, shape) < 2  # set (1) holds a real value, and a NaN made of it is one (helper-137: 0 / 0)
     finite = new & ~in_any  # lanes made from finite inputs only: the example shown, when there are some
     event = san.nonfinite_event(name, out, ins, new, _site_frame(), from_finite=bool(finite.any()),
                                 example=finite if finite.any() else None) if new.any() else None

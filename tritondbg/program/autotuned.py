@@ -69,11 +69,17 @@ def config_grids(launch) -> list[dict] | None:
 def _grid_for(grids: list[dict], fixed: list, ran: dict, captured: dict):
     """The grid callable of a replay: the capture's grid of whichever config the autotuner runs (matched on the
     config's kernel arguments: the launch options are not among the arguments a grid function is given).
-    ``ran["other"]``: whether that config's kernel arguments are not the captured config's."""
+    ``ran["other"]``: whether that config's kernel arguments are not the captured config's. A config's keyword
+    that is no kernel argument (AMD's ``waves_per_eu``, ``matrix_instr_nonkdim``, ``kpack``: compile options
+    Triton takes from a config's kwargs) is not in ``meta`` and not compared (helper-138: FBGEMM's fp8 configs
+    were "not recorded at capture")."""
     def grid(meta):
-        ran["other"] = any(plain(meta.get(k)) != v for k, v in captured.items() if k not in CONFIG_ATTRS)
+        def args_of(config: dict) -> dict:
+            return {k: v for k, v in config.items() if k not in CONFIG_ATTRS and k in meta}
+
+        ran["other"] = any(plain(meta.get(k)) != v for k, v in args_of(captured).items())
         for entry in grids:
-            if all(plain(meta.get(k)) == v for k, v in entry["config"].items() if k not in CONFIG_ATTRS):
+            if all(plain(meta.get(k)) == v for k, v in args_of(entry["config"]).items()):
                 ran["grid"] = tuple(entry["grid"])
                 return ran["grid"]
         if grids:

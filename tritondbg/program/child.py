@@ -337,10 +337,11 @@ def _hint_on_cuda_tensors() -> None:
     def hook(kind, value, tb):
         previous(kind, value, tb)
         cpu = sys.modules.get("tritondbg.program.cpu_device")
+        asks = sys.modules.get("tritondbg.program.cuda_asks")
         # an error a library's CPU branch may raise (DyT backward: UnboundLocalError: NUM_SMS), not its validation
         # of the program's input (ValueError) or a missing package (ImportError)
         branch = isinstance(value, Exception) and not isinstance(value, (ValueError, ImportError, OSError))
-        asked = cpu.library_asked(tb) if cpu is not None and branch else None
+        asked = asks.library_asked(tb) if asks is not None and branch else None
         in_torch_cuda = _ends_in_torch_cuda(tb)
         if _dynamo_traced_a_kernel(value):
             # (helper-112: modded-nanogpt's polar_express, @torch.compile(fullgraph=True) around its Triton kernels)
@@ -429,7 +430,8 @@ def _nothing_to_say() -> bool:
     if _state["started"] or _state["notes"]:
         return False
     moved = sys.modules.get("tritondbg.program.cpu_device")
-    if moved is not None and (moved.moved() or moved.asked()):
+    asks = sys.modules.get("tritondbg.program.cuda_asks")
+    if (moved is not None and moved.moved()) or (asks is not None and asks.asked()):
         return False
     return "torch._dynamo.utils" not in sys.modules
 
@@ -454,8 +456,9 @@ def _summary() -> dict:
     version_read = sys.modules.get("tritondbg.program.cuda_version")
     if version_read is not None and version_read.reads():  # where it read torch.version.cuda (None)
         data["cuda_version_read"] = version_read.reads()
-    if moved is not None and moved.asked():  # where it heard torch.cuda.is_available() answer False
-        data["cuda_asked"] = moved.asked()
+    asks = sys.modules.get("tritondbg.program.cuda_asks")
+    if asks is not None and asks.asked():  # where it heard torch.cuda.is_available() answer False
+        data["cuda_asked"] = asks.asked()
     standin = sys.modules.get("tritondbg.standin")
     if standin is not None and standin.refused():  # launches the --arch target's compiler refused: no program ran
         data["refused"] = standin.refused()

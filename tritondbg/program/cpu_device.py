@@ -103,6 +103,8 @@ def _on_cuda(t) -> bool:
 def _tag(value, on: bool = True) -> None:
     import torch
 
+    if torch.compiler.is_compiling():  # dynamo traces the mode: a setattr on a traced tensor breaks fullgraph=True
+        return                         # (helper-138: FBGEMM's compiled custom op returning a tuple)
     if isinstance(value, torch.Tensor):
         try:
             setattr(value, _TAG, on)
@@ -142,7 +144,24 @@ def _from_program(depth: int = 2) -> bool:
     codes = _state.get("handler_codes", ())
     while f is not None and (f.f_code in codes or f.f_code is WRAPPER_CODE):
         f = f.f_back
+    if f is not None and f.f_code in _wrapper_codes():  # triton.reinterpret(x): its TensorWrapper copies x.device
+        f = f.f_back                                     # for the program (helper-138: FBGEMM's "not supported
+        while f is not None and f.f_code in _wrapper_codes():  # on cpu" of a "cuda" tensor's fp8 view)
+            f = f.f_back
     return f is not None and not f.f_code.co_filename.startswith(_own_dirs())
+
+
+def _wrapper_codes() -> tuple:
+    """The code of Triton's ``TensorWrapper.__init__`` and ``reinterpret`` (once triton.runtime.jit is imported)."""
+    codes = _state.get("wrapper_codes")
+    if codes is None:
+        jit = sys.modules.get("triton.runtime.jit")
+        if jit is None or not hasattr(jit, "TensorWrapper"):
+            return ()
+        codes = _state["wrapper_codes"] = tuple(c for c in (jit.TensorWrapper.__init__.__code__,
+                                                            getattr(getattr(jit, "reinterpret", None), "__code__",
+                                                                    None)) if c is not None)
+    return codes
 
 
 def _any_on_cuda(args) -> bool:
@@ -349,7 +368,9 @@ def install() -> bool:
     reentry.add(mode, _mode_class(), before=_tag_gradients)
     reentry.cuda_kernels_on_cpu()
     _threads_enter(type(mode))
-    _record_availability_asks(torch)
+    from tritondbg.program import cuda_asks
+
+    cuda_asks.record(torch)
     from tritondbg.program import cuda_version
 
     cuda_version.install(torch)  # a library's check of torch.version.cuda (None) is told in the run's note
@@ -439,74 +460,6 @@ def serving(on: bool = True):
         yield
 
 
-_COMPILERS = tuple(os.sep + d + os.sep for d in ("_dynamo", "_inductor"))  # torch.compile's packages (asks of its own)
-
-
-def _record_availability_asks(torch) -> None:
-    """``torch.cuda.is_available()`` stays False; where a library first asked it is kept (file, line, function of
-    the first caller outside torch), for the hint on an error its CPU branch then raises (``library_asked``)."""
-    import importlib.util
-
-    original = torch.cuda.is_available
-    # torch's own asks are not a library's, nor Triton's driver asking for one (a library that calls
-    # ``driver.is_active()``: DeepSpeed turns its Triton ops off on it, helper-64); triton is not imported here
-    spec = importlib.util.find_spec("triton")  # (tritondbg's own frames neither: its torch.load, cpu_fallbacks.py)
-    skip = tuple(os.path.dirname(p) + os.sep for p in (torch.__file__, spec and spec.origin, os.path.dirname(__file__))
-                 if p)
-
-    def is_available(*args, **kwargs):
-        answer = original(*args, **kwargs)
-        asks = _state.setdefault("asks", [])
-        if not answer and len(asks) < 16:  # every site that asked (a test's skipif after a library's import)
-            f, compiling = sys._getframe(1), False
-            while f is not None and f.f_code.co_filename.startswith(skip):
-                compiling = compiling or any(d in f.f_code.co_filename for d in _COMPILERS)
-                f = f.f_back
-            if compiling:  # torch.compile's own ask, not the program's (helper-100: the note named the line that
-                return answer  # called a compiled function)
-            site = (f.f_code.co_filename, f.f_lineno, f.f_code.co_name) if f is not None else None
-            if site is not None and site not in asks:
-                asks.append(site)
-            if site is not None:  # the functions it was asked under (module bodies aside: an import is no call)
-                callers = _state.setdefault("ask_callers", {}).setdefault(site, set())
-                for _ in range(40):
-                    if f is None:
-                        break
-                    if f.f_code.co_name != "<module>":
-                        callers.add(f.f_code)
-                    f = f.f_back
-        return answer
-
-    is_available.__wrapped__ = original  # (tritondbg's own asks: no site recorded)
-    torch.cuda.is_available = is_available
-
-
-def library_asked(tb) -> tuple[str, int, str] | None:
-    """Where the program asked ``torch.cuda.is_available()`` (and heard False), when an error's traceback ``tb``
-    ends in the same installed package and runs through a function that was on the stack when it asked: that
-    package likely chose its CPU branch by the answer (Liger-Kernel's DyT backward has none: ``UnboundLocalError:
-    NUM_SMS``). An ask at import time (FlagGems' get_arch) explains no later error."""
-    from tritondbg.errors import raised_in
-
-    last = raised_in(tb)
-    package = _package(last) if last else None
-    failed = set()  # the functions the error went through: the answer matters to it only if one of them asked
-    while tb is not None:  # (FlagGems asks at import; its later errors were blamed on that answer)
-        failed.add(tb.tb_frame.f_code)
-        tb = tb.tb_next
-    callers = _state.get("ask_callers", {})
-    return next((a for a in _state.get("asks", ()) if package and _package(a[0]) == package
-                 and failed & callers.get(a, set())), None)
-
-
-def _package(file: str) -> str | None:
-    """The top-level package of an installed file (``liger_kernel`` of .../site-packages/liger_kernel/...)."""
-    from tritondbg.errors import installed_path
-
-    inside = installed_path(file)
-    return inside.split(os.sep, 1)[0] if inside else None
-
-
 def _own_warnings_point_at_the_caller(code) -> None:
     """torch's warnings name the innermost Python frame, which under the mode is its ``__torch_function__``
     (``float(loss)`` on a tensor that requires grad: "cpu_device.py:66: UserWarning: Converting a tensor..."):
@@ -539,15 +492,6 @@ def warnings_past(code) -> None:
     """A torch function mode's handler whose frames a warning skips to name the program's line."""
     _state.setdefault("handler_codes", set()).add(code)
     _state.setdefault("handler_files", set()).add(code.co_filename)
-
-
-def asked() -> str | None:
-    """file:line of the first caller outside torch that asked ``torch.cuda.is_available()`` (False), or None."""
-    from tritondbg.errors import not_users_file
-
-    asks = _state.get("asks") or []  # the program's own ask first (its skipif), else a library's
-    where = next((a for a in asks if not not_users_file(a[0])), asks[0] if asks else None)
-    return f"{where[0]}:{where[1]}" if where else None
 
 
 def serving_cuda() -> bool:

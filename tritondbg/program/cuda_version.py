@@ -32,11 +32,8 @@ class _Recording(types.ModuleType):
     def cuda(self):
         value = self.__dict__.get("cuda")
         if value is None and len(_state["reads"]) < 8:
-            f = sys._getframe(1)
-            while f is not None and (f.f_code.co_filename.startswith(_state["skip"])
-                                     or f.f_code.co_filename.startswith("<")):
-                f = f.f_back
-            if f is not None:
+            f = sys._getframe(1)  # the code that read it: torch's own reads (torch.compile's) are not the program's
+            if not f.f_code.co_filename.startswith(_state["skip"]) and not f.f_code.co_filename.startswith("<"):
                 site = f"{f.f_code.co_filename}:{f.f_lineno}"
                 if site not in _state["reads"]:
                     _state["reads"].append(site)
