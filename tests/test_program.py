@@ -585,6 +585,36 @@ def test_a_reinterpreted_view_of_a_cuda_tensor_is_on_cuda():
 
 
 @pytest.mark.interpreter
+def test_a_fullgraph_compile_over_a_custom_op_on_cuda_tensors_runs(tmp_path):
+    """helper-138 (FBGEMM's test_matmul_fp8_row_skip_scaling): torch.compile(fullgraph=True) over a custom op that
+    returns a tuple traced the stand-in's mode, whose setattr of its tag on a traced tensor is unsupported: the
+    program failed under tritondbg alone. torch.compile's own read of torch.version.cuda is no program's."""
+    _no_cuda()
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent("""
+        import torch
+
+        @torch.library.custom_op("tdbg_test::twice", mutates_args=())
+        def twice(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return x * 2, x.sum(-1)
+
+        @twice.register_fake
+        def _(x):
+            return torch.empty_like(x), x.new_empty(x.shape[:-1])
+
+        @torch.compile(fullgraph=True)
+        def f(x):
+            a, s = twice(x)
+            return a + s
+
+        print("out", f(torch.ones(4, device="cuda")).tolist())
+    """))
+    out = run(["interpret", "--", sys.executable, str(prog)], timeout=600)
+    assert "out [6.0, 6.0, 6.0, 6.0]" in out.stdout, out.stdout[-1000:] + out.stderr[-3000:]
+    assert "torch.version.cuda" not in out.stderr, out.stderr[-3000:]
+
+
+@pytest.mark.interpreter
 def test_a_read_of_torch_version_cuda_is_named_in_the_note():
     """helper-135: lmdeploy's is_bf16_supported reads torch.version.cuda, None on torch's CPU build, and its bf16
     tests skipped without a word though the interpreter runs bf16 kernels. The value stays None; the note names
