@@ -660,3 +660,31 @@ def test_undefined_lanes_times_zero_name_the_product_that_reaches_the_sum(tmp_pa
     line = {t: i for i, ln in enumerate(TWO_PRODUCTS.splitlines(), 1) for t in ("LOAD", "SUMMED") if f"# {t}" in ln}
     assert (f["kind"], f["line"], f["severity"]) == ("poison", line["LOAD"], "warning"), f
     assert f"multiplied by exact zeros (line {line['SUMMED']}: wdy = w * dy" in f["message"], f["message"]
+
+
+def test_two_loads_whose_undefined_lanes_meet_in_one_sum_are_both_told(tmp_path):
+    """helper-137 (flash-attn's layer-norm backward with weight1): `w * dy + w1 * dy1`, w and w1 loaded without
+    other=: a lane keeps one poison id, so the sum named the load of w1 alone, and the one of w came to light only
+    once that was fixed."""
+    prog = textwrap.dedent('''
+        import torch, triton, triton.language as tl
+
+        @triton.jit
+        def k(W, W1, DY, DY1, OUT, N, BLOCK: tl.constexpr):
+            cols = tl.arange(0, BLOCK)
+            mask = cols < N
+            w = tl.load(W + cols, mask=mask)  # FIRST
+            w1 = tl.load(W1 + cols, mask=mask)  # SECOND
+            dy = tl.load(DY + cols, mask=mask, other=0.0)
+            dy1 = tl.load(DY1 + cols, mask=mask, other=0.0)
+            tl.store(OUT, tl.sum(w * dy + w1 * dy1, axis=0))
+
+        t = [torch.randn(100) for _ in range(4)]
+        out = torch.empty(1)
+        k[(1,)](*t, out, 100, BLOCK=128)
+    ''')
+    (tmp_path / "prog.py").write_text(prog)
+    rep = _run(["interpret", "--", sys.executable, "prog.py"], cwd=tmp_path)
+    lines = {tag: next(i for i, ln in enumerate(prog.splitlines(), 1) if f"# {tag}" in ln) for tag in ("FIRST", "SECOND")}
+    for tag, line in lines.items():
+        assert f"poison in k at prog.py:{line} " in rep.stderr, (tag, rep.stderr[-3000:])

@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 from tritondbg.interp import (findings, frames, gpu_compile, guard, hooks, initcheck, nan_origin, nan_stores, oob,
-                              layouts, output_checks, races, shadow, shifts, undo, uninit_reads, unstored)
+                              layouts, output_checks, races, shadow, shadow_pads, shifts, undo, uninit_reads, unstored)
 from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
 from tritondbg.interp.shadow_values import _debug_raise
 from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
@@ -81,6 +81,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.outputs_nonfinite = 0                 # output elements NaN/Inf where the reference is finite
         self.poison_sites: dict[tuple, int] = {}
         self.poison_info: dict[int, dict] = {}
+        self.merged_sids: dict[int, set] = {}  # poison id -> ids whose lanes an op merged into it (shadow_pads.py)
         self.poison_used = False
         # what the program's lanes hold where the checked run put poison: None (the poison itself: a scenario),
         # "0" (program mode ran the launch again with the plain interpreter's filler and kept that run)
@@ -505,12 +506,13 @@ class Sanitizer(Instrument, hooks.Listener):
         today's code reads in the undefined lanes never wins (SageAttention's ``tl.max(tl.abs(x))``, where the
         -inf other= a max usually wants would become +inf; helper-94); the entry keeps whether that held each time."""
         ids = pad_values.astype(np.int64) - 2
-        for sid in np.unique(ids):
-            info = self.poison_info.get(int(sid))
+        lanes = shadow_pads.with_merged(self.merged_sids, {int(s): int((ids == s).sum()) for s in np.unique(ids)})
+        for sid, n in lanes.items():
+            info = self.poison_info.get(sid)
             if info is None:
                 continue
             e = self._poison_entry(info)
-            e["lanes"] += int((ids == sid).sum())
+            e["lanes"] += n
             if where not in e["reaches"]:
                 e["reaches"].append(where)
             if zero_ok is not None:

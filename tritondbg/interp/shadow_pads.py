@@ -24,6 +24,41 @@ def _elementwise_pad(out, ins, op=None) -> None:
         p = _max_pads(pads, shape)
     if p is not None:
         _set_pad(out, np.asarray(p, dtype=np.uint8))
+        if len(ins) >= 2:
+            _note_merged(pads, p, shape)
+
+
+def _note_merged(pads, p, shape) -> None:
+    """A lane holds one poison id: where an op meets the undefined lanes of two loads (``w * dy + w1 * dy1``), the
+    id it keeps stands for the other too (``san.merged_sids``), so a reduction they reach names both loads
+    (helper-137: flash-attn's layer-norm backward had two such loads and only one was told)."""
+    san = _sink["san"]
+    if san is None or not isinstance(p, np.ndarray):
+        return
+    kept = p >= 3
+    if not kept.any():
+        return
+    for q in pads:
+        q = _bcast(q, shape)
+        if q is None:
+            continue
+        lost = kept & (q >= 3) & (q != p)
+        if lost.any():
+            for a, b in set(zip(p[lost].tolist(), q[lost].tolist())):
+                san.merged_sids.setdefault(int(a) - 2, set()).add(int(b) - 2)
+
+
+def with_merged(merged: dict, lanes: dict) -> dict:
+    """``lanes`` (poison id -> lanes) with the ids merged into them (``_note_merged``), each given the lanes of
+    the id that kept it."""
+    lanes, todo = dict(lanes), list(lanes)
+    while todo:
+        kept = todo.pop()
+        for other in merged.get(kept, ()):
+            if other not in lanes:
+                lanes[other] = lanes[kept]
+                todo.append(other)
+    return lanes
 
 
 _VALUE_AWARE = (np.multiply, np.add, np.subtract, np.maximum, np.minimum, np.fmax, np.fmin, np.bitwise_and,
