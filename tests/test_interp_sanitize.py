@@ -417,7 +417,8 @@ def test_a_gemm_tiles_wrapped_columns_rounded_apart_by_the_dot_are_a_warning():
         assert hit["same_value"] is rounding and hit["rounding"] is rounding, (vals, hit)
     # helper-139 (kernl's fp32 linear layer, tanh after the dot): repeated columns 5-6 epsilons of 1.0 apart
     one = np.float32(1.0)
-    for vals, rounding in (([one, 2.0, one - np.float32(6 * 2.0 ** -23), 3.0], True), ([0.39, 2.0, 0.3902, 3.0], False)):
+    for vals, rounding in (([one, 2.0, one - np.float32(6 * 2.0 ** -23), 3.0], True),
+                           ([0.39, 2.0, 0.3902, 3.0], False)):
         bits = np.array(vals, dtype=np.float32).view(np.uint32).astype(np.uint64)
         hit = race_check.lane_collisions(addrs, bits, 4)
         assert hit["same_value"] is rounding and hit["rounding"] is rounding, (vals, hit)
