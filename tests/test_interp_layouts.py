@@ -92,6 +92,15 @@ def scale_bnhd_rt(q_ptr, o_ptr, stride_qb, stride_qh, H, D: tl.constexpr, N: tl.
     src = q_ptr + b * stride_qb + h * stride_qh + n[:, None] * (H * D) + d[None, :]
     tl.store(o_ptr + ((b * H + h) * N + n[:, None]) * D + d[None, :], tl.load(src) * 2.0)
 
+@triton.jit
+def rows_bias(x_ptr, b_ptr, y_ptr, stride_x, stride_y, n, HAS_BIAS: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)     # kernl's linear layer hands x as the bias placeholder when there is none
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride_x + cols, mask=cols < n, other=0.0)
+    if HAS_BIAS:
+        x += tl.load(b_ptr + cols, mask=cols < n, other=0.0)
+    tl.store(y_ptr + row * stride_y + cols, x, mask=cols < n)
+
 a = torch.randn(48, 40, device="cuda")
 x = a.t()                      # (40, 48), strides (1, 40)
 y = torch.empty(40, 48, device="cuda")
@@ -130,6 +139,9 @@ scale_shared[(2, 3)](q3, o3, *q3.stride(), N=16, D=8)
 print("shared", torch.equal(o3, q3 * 2))
 scale_bnhd_rt[(2, 4)](q, oq, q.stride(0), q.stride(1), 4, D=16, N=8)
 print("runtime", torch.equal(oq, q * 2))
+xc = x.contiguous()
+rows_bias[(40,)](xc, x, y, xc.stride(0), y.stride(0), 48, HAS_BIAS=False, BLOCK=64)
+print("bias", torch.equal(y, xc))
 ''')
 
 
@@ -144,12 +156,13 @@ def test_a_kernel_handed_a_transpose_without_one_of_its_strides_is_a_warning(tmp
     # the buggy kernels are wrong, the others right: what the warning must tell apart
     for tag, right in (("rows", False), ("strided", True), ("matvec", True), ("flat", True), ("mm", False),
                        ("generic", False), ("ld", True), ("bnhd", True), ("shared", True),
-                       ("runtime", True)):
+                       ("runtime", True), ("bias", True)):
         assert f"{tag} {right}" in p.stdout, p.stdout
     warn = {}
     for ln in p.stderr.splitlines():
         if ln.startswith("tritondbg: warning: layout in "):
             warn.setdefault(ln.split(" in ")[1].split(" at ")[0], []).append(ln)
+    # (rows_bias: the permuted placeholder it is handed is never read under HAS_BIAS=False: helper-139, kernl)
     assert set(warn) == {"softmax_rows", "matmul_nostride_bn", "rownorm"}, p.stderr[-3000:]
     (rows,) = warn["softmax_rows"]  # y is contiguous: only x is told
     assert f"softmax_rows at prog.py:{_line('BUGGY')}" in rows, rows

@@ -121,6 +121,7 @@ def entries(san, launch) -> None:
     if not strides:
         return
     built = None
+    san.layout_new = []
     bases = frozenset(_base(b.name) for b in launch.argmap().buffers)
     for buf in launch.argmap().buffers:
         if buf.numel < 2 or not buf.dense or kernel_stores.unused(fn, buf.name):
@@ -131,9 +132,26 @@ def entries(san, launch) -> None:
         if u is None:
             continue
         line = (kernel_line(fn, 1) or (None, 0))[1]
+        before = len(san.agg)
         e = san._entry("layout", (launch.file, line, launch.kernel), buf.name, "unhanded_stride", shape=list(buf.shape),
                        strides=list(buf.strides), **u)
         e["severity"], e["pid"], e["programs"] = "warning", [], set()
+        if len(san.agg) > before:
+            san.layout_new.append((e, buf.data_ptr))
+
+
+def drop_unread(san) -> None:
+    """At the launch's end: this launch's layout warnings on a tensor none of its pointers came from (helper-139:
+    kernl hands x as the bias placeholder under HAS_BIAS=False, named in the source, never read). Kept where an
+    access's pointer had no known argument (it might have been that tensor's)."""
+    new, san.layout_new = getattr(san, "layout_new", []), []
+    if None in getattr(san, "bases_read", {None}):
+        return
+    for e, base in new:
+        if base not in san.bases_read:
+            key = next((k for k, v in san.agg.items() if v is e), None)
+            if key is not None:
+                del san.agg[key]
 
 
 def message(e: dict) -> str:

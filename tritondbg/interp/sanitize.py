@@ -176,6 +176,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.pids, self.writes, self.write_count, self.atomics = [], [], 0, []
         self.abandoned = {}  # lock address -> (pid, site) of a program that ended holding it (memops.SpinWatch)
         unstored.unnamed_entries(self, launch)  # a tensor argument its code never names (a forgotten store?)
+        self.bases_read: set = set()  # the arguments the launch's pointers came from (layouts.drop_unread)
         try:
             layouts.entries(self, launch)  # a permuted tensor handed without the stride a kernel must apply
         except Exception:  # noqa: BLE001 - a warning's bookkeeping must never stop the user's launch
@@ -194,6 +195,7 @@ class Sanitizer(Instrument, hooks.Listener):
             self._program_ended()
             races.report(self, launch)
             gpu_compile.entries(self, launch, error)
+            layouts.drop_unread(self)
         finally:
             self.writes, self.atomics = [], []
             self.launch = None
@@ -241,6 +243,7 @@ class Sanitizer(Instrument, hooks.Listener):
         width = element_width(ptrs.get_element_ty())
         argmap = self.launch.argmap()
         base = shadow.base_of(ptrs)
+        self.bases_read.add(base)
         cands = argmap.by_base(base) if base is not None else []
         if not cands and base is not None and argmap.owner(np.array([base], np.uint64), 1)[0] < 0:
             # a pointer cast from a pointer-table entry: checked against the tensor that entry names
