@@ -302,3 +302,13 @@ def test_a_math_function_this_triton_moved_to_libdevice_says_where_it_is(tmp_pat
     assert p.returncode == 1, p.stderr[-3000:]
     assert "has no tl.math.round: its libdevice has it, `from triton.language.extra import libdevice`, then " \
         "libdevice.round(x)" in p.stderr, p.stderr[-3000:]
+
+
+def test_triton_2s_tl_libdevice_says_where_libdevice_is(tmp_path, cli_env):
+    """helper-139: kernl's activations call tl.libdevice.tanh (Triton 2.0): "module 'triton.language' has no
+    attribute 'libdevice'" and nothing more."""
+    (tmp_path / "prog.py").write_text(MATH_ROUND.replace("tl.math.round(", "tl.libdevice.tanh("))
+    p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr[-3000:]
+    assert "has no tl.libdevice (Triton 2.0's): `from triton.language.extra import libdevice`, then " \
+        "libdevice.NAME(x)" in p.stderr, p.stderr[-3000:]

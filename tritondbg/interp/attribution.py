@@ -107,4 +107,9 @@ def version_hint(detail: str) -> str:
             extra = " (round half away from zero; libdevice.rint rounds half to even)" if name == "round" else ""
             return (f"this Triton ({triton.__version__}) has no tl.math.{name}: its libdevice has it, "
                     f"`from triton.language.extra import libdevice`, then libdevice.{name}(x){extra}")
+    if "module 'triton.language' has no attribute 'libdevice'" in detail:  # (helper-139: kernl, from Triton 2.0)
+        import triton
+
+        return (f"this Triton ({triton.__version__}) has no tl.libdevice (Triton 2.0's): `from triton.language.extra "
+                "import libdevice`, then libdevice.NAME(x) (tanh, erf, rsqrt, pow, ...)")
     return ""
