@@ -312,3 +312,44 @@ def test_triton_2s_tl_libdevice_says_where_libdevice_is(tmp_path, cli_env):
     assert p.returncode == 1, p.stderr[-3000:]
     assert "has no tl.libdevice (Triton 2.0's): `from triton.language.extra import libdevice`, then " \
         "libdevice.NAME(x)" in p.stderr, p.stderr[-3000:]
+
+
+ACTIVATIONS = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def act_tanh(x):
+    y = x * 2
+
+
+@triton.jit
+def act_relu(x):
+    return tl.maximum(x, 0)
+
+
+@triton.jit
+def k(x_ptr, o_ptr, ACT: tl.constexpr, B: tl.constexpr):
+    offs = tl.arange(0, B)
+    acc = tl.load(x_ptr + offs)
+    if ACT == "tanh":
+        acc = act_tanh(acc)  # USE
+    if ACT == "relu":
+        acc = act_relu(acc)
+    tl.store(o_ptr + offs, acc)
+
+
+x = torch.randn(16, device="cuda")
+k[(1,)](x, torch.empty_like(x), ACT="tanh", B=16)
+'''
+
+
+def test_a_none_assigned_before_constexpr_branches_heads_the_finding_at_its_call(tmp_path, cli_env):
+    """helper-139 (kernl's linear layer: `if ACTIVATION == "tanh": acc = tanh(acc)`, then the same for relu, then
+    the store): the headline named the store's line, since the last assignment of acc before it (relu's, in a
+    branch the constexpr skipped) returns a value."""
+    (tmp_path / "prog.py").write_text(ACTIVATIONS)
+    p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr[-3000:]
+    assert f"kernel_error in k at prog.py:{_line(ACTIVATIONS, 'USE')} " in p.stderr, p.stderr[-3000:]
+    assert "act_tanh (prog.py:6) returns nothing" in p.stderr, p.stderr[-3000:]

@@ -201,13 +201,19 @@ def call_line(file: str, line: int, name: str, globs: dict) -> int | None:
     if failing is None:
         return None
     stmts = [n for n in ast.walk(fdef) if isinstance(n, ast.stmt) and n is not fdef]
+    in_if = {id(n) for s in stmts if isinstance(s, ast.If) for n in ast.walk(s) if n is not s}
     blamed = set()
     for var in _reads(failing):
-        last = max((s for s in stmts if var in _assigned(s) and (s.end_lineno or s.lineno) < failing.lineno),
-                   key=lambda s: s.lineno, default=None)
-        if last is not None and isinstance(last, (ast.Assign, ast.AnnAssign)) and isinstance(last.value, ast.Call) \
-                and last.value.lineno in bad:
-            blamed.add(last.value.lineno)
+        before = sorted((s for s in stmts if var in _assigned(s) and (s.end_lineno or s.lineno) < failing.lineno),
+                        key=lambda s: s.lineno)
+        calls = [s for s in before if isinstance(s, (ast.Assign, ast.AnnAssign)) and isinstance(s.value, ast.Call)
+                 and s.value.lineno in bad]
+        if before and calls and before[-1] is calls[-1]:
+            blamed.add(calls[-1].value.lineno)
+        elif len(calls) == 1 and all(id(s) in in_if for s in before[before.index(calls[0]) + 1:]):
+            # assigned again since only under ifs (kernl's `if ACTIVATION == "relu": acc = relu(acc)` after
+            # `if ACTIVATION == "tanh": acc = tanh(acc)`, a constexpr choosing one): helper-139
+            blamed.add(calls[0].value.lineno)
     return blamed.pop() if len(blamed) == 1 else None
 
 
