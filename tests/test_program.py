@@ -615,6 +615,17 @@ def test_a_fullgraph_compile_over_a_custom_op_on_cuda_tensors_runs(tmp_path):
 
 
 @pytest.mark.interpreter
+def test_an_ops_autograd_cuda_kernel_serves_the_cpu_too():
+    """helper-138 (FBGEMM's sll ops register CUDA and AutogradCUDA kernels): the CUDA kernel was copied to the CPU
+    key, the AutogradCUDA one not, and torch warned "an autograd kernel was not registered to the Autograd key(s)
+    ... may lead to silently incorrect behavior", which a GPU never shows."""
+    _no_cuda()
+    out = run(["interpret", "--", sys.executable, str(DATA / "autograd_cuda_op.py")])
+    assert out.returncode == 1 and "grad [2.0, 2.0, 2.0, 2.0] warned False" in out.stdout, \
+        out.stdout[-1000:] + out.stderr[-2000:]  # (exit 1: the program launches no Triton kernel)
+
+
+@pytest.mark.interpreter
 def test_a_read_of_torch_version_cuda_is_named_in_the_note():
     """helper-135: lmdeploy's is_bf16_supported reads torch.version.cuda, None on torch's CPU build, and its bf16
     tests skipped without a word though the interpreter runs bf16 kernels. The value stays None; the note names

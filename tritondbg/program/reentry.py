@@ -105,14 +105,20 @@ def _patch_library() -> None:
         if ours:
             fn = _with_modes(fn)
             if dispatch_key == "CPU":  # the program's own CPU kernel takes the place of tritondbg's copy, whose
-                _drop_cpu_copy(self, op_name)  # library is destroyed first (no "overriding" warning, no refusal)
+                _drop_cpu_copy(self, op_name, "CPU")  # library is destroyed first (no "overriding" warning)
+        elif dispatch_key == "AutogradCPU":
+            _drop_cpu_copy(self, op_name, dispatch_key)
         result = original(self, op_name, fn, dispatch_key, *args, **kwargs)
-        if ours and dispatch_key == "CUDA" and _state["cuda_as_cpu"] and not kwargs.get("with_keyset") and \
-                not _has_cpu_kernel(self, op_name):
-            try:  # (the program's "cuda" tensors are CPU tensors: the CUDA kernel is theirs), in a library of
-                copy = torch.library.Library(self.ns, "IMPL")  # tritondbg's own, destroyed when the program
-                original(copy, op_name, fn, "CPU", *args, **kwargs)  # registers a CPU kernel of its own
-                _CPU_COPIES[_qualname(self, op_name)] = copy
+        # the CUDA kernel, and an AutogradCUDA one (FBGEMM's sll ops: without it torch warned "an autograd kernel
+        # was not registered", helper-138), serve the CPU too: the program's "cuda" tensors are CPU tensors
+        cpu_key = {"CUDA": "CPU", "AutogradCUDA": "AutogradCPU"}.get(dispatch_key)
+        if cpu_key and (ours or dispatch_key == "AutogradCUDA") and callable(fn) and _state["cuda_as_cpu"] and \
+                not kwargs.get("with_keyset") and getattr(self, "ns", None) not in _TORCH_NAMESPACES and \
+                not _has_cpu_kernel(self, op_name, cpu_key):
+            try:  # in a library of tritondbg's own, destroyed when the program registers a CPU kernel of its own
+                copy = torch.library.Library(self.ns, "IMPL")
+                original(copy, op_name, fn, cpu_key, *args, **kwargs)
+                _CPU_COPIES[(_qualname(self, op_name), cpu_key)] = copy
             except Exception:  # noqa: BLE001 - torch refused: the op stays CUDA-only, as without tritondbg
                 pass
         return result
@@ -121,7 +127,7 @@ def _patch_library() -> None:
     lib.impl = impl
 
 
-_CPU_COPIES: dict = {}  # op qualname -> the library holding tritondbg's CPU copy of its CUDA kernel
+_CPU_COPIES: dict = {}  # (op qualname, CPU key) -> the library holding tritondbg's CPU copy of its CUDA kernel
 
 
 def _qualname(lib, op_name) -> str:
@@ -129,8 +135,8 @@ def _qualname(lib, op_name) -> str:
     return (name if "::" in name else f"{lib.ns}::{name}").split(".")[0]
 
 
-def _drop_cpu_copy(lib, op_name) -> None:
-    copy = _CPU_COPIES.pop(_qualname(lib, op_name), None)
+def _drop_cpu_copy(lib, op_name, key: str) -> None:
+    copy = _CPU_COPIES.pop((_qualname(lib, op_name), key), None)
     if copy is not None:
         try:
             copy._destroy()
@@ -138,10 +144,10 @@ def _drop_cpu_copy(lib, op_name) -> None:
             pass
 
 
-def _has_cpu_kernel(lib, op_name) -> bool:
+def _has_cpu_kernel(lib, op_name, key: str = "CPU") -> bool:
     import torch
 
     try:
-        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(_qualname(lib, op_name), "CPU"))
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(_qualname(lib, op_name), key))
     except Exception:  # noqa: BLE001 - no such op yet, or another torch: none known
         return False
