@@ -4,6 +4,12 @@
 # were last run there in session 34, before session 55 took three prefill configs off the list), gemm (M = 64 and
 # 127, the squares and GELU rows, bf16 and fp16: the gemm misses), tests (the GPU test files of what changed since
 # session 56: profile / program / autotune streams, one worker: no timing under load).
+# What ran (device tool; every start failed from 06:10 to 07:37, then the 08:08 call got an NVIDIA H100 80GB HBM3, torch
+# 2.11.0+cu130, Triton 3.6.0):
+#   `bash tests/bench/runs/s60_gpu.sh prefill decode` (262 s): s60_sweep_prefill.* (10 rows 1.52-1.96x SDPA flash,
+#     median 1.78x, wrong 0; cuDNN 0.97-1.00x), s60_sweep_decode.* (16 rows 0.99-1.11x SDPA default, median 1.00x,
+#     worst B1 H32/8 KV32768 0.99x, wrong 0): session 58's H100 figures again on this session's code.
+#   Not run (385 s of device time left): fp8, gemm, tests.
 set -u
 OUT=${OUT:-/tmp/s60}; mkdir -p "$OUT"
 SITE=/tmp/s60_site
