@@ -105,7 +105,6 @@ def hints(file: str, line: int, name: str, globs: dict) -> list[str]:
     that returns nothing; the call on ``line`` first. With none there, the same in the jit functions it calls (two
     levels down): a None that a helper passes on inside what it returns (helper-62: triton_kernels' topk, whose
     ``key_to_indx`` lost its ``return`` inside ``streaming_topk``'s tuple) fails in the kernel all the same."""
-
     fdef = _function_at(file, name, line)
     if fdef is None:
         return []

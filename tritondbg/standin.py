@@ -484,9 +484,9 @@ def _refused(fn, exc: Exception) -> Exception:
     """``exc`` as the kernel's error, counted for the run's note (``refused``): a launch the target refused ran no
     program, and the run said "no Triton launch" with the reason only in a traceback through this file."""
     name = getattr(getattr(fn, "fn", fn), "__name__", "?")
-    count, _ = _state.setdefault("refused", {}).get(name, (0, ""))
-    message = exc.args[0] if exc.args else str(exc)
-    _state["refused"][name] = (count + 1, str(message))
+    message = str(exc.args[0] if exc.args else exc)
+    count, first = _state.setdefault("refused", {}).get(name, (0, message))
+    _state["refused"][name] = (count + 1, first)
     return (TargetKeyError if isinstance(exc, KeyError) else TargetValueError)(message)
 
 

@@ -121,7 +121,6 @@ def entries(san, launch) -> None:
     if not strides:
         return
     built = None
-    san.layout_new = []
     bases = frozenset(_base(b.name) for b in launch.argmap().buffers)
     for buf in launch.argmap().buffers:
         if buf.numel < 2 or not buf.dense or kernel_stores.unused(fn, buf.name):
@@ -144,8 +143,8 @@ def drop_unread(san) -> None:
     """At the launch's end: this launch's layout warnings on a tensor none of its pointers came from (helper-139:
     kernl hands x as the bias placeholder under HAS_BIAS=False, named in the source, never read). Kept where an
     access's pointer had no known argument (it might have been that tensor's)."""
-    new, san.layout_new = getattr(san, "layout_new", []), []
-    if None in getattr(san, "bases_read", {None}):
+    new, san.layout_new = san.layout_new, []
+    if None in san.bases_read:
         return
     for e, base in new:
         if base not in san.bases_read:

@@ -176,7 +176,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.pids, self.writes, self.write_count, self.atomics = [], [], 0, []
         self.abandoned = {}  # lock address -> (pid, site) of a program that ended holding it (memops.SpinWatch)
         unstored.unnamed_entries(self, launch)  # a tensor argument its code never names (a forgotten store?)
-        self.bases_read: set = set()  # the arguments the launch's pointers came from (layouts.drop_unread)
+        self.bases_read, self.layout_new = set(), []  # pointers' arguments, new layout warnings (drop_unread)
         try:
             layouts.entries(self, launch)  # a permuted tensor handed without the stride a kernel must apply
         except Exception:  # noqa: BLE001 - a warning's bookkeeping must never stop the user's launch

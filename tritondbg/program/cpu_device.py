@@ -144,10 +144,9 @@ def _from_program(depth: int = 2) -> bool:
     codes = _state.get("handler_codes", ())
     while f is not None and (f.f_code in codes or f.f_code is WRAPPER_CODE):
         f = f.f_back
-    if f is not None and f.f_code in _wrapper_codes():  # triton.reinterpret(x): its TensorWrapper copies x.device
-        f = f.f_back                                     # for the program (helper-138: FBGEMM's "not supported
-        while f is not None and f.f_code in _wrapper_codes():  # on cpu" of a "cuda" tensor's fp8 view)
-            f = f.f_back
+    # triton.reinterpret(x): its TensorWrapper copies x.device for the program (helper-138: FBGEMM's "not supported
+    while f is not None and f.f_code in _wrapper_codes():  # on cpu" of a "cuda" tensor's fp8 view)
+        f = f.f_back
     return f is not None and not f.f_code.co_filename.startswith(_own_dirs())
 
 

@@ -276,7 +276,8 @@ def _err_notes(summaries) -> None:
     refused: dict = {}
     for s in summaries:
         for name, (count, why) in (s.get("refused") or {}).items():
-            refused[name] = (refused.get(name, (0, why))[0] + count, why)
+            before, first = refused.get(name, (0, why))
+            refused[name] = (before + count, first)
     for name, (count, why) in sorted(refused.items()):
         _err(f"  note: {count} launch(es) of {name} refused by the target's compiler, so no program of them ran: "
              f"{why.splitlines()[0][:300]}")

@@ -100,8 +100,9 @@ def _patch_library() -> None:
 
     @functools.wraps(original)
     def impl(self, op_name, fn=None, dispatch_key="", *args, **kwargs):
-        ours = getattr(self, "ns", None) not in _TORCH_NAMESPACES and callable(fn) and \
-            not getattr(fn, "_tdbg_mode", False) and dispatch_key in _RUN_KEYS
+        programs = getattr(self, "ns", None) not in _TORCH_NAMESPACES and callable(fn) and \
+            not getattr(fn, "_tdbg_mode", False)  # a kernel of the program's own namespaces
+        ours = programs and dispatch_key in _RUN_KEYS
         if ours:
             fn = _with_modes(fn)
             if dispatch_key == "CPU":  # the program's own CPU kernel takes the place of tritondbg's copy, whose
@@ -112,8 +113,7 @@ def _patch_library() -> None:
         # the CUDA kernel, and an AutogradCUDA one (FBGEMM's sll ops: without it torch warned "an autograd kernel
         # was not registered", helper-138), serve the CPU too: the program's "cuda" tensors are CPU tensors
         cpu_key = {"CUDA": "CPU", "AutogradCUDA": "AutogradCPU"}.get(dispatch_key)
-        if cpu_key and (ours or dispatch_key == "AutogradCUDA") and callable(fn) and _state["cuda_as_cpu"] and \
-                not kwargs.get("with_keyset") and getattr(self, "ns", None) not in _TORCH_NAMESPACES and \
+        if cpu_key and programs and _state["cuda_as_cpu"] and not kwargs.get("with_keyset") and \
                 not _has_cpu_kernel(self, op_name, cpu_key):
             try:  # in a library of tritondbg's own, destroyed when the program registers a CPU kernel of its own
                 copy = torch.library.Library(self.ns, "IMPL")
