@@ -255,6 +255,33 @@ def test_capture_records_its_own_options_and_the_stand_ins_arch(tmp_path, cli_en
     assert json.loads((tmp_path / "cap" / "data" / "twice_0.json").read_text())["arch"] == "sm_100"
 
 
+def test_a_kernel_reached_through_dot_dot_on_sys_path_is_recorded_by_its_plain_path(tmp_path, cli_env):
+    """A program that put ``scripts/../fa`` on sys.path had its kernel recorded as ``.../scripts/../fa/kern.py`` in
+    captures.json and the reproducer's header (helper-137), where findings said ``fa/kern.py``."""
+    (tmp_path / "fa").mkdir()
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "fa" / "kern.py").write_text(textwrap.dedent('''
+        import triton, triton.language as tl
+
+        @triton.jit
+        def twice(x_ptr, BLOCK: tl.constexpr):
+            o = tl.arange(0, BLOCK)
+            tl.store(x_ptr + o, tl.load(x_ptr + o) * 2)
+    '''))
+    (tmp_path / "scripts" / "run.py").write_text(textwrap.dedent('''
+        import os, sys, torch
+        sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fa"))
+        from kern import twice
+        twice[(1,)](torch.randn(16), BLOCK=16)
+    '''))
+    r = run_cli(["capture", "--out", "cap", "--", sys.executable, "scripts/run.py"], cli_env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "cap" / "captures.json").read_text())
+    files = [c["kernel_file"] for c in doc["captures"]]
+    assert files == [str(tmp_path / "fa" / "kern.py")], files
+    assert "/../" not in (tmp_path / "cap" / "twice_0.py").read_text()
+
+
 def test_an_interrupt_outside_kernel_code_claims_no_program_id(capsys):
     """helper-48: Ctrl-C while a launch's arguments were being set up said "interrupted in gemm_splitK_INT_kernel,
     pid (17, 7, 0)": the interpreter's program id was still the previous launch's last one (its grid was 18x8,

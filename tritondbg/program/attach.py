@@ -275,9 +275,19 @@ def _make_launch(fn, args, kwargs, grid, interpreted: bool) -> Launch:
                 extra["by_name"] = [k for k in params if k not in given]
                 break
     return Launch(fn=fn, name=display_name(inner), qualname=getattr(inner, "__qualname__", "?"),
-                  module=getattr(inner, "__module__", "?"), file=code.co_filename if code else "?",
+                  module=getattr(inner, "__module__", "?"), file=_tidy_path(code.co_filename) if code else "?",
                   line=code.co_firstlineno if code else 0, args=dict(bound.arguments), options=options,
                   grid=grid, config=config, configs=configs, interpreted=interpreted, stack=user_stack(), extra=extra)
+
+
+def _tidy_path(file: str) -> str:
+    """A kernel's file with ``..`` folded away where that names the same file (a program that put
+    ``scripts/../fa`` on sys.path: helper-137 read ``scripts/../fa/...`` in captures.json beside ``fa/...``)."""
+    tidy = os.path.normpath(file)
+    try:
+        return tidy if tidy == file or os.path.samefile(tidy, file) else file
+    except OSError:  # <string>, a file gone since: as Python named it
+        return file
 
 
 def observe(key: int, fn, make_launch: Callable[[], "Launch | None"], launch: Callable[[], Any]) -> Any:
