@@ -399,6 +399,7 @@ def test_specialisations_the_check_did_not_judge_are_said_in_program_and_scenari
     assert p.returncode == 0, p.stderr[-3000:]
     said = "the GPU compile check gave no verdict on 3 specialisation(s) of scale: whether the compiler takes them"
     assert said in p.stderr, p.stderr[-3000:]
+    assert "(scale's first: past the check's 64 specialisations a kernel; " in p.stderr, p.stderr[-3000:]  # helper-138
     assert json.loads((tmp_path / "f.json").read_text())["compile_unjudged"] == {"scale": 3}
     (tmp_path / "cases.py").write_text(textwrap.dedent('''
         import torch
@@ -411,9 +412,30 @@ def test_specialisations_the_check_did_not_judge_are_said_in_program_and_scenari
     '''))
     p = run_cli(["interpret", "cases.py"], cli_env, cwd=tmp_path)
     assert p.returncode == 0 and f"note: {said}" in p.stderr, (p.stdout[-2000:], p.stderr[-3000:])
+    assert "scale's first: past the check's 64" in p.stderr, p.stderr[-3000:]
     p = run_cli(["interpret", "cases.py", "--json"], cli_env, cwd=tmp_path)
     assert json.loads(p.stdout)["extra"]["compile_unjudged"] == {"scale": 3}, p.stdout[-2000:]
     few = MANY.replace("range(67)", "range(3)")
     (tmp_path / "many.py").write_text(few)
     p = run_cli(["interpret", "--", sys.executable, "many.py"], cli_env, cwd=tmp_path)
     assert p.returncode == 0 and "no verdict" not in p.stderr, p.stderr[-3000:]
+
+
+def test_the_no_verdict_note_says_why(tmp_path, cli_env):
+    """helper-138: FBGEMM's ROCm configs (waves_per_eu in a config's kwargs) checked for sm_90 gave "no verdict"
+    with no reason but under TRITONDBG_DEBUG; the note names the first one."""
+    (tmp_path / "wpe.py").write_text(textwrap.dedent('''
+        import torch, triton, triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 64, "waves_per_eu": 2})], key=["n"])
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr):
+            o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(x_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
+
+        k[lambda m: (triton.cdiv(100, m["BLOCK"]),)](torch.randn(100, device="cuda"), 100)
+    '''))
+    p = run_cli(["interpret", "--", sys.executable, "wpe.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr[-3000:]
+    notes = [ln for ln in p.stderr.splitlines() if "gave no verdict" in ln]
+    assert len(notes) == 1 and "(k's first: KeyError: " in notes[0] and "waves_per_eu" in notes[0], p.stderr[-3000:]

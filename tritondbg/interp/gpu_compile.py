@@ -42,6 +42,7 @@ _pending: dict = {"verdict": None}
 lock = threading.RLock()
 tally: dict = {"accepted": 0, "refused": 0, "no verdict": 0}   # per process, per specialisation checked
 unchecked: dict = {}         # kernel name -> specialisations the check could not judge (no verdict, past the cap)
+reasons: dict = {}           # kernel name -> why the first of them got no verdict (helper-138: the note said nothing)
 
 
 class _Accepted(Exception):
@@ -71,7 +72,7 @@ def check(fn, args: tuple, kwargs: dict, arch) -> None:
                     print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} stops after "
                           f"{_MAX_PER_KERNEL} specialisations", file=sys.stderr)
                     _counts[id(fn)] += 1
-                _not_judged(fn, key)
+                _not_judged(fn, key, f"past the check's {_MAX_PER_KERNEL} specialisations a kernel")
                 return
             _counts[id(fn)] = _counts.get(id(fn), 0) + 1
             _keep[id(fn)] = fn
@@ -79,17 +80,19 @@ def check(fn, args: tuple, kwargs: dict, arch) -> None:
                 before = tally["no verdict"]
                 _verdicts[key] = _verdict(fn, args, kwargs, arch)
             if tally["no verdict"] != before:
-                _not_judged(fn, key)
+                _not_judged(fn, key, _pending.pop("why", None))
         _pending["verdict"] = _verdicts[key]
     except Exception as exc:  # noqa: BLE001 - a check that cannot run is no finding, and never stops the program
-        _not_judged(fn, None)
+        _not_judged(fn, None, f"the check did not run: {_last_line(exc)}")
         if os.environ.get("TRITONDBG_DEBUG"):
             print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} did not run: "
                   f"{type(exc).__name__}: {exc}", file=sys.stderr)
 
 
-def _not_judged(fn, key) -> None:
+def _not_judged(fn, key, why: str | None) -> None:
     """A launch whose compile the check did not judge: for ``note`` (a check that did not run is never a pass)."""
+    if why:
+        reasons.setdefault(getattr(fn, "__name__", "?"), why)
     seen = unchecked.setdefault(getattr(fn, "__name__", "?"), set())
     if len(seen) < 4096:
         seen.add(key if key is not None else "the check did not run")  # (once: no specialisation to count by)
@@ -100,17 +103,25 @@ def counts() -> dict:
     return {name: len(keys) for name, keys in unchecked.items()}
 
 
-def note(counted: dict | None = None) -> str | None:
+def note(counted: dict | None = None, why: dict | None = None) -> str | None:
     """The run's line on the kernels whose compile the check did not judge (``counted``: ``counts()`` over a
-    program's processes, else this process's), or None."""
+    program's processes, else this process's; ``why``: their first reasons, else this process's), or None."""
     counted = counts() if counted is None else counted
+    why = reasons if why is None else why
     if not counted:
         return None
     names = sorted(counted)
     n = sum(counted.values())
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    first = next((f"{name}'s first: {why[name]}" for name in names if why.get(name)), None)
     return (f"the GPU compile check gave no verdict on {n} specialisation(s) of {shown}: whether the compiler takes "
-            f"them was not checked (TRITONDBG_DEBUG=1 says why; `tritondbg ir` compiles a kernel)")
+            f"them was not checked ({first + '; ' if first else ''}TRITONDBG_DEBUG=1 says why for each; "
+            "`tritondbg ir` compiles a kernel)")
+
+
+def _last_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[-1][:200] if text else ''}".rstrip(": ")
 
 
 def entries(san, launch, error) -> None:
@@ -371,17 +382,22 @@ def _verdict(fn, args: tuple, kwargs: dict, arch) -> dict | None:
         verdict = _refusal(fn, jit, exc, target)
         outcome = "refused" if verdict is not None else outcome
         _debug(fn, outcome, exc)
+        if verdict is None:
+            _pending["why"] = _last_line(exc)
+    except _Unreachable as exc:
+        _debug(fn, outcome, exc)
+        _pending["why"] = f"it calls {exc}, which the check's compile could not reach"
     except Exception as exc:  # noqa: BLE001 - the binder or the backend: the interpreter's run says what goes wrong
         _debug(fn, outcome, exc)
+        _pending["why"] = _last_line(exc)
     tally[outcome] += 1
     return verdict
 
 
 def _debug(fn, outcome: str, exc: BaseException) -> None:
     if os.environ.get("TRITONDBG_DEBUG") and outcome != "refused":
-        text = str(exc).strip().splitlines()
-        print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} gave no verdict: "
-              f"{type(exc).__name__}: {text[-1] if text else ''}", file=sys.stderr)
+        print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} gave no verdict: {_last_line(exc)}",
+              file=sys.stderr)
 
 
 def _assigns(py, name: str) -> bool:

@@ -466,6 +466,7 @@ def _summary() -> dict:
     checked = sys.modules.get("tritondbg.interp.gpu_compile")  # (imported by the first interpreted launch)
     if checked is not None and checked.unchecked:
         data["compile_unjudged"] = checked.counts()
+        data["compile_unjudged_why"] = dict(checked.reasons)
     for obs in _state["observers"]:
         summary = getattr(obs, "summary", None)
         if summary is not None:

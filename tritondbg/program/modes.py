@@ -285,7 +285,11 @@ def _err_notes(summaries) -> None:
     if unjudged:                                               # verdict: a check that did not run is no pass
         from tritondbg.interp import gpu_compile
 
-        _err(f"  note: {gpu_compile.note(unjudged)}")
+        why: dict = {}
+        for s in summaries:
+            for name, reason in (s.get("compile_unjudged_why") or {}).items():
+                why.setdefault(name, reason)
+        _err(f"  note: {gpu_compile.note(unjudged, why)}")
 
 
 def _err_pinned(pinned: dict) -> None:
