@@ -353,3 +353,14 @@ def test_a_none_assigned_before_constexpr_branches_heads_the_finding_at_its_call
     assert p.returncode == 1, p.stderr[-3000:]
     assert f"kernel_error in k at prog.py:{_line(ACTIVATIONS, 'USE')} " in p.stderr, p.stderr[-3000:]
     assert "act_tanh (prog.py:6) returns nothing" in p.stderr, p.stderr[-3000:]
+
+
+def test_an_import_of_triton_ops_says_it_is_gone(tmp_path, cli_env):
+    """helper-139: kernl's `from triton.ops.matmul_perf_model import ...` (gone since Triton 3.0) was a plain
+    ModuleNotFoundError with no word on why; the program's traceback stays, one line follows it."""
+    (tmp_path / "prog.py").write_text("import torch\nfrom triton.ops.matmul_perf_model import early_config_prune\n")
+    p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr[-3000:]
+    assert "ModuleNotFoundError: No module named 'triton.ops'" in p.stderr, p.stderr[-3000:]
+    hint = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: this Triton")]
+    assert len(hint) == 1 and "has no triton.ops" in hint[0] and "removed in Triton 3.0" in hint[0], p.stderr[-3000:]

@@ -112,4 +112,10 @@ def version_hint(detail: str) -> str:
 
         return (f"this Triton ({triton.__version__}) has no tl.libdevice (Triton 2.0's): `from triton.language.extra "
                 "import libdevice`, then libdevice.NAME(x) (tanh, erf, rsqrt, pow, ...)")
+    if re.search(r"No module named 'triton\.ops\b", detail):  # (helper-139: kernl's triton.ops.matmul_perf_model)
+        import triton
+
+        return (f"this Triton ({triton.__version__}) has no triton.ops (matmul, matmul_perf_model, blocksparse: "
+                "removed in Triton 3.0): run the program with Triton 2.x, or copy the module it needs from Triton "
+                "2.3's triton/ops into the program")
     return ""

@@ -326,6 +326,13 @@ def _dynamo_traced_a_kernel(value) -> bool:
     return "triton_kernel_wrap" in text
 
 
+def _version_hint(value) -> str:
+    """What to do when this Triton lacks what the program imports (triton.ops, gone since Triton 3.0)."""
+    from tritondbg.interp.attribution import version_hint
+
+    return version_hint(str(value))
+
+
 def _hint_on_cuda_tensors() -> None:
     """An uncaught error from torch about CUDA (``torch.randn(..., device="cuda")`` on a machine without one)
     ends with one tritondbg line saying what to do: the program's own traceback is left as it is. Once."""
@@ -349,6 +356,8 @@ def _hint_on_cuda_tensors() -> None:
                   "InterpretedFunction, which torch.compile cannot trace (plain TRITON_INTERPRET=1 fails too). Rerun "
                   "with TORCHDYNAMO_DISABLE=1: the compiled functions then run eagerly, their Triton kernels checked "
                   "by tritondbg (torch.compile's own generated kernels are not made then)", file=sys.stderr)
+        elif isinstance(value, (ImportError, AttributeError)) and _version_hint(value):
+            print(f"tritondbg: {_version_hint(value)}", file=sys.stderr)
         elif asked is not None:
             from tritondbg.interp.frames import site_name
 
