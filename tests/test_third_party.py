@@ -99,6 +99,24 @@ def test_standin_answers_host_code_as_the_chosen_gpu():
     assert triton.runtime.driver.active.get_current_target().arch == 90
 
 
+def test_a_driver_utils_name_the_stand_in_lacks_says_whether_the_gpus_driver_has_it():
+    """helper-138: FBGEMM's TMA path called driver.active.utils.fill_1d_tma_descriptor and read "'types.SimpleNamespace'
+    object has no attribute ..." with the stand-in's frame; now an AttributeError (so hasattr answers False) that
+    says whether this Triton's own CUDA driver has the name, without tritondbg's frame."""
+    from triton.runtime import driver
+
+    from tritondbg.program import tracebacks
+
+    utils = driver.active.utils
+    assert not hasattr(utils, "fill_1d_tma_descriptor")
+    with pytest.raises(AttributeError) as gone:
+        utils.fill_1d_tma_descriptor(0, 64, 32, 4, 0)
+    assert "'fill_1d_tma_descriptor'" in str(gone.value) and "driver has none either" in str(gone.value)
+    assert type(gone.value).__name__ == "AttributeError" and not tracebacks._raised_by_us(gone.value)
+    with pytest.raises(AttributeError, match="this Triton's CUDA driver has it, the CPU stand-in"):
+        utils.load_binary
+
+
 def test_standin_warmup_returns_a_launchable_kernel_with_resource_figures():
     import torch
 

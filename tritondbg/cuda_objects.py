@@ -19,6 +19,8 @@ import math
 import sys
 import types
 
+from tritondbg.errors import KernelError
+
 _state: dict = {"noted": False, "memory_noted": False}
 _NOTE = ("tritondbg: torch.cuda.Event.elapsed_time returns NaN under the interpreter (the kernels run on the CPU: "
          "its timing says nothing of a GPU); time them with `tritondbg profile` or the program on a GPU")
@@ -196,3 +198,51 @@ def _host_available(default: int) -> int:
     except (OSError, ValueError, IndexError):
         pass
     return default
+
+
+class DriverUtils:
+    """``triton.runtime.driver.active.utils`` under the stand-in: the device's properties and capability; any
+    other name (a host TMA descriptor's ``fill_1d_tma_descriptor``, a module loader) is an AttributeError that
+    says whether this Triton's own GPU driver has it (helper-138: FBGEMM's TMA path read "'types.SimpleNamespace'
+    object has no attribute 'fill_1d_tma_descriptor'", a name Triton 3.9's CUDA driver does not have either)."""
+
+    def __init__(self, properties, capability, backend: str):
+        self.get_device_properties, self.get_device_capability = properties, capability
+        self._backend = backend
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        import triton
+
+        gpu = "HIP" if self._backend == "hip" else "CUDA"
+        if _gpu_driver_has(self._backend, name):
+            why = (f"this Triton's {gpu} driver has it, the CPU stand-in of the interpreter does not: a host-side "
+                   "GPU call; run that part on a GPU")
+        else:
+            why = (f"Triton {triton.__version__}'s {gpu} driver has none either: a GPU run fails the same way"
+                   + (" (host TMA descriptors: triton.tools.tensor_descriptor.TensorDescriptor)" if "tma" in name
+                      else ""))
+        raise DriverAttributeError(f"Triton's driver utils have no attribute {name!r}: {why}")
+
+
+class DriverAttributeError(KernelError, AttributeError):
+    """The driver's missing name, told without tritondbg's frames (as a GPU's AttributeError)."""
+
+
+DriverAttributeError.__module__ = "builtins"
+DriverAttributeError.__name__ = DriverAttributeError.__qualname__ = "AttributeError"
+
+
+def _gpu_driver_has(backend: str, name: str) -> bool:
+    """Whether Triton's own driver for ``backend`` sets ``utils.NAME`` (read from its source: building it needs
+    the GPU's libraries)."""
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec(f"triton.backends.{'amd' if backend == 'hip' else 'nvidia'}.driver")
+    try:
+        with open(spec.origin, encoding="utf-8") as fh:
+            return re.search(rf"self\.{re.escape(name)}\s*=", fh.read()) is not None
+    except (AttributeError, OSError, TypeError):
+        return False

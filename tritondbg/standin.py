@@ -208,8 +208,8 @@ class StandinDriver(TargetDriver):
         super().__init__(arch.gpu_target())
         self.arch = arch
         self.backend = arch.backend
-        self.utils = types.SimpleNamespace(get_device_properties=lambda device=0: driver_properties(arch),
-                                           get_device_capability=lambda device=0: capability(arch))
+        self.utils = cuda_objects.DriverUtils(lambda device=0: driver_properties(arch),
+                                              lambda device=0: capability(arch), arch.backend)
 
     def get_current_device(self):
         return 0

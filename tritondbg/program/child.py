@@ -371,7 +371,7 @@ def _hint_on_cuda_tensors() -> None:
                   "tensors are CPU tensors that say cuda:0 to its code, so code on its CUDA path reaches ops only "
                   "torch's CUDA build has; run that part compiled on a GPU", file=sys.stderr)
         elif cpu is not None and cpu.moved() and isinstance(value, Exception) \
-                and "cuda" in str(value).lower().replace(cpu._TAG, "") \
+                and "cuda" in str(value).lower().replace(cpu._TAG, "") and "driver utils have" not in str(value) \
                 and not in_torch_cuda and not any(text in str(value) for text in _NO_CUDA):  # (not our tag's name)
             # a library's own check of the tensors' device (fla: "Only support CUDA/NPU/XPU tensors")
             print("tritondbg: the error above names CUDA: under the interpreter every tensor is on the CPU; those the "
