@@ -133,3 +133,18 @@ def test_a_scenario_with_nothing_to_compare_runs_the_launch_and_is_no_pass(tmp_p
     scenario = dataclasses.replace(scenario, launch=empty)
     r = runner.run_case(scenario, scenario.cases[0], "float32", device="cpu", seed=0)
     assert r.status == "error" and r.message.startswith("nothing to compare: it was cut short"), r.message
+
+
+def test_a_long_gate_is_named_while_it_runs(tmp_path):
+    """helper-139 waited 327 s on one all-configs gate (98 configs) with no line between two items' lines: each
+    minute (here each second) one line names the items still running, with their times."""
+    target = _write(tmp_path, "import time; time.sleep(3.5)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}
+    env["TRITONDBG_CHECK_BEAT"] = "1"
+    out = subprocess.run([sys.executable, "-m", "tritondbg", "check", target, "--gates", "correctness"],
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    beats = [ln for ln in out.stderr.splitlines() if ln.startswith("  still running: cases::kernel::correctness (")]
+    assert len(beats) >= 2, out.stderr
+    done = [i for i, ln in enumerate(out.stderr.splitlines()) if "cases::kernel::correctness: passed" in ln]
+    assert done and out.stderr.splitlines().index(beats[-1]) < done[0], out.stderr

@@ -14,6 +14,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,8 +183,9 @@ def _distinct_labels(items: list[Item]) -> list[Item]:
 
 class _Watch:
     """pytest plugin in the controller: progress (a bar on a terminal, else one line per finished item on
-    stderr, so a run cut short still shows what it got through) and what went wrong outside the gates
-    (a worker that died and its exit status, an internal error)."""
+    stderr, so a run cut short still shows what it got through, and each minute one line naming the
+    items still running past it: helper-139 waited 327 s on one all-configs gate with no line) and what went
+    wrong outside the gates (a worker that died and its exit status, an internal error)."""
 
     def __init__(self, total: int, show: bool, lines: bool = False, items: list[Item] = ()):
         from tritondbg.pytest_plugin import item_key
@@ -198,10 +200,29 @@ class _Watch:
         self.collect_error: str = ""             # a worker could not import a scenario file: why
         self.interrupted = False                 # SIGINT / SIGTERM seen: later worker deaths are the shutdown
         self.started: dict[str, float] = {}      # nodeid -> when a worker began it (a crashed item's time)
+        self.running: dict[str, float] = {}      # the same, for the items not reported yet (the heartbeat's)
+        self.stopped = threading.Event()
+        self.beat = float(os.environ.get("TRITONDBG_CHECK_BEAT") or 60)  # (seconds: 60, or as the tests ask)
         self.crash_seconds: dict[str, float] = {}
 
     def pytest_runtest_logstart(self, nodeid, location):
         self.started[nodeid] = time.monotonic()
+        self.running[nodeid] = self.started[nodeid]
+
+    def _item(self, nodeid: str) -> str:
+        from tritondbg.pytest_plugin import node_keys
+
+        return next((self.names[k] for k in node_keys(nodeid) if k in self.names), nodeid)
+
+    def _beat(self) -> None:
+        """Every ``beat`` seconds while the session runs: the items running longer than that, with their times."""
+        while not self.stopped.wait(self.beat):
+            now = time.monotonic()
+            long = [(now - t, n) for n, t in list(self.running.items()) if now - t >= self.beat]
+            if long:
+                said = ", ".join(f"{self._item(n)} ({took:.0f} s)" for took, n in sorted(long, reverse=True)[:4])
+                print(f"  still running: {said}{f' and {len(long) - 4} more' if len(long) > 4 else ''}",
+                      file=sys.stderr, flush=True)
 
     def pytest_sessionstart(self, session):
         if self.show:
@@ -211,6 +232,8 @@ class _Watch:
                                 TextColumn("{task.description}"), transient=True)
             self.bar.start()
             self.task = self.bar.add_task("", total=self.total)
+        elif self.lines:
+            threading.Thread(target=self._beat, name="tritondbg-check-beat", daemon=True).start()
 
     def pytest_testnodedown(self, node, error):
         popen = getattr(getattr(getattr(node, "gateway", None), "_io", None), "popen", None)
@@ -236,9 +259,8 @@ class _Watch:
         elif not (report.when == "call" or (report.when == "setup" and report.outcome != "passed")):
             return
         self.done += 1
-        from tritondbg.pytest_plugin import node_keys
-
-        item = next((self.names[k] for k in node_keys(report.nodeid) if k in self.names), report.nodeid)
+        self.running.pop(report.nodeid, None)
+        item = self._item(report.nodeid)
         if self.bar is not None:
             self.bar.update(self.task, advance=1, description=item)
         elif self.lines:
@@ -249,6 +271,7 @@ class _Watch:
                   flush=True)
 
     def pytest_sessionfinish(self, session):
+        self.stopped.set()
         if self.bar is not None:
             self.bar.stop()
             self.bar = None
