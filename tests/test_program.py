@@ -628,14 +628,20 @@ def test_an_ops_autograd_cuda_kernel_serves_the_cpu_too():
 @pytest.mark.interpreter
 def test_a_read_of_torch_version_cuda_is_named_in_the_note():
     """helper-135: lmdeploy's is_bf16_supported reads torch.version.cuda, None on torch's CPU build, and its bf16
-    tests skipped without a word though the interpreter runs bf16 kernels. The value stays None; the note names
-    the line that read it."""
+    tests skipped without a word though the interpreter runs bf16 kernels; ColossalAI's tests failed at import on
+    version.parse(None) (helper-142). The program reads a CUDA version (None under --arch gfx942, as ROCm's torch
+    says); the note names the line that read it."""
     _no_cuda()
     prog = DATA / "cuda_version_check.py"
     out = run(["interpret", "--", sys.executable, str(prog)])
-    assert out.returncode == 0 and "dtype torch.float16 2.0" in out.stdout, out.stderr[-2000:]
+    assert out.returncode == 0 and "dtype torch.bfloat16 2.0" in out.stdout and "parsed True" in out.stdout, \
+        out.stdout[-1000:] + out.stderr[-2000:]
     line = next(i for i, ln in enumerate(prog.read_text().splitlines(), 1) if "# READS" in ln)
-    assert f"the program read torch.version.cuda at {os.path.relpath(prog)}:{line} and got None" in out.stderr, \
+    assert f"the program read torch.version.cuda at {os.path.relpath(prog)}:{line} (and 1 more place(s)): the " \
+        "stand-in answered '12.8'" in out.stderr, out.stderr[-2000:]
+    out = run(["interpret", "--arch", "gfx942", "--", sys.executable, str(prog)])
+    assert out.returncode == 1 and "InvalidVersion: Invalid version: None" in out.stderr \
+        and "read torch.version.cuda" not in out.stderr, \
         out.stderr[-2000:]
 
 
