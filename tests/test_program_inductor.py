@@ -201,3 +201,26 @@ def test_torch_compile_around_a_users_kernel_says_how_to_run_it_eagerly(tmp_path
     p = run(["interpret", "--", "python", str(tmp_path / "prog.py")], env={"TORCHDYNAMO_DISABLE": "1"})
     assert p.returncode == 0 and "max err 0.0" in p.stdout, p.stderr[-3000:]
     assert "tritondbg interpret: 1 launch(es), 0 finding(s)" in p.stderr, p.stderr[-3000:]
+
+
+SYMFLOAT = '''
+import torch
+
+@torch.compile(fullgraph=True, dynamic=True, backend="eager")
+def softcapping(logits, softcap: float):
+    return torch.tanh(logits / softcap) * softcap
+
+x = torch.randn(10, device="cuda")
+print("ran", softcapping(x, 20.0).shape, softcapping(x, 30.0).shape)
+'''
+
+
+def test_a_compiled_function_given_a_float_under_dynamic_shapes_is_traced(tmp_path):
+    """helper-140: Cut Cross-Entropy's softcapping, torch.compile(dynamic=True) given a Python float, failed under
+    tritondbg: dynamo traced the CPU stand-in's mode, whose device checks asked hasattr of the float's SymFloat
+    ("Unsupported hasattr call ... SymNodeVariable, _tdbg_on_cuda"); they look at tensors only now."""
+    (tmp_path / "prog.py").write_text(SYMFLOAT)
+    p = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert "ran torch.Size([10]) torch.Size([10])" in p.stdout, p.stderr[-3000:]
+    assert "Unsupported" not in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]

@@ -97,7 +97,9 @@ def _target(device) -> str | None:
 
 
 def _on_cuda(t) -> bool:
-    return getattr(t, _TAG, False)  # (not t.__dict__: torch.compile traces this mode, and dynamo has no __dict__)
+    # (not t.__dict__: torch.compile traces this mode, and dynamo has no __dict__; tensors only: dynamo refuses a
+    # hasattr on the SymFloat of a float argument under dynamic=True, helper-140: Cut Cross-Entropy's softcapping)
+    return isinstance(t, sys.modules["torch"].Tensor) and getattr(t, _TAG, False)
 
 
 def _tag(value, on: bool = True) -> None:
@@ -176,7 +178,7 @@ def _any_on_cuda(args) -> bool:
 def _on_host(t) -> bool:
     """A tensor the program has on the host by its own doing (made on "cpu" or with no device, moved there), not
     one whose place is unknown (made in C++: Inductor's buffers, the autograd engine's)."""
-    return getattr(t, _TAG, None) is False
+    return isinstance(t, sys.modules["torch"].Tensor) and getattr(t, _TAG, None) is False
 
 
 def host_arguments(args: dict) -> tuple[list, list]:
