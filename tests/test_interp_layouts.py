@@ -142,6 +142,23 @@ print("runtime", torch.equal(oq, q * 2))
 xc = x.contiguous()
 rows_bias[(40,)](xc, x, y, xc.stride(0), y.stride(0), 48, HAS_BIAS=False, BLOCK=64)
 print("bias", torch.equal(y, xc))
+
+
+@triton.jit
+def grad_twin(C, dC, Valids, V, D, stride_cv, stride_cd, stride_vb, BV: tl.constexpr, BD: tl.constexpr):
+    v = tl.arange(0, BV)[:, None]
+    d = tl.arange(0, BD)[None, :]
+    m = (v < V) & (d < D)
+    x = tl.load(C + v * stride_cv + d * stride_cd, mask=m, other=0.0)
+    x += tl.load(Valids + stride_vb * 0) * 0.0
+    tl.store(dC + v * stride_cv + d * stride_cd, 2 * x, mask=m)
+
+
+c = torch.randn(100, 13, device="cuda").t()  # helper-140 (Cut Cross-Entropy): dC = zeros_like(c), c's strides
+dc = torch.zeros_like(c)
+valids = torch.arange(5, device="cuda", dtype=torch.int32)
+grad_twin[(1,)](c, dc, valids, c.size(0), c.size(1), c.stride(0), c.stride(1), valids.stride(0), BV=16, BD=128)
+print("twin", torch.equal(dc, 2 * c))
 ''')
 
 
@@ -156,7 +173,7 @@ def test_a_kernel_handed_a_transpose_without_one_of_its_strides_is_a_warning(tmp
     # the buggy kernels are wrong, the others right: what the warning must tell apart
     for tag, right in (("rows", False), ("strided", True), ("matvec", True), ("flat", True), ("mm", False),
                        ("generic", False), ("ld", True), ("bnhd", True), ("shared", True),
-                       ("runtime", True), ("bias", True)):
+                       ("runtime", True), ("bias", True), ("twin", True)):
         assert f"{tag} {right}" in p.stdout, p.stdout
     warn = {}
     for ln in p.stderr.splitlines():

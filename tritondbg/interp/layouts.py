@@ -65,18 +65,20 @@ def _related(name: str, tensor: str, bases: frozenset = frozenset()) -> bool:
     return not any(t.startswith(b) for t in toks for b in bases)
 
 
-def unhanded(buf, strides: dict[str, int], built: frozenset = frozenset(), bases: frozenset = frozenset()) -> dict | None:
+def unhanded(buf, strides: dict[str, int], built: frozenset = frozenset(), bases: frozenset = frozenset(),
+             twins: tuple = ()) -> dict | None:
     """For a dense, non-contiguous view ``buf`` (memory.Buffer): its first dimension whose stride is neither 1 nor a
     contiguous tensor's there, that no stride argument equals (``strides``: name -> value, those the kernel names;
-    only those that speak of ``buf`` where there are any) and that ``built`` (what the kernel's constexprs make)
-    does not hold; None otherwise."""
+    only those that speak of ``buf``, or of ``twins``, the launch's tensors of its shape and strides, where there are
+    any: helper-140, Cut Cross-Entropy addresses dC = zeros_like(c) with c's strides) and that ``built`` (what the
+    kernel's constexprs make) does not hold; None otherwise."""
     if not buf.dense or any(s < 0 for s in buf.strides):
         return None
     dims = [d for d, n in enumerate(buf.shape) if n > 1]
     if len(dims) < 2:
         return None
     want = _contiguous_strides([buf.shape[d] for d in dims])
-    pool = {k: v for k, v in strides.items() if _related(k, buf.name, bases)} or strides
+    pool = {k: v for k, v in strides.items() if any(_related(k, n, bases) for n in (buf.name, *twins))} or strides
     handed = {d: [k for k, v in pool.items() if v == buf.strides[d]] for d in dims}
     for d, w in zip(dims, want):
         if buf.strides[d] not in (1, w) and not handed[d] and buf.strides[d] not in built:
@@ -127,7 +129,9 @@ def entries(san, launch) -> None:
             continue
         if built is None:
             built = _built(fn, launch.args)
-        u = unhanded(buf, strides, built, bases)
+        twins = tuple(b.name for b in launch.argmap().buffers
+                      if b is not buf and tuple(b.shape) == tuple(buf.shape) and tuple(b.strides) == tuple(buf.strides))
+        u = unhanded(buf, strides, built, bases, twins)
         if u is None:
             continue
         line = (kernel_line(fn, 1) or (None, 0))[1]
