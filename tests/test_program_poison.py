@@ -688,3 +688,67 @@ def test_two_loads_whose_undefined_lanes_meet_in_one_sum_are_both_told(tmp_path)
     lines = {tag: next(i for i, ln in enumerate(prog.splitlines(), 1) if f"# {tag}" in ln) for tag in ("FIRST", "SECOND")}
     for tag, line in lines.items():
         assert f"poison in k at prog.py:{line} " in rep.stderr, (tag, rep.stderr[-3000:])
+
+
+CAUSAL_CASES = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def attn_kernel(Q, K, V, O, L, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    om = pid * BM + tl.arange(0, BM)
+    on = tl.arange(0, BN)
+    od = tl.arange(0, D)
+    q = tl.load(Q + om[:, None] * D + od[None, :], mask=om[:, None] < L, other=0.0)
+    m_i = tl.zeros([BM], tl.float32) - float("inf")
+    l_i = tl.zeros([BM], tl.float32)
+    acc = tl.zeros([BM, D], tl.float32)
+    for start in range(0, (pid + 1) * BM, BN):
+        kn = start + on
+        k = tl.load(K + kn[None, :] * D + od[:, None], mask=kn[None, :] < L)  # LOAD K
+        s = tl.dot(q, k)
+        s += tl.where(om[:, None] >= kn[None, :], 0, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp(s - m_ij[:, None])
+        scale = tl.exp(m_i - m_ij)
+        l_i = l_i * scale + tl.sum(p, 1)
+        v = tl.load(V + kn[:, None] * D + od[None, :], mask=kn[:, None] < L, other=0.0)
+        acc = acc * scale[:, None] + tl.dot(p, v)
+        m_i = m_ij
+    tl.store(O + om[:, None] * D + od[None, :], acc / l_i[:, None], mask=om[:, None] < L)
+
+
+def make(case, dtype, device, generator):
+    return {n: torch.randn(40, 16, generator=generator) for n in "qkv"}
+
+
+def launch(q, k, v):
+    o = torch.empty_like(q)
+    attn_kernel[(2,)](q, k, v, o, 40, D=16, BM=32, BN=32)
+    return o
+
+
+def ref(q, k, v):
+    causal = torch.ones(40, 40).triu(1).bool()
+    return torch.softmax((q @ k.T).masked_fill(causal, float("-inf")), -1) @ v
+
+
+SCENARIO = Scenario(name="causal", launch=launch, reference=ref, make_inputs=make, kernels=[attn_kernel],
+                    cases=[Case("odd", dtypes=("float32",), atol=1e-2, rtol=1e-2)])
+'''
+
+
+def test_poison_made_nan_by_the_row_max_is_one_poison_finding_not_masked_reductions_too(tmp_path):
+    """helper-142: ColossalAI's causal attention loads its key block without padding (a block pointer's
+    boundary_check, no padding_option): the poison finding was right, but the NaN the row max spread into the
+    causal mask's -inf lanes was also told as two masked_reduction errors (the tl.sum of p, the tl.dot of p and v)
+    blaming "a masked load's other=" the kernel does not have."""
+    (tmp_path / "cases.py").write_text(CAUSAL_CASES)
+    line = next(i for i, ln in enumerate(CAUSAL_CASES.splitlines(), 1) if ln.rstrip().endswith("# LOAD K"))
+    target = str(tmp_path / "cases.py")
+    rec = runner.run(target, mode="interpret", instruments=instruments.build(target))
+    got = sorted((f["kind"], f["line"]) for r in rec.results for f in r.findings)
+    assert got == [("poison", line)], [(f["kind"], f["line"], f["message"][:200]) for r in rec.results
+                                       for f in r.findings]

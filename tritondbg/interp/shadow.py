@@ -280,9 +280,10 @@ def _selects(x: np.ndarray, p: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _from_uninit(h, san, shape) -> np.ndarray | None:
-    """Lanes whose NaN was computed from memory nothing wrote (initcheck's mark, or a load's uninit poison id):
-    padding that holds such a NaN is no masked_reduction (Liger's cross entropy, given NaN from a band a buggy
-    kernel upstream left unwritten, took 9 findings in a correct kernel); the uninit finding names the cause."""
+    """Lanes whose NaN was computed from memory nothing wrote (initcheck's mark, or a load's uninit poison id) or
+    from a masked load's undefined lanes (its poison id): padding that holds such a NaN is no masked_reduction
+    (Liger's cross entropy, given NaN from a band a buggy kernel upstream left unwritten, took 9 findings in a
+    correct kernel); the uninit or poison finding names the cause."""
     from tritondbg.interp.initcheck import UNINIT_ID
     from tritondbg.interp.poison import handle_kind, payload_ids
 
@@ -290,7 +291,8 @@ def _from_uninit(h, san, shape) -> np.ndarray | None:
     if kind is None or san is None:
         return None
     ids = payload_ids(np.ascontiguousarray(h.data), kind)
-    hit = (ids == UNINIT_ID) | np.isin(ids, list(san.uninit_sids)) if san.uninit_sids else ids == UNINIT_ID
+    told = san.uninit_sids | set(san.poison_info)
+    hit = (ids == UNINIT_ID) | np.isin(ids, list(told)) if told else ids == UNINIT_ID
     return np.broadcast_to(hit, shape) if hit.any() else None
 
 
@@ -476,6 +478,19 @@ def _dot_times_zero(a, b):
     return new[0], new[1]
 
 
+def _untold(bad, a, b, san):
+    """check_dot's lanes less the defined padding whose NaN a poison or uninit finding already tells (its payload's
+    id: helper-142, ColossalAI's attention, a block-pointer load without padding_option, its poison made NaN by the
+    row max in the causal mask's -inf lanes, was also two masked_reduction errors blaming an other= it has not)."""
+    def_a, def_b, und_a, und_b, pa, pb = bad
+    skip_a, skip_b = _from_uninit(a, san, def_a.shape), _from_uninit(b, san, def_b.shape)
+    def_a = def_a if skip_a is None else def_a & ~skip_a
+    def_b = def_b if skip_b is None else def_b & ~skip_b
+    if not (def_a.any() or def_b.any() or und_a.any() or und_b.any()):
+        return None
+    return def_a, def_b, und_a, und_b, pa, pb
+
+
 def _wrap_dot(orig):
     def create_dot(self, a, b, d, *args, **kwargs):
         try:
@@ -491,6 +506,8 @@ def _wrap_dot(orig):
                 if fa is not None and fb is not None:
                     out_pad, bad = check_dot(fa, fb, pa, pb)
                     san = _sink["san"]
+                    if bad is not None and san is not None:
+                        bad = _untold(bad, a, b, san)
                     if bad is not None and san is not None:
                         san.dot_event(bad, _site_frame(), (fa, fb))
                     p = np.where(out_pad, 2, 0).astype(np.uint8)
