@@ -1017,6 +1017,40 @@ s = Scenario(name="absmax", make_inputs=lambda case, dtype, device, generator: d
     assert "float('-inf') for the max it enters" not in f["message"], f
 
 
+def test_a_max_over_a_few_real_lanes_does_not_claim_they_are_never_negative(tmp_path):
+    """helper-142: ColossalAI's softmax with other=-inf dropped, on a 1x1 input: its one real lane happened to be >= 0,
+    and the advice said other=0.0 keeps the result "after an abs, a square or an exp", where the exp(0 - max) of the
+    padding then entered the sum (the program's own check failed by 0.24). Under 8 real lanes nothing is claimed."""
+    path = tmp_path / "smx.py"
+    path.write_text('''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def softmax_rows(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + cols, mask=cols < n)
+    e = tl.exp(x - tl.max(x, 0))
+    tl.store(y_ptr + cols, e / tl.sum(e, 0), mask=cols < n)
+
+
+def launch(x):
+    y = torch.empty_like(x)
+    softmax_rows[(1,)](x, y, x.numel(), BLOCK=2)
+    return y
+
+
+s = Scenario(name="one", make_inputs=lambda case, dtype, device, generator: dict(x=torch.tensor([0.5]).to(device)),
+             launch=launch, reference=lambda x: torch.softmax(x, -1), kernels=[softmax_rows],
+             cases=[Case("tiny", params={}, dtypes=("float32",))])
+''')
+    (r,) = run(str(path)).results
+    (f,) = [f for f in r.findings if f["kind"] == "poison"]
+    assert "the real lanes the max reduces are all >= 0" not in f["message"], f
+    assert "float('-inf') for the max it enters" in f["message"], f
+
+
 def test_undefined_lanes_that_enter_a_sum_and_then_a_max_get_the_advice_of_zero_for_the_sum(tmp_path):
     """helper-106: lmdeploy's rms_norm_quant loads x without other=, sums its squares, then takes
     ``tl.max(tl.abs(out))``; the sum's NaN reached every lane of the max, so whether its real lanes are >= 0 could

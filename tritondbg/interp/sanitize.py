@@ -479,8 +479,8 @@ class Sanitizer(Instrument, hooks.Listener):
             if kind in ("max", "argmax", "min", "argmin"):  # would the 0 today's code reads there ever win?
                 with np.errstate(invalid="ignore"):
                     real = x[(p == 0) & ~np.isnan(x)]
-                    # (None: no real lane left to tell, every one NaN already, a sum of the poison before it)
-                    zero_ok = bool((real >= 0).all() if "max" in kind else (real <= 0).all()) if real.size else None
+                    # (None: under 8 real lanes to tell by, helper-142's 1x1 softmax; every one NaN already)
+                    zero_ok = bool((real >= 0).all() if "max" in kind else (real <= 0).all()) if real.size >= 8 else None
             self._poison_reached(p[undefined_bad], f"tl.{kind} at line {site[1]}", zero_ok)
 
     def dot_event(self, bad, frame, operands=None) -> None:
