@@ -364,3 +364,53 @@ def test_an_import_of_triton_ops_says_it_is_gone(tmp_path, cli_env):
     assert "ModuleNotFoundError: No module named 'triton.ops'" in p.stderr, p.stderr[-3000:]
     hint = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: this Triton")]
     assert len(hint) == 1 and "has no triton.ops" in hint[0] and "removed in Triton 3.0" in hint[0], p.stderr[-3000:]
+
+
+FILTERED = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def _is_filtered(x_ptr, start, BLOCK: tl.constexpr):
+    v = tl.load(x_ptr + start + tl.arange(0, BLOCK))
+    tl.max(tl.abs(v), 0) < 1e-3  # DROPPED
+
+
+@triton.jit
+def _double(x):
+    return x * 2
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if _is_filtered(x_ptr, pid * BLOCK, BLOCK):  # USED
+        return
+    o = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + o, _double(tl.load(x_ptr + o)))
+
+
+x = torch.randn(64, device="cuda")
+x[:16] = 1e-5
+out = torch.full_like(x, -1.0)
+scale[(4,)](x, out, BLOCK=16)
+print("filtered block written:", bool((out[:16] != -1).all()))
+'''
+
+
+def test_a_helper_without_return_whose_none_fails_no_op_is_still_an_error(tmp_path, cli_env):
+    """helper-140: Cut Cross-Entropy's `if _block_is_filtered(...): return` with the helper's `return` dropped ran
+    with no finding (None is false: the branch is never taken, gradient filtering silently off, on the GPU too).
+    The launch's uses of a jit function that returns nothing are a no_return error at the call's line."""
+    (tmp_path / "prog.py").write_text(FILTERED)
+    lines = {tag: i for i, ln in enumerate(FILTERED.splitlines(), 1) for tag in ("DROPPED", "USED") if f"# {tag}" in ln}
+    p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1 and "filtered block written: True" in p.stdout, p.stdout + p.stderr[-3000:]
+    told = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: no_return in scale at ")]
+    assert len(told) == 1 and f"prog.py:{lines['USED']}:" in told[0], p.stderr[-3000:]
+    assert f"the @triton.jit function _is_filtered (prog.py:{lines['DROPPED'] - 2}) returns nothing" in told[0], told
+    fixed = FILTERED.replace("    tl.max(tl.abs(v), 0) < 1e-3  # DROPPED", "    return tl.max(tl.abs(v), 0) < 1e-3")
+    (tmp_path / "prog.py").write_text(fixed)
+    p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0 and "filtered block written: False" in p.stdout, p.stdout + p.stderr[-3000:]
+    assert "no_return" not in p.stderr, p.stderr[-3000:]

@@ -321,3 +321,43 @@ def _frame_globals(exc: BaseException, file: str, func: str) -> dict | None:
         if frame.f_code.co_name == func and frame.f_code.co_filename == file:
             globs = frame.f_globals
     return globs
+
+
+_found: dict = {}  # id(python function) -> its no-return calls [(file, line, sentence)], read once per kernel
+
+
+def entries(san, launch, error) -> None:
+    """After a launch that ran without error: an error entry of ``san`` for each call, in the kernel or the jit
+    functions it calls (two levels down), that uses the value of a jit function returning nothing. Where the None
+    fails an op the kernel_error says it (``hint``); where it does not (helper-140: Cut Cross-Entropy's
+    ``if _block_is_filtered(...): return`` with the helper's ``return`` dropped: None is false, the branch never
+    taken, gradient filtering silently off; the GPU compiler takes it too) nothing else would."""
+    fn = getattr(launch, "fn", None)
+    fn = fn if inspect.isfunction(fn) else getattr(fn, "fn", None)
+    if error is not None or not inspect.isfunction(fn):
+        return
+    if id(fn) not in _found:
+        try:
+            _found[id(fn)] = _static_calls(fn)
+        except Exception:  # noqa: BLE001 - a static check that cannot read the source finds nothing
+            _found[id(fn)] = []
+    for file, line, sentence in _found[id(fn)]:
+        e = san._entry("no_return", (file, line, launch.kernel), None, "call", text=sentence)
+        e["pid"], e["programs"] = [], set()
+
+
+def _static_calls(fn) -> list[tuple]:
+    where = _definition(fn)
+    if where is None:
+        return []
+    found, todo, seen = [], [(where[0], where[1], fn.__globals__, 0)], {id(fn)}
+    while todo:
+        fdef, file, globs, depth = todo.pop(0)
+        found += [(file, line, sentence) for _, line, sentence in _no_return_calls(fdef, file, globs, -1)]
+        for call in ast.walk(fdef):
+            callee = _python_function(_resolve(call.func, globs)) if isinstance(call, ast.Call) else None
+            sub = _definition(callee) if callee is not None and id(callee) not in seen else None
+            if sub is not None and depth + 1 <= 2:
+                seen.add(id(callee))
+                todo.append((sub[0], sub[1], callee.__globals__, depth + 1))
+    return found

@@ -79,7 +79,7 @@ def _values(e: dict) -> str:
 
 def _message(e: dict) -> str:
     kind, n_prog = e["kind"], len(e["programs"])
-    if kind == "compile":  # gpu_compile.py: the GPU compiler's refusal, said whole
+    if kind in ("compile", "no_return"):  # gpu_compile.py: the GPU compiler's refusal; missing_return.py
         return e["text"]
     progs = f"{n_prog} program{'s' if n_prog != 1 else ''}"
     if kind == "outside_view":

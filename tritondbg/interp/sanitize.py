@@ -27,12 +27,12 @@ import numpy as np
 
 from tritondbg.interp import (findings, frames, gpu_compile, guard, hooks, initcheck, nan_origin, nan_stores, oob,
                               layouts, output_checks, races, shadow, shadow_pads, shifts, undo, uninit_reads, unstored)
-from tritondbg.interp.memops import HeldLocks, SpinWatch, _active
+from tritondbg.interp.memops import HeldLocks, SpinWatch, _active, install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.shadow_values import _debug_raise
-from tritondbg.interp.memops import install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array  # noqa: F401 (API)
 from tritondbg.interp.values import element_width
 from tritondbg.runner import Instrument
+from tritondbg import missing_return
 
 KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf", "shift", "cast",
          "layout")
@@ -194,7 +194,7 @@ class Sanitizer(Instrument, hooks.Listener):
         try:
             self._program_ended()
             races.report(self, launch)
-            gpu_compile.entries(self, launch, error)
+            gpu_compile.entries(self, launch, error), missing_return.entries(self, launch, error)
             layouts.drop_unread(self)
         finally:
             self.writes, self.atomics = [], []
