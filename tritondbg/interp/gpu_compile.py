@@ -83,7 +83,7 @@ def check(fn, args: tuple, kwargs: dict, arch) -> None:
                 _not_judged(fn, key, _pending.pop("why", None))
         _pending["verdict"] = _verdicts[key]
     except Exception as exc:  # noqa: BLE001 - a check that cannot run is no finding, and never stops the program
-        _not_judged(fn, None, f"the check did not run: {_last_line(exc)}")
+        _not_judged(fn, None, f"the check did not run: {_last_line(exc, fn)}")
         if os.environ.get("TRITONDBG_DEBUG"):
             print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} did not run: "
                   f"{type(exc).__name__}: {exc}", file=sys.stderr)
@@ -119,9 +119,11 @@ def note(counted: dict | None = None, why: dict | None = None) -> str | None:
             "`tritondbg ir` compiles a kernel)")
 
 
-def _last_line(exc: BaseException) -> str:
+def _last_line(exc: BaseException, fn=None) -> str:
+    """The error's type and last line, Triton's binder (``dynamic_func()``) named as the kernel."""
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[-1][:200] if text else ''}".rstrip(": ")
+    line = (text[-1][:200] if text else "").replace("dynamic_func(", f"{getattr(fn, '__name__', 'the kernel')}(")
+    return f"{type(exc).__name__}: {line}".rstrip(": ")
 
 
 def entries(san, launch, error) -> None:
@@ -383,20 +385,20 @@ def _verdict(fn, args: tuple, kwargs: dict, arch) -> dict | None:
         outcome = "refused" if verdict is not None else outcome
         _debug(fn, outcome, exc)
         if verdict is None:
-            _pending["why"] = _last_line(exc)
+            _pending["why"] = _last_line(exc, fn)
     except _Unreachable as exc:
         _debug(fn, outcome, exc)
         _pending["why"] = f"it calls {exc}, which the check's compile could not reach"
     except Exception as exc:  # noqa: BLE001 - the binder or the backend: the interpreter's run says what goes wrong
         _debug(fn, outcome, exc)
-        _pending["why"] = _last_line(exc)
+        _pending["why"] = _last_line(exc, fn)
     tally[outcome] += 1
     return verdict
 
 
 def _debug(fn, outcome: str, exc: BaseException) -> None:
     if os.environ.get("TRITONDBG_DEBUG") and outcome != "refused":
-        print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} gave no verdict: {_last_line(exc)}",
+        print(f"tritondbg: the compile check of {getattr(fn, '__name__', '?')} gave no verdict: {_last_line(exc, fn)}",
               file=sys.stderr)
 
 
