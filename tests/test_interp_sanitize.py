@@ -363,6 +363,58 @@ def test_a_test_and_set_lock_orders_its_stores_and_an_exchanged_flag_does_not():
     assert not rec.passed and len(races) == 1 and races[0]["line"] == line, rec.results[0].findings
 
 
+LOCKS = '''
+import torch, triton, triton.language as tl
+from tritondbg import Case, Scenario
+
+
+@triton.jit
+def rows_add(x_ptr, out_ptr, locks_ptr, ROWS: tl.constexpr, WRONG: tl.constexpr):
+    pid = tl.program_id(0)
+    row = pid % ROWS
+    lock = locks_ptr + (pid if WRONG else row)  # one word per row; WRONG: one per program
+    while tl.atomic_cas(lock, 0, 1) == 1:
+        pass
+    o = row * 16 + tl.arange(0, 16)
+    tl.store(out_ptr + o, tl.load(out_ptr + o) + tl.load(x_ptr + pid * 16 + tl.arange(0, 16)))  # MARK
+    tl.atomic_xchg(lock, 0)
+
+
+def make(case, dtype, device, generator):
+    return dict(x=torch.randn(8, 16, generator=generator).to(device))
+
+
+def launch(x, wrong):
+    out = torch.zeros(2, 16, device=x.device)
+    locks = torch.zeros(8, dtype=torch.int32, device=x.device)
+    rows_add[(8,)](x, out, locks, ROWS=2, WRONG=wrong)
+    return out
+
+
+def ref(x):
+    return x.view(4, 2, 16).sum(0)
+
+
+right = Scenario("right", make, lambda x: launch(x, False), ref, [Case("c", dtypes=("float32",))], kernels=[rows_add])
+wrong = Scenario("wrong", make, lambda x: launch(x, True), ref, [Case("c", dtypes=("float32",))], kernels=[rows_add])
+'''
+
+
+def test_stores_under_different_locks_race_and_under_one_lock_do_not(tmp_path):
+    """helper-140: Cut Cross-Entropy's LSE update with its lock index planted wrong (each program a word of its own)
+    had no finding: every store made under any lock was taken for ordered. Now the stores to one element must share
+    a lock word (Eraser's lockset rule); one word per row stays clean."""
+    path = tmp_path / "locks.py"
+    path.write_text(LOCKS)
+    rec = run(f"{path}::right")
+    assert rec.passed and not rec.results[0].findings, rec.results[0].findings
+    rec = run(f"{path}::wrong")
+    (race,) = rec.results[0].findings
+    line = next(i for i, ln in enumerate(LOCKS.splitlines(), 1) if "# MARK" in ln)
+    assert race["kind"] == "race" and race["line"] == line and race["severity"] == "error", race
+    assert "under different locks (locks_ptr[0] and locks_ptr[2])" in race["message"], race["message"]
+
+
 @pytest.mark.parametrize("name, neutral", [("max_pad", "float('-inf')"), ("min_pad", "float('inf')")])
 def test_masked_max_and_min_are_told_the_padding_that_leaves_them_unchanged(name, neutral):
     """The hint said tl.where(mask, x, 0) for every reduction: for a max over negative data that is the bug."""

@@ -198,6 +198,13 @@ def _message(e: dict) -> str:
                 f"{e['elements']} such element(s): on a GPU other threads make the two stores and nothing orders "
                 f"them (no barrier between global stores), so either value may land. Write each element once, or "
                 f"from the same place of blocks of one shape (a tile and its mirror meet on the diagonal)")
+    if kind == "race" and e["op"] == "locked_store":
+        a, b = e["locks"]
+        return (f"{_pair(e, 'a store', 'a store')} both write element {e['element']}, under different locks ({a} "
+                f"and {b}): a lock orders only the programs that take the same word, so on a GPU these two "
+                f"read-modify-writes can interleave and one update is lost (the interpreter runs programs one at a "
+                f"time and hides it); take the lock that belongs to the element (one per row or tile), or use "
+                f"tl.atomic_*")
     if kind == "race" and e["op"] == "cta_atomic":
         return (f"{_pair(e, e['atomic'] + '(scope=' + repr('cta') + ')', 'an atomic')} change element {e['element']} "
                 f"({e['elements']} such element(s)): a cta-scope atomic is atomic among one program's threads only, "

@@ -27,6 +27,10 @@ def report(san, launch) -> None:
     if race is not None:
         e = _entry(san, launch, race, "store_overlap", same_value=False, values=race["values"])
         e["severity"] = "warning"
+    race = locked_conflict(san.locked)  # stores to one element under locks no one word of which they all held
+    if race is not None:
+        words = [launch.argmap().describe(a)[1] for a in race["locks"]]
+        _entry(san, launch, race, "locked_store", same_value=False, locks=words)
     race = race_conflict(san.writes)  # same_value: every racing program wrote the same bits
     if race is not None:
         rounding = race.get("rounding")  # apart by rounding only: the same quantity, summed in another order
@@ -202,6 +206,37 @@ def program_overlap(writes: list) -> dict | None:
     j = i + int(np.argmin(q[i:int(starts[g + 1]) if g + 1 < starts.size else A.size]))
     return dict(addr=int(A[i]), pid_a=int(P[i]), pid_b=int(P[j]), site_a=int(S[i]), site_b=int(S[j]),
                 elements=int(told.size), values=(_value(V[i], F[i]), _value(V[j], F[j])))
+
+
+def locked_conflict(locked: list) -> dict | None:
+    """The first element that stores of more than one program wrote holding locks, where no lock word was held by
+    every one of those stores (Eraser's lockset rule), from ``locked`` [(addresses, program index, site id, lock
+    words held)], or None. helper-140: Cut Cross-Entropy's LSE update with the lock index planted wrong
+    (``Locks + pid_v % num_locks``: programs of one row took different words) had no finding, as every store under
+    any lock was taken for ordered."""
+    if len(locked) < 2:
+        return None
+    sets = list(dict.fromkeys(frozenset(w[3]) for w in locked))
+    ids = {ls: i for i, ls in enumerate(sets)}
+    A = np.concatenate([w[0] for w in locked])
+    P = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in locked])
+    S = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in locked])
+    L = np.concatenate([np.full(w[0].size, ids[frozenset(w[3])], dtype=np.int64) for w in locked])
+    order = np.lexsort((P, A))
+    A, P, S, L = A[order], P[order], S[order], L[order]
+    starts = np.flatnonzero(np.r_[True, A[1:] != A[:-1]])
+    several = np.maximum.reduceat(P, starts) != np.minimum.reduceat(P, starts)
+    mixed = np.maximum.reduceat(L, starts) != np.minimum.reduceat(L, starts)  # one lockset throughout: ordered
+    for g in np.flatnonzero(several & mixed).tolist():
+        lo = int(starts[g])
+        hi = int(starts[g + 1]) if g + 1 < starts.size else A.size
+        if frozenset.intersection(*(sets[i] for i in set(L[lo:hi].tolist()))):
+            continue
+        j = lo + int(np.flatnonzero((P[lo:hi] != P[lo]) & (L[lo:hi] != L[lo]))[0])
+        mine, theirs = sorted(sets[L[lo]] - sets[L[j]]), sorted(sets[L[j]] - sets[L[lo]])
+        return dict(addr=int(A[lo]), pid_a=int(P[lo]), pid_b=int(P[j]), site_a=int(S[lo]), site_b=int(S[j]),
+                    elements=1, locks=[mine[0] if mine else min(sets[L[lo]]), theirs[0] if theirs else min(sets[L[j]])])
+    return None
 
 
 def race_conflict(writes: list) -> dict | None:

@@ -105,13 +105,10 @@ class Sanitizer(Instrument, hooks.Listener):
         self.scenario = None
         self.handed: list[tuple] = []               # (call site, launch, [(lo, hi, arg name)]) per launch
         self.atomic_span: tuple | None = None       # (lowest, highest) address an atomic changed
-        self.launch = None
-        self.pid = (0, 0, 0)
-        self.pids: list[tuple] = []
+        self.launch, self.pid, self.pids = None, (0, 0, 0), []
         self.sites: list[tuple] = []
         self.site_index: dict[tuple, int] = {}
-        self.writes: list[tuple] = []
-        self.write_count = 0
+        self.writes, self.write_count, self.locked = [], 0, []  # plain stores; those under locks (races.py)
         self.atomics: list[tuple] = []  # (addresses an atomic changed, program index, site id, seq, op, scope cta)
         self.mem_seq = 0                # the order of a launch's stores and atomics
         self.barriers = 0               # tl.debug_barrier calls so far: a program's stores either side are ordered
@@ -173,7 +170,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.last_kernel = launch.kernel
         if self.scenario is not None and initcheck.installed():  # a scenario's outputs: unwritten elements
             self.handed.append((initcheck.caller_site(), launch, [(b.lo, b.hi, b.name) for b in launch.argmap().buffers]))
-        self.pids, self.writes, self.write_count, self.atomics = [], [], 0, []
+        self.pids, self.writes, self.write_count, self.atomics, self.locked = [], [], 0, [], []
         self.abandoned = {}  # lock address -> (pid, site) of a program that ended holding it (memops.SpinWatch)
         unstored.unnamed_entries(self, launch)  # a tensor argument its code never names (a forgotten store?)
         self.bases_read, self.layout_new = set(), []  # pointers' arguments, new layout warnings (drop_unread)
@@ -197,7 +194,7 @@ class Sanitizer(Instrument, hooks.Listener):
             gpu_compile.entries(self, launch, error), missing_return.entries(self, launch, error)
             layouts.drop_unread(self)
         finally:
-            self.writes, self.atomics = [], []
+            self.writes, self.atomics, self.locked = [], [], []
             self.launch = None
 
     def _program_ended(self) -> None:
@@ -373,8 +370,10 @@ class Sanitizer(Instrument, hooks.Listener):
         span = self.store_spans.get(site[:2])
         self.store_spans[site[:2]] = (lo, hi) if span is None else (min(span[0], lo), max(span[1], hi))
         released = self.locks.release(ptrs, live)
-        # a store made holding a lock (or giving one back) is ordered against the other programs': no race
-        if self.write_count < _MAX_RACE_ELEMENTS and not self.locks and not released:
+        # a store made holding a lock (or giving one back) is ordered against the other programs' under that lock
+        if self.locks and not released and self.write_count < _MAX_RACE_ELEMENTS:  # (races.locked_conflict)
+            self.locked.append((np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site), set(self.locks.held)))
+        elif self.write_count < _MAX_RACE_ELEMENTS and not self.locks and not released:
             self.mem_seq += 1
             entry = (np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),
                      races.stored_bits(value, live, p.shape), self.mem_seq, races.float_code(value),
