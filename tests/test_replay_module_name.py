@@ -125,3 +125,48 @@ def test_check_on_a_reproducer_whose_kernel_file_is_gone_says_it_checked_the_cod
         moved = g["kernel"].startswith("scale_kernel")
         assert ("checked the code as captured" in g["reason"] and "kern.py is gone" in g["reason"]) is moved, g
 
+
+
+SCRIPT_WITH_ITS_TEST = textwrap.dedent('''
+    import torch, triton, triton.language as tl
+
+    @triton.jit
+    def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    class scale(torch.autograd.Function):
+        @staticmethod
+        def _call(x):
+            y = torch.empty_like(x)
+            scale_kernel[(2,)](x, y, x.numel(), BLOCK=64)
+            return y
+
+        @staticmethod
+        def forward(ctx, x):
+            return scale._call(x)
+
+    def test_scale():
+        y = scale.apply(torch.randn(100, device="cuda"))
+        print("THE SCRIPT'S TEST RAN")
+        return y
+
+    result_gold = test_scale()  # the script's own test, at its top level, through a class's methods
+''')
+
+
+@pytest.mark.interpreter
+def test_a_replay_does_not_run_the_scripts_own_test_at_load(tmp_path):
+    """helper-141: TritonBench's files run their test at the top level (`result_gold = test_matmul()`), reaching
+    the kernel through wrappers; the replay loaded the script's definitions and kept that statement, so every replay
+    ran the whole test first, before its --timeout (stream-K's hung 605 s under --timeout 40). A statement that
+    launches a kernel is stopped at the launch and left out."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    (tmp_path / "script.py").write_text(SCRIPT_WITH_ITS_TEST)
+    cap = subprocess.run([sys.executable, "-m", "tritondbg", "capture", "--out", "cap", "--", sys.executable,
+                          "script.py"], capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert cap.returncode == 0 and "THE SCRIPT'S TEST RAN" in cap.stdout, cap.stderr[-2000:]
+    rep = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "cap/scale_kernel_0.py"],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert rep.returncode == 0 and "1/1 passed" in rep.stdout, (rep.stdout + rep.stderr)[-2000:]
+    assert "THE SCRIPT'S TEST RAN" not in rep.stdout + rep.stderr, (rep.stdout + rep.stderr)[-2000:]

@@ -129,12 +129,42 @@ def _load_definitions(path: str, meta: dict, need: str = ""):
     return mod
 
 
+class _LaunchAtLoad(BaseException):
+    """A statement kept as a definition launched a kernel: the script's own run (not an Exception: the script's
+    ``except Exception`` does not swallow it)."""
+
+
+@contextlib.contextmanager
+def _no_launches():
+    """Triton launches stopped while a script's definitions load (helper-141: TritonBench's stream-K file runs
+    ``result_gold = test_matmul()`` at its top level, which reaches its kernel through two wrappers, so the
+    statement was kept: every replay ran the whole test first, before the replay's --timeout, and hung there)."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    def refuse(self, *args, **kwargs):
+        raise _LaunchAtLoad()
+
+    saved = [(cls, cls.__dict__["run"]) for cls in (JITFunction, InterpretedFunction) if "run" in cls.__dict__]
+    for cls, _ in saved:
+        cls.run = refuse
+    try:
+        yield
+    finally:
+        for cls, run in saved:
+            cls.run = run
+
+
 def _run_each(nodes: list, path: str, namespace: dict, skipped: list) -> None:
-    """Run each statement in ``namespace``; one that raises (or exits) is listed in ``skipped``."""
+    """Run each statement in ``namespace``; one that raises (or exits) is listed in ``skipped``, and one that
+    launches a kernel is stopped there and listed too (the script's own run, not a definition)."""
     for node in nodes:
         code = compile(ast.Module(body=[node], type_ignores=[]), path, "exec")
         try:
-            exec(code, namespace)  # noqa: S102 - the user's own script, as running it would
+            with _no_launches():
+                exec(code, namespace)  # noqa: S102 - the user's own script, as running it would
+        except _LaunchAtLoad:
+            skipped.append(f"line {node.lineno}: it launches a kernel (the script's own run)")
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - skip it, as the script's actions are
             skipped.append(f"line {node.lineno}: {type(exc).__name__}: {exc}")
 
