@@ -224,3 +224,41 @@ def test_a_compiled_function_given_a_float_under_dynamic_shapes_is_traced(tmp_pa
                        capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert "ran torch.Size([10]) torch.Size([10])" in p.stdout, p.stderr[-3000:]
     assert "Unsupported" not in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
+
+
+INDUCTOR_HOST = '''
+import torch, triton, triton.language as tl
+from torch._C import _cuda_getCurrentRawStream as get_raw_stream
+
+empty_strided_cuda = torch._C._dynamo.guards._empty_strided_cuda
+
+
+@triton.jit
+def triton_poi_fused_mul_0(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    tl.store(out_ptr0 + xindex, tl.load(in_ptr0 + xindex, xindex < xnumel) * 2, xindex < xnumel)
+
+
+def call(arg0_1):
+    with torch.cuda._DeviceGuard(0):
+        torch.cuda.set_device(0)
+        buf0 = empty_strided_cuda((100, ), (1, ), torch.float32)
+        stream0 = get_raw_stream(0)
+        triton_poi_fused_mul_0[(2,)](arg0_1, buf0, 100, XBLOCK=64)
+    return buf0
+
+
+x = torch.randn(100, device="cuda")
+out = call(x)
+print("device", out.device, torch.equal(out, x * 2))
+'''
+
+
+def test_inductor_style_host_code_runs_on_the_cpu(tmp_path):
+    """helper-141: TritonBench's Inductor-output files (a TORCH_COMPILE_DEBUG dump's shape) failed at
+    torch.cuda._DeviceGuard(0) ("compiled without CUDA support", with advice about graph capture) and at
+    torch._C._dynamo.guards._empty_strided_cuda (no tritondbg line at all)."""
+    (tmp_path / "prog.py").write_text(INDUCTOR_HOST)
+    p = subprocess.run([sys.executable, "-m", "tritondbg", "interpret", "--", sys.executable, "prog.py"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert p.returncode == 0 and "device cuda:0 True" in p.stdout, p.stderr[-3000:]

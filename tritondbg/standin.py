@@ -361,7 +361,7 @@ def _torch_cuda_patches(arch: Arch) -> dict[str, Any]:
     # streams, events, memory figures, NVTX: only where torch has no CUDA (on a GPU machine a program's real CUDA
     # work keeps them: ``x.record_stream(torch.cuda.current_stream())`` takes only a real stream)
     available = getattr(torch.cuda.is_available, "__wrapped__", torch.cuda.is_available)  # (not a program's ask)
-    objects = {} if available() else cuda_objects.patches(props.total_memory)
+    objects = {} if available() else {**cuda_objects.patches(props.total_memory), "_DeviceGuard": _NullDevice}
     return {
         "get_device_capability": lambda device=None: capability(arch),
         "get_device_properties": lambda device=None: props,

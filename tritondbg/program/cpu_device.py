@@ -364,6 +364,10 @@ def install() -> bool:
     if not hasattr(torch._C, "_cuda_getCurrentRawStream"):  # what a launch asks for the stream it goes on
         # (Inductor's generated code, tritonbench's welford: ImportError on a CPU build); none here: 0
         torch._C._cuda_getCurrentRawStream = lambda device=None: 0
+    guards = getattr(getattr(torch._C, "_dynamo", None), "guards", None)  # Inductor's generated code allocates
+    if guards is not None:  # with it (helper-141: TritonBench's welford, "compiled without support for the device")
+        guards._empty_strided_cuda = lambda size, stride, dtype: torch.empty_strided(size, stride, dtype=dtype,
+                                                                                     device="cuda")
     from tritondbg.program import reentry  # a custom Function's backward, a custom op's kernel: no mode there
 
     reentry.add(mode, _mode_class(), before=_tag_gradients)
