@@ -32,7 +32,8 @@ import numpy as np
 
 from tritondbg.interp import casts, nan_origin, nan_stores, shadow_pads, shifts
 # the pad rules of elementwise ops (value-aware: x * 0, x + 0, max/min, m & cond) and undefined lanes times 0
-from tritondbg.interp.shadow_pads import _elementwise_pad, _stale, _times_zero, padding_share, won_by_undefined
+from tritondbg.interp.shadow_pads import (_elementwise_pad, _from_uninit, _stale, _times_zero, _untold, padding_share,
+                                         won_by_undefined)
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
 # _scalar_ty, PAD)
 from tritondbg.interp.shadow_values import (BASE, INDEX, PAD, _bcast, _check_new_nonfinite, _debug_raise, _is_bf16,  # noqa: F401
@@ -279,23 +280,6 @@ def _selects(x: np.ndarray, p: np.ndarray, axis: int) -> np.ndarray:
                 & ((p >= 2) & (x != 0)).any(axis=axis, keepdims=True))
 
 
-def _from_uninit(h, san, shape) -> np.ndarray | None:
-    """Lanes whose NaN was computed from memory nothing wrote (initcheck's mark, or a load's uninit poison id) or
-    from a masked load's undefined lanes (its poison id): padding that holds such a NaN is no masked_reduction
-    (Liger's cross entropy, given NaN from a band a buggy kernel upstream left unwritten, took 9 findings in a
-    correct kernel); the uninit or poison finding names the cause."""
-    from tritondbg.interp.initcheck import UNINIT_ID
-    from tritondbg.interp.poison import handle_kind, payload_ids
-
-    kind = handle_kind(h)
-    if kind is None or san is None:
-        return None
-    ids = payload_ids(np.ascontiguousarray(h.data), kind)
-    told = san.uninit_sids | set(san.poison_info)
-    hit = (ids == UNINIT_ID) | np.isin(ids, list(told)) if told else ids == UNINIT_ID
-    return np.broadcast_to(hit, shape) if hit.any() else None
-
-
 def _wrap_reduce(orig):
     def apply(self, input):
         # Triton 3.9's apply(x) calls apply((x,)) again: only the outermost call checks (once, not twice)
@@ -476,19 +460,6 @@ def _dot_times_zero(a, b):
         line = frame.f_lineno if frame else 0
         san._poison_reached(np.asarray(hits, dtype=np.uint8), f"tl.dot at line {line}")
     return new[0], new[1]
-
-
-def _untold(bad, a, b, san):
-    """check_dot's lanes less the defined padding whose NaN a poison or uninit finding already tells (its payload's
-    id: helper-142, ColossalAI's attention, a block-pointer load without padding_option, its poison made NaN by the
-    row max in the causal mask's -inf lanes, was also two masked_reduction errors blaming an other= it has not)."""
-    def_a, def_b, und_a, und_b, pa, pb = bad
-    skip_a, skip_b = _from_uninit(a, san, def_a.shape), _from_uninit(b, san, def_b.shape)
-    def_a = def_a if skip_a is None else def_a & ~skip_a
-    def_b = def_b if skip_b is None else def_b & ~skip_b
-    if not (def_a.any() or def_b.any() or und_a.any() or und_b.any()):
-        return None
-    return def_a, def_b, und_a, und_b, pa, pb
 
 
 def _wrap_dot(orig):
