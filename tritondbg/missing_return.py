@@ -109,19 +109,30 @@ def hints(file: str, line: int, name: str, globs: dict) -> list[str]:
     if fdef is None:
         return []
     found = _no_return_calls(fdef, file, globs, line)
-    todo, seen = [(fdef, globs, 0)], {id(fdef)}
-    while not found and todo:
+    caller = None if found else fdef
+    for parent, (cdef, cfile, cglobs) in _callees(fdef, globs):
+        if found and parent is not caller:  # (every callee of the function that found one; none deeper)
+            break
+        caller = parent
+        found += _no_return_calls(cdef, cfile, cglobs, None)
+    return [h for *_, h in sorted(found)]
+
+
+def _callees(fdef: ast.FunctionDef, globs: dict, levels: int = 2):
+    """(the calling def, (def, file, globals)) of each jit function ``fdef`` calls, then of those they call,
+    breadth first, ``levels`` deep, each once."""
+    todo, seen = [(fdef, globs, 0)], set()
+    while todo:
         node, g, depth = todo.pop(0)
         for call in ast.walk(node):
             callee = _python_function(_resolve(call.func, g)) if isinstance(call, ast.Call) else None
-            where = _definition(callee) if callee is not None else None
-            if where is None or id(callee) in seen:
+            where = _definition(callee) if callee is not None and id(callee) not in seen else None
+            if where is None:
                 continue
             seen.add(id(callee))
-            found += _no_return_calls(where[0], where[1], callee.__globals__, None)
-            if depth + 1 < 2:
+            yield node, (where[0], where[1], callee.__globals__)
+            if depth + 1 < levels:
                 todo.append((where[0], callee.__globals__, depth + 1))
-    return [h for *_, h in sorted(found)]
 
 
 def _no_return_calls(fdef: ast.FunctionDef, file: str, globs: dict, line: int | None) -> list[tuple]:
@@ -350,14 +361,6 @@ def _static_calls(fn) -> list[tuple]:
     where = _definition(fn)
     if where is None:
         return []
-    found, todo, seen = [], [(where[0], where[1], fn.__globals__, 0)], {id(fn)}
-    while todo:
-        fdef, file, globs, depth = todo.pop(0)
-        found += [(file, line, sentence) for _, line, sentence in _no_return_calls(fdef, file, globs, -1)]
-        for call in ast.walk(fdef):
-            callee = _python_function(_resolve(call.func, globs)) if isinstance(call, ast.Call) else None
-            sub = _definition(callee) if callee is not None and id(callee) not in seen else None
-            if sub is not None and depth + 1 <= 2:
-                seen.add(id(callee))
-                todo.append((sub[0], sub[1], callee.__globals__, depth + 1))
-    return found
+    funcs = [(where[0], where[1], fn.__globals__)] + [f for _, f in _callees(where[0], fn.__globals__)]
+    return [(file, line, sentence) for fdef, file, globs in funcs
+            for _, line, sentence in _no_return_calls(fdef, file, globs, -1)]

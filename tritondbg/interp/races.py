@@ -208,6 +208,13 @@ def program_overlap(writes: list) -> dict | None:
                 elements=int(told.size), values=(_value(V[i], F[i]), _value(V[j], F[j])))
 
 
+def record_locked(san, addrs, site) -> None:
+    """A store the running program makes holding locks: for ``locked_conflict`` (counted against the record's bound
+    as the plain stores are)."""
+    san.locked.append((np.array(addrs, copy=True), len(san.pids) - 1, san._site_id(site), set(san.locks.held)))
+    san.write_count += int(addrs.size)
+
+
 def locked_conflict(locked: list) -> dict | None:
     """The first element that stores of more than one program wrote holding locks, where no lock word was held by
     every one of those stores (Eraser's lockset rule), from ``locked`` [(addresses, program index, site id, lock

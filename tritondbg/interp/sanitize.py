@@ -371,8 +371,8 @@ class Sanitizer(Instrument, hooks.Listener):
         self.store_spans[site[:2]] = (lo, hi) if span is None else (min(span[0], lo), max(span[1], hi))
         released = self.locks.release(ptrs, live)
         # a store made holding a lock (or giving one back) is ordered against the other programs' under that lock
-        if self.locks and not released and self.write_count < _MAX_RACE_ELEMENTS:  # (races.locked_conflict)
-            self.locked.append((np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site), set(self.locks.held)))
+        if self.locks and not released and self.write_count < _MAX_RACE_ELEMENTS:
+            races.record_locked(self, addrs, site)
         elif self.write_count < _MAX_RACE_ELEMENTS and not self.locks and not released:
             self.mem_seq += 1
             entry = (np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),

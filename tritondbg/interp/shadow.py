@@ -477,9 +477,8 @@ def _wrap_dot(orig):
                 if fa is not None and fb is not None:
                     out_pad, bad = check_dot(fa, fb, pa, pb)
                     san = _sink["san"]
-                    if bad is not None and san is not None:
-                        bad = _untold(bad, a, b, san)
-                    if bad is not None and san is not None:
+                    bad = _untold(bad, a, b, san) if bad is not None and san is not None else None
+                    if bad is not None:
                         san.dot_event(bad, _site_frame(), (fa, fb))
                     p = np.where(out_pad, 2, 0).astype(np.uint8)
                     if pd is not None:

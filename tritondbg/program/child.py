@@ -350,14 +350,17 @@ def _hint_on_cuda_tensors() -> None:
         branch = isinstance(value, Exception) and not isinstance(value, (ValueError, ImportError, OSError))
         asked = asks.library_asked(tb) if asks is not None and branch else None
         in_torch_cuda = _ends_in_torch_cuda(tb)
+        from tritondbg.errors import KernelError  # (tritondbg's own words: a stand-in's or a kernel's error)
+
+        version = _version_hint(value) if isinstance(value, (ImportError, AttributeError)) else ""
         if _dynamo_traced_a_kernel(value):
             # (helper-112: modded-nanogpt's polar_express, @torch.compile(fullgraph=True) around its Triton kernels)
             print("tritondbg: torch.compile traced a Triton kernel above: under the interpreter a kernel is an "
                   "InterpretedFunction, which torch.compile cannot trace (plain TRITON_INTERPRET=1 fails too). Rerun "
                   "with TORCHDYNAMO_DISABLE=1: the compiled functions then run eagerly, their Triton kernels checked "
                   "by tritondbg (torch.compile's own generated kernels are not made then)", file=sys.stderr)
-        elif isinstance(value, (ImportError, AttributeError)) and _version_hint(value):
-            print(f"tritondbg: {_version_hint(value)}", file=sys.stderr)
+        elif version:
+            print(f"tritondbg: {version}", file=sys.stderr)
         elif asked is not None:
             from tritondbg.interp.frames import site_name
 
@@ -371,7 +374,7 @@ def _hint_on_cuda_tensors() -> None:
                   "tensors are CPU tensors that say cuda:0 to its code, so code on its CUDA path reaches ops only "
                   "torch's CUDA build has; run that part compiled on a GPU", file=sys.stderr)
         elif cpu is not None and cpu.moved() and isinstance(value, Exception) \
-                and "cuda" in str(value).lower().replace(cpu._TAG, "") and "driver utils have" not in str(value) \
+                and "cuda" in str(value).lower().replace(cpu._TAG, "") and not isinstance(value, KernelError) \
                 and not in_torch_cuda and not any(text in str(value) for text in _NO_CUDA):  # (not our tag's name)
             # a library's own check of the tensors' device (fla: "Only support CUDA/NPU/XPU tensors")
             print("tritondbg: the error above names CUDA: under the interpreter every tensor is on the CPU; those the "
