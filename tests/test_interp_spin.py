@@ -1,4 +1,4 @@
-"""Programs that wait for each other (interp/memops.py ``SpinWatch``): the interpreter runs a launch's programs one
+"""Programs that wait for each other (interp/spins.py ``SpinWatch``): the interpreter runs a launch's programs one
 after another, so a grid-wide barrier spins forever there. Under the sanitizers the launch stops with a message
 that says why, instead of hanging; a bounded poll loop and a lock the same program takes and gives back are not
 stopped. The bundled softmax's coop kernel (one launch with a barrier on a GPU) is one such kernel: its
@@ -6,13 +6,14 @@ statistics-then-output form runs under the interpreter, its one-launch form stop
 from __future__ import annotations
 
 import signal
+import sys
 import time
 
 import pytest
 
 from conftest import run_sanitized
 
-from tritondbg.interp import memops
+from tritondbg.interp import spins
 
 pytestmark = [pytest.mark.interpreter, pytest.mark.filterwarnings("ignore::RuntimeWarning")]
 
@@ -147,7 +148,7 @@ def _line(tag: str) -> int:
 
 
 def test_a_grid_barrier_stops_with_a_message_instead_of_hanging(kernels, monkeypatch):
-    monkeypatch.setattr(memops, "SPIN_LIMIT", 300)
+    monkeypatch.setattr(spins, "SPIN_LIMIT", 300)
     t0 = time.monotonic()
     rec = _run(f"{kernels}::waits")
     assert time.monotonic() - t0 < 60
@@ -157,21 +158,31 @@ def test_a_grid_barrier_stops_with_a_message_instead_of_hanging(kernels, monkeyp
     assert "program (0, 0, 0)" in r.message and "read 1 every time" in r.message, r.message
     (r,) = _run(f"{kernels}::volatile").results
     assert r.status == "error" and "a volatile tl.load" in r.message and f"line {_line('VOLATILE')}" in r.message
+    # --no-sanitize: the watch alone (spins.Spins), same message
+    from tritondbg import runner
+    from tritondbg.interp import instruments
+
+    for name, tag in (("waits", "WAIT"), ("volatile", "VOLATILE")):
+        target = f"{kernels}::{name}"
+        rec = runner.run(target, mode="interpret", instruments=instruments.build(target, sanitize=False))
+        (r,) = rec.results
+        assert r.status == "error" and f"at line {_line(tag)}" in r.message, r.message
+        assert "waits for another program of this launch" in r.message and "program (0, 0, 0)" in r.message
 
 
 def test_a_bounded_poll_is_not_stopped(kernels, monkeypatch):
     """The kernel polls 50 times and goes on: under a limit of 60 repeats it passes; under 20 it is stopped (the
     watch counts repeats in a row, it cannot tell a bounded loop from an endless one)."""
-    monkeypatch.setattr(memops, "SPIN_LIMIT", 60)
+    monkeypatch.setattr(spins, "SPIN_LIMIT", 60)
     rec = _run(f"{kernels}::bounded")
     assert rec.passed, rec.results[0].message
-    monkeypatch.setattr(memops, "SPIN_LIMIT", 20)
+    monkeypatch.setattr(spins, "SPIN_LIMIT", 20)
     rec = _run(f"{kernels}::bounded")
     assert rec.results[0].status == "error" and "waits for another program" in rec.results[0].message
 
 
 def test_the_bundled_coop_softmax_in_one_launch_stops_and_in_two_passes(kernels, monkeypatch):
-    monkeypatch.setattr(memops, "SPIN_LIMIT", 300)
+    monkeypatch.setattr(spins, "SPIN_LIMIT", 300)
     rec = _run(f"{kernels}::coop")
     (r,) = rec.results
     assert r.status == "error" and "softmax_coop_kernel" in r.message and "waits for another program" in r.message
@@ -182,7 +193,7 @@ def test_the_bundled_coop_softmax_in_one_launch_stops_and_in_two_passes(kernels,
 def test_a_lock_a_finished_program_never_gave_back_is_named_as_such(kernels, monkeypatch):
     """A helper's report: program 0 took the lock and ended holding it; program 1's spin was explained as "a
     grid-wide barrier ... runs on a GPU only: split it into launches", sending the user after the wrong fix."""
-    monkeypatch.setattr(memops, "SPIN_LIMIT", 300)
+    monkeypatch.setattr(spins, "SPIN_LIMIT", 300)
     (r,) = _run(f"{kernels}::held").results
     assert r.status == "error", r.message
     assert "program (1, 0, 0)" in r.message and f"program (0, 0, 0) took that lock with tl.atomic_cas at line " \
@@ -200,8 +211,42 @@ def test_a_kernel_error_is_printed_once(kernels, monkeypatch):
 
     from tritondbg.render.console import print_case
 
-    monkeypatch.setattr(memops, "SPIN_LIMIT", 300)
+    monkeypatch.setattr(spins, "SPIN_LIMIT", 300)
     (r,) = _run(f"{kernels}::held").results
     buf = io.StringIO()
     print_case(Console(file=buf, width=400), r)
     assert buf.getvalue().count("ended without giving it back") == 1, buf.getvalue()
+
+
+BARRIER_PROGRAM = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def k(x_ptr, cnt_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+    tl.atomic_add(cnt_ptr, 1)
+    while tl.atomic_add(cnt_ptr, 0) < tl.num_programs(0):  # SPIN
+        pass
+
+x = torch.zeros(1000, device="cuda")
+k[(4,)](x, torch.zeros(1, dtype=torch.int32, device="cuda"), 1000, BLOCK=256)
+'''
+
+
+@pytest.mark.parametrize("args", [["capture"], ["interpret", "--no-sanitize"]], ids=["capture", "no_sanitize"])
+def test_a_grid_barrier_stops_without_the_sanitizers_too(tmp_path, cli_env, args):
+    """helper-141: ``capture`` (no sanitizers) of a kernel whose programs wait for each other hung with no line until
+    killed; the spin watch lived in the sanitizer. Now it stops the launch with the same message in seconds."""
+    from conftest import run_cli
+
+    (tmp_path / "barrier.py").write_text(BARRIER_PROGRAM)
+    t0 = time.monotonic()
+    proc = run_cli([*args, "--", sys.executable, "barrier.py"], cli_env, cwd=tmp_path, timeout=240)
+    assert time.monotonic() - t0 < 200
+    out = proc.stdout + proc.stderr
+    line = next(i for i, ln in enumerate(BARRIER_PROGRAM.splitlines(), 1) if ln.rstrip().endswith("# SPIN"))
+    assert proc.returncode != 0, out
+    assert f"ran tl.atomic_add on cnt_ptr[0] at line {line} 5001 times in a row" in out, out[-3000:]
+    assert "waits for another program of this launch" in out

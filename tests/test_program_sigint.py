@@ -74,7 +74,7 @@ def test_both_handler_entries_of_a_twin_sigint_leave_the_traceback():
 
 def test_an_interrupt_between_two_programs_of_a_grid_is_told_so(monkeypatch):
     """helper-74: Ctrl-C in a 2049-program grid, landing in the interpreter's loop between two programs, read
-    "outside its kernel code (its arguments being copied in or out, or its grid being set up)"; frames.in_grid_loop
+    "outside its kernel code (its arguments being copied in or out, its grid being set up, or tritondbg checking what it did)"; frames.in_grid_loop
     tells the loop from the rest (a pre-run hook here)."""
     import torch
     import triton

@@ -77,6 +77,13 @@ def test_two_kernels_of_one_name_are_two_kernels_to_capture_and_to_the_summary(t
     run = cli("interpret", "--", sys.executable, "prog.py")
     rows = [ln.split() for ln in run.stderr.splitlines() if ln.startswith("  _fwd_kernel")]
     assert ["_fwd_kernel", "3", "3", "0"] in rows and ["_fwd_kernel__kb", "2", "2", "2"] in rows, run.stderr[-2000:]
+    # --kernel takes the names the summary prints, and NAME__MODULE for the one that kept the bare name (helper-143:
+    # "--kernel _attn_fwd__attn_qk_int8_per_block_causal matched none of ... _attn_fwd__attn_qk_int8_per_block_causal")
+    for pick, checked in (("_fwd_kernel__kb", ("0", "2")), ("_fwd_kernel__ka", ("3", "0"))):
+        run = cli("interpret", "--kernel", pick, "--", sys.executable, "prog.py")
+        rows = [ln.split() for ln in run.stderr.splitlines() if ln.startswith("  _fwd_kernel")]
+        assert ["_fwd_kernel", "3", checked[0]] == rows[0][:3] and ["_fwd_kernel__kb", "2", checked[1]] == \
+            rows[1][:3], run.stderr[-2000:]
 
 
 @pytest.mark.interpreter

@@ -6,7 +6,7 @@ from typing import Sequence
 
 def build(target: str, *, sanitize: bool = True, pid: str | None = None, trace: bool = False,
           watch: Sequence[str] = (), breaks: Sequence[str] = (), out_dir=None) -> list:
-    """Error/print attribution always; sanitizers unless turned off; the stepper when a pid is traced,
+    """Error/print attribution always; sanitizers unless turned off (else the spin watch alone); the stepper when a pid is traced,
     watched or broken into. Validates --pid/--break (UsageError, exit 2) before anything runs."""
     from tritondbg import loader, runner
     from tritondbg.interp.attribution import KernelReport
@@ -26,6 +26,10 @@ def build(target: str, *, sanitize: bool = True, pid: str | None = None, trace: 
         from tritondbg.interp.sanitize import Sanitizer
 
         instruments.append(Sanitizer())
+    else:  # the sanitizers watch for programs that wait for each other; without them, this alone does
+        from tritondbg.interp.spins import Spins
+
+        instruments.append(Spins())
     if trace or watch or parsed:
         instruments.append(Stepper(chosen, trace=trace, watch=watch, breaks=parsed, out_dir=out_dir))
     return instruments

@@ -13,11 +13,7 @@ lock takes the word with ``tl.atomic_xchg(lock, taken)`` (it read another value)
 program sets a flag, so such a word is held tentatively: the stores made while it is held wait (``pending``), are
 dropped as ordered when the program gives the word back, and count as ordinary stores if it never does.
 
-Waits for another program. The interpreter runs a launch's programs one after another, so a program that polls
-memory only another program of the same launch would change (a grid-wide barrier, a cooperative launch's arrival
-counter, a flag set by a later program) waits forever: nothing else runs while it spins. ``SpinWatch`` counts, per
-program, atomics and volatile loads that read the same values from the same addresses at the same line; past
-``SPIN_LIMIT`` of them in a row the launch stops with ``ProgramsWait``, which says so, instead of hanging.
+Waits for another program: ``spins.SpinWatch`` (the sanitizer polls it from the atomics and volatile loads here).
 """
 from __future__ import annotations
 
@@ -25,9 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.errors import KernelError
 from tritondbg.interp import byte_marks, guard, initcheck, shadow, uninit_reads, unstored
-from tritondbg.interp.values import array, element_width
+from tritondbg.interp.values import array
 
 _active: dict[str, Any] = {"san": None}
 _plain: dict[str, Any] = {"fill": None}  # the value a masked load without other= reads off-mask with no sanitizer
@@ -81,63 +76,6 @@ class HeldLocks:
             self.tentative -= taken
             self.pending = []
         return bool(hit or taken)
-
-
-SPIN_LIMIT = 5000  # atomics in a row reading the same values at one line (one program) before the launch stops
-
-
-class ProgramsWait(KernelError, RuntimeError):
-    """A program spins on memory only another program of the same launch could change (interpreter: never)."""
-
-
-class SpinWatch:
-    """The running program's last atomic (line, addresses, values read) and how many times in a row it repeated."""
-
-    def __init__(self):
-        self.last = None
-        self.count = 0
-
-    def poll(self, san, what: str, ptr, old, live) -> None:
-        """An atomic (``what``: 'tl.atomic_add', ...) or a volatile load that read ``old`` through ``ptr``."""
-        from tritondbg.interp import frames
-
-        addrs = np.asarray(ptr.data)
-        vals = np.asarray(old.data)
-        if live is not None:
-            keep = np.broadcast_to(np.asarray(live, dtype=bool), vals.shape)
-            addrs, vals = np.broadcast_to(addrs, vals.shape)[keep], vals[keep]
-        key = (addrs.tobytes(), vals.tobytes())
-        if key != (self.last and self.last[1:]):  # the line only matters when the rest repeats
-            self.last, self.count = (None, *key), 0
-            return
-        site = frames.site()
-        if self.last[0] not in (None, site[:2]):
-            self.last, self.count = (site[:2], *key), 0
-            return
-        self.last = (site[:2], *key)
-        self.count += 1
-        if self.count < SPIN_LIMIT:
-            return
-        width = element_width(ptr.get_element_ty())
-        first = int(addrs.reshape(-1)[0]) if addrs.size else 0
-        desc = san.launch.argmap().describe(first, width)[1] if san.launch is not None else "memory"
-        value = vals.reshape(-1)[0].item() if vals.size else "?"
-        kernel = san.launch.kernel if san.launch else "the kernel"
-        taken = san.abandoned.get(first)
-        if taken is not None:  # an earlier program took this word with a CAS and ended holding it
-            owner, at = taken
-            where = f" at line {at[1]}" if at else ""
-            raise ProgramsWait(
-                f"program {tuple(san.pid)} of {kernel} ran {what} on {desc} at line {site[1]} {self.count + 1} "
-                f"times in a row and read {value} every time: program {tuple(owner)} took that lock with "
-                f"tl.atomic_cas{where} and ended without giving it back, so no program can take it, on a GPU as "
-                "here. Release it at the end of the critical section (tl.atomic_xchg(lock, 0), or a CAS back)")
-        raise ProgramsWait(
-            f"program {tuple(san.pid)} of {kernel} ran {what} on "
-            f"{desc} at line {site[1]} {self.count + 1} times in a row and read {value} every time: it waits for "
-            "another program of this launch, and the interpreter runs programs one after another, so the wait can "
-            "never end. A kernel whose programs wait for each other (a grid-wide barrier, a cooperative launch) "
-            "runs on a GPU only; under the interpreter, split it into launches at the barrier")
 
 
 def _changed(ptr, old, live) -> np.ndarray:

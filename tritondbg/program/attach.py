@@ -148,7 +148,16 @@ def matches(fn, patterns) -> bool:
 
     name = getattr(fn, "__name__", None) or fn.fn.__name__  # Inductor's kernels may have dropped ``fn.fn``
     qual = getattr(fn, "__qualname__", None) or name
-    return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(qual, p) for p in patterns)
+    names = [name, qual]
+    inner = getattr(fn, "fn", None)
+    if inner is not None and getattr(inner, "__code__", None) is not None:
+        from tritondbg.program.kernel_names import display_name, module_name
+
+        # the name the summary prints (helper-143: two modules' _attn_fwd, "--kernel _attn_fwd__attn_qk_int8_per_
+        # block_causal matched none of ... _attn_fwd__attn_qk_int8_per_block_causal"), and NAME__MODULE for any
+        # kernel, the one that kept the bare name too
+        names += [display_name(inner), module_name(inner)]
+    return any(fnmatch.fnmatchcase(n, p) for n in names for p in patterns)
 
 
 def counts() -> dict[str, int]:
@@ -346,7 +355,7 @@ def _wrap_run(orig, interpreted: bool):
         # keyed by id: the JITFunction's __hash__ hashes its source key
         launch = lambda: orig(self, *args, grid=grid, warmup=warmup, **kwargs)  # noqa: E731
         if interpreted:  # numpy's "invalid value encountered in divide" named the interpreter's own line for a
-            launch = _quiet_numpy(launch)  # 0/0 in lanes the kernel never stores, under every program feature
+            launch = _interpreted(launch)  # 0/0 in lanes the kernel never stores, under every program feature
         return observe(id(self), self, lambda: _make_launch(self, args, kwargs, grid, interpreted), launch)
 
     run.__wrapped__ = orig
@@ -354,13 +363,17 @@ def _wrap_run(orig, interpreted: bool):
     return run
 
 
-def _quiet_numpy(launch):
-    def quiet():
+def _interpreted(launch):
+    """numpy quiet, and programs that wait for each other stopped with a message (the sanitizers' spin watch, alone
+    where they do not run: ``capture`` hung on a grid-wide barrier)."""
+    def run():
         import numpy as np
 
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        from tritondbg.interp.spins import Spins
+
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), Spins().active(None, None, None):
             return launch()
-    return quiet
+    return run
 
 
 def _tuned_fn(tuner):
@@ -499,7 +512,7 @@ def say_interrupted(launch, index: int, exc: BaseException | None = None, frame=
         return
     if where is None:  # not in kernel code: the builder's program id is still the previous launch's last one
         child.say(f"{lead}tritondbg: {how} in {launch.name} (its {nth} launch), outside its kernel code (its arguments "
-                  f"being copied in or out, or its grid being set up) [launched from {describe_site(launch.stack)}]")
+                  f"being copied in or out, its grid being set up, or tritondbg checking what it did) [launched from {describe_site(launch.stack)}]")
         return
     at = f" at {site_name(where[0])}:{where[1]}"
     child.say(f"{lead}tritondbg: {how} in {launch.name}{at}, pid {pid if pid is not None else '?'} (its "

@@ -317,10 +317,16 @@ class Checker(attach.Observer):
 
     def around(self, launch, proceed):
         with readwatch.paused():  # the interpreter's torch calls and tritondbg's own are no program's reads
-            return self._around(launch, proceed)
+            try:
+                return self._around(launch, proceed)
+            finally:
+                self.running = None
 
     def _around(self, launch, proceed):
         index = self.launches.get(launch.name, 0)
+        # SIGTERM says where it landed (on_term): from the copy before the launch to the checks after it (helper-142:
+        # a --timeout during them named the launch's line "outside any launch")
+        self.running = (launch, index)
         snap = None
         if self.capture_on_finding:
             snap = capture.snapshot(launch)
@@ -332,7 +338,6 @@ class Checker(attach.Observer):
                     capture.copy_before(snap)
             except Exception:  # noqa: BLE001 - tensors that cannot be read as bytes: no second run
                 snap = None
-        self.running = (launch, index)  # SIGTERM says where it landed (on_term)
         from tritondbg.interp import initcheck
 
         marks = initcheck.marks_of(launch.args) if self.sanitize else {}
@@ -348,8 +353,6 @@ class Checker(attach.Observer):
         except KeyboardInterrupt as exc:  # Ctrl-C in a launch (a kernel that spins): where it was, not "checked"
             attach.say_interrupted(launch, index, exc)
             raise
-        finally:
-            self.running = None
         if error is not None and attach.sigint_hid_in(error, launch, index, t0):
             raise KeyboardInterrupt from None
         self.launches[launch.name] = index + 1
