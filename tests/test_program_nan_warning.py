@@ -226,6 +226,57 @@ def test_a_nan_made_in_lanes_a_where_set_is_told(tmp_path, cli_env):
             "inputs, in 28 lane(s)") in p.stderr, p.stderr[-3000:]
 
 
+ONLINE = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def online_sum(X, M, Out, N, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m_i = float("-inf")
+    l_i = 0.0
+    acc = 0.0
+    for start in range(0, N, BLOCK):
+        cols = start + offs
+        x = tl.load(X + row * N + cols, mask=cols < N, other=0.0)
+        keep = tl.load(M + row * N + cols, mask=cols < N, other=0) != 0
+        s = x + tl.where(keep, 0.0, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(s, 0))
+        p = tl.exp(s - m_ij)  # FIRST
+        alpha = tl.exp(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 0)
+        acc = acc * alpha + tl.sum(p * x, 0)
+        m_i = m_ij
+    tl.store(Out + row, acc / l_i)
+
+x = torch.randn(4, 40, device="cuda")
+m = torch.ones(4, 40, dtype=torch.int32, device="cuda")
+m[0, :16] = 0  # row 0: its first block all masked, valid keys after
+out = torch.empty(4, device="cuda")
+online_sum[(4,)](x, m, out, 40, BLOCK=16)
+print("nan:", int(torch.isnan(out).sum()))
+'''
+
+
+def test_a_nan_an_online_softmax_makes_of_its_masks_infinities_is_told(tmp_path, cli_env):
+    """helper-143 / helper-145 (SageAttention with -inf for its -1e6, flash attention's causal mask off by one): a
+    running max still at its -inf start over a block all masked to -inf makes exp(-inf - -inf) = NaN, stored in a row
+    that had valid keys later; the program printed NaN and the run said 0 finding(s). Told as a warning at the
+    first op that made it (not alpha's line, made after p's), with the fix."""
+    (tmp_path / "prog.py").write_text(ONLINE)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    assert "nan: 1" in p.stdout, p.stdout + p.stderr[-2000:]
+    line = next(i for i, ln in enumerate(ONLINE.splitlines(), 1) if "# FIRST" in ln)
+    assert (f"warning: nan_inf in online_sum at prog.py:{line} pid (0, 0, 0): subtract(-inf, -inf) = nan: a NaN made "
+            "of infinities") in p.stderr, p.stderr[-3000:]
+    assert "first Out[0]" in p.stderr and "tl.where(m == float('-inf'), 0.0, m)" in p.stderr, p.stderr[-3000:]
+    assert p.returncode == 0 and "0 finding(s), 1 warning(s)" in p.stderr, p.stderr[-3000:]
+    report = tmp_path / "report.json"
+    run_cli(["interpret", "--json", str(report), "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    (f,) = [f for f in json.loads(report.read_text())["findings"] if f["kind"] == "nan_inf"]
+    assert f["output"] == "Out[0]" and f["output_count"] == 1 and f["severity"] == "warning", f
+
+
 RMS = '''
 import sys, torch, triton, triton.language as tl
 

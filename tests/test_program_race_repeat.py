@@ -39,3 +39,32 @@ def test_an_error_at_a_line_that_was_a_warning_before_is_told_and_summed_up_as_a
     summary = [ln for ln in lines if f"prog.py:{line} in last_wins" in ln]
     assert len(summary) == 1 and summary[0].startswith("  race: ") and "(in 2 launches)" in summary[0], summary
     assert p.returncode == 1, p.stderr[-2000:]
+
+
+TWO = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def spill(x_ptr, a_ptr, b_ptr, n, B: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * n + tl.arange(0, B)  # B > n: each program spills into the next row
+    x = tl.load(x_ptr + offs, mask=offs < 3 * n, other=0.0)
+    tl.store(a_ptr + offs, x + pid, mask=offs < 3 * n)  # A
+    tl.store(b_ptr + offs, x * 2 + pid, mask=offs < 3 * n)  # B
+
+x = torch.randn(18, device="cuda")
+a, b = torch.zeros_like(x), torch.zeros_like(x)
+spill[(3,)](x, a, b, 6, B=8)
+''')
+
+
+def test_two_tensors_raced_in_one_launch_are_two_findings_each_counting_its_own(tmp_path, cli_env):
+    """helper-145: only the first racing store of a launch was a finding; the second tensor's race was folded into
+    the first's count ("8 element(s) of this launch", over two tensors)."""
+    (tmp_path / "prog.py").write_text(TWO)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    for tag, name in (("A", "a_ptr"), ("B", "b_ptr")):
+        line = next(i for i, ln in enumerate(TWO.splitlines(), 1) if ln.rstrip().endswith(f"# {tag}"))
+        (said,) = [ln for ln in p.stderr.splitlines() if ln.startswith(f"tritondbg: race in spill at prog.py:{line}")]
+        assert f"to the same element {name}[6]; 4 element(s) of {name} are written" in said, said
+    assert p.returncode == 1 and "1 launch(es), 2 finding(s)" in p.stderr, p.stderr[-2000:]

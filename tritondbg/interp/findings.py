@@ -176,14 +176,14 @@ def _message(e: dict) -> str:
         gap, scale = e["rounding"]
         return (f"{_pair(e, 'plain stores', '')} write the same element {e['element']} with values apart by rounding "
                 f"only (at most {gap:.3g}, where the values written reach {scale:.3g}); {e['elements']} element(s) "
-                f"of this launch are written so by more than one program: the same quantity computed twice in "
+                f"of {_of(e)} are written so by more than one program: the same quantity computed twice in "
                 f"another summation order (a tile and its mirror, overlapping tiles; the interpreter's tl.dot sums "
                 f"in an order that depends on the element's place in the tile, and a GPU's may too). Harmless if "
                 f"both programs compute the same quantity; which one lands is unspecified, so the output's last bits "
                 f"can change from run to run (give each program its own elements to make it deterministic)")
     if kind == "race" and e.get("same_value"):
         return (f"{_pair(e, 'plain stores', '')} write the same element {e['element']}; "
-                f"{e['elements']} element(s) of this launch are written by more than one program, each with the "
+                f"{e['elements']} element(s) of {_of(e)} are written by more than one program, each with the "
                 f"same value on this input: harmless if that holds for every input (a done flag set to 1), a race "
                 f"if the values can differ (per-program results that agree only on this data), or if each program "
                 f"loads the element and stores it back changed (an accumulation: programs running at once on a GPU "
@@ -218,7 +218,7 @@ def _message(e: dict) -> str:
     if kind == "race":
         vals = _values(e)
         return (f"{_pair(e, 'plain stores', '')} write different values{vals} to the same element "
-                f"{e['element']}; {e['elements']} element(s) of this launch are written by more than one program "
+                f"{e['element']}; {e['elements']} element(s) of {_of(e)} are written by more than one program "
                 f"with different values (the result depends on program order: use tl.atomic_* or give each "
                 f"program its own elements)")
     if kind == "poison":
@@ -253,6 +253,8 @@ def _message(e: dict) -> str:
             advice = ("other=0.0 keeps today's result and suits the sum it enters; the max (min) after it then sees "
                       "0 in those lanes too: right where its real lanes are >= 0 (after an abs or a square), else mask "
                       "them for it alone, tl.where(mask, x, float('-inf'))")
+        elif e.get("integer") == "bool":  # a tl.int1 load (helper-143: a bool mask got the expert-id sentinel advice)
+            advice = "other=False keeps today's result (compiled code reads 0 there)"
         elif extreme and e.get("integer"):  # (helper-111: ScatterMoE's expert ids, whose sentinel is other=E)
             advice = ("an integer no real lane reaches, for the max / min it enters: the type's smallest for a max, "
                       "its largest (or a sentinel such as the number of experts) for a min, then keep those lanes out "
@@ -262,8 +264,8 @@ def _message(e: dict) -> str:
             advice = ("other=float('-inf') for the max it enters (other=float('inf') for a min), then keep those lanes "
                       "out of any sum: the 0 today's code reads there can be the max itself, so the result may be "
                       "wrong on today's GPUs too")
-        else:
-            advice = "other=0.0 keeps today's result"
+        else:  # (helper-145: an int32 load was advised other=0.0)
+            advice = f"other={'0' if e.get('integer') else '0.0'} keeps today's result"
         give = ("give the load padding_option=\"zero\" (today's result; a block-pointer load takes no other=)"
                 if e.get("block_ptr") else f"give the load other= ({advice})")
         if e.get("inert"):  # (program/filler_rerun.py)
@@ -439,6 +441,11 @@ def nth(n: int) -> str:
     return f"{n}{tail}"
 
 
+def _of(e: dict) -> str:
+    """What a store race's element count is of: its tensor (one race per tensor: races._per_tensor)."""
+    return e["tensor"] if e.get("tensor") else "this launch"
+
+
 def finding(e: dict) -> dict:
     """The record's form of an aggregated entry: kind, file, line, pid, tensor, offsets, message, severity."""
     severity = e.get("severity") or ("warning" if e.get("same_value") else "error")
@@ -453,6 +460,13 @@ def finding(e: dict) -> dict:
         f["other_line"] = e["other_line"]
     if e.get("notes"):
         f["notes"] = e["notes"]
+    if e["kind"] == "nan_inf":  # the first NaN/Inf element of an output, or stored (program mode), as the message
+        # names it: an op's lanes have no memory offsets (helper-141: "offsets": [] beside O[0, 0, 0])
+        stored = e.get("stored") or {}
+        if e.get("output") or stored.get("element"):
+            f["output"] = e.get("output") or stored["element"]
+        if e.get("output_count") or stored.get("lanes"):
+            f["output_count"] = e.get("output_count") or stored["lanes"]
     if e.get("carried"):  # the mark computed into memory something wrote: the cause is an earlier launch
         f["carried"] = True
     if e["kind"] == "out_of_bounds" and e.get("landed"):  # lanes past the tensor in other arguments' memory

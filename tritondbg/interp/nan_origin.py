@@ -6,8 +6,8 @@ in a correct kernel beside a real bug the finding named that line, not the ``sqr
 reached the output (helper-47, unsloth's cross entropy: it sent the user into the right kernel's backward).
 
 Each value with NaN/Inf lanes may carry ``ORIGIN`` (int32 per lane: the sanitizer's event id, 0 none). An op
-whose result has such lanes gives them its own event's id where it made them, else the first input's id for the
-lane (elementwise; a reduction or a dot, whose inputs have another shape: the lowest id among its inputs), also
+whose result has such lanes gives them its own event's id where it made them, else the lowest (earliest) id of its
+inputs' for the lane (elementwise; a reduction or a dot, whose inputs have another shape: the lowest id among its inputs), also
 where it made them from an earlier event's Inf (inf / inf: the overflow is the cause);
 ``tl.where`` takes the id of the branch it selects; shape ops move ids as they move lanes. A store of lanes
 holding an id marks that event as reaching memory (``Sanitizer.nonfinite_reached``), and the finding names the
@@ -34,7 +34,7 @@ def _bcast(o, shape):
 
 
 def carried(ins, shape) -> np.ndarray | None:
-    """Per lane of ``shape``: the first input's id there (an input of another shape: its lowest id, everywhere)."""
+    """Per lane of ``shape``: the lowest of its inputs' ids there (an input of another shape: its lowest id, everywhere)."""
     out = None
     for h in ins:
         o = origin_of(h)
@@ -46,7 +46,9 @@ def carried(ins, shape) -> np.ndarray | None:
             if not ids.size:
                 continue
             b = np.full(shape, int(ids.min()), dtype=np.int32)
-        out = np.array(b, dtype=np.int32) if out is None else np.where(out == 0, b, out)
+        # two causes in one lane: the earlier event (ids count up), the first op that made NaN (helper-143: l * alpha
+        # + sum(p) named alpha's line, made after p's)
+        out = np.array(b, dtype=np.int32) if out is None else np.where((out == 0) | ((b > 0) & (b < out)), b, out)
     return out
 
 

@@ -8,8 +8,10 @@ earlier op's Inf keeps that op, the overflow); a store of NaN lanes whose event 
 is recorded here (``record``), and the launch's finish turns each such event into a ``nan_inf`` warning at the
 op's line and pid (``entries``): a warning, since a program may mean it (torch's own ``log(-1)`` is NaN).
 
-Not told: a NaN the inputs already held (loaded from memory: no event), an op that made NaN from an Inf it was
-handed (``-inf - -inf`` of a row a mask filled with ``other=-inf``: no finite origin), an Inf stored as an Inf
+Also told: a NaN an op made of infinities in real lanes (``-inf - -inf`` where a ``tl.where`` set -inf: an online
+softmax whose first block was all masked), with its own sentence. Not told: a NaN the inputs already held (loaded
+from memory: no event), one made in padding lanes (``-inf - -inf`` of a row a load filled with ``other=-inf``:
+padding makes no event), an Inf stored as an Inf
 (a ``-inf`` may be meant), NaN lanes a ``tl.where`` dropped or a store's mask kept out. The cost is that of a
 store whose value holds NaN/Inf lanes with an origin: the origins are tracked in program mode anyway.
 """
@@ -38,10 +40,10 @@ def record(san, ptrs, value, live, site) -> None:
         sel = sel & np.broadcast_to(np.asarray(live, dtype=bool), shape)
     if not sel.any():
         return
-    finite = {d["seq"] for d in san.nonfinite if d.get("finite")}
+    told = {d["seq"] for d in san.nonfinite if d.get("finite") or _from_infinities(d)}
     found, counts = np.unique(ids[sel], return_counts=True)
     for ev, n in zip(found.tolist(), counts.tolist()):
-        if ev not in finite:
+        if ev not in told:
             continue
         got = san.nan_stored.get(ev)
         if got is None:
@@ -53,6 +55,15 @@ def record(san, ptrs, value, live, site) -> None:
                 got["tensor"] = bufs[0].name
                 got["element"] = bufs[0].where(first)
         got["lanes"] += n
+
+
+def _from_infinities(ev: dict) -> bool:
+    """An op that made NaN of infinities in real lanes (``-inf - -inf``, ``0 * inf``, ``inf / inf``): padding lanes
+    make no event (shadow_values), so these are lanes a ``tl.where`` or the data set to -inf. helper-143: an online
+    softmax whose first key block was all masked to -inf (m_i = -inf, exp(m_i - m_ij)) wrote NaN into rows that had
+    valid keys later, and the run said 0 finding(s)."""
+    return ev["value"] != ev["value"] and bool(ev["inputs"]) and \
+        any(v in (float("inf"), float("-inf")) for v in ev["inputs"])
 
 
 def entries(san) -> None:
@@ -193,6 +204,16 @@ def message(e: dict) -> str:
         call = f"tl.dot = {ev['value']:.6g} ({dot_lane(ev)})"
     else:
         call = f"{ev['op']}({args}) = {ev['value']:.6g}"
+    if not ev.get("finite"):  # made of infinities (_from_infinities)
+        both = [v for v in ev["inputs"] if v == float("-inf")]
+        why = (" -inf - -inf is the mark of a running max still at its -inf start while every lane so far was "
+               "masked to -inf (an online softmax's first block, a row whose keys are all masked): start it at a "
+               "large finite negative, or subtract tl.where(m == float('-inf'), 0.0, m).") \
+            if len(both) == 2 and ev["op"] in ("subtract", "sub") else ""
+        return (f"{call}: a NaN made of infinities (not read from memory), in {e['lanes']} lane(s) of {n} "
+                f"program{'s' if n != 1 else ''}; {st['lanes']} NaN lane(s) {made} were stored (line {st['line']}"
+                f"{into}){capped}.{why} A warning: program mode has no reference to tell whether the program expects "
+                "NaN there (a row with nothing to attend to may be meant to be NaN)")
     return (f"{call}: {article} {label} from finite inputs, in {e['lanes']} "
             f"lane(s) of {n} program{'s' if n != 1 else ''}; {st['lanes']} NaN lane(s) {made} were stored "
             f"(line {st['line']}{into}){capped}. Program mode has no reference to tell whether the program expects "

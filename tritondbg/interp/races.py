@@ -31,8 +31,10 @@ def report(san, launch) -> None:
     if race is not None:
         words = [launch.argmap().describe(a)[1] for a in race["locks"]]
         _entry(san, launch, race, "locked_store", same_value=False, locks=words)
-    race = race_conflict(san.writes)  # same_value: every racing program wrote the same bits
-    if race is not None:
+    for writes in _per_tensor(san.writes, launch):  # one race per tensor (helper-145: a second tensor's race was
+        race = race_conflict(writes)                   # only counted in the first's elements)
+        if race is None:  # same_value: every racing program wrote the same bits
+            continue
         rounding = race.get("rounding")  # apart by rounding only: the same quantity, summed in another order
         e = _entry(san, launch, race, "store", same_value=race["same_value"] or rounding is not None)
         if race.get("values") is not None and "values" not in e:
@@ -40,8 +42,35 @@ def report(san, launch) -> None:
         if rounding is not None:
             old = e.get("rounding") or (0.0, 0.0)
             e["rounding"] = (max(old[0], rounding[0]), max(old[1], rounding[1]))
-        if san.write_count >= san.max_race_elements:
+        if san.write_count >= san.max_race_elements and not any("were checked" in n for n in e["notes"]):
             e["notes"].append(f"only the first {san.max_race_elements} stored elements of the launch were checked")
+
+
+def _per_tensor(writes: list, launch):
+    """``writes`` split by the memory they hit: each tensor argument's (views of one storage together), then the
+    rest (a pointer table's tensors); the whole list where there is one part."""
+    spans: list = []
+    for lo, hi in sorted((b.lo, b.hi) for b in launch.argmap().buffers):
+        if spans and lo < spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], hi)
+        else:
+            spans.append([lo, hi])
+    if len(spans) < 2 or len(writes) < 2:
+        yield writes
+        return
+    rest = [np.ones(w[0].shape, dtype=bool) for w in writes]
+    for span in [*spans, None]:
+        part = []
+        for i, w in enumerate(writes):
+            m = rest[i] if span is None else (w[0] >= np.uint64(span[0])) & (w[0] < np.uint64(span[1]))
+            if span is not None:
+                rest[i] &= ~m
+            if m.all():
+                part.append(w)
+            elif m.any():
+                part.append((w[0][m], w[1], w[2], None if w[3] is None else w[3][m], *w[4:]))
+        if len(part) > 1:
+            yield part
 
 
 def _entry(san, launch, race: dict, op: str, same_value: bool, **extra) -> dict:

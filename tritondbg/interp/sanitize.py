@@ -27,7 +27,8 @@ import numpy as np
 
 from tritondbg.interp import (findings, frames, gpu_compile, guard, hooks, initcheck, nan_origin, nan_stores, oob,
                               layouts, output_checks, races, shadow, shadow_pads, shifts, undo, uninit_reads, unstored)
-from tritondbg.interp.memops import HeldLocks, SpinWatch, _active, install as _install_memory, uninstall as _uninstall_memory
+from tritondbg.interp.memops import HeldLocks, _active, install as _install_memory, uninstall as _uninstall_memory
+from tritondbg.interp.spins import SpinWatch
 from tritondbg.interp.shadow_values import _debug_raise
 from tritondbg.interp.poison import handle_kind, payload_ids, poison_array  # noqa: F401 (API)
 from tritondbg.interp.values import element_width
@@ -288,8 +289,8 @@ class Sanitizer(Instrument, hooks.Listener):
                                                   oob_only=oob_only))
         if block_ptr:  # a block pointer's load without padding_option= (its advice differs: no other= there)
             self.poison_info[sid]["block_ptr"] = True
-        if np.dtype(np_dtype).kind in "iu":  # an integer load: its advice names an integer sentinel
-            self.poison_info[sid]["integer"] = True
+        if np.dtype(np_dtype).kind in "iub":  # an integer load: its advice names an integer sentinel
+            self.poison_info[sid]["integer"] = "bool" if np.dtype(np_dtype).kind == "b" else True
         self.poison_used = True
         return poison_array(ptrs.data.shape, ptrs.get_element_ty(), np_dtype, sid), sid
 
