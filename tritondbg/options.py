@@ -150,8 +150,17 @@ seed = click.option("--seed", type=int, default=0, show_default=True, help="Seed
 as_json = click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
 out = out_dir_option("--out", "out_dir", purpose="run records go there", default="records",
                      help="Folder for run records [default: $TRITONDBG_OUT or ./traces].")
+class Positive(click.FloatRange):
+    """A number > 0 ("'abc' is not a valid positive number", not click's "float range": helper-145)."""
+
+    name = "positive number"
+
+    def __init__(self):
+        super().__init__(min=0, min_open=True)
+
+
 # the program forms' --timeout (`interpret -- CMD`, `capture -- CMD`, `profile -- CMD`): launcher.run stops the program
 program_timeout = click.option(
-    "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+    "--timeout", type=Positive(), default=None, metavar="SECONDS",
     help="Stop the program after SECONDS (SIGTERM; SIGKILL 30 s later): it says the launch, line and program id it "
          "was in, what finished is kept; exit 124. [default: none]")

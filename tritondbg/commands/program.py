@@ -141,7 +141,7 @@ def _checked_arch(arch: str | None) -> str | None:
                         help="Folder for the reproducers [default: ./traces/capture-<time>].")
 @click.option("--max-per-kernel", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="Distinct launches saved with their data per kernel (over all the program's processes).")
-@click.option("--max-mb", type=click.FloatRange(min=0, min_open=True), default=256.0, show_default=True, metavar="MB",
+@click.option("--max-mb", type=options.Positive(), default=256.0, show_default=True, metavar="MB",
               help="Tensor data written in all (all processes); launches past it are listed as skipped.")
 @click.option("--kernel", "kernels", metavar="NAME", multiple=True,
               help="Only capture these kernels (name or glob; repeatable, or comma-separated).")
