@@ -16,8 +16,9 @@ device is ``cpu``; properties are that GPU's), so such code runs unmodified unde
 
 ``torch.utils._triton.has_triton()`` answers True (libraries such as torchao gate their kernels on it).
 What it does not do: make ``torch.cuda.is_available()`` true or give tensors a CUDA device (code that allocates
-on ``"cuda"`` by name still needs a GPU). ``warmup()`` returns a ``StandinKernel`` whose resource figures are
-placeholders (no GPU compile happens under the interpreter; `tritondbg ir` gives the real ones).
+on ``"cuda"`` by name still needs a GPU). ``warmup()`` and a launch return a ``StandinKernel`` (standin_kernel.py)
+whose resource figures are placeholders (no GPU compile happens under the interpreter; `tritondbg ir` gives the
+real ones).
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from typing import Any, Iterator
 from tritondbg import cuda_objects
 from tritondbg.errors import KernelError
 from tritondbg.ir.targets import DEFAULT_ARCH, Arch, parse_arch
+from tritondbg.standin_kernel import StandinKernel
 
 # Per target: the figures Triton's driver (``utils.get_device_properties``) and torch report for one such GPU.
 # clocks in kHz (as CUDA reports them), memory in bytes.
@@ -321,36 +323,6 @@ def _restore_has_triton(saved) -> None:
         torch_triton.has_triton = saved
 
 
-class StandinKernel:
-    """What ``kernel.warmup(...)`` returns under the stand-in: a CompiledKernel look-alike that launches the
-    interpreted kernel. ``n_regs``/``n_spills``/``metadata.shared`` are placeholders (nothing is compiled for a GPU
-    under the interpreter): 32 registers per thread, no spill, 1 KiB of shared memory per warp."""
-
-    def __init__(self, fn, args, kwargs, arch: Arch):
-        self.fn = fn
-        self.name = getattr(fn, "__name__", "kernel")
-        self.bound = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
-        self.n_args = len(args)
-        num_warps = int(kwargs.get("num_warps") or 4)
-        self.n_regs, self.n_spills, self.n_max_threads = 32, 0, 1024
-        self.metadata = types.SimpleNamespace(name=self.name, shared=1024 * num_warps, num_warps=num_warps,
-                                              num_stages=int(kwargs.get("num_stages") or 3), num_ctas=1,
-                                              target=arch.gpu_target(), tritondbg_stand_in=True)
-        self.asm: dict[str, str] = {}
-        self.packed_metadata = None
-
-    def _init_handles(self):
-        pass
-
-    def __getitem__(self, grid):
-        def runner(*args, stream=None, **kwargs):
-            names = self.fn.arg_names
-            given = set(names[:len(args)]) | set(kwargs)
-            rest = {k: v for k, v in self.bound.items() if k not in given}
-            return self.fn.run(*args, grid=grid, warmup=False, **rest, **kwargs)
-        return runner
-
-
 _state: dict[str, Any] = {}
 
 
@@ -450,7 +422,10 @@ def install(arch: Arch | str | None = None) -> Arch:
             raise _refused(self, exc) from None
         with gpu_compile.lock:  # (no launch of another thread while a check has the language swapped)
             gpu_compile.check(self, args, kwargs, arch)  # the GPU compiler's verdict, for the sanitizer (findings)
-            return original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+            value = original_run(self, *args, grid=grid, warmup=warmup, **kwargs)
+        # a GPU launch returns the CompiledKernel, which host code reads (helper-144: applied-ai prints k.n_regs
+        # after its launch; the interpreter's None died there with no word of why)
+        return StandinKernel(self, args, kwargs, arch) if value is None else value
 
     InterpretedFunction.run = run
     _state["options_before"] = _target_options(arch)
