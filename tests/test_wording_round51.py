@@ -83,6 +83,9 @@ def test_an_annotated_constexpr_global_is_named_as_the_cause(tmp_path):
     # a plain float global: the message stays the plain one, no word of an annotation
     assert "Cannot access global variable SCALE" in plain.message and "annotation" not in plain.message, plain.message
     assert "SCALE = tl.constexpr(...)" in plain.message, plain.message
+    # each names the other refused global the function reads (helper-144: one per run, fixed one at a time)
+    assert "The function reads SCALE too, refused alike" in annotated.message, annotated.message
+    assert "The function reads EPSILON too, refused alike" in plain.message, plain.message
 
 
 def test_the_program_form_prints_the_long_text_once_per_place(tmp_path, cli_env):

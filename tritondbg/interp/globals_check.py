@@ -36,14 +36,15 @@ _GUARDED: dict[int, Any] = {}           # id(rewritten function) -> the same fun
 class RefusedGlobal(KernelError, NameError):
     """The compiler's NameError, raised where the kernel reads the global."""
 
-    def __init__(self, name: str, annotated: tuple | None = None, captured: str | None = None):
+    def __init__(self, name: str, annotated: tuple | None = None, captured: str | None = None, others=()):
         """``annotated``: (file, line, value's source) of a ``name: tl.constexpr = value`` in the module, if any;
-        ``captured``: the enclosing function's name where ``name`` is a closure value of a kernel made in it."""
+        ``captured``: the enclosing function's name where ``name`` is a closure value of a kernel made in it;
+        ``others``: the other refused globals the function reads (helper-144: named one run at a time)."""
         self.global_name = name
         head = (f"Cannot access global variable {name} from within @jit'ed function: the GPU compiler refuses it "
                 f"(the interpreter would read it). ")
         tail = (", or pass it as an argument (TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 lets the compiler and this check "
-                "through)")
+                "through)" + (f". The function reads {', '.join(others)} too, refused alike" if others else ""))
         if captured:
             super().__init__(f"{head}`{name}` is a value the kernel captures from {captured}(), which made it; the "
                              f"compiler takes a captured value only as a constexpr: pass "
@@ -81,11 +82,12 @@ class _Guarded(dict):
 
     def __getitem__(self, name):
         if name in self.refused:
+            others = sorted(self.refused - {name})
             if name in self.cells:
-                raise RefusedGlobal(name, captured=self.maker)
+                raise RefusedGlobal(name, captured=self.maker, others=others)
             if self.annotated is None:  # (read once, at the first refused read)
                 self.annotated = constexpr_annotations(self.module, self.file)
-            raise RefusedGlobal(name, self.annotated.get(name))
+            raise RefusedGlobal(name, self.annotated.get(name), others=others)
         cell = self.cells.get(name)
         if cell is not None:
             try:
