@@ -32,6 +32,9 @@ def bad(tmp_path):
              # a library's kernel file (flash-attn's rotary.py): kernels, no launch (helper-123)
              "kern.py": "import triton\nimport triton.language as tl\n\n\n@triton.autotune([], key=[])\n@triton.jit\n"
                         "def rot(x_ptr, N: tl.constexpr):\n    pass\n",
+             # a jit helper first, then the kernel calling it: the reproducer offered is the kernel's (helper-144)
+             "kern_helper.py": "import triton\n\n\n@triton.jit\ndef dim(x):\n    return x\n\n\n@triton.jit\n"
+                               "def outer(x_ptr):\n    dim(x_ptr)\n",
              # a program whose launch is an assignment inside a with: a program, not a library (helper-125)
              "kern_prog.py": "import torch, triton\n\n\n@triton.jit\ndef rot(x_ptr):\n    pass\n\n\n"
                              "with torch.no_grad():\n    out = rot[(1,)](torch.zeros(1))\n"}
@@ -85,6 +88,10 @@ ROWS = [
     (["ir", "{tmp}/kern.py::rot", "--stage", "ptx"], {}, 2, "kern.py::rot: a file of @triton.jit kernels (rot), not a "
                                                          "Scenario: a kernel needs its launch (arguments, grid)"),
     (["interpret", "{tmp}/kern.py"], {}, 2, "`tritondbg ir CAPTURE/rot_0.py --stage ptx`"),
+    (["ir", "{tmp}/kern_helper.py"], {}, 2, "(dim, outer), not a Scenario: a kernel needs its launch (arguments, "
+                                            "grid) from the code that calls it: `tritondbg capture -- python PROG.py` "
+                                            "over a program that calls it saves each launch as a reproducer for ir / "
+                                            "interpret / check (`tritondbg ir CAPTURE/outer_0.py --stage ptx`)"),
     (["interpret", "{tmp}/kern_prog.py::rot"], {}, 2, "kern_prog.py: not imported, its text names no Scenario"),
     # helper-88: the word in a comment let it through, and it ran whole (ir: "asked Triton's driver")
     (["interpret", "{tmp}/prog_words.py"], {}, 2, "not imported, its text names no Scenario"),

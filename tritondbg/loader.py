@@ -82,7 +82,7 @@ def check_target(target: str) -> None:
         name = target.partition("::")[2]
         if kernels and not _runs_as_program(tree):
             # a library's kernel file (flash-attn's rotary.py): nothing there launches the kernel (helper-123)
-            k = name if name in kernels else kernels[0]
+            k = name if name in kernels else _entry_kernel(tree, kernels)
             raise UsageError(f"{file}{'::' + name if name else ''}: a file of @triton.jit kernels ({', '.join(kernels[:4])}"
                              f"{', ...' if len(kernels) > 4 else ''}), not a Scenario: a kernel needs its launch "
                              f"(arguments, grid) from the code that calls it: `tritondbg capture -- python PROG.py` "
@@ -107,6 +107,16 @@ def _jit_kernels(tree) -> list[str]:
         return (isinstance(d, ast.Attribute) and d.attr == "jit") or (isinstance(d, ast.Name) and d.id == "jit")
 
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and any(map(named_jit, n.decorator_list))]
+
+
+def _entry_kernel(tree, kernels: list[str]) -> str:
+    """The kernel a reproducer would be named after: the first that no other @triton.jit function of the file calls
+    (helper-144: a jit helper, print_tensor_dim, was offered as CAPTURE/print_tensor_dim_0.py, which never exists)."""
+    import ast
+
+    called = {c.func.id for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in kernels
+              for c in ast.walk(n) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id != n.name}
+    return next((k for k in kernels if k not in called), kernels[0])
 
 
 def _runs_as_program(tree) -> bool:
