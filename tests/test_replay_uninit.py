@@ -92,3 +92,47 @@ def test_an_int_output_holding_the_mark_is_told_by_the_int_mark(tmp_path):
               if f["tensor"] == "dst" and "uninitialized-memory mark" in f["message"]]
     assert len(marked) == 1 and "mark (0x5A5A5A5A) in 10 of 10" in marked[0], marked
     assert "NaN" not in marked[0], marked[0]
+
+
+HALF = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def half(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n // 2)  # half the rows
+
+x = torch.randn(64, device="cuda")
+y = torch.empty_like(x)
+half[(1,)](x, y, 64, BLOCK=64)
+print("max", y.max().item())
+'''
+
+
+@pytest.mark.interpreter
+def test_a_band_the_program_read_is_an_error_in_its_reproducer_too(tmp_path):
+    """helper-144 (applied-ai's MoE with pid_m = pid % grid_n): program mode told the output left unwritten and read
+    as an error, exit 1; the reproducer --capture-on-finding saved passed with warnings, exit 0, and `check` passed
+    it: a CI gate over reproducers let it through. The reproducer keeps the program's read; its replay fails."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "tritondbg", *args], capture_output=True, text=True, env=env,
+                              timeout=300, cwd=tmp_path)
+
+    (tmp_path / "prog.py").write_text(HALF)
+    out = cli("interpret", "--capture-on-finding", "--out", "cap", "--", sys.executable, "prog.py")
+    assert out.returncode == 1 and "uninit" in out.stderr and "Tensor.max" in out.stderr, out.stderr[-3000:]
+    rep = cli("interpret", str(tmp_path / "cap" / "half_0.py"), "--json")
+    doc = json.loads(rep.stdout)
+    errors = [f for r in doc["results"] for f in r["findings"] if f["severity"] == "error"]
+    assert rep.returncode == 1 and not doc["passed"], json.dumps(doc["results"])[-3000:]
+    line = next(i for i, ln in enumerate(HALF.splitlines(), 1) if ln.startswith("print"))
+    assert [f["tensor"] for f in errors] == ["y_ptr"] and "the program read them after the captured launch " \
+        f"(Tensor.max at prog.py:{line})" in errors[0]["message"], errors
+    # a capture with no sanitizer knows of no read: the band stays a warning there
+    assert cli("capture", "--out", "plain", "--", sys.executable, "prog.py").returncode == 0
+    rep = cli("interpret", str(tmp_path / "plain" / "half_0.py"), "--json")
+    assert rep.returncode == 0, rep.stdout[-2000:]

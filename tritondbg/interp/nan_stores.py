@@ -69,9 +69,12 @@ def _from_infinities(ev: dict) -> bool:
 def entries(san) -> None:
     """The launch's ``nan_inf`` warnings (program mode): one per op (line, tensor stored into) whose NaN a store
     wrote, with the first program's event and the lanes of them all."""
+    # a masked_reduction that names the op which made its padding's NaN (an online softmax's m - m_new over -inf
+    # padding: helper-117) tells that NaN already
+    made = {e["made"][0] for e in san.agg.values() if e.get("made")}
     for d in san.nonfinite:
         stored = san.nan_stored.get(d["seq"])
-        if stored is None:
+        if stored is None or (not d.get("finite") and d["line"] in made):
             continue
         e = san._event_entry(d, stored["tensor"], output=None, output_count=0, stored=None, severity="warning")
         if e["stored"] is None:

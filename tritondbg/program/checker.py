@@ -29,7 +29,7 @@ import sys
 import time
 
 from tritondbg.interp.findings import nth, stop_last
-from tritondbg.program import attach, capture, child, cpu_device, filler_rerun, readwatch, stacks
+from tritondbg.program import attach, capture, child, cpu_device, poison_rerun, readwatch, replay, stacks
 
 
 class _Result:
@@ -53,9 +53,6 @@ def instruments(sanitize: bool = True, journal: bool = False) -> list:
 
 
 _COPY_MAX_BYTES = 2 << 30  # bytes of non-CPU tensors copied before a sanitized launch (to run it again)
-_KEPT_POISON = ("the launch's writes were too large to undo for a run without the poison: the program's "
-                "tensors keep it (NaN in those lanes)")
-
 
 def on_cpu(snap) -> bool:
     return all(g["device"] == "cpu" for g in snap.groups)
@@ -106,7 +103,7 @@ def instrument_launch(proceed, args: dict, *, sanitize: bool = True, snap=None):
     if san is not None:
         note = None
         if error is None and san.poison_used and snap is not None:
-            value, error, note = _without_poison(proceed, san, snap, result, value)
+            value, error, note = poison_rerun.without_poison(proceed, san, snap, result, value)
             if note is None:  # the program has the run without poison: its undefined lanes read 0
                 san.program_fill = "0"
         san.journal = None
@@ -136,74 +133,6 @@ def stores_nothing(launch, stores: dict) -> dict | None:
                 offsets=[], op=None, source="",
                 message=f"{launch.name} writes no memory: its source has no tl.store, atomic or descriptor store, and "
                         "the launch changed no byte (a forgotten tl.store?)")
-
-
-def _without_poison(proceed, san, snap, result, value):
-    """The launch run again from the state before it with the plain interpreter's filler for undefined lanes (the
-    program keeps what it writes); the first run's tensors are checked against it. Returns (value, error, note)
-    of that run. When that state is not known (too much to copy or undo) the program keeps the poison and the first
-    run's ``value``: a NaN that names a load counts wherever it is in the launch's tensors (against a reference
-    with no NaN)."""
-    import torch
-
-    from tritondbg.interp import guard
-
-    journal = san.journal
-    tensors = _tensors(snap)
-    if snap.before:
-        restore = again = lambda: _restore(snap)  # noqa: E731
-    elif journal is not None and journal.complete:
-        from tritondbg.interp.undo import put_back
-
-        restore, written = journal.undo, list(journal.entries)
-        again = lambda: put_back(written)  # noqa: E731  (once more, for filler_rerun)
-        tensors = {k: t for k, t in tensors.items() if journal.touched(*_extent(t))}
-    else:
-        san.check_program_outputs(tensors, {k: torch.zeros((), dtype=torch.float32).expand(t.shape)
-                                            for k, t in tensors.items()})
-        return value, None, _KEPT_POISON
-    capture.sync(snap)
-    poisoned = {k: t.clone() for k, t in tensors.items()}
-    restore()
-    value, error = None, None
-    try:
-        # the store lanes the sanitized run skipped (out of bounds, in another argument) stay skipped, as its
-        # findings say (h88: they were written into that argument when a load out of bounds made this run)
-        with filler_rerun.quietly(), guard.skipping(san.skipped_writes):
-            value = proceed()
-    except Exception as exc:  # noqa: BLE001 - the plain interpreter's error: the program sees it
-        error = exc
-        result.status, result.message = "error", f"{type(exc).__name__}: {exc}"
-    if error is None:
-        capture.sync(snap)
-        san.check_program_outputs(poisoned, tensors)
-        # undefined lanes that entered only reductions: does anything the launch wrote depend on them?
-        filler_rerun.settle(san, proceed, snap, again)
-    return value, error, None
-
-
-def _restore(snap) -> None:
-    """Put back the bytes the launch's tensors held before it (``capture.copy_before``)."""
-    for g, before in zip(snap.groups, snap.before):
-        capture.group_view(g).copy_(before)
-
-
-def _extent(t) -> tuple[int, int]:
-    """[first byte, end byte) of a tensor's elements."""
-    lo = t.data_ptr()
-    return lo, lo + max(capture._extent(t) - t.storage_offset() * t.element_size(), 0)
-
-
-def _tensors(snap) -> dict:
-    """Argument path -> floating-point tensor argument of the launch (each view once)."""
-    paths = capture.arg_paths(snap.args)
-    out, seen = {}, set()
-    for i, (t, spec) in enumerate(zip(snap.tensors, snap.specs)):
-        key = (spec["group"], spec["byte_offset"], spec["dtype"], tuple(spec["shape"]), tuple(spec["stride"]))
-        if t.dtype.is_floating_point and key not in seen:
-            seen.add(key)
-            out[paths.get(i, f"tensor{i}")] = t
-    return out
 
 
 def _carried_band(read: dict, band: tuple, stores: dict) -> bool:
@@ -292,6 +221,7 @@ class Checker(attach.Observer):
         self.told_errors: set[tuple] = set()  # findings told as errors (a later error of a warning's line is told)
         self.told_tests: dict[tuple, list] = {}  # the pytest tests a finding was printed in (a repeat in another: once)
         self.captured: dict[str, int] = {}
+        self.capture_names: dict[tuple, str] = {}  # (kernel, launch index) -> its reproducer (--capture-on-finding)
         self.running = None
         self.band_read = False  # a band was told because a later launch read values computed from it
         self.pending: list = []  # (launch, index, name, tensor, unwritten, wrote): told at exit if still unwritten
@@ -414,7 +344,7 @@ class Checker(attach.Observer):
         if findings:
             self.findings[launch.name] = self.findings.get(launch.name, 0) + len(findings)
             if self.capture_on_finding:
-                self._capture(launch, snap, error)
+                self._capture(launch, snap, error, index=index)
         if error is not None:
             raise error
         return value
@@ -469,7 +399,8 @@ class Checker(attach.Observer):
         saved = entry.get("saved")
         if saved is not None and not saved["done"]:  # --capture-on-finding: the launch that left them
             saved["done"] = True
-            self._capture(entry["full"], saved["snap"], None, after=saved["after"])
+            self._capture(entry["full"], saved["snap"], None, after=saved["after"], index=entry["index"])
+        self._note_read(launch, entry["index"], f)
 
     def _tell(self, f: dict, launch, index: int, test) -> None:
         """A finding: to findings.jsonl and one line on stderr."""
@@ -554,10 +485,12 @@ class Checker(attach.Observer):
         if saved is not None and not saved["done"]:  # one reproducer per launch, however many bands it left
             saved["done"] = True
             try:
-                self._capture(launch, saved["snap"], None, after=saved["after"])
+                self._capture(launch, saved["snap"], None, after=saved["after"], index=index)
             except Exception as exc:  # noqa: BLE001 - at exit: say it, lose nothing else
                 print(f"tritondbg: could not save a reproducer of {launch.name} (its {nth(index + 1)} launch): {exc}",
                       file=sys.stderr, flush=True)
+        if severity == "error":
+            self._note_read(launch, index, f)
         return True
 
     def flush_holes(self) -> None:
@@ -571,7 +504,15 @@ class Checker(attach.Observer):
         """Whether the program read the tensor of a pending band around it, never into it (readwatch.read_around)."""
         return readwatch.read_around(entry[6], self.watches.pop(id(entry), None))
 
-    def _capture(self, launch, snap, error, after=None) -> None:
+    def _note_read(self, launch, index: int, f: dict) -> None:
+        """An unwritten band of a launch saved as a reproducer was read (an error): its reproducer says so, and its
+        replay's band is an error too (helper-144: the replay of fused_moe passed, warning only, where the program
+        failed; a CI gate over reproducers let 40% of an output unwritten through)."""
+        name = self.capture_names.get((launch.name, index))
+        if name is not None and f.get("tensor"):
+            replay.note_read(self.out_dir, name, f["tensor"], f.get("read_by"), f.get("read_at"))
+
+    def _capture(self, launch, snap, error, after=None, index: int = 0) -> None:
         n = self.captured.get(launch.name, 0)
         self.captured[launch.name] = n + 1
         name = capture.capture_name(launch.name, n, self.out_dir)
@@ -580,6 +521,7 @@ class Checker(attach.Observer):
         entry = capture.save(self.out_dir, name, launch, snap, after, command=self.command,
                              error=f"{type(error).__name__}: {error}" if error else None)
         child.append("captures.jsonl", entry)
+        self.capture_names[(launch.name, index)] = name
 
     def summary(self) -> dict:
         from tritondbg.interp import dots

@@ -33,6 +33,27 @@ def _meta(folder: str, name: str) -> dict:
         raise UsageError(f"reproducer {name}: {path} is damaged (not the JSON capture wrote: {exc})") from None
 
 
+def note_read(out_dir: str, name: str, tensor: str, by: str | None, at) -> None:
+    """Reproducer ``name``'s launch left elements of ``tensor`` unwritten and the program read them (an error under
+    ``interpret --``): kept in its data/NAME.json (``read_after``), so its replay's band is an error too. Never
+    raises (a note to a reproducer already written)."""
+    path = os.path.join(out_dir, "data", f"{name}.json")
+    try:
+        with open(path) as f:
+            meta = json.load(f)
+        reads = meta.setdefault("read_after", {})
+        if tensor in reads:
+            return
+        from tritondbg.interp.frames import site_name
+
+        reads[tensor] = f"{by or 'a later launch'}" + (f" at {site_name(at[0])}:{at[1]}" if at else "")
+        with open(path + ".tmp", "w") as f:
+            json.dump(meta, f)
+        os.replace(path + ".tmp", path)
+    except (OSError, ValueError, TypeError, IndexError):
+        pass
+
+
 def recorded_arch(target: str) -> str | None:
     """The GPU a reproducer's launch was captured for (the stand-in's under the interpreter, else the program's
     GPU), or None when ``target`` is not a reproducer or predates that record."""
@@ -200,6 +221,11 @@ def _findings(bands: list, marked: list, meta: dict | None = None) -> list:
     was handed is not checked, which the gates must say)."""
     named = {f.get("tensor") for f in bands}
     out = list(bands) + [f for f in marked if f.get("tensor") not in named]
+    reads = (meta or {}).get("read_after") or {}
+    for i, f in enumerate(out):  # what the program read after the captured launch: an error there, so here
+        if f.get("kind") == "uninit" and f.get("tensor") in reads and f.get("severity") == "warning":
+            out[i] = {**f, "severity": "error", "message": f"{f['message']}; the program read them after the "
+                      f"captured launch ({reads[f['tensor']]}), an error under `interpret --` as here"}
     grid = tuple((meta or {}).get("grid") or ())
     if grid and not all(int(g) > 0 for g in grid):
         out.append({"kind": "uninit", "op": "empty_grid", "severity": "warning", "tensor": None, "file": meta.get("kernel_file"),
