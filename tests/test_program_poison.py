@@ -752,3 +752,37 @@ def test_poison_made_nan_by_the_row_max_is_one_poison_finding_not_masked_reducti
     got = sorted((f["kind"], f["line"]) for r in rec.results for f in r.findings)
     assert got == [("poison", line)], [(f["kind"], f["line"], f["message"][:200]) for r in rec.results
                                        for f in r.findings]
+
+
+PADDED_HEAD = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def qk(Q, K, O, L, D: tl.constexpr, BM: tl.constexpr):
+    m = tl.arange(0, BM)
+    d = tl.arange(0, D)
+    q = tl.load(Q + m[:, None] * D + d[None, :], mask=m[:, None] < L)  # QLOAD: rows past L undefined, whole rows
+    k = tl.load(K + d[:, None] * L + m[None, :], mask=m[None, :] < L)  # KLOAD: columns past L undefined
+    s = tl.dot(q, k)
+    tl.store(O + m[:, None] * L + m[None, :], s, mask=(m[:, None] < L) & (m[None, :] < L))
+
+L, D = 13, 32
+q = torch.randn(L, D, device="cuda")
+k = torch.randn(D, L, device="cuda")
+q[:, 20:] = 0.0  # a head dim padded with zeros, as SageAttention pads 40 to 64
+k[20:, :] = 0.0
+o = torch.empty(L, L, device="cuda")
+qk[(1,)](q, k, o, L, D=D, BM=16)
+print("max err", (o - q @ k).abs().max().item())
+'''
+
+
+def test_undefined_whole_rows_meeting_a_zero_padded_head_dim_are_no_products_with_exact_zeros(tmp_path):
+    """helper-143: SageAttention at head dim 40 (padded to 64 with zeros) warned "multiplied by exact zeros" at its q
+    and k loads: the undefined lanes were the q rows past the sequence and the k columns past it, whole rows and
+    columns, whose outputs are padding themselves; at head dim 64 neither warning. The zeros they met change nothing."""
+    (tmp_path / "prog.py").write_text(PADDED_HEAD)
+    out = _run(["interpret", "--json", "f.json", "--", sys.executable, "prog.py"], cwd=tmp_path)
+    assert out.returncode == 0 and "max err" in out.stdout, out.stderr[-3000:]
+    findings = json.loads((tmp_path / "f.json").read_text())["findings"]
+    assert findings == [], [f["message"] for f in findings]

@@ -434,7 +434,10 @@ def _dot_times_zero(a, b):
     real_a = True if dead_a is False else (~dead_a).any(axis=-2, keepdims=True)   # (..., 1, 1)
     frame, hits = None, []
     new = []
-    for h, p, zero_k, expand, real in ((a, pa, zero_k_of_b, -2, real_b), (b, pb, zero_k_of_a, -1, real_a)):
+    # a lane in an all-padding row of a (column of b) lands only in outputs that are padding themselves, whatever it
+    # meets (helper-143: SageAttention's q rows past the sequence met the zeros of a head dim padded 40 -> 64)
+    for h, p, zero_k, expand, real, dead in ((a, pa, zero_k_of_b, -2, real_b, dead_a),
+                                             (b, pb, zero_k_of_a, -1, real_a, dead_b)):
         if p is None:
             new.append(h)
             continue
@@ -443,7 +446,7 @@ def _dot_times_zero(a, b):
         if not sel.any():
             new.append(h)
             continue
-        told = sel & real
+        told = sel & real & ~np.asarray(dead)
         if told.any():
             frame = frame or _site_frame()
             hits += [san.times_zero_sid(int(k) - 2, frame) + 2 for k in np.unique(p[told])]
