@@ -214,3 +214,14 @@ def test_a_packer_storing_bytes_is_not_told(tmp_path, cli_env):
     (tmp_path / "prog.py").write_text(PACK)
     p = run_cli(["interpret", "--strict", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     assert p.returncode == 0 and "cast" not in p.stderr and "roundtrip True" in p.stdout, p.stdout + p.stderr[-3000:]
+
+
+def test_the_lanes_of_several_programs_are_said_as_such():
+    """helper-143: "128 lane(s)" under the finding's one pid were the lanes of two programs."""
+    from tritondbg.interp.casts import message
+
+    e = dict(example=((0,), -381.0, -125), lanes=128, programs={(0, 0, 0), (1, 0, 0)}, op="cast", src="fp32",
+             dst="int8", lo=-128, hi=127)
+    assert "(lane (0,); 128 lane(s) of 2 programs NaN or outside -128..127" in message(e), message(e)
+    e["programs"] = {(0, 0, 0)}
+    assert "(lane (0,); 128 lane(s) NaN or outside" in message(e), message(e)

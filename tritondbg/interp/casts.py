@@ -133,11 +133,13 @@ def message(e: dict) -> str:
     if e.get("reaches"):
         where.append("they enter " + ", ".join(e["reaches"]))
     used = f"; {'; '.join(where)}" if where else ""
+    n = len(e.get("programs") or ())  # (helper-143: "128 lane(s)" under one pid were two programs' lanes)
+    lanes = f"{e['lanes']} lane(s)" + (f" of {n} programs" if n > 1 else "")
     how = {"store": "the store's implicit cast", "atomic": "the atomic's implicit cast"}.get(e.get("implicit"),
                                                                                              "the cast")
     if e["op"] == "narrow":
-        head = (f"{how} from {e['src']} to {e['dst']} changed {given} to {got} (lane {tuple(idx)}; {e['lanes']} "
-                f"lane(s) outside {e['lo']}..{e['hi']}{used})")
+        head = (f"{how} from {e['src']} to {e['dst']} changed {given} to {got} (lane {tuple(idx)}; {lanes} "
+                f"outside {e['lo']}..{e['hi']}{used})")
         if given in _INDEFINITE:  # what a NaN became on its way to an integer here (llrint, .to(tl.int64))
             return (f"{head}: {given} is what a NaN or an out-of-range float becomes here when converted to "
                     f"{e['src']} (libdevice.llrint / float2int, .to()): a NaN upstream (0 / 0 of an all-zero row or "
@@ -148,7 +150,7 @@ def message(e: dict) -> str:
     shown = "NaN" if given != given else f"{given:.6g}"
     held = ("what an H100 with Triton 3.6 stored" if e.get("measured", True) else
             "numpy's value; the GPU's was not measured for this type")
-    return (f"{how} from {e['src']} to {e['dst']} of {shown} (lane {tuple(idx)}; {e['lanes']} lane(s) NaN or outside "
+    return (f"{how} from {e['src']} to {e['dst']} of {shown} (lane {tuple(idx)}; {lanes} NaN or outside "
             f"{e['lo']}..{e['hi']}{used}): undefined (LLVM makes an out-of-range float-to-int conversion poison; the "
             f"interpreter stores {got} there, {held}, but no compiler promises it). Clamp to {e['lo']}..{e['hi']} before the "
             "cast (tl.clamp; a quantiser missing its clamp, a scale too small?) and keep NaN out")
