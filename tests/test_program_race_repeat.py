@@ -68,3 +68,52 @@ def test_two_tensors_raced_in_one_launch_are_two_findings_each_counting_its_own(
         (said,) = [ln for ln in p.stderr.splitlines() if ln.startswith(f"tritondbg: race in spill at prog.py:{line}")]
         assert f"to the same element {name}[6]; 4 element(s) of {name} are written" in said, said
     assert p.returncode == 1 and "1 launch(es), 2 finding(s)" in p.stderr, p.stderr[-2000:]
+
+
+HANDOVER = textwrap.dedent('''
+import sys, torch, triton, triton.language as tl
+
+@triton.jit
+def swap_rows(scratch_ptr, out_ptr, B: tl.constexpr, BOTH: tl.constexpr):
+    pid = tl.program_id(0)
+    o = tl.arange(0, B)
+    if BOTH:
+        tl.store(scratch_ptr + pid * B + o, (pid + 1) * 1.0 + o)  # WRITE
+        tl.debug_barrier()  # one program's threads only
+    other = tl.load(scratch_ptr + ((pid + 1) % 2) * B + o)  # READ: the other program's row
+    tl.store(out_ptr + pid * B + o, other)
+
+@triton.jit
+def fill_rows(scratch_ptr, B: tl.constexpr):
+    pid = tl.program_id(0)
+    o = tl.arange(0, B)
+    tl.store(scratch_ptr + pid * B + o, (pid + 1) * 1.0 + o)
+
+s = torch.zeros(32, device="cuda")
+out = torch.empty(32, device="cuda")
+if sys.argv[1] == "one":
+    swap_rows[(2,)](s, out, B=16, BOTH=True)
+else:  # the hand-over between two launches: ordered
+    fill_rows[(2,)](s, B=16)
+    swap_rows[(2,)](s, out, B=16, BOTH=False)
+print("out", out[:2].tolist(), out[16:18].tolist())
+''')
+
+
+@pytest.mark.parametrize("form", ["one", "two"])
+def test_a_load_of_what_another_program_stores_in_the_same_launch_is_a_race(tmp_path, cli_env, form):
+    """helper-144: applied-ai's paged attention v2 has every partition read scratch rows partition 0 writes in the
+    same launch, "synchronised" by tl.debug_barrier (one program's threads only): the output depends on program
+    order on a GPU, and the run said 0 finding(s). Split into two launches, nothing to tell."""
+    (tmp_path / "prog.py").write_text(HANDOVER)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", form], cli_env, cwd=tmp_path)
+    told = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: race in swap_rows")]
+    if form == "two":
+        assert p.returncode == 0 and not told and "0 finding(s)" in p.stderr, p.stderr[-3000:]
+        return
+    line = {t: next(i for i, ln in enumerate(HANDOVER.splitlines(), 1) if f"# {t}" in ln) for t in ("READ", "WRITE")}
+    assert len(told) == 1 and p.returncode == 1, p.stderr[-3000:]
+    assert f"swap_rows at prog.py:{line['READ']} pid (0, 0, 0): pid (0, 0, 0) loads element scratch_ptr[16] at " \
+        f"line {line['READ']}, which pid (1, 0, 0) writes at line {line['WRITE']} in the same launch; 32 such " \
+        "element(s)" in told[0], told[0]
+    assert "tl.debug_barrier orders one program's threads only" in told[0], told[0]

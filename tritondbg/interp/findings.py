@@ -153,6 +153,16 @@ def _message(e: dict) -> str:
                 text += ("; offsets this far (around 2**31) are the mark of an int32 index that overflowed: compute "
                          "it in int64 (e.g. row.to(tl.int64) * stride)")
         return f"{text}. {_consequence(e)}"
+    if kind == "race" and e["op"] == "read_write":  # (races.read_conflict)
+        agree = (" (the same value on this input: a race still, unless every input makes the two agree)"
+                 if e.get("same_value") else "")
+        return (f"pid {_fmt_pid(e['pid'])} loads element {e['element']} at line {e['line']}, which pid "
+                f"{_fmt_pid(e['other_pid'])} writes at line {e['other_line']} in the same launch{agree}; "
+                f"{e['elements']} such element(s): nothing orders one program's plain store before another's load "
+                "(tl.debug_barrier orders one program's threads only), so on a GPU the load sees the old value or "
+                "the new one as the programs happen to run (the interpreter runs them in grid order). Split the "
+                "launch where the values are handed over, or order them with atomics (a flag set with "
+                "tl.atomic_xchg after the store, read with an atomic before the load)")
     if kind == "race" and e["op"] == "store_lanes":
         what = ("with the same value" + (" but for rounding (the same quantity summed in another order: the "
                                           "interpreter's tl.dot rounds a tile's repeated columns apart)"

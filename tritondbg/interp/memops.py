@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import byte_marks, guard, initcheck, shadow, uninit_reads, unstored
+from tritondbg.interp import byte_marks, guard, initcheck, races, shadow, uninit_reads, unstored
 from tritondbg.interp.values import array
 
 _active: dict[str, Any] = {"san": None}
@@ -267,6 +267,10 @@ def install() -> None:
         out = orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
         if rest and rest[-1] is True and san.launch is not None and not san.atomic_depth:  # is_volatile: a poll?
             san.spin.poll(san, "a volatile tl.load", ptrs, out, m)
+        if san.launch is not None and not san.atomic_depth:  # another program's store of what it read (races.py)
+            from tritondbg.interp import frames
+
+            races.record_read(san, ptrs, out, m, frames.site())
         if partial:
             if not sid and len(san.pad_loads) < 8:  # its other= fills padding: a masked_reduction names it
                 _note_pad_load(san, other)

@@ -4,7 +4,9 @@
 - two programs' plain stores to one element (different bits: an error; the same bits: a warning);
 - lanes of one store to one element (``lane_collisions``);
 - one program's plain store and another's atomic on one element (``store_atomic_conflict``);
-- a ``scope="cta"`` atomic and another program's atomic on one element (``cta_conflict``).
+- a ``scope="cta"`` atomic and another program's atomic on one element (``cta_conflict``);
+- a program's plain load of an element another program's plain store writes, in a launch with no atomics
+  (``read_conflict``: the read sees the old value or the new one, as the programs happen to run).
 
 Each is reported once per launch, at the first such element in program order, as a ``race`` entry of the
 sanitizer (its message: findings.py)."""
@@ -31,6 +33,10 @@ def report(san, launch) -> None:
     if race is not None:
         words = [launch.argmap().describe(a)[1] for a in race["locks"]]
         _entry(san, launch, race, "locked_store", same_value=False, locks=words)
+    reads = getattr(san, "reads", None) or []
+    race = read_conflict(reads, san.writes) if not san.atomics and not san.locked else None
+    if race is not None:
+        _entry(san, launch, race, "read_write", same_value=race["same_value"])
     for writes in _per_tensor(san.writes, launch):  # one race per tensor (helper-145: a second tensor's race was
         race = race_conflict(writes)                   # only counted in the first's elements)
         if race is None:  # same_value: every racing program wrote the same bits
@@ -235,6 +241,75 @@ def program_overlap(writes: list) -> dict | None:
     j = i + int(np.argmin(q[i:int(starts[g + 1]) if g + 1 < starts.size else A.size]))
     return dict(addr=int(A[i]), pid_a=int(P[i]), pid_b=int(P[j]), site_a=int(S[i]), site_b=int(S[j]),
                 elements=int(told.size), values=(_value(V[i], F[i]), _value(V[j], F[j])))
+
+
+_MAX_READ_ELEMENTS = 1 << 24  # loaded elements kept per launch for read_conflict (memory); later loads are not
+
+
+def record_read(san, ptrs, value, live, site) -> None:
+    """A plain load of the running program (``live``: its lanes read, None for all): kept for ``read_conflict``,
+    unless made holding a lock (ordered) or past the record's bound."""
+    if san.locks or san.launch is None:
+        return
+    reads = san.__dict__.setdefault("reads", [])
+    count = san.__dict__.get("read_count", 0)
+    if count >= _MAX_READ_ELEMENTS:
+        return
+    p = np.asarray(ptrs.data)
+    on = None if live is None else np.broadcast_to(np.asarray(live, dtype=bool), p.shape)
+    addrs = (p.reshape(-1) if on is None else p[on]).astype(np.uint64, copy=True)
+    if not addrs.size:
+        return
+    san.mem_seq += 1
+    reads.append((addrs, len(san.pids) - 1, san._site_id(site), stored_bits(value, on, p.shape), san.mem_seq))
+    san.read_count = count + int(addrs.size)
+
+
+def read_conflict(reads: list, writes: list) -> dict | None:
+    """The first plain load (in program order) of an element that another program's plain store writes in the same
+    launch, from ``reads`` [(addresses, program index, site id, bits read or None, seq)] and ``writes`` (as
+    ``race_conflict`` takes them), or None. helper-144: applied-ai's paged attention v2 has every partition read
+    scratch rows partition 0 writes, "synchronised" by tl.debug_barrier (one program's threads only); 0 findings.
+    ``same_value``: every store there wrote the bits the load read (a value that agrees on this input only)."""
+    if not reads or not writes:
+        return None
+    WA = np.concatenate([w[0] for w in writes])
+    WP = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in writes])
+    WV = np.concatenate([np.zeros(w[0].size, np.uint64) if w[3] is None else w[3].astype(np.uint64) for w in writes])
+    WU = np.concatenate([np.full(w[0].size, w[3] is None) for w in writes])
+    order = np.lexsort((WP, WA))
+    WA, WP, WV, WU = WA[order], WP[order], WV[order], WU[order]
+    starts = np.flatnonzero(np.r_[True, WA[1:] != WA[:-1]])
+    ua = WA[starts]
+    lo_p, hi_p = np.minimum.reduceat(WP, starts), np.maximum.reduceat(WP, starts)
+    lo_v, hi_v = np.minimum.reduceat(WV, starts), np.maximum.reduceat(WV, starts)
+    unknown = np.logical_or.reduceat(WU, starts)
+    first, hits, same = None, set(), True
+    for r in sorted(reads, key=lambda r: r[4]):
+        idx = np.minimum(np.searchsorted(ua, r[0]), ua.size - 1)
+        bad = (ua[idx] == r[0]) & ((lo_p[idx] != r[1]) | (hi_p[idx] != r[1]))
+        if not bad.any():
+            continue
+        k = idx[bad]
+        hits.update(ua[k].tolist())
+        agree = (~unknown[k]) & (lo_v[k] == hi_v[k])
+        if r[3] is not None:
+            agree &= lo_v[k] == np.asarray(r[3]).astype(np.uint64)[bad]
+        else:
+            agree[:] = False
+        same = same and bool(agree.all())
+        if first is None:
+            addr = int(r[0][bad][0])
+            g = int(np.searchsorted(ua, addr))
+            lo, hi = int(starts[g]), int(starts[g + 1]) if g + 1 < starts.size else WA.size
+            j = lo + int(np.flatnonzero(WP[lo:hi] != r[1])[0])
+            w = next(w for w in writes if w[1] == WP[j] and (w[0] == addr).any())
+            first = dict(addr=addr, pid_a=r[1], pid_b=int(WP[j]), site_a=r[2], site_b=w[2])
+        if len(hits) > 1 << 20:
+            break
+    if first is None:
+        return None
+    return dict(first, elements=len(hits), same_value=same)
 
 
 def record_locked(san, addrs, site) -> None:

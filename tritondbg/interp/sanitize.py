@@ -195,7 +195,7 @@ class Sanitizer(Instrument, hooks.Listener):
             gpu_compile.entries(self, launch, error), missing_return.entries(self, launch, error)
             layouts.drop_unread(self)
         finally:
-            self.writes, self.atomics, self.locked = [], [], []
+            self.writes, self.atomics, self.locked, self.reads, self.read_count = [], [], [], [], 0  # (races.py)
             self.launch = None
 
     def _program_ended(self) -> None:
