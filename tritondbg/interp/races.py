@@ -243,7 +243,7 @@ def program_overlap(writes: list) -> dict | None:
                 elements=int(told.size), values=(_value(V[i], F[i]), _value(V[j], F[j])))
 
 
-_MAX_READ_ELEMENTS = 1 << 24  # loaded elements kept per launch for read_conflict (memory); later loads are not
+_MAX_READ_ELEMENTS = 1 << 22  # loaded elements kept per launch for read_conflict (memory); later loads are not
 
 
 def record_read(san, ptrs, value, live, site) -> None:
@@ -274,42 +274,40 @@ def read_conflict(reads: list, writes: list) -> dict | None:
     if not reads or not writes:
         return None
     WA = np.concatenate([w[0] for w in writes])
+    RA = np.concatenate([r[0] for r in reads])
+    inside = (RA >= WA.min()) & (RA <= WA.max())
+    if not inside.any():
+        return None
     WP = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in writes])
+    WS = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in writes])
     WV = np.concatenate([np.zeros(w[0].size, np.uint64) if w[3] is None else w[3].astype(np.uint64) for w in writes])
     WU = np.concatenate([np.full(w[0].size, w[3] is None) for w in writes])
     order = np.lexsort((WP, WA))
-    WA, WP, WV, WU = WA[order], WP[order], WV[order], WU[order]
+    WA, WP, WS, WV, WU = WA[order], WP[order], WS[order], WV[order], WU[order]
     starts = np.flatnonzero(np.r_[True, WA[1:] != WA[:-1]])
     ua = WA[starts]
     lo_p, hi_p = np.minimum.reduceat(WP, starts), np.maximum.reduceat(WP, starts)
+    RP = np.concatenate([np.full(r[0].size, r[1], dtype=np.int64) for r in reads])
+    idx = np.minimum(np.searchsorted(ua, RA), ua.size - 1)
+    bad = inside & (ua[idx] == RA) & ((lo_p[idx] != RP) | (hi_p[idx] != RP))
+    if not bad.any():
+        return None
+    k = np.flatnonzero(bad)
+    RQ = np.concatenate([np.full(r[0].size, r[4], dtype=np.int64) for r in reads])
+    RS = np.concatenate([np.full(r[0].size, r[2], dtype=np.int64) for r in reads])
+    RV = np.concatenate([np.zeros(r[0].size, np.uint64) if r[3] is None else np.asarray(r[3]).astype(np.uint64)
+                         for r in reads])
+    RU = np.concatenate([np.full(r[0].size, r[3] is None) for r in reads])
     lo_v, hi_v = np.minimum.reduceat(WV, starts), np.maximum.reduceat(WV, starts)
     unknown = np.logical_or.reduceat(WU, starts)
-    first, hits, same = None, set(), True
-    for r in sorted(reads, key=lambda r: r[4]):
-        idx = np.minimum(np.searchsorted(ua, r[0]), ua.size - 1)
-        bad = (ua[idx] == r[0]) & ((lo_p[idx] != r[1]) | (hi_p[idx] != r[1]))
-        if not bad.any():
-            continue
-        k = idx[bad]
-        hits.update(ua[k].tolist())
-        agree = (~unknown[k]) & (lo_v[k] == hi_v[k])
-        if r[3] is not None:
-            agree &= lo_v[k] == np.asarray(r[3]).astype(np.uint64)[bad]
-        else:
-            agree[:] = False
-        same = same and bool(agree.all())
-        if first is None:
-            addr = int(r[0][bad][0])
-            g = int(np.searchsorted(ua, addr))
-            lo, hi = int(starts[g]), int(starts[g + 1]) if g + 1 < starts.size else WA.size
-            j = lo + int(np.flatnonzero(WP[lo:hi] != r[1])[0])
-            w = next(w for w in writes if w[1] == WP[j] and (w[0] == addr).any())
-            first = dict(addr=addr, pid_a=r[1], pid_b=int(WP[j]), site_a=r[2], site_b=w[2])
-        if len(hits) > 1 << 20:
-            break
-    if first is None:
-        return None
-    return dict(first, elements=len(hits), same_value=same)
+    g = idx[k]
+    same = bool((~unknown[g] & ~RU[k] & (lo_v[g] == hi_v[g]) & (lo_v[g] == RV[k])).all())
+    first = int(k[np.argmin(RQ[k])])  # (the earliest load; its first such lane)
+    lo = int(starts[idx[first]])
+    hi = int(starts[idx[first] + 1]) if idx[first] + 1 < starts.size else WA.size
+    j = lo + int(np.flatnonzero(WP[lo:hi] != RP[first])[0])
+    return dict(addr=int(RA[first]), pid_a=int(RP[first]), pid_b=int(WP[j]), site_a=int(RS[first]),
+                site_b=int(WS[j]), elements=int(np.unique(RA[k]).size), same_value=same)
 
 
 def record_locked(san, addrs, site) -> None:

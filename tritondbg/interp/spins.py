@@ -29,6 +29,7 @@ SPIN_LIMIT = 5000  # atomics in a row reading the same values at one line (one p
 class ProgramsWait(KernelError, RuntimeError):
     """A program spins on memory only another program of the same launch could change (interpreter: never)."""
 
+
 class SpinWatch:
     """The running program's last atomic (line, addresses, values read) and how many times in a row it repeated."""
 
