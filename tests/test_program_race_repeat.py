@@ -117,3 +117,43 @@ def test_a_load_of_what_another_program_stores_in_the_same_launch_is_a_race(tmp_
         f"line {line['READ']}, which pid (1, 0, 0) writes at line {line['WRITE']} in the same launch; 32 such " \
         "element(s)" in told[0], told[0]
     assert "tl.debug_barrier orders one program's threads only" in told[0], told[0]
+
+
+ORDERED = textwrap.dedent('''
+import sys, torch, triton, triton.language as tl
+
+@triton.jit
+def chain(buf_ptr, out_ptr, SAME: tl.constexpr):
+    pid = tl.program_id(0)
+    if SAME:  # every program writes the same scratch value, then reads it back
+        tl.store(buf_ptr, 5.0)
+        tl.store(out_ptr + pid, tl.load(buf_ptr) + 1.0)  # READ_SAME
+    else:  # program 0 hands a value to program 1
+        if pid == 0:
+            tl.store(buf_ptr, 5.0)
+        else:
+            tl.store(out_ptr + pid, tl.load(buf_ptr) + 1.0)  # READ
+
+buf = torch.zeros(1, device="cuda")
+out = torch.zeros(2, device="cuda")
+chain[(2,)](buf, out, SAME=sys.argv[1] == "same")
+print("out", out.tolist())
+''')
+
+
+@pytest.mark.parametrize("form", ["forward", "same"])
+def test_a_hand_over_in_grid_order_is_an_error_and_a_scratch_all_write_alike_a_warning(tmp_path, cli_env, form):
+    """helper-146: program 1 loading what program 0 stored (grid order: the load reads the new value) was "the same
+    value on this input", a warning, exit 0, where on a GPU it reads 0 or 5. Only a load that read the old value,
+    or its own program's store, of stores that all wrote those bits, is that warning."""
+    (tmp_path / "prog.py").write_text(ORDERED)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py", form], cli_env, cwd=tmp_path)
+    tag = "READ_SAME" if form == "same" else "READ"
+    line = next(i for i, ln in enumerate(ORDERED.splitlines(), 1) if ln.rstrip().endswith(f"# {tag}"))
+    told = [ln for ln in p.stderr.splitlines() if f"race in chain at prog.py:{line}" in ln]
+    assert len(told) == 1 and "loads element buf_ptr[0]" in told[0], p.stderr[-3000:]
+    if form == "forward":
+        assert told[0].startswith("tritondbg: race") and "same value" not in told[0], told[0]
+        assert p.returncode == 1, p.stderr[-2000:]
+    else:
+        assert told[0].startswith("tritondbg: warning: race") and "(the same value on this input" in told[0], told

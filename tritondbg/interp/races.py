@@ -270,7 +270,9 @@ def read_conflict(reads: list, writes: list) -> dict | None:
     launch, from ``reads`` [(addresses, program index, site id, bits read or None, seq)] and ``writes`` (as
     ``race_conflict`` takes them), or None. helper-144: applied-ai's paged attention v2 has every partition read
     scratch rows partition 0 writes, "synchronised" by tl.debug_barrier (one program's threads only); 0 findings.
-    ``same_value``: every store there wrote the bits the load read (a value that agrees on this input only)."""
+    ``same_value``: every store there wrote the bits each load read, and the load read them before any of those
+    stores or after its own program's (every program writes the same scratch rows, then reads them: paged attention
+    v2 on one input), so no order of the programs gives it another value on this input."""
     if not reads or not writes:
         return None
     WA = np.concatenate([w[0] for w in writes])
@@ -282,8 +284,9 @@ def read_conflict(reads: list, writes: list) -> dict | None:
     WS = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in writes])
     WV = np.concatenate([np.zeros(w[0].size, np.uint64) if w[3] is None else w[3].astype(np.uint64) for w in writes])
     WU = np.concatenate([np.full(w[0].size, w[3] is None) for w in writes])
+    WQ = np.concatenate([np.full(w[0].size, w[4], dtype=np.int64) for w in writes])
     order = np.lexsort((WP, WA))
-    WA, WP, WS, WV, WU = WA[order], WP[order], WS[order], WV[order], WU[order]
+    WA, WP, WS, WV, WU, WQ = WA[order], WP[order], WS[order], WV[order], WU[order], WQ[order]
     starts = np.flatnonzero(np.r_[True, WA[1:] != WA[:-1]])
     ua = WA[starts]
     lo_p, hi_p = np.minimum.reduceat(WP, starts), np.maximum.reduceat(WP, starts)
@@ -301,13 +304,31 @@ def read_conflict(reads: list, writes: list) -> dict | None:
     lo_v, hi_v = np.minimum.reduceat(WV, starts), np.maximum.reduceat(WV, starts)
     unknown = np.logical_or.reduceat(WU, starts)
     g = idx[k]
-    same = bool((~unknown[g] & ~RU[k] & (lo_v[g] == hi_v[g]) & (lo_v[g] == RV[k])).all())
+    # the stores wrote what was there already: known only where the load ran before them and read the old value
+    # (a load after the store reads what it wrote, whatever was there before: helper-146, a chained scan's hand-over
+    # from the program before was "the same value on this input", a warning, exit 0)
+    before = (RQ[k] < np.minimum.reduceat(WQ, starts)[g]) | _own_store_first(WA, WP, WQ, RA[k], RP[k], RQ[k])
+    same = bool((before & ~unknown[g] & ~RU[k] & (lo_v[g] == hi_v[g]) & (lo_v[g] == RV[k])).all())
     first = int(k[np.argmin(RQ[k])])  # (the earliest load; its first such lane)
     lo = int(starts[idx[first]])
     hi = int(starts[idx[first] + 1]) if idx[first] + 1 < starts.size else WA.size
     j = lo + int(np.flatnonzero(WP[lo:hi] != RP[first])[0])
     return dict(addr=int(RA[first]), pid_a=int(RP[first]), pid_b=int(WP[j]), site_a=int(RS[first]),
                 site_b=int(WS[j]), elements=int(np.unique(RA[k]).size), same_value=same)
+
+
+def _own_store_first(WA, WP, WQ, ra, rp, rq) -> np.ndarray:
+    """Per load lane (address ``ra``, program ``rp``, seq ``rq``): its program stored to that address before it
+    (``WA``/``WP``/``WQ``: the launch's stores, sorted by address then program)."""
+    base, span = int(WA.min()), int(max(WP.max(), rp.max())) + 1
+    if (int(WA.max()) - base + 1) * span >= 1 << 62:
+        return np.zeros(ra.shape, dtype=bool)
+    key = (WA - np.uint64(base)).astype(np.int64) * span + WP
+    pair = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    first_seq = np.minimum.reduceat(WQ, pair)
+    want = (ra - np.uint64(base)).astype(np.int64) * span + rp
+    at = np.minimum(np.searchsorted(key[pair], want), pair.size - 1)
+    return (key[pair][at] == want) & (first_seq[at] < rq)
 
 
 def record_locked(san, addrs, site) -> None:
