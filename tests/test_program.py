@@ -726,8 +726,8 @@ def test_what_a_cuda_path_asks_of_torch_that_a_cpu_build_lacks(tmp_path):
     assert out.returncode == 0, out.stderr[-3000:]
     assert "fallbacks " in out.stdout, out.stdout + out.stderr[-2000:]
     err, *rest = out.stdout.split("fallbacks ")[1].split()
-    assert float(err) < 1e-4 and rest == ["cuda:0", "cuda:0", "cpu", "cuda:0", "cuda:0", "cuda:0", "0", "0"], \
-        out.stdout
+    assert float(err) < 1e-4 and rest == ["cuda:0", "cuda:0", "cpu", "cuda:0", "cuda:0", "cuda:0", "0", "0",
+                                          "1,2,0,1,0,0,0,3", "torch.int64", "cuda:0"], out.stdout
     assert out.stderr.count("torch.cuda's memory figures are 0 under the interpreter") == 1, out.stderr[-2000:]
     # the user's file holds no tritondbg attribute, and its storages name cuda:0 as a GPU's would
     assert torch.load(tmp_path / "mine.pt", map_location="cpu")["w"].__dict__ == {}

@@ -57,8 +57,11 @@ def main(mode):
         Twice.apply(p).sum().backward()
         axpy_kernel[(1,)](on_cuda, on_cuda, on_cuda, 1.0, 3, BLOCK=128)
         axpy_kernel[(1,)](back, on_cuda, back, 1.0, 3, BLOCK=128)  # (a host tensor there: refused, exit 1)
+        ids = torch.tensor([0, 1, 1, 3, 7, 7, 7], device="cuda")  # CUDA counts integers; the CPU refuses (h146)
+        counts = torch.histc(ids, bins=8, min=0, max=7)
         print("fallbacks", err, str(w.device), str(on_cuda.device), str(on_host.device), str(from_gpu.device),
-              str(back.device), str(p.grad.device), torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated())
+              str(back.device), str(p.grad.device), torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated(),
+              ",".join(map(str, counts.tolist())), str(counts.dtype), str(counts.device))
         return
     if mode == "host":                         # a host tensor handed to a launch beside "cuda" ones
         x = torch.randn(300, device="cuda")

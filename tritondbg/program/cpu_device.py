@@ -217,6 +217,7 @@ def _mode_class():
     tensor_pin = torch.Tensor.pin_memory
     from tritondbg.program import cpu_fallbacks
 
+    histc = (torch.histc, torch.Tensor.histc)
     matmuls = cpu_fallbacks.matmuls(torch)  # given out_dtype: CUDA-only overloads (Liger's FLCE under autocast)
     # what a CUDA tensor says of its device, asked by the program's code (``_from_program``): a library's check
     # (``assert x.is_cuda``, fla's "Only support CUDA/NPU/XPU tensors") and its GPU branch (Liger sizes a
@@ -300,6 +301,8 @@ def _mode_class():
                     result = func(*args, **kwargs)
                 except NotImplementedError:  # no CPU kernel: float32 copies, cast (tritondbg/program/cpu_fallbacks.py)
                     result = cpu_fallbacks.out_dtype_matmul(func, args, kwargs, torch)
+            elif func in histc and args and isinstance(args[0], torch.Tensor) and not args[0].is_floating_point():
+                result = cpu_fallbacks.integer_histc(func, args, kwargs, torch)
             else:
                 result = func(*args, **kwargs)
             if args and result is args[0]:

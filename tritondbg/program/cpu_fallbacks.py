@@ -9,6 +9,7 @@ checkpoint saved under tritondbg carried cpu_device's tag into the user's file.
 
 - ``out_dtype_matmul``: ``mm`` / ``addmm`` / ``bmm`` / ``baddbmm`` with ``out_dtype`` that the CPU refuses run on
   float32 copies (products exact, float32 sums, as the GPU's tensor cores accumulate) and are cast to ``out_dtype``;
+- ``integer_histc``: ``torch.histc`` of an integer tensor counts a float32 copy;
 - ``torch.load`` onto a CUDA ``map_location`` (a name, a device, a dict's values) loads onto the CPU and tags what
   it returns; one on "cpu" untags it; a checkpoint whose storages name CUDA loads onto the CPU, tagged;
 - ``torch._utils._get_obj_state`` (what ``torch.save`` pickles of a tensor) leaves the tag out;
@@ -33,6 +34,14 @@ def out_dtype_matmul(func, args, kwargs, torch):
         return result
     out.copy_(result)
     return out
+
+
+def integer_histc(func, args, kwargs, torch):
+    """``torch.histc`` of an integer tensor, which CUDA counts and the CPU refuses ("histogram_cpu" not implemented
+    for 'Long'; helper-146: native-sparse-attention's top-k scores): counted on a float32 copy, in the input's dtype
+    as CUDA returns it (bins of integers: exact in float32 below 2**24)."""
+    x = args[0]
+    return func(x.float(), *args[1:], **kwargs).to(x.dtype)
 
 
 def matmuls(torch) -> frozenset:
