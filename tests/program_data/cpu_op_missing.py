@@ -1,6 +1,8 @@
-"""A torch op with a CUDA kernel and no CPU one for the dtype (helper-62: triton_kernels' routing_torch, torch.histc
-on int32): under the stand-in the program's "cuda" tensor is on the CPU."""
+"""A torch op whose CPU kernel lacks the dtype ("median_cpu" not implemented for 'Bool'): under the stand-in the
+program's "cuda" tensor is on the CPU, and the error gets tritondbg's line saying why. (The first such op,
+helper-62's torch.histc of int32 in triton_kernels' routing_torch, now counts on a float copy:
+cpu_fallbacks.integer_histc.)"""
 import triton
 import torch
-x = torch.randint(0, 5, (20,), dtype=torch.int32, device="cuda")
-print(torch.histc(x, bins=5, min=0, max=4))
+x = torch.tensor([True, False, True], device="cuda")
+print(torch.median(x))

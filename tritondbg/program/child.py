@@ -388,7 +388,7 @@ def _hint_on_cuda_tensors() -> None:
             # implemented for 'Int'; on CUDA it is)
             print("tritondbg: the torch op above has no CPU kernel for that dtype: under the interpreter the "
                   "program's \"cuda\" tensors are made on the CPU, where torch's CPU build lacks some of what its "
-                  "CUDA build has (check that CUDA has one: torch.histc on ints yes, torch.randn_like on bool no); "
+                  "CUDA build has (check that CUDA has one: torch.randn_like on bool has none either); "
                   "run that part compiled on a GPU, or give the op a dtype the CPU takes", file=sys.stderr)
         elif cpu is not None and cpu.moved() and isinstance(value, AssertionError) and _half_reference(tb, value) \
                 and not re.search(r"\bnan\b", str(value), re.I):  # (an ulp is no NaN: helper-97; an inf
