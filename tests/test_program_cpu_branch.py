@@ -177,7 +177,7 @@ def test_a_library_that_asks_tritons_driver_is_named_not_the_driver(tmp_path):
 def test_a_torch_op_the_cpu_build_lacks_for_a_dtype_gets_a_line_saying_why(tmp_path):
     prog = Path(__file__).resolve().parent / "program_data" / "cpu_op_missing.py"
     out = _interpret(tmp_path, prog)
-    assert out.returncode == 1 and "not implemented for 'Int'" in out.stderr, out.stderr[-2000:]
+    assert out.returncode == 1 and "not implemented for 'Bool'" in out.stderr, out.stderr[-2000:]
     assert "tritondbg: the torch op above has no CPU kernel for that dtype" in out.stderr, out.stderr[-2000:]
 
 

@@ -54,6 +54,7 @@ def instruments(sanitize: bool = True, journal: bool = False) -> list:
 
 _COPY_MAX_BYTES = 2 << 30  # bytes of non-CPU tensors copied before a sanitized launch (to run it again)
 
+
 def on_cpu(snap) -> bool:
     return all(g["device"] == "cpu" for g in snap.groups)
 
