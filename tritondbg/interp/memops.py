@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import byte_marks, guard, initcheck, races, shadow, uninit_reads, unstored
+from tritondbg.interp import byte_marks, guard, initcheck, races, shadow, spins, uninit_reads, unstored
 from tritondbg.interp.values import array
 
 _active: dict[str, Any] = {"san": None}
@@ -327,7 +327,7 @@ def install() -> None:
         changed = _changed(ptr, old, live)
         if op == "xchg" and not san.locks.release(ptr, live):  # tl.atomic_xchg(lock, 0): given back
             san.locks.exchanged(changed)  # or taken, test-and-set (or a flag set)
-        what = "tl.atomic_" + {"fadd": "add", "umax": "max", "umin": "min"}.get(op, op)
+        what = spins.atomic_name(rmw_op)
         san.record_atomic(changed, what, _cta(rest))
         if op in ("add", "fadd", "xchg"):
             san.record_atomic_value(ptr, val, live)

@@ -251,8 +251,7 @@ def record_read(san, ptrs, value, live, site) -> None:
     unless made holding a lock (ordered) or past the record's bound."""
     if san.locks or san.launch is None:
         return
-    reads = san.__dict__.setdefault("reads", [])
-    count = san.__dict__.get("read_count", 0)
+    count = getattr(san, "read_count", 0)  # (both reset at each launch's end: Sanitizer.launch_end)
     if count >= _MAX_READ_ELEMENTS:
         return
     p = np.asarray(ptrs.data)
@@ -261,7 +260,9 @@ def record_read(san, ptrs, value, live, site) -> None:
     if not addrs.size:
         return
     san.mem_seq += 1
-    reads.append((addrs, len(san.pids) - 1, san._site_id(site), stored_bits(value, on, p.shape), san.mem_seq))
+    if not hasattr(san, "reads"):
+        san.reads = []
+    san.reads.append((addrs, len(san.pids) - 1, san._site_id(site), stored_bits(value, on, p.shape), san.mem_seq))
     san.read_count = count + int(addrs.size)
 
 

@@ -26,6 +26,12 @@ from tritondbg.runner import Instrument
 SPIN_LIMIT = 5000  # atomics in a row reading the same values at one line (one program) before the launch stops
 
 
+def atomic_name(rmw_op) -> str:
+    """``tl.atomic_add`` ... for the interpreter's read-modify-write op (``RMW_OP.FADD`` and the like)."""
+    op = str(rmw_op).rsplit(".", 1)[-1].lower()
+    return "tl.atomic_" + {"fadd": "add", "umax": "max", "umin": "min"}.get(op, op)
+
+
 class ProgramsWait(KernelError, RuntimeError):
     """A program spins on memory only another program of the same launch could change (interpreter: never)."""
 
@@ -120,9 +126,7 @@ class Spins(Instrument):
         def create_atomic_rmw(self, rmw_op, ptr, val, mask, *rest, _orig=saved.get("create_atomic_rmw"), **kw):
             old = _orig(self, rmw_op, ptr, val, mask, *rest, **kw)
             if _active["san"] is None:
-                op = str(rmw_op).rsplit(".", 1)[-1].lower()
-                what = "tl.atomic_" + {"fadd": "add", "umax": "max", "umin": "min"}.get(op, op)
-                plain.poll(what, ptr, old, None if mask is None else mask.data)
+                plain.poll(atomic_name(rmw_op), ptr, old, None if mask is None else mask.data)
             return old
 
         def create_atomic_cas(self, ptr, cmp, val, *rest, _orig=saved.get("create_atomic_cas"), **kw):
