@@ -182,6 +182,8 @@ def _message(e: dict) -> str:
                     "axis, e.g. offs_n < N, or fix the stride)")
         return (f"{lanes} of one tl.store in pid {_fmt_pid(e['pid'])} write the same element {e['element']} {what}; "
                 f"{e['elements']} such element(s)")
+    if kind == "race" and e.get("shift") and not e.get("rounding"):
+        return _shift_message(e)
     if kind == "race" and e.get("rounding") and e.get("same_value"):
         gap, scale = e["rounding"]
         return (f"{_pair(e, 'plain stores', '')} write the same element {e['element']} with values apart by rounding "
@@ -449,6 +451,34 @@ def nth(n: int) -> str:
     it" read as no launch at all)."""
     tail = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n}{tail}"
+
+
+def _shift_message(e: dict) -> str:
+    """A store race of two programs that wrote one block at one line, moved by a step (races.block_shift)."""
+    sh, vals, axes = e["shift"], _values(e), [i for i, (p, q) in enumerate(zip(e["pid"], e["other_pid"])) if p != q]
+    head = f"{_pair(e, 'plain stores', '')} write " + ("the same value" if e.get("same_value") else
+                                                     f"different values{vals}") + f" to the same element {e['element']}"
+    count = f"{e['elements']} element(s) of {_of(e)} are written by more than one program"
+    block = f"{sh['width']} elements (pid {_fmt_pid(e['pid'])}: {sh['first']}..{sh['last']})"
+    if sh["step"] == 0:
+        axis = ", ".join(f"program_id({a})" for a in axes)
+        text = (f"{head}: at this line both write the very same block of {block}, so its offsets do not depend on "
+                f"{axis}, along which these programs differ ({count})")
+        if e.get("same_value"):
+            return (f"{text}, each with the same values on this input: redundant programs (harmless, wasted work), "
+                    f"or a program id read from the wrong axis, a stride of 0, and then a part of the output no "
+                    f"program writes")
+        return (f"{text}. If each program computes a part of one result (split-K), add the parts with "
+                f"tl.atomic_add or a second pass; if each should write a block of its own, index the block by "
+                f"{axis} too (a program id read from the wrong axis? a stride of 0?)")
+    text = (f"{head}: at this line each program writes a block of {block} and pid {_fmt_pid(e['other_pid'])}'s is "
+            f"the same block moved by {sh['step']} elements: the two share {sh['shared']} element(s) ({count}). A "
+            f"block wider than the step between programs: a mask missing the end of a row (offs < N) lets a row's "
+            f"last block write the next row's first elements, or the grid steps by less than the block")
+    if e.get("same_value"):
+        return f"{text}; the values agree on this input, so the output is right today. Mask the store or step by the block"
+    return (f"{text}. Mask the store to the program's own elements or step by the block; atomics would not fix it "
+            f"(each element is still written twice)")
 
 
 def _of(e: dict) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import byte_marks, guard, initcheck, races, shadow, spins, uninit_reads, unstored
+from tritondbg.interp import byte_marks, guard, initcheck, race_reads, shadow, spins, uninit_reads, unstored
 from tritondbg.interp.values import array
 
 _active: dict[str, Any] = {"san": None}
@@ -233,8 +233,15 @@ def install() -> None:
                 rng = _plain.get("rng")
                 if rng is None:
                     rng = _plain["rng"] = np.random.default_rng(abs(int(fill)))
-                values = rng.integers(1, 9, size=shape)
-                other = I.TensorHandle((np.sign(fill) * values).astype(I._get_np_dtype(ty)), ty)
+                np_ty = np.dtype(I._get_np_dtype(ty))
+                if np_ty.kind in "iu":  # bits across the whole word: 1..8 unpacked to 0 by `(q >> 4) & 0xF`, as
+                    info = np.iinfo(np_ty)  # the interpreter's 0 (helper-150: AWQ's int32 zero points)
+                    lo, hi = (1, int(info.max)) if fill > 0 or info.min == 0 else (int(info.min), -1)
+                    values = rng.integers(lo, hi, size=shape, dtype=np_ty, endpoint=True)
+                    other = I.TensorHandle(values, ty)
+                else:
+                    values = rng.integers(1, 9, size=shape)
+                    other = I.TensorHandle((np.sign(fill) * values).astype(np_ty), ty)
             return orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
         user_partial = mask is not None and not np.asarray(mask.data).all()
         block = _block_pointer(ptrs)
@@ -267,10 +274,10 @@ def install() -> None:
         out = orig["create_masked_load"](self, ptrs, mask, other, *rest, **kw)
         if rest and rest[-1] is True and san.launch is not None and not san.atomic_depth:  # is_volatile: a poll?
             san.spin.poll(san, "a volatile tl.load", ptrs, out, m)
-        if san.launch is not None and not san.atomic_depth:  # another program's store of what it read (races.py)
+        if san.launch is not None and not san.atomic_depth:  # another program's store of what it read (race_reads.py)
             from tritondbg.interp import frames
 
-            races.record_read(san, ptrs, out, m, frames.site())
+            race_reads.record_read(san, ptrs, out, m, frames.site())
         if partial:
             if not sid and len(san.pad_loads) < 8:  # its other= fills padding: a masked_reduction names it
                 _note_pad_load(san, other)

@@ -5,6 +5,11 @@ The sanitizer (sanitize.py) fills such lanes with ``poison_array``: a NaN whose 
 output: its elements holding a poison NaN where the reference does not hold a NaN. The reference is the torch
 reference under ``tritondbg interpret KERNEL``; under ``interpret -- CMD`` it is the same launch run again with
 the plain interpreter's filler (0) for those lanes, which is also what the program keeps (program/checker.py).
+
+An integer load has no NaN to carry an id (its poison is the type's smallest value, which a shift and a mask turn
+into 0): its undefined lanes are followed by the shadow's marks instead, and ``tell_int_stored`` counts those a
+store writes (helper-150: AutoAWQ's zero-point load off by one group, int32 without other=, wrong output and
+0 findings).
 """
 from __future__ import annotations
 
@@ -102,3 +107,43 @@ def hidden_nan(o, r, hits, nf):
         return None
     h = nf & (hits[0] > 0) & ref[1] & (ref[0] == 0)
     return h if h.any() else None
+
+
+def tell_int_stored(san, ptrs, value, live) -> None:
+    """A store (or atomic) of lanes whose shadow says a masked integer load left them undefined (``san.int_sids``):
+    the load's poison finding, counting those lanes, with the first output element, line and pid of the store."""
+    from tritondbg.interp import frames, shadow
+    from tritondbg.interp.uninit_reads import _where
+
+    pad = shadow.pad_of(value)
+    if pad is None:
+        return
+    shape = np.asarray(ptrs.data).shape
+    ids = np.broadcast_to(pad, shape).astype(np.int64) - 2
+    sel = np.isin(ids, list(san.int_sids))
+    if live is not None:
+        sel &= np.broadcast_to(np.asarray(live, dtype=bool), shape)
+    if not sel.any():
+        return
+    line = frames.site()[1]
+    for sid in np.unique(ids[sel]).tolist():
+        lanes = sel & (ids == sid)
+        e = san._poison_entry(san.poison_info[sid])
+        e["lanes"] += int(lanes.sum())
+        if e["output"] is None:
+            where = _where(san, ptrs, lanes)
+            e["output"], e["output_count"], e["stored_at"] = where["element"], 0, line
+            e["pid"], e["tensor"] = tuple(san.pid), where["tensor"]
+        e["output_count"] += int(lanes.sum())
+
+
+def note_payload_stores(san, value, live, site) -> None:
+    """A store's lanes holding a poison NaN: the first store (pid, file, line) of each id (``san.poison_stores``)."""
+    kind = handle_kind(value)
+    if kind is None:
+        return
+    data = np.broadcast_to(value.data, live.shape if live is not None else value.data.shape)
+    vals = data if live is None else data[live]
+    ids = payload_ids(np.ascontiguousarray(vals), kind)
+    for sid in np.unique(ids[ids > 0]):
+        san.poison_stores.setdefault(int(sid), dict(pid=list(san.pid), file=site[0], line=site[1]))

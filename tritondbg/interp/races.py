@@ -6,13 +6,15 @@
 - one program's plain store and another's atomic on one element (``store_atomic_conflict``);
 - a ``scope="cta"`` atomic and another program's atomic on one element (``cta_conflict``);
 - a program's plain load of an element another program's plain store writes, in a launch with no atomics
-  (``read_conflict``: the read sees the old value or the new one, as the programs happen to run).
+  (``race_reads.read_conflict``: the read sees the old value or the new one, as the programs happen to run).
 
 Each is reported once per launch, at the first such element in program order, as a ``race`` entry of the
 sanitizer (its message: findings.py)."""
 from __future__ import annotations
 
 import numpy as np
+
+from tritondbg.interp import race_reads
 
 _MAX_SAMPLE = 8
 
@@ -34,7 +36,7 @@ def report(san, launch) -> None:
         words = [launch.argmap().describe(a)[1] for a in race["locks"]]
         _entry(san, launch, race, "locked_store", same_value=False, locks=words)
     reads = getattr(san, "reads", None) or []
-    race = read_conflict(reads, san.writes) if not san.atomics and not san.locked else None
+    race = race_reads.read_conflict(reads, san.writes) if not san.atomics and not san.locked else None
     if race is not None:
         _entry(san, launch, race, "read_write", same_value=race["same_value"])
     for writes in _per_tensor(san.writes, launch):  # one race per tensor (helper-145: a second tensor's race was
@@ -45,6 +47,13 @@ def report(san, launch) -> None:
         e = _entry(san, launch, race, "store", same_value=race["same_value"] or rounding is not None)
         if race.get("values") is not None and "values" not in e:
             e["values"] = race["values"]
+        shift = block_shift(writes, race) if not rounding else None
+        if shift is not None and "shift" not in e:
+            buf, _ = launch.argmap().describe(race["addr"])
+            size = buf.itemsize if buf is not None else 1
+            e["shift"] = dict(step=shift["step"] // size, width=shift["width"], shared=shift["shared"],
+                              first=launch.argmap().describe(shift["lo"])[1],
+                              last=launch.argmap().describe(shift["hi"])[1])
         if rounding is not None:
             old = e.get("rounding") or (0.0, 0.0)
             e["rounding"] = (max(old[0], rounding[0]), max(old[1], rounding[1]))
@@ -128,46 +137,6 @@ def lane_places(pair, live, shape) -> list | None:
     return places
 
 
-def stored_bits(value, live, shape):
-    """The raw bits a plain store writes, one per live lane (as ``record_store`` takes the addresses), or None
-    when they cannot be read (then any cross-program write of that store counts as a race), and when a lane holds
-    values computed from undefined lanes (the sanitizers' poison: their NaN, the same bits in every program, made
-    a layernorm whose stride was wrong "the same value on this input: harmless", helper-74; a GPU has garbage)."""
-    from tritondbg.interp.shadow_values import _is_bf16, pad_of
-
-    pad = pad_of(value)
-    if pad is not None:
-        pad = np.broadcast_to(np.asarray(pad), shape)
-        if bool(((pad.reshape(-1) if live is None else pad[live]) >= 2).any()):
-            return None
-    try:
-        data = np.broadcast_to(np.asarray(value.data), shape)
-        data = np.ascontiguousarray(data.reshape(-1) if live is None else data[live])
-        if data.dtype.itemsize not in (1, 2, 4, 8):
-            return None
-        # a NaN (the poison a reduction carried on, the uninitialized-memory mark) stands for bits unknown
-        if (data.dtype.kind == "f" and bool(np.isnan(data).any())) or \
-                (_is_bf16(value) and bool((((data & 0x7F80) == 0x7F80) & ((data & 0x7F) != 0)).any())):
-            return None
-        return np.array(data.view(f"u{data.dtype.itemsize}"), copy=True)
-    except (AttributeError, TypeError, ValueError):
-        return None
-
-
-def float_code(value) -> int:
-    """What a stored block's floats are, for ``rounding_gap``: their size in bytes (fp16 2, fp32 4, fp64 8), 3 for
-    bf16; 0 for integers, fp8 (one unit in its last place is no rounding of a sum) and anything unreadable."""
-    from tritondbg.interp.shadow_values import _is_bf16
-
-    try:
-        if _is_bf16(value):
-            return 3
-        dt = np.asarray(value.data).dtype
-    except (AttributeError, TypeError, ValueError):
-        return 0
-    return dt.itemsize if dt.kind == "f" and dt.itemsize >= 2 else 0
-
-
 # two programs' floats at most this many epsilons of the largest value written there apart: modded-nanogpt's XXT /
 # XTX (fp32, K 64-768) measured 1.6-2.9; more lets a real race of small values beside large ones pass (helper-113)
 ROUNDING_EPS = 4
@@ -241,95 +210,6 @@ def program_overlap(writes: list) -> dict | None:
     j = i + int(np.argmin(q[i:int(starts[g + 1]) if g + 1 < starts.size else A.size]))
     return dict(addr=int(A[i]), pid_a=int(P[i]), pid_b=int(P[j]), site_a=int(S[i]), site_b=int(S[j]),
                 elements=int(told.size), values=(_value(V[i], F[i]), _value(V[j], F[j])))
-
-
-_MAX_READ_ELEMENTS = 1 << 22  # loaded elements kept per launch for read_conflict (memory); later loads are not
-
-
-def record_read(san, ptrs, value, live, site) -> None:
-    """A plain load of the running program (``live``: its lanes read, None for all): kept for ``read_conflict``,
-    unless made holding a lock (ordered) or past the record's bound."""
-    if san.locks or san.launch is None:
-        return
-    count = getattr(san, "read_count", 0)  # (both reset at each launch's end: Sanitizer.launch_end)
-    if count >= _MAX_READ_ELEMENTS:
-        return
-    p = np.asarray(ptrs.data)
-    on = None if live is None else np.broadcast_to(np.asarray(live, dtype=bool), p.shape)
-    addrs = (p.reshape(-1) if on is None else p[on]).astype(np.uint64, copy=True)
-    if not addrs.size:
-        return
-    san.mem_seq += 1
-    if not hasattr(san, "reads"):
-        san.reads = []
-    san.reads.append((addrs, len(san.pids) - 1, san._site_id(site), stored_bits(value, on, p.shape), san.mem_seq))
-    san.read_count = count + int(addrs.size)
-
-
-def read_conflict(reads: list, writes: list) -> dict | None:
-    """The first plain load (in program order) of an element that another program's plain store writes in the same
-    launch, from ``reads`` [(addresses, program index, site id, bits read or None, seq)] and ``writes`` (as
-    ``race_conflict`` takes them), or None. helper-144: applied-ai's paged attention v2 has every partition read
-    scratch rows partition 0 writes, "synchronised" by tl.debug_barrier (one program's threads only); 0 findings.
-    ``same_value``: every store there wrote the bits each load read, and the load read them before any of those
-    stores or after its own program's (every program writes the same scratch rows, then reads them: paged attention
-    v2 on one input), so no order of the programs gives it another value on this input."""
-    if not reads or not writes:
-        return None
-    WA = np.concatenate([w[0] for w in writes])
-    RA = np.concatenate([r[0] for r in reads])
-    inside = (RA >= WA.min()) & (RA <= WA.max())
-    if not inside.any():
-        return None
-    WP = np.concatenate([np.full(w[0].size, w[1], dtype=np.int64) for w in writes])
-    WS = np.concatenate([np.full(w[0].size, w[2], dtype=np.int64) for w in writes])
-    WV = np.concatenate([np.zeros(w[0].size, np.uint64) if w[3] is None else w[3].astype(np.uint64) for w in writes])
-    WU = np.concatenate([np.full(w[0].size, w[3] is None) for w in writes])
-    WQ = np.concatenate([np.full(w[0].size, w[4], dtype=np.int64) for w in writes])
-    order = np.lexsort((WP, WA))
-    WA, WP, WS, WV, WU, WQ = WA[order], WP[order], WS[order], WV[order], WU[order], WQ[order]
-    starts = np.flatnonzero(np.r_[True, WA[1:] != WA[:-1]])
-    ua = WA[starts]
-    lo_p, hi_p = np.minimum.reduceat(WP, starts), np.maximum.reduceat(WP, starts)
-    RP = np.concatenate([np.full(r[0].size, r[1], dtype=np.int64) for r in reads])
-    idx = np.minimum(np.searchsorted(ua, RA), ua.size - 1)
-    bad = inside & (ua[idx] == RA) & ((lo_p[idx] != RP) | (hi_p[idx] != RP))
-    if not bad.any():
-        return None
-    k = np.flatnonzero(bad)
-    RQ = np.concatenate([np.full(r[0].size, r[4], dtype=np.int64) for r in reads])
-    RS = np.concatenate([np.full(r[0].size, r[2], dtype=np.int64) for r in reads])
-    RV = np.concatenate([np.zeros(r[0].size, np.uint64) if r[3] is None else np.asarray(r[3]).astype(np.uint64)
-                         for r in reads])
-    RU = np.concatenate([np.full(r[0].size, r[3] is None) for r in reads])
-    lo_v, hi_v = np.minimum.reduceat(WV, starts), np.maximum.reduceat(WV, starts)
-    unknown = np.logical_or.reduceat(WU, starts)
-    g = idx[k]
-    # the stores wrote what was there already: known only where the load ran before them and read the old value
-    # (a load after the store reads what it wrote, whatever was there before: helper-146, a chained scan's hand-over
-    # from the program before was "the same value on this input", a warning, exit 0)
-    before = (RQ[k] < np.minimum.reduceat(WQ, starts)[g]) | _own_store_first(WA, WP, WQ, RA[k], RP[k], RQ[k])
-    same = bool((before & ~unknown[g] & ~RU[k] & (lo_v[g] == hi_v[g]) & (lo_v[g] == RV[k])).all())
-    first = int(k[np.argmin(RQ[k])])  # (the earliest load; its first such lane)
-    lo = int(starts[idx[first]])
-    hi = int(starts[idx[first] + 1]) if idx[first] + 1 < starts.size else WA.size
-    j = lo + int(np.flatnonzero(WP[lo:hi] != RP[first])[0])
-    return dict(addr=int(RA[first]), pid_a=int(RP[first]), pid_b=int(WP[j]), site_a=int(RS[first]),
-                site_b=int(WS[j]), elements=int(np.unique(RA[k]).size), same_value=same)
-
-
-def _own_store_first(WA, WP, WQ, ra, rp, rq) -> np.ndarray:
-    """Per load lane (address ``ra``, program ``rp``, seq ``rq``): its program stored to that address before it
-    (``WA``/``WP``/``WQ``: the launch's stores, sorted by address then program)."""
-    base, span = int(WA.min()), int(max(WP.max(), rp.max())) + 1
-    if (int(WA.max()) - base + 1) * span >= 1 << 62:
-        return np.zeros(ra.shape, dtype=bool)
-    key = (WA - np.uint64(base)).astype(np.int64) * span + WP
-    pair = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    first_seq = np.minimum.reduceat(WQ, pair)
-    want = (ra - np.uint64(base)).astype(np.int64) * span + rp
-    at = np.minimum(np.searchsorted(key[pair], want), pair.size - 1)
-    return (key[pair][at] == want) & (first_seq[at] < rq)
 
 
 def record_locked(san, addrs, site) -> None:
@@ -415,6 +295,33 @@ def race_conflict(writes: list) -> dict | None:
     return dict(addr=int(A[lo]), pid_a=int(P[lo]), pid_b=int(P[j]), site_a=int(S[lo]), site_b=int(S[j]),
                 elements=int(bad.size), same_value=bool(same), rounding=rounding,
                 values=None if same or U[lo] or U[j] else (_value(V[lo], F[lo]), _value(V[j], F[j])))
+
+
+def block_shift(writes: list, race: dict) -> dict | None:
+    """Where the two programs of a store race wrote, at one line, the same block moved by ``step`` bytes (each's
+    elements are the other's shifted: same count, same pattern) and the blocks overlap: a block wider than the step
+    between programs, as a store missing its mask on a row's end writes the next row's first elements, which that
+    row's program writes too (session 63: such a race advised tl.atomic_*, which would not fix it); step 0: the very
+    same block, offsets that do not depend on the axis the programs differ in (helper-148: a pid read from the wrong
+    axis was a "done flag" warning; split-K's partial tiles stored plainly are this too). Returns step,
+    width (elements of a block), shared (elements both write) and lo / hi (pid_a's block's first and last address),
+    or None."""
+    if race["site_a"] != race["site_b"] or race["pid_a"] == race["pid_b"]:
+        return None
+    blocks = []
+    for pid in (race["pid_a"], race["pid_b"]):
+        mine = [w[0] for w in writes if w[1] == pid and w[2] == race["site_a"]]
+        blocks.append(np.unique(np.concatenate(mine)) if mine else np.zeros(0, np.uint64))
+    a, b = blocks
+    if a.size < 2 or a.size != b.size:
+        return None
+    step = int(b[0]) - int(a[0])
+    if not np.array_equal(a.astype(np.int64) + step, b.astype(np.int64)):
+        return None
+    shared = int(np.intersect1d(a, b, assume_unique=True).size)
+    if not shared:
+        return None
+    return dict(step=abs(step), width=int(a.size), shared=shared, lo=int(a[0]), hi=int(a[-1]))
 
 
 def _value(bits, code: int):

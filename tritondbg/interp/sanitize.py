@@ -25,12 +25,13 @@ import warnings
 
 import numpy as np
 
-from tritondbg.interp import (findings, frames, gpu_compile, guard, hooks, initcheck, nan_origin, nan_stores, oob,
-                              layouts, output_checks, races, shadow, shadow_pads, shifts, undo, uninit_reads, unstored)
+from tritondbg.interp import (findings, frames, gpu_compile, guard, hooks, initcheck, layouts, nan_origin, nan_stores,
+                              oob, output_checks, race_bits, races, shadow, shadow_pads, shifts, undo, uninit_reads,
+                              unstored)
 from tritondbg.interp.memops import HeldLocks, _active, install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.spins import SpinWatch
 from tritondbg.interp.shadow_values import _debug_raise
-from tritondbg.interp.poison import handle_kind, payload_ids, poison_array  # noqa: F401 (API)
+from tritondbg.interp.poison import note_payload_stores, payload_ids, poison_array, tell_int_stored  # noqa: F401
 from tritondbg.interp.values import element_width
 from tritondbg.runner import Instrument
 from tritondbg import missing_return
@@ -91,6 +92,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.uninit_sids: set[int] = set()          # poison ids of loads that read initcheck's mark
         self.lane_sids: set[int] = set()            # poison ids of lanes a shift or a cast spoilt (shifts.py, casts.py)
         self.times_zero_sids: set[int] = set()      # poison ids of undefined lanes an exact 0 multiplied
+        self.int_sids: set[int] = set()             # poison ids of masked integer loads (poison.tell_int_stored)
         self.pad_loads: dict[tuple, str] = {}       # (file, line) of a masked load that padded lanes -> its other=
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.store_spans: dict[tuple, tuple] = {}   # (file, line) of a store -> (lowest, highest) address written
@@ -291,6 +293,7 @@ class Sanitizer(Instrument, hooks.Listener):
             self.poison_info[sid]["block_ptr"] = True
         if np.dtype(np_dtype).kind in "iub":  # an integer load: its advice names an integer sentinel
             self.poison_info[sid]["integer"] = "bool" if np.dtype(np_dtype).kind == "b" else True
+            self.int_sids.add(sid)  # (no NaN payload: its stored lanes are told from the shadow, poison.py)
         self.poison_used = True
         return poison_array(ptrs.data.shape, ptrs.get_element_ty(), np_dtype, sid), sid
 
@@ -377,7 +380,7 @@ class Sanitizer(Instrument, hooks.Listener):
         elif self.write_count < _MAX_RACE_ELEMENTS and not self.locks and not released:
             self.mem_seq += 1
             entry = (np.array(addrs, copy=True), len(self.pids) - 1, self._site_id(site),
-                     races.stored_bits(value, live, p.shape), self.mem_seq, races.float_code(value),
+                     race_bits.stored_bits(value, live, p.shape), self.mem_seq, race_bits.float_code(value),
                      races.block_places(live, p.shape), self.barriers)
             races.check_lanes(self, entry[0], entry[3], site, live, p.shape, entry[5])
             # under a word an exchange took: a test-and-set lock's critical section, or stores after a flag
@@ -388,21 +391,13 @@ class Sanitizer(Instrument, hooks.Listener):
         if self.program_mode and reached:  # (nothing to record where no stored lane carries an event)
             nan_stores.record(self, ptrs, value, live, site)
         if self.poison_used:
-            self._poison_store(value, live, site)
+            note_payload_stores(self, value, live, site)
         if self.uninit_sids:
             uninit_reads.check_store(self, ptrs, value, live)
         if self.lane_sids:
             shifts.check_store(self, ptrs, value, live)
-
-    def _poison_store(self, value, live, site) -> None:
-        kind = handle_kind(value)
-        if kind is None:
-            return
-        data = np.broadcast_to(value.data, live.shape if live is not None else value.data.shape)
-        vals = data if live is None else data[live]
-        ids = payload_ids(np.ascontiguousarray(vals), kind)
-        for sid in np.unique(ids[ids > 0]):
-            self.poison_stores.setdefault(int(sid), dict(pid=list(self.pid), file=site[0], line=site[1]))
+        if self.int_sids:
+            tell_int_stored(self, ptrs, value, live)
 
     # -- value events (from shadow.py) ------------------------------------------------------------------
     def nonfinite_event(self, name, out, ins, new, frame, from_finite: bool = True, example=None) -> int | None:

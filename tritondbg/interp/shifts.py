@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tritondbg.interp.shadow_values import _set_pad, noted, spoilt
+from tritondbg.interp.shadow_values import _set_pad, noted, pad_of, spoilt
 
 
 def wrap(orig, op):
@@ -25,6 +25,12 @@ def mark(lhs, rhs, out, op) -> None:
     san = _sink["san"]
     if san is None or lhs.data.dtype.kind not in "iu" or rhs.data.dtype.kind not in "iu":
         return
+    if pad_of(out) is None and (pad_of(lhs) is not None or pad_of(rhs) is not None):
+        # create_ashr runs binary_op on new handles, without the operands' shadow: a masked int32 load's undefined
+        # lanes were lost at `(q >> 4) & 0xF` (helper-150: GPTQ / AWQ unpacking)
+        from tritondbg.interp.shadow_pads import _elementwise_pad
+
+        _elementwise_pad(out, (lhs, rhs))
     width = lhs.data.dtype.itemsize * 8
     amount = rhs.data.astype(np.int64, copy=False)
     bad = (amount < 0) | (amount >= width)
