@@ -1,8 +1,9 @@
 """Error types the CLI turns into one clear line and an exit status, and where an error is: ``not_users_file``,
-``installed_path``."""
+``installed_path``; ``short_blocks`` for an error text that prints whole blocks."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 
@@ -73,3 +74,23 @@ def pytest_outcome(exc: BaseException) -> str | None:
         return None
     msg = getattr(exc, "msg", None) or str(exc)
     return f"pytest.{kinds.get(type(exc).__name__, type(exc).__name__)}({msg!r})"
+
+
+def short_blocks(text: str) -> str:
+    """``text`` with each numpy array's repr (``array([0.74, -1.44, ...], dtype=float32)``, a whole block over many
+    lines) cut to ``array(<32 float32 values>)``: an error about a tuple of blocks printed both in full."""
+    out, i = [], 0
+    while (j := text.find("array([", i)) >= 0:
+        depth, k = 0, j + len("array")
+        while k < len(text):
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            if depth == 0:
+                break
+            k += 1
+        seg = text[j:k + 1]
+        m = re.search(r"dtype=(\w+)\)$", seg)
+        body = seg[len("array(["):].rsplit("]", 1)[0]
+        n = len([v for v in re.split(r"(?:[\s,\[\]]|\\n)+", body) if v and v != "..."])
+        out.append(text[i:j] + f"array(<{n}{'+' if '...' in body else ''} {m.group(1) if m else 'float64'} values>)")
+        i = k + 1
+    return "".join(out) + text[i:]

@@ -267,19 +267,27 @@ def compile_hint(exc: BaseException, fn=None) -> str:
     """``hint`` for a failed compile of a kernel for a GPU target (``tritondbg ir``, ``run``): the line from the
     chain's Triton CompilationError (counted from the kernel's ``def`` line), the kernel ``fn`` (a JITFunction)
     given or found in the traceback (``_compiled_fn``), the error text from the error under it."""
+    site = compile_error_site(exc, fn)
+    if site is None or not mentions_none(site[0]):
+        return ""
+    text, file, line, py = site
+    return hint(text, file, line, py.__name__, py.__globals__)
+
+
+def compile_error_site(exc: BaseException, fn=None) -> tuple | None:
+    """(error text, file, line, the kernel's Python function) of a failed compile for a GPU target: the line from
+    the chain's Triton CompilationError, the kernel ``fn`` given or found in the traceback; None where unknown."""
     err = next((e for e in _chain(exc) if hasattr(getattr(e, "node", None), "lineno") and hasattr(e, "src")), None)
     if err is None:
-        return ""
+        return None
     fn = fn if fn is not None else _compiled_fn(exc)
     py = getattr(fn, "fn", None)
     if not inspect.isfunction(py):
-        return ""
+        return None
     cause = err.__cause__
     text = f"{type(cause).__name__}: {cause}" if cause is not None else str(getattr(err, "error_message", "") or "")
-    if not mentions_none(text):
-        return ""
     where = kernel_line(py, err.node.lineno)
-    return hint(text, *where, py.__name__, py.__globals__) if where else ""
+    return (text, *where, py) if where else None
 
 
 def kernel_line(py, lineno: int) -> tuple[str, int] | None:
@@ -355,6 +363,8 @@ def entries(san, launch, error) -> None:
     for file, line, sentence in _found[id(fn)]:
         e = san._entry("no_return", (file, line, launch.kernel), None, "call", text=sentence)
         e["pid"], e["programs"] = [], set()
+        e["seq"] = 0  # told first, as a compile refusal: the None it makes (a mask) explains what the launch did with
+                      # it (helper-148: a store's out_of_bounds and race came before the helper's missing return)
 
 
 def _static_calls(fn) -> list[tuple]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import re
 
-from tritondbg import missing_return
+from tritondbg import errors, missing_return, stray_comma
 from tritondbg.interp import dots, frames, hooks, shims
 from tritondbg.runner import Instrument
 
@@ -69,7 +69,7 @@ class KernelReport(Instrument):
             result.message = (f"{frames.short_path(cause.file)}:{cause.line}: pid {tuple(cause.pid)}: "
                               f"device_assert failed: {cause.assert_message}")
             return
-        text = str(cause).strip().splitlines()
+        text = errors.short_blocks(str(cause)).strip().splitlines()
         detail = f"{type(cause).__name__}: {text[0] if text else ''}".strip()
         if site is None:  # raised outside kernel code (the launch wrapper): the runner's message stands
             return
@@ -78,7 +78,9 @@ class KernelReport(Instrument):
             source = frames.source_line(file, line)
             detail += f" `{source.strip()}` failed" if source and source.strip() else ""
         hint, line = missing_return.hint_and_line(exc, detail, site)  # (headed at the call of a helper
-        hint = hint or version_hint(detail)                              # that returned None, when known)
+        if not hint:                                                     # that returned None, when known)
+            hint, line = stray_comma.hint_and_line(detail, site)  # (or at a ``x = value,`` the line reads)
+        hint = hint or version_hint(detail)
         if hint:
             detail = f"{detail}; {hint}"
         where = f"{frames.short_path(file)}:{line}"

@@ -339,9 +339,10 @@ def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
 
             said = explain_refusal(_source_line(fn, node.lineno), text)
             text = said or text
-        from tritondbg import missing_return
+        from tritondbg import missing_return, stray_comma
 
         found = missing_return.compile_hint(exc, fn)  # a None from a jit helper that forgot its `return`
+        found = found or stray_comma.compile_hint(exc, fn)  # or a 1-tuple from `x = value,`
         return _def_line(fn, node.lineno) + (f"{text}; {found}" if found else text)
     for line in (str(exc) + "\n" + log).splitlines():
         line = line.strip()

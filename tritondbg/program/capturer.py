@@ -12,6 +12,7 @@ import sys
 import time
 
 from tritondbg.configs import Withdrawn
+from tritondbg.errors import short_blocks
 from tritondbg.program import attach, child, claims
 from tritondbg.program.autotuned import will_benchmark
 from tritondbg.program.capture import (capture_name, copy_after, copy_before, early_bytes, save, signature, size,
@@ -132,7 +133,8 @@ class Capturer(attach.Observer):
             if isinstance(exc, KeyboardInterrupt) and launch.interpreted:  # where it was, as interpret says it
                 attach.say_interrupted(launch, number, exc)
             hid = attach.sigint_hid_in(exc, launch, number, t0)
-            error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            text = short_blocks(str(exc)).strip()  # (an InterpreterError's repr of a TypeError printing two blocks)
+            error = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
             if hid:
                 error = f"KeyboardInterrupt (Ctrl-C during the launch; it surfaced as {error.rstrip(': ')})"
             self._write(launch, snap, None, error, index, need)
