@@ -151,9 +151,10 @@ def kernel_error_message(exc: BaseException, scenario: Scenario) -> str:
         cause = cause.__cause__
     text = str(cause).strip().splitlines() or [statement(cause)]
     deeper = library_frame(exc.__traceback__, shown) if shown is not None else ""
-    from tritondbg import missing_return
+    from tritondbg import missing_return, stray_comma
 
     found = missing_return.compile_hint(exc)  # compiled mode: a jit helper that forgot its `return`
+    found = found or stray_comma.compile_hint(exc)  # or a stray comma's 1-tuple
     return f"{where}{type(cause).__name__}: {text[0] if text else ''}{deeper}{'; ' + found if found else ''}".strip()
 
 
@@ -286,8 +287,12 @@ def run_case(scenario: Scenario, case: Case, dtype: str, *, device: str, seed: i
         result = _run_case(scenario, case, dtype, device=device, seed=seed, config=config, instruments=instruments,
                            pinned=pinned, use_reference=reference)
         if _poisoned_outputs(result):
-            _undefined_as_zero(result, _run_case(scenario, case, dtype, device=device, seed=seed, config=config,
-                                                 instruments=(), pinned=pinned, use_reference=reference))
+            from tritondbg.program.filler_rerun import quietly
+
+            with quietly():  # (a run again: not printed, not traced; helper-148)
+                again = _run_case(scenario, case, dtype, device=device, seed=seed, config=config, instruments=(),
+                                  pinned=pinned, use_reference=reference)
+            _undefined_as_zero(result, again)
         return result
 
 

@@ -66,7 +66,7 @@ class Listener:
 
 _listeners: list[Listener] = []
 _saved: dict[str, Any] = {}
-_state: dict[str, Any] = {"launch": None, "count": 0, "pid": None, "reverse": False}
+_state: dict[str, Any] = {"launch": None, "count": 0, "pid": None, "reverse": False, "rerun": False}
 
 
 def current_launch() -> Launch | None:
@@ -158,6 +158,23 @@ def detach(listener: Listener) -> None:
     _listeners.remove(listener)
     if not _listeners:
         _uninstall()
+
+
+@contextlib.contextmanager
+def rerunning():
+    """Within the block launches are tritondbg's own runs again of a launch already seen (program/filler_rerun.py,
+    poison_rerun.py): what follows one program for the user (``--trace``, ``--watch``, pdb) leaves them out
+    (helper-148: a replay with a finding traced its pid three times, the last over the filler's made-up values)."""
+    before = _state["rerun"]
+    _state["rerun"] = True
+    try:
+        yield
+    finally:
+        _state["rerun"] = before
+
+
+def in_rerun() -> bool:
+    return bool(_state["rerun"])
 
 
 @contextlib.contextmanager

@@ -110,11 +110,16 @@ class Stepper(Instrument, hooks.Listener):
 
     # -- launch events ----------------------------------------------------------------------------------
     def launch_begin(self, launch) -> None:
+        if hooks.in_rerun():  # tritondbg's own run again of a launch traced already
+            return
         self.launch = launch
         self.launches.append({"launch": launch.index, "kernel": launch.kernel, "file": launch.file,
                               "grid": list(launch.grid), "traced": False})
 
     def program(self, launch, pid) -> None:
+        if hooks.in_rerun():
+            self._off()
+            return
         self.launches[-1]["grid"] = list(launch.grid)
         if pid == self.pid:
             self.pid_seen = True

@@ -37,15 +37,17 @@ def candidates(san) -> list[dict]:
 
 @contextlib.contextmanager
 def quietly():
-    """A launch run again (the sanitized run printed already, and numpy's overflow warnings were said there)."""
+    """A launch run again (the sanitized run printed already, a kernel's Python ``print`` too, and numpy's overflow
+    warnings were said there; helper-148: a puzzle's print() ran twice); ``--trace`` / ``--watch`` leave it out."""
     import numpy as np
 
-    from tritondbg.interp import shims
+    from tritondbg.interp import hooks, shims
 
     stream = shims._prints["stream"]
     shims.set_print_stream(io.StringIO())
     try:
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"), hooks.rerunning(), \
+                contextlib.redirect_stdout(io.StringIO()):
             yield
     finally:
         shims.set_print_stream(stream)
