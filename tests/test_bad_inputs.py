@@ -278,6 +278,9 @@ def test_a_kernel_name_that_is_a_file_here_without_py_says_so(tmp_path, monkeypa
     with pytest.raises(UsageError, match=r"cap is a folder: name one of its files \(k_0\.py\), or give the folder "
                                          r"to `tritondbg check`"):
         loader.check_target("cap")
+    with pytest.raises(UsageError, match=r"no such scenario file: \./cap \(\./cap is a folder: name one of its "
+                                         r"files \(k_0\.py\)"):  # (helper-149: a path said only "(a folder)")
+        loader.check_target("./cap")
 
 
 def test_a_reader_that_closes_the_pipe_early_leaves_the_exit_status_alone(tmp_path, cli_env):

@@ -439,3 +439,20 @@ def test_the_no_verdict_note_says_why(tmp_path, cli_env):
     assert p.returncode == 0, p.stderr[-3000:]
     notes = [ln for ln in p.stderr.splitlines() if "gave no verdict" in ln]
     assert len(notes) == 1 and "(k's first: KeyError: " in notes[0] and "waves_per_eu" in notes[0], p.stderr[-3000:]
+
+
+def test_a_print_of_a_tensor_alone_says_the_gpu_print_takes_a_string_first(tmp_path, cli_env):
+    """helper-148: Triton-Puzzles' `print(range)` runs under the interpreter; the compile finding gave the compiler's
+    bare "int32[constexpr[8]] is not string"."""
+    (tmp_path / "prog.py").write_text(
+        "import torch, triton, triton.language as tl\n"
+        "@triton.jit\n"
+        "def show(X):\n"
+        "    r = tl.arange(0, 8)\n"
+        "    print(r)\n"
+        "    tl.store(X + r, r.to(tl.float32))\n"
+        "show[(1,)](torch.empty(8, device='cuda'))\n")
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    (said,) = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: compile in show at prog.py:5")]
+    assert "is not string; a print in a kernel compiles to tl.device_print, whose first argument is a string" in said
+    assert p.returncode == 1, p.stderr[-2000:]

@@ -472,3 +472,26 @@ def test_max_min_and_clamp_return_the_number_beside_a_nan_as_the_gpu_does(tmp_pa
     out = p.stdout + p.stderr
     # nan: max 0 + min 0 + clamp -1 (fmax(nan, -1) = -1, then min with 1); 2: 2 + 0 + 1; -3: 0 - 3 - 1; 0.5: 1.0
     assert "OUT [-1.0, 3.0, -4.0, 1.0, nan, 1.0, -1.0, 0.5]" in out, out[-3000:]
+
+
+def test_a_plain_python_helper_called_from_a_kernel_is_named_as_one(tmp_path, cli_env):
+    """helper-148: lecture 14's `print_if` (a plain Python debug helper) was refused with "print_if =
+    tl.constexpr(...)", nonsense for a function; the error says what it is and the ways to look at values."""
+    from conftest import run_cli
+
+    (tmp_path / "prog.py").write_text(
+        "import torch, triton, triton.language as tl\n"
+        "def print_if(txt):\n"
+        "    print(txt)\n"
+        "@triton.jit\n"
+        "def copy_k(X, Z, n, B: tl.constexpr):\n"
+        "    offs = tl.arange(0, B)\n"
+        "    x = tl.load(X + offs, mask=offs < n)\n"
+        "    print_if(x)\n"
+        "    tl.store(Z + offs, x, mask=offs < n)\n"
+        "x = torch.randn(6, device='cuda'); z = torch.empty_like(x)\n"
+        "copy_k[(1,)](x, z, 6, B=8)\n")
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    (said,) = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: kernel_error in copy_k at prog.py:8 ")]
+    assert "`print_if` is a plain Python function, not a @triton.jit one" in said and "tl.constexpr(...)" not in said
+    assert "tl.device_print" in said and p.returncode == 1, said

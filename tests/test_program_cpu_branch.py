@@ -134,12 +134,14 @@ def test_a_librarys_own_cuda_device_check_gets_a_hint(tmp_path):
 
 @pytest.mark.interpreter
 @pytest.mark.parametrize("command, imports", [("interpret", "triton"), ("capture", "triton"),
-                                              ("interpret", "torch"), ("interpret", "gpulib")])
+                                              ("interpret", "torch"), ("interpret", "gpulib"), ("interpret", "srclib")])
 def test_a_test_suite_that_skips_without_cuda_launched_nothing_and_is_no_pass(tmp_path, command, imports):
     """skipif(not torch.cuda.is_available()) on every test (most GPU suites): `interpret -- pytest` exited 0 with
     "no Triton launch", reading as a clean run; capture said "nothing captured" and exited 0 too. The note on
     where the program asked was missing when the tests never imported Triton ("torch"), and named the library
-    that asked first rather than the test's skipif ("gpulib", installed: it asks at its import)."""
+    that asked first rather than the test's skipif ("gpulib", installed: it asks at its import; "srclib", a source
+    tree on PYTHONPATH, not installed: helper-149, torchtitan's tools/utils.py was named, not the test's
+    skipUnless)."""
     (tmp_path / "test_k.py").write_text(textwrap.dedent(f'''
         import pytest, torch, {imports}
 
@@ -147,11 +149,13 @@ def test_a_test_suite_that_skips_without_cuda_launched_nothing_and_is_no_pass(tm
         def test_kernel():
             raise AssertionError("not reached")
     '''))
-    lib = tmp_path / "site-packages" / "gpulib"
-    lib.mkdir(parents=True)
-    (lib / "__init__.py").write_text("import torch\nDEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n")
+    for folder, name in (("site-packages", "gpulib"), ("src", "srclib")):
+        lib = tmp_path / folder / name
+        lib.mkdir(parents=True)
+        (lib / "__init__.py").write_text("import torch\nDEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET" and not k.startswith("PYTEST_XDIST")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(lib.parent), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path / "site-packages"), str(tmp_path / "src"),
+                                                      env.get("PYTHONPATH")]))
     extra = ["--interpret", "--out", str(tmp_path / "cap")] if command == "capture" else []
     out = subprocess.run([sys.executable, "-m", "tritondbg", command, *extra, "--", sys.executable, "-m", "pytest",
                           "-q", "-p", "no:cacheprovider", "test_k.py"],

@@ -38,16 +38,21 @@ def is_path_target(target: str) -> bool:
 def unknown_kernel(target: str, names) -> str:
     """The line for a KERNEL that is neither bundled nor a path; names ``TARGET.py`` when that file is here."""
     here = f"; did you mean ./{target}.py?" if Path(f"{target.partition('::')[0]}.py").is_file() else ""
-    folder = Path(target.partition("::")[0])
-    if folder.is_dir():  # a capture's folder: its reproducers are files in it
-        repros = sorted(p.name for p in folder.glob("*.py"))
-        here = (f"; {target} is a folder: name one of its files ({', '.join(repros[:3])}"
-                f"{', ...' if len(repros) > 3 else ''}), or give the folder to `tritondbg check`" if repros else
-                f"; {target} is a folder with no .py file")
+    if Path(target.partition("::")[0]).is_dir():  # a capture's folder: its reproducers are files in it
+        here = "; " + _folder_hint(target.partition("::")[0])
     if Path(target).name.split(".")[0].rstrip("0123456789.") in ("python", "pytest", "torchrun", "accelerate",
                                                                    "deepspeed", "bash", "sh"):
         here = f"; to run a program, put it after --: tritondbg <command> -- {target} ..."
     return f"unknown kernel {target!r}; choose from: {', '.join(names)} (or path/to/cases.py::name){here}"
+
+
+def _folder_hint(folder: str) -> str:
+    """What to give instead of a folder (a capture's: its reproducers are files in it; helper-149)."""
+    repros = sorted(p.name for p in Path(folder).expanduser().glob("*.py"))
+    if not repros:
+        return f"{folder} is a folder with no .py file"
+    return (f"{folder} is a folder: name one of its files ({', '.join(repros[:3])}{', ...' if len(repros) > 3 else ''}), "
+            f"or give the folder to `tritondbg check`, which checks every reproducer in it")
 
 
 def check_target(target: str) -> None:
@@ -61,7 +66,7 @@ def check_target(target: str) -> None:
     file = target.partition("::")[0]
     path = Path(file).expanduser()
     if not path.is_file():
-        raise UsageError(f"no such scenario file: {file}" + (" (a folder)" if path.is_dir() else ""))
+        raise UsageError(f"no such scenario file: {file}" + (f" ({_folder_hint(file)})" if path.is_dir() else ""))
     if path.suffix != ".py":
         raise UsageError(f"{file} is not a Python file: a scenario file is path/to/cases.py[::name]")
     try:

@@ -36,7 +36,8 @@ _GUARDED: dict[int, Any] = {}           # id(rewritten function) -> the same fun
 class RefusedGlobal(KernelError, NameError):
     """The compiler's NameError, raised where the kernel reads the global."""
 
-    def __init__(self, name: str, annotated: tuple | None = None, captured: str | None = None, others=()):
+    def __init__(self, name: str, annotated: tuple | None = None, captured: str | None = None, others=(),
+                 value: Any = None):
         """``annotated``: (file, line, value's source) of a ``name: tl.constexpr = value`` in the module, if any;
         ``captured``: the enclosing function's name where ``name`` is a closure value of a kernel made in it;
         ``others``: the other refused globals the function reads (helper-144: named one run at a time)."""
@@ -49,6 +50,14 @@ class RefusedGlobal(KernelError, NameError):
             super().__init__(f"{head}`{name}` is a value the kernel captures from {captured}(), which made it; the "
                              f"compiler takes a captured value only as a constexpr: pass "
                              f"tl.constexpr({name}) there{tail}")
+        elif inspect.isfunction(value) or inspect.isbuiltin(value):
+            # helper-148: lecture 14's print_if debug helper was told "print_if = tl.constexpr(...)"
+            super().__init__(f"{head}`{name}` is a plain Python function, not a @triton.jit one: the interpreter "
+                             f"calls it as Python, a GPU compile cannot. For a kernel of both worlds, make it "
+                             f"@triton.jit; to look at values on the CPU, tl.device_print (or tritondbg interpret "
+                             f"--trace / --watch) does it without a helper (TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 lets "
+                             f"this check through; the GPU compiler then still refuses the call)"
+                             + (f". The function reads {', '.join(others)} too, refused alike" if others else ""))
         elif annotated:
             from tritondbg.interp.frames import site_name
 
@@ -87,7 +96,7 @@ class _Guarded(dict):
                 raise RefusedGlobal(name, captured=self.maker, others=others)
             if self.annotated is None:  # (read once, at the first refused read)
                 self.annotated = constexpr_annotations(self.module, self.file)
-            raise RefusedGlobal(name, self.annotated.get(name), others=others)
+            raise RefusedGlobal(name, self.annotated.get(name), others=others, value=self.module.get(name))
         cell = self.cells.get(name)
         if cell is not None:
             try:

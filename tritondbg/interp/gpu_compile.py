@@ -440,6 +440,12 @@ def _refusal(fn, jit, exc, target) -> dict | None:
     from tritondbg.interp.attribution import version_hint
 
     hint = version_hint(text)  # (helper-117: the kernel_error of the same line said it, this finding did not)
+    from tritondbg.interp import frames
+
+    if not hint and re.search(r" is not string$", text) and "print(" in (frames.source_line(file, line) or ""):
+        # helper-148: Triton-Puzzles' `print(range)`, which the interpreter prints as Python does
+        hint = ("a print in a kernel compiles to tl.device_print, whose first argument is a string: "
+                "print(\"range\", range)")
     text = f"{text}; {hint}" if hint else text
     name = f"sm_{target.arch}" if target.backend == "cuda" else str(target.arch)
     return dict(file=file, line=line, target=name,

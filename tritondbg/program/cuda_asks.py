@@ -90,6 +90,8 @@ def asked() -> str | None:
     """file:line of the first caller outside torch that asked ``torch.cuda.is_available()`` (False), or None."""
     from tritondbg.errors import not_users_file
 
-    asks = _state["asks"]  # the program's own ask first (its skipif), else a library's
-    where = next((a for a in asks if not not_users_file(a[0])), asks[0] if asks else None)
+    asks = _state["asks"]  # a test file's ask first (its skipif / skipUnless: helper-149, torchtitan's tests named
+    # the library probe its import ran first), then the program's own, else a library's
+    tests = [a for a in asks if os.path.basename(a[0]).startswith("test_") or a[0].endswith("_test.py")]
+    where = next(iter(tests), None) or next((a for a in asks if not not_users_file(a[0])), asks[0] if asks else None)
     return f"{where[0]}:{where[1]}" if where else None
