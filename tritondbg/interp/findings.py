@@ -152,6 +152,11 @@ def _message(e: dict) -> str:
             elif (lo is not None and lo <= -(1 << 30)) or (hi is not None and hi >= 1 << 31):
                 text += ("; offsets this far (around 2**31) are the mark of an int32 index that overflowed: compute "
                          "it in int64 (e.g. row.to(tl.int64) * stride)")
+            elif e["before"] and (cast := oob.narrow_cast(e)) is not None:
+                line, stmt, ty = cast
+                top = {"int8": 127, "uint8": 255, "int16": 32767, "uint16": 65535}[ty]
+                text += (f"; line {line} casts to {ty} (`{stmt}`): an index past {top} wraps there, to negative "
+                         f"offsets: keep indices in int32 (or int64)")
         return f"{text}. {_consequence(e)}"
     if kind == "race" and e["op"] == "read_write":  # (races.read_conflict)
         agree = (" (the same value on this input: a race still, unless every input makes the two agree)"
@@ -297,6 +302,10 @@ def _message(e: dict) -> str:
         from tritondbg.interp.uninit_reads import message
 
         return message(e, progs)
+    if kind == "accumulator":
+        from tritondbg.interp.lowp_accum import message
+
+        return message(e)
     if kind == "shift":
         from tritondbg.interp.shifts import message
 

@@ -25,9 +25,9 @@ import warnings
 
 import numpy as np
 
-from tritondbg.interp import (findings, frames, gpu_compile, guard, hooks, initcheck, layouts, nan_origin, nan_stores,
-                              oob, output_checks, race_bits, races, shadow, shadow_pads, shifts, undo, uninit_reads,
-                              unstored)
+from tritondbg.interp import (findings, frames, gpu_compile, guard, hooks, initcheck, layouts, lowp_accum, nan_origin,
+                              nan_stores, oob, output_checks, race_bits, races, shadow, shadow_pads, shifts, undo,
+                              uninit_reads, unstored)
 from tritondbg.interp.memops import HeldLocks, _active, install as _install_memory, uninstall as _uninstall_memory
 from tritondbg.interp.spins import SpinWatch
 from tritondbg.interp.shadow_values import _debug_raise
@@ -37,7 +37,7 @@ from tritondbg.runner import Instrument
 from tritondbg import missing_return
 
 KINDS = ("out_of_bounds", "outside_view", "race", "poison", "uninit", "masked_reduction", "nan_inf", "shift", "cast",
-         "layout")
+         "layout", "accumulator")
 _MAX_NONFINITE_EVENTS = 64
 _MAX_RACE_ELEMENTS = 1 << 26  # stop recording stores past 64M elements (memory), say so in the finding
 
@@ -93,6 +93,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.lane_sids: set[int] = set()            # poison ids of lanes a shift or a cast spoilt (shifts.py, casts.py)
         self.times_zero_sids: set[int] = set()      # poison ids of undefined lanes an exact 0 multiplied
         self.int_sids: set[int] = set()             # poison ids of masked integer loads (poison.tell_int_stored)
+        self.accum_lines, self.accum_counts = {}, {}  # adds to loop-carried names; 16-bit ones run (lowp_accum.py)
         self.pad_loads: dict[tuple, str] = {}       # (file, line) of a masked load that padded lanes -> its other=
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.store_spans: dict[tuple, tuple] = {}   # (file, line) of a store -> (lowest, highest) address written
@@ -174,6 +175,7 @@ class Sanitizer(Instrument, hooks.Listener):
         if self.scenario is not None and initcheck.installed():  # a scenario's outputs: unwritten elements
             self.handed.append((initcheck.caller_site(), launch, [(b.lo, b.hi, b.name) for b in launch.argmap().buffers]))
         self.pids, self.writes, self.write_count, self.atomics, self.locked = [], [], 0, [], []
+        lowp_accum.launch_begin(self, launch)
         self.abandoned = {}  # lock address -> (pid, site) of a program that ended holding it (memops.SpinWatch)
         unstored.unnamed_entries(self, launch)  # a tensor argument its code never names (a forgotten store?)
         self.bases_read, self.layout_new = set(), []  # pointers' arguments, new layout warnings (drop_unread)
@@ -195,6 +197,8 @@ class Sanitizer(Instrument, hooks.Listener):
             self._program_ended()
             races.report(self, launch)
             gpu_compile.entries(self, launch, error), missing_return.entries(self, launch, error)
+            if error is None:
+                lowp_accum.entries(self, launch)
             layouts.drop_unread(self)
         finally:
             self.writes, self.atomics, self.locked, self.reads, self.read_count = [], [], [], [], 0  # (races.py)

@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from tritondbg.interp import casts, nan_origin, nan_stores, shadow_pads, shifts
+from tritondbg.interp import casts, dot_zeros, lowp_accum, nan_origin, nan_stores, shadow_pads, shifts
 # the pad rules of elementwise ops (value-aware: x * 0, x + 0, max/min, m & cond) and undefined lanes times 0
-from tritondbg.interp.shadow_pads import (_elementwise_pad, _from_uninit, _stale, _times_zero, _untold, int_undefined_rows,
+from tritondbg.interp.shadow_pads import (_elementwise_pad, _from_uninit, _times_zero, _untold, int_undefined_rows,
                                          padding_share, won_by_undefined)
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
 # _scalar_ty, PAD)
@@ -62,6 +62,9 @@ def _wrap_binary(orig):
             _check_new_nonfinite(getattr(op, "__name__", "op"), out, (lhs, rhs))
             if op is np.fmax or op is np.fmin:  # tl.maximum / tl.minimum / tl.clamp: a NaN in, a number out
                 nan_stores.swallowed(out, (lhs, rhs), op)
+            san = _sink["san"]
+            if san is not None and san.accum_lines and (op is np.add or op is np.subtract):
+                lowp_accum.note(san, out)  # a running sum in bf16 / fp16?
         return out
     return binary_op
 
@@ -404,71 +407,11 @@ def _dot_values(h):
     return x
 
 
-def _dot_times_zero(a, b):
-    """``tl.dot(a, b)`` where a lane of ``a`` that a masked load left undefined meets only exact, defined zeros of
-    ``b`` (the K tail of an other-less load against a zero-padded partner), or the other way round: every product
-    it makes is 0 for finite garbage, as ``_times_zero`` has it for ``*``. Such lanes become defined zeros (the
-    poison made every output of their row NaN, and the dot an error) and the sanitizer gets a warning naming the
-    dot. Returns (a, b), new handles where lanes changed."""
-    san = _sink["san"]
-    pa, pb = pad_of(a), pad_of(b)
-    if san is None or (pa is None and pb is None) or a.data.ndim < 2 or b.data.ndim < 2:
-        return a, b
-    fa, fb = _dot_values(a), _dot_values(b)
-    if fa is None or fb is None:
-        return a, b
-    pa = None if pa is None else _bcast(pa, fa.shape)
-    pb = None if pb is None else _bcast(pb, fb.shape)
-    # (..., K): k whose every lane of the partner is an exact, defined zero, in the partner's rows (columns) that
-    # hold a real lane: an all-padding row of a (a padded query row, NaN where its load had no other=) makes only
-    # outputs that are padding themselves (helper-61: FlagAttention's V loaded without other= met p's exact zeros,
-    # a warning, except in the partial query block, whose padded q rows made every valid output an error)
-    dead_a = (pa >= 1).all(axis=-1, keepdims=True) if pa is not None else False   # (..., M, 1)
-    dead_b = (pb >= 1).all(axis=-2, keepdims=True) if pb is not None else False   # (..., 1, N)
-    zero_k_of_b = (((fb == 0) & ((pb < 3) if pb is not None else True)) | dead_b).all(axis=-1)
-    zero_k_of_a = (((fa == 0) & ((pa < 3) if pa is not None else True)) | dead_a).all(axis=-2)
-    # a partner with no real row (column) at all: its every product lands in an output that is padding itself, so
-    # nothing was multiplied by an exact zero (helper-111: ScatterMoE's expert with no token, every row of x
-    # undefined, was told "multiplied by exact zeros")
-    real_b = True if dead_b is False else (~dead_b).any(axis=-1, keepdims=True)   # (..., 1, 1)
-    real_a = True if dead_a is False else (~dead_a).any(axis=-2, keepdims=True)   # (..., 1, 1)
-    frame, hits = None, []
-    new = []
-    # a lane in an all-padding row of a (column of b) lands only in outputs that are padding themselves, whatever it
-    # meets (helper-143: SageAttention's q rows past the sequence met the zeros of a head dim padded 40 -> 64)
-    for h, p, zero_k, expand, real, dead in ((a, pa, zero_k_of_b, -2, real_b, dead_a),
-                                             (b, pb, zero_k_of_a, -1, real_a, dead_b)):
-        if p is None:
-            new.append(h)
-            continue
-        undefined = (p >= 3) & ~np.asarray(_stale(p))
-        sel = undefined & np.expand_dims(zero_k, expand)
-        if not sel.any():
-            new.append(h)
-            continue
-        told = sel & real & ~np.asarray(dead)
-        if told.any():
-            frame = frame or _site_frame()
-            hits += [san.times_zero_sid(int(k) - 2, frame) + 2 for k in np.unique(p[told])]
-        data = np.array(np.broadcast_to(h.data, p.shape), copy=True)
-        data[sel] = 0  # +0.0 in every float format (bf16 and fp8 stored as their bits)
-        from triton.runtime import interpreter as I
-
-        h2 = I.TensorHandle(data, h.dtype)
-        p2 = np.array(p, dtype=np.uint8)
-        p2[sel] = 2  # a defined pad lane holding 0, as other=0.0 makes (a row of pad lanes stays a pad row)
-        _set_pad(h2, p2)
-        new.append(h2)
-    if hits:
-        line = frame.f_lineno if frame else 0
-        san._poison_reached(np.asarray(hits, dtype=np.uint8), f"tl.dot at line {line}")
-    return new[0], new[1]
-
-
 def _wrap_dot(orig):
     def create_dot(self, a, b, d, *args, **kwargs):
+        after = None
         try:
-            a, b = _dot_times_zero(a, b)
+            a, b, after = dot_zeros.times_zero(a, b, _dot_values(a), _dot_values(b))
         except Exception:  # shadow bookkeeping must never break a kernel
             _debug_raise()
         out = orig(self, a, b, d, *args, **kwargs)
@@ -506,6 +449,8 @@ def _wrap_dot(orig):
                     in_nan |= _bcast(nfd[0], shape)
                     in_any |= _bcast(nfd[0] | nfd[1], shape)
                 _check_new_nonfinite("dot", out, (a, b, d), in_nf=(in_nan, in_any))
+            if after is not None:  # outputs an undefined lane reached through a partner that is not 0 there
+                after(out)
         except Exception:  # shadow bookkeeping must never break a kernel
             _debug_raise()
         return out
