@@ -414,3 +414,54 @@ def test_a_helper_without_return_whose_none_fails_no_op_is_still_an_error(tmp_pa
     p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
     assert p.returncode == 0 and "filtered block written: False" in p.stdout, p.stdout + p.stderr[-3000:]
     assert "no_return" not in p.stderr, p.stderr[-3000:]
+
+
+LOST = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def _update(x, m_i, l_i):  # HELPER
+    m_new = tl.maximum(m_i, tl.max(x, 0))
+    l_i = l_i * tl.exp(m_i - m_new) + tl.sum(tl.exp(x - m_new), 0)
+    m_i = m_new
+
+
+@triton.jit
+def _mark(out_ptr, v):
+    v = v + 1
+    tl.store(out_ptr, v)  # (writes memory: a call for its effect)
+
+
+@triton.jit
+def lse(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    m_i = float("-inf")
+    l_i = 0.0
+    for start in range(0, N, BLOCK):
+        o = start + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + o, mask=o < N, other=float("-inf"))
+        _update(x, m_i, l_i)  # CALL
+    _mark(out_ptr + 1, 0.0)
+    tl.store(out_ptr, m_i + tl.log(l_i))
+
+
+x = torch.randn(100, device="cuda")
+out = torch.zeros(2, device="cuda")
+lse[(1,)](x, out, 100, BLOCK=32)
+print("lse", out[0].item())
+'''
+
+
+def test_a_bare_call_of_a_helper_whose_work_stays_inside_it_is_an_error(tmp_path, cli_env):
+    """helper-153: MInference's online-softmax update with its `return` dropped, called as a statement: its
+    assignments to m_i / l_i / acc never reach the caller and only a NaN warning came, whose advice pointed away.
+    A helper that writes memory (a store) called as a statement is no finding."""
+    (tmp_path / "prog.py").write_text(LOST)
+    lines = {tag: i for i, ln in enumerate(LOST.splitlines(), 1) for tag in ("HELPER", "CALL") if f"# {tag}" in ln}
+    p = run_cli(["interpret", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
+    told = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: no_return in lse at ")]
+    assert len(told) == 1 and f"prog.py:{lines['CALL']}:" in told[0], p.stderr[-3000:]
+    assert (f"the @triton.jit function _update (prog.py:{lines['HELPER']}) returns nothing and writes no memory, yet "
+            f"line {lines['CALL']} calls it for its effect (`_update(x, m_i, l_i)`): its assignments to l_i, m_i stay "
+            f"inside it") in told[0], told[0]
+    assert "_mark" not in p.stderr and p.returncode == 1, p.stderr[-3000:]

@@ -11,6 +11,9 @@ The error is raised at the line that uses the None (``tl.store(out, y)``), not a
 (``y = helper(x)`` a line above): ``call_line`` finds that call where the failing line reads a name the call's
 value was assigned to last, and ``hint_and_line`` gives a report the line to head the finding with (h103: a
 planted ``tl_logaddexp`` without its ``return`` was headed at the store, line 114, not the call, line 113).
+
+After a launch (``entries``) every use of such a helper's value is an error, and so is a bare call statement of one
+that writes no memory and assigns to its own parameters (``_lost_work_calls``): its work never reaches the caller.
 """
 from __future__ import annotations
 
@@ -373,4 +376,54 @@ def _static_calls(fn) -> list[tuple]:
         return []
     funcs = [(where[0], where[1], fn.__globals__)] + [f for _, f in _callees(where[0], fn.__globals__)]
     return [(file, line, sentence) for fdef, file, globs in funcs
-            for _, line, sentence in _no_return_calls(fdef, file, globs, -1)]
+            for _, line, sentence in _no_return_calls(fdef, file, globs, -1) + _lost_work_calls(fdef, file, globs)]
+
+
+_EFFECTS = ("store", "device_print", "device_assert", "static_print", "static_assert", "debug_barrier", "print")
+
+
+def _lost_work_calls(fdef, file: str, globs: dict) -> list[tuple]:
+    """(True, line, sentence) for each bare call statement ``helper(m_i, l_i, acc)`` in ``fdef`` to a jit function
+    that returns nothing, writes no memory (no store, atomic, print, assert, barrier, no call of another jit
+    function) and assigns to its own parameters: the caller's variables never change, the call does nothing
+    (helper-153: MInference's online-softmax update with its ``return`` dropped, called as a statement: only a
+    NaN warning, whose advice pointed away from the cause)."""
+    from tritondbg.interp.frames import site_name
+
+    found = []
+    for stmt in ast.walk(fdef):
+        call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+        callee = _python_function(_resolve(call.func, globs)) if call is not None else None
+        where = _definition(callee) if callee is not None else None
+        if where is None or returns_value(where[0]):
+            continue
+        cdef, cfile = where
+        params = {a.arg for a in cdef.args.args}
+        changed = sorted({n for node in ast.walk(cdef) for n in _assigned(node) if n in params} if isinstance(
+            cdef, ast.FunctionDef) else set())
+        if not changed or _has_effects(cdef, callee.__globals__):
+            continue
+        text = " ".join((ast.get_source_segment("".join(linecache.getlines(file)), call) or f"{cdef.name}(...)").split())
+        text = text if len(text) <= 60 else text[:57] + "..."
+        names = ", ".join(changed)
+        found.append((True, call.lineno,
+                      f"the @triton.jit function {cdef.name} ({site_name(cfile, file)}:{cdef.lineno}) returns nothing and "
+                      f"writes no memory, yet line {call.lineno} calls it for its effect (`{text}`): its assignments "
+                      f"to {names} stay inside it (a jit function gets values, not the caller's variables), so the "
+                      f"call does nothing: return them and assign them at the call ({names} = {cdef.name}(...))"))
+    return found
+
+
+def _has_effects(cdef, globs: dict) -> bool:
+    """Whether a jit function's body can write memory or say something: a store, an atomic, a print or assert, a
+    barrier, or a call of another jit function (not looked into)."""
+    for node in ast.walk(cdef):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name in _EFFECTS or name.startswith("atomic"):
+            return True
+        called = _python_function(_resolve(node.func, globs))
+        if called is not None and not (called.__module__ or "").startswith("triton."):  # (tl.max, tl.sum: pure)
+            return True
+    return False

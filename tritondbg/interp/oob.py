@@ -6,6 +6,8 @@ offset range as indices where that is exact, ``a_ptr[1, 0]..a_ptr[63, 999]: past
 1..63 of a size-1 dim`` (h103: a split-K gemm at M=1 said only "element offsets 1000..63999")."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from tritondbg.interp import frames
@@ -272,3 +274,27 @@ def skip_writes(san, e: dict, site: tuple, addrs: np.ndarray) -> None:
         return
     san.skipped_count = held + int(addrs.size)
     san.skipped_writes.setdefault(site[:2], []).append(np.array(addrs, dtype=np.uint64, copy=True))
+
+
+_NARROW = re.compile(r"\.to\(\s*tl\.(u?int(?:8|16))\b|\bastype\(\s*tl\.(u?int(?:8|16))\b|tl\.cast\([^)]*tl\.(u?int(?:8|16))\b")
+
+
+def narrow_cast(e: dict) -> tuple[int, str, str] | None:
+    """(line, the statement, the type) of the last cast to an 8- or 16-bit integer before an out-of-bounds access
+    in its function: an index narrowed there wraps past 127 / 32767 (helper-150: GPTQ's index cast to int16, offsets
+    before the start with nothing naming the cast). None where the source has none."""
+    from tritondbg.missing_return import _function_at
+
+    try:
+        fdef = _function_at(e["file"], e.get("function") or "", e["line"])
+    except Exception:  # noqa: BLE001 - a hint only
+        return None
+    if fdef is None:
+        return None
+    found = None
+    for line in range(fdef.lineno, e["line"]):
+        text = frames.source_line(e["file"], line) or ""
+        m = _NARROW.search(text.split("#")[0])
+        if m:
+            found = (line, text.split("#")[0].strip(), next(g for g in m.groups() if g))
+    return found

@@ -112,29 +112,16 @@ def hidden_nan(o, r, hits, nf):
 def tell_int_stored(san, ptrs, value, live) -> None:
     """A store (or atomic) of lanes whose shadow says a masked integer load left them undefined (``san.int_sids``):
     the load's poison finding, counting those lanes, with the first output element, line and pid of the store."""
-    from tritondbg.interp import frames, shadow
-    from tritondbg.interp.uninit_reads import _where
+    from tritondbg.interp.uninit_reads import tell_stored
 
-    pad = shadow.pad_of(value)
-    if pad is None:
-        return
-    shape = np.asarray(ptrs.data).shape
-    ids = np.broadcast_to(pad, shape).astype(np.int64) - 2
-    sel = np.isin(ids, list(san.int_sids))
-    if live is not None:
-        sel &= np.broadcast_to(np.asarray(live, dtype=bool), shape)
-    if not sel.any():
-        return
-    line = frames.site()[1]
-    for sid in np.unique(ids[sel]).tolist():
-        lanes = sel & (ids == sid)
-        e = san._poison_entry(san.poison_info[sid])
-        e["lanes"] += int(lanes.sum())
+    def place(e, where, line, n):
         if e["output"] is None:
-            where = _where(san, ptrs, lanes)
-            e["output"], e["output_count"], e["stored_at"] = where["element"], 0, line
-            e["pid"], e["tensor"] = tuple(san.pid), where["tensor"]
-        e["output_count"] += int(lanes.sum())
+            at = where()
+            e["output"], e["output_count"], e["stored_at"] = at["element"], 0, line
+            e["pid"], e["tensor"] = tuple(san.pid), at["tensor"]
+        e["output_count"] += n
+
+    tell_stored(san, ptrs, value, live, san.int_sids, lambda sid: san._poison_entry(san.poison_info[sid]), place)
 
 
 def note_payload_stores(san, value, live, site) -> None:

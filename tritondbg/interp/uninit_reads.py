@@ -91,10 +91,11 @@ def check_store(san, ptrs, value, live) -> None:
     tell_stored(san, ptrs, value, live, san.uninit_sids, san.uninit_entry)
 
 
-def tell_stored(san, ptrs, value, live, sids, entry) -> None:
+def tell_stored(san, ptrs, value, live, sids, entry, place=None) -> None:
     """The lanes of a store (or atomic) of ``value`` through ``ptrs`` (``live``: its mask, or None) whose shadow
     holds one of the poison ids ``sids``: counted in ``entry(sid)``, with the first element they land in (the mark
-    a load read, here; a shift's undefined lanes, shifts.py)."""
+    a load read, here; a shift's undefined lanes, shifts.py); ``place(e, where, line, lanes)`` records them instead
+    (an integer load's poison: its output element, poison.py)."""
     from tritondbg.interp import frames, shadow
 
     pad = shadow.pad_of(value)
@@ -112,7 +113,9 @@ def tell_stored(san, ptrs, value, live, sids, entry) -> None:
         lanes = sel & (ids == sid)
         e = entry(int(sid))
         e["lanes"] += int(lanes.sum())
-        if e.get("stored") is None:
+        if place is not None:
+            place(e, lambda: _where(san, ptrs, lanes), line, int(lanes.sum()))
+        elif e.get("stored") is None:
             e["stored"] = _where(san, ptrs, lanes)["element"]
             e["stored_at"] = line
 
