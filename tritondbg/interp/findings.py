@@ -483,7 +483,8 @@ def _shift_message(e: dict) -> str:
     text = (f"{head}: at this line each program writes a block of {block} and pid {_fmt_pid(e['other_pid'])}'s is "
             f"the same block moved by {sh['step']} elements: the two share {sh['shared']} element(s) ({count}). A "
             f"block wider than the step between programs: a mask missing the end of a row (offs < N) lets a row's "
-            f"last block write the next row's first elements, or the grid steps by less than the block")
+            f"last block write the next row's first elements, a stride smaller than the block's rows (two strides "
+            f"swapped?), or a grid that steps by less than the block")
     if e.get("same_value"):
         return f"{text}; the values agree on this input, so the output is right today. Mask the store or step by the block"
     return (f"{text}. Mask the store to the program's own elements or step by the block; atomics would not fix it "
