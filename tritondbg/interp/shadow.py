@@ -32,7 +32,7 @@ import numpy as np
 
 from tritondbg.interp import casts, dot_zeros, lowp_accum, nan_origin, nan_stores, shadow_pads, shifts
 # the pad rules of elementwise ops (value-aware: x * 0, x + 0, max/min, m & cond) and undefined lanes times 0
-from tritondbg.interp.shadow_pads import (_elementwise_pad, _from_uninit, _times_zero, _untold, int_undefined_rows,
+from tritondbg.interp.shadow_pads import (_elementwise_pad, _from_uninit, _times_zero, _untold,
                                          padding_share, won_by_undefined)
 # the shadows themselves (also what sanitize.py reads through this module: set_sink, _sink, base_of, as_float,
 # _scalar_ty, PAD)
@@ -427,8 +427,6 @@ def _wrap_dot(orig):
                     if bad is not None:
                         san.dot_event(bad, _site_frame(), (fa, fb))
                     p = np.where(out_pad, 2, 0).astype(np.uint8)
-                    if san is not None and san.int_sids:
-                        p = np.maximum(p, int_undefined_rows(pa, pb, fa.shape, fb.shape, san.int_sids))
                     if pd is not None:
                         p = np.maximum(p, _bcast(pd, shape))
                     _set_pad(out, p)

@@ -198,9 +198,13 @@ def _swamped(x, other, tx, shape):
         return tx
     po = _bcast(pad_of(other), shape)
     po = np.zeros(shape, np.uint8) if po is None else po
+    # an integer load's undefined lanes too: whatever an integer holds, it is finite (helper-151: SageAttention's
+    # int8 causal softmax biases them with tl.where(mask, 0, -inf) before its max / exp / sum)
+    ints = getattr(_sink["san"], "int_sids", None)
+    finite = (tx == 2) | (np.isin(tx.astype(np.int64) - 2, list(ints)) & (tx >= 3)) if ints else (tx == 2)
     with np.errstate(all="ignore"):
         hit = (np.isinf(np.broadcast_to(fo, shape)) & (po <= 1) & np.isfinite(np.broadcast_to(fx, shape))
-               & (tx == 2))
+               & finite)
     return np.where(hit, np.uint8(1), tx) if hit.any() else tx
 
 
@@ -380,20 +384,3 @@ def _untold(bad, a, b, san):
     if not (def_a.any() or def_b.any() or und_a.any() or und_b.any()):
         return None
     return def_a, def_b, und_a, und_b, pa, pb
-
-
-def int_undefined_rows(pa, pb, a_shape, b_shape, int_sids) -> np.ndarray:
-    """The ids (2 + poison id) of a dot's outputs whose row of a (column of b) has no real lane and holds lanes a
-    masked integer load left undefined (``int_sids``): check_dot makes such outputs padding, right for ``other=``
-    lanes; undefined lanes make undefined outputs (helper-150: AutoAWQ's zero points of a group past the end, one
-    row broadcast over the K block, unpacked and multiplied: every output of the tile, 0 findings). 0 elsewhere."""
-    def ids(p, shape, axis):
-        if p is None:
-            return np.zeros(tuple(np.delete(shape, axis)), np.uint8)
-        p = np.broadcast_to(p, shape)
-        whole = (p >= 1).all(axis=axis)
-        top = p.max(axis=axis)
-        ok = whole & (top >= 3) & np.isin(top.astype(np.int64) - 2, list(int_sids))
-        return np.where(ok, top, 0).astype(np.uint8)
-    rows, cols = ids(pa, a_shape, -1), ids(pb, b_shape, -2)
-    return np.maximum(rows[..., :, None], cols[..., None, :])
