@@ -154,7 +154,7 @@ def _message(e: dict) -> str:
                          "it in int64 (e.g. row.to(tl.int64) * stride)")
             elif e["before"] and (cast := oob.narrow_cast(e)) is not None:
                 line, stmt, ty = cast
-                top = {"int8": 127, "uint8": 255, "int16": 32767, "uint16": 65535}[ty]
+                top = _NARROW_TOP[ty]
                 text += (f"; line {line} casts to {ty} (`{stmt}`): an index past {top} wraps there, to negative "
                          f"offsets: keep indices in int32 (or int64)")
         return f"{text}. {_consequence(e)}"
@@ -286,7 +286,9 @@ def _message(e: dict) -> str:
         give = ("give the load padding_option=\"zero\" (today's result; a block-pointer load takes no other=)"
                 if e.get("block_ptr") else f"give the load other= ({advice})")
         if e.get("inert"):  # (program/filler_rerun.py)
-            parts[-1] += ("; run again with other values in those lanes (1 to 8, then -1 to -8, drawn per lane), "
+            parts[-1] += ("; run again with other values in those lanes (" + ("random bits of the whole word, "
+                          "positive then negative" if e.get("integer") else "1 to 8, then -1 to -8") + ", drawn per "
+                          "lane), "
                           "the launch wrote the same bytes, so "
                           "nothing it wrote depends on them here (a reduction's result left unused, as a running sum "
                           "after a loop's last block): a warning")
@@ -462,6 +464,9 @@ def nth(n: int) -> str:
     return f"{n}{tail}"
 
 
+_NARROW_TOP = {"int8": 127, "uint8": 255, "int16": 32767, "uint16": 65535}  # (oob.narrow_cast's types)
+
+
 def _shift_message(e: dict) -> str:
     """A store race of two programs that wrote one block at one line, moved by a step (races.block_shift)."""
     sh, vals, axes = e["shift"], _values(e), [i for i, (p, q) in enumerate(zip(e["pid"], e["other_pid"])) if p != q]
@@ -473,6 +478,12 @@ def _shift_message(e: dict) -> str:
         axis = ", ".join(f"program_id({a})" for a in axes)
         text = (f"{head}: at this line both write the very same block of {block}, so its offsets do not depend on "
                 f"{axis}, along which these programs differ ({count})")
+        cast = oob.narrow_cast(e)  # (helper-151: GPTQ's int16 index wrapped pid 64's block onto pid 0's)
+        if cast is not None:
+            top = _NARROW_TOP[cast[2]]
+            return (f"{head}: at this line both write the very same block of {block} ({count}): line {cast[0]} casts "
+                    f"to {cast[2]} (`{cast[1]}`), so an index past {top} wraps there and another program's block "
+                    f"lands on this one: keep indices in int32 (or int64)")
         if e.get("same_value"):
             return (f"{text}, each with the same values on this input: redundant programs (harmless, wasted work), "
                     f"or a program id read from the wrong axis, a stride of 0, and then a part of the output no "
