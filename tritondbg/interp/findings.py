@@ -153,8 +153,7 @@ def _message(e: dict) -> str:
                 text += ("; offsets this far (around 2**31) are the mark of an int32 index that overflowed: compute "
                          "it in int64 (e.g. row.to(tl.int64) * stride)")
             elif e["before"] and (cast := oob.narrow_cast(e)) is not None:
-                line, stmt, ty = cast
-                top = _NARROW_TOP[ty]
+                line, stmt, ty, top = cast
                 text += (f"; line {line} casts to {ty} (`{stmt}`): an index past {top} wraps there, to negative "
                          f"offsets: keep indices in int32 (or int64)")
         return f"{text}. {_consequence(e)}"
@@ -464,9 +463,6 @@ def nth(n: int) -> str:
     return f"{n}{tail}"
 
 
-_NARROW_TOP = {"int8": 127, "uint8": 255, "int16": 32767, "uint16": 65535}  # (oob.narrow_cast's types)
-
-
 def _shift_message(e: dict) -> str:
     """A store race of two programs that wrote one block at one line, moved by a step (races.block_shift)."""
     sh, vals, axes = e["shift"], _values(e), [i for i, (p, q) in enumerate(zip(e["pid"], e["other_pid"])) if p != q]
@@ -480,7 +476,7 @@ def _shift_message(e: dict) -> str:
                 f"{axis}, along which these programs differ ({count})")
         cast = oob.narrow_cast(e)  # (helper-151: GPTQ's int16 index wrapped pid 64's block onto pid 0's)
         if cast is not None:
-            top = _NARROW_TOP[cast[2]]
+            top = cast[3]
             return (f"{head}: at this line both write the very same block of {block} ({count}): line {cast[0]} casts "
                     f"to {cast[2]} (`{cast[1]}`), so an index past {top} wraps there and another program's block "
                     f"lands on this one: keep indices in int32 (or int64)")

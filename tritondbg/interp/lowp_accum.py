@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import textwrap
 
 _found: dict = {}  # id(python function) -> {(file, line): (name, loop line)}
 
@@ -20,33 +19,24 @@ def candidates(fn) -> dict:
     """(file, line) of each add to a loop-carried name in ``fn``'s own body -> (the name, the loop's line)."""
     if id(fn) in _found:
         return _found[id(fn)]
+    from tritondbg.missing_return import _assigned, _definition
+
     found: dict = {}
     try:
-        lines, start = inspect.getsourcelines(fn)
-        file = inspect.getsourcefile(fn) or ""
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-        fdef = next(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        fdef, file = _definition(fn) or (ast.FunctionDef(body=[]), "")
         assigned: dict[str, int] = {}
         for node in ast.walk(fdef):
-            for name in _targets(node):
+            for name in _assigned(node):
                 assigned[name] = min(assigned.get(name, node.lineno), node.lineno)
         for loop in (n for n in ast.walk(fdef) if isinstance(n, (ast.For, ast.While))):
             for node in (n for stmt in loop.body for n in ast.walk(stmt)):
                 name = _added_to(node)
                 if name is not None and assigned.get(name, loop.lineno) < loop.lineno:
-                    found[(file, start + node.lineno - 1)] = (name, start + loop.lineno - 1)
+                    found[(file, node.lineno)] = (name, loop.lineno)
     except Exception:  # noqa: BLE001 - a static read that fails finds nothing
         found = {}
     _found[id(fn)] = found
     return found
-
-
-def _targets(node) -> list[str]:
-    if isinstance(node, ast.Assign):
-        return [t.id for t in node.targets if isinstance(t, ast.Name)]
-    if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
-        return [node.target.id]
-    return []
 
 
 def _added_to(node) -> str | None:

@@ -279,8 +279,11 @@ def skip_writes(san, e: dict, site: tuple, addrs: np.ndarray) -> None:
 _NARROW = re.compile(r"\.to\(\s*tl\.(u?int(?:8|16))\b|\bastype\(\s*tl\.(u?int(?:8|16))\b|tl\.cast\([^)]*tl\.(u?int(?:8|16))\b")
 
 
-def narrow_cast(e: dict) -> tuple[int, str, str] | None:
-    """(line, the statement, the type) of the last cast to an 8- or 16-bit integer before an out-of-bounds access
+_NARROW_TOP = {"int8": 127, "uint8": 255, "int16": 32767, "uint16": 65535}
+
+
+def narrow_cast(e: dict) -> tuple[int, str, str, int] | None:
+    """(line, the statement, the type, its largest value) of the last cast to an 8- or 16-bit integer before an out-of-bounds access
     in its function: an index narrowed there wraps past 127 / 32767 (helper-150: GPTQ's index cast to int16, offsets
     before the start with nothing naming the cast). None where the source has none."""
     from tritondbg.missing_return import _function_at
@@ -296,5 +299,6 @@ def narrow_cast(e: dict) -> tuple[int, str, str] | None:
         text = frames.source_line(e["file"], line) or ""
         m = _NARROW.search(text.split("#")[0])
         if m:
-            found = (line, text.split("#")[0].strip(), next(g for g in m.groups() if g))
+            ty = next(g for g in m.groups() if g)
+            found = (line, text.split("#")[0].strip(), ty, _NARROW_TOP[ty])
     return found
