@@ -270,6 +270,10 @@ def test_a_nan_an_online_softmax_makes_of_its_masks_infinities_is_told(tmp_path,
     assert (f"warning: nan_inf in online_sum at prog.py:{line} pid (0, 0, 0): subtract(-inf, -inf) = nan: a NaN made "
             "of infinities") in p.stderr, p.stderr[-3000:]
     assert "first Out[0]" in p.stderr and "tl.where(m == float('-inf'), 0.0, m)" in p.stderr, p.stderr[-3000:]
+    # the other cause, a row with no key at all (helper-152: a causal mask `>` for `>=` left query 0 without its own
+    # key; the advice named only the -inf start, which hides nothing of a mask bug), and the lane
+    assert "(the first: lane [0] of pid (0, 0, 0)'s block)" in p.stderr, p.stderr[-3000:]
+    assert "or the row has no key at all" in p.stderr and "`>` where `>=` was meant" in p.stderr, p.stderr[-3000:]
     assert p.returncode == 0 and "0 finding(s), 1 warning(s)" in p.stderr, p.stderr[-3000:]
     report = tmp_path / "report.json"
     run_cli(["interpret", "--json", str(report), "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)

@@ -209,12 +209,15 @@ def message(e: dict) -> str:
         call = f"{ev['op']}({args}) = {ev['value']:.6g}"
     if not ev.get("finite"):  # made of infinities (_from_infinities)
         both = [v for v in ev["inputs"] if v == float("-inf")]
-        why = (" -inf - -inf is the mark of a running max still at its -inf start while every lane so far was "
-               "masked to -inf (an online softmax's first block, a row whose keys are all masked): start it at a "
-               "large finite negative, or subtract tl.where(m == float('-inf'), 0.0, m).") \
+        why = (" -inf - -inf is the mark of a running max still at its -inf start while every value so far was "
+               "masked to -inf. Either the row has keys in later blocks (an online softmax's first block all masked): "
+               "start the max at a large finite negative, or subtract tl.where(m == float('-inf'), 0.0, m); or the "
+               "row has no key at all: if it should have one (causal attention: each query sees its own key), the "
+               "mask that set them all to -inf is wrong (`>` where `>=` was meant, an offset off by one).") \
             if len(both) == 2 and ev["op"] in ("subtract", "sub") else ""
+        lane = f" (the first: lane {list(ev['index'])} of pid {tuple(ev['pid'])}'s block)" if ev.get("index") else ""
         return (f"{call}: a NaN made of infinities (not read from memory), in {e['lanes']} lane(s) of {n} "
-                f"program{'s' if n != 1 else ''}; {st['lanes']} NaN lane(s) {made} were stored (line {st['line']}"
+                f"program{'s' if n != 1 else ''}{lane}; {st['lanes']} NaN lane(s) {made} were stored (line {st['line']}"
                 f"{into}){capped}.{why} A warning: program mode has no reference to tell whether the program expects "
                 "NaN there (a row with nothing to attend to may be meant to be NaN)")
     return (f"{call}: {article} {label} from finite inputs, in {e['lanes']} "

@@ -429,7 +429,7 @@ class Sanitizer(Instrument, hooks.Listener):
         value = float(res[idx]) if res is not None else float("nan")
         self.seq += 1
         self.nonfinite.append(dict(seq=self.seq, file=site[0], line=site[1], function=site[2], pid=list(self.pid),
-                                   op=name, lanes=int(new.sum()), value=value, inputs=vals,
+                                   op=name, lanes=int(new.sum()), value=value, inputs=vals, index=list(idx),
                                    finite=from_finite,  # (program mode: nan_stores.py)
                                    kernel=self.launch.kernel if self.launch else "?", out_dtype=_dtype_name(out)))
         if products is not None:
