@@ -503,3 +503,18 @@ def test_check_all_in_a_capture_folder_says_it_checks_the_bundled_kernels(tmp_pa
     (tmp_path / "captures.json").write_text("{}")
     names = resolve_targets((), True)
     assert "layernorm" in names and "this folder's reproducers: tritondbg check ." in capsys.readouterr().err
+
+
+def test_a_reproducer_is_named_once_in_the_table():
+    """helper-149: a reproducer's scenario is named as its file, and the table said `silu_kernel_0::silu_kernel_0`;
+    a file's scenario of another name keeps `stem::name` (two files may both define `buggy`)."""
+    from types import SimpleNamespace
+
+    from tritondbg.check.session import rough_plan
+    from tritondbg.pytest_plugin import label
+
+    assert label("/x/cap/silu_kernel_0.py::silu_kernel_0", SimpleNamespace(name="silu_kernel_0")) == "silu_kernel_0"
+    assert label("/x/zoo/missing_mask.py::buggy", SimpleNamespace(name="buggy")) == "missing_mask::buggy"
+    assert label("attention", SimpleNamespace(name="attention")) == "attention"
+    assert [i.label for i in rough_plan(["/x/cap/silu_kernel_0.py::silu_kernel_0", "/x/a.py::twin", "/x/a.py"],
+                                        ["sanitize"])] == ["silu_kernel_0", "a::twin", "a"]

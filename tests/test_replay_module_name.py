@@ -49,9 +49,9 @@ def test_a_reproducer_runs_its_captured_file_when_a_same_named_module_imports_fi
     import json
 
     rows = {(g["kernel"], g["gate"]): g["status"] for g in json.loads((tmp_path / "r.json").read_text())["extra"]["gates"]}
-    assert rows == {(f"cap_{n}/scale_kernel_0::scale_kernel_0", g): ("pass" if n == "fixed" else "FAIL")
+    assert rows == {(f"cap_{n}/scale_kernel_0", g): ("pass" if n == "fixed" else "FAIL")
                     for n in ("fixed", "buggy") for g in ("correctness", "sanitize")}, rows
-    assert "cap_buggy/scale_kernel_0::scale_kernel_0::sanitize: FAIL" in chk.stderr, chk.stderr
+    assert "cap_buggy/scale_kernel_0::sanitize: FAIL" in chk.stderr, chk.stderr
 
 
 @pytest.mark.interpreter

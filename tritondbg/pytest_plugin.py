@@ -159,12 +159,14 @@ def _gates(config) -> list[str]:
 
 def label(target: str, scenario) -> str:
     """How a checked scenario is named in tables and records: the bundled name, or file stem::name (two
-    files may both define a scenario called `buggy`)."""
+    files may both define a scenario called `buggy`), the stem alone where the name is the stem (a reproducer's:
+    helper-149's table said `silu_kernel_0::silu_kernel_0`)."""
     from tritondbg import loader
 
     if not loader.is_path_target(target):
         return scenario.name
-    return f"{Path(target.split('::')[0]).stem}::{scenario.name}"
+    stem = Path(target.split('::')[0]).stem
+    return stem if scenario.name == stem else f"{stem}::{scenario.name}"
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -103,8 +103,9 @@ def rough_plan(targets: list[str], gates: list[str]) -> list[Item]:
 
     items = []
     for t in targets:
-        label = f"{Path(t.split('::')[0]).stem}{'::' + t.split('::')[1] if '::' in t else ''}" \
-            if loader.is_path_target(t) else t
+        stem, _, name = t.partition("::")
+        stem = Path(stem).stem
+        label = (stem if name in ("", stem) else f"{stem}::{name}") if loader.is_path_target(t) else t
         items += [Item(t, label, g) for g in gates]
     return items
 
@@ -137,6 +138,7 @@ def plan(targets: list[str], gates: list[str], *, device: str, case: str | None 
     `interpret FILE` lists them), and a file that does not import (or not within ``import_timeout(timeout)``)
     is bad usage before any work."""
     from tritondbg import loader, runner, selection
+    from tritondbg.pytest_plugin import label as label_of
 
     if runner.current_mode() is None:
         runner.set_mode("interpret" if device == "cpu" else "compiled")
@@ -158,7 +160,7 @@ def plan(targets: list[str], gates: list[str], *, device: str, case: str | None 
                     raise UsageError(f"no scenario in {file} has a case {case!r}; its cases: {', '.join(cases)}")
                 scenarios = having
             path = str(Path(file).expanduser().resolve())
-            pairs = [(f"{path}::{s.name}", f"{Path(path).stem}::{s.name}", s) for s in scenarios]
+            pairs = [(f"{path}::{s.name}", label_of(f"{path}::{s.name}", s), s) for s in scenarios]
         else:
             pairs = [(t, t, loader.load(t) if case else None)]
         for target, label, scenario in pairs:
