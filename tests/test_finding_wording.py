@@ -90,6 +90,35 @@ def test_stored_values_that_carry_the_mark_read_past_a_tensor_into_the_output_na
     assert f"its load at line {_line(OOB_INTO_OUTPUT_PART, 'LOAD')} read outside a_ptr" in read["message"]
 
 
+TWO_READS_OUTSIDE = '''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def k(A, B, Out, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a = tl.load(A + offs)  # past A's end, into no argument
+    b = tl.load(B + offs)  # past B's end, into Out: LOAD
+    tl.store(Out + 0, tl.sum(a + b))
+
+n = 13
+buf = torch.empty(64, device="cuda")
+b = buf[:n]
+b.copy_(torch.randn(n))
+out = buf[n:2 * n]
+a = torch.randn(n, device="cuda")
+k[(1,)](a, b, out, n, BLOCK=16)
+print("out[0] =", out[0].item())
+'''
+
+
+def test_the_follow_on_names_the_read_that_landed_in_an_argument_not_the_first_read_outside(tmp_path, cli_env):
+    """helper-155 (segment-anything-fast's flash attention at an odd length, and this repro): two loads past their
+    tensors' ends, the first into no argument (a plain run reads 0 there), the second into Out's unwritten memory;
+    the stored marks were blamed on the first ("read outside A"): the read that can carry the mark is the second."""
+    out, found = _program(tmp_path, cli_env, TWO_READS_OUTSIDE)
+    (read,) = [f for f in found if f["kind"] == "uninit"]
+    assert f"its load at line {_line(TWO_READS_OUTSIDE, 'LOAD')} read outside B" in read["message"], read["message"]
+
 LAYERNORM = '''
 import torch, triton, triton.language as tl
 

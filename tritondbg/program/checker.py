@@ -179,8 +179,8 @@ def _causes(causes: list, name: str, into, wrote: int) -> list:
     and the mark came back through the products; "left these: a store mask too strict?" sent the user astray)."""
     if not into:
         return []
-    if not wrote:
-        return [c[:3] for c in causes]
+    if not wrote:  # the loads whose lanes landed in an argument first: a lane outside every one reads 0, no mark
+        return [c[:3] for c in sorted(causes, key=lambda c: (name not in c[3], not c[3]))]   # (helper-155)
     return [c[:3] for c in causes if name in c[3]]
 
 
