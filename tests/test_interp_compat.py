@@ -495,3 +495,20 @@ def test_a_plain_python_helper_called_from_a_kernel_is_named_as_one(tmp_path, cl
     (said,) = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: kernel_error in copy_k at prog.py:8 ")]
     assert "`print_if` is a plain Python function, not a @triton.jit one" in said and "tl.constexpr(...)" not in said
     assert "tl.device_print" in said and p.returncode == 1, said
+
+
+def test_ir_on_a_block_pointer_kernel_under_a_triton_without_them_says_which_triton_compiles_it(tmp_path, cli_env):
+    """helper-155: `ir` on segment-anything-fast's flash attention (make_block_ptr) under Triton 3.9 said only
+    "compiling ... failed: NotImplementedError: Block pointers have been removed ..."; interpret named the way out."""
+    from conftest import run_cli
+
+    (tmp_path / "prog.py").write_text(BLOCK_PTR_PROG)
+    run_cli(["capture", "--out", "cap", "--", "python", "prog.py"], cli_env, cwd=tmp_path)
+    (repro,) = (tmp_path / "cap").glob("copy_kernel_*.py")
+    p = run_cli(["ir", str(repro), "--arch", "sm_90", "--stage", "ttir"], cli_env, cwd=tmp_path)
+    out = p.stdout + p.stderr
+    if hasattr(tl, "make_block_ptr") and "Block pointers have been removed" not in out:
+        assert p.returncode == 0 and "tt.func" in out, out[-2000:]  # a Triton that still has them compiles it
+        return
+    assert p.returncode != 0 and "Block pointers have been removed" in out, out[-2000:]
+    assert "run the kernel with Triton 3.8 or older" in out, out[-2000:]

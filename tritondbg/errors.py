@@ -1,5 +1,6 @@
 """Error types the CLI turns into one clear line and an exit status, and where an error is: ``not_users_file``,
-``installed_path``; ``short_blocks`` for an error text that prints whole blocks."""
+``installed_path``; ``short_blocks`` for an error text that prints whole blocks; ``version_hint`` for what this
+Triton lacks."""
 from __future__ import annotations
 
 import os
@@ -94,3 +95,36 @@ def short_blocks(text: str) -> str:
         out.append(text[i:j] + f"array(<{n}{'+' if '...' in body else ''} {m.group(1) if m else 'float64'} values>)")
         i = k + 1
     return "".join(out) + text[i:]
+
+
+def version_hint(detail: str) -> str:
+    """What to do when this Triton lacks what the kernel uses (helper-94: native-sparse-attention's
+    ``tl.make_block_ptr`` under Triton 3.9 said only "Block pointers have been removed ...")."""
+    if "Block pointers have been removed" in detail:
+        import triton
+
+        return (f"this Triton ({triton.__version__}) has no tl.make_block_ptr: run the kernel with Triton 3.8 or older "
+                "(pip install 'triton<3.9'), or port it to tl.make_tensor_descriptor")
+    m = re.search(r"module 'triton\.language\.math' has no attribute '(\w+)'", detail)
+    if m:  # (helper-117: matmulfreellm's tl.math.round, from Triton 2)
+        from triton.language.extra import libdevice
+
+        name = m.group(1)
+        if hasattr(libdevice, name):
+            import triton
+
+            extra = " (round half away from zero; libdevice.rint rounds half to even)" if name == "round" else ""
+            return (f"this Triton ({triton.__version__}) has no tl.math.{name}: its libdevice has it, "
+                    f"`from triton.language.extra import libdevice`, then libdevice.{name}(x){extra}")
+    if "module 'triton.language' has no attribute 'libdevice'" in detail:  # (helper-139: kernl, from Triton 2.0)
+        import triton
+
+        return (f"this Triton ({triton.__version__}) has no tl.libdevice (Triton 2.0's): `from triton.language.extra "
+                "import libdevice`, then libdevice.NAME(x) (tanh, erf, rsqrt, pow, ...)")
+    if re.search(r"No module named 'triton\.ops\b", detail):  # (helper-139: kernl's triton.ops.matmul_perf_model)
+        import triton
+
+        return (f"this Triton ({triton.__version__}) has no triton.ops (matmul, matmul_perf_model, blocksparse: "
+                "removed in Triton 3.0): run the program with Triton 2.x, or copy the module it needs from Triton "
+                "2.3's triton/ops into the program")
+    return ""

@@ -9,7 +9,6 @@ line: ``kernel.py:42: pid (3, 0, 0): IndexError: ...``. Failed ``tl.device_asser
 from __future__ import annotations
 
 import contextlib
-import re
 
 from tritondbg import errors, missing_return, stray_comma
 from tritondbg.interp import dots, frames, hooks, shims
@@ -80,7 +79,7 @@ class KernelReport(Instrument):
         hint, line = missing_return.hint_and_line(exc, detail, site)  # (headed at the call of a helper
         if not hint:                                                     # that returned None, when known)
             hint, line = stray_comma.hint_and_line(detail, site)  # (or at a ``x = value,`` the line reads)
-        hint = hint or version_hint(detail)
+        hint = hint or errors.version_hint(detail)
         if hint:
             detail = f"{detail}; {hint}"
         where = f"{frames.short_path(file)}:{line}"
@@ -88,36 +87,3 @@ class KernelReport(Instrument):
         result.findings.append(dict(kind="kernel_error", severity="error", file=file, line=line,
                                     pid=list(pid) if pid else None, tensor=None, offsets=[], function=func,
                                     message=detail, source=frames.source_line(file, line)))
-
-
-def version_hint(detail: str) -> str:
-    """What to do when this Triton lacks what the kernel uses (helper-94: native-sparse-attention's
-    ``tl.make_block_ptr`` under Triton 3.9 said only "Block pointers have been removed ...")."""
-    if "Block pointers have been removed" in detail:
-        import triton
-
-        return (f"this Triton ({triton.__version__}) has no tl.make_block_ptr: run the kernel with Triton 3.8 or older "
-                "(pip install 'triton<3.9'), or port it to tl.make_tensor_descriptor")
-    m = re.search(r"module 'triton\.language\.math' has no attribute '(\w+)'", detail)
-    if m:  # (helper-117: matmulfreellm's tl.math.round, from Triton 2)
-        from triton.language.extra import libdevice
-
-        name = m.group(1)
-        if hasattr(libdevice, name):
-            import triton
-
-            extra = " (round half away from zero; libdevice.rint rounds half to even)" if name == "round" else ""
-            return (f"this Triton ({triton.__version__}) has no tl.math.{name}: its libdevice has it, "
-                    f"`from triton.language.extra import libdevice`, then libdevice.{name}(x){extra}")
-    if "module 'triton.language' has no attribute 'libdevice'" in detail:  # (helper-139: kernl, from Triton 2.0)
-        import triton
-
-        return (f"this Triton ({triton.__version__}) has no tl.libdevice (Triton 2.0's): `from triton.language.extra "
-                "import libdevice`, then libdevice.NAME(x) (tanh, erf, rsqrt, pow, ...)")
-    if re.search(r"No module named 'triton\.ops\b", detail):  # (helper-139: kernl's triton.ops.matmul_perf_model)
-        import triton
-
-        return (f"this Triton ({triton.__version__}) has no triton.ops (matmul, matmul_perf_model, blocksparse: "
-                "removed in Triton 3.0): run the program with Triton 2.x, or copy the module it needs from Triton "
-                "2.3's triton/ops into the program")
-    return ""

@@ -437,7 +437,7 @@ def _refusal(fn, jit, exc, target) -> dict | None:
     prefix = f"{file}:{line}: "
     if text.startswith(prefix):
         text = text[len(prefix):]
-    from tritondbg.interp.attribution import version_hint
+    from tritondbg.errors import version_hint
 
     hint = version_hint(text)  # (helper-117: the kernel_error of the same line said it, this finding did not)
     from tritondbg.interp import frames

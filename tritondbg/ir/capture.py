@@ -436,6 +436,10 @@ def _compile_error(fn, target, exc: BaseException, printed: str, native: str) ->
     path = _write_log(name, f"compiling {name} for {where}\n\n{log}")
     kept = f" (full log: {path})" if path else ""
     line = first_meaningful_line(fn, exc, native + printed)
+    from tritondbg.errors import version_hint
+
+    hint = version_hint(line)  # (helper-155: interpret said what to do about tl.make_block_ptr under 3.9, ir did not)
+    line = f"{line}; {hint}" if hint and hint not in line else line
     m = re.search(r"Keyword argument (\w+) was specified but unrecognised", line)
     if m:  # (helper-62: a reproducer captured on sm_90 with maxnreg, compiled for gfx942)
         line += (f": {m.group(1)} is a launch option {where}'s backend does not take (the launch, or the reproducer "

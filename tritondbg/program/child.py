@@ -328,7 +328,7 @@ def _dynamo_traced_a_kernel(value) -> bool:
 
 def _version_hint(value) -> str:
     """What to do when this Triton lacks what the program imports (triton.ops, gone since Triton 3.0)."""
-    from tritondbg.interp.attribution import version_hint
+    from tritondbg.errors import version_hint
 
     return version_hint(str(value))
 
