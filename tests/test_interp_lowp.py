@@ -97,6 +97,33 @@ def test_fp8_elementwise_add_rounds_in_fp32():
     assert torch.equal(o.view(torch.uint8), (x.float() + y.float()).to(torch.float8_e4m3fn).view(torch.uint8))
 
 
+
+@pytest.mark.parametrize("torch_dtype", [torch.float8_e4m3fn, torch.float8_e5m2])
+def test_fp8_dot_keeps_a_nan_operand_and_matches_torch(torch_dtype):
+    """helper-154: tl.dot on e4m3fn operands went through the interpreter's own fp8 -> fp16 conversion, which has no
+    NaN for e4m3fn: 0x7F multiplied as 480 (DeepSeek-V3's fp8_gemm over a block its act_quant made NaN returned
+    finite values); e5m2 was right. Both formats decode exactly, NaN kept."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def dot8(a_ptr, b_ptr, c_ptr):
+        r = tl.arange(0, 16)
+        k = tl.arange(0, 32)
+        a = tl.load(a_ptr + r[:, None] * 32 + k[None, :])
+        b = tl.load(b_ptr + k[:, None] * 16 + r[None, :])
+        tl.store(c_ptr + r[:, None] * 16 + r[None, :], tl.dot(a, b))
+
+    g = torch.Generator().manual_seed(0)
+    a = (torch.randn(16, 32, generator=g) * 4).to(torch_dtype)
+    b = (torch.randn(32, 16, generator=g) * 4).to(torch_dtype)
+    a[0, 0] = float("nan")
+    c = torch.empty(16, 16)
+    dot8[(1,)](a, b, c)
+    ref = a.float() @ b.float()
+    assert torch.isnan(c[0]).all() and not torch.isnan(c[1:]).any(), c[:2]
+    torch.testing.assert_close(c[1:], ref[1:], rtol=1e-6, atol=1e-5)
+
 def test_shadow_decodes_signalling_nan_patterns_quietly():
     import warnings
 

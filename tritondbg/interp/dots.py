@@ -46,8 +46,9 @@ def min_dot_size():
 
 def bf16_dot():
     """tl.dot on bf16 operands: the interpreter multiplies the raw uint16 storage (garbage, ~1e10 errors
-    measured on Triton 3.9). Upcast bf16 operands to fp32 first, as the tensor cores do (exact)."""
-    import triton.language as tl
+    measured on Triton 3.9). Upcast bf16 operands to fp32 first, as the tensor cores do (exact). fp8 operands too:
+    the interpreter's own fp8 -> fp16 conversion has no NaN for e4m3fn (0x7F became 480: helper-154, DeepSeek-V3's
+    fp8_gemm over a block its act_quant made NaN returned finite values), lowp.decode has (exact as well)."""
     from triton.runtime import interpreter as I
 
     from tritondbg.interp import lowp
@@ -56,8 +57,7 @@ def bf16_dot():
     original = builder.create_dot
 
     def create_dot(self, a, b, d, *args, **kwargs):
-        if a.dtype.scalar == tl.bfloat16 or b.dtype.scalar == tl.bfloat16:
-            a, b = (lowp.up(h) if h.dtype.scalar == tl.bfloat16 else h for h in (a, b))
+        a, b = lowp.up(a), lowp.up(b)  # (bf16 / fp8 storage only: any other handle as it is)
         return original(self, a, b, d, *args, **kwargs)
 
     builder.create_dot = create_dot
