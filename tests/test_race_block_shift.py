@@ -124,3 +124,35 @@ def test_programs_writing_the_very_same_block_are_told_which_axis_their_offsets_
             assert "a program id read from the wrong axis" in said[0] and p.returncode == 0, said[0]
         else:
             assert "add the parts with tl.atomic_add or a second pass" in said[0] and p.returncode == 1, said[0]
+
+
+WRAP = textwrap.dedent('''
+import torch, triton, triton.language as tl
+
+@triton.jit
+def gemm_out(A, C, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    a = tl.load(A + rm[:, None] * N + rn[None, :], mask=(rm[:, None] < M) & (rn[None, :] < N), other=0.0)
+    tl.store(C + rm[:, None] * N + rn[None, :], a * 2, mask=(rm[:, None] < M) & (rn[None, :] <= N))  # WRAP
+
+a = torch.randn(5, 200, device="cuda")
+c = torch.empty_like(a)
+gemm_out[(1, 7)](a, c, 5, 200, BM=8, BN=32)
+''')
+
+
+def test_a_tile_whose_column_mask_is_off_by_one_is_told_it_runs_past_the_row_not_to_use_atomics(tmp_path, cli_env):
+    """helper-154: DeepSeek-V3's fp8_gemm with its store's column mask `<= N`: the last column tile (8 columns of a
+    32-wide block, not the same block moved: no block shift) wrote each row's column N, the next row's first element,
+    which the first tile's program writes too; the race said "use tl.atomic_*". It names the row's last element and
+    the next row's first, and says to mask the store."""
+    (tmp_path / "prog.py").write_text(WRAP)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    line = next(i for i, ln in enumerate(WRAP.splitlines(), 1) if ln.rstrip().endswith("# WRAP"))
+    said = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: race in ") and f"at prog.py:{line} " in ln]
+    assert len(said) == 1, p.stderr[-3000:]
+    assert "pid (0, 6, 0) wrote C[0, 199], a row's last element, and then C[1, 0], the next row's first, which pid " \
+           "(0, 0, 0) writes too" in said[0], said[0]
+    assert "mask it (cols < N), not atomics" in said[0] and "use tl.atomic_*" not in said[0], said[0]
+    assert p.returncode == 1, p.stderr[-2000:]

@@ -188,6 +188,8 @@ def _message(e: dict) -> str:
                 f"{e['elements']} such element(s)")
     if kind == "race" and e.get("shift") and not e.get("rounding"):
         return _shift_message(e)
+    if kind == "race" and e.get("row_wrap") and not e.get("rounding"):
+        return _wrap_message(e)
     if kind == "race" and e.get("rounding") and e.get("same_value"):
         gap, scale = e["rounding"]
         return (f"{_pair(e, 'plain stores', '')} write the same element {e['element']} with values apart by rounding "
@@ -497,6 +499,20 @@ def _shift_message(e: dict) -> str:
     return (f"{text}. Mask the store to the program's own elements or step by the block; atomics would not fix it "
             f"(each element is still written twice)")
 
+
+
+def _wrap_message(e: dict) -> str:
+    """A store race where one program's block ran past a row's end into the next row (races.row_wrap)."""
+    w = e["row_wrap"]
+    wrapper, owner = (e["pid"], e["other_pid"]) if w["a"] else (e["other_pid"], e["pid"])
+    head = f"{_pair(e, 'plain stores', '')} write " + ("the same value" if e.get("same_value") else
+                                                     f"different values{_values(e)}") + f" to the same element {e['element']}"
+    text = (f"{head}: pid {_fmt_pid(wrapper)} wrote {w['last']}, a row's last element, and then {w['first']}, the "
+            f"next row's first, which pid {_fmt_pid(owner)} writes too: its block runs past the row's end "
+            f"({e['elements']} element(s) of {_of(e)} are written by more than one program). A column mask off by "
+            f"one (`<= N`) or missing on the store; mask it (cols < N), not atomics (each element would still be "
+            f"written twice)")
+    return text + ("; the values agree on this input, so the output is right today" if e.get("same_value") else "")
 
 def _of(e: dict) -> str:
     """What a store race's element count is of: its tensor (one race per tensor: races._per_tensor)."""

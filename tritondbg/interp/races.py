@@ -48,6 +48,9 @@ def report(san, launch) -> None:
         if race.get("values") is not None and "values" not in e:
             e["values"] = race["values"]
         shift = block_shift(writes, race) if not rounding else None
+        wrap = row_wrap(writes, race, launch) if not rounding and shift is None else None
+        if wrap is not None and "wrap" not in e and "shift" not in e:
+            e["row_wrap"] = wrap
         if shift is not None and "shift" not in e:
             buf, _ = launch.argmap().describe(race["addr"])
             size = buf.itemsize if buf is not None else 1
@@ -323,6 +326,32 @@ def block_shift(writes: list, race: dict) -> dict | None:
         return None
     return dict(step=abs(step), width=int(a.size), shared=shared, lo=int(a[0]), hi=int(a[-1]))
 
+
+
+def row_wrap(writes: list, race: dict, launch) -> dict | None:
+    """Where one of the two programs of a store race wrote, at the race's line, both the element raced on (the
+    first of a row of a 2-D or wider tensor whose rows are contiguous) and the last element of the row before: its
+    block runs past a row's end into the next row, which that row's program writes too (helper-154: DeepSeek-V3's
+    fp8_gemm with its column mask `<= N`; tiles narrower than the last one, so no ``block_shift``; the race said to
+    use atomics). Returns which of the two wraps (``a``: race's pid_a) and both elements' names, or None."""
+    buf, _ = launch.argmap().describe(race["addr"])
+    if buf is None or len(buf.shape) < 2 or buf.shape[-1] < 2 or buf.strides[-1] < 1 or \
+            buf.strides[-2] != buf.shape[-1] * buf.strides[-1]:
+        return None
+    idx = buf.index((race["addr"] - buf.data_ptr) // buf.itemsize)
+    if idx is None or idx[-1] != 0 or idx[-2] == 0:
+        return None
+    prev = race["addr"] - buf.strides[-1] * buf.itemsize  # (rows contiguous: the row before ends one element back)
+
+    def wrote(pid, addr):
+        return any(w[1] == pid and w[2] == race["site_a"] and bool((w[0] == np.uint64(addr)).any()) for w in writes)
+
+    if race["site_a"] != race["site_b"]:
+        return None
+    for wrapper, owner, a in ((race["pid_b"], race["pid_a"], False), (race["pid_a"], race["pid_b"], True)):
+        if wrote(wrapper, prev) and not wrote(owner, prev):  # (a: the wrapping program is the entry's first pid)
+            return dict(a=a, last=buf.where(prev), first=buf.where(race["addr"]))
+    return None
 
 def _value(bits, code: int):
     """One stored element's value from its bits, for the message (helper-112: "1 ulp" would have settled it): a
