@@ -456,3 +456,51 @@ def test_a_print_of_a_tensor_alone_says_the_gpu_print_takes_a_string_first(tmp_p
     (said,) = [ln for ln in p.stderr.splitlines() if ln.startswith("tritondbg: compile in show at prog.py:5")]
     assert "is not string; a print in a kernel compiles to tl.device_print, whose first argument is a string" in said
     assert p.returncode == 1, p.stderr[-2000:]
+
+
+INNER = textwrap.dedent('''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def running_sum(x, N, BLOCK: tl.constexpr):
+    acc = 0
+    for k in range(0, N, BLOCK):  # LOOP
+        offs = k + tl.arange(0, BLOCK)
+        acc += tl.sum(tl.load(x + offs, mask=offs < N, other=0.0))
+    return acc
+''')
+
+OUTER = textwrap.dedent('''
+import sys, torch, triton, triton.language as tl
+import inner as H
+from inner import running_sum
+
+
+@triton.jit
+def through_module(x, out, N, BLOCK: tl.constexpr):
+    tl.store(out, H.running_sum(x, N, BLOCK))  # CALL
+
+
+@triton.jit
+def by_name(x, out, N, BLOCK: tl.constexpr):
+    tl.store(out, running_sum(x, N, BLOCK))
+
+
+x = torch.randn(100, device="cuda")
+out = torch.empty(1, device="cuda")
+(through_module if sys.argv[1] == "module" else by_name)[(1,)](x, out, 100, BLOCK=32)
+''')
+
+
+@pytest.mark.parametrize("how", ["module", "name"])
+def test_a_refusal_inside_a_helper_is_told_at_the_helpers_line(tmp_path, cli_env, how):
+    """helper-155: Thunder's cross-entropy with a loop-carried bf16 in its helper was told at the kernel's call of
+    the helper (line 268), the helper's loop (line 62) is where it is."""
+    (tmp_path / "inner.py").write_text(INNER)
+    (tmp_path / "prog.py").write_text(OUTER)
+    p = run_cli(["interpret", "--json", "k.json", "--", sys.executable, "prog.py", how], cli_env, cwd=tmp_path)
+    (f,) = [f for f in json.loads((tmp_path / "k.json").read_text())["findings"] if f["kind"] == "compile"]
+    assert f["file"].endswith("inner.py") and f["line"] == _line(INNER, "# LOOP"), (f, p.stderr[-2000:])
+    assert "in running_sum(): " in f["message"] and "Loop-carried variable acc" in f["message"], f

@@ -416,7 +416,7 @@ def _assigns(py, name: str) -> bool:
 
 
 def _refusal(fn, jit, exc, target) -> dict | None:
-    from tritondbg.ir.capture import first_meaningful_line
+    from tritondbg.ir.capture import first_meaningful_line, helper_site
     from tritondbg.missing_return import _chain, kernel_line
 
     chain = list(_chain(exc))
@@ -432,7 +432,7 @@ def _refusal(fn, jit, exc, target) -> dict | None:
         text += (f" ({m.group(1)} is assigned in the kernel only inside a loop or a branch, so after it the compiler "
                  "looks for a global of that name: assign it before the loop or branch)")
     node = getattr(exc, "node", None)
-    where = kernel_line(fn.fn, node.lineno) if hasattr(node, "lineno") else None
+    where = helper_site(jit, exc) or (kernel_line(fn.fn, node.lineno) if hasattr(node, "lineno") else None)
     file, line = where if where else (getattr(fn.fn, "__code__", None) and fn.fn.__code__.co_filename or "?", 0)
     prefix = f"{file}:{line}: "
     if text.startswith(prefix):

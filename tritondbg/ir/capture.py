@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import traceback
+import types
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -343,7 +344,9 @@ def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
 
         found = missing_return.compile_hint(exc, fn)  # a None from a jit helper that forgot its `return`
         found = found or stray_comma.compile_hint(exc, fn)  # or a 1-tuple from `x = value,`
-        return _def_line(fn, node.lineno) + (f"{text}; {found}" if found else text)
+        inside = helper_site(fn, exc)
+        head = f"{inside[0]}:{inside[1]}: " if inside else _def_line(fn, node.lineno)
+        return head + (f"{text}; {found}" if found else text)
     for line in (str(exc) + "\n" + log).splitlines():
         line = line.strip()
         if _ERROR_LINE.search(line) and not any(g in line for g in _GENERIC):
@@ -354,6 +357,32 @@ def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
+
+
+def helper_site(fn, exc: BaseException) -> tuple[str, int] | None:
+    """(file, line) of the line in a jit helper the kernel calls (or a helper of it) where a compile error was
+    raised, or None where it was raised in the kernel's own code or the helper cannot be found by name from the
+    kernel's globals (helper-155: a loop-carried bf16 in Thunder's cross-entropy helper was told at the kernel's
+    call of it). Triton nests a CompilationError per call, each with the callee's source and node."""
+    from tritondbg.missing_return import kernel_line
+
+    scope = getattr(getattr(fn, "fn", None), "__globals__", None) or {}
+    found, inner = None, exc
+    while getattr(inner, "__cause__", None) is not None:
+        inner = inner.__cause__
+        node = getattr(inner, "node", None)
+        called = re.search(r"^def (\w+)\(", str(getattr(inner, "src", "") or ""), re.MULTILINE)
+        if node is None or not hasattr(node, "lineno") or not called:
+            continue
+        name = called.group(1)
+        helper = scope.get(name) or next((getattr(m, name) for m in list(scope.values())
+                                          if isinstance(m, types.ModuleType) and hasattr(m, name)), None)
+        py = getattr(helper, "fn", None)  # (a helper imported by name, or reached through a module: H.inner)
+        if py is None:
+            break
+        found = kernel_line(py, node.lineno) or found
+        scope = getattr(py, "__globals__", None) or {}
+    return found
 
 def _binding_error(exc: TypeError) -> bool:
     """Triton's argument binder refusing the launch's arguments (a constexpr not passed, an unknown keyword)."""
