@@ -321,7 +321,12 @@ def test_a_sweep_whose_configs_end_in_errors_does_not_say_they_disagree():
     def fail(status):
         return {"kernel": "k", "config": "B=16", "case": "tiny", "dtype": "float32", "status": status, "message": "m"}
 
-    for fails, said in (([fail("error")] * 2, "2 of 3 config runs failed: 2 ended in an error"),
+    for fails, said in (([fail("error"), dict(fail("error"), message="n")], "2 of 3 config runs failed: 2 ended in "
+                                                                             "an error"),
+                        # helper-155: every config failing with one finding is the kernel's, not a config's
+                        ([fail("fail")] * 3, "3 of 3 config runs fail, all the same way (whatever the config: the "
+                                             "kernel itself): m"),
+                        ([fail("fail")] * 2, "2 of 3 config runs fail, all the same way: m"),
                         ([fail("fail"), fail("error")], "2 of 3 config runs failed: 1 disagree, 1 ended in an error"),
                         ([fail("fail")], "1 of 3 config runs disagree")):
         con = Console(record=True, width=300)

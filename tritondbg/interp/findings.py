@@ -465,11 +465,16 @@ def nth(n: int) -> str:
     return f"{n}{tail}"
 
 
+
+def _race_head(e: dict) -> str:
+    """"plain stores from pid A (line) and pid B (line) write different values (x and y) to the same element E"."""
+    what = "the same value" if e.get("same_value") else f"different values{_values(e)}"
+    return f"{_pair(e, 'plain stores', '')} write {what} to the same element {e['element']}"
+
 def _shift_message(e: dict) -> str:
     """A store race of two programs that wrote one block at one line, moved by a step (races.block_shift)."""
-    sh, vals, axes = e["shift"], _values(e), [i for i, (p, q) in enumerate(zip(e["pid"], e["other_pid"])) if p != q]
-    head = f"{_pair(e, 'plain stores', '')} write " + ("the same value" if e.get("same_value") else
-                                                     f"different values{vals}") + f" to the same element {e['element']}"
+    sh, axes = e["shift"], [i for i, (p, q) in enumerate(zip(e["pid"], e["other_pid"])) if p != q]
+    head = _race_head(e)
     count = f"{e['elements']} element(s) of {_of(e)} are written by more than one program"
     block = f"{sh['width']} elements (pid {_fmt_pid(e['pid'])}: {sh['first']}..{sh['last']})"
     if sh["step"] == 0:
@@ -505,8 +510,7 @@ def _wrap_message(e: dict) -> str:
     """A store race where one program's block ran past a row's end into the next row (races.row_wrap)."""
     w = e["row_wrap"]
     wrapper, owner = (e["pid"], e["other_pid"]) if w["a"] else (e["other_pid"], e["pid"])
-    head = f"{_pair(e, 'plain stores', '')} write " + ("the same value" if e.get("same_value") else
-                                                     f"different values{_values(e)}") + f" to the same element {e['element']}"
+    head = _race_head(e)
     text = (f"{head}: pid {_fmt_pid(wrapper)} wrote {w['last']}, a row's last element, and then {w['first']}, the "
             f"next row's first, which pid {_fmt_pid(owner)} writes too: its block runs past the row's end "
             f"({e['elements']} element(s) of {_of(e)} are written by more than one program). A column mask off by "

@@ -273,6 +273,13 @@ def print_sweep(con: Console | None, record: RunRecord) -> None:
     if zero:  # (helper-77: "10 of 10 config runs disagree" where each matched with the undefined lanes read as 0)
         con.print(f"[yellow]{zero} of the runs below match the reference once the undefined lanes read 0, as today's "
                   "compiled code reads them: the loads without other= their findings name are why they disagree[/]")
+    if len(fails) > 1 and len({(f.get("status"), f["message"]) for f in fails}) == 1:  # (helper-155: five nan_inf lines
+        every = len(fails) == sweep["runs"]  # alike under "5 of 5 config runs disagree")
+        con.print(f"[red]{len(fails)} of {sweep['runs']} config runs fail, all the same way"
+                  f"{' (whatever the config: the kernel itself)' if every else ''}:[/] {escape(fails[0]['message'])}")
+        for f in fails:
+            con.print(f"  {f['kernel']} {f['config']}  case={f['case']} dtype={f['dtype']}")
+        return
     if not errors:
         con.print(f"[red]{len(fails)} of {sweep['runs']} config runs disagree:[/]")
     else:  # (helper-54: "10 of 10 config runs disagree" where every config ended in the same kernel error)
