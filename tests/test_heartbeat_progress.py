@@ -114,3 +114,11 @@ def test_the_wording_of_each_look():
     assert "moving through a large grid;" in other and "programs/s" not in other, other
     one = watchdog._pace((3.0, (launch, 1, 1)), (2.5, None), hint)
     assert one == ", program 1 of 1 of this launch, which began in the last 0.5 s (HINT)", one
+    # helper-154: every program ran and the main thread is in the checks after them (not kernel code): "about 0 s to
+    # go", then "the same program as 60 s ago (a loop that never ends?)" for tritondbg's own work
+    for then in ((10.0, (launch, 1800, 1848)), (10.0, (launch, 1848, 1848))):
+        after = watchdog._pace((70.0, (launch, 1848, 1848)), then, hint, in_kernel=False)
+        assert after == (", after all 1848 program(s) of this launch: tritondbg checking it (races, NaN origins, the "
+                         "runs again that test undefined lanes; HINT)"), after
+    last = watchdog._pace((70.0, (launch, 1848, 1848)), (10.0, (launch, 1848, 1848)), hint, in_kernel=True)
+    assert "the same program as 60 s ago (a loop that never ends?" in last, last  # the last program still running

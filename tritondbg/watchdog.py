@@ -100,6 +100,17 @@ def where(frame) -> str:
     return f"in {launch}, {how} (launched {at})"
 
 
+def _in_kernel(frame) -> bool:
+    """Whether the main thread (``frame``: its stack) runs kernel code or the interpreter's grid loop between two
+    programs, not the set-up before a launch's programs or the checks after them."""
+    if frame is None:
+        return False
+    from tritondbg.interp.frames import interrupted_at
+
+    site, _, between = interrupted_at(None, frame)
+    return site is not None or bool(between)
+
+
 def _launch_running() -> str | None:
     """``KERNEL's 2nd launch`` (program mode: ``activity(launch=...)``) or ``a launch of KERNEL`` (the interpreter's
     hooks: inside its GridExecutor call) while the main thread is in a launch; None in host code."""
@@ -222,7 +233,7 @@ def _secs(x: float) -> str:
     return f"{x:.0f}" if x >= 10 else f"{round(x, 1):g}"
 
 
-def _pace(now: tuple, then: tuple | None, hint: str) -> str:
+def _pace(now: tuple, then: tuple | None, hint: str, in_kernel: bool = True) -> str:
     """What a heartbeat says of the grid (``now``/``then``: (time, grid_progress) at this look and the last one):
     the same program as at the last look is maybe a loop that never ends; another one, a launch moving through a
     large grid (a stranger's 4096-program launch at 11 ms a program read as a hang, "a loop that never ends?")."""
@@ -233,6 +244,10 @@ def _pace(now: tuple, then: tuple | None, hint: str) -> str:
     if not n:  # no kernel code ran yet: the interpreter or tritondbg setting the launch up
         return f", before the first program of this launch ({hint})"
     said = f", program {n} of {total} of this launch"
+    if n >= total and not in_kernel:  # (helper-154: "program 1848 of 1848 (not stuck: ... about 0 s to go)" while
+        # the checks after the programs ran)
+        return (f", after all {total} program(s) of this launch: tritondbg checking it (races, NaN origins, the "
+                f"runs again that test undefined lanes; {hint})")
     if then is not None and then[1] is not None and then[1][:2] == (key, n):
         return f"{said}, the same program as {_secs(t - then[0])} s ago (a loop that never ends? {hint})"
     if total <= 1:
@@ -278,7 +293,7 @@ def heartbeat(first: float | None = None, every: float | None = None,
             frame, now = look()
             what, loc = _doing(), where(frame)
             line = (f"tritondbg: still running after {now[0] - t0:.0f} s:{what}{', ' + loc if loc else ''}"
-                    f"{_pace(now, then, hint)}")
+                    f"{_pace(now, then, hint, _in_kernel(frame))}")
             # to the stderr the program started with: under pytest's capture the line went nowhere (helper-83)
             from tritondbg.program import child
 
