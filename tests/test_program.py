@@ -1490,6 +1490,10 @@ def test_summary_table_keeps_its_columns_apart_for_short_kernel_names():
     assert lines[0].split() == ["kernel", "launches", "checked", "findings"]
     assert lines[1].split() == ["k", "1", "1", "0"]
     assert len(lines[0]) == len(lines[1])
+    # helper-154: a kernel with warnings only read 0 beside the summary line's "8 warning(s)": a warnings column
+    lines = _summary_table({"k": 1, "bwd": 2}, {"k": 1, "bwd": 2}, {"k": 1}, {"bwd": 3})
+    assert lines[0].split() == ["kernel", "launches", "checked", "findings", "warnings"]
+    assert [ln.split() for ln in lines[1:]] == [["bwd", "2", "2", "0", "3"], ["k", "1", "1", "1", "0"]], lines
 
 
 def test_findings_repeated_over_launches_are_one_line_with_a_count():

@@ -353,14 +353,17 @@ def _finding_lines(findings: list) -> list[str]:
     return lines
 
 
-def _summary_table(launches: dict, checked: dict, per_kernel: dict) -> list[str]:
-    names = sorted(set(launches) | set(per_kernel))
+def _summary_table(launches: dict, checked: dict, per_kernel: dict, warned: dict | None = None) -> list[str]:
+    """Per kernel: launches, launches checked, findings (errors: what fails the run) and, where any kernel has
+    some, warnings (helper-154: a kernel with only warnings read 0 beside "8 warning(s)" on the summary line)."""
+    names = sorted(set(launches) | set(per_kernel) | set(warned or ()))
     if not names:
         return ["  no Triton launch"]
     width = max(len(n) for n in names + ["kernel"]) + 2
-    lines = [f"  {'kernel':<{width}}launches  checked  findings"]
+    lines = [f"  {'kernel':<{width}}launches  checked  findings" + ("  warnings" if warned else "")]
     for n in names:
-        lines.append(f"  {n:<{width}}{launches.get(n, 0):>8}  {checked.get(n, 0):>7}  {per_kernel.get(n, 0):>8}")
+        lines.append(f"  {n:<{width}}{launches.get(n, 0):>8}  {checked.get(n, 0):>7}  {per_kernel.get(n, 0):>8}"
+                     + (f"  {warned.get(n, 0):>8}" if warned else ""))
     return lines
 
 
@@ -393,10 +396,12 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     checked = _merge_counts(summaries, "checked")
     if not strict:
         _handled_errors(findings, rc)
-    per_kernel: dict[str, int] = {}
+    per_kernel: dict[str, int] = {}  # the table's findings: what fails the run; its warnings column, the rest
+    per_kernel_warned: dict[str, int] = {}
     errors = [f for f in findings if f.get("severity", "error") == "error"]
-    for f in errors:  # the table counts what fails the run; warnings are counted on the summary line
-        per_kernel[f.get("kernel", "?")] = per_kernel.get(f.get("kernel", "?"), 0) + 1
+    for f in findings:
+        counts = per_kernel if f.get("severity", "error") == "error" else per_kernel_warned
+        counts[f.get("kernel", "?")] = counts.get(f.get("kernel", "?"), 0) + 1
     warned = len(findings) - len(errors)
     pinned = _merge_pinned(summaries)
     if json_path:
@@ -408,7 +413,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     _err(f"tritondbg interpret: {_launch_count(sum(launches.values()), summaries)}, {len(errors)} finding(s)"
          + (f", {warned} warning(s)" if warned else "")
          + ("" if sanitize else " (--no-sanitize: only the memory guard checked them)"))
-    for line in _summary_table(launches, checked, per_kernel):
+    for line in _summary_table(launches, checked, per_kernel, per_kernel_warned):
         _err(line)
     _err_pinned(pinned)
     _err_notes(summaries)
