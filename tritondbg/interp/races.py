@@ -348,8 +348,11 @@ def row_wrap(writes: list, race: dict, launch) -> dict | None:
 
     if race["site_a"] != race["site_b"]:
         return None
+    row_start = prev - (buf.shape[-1] - 1) * buf.strides[-1] * buf.itemsize  # (the row before's first element)
     for wrapper, owner, a in ((race["pid_b"], race["pid_a"], False), (race["pid_a"], race["pid_b"], True)):
-        if wrote(wrapper, prev) and not wrote(owner, prev):  # (a: the wrapping program is the entry's first pid)
+        # (a: the wrapping program is the entry's first pid; one that wrote the row before from its start holds
+        # whole rows, a flattened block's, not a column tile's)
+        if wrote(wrapper, prev) and not wrote(owner, prev) and not wrote(wrapper, row_start):
             return dict(a=a, last=buf.where(prev), first=buf.where(race["addr"]))
     return None
 
