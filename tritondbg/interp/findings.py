@@ -465,11 +465,11 @@ def nth(n: int) -> str:
     return f"{n}{tail}"
 
 
-
 def _race_head(e: dict) -> str:
     """"plain stores from pid A (line) and pid B (line) write different values (x and y) to the same element E"."""
     what = "the same value" if e.get("same_value") else f"different values{_values(e)}"
     return f"{_pair(e, 'plain stores', '')} write {what} to the same element {e['element']}"
+
 
 def _shift_message(e: dict) -> str:
     """A store race of two programs that wrote one block at one line, moved by a step (races.block_shift)."""
@@ -505,7 +505,6 @@ def _shift_message(e: dict) -> str:
             f"(each element is still written twice)")
 
 
-
 def _wrap_message(e: dict) -> str:
     """A store race where one program's block ran past a row's end into the next row (races.row_wrap)."""
     w = e["row_wrap"]
@@ -517,6 +516,7 @@ def _wrap_message(e: dict) -> str:
             f"one (`<= N`) or missing on the store; mask it (cols < N), not atomics (each element would still be "
             f"written twice)")
     return text + ("; the values agree on this input, so the output is right today" if e.get("same_value") else "")
+
 
 def _of(e: dict) -> str:
     """What a store race's element count is of: its tensor (one race per tensor: races._per_tensor)."""

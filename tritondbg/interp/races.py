@@ -327,7 +327,6 @@ def block_shift(writes: list, race: dict) -> dict | None:
     return dict(step=abs(step), width=int(a.size), shared=shared, lo=int(a[0]), hi=int(a[-1]))
 
 
-
 def row_wrap(writes: list, race: dict, launch) -> dict | None:
     """Where one of the two programs of a store race wrote, at the race's line, both the element raced on (the
     first of a row of a 2-D or wider tensor whose rows are contiguous) and the last element of the row before: its
@@ -355,6 +354,7 @@ def row_wrap(writes: list, race: dict, launch) -> dict | None:
         if wrote(wrapper, prev) and not wrote(owner, prev) and not wrote(wrapper, row_start):
             return dict(a=a, last=buf.where(prev), first=buf.where(race["addr"]))
     return None
+
 
 def _value(bits, code: int):
     """One stored element's value from its bits, for the message (helper-112: "1 ulp" would have settled it): a

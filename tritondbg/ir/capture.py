@@ -358,7 +358,6 @@ def first_meaningful_line(fn, exc: BaseException, log: str) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
-
 def helper_site(fn, exc: BaseException) -> tuple[str, int] | None:
     """(file, line) of the line in a jit helper the kernel calls (or a helper of it) where a compile error was
     raised, or None where it was raised in the kernel's own code or the helper cannot be found by name from the
@@ -383,6 +382,7 @@ def helper_site(fn, exc: BaseException) -> tuple[str, int] | None:
         found = kernel_line(py, node.lineno) or found
         scope = getattr(py, "__globals__", None) or {}
     return found
+
 
 def _binding_error(exc: TypeError) -> bool:
     """Triton's argument binder refusing the launch's arguments (a constexpr not passed, an unknown keyword)."""
