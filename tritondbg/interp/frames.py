@@ -176,11 +176,8 @@ def site_name(file: str, beside: str | None = None) -> str:
 def package_path(file: str) -> str:
     """A file outside the working directory, not installed: its path from the top of the package it sits in
     (``mlstm_kernels/triton/chunkwise/xl_chunk/fw_kernel_recurrent.py``, a source tree on PYTHONPATH: helper-136
-    read three different kernels as "fw_kernel_recurrent.py"), else its absolute path (helper-154: DeepSeek-V3's
-    inference/kernel.py, on sys.path from another folder, was "kernel.py:172": ambiguous, and no editor opens it)."""
+    read three different kernels as "fw_kernel_recurrent.py"), else its file name."""
     folder, name = os.path.split(os.path.abspath(file))
-    if not os.path.isfile(os.path.join(folder, "__init__.py")):
-        return os.path.abspath(file)
     parts = [name]
     while folder and os.path.isfile(os.path.join(folder, "__init__.py")):
         folder, part = os.path.split(folder)
