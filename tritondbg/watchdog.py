@@ -69,14 +69,15 @@ def activity(**what: str):
         _activity.update(saved)
 
 
-def where(frame) -> str:
+def where(frame, after: bool = False) -> str:
     """Where ``frame``'s thread is, said so that it cannot be misread: under the interpreter in kernel code, the
     program id and kernel line (``pid (x, y, z) at FILE:LINE (in KERNEL)``); inside a launch but outside its kernel
     code (between two programs of its grid, the interpreter copying arguments, tritondbg checking what the launch
     did), that, with the line that launched it; else ``in host code at FILE:LINE (in FUNCTION)``: the innermost frame
     of the user's own code (a launch wrapper, a reference), else the innermost frame. (helper-83: program mode's
     line named the kernel line with no program id, and a host line the same way as a kernel line.) Where the
-    interpreter was: frames.interrupted_at, as program mode's interrupt line (attach.say_interrupted)."""
+    interpreter was: frames.interrupted_at, as program mode's interrupt line (attach.say_interrupted). ``after``: all
+    of the launch's programs ran (the heartbeat's pace then says tritondbg checks it: said once, helper-156)."""
     if frame is None:
         return ""
     from tritondbg.interp.frames import interrupted_at
@@ -95,7 +96,7 @@ def where(frame) -> str:
     launch = _launch_running()
     if launch is None:
         return f"in host code {at}"
-    how = ("between two programs of its grid" if between else
+    how = ("between two programs of its grid" if between else "outside its kernel code" if after else
            "outside its kernel code: the interpreter setting it up or copying its arguments, or tritondbg checking it")
     return f"in {launch}, {how} (launched {at})"
 
@@ -291,9 +292,11 @@ def heartbeat(first: float | None = None, every: float | None = None,
         wait = first - first / 2
         while not done.wait(wait):
             frame, now = look()
-            what, loc = _doing(), where(frame)
+            inside = _in_kernel(frame)
+            after = not inside and now[1] is not None and now[1][1] >= now[1][2]  # (the pace says what runs then)
+            what, loc = _doing(), where(frame, after)
             line = (f"tritondbg: still running after {now[0] - t0:.0f} s:{what}{', ' + loc if loc else ''}"
-                    f"{_pace(now, then, hint, _in_kernel(frame))}")
+                    f"{_pace(now, then, hint, inside)}")
             # to the stderr the program started with: under pytest's capture the line went nowhere (helper-83)
             from tritondbg.program import child
 
