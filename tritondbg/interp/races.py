@@ -49,7 +49,7 @@ def report(san, launch) -> None:
             e["values"] = race["values"]
         shift = block_shift(writes, race) if not rounding else None
         wrap = row_wrap(writes, race, launch) if not rounding and shift is None else None
-        if wrap is not None and "wrap" not in e and "shift" not in e:
+        if wrap is not None and "row_wrap" not in e and "shift" not in e:  # (the first launch's, as shift)
             e["row_wrap"] = wrap
         if shift is not None and "shift" not in e:
             buf, _ = launch.argmap().describe(race["addr"])
