@@ -48,9 +48,10 @@ def report(san, launch) -> None:
         if race.get("values") is not None and "values" not in e:
             e["values"] = race["values"]
         shift = block_shift(writes, race) if not rounding else None
-        wrap = row_wrap(writes, race, launch) if not rounding and shift is None else None
-        if wrap is not None and "row_wrap" not in e and "shift" not in e:  # (the first launch's, as shift)
-            e["row_wrap"] = wrap
+        if not rounding and shift is None and "row_wrap" not in e and "shift" not in e:  # (the first launch's)
+            wrap = row_wrap(writes, race, launch)
+            if wrap is not None:
+                e["row_wrap"] = wrap
         if shift is not None and "shift" not in e:
             buf, _ = launch.argmap().describe(race["addr"])
             size = buf.itemsize if buf is not None else 1
@@ -333,6 +334,8 @@ def row_wrap(writes: list, race: dict, launch) -> dict | None:
     block runs past a row's end into the next row, which that row's program writes too (helper-154: DeepSeek-V3's
     fp8_gemm with its column mask `<= N`; tiles narrower than the last one, so no ``block_shift``; the race said to
     use atomics). Returns which of the two wraps (``a``: race's pid_a) and both elements' names, or None."""
+    if race["site_a"] != race["site_b"]:
+        return None
     buf, _ = launch.argmap().describe(race["addr"])
     if buf is None or len(buf.shape) < 2 or buf.shape[-1] < 2 or buf.strides[-1] < 1 or \
             buf.strides[-2] != buf.shape[-1] * buf.strides[-1]:
@@ -345,8 +348,6 @@ def row_wrap(writes: list, race: dict, launch) -> dict | None:
     def wrote(pid, addr):
         return any(w[1] == pid and w[2] == race["site_a"] and bool((w[0] == np.uint64(addr)).any()) for w in writes)
 
-    if race["site_a"] != race["site_b"]:
-        return None
     row_start = prev - (buf.shape[-1] - 1) * buf.strides[-1] * buf.itemsize  # (the row before's first element)
     for wrapper, owner, a in ((race["pid_b"], race["pid_a"], False), (race["pid_a"], race["pid_b"], True)):
         # (a: the wrapping program is the entry's first pid; one that wrote the row before from its start holds

@@ -25,7 +25,6 @@ import sys
 import tempfile
 import time
 import traceback
-import types
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -363,24 +362,26 @@ def helper_site(fn, exc: BaseException) -> tuple[str, int] | None:
     raised, or None where it was raised in the kernel's own code or the helper cannot be found by name from the
     kernel's globals (helper-155: a loop-carried bf16 in Thunder's cross-entropy helper was told at the kernel's
     call of it). Triton nests a CompilationError per call, each with the callee's source and node."""
-    from tritondbg.missing_return import kernel_line
+    import ast
+
+    from tritondbg.missing_return import _python_function, _resolve, kernel_line
 
     scope = getattr(getattr(fn, "fn", None), "__globals__", None) or {}
-    found, inner = None, exc
-    while getattr(inner, "__cause__", None) is not None:
+    found, inner, at = None, exc, getattr(exc, "node", None)
+    while getattr(inner, "__cause__", None) is not None and isinstance(at, ast.AST):
         inner = inner.__cause__
         node = getattr(inner, "node", None)
         called = re.search(r"^def (\w+)\(", str(getattr(inner, "src", "") or ""), re.MULTILINE)
         if node is None or not hasattr(node, "lineno") or not called:
             continue
-        name = called.group(1)
-        helper = scope.get(name) or next((getattr(m, name) for m in list(scope.values())
-                                          if isinstance(m, types.ModuleType) and hasattr(m, name)), None)
-        py = getattr(helper, "fn", None)  # (a helper imported by name, or reached through a module: H.inner)
+        # the callee as the caller's call at ``at`` names it (``f``, ``H.f``): missing_return's resolution
+        py = next((p for c in ast.walk(at) if isinstance(c, ast.Call)
+                   for p in [_python_function(_resolve(c.func, scope))]
+                   if p is not None and p.__name__ == called.group(1)), None)
         if py is None:
             break
         found = kernel_line(py, node.lineno) or found
-        scope = getattr(py, "__globals__", None) or {}
+        scope, at = getattr(py, "__globals__", None) or {}, node
     return found
 
 
