@@ -378,8 +378,8 @@ def helper_site(fn, exc: BaseException) -> tuple[str, int] | None:
         py = next((p for c in ast.walk(at) if isinstance(c, ast.Call)
                    for p in [_python_function(_resolve(c.func, scope))]
                    if p is not None and p.__name__ == called.group(1)), None)
-        if py is None:
-            break
+        if py is None or (getattr(py, "__module__", None) or "").split(".")[0] == "triton":
+            break  # Triton's own (tl.sum raising over a None a helper returned): the caller's line says more
         found = kernel_line(py, node.lineno) or found
         scope, at = getattr(py, "__globals__", None) or {}, node
     return found
