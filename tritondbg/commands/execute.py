@@ -204,6 +204,13 @@ def _finish(record, *, mode: str, pid: str | None, sanitize: bool, folder: Path 
             record.extra["compile_unjudged"] = gpu_compile.counts()
             if not as_json:
                 click.echo(f"note: {unjudged}", err=True)
+        from tritondbg.interp import race_reads
+
+        partial = race_reads.note()  # loads past the read race record's bound: that check ran on part of them
+        if partial:
+            record.extra["read_race_capped"] = dict(race_reads.capped)
+            if not as_json:
+                click.echo(f"note: {partial}", err=True)
     if not record.extra.get("interrupted"):
         _check_pid_reached(record, pid)
         _check_watches_evaluated(record)

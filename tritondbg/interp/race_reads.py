@@ -7,6 +7,7 @@ import numpy as np
 from tritondbg.interp.race_bits import stored_bits
 
 _MAX_READ_ELEMENTS = 1 << 22  # loaded elements kept per launch for read_conflict (memory); later loads are not
+capped: dict = {}  # kernel name -> its launches whose loads passed the bound: told (``note``), never a silent pass
 
 
 def record_read(san, ptrs, value, live, site) -> None:
@@ -16,6 +17,9 @@ def record_read(san, ptrs, value, live, site) -> None:
         return
     count = getattr(san, "read_count", 0)  # (both reset at each launch's end: Sanitizer.launch_end)
     if count >= _MAX_READ_ELEMENTS:
+        if not getattr(san, "read_capped", False):  # (reset at the launch's end: Sanitizer.launch_end)
+            san.read_capped = True
+            capped[san.launch.kernel] = capped.get(san.launch.kernel, 0) + 1
         return
     p = np.asarray(ptrs.data)
     on = None if live is None else np.broadcast_to(np.asarray(live, dtype=bool), p.shape)
@@ -93,3 +97,17 @@ def _own_store_first(WA, WP, WQ, ra, rp, rq) -> np.ndarray:
     want = (ra - np.uint64(base)).astype(np.int64) * span + rp
     at = np.minimum(np.searchsorted(key[pair], want), pair.size - 1)
     return (key[pair][at] == want) & (first_seq[at] < rq)
+
+
+def note(counted: dict | None = None) -> str | None:
+    """The run's line on the launches whose loads passed the bound (``counted``: kernel -> launches, merged over a
+    program's processes; else this process's), or None: a load after the bound is not compared with the other
+    programs' stores, so the read race check ran on part of those launches only."""
+    counted = capped if counted is None else counted
+    if not counted:
+        return None
+    names = sorted(counted)
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return (f"{sum(counted.values())} launch(es) of {shown} loaded more than {_MAX_READ_ELEMENTS:,} elements: the "
+            f"read race check (a load that sees another program's store) covered their first {_MAX_READ_ELEMENTS:,} "
+            "only (a smaller shape checks them all)")

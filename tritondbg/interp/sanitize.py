@@ -202,6 +202,7 @@ class Sanitizer(Instrument, hooks.Listener):
             layouts.drop_unread(self)
         finally:
             self.writes, self.atomics, self.locked, self.reads, self.read_count = [], [], [], [], 0  # (races.py)
+            self.read_capped = False
             self.launch = None
 
     def _program_ended(self) -> None:

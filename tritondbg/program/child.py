@@ -479,6 +479,9 @@ def _summary() -> dict:
     if checked is not None and checked.unchecked:
         data["compile_unjudged"] = checked.counts()
         data["compile_unjudged_why"] = dict(checked.reasons)
+    reads = sys.modules.get("tritondbg.interp.race_reads")
+    if reads is not None and reads.capped:  # launches whose loads passed the read race record's bound
+        data["read_race_capped"] = dict(reads.capped)
     for obs in _state["observers"]:
         summary = getattr(obs, "summary", None)
         if summary is not None:

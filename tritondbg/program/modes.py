@@ -290,6 +290,11 @@ def _err_notes(summaries) -> None:
             for name, reason in (s.get("compile_unjudged_why") or {}).items():
                 why.setdefault(name, reason)
         _err(f"  note: {gpu_compile.note(unjudged, why)}")
+    partial = _merge_counts(summaries, "read_race_capped")
+    if partial:
+        from tritondbg.interp import race_reads
+
+        _err(f"  note: {race_reads.note(partial)}")
 
 
 def _err_pinned(pinned: dict) -> None:
@@ -407,7 +412,8 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     if json_path:
         doc = {"command": cfg["command"], "exit_status": rc, "launches": launches, "findings": findings,
                "captures": captures, "pinned_configs": pinned,
-               "compile_unjudged": _merge_counts(summaries, "compile_unjudged")}
+               "compile_unjudged": _merge_counts(summaries, "compile_unjudged"),
+               "read_race_capped": _merge_counts(summaries, "read_race_capped")}
         with open(json_path, "w") as f:
             json.dump(doc, f, indent=1, default=str)
     _err(f"tritondbg interpret: {_launch_count(sum(launches.values()), summaries)}, {len(errors)} finding(s)"
