@@ -149,3 +149,24 @@ def test_two_stores_of_one_program_from_other_places_of_their_blocks_are_a_warni
     assert (f"two plain stores of pid (0, 0, 0) (lines {line['TILE']} and {line['MIRROR']}) write different values"
             in told[0]) and "480 such element(s)" in told[0], told[0]
     assert "1 launch" not in p.stderr and "0 finding(s), 1 warning(s)" in p.stderr, p.stderr[-3000:]
+
+
+def test_signed_integers_are_told_with_their_sign_and_never_as_rounding():
+    """helper-158: an int8 tensor's race said "write different values (244 and 243)" for -12 and -13 (the bits
+    as unsigned); a signed integer's kind (``float_code``: minus its size) reads them back, and judges no rounding."""
+    r = races.race_conflict(_writes([244, 7], [243, 7], -1))
+    assert r["values"] == (-12, -13) and r["rounding"] is None, r
+    neg = int(np.array([-70000], np.int32).view(np.uint32)[0])
+    assert races.race_conflict(_writes([neg], [5], -4))["values"] == (-70000, 5)
+    assert races.race_conflict(_writes([244], [243], 0))["values"] == (244, 243)  # unsigned: as stored
+
+
+def test_float_code_tells_signed_integers_by_their_size():
+    from tritondbg.interp.race_bits import float_code
+
+    class _T:  # what a store's value holds (an interpreter tensor's numpy data)
+        def __init__(self, data):
+            self.data, self.dtype = data, None
+
+    assert [float_code(_T(np.zeros(2, dt))) for dt in (np.int8, np.int32, np.uint8, np.float16, np.float32)] == \
+        [-1, -4, 0, 2, 4]

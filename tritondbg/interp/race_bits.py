@@ -33,7 +33,9 @@ def stored_bits(value, live, shape):
 
 def float_code(value) -> int:
     """What a stored block's floats are, for ``rounding_gap``: their size in bytes (fp16 2, fp32 4, fp64 8), 3 for
-    bf16; 0 for integers, fp8 (one unit in its last place is no rounding of a sum) and anything unreadable."""
+    bf16; 0 for unsigned integers, fp8 (one unit in its last place is no rounding of a sum) and anything
+    unreadable; minus its size for signed integers (an int8 -13 was told as 243: helper-158), which no rounding
+    judges (``code > 0`` only)."""
     from tritondbg.interp.shadow_values import _is_bf16
 
     try:
@@ -42,4 +44,6 @@ def float_code(value) -> int:
         dt = np.asarray(value.data).dtype
     except (AttributeError, TypeError, ValueError):
         return 0
+    if dt.kind == "i":
+        return -dt.itemsize
     return dt.itemsize if dt.kind == "f" and dt.itemsize >= 2 else 0

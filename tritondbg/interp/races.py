@@ -359,9 +359,11 @@ def row_wrap(writes: list, race: dict, launch) -> dict | None:
 
 def _value(bits, code: int):
     """One stored element's value from its bits, for the message (helper-112: "1 ulp" would have settled it): a
-    float where ``code`` says which (``float_code``), else the bits as an integer."""
-    if code:
+    float where ``code`` says which (``float_code``), a signed integer of its width, else the bits as an integer."""
+    if code > 0:
         return float(_floats(np.array([bits], dtype=np.uint64), int(code))[0])
+    if code < 0:
+        return int(np.array([bits], dtype=np.uint64).astype(f"u{-code}").view(f"i{-code}")[0])
     return int(bits) if int(bits) < 1 << 31 else hex(int(bits))  # (its width and sign are not kept: bits)
 
 
@@ -383,7 +385,7 @@ def rounding_gap(V, U, F, starts, several, bad, epsilons: int = ROUNDING_EPS) ->
     group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, V.size]))
     rows, shared = np.isin(group, bad), np.isin(group, np.flatnonzero(several))
     codes = np.unique(F[shared])
-    if bool(U[rows].any()) or codes.size != 1 or int(codes[0]) == 0:
+    if bool(U[rows].any()) or codes.size != 1 or int(codes[0]) <= 0:
         return None
     code = int(codes[0])
     vals = _floats(V, code)
@@ -405,7 +407,7 @@ def _rounding_only(B, starts, several, bad, code: int) -> bool:
     """Whether the colliding lanes' floats (``B``: bits, sorted by address) differ by rounding only in every group
     ``bad``, as ``rounding_gap`` judges programs: the same quantity summed in another order (the interpreter's
     tl.dot rounds a tile's duplicated columns apart: vLLM's fused_moe wraps ``offs_bn % N``; helper-135)."""
-    if code == 0:
+    if code <= 0:
         return False
     known = np.zeros(B.size, dtype=bool)  # (no lane's bits are unknown here: stored_bits gave them all)
     # lanes of one store compute one quantity from the same loads (a wrapped ``offs % N``): only the interpreter's
