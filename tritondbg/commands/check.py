@@ -118,7 +118,8 @@ def _write(record, json_path: str | None, junit: str | None) -> None:
               help=f"Per kernel x gate item [default: {TIMEOUT_PER_CASE:g} s per case the scenario runs on the device; "
                    "0: none]. An item past it is an error "
                    "naming the kernel, case and (interpreter) program id and line it was stuck in; the run goes on.")
-@click.option("--arch", default=None, help="Target of the resources gate (default: local GPU, else sm_90).")
+@click.option("--arch", default=None, help="GPU of the resources gate and, on the CPU, of the interpreter's "
+              "stand-in (default: local GPU, a reproducer's captured GPU, else sm_90).")
 @click.option("--baseline", default="tritondbg-baseline.json", show_default=True, help="Perf baseline file.")
 @click.option("--update-baseline", is_flag=True, help="Rewrite the perf baseline with this run's times.")
 @options.out_dir_option("--out", "out_dir", purpose="a failed compile's full log goes there",

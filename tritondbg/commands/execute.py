@@ -69,6 +69,8 @@ def _execute(target: str, *, mode: str, case, dtype, config, seed, as_json, out_
     save = settings.get().save_records or bool(out_dir)
     folder = run_folder(out_dir, mode, target) if save else None
     command = f"{'interpret' if mode == 'interpret' else 'run'} {target}"
+    if arch is None and mode == "interpret":
+        arch = _captured_arch(target, as_json)
     if arch is not None:
         from tritondbg.ir.targets import check_supported, parse_arch
 
@@ -288,6 +290,22 @@ def _check_watches_evaluated(record) -> None:
     failed = [w for w in nevers[0] if all(w in n for n in nevers)]
     if failed:
         raise UsageError(f"--watch {failed[0]!r}: {nevers[0][failed[0]]}")
+
+
+def _captured_arch(target: str, quiet: bool) -> str | None:
+    """A reproducer captured for another GPU than the stand-in's default (``capture --arch gfx942``): replayed for
+    that GPU, as `ir` and `check`'s compile gate do (helper-157: aiter's fp8 e4m3fnuz GEMM replayed as sm_90 and
+    failed "type fp8e4b8 not supported in this architecture"); None for any other target."""
+    from tritondbg.ir.targets import DEFAULT_ARCH
+    from tritondbg.program.replay import recorded_arch
+
+    captured = recorded_arch(target)
+    if captured is None or captured == DEFAULT_ARCH:
+        return None
+    if not quiet:
+        click.echo(f"note: the stand-in GPU is {captured}, the one this reproducer was captured for (--arch to "
+                   "choose another)", err=True)
+    return captured
 
 
 def _interpret_options(fn):
