@@ -536,3 +536,44 @@ def test_a_kernel_file_outside_the_working_directory_is_named_from_its_package_t
     monkeypatch.chdir(elsewhere)
     assert site_name(str(kernel)) == "mk/chunkwise/xl/fw_kernel_recurrent.py"
     assert site_name(str(lone)) == "kernel.py"
+
+
+DOT_UNDEFINED = '''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def scores(q_ptr, k_ptr, o_ptr, n, D: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows, d, cols = tl.arange(0, 16), tl.arange(0, D), tl.arange(0, BLOCK_N)
+    q = tl.load(q_ptr + rows[:, None] * D + d[None, :])
+    k = tl.load(k_ptr + cols[None, :] * D + d[:, None], mask=cols[None, :] < n)  # KLOAD
+    qk = tl.dot(q, k).to(tl.float32)  # DOT
+    tl.store(o_ptr + rows, tl.max(qk, 1))  # MAX
+
+
+# int8 scores (SpargeAttn's), all < 0: a padding column wins the max
+q = -torch.randint(1, 4, (16, 32), dtype=torch.int8, device="cuda")
+k = torch.randint(1, 4, (20, 32), dtype=torch.int8, device="cuda")
+o = torch.empty(16, device="cuda")
+scores[(1,)](q, k, o, 20, D=32, BLOCK_N=32)
+'''
+
+
+def test_padding_a_dot_made_of_a_loads_undefined_lanes_is_told_as_such(tmp_path, cli_env):
+    """helper-158 (SpargeAttn's int8 ``k = tl.load(K_ptrs, mask=k_mask)``, then ``tl.dot(q, k)`` and
+    ``tl.max(qk, 1)``): the dot's columns made of the load's undefined lanes count as padding (README), and the
+    masked_reduction said they were "filled by a masked load's other=", which the load has not, and advised
+    other=float('-inf'), which would make them NaN; the values it quotes are tritondbg's fill."""
+    (tmp_path / "prog.py").write_text(DOT_UNDEFINED)
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    line = next((ln for ln in p.stderr.splitlines() if "masked_reduction in scores" in ln), "")
+    assert f"prog.py:{_line(DOT_UNDEFINED, '# MAX')}" in line and p.returncode == 1, p.stderr[-3000:]
+    assert (f"(the rows / columns of the tl.dot at line {_line(DOT_UNDEFINED, '# DOT')} made of the lanes the masked "
+            f"load at line {_line(DOT_UNDEFINED, '# KLOAD')} leaves undefined, with no other=: the values below come "
+            "from tritondbg's fill of those lanes)") in line, line
+    assert "other=" not in line.split("the values below")[1], line  # no other= of the load fixes a dot's columns
+    (tmp_path / "prog.py").write_text(DOT_UNDEFINED.replace("mask=cols[None, :] < n)", "mask=cols[None, :] < n, other=0)"))
+    p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
+    line = next((ln for ln in p.stderr.splitlines() if "masked_reduction in scores" in ln), "")
+    assert f"filled by the other=0 of the masked load at line {_line(DOT_UNDEFINED, '# KLOAD')}" in line, p.stderr
+    assert "undefined" not in line, line

@@ -305,6 +305,10 @@ def _message(e: dict) -> str:
         from tritondbg.interp.uninit_reads import message
 
         return message(e, progs)
+    if kind == "assume":
+        from tritondbg.interp.assume import message
+
+        return message(e)
     if kind == "accumulator":
         from tritondbg.interp.lowp_accum import message
 
@@ -328,7 +332,8 @@ def _message(e: dict) -> str:
         example = f"; e.g. lane {tuple(ex[0])} holds {ex[1]:.6g}" if ex else ""
         neutral = {"max": "float('-inf')", "argmax": "float('-inf')", "min": "float('inf')",
                    "argmin": "float('inf')"}.get(e["op"], "0")  # what leaves the reduction unchanged
-        if e.get("sentinel"):  # an integer max / min: a warning (sanitize.reduction_event)
+        if e.get("sentinel") and not (e.get("pad_dots") and not e.get("pad_loads")):  # an integer max / min: a
+            # warning (sanitize.reduction_event); not a dot's columns of undefined lanes (no sentinel there)
             return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) (filled by a masked load's other=){example}:"
                     f" over integers, the padding's value wins whenever a block has padding. A sentinel that the code "
                     f"clamps or masks afterwards (other=E, then tl.minimum(..., E - 1)) is harmless; any other value "
@@ -351,7 +356,7 @@ def _message(e: dict) -> str:
                     f"was made in those lanes by {op} at line {line} (from what the padding held there, e.g. "
                     f"-inf - -inf): keep the padding out of that op (tl.where(mask, ..., ...) before it), or mask the "
                     f"lanes out here (tl.where(mask, x, {neutral}))")
-        return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) ({_padded_by(e.get('pad_loads'))}) whose "
+        return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) ({_padded_by(e.get('pad_loads'), e)}) whose "
                 f"values {verb}{example}{size}: {_pad_advice(e, neutral)}")
     if kind == "nan_inf" and e["op"] == "hidden":  # (sanitize._hidden_nan_entry)
         return (f"{e['output_count']} element(s) of the outputs are NaN in the captured output too, first "
@@ -411,8 +416,17 @@ def _ratio(share: float) -> str:
     return "all" if share == float("inf") else f"{share * 100:.3g}%" if share >= 1e-4 else f"{share:.2g}"
 
 
-def _padded_by(loads) -> str:
-    """Which masked loads' other= filled the padding (sanitize.pad_loads: those of the launch so far)."""
+def _padded_by(loads, e: dict | None = None) -> str:
+    """Which masked loads' other= filled the padding (sanitize.pad_loads: those of the launch so far); with none, a
+    tl.dot's rows / columns made of lanes a masked load left undefined (sanitize.dot_pads), whose values are
+    tritondbg's fill of those lanes."""
+    dots = (e or {}).get("pad_dots")
+    if not loads and dots:
+        (_, dot), lines = dots[0]
+        which = (f"the masked load at line {lines[0]} leaves" if len(lines) == 1 else
+                 f"the masked loads at lines {', '.join(map(str, lines))} leave")
+        return (f"the rows / columns of the tl.dot at line {dot} made of the lanes {which} undefined, with no "
+                "other=: the values below come from tritondbg's fill of those lanes")
     if not loads:
         return "filled by a masked load's other="
     if len(loads) == 1:
@@ -427,6 +441,8 @@ def _pad_advice(e: dict, neutral: str) -> str:
     loads, ex = e.get("pad_loads") or [], e.get("example")
     here = f"mask them out first (tl.where(mask, x, {neutral}))"
     values = {value for _, value in loads}
+    if not loads and e.get("pad_dots"):  # a tl.dot's columns of undefined lanes: no other= of that load fixes them
+        return here
     if not loads or not ex or len(values) != 1:
         return f"{here}, or other={neutral} when the loaded value is reduced as it is"
     value = values.pop()
@@ -452,7 +468,8 @@ def _dot_message(e: dict) -> str:
     whose = f" of its {' and '.join(ops)} operand{'s' if len(ops) > 1 else ''}" if ops else ""
     ex = e.get("example")
     example = f"; e.g. lane {tuple(ex[0])} of the {ex[2]} operand holds {ex[1]:.6g}" if ex else ""
-    return (f"tl.dot here takes {e['lanes']} padding lane(s){whose} (filled by a masked load's other=) that are not 0 "
+    fill = _padded_by(None, e) if e.get("pad_dots") else "filled by a masked load's other="
+    return (f"tl.dot here takes {e['lanes']} padding lane(s){whose} ({fill}) that are not 0 "
             f"where they meet real lanes of the other operand, so they change the result{example}: set them to 0 "
             "just before the dot (tl.where(mask, x, 0.0) on that operand); the load's other=0.0 is not enough when "
             "an op after the load (exp(x - m), x + bias) makes its padding nonzero")

@@ -95,6 +95,7 @@ class Sanitizer(Instrument, hooks.Listener):
         self.int_sids: set[int] = set()             # poison ids of masked integer loads (poison.tell_int_stored)
         self.accum_lines, self.accum_counts = {}, {}  # adds to loop-carried names; 16-bit ones run (lowp_accum.py)
         self.pad_loads: dict[tuple, str] = {}       # (file, line) of a masked load that padded lanes -> its other=
+        self.dot_pads: dict[tuple, tuple] = {}      # (file, line) of a tl.dot padding from undefined lanes -> loads'
         self.uninit_spins: dict[tuple, int] = {}    # atomic_cas line -> compares against the mark
         self.store_spans: dict[tuple, tuple] = {}   # (file, line) of a store -> (lowest, highest) address written
         self.masked_off: dict[tuple, frozenset] = {}  # (file, line) of a store run with no lane live -> the
@@ -470,6 +471,7 @@ class Sanitizer(Instrument, hooks.Listener):
             if e["example"] is None:
                 idx = tuple(int(i) for i in np.argwhere(defined_bad)[0])
                 e["example"], e["pad_loads"] = (list(idx), float(x[idx])), list(self.pad_loads.items())[:3]
+                e["pad_dots"] = list(self.dot_pads.items())[:2]  # (shadow_pads.note_undefined_dot)
                 made = next((ev for ev in self.nonfinite if origin is not None and ev["seq"] == int(origin[idx])),
                             None)
                 if made is not None and np.isnan(x[idx]):  # an op made it there: the cure is before that op
@@ -500,6 +502,7 @@ class Sanitizer(Instrument, hooks.Listener):
                 if e["example"] is None and x is not None:
                     idx = tuple(int(i) for i in np.argwhere(d)[0])
                     e["example"] = (list(idx), float(np.broadcast_to(x, d.shape)[idx]), name)
+                    e["pad_dots"] = [] if self.pad_loads else list(self.dot_pads.items())[:2]
         for und, p in ((und_a, pa), (und_b, pb)):
             if und.any():
                 self._poison_reached(p[und], f"tl.dot at line {site[1]}")
