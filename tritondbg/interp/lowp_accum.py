@@ -4,9 +4,10 @@
 Each add rounds the running sum to the storage type (bf16: 8 bits of mantissa, fp16: 11), so the error grows with
 the trip count, and no finding said so: the values are finite, every lane is defined, nothing races. The kernel's
 source is read once (``candidates``) for loop-carried names a loop adds to (``acc += x``, ``acc = acc + x``, a name
-assigned before the loop); the adds of the launch's first program (``note``, from shadow.py's binary-op wrapper,
-16-bit float results only) are counted at those lines, and at the launch's end (``entries``) a line that ran twice
-or more in that program is a warning at the add, naming the name, its type and the loop."""
+assigned before the loop); the adds of each program (``note``, from shadow.py's binary-op wrapper,
+16-bit float results only) are counted at those lines per program, and at the launch's end (``entries``) a line
+that ran twice or more in one program is a warning at the add, naming the name, its type, the loop and the program
+that ran it most."""
 from __future__ import annotations
 
 import ast
@@ -60,12 +61,13 @@ def launch_begin(san, launch) -> None:
 
 
 def note(san, out) -> None:
-    """An add or subtract of the running launch with a 16-bit float result: counted at its line if that line adds
-    to a loop-carried name (the launch's first program only)."""
+    """An add or subtract of the running launch with a 16-bit float result: counted at its line, per program, if
+    that line adds to a loop-carried name. The most trips of any program count (helper-158: a causal attention's
+    pid 0 runs its key loop once, so a bf16 ``acc_o`` over it was no finding)."""
     from tritondbg.interp.lowp import type_name
     from tritondbg.interp.shadow_values import _site_frame
 
-    if len(san.pids) != 1:
+    if not san.accum_lines:
         return
     kind = type_name(getattr(out, "dtype", None))
     if kind not in ("bf16", "fp16"):
@@ -73,19 +75,25 @@ def note(san, out) -> None:
     frame = _site_frame()
     key = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
     if key in san.accum_lines:
-        got = san.accum_counts.setdefault(key, [0, kind])
-        got[0] += 1
+        got = san.accum_counts.setdefault(key, {"kind": kind, "program": -1, "count": 0, "most": 0, "pid": None})
+        program = len(san.pids)
+        if got["program"] != program:
+            got["program"], got["count"] = program, 0
+        got["count"] += 1
+        if got["count"] > got["most"]:
+            got["most"], got["pid"] = got["count"], tuple(san.pids[-1]) if san.pids else (0, 0, 0)
 
 
 def entries(san, launch) -> None:
-    """A warning at each add that ran twice or more in the launch's first program on a 16-bit float."""
-    for (file, line), (count, kind) in getattr(san, "accum_counts", {}).items():
-        if count < 2:
+    """A warning at each add that ran twice or more in one program on a 16-bit float, named with the program
+    that ran it most."""
+    for (file, line), got in getattr(san, "accum_counts", {}).items():
+        if got["most"] < 2:
             continue
         name, loop = san.accum_lines[(file, line)]
-        saved, san.pid = san.pid, tuple(san.pids[0]) if san.pids else (0, 0, 0)
-        e = san._entry("accumulator", (file, line, launch.kernel), None, "add", name=name, dtype=kind, loop=loop,
-                       count=count)
+        saved, san.pid = san.pid, got["pid"]
+        e = san._entry("accumulator", (file, line, launch.kernel), None, "add", name=name, dtype=got["kind"],
+                       loop=loop, count=got["most"])
         san.pid = saved
         e["severity"] = "warning"
 
