@@ -35,6 +35,7 @@ def test_a_reproducer_captured_for_an_amd_gpu_replays_for_it_in_interpret_and_ch
     assert p.returncode == 0 and "ok True" in p.stdout, p.stderr[-3000:]
     p = run_cli(["interpret", "cap/widen_0.py"], cli_env, cwd=tmp_path)
     assert p.returncode == 0 and "1/1 passed" in p.stdout, (p.stdout[-2000:], p.stderr[-2000:])
+    assert "dtype=float8_e4m3fnuz" in p.stdout, p.stdout  # labelled by its input (it said float32, the output's)
     assert "note: the stand-in GPU is gfx942, the one this reproducer was captured for" in p.stderr, p.stderr
     p = run_cli(["interpret", "--arch", "sm_90", "cap/widen_0.py"], cli_env, cwd=tmp_path)  # --arch still rules
     assert p.returncode == 1 and "not supported in this architecture (sm_90)" in p.stdout + p.stderr, p.stdout

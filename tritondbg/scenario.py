@@ -15,14 +15,16 @@ from typing import Any, Callable, Mapping, Sequence
 
 # dtype names a case may list; the runner maps them to torch dtypes.
 DTYPES = ("float32", "float16", "bfloat16", "float8_e4m3fn", "float64", "float8_e5m2",
-          "int8", "uint8", "int16", "int32", "int64")  # integer: a quantising or a histogram kernel's case
+          "int8", "uint8", "int16", "int32", "int64",  # integer: a quantising or a histogram kernel's case
+          "float8_e4m3fnuz", "float8_e5m2fnuz")  # AMD's fp8 (helper-157: aiter's fp8 GEMM was labelled float32)
 
 
 PERF_TIMINGS = ("do_bench", "graph")
 
 # triton.language dtype names -> the names above (``Case(dtypes=[tl.bfloat16])``)
 _TL_NAMES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64",
-             "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2"}
+             "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2", "fp8e4b8": "float8_e4m3fnuz",
+             "fp8e5b16": "float8_e5m2fnuz"}
 
 
 def dtype_name(dtype):
