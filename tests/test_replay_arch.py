@@ -43,3 +43,26 @@ def test_a_reproducer_captured_for_an_amd_gpu_replays_for_it_in_interpret_and_ch
     assert p.returncode == 0 and "2 passed, 0 failed" in p.stdout, (p.stdout[-3000:], p.stderr[-2000:])
     p = run_cli(["check", "--arch", "sm_90", "--gates", "correctness", "cap/widen_0.py"], cli_env, cwd=tmp_path)
     assert p.returncode == 1 and "not supported in this architecture (sm_90)" in p.stdout, p.stdout[-3000:]
+
+
+AMD_ONLY = textwrap.dedent('''
+import sys, triton
+
+ARCH = triton.runtime.driver.active.get_current_target().arch  # READ (aiter's arch_info.py)
+if ARCH != "gfx942":
+    sys.exit(f"no config for {ARCH}")
+print("arch", ARCH)
+''')
+
+
+def test_a_failed_program_that_read_the_default_target_is_told_of_arch(tmp_path, cli_env):
+    """helper-157: aiter read sm_90, the stand-in's default, and failed on a config file named after it: nothing
+    said --arch gfx942 was forgotten."""
+    (tmp_path / "amd.py").write_text(AMD_ONLY)
+    read = next(i for i, ln in enumerate(AMD_ONLY.splitlines(), 1) if ln.rstrip().endswith("# READ (aiter's arch_info.py)"))
+    p = run_cli(["interpret", "--", sys.executable, "amd.py"], cli_env, cwd=tmp_path)
+    assert p.returncode == 1 and "no config for 90" in p.stderr, p.stderr[-2000:]
+    assert (f"note: host code read the GPU target at {tmp_path / 'amd.py'}:{read} and heard sm_90, the stand-in's "
+            "default: a program written for another GPU takes --arch") in p.stderr, p.stderr[-2000:]
+    p = run_cli(["interpret", "--arch", "gfx942", "--", sys.executable, "amd.py"], cli_env, cwd=tmp_path)
+    assert "arch gfx942" in p.stdout and "host code read" not in p.stderr, p.stderr[-2000:]

@@ -29,7 +29,7 @@ import sys
 import types
 from typing import Any, Iterator
 
-from tritondbg import cuda_objects
+from tritondbg import cuda_objects, target_reads
 from tritondbg.errors import KernelError
 from tritondbg.ir.targets import DEFAULT_ARCH, Arch, parse_arch
 from tritondbg.standin_kernel import StandinKernel
@@ -212,6 +212,10 @@ class StandinDriver(TargetDriver):
         self.backend = arch.backend
         self.utils = cuda_objects.DriverUtils(lambda device=0: driver_properties(arch),
                                               lambda device=0: capability(arch), arch.backend)
+
+    def get_current_target(self):
+        target_reads.note(sys._getframe(1))
+        return self.target
 
     def get_current_device(self):
         return 0
@@ -463,6 +467,12 @@ def _refused(fn, exc: Exception) -> Exception:
     count, first = _state.setdefault("refused", {}).get(name, (0, message))
     _state["refused"][name] = (count + 1, first)
     return (TargetKeyError if isinstance(exc, KeyError) else TargetValueError)(message)
+
+
+def target_read() -> str | None:
+    """file:line of the first host code that read the stand-in's target (target_reads.py), while the target is the
+    default one (no --arch given), else None."""
+    return None if _state.get("explicit") else target_reads.first()
 
 
 def refused() -> dict:

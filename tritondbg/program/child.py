@@ -475,6 +475,8 @@ def _summary() -> dict:
     standin = sys.modules.get("tritondbg.standin")
     if standin is not None and standin.refused():  # launches the --arch target's compiler refused: no program ran
         data["refused"] = standin.refused()
+    if standin is not None and standin.target_read():  # host code that read the default target (no --arch)
+        data["target_read"] = standin.target_read()
     checked = sys.modules.get("tritondbg.interp.gpu_compile")  # (imported by the first interpreted launch)
     if checked is not None and checked.unchecked:
         data["compile_unjudged"] = checked.counts()

@@ -194,6 +194,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
             _launched_nothing("capture", launches, summaries, said=True)
         else:
             _asked_note(summaries)
+            _target_note(summaries)
         return rc or 1
     kernels_saved = {e.get("kernel") for e in entries}  # a process that never wrote its counts still saved these
     counted = _launch_count(max(sum(launches.values()), len(entries)), summaries,
@@ -230,6 +231,7 @@ def capture(cmd, *, out_dir: str | None = None, max_per_kernel: int = 1, max_mb:
     _err_notes(summaries)
     unmatched = _matched_nothing("capture", kernels, launches, entries)  # said whatever the program's status
     if rc != 0:
+        _target_note(summaries)
         kept = f"the {len(entries)} reproducer(s) written before are kept" if entries else "no reproducer was written"
         _err(f"tritondbg capture: the program {launcher.ended(rc)}; {kept}")
         return rc
@@ -438,6 +440,7 @@ def interpret(cmd, *, json_path: str | None = None, kernels=(), capture_on_findi
     if rc != 0:
         if not any(launches.values()):
             _asked_note(summaries)
+        _target_note(summaries)
         _err(f"tritondbg interpret: the program {launcher.ended(rc)}")
         return rc
     if unmatched or _launched_nothing("interpret", launches, summaries):
@@ -484,6 +487,17 @@ def _launched_nothing(command: str, launches: dict, summaries, said: bool = Fals
              f"{'checked' if command == 'interpret' else 'captured'}")
     _asked_note(summaries)
     return True
+
+
+def _target_note(summaries) -> None:
+    """A failed program whose host code read the stand-in's default target (helper-157: aiter read sm_90 and looked
+    for a config named after it; --arch gfx942 was forgotten, and nothing said so)."""
+    read = next((s["target_read"] for s in summaries if s.get("target_read")), None)
+    if read:
+        from tritondbg.ir.targets import DEFAULT_ARCH
+
+        _err(f"  note: host code read the GPU target at {read} and heard {DEFAULT_ARCH}, the stand-in's default: a "
+             "program written for another GPU takes --arch (e.g. --arch gfx942 for an AMD one, --arch sm_80)")
 
 
 def _asked_note(summaries) -> None:
