@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 63's GPU calls (device tool): issue 18's sweep parts on the current kernels, on an H200 if one is lent
 # (the last H200 table is sessions 34/35's; sessions 58-61 ran parts on H100s only).
-# Not run yet: no GPU was lent in sessions 63 (16 tries) and 64 (13 tries, 19:40-20:50, the last "no new device machine is lent at present"); the attention step's limit is 420 s
+# Not run yet: no GPU was lent in sessions 63 (16 tries), 64 (13 tries, 19:40-20:50, the last "no new device machine is lent at present") and 65 (5 tries, 22:39-23:51, H200 and H100: "no device machine could be started right now"); the attention step's limit is 420 s
 # (prefill and decode in one call).
 # Usage: bash tests/bench/runs/s63_gpu.sh STEP...   steps: attn (prefill, decode), fp8, gemm_bf16, gemm_fp16, gemm_nk
 set -u
