@@ -572,7 +572,8 @@ def test_padding_a_dot_made_of_a_loads_undefined_lanes_is_told_as_such(tmp_path,
             f"load at line {_line(DOT_UNDEFINED, '# KLOAD')} leaves undefined, with no other=: the values below come "
             "from tritondbg's fill of those lanes)") in line, line
     assert "other=" not in line.split("the values below")[1], line  # no other= of the load fixes a dot's columns
-    (tmp_path / "prog.py").write_text(DOT_UNDEFINED.replace("mask=cols[None, :] < n)", "mask=cols[None, :] < n, other=0)"))
+    padded = DOT_UNDEFINED.replace("mask=cols[None, :] < n)", "mask=cols[None, :] < n, other=0)")
+    (tmp_path / "prog.py").write_text(padded)
     p = run_cli(["interpret", "--", sys.executable, "prog.py"], cli_env, cwd=tmp_path)
     line = next((ln for ln in p.stderr.splitlines() if "masked_reduction in scores" in ln), "")
     assert f"filled by the other=0 of the masked load at line {_line(DOT_UNDEFINED, '# KLOAD')}" in line, p.stderr
