@@ -27,8 +27,8 @@ def pytest_addoption(parser):
     group.addoption("--tritondbg-gates", default=None, metavar="LIST", help="comma-separated gates (default: all)")
     group.addoption("--tritondbg-device", default=None, choices=("cpu", "cuda"),
                     help="cpu: interpreter; cuda: compiled (default: cuda when available)")
-    group.addoption("--tritondbg-arch", default=None, help="GPU of the resources gate and of the interpreter's stand-in (default: local GPU, a reproducer's "
-                    "captured GPU, else sm_90)")
+    group.addoption("--tritondbg-arch", default=None, help="GPU of the resources gate and of the interpreter's "
+                    "stand-in (default: local GPU, a reproducer's captured GPU, else sm_90)")
     group.addoption("--tritondbg-baseline", default="tritondbg-baseline.json", help="perf gate baseline file")
     group.addoption("--tritondbg-update-baseline", action="store_true", help="perf gate: rewrite the baseline")
     group.addoption("--tritondbg-strict", action="store_true", help="the sanitize gate fails on a warning too")

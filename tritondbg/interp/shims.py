@@ -568,7 +568,8 @@ _SHIMS = {"inline_asm": _inline_asm, "descriptors": _descriptors, "bf16_dot": do
           "bf16_round": _bf16_round,
           "comparisons_int1": _comparisons_int1, "lowp_arith": _lowp_arith, "float_args": _float_args,
           "tensor_index": _tensor_index, "loop_vars": _loop_vars, "lang_extras": _lang_extras,
-          "print_assert": _print_assert, "assume": assume.install, "wrap_triton": _wrap_triton, "dtype_value": compat.dtype_value,
+          "print_assert": _print_assert, "assume": assume.install, "wrap_triton": _wrap_triton,
+          "dtype_value": compat.dtype_value,
           "tensor_like_args": compat.tensor_like_args, "list_grids": compat.list_grids, "globals_check": _globals_check,
           "memory_guard": _memory_guard, "quiet_all_nan": compat.quiet_all_nan,
           "nan_number_ops": compat.nan_number_ops, "constexpr_operands": compat.constexpr_operands}
