@@ -38,7 +38,7 @@ def _false(builder, caller, lanes: int, total: int) -> None:
     from tritondbg.interp.shadow_values import _sink
 
     frame = frames.kernel_frame(caller)
-    file, line, function = frames.site(caller)
+    file, line, function = frames.site(frame) if frame is not None else ("?", 0, "?")
     text, values = _condition(file, line, frame)
     pid = tuple(int(i) for i in builder.grid_idx)
     san = _sink.get("san")

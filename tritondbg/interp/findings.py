@@ -332,8 +332,8 @@ def _message(e: dict) -> str:
         example = f"; e.g. lane {tuple(ex[0])} holds {ex[1]:.6g}" if ex else ""
         neutral = {"max": "float('-inf')", "argmax": "float('-inf')", "min": "float('inf')",
                    "argmin": "float('inf')"}.get(e["op"], "0")  # what leaves the reduction unchanged
-        if e.get("sentinel") and not (e.get("pad_dots") and not e.get("pad_loads")):  # an integer max / min: a
-            # warning (sanitize.reduction_event); not a dot's columns of undefined lanes (no sentinel there)
+        if e.get("sentinel") and not e.get("pad_dots"):  # an integer max / min: a warning
+            # (sanitize.reduction_event); not a dot's columns of undefined lanes (no sentinel there)
             return (f"tl.{e['op']} here takes {e['lanes']} padding lane(s) (filled by a masked load's other=){example}:"
                     f" over integers, the padding's value wins whenever a block has padding. A sentinel that the code "
                     f"clamps or masks afterwards (other=E, then tl.minimum(..., E - 1)) is harmless; any other value "
@@ -420,8 +420,8 @@ def _padded_by(loads, e: dict | None = None) -> str:
     """Which masked loads' other= filled the padding (sanitize.pad_loads: those of the launch so far); with none, a
     tl.dot's rows / columns made of lanes a masked load left undefined (sanitize.dot_pads), whose values are
     tritondbg's fill of those lanes."""
-    dots = (e or {}).get("pad_dots")
-    if not loads and dots:
+    dots = (e or {}).get("pad_dots")  # (set only where no load's other= padded: Sanitizer._pad_dots)
+    if dots:
         (_, dot), lines = dots[0]
         which = (f"the masked load at line {lines[0]} leaves" if len(lines) == 1 else
                  f"the masked loads at lines {', '.join(map(str, lines))} leave")
@@ -441,7 +441,7 @@ def _pad_advice(e: dict, neutral: str) -> str:
     loads, ex = e.get("pad_loads") or [], e.get("example")
     here = f"mask them out first (tl.where(mask, x, {neutral}))"
     values = {value for _, value in loads}
-    if not loads and e.get("pad_dots"):  # a tl.dot's columns of undefined lanes: no other= of that load fixes them
+    if e.get("pad_dots"):  # a tl.dot's columns of undefined lanes: no other= of that load fixes them
         return here
     if not loads or not ex or len(values) != 1:
         return f"{here}, or other={neutral} when the loaded value is reduced as it is"

@@ -112,11 +112,16 @@ def note(counted: dict | None = None, why: dict | None = None) -> str | None:
         return None
     names = sorted(counted)
     n = sum(counted.values())
-    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    shown = kernels_named(names)
     first = next((f"{name}'s first: {why[name]}" for name in names if why.get(name)), None)
     return (f"the GPU compile check gave no verdict on {n} specialisation(s) of {shown}: whether the compiler takes "
             f"them was not checked ({first + '; ' if first else ''}TRITONDBG_DEBUG=1 says why for each; "
             "`tritondbg ir` compiles a kernel)")
+
+
+def kernels_named(names: list) -> str:
+    """"a, b, c, d and 2 more": the kernels a run's note names (this one's, race_reads.note's)."""
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
 def _last_line(exc: BaseException, fn=None) -> str:

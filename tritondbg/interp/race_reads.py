@@ -106,8 +106,8 @@ def note(counted: dict | None = None) -> str | None:
     counted = capped if counted is None else counted
     if not counted:
         return None
-    names = sorted(counted)
-    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-    return (f"{sum(counted.values())} launch(es) of {shown} loaded more than {_MAX_READ_ELEMENTS:,} elements: the "
-            f"read race check (a load that sees another program's store) covered their first {_MAX_READ_ELEMENTS:,} "
-            "only (a smaller shape checks them all)")
+    from tritondbg.interp.gpu_compile import kernels_named
+
+    return (f"{sum(counted.values())} launch(es) of {kernels_named(sorted(counted))} loaded more than "
+            f"{_MAX_READ_ELEMENTS:,} elements: the read race check (a load that sees another program's store) "
+            f"covered their first {_MAX_READ_ELEMENTS:,} only (a smaller shape checks them all)")

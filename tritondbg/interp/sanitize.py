@@ -471,7 +471,7 @@ class Sanitizer(Instrument, hooks.Listener):
             if e["example"] is None:
                 idx = tuple(int(i) for i in np.argwhere(defined_bad)[0])
                 e["example"], e["pad_loads"] = (list(idx), float(x[idx])), list(self.pad_loads.items())[:3]
-                e["pad_dots"] = list(self.dot_pads.items())[:2]  # (shadow_pads.note_undefined_dot)
+                e["pad_dots"] = shadow_pads.pad_dots(self)
                 made = next((ev for ev in self.nonfinite if origin is not None and ev["seq"] == int(origin[idx])),
                             None)
                 if made is not None and np.isnan(x[idx]):  # an op made it there: the cure is before that op
@@ -502,7 +502,7 @@ class Sanitizer(Instrument, hooks.Listener):
                 if e["example"] is None and x is not None:
                     idx = tuple(int(i) for i in np.argwhere(d)[0])
                     e["example"] = (list(idx), float(np.broadcast_to(x, d.shape)[idx]), name)
-                    e["pad_dots"] = [] if self.pad_loads else list(self.dot_pads.items())[:2]
+                    e["pad_dots"] = shadow_pads.pad_dots(self)
         for und, p in ((und_a, pa), (und_b, pb)):
             if und.any():
                 self._poison_reached(p[und], f"tl.dot at line {site[1]}")

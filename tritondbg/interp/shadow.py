@@ -428,7 +428,7 @@ def _wrap_dot(orig):
                         san.dot_event(bad, _site_frame(), (fa, fb))
                     p = np.where(out_pad, 2, 0).astype(np.uint8)
                     if san is not None and out_pad.any():
-                        shadow_pads.note_undefined_dot(san, pa, pb, fa.shape, fb.shape, _site_frame())
+                        shadow_pads.note_undefined_dot(san, pa, pb, fa.shape, fb.shape)
                     if pd is not None:
                         p = np.maximum(p, _bcast(pd, shape))
                     _set_pad(out, p)

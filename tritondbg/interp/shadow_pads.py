@@ -386,23 +386,30 @@ def _untold(bad, a, b, san):
     return def_a, def_b, und_a, und_b, pa, pb
 
 
-def note_undefined_dot(san, pa, pb, a_shape, b_shape, frame) -> None:
+def note_undefined_dot(san, pa, pb, a_shape, b_shape) -> None:
     """A tl.dot whose output rows / columns have no real lane and got them from lanes a masked load left undefined
     (no other=: SpargeAttn's ``k = tl.load(K_ptrs, mask=k_mask)`` then ``tl.dot(q, k)``): those outputs count as
     padding (shadow._wrap_dot; README: int8 attention masks such columns with a large finite bias), which a
     masked_reduction said was "filled by a masked load's other=" (helper-158). Kept in ``san.dot_pads``: (file,
     dot line) -> the loads' lines, for its wording (findings._padded_by)."""
-    if frame is None or len(san.dot_pads) >= 4:
+    if len(san.dot_pads) >= 4:
         return
     lines = set()
     for pad, shape, axis in ((pa, a_shape, -1), (pb, b_shape, -2)):
-        if pad is not None:
+        if pad is not None and bool((pad >= 3).any()):  # (padding an other= filled: nothing to find, no frame)
             pad = np.broadcast_to(pad, shape)
             whole = (pad >= 1).all(axis=axis, keepdims=True)  # rows of a / columns of b with no real lane
             for sid in np.unique(np.where(whole, pad, 0)).tolist():
                 info = san.poison_info.get(int(sid) - 2) if sid >= 3 else None
                 if info is not None and not info.get("oob_only"):
                     lines.add(info["line"])
-    if lines:
+    frame = _site_frame() if lines else None
+    if frame is not None:
         key = (frame.f_code.co_filename, frame.f_lineno)
         san.dot_pads[key] = tuple(sorted(set(san.dot_pads.get(key, ())) | lines))
+
+
+def pad_dots(san) -> list:
+    """A padding's source where no masked load's other= padded anything: the tl.dots whose rows / columns undefined
+    lanes made (``note_undefined_dot``), for a masked_reduction's wording (findings._padded_by)."""
+    return [] if san.pad_loads else list(san.dot_pads.items())[:2]
